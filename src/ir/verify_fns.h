@@ -1,0 +1,12 @@
+/* cjrt: declarations of the spec verifiers named in the VERIFY column of ops.def.
+ * Each is defined in src/ir/verify.c. */
+#ifndef CJ_IR_VERIFY_FNS_H
+#define CJ_IR_VERIFY_FNS_H
+
+#include "ir/ir.h"
+
+#define OP(id, name, no, nr, ng, syn, fl, vf, attrs) cj_status vf(const cj_op *op);
+#include "ir/ops.def"
+#undef OP
+
+#endif
