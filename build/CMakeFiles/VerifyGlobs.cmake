@@ -26,6 +26,7 @@ endif()
 # CJRT_CORE_SOURCES at CMakeLists.txt:35 (file)
 file(GLOB NEW_GLOB LIST_DIRECTORIES true "/work/main/src/cpu/*.c")
 set(OLD_GLOB
+  "/work/main/src/cpu/backend.c"
   )
 if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
   message("-- GLOB mismatch!")
@@ -80,9 +81,24 @@ if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
   file(TOUCH_NOCREATE "/work/main/build/CMakeFiles/cmake.verify_globs")
 endif()
 
+# fuzz_sources at tests/fuzz/CMakeLists.txt:5 (file)
+file(GLOB NEW_GLOB LIST_DIRECTORIES true "/work/main/tests/fuzz/fuzz_*.c")
+set(OLD_GLOB
+  )
+if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
+  message("-- GLOB mismatch!")
+  file(TOUCH_NOCREATE "/work/main/build/CMakeFiles/cmake.verify_globs")
+endif()
+
 # CJRT_TOOL_SOURCES at CMakeLists.txt:70 (file)
 file(GLOB NEW_GLOB LIST_DIRECTORIES true "/work/main/tools/*.c")
 set(OLD_GLOB
+  "/work/main/tools/cjrt.c"
+  "/work/main/tools/cmd_bench.c"
+  "/work/main/tools/cmd_conform.c"
+  "/work/main/tools/cmd_info.c"
+  "/work/main/tools/cmd_parse.c"
+  "/work/main/tools/cmd_run.c"
   )
 if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
   message("-- GLOB mismatch!")
@@ -93,6 +109,7 @@ endif()
 file(GLOB NEW_GLOB LIST_DIRECTORIES true RELATIVE "/work/main/tests" "/work/main/tests/*/CMakeLists.txt")
 set(OLD_GLOB
   "base/CMakeLists.txt"
+  "fuzz/CMakeLists.txt"
   )
 if(NOT "${NEW_GLOB}" STREQUAL "${OLD_GLOB}")
   message("-- GLOB mismatch!")

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what building and testing cjrt needs, skipping what is already there:
+#   Debian packages (apt-get) and a Python virtual environment at .venv with packages from PyPI.
+# Usage: scripts/setup.sh [--no-python]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_pkgs=()
+for p in build-essential cmake ninja-build clang libclang-rt-14-dev python3 python3-venv \
+         python3-dev liblapack-dev libopenblas-dev pkg-config; do
+  dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
+done
+if ((${#need_pkgs[@]})); then
+  echo "setup: installing Debian packages: ${need_pkgs[*]}"
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}"
+fi
+
+if [ "${1:-}" != "--no-python" ]; then
+  PY=${PYTHON:-python3}
+  if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv"
+    "$PY" -m venv .venv
+  fi
+  # The pins are the versions we test against (README says which); pip skips what is present.
+  if ! .venv/bin/python -c "import numpy, pytest, ml_dtypes, jax" 2>/dev/null; then
+    echo "setup: installing Python packages into .venv"
+    .venv/bin/pip install -q --disable-pip-version-check -r python/requirements-dev.txt
+  fi
+fi
