@@ -1,0 +1,303 @@
+/* cjrt: PJRT_Buffer_*. A PJRT_Buffer is a cj_buffer whose handle owns one reference. */
+#include <stdlib.h>
+
+#include "pjrt/internal.h"
+
+#define CJP_BUF(NAME, var, expr) CJP_BUFFER(NAME, var, expr, "buffer")
+
+PJRT_Error *cjp_PJRT_Buffer_Destroy(PJRT_Buffer_Destroy_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_Destroy, args, buffer);
+  if (!args->buffer) return NULL;
+  CJP_BUF(PJRT_Buffer_Destroy, b, args->buffer);
+  cj_buffer_destroy(b);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_ElementType(PJRT_Buffer_ElementType_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_ElementType, args, type);
+  CJP_BUF(PJRT_Buffer_ElementType, b, args->buffer);
+  args->type = (PJRT_Buffer_Type)cj_buffer_dtype(b);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_Dimensions(PJRT_Buffer_Dimensions_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_Dimensions, args, num_dims);
+  CJP_BUF(PJRT_Buffer_Dimensions, b, args->buffer);
+  args->dims = cj_buffer_dims(b);
+  args->num_dims = (size_t)cj_buffer_rank(b);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_UnpaddedDimensions(PJRT_Buffer_UnpaddedDimensions_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_UnpaddedDimensions, args, num_dims);
+  CJP_BUF(PJRT_Buffer_UnpaddedDimensions, b, args->buffer);
+  /* Shapes are static: nothing is padded. */
+  args->unpadded_dims = cj_buffer_dims(b);
+  args->num_dims = (size_t)cj_buffer_rank(b);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_DynamicDimensionIndices(
+    PJRT_Buffer_DynamicDimensionIndices_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_DynamicDimensionIndices, args, num_dynamic_dims);
+  CJP_BUF(PJRT_Buffer_DynamicDimensionIndices, b, args->buffer);
+  (void)b;
+  args->dynamic_dim_indices = NULL;
+  args->num_dynamic_dims = 0;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_GetMemoryLayout(PJRT_Buffer_GetMemoryLayout_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_GetMemoryLayout, args, layout);
+  CJP_BUF(PJRT_Buffer_GetMemoryLayout, b, args->buffer);
+  PJRT_Buffer_MemoryLayout *l = &args->layout;
+  l->struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
+  l->extension_start = NULL;
+  l->type = PJRT_Buffer_MemoryLayout_Type_Tiled;
+  l->tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
+  l->tiled.extension_start = NULL;
+  l->tiled.minor_to_major = cj_buffer_minor_to_major(b);
+  l->tiled.minor_to_major_size = (size_t)cj_buffer_rank(b);
+  l->tiled.tile_dims = NULL;
+  l->tiled.tile_dim_sizes = NULL;
+  l->tiled.num_tiles = 0;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_OnDeviceSizeInBytes(PJRT_Buffer_OnDeviceSizeInBytes_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_OnDeviceSizeInBytes, args, on_device_size_in_bytes);
+  CJP_BUF(PJRT_Buffer_OnDeviceSizeInBytes, b, args->buffer);
+  args->on_device_size_in_bytes = cj_buffer_nbytes(b);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_Device(PJRT_Buffer_Device_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_Device, args, device);
+  CJP_BUF(PJRT_Buffer_Device, b, args->buffer);
+  args->device = (PJRT_Device *)cj_buffer_device(b);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_Memory(PJRT_Buffer_Memory_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_Memory, args, memory);
+  CJP_BUF(PJRT_Buffer_Memory, b, args->buffer);
+  args->memory = (PJRT_Memory *)cj_buffer_memory(b);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_Delete(PJRT_Buffer_Delete_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_Delete, args, buffer);
+  CJP_BUF(PJRT_Buffer_Delete, b, args->buffer);
+  cj_buffer_delete(b);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_IsDeleted(PJRT_Buffer_IsDeleted_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_IsDeleted, args, is_deleted);
+  CJP_BUF(PJRT_Buffer_IsDeleted, b, args->buffer);
+  args->is_deleted = cj_buffer_is_deleted(b);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args *args) {
+  static const char fn[] = "PJRT_Buffer_CopyToDevice";
+  CJP_CHECK_ARGS(PJRT_Buffer_CopyToDevice, args, dst_buffer);
+  CJP_BUF(PJRT_Buffer_CopyToDevice, b, args->buffer);
+  CJP_DEVICE(PJRT_Buffer_CopyToDevice, d, args->dst_device, "dst_device");
+  if (d->client != cj_buffer_client(b))
+    return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: dst_device belongs to another client", fn);
+  if (d == cj_buffer_device(b))
+    return cjp_errorf(CJ_INVALID_ARGUMENT,
+                      "%s: the buffer is already on device %d (CopyToDevice cannot accept the "
+                      "same source and destination devices)",
+                      fn, d->id);
+  cj_buffer *out;
+  cj_status st = cj_buffer_copy_to_memory(b, d->memories[CJ_MEMORY_DEVICE], &out);
+  if (st) return cjp_error_in(fn, st);
+  args->dst_buffer = (PJRT_Buffer *)out;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args *args) {
+  static const char fn[] = "PJRT_Buffer_CopyToMemory";
+  CJP_CHECK_ARGS(PJRT_Buffer_CopyToMemory, args, dst_buffer);
+  CJP_BUF(PJRT_Buffer_CopyToMemory, b, args->buffer);
+  CJP_MEMORY(PJRT_Buffer_CopyToMemory, m, args->dst_memory, "dst_memory");
+  cj_buffer *out;
+  cj_status st = cj_buffer_copy_to_memory(b, m, &out);
+  if (st) return cjp_error_in(fn, st);
+  args->dst_buffer = (PJRT_Buffer *)out;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args *args) {
+  static const char fn[] = "PJRT_Buffer_ToHostBuffer";
+  CJP_CHECK_ARGS(PJRT_Buffer_ToHostBuffer, args, event);
+  CJP_BUFFER(PJRT_Buffer_ToHostBuffer, b, args->src, "src");
+  int64_t strides[CJ_MAX_RANK];
+  size_t need;
+  cj_status st = cjp_host_layout_strides(args->host_layout, cj_buffer_dtype(b), cj_buffer_dims(b),
+                                         (size_t)cj_buffer_rank(b), strides, &need);
+  if (st) return cjp_error_in(fn, cj_status_annotate(st, "host_layout"));
+  if (!args->dst) {
+    /* A size query. */
+    args->dst_size = need;
+    args->event = NULL;
+    return NULL;
+  }
+  if (args->dst_size < need)
+    return cjp_errorf(CJ_INVALID_ARGUMENT,
+                      "%s: dst_size %zu is smaller than the %zu bytes the array needs", fn,
+                      args->dst_size, need);
+  cj_event *done;
+  st = cj_buffer_to_host(b, args->dst, strides, &done);
+  if (st) return cjp_error_in(fn, st);
+  args->event = (PJRT_Event *)done;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_IsOnCpu(PJRT_Buffer_IsOnCpu_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_IsOnCpu, args, is_on_cpu);
+  CJP_BUF(PJRT_Buffer_IsOnCpu, b, args->buffer);
+  args->is_on_cpu = cj_client_memory_is_host(cj_buffer_client(b));
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_ReadyEvent(PJRT_Buffer_ReadyEvent_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_ReadyEvent, args, event);
+  CJP_BUF(PJRT_Buffer_ReadyEvent, b, args->buffer);
+  cj_event *e;
+  cj_status st = cj_buffer_ready_event(b, &e);
+  if (st) return cjp_error_in("PJRT_Buffer_ReadyEvent", st);
+  args->event = (PJRT_Event *)e;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_UnsafePointer(PJRT_Buffer_UnsafePointer_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_UnsafePointer, args, buffer_pointer);
+  CJP_BUF(PJRT_Buffer_UnsafePointer, b, args->buffer);
+  void *p;
+  cj_status st = cj_buffer_data_pointer(b, &p);
+  if (st) return cjp_error_in("PJRT_Buffer_UnsafePointer", st);
+  args->buffer_pointer = (uintptr_t)p;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer(
+    PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_OpaqueDeviceMemoryDataPointer, args, device_memory_ptr);
+  CJP_BUF(PJRT_Buffer_OpaqueDeviceMemoryDataPointer, b, args->buffer);
+  void *p;
+  cj_status st = cj_buffer_data_pointer(b, &p);
+  if (st) return cjp_error_in("PJRT_Buffer_OpaqueDeviceMemoryDataPointer", st);
+  args->device_memory_ptr = p;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_IncreaseExternalReferenceCount(
+    PJRT_Buffer_IncreaseExternalReferenceCount_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_IncreaseExternalReferenceCount, args, buffer);
+  CJP_BUF(PJRT_Buffer_IncreaseExternalReferenceCount, b, args->buffer);
+  return cjp_error_in("PJRT_Buffer_IncreaseExternalReferenceCount", cj_buffer_external_ref(b, 1));
+}
+
+PJRT_Error *cjp_PJRT_Buffer_DecreaseExternalReferenceCount(
+    PJRT_Buffer_DecreaseExternalReferenceCount_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_DecreaseExternalReferenceCount, args, buffer);
+  CJP_BUF(PJRT_Buffer_DecreaseExternalReferenceCount, b, args->buffer);
+  return cjp_error_in("PJRT_Buffer_DecreaseExternalReferenceCount",
+                      cj_buffer_external_ref(b, -1));
+}
+
+PJRT_Error *cjp_PJRT_Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_CopyRawToHost, args, event);
+  CJP_BUF(PJRT_Buffer_CopyRawToHost, b, args->buffer);
+  cj_event *done;
+  cj_status st = cj_buffer_copy_raw_to_host(b, args->dst, args->offset, args->transfer_size, &done);
+  if (st) return cjp_error_in("PJRT_Buffer_CopyRawToHost", st);
+  args->event = (PJRT_Event *)done;
+  return NULL;
+}
+
+/* The caller hands over the destination (or an error) for a CopyRawToHostFuture. */
+static void raw_future_ready(PJRT_Buffer_CopyRawToHostFuture_Callback_Args *a) {
+  typedef PJRT_Buffer_CopyRawToHostFuture_Callback_Args cb_args;
+  if (!a || a->struct_size < (size_t)PJRT_STRUCT_SIZE(cb_args, callback_data))
+    return; /* not even callback_data can be read */
+  cj_raw_copy *rc = a->callback_data;
+  if (a->struct_size < (size_t)PJRT_STRUCT_SIZE(cb_args, dst)) {
+    /* Fail the copy rather than leave its event pending forever. */
+    cj_raw_copy_complete(rc, NULL,
+                         cj_invalid("PJRT_Buffer_CopyRawToHostFuture: the callback's struct_size "
+                                    "%zu is too small",
+                                    a->struct_size));
+    return;
+  }
+  cj_status err = cjp_status_from_code(a->error_code, a->error_message, a->error_message_size,
+                                       "the destination future failed");
+  cj_raw_copy_complete(rc, err ? NULL : a->dst, err);
+}
+
+PJRT_Error *cjp_PJRT_Buffer_CopyRawToHostFuture(PJRT_Buffer_CopyRawToHostFuture_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Buffer_CopyRawToHostFuture, args, future_ready_callback);
+  CJP_BUF(PJRT_Buffer_CopyRawToHostFuture, b, args->buffer);
+  cj_event *done;
+  cj_raw_copy *rc;
+  cj_status st = cj_buffer_copy_raw_deferred(b, args->offset, args->transfer_size, &done, &rc);
+  if (st) return cjp_error_in("PJRT_Buffer_CopyRawToHostFuture", st);
+  args->event = (PJRT_Event *)done;
+  args->callback_data = rc;
+  args->future_ready_callback = raw_future_ready;
+  return NULL;
+}
+
+/* The caller reports that the control dependency of a donation is satisfied (or failed). */
+static void donation_dependency_ready(PJRT_Buffer_DonateWithControlDependency_Callback_Args *a) {
+  typedef PJRT_Buffer_DonateWithControlDependency_Callback_Args cb_args;
+  if (!a || a->struct_size < (size_t)PJRT_STRUCT_SIZE(cb_args, callback_data)) return;
+  cj_event *dep = a->callback_data;
+  if (!cj_event_check(dep)) return;
+  cj_status st =
+      a->struct_size < (size_t)PJRT_STRUCT_SIZE(cb_args, error_message_size)
+          ? cj_invalid("PJRT_Buffer_DonateWithControlDependency: the callback's struct_size %zu "
+                       "is too small",
+                       a->struct_size)
+          : cjp_status_from_code(a->error_code, a->error_message, a->error_message_size,
+                                 "the donation's control dependency failed");
+  cj_status_free(cj_event_set(dep, st));
+  cj_event_release(dep);
+}
+
+PJRT_Error *cjp_PJRT_Buffer_DonateWithControlDependency(
+    PJRT_Buffer_DonateWithControlDependency_Args *args) {
+  static const char fn[] = "PJRT_Buffer_DonateWithControlDependency";
+  CJP_CHECK_ARGS(PJRT_Buffer_DonateWithControlDependency, args, out_buffer);
+  CJP_BUF(PJRT_Buffer_DonateWithControlDependency, b, args->buffer);
+  cj_event *dep = cj_event_create(false);
+  if (!dep) return cjp_errorf(CJ_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+  cj_buffer *out;
+  cj_status st = cj_buffer_donate(b, dep, &out);
+  if (st) {
+    cj_event_release(dep);
+    return cjp_error_in(fn, st);
+  }
+  args->callback_data = dep; /* our reference, dropped by the callback */
+  args->dependency_ready_callback = donation_dependency_ready;
+  args->out_buffer = (PJRT_Buffer *)out;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args *args) {
+  static const char fn[] = "PJRT_Buffer_Bitcast";
+  CJP_CHECK_ARGS(PJRT_Buffer_Bitcast, args, out_buffer);
+  CJP_BUF(PJRT_Buffer_Bitcast, b, args->buffer);
+  cj_dtype dt;
+  cj_status st = cjp_dtype(args->element_type, &dt);
+  if (!st) st = cjp_shape(dt, args->dims, args->num_dims);
+  if (!st) st = cjp_check_device_layout(args->device_layout, dt, args->dims, args->num_dims);
+  cj_buffer *out = NULL;
+  if (!st) st = cj_buffer_bitcast(b, dt, args->dims, (int)args->num_dims, &out);
+  if (st) return cjp_error_in(fn, st);
+  args->out_buffer = (PJRT_Buffer *)out;
+  return NULL;
+}

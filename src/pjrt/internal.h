@@ -1,0 +1,130 @@
+/* cjrt: what the PJRT surface files (src/pjrt/ files) share: turning statuses into PJRT_Errors,
+ * checking *_Args, and turning handles into runtime objects.
+ *
+ * The surface is thin: each function checks its arguments, calls src/runtime/, and converts the
+ * result. Handles are runtime objects cast to the PJRT types (PJRT_Buffer* is a cj_buffer*,
+ * PJRT_Memory* is a cj_memory* whose first member is the memory function table, ...).
+ *
+ * Argument rules, for every function:
+ *  - NULL args, or struct_size smaller than the size that includes the last field the function
+ *    needs, is INVALID_ARGUMENT naming the function and that field. Larger sizes (newer callers)
+ *    are accepted; fields that are beyond a smaller caller's struct_size read as zero.
+ *  - Out-fields are written only within the caller's struct_size.
+ *  - Errors name the function: "PJRT_Buffer_ToHostBuffer: ...".
+ */
+#ifndef CJ_PJRT_INTERNAL_H
+#define CJ_PJRT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/dtype.h"
+#include "base/status.h"
+#include "pjrt_c_api.h"
+#include "runtime/buffer.h"
+#include "runtime/client.h"
+#include "runtime/context.h"
+#include "runtime/event.h"
+#include "runtime/transfer.h"
+
+/* Every real slot's implementation, cjp_<PJRT name>, declared from the slot table. */
+#define SLOT_REAL(name) name cjp_##name;
+#define SLOT_STUB(name)
+#define SLOT(name, kind) SLOT_##kind(name)
+#include "pjrt/slots.def"
+#undef SLOT
+#undef SLOT_REAL
+#undef SLOT_STUB
+
+/* ---- errors (error.c) ---- */
+/* Wraps a status (consumed); NULL for NULL. Never returns NULL for an error: out of memory gives
+ * a static error that PJRT_Error_Destroy ignores. */
+PJRT_Error *cjp_error(cj_status st);
+/* Wraps a status after prefixing "<fn>: ". */
+PJRT_Error *cjp_error_in(const char *fn, cj_status st);
+PJRT_Error *cjp_errorf(cj_code code, const char *fmt, ...) CJ_PRINTF(2, 3);
+/* A copy of the status inside one of our errors (NULL for NULL). */
+cj_status cjp_error_status(const PJRT_Error *e);
+/* Takes an error produced by a caller's callback (made with our PJRT_CallbackError), turns it
+ * into a status and frees it. */
+cj_status cjp_error_take(PJRT_Error *e);
+/* The constructor handed to callbacks (PJRT_CallbackError). */
+PJRT_Error *cjp_callback_error(PJRT_Error_Code code, const char *message, size_t message_size);
+/* A status from a PJRT (code, message) pair; NULL for OK. `what` names the source when the
+ * message is empty. */
+cj_status cjp_status_from_code(PJRT_Error_Code code, const char *msg, size_t size,
+                               const char *what);
+
+/* ---- argument checks ---- */
+#define CJP_ARGS_SIZE(NAME, last) ((size_t)PJRT_STRUCT_SIZE(NAME##_Args, last))
+
+/* Returns INVALID_ARGUMENT from the enclosing function if args is NULL or too small to hold the
+ * fields up to `last`. */
+#define CJP_CHECK_ARGS(NAME, args, last)                                                        \
+  do {                                                                                          \
+    if (!(args)) return cjp_errorf(CJ_INVALID_ARGUMENT, #NAME ": args is NULL");                \
+    if ((args)->struct_size < CJP_ARGS_SIZE(NAME, last))                                        \
+      return cjp_errorf(CJ_INVALID_ARGUMENT,                                                    \
+                        #NAME ": struct_size %zu is too small: the fields up to '" #last        \
+                              "' need %zu bytes (" #NAME "_Args is %zu bytes in PJRT 0.114)",   \
+                        (args)->struct_size, CJP_ARGS_SIZE(NAME, last),                         \
+                        (size_t)NAME##_Args_STRUCT_SIZE);                                       \
+  } while (0)
+
+/* Whether the caller's struct covers `field`. */
+#define CJP_HAS(NAME, args, field) ((args)->struct_size >= CJP_ARGS_SIZE(NAME, field))
+/* The field's value, or zero when the caller's struct does not reach it. */
+#define CJP_FIELD(NAME, args, field) (CJP_HAS(NAME, args, field) ? (args)->field : 0)
+
+#define CJP_REQUIRE(NAME, cond, ...)                                                        \
+  do {                                                                                      \
+    if (!(cond)) return cjp_errorf(CJ_INVALID_ARGUMENT, #NAME ": " __VA_ARGS__);            \
+  } while (0)
+
+/* Declares `var` as the runtime object behind handle `expr`, or returns INVALID_ARGUMENT. */
+#define CJP_HANDLE(NAME, ctype, check, var, expr, field)                                    \
+  ctype *var = (ctype *)(expr);                                                             \
+  do {                                                                                      \
+    if (!var) return cjp_errorf(CJ_INVALID_ARGUMENT, #NAME ": " field " is NULL");          \
+    if (!check(var))                                                                        \
+      return cjp_errorf(CJ_INVALID_ARGUMENT,                                                \
+                        #NAME ": " field " is not a live cjrt object of the right kind");   \
+  } while (0)
+
+#define CJP_CLIENT(NAME, var, expr, field) \
+  CJP_HANDLE(NAME, cj_client, cj_client_check, var, expr, field)
+#define CJP_DEVICE(NAME, var, expr, field) \
+  CJP_HANDLE(NAME, cj_device, cj_device_check, var, expr, field)
+#define CJP_MEMORY(NAME, var, expr, field) \
+  CJP_HANDLE(NAME, cj_memory, cj_memory_check, var, expr, field)
+#define CJP_BUFFER(NAME, var, expr, field) \
+  CJP_HANDLE(NAME, cj_buffer, cj_buffer_check, var, expr, field)
+#define CJP_EVENT(NAME, var, expr, field) \
+  CJP_HANDLE(NAME, cj_event, cj_event_check, var, expr, field)
+
+/* The attributes every device of the client reports (client.c); they live as long as it. */
+void cjp_device_attributes(cj_device *d, const PJRT_NamedValue **out, size_t *n);
+
+/* Sets up the memory function table of every memory of a new client (memory.c). */
+void cjp_memory_attach(cj_client *c);
+
+/* ---- shapes and layouts (layout.c) ---- */
+/* Checks a PJRT element type value; *out is the matching cj_dtype. */
+cj_status cjp_dtype(PJRT_Buffer_Type t, cj_dtype *out);
+/* Checks (dims, num_dims) as a shape with dtype dt. */
+cj_status cjp_shape(cj_dtype dt, const int64_t *dims, size_t num_dims);
+/* Accepts a device layout only when it describes the dense row-major layout cjrt uses
+ * (NULL is that layout). */
+cj_status cjp_check_device_layout(const PJRT_Buffer_MemoryLayout *layout, cj_dtype dt,
+                                  const int64_t *dims, size_t rank);
+/* Byte strides for a host-side layout (NULL: dense row-major); *out_span is the number of bytes
+ * the layout covers from the data pointer. Negative strides are refused here. */
+cj_status cjp_host_layout_strides(const PJRT_Buffer_MemoryLayout *layout, cj_dtype dt,
+                                  const int64_t *dims, size_t rank, int64_t *out_strides,
+                                  size_t *out_span);
+
+/* Picks the memory for calls taking (device, memory): memory when given, else the device's
+ * default memory. */
+cj_status cjp_pick_memory(PJRT_Device *device, PJRT_Memory *memory, cj_memory **out);
+
+#endif

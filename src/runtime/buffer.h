@@ -1,0 +1,162 @@
+/* cjrt: device buffers and the storage behind them.
+ *
+ * A buffer is an array (dtype, dims) placed in one memory of one device. Its bytes live in a
+ * storage: a refcounted block of device memory that is either owned (allocated from the
+ * backend), a view of memory someone else owns (with a callback when we are done with it), or
+ * the caller's host array used in place (zero-copy, with an event set when we are done).
+ * The layout is always dense row-major (minor_to_major descending); sub-byte types take one byte
+ * per element (dtype.h).
+ *
+ * Buffer life cycle:
+ *  - A buffer has a ready event. It becomes ready when the data is there (at once for buffers
+ *    made from host data; when the last transfer lands for transfer-manager buffers) or carries
+ *    the error of an error buffer.
+ *  - cj_buffer_delete drops the buffer's hold on its storage; the handle stays valid for
+ *    is_deleted and destroy. The storage is freed when the last user lets go: operations still
+ *    waiting to read it, external references (DLPack/NumPy views), buffers sharing it.
+ *  - Donation (cj_buffer_donate, cj_buffer_bitcast) moves the storage into a new buffer and
+ *    marks the old one deleted (and donated).
+ *
+ * Ownership: every constructor returns one reference (the API handle); cj_buffer_destroy deletes
+ * and drops that reference (others, e.g. a transfer manager, may keep the object alive). Events
+ * returned through out-parameters are new references owned by the caller. Input arrays (dims,
+ * strides) are copied; the caller's host data must stay valid as each function says.
+ *
+ * Thread safety: every function may be called concurrently on the same buffer.
+ */
+#ifndef CJ_RUNTIME_BUFFER_H
+#define CJ_RUNTIME_BUFFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/dtype.h"
+#include "base/status.h"
+#include "runtime/client.h"
+#include "runtime/event.h"
+
+typedef struct cj_buffer cj_buffer;
+
+/* The largest rank a buffer may have. */
+#define CJ_MAX_RANK 64
+
+/* What may be done with host data given to cj_buffer_from_host (PJRT's values). */
+typedef enum cj_host_semantics {
+  CJ_HOST_COPY_DURING_CALL = 0,   /* valid only during the call */
+  CJ_HOST_COPY_UNTIL_DONE = 1,    /* valid until the done event is ready */
+  CJ_HOST_ZERO_COPY = 2,          /* may be used in place, read-only, for the buffer's life */
+  CJ_HOST_MUTABLE_ZERO_COPY = 3,  /* may be used in place and written */
+} cj_host_semantics;
+
+/* Checks an array shape and computes its dense size in bytes. `what` prefixes messages. */
+cj_status cj_shape_check(cj_dtype dt, const int64_t *dims, size_t rank, size_t *out_nbytes);
+
+/* Copies an array of `rank` dims with `elem` bytes per element between two strided layouts
+ * (byte strides, possibly negative; each pointer addresses element [0, 0, ...]). */
+void cj_copy_strided(void *dst, const int64_t *dst_strides, const void *src,
+                     const int64_t *src_strides, const int64_t *dims, int rank, size_t elem);
+/* Dense row-major byte strides for dims. */
+void cj_dense_strides(const int64_t *dims, int rank, size_t elem, int64_t *out);
+
+/* ---- construction ---- */
+
+/* From host data laid out with `byte_strides` (NULL = dense row-major). With a zero-copy
+ * semantics the data is used in place when it is dense and 64-byte aligned and the memory is
+ * host memory; otherwise it is copied. *out_done (may be NULL to not ask) becomes ready when the
+ * caller may free or reuse `data`: at once after a copy, when the buffer's storage is freed
+ * after zero-copy. */
+cj_status cj_buffer_from_host(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
+                              const void *data, const int64_t *byte_strides,
+                              cj_host_semantics sem, cj_event **out_done, cj_buffer **out);
+/* Allocated, contents unspecified, ready. */
+cj_status cj_buffer_create_uninitialized(cj_memory *mem, cj_dtype dt, const int64_t *dims,
+                                         int rank, cj_buffer **out);
+/* Allocated, not ready: the data arrives later (cj_buffer_write, cj_buffer_set_ready). */
+cj_status cj_buffer_create_pending(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
+                                   cj_buffer **out);
+/* A view of memory at `ptr` owned by someone else; on_delete(ptr, arg) (optional) runs when no
+ * user of the buffer's storage remains. Ready. */
+cj_status cj_buffer_create_view(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
+                                void *ptr, void (*on_delete)(void *ptr, void *arg), void *arg,
+                                cj_buffer **out);
+/* No storage; the ready event carries `error` (consumed, must be non-NULL). */
+cj_status cj_buffer_create_error(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
+                                 cj_status error, cj_buffer **out);
+
+/* ---- references ---- */
+void cj_buffer_retain(cj_buffer *b);
+void cj_buffer_release(cj_buffer *b); /* NULL is fine */
+/* Deletes and releases the API's reference (NULL is fine). */
+void cj_buffer_destroy(cj_buffer *b);
+bool cj_buffer_check(const void *p);
+
+/* ---- properties (valid for the buffer's life, deleted or not) ---- */
+cj_dtype cj_buffer_dtype(const cj_buffer *b);
+int cj_buffer_rank(const cj_buffer *b);
+const int64_t *cj_buffer_dims(const cj_buffer *b);
+const int64_t *cj_buffer_minor_to_major(const cj_buffer *b);
+size_t cj_buffer_nbytes(const cj_buffer *b); /* on-device size */
+cj_memory *cj_buffer_memory(const cj_buffer *b);
+cj_device *cj_buffer_device(const cj_buffer *b);
+cj_client *cj_buffer_client(const cj_buffer *b);
+
+/* ---- state ---- */
+void cj_buffer_delete(cj_buffer *b);
+bool cj_buffer_is_deleted(cj_buffer *b);
+/* A new reference to the ready event; for a deleted or donated buffer, a new event already
+ * ready with an error. */
+cj_status cj_buffer_ready_event(cj_buffer *b, cj_event **out);
+
+/* ---- reading ---- */
+/* Copies the array into dst (dst_strides = NULL: dense row-major), once the buffer is ready;
+ * *out_done becomes ready with the outcome. `dst` must stay valid until then. */
+cj_status cj_buffer_to_host(cj_buffer *b, void *dst, const int64_t *dst_strides,
+                            cj_event **out_done);
+/* Copies on-device bytes [offset, offset + size) into dst, once the buffer is ready. */
+cj_status cj_buffer_copy_raw_to_host(cj_buffer *b, void *dst, int64_t offset, int64_t size,
+                                     cj_event **out_done);
+
+/* A raw copy whose destination is provided later (PJRT_Buffer_CopyRawToHostFuture). */
+typedef struct cj_raw_copy cj_raw_copy;
+cj_status cj_buffer_copy_raw_deferred(cj_buffer *b, int64_t offset, int64_t size,
+                                      cj_event **out_done, cj_raw_copy **out);
+/* Provides the destination (or an error, consumed) and frees `rc`. Call exactly once. */
+void cj_raw_copy_complete(cj_raw_copy *rc, void *dst, cj_status err);
+
+/* ---- copies, aliases ---- */
+/* A new buffer in `dst` holding a copy (ready when the copy is done). INVALID_ARGUMENT when
+ * `dst` is the buffer's own memory or belongs to another client. */
+cj_status cj_buffer_copy_to_memory(cj_buffer *b, cj_memory *dst, cj_buffer **out);
+/* The device address of the data (an error for deleted and error buffers). */
+cj_status cj_buffer_data_pointer(cj_buffer *b, void **out);
+/* External references pin the storage (it outlives delete) until decremented. */
+cj_status cj_buffer_external_ref(cj_buffer *b, int delta);
+/* Moves the storage into a new buffer whose ready event waits for this buffer's readiness and
+ * for `dependency` (retained; NULL = none); this buffer becomes deleted. Fails for deleted
+ * buffers and buffers with external references. */
+cj_status cj_buffer_donate(cj_buffer *b, cj_event *dependency, cj_buffer **out);
+/* Moves the storage into a new buffer with another dtype and dims of the same on-device size;
+ * this buffer becomes deleted. */
+cj_status cj_buffer_bitcast(cj_buffer *b, cj_dtype dt, const int64_t *dims, int rank,
+                            cj_buffer **out);
+
+/* ---- filling pending buffers (transfer managers, streams) ---- */
+/* A writer pins the storage of the buffer it fills, so that deleting the buffer meanwhile does
+ * not break the transfer (the data then reaches only reads queued before the delete). */
+typedef struct cj_storage cj_storage;
+/* A new reference to the buffer's storage; NULL for deleted and error buffers. */
+cj_storage *cj_buffer_pin(cj_buffer *b);
+cj_storage *cj_storage_ref(cj_storage *s); /* another reference (NULL for NULL) */
+void cj_storage_unpin(cj_storage *s);       /* drops one; NULL is fine */
+/* Copies size bytes to on-device offset of the pinned storage of `b` (ranges are checked). */
+cj_status cj_buffer_write(cj_buffer *b, cj_storage *pinned, int64_t offset, const void *data,
+                          int64_t size);
+/* Copies a whole array laid out with src_strides (NULL: dense row-major) into the pinned
+ * storage of `b`. */
+cj_status cj_buffer_write_array(cj_buffer *b, cj_storage *pinned, const void *src,
+                                const int64_t *src_strides);
+/* Makes a pending buffer ready with `st` (consumed). FAILED_PRECONDITION if it already is. */
+cj_status cj_buffer_set_ready(cj_buffer *b, cj_status st);
+
+#endif

@@ -1,0 +1,244 @@
+/* cjrt: clients, devices and memories (see client.h). */
+#include "runtime/client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/threadpool.h"
+
+static const char *const kind_names[CJ_MEMORY_KIND_COUNT] = {"device", "pinned_host",
+                                                             "unpinned_host"};
+
+const char *cj_memory_kind_name(cj_memory_kind k) {
+  return (unsigned)k < CJ_MEMORY_KIND_COUNT ? kind_names[k] : "unknown";
+}
+
+bool cj_client_check(const void *p) { return cj_object_is(p, CJ_TAG_CLIENT); }
+bool cj_device_check(const void *p) { return cj_object_is(p, CJ_TAG_DEVICE); }
+bool cj_device_desc_check(const void *p) { return cj_object_is(p, CJ_TAG_DEVDESC); }
+bool cj_memory_check(const void *p) {
+  return p && ((const cj_memory *)p)->hdr.tag == (uint32_t)CJ_TAG_MEMORY;
+}
+
+static void memory_free(cj_memory *m) {
+  if (!m) return;
+  cj_user_data *u = m->user_data;
+  while (u) {
+    cj_user_data *next = u->next;
+    if (u->dtor) u->dtor(u->data);
+    free(u);
+    u = next;
+  }
+  pthread_mutex_destroy(&m->ud_mu);
+  m->hdr.tag = CJ_TAG_DEAD;
+  free(m);
+}
+
+static void client_free(cj_client *c) {
+  if (c->front_free) c->front_free(c->front);
+  if (c->memories)
+    for (int i = 0; i < c->nmemories; i++) memory_free(c->memories[i]);
+  if (c->devices)
+    for (int i = 0; i < c->ndevices; i++) {
+      if (!c->devices[i]) continue;
+      c->devices[i]->hdr.tag = CJ_TAG_DEAD;
+      c->devices[i]->desc.hdr.tag = CJ_TAG_DEAD;
+      free(c->devices[i]);
+    }
+  free(c->memories);
+  free(c->devices);
+  c->hdr.tag = CJ_TAG_DEAD;
+  free(c);
+}
+
+cj_status cj_client_create(cj_backend *backend, const cj_client_options *opts, cj_client **out) {
+  *out = NULL;
+  cj_client_options o = {0, 0, 1};
+  if (opts) o = *opts;
+  int cores = cj_num_cores();
+  if (o.device_count == 0) o.device_count = cores;
+  if (o.device_count < 1 || o.device_count > CJ_MAX_DEVICES)
+    return cj_invalid("device count %d is out of range [1, %d]", o.device_count, CJ_MAX_DEVICES);
+  if (o.process_count < 1) return cj_invalid("process count %d must be >= 1", o.process_count);
+  if (o.process_index < 0 || o.process_index >= o.process_count)
+    return cj_invalid("process index %d is out of range [0, %d)", o.process_index,
+                      o.process_count);
+  if (o.process_count > 1)
+    return cj_unimplemented("multi-process clients (%d processes) are not implemented by cjrt",
+                            o.process_count);
+
+  cj_client *c = calloc(1, sizeof *c);
+  if (!c) return cj_oom();
+  cj_object_init(&c->hdr, CJ_TAG_CLIENT);
+  c->backend = backend ? backend : cj_backend_cpu();
+  c->opts = o;
+  c->num_cores = cores;
+  snprintf(c->platform_version, sizeof c->platform_version,
+           "cjrt 0.1.0 (%s backend, %d devices)", c->backend->vt->name, o.device_count);
+  c->ndevices = o.device_count;
+  c->nmemories = o.device_count * CJ_MEMORY_KIND_COUNT;
+  c->devices = calloc((size_t)c->ndevices, sizeof *c->devices);
+  c->memories = calloc((size_t)c->nmemories, sizeof *c->memories);
+  if (!c->devices || !c->memories) goto oom;
+  for (int i = 0; i < c->ndevices; i++) {
+    cj_device *d = calloc(1, sizeof *d);
+    if (!d) goto oom;
+    c->devices[i] = d;
+    cj_object_init(&d->hdr, CJ_TAG_DEVICE);
+    cj_object_init(&d->desc.hdr, CJ_TAG_DEVDESC);
+    d->desc.device = d;
+    d->client = c;
+    d->index = i;
+    d->id = i;
+    d->local_hardware_id = i;
+    d->process_index = o.process_index;
+    snprintf(d->to_string, sizeof d->to_string, "CjrtDevice(id=%d)", i);
+    snprintf(d->debug_string, sizeof d->debug_string, "cjrt:%d (%s, process %d)", i,
+             CJ_DEVICE_KIND, o.process_index);
+    atomic_init(&d->bytes_in_use, 0);
+    atomic_init(&d->peak_bytes_in_use, 0);
+    atomic_init(&d->num_allocs, 0);
+    atomic_init(&d->largest_alloc, 0);
+    for (int k = 0; k < CJ_MEMORY_KIND_COUNT; k++) {
+      cj_memory *m = calloc(1, sizeof *m);
+      if (!m) goto oom;
+      if (pthread_mutex_init(&m->ud_mu, NULL) != 0) {
+        free(m);
+        goto oom;
+      }
+      c->memories[i * CJ_MEMORY_KIND_COUNT + k] = m;
+      cj_object_init(&m->hdr, CJ_TAG_MEMORY);
+      m->client = c;
+      m->device = d;
+      m->kind = (cj_memory_kind)k;
+      m->id = i * CJ_MEMORY_KIND_COUNT + k; /* as XLA's CPU client numbers them */
+      snprintf(m->to_string, sizeof m->to_string, "MemorySpace(id=%d, kind=%s, device_id=%d)",
+               m->id, kind_names[k], d->id);
+      snprintf(m->debug_string, sizeof m->debug_string,
+               "cjrt memory %d: kind %s (kind id %d) of device %d", m->id, kind_names[k], k,
+               d->id);
+      d->memories[k] = m;
+    }
+  }
+  *out = c;
+  return NULL;
+oom:
+  client_free(c);
+  return cj_oom();
+}
+
+void cj_client_retain(cj_client *c) { cj_object_retain(&c->hdr); }
+
+void cj_client_release(cj_client *c) {
+  if (c && cj_object_release(&c->hdr)) client_free(c);
+}
+
+void cj_client_set_front(cj_client *c, void *front, void (*free_fn)(void *)) {
+  c->front = front;
+  c->front_free = free_fn;
+}
+
+cj_device *cj_client_lookup_device(cj_client *c, int id) {
+  for (int i = 0; i < c->ndevices; i++)
+    if (c->devices[i]->id == id) return c->devices[i];
+  return NULL;
+}
+
+cj_device *cj_client_lookup_local_device(cj_client *c, int hw) {
+  for (int i = 0; i < c->ndevices; i++)
+    if (c->devices[i]->local_hardware_id == hw) return c->devices[i];
+  return NULL;
+}
+
+cj_status cj_client_default_assignment(cj_client *c, int num_replicas, int num_partitions,
+                                       int *out) {
+  if (num_replicas < 1 || num_partitions < 1)
+    return cj_invalid("num_replicas (%d) and num_partitions (%d) must be >= 1", num_replicas,
+                      num_partitions);
+  int64_t n = (int64_t)num_replicas * num_partitions;
+  if (n > c->ndevices)
+    return cj_invalid(
+        "requested device assignment of %d replicas x %d partitions needs %lld devices, but the "
+        "client has only %d",
+        num_replicas, num_partitions, (long long)n, c->ndevices);
+  /* Replica r, partition p runs on device r * num_partitions + p. */
+  for (int64_t i = 0; i < n; i++) out[i] = c->devices[i]->id;
+  return NULL;
+}
+
+void cj_device_memory_stats(cj_device *d, cj_memory_stats *out) {
+  out->bytes_in_use = atomic_load(&d->bytes_in_use);
+  out->peak_bytes_in_use = atomic_load(&d->peak_bytes_in_use);
+  out->num_allocs = atomic_load(&d->num_allocs);
+  out->largest_alloc = atomic_load(&d->largest_alloc);
+}
+
+void cj_device_clear_memory_stats(cj_device *d) {
+  atomic_store(&d->peak_bytes_in_use, atomic_load(&d->bytes_in_use));
+  atomic_store(&d->largest_alloc, 0);
+}
+
+static void atomic_max(atomic_llong *a, long long v) {
+  long long cur = atomic_load(a);
+  while (v > cur && !atomic_compare_exchange_weak(a, &cur, v)) {
+  }
+}
+
+void cj_device_account(cj_device *d, int64_t bytes) {
+  long long now = atomic_fetch_add(&d->bytes_in_use, bytes) + bytes;
+  if (bytes > 0) {
+    atomic_fetch_add(&d->num_allocs, 1);
+    atomic_max(&d->largest_alloc, bytes);
+    atomic_max(&d->peak_bytes_in_use, now);
+  }
+}
+
+void *cj_memory_get_user_data(cj_memory *m, const void *key) {
+  void *r = NULL;
+  pthread_mutex_lock(&m->ud_mu);
+  for (cj_user_data *u = m->user_data; u; u = u->next)
+    if (u->key == key) {
+      r = u->data;
+      break;
+    }
+  pthread_mutex_unlock(&m->ud_mu);
+  return r;
+}
+
+void cj_memory_set_user_data(cj_memory *m, const void *key, void *data, void (*dtor)(void *)) {
+  cj_user_data *fresh = NULL;
+  if (data) {
+    fresh = malloc(sizeof *fresh);
+    if (!fresh) {
+      /* Cannot store it: the value is dropped as if replaced at once. */
+      if (dtor) dtor(data);
+      return;
+    }
+    fresh->key = key;
+    fresh->data = data;
+    fresh->dtor = dtor;
+  }
+  cj_user_data *old = NULL;
+  pthread_mutex_lock(&m->ud_mu);
+  cj_user_data **pp = &m->user_data;
+  while (*pp && (*pp)->key != key) pp = &(*pp)->next;
+  if (*pp) {
+    old = *pp;
+    *pp = old->next;
+  }
+  if (fresh) {
+    fresh->next = m->user_data;
+    m->user_data = fresh;
+  }
+  pthread_mutex_unlock(&m->ud_mu);
+  if (old) {
+    if (old->dtor && old->data != data) old->dtor(old->data);
+    free(old);
+  }
+}
+
+bool cj_client_memory_is_host(const cj_client *c) {
+  /* The backend interface has no flag for this yet; the CPU backend's memory is host memory. */
+  return strcmp(c->backend->vt->name, "cpu") == 0;
+}
