@@ -83,6 +83,9 @@ typedef struct cj_exec_args {
 
 typedef struct cj_backend_vtable {
   const char *name; /* "cpu" */
+  /* True when device memory is ordinary host memory the caller may read and write directly
+   * (PJRT_Buffer_IsOnCpu, zero-copy host buffers, DLPack views). */
+  bool memory_is_host;
 
   /* Device memory. Alignment is at least 64 bytes. NULL on out-of-memory. */
   void *(*alloc)(cj_backend *b, size_t bytes);
