@@ -1,5 +1,5 @@
 /* cjrt: declarations of the spec verifiers named in the VERIFY column of ops.def.
- * Each is defined in src/ir/verify.c. */
+ * Each is defined in src/ir/verify*.c (one file per op family). */
 #ifndef CJ_IR_VERIFY_FNS_H
 #define CJ_IR_VERIFY_FNS_H
 
