@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# The `cjrt run` and `cjrt info` commands, end to end through the plugin, including bad input.
+# Usage: test_cli.sh CJRT PLUGIN.so LIBCJRT.so EXAMPLES_DIR DATA_DIR
+# Checks that need compile/execute are skipped (saying so) while the plugin cannot compile.
+set -u
+CJRT=$1 PLUGIN=$2 LIBCJRT=$3 EXAMPLES=$4 DATA=$5
+TMP=$(mktemp -d /tmp/cjrt_cli_XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+fails=0 checks=0
+
+# run NAME EXPECTED_RC CMD...: runs CMD, keeps stdout/stderr in $TMP/NAME.{out,err}
+run() {
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+  local rc=$?
+  checks=$((checks + 1))
+  if [ "$rc" != "$want" ]; then
+    fails=$((fails + 1))
+    echo "FAIL $name: exit $rc, want $want: $*" >&2
+    sed 's/^/  stdout: /' "$TMP/$name.out" | head -20 >&2
+    sed 's/^/  stderr: /' "$TMP/$name.err" | head -20 >&2
+  fi
+}
+# has NAME out|err TEXT: the output contains TEXT
+has() {
+  checks=$((checks + 1))
+  if ! grep -qF -- "$3" "$TMP/$1.$2"; then
+    fails=$((fails + 1))
+    echo "FAIL $1: std$2 lacks '$3'" >&2
+    sed 's/^/  '"$2"': /' "$TMP/$1.$2" | head -20 >&2
+  fi
+}
+empty() {
+  checks=$((checks + 1))
+  if [ -s "$TMP/$1.$2" ]; then
+    fails=$((fails + 1))
+    echo "FAIL $1: std$2 is not empty" >&2
+    sed 's/^/  '"$2"': /' "$TMP/$1.$2" | head -20 >&2
+  fi
+}
+
+# ---- help and usage ----
+run help_run 0 "$CJRT" run --help
+has help_run out "usage: cjrt run PROGRAM"
+has help_run out "--input 'VALUE:TYPE'"
+run help_info 0 "$CJRT" info --help
+has help_info out "usage: cjrt info"
+run no_program 2 "$CJRT" run
+has no_program err "cjrt run: no program given"
+run unknown_opt 2 "$CJRT" run "$EXAMPLES/hello.mlir" --frobnicate
+has unknown_opt err "unknown option '--frobnicate'"
+run bad_device_arg 2 "$CJRT" run "$EXAMPLES/hello.mlir" --device x
+has bad_device_arg err "--device wants a device id"
+run bad_repeat 2 "$CJRT" run "$EXAMPLES/hello.mlir" --repeat 0
+run missing_value 2 "$CJRT" run "$EXAMPLES/hello.mlir" --input
+has missing_value err "--input needs a value"
+run info_extra 2 "$CJRT" info extra
+has info_extra err "unexpected argument 'extra'"
+
+# ---- info ----
+run info 0 "$CJRT" info --plugin "$PLUGIN"
+has info out "plugin: "
+has info out "PJRT C API: 0."
+has info out "xla_version = "
+has info out "platform: "
+has info out "devices: "
+has info out "memories: "
+empty info err
+run info3 0 "$CJRT" info --plugin "$PLUGIN" --option cpu_device_count=3
+has info3 out "devices: 3 (3 addressable)"
+run info_badopt 1 "$CJRT" info --plugin "$PLUGIN" --option no_such_option=1
+has info_badopt err "no_such_option"
+run info_default 0 env -u CJRT_PLUGIN "$CJRT" info   # the plugin next to libcjrt, found by name
+has info_default out "pjrt_c_api_cjrt_plugin.so"
+
+# ---- plugins that are not plugins ----
+run plugin_text 1 "$CJRT" info --plugin "$DATA/not_npy.txt"
+has plugin_text err "cannot load plugin"
+run plugin_missing 1 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin /nonexistent/libnothing.so
+has plugin_missing err "does not exist"
+run plugin_nosym 1 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$LIBCJRT" --input 1:f32
+has plugin_nosym err "is not a PJRT plugin: it has no GetPjrtApi symbol"
+run plugin_name 1 "$CJRT" info --plugin no-such-plugin-name
+has plugin_name err "no PJRT plugin named 'no-such-plugin-name'"
+
+# ---- bad input files and literals (reported before the plugin is involved) ----
+run missing_program 1 "$CJRT" run "$TMP/nope.mlir" --plugin "$PLUGIN"
+has missing_program err "nope.mlir: No such file or directory"
+run bad_literal 1 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$PLUGIN" --input '[1, 2:f32'
+has bad_literal err "input 0: literal: missing ']'"
+run bad_type 1 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$PLUGIN" --input '[1, 2]:f99'
+has bad_type err "unknown element type 'f99'"
+run missing_npy 1 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$PLUGIN" --input "$TMP/none.npy"
+has missing_npy err "cannot open"
+run bad_npy 1 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$PLUGIN" --input "$DATA/strings.npy"
+has bad_npy err "unsupported dtype '<U3'"
+run v1_npy 1 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$PLUGIN" --input "$DATA/f8e4m3fn.npy"
+has v1_npy err "give the type"
+
+# ---- compile and run ----
+run hello 0 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$PLUGIN" \
+  --input '[[1, 2], [3, 4]]:f32' --input '[[10, 20], [30, 40]]:f32'
+if grep -q "UNIMPLEMENTED\|not implemented" "$TMP/hello.err"; then
+  echo "test_cli: SKIP compile/execute checks: $(head -1 "$TMP/hello.err")"
+  fails=$((fails - 1)) # the hello run above is expected to fail until compile exists
+else
+  cat >"$TMP/want_hello" <<'EOF'
+out0: f32[2,2]
+[[ 11.  44.]
+ [ 99. 176.]]
+out1: f32[2,2]
+[[ 70. 100.]
+ [150. 220.]]
+EOF
+  checks=$((checks + 1))
+  if ! diff -u "$TMP/want_hello" "$TMP/hello.out" >&2; then
+    fails=$((fails + 1))
+    echo "FAIL hello: output differs" >&2
+  fi
+  empty hello err
+
+  # the default plugin (next to libcjrt) and the README's exact command line
+  run hello_default 0 env -u CJRT_PLUGIN "$CJRT" run "$EXAMPLES/hello.mlir" \
+    --input '[[1, 2], [3, 4]]:f32' --input '[[10, 20], [30, 40]]:f32'
+  checks=$((checks + 1))
+  cmp -s "$TMP/hello.out" "$TMP/hello_default.out" || { fails=$((fails + 1)); echo "FAIL hello_default differs" >&2; }
+
+  # outputs written as .npy and read back as inputs; timing and repeats; another device
+  run outdir 0 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$PLUGIN" --quiet --timing --repeat 3 \
+    --input '[[1, 2], [3, 4]]:f32' --input '[[10, 20], [30, 40]]:f32' --output-dir "$TMP/outs"
+  has outdir out "timing: compile"
+  has outdir out "timing: execute x3: min"
+  checks=$((checks + 1))
+  [ -f "$TMP/outs/out0.npy" ] && [ -f "$TMP/outs/out1.npy" ] && head -c 6 "$TMP/outs/out0.npy" | grep -q NUMPY ||
+    { fails=$((fails + 1)); echo "FAIL outdir: no out0.npy/out1.npy" >&2; }
+  run from_npy 0 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$PLUGIN" \
+    --input "$TMP/outs/out0.npy" --input "$TMP/outs/out1.npy:f32" --option cpu_device_count=2 --device 1
+  has from_npy out "[[  891.  6336.]"
+  run no_device 1 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$PLUGIN" --device 9 \
+    --input '[[1, 2], [3, 4]]:f32' --input '[[10, 20], [30, 40]]:f32'
+  has no_device err "--device 9: no such device"
+
+  # a scalar program and typed literals
+  cat >"$TMP/scalar.mlir" <<'EOF'
+func.func @main(%x: tensor<i32>, %y: tensor<3xi1>) -> (tensor<i32>, tensor<3xi1>) {
+  %s = stablehlo.multiply %x, %x : tensor<i32>
+  %n = stablehlo.not %y : tensor<3xi1>
+  return %s, %n : tensor<i32>, tensor<3xi1>
+}
+EOF
+  run scalar 0 "$CJRT" run "$TMP/scalar.mlir" --plugin "$PLUGIN" --input 7:i32 --input '[true, false, true]:pred'
+  has scalar out "out0: s32[]"
+  has scalar out "49"
+  has scalar out "[False  True False]"
+
+  # wrong inputs: type, shape, count
+  run wrong_dtype 1 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$PLUGIN" \
+    --input '[[1, 2], [3, 4]]:i32' --input '[[10, 20], [30, 40]]:f32'
+  has wrong_dtype err "cjrt run: executing"
+  run wrong_shape 1 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$PLUGIN" \
+    --input '[1, 2, 3]:f32' --input '[[10, 20], [30, 40]]:f32'
+  has wrong_shape err "cjrt run: executing"
+  run wrong_count 1 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$PLUGIN" --input '[[1, 2], [3, 4]]:f32'
+  has wrong_count err "cjrt run: executing"
+
+  # malformed programs
+  printf 'func.func @main(%%x: tensor<f32>) -> tensor<f32> {\n  %%y = stablehlo.add %%x\n' >"$TMP/bad.mlir"
+  run malformed 1 "$CJRT" run "$TMP/bad.mlir" --plugin "$PLUGIN" --input 1:f32
+  has malformed err "cjrt run: compiling $TMP/bad.mlir: PJRT_Client_Compile"
+  printf 'ML\357R\000garbage' >"$TMP/bad.mlirbc"
+  run bad_bytecode 1 "$CJRT" run "$TMP/bad.mlirbc" --plugin "$PLUGIN"
+  has bad_bytecode err "PJRT_Client_Compile"
+fi
+
+if [ "$fails" -gt 0 ]; then
+  echo "test_cli: $fails of $checks checks failed" >&2
+  exit 1
+fi
+echo "test_cli: all $checks checks passed"
