@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs what building and testing cjrt needs, skipping what is already there:
 #   Debian packages (apt-get) and a Python virtual environment at .venv with packages from PyPI.
+# Debian's python3-numpy (1.24) and python3-torch (1.13) serve the tests of the legacy DLPack
+# capsule under /usr/bin/python3; the .venv (numpy 2, JAX) serves the versioned one.
 # Usage: scripts/setup.sh [--no-python]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_pkgs=()
 for p in build-essential cmake ninja-build clang libclang-rt-14-dev python3 python3-venv \
-         python3-dev liblapack-dev libopenblas-dev pkg-config; do
+         python3-dev liblapack-dev libopenblas-dev pkg-config \
+         python3-numpy python3-pytest python3-torch; do
   dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 if ((${#need_pkgs[@]})); then
