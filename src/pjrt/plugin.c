@@ -1,18 +1,40 @@
 /* cjrt: PJRT_Plugin_*: one-time set-up and plugin-wide attributes. */
+#include <pthread.h>
+
+#include "frontend/frontend.h"
 #include "pjrt/internal.h"
 
-/* xla_version follows upstream's plugins. The StableHLO version pair is added once the bytecode
- * reader can honour it (advertising versions we cannot read would make frameworks send them). */
-static const PJRT_NamedValue attributes[] = {
-    {
-        .struct_size = PJRT_NamedValue_STRUCT_SIZE,
-        .name = "xla_version",
-        .name_size = sizeof "xla_version" - 1,
-        .type = PJRT_NamedValue_kInt64,
-        .int64_value = 2,
-        .value_size = 1,
-    },
-};
+/* xla_version follows upstream's plugins. The StableHLO pair is what our bytecode reader
+ * accepts: frameworks serialize for min(their version, stablehlo_current_version). Each is a
+ * kInt64List of exactly 3 (major, minor, patch): XLA indexes the list without checks. The values
+ * are filled once and live as long as the process. */
+static int64_t current_version[3], minimum_version[3];
+static PJRT_NamedValue attributes[3];
+static pthread_once_t attributes_once = PTHREAD_ONCE_INIT;
+
+static void attributes_init(void) {
+  cj_stablehlo_version_current(current_version);
+  cj_stablehlo_version_minimum(minimum_version);
+  PJRT_NamedValue *a = attributes;
+  a[0].struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  a[0].name = "xla_version";
+  a[0].name_size = sizeof "xla_version" - 1;
+  a[0].type = PJRT_NamedValue_kInt64;
+  a[0].int64_value = 2;
+  a[0].value_size = 1;
+  a[1].struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  a[1].name = "stablehlo_current_version";
+  a[1].name_size = sizeof "stablehlo_current_version" - 1;
+  a[1].type = PJRT_NamedValue_kInt64List;
+  a[1].int64_array_value = current_version;
+  a[1].value_size = 3;
+  a[2].struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  a[2].name = "stablehlo_minimum_version";
+  a[2].name_size = sizeof "stablehlo_minimum_version" - 1;
+  a[2].type = PJRT_NamedValue_kInt64List;
+  a[2].int64_array_value = minimum_version;
+  a[2].value_size = 3;
+}
 
 PJRT_Error *cjp_PJRT_Plugin_Initialize(PJRT_Plugin_Initialize_Args *args) {
   CJP_CHECK_ARGS(PJRT_Plugin_Initialize, args, extension_start);
@@ -22,6 +44,7 @@ PJRT_Error *cjp_PJRT_Plugin_Initialize(PJRT_Plugin_Initialize_Args *args) {
 
 PJRT_Error *cjp_PJRT_Plugin_Attributes(PJRT_Plugin_Attributes_Args *args) {
   CJP_CHECK_ARGS(PJRT_Plugin_Attributes, args, num_attributes);
+  pthread_once(&attributes_once, attributes_init);
   args->attributes = attributes;
   args->num_attributes = sizeof attributes / sizeof attributes[0];
   return NULL;

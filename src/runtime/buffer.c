@@ -18,6 +18,7 @@ typedef enum storage_kind { ST_OWNED, ST_VIEW, ST_HOST_ALIAS } storage_kind;
 
 typedef struct cj_storage {
   atomic_int refs;
+  atomic_int writers; /* references held by executions producing the contents (see try_donate) */
   cj_client *client; /* retained: the backend frees owned memory */
   cj_device *device; /* charged for owned memory */
   void *ptr;
@@ -33,6 +34,7 @@ static cj_storage *storage_new(cj_client *c, cj_device *d, storage_kind kind) {
   cj_storage *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   atomic_init(&s->refs, 1);
+  atomic_init(&s->writers, 0);
   s->client = c;
   cj_client_retain(c);
   s->device = d;
@@ -41,7 +43,7 @@ static cj_storage *storage_new(cj_client *c, cj_device *d, storage_kind kind) {
 }
 
 /* Allocates `size` bytes of device memory. */
-static cj_status storage_alloc(cj_memory *mem, size_t size, cj_storage **out) {
+cj_status cj_storage_alloc(cj_memory *mem, size_t size, cj_storage **out) {
   *out = NULL;
   cj_client *c = mem->client;
   cj_storage *s = storage_new(c, mem->device, ST_OWNED);
@@ -297,7 +299,7 @@ cj_status cj_buffer_create_uninitialized(cj_memory *mem, cj_dtype dt, const int6
   size_t nbytes;
   CJ_RETURN_IF_ERROR(cj_shape_check(dt, dims, (size_t)rank, &nbytes));
   cj_storage *s;
-  CJ_RETURN_IF_ERROR(storage_alloc(mem, nbytes, &s));
+  CJ_RETURN_IF_ERROR(cj_storage_alloc(mem, nbytes, &s));
   cj_event *ready = cj_event_create_ready(NULL);
   if (!ready) {
     storage_release(s);
@@ -313,7 +315,7 @@ cj_status cj_buffer_create_pending(cj_memory *mem, cj_dtype dt, const int64_t *d
   size_t nbytes;
   CJ_RETURN_IF_ERROR(cj_shape_check(dt, dims, (size_t)rank, &nbytes));
   cj_storage *s;
-  CJ_RETURN_IF_ERROR(storage_alloc(mem, nbytes, &s));
+  CJ_RETURN_IF_ERROR(cj_storage_alloc(mem, nbytes, &s));
   cj_event *ready = cj_event_create(false);
   if (!ready) {
     storage_release(s);
@@ -431,7 +433,7 @@ cj_status cj_buffer_from_host(cj_memory *mem, cj_dtype dt, const int64_t *dims, 
   }
 
   cj_storage *s;
-  CJ_RETURN_IF_ERROR(storage_alloc(mem, nbytes, &s));
+  CJ_RETURN_IF_ERROR(cj_storage_alloc(mem, nbytes, &s));
   cj_status st = write_host(c, s->ptr, data, byte_strides, dims, rank, elem, nbytes);
   if (st) {
     storage_release(s);
@@ -897,7 +899,7 @@ cj_status cj_buffer_bitcast(cj_buffer *b, cj_dtype dt, const int64_t *dims, int 
 cj_storage *cj_buffer_pin(cj_buffer *b) {
   pthread_mutex_lock(&b->mu);
   cj_storage *s = b->deleted ? NULL : b->storage;
-  if (s) storage_retain(s);
+  if (s) cj_storage_writer_ref(s);
   pthread_mutex_unlock(&b->mu);
   return s;
 }
@@ -935,4 +937,96 @@ cj_status cj_buffer_set_ready(cj_buffer *b, cj_status st) {
   cj_status r = cj_event_set(e, st);
   cj_event_release(e);
   return r;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Executions                                                                                  */
+
+void *cj_storage_data(const cj_storage *s) { return s->ptr; }
+
+void cj_storage_writer_ref(cj_storage *s) {
+  atomic_fetch_add_explicit(&s->writers, 1, memory_order_acq_rel);
+  storage_retain(s);
+}
+
+void cj_storage_writer_unref(cj_storage *s) {
+  if (!s) return;
+  atomic_fetch_sub_explicit(&s->writers, 1, memory_order_acq_rel);
+  storage_release(s);
+}
+size_t cj_storage_size(const cj_storage *s) { return s->size; }
+
+cj_status cj_buffer_acquire(cj_buffer *b, cj_storage **out_storage, cj_event **out_ready) {
+  *out_storage = NULL;
+  *out_ready = NULL;
+  return acquire(b, out_storage, out_ready);
+}
+
+bool cj_buffer_try_donate(cj_buffer *b, cj_storage **out_storage, cj_event **out_ready) {
+  *out_storage = NULL;
+  *out_ready = NULL;
+  pthread_mutex_lock(&b->mu);
+  cj_storage *s = b->storage;
+  /* Besides the buffer's own reference, only executions still producing the contents may hold
+   * one (they finish writing before the ready event fires, and the new execution waits for it).
+   * Readers (pending copies, other executions, external references) forbid donation. References
+   * are only added under this lock or by the producer that made the storage, so the answer
+   * cannot become wrong meanwhile; a producer letting go in between makes it conservative. */
+  int refs = s ? atomic_load_explicit(&s->refs, memory_order_acquire) : 0;
+  int writers = s ? atomic_load_explicit(&s->writers, memory_order_acquire) : 0;
+  bool ok = !b->deleted && s && s->kind == ST_OWNED && !s->readonly && b->external_refs == 0 &&
+            refs - writers == 1;
+  if (ok) {
+    b->storage = NULL;
+    b->deleted = true;
+    b->donated = true;
+    cj_event_retain(b->ready);
+    *out_ready = b->ready;
+    *out_storage = s;
+  }
+  pthread_mutex_unlock(&b->mu);
+  return ok;
+}
+
+void cj_buffer_undo_donate(cj_buffer *b, cj_storage *s) {
+  pthread_mutex_lock(&b->mu);
+  cj_storage *old = b->storage;
+  b->storage = s;
+  b->deleted = false;
+  b->donated = false;
+  pthread_mutex_unlock(&b->mu);
+  storage_release(old); /* NULL: nothing could have been attached meanwhile */
+}
+
+cj_status cj_buffer_create_with_storage(cj_memory *mem, cj_dtype dt, const int64_t *dims,
+                                        int rank, cj_storage *storage, cj_event *ready,
+                                        cj_buffer **out) {
+  *out = NULL;
+  size_t nbytes = 0;
+  cj_status st = check_memory(mem);
+  if (!st) st = cj_shape_check(dt, dims, (size_t)rank, &nbytes);
+  if (!st && storage && storage->size < nbytes)
+    st = cj_internal("a %zu-byte storage cannot hold a %zu-byte array", storage->size, nbytes);
+  if (st) {
+    storage_release(storage);
+    cj_event_release(ready);
+    return st;
+  }
+  return buffer_new(mem, dt, dims, rank, nbytes, storage, ready, out);
+}
+
+void cj_buffer_attach_storage(cj_buffer *b, cj_storage *s) {
+  pthread_mutex_lock(&b->mu);
+  cj_storage *old = b->storage;
+  b->storage = s;
+  pthread_mutex_unlock(&b->mu);
+  storage_release(old); /* NULL for buffers made without storage */
+}
+
+void cj_buffer_drop_storage(cj_buffer *b) {
+  pthread_mutex_lock(&b->mu);
+  cj_storage *s = b->storage;
+  b->storage = NULL;
+  pthread_mutex_unlock(&b->mu);
+  storage_release(s);
 }

@@ -145,10 +145,11 @@ cj_status cj_buffer_bitcast(cj_buffer *b, cj_dtype dt, const int64_t *dims, int 
 /* A writer pins the storage of the buffer it fills, so that deleting the buffer meanwhile does
  * not break the transfer (the data then reaches only reads queued before the delete). */
 typedef struct cj_storage cj_storage;
-/* A new reference to the buffer's storage; NULL for deleted and error buffers. */
+/* A new writer reference to the buffer's storage (cj_storage_writer_unref drops it; see
+ * cj_storage_writer_ref); NULL for deleted and error buffers. */
 cj_storage *cj_buffer_pin(cj_buffer *b);
-cj_storage *cj_storage_ref(cj_storage *s); /* another reference (NULL for NULL) */
-void cj_storage_unpin(cj_storage *s);       /* drops one; NULL is fine */
+cj_storage *cj_storage_ref(cj_storage *s); /* another (plain) reference (NULL for NULL) */
+void cj_storage_unpin(cj_storage *s);       /* drops a plain one; NULL is fine */
 /* Copies size bytes to on-device offset of the pinned storage of `b` (ranges are checked). */
 cj_status cj_buffer_write(cj_buffer *b, cj_storage *pinned, int64_t offset, const void *data,
                           int64_t size);
@@ -158,5 +159,37 @@ cj_status cj_buffer_write_array(cj_buffer *b, cj_storage *pinned, const void *sr
                                 const int64_t *src_strides);
 /* Makes a pending buffer ready with `st` (consumed). FAILED_PRECONDITION if it already is. */
 cj_status cj_buffer_set_ready(cj_buffer *b, cj_status st);
+
+/* ---- executions (executable.c) ---- */
+/* Device memory of `size` bytes on mem's device, as a storage with one reference. */
+cj_status cj_storage_alloc(cj_memory *mem, size_t size, cj_storage **out);
+void *cj_storage_data(const cj_storage *s);
+/* A reference held by an execution writing the storage's contents (released with
+ * cj_storage_writer_unref): unlike other references it does not forbid donating the storage to a
+ * later execution, which waits for the writer's ready event anyway. */
+void cj_storage_writer_ref(cj_storage *s);
+void cj_storage_writer_unref(cj_storage *s); /* NULL is fine */
+size_t cj_storage_size(const cj_storage *s);
+/* An argument's storage (NULL for an error buffer) and ready event, as new references, taken
+ * together so that a concurrent delete cannot come between them. Fails for deleted buffers. */
+cj_status cj_buffer_acquire(cj_buffer *b, cj_storage **out_storage, cj_event **out_ready);
+/* Donation to an execution: when the buffer's storage may be reused (owned device memory, not a
+ * view or the caller's host data, used by nobody else: no external references, no pending reads,
+ * no other buffer), moves it out (*out_storage) with a new reference to the ready event, marks
+ * the buffer deleted and donated, and returns true. Otherwise changes nothing and returns
+ * false. */
+bool cj_buffer_try_donate(cj_buffer *b, cj_storage **out_storage, cj_event **out_ready);
+/* Gives a donated storage back (consumed) to the buffer it came from, which reads as not deleted
+ * again: an execution that failed before it was launched undoes its donations. */
+void cj_buffer_undo_donate(cj_buffer *b, cj_storage *s);
+/* A buffer over `storage` (consumed; NULL = none yet) whose ready event is `ready` (consumed). */
+cj_status cj_buffer_create_with_storage(cj_memory *mem, cj_dtype dt, const int64_t *dims,
+                                        int rank, cj_storage *storage, cj_event *ready,
+                                        cj_buffer **out);
+/* Attaches a storage (consumed) to a buffer made without one by cj_buffer_create_with_storage. */
+void cj_buffer_attach_storage(cj_buffer *b, cj_storage *s);
+/* Drops the buffer's storage without marking it deleted: the output of a failed execution, whose
+ * ready event carries the failure, becomes an error buffer. */
+void cj_buffer_drop_storage(cj_buffer *b);
 
 #endif

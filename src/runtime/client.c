@@ -7,6 +7,9 @@
 
 #include "base/threadpool.h"
 
+/* The client whose pool task the calling thread is running (see cj_client_enter_task). */
+static _Thread_local cj_client *tl_task_client;
+
 static const char *const kind_names[CJ_MEMORY_KIND_COUNT] = {"device", "pinned_host",
                                                              "unpinned_host"};
 
@@ -35,7 +38,11 @@ static void memory_free(cj_memory *m) {
   free(m);
 }
 
-static void client_free(cj_client *c) {
+static void client_free_now(cj_client *c) {
+  /* Waits for the pool's tasks: every execution has finished (each held a reference). */
+  cj_pool_destroy(c->pool);
+  pthread_cond_destroy(&c->exec_cv);
+  pthread_mutex_destroy(&c->exec_mu);
   if (c->front_free) c->front_free(c->front);
   if (c->memories)
     for (int i = 0; i < c->nmemories; i++) memory_free(c->memories[i]);
@@ -50,6 +57,53 @@ static void client_free(cj_client *c) {
   free(c->devices);
   c->hdr.tag = CJ_TAG_DEAD;
   free(c);
+}
+
+/* Reapers: clients whose last reference went away on one of their own pool's task threads are
+ * freed on a helper thread (the pool cannot join the thread that destroys it). The library's
+ * destructor waits for reapers still running, so that dlclose never unmaps code they run. */
+static pthread_mutex_t reaper_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t reaper_cv = PTHREAD_COND_INITIALIZER;
+static int reapers;
+
+static void *reaper_main(void *arg) {
+  client_free_now(arg);
+  pthread_mutex_lock(&reaper_mu);
+  reapers--;
+  pthread_cond_broadcast(&reaper_cv);
+  pthread_mutex_unlock(&reaper_mu);
+  return NULL;
+}
+
+__attribute__((destructor)) static void reapers_wait(void) {
+  pthread_mutex_lock(&reaper_mu);
+  while (reapers > 0) pthread_cond_wait(&reaper_cv, &reaper_mu);
+  pthread_mutex_unlock(&reaper_mu);
+}
+
+static void client_free(cj_client *c) {
+  if (c->pool && tl_task_client == c) {
+    tl_task_client = NULL; /* the rest of this task no longer belongs to a live client */
+    pthread_attr_t attr;
+    pthread_t t;
+    bool started = false;
+    if (pthread_attr_init(&attr) == 0) {
+      pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+      pthread_mutex_lock(&reaper_mu);
+      reapers++;
+      pthread_mutex_unlock(&reaper_mu);
+      started = pthread_create(&t, &attr, reaper_main, c) == 0;
+      pthread_attr_destroy(&attr);
+      if (!started) {
+        pthread_mutex_lock(&reaper_mu);
+        reapers--;
+        pthread_mutex_unlock(&reaper_mu);
+      }
+    }
+    /* Without a helper thread the client (and its pool) is leaked rather than deadlocked. */
+    return;
+  }
+  client_free_now(c);
 }
 
 cj_status cj_client_create(cj_backend *backend, const cj_client_options *opts, cj_client **out) {
@@ -70,6 +124,15 @@ cj_status cj_client_create(cj_backend *backend, const cj_client_options *opts, c
 
   cj_client *c = calloc(1, sizeof *c);
   if (!c) return cj_oom();
+  if (pthread_mutex_init(&c->exec_mu, NULL) != 0) {
+    free(c);
+    return cj_oom();
+  }
+  if (pthread_cond_init(&c->exec_cv, NULL) != 0) {
+    pthread_mutex_destroy(&c->exec_mu);
+    free(c);
+    return cj_oom();
+  }
   cj_object_init(&c->hdr, CJ_TAG_CLIENT);
   c->backend = backend ? backend : cj_backend_cpu();
   c->opts = o;
@@ -124,7 +187,7 @@ cj_status cj_client_create(cj_backend *backend, const cj_client_options *opts, c
   *out = c;
   return NULL;
 oom:
-  client_free(c);
+  client_free_now(c);
   return cj_oom();
 }
 
@@ -238,7 +301,33 @@ void cj_memory_set_user_data(cj_memory *m, const void *key, void *data, void (*d
   }
 }
 
-bool cj_client_memory_is_host(const cj_client *c) {
-  /* The backend interface has no flag for this yet; the CPU backend's memory is host memory. */
-  return strcmp(c->backend->vt->name, "cpu") == 0;
+bool cj_client_memory_is_host(const cj_client *c) { return c->backend->vt->memory_is_host; }
+
+cj_status cj_client_pool(cj_client *c, cj_threadpool **out) {
+  *out = NULL;
+  cj_status st = NULL;
+  pthread_mutex_lock(&c->exec_mu);
+  if (!c->pool) c->pool = cj_pool_create(0, &st);
+  *out = c->pool;
+  pthread_mutex_unlock(&c->exec_mu);
+  if (!*out && !st) st = cj_status_make(CJ_RESOURCE_EXHAUSTED, "cannot create the thread pool");
+  return st;
 }
+
+void cj_client_inflight_acquire(cj_client *c) {
+  bool own_task = tl_task_client == c;
+  pthread_mutex_lock(&c->exec_mu);
+  while (!own_task && c->inflight >= CJ_MAX_INFLIGHT) pthread_cond_wait(&c->exec_cv, &c->exec_mu);
+  c->inflight++;
+  pthread_mutex_unlock(&c->exec_mu);
+}
+
+void cj_client_inflight_release(cj_client *c) {
+  pthread_mutex_lock(&c->exec_mu);
+  c->inflight--;
+  pthread_cond_signal(&c->exec_cv);
+  pthread_mutex_unlock(&c->exec_mu);
+}
+
+void cj_client_enter_task(cj_client *c) { tl_task_client = c; }
+cj_client *cj_client_current_task(void) { return tl_task_client; }

@@ -110,7 +110,16 @@ struct cj_client {
   int num_cores;
   void *front;
   void (*front_free)(void *front);
+  /* Executions (executable.c): the thread pool, created by the first execution, and the number
+   * of executions in flight (bounded: see cj_client_inflight_acquire). Guarded by exec_mu. */
+  pthread_mutex_t exec_mu;
+  pthread_cond_t exec_cv;
+  cj_threadpool *pool;
+  int inflight;
 };
+
+/* The most executions a client has in flight before Execute blocks its caller. */
+#define CJ_MAX_INFLIGHT 64
 
 /* The platform name every cjrt client reports (and the name frameworks register us under). */
 #define CJ_PLATFORM_NAME "cjrt"
@@ -157,5 +166,23 @@ void cj_memory_set_user_data(cj_memory *m, const void *key, void *data, void (*d
 
 /* Whether buffers of this client live in memory the host can read directly (the CPU backend). */
 bool cj_client_memory_is_host(const cj_client *c);
+
+/* ---- execution support ---- */
+
+/* The client's thread pool (one per client, as many threads as cores), created on first use.
+ * The pointer stays valid as long as the client. */
+cj_status cj_client_pool(cj_client *c, cj_threadpool **out);
+
+/* Takes one of the client's CJ_MAX_INFLIGHT execution slots, waiting while all are taken, except
+ * on one of the client's own task threads (a callback of a finishing execution must not wait for
+ * itself): there it never blocks. Pair with cj_client_inflight_release. */
+void cj_client_inflight_acquire(cj_client *c);
+void cj_client_inflight_release(cj_client *c);
+
+/* Marks the calling thread as running a task of client c's pool (NULL: no longer). If the client
+ * loses its last reference on such a thread, it is freed on a helper thread instead, since a
+ * pool cannot be destroyed from one of its own tasks. */
+void cj_client_enter_task(cj_client *c);
+cj_client *cj_client_current_task(void);
 
 #endif

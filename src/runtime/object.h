@@ -28,6 +28,7 @@ typedef enum cj_tag {
   CJ_TAG_CONTEXT = 0x63747874u,  /* "ctxt" */
   CJ_TAG_TRACKING = 0x7472636bu, /* "trck" */
   CJ_TAG_EXECUTABLE = 0x65786563u, /* "exec" */
+  CJ_TAG_LOADED = 0x6c657865u,     /* "lexe" */
 } cj_tag;
 
 typedef struct cj_object {

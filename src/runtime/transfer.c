@@ -27,7 +27,7 @@ bool cj_transfer_check(const void *p) { return cj_object_is(p, CJ_TAG_TRANSFER);
 static void transfer_free(cj_transfer *t) {
   for (int i = 0; i < t->n; i++) {
     if (!t->slots[i].buffer) continue;
-    cj_storage_unpin(t->slots[i].pinned);
+    cj_storage_writer_unref(t->slots[i].pinned);
     if (!t->slots[i].complete)
       cj_status_free(cj_buffer_set_ready(
           t->slots[i].buffer,
@@ -92,7 +92,7 @@ cj_status cj_transfer_check_index(const cj_transfer *t, int i) {
 }
 
 /* Takes buffer i for writing: a buffer reference and a pinned-storage reference (both for
- * the caller to release). With `finish`, marks it complete (the slot's pin moves to the caller);
+ * the caller to release). With `finish`, marks it complete (the slot's writer pin ends);
  * FAILED_PRECONDITION if it already was. */
 static cj_status claim(cj_transfer *t, int i, bool finish, cj_buffer **out, cj_storage **pinned) {
   CJ_RETURN_IF_ERROR(cj_transfer_check_index(t, i));
@@ -106,7 +106,9 @@ static cj_status claim(cj_transfer *t, int i, bool finish, cj_buffer **out, cj_s
   cj_buffer_retain(*out);
   if (finish) {
     s->complete = true;
-    *pinned = s->pinned; /* the slot's pin moves to the caller */
+    /* the caller gets a plain reference; the slot's writer pin ends here */
+    *pinned = cj_storage_ref(s->pinned);
+    cj_storage_writer_unref(s->pinned);
     s->pinned = NULL;
   } else {
     *pinned = cj_storage_ref(s->pinned);
@@ -239,7 +241,7 @@ void cj_stream_destroy(cj_stream *s) {
         s->dst, cj_status_make(CJ_CANCELLED,
                                "the stream was destroyed after %lld of %lld bytes",
                                (long long)s->current, (long long)s->total)));
-  cj_storage_unpin(s->pinned);
+  cj_storage_writer_unref(s->pinned);
   cj_buffer_release(s->dst);
   pthread_mutex_destroy(&s->mu);
   free(s);

@@ -61,7 +61,8 @@ static int zero_args_ok(const char *name) {
       "PJRT_Event_Destroy",              "PJRT_Client_Destroy",
       "PJRT_Buffer_Destroy",             "PJRT_ExecuteContext_Destroy",
       "PJRT_CopyToDeviceStream_Destroy", "PJRT_AsyncHostToDeviceTransferManager_Destroy",
-      "PJRT_AsyncTrackingEvent_Destroy", "PJRT_Error_ForEachPayload"};
+      "PJRT_AsyncTrackingEvent_Destroy", "PJRT_Error_ForEachPayload",
+      "PJRT_Executable_Destroy",         "PJRT_LoadedExecutable_Destroy"};
   for (size_t i = 0; i < COUNT(list); i++)
     if (!strcmp(name, list[i])) return 1;
   return 0;
@@ -154,7 +155,8 @@ static void test_errors_and_plugin(void) {
 
   ARGS(PJRT_Plugin_Attributes, attrs);
   OK(api->PJRT_Plugin_Attributes(&attrs));
-  int found_xla = 0, found_stablehlo = 0;
+  int found_xla = 0;
+  const int64_t *cur = NULL, *min = NULL;
   for (size_t i = 0; i < attrs.num_attributes; i++) {
     const PJRT_NamedValue *v = &attrs.attributes[i];
     if (v->name_size == 11 && !memcmp(v->name, "xla_version", 11)) {
@@ -162,10 +164,27 @@ static void test_errors_and_plugin(void) {
       CHECK_EQ_INT(v->type, PJRT_NamedValue_kInt64);
       CHECK_EQ_INT(v->int64_value, 2);
     }
-    if (v->name_size >= 9 && !memcmp(v->name, "stablehlo", 9)) found_stablehlo = 1;
+    /* The StableHLO pair: kInt64List of exactly 3 each (XLA indexes them unchecked). */
+    int is_cur = v->name_size == 25 && !memcmp(v->name, "stablehlo_current_version", 25);
+    int is_min = v->name_size == 25 && !memcmp(v->name, "stablehlo_minimum_version", 25);
+    if (is_cur || is_min) {
+      CHECK_EQ_INT(v->type, PJRT_NamedValue_kInt64List);
+      CHECK_EQ_INT(v->value_size, 3);
+      if (v->type == PJRT_NamedValue_kInt64List && v->value_size == 3) {
+        if (is_cur) cur = v->int64_array_value;
+        if (is_min) min = v->int64_array_value;
+      }
+    }
   }
   CHECK(found_xla);
-  CHECK(!found_stablehlo); /* not advertised until the bytecode reader exists */
+  CHECK(cur != NULL && min != NULL);
+  if (cur && min) {
+    CHECK(cur[0] >= 1); /* 1.x: the versions JAX serializes VHLO for */
+    int64_t c3 = (cur[0] << 40) | (cur[1] << 20) | cur[2], m3 = (min[0] << 40) | (min[1] << 20) | min[2];
+    CHECK_MSG(m3 <= c3, "minimum %lld.%lld.%lld above current %lld.%lld.%lld", (long long)min[0],
+              (long long)min[1], (long long)min[2], (long long)cur[0], (long long)cur[1],
+              (long long)cur[2]);
+  }
 
   /* An error through its own function table, as frameworks read it. */
   PJRT_Client *c = client_create_n(2);
@@ -626,12 +645,13 @@ static PJRT_Error *event_set(PJRT_Event *e, PJRT_Error_Code code, const char *ms
 
 typedef struct setter_arg {
   PJRT_Event *e;
+  PJRT_Error *result; /* checked by the main thread (the check counters are not atomic) */
 } setter_arg;
 
 static void *setter_thread(void *p) {
   setter_arg *s = p;
   usleep(20000);
-  OK(event_set(s->e, PJRT_Error_Code_OK, NULL));
+  s->result = event_set(s->e, PJRT_Error_Code_OK, NULL);
   return NULL;
 }
 
@@ -692,11 +712,12 @@ static void test_events(void) {
   cb_record r6 = {0};
   on_ready(e, &r6);
   pthread_t t;
-  setter_arg sa = {e};
+  setter_arg sa = {e, NULL};
   pthread_create(&t, NULL, setter_thread, &sa);
   aw.event = e;
   OK(api->PJRT_Event_Await(&aw));
   pthread_join(t, NULL);
+  OK(sa.result);
   CHECK_EQ_INT(atomic_load(&r6.calls), 1);
   event_free(e);
 

@@ -1,0 +1,563 @@
+/* cjrt: PJRT_Client_Compile, PJRT_Compile, PJRT_Client_Load, PJRT_Executable_* and
+ * PJRT_LoadedExecutable_* (Execute included).
+ *
+ * Handles: a PJRT_Executable is a cj_executable (refcounted: GetExecutable hands out a new
+ * reference each call, Executable_Destroy drops one); a PJRT_LoadedExecutable is a cj_loaded.
+ * What the getters return (output types and dimensions, memory kinds, cost values) is derived
+ * once when the executable is made and lives as long as it (its "front").
+ *
+ * Several of these calls abort the framework's process on any error (Name, NumReplicas,
+ * NumPartitions, SizeOfGeneratedCodeInBytes, GetExecutable, AddressableDevices,
+ * GetDeviceAssignment, Delete, IsDeleted, AddressableDeviceLogicalIds): for valid handles they
+ * always succeed, deleted executables included. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/frontend.h"
+#include "pjrt/internal.h"
+#include "runtime/executable.h"
+
+_Static_assert(sizeof(cj_logical_id) == sizeof(PJRT_LogicalDeviceIds) &&
+                   offsetof(cj_logical_id, replica) == offsetof(PJRT_LogicalDeviceIds, replica) &&
+                   offsetof(cj_logical_id, partition) ==
+                       offsetof(PJRT_LogicalDeviceIds, partition),
+               "cj_logical_id must match PJRT_LogicalDeviceIds");
+
+#define CJP_EXEC(NAME, var, expr, field) \
+  CJP_HANDLE(NAME, cj_executable, cj_executable_check, var, expr, field)
+#define CJP_LOADED(NAME, var, expr, field) \
+  CJP_HANDLE(NAME, cj_loaded, cj_loaded_check, var, expr, field)
+
+static const char kDeviceKind[] = "device";
+static const char kMlir[] = "mlir";
+
+/* ------------------------------------------------------------------------------------------ */
+/* What the getters hand out, made once per executable                                         */
+
+typedef struct exec_front {
+  PJRT_NamedValue cost[3];
+  PJRT_Buffer_Type *out_types; /* num_results */
+  int64_t *out_dims;           /* all result dims, concatenated */
+  size_t *out_ranks;           /* num_results */
+  const char **out_kinds;      /* num_results */
+  size_t *out_kind_sizes;
+  const char **param_kinds;    /* num_args */
+  size_t *param_kind_sizes;
+} exec_front;
+
+static void front_free(void *p) {
+  exec_front *f = p;
+  if (!f) return;
+  free(f->out_types);
+  free(f->out_dims);
+  free(f->out_ranks);
+  free(f->out_kinds);
+  free(f->out_kind_sizes);
+  free(f->param_kinds);
+  free(f->param_kind_sizes);
+  free(f);
+}
+
+static void named_float(PJRT_NamedValue *v, const char *name, double x) {
+  memset(v, 0, sizeof *v);
+  v->struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  v->name = name;
+  v->name_size = strlen(name);
+  v->type = PJRT_NamedValue_kFloat;
+  v->float_value = (float)x;
+  v->value_size = 1;
+}
+
+/* Attaches the front to a new executable; on failure the executable is released. */
+static cj_status attach_front(cj_executable *e) {
+  const cj_program_info *in = e->info;
+  size_t nres = (size_t)in->num_results, narg = (size_t)in->num_args, ndims = 0;
+  for (size_t j = 0; j < nres; j++) ndims += (size_t)in->results[j].rank;
+  exec_front *f = calloc(1, sizeof *f);
+  if (f) {
+    f->out_types = malloc(sizeof(PJRT_Buffer_Type) * (nres ? nres : 1));
+    f->out_dims = malloc(sizeof(int64_t) * (ndims ? ndims : 1));
+    f->out_ranks = malloc(sizeof(size_t) * (nres ? nres : 1));
+    f->out_kinds = malloc(sizeof(char *) * (nres ? nres : 1));
+    f->out_kind_sizes = malloc(sizeof(size_t) * (nres ? nres : 1));
+    f->param_kinds = malloc(sizeof(char *) * (narg ? narg : 1));
+    f->param_kind_sizes = malloc(sizeof(size_t) * (narg ? narg : 1));
+  }
+  if (!f || !f->out_types || !f->out_dims || !f->out_ranks || !f->out_kinds ||
+      !f->out_kind_sizes || !f->param_kinds || !f->param_kind_sizes) {
+    front_free(f);
+    cj_executable_release(e);
+    return cj_oom();
+  }
+  named_float(&f->cost[0], "flops", in->flops);
+  named_float(&f->cost[1], "transcendentals", in->transcendentals);
+  named_float(&f->cost[2], "bytes accessed", in->bytes_accessed);
+  size_t k = 0;
+  for (size_t j = 0; j < nres; j++) {
+    const cj_shape *s = &in->results[j];
+    f->out_types[j] = (PJRT_Buffer_Type)s->dtype;
+    f->out_ranks[j] = (size_t)s->rank;
+    for (int32_t r = 0; r < s->rank; r++) f->out_dims[k++] = s->dims[r];
+    f->out_kinds[j] = kDeviceKind;
+    f->out_kind_sizes[j] = sizeof kDeviceKind - 1;
+  }
+  for (size_t i = 0; i < narg; i++) {
+    f->param_kinds[i] = kDeviceKind;
+    f->param_kind_sizes[i] = sizeof kDeviceKind - 1;
+  }
+  cj_executable_set_front(e, f, front_free);
+  return NULL;
+}
+
+static exec_front *front_of(const cj_executable *e) { return e->front; }
+
+/* Checks a PJRT_Program for compiling: present, big enough, format "mlir". */
+static cj_status check_program(const PJRT_Program *p) {
+  if (!p) return cj_invalid("program is NULL");
+  if (p->struct_size < (size_t)PJRT_STRUCT_SIZE(PJRT_Program, format_size))
+    return cj_invalid("program->struct_size %zu is too small (PJRT_Program is %zu bytes)",
+                      p->struct_size, (size_t)PJRT_Program_STRUCT_SIZE);
+  if (!p->format && p->format_size) return cj_invalid("program->format is NULL");
+  size_t n = p->format ? p->format_size : 0;
+  if (n != sizeof kMlir - 1 || memcmp(p->format, kMlir, n) != 0)
+    return cj_invalid("Unknown program format '%.*s' (cjrt compiles \"mlir\": MLIR text or "
+                      "bytecode)",
+                      (int)(n < 64 ? n : 64), n ? p->format : "");
+  if (!p->code || !p->code_size) return cj_invalid("the program is empty");
+  return NULL;
+}
+
+/* Compiles for `client` (may be NULL: any client may load it later). */
+static cj_status compile(cj_client *client, const PJRT_Program *program, const char *options,
+                         size_t options_len, cj_executable **out) {
+  *out = NULL;
+  CJ_RETURN_IF_ERROR(check_program(program));
+  if (!options && options_len)
+    return cj_invalid("compile_options is NULL but compile_options_size is %zu", options_len);
+  cj_backend *b = client ? client->backend : cj_backend_cpu();
+  cj_executable *e;
+  CJ_RETURN_IF_ERROR(
+      cj_executable_compile(b, client, program->code, program->code_size, options, options_len, &e));
+  CJ_RETURN_IF_ERROR(attach_front(e));
+  *out = e;
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Compiling and loading                                                                       */
+
+PJRT_Error *cjp_PJRT_Client_Compile(PJRT_Client_Compile_Args *args) {
+  static const char fn[] = "PJRT_Client_Compile";
+  CJP_CHECK_ARGS(PJRT_Client_Compile, args, executable);
+  CJP_CLIENT(PJRT_Client_Compile, c, args->client, "client");
+  cj_executable *e;
+  cj_status st = compile(c, args->program, args->compile_options, args->compile_options_size, &e);
+  if (st) return cjp_error_in(fn, st);
+  cj_loaded *l;
+  st = cj_loaded_create(c, e, NULL, 0, &l);
+  cj_executable_release(e);
+  if (st) return cjp_error_in(fn, st);
+  args->executable = (PJRT_LoadedExecutable *)l;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Compile(PJRT_Compile_Args *args) {
+  static const char fn[] = "PJRT_Compile";
+  CJP_CHECK_ARGS(PJRT_Compile, args, executable);
+  /* cjrt has no topology objects; the topology argument is not read. With a client, the device
+   * assignment is checked against it now; without, when the executable is loaded. */
+  cj_client *c = NULL;
+  if (args->client) {
+    CJP_CLIENT(PJRT_Compile, cc, args->client, "client");
+    c = cc;
+  }
+  cj_executable *e;
+  cj_status st = compile(c, args->program, args->compile_options, args->compile_options_size, &e);
+  if (st) return cjp_error_in(fn, st);
+  args->executable = (PJRT_Executable *)e;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Client_Load(PJRT_Client_Load_Args *args) {
+  static const char fn[] = "PJRT_Client_Load";
+  CJP_CHECK_ARGS(PJRT_Client_Load, args, loaded_executable);
+  CJP_CLIENT(PJRT_Client_Load, c, args->client, "client");
+  CJP_EXEC(PJRT_Client_Load, e, args->executable, "executable");
+  if (!args->compile_options && args->compile_options_size)
+    return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: compile_options is NULL but its size is %zu", fn,
+                      args->compile_options_size);
+  cj_loaded *l;
+  cj_status st = cj_loaded_create(c, e, args->compile_options_size ? args->compile_options : NULL,
+                                  args->compile_options_size, &l);
+  if (st) return cjp_error_in(fn, st);
+  args->loaded_executable = (PJRT_LoadedExecutable *)l;
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Executables                                                                                 */
+
+PJRT_Error *cjp_PJRT_Executable_Destroy(PJRT_Executable_Destroy_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_Destroy, args, executable);
+  if (!args->executable) return NULL;
+  CJP_EXEC(PJRT_Executable_Destroy, e, args->executable, "executable");
+  cj_executable_release(e);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_Name(PJRT_Executable_Name_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_Name, args, executable_name_size);
+  CJP_EXEC(PJRT_Executable_Name, e, args->executable, "executable");
+  const char *name = e->info->name ? e->info->name : "main";
+  args->executable_name = name;
+  args->executable_name_size = strlen(name);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_NumReplicas(PJRT_Executable_NumReplicas_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_NumReplicas, args, num_replicas);
+  CJP_EXEC(PJRT_Executable_NumReplicas, e, args->executable, "executable");
+  args->num_replicas = (size_t)e->num_replicas;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_NumPartitions(PJRT_Executable_NumPartitions_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_NumPartitions, args, num_partitions);
+  CJP_EXEC(PJRT_Executable_NumPartitions, e, args->executable, "executable");
+  args->num_partitions = (size_t)e->num_partitions;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_NumOutputs(PJRT_Executable_NumOutputs_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_NumOutputs, args, num_outputs);
+  CJP_EXEC(PJRT_Executable_NumOutputs, e, args->executable, "executable");
+  args->num_outputs = (size_t)e->info->num_results;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_SizeOfGeneratedCodeInBytes(
+    PJRT_Executable_SizeOfGeneratedCodeInBytes_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_SizeOfGeneratedCodeInBytes, args, size_in_bytes);
+  CJP_EXEC(PJRT_Executable_SizeOfGeneratedCodeInBytes, e, args->executable, "executable");
+  args->size_in_bytes = e->info->code_bytes;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_Fingerprint(PJRT_Executable_Fingerprint_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_Fingerprint, args, executable_fingerprint_size);
+  CJP_EXEC(PJRT_Executable_Fingerprint, e, args->executable, "executable");
+  args->executable_fingerprint = e->fingerprint;
+  args->executable_fingerprint_size = strlen(e->fingerprint);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_GetCostAnalysis(PJRT_Executable_GetCostAnalysis_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_GetCostAnalysis, args, properties);
+  CJP_EXEC(PJRT_Executable_GetCostAnalysis, e, args->executable, "executable");
+  exec_front *f = front_of(e);
+  args->properties = f->cost;
+  args->num_properties = sizeof f->cost / sizeof f->cost[0];
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_GetCompiledMemoryStats(
+    PJRT_Executable_GetCompiledMemoryStats_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_GetCompiledMemoryStats, args, temp_size_in_bytes);
+  CJP_EXEC(PJRT_Executable_GetCompiledMemoryStats, e, args->executable, "executable");
+  const cj_program_info *in = e->info;
+  int64_t arg = 0, res = 0, alias = 0;
+  for (int32_t i = 0; i < in->num_args; i++) arg += (int64_t)in->args[i].nbytes;
+  for (int32_t j = 0; j < in->num_results; j++) {
+    res += (int64_t)in->results[j].nbytes;
+    if (in->result_donor && in->result_donor[j] >= 0) alias += (int64_t)in->results[j].nbytes;
+  }
+  /* Device memory is host memory on the CPU backend; the figures are reported as device memory,
+   * as XLA's CPU client does, with constants counted in the total. */
+  int64_t total = in->code_bytes + arg + res - alias + in->temp_bytes + in->constant_bytes;
+  args->generated_code_size_in_bytes = in->code_bytes;
+  args->argument_size_in_bytes = arg;
+  args->output_size_in_bytes = res;
+  args->alias_size_in_bytes = alias;
+  args->temp_size_in_bytes = in->temp_bytes;
+#define SET(field, value) \
+  if (CJP_HAS(PJRT_Executable_GetCompiledMemoryStats, args, field)) args->field = (value)
+  SET(host_generated_code_size_in_bytes, 0);
+  SET(host_argument_size_in_bytes, 0);
+  SET(host_output_size_in_bytes, 0);
+  SET(host_alias_size_in_bytes, 0);
+  SET(host_temp_size_in_bytes, 0);
+  SET(peak_memory_in_bytes, arg + res - alias + in->temp_bytes + in->constant_bytes);
+  SET(total_size_in_bytes, total);
+  SET(total_allocation_bytes, arg + res - alias + in->temp_bytes + in->constant_bytes);
+  SET(indefinite_allocations, in->constant_bytes);
+  SET(peak_unpadded_heap_bytes, in->temp_bytes);
+#undef SET
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_OutputElementTypes(PJRT_Executable_OutputElementTypes_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_OutputElementTypes, args, num_output_types);
+  CJP_EXEC(PJRT_Executable_OutputElementTypes, e, args->executable, "executable");
+  args->output_types = front_of(e)->out_types;
+  args->num_output_types = (size_t)e->info->num_results;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_OutputDimensions(PJRT_Executable_OutputDimensions_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_OutputDimensions, args, dim_sizes);
+  CJP_EXEC(PJRT_Executable_OutputDimensions, e, args->executable, "executable");
+  args->num_outputs = (size_t)e->info->num_results;
+  args->dims = front_of(e)->out_dims;
+  args->dim_sizes = front_of(e)->out_ranks;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_OutputMemoryKinds(PJRT_Executable_OutputMemoryKinds_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_OutputMemoryKinds, args, memory_kind_sizes);
+  CJP_EXEC(PJRT_Executable_OutputMemoryKinds, e, args->executable, "executable");
+  args->num_outputs = (size_t)e->info->num_results;
+  args->memory_kinds = front_of(e)->out_kinds;
+  args->memory_kind_sizes = front_of(e)->out_kind_sizes;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_ParameterMemoryKinds(
+    PJRT_Executable_ParameterMemoryKinds_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_ParameterMemoryKinds, args, memory_kind_sizes);
+  CJP_EXEC(PJRT_Executable_ParameterMemoryKinds, e, args->executable, "executable");
+  args->num_parameters = (size_t)e->info->num_args;
+  args->memory_kinds = front_of(e)->param_kinds;
+  args->memory_kind_sizes = front_of(e)->param_kind_sizes;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args *args) {
+  static const char fn[] = "PJRT_Executable_OptimizedProgram";
+  CJP_CHECK_ARGS(PJRT_Executable_OptimizedProgram, args, program);
+  CJP_EXEC(PJRT_Executable_OptimizedProgram, e, args->executable, "executable");
+  PJRT_Program *p = args->program;
+  if (!p) return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: program is NULL", fn);
+  if (p->struct_size < (size_t)PJRT_STRUCT_SIZE(PJRT_Program, format_size))
+    return cjp_errorf(CJ_INVALID_ARGUMENT,
+                      "%s: program->struct_size %zu is too small (PJRT_Program is %zu bytes)", fn,
+                      p->struct_size, (size_t)PJRT_Program_STRUCT_SIZE);
+  const char *text = e->info->optimized_text;
+  size_t len = text ? e->info->optimized_len : 0;
+  p->format = kMlir;
+  p->format_size = sizeof kMlir - 1;
+  if (!p->code) {
+    p->code_size = len;
+    return NULL;
+  }
+  if (p->code_size < len)
+    return cjp_errorf(CJ_INVALID_ARGUMENT,
+                      "%s: program->code_size is %zu bytes; the program needs %zu (call first "
+                      "with code = NULL to learn the size)",
+                      fn, p->code_size, len);
+  if (len) memcpy(p->code, text, len);
+  p->code_size = len;
+  return NULL;
+}
+
+/* Byte blobs handed out with a deleter: the opaque object is the malloc'ed block itself. */
+static void blob_free_exec(PJRT_SerializedExecutable *p) { free(p); }
+static void blob_free_options(PJRT_SerializedCompileOptions *p) { free(p); }
+static void blob_free_assignment(PJRT_DeviceAssignmentSerialized *p) { free(p); }
+
+PJRT_Error *cjp_PJRT_Executable_Serialize(PJRT_Executable_Serialize_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_Serialize, args, serialized_executable_deleter);
+  CJP_EXEC(PJRT_Executable_Serialize, e, args->executable, "executable");
+  void *bytes;
+  size_t len;
+  cj_status st = cj_executable_serialize(e, &bytes, &len);
+  if (st) return cjp_error_in("PJRT_Executable_Serialize", st);
+  args->serialized_bytes = bytes;
+  args->serialized_bytes_size = len;
+  args->serialized_executable = (PJRT_SerializedExecutable *)bytes;
+  args->serialized_executable_deleter = blob_free_exec;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_GetCompileOptions(PJRT_Executable_GetCompileOptions_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Executable_GetCompileOptions, args, serialized_compile_options_deleter);
+  CJP_EXEC(PJRT_Executable_GetCompileOptions, e, args->executable, "executable");
+  char *copy = malloc(e->options_len ? e->options_len : 1);
+  if (!copy) return cjp_error_in("PJRT_Executable_GetCompileOptions", cj_oom());
+  if (e->options_len) memcpy(copy, e->options, e->options_len);
+  args->serialized_bytes = copy;
+  args->serialized_bytes_size = e->options_len;
+  args->serialized_compile_options = (PJRT_SerializedCompileOptions *)copy;
+  args->serialized_compile_options_deleter = blob_free_options;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAndLoad_Args *args) {
+  static const char fn[] = "PJRT_Executable_DeserializeAndLoad";
+  CJP_CHECK_ARGS(PJRT_Executable_DeserializeAndLoad, args, loaded_executable);
+  CJP_CLIENT(PJRT_Executable_DeserializeAndLoad, c, args->client, "client");
+  if (!args->serialized_executable && args->serialized_executable_size)
+    return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: serialized_executable is NULL", fn);
+  const char *ov = CJP_FIELD(PJRT_Executable_DeserializeAndLoad, args,
+                             overridden_serialized_compile_options);
+  size_t ov_len = CJP_FIELD(PJRT_Executable_DeserializeAndLoad, args,
+                            overridden_serialized_compile_options_size);
+  if (!ov && ov_len)
+    return cjp_errorf(CJ_INVALID_ARGUMENT,
+                      "%s: overridden_serialized_compile_options is NULL but its size is %zu", fn,
+                      ov_len);
+  /* load_options (computation_origin, multi-slice configuration) concern multi-host TPU
+   * systems; a single-process CPU client has nothing to apply them to. */
+  cj_executable *e;
+  cj_status st = cj_executable_deserialize(c->backend, args->serialized_executable,
+                                           args->serialized_executable_size, ov, ov_len, &e);
+  if (!st) st = attach_front(e);
+  if (st) return cjp_error_in(fn, st);
+  cj_loaded *l;
+  st = cj_loaded_create(c, e, NULL, 0, &l);
+  cj_executable_release(e);
+  if (st) return cjp_error_in(fn, st);
+  args->loaded_executable = (PJRT_LoadedExecutable *)l;
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Loaded executables                                                                          */
+
+PJRT_Error *cjp_PJRT_LoadedExecutable_Destroy(PJRT_LoadedExecutable_Destroy_Args *args) {
+  CJP_CHECK_ARGS(PJRT_LoadedExecutable_Destroy, args, executable);
+  if (!args->executable) return NULL;
+  CJP_LOADED(PJRT_LoadedExecutable_Destroy, l, args->executable, "executable");
+  cj_loaded_destroy(l);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_LoadedExecutable_GetExecutable(
+    PJRT_LoadedExecutable_GetExecutable_Args *args) {
+  CJP_CHECK_ARGS(PJRT_LoadedExecutable_GetExecutable, args, executable);
+  CJP_LOADED(PJRT_LoadedExecutable_GetExecutable, l, args->loaded_executable,
+             "loaded_executable");
+  cj_executable_retain(l->exec);
+  args->executable = (PJRT_Executable *)l->exec;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_LoadedExecutable_AddressableDevices(
+    PJRT_LoadedExecutable_AddressableDevices_Args *args) {
+  CJP_CHECK_ARGS(PJRT_LoadedExecutable_AddressableDevices, args, num_addressable_devices);
+  CJP_LOADED(PJRT_LoadedExecutable_AddressableDevices, l, args->executable, "executable");
+  args->addressable_devices = (PJRT_Device *const *)l->devices;
+  args->num_addressable_devices = (size_t)l->ndevices;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds(
+    PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args *args) {
+  CJP_CHECK_ARGS(PJRT_LoadedExecutable_AddressableDeviceLogicalIds, args,
+                 num_addressable_device_logical_ids);
+  CJP_LOADED(PJRT_LoadedExecutable_AddressableDeviceLogicalIds, l, args->executable,
+             "executable");
+  args->addressable_device_logical_ids = (PJRT_LogicalDeviceIds *)l->logical;
+  args->num_addressable_device_logical_ids = (size_t)l->ndevices;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_LoadedExecutable_GetDeviceAssignment(
+    PJRT_LoadedExecutable_GetDeviceAssignment_Args *args) {
+  CJP_CHECK_ARGS(PJRT_LoadedExecutable_GetDeviceAssignment, args,
+                 serialized_device_assignment_deleter);
+  CJP_LOADED(PJRT_LoadedExecutable_GetDeviceAssignment, l, args->executable, "executable");
+  size_t n = l->assignment_proto_len;
+  char *copy = malloc(n ? n : 1);
+  if (!copy) return cjp_error_in("PJRT_LoadedExecutable_GetDeviceAssignment", cj_oom());
+  if (n) memcpy(copy, l->assignment_proto, n);
+  args->serialized_bytes = copy;
+  args->serialized_bytes_size = n;
+  args->serialized_device_assignment = (PJRT_DeviceAssignmentSerialized *)copy;
+  args->serialized_device_assignment_deleter = blob_free_assignment;
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_LoadedExecutable_Delete(PJRT_LoadedExecutable_Delete_Args *args) {
+  CJP_CHECK_ARGS(PJRT_LoadedExecutable_Delete, args, executable);
+  CJP_LOADED(PJRT_LoadedExecutable_Delete, l, args->executable, "executable");
+  cj_loaded_delete(l);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_LoadedExecutable_IsDeleted(PJRT_LoadedExecutable_IsDeleted_Args *args) {
+  CJP_CHECK_ARGS(PJRT_LoadedExecutable_IsDeleted, args, is_deleted);
+  CJP_LOADED(PJRT_LoadedExecutable_IsDeleted, l, args->executable, "executable");
+  args->is_deleted = cj_loaded_is_deleted(l);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_LoadedExecutable_Fingerprint(PJRT_LoadedExecutable_Fingerprint_Args *args) {
+  CJP_CHECK_ARGS(PJRT_LoadedExecutable_Fingerprint, args, executable_fingerprint_size);
+  CJP_LOADED(PJRT_LoadedExecutable_Fingerprint, l, args->executable, "executable");
+  args->executable_fingerprint = l->exec->fingerprint;
+  args->executable_fingerprint_size = strlen(l->exec->fingerprint);
+  return NULL;
+}
+
+PJRT_Error *cjp_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args *args) {
+  static const char fn[] = "PJRT_LoadedExecutable_Execute";
+  CJP_CHECK_ARGS(PJRT_LoadedExecutable_Execute, args, output_lists);
+  CJP_LOADED(PJRT_LoadedExecutable_Execute, l, args->executable, "executable");
+  PJRT_Event **events = CJP_FIELD(PJRT_LoadedExecutable_Execute, args, device_complete_events);
+  PJRT_Device *exec_device = CJP_FIELD(PJRT_LoadedExecutable_Execute, args, execute_device);
+  size_t ndev = args->num_devices, nargs = args->num_args;
+  size_t nout = (size_t)l->exec->info->num_results;
+
+  /* Options: only the non-donatable indices matter to cjrt. Send/recv callbacks are never
+   * needed: programs with host send/recv do not compile (the compiler names the op). The
+   * profiler extension chain and the execute context are not read. */
+  cj_execute_options eo = {NULL, 0};
+  const PJRT_ExecuteOptions *o = args->options;
+  if (o) {
+    if (o->struct_size >= (size_t)PJRT_STRUCT_SIZE(PJRT_ExecuteOptions,
+                                                   num_non_donatable_input_indices)) {
+      eo.non_donatable = o->non_donatable_input_indices;
+      eo.num_non_donatable = o->num_non_donatable_input_indices;
+      if (eo.num_non_donatable && !eo.non_donatable)
+        return cjp_errorf(CJ_INVALID_ARGUMENT,
+                          "%s: options->non_donatable_input_indices is NULL but "
+                          "num_non_donatable_input_indices is %zu",
+                          fn, eo.num_non_donatable);
+    }
+  }
+  /* The counts first: the lists are only read once they are known to fit. */
+  cj_status cs = cj_loaded_check_call(l, (cj_device *)exec_device, ndev, nargs);
+  if (cs) return cjp_error_in(fn, cs);
+  if (nargs && !args->argument_lists)
+    return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: argument_lists is NULL", fn);
+  if (nout && !args->output_lists)
+    return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: output_lists is NULL", fn);
+  for (size_t d = 0; d < ndev; d++) {
+    if (nargs && !args->argument_lists[d])
+      return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: argument_lists[%zu] is NULL", fn, d);
+    if (nout && !args->output_lists[d])
+      return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: output_lists[%zu] is NULL", fn, d);
+  }
+
+  /* Flat copies of the caller's lists for the runtime. */
+  size_t nin = ndev * nargs, nres = ndev * nout;
+  void *block = malloc(sizeof(cj_buffer *) * (nin + nres) + sizeof(cj_event *) * ndev + 1);
+  if (!block) return cjp_error_in(fn, cj_oom());
+  cj_buffer **in = block;
+  cj_buffer **outs = in + nin;
+  cj_event **done = (cj_event **)(outs + nres);
+  for (size_t d = 0; d < ndev; d++)
+    for (size_t i = 0; i < nargs; i++) in[d * nargs + i] = (cj_buffer *)args->argument_lists[d][i];
+  cj_status st = cj_loaded_execute(l, (cj_device *)exec_device, in, ndev, nargs, &eo, outs,
+                                   events ? done : NULL);
+  if (st) {
+    free(block);
+    return cjp_error_in(fn, st);
+  }
+  for (size_t d = 0; d < ndev; d++) {
+    for (size_t j = 0; j < nout; j++) args->output_lists[d][j] = (PJRT_Buffer *)outs[d * nout + j];
+    if (events) events[d] = (PJRT_Event *)done[d];
+  }
+  free(block);
+  return NULL;
+}

@@ -1,0 +1,1067 @@
+/* cjrt: executables, loading and execution (see executable.h). */
+#include "runtime/executable.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/compile_options.h"
+#include "frontend/frontend.h"
+#include "ir/ir.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Small helpers                                                                               */
+
+static uint64_t fnv64(const void *p, size_t n, uint64_t h) {
+  const unsigned char *s = p;
+  for (size_t i = 0; i < n; i++) {
+    h ^= s[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+#define FNV_SEED 0xcbf29ce484222325ull
+
+/* A growable byte buffer for the writers below. */
+typedef struct wbuf {
+  unsigned char *p;
+  size_t n, cap;
+  bool oom;
+} wbuf;
+
+static void w_bytes(wbuf *w, const void *d, size_t n) {
+  if (w->oom || !n) return;
+  if (w->n + n > w->cap) {
+    size_t cap = w->cap ? w->cap * 2 : 64;
+    while (cap < w->n + n) cap *= 2;
+    unsigned char *np = realloc(w->p, cap);
+    if (!np) {
+      w->oom = true;
+      return;
+    }
+    w->p = np;
+    w->cap = cap;
+  }
+  memcpy(w->p + w->n, d, n);
+  w->n += n;
+}
+
+static void w_u32(wbuf *w, uint32_t v) {
+  unsigned char b[4];
+  for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
+  w_bytes(w, b, 4);
+}
+
+static void w_u64(wbuf *w, uint64_t v) {
+  unsigned char b[8];
+  for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+  w_bytes(w, b, 8);
+}
+
+static void w_varint(wbuf *w, uint64_t v) {
+  unsigned char b[10];
+  size_t n = 0;
+  do {
+    b[n] = (unsigned char)(v & 0x7f);
+    v >>= 7;
+    if (v) b[n] |= 0x80;
+    n++;
+  } while (v);
+  w_bytes(w, b, n);
+}
+
+/* Protobuf: a field's key. */
+static void w_key(wbuf *w, uint32_t field, int wire_type) {
+  w_varint(w, ((uint64_t)field << 3) | (uint64_t)wire_type);
+}
+
+/* Protobuf: a length-delimited field holding `sub`. */
+static void w_sub(wbuf *w, uint32_t field, const wbuf *sub) {
+  if (sub->oom) w->oom = true;
+  w_key(w, field, 2);
+  w_varint(w, sub->n);
+  w_bytes(w, sub->p, sub->n);
+}
+
+static uint32_t rd_u32(const unsigned char *p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+
+static uint64_t rd_u64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Executables                                                                                 */
+
+bool cj_executable_check(const void *p) { return cj_object_is(p, CJ_TAG_EXECUTABLE); }
+
+void cj_executable_retain(cj_executable *e) { cj_object_retain(&e->hdr); }
+
+static void executable_free(cj_executable *e) {
+  if (e->front_free) e->front_free(e->front);
+  if (e->program) e->backend->vt->program_free(e->program);
+  free(e->options);
+  free(e->assignment);
+  free(e);
+}
+
+void cj_executable_release(cj_executable *e) {
+  if (e && cj_object_release(&e->hdr)) executable_free(e);
+}
+
+void cj_executable_set_front(cj_executable *e, void *front, void (*free_fn)(void *)) {
+  e->front = front;
+  e->front_free = free_fn;
+}
+
+/* Wraps a compiled program (consumed) with the options it was compiled from (copied). The
+ * device assignment is `assignment` (copied; NULL = none) for `nr` x `np` devices. */
+static cj_status executable_new(cj_backend *b, cj_program *prog, const void *options,
+                                size_t options_len, const int64_t *assignment,
+                                cj_executable **out) {
+  *out = NULL;
+  cj_executable *e = calloc(1, sizeof *e);
+  if (!e) {
+    b->vt->program_free(prog);
+    return cj_oom();
+  }
+  cj_object_init(&e->hdr, CJ_TAG_EXECUTABLE);
+  e->backend = b;
+  e->program = prog;
+  e->info = b->vt->program_info(prog);
+  if (!e->info) {
+    executable_free(e);
+    return cj_internal("the backend gave no description of the compiled program");
+  }
+  e->num_replicas = e->info->num_replicas > 0 ? e->info->num_replicas : 1;
+  e->num_partitions = e->info->num_partitions > 0 ? e->info->num_partitions : 1;
+  if (options_len) {
+    e->options = malloc(options_len);
+    if (!e->options) {
+      executable_free(e);
+      return cj_oom();
+    }
+    memcpy(e->options, options, options_len);
+    e->options_len = options_len;
+  }
+  if (assignment) {
+    size_t n = (size_t)(e->num_replicas * e->num_partitions);
+    e->assignment = malloc(n * sizeof(int64_t));
+    if (!e->assignment) {
+      executable_free(e);
+      return cj_oom();
+    }
+    memcpy(e->assignment, assignment, n * sizeof(int64_t));
+  }
+  snprintf(e->fingerprint, sizeof e->fingerprint, "%016llx%016llx",
+           (unsigned long long)e->info->fingerprint[0],
+           (unsigned long long)e->info->fingerprint[1]);
+  *out = e;
+  return NULL;
+}
+
+/* Checks that the client can run nr x np devices with `ids` (replica-major global ids; NULL =
+ * the client's default assignment) and writes the devices to out_devices (may be NULL). */
+static cj_status resolve_assignment(cj_client *c, int64_t nr, int64_t np, const int64_t *ids,
+                                    int64_t *out_ids, cj_device **out_devices) {
+  if (nr < 1 || np < 1)
+    return cj_invalid("%lld replicas x %lld partitions is not a valid device assignment",
+                      (long long)nr, (long long)np);
+  int64_t n = nr * np;
+  if (n > c->ndevices)
+    return cj_invalid("the program needs %lld replicas x %lld partitions = %lld devices, but the "
+                      "client has only %d",
+                      (long long)nr, (long long)np, (long long)n, c->ndevices);
+  if (!ids) {
+    int *def = malloc(sizeof(int) * (size_t)n);
+    if (!def) return cj_oom();
+    cj_status st = cj_client_default_assignment(c, (int)nr, (int)np, def);
+    for (int64_t i = 0; !st && i < n; i++) {
+      if (out_ids) out_ids[i] = def[i];
+      if (out_devices) out_devices[i] = cj_client_lookup_device(c, def[i]);
+    }
+    free(def);
+    return st;
+  }
+  bool *seen = calloc((size_t)c->ndevices, sizeof(bool));
+  if (!seen) return cj_oom();
+  cj_status st = NULL;
+  for (int64_t i = 0; i < n && !st; i++) {
+    cj_device *d = ids[i] >= 0 && ids[i] <= INT32_MAX ? cj_client_lookup_device(c, (int)ids[i])
+                                                        : NULL;
+    if (!d)
+      st = cj_invalid("the device assignment names device %lld (replica %lld, partition %lld), "
+                      "which the client does not have (it has devices 0..%d)",
+                      (long long)ids[i], (long long)(i / np), (long long)(i % np),
+                      c->ndevices - 1);
+    else if (seen[d->index])
+      st = cj_invalid("the device assignment names device %lld twice", (long long)ids[i]);
+    else {
+      seen[d->index] = true;
+      if (out_ids) out_ids[i] = ids[i];
+      if (out_devices) out_devices[i] = d;
+    }
+  }
+  free(seen);
+  return st;
+}
+
+/* ---- what the module needs, looked at before the backend consumes it ---- */
+
+/* Whether a sharding attribute splits its value across devices: an mhlo.sharding string with a
+ * tile assignment of more than one tile (a replicated last dim aside), or an #sdy.sharding
+ * naming a mesh axis on some dimension. */
+static bool sharding_splits(const cj_attr *a) {
+  if (!a) return false;
+  const char *t = NULL;
+  size_t n = 0;
+  if (a->kind == CJ_ATTR_OPAQUE) {
+    t = a->opaque.text;
+    n = a->opaque.len;
+    for (size_t i = 0; i + 1 < n; i++)
+      if (t[i] == '{' && t[i + 1] == '"') return true;
+    return false;
+  }
+  if (!cj_attr_get_str(a, &t, &n)) return false;
+  char buf[512];
+  size_t k = n < sizeof buf - 1 ? n : sizeof buf - 1;
+  memcpy(buf, t, k);
+  buf[k] = 0;
+  const char *d = strstr(buf, "devices=[");
+  if (!d) return false;
+  d += 9;
+  int64_t dims[32];
+  int nd = 0;
+  while (*d && *d != ']' && nd < 32) {
+    dims[nd++] = strtoll(d, (char **)&d, 10);
+    if (*d == ',') d++;
+    else if (*d != ']') break;
+  }
+  if (strstr(buf, "last_tile_dim_replicate") && nd > 0) nd--;
+  int64_t tiles = 1;
+  for (int i = 0; i < nd; i++) tiles *= dims[i] > 0 ? dims[i] : 1;
+  return tiles > 1;
+}
+
+static bool dict_splits(const cj_attr *dict, const char **which) {
+  if (!dict || dict->kind != CJ_ATTR_DICT) return false;
+  for (int32_t k = 0; k < dict->dict.n; k++) {
+    const char *nm = dict->dict.items[k].name;
+    if ((!strcmp(nm, "mhlo.sharding") || !strcmp(nm, "sdy.sharding")) &&
+        sharding_splits(dict->dict.items[k].value)) {
+      *which = nm;
+      return true;
+    }
+  }
+  return false;
+}
+
+typedef struct module_scan {
+  bool has_loop;
+  const cj_op *spmd_op; /* an op that only means something to an SPMD partitioner */
+} module_scan;
+
+static cj_status scan_op(cj_op *op, void *ctx) {
+  module_scan *s = ctx;
+  if (op->kind == CJ_OP_WHILE) s->has_loop = true;
+  if (!s->spmd_op) {
+    if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) s->spmd_op = op;
+    if (op->kind == CJ_OP_CUSTOM_CALL) {
+      const cj_attr *t = cj_op_attr(op, "call_target_name");
+      const char *v;
+      size_t n;
+      if (t && cj_attr_get_str(t, &v, &n) &&
+          ((n == 20 && !memcmp(v, "SPMDFullToShardShape", 20)) ||
+           (n == 20 && !memcmp(v, "SPMDShardToFullShape", 20))))
+        s->spmd_op = op;
+    }
+  }
+  return NULL;
+}
+
+/* cjrt runs every partition of a multi-partition program on the program as written: right for
+ * replicated programs, wrong for programs over global shapes that an SPMD partitioner would
+ * split. Those fail here, naming what is missing, rather than at execution with shapes that do
+ * not match. */
+static cj_status check_partitioning(cj_module *m, const cj_compile_options *o, module_scan *scan) {
+  CJ_RETURN_IF_ERROR(cj_walk_module(m, scan_op, scan));
+  if (o->num_partitions <= 1 || !o->use_spmd_partitioning) return NULL;
+  if (scan->spmd_op)
+    return cj_op_error(scan->spmd_op, CJ_UNIMPLEMENTED,
+                       "SPMD partitioning is not implemented by cjrt: this program is written "
+                       "for %lld partitions with manual sharding (run it on one device, or "
+                       "replicate its inputs)",
+                       (long long)o->num_partitions);
+  cj_op *main = cj_module_main(m);
+  const cj_type *ft = main ? cj_func_type(main) : NULL;
+  if (!ft) return NULL;
+  const char *which = NULL;
+  for (int32_t i = 0; i < ft->rank; i++)
+    if (dict_splits(cj_func_arg_attrs(main, (uint32_t)i), &which))
+      return cj_unimplemented("SPMD partitioning is not implemented by cjrt: argument %d of "
+                              "@main is sharded (%s) across the program's %lld partitions; "
+                              "replicate the inputs or run on one device",
+                              i, which, (long long)o->num_partitions);
+  for (int32_t j = 0; j < ft->nresults; j++)
+    if (dict_splits(cj_func_res_attrs(main, (uint32_t)j), &which))
+      return cj_unimplemented("SPMD partitioning is not implemented by cjrt: result %d of "
+                              "@main is sharded (%s) across the program's %lld partitions; "
+                              "replicate the outputs or run on one device",
+                              j, which, (long long)o->num_partitions);
+  return NULL;
+}
+
+/* Programs this small and loop-free run on the thread that starts them (a hand-off to a pool
+ * thread would cost more than the work). */
+#define CJ_INLINE_COST 65536.0
+
+cj_status cj_executable_compile(cj_backend *backend, cj_client *client, const void *code,
+                                size_t len, const void *options, size_t options_len,
+                                cj_executable **out) {
+  *out = NULL;
+  if (!backend) return cj_invalid("no backend to compile with");
+  if (!code && len) return cj_invalid("the program code is NULL but its size is %zu", len);
+  if (!len) return cj_invalid("the program is empty");
+  if (!options && options_len)
+    return cj_invalid("compile_options is NULL but its size is %zu", options_len);
+  cj_compile_options_storage os;
+  CJ_RETURN_IF_ERROR(cj_compile_options_read(options, options_len, &os));
+  cj_status st = NULL;
+  if (client)
+    st = resolve_assignment(client, os.opts.num_replicas, os.opts.num_partitions,
+                            os.opts.device_assignment, NULL, NULL);
+  cj_module *m = NULL;
+  if (!st) st = cj_read_program(code, len, "program", &m);
+  if (!st) st = cj_verify_module(m);
+  module_scan scan = {false, NULL};
+  if (!st) st = check_partitioning(m, &os.opts, &scan);
+  if (st) {
+    cj_module_free(m);
+    cj_compile_options_storage_free(&os);
+    return st;
+  }
+  cj_program *prog = NULL;
+  st = backend->vt->compile(backend, m, &os.opts, &prog); /* consumes m */
+  if (!st)
+    st = executable_new(backend, prog, options, options_len, os.opts.device_assignment, out);
+  if (!st)
+    (*out)->run_inline = !scan.has_loop &&
+                         (*out)->info->flops + (*out)->info->bytes_accessed < CJ_INLINE_COST;
+  cj_compile_options_storage_free(&os);
+  return st;
+}
+
+/* Serialized executable (little-endian):
+ *   "CJRTEXEC"                 magic
+ *   u32 version (1), u32 flags (bit 0: run_inline)
+ *   u32 n, n bytes             the backend's name
+ *   u64 n, n bytes             the compile options as received
+ *   u64 n, n bytes             the backend's program_serialize bytes
+ *   u64                        FNV-1a 64 of everything before it */
+static const char kExecMagic[8] = {'C', 'J', 'R', 'T', 'E', 'X', 'E', 'C'};
+enum { kExecVersion = 1, kFlagInline = 1 };
+
+cj_status cj_executable_serialize(const cj_executable *e, void **out, size_t *len) {
+  *out = NULL;
+  *len = 0;
+  void *prog = NULL;
+  size_t plen = 0;
+  CJ_RETURN_IF_ERROR(e->backend->vt->program_serialize(e->program, &prog, &plen));
+  const char *bname = e->backend->vt->name;
+  wbuf w = {0};
+  w_bytes(&w, kExecMagic, 8);
+  w_u32(&w, kExecVersion);
+  w_u32(&w, e->run_inline ? kFlagInline : 0);
+  w_u32(&w, (uint32_t)strlen(bname));
+  w_bytes(&w, bname, strlen(bname));
+  w_u64(&w, e->options_len);
+  w_bytes(&w, e->options, e->options_len);
+  w_u64(&w, plen);
+  w_bytes(&w, prog, plen);
+  free(prog);
+  if (!w.oom) w_u64(&w, fnv64(w.p, w.n, FNV_SEED));
+  if (w.oom) {
+    free(w.p);
+    return cj_oom();
+  }
+  *out = w.p;
+  *len = w.n;
+  return NULL;
+}
+
+cj_status cj_executable_deserialize(cj_backend *backend, const void *data, size_t len,
+                                    const void *override_options, size_t override_len,
+                                    cj_executable **out) {
+  *out = NULL;
+  const unsigned char *d = data;
+  const size_t fixed = 8 + 4 + 4 + 4 + 8 + 8 + 8;
+  if (!d && len) return cj_invalid("the serialized executable is NULL but its size is %zu", len);
+  if (len < 8 || memcmp(d, kExecMagic, 8) != 0)
+    return cj_invalid("these %zu bytes are not a serialized cjrt executable (bad magic)", len);
+  if (len < fixed)
+    return cj_invalid("%zu bytes are too few for a serialized cjrt executable", len);
+  uint32_t version = rd_u32(d + 8);
+  if (version != kExecVersion)
+    return cj_invalid("the executable was serialized in format version %u; this cjrt reads "
+                      "version %d",
+                      version, kExecVersion);
+  if (fnv64(d, len - 8, FNV_SEED) != rd_u64(d + len - 8))
+    return cj_invalid("the serialized executable is corrupted (checksum mismatch)");
+  size_t k = 16, end = len - 8;
+  uint32_t nlen = rd_u32(d + k);
+  k += 4;
+  if (nlen > end - k) return cj_invalid("the serialized executable is truncated (backend name)");
+  const char *bname = backend->vt->name;
+  if (nlen != strlen(bname) || memcmp(d + k, bname, nlen) != 0)
+    return cj_invalid("the executable was serialized for backend '%.*s', not '%s'",
+                      (int)(nlen < 64 ? nlen : 64), (const char *)d + k, bname);
+  k += nlen;
+  if (end - k < 8) return cj_invalid("the serialized executable is truncated (options)");
+  uint64_t olen = rd_u64(d + k);
+  k += 8;
+  if (olen > end - k) return cj_invalid("the serialized executable is truncated (options)");
+  const unsigned char *opts = d + k;
+  k += (size_t)olen;
+  if (end - k < 8) return cj_invalid("the serialized executable is truncated (program)");
+  uint64_t plen = rd_u64(d + k);
+  k += 8;
+  if (plen != end - k) return cj_invalid("the serialized executable has a bad program length");
+
+  /* The options to keep: the override's, once it agrees with the program. */
+  const void *keep = opts;
+  size_t keep_len = (size_t)olen;
+  cj_compile_options_storage os;
+  cj_status st;
+  if (override_options) {
+    st = cj_compile_options_read(override_options, override_len, &os);
+    if (st) return cj_status_annotate(st, "overridden compile options");
+    keep = override_options;
+    keep_len = override_len;
+  } else {
+    st = cj_compile_options_read(opts, (size_t)olen, &os);
+    if (st) return cj_status_annotate(st, "the serialized executable's compile options");
+  }
+  cj_program *prog = NULL;
+  st = backend->vt->program_deserialize(backend, d + k, (size_t)plen, &prog);
+  if (st) {
+    cj_compile_options_storage_free(&os);
+    return cj_status_annotate(st, "the serialized executable's program");
+  }
+  const cj_program_info *info = backend->vt->program_info(prog);
+  int64_t nr = info && info->num_replicas > 0 ? info->num_replicas : 1;
+  int64_t np = info && info->num_partitions > 0 ? info->num_partitions : 1;
+  if (os.opts.num_replicas != nr || os.opts.num_partitions != np) {
+    st = cj_invalid("the %s compile options ask for %lld replicas x %lld partitions, but the "
+                    "executable was compiled for %lld x %lld",
+                    override_options ? "overridden" : "stored", (long long)os.opts.num_replicas,
+                    (long long)os.opts.num_partitions, (long long)nr, (long long)np);
+    backend->vt->program_free(prog);
+    cj_compile_options_storage_free(&os);
+    return st;
+  }
+  const int64_t *assignment = os.opts.device_assignment;
+  if (!assignment && info) assignment = info->device_assignment;
+  st = executable_new(backend, prog, keep, keep_len, assignment, out);
+  if (!st) (*out)->run_inline = (rd_u32(d + 12) & kFlagInline) != 0;
+  cj_compile_options_storage_free(&os);
+  return st;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Loaded executables                                                                          */
+
+bool cj_loaded_check(const void *p) { return cj_object_is(p, CJ_TAG_LOADED); }
+
+void cj_loaded_retain(cj_loaded *l) { cj_object_retain(&l->hdr); }
+
+static void loaded_free(cj_loaded *l) {
+  cj_executable_release(l->exec);
+  free(l->assignment);
+  free(l->devices);
+  free(l->logical);
+  free(l->assignment_proto);
+  cj_client *c = l->client;
+  free(l);
+  cj_client_release(c); /* last: it may free the client */
+}
+
+void cj_loaded_release(cj_loaded *l) {
+  if (l && cj_object_release(&l->hdr)) loaded_free(l);
+}
+
+void cj_loaded_delete(cj_loaded *l) { atomic_store(&l->deleted, true); }
+bool cj_loaded_is_deleted(cj_loaded *l) { return atomic_load(&l->deleted); }
+
+void cj_loaded_destroy(cj_loaded *l) {
+  if (!l) return;
+  cj_loaded_delete(l);
+  cj_loaded_release(l);
+}
+
+/* xla.DeviceAssignmentProto{replica_count = 1, computation_count = 2,
+ * computation_devices = 3 {replica_device_ids = 1 (packed)}}, indexed [partition][replica]. */
+static cj_status write_assignment_proto(int64_t nr, int64_t np, const int64_t *ids, void **out,
+                                        size_t *len) {
+  wbuf w = {0};
+  w_key(&w, 1, 0);
+  w_varint(&w, (uint64_t)nr);
+  w_key(&w, 2, 0);
+  w_varint(&w, (uint64_t)np);
+  for (int64_t p = 0; p < np; p++) {
+    wbuf packed = {0}, comp = {0};
+    for (int64_t r = 0; r < nr; r++) w_varint(&packed, (uint64_t)ids[r * np + p]);
+    w_sub(&comp, 1, &packed);
+    w_sub(&w, 3, &comp);
+    free(packed.p);
+    free(comp.p);
+  }
+  if (w.oom) {
+    free(w.p);
+    return cj_oom();
+  }
+  *out = w.p;
+  *len = w.n;
+  return NULL;
+}
+
+cj_status cj_loaded_create(cj_client *c, cj_executable *e, const void *options,
+                           size_t options_len, cj_loaded **out) {
+  *out = NULL;
+  if (e->backend != c->backend)
+    return cj_invalid("the executable was compiled for backend '%s', the client runs '%s'",
+                      e->backend->vt->name, c->backend->vt->name);
+  int64_t nr = e->num_replicas, np = e->num_partitions;
+  cj_compile_options_storage os;
+  bool have_os = false;
+  const int64_t *ids = e->assignment;
+  if (options) {
+    CJ_RETURN_IF_ERROR(cj_compile_options_read(options, options_len, &os));
+    have_os = true;
+    if (os.opts.num_replicas != nr || os.opts.num_partitions != np) {
+      cj_status st = cj_invalid("the compile options ask for %lld replicas x %lld partitions, but "
+                                "the executable was compiled for %lld x %lld",
+                                (long long)os.opts.num_replicas,
+                                (long long)os.opts.num_partitions, (long long)nr, (long long)np);
+      cj_compile_options_storage_free(&os);
+      return st;
+    }
+    if (os.opts.device_assignment) ids = os.opts.device_assignment;
+  }
+  cj_loaded *l = calloc(1, sizeof *l);
+  size_t n = (size_t)(nr * np);
+  cj_status st = NULL;
+  if (!l) {
+    st = cj_oom();
+  } else {
+    l->assignment = malloc(n * sizeof(int64_t));
+    l->devices = malloc(n * sizeof(cj_device *));
+    l->logical = malloc(n * sizeof(cj_logical_id));
+    if (!l->assignment || !l->devices || !l->logical) st = cj_oom();
+  }
+  if (!st) st = resolve_assignment(c, nr, np, ids, l->assignment, l->devices);
+  if (!st)
+    st = write_assignment_proto(nr, np, l->assignment, &l->assignment_proto,
+                                &l->assignment_proto_len);
+  if (have_os) cj_compile_options_storage_free(&os);
+  if (st) {
+    if (l) {
+      free(l->assignment);
+      free(l->devices);
+      free(l->logical);
+      free(l);
+    }
+    return st;
+  }
+  cj_object_init(&l->hdr, CJ_TAG_LOADED);
+  atomic_init(&l->deleted, false);
+  l->client = c;
+  cj_client_retain(c);
+  l->exec = e;
+  cj_executable_retain(e);
+  l->num_replicas = nr;
+  l->num_partitions = np;
+  /* Every device of a cjrt client is addressable: the argument lists follow the assignment,
+   * replica-major. */
+  l->ndevices = (int)n;
+  for (size_t i = 0; i < n; i++) {
+    l->logical[i].replica = (int)(i / (size_t)np);
+    l->logical[i].partition = (int)(i % (size_t)np);
+  }
+  *out = l;
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Execution                                                                                   */
+
+typedef struct exec_run exec_run;
+
+/* One argument event being waited for. */
+typedef struct arg_wait {
+  exec_run *run;
+  int dev, arg;
+} arg_wait;
+
+/* One device's share. */
+typedef struct dev_run {
+  exec_run *run;
+  int replica, partition;
+  void **argp;          /* nargs device pointers */
+  void **resp;          /* nres device pointers */
+  cj_storage **pins;    /* nargs: the arguments' storages (NULL for error buffers) */
+  bool *pin_writer;     /* nargs: pins[i] is a writer reference (a donated argument) */
+  cj_storage **out_pins; /* nres: writer references to fresh result storages (NULL if donated) */
+  cj_buffer **outs;     /* nres, retained */
+  int32_t *res_donor;   /* nres: the argument whose storage the result took, or -1 */
+  cj_event *done;       /* retained: the outputs' ready event */
+} dev_run;
+
+struct exec_run {
+  cj_loaded *le; /* retained: keeps the program and the client alive */
+  cj_client *client;
+  cj_backend *backend;
+  const cj_program *prog;
+  int ndev, nargs, nres;
+  dev_run *devs;
+  cj_event **ready; /* ndev * nargs argument ready events, retained */
+  arg_wait *waits;  /* ndev * nargs */
+  atomic_int waiting; /* argument events not yet ready, plus one held by the caller */
+  atomic_int running; /* devices not finished */
+  pthread_mutex_t mu;
+  cj_status poison; /* the first argument error */
+  cj_launch *launch;
+  cj_threadpool *pool;
+};
+
+/* Carves aligned pieces out of one allocation. */
+typedef struct carve {
+  char *base;
+  size_t off;
+} carve;
+
+static void *carve_take(carve *c, size_t bytes) {
+  c->off = (c->off + 15) & ~(size_t)15;
+  void *p = c->base ? c->base + c->off : NULL;
+  c->off += bytes;
+  return p;
+}
+
+static void run_finish(exec_run *run) {
+  if (run->launch) run->backend->vt->launch_destroy(run->launch);
+  for (int k = 0; k < run->ndev * run->nargs; k++) cj_event_release(run->ready[k]);
+  cj_client_inflight_release(run->client);
+  cj_status_free(run->poison);
+  pthread_mutex_destroy(&run->mu);
+  cj_loaded *le = run->le;
+  free(run);
+  cj_loaded_release(le); /* last: it may free the client */
+}
+
+/* Ends one device's share with `st` (consumed; NULL = success). */
+static void finish_dev(dev_run *dv, cj_status st) {
+  exec_run *run = dv->run;
+  for (int i = 0; i < run->nargs; i++) {
+    if (dv->pin_writer[i])
+      cj_storage_writer_unref(dv->pins[i]);
+    else
+      cj_storage_unpin(dv->pins[i]);
+    dv->pins[i] = NULL;
+  }
+  for (int j = 0; j < run->nres; j++) {
+    if (st) cj_buffer_drop_storage(dv->outs[j]);
+    cj_storage_writer_unref(dv->out_pins[j]);
+    dv->out_pins[j] = NULL;
+  }
+  cj_status_free(cj_event_set(dv->done, st));
+  for (int j = 0; j < run->nres; j++) cj_buffer_release(dv->outs[j]);
+  cj_event_release(dv->done);
+  if (atomic_fetch_sub_explicit(&run->running, 1, memory_order_acq_rel) == 1) run_finish(run);
+}
+
+/* Runs one device's share; `on_pool` when on one of the client's task threads. */
+static void dev_run_share(dev_run *dv, bool on_pool) {
+  exec_run *run = dv->run;
+  cj_client *prev = cj_client_current_task();
+  if (on_pool) cj_client_enter_task(run->client);
+  cj_exec_args a;
+  memset(&a, 0, sizeof a);
+  a.replica = dv->replica;
+  a.partition = dv->partition;
+  a.args = dv->argp;
+  a.results = dv->resp;
+  a.launch = run->launch;
+  a.pool = run->pool;
+  cj_status st = run->backend->vt->execute(run->backend, run->prog, &a);
+  if (st && run->launch) run->backend->vt->launch_abort(run->launch, cj_status_copy(st));
+  finish_dev(dv, st);
+  if (on_pool) cj_client_enter_task(prev);
+}
+
+static void dev_task(void *ctx) { dev_run_share(ctx, true); }
+
+/* Every argument is ready: run the devices, or fail them all if an argument was an error.
+ * `in_execute`: called by Execute itself (every argument was ready then), the only place where a
+ * small program runs inline; from an argument's callback it always goes to the pool, so chains
+ * of dependent executions never nest on one stack. */
+static void run_start(exec_run *run, bool in_execute) {
+  int ndev = run->ndev;
+  dev_run *devs = run->devs;
+  cj_threadpool *pool = run->pool;
+  cj_status fail = run->poison ? cj_status_copy(run->poison) : NULL;
+  if (!fail && ndev > 1 && run->backend->vt->launch_create)
+    fail = run->backend->vt->launch_create(run->backend, run->prog, ndev, &run->launch);
+  if (fail) {
+    for (int d = 0; d < ndev; d++) finish_dev(&devs[d], d + 1 < ndev ? cj_status_copy(fail) : fail);
+    return;
+  }
+  if (in_execute && ndev == 1 && run->le->exec->run_inline) {
+    dev_run_share(&devs[0], false);
+    return;
+  }
+  cj_backend *backend = run->backend;
+  cj_launch *launch = run->launch;
+  /* Once the last device is submitted the run may finish and be freed at any moment: only
+   * locals are touched from here on. */
+  for (int d = 0; d < ndev; d++) {
+    cj_status st = cj_pool_submit(pool, dev_task, &devs[d]);
+    if (st) {
+      if (launch) backend->vt->launch_abort(launch, cj_status_copy(st));
+      finish_dev(&devs[d], st);
+    }
+  }
+}
+
+static void run_arrive(exec_run *run, bool in_execute) {
+  if (atomic_fetch_sub_explicit(&run->waiting, 1, memory_order_acq_rel) == 1)
+    run_start(run, in_execute);
+}
+
+static void arg_ready(void *ctx, cj_status st) {
+  arg_wait *w = ctx;
+  exec_run *run = w->run;
+  if (st) {
+    pthread_mutex_lock(&run->mu);
+    if (!run->poison) {
+      run->poison = cj_status_copy(st);
+      if (run->ndev > 1)
+        run->poison = cj_status_annotate(run->poison, "argument %d of device %d is an error buffer",
+                                         w->arg, w->dev);
+      else
+        run->poison = cj_status_annotate(run->poison, "argument %d is an error buffer", w->arg);
+    }
+    pthread_mutex_unlock(&run->mu);
+  }
+  run_arrive(run, false);
+}
+
+/* "tensor<2x3xf32>", as the program writes it. */
+static void shape_text(cj_dtype dt, int rank, const int64_t *dims, char *buf, size_t size) {
+  const cj_dtype_info *di = cj_dtype_get(dt);
+  size_t n = (size_t)snprintf(buf, size, "tensor<");
+  for (int i = 0; i < rank && n < size; i++)
+    n += (size_t)snprintf(buf + n, size - n, "%lldx", (long long)dims[i]);
+  if (n < size) snprintf(buf + n, size - n, "%s>", di->mlir ? di->mlir : di->id);
+}
+
+/* Names argument i of device d in messages. */
+static void arg_name(char *buf, size_t size, size_t i, int d, int ndev) {
+  if (ndev > 1)
+    snprintf(buf, size, "argument %zu of device list %d", i, d);
+  else
+    snprintf(buf, size, "argument %zu", i);
+}
+
+static cj_status check_argument(cj_loaded *l, const cj_program_info *info, cj_buffer *b,
+                                size_t i, int d, int ndev, cj_device *dev) {
+  char name[64];
+  arg_name(name, sizeof name, i, d, ndev);
+  if (!b) return cj_invalid("%s is NULL", name);
+  if (!cj_buffer_check(b)) return cj_invalid("%s is not a live cjrt buffer", name);
+  if (cj_buffer_client(b) != l->client)
+    return cj_invalid("%s belongs to another client", name);
+  const cj_shape *want = &info->args[i];
+  int rank = cj_buffer_rank(b);
+  const int64_t *dims = cj_buffer_dims(b);
+  bool same = cj_buffer_dtype(b) == want->dtype && rank == want->rank;
+  for (int k = 0; same && k < rank; k++) same = dims[k] == want->dims[k];
+  if (!same) {
+    char got[256], exp[256];
+    shape_text(cj_buffer_dtype(b), rank, dims, got, sizeof got);
+    shape_text(want->dtype, want->rank, want->dims, exp, sizeof exp);
+    return cj_invalid("%s is %s but the program expects %s", name, got, exp);
+  }
+  if (cj_buffer_device(b) != dev)
+    return cj_invalid("%s is on device %d but must be on device %d, where it runs", name,
+                      cj_buffer_device(b)->id, dev->id);
+  if (cj_buffer_is_deleted(b))
+    return cj_invalid("%s was deleted or donated", name);
+  return NULL;
+}
+
+cj_status cj_loaded_check_call(cj_loaded *l, cj_device *execute_device, size_t ndevices,
+                               size_t nargs) {
+  if (cj_loaded_is_deleted(l))
+    return cj_status_make(CJ_FAILED_PRECONDITION, "the executable was deleted");
+  const cj_program_info *info = l->exec->info;
+  if (execute_device) {
+    if (ndevices != 1)
+      return cj_invalid("with execute_device, num_devices must be 1, not %zu", ndevices);
+    if (!cj_device_check(execute_device) || execute_device->client != l->client)
+      return cj_invalid("execute_device is not a device of the executable's client");
+    if (l->ndevices != 1)
+      return cj_invalid("execute_device is only supported for single-device executables; this "
+                        "one runs on %lld replicas x %lld partitions",
+                        (long long)l->num_replicas, (long long)l->num_partitions);
+  } else if (ndevices != (size_t)l->ndevices) {
+    return cj_invalid("num_devices is %zu but the executable runs on %d device%s", ndevices,
+                      l->ndevices, l->ndevices == 1 ? "" : "s");
+  }
+  if (nargs != (size_t)info->num_args)
+    return cj_invalid("num_args is %zu but the program takes %d argument%s", nargs,
+                      info->num_args, info->num_args == 1 ? "" : "s");
+  return NULL;
+}
+
+cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *const *args,
+                            size_t ndevices, size_t nargs, const cj_execute_options *opts,
+                            cj_buffer **out, cj_event **out_done) {
+  CJ_RETURN_IF_ERROR(cj_loaded_check_call(l, execute_device, ndevices, nargs));
+  cj_executable *e = l->exec;
+  const cj_program_info *info = e->info;
+  cj_client *c = l->client;
+  cj_device *single = execute_device;
+  int ndev = (int)ndevices;
+  if (nargs && !args) return cj_invalid("argument_lists is NULL");
+  for (int d = 0; d < ndev; d++) {
+    cj_device *dev = single ? single : l->devices[d];
+    for (size_t i = 0; i < nargs; i++)
+      CJ_RETURN_IF_ERROR(check_argument(l, info, args[(size_t)d * nargs + i], i, d, ndev, dev));
+  }
+  cj_threadpool *pool;
+  CJ_RETURN_IF_ERROR(cj_client_pool(c, &pool));
+
+  /* ---- the run, in one allocation ---- */
+  int na = (int)nargs, nr = info->num_results;
+  size_t nk = (size_t)ndev * nargs;
+  carve cv = {NULL, 0};
+  for (int pass = 0; pass < 2; pass++) {
+    cv.off = 0;
+    carve_take(&cv, sizeof(exec_run));
+    carve_take(&cv, sizeof(dev_run) * (size_t)ndev);
+    carve_take(&cv, sizeof(cj_event *) * nk);
+    carve_take(&cv, sizeof(arg_wait) * nk);
+    carve_take(&cv, sizeof(int32_t) * (size_t)nr);
+    for (int d = 0; d < ndev; d++) {
+      carve_take(&cv, sizeof(void *) * nargs);
+      carve_take(&cv, sizeof(void *) * (size_t)nr);
+      carve_take(&cv, sizeof(cj_storage *) * nargs);
+      carve_take(&cv, sizeof(bool) * nargs);
+      carve_take(&cv, sizeof(cj_storage *) * (size_t)nr);
+      carve_take(&cv, sizeof(cj_buffer *) * (size_t)nr);
+      carve_take(&cv, sizeof(int32_t) * (size_t)nr);
+    }
+    if (pass == 0) {
+      cv.base = calloc(1, cv.off);
+      if (!cv.base) return cj_oom();
+    }
+  }
+  cv.off = 0;
+  exec_run *run = carve_take(&cv, sizeof(exec_run));
+  run->devs = carve_take(&cv, sizeof(dev_run) * (size_t)ndev);
+  run->ready = carve_take(&cv, sizeof(cj_event *) * nk);
+  run->waits = carve_take(&cv, sizeof(arg_wait) * nk);
+  int32_t *candidate = carve_take(&cv, sizeof(int32_t) * (size_t)nr);
+  for (int d = 0; d < ndev; d++) {
+    dev_run *dv = &run->devs[d];
+    dv->run = run;
+    dv->replica = single ? 0 : l->logical[d].replica;
+    dv->partition = single ? 0 : l->logical[d].partition;
+    dv->argp = carve_take(&cv, sizeof(void *) * nargs);
+    dv->resp = carve_take(&cv, sizeof(void *) * (size_t)nr);
+    dv->pins = carve_take(&cv, sizeof(cj_storage *) * nargs);
+    dv->pin_writer = carve_take(&cv, sizeof(bool) * nargs);
+    dv->out_pins = carve_take(&cv, sizeof(cj_storage *) * (size_t)nr);
+    dv->outs = carve_take(&cv, sizeof(cj_buffer *) * (size_t)nr);
+    dv->res_donor = carve_take(&cv, sizeof(int32_t) * (size_t)nr);
+  }
+  run->client = c;
+  run->backend = e->backend;
+  run->prog = e->program;
+  run->ndev = ndev;
+  run->nargs = na;
+  run->nres = nr;
+  run->pool = pool;
+  if (pthread_mutex_init(&run->mu, NULL) != 0) {
+    free(run);
+    return cj_oom();
+  }
+
+  /* Results that may take their donor argument's storage: the program allows it, the caller
+   * does not forbid it, the shapes agree, and no other result already claimed that argument. */
+  cj_status st = NULL;
+  bool *claimed = calloc(nargs ? nargs : 1, sizeof(bool));
+  if (!claimed) st = cj_oom();
+  for (int j = 0; j < nr && !st; j++) {
+    int32_t i = info->result_donor ? info->result_donor[j] : -1;
+    candidate[j] = -1;
+    if (i < 0 || i >= na || claimed[i]) continue;
+    bool forbidden = false;
+    if (opts && opts->non_donatable)
+      for (size_t k = 0; k < opts->num_non_donatable && !forbidden; k++)
+        forbidden = opts->non_donatable[k] == i;
+    if (forbidden || info->args[i].dtype != info->results[j].dtype ||
+        info->args[i].nbytes != info->results[j].nbytes)
+      continue;
+    claimed[i] = true;
+    candidate[j] = i;
+  }
+  free(claimed);
+  if (st) {
+    pthread_mutex_destroy(&run->mu);
+    free(run);
+    return st;
+  }
+
+  cj_client_inflight_acquire(c);
+
+  /* A: per device, the completion event and the output buffers, without storage yet. */
+  for (int d = 0; d < ndev && !st; d++) {
+    dev_run *dv = &run->devs[d];
+    cj_device *dev = single ? single : l->devices[d];
+    cj_memory *mem = dev->memories[CJ_MEMORY_DEVICE];
+    dv->done = cj_event_create(false);
+    if (!dv->done) st = cj_oom();
+    for (int j = 0; j < nr && !st; j++) {
+      const cj_shape *rs = &info->results[j];
+      dv->res_donor[j] = -1;
+      cj_event_retain(dv->done);
+      st = cj_buffer_create_with_storage(mem, rs->dtype, rs->dims, rs->rank, NULL, dv->done,
+                                         &dv->outs[j]);
+    }
+  }
+  /* B: donations (they mark the donors deleted; undone if anything below fails), then pins of
+   * the other arguments. An argument used twice in one list is never donated. */
+  for (int d = 0; d < ndev && !st; d++) {
+    dev_run *dv = &run->devs[d];
+    cj_buffer *const *list = args + (size_t)d * nargs;
+    for (int j = 0; j < nr; j++) {
+      int32_t i = candidate[j];
+      if (i < 0) continue;
+      bool twice = false;
+      for (int k = 0; k < na && !twice; k++) twice = k != i && list[k] == list[i];
+      cj_storage *s;
+      cj_event *ready;
+      if (twice || !cj_buffer_try_donate(list[i], &s, &ready)) continue;
+      /* s carries the donor's reference, which the result takes in step D; the pin is ours. */
+      cj_storage_writer_ref(s);
+      dv->pins[i] = s;
+      dv->pin_writer[i] = true;
+      run->ready[(size_t)d * nargs + (size_t)i] = ready;
+      dv->argp[i] = cj_storage_data(s);
+      dv->resp[j] = cj_storage_data(s);
+      dv->res_donor[j] = i;
+    }
+    for (int i = 0; i < na && !st; i++) {
+      if (dv->pin_writer[i]) continue;
+      st = cj_buffer_acquire(list[i], &dv->pins[i], &run->ready[(size_t)d * nargs + (size_t)i]);
+      if (st) {
+        char name[64];
+        arg_name(name, sizeof name, (size_t)i, d, ndev);
+        st = cj_status_annotate(st, "%s", name);
+      } else {
+        dv->argp[i] = dv->pins[i] ? cj_storage_data(dv->pins[i]) : NULL;
+      }
+    }
+  }
+  /* C: fresh storage for the results that did not get a donor's. */
+  for (int d = 0; d < ndev && !st; d++) {
+    dev_run *dv = &run->devs[d];
+    cj_device *dev = single ? single : l->devices[d];
+    cj_memory *mem = dev->memories[CJ_MEMORY_DEVICE];
+    for (int j = 0; j < nr && !st; j++) {
+      if (dv->res_donor[j] >= 0) continue;
+      st = cj_storage_alloc(mem, info->results[j].nbytes, &dv->out_pins[j]);
+      if (!st) dv->resp[j] = cj_storage_data(dv->out_pins[j]);
+    }
+  }
+  if (st) {
+    /* Undo: give donated storages back, drop pins, storages, buffers and events. */
+    for (int d = 0; d < ndev; d++) {
+      dev_run *dv = &run->devs[d];
+      cj_buffer *const *list = args + (size_t)d * nargs;
+      for (int i = 0; i < na; i++) {
+        if (dv->pin_writer[i]) {
+          cj_storage *s = dv->pins[i];
+          cj_storage_writer_unref(s);
+          cj_buffer_undo_donate(list[i], s);
+        } else {
+          cj_storage_unpin(dv->pins[i]);
+        }
+        cj_event_release(run->ready[(size_t)d * nargs + (size_t)i]);
+      }
+      for (int j = 0; j < nr; j++) {
+        cj_storage_unpin(dv->out_pins[j]);
+        cj_buffer_release(dv->outs[j]);
+      }
+      cj_event_release(dv->done);
+    }
+    cj_client_inflight_release(c);
+    pthread_mutex_destroy(&run->mu);
+    free(run);
+    return st;
+  }
+  /* D: nothing fails from here on. Results take their storages: a fresh one (the buffer keeps
+   * the allocation's reference, the run a writer reference) or the donor's. */
+  for (int d = 0; d < ndev; d++) {
+    dev_run *dv = &run->devs[d];
+    for (int j = 0; j < nr; j++) {
+      cj_storage *s;
+      if (dv->res_donor[j] >= 0) {
+        s = dv->pins[dv->res_donor[j]];
+      } else {
+        s = dv->out_pins[j];
+        cj_storage_writer_ref(s);
+        dv->out_pins[j] = s; /* now the writer reference */
+      }
+      cj_buffer_attach_storage(dv->outs[j], s);
+    }
+  }
+  /* The caller's references. */
+  for (int d = 0; d < ndev; d++) {
+    dev_run *dv = &run->devs[d];
+    for (int j = 0; j < nr; j++) {
+      cj_buffer_retain(dv->outs[j]);
+      out[(size_t)d * (size_t)nr + (size_t)j] = dv->outs[j];
+    }
+    if (out_done) {
+      cj_event_retain(dv->done);
+      out_done[d] = dv->done;
+    }
+  }
+  cj_loaded_retain(l);
+  run->le = l;
+  /* E: wait for every argument, then start. */
+  atomic_init(&run->running, ndev);
+  atomic_init(&run->waiting, (int)nk + 1);
+  for (int d = 0; d < ndev; d++)
+    for (int i = 0; i < na; i++) {
+      size_t k = (size_t)d * nargs + (size_t)i;
+      arg_wait *w = &run->waits[k];
+      w->run = run;
+      w->dev = d;
+      w->arg = i;
+      cj_status ws = cj_event_on_ready(run->ready[k], arg_ready, w);
+      if (ws) { /* out of memory: counts as an argument failing */
+        arg_ready(w, ws);
+        cj_status_free(ws);
+      }
+    }
+  run_arrive(run, true);
+  return NULL;
+}
