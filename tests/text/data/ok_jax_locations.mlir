@@ -1,0 +1,18 @@
+#loc = loc(unknown)
+#loc1 = loc("x")
+module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3xf32> loc("x")) -> (tensor<3xf32> {jax.result_info = ""}) {
+    %0 = stablehlo.sine %arg0 : tensor<3xf32> loc(#loc7)
+    %1 = stablehlo.add %0, %arg0 : tensor<3xf32> loc(#loc8)
+    %2 = stablehlo.multiply %1, %1 : tensor<3xf32> loc(#loc9)
+    return %2 : tensor<3xf32> loc(#loc)
+  } loc(#loc)
+} loc(#loc)
+#loc2 = loc("/tmp/t.py":5:9)
+#loc3 = loc("/tmp/t.py":8:0)
+#loc4 = loc("f"(#loc2))
+#loc5 = loc("<module>"(#loc3))
+#loc6 = loc(callsite(#loc4 at #loc5))
+#loc7 = loc("jit(f)/jit(main)/sin"(#loc6))
+#loc8 = loc("jit(f)/jit(main)/add"(#loc6))
+#loc9 = loc(fused<"CSE">[#loc7, #loc8, "/tmp/t.py":9:1])
