@@ -1,0 +1,58 @@
+/* cjrt: the compiler passes over the IR, run before a backend lowers the entry function.
+ *
+ *   identities  sdy.sharding_constraint / sdy.reshard and the JAX custom calls @Sharding,
+ *               @SPMDFullToShardShape, @SPMDShardToFullShape, @annotate_device_placement (and
+ *               @MoveToHost / @MoveToDevice) become their operand; sdy.manual_computation is
+ *               inlined (one device: the manual region is the whole computation)
+ *   inline      func.call and stablehlo.composite (a call of its decomposition) are replaced
+ *               by the callee's body, recursively; recursion is an error
+ *   chlo        chlo ops the backend has no kernel for are decomposed into StableHLO:
+ *               broadcast_* (numpy-style or broadcast_dimensions broadcasting + the op),
+ *               broadcast_select, constant, constant_like, and the elementwise functions
+ *               (via the backend's `native` answer: ops it runs directly stay)
+ *   quant       uniform_quantize/dequantize and ops on quantized types become integer and f32
+ *               math, as the reference interpreter lowers them (quant.c)
+ *   fold        identities (same-type convert/reshape, identity transpose/broadcast/slice,
+ *               reshape of reshape) and shape ops of splat constants
+ *   dce         ops without side effects whose results are unused are removed; functions
+ *               other than the entry one are dropped once nothing calls them
+ * Errors name the op and its location (cj_op_error). Compilation is a few linear walks.
+ */
+#ifndef CJ_COMPILER_COMPILER_H
+#define CJ_COMPILER_COMPILER_H
+
+#include <stdbool.h>
+
+#include "base/status.h"
+#include "ir/ir.h"
+
+typedef struct cj_compile_hooks {
+  /* True if the backend runs `op` directly (a chlo op it has a kernel for is then kept). */
+  bool (*native)(const cj_op *op, void *ctx);
+  void *ctx;
+} cj_compile_hooks;
+
+/* Runs every pass on module m; *out_main is the entry function. */
+cj_status cj_compile_passes(cj_module *m, const cj_compile_hooks *hooks, cj_op **out_main);
+
+/* The passes, one by one (each works on `func` and everything nested in it). */
+cj_status cj_pass_identities(cj_module *m, cj_op *func);
+cj_status cj_pass_inline(cj_module *m, cj_op *func);
+cj_status cj_pass_chlo(cj_module *m, cj_op *func, const cj_compile_hooks *hooks);
+/* Quantized types and ops become integer and float math (quant.c); convolutions keep their
+ * quantized types, bridged by bitcast_convert. */
+cj_status cj_pass_quant(cj_module *m, cj_op *func);
+cj_status cj_pass_fold(cj_module *m, cj_op *func);
+cj_status cj_pass_dce(cj_module *m, cj_op *func);
+/* Removes every func.func of the module body except `keep`. */
+void cj_pass_strip_functions(cj_module *m, const cj_op *keep);
+
+/* ---- small IR-building helpers for passes ---- */
+/* Creates an op of `kind` with the given operands and one result of type rt, inserted before
+ * `before` (in before's block), positioned (for messages) where `origin` is. NULL on OOM. */
+cj_op *cj_build_op(cj_module *m, cj_op *before, const cj_op *origin, cj_op_kind kind,
+                   uint32_t nopnds, cj_value *const *opnds, const cj_type *rt);
+/* Replaces every use of `from` inside `scope` by `to`. */
+void cj_replace_all_uses(cj_op *scope, cj_value *from, cj_value *to);
+
+#endif

@@ -1,0 +1,269 @@
+/* cjrt: folding (see compiler.h): identity ops disappear, reshapes of reshapes collapse, and
+ * shape ops (reshape, broadcast_in_dim, transpose, slice, reverse) and value-preserving converts
+ * of splat constants become splat constants. Everything else is left to run. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/compiler.h"
+
+enum { MAXR = 16 };
+
+static bool same_type(const cj_op *op) {
+  return op->nopnds >= 1 && op->nresults == 1 && op->operands[0]->type == op->results[0].type;
+}
+
+static bool is_identity(const cj_op *op) {
+  int64_t v[MAXR], n = 0;
+  switch (op->kind) {
+    case CJ_OP_CONVERT:
+    case CJ_OP_RESHAPE:
+      return same_type(op);
+    case CJ_OP_BROADCAST_IN_DIM:
+      if (!same_type(op) || !cj_op_get_i64s(op, "broadcast_dimensions", v, MAXR, &n)) return false;
+      for (int64_t i = 0; i < n; i++)
+        if (v[i] != i) return false;
+      return true;
+    case CJ_OP_TRANSPOSE:
+      if (!same_type(op) || !cj_op_get_i64s(op, "permutation", v, MAXR, &n)) return false;
+      for (int64_t i = 0; i < n; i++)
+        if (v[i] != i) return false;
+      return true;
+    case CJ_OP_SLICE: {
+      int64_t s[MAXR], ns = 0;
+      if (!same_type(op) || !cj_op_get_i64s(op, "start_indices", v, MAXR, &n) ||
+          !cj_op_get_i64s(op, "strides", s, MAXR, &ns))
+        return false;
+      for (int64_t i = 0; i < n; i++)
+        if (v[i] != 0) return false;
+      return true; /* same type + zero starts: the whole operand */
+    }
+    case CJ_OP_REVERSE:
+      return same_type(op) && cj_op_get_i64s(op, "dimensions", v, MAXR, &n) && n == 0;
+    case CJ_OP_PAD: {
+      int64_t a[MAXR], b[MAXR], c[MAXR], na = 0, nb = 0, nc = 0;
+      if (!same_type(op) || !cj_op_get_i64s(op, "edge_padding_low", a, MAXR, &na) ||
+          !cj_op_get_i64s(op, "edge_padding_high", b, MAXR, &nb) ||
+          !cj_op_get_i64s(op, "interior_padding", c, MAXR, &nc))
+        return false;
+      for (int64_t i = 0; i < na; i++)
+        if (a[i] || b[i] || c[i]) return false;
+      return true;
+    }
+    case CJ_OP_CONCATENATE:
+      return op->nopnds == 1 && same_type(op);
+    default:
+      return false;
+  }
+}
+
+static const cj_attr *splat_of(const cj_value *v) {
+  if (!v->def || v->def->kind != CJ_OP_CONSTANT) return NULL;
+  const cj_attr *a = cj_op_attr(v->def, "value");
+  if (!a || a->kind != CJ_ATTR_DENSE) return NULL;
+  if (a->dense.splat) return a;
+  if (cj_type_is_static(v->type) && v->type->num_elements == 1) return a;
+  return NULL;
+}
+
+static cj_status replace_with_splat(cj_module *m, cj_op *func, cj_op *op, const void *elem) {
+  const cj_type *rt = op->results[0].type;
+  const cj_attr *d = cj_attr_dense(m, rt, elem, (size_t)cj_dtype_bytes(rt->dtype), true);
+  if (!d) return cj_oom();
+  cj_op *c = cj_build_op(m, op, op, CJ_OP_CONSTANT, 0, NULL, rt);
+  if (!c) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, c, "value", d));
+  cj_replace_all_uses(func, &op->results[0], &c->results[0]);
+  cj_block_remove(op->block, op);
+  return NULL;
+}
+
+/* a convert of a splat whose value survives exactly (no float -> int) */
+static bool fold_convert(const cj_type *from, const cj_type *to, const void *src, void *dst) {
+  cj_dtype a = from->dtype, b = to->dtype;
+  cj_dtype_kind ka = cj_dtype_kindof(a), kb = cj_dtype_kindof(b);
+  bool aint = ka == CJ_DK_SINT || ka == CJ_DK_UINT || ka == CJ_DK_BOOL;
+  bool bint = kb == CJ_DK_SINT || kb == CJ_DK_UINT || kb == CJ_DK_BOOL;
+  memset(dst, 0, 16);
+  if (aint && bint) {
+    int64_t v = cj_elem_get_i64(a, src, 0);
+    if (kb == CJ_DK_BOOL) v = v != 0;
+    cj_elem_set_i64(b, dst, 0, v);
+    return true;
+  }
+  if (ka == CJ_DK_FLOAT && kb == CJ_DK_FLOAT) {
+    cj_elem_set_f64(b, dst, 0, cj_elem_get_f64(a, src, 0));
+    return true;
+  }
+  if (aint && kb == CJ_DK_FLOAT) {
+    int64_t v = cj_elem_get_i64(a, src, 0);
+    if (v > (1ll << 53) || v < -(1ll << 53) || ka == CJ_DK_UINT) return false;
+    cj_elem_set_f64(b, dst, 0, (double)v);
+    return true;
+  }
+  return false;
+}
+
+/* dot_general(transpose(x), y) reads x directly: the dimension numbers are mapped through the
+ * permutation. Valid when x's free dimensions keep their relative order (the result layout
+ * lists free dimensions in operand order), e.g. any rank-2 transpose. The transpose then often
+ * becomes dead. */
+static cj_status fold_dot_transpose(cj_module *m, cj_op *op, uint32_t side) {
+  cj_value *v = op->operands[side];
+  cj_op *t = v->def;
+  if (!t || t->kind != CJ_OP_TRANSPOSE) return NULL;
+  int64_t perm[MAXR], np = 0;
+  if (!cj_op_get_i64s(t, "permutation", perm, MAXR, &np) || np != v->type->rank) return NULL;
+  const cj_attr *dn = cj_op_attr(op, "dot_dimension_numbers");
+  if (!dn || dn->kind != CJ_ATTR_STRUCT) return NULL;
+  int fb = side == 0 ? CJ_SF_DOT_lhs_batching_dimensions : CJ_SF_DOT_rhs_batching_dimensions;
+  int fc = side == 0 ? CJ_SF_DOT_lhs_contracting_dimensions : CJ_SF_DOT_rhs_contracting_dimensions;
+  int64_t bd[MAXR], cd[MAXR], nb = 0, nc = 0;
+  cj_attr_get_i64s(cj_attr_field(dn, CJ_SK_DOT, fb), bd, MAXR, &nb);
+  cj_attr_get_i64s(cj_attr_field(dn, CJ_SK_DOT, fc), cd, MAXR, &nc);
+  bool used[MAXR] = {false};
+  for (int64_t i = 0; i < nb; i++) {
+    if (bd[i] < 0 || bd[i] >= np) return NULL;
+    used[bd[i]] = true;
+  }
+  for (int64_t i = 0; i < nc; i++) {
+    if (cd[i] < 0 || cd[i] >= np) return NULL;
+    used[cd[i]] = true;
+  }
+  int64_t last = -1;
+  for (int64_t d = 0; d < np; d++) {
+    if (used[d]) continue;
+    if (perm[d] < last) return NULL; /* free dimensions would change order */
+    last = perm[d];
+  }
+  int64_t nbd[MAXR], ncd[MAXR];
+  for (int64_t i = 0; i < nb; i++) nbd[i] = perm[bd[i]];
+  for (int64_t i = 0; i < nc; i++) ncd[i] = perm[cd[i]];
+  const cj_attr *fields[CJ_SF_DOT__COUNT];
+  for (int f = 0; f < CJ_SF_DOT__COUNT; f++) fields[f] = cj_attr_field(dn, CJ_SK_DOT, f);
+  fields[fb] = cj_attr_i64_array(m, nb, nbd);
+  fields[fc] = cj_attr_i64_array(m, nc, ncd);
+  const cj_attr *nd = cj_attr_struct(m, CJ_SK_DOT, fields);
+  if (!nd || !fields[fb] || !fields[fc]) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, op, "dot_dimension_numbers", nd));
+  cj_op_set_operand(op, side, t->operands[0]);
+  return NULL;
+}
+
+typedef struct use_count {
+  cj_value *v;
+  int n;
+} use_count;
+
+static cj_status count_uses_of(cj_op *op, void *ctx) {
+  use_count *u = ctx;
+  for (uint32_t i = 0; i < op->nopnds; i++)
+    if (op->operands[i] == u->v) u->n++;
+  return NULL;
+}
+
+/* transpose(dot_general(x, y)) with dims [1, 0], no batching and one free dimension per side
+ * is dot_general(y, x): the operands swap places and the transpose disappears. */
+static cj_status fold_transpose_dot(cj_module *m, cj_op *func, cj_op *op) {
+  int64_t perm[MAXR], np = 0;
+  cj_op *d = op->operands[0]->def;
+  if (!d || d->kind != CJ_OP_DOT_GENERAL || d->nopnds != 2) return NULL;
+  if (!cj_op_get_i64s(op, "permutation", perm, MAXR, &np) || np != 2 || perm[0] != 1 || perm[1] != 0)
+    return NULL;
+  const cj_attr *dn = cj_op_attr(d, "dot_dimension_numbers");
+  if (!dn || dn->kind != CJ_ATTR_STRUCT) return NULL;
+  int64_t lb[MAXR], rb[MAXR], lc[MAXR], rc[MAXR], nlb = 0, nrb = 0, nlc = 0, nrc = 0;
+  cj_attr_get_i64s(cj_attr_field(dn, CJ_SK_DOT, CJ_SF_DOT_lhs_batching_dimensions), lb, MAXR, &nlb);
+  cj_attr_get_i64s(cj_attr_field(dn, CJ_SK_DOT, CJ_SF_DOT_rhs_batching_dimensions), rb, MAXR, &nrb);
+  cj_attr_get_i64s(cj_attr_field(dn, CJ_SK_DOT, CJ_SF_DOT_lhs_contracting_dimensions), lc, MAXR, &nlc);
+  cj_attr_get_i64s(cj_attr_field(dn, CJ_SK_DOT, CJ_SF_DOT_rhs_contracting_dimensions), rc, MAXR, &nrc);
+  if (nlb || nrb || d->operands[0]->type->rank - nlc != 1 || d->operands[1]->type->rank - nrc != 1)
+    return NULL;
+  use_count u = {&d->results[0], 0};
+  cj_block *body = cj_func_body(func);
+  if (body) cj_walk_block(body, count_uses_of, &u);
+  if (u.n != 1) return NULL;
+  const cj_attr *fields[CJ_SF_DOT__COUNT] = {NULL};
+  fields[CJ_SF_DOT_lhs_contracting_dimensions] = cj_attr_i64_array(m, nrc, rc);
+  fields[CJ_SF_DOT_rhs_contracting_dimensions] = cj_attr_i64_array(m, nlc, lc);
+  fields[CJ_SF_DOT_lhs_batching_dimensions] = cj_attr_i64_array(m, 0, NULL);
+  fields[CJ_SF_DOT_rhs_batching_dimensions] = cj_attr_i64_array(m, 0, NULL);
+  const cj_attr *nd = cj_attr_struct(m, CJ_SK_DOT, fields);
+  cj_value *ops[2] = {d->operands[1], d->operands[0]};
+  cj_op *n = cj_build_op(m, op, d, CJ_OP_DOT_GENERAL, 2, ops, op->results[0].type);
+  if (!n || !nd) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, n, "dot_dimension_numbers", nd));
+  const cj_attr *pc = cj_op_attr(d, "precision_config");
+  if (pc) CJ_RETURN_IF_ERROR(cj_op_set_attr(m, n, "precision_config", pc));
+  cj_replace_all_uses(func, &op->results[0], &n->results[0]);
+  cj_block_remove(op->block, op);
+  return NULL;
+}
+
+static cj_status fold_block(cj_module *m, cj_op *func, cj_block *b) {
+  for (cj_op *op = b->first; op;) {
+    cj_op *next = op->next;
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
+        CJ_RETURN_IF_ERROR(fold_block(m, func, nb));
+    if (op->nresults == 1 && op->nopnds >= 1 && is_identity(op)) {
+      cj_replace_all_uses(func, &op->results[0], op->operands[0]);
+      cj_block_remove(b, op);
+      op = next;
+      continue;
+    }
+    if (op->kind == CJ_OP_TRANSPOSE && op->nopnds == 1) {
+      cj_block *blk = op->block;
+      CJ_RETURN_IF_ERROR(fold_transpose_dot(m, func, op));
+      if (op->block != blk) { /* replaced */
+        op = next;
+        continue;
+      }
+    }
+    if (op->kind == CJ_OP_DOT_GENERAL && op->nopnds == 2) {
+      CJ_RETURN_IF_ERROR(fold_dot_transpose(m, op, 0));
+      CJ_RETURN_IF_ERROR(fold_dot_transpose(m, op, 1));
+    }
+    if (op->kind == CJ_OP_RESHAPE && op->operands[0]->def &&
+        op->operands[0]->def->kind == CJ_OP_RESHAPE) {
+      cj_op_set_operand(op, 0, op->operands[0]->def->operands[0]);
+      if (is_identity(op)) {
+        cj_replace_all_uses(func, &op->results[0], op->operands[0]);
+        cj_block_remove(b, op);
+      }
+      op = next;
+      continue;
+    }
+    const cj_type *rt = op->nresults == 1 ? op->results[0].type : NULL;
+    if (rt && cj_type_is_static(rt) && !cj_type_is_quant(rt) && op->nopnds >= 1) {
+      const cj_attr *s = splat_of(op->operands[0]);
+      if (s && !cj_type_is_quant(op->operands[0]->type)) {
+        switch (op->kind) {
+          case CJ_OP_RESHAPE:
+          case CJ_OP_BROADCAST_IN_DIM:
+          case CJ_OP_TRANSPOSE:
+          case CJ_OP_SLICE:
+          case CJ_OP_REVERSE:
+            if (rt->dtype == op->operands[0]->type->dtype)
+              CJ_RETURN_IF_ERROR(replace_with_splat(m, func, op, s->dense.data));
+            break;
+          case CJ_OP_CONVERT: {
+            unsigned char buf[16];
+            if (fold_convert(op->operands[0]->type, rt, s->dense.data, buf))
+              CJ_RETURN_IF_ERROR(replace_with_splat(m, func, op, buf));
+            break;
+          }
+          default:
+            break;
+        }
+      }
+    }
+    op = next;
+  }
+  return NULL;
+}
+
+cj_status cj_pass_fold(cj_module *m, cj_op *func) {
+  cj_block *b = cj_func_body(func);
+  return b ? fold_block(m, func, b) : NULL;
+}

@@ -1,0 +1,358 @@
+/* cjrt: the pass pipeline, inlining, identities, dead code elimination (see compiler.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/compiler.h"
+#include "compiler/spmd.h" /* run_parallel (H1) */
+
+/* ======================================================================== helpers */
+
+cj_op *cj_build_op(cj_module *m, cj_op *before, const cj_op *origin, cj_op_kind kind,
+                   uint32_t nopnds, cj_value *const *opnds, const cj_type *rt) {
+  cj_op *op = cj_op_create(m, kind, NULL, nopnds, rt ? 1 : 0, 0);
+  if (!op) return NULL;
+  for (uint32_t i = 0; i < nopnds; i++) op->operands[i] = opnds[i];
+  if (rt) op->results[0].type = rt;
+  if (origin) {
+    op->pos = origin->pos;
+    op->loc = origin->loc;
+  }
+  if (before && before->block) cj_block_insert_before(before->block, before, op);
+  return op;
+}
+
+void cj_replace_all_uses(cj_op *scope, cj_value *from, cj_value *to) {
+  cj_replace_uses_in_op(scope, from, to);
+}
+
+/* replaces results of `op` by `vals` in the function and removes op */
+static void replace_op(cj_op *func, cj_op *op, cj_value *const *vals) {
+  for (uint32_t i = 0; i < op->nresults; i++) cj_replace_all_uses(func, &op->results[i], vals[i]);
+  cj_block_remove(op->block, op);
+}
+
+static bool str_is(const cj_attr *a, const char *s) {
+  const char *v;
+  size_t n;
+  return cj_attr_get_str(a, &v, &n) && n == strlen(s) && memcmp(v, s, n) == 0;
+}
+
+/* ======================================================================== identities */
+
+static bool identity_custom_call(const cj_op *op) {
+  if (op->kind != CJ_OP_CUSTOM_CALL) return false;
+  const cj_attr *t = cj_op_attr(op, "call_target_name");
+  return str_is(t, "Sharding") || str_is(t, "SPMDFullToShardShape") ||
+         str_is(t, "SPMDShardToFullShape") || str_is(t, "annotate_device_placement") ||
+         str_is(t, "MoveToHost") || str_is(t, "MoveToDevice") || str_is(t, "xla.sdy.FuncResultSharding");
+}
+
+static cj_status inline_region_op(cj_module *m, cj_op *func, cj_op *op);
+
+static cj_status identities_block(cj_module *m, cj_op *func, cj_block *b) {
+  for (cj_op *op = b->first; op;) {
+    cj_op *next = op->next;
+    bool ident = op->kind == CJ_OP_SDY_SHARDING_CONSTRAINT || op->kind == CJ_OP_SDY_RESHARD ||
+                 identity_custom_call(op);
+    if (ident) {
+      if (op->nresults > op->nopnds)
+        return cj_op_error(op, CJ_UNIMPLEMENTED, "identity op with more results than operands");
+      for (uint32_t i = 0; i < op->nresults; i++)
+        if (op->results[i].type != op->operands[i]->type)
+          return cj_op_error(op, CJ_UNIMPLEMENTED,
+                             "this sharding op changes the shape; multi-device SPMD partitioning "
+                             "is not supported");
+      replace_op(func, op, op->operands);
+    } else if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) {
+      cj_op *prev = op->prev;
+      CJ_RETURN_IF_ERROR(inline_region_op(m, func, op));
+      next = prev ? prev->next : b->first; /* revisit the inlined ops */
+    } else {
+      for (uint32_t r = 0; r < op->nregions; r++)
+        for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
+          CJ_RETURN_IF_ERROR(identities_block(m, func, nb));
+    }
+    op = next;
+  }
+  return NULL;
+}
+
+cj_status cj_pass_identities(cj_module *m, cj_op *func) {
+  cj_block *b = cj_func_body(func);
+  return b ? identities_block(m, func, b) : NULL;
+}
+
+/* ======================================================================== inlining */
+
+/* Clones the ops of `body` (with its arguments mapped to `args`) before `at`; *rets receives the
+ * mapped operands of the body's terminator. */
+static cj_status clone_body(cj_module *m, cj_op *at, cj_block *body, cj_value *const *args,
+                            cj_value ***rets, uint32_t *nrets) {
+  uint32_t cap = body->nargs + 64, n = 0;
+  cj_value **from = malloc(sizeof(cj_value *) * cap), **to = malloc(sizeof(cj_value *) * cap);
+  if (!from || !to) {
+    free(from);
+    free(to);
+    return cj_oom();
+  }
+  for (uint32_t i = 0; i < body->nargs; i++) {
+    from[n] = &body->args[i];
+    to[n++] = args[i];
+  }
+  cj_status st = NULL;
+  for (cj_op *o = body->first; o && !st; o = o->next) {
+    if (o == body->last && (cj_op_info_get(o->kind)->flags & CJ_OPF_TERMINATOR)) {
+      *nrets = o->nopnds;
+      *rets = cj_alloc(m, sizeof(cj_value *) * (o->nopnds ? o->nopnds : 1));
+      if (!*rets) {
+        st = cj_oom();
+        break;
+      }
+      for (uint32_t i = 0; i < o->nopnds; i++) {
+        cj_value *v = o->operands[i];
+        cj_value *mv = v;
+        for (uint32_t k = n; k-- > 0;)
+          if (from[k] == v) {
+            mv = to[k];
+            break;
+          }
+        (*rets)[i] = mv;
+      }
+      break;
+    }
+    cj_op *c = cj_op_clone(m, o, n, from, to);
+    if (!c) {
+      st = cj_oom();
+      break;
+    }
+    cj_block_insert_before(at->block, at, c);
+    if (n + o->nresults > cap) {
+      cap = (n + o->nresults) * 2;
+      cj_value **nf = realloc(from, sizeof(cj_value *) * cap);
+      if (nf) from = nf;
+      cj_value **nt = realloc(to, sizeof(cj_value *) * cap);
+      if (nt) to = nt;
+      if (!nf || !nt) {
+        st = cj_oom();
+        break;
+      }
+    }
+    for (uint32_t i = 0; i < o->nresults; i++) {
+      from[n] = &o->results[i];
+      to[n++] = &c->results[i];
+    }
+  }
+  if (!st && !*rets) st = cj_internal("inlined body has no terminator");
+  free(from);
+  free(to);
+  return st;
+}
+
+static cj_status inline_region_op(cj_module *m, cj_op *func, cj_op *op) {
+  cj_block *body = op->nregions ? op->regions[0].first : NULL;
+  if (!body) return cj_op_error(op, CJ_INVALID_ARGUMENT, "region op without a body");
+  if (body->nargs != op->nopnds)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "region has %u arguments for %u operands",
+                       body->nargs, op->nopnds);
+  cj_value **rets = NULL;
+  uint32_t nrets = 0;
+  CJ_RETURN_IF_ERROR(clone_body(m, op, body, op->operands, &rets, &nrets));
+  if (nrets != op->nresults)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "region returns %u values for %u results", nrets,
+                       op->nresults);
+  replace_op(func, op, rets);
+  return NULL;
+}
+
+static cj_status inline_call(cj_module *m, cj_op *func, cj_op *op, const char *callee) {
+  cj_op *f = cj_module_lookup_symbol(m, callee);
+  if (!f || f->kind != CJ_OP_FUNC)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "callee @%s is not a function of the module", callee);
+  cj_block *body = cj_func_body(f);
+  if (!body) return cj_op_error(op, CJ_INVALID_ARGUMENT, "callee @%s has no body", callee);
+  if (body->nargs != op->nopnds)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "@%s takes %u arguments, %u given", callee,
+                       body->nargs, op->nopnds);
+  cj_value **rets = NULL;
+  uint32_t nrets = 0;
+  CJ_RETURN_IF_ERROR(clone_body(m, op, body, op->operands, &rets, &nrets));
+  if (nrets != op->nresults)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "@%s returns %u values, the call expects %u", callee,
+                       nrets, op->nresults);
+  for (uint32_t i = 0; i < nrets; i++)
+    if (rets[i]->type != op->results[i].type)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "@%s result %u has another type than the call's",
+                         callee, i);
+  replace_op(func, op, rets);
+  return NULL;
+}
+
+static const char *callee_of(const cj_op *op) {
+  const cj_attr *a = cj_op_attr(op, op->kind == CJ_OP_COMPOSITE ? "decomposition" : "callee");
+  if (!a || a->kind != CJ_ATTR_SYMREF || a->sym.nnested) return NULL;
+  return a->sym.root;
+}
+
+/* one round: inlines every call found (not the calls the inlined bodies contain) */
+static cj_status inline_block(cj_module *m, cj_op *func, cj_block *b, int *count) {
+  for (cj_op *op = b->first; op;) {
+    cj_op *next = op->next;
+    if (op->kind == CJ_OP_FUNC_CALL || op->kind == CJ_OP_COMPOSITE) {
+      const char *callee = callee_of(op);
+      if (!callee) return cj_op_error(op, CJ_INVALID_ARGUMENT, "call without a callee symbol");
+      CJ_RETURN_IF_ERROR(inline_call(m, func, op, callee));
+      (*count)++;
+    } else {
+      for (uint32_t r = 0; r < op->nregions; r++)
+        for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
+          CJ_RETURN_IF_ERROR(inline_block(m, func, nb, count));
+    }
+    op = next;
+  }
+  return NULL;
+}
+
+static cj_op *find_call(cj_block *b) {
+  for (cj_op *op = b->first; op; op = op->next) {
+    if (op->kind == CJ_OP_FUNC_CALL || op->kind == CJ_OP_COMPOSITE) return op;
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) {
+        cj_op *c = find_call(nb);
+        if (c) return c;
+      }
+  }
+  return NULL;
+}
+
+cj_status cj_pass_inline(cj_module *m, cj_op *func) {
+  cj_block *b = cj_func_body(func);
+  if (!b) return NULL;
+  for (int round = 0; round < 64; round++) {
+    int count = 0;
+    CJ_RETURN_IF_ERROR(inline_block(m, func, b, &count));
+    if (!count) return NULL;
+  }
+  cj_op *c = find_call(b);
+  if (c)
+    return cj_op_error(c, CJ_UNIMPLEMENTED, "calls nest more than 64 deep (recursion?) at @%s",
+                       callee_of(c) ? callee_of(c) : "?");
+  return NULL;
+}
+
+/* ======================================================================== dead code */
+
+typedef struct uses {
+  uint32_t *n;
+  uint32_t cap;
+} uses;
+
+static void number_values(cj_block *b, uint32_t *n) {
+  for (uint32_t i = 0; i < b->nargs; i++) b->args[i].id = (*n)++;
+  for (cj_op *op = b->first; op; op = op->next) {
+    for (uint32_t i = 0; i < op->nresults; i++) op->results[i].id = (*n)++;
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) number_values(nb, n);
+  }
+}
+
+static void count_uses(cj_block *b, uint32_t *u, uint32_t nv) {
+  for (cj_op *op = b->first; op; op = op->next) {
+    for (uint32_t i = 0; i < op->nopnds; i++)
+      if (op->operands[i] && op->operands[i]->id < nv) u[op->operands[i]->id]++;
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) count_uses(nb, u, nv);
+  }
+}
+
+static bool has_side_effect(const cj_op *op) {
+  const cj_op_info *info = cj_op_info_get(op->kind);
+  if (info->flags & (CJ_OPF_SIDE_EFFECT | CJ_OPF_TERMINATOR)) return true;
+  if (op->kind == CJ_OP_UNKNOWN) return true;
+  if (op->kind == CJ_OP_CUSTOM_CALL) {
+    bool se = false;
+    if (cj_op_get_bool(op, "has_side_effect", &se) && se) return true;
+    /* checks are side effects whatever they say */
+    const cj_attr *t = cj_op_attr(op, "call_target_name");
+    const char *s;
+    size_t n;
+    if (cj_attr_get_str(t, &s, &n) && n >= 6 && memcmp(s, "check.", 6) == 0) return true;
+  }
+  for (uint32_t r = 0; r < op->nregions; r++)
+    for (cj_block *b = op->regions[r].first; b; b = b->next)
+      for (cj_op *o = b->first; o; o = o->next)
+        if (has_side_effect(o) && !(cj_op_info_get(o->kind)->flags & CJ_OPF_TERMINATOR)) return true;
+  return false;
+}
+
+static void uncount(cj_op *op, uint32_t *u, uint32_t nv) {
+  for (uint32_t i = 0; i < op->nopnds; i++)
+    if (op->operands[i] && op->operands[i]->id < nv && u[op->operands[i]->id]) u[op->operands[i]->id]--;
+  for (uint32_t r = 0; r < op->nregions; r++)
+    for (cj_block *b = op->regions[r].first; b; b = b->next)
+      for (cj_op *o = b->first; o; o = o->next) uncount(o, u, nv);
+}
+
+static int dce_block(cj_block *b, uint32_t *u, uint32_t nv) {
+  int removed = 0;
+  for (cj_op *op = b->last; op;) {
+    cj_op *prev = op->prev;
+    bool used = false;
+    for (uint32_t i = 0; i < op->nresults; i++)
+      if (op->results[i].id < nv && u[op->results[i].id]) used = true;
+    if (!used && !has_side_effect(op)) {
+      uncount(op, u, nv);
+      cj_block_remove(b, op);
+      removed++;
+    } else {
+      for (uint32_t r = 0; r < op->nregions; r++)
+        for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) removed += dce_block(nb, u, nv);
+    }
+    op = prev;
+  }
+  return removed;
+}
+
+cj_status cj_pass_dce(cj_module *m, cj_op *func) {
+  (void)m;
+  cj_block *b = cj_func_body(func);
+  if (!b) return NULL;
+  uint32_t nv = 0;
+  number_values(b, &nv);
+  uint32_t *u = calloc(nv ? nv : 1, sizeof(uint32_t));
+  if (!u) return cj_oom();
+  count_uses(b, u, nv);
+  while (dce_block(b, u, nv)) {
+  }
+  free(u);
+  return NULL;
+}
+
+void cj_pass_strip_functions(cj_module *m, const cj_op *keep) {
+  cj_block *b = cj_module_block(m);
+  if (!b) return;
+  for (cj_op *op = b->first; op;) {
+    cj_op *next = op->next;
+    if (op->kind == CJ_OP_FUNC && op != keep) cj_block_remove(b, op);
+    op = next;
+  }
+}
+
+/* ======================================================================== pipeline */
+
+cj_status cj_compile_passes(cj_module *m, const cj_compile_hooks *hooks, cj_op **out_main) {
+  *out_main = NULL;
+  cj_op *main = cj_module_main(m);
+  if (!main) return cj_invalid("compile: the module has no @main function (and more than one function)");
+  if (!cj_func_body(main)) return cj_op_error(main, CJ_INVALID_ARGUMENT, "the entry function has no body");
+  CJ_RETURN_IF_ERROR(cj_pass_run_parallel(m, main)); /* before other functions are dropped */
+  CJ_RETURN_IF_ERROR(cj_pass_identities(m, main));
+  CJ_RETURN_IF_ERROR(cj_pass_inline(m, main));
+  CJ_RETURN_IF_ERROR(cj_pass_identities(m, main));
+  CJ_RETURN_IF_ERROR(cj_pass_quant(m, main));
+  CJ_RETURN_IF_ERROR(cj_pass_chlo(m, main, hooks));
+  CJ_RETURN_IF_ERROR(cj_pass_fold(m, main));
+  CJ_RETURN_IF_ERROR(cj_pass_dce(m, main));
+  cj_pass_strip_functions(m, main);
+  *out_main = main;
+  return NULL;
+}

@@ -1,0 +1,705 @@
+/* cjrt: the per-device program of a multi-partition module whose sharded values are all handled
+ * manually (see spmd.h).
+ *
+ * What JAX (jaxlib 0.10.2, Shardy on) sends for jax.shard_map and jax.pmap over N devices:
+ * num_replicas = 1, num_partitions = N, an `sdy.mesh @mesh = <["i"=N]>`, @main arguments with
+ * `sdy.sharding = #sdy.sharding<@mesh, [{"i"}, {}]>` (their global shapes), and the body in one
+ * `sdy.manual_computation(%args) in_shardings=[...] out_shardings=[...] manual_axes={"i"}` whose
+ * region works on per-device (local) shapes; its collectives name devices of the mesh by their
+ * partition ids (replica_groups with use_global_device_ids). Every device receives its own shard
+ * of each sharded argument, so the per-device program is: @main with local argument and result
+ * types, the manual body inlined, the sharding attributes dropped.
+ *
+ * Shardy's attributes are carried as text (#sdy.mesh<["a"=2, "b"=4]>, #sdy.sharding<@mesh,
+ * [{"a"}, {"b", "c":(1)2}], replicated={"d"}>, #sdy.sharding_per_value<[<@mesh, [...]>, ...]>,
+ * #sdy<manual_axes{"a", "b"}>); the small parser below reads what the pass needs: the size each
+ * dimension is divided by, and the axis names.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/compiler.h"
+#include "compiler/spmd.h"
+
+enum { MAX_AXES = 32, MAX_MESHES = 16, NAME_MAX_LEN = 64 };
+
+typedef struct mesh {
+  char name[NAME_MAX_LEN];
+  int n;
+  char axes[MAX_AXES][NAME_MAX_LEN];
+  int64_t sizes[MAX_AXES];
+  int64_t total;
+} mesh;
+
+typedef struct meshes {
+  mesh m[MAX_MESHES];
+  int n;
+} meshes;
+
+/* ======================================================================== a tiny text scanner */
+
+typedef struct scan {
+  const char *p, *e;
+  bool bad;
+} scan;
+
+static void ws(scan *s) {
+  while (s->p < s->e && (*s->p == ' ' || *s->p == '\n' || *s->p == '\t' || *s->p == '\r')) s->p++;
+}
+
+static bool eat(scan *s, const char *tok) {
+  ws(s);
+  size_t n = strlen(tok);
+  if ((size_t)(s->e - s->p) >= n && memcmp(s->p, tok, n) == 0) {
+    s->p += n;
+    return true;
+  }
+  return false;
+}
+
+static void expect(scan *s, const char *tok) {
+  if (!eat(s, tok)) s->bad = true;
+}
+
+/* "name" (escapes kept as written) or a bare identifier, into buf */
+static bool name_of(scan *s, char *buf, size_t cap) {
+  ws(s);
+  size_t n = 0;
+  if (s->p < s->e && *s->p == '"') {
+    s->p++;
+    while (s->p < s->e && *s->p != '"') {
+      if (*s->p == '\\' && s->p + 1 < s->e) {
+        if (n + 1 < cap) buf[n++] = *s->p;
+        s->p++;
+      }
+      if (n + 1 < cap) buf[n++] = *s->p;
+      s->p++;
+    }
+    if (s->p >= s->e) return false;
+    s->p++;
+  } else {
+    while (s->p < s->e && (((*s->p | 32) >= 'a' && (*s->p | 32) <= 'z') ||
+                           (*s->p >= '0' && *s->p <= '9') || *s->p == '_' || *s->p == '.' ||
+                           *s->p == '$' || *s->p == '-')) {
+      if (n + 1 < cap) buf[n++] = *s->p;
+      s->p++;
+    }
+    if (!n) return false;
+  }
+  buf[n] = 0;
+  return true;
+}
+
+static bool int_of(scan *s, int64_t *v) {
+  ws(s);
+  char *end = NULL;
+  char tmp[32];
+  size_t n = 0;
+  while (s->p + n < s->e && n + 1 < sizeof tmp &&
+         ((s->p[n] >= '0' && s->p[n] <= '9') || (n == 0 && s->p[n] == '-')))
+    n++;
+  if (!n) return false;
+  memcpy(tmp, s->p, n);
+  tmp[n] = 0;
+  *v = strtoll(tmp, &end, 10);
+  s->p += n;
+  return true;
+}
+
+/* skips a balanced group starting at the current bracket */
+static void skip_group(scan *s) {
+  int depth = 0;
+  while (s->p < s->e) {
+    char c = *s->p++;
+    if (c == '"') {
+      while (s->p < s->e && *s->p != '"') s->p += *s->p == '\\' ? 2 : 1;
+      if (s->p < s->e) s->p++;
+    } else if (c == '[' || c == '{' || c == '<' || c == '(') {
+      depth++;
+    } else if (c == ']' || c == '}' || c == '>' || c == ')') {
+      if (--depth <= 0) return;
+    }
+  }
+}
+
+/* ======================================================================== meshes */
+
+/* <["a"=2, "b"=4]> or <["a"=2], device_ids=[...]> (after "#sdy.mesh" or "mesh") */
+static bool parse_mesh_body(scan *s, mesh *m) {
+  m->n = 0;
+  m->total = 1;
+  expect(s, "<");
+  expect(s, "[");
+  if (s->bad) return false;
+  if (!eat(s, "]")) {
+    do {
+      if (m->n >= MAX_AXES) return false;
+      if (!name_of(s, m->axes[m->n], NAME_MAX_LEN)) return false;
+      expect(s, "=");
+      int64_t v;
+      if (s->bad || !int_of(s, &v) || v < 1) return false;
+      m->sizes[m->n++] = v;
+      m->total *= v;
+    } while (eat(s, ","));
+    expect(s, "]");
+  }
+  /* device_ids=[...] or anything else: skipped (devices in mesh order are partitions 0..N-1) */
+  ws(s);
+  while (!s->bad && s->p < s->e && *s->p != '>') {
+    if (*s->p == '[' || *s->p == '<' || *s->p == '{' || *s->p == '(')
+      skip_group(s);
+    else
+      s->p++;
+  }
+  expect(s, ">");
+  return !s->bad;
+}
+
+static cj_status collect_meshes(cj_module *m, meshes *out) {
+  out->n = 0;
+  cj_block *b = cj_module_block(m);
+  for (cj_op *op = b ? b->first : NULL; op; op = op->next) {
+    if (op->kind != CJ_OP_SDY_MESH) continue;
+    const cj_attr *name = cj_op_attr(op, "sym_name"), *ma = cj_op_attr(op, "mesh");
+    const char *nm;
+    size_t nl;
+    if (!cj_attr_get_str(name, &nm, &nl) || !ma || ma->kind != CJ_ATTR_OPAQUE)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "sdy.mesh without a name or a mesh");
+    if (out->n == MAX_MESHES) return cj_op_error(op, CJ_UNIMPLEMENTED, "more than %d meshes", MAX_MESHES);
+    mesh *me = &out->m[out->n];
+    snprintf(me->name, sizeof me->name, "%.*s", (int)nl, nm);
+    scan s = {ma->opaque.text, ma->opaque.text + ma->opaque.len, false};
+    eat(&s, "#sdy.mesh");
+    if (!parse_mesh_body(&s, me))
+      return cj_op_error(op, CJ_UNIMPLEMENTED, "cannot read the mesh %.*s",
+                         (int)ma->opaque.len, ma->opaque.text);
+    out->n++;
+  }
+  return NULL;
+}
+
+static const mesh *find_mesh(const meshes *ms, const char *name) {
+  for (int i = 0; i < ms->n; i++)
+    if (!strcmp(ms->m[i].name, name)) return &ms->m[i];
+  return NULL;
+}
+
+static int64_t axis_size(const mesh *m, const char *axis) {
+  for (int i = 0; i < m->n; i++)
+    if (!strcmp(m->axes[i], axis)) return m->sizes[i];
+  return -1;
+}
+
+/* ======================================================================== shardings */
+
+/* One value's sharding: per dimension the product of the axis sizes it is split over, and a
+ * canonical text of the split (to compare two shardings). */
+typedef struct sharding {
+  int rank;
+  int64_t div[64];
+  char canon[512];
+  const mesh *mesh;
+  bool split; /* some dimension is divided */
+} sharding;
+
+/* <@mesh, [{"a"}, {}], replicated={...}> or <mesh<[...]>, [...]>, after the mnemonic */
+static bool parse_sharding_body(scan *s, const meshes *ms, mesh *inline_mesh, sharding *out,
+                                char *why, size_t whycap) {
+  memset(out, 0, sizeof *out);
+  expect(s, "<");
+  char mname[NAME_MAX_LEN];
+  if (eat(s, "@")) {
+    if (!name_of(s, mname, sizeof mname)) return false;
+    out->mesh = find_mesh(ms, mname);
+    if (!out->mesh) {
+      snprintf(why, whycap, "names the mesh @%s, which the module does not define", mname);
+      return false;
+    }
+  } else if (eat(s, "#sdy.mesh") || eat(s, "mesh")) {
+    if (!parse_mesh_body(s, inline_mesh)) return false;
+    out->mesh = inline_mesh;
+  } else {
+    return false;
+  }
+  expect(s, ",");
+  expect(s, "[");
+  if (s->bad) return false;
+  size_t cl = 0;
+  if (!eat(s, "]")) {
+    do {
+      if (out->rank >= 64) return false;
+      int64_t d = 1;
+      expect(s, "{");
+      if (s->bad) return false;
+      cl += (size_t)snprintf(out->canon + cl, cl < sizeof out->canon ? sizeof out->canon - cl : 0,
+                             "%s{", out->rank ? "," : "");
+      if (!eat(s, "}")) {
+        do {
+          if (eat(s, "?")) continue; /* open dimension: no further split */
+          char ax[NAME_MAX_LEN];
+          if (!name_of(s, ax, sizeof ax)) return false;
+          int64_t size = axis_size(out->mesh, ax);
+          if (size < 0) {
+            snprintf(why, whycap, "names the axis \"%s\", which its mesh does not have", ax);
+            return false;
+          }
+          if (eat(s, ":")) { /* sub-axis: ":(pre)size" */
+            int64_t pre, sz;
+            expect(s, "(");
+            if (s->bad || !int_of(s, &pre)) return false;
+            expect(s, ")");
+            if (s->bad || !int_of(s, &sz) || sz < 1) return false;
+            size = sz;
+            cl += (size_t)snprintf(out->canon + cl,
+                                   cl < sizeof out->canon ? sizeof out->canon - cl : 0,
+                                   "%s:(%lld)%lld ", ax, (long long)pre, (long long)sz);
+          } else {
+            cl += (size_t)snprintf(out->canon + cl,
+                                   cl < sizeof out->canon ? sizeof out->canon - cl : 0, "%s ", ax);
+          }
+          d *= size;
+        } while (eat(s, ","));
+        expect(s, "}");
+      }
+      cl += (size_t)snprintf(out->canon + cl, cl < sizeof out->canon ? sizeof out->canon - cl : 0,
+                             "}");
+      ws(s);
+      if (s->p < s->e && *s->p == 'p') { /* priority p<N> */
+        s->p++;
+        int64_t pr;
+        int_of(s, &pr);
+      }
+      out->div[out->rank++] = d;
+      if (d > 1) out->split = true;
+    } while (eat(s, ","));
+    expect(s, "]");
+  }
+  /* replicated={...} says nothing about the shape; unreduced={...} means partial values */
+  while (!s->bad && eat(s, ",")) {
+    char key[32];
+    if (!name_of(s, key, sizeof key)) return false;
+    expect(s, "=");
+    if (!strcmp(key, "unreduced") || !strcmp(key, "reduced")) {
+      snprintf(why, whycap, "has %s axes, which need SPMD partitioning", key);
+      return false;
+    }
+    ws(s);
+    if (s->p < s->e && (*s->p == '{' || *s->p == '[' || *s->p == '<'))
+      skip_group(s);
+    else
+      return false;
+  }
+  expect(s, ">");
+  return !s->bad;
+}
+
+/* #sdy.sharding<...> on a value of type t */
+static cj_status read_sharding(const cj_op *where, const char *what, const cj_attr *a,
+                               const meshes *ms, const cj_type *t, sharding *out) {
+  char why[256] = "";
+  mesh inl;
+  if (!a || a->kind != CJ_ATTR_OPAQUE)
+    return cj_op_error(where, CJ_INVALID_ARGUMENT, "%s: the sharding is not an #sdy.sharding", what);
+  scan s = {a->opaque.text, a->opaque.text + a->opaque.len, false};
+  eat(&s, "#sdy.sharding");
+  if (!parse_sharding_body(&s, ms, &inl, out, why, sizeof why) || s.bad)
+    return cj_op_error(where, CJ_UNIMPLEMENTED, "%s: cannot use the sharding %.*s%s%s", what,
+                       (int)a->opaque.len, a->opaque.text, why[0] ? ": it " : "", why);
+  if (out->mesh == &inl) out->mesh = NULL; /* inline meshes only matter for sizes */
+  if (!cj_type_is_static(t) || out->rank != t->rank)
+    return cj_op_error(where, CJ_INVALID_ARGUMENT, "%s: the sharding %.*s does not fit %s", what,
+                       (int)a->opaque.len, a->opaque.text,
+                       cj_type_is_static(t) ? "the value's rank" : "a dynamic shape");
+  return NULL;
+}
+
+/* #sdy.sharding_per_value<[<...>, <...>]>: the i-th sharding */
+static cj_status read_per_value(const cj_op *where, const char *what, const cj_attr *a,
+                                const meshes *ms, uint32_t i, const cj_type *t, sharding *out) {
+  char why[256] = "";
+  mesh inl;
+  if (!a || a->kind != CJ_ATTR_OPAQUE)
+    return cj_op_error(where, CJ_INVALID_ARGUMENT, "%s: missing or unreadable shardings", what);
+  scan s = {a->opaque.text, a->opaque.text + a->opaque.len, false};
+  eat(&s, "#sdy.sharding_per_value");
+  expect(&s, "<");
+  expect(&s, "[");
+  for (uint32_t k = 0; k < i && !s.bad; k++) {
+    ws(&s);
+    skip_group(&s);
+    expect(&s, ",");
+  }
+  if (s.bad || !parse_sharding_body(&s, ms, &inl, out, why, sizeof why))
+    return cj_op_error(where, CJ_UNIMPLEMENTED, "%s: cannot use sharding %u of %.*s%s%s", what, i,
+                       (int)a->opaque.len, a->opaque.text, why[0] ? ": it " : "", why);
+  if (out->mesh == &inl) out->mesh = NULL;
+  if (!cj_type_is_static(t) || out->rank != t->rank)
+    return cj_op_error(where, CJ_INVALID_ARGUMENT, "%s: sharding %u does not fit the value", what, i);
+  return NULL;
+}
+
+/* The per-device type of a value of global type t split as sh. */
+static cj_status local_type(cj_module *m, const cj_op *where, const char *what, const cj_type *t,
+                            const sharding *sh, const cj_type **out) {
+  int64_t dims[64];
+  for (int32_t d = 0; d < t->rank; d++) {
+    if (t->dims[d] % sh->div[d])
+      return cj_op_error(where, CJ_INVALID_ARGUMENT,
+                         "%s: dimension %d of size %lld is split over %lld devices, which does not "
+                         "divide it",
+                         what, d, (long long)t->dims[d], (long long)sh->div[d]);
+    dims[d] = t->dims[d] / sh->div[d];
+  }
+  *out = cj_type_tensor(m, t->elem, t->rank, dims, NULL, t->encoding);
+  return *out ? NULL : cj_oom();
+}
+
+/* ======================================================================== the pass */
+
+typedef struct sharded_val {
+  cj_value *v;
+  char canon[512];
+} sharded_val;
+
+typedef struct state {
+  cj_module *m;
+  cj_op *main;
+  meshes ms;
+  int64_t ndev;
+  sharded_val *sv;
+  uint32_t nsv, capsv;
+} state;
+
+static cj_status mark(state *S, cj_value *v, const sharding *sh) {
+  if (S->nsv == S->capsv) {
+    uint32_t cap = S->capsv ? S->capsv * 2 : 16;
+    sharded_val *n = realloc(S->sv, sizeof *n * cap);
+    if (!n) return cj_oom();
+    S->sv = n;
+    S->capsv = cap;
+  }
+  S->sv[S->nsv].v = v;
+  snprintf(S->sv[S->nsv].canon, sizeof S->sv[S->nsv].canon, "%s", sh->canon);
+  S->nsv++;
+  return NULL;
+}
+
+static const sharded_val *find_sharded(const state *S, const cj_value *v) {
+  for (uint32_t i = 0; i < S->nsv; i++)
+    if (S->sv[i].v == v) return &S->sv[i];
+  return NULL;
+}
+
+static const cj_attr *dict_get(const cj_attr *dict, const char *name) {
+  if (!dict || dict->kind != CJ_ATTR_DICT) return NULL;
+  for (int32_t k = 0; k < dict->dict.n; k++)
+    if (!strcmp(dict->dict.items[k].name, name)) return dict->dict.items[k].value;
+  return NULL;
+}
+
+/* An op outside the manual computations must not read a sharded value (even from a region). */
+static cj_status check_uses(state *S, cj_op *op, cj_op *top) {
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    const sharded_val *sv = find_sharded(S, op->operands[i]);
+    if (sv && op->kind != CJ_OP_FUNC_RETURN)
+      return cj_op_error(top, CJ_UNIMPLEMENTED,
+                         "SPMD partitioning is not implemented by cjrt: %s uses a value sharded "
+                         "over the devices ([%s]) outside a manual computation; only programs "
+                         "whose sharded values are all handled by shard_map/pmap (or "
+                         "replicated) run on several devices",
+                         op->name, sv->canon);
+  }
+  for (uint32_t r = 0; r < op->nregions; r++)
+    for (cj_block *b = op->regions[r].first; b; b = b->next)
+      for (cj_op *o = b->first; o; o = o->next) CJ_RETURN_IF_ERROR(check_uses(S, o, top));
+  return NULL;
+}
+
+/* Clones the body of manual computation `mc` before it with its arguments mapped to mc's
+ * operands; the terminator's mapped operands are returned in rets. */
+static cj_status inline_manual(state *S, cj_op *mc, cj_value ***rets) {
+  cj_block *body = mc->regions[0].first;
+  uint32_t cap = body->nargs + 64, n = 0;
+  cj_value **from = malloc(sizeof(cj_value *) * cap), **to = malloc(sizeof(cj_value *) * cap);
+  cj_status st = (!from || !to) ? cj_oom() : NULL;
+  for (uint32_t i = 0; i < body->nargs && !st; i++) {
+    from[n] = &body->args[i];
+    to[n++] = mc->operands[i];
+  }
+  *rets = NULL;
+  for (cj_op *o = body->first; o && !st; o = o->next) {
+    if (o == body->last) { /* sdy.return */
+      *rets = cj_alloc(S->m, sizeof(cj_value *) * (o->nopnds ? o->nopnds : 1));
+      if (!*rets) {
+        st = cj_oom();
+        break;
+      }
+      for (uint32_t i = 0; i < o->nopnds; i++) {
+        cj_value *v = o->operands[i];
+        (*rets)[i] = v;
+        for (uint32_t k = n; k-- > 0;)
+          if (from[k] == v) {
+            (*rets)[i] = to[k];
+            break;
+          }
+      }
+      break;
+    }
+    cj_op *c = cj_op_clone(S->m, o, n, from, to);
+    if (!c) {
+      st = cj_oom();
+      break;
+    }
+    cj_block_insert_before(mc->block, mc, c);
+    if (n + o->nresults > cap) {
+      cap = (n + o->nresults) * 2;
+      cj_value **nf = realloc(from, sizeof(cj_value *) * cap);
+      if (nf) from = nf;
+      cj_value **nt = realloc(to, sizeof(cj_value *) * cap);
+      if (nt) to = nt;
+      if (!nf || !nt) {
+        st = cj_oom();
+        break;
+      }
+    }
+    for (uint32_t i = 0; i < o->nresults; i++) {
+      from[n] = &o->results[i];
+      to[n++] = &c->results[i];
+    }
+  }
+  if (!st && !*rets) st = cj_op_error(mc, CJ_INVALID_ARGUMENT, "manual computation without sdy.return");
+  free(from);
+  free(to);
+  return st;
+}
+
+/* manual_axes = #sdy<manual_axes{"a", "b"}>: every axis of size > 1 must be manual */
+static cj_status check_manual_axes(state *S, cj_op *mc, const mesh *me) {
+  const cj_attr *a = cj_op_attr(mc, "manual_axes");
+  if (!a || a->kind != CJ_ATTR_OPAQUE)
+    return cj_op_error(mc, CJ_INVALID_ARGUMENT, "sdy.manual_computation without manual_axes");
+  char names[MAX_AXES][NAME_MAX_LEN];
+  int n = 0;
+  scan s = {a->opaque.text, a->opaque.text + a->opaque.len, false};
+  while (s.p < s.e && *s.p != '{') s.p++;
+  expect(&s, "{");
+  if (!eat(&s, "}")) {
+    do {
+      if (n == MAX_AXES || !name_of(&s, names[n], NAME_MAX_LEN)) {
+        s.bad = true;
+        break;
+      }
+      n++;
+    } while (eat(&s, ","));
+    expect(&s, "}");
+  }
+  if (s.bad)
+    return cj_op_error(mc, CJ_UNIMPLEMENTED, "cannot read manual_axes %.*s", (int)a->opaque.len,
+                       a->opaque.text);
+  (void)S;
+  if (!me) return NULL;
+  char missing[256] = "";
+  size_t ml = 0;
+  for (int i = 0; i < me->n; i++) {
+    if (me->sizes[i] == 1) continue;
+    bool manual = false;
+    for (int k = 0; k < n && !manual; k++) manual = !strcmp(names[k], me->axes[i]);
+    if (!manual)
+      ml += (size_t)snprintf(missing + ml, ml < sizeof missing ? sizeof missing - ml : 0,
+                             "%s\"%s\"", ml ? ", " : "", me->axes[i]);
+  }
+  if (ml)
+    return cj_op_error(mc, CJ_UNIMPLEMENTED,
+                       "SPMD partitioning is not implemented by cjrt: this manual computation "
+                       "leaves mesh axes %s automatic (shard_map over part of the mesh needs a "
+                       "partitioner for the other axes); make every axis manual",
+                       missing);
+  return NULL;
+}
+
+static cj_status manual(state *S, cj_op *mc) {
+  cj_block *body = mc->nregions == 1 ? mc->regions[0].first : NULL;
+  if (!body || body->nargs != mc->nopnds)
+    return cj_op_error(mc, CJ_INVALID_ARGUMENT, "manual computation body does not match its operands");
+  const cj_attr *ins = cj_op_attr(mc, "in_shardings"), *outs = cj_op_attr(mc, "out_shardings");
+  const mesh *me = NULL;
+  for (uint32_t i = 0; i < mc->nopnds; i++) {
+    sharding sh;
+    CJ_RETURN_IF_ERROR(read_per_value(mc, "in_shardings", ins, &S->ms, i, body->args[i].type, &sh));
+    if (sh.mesh) me = sh.mesh;
+    cj_value *v = mc->operands[i];
+    const sharded_val *sv = find_sharded(S, v);
+    if (v->type != body->args[i].type) {
+      return cj_op_error(mc, CJ_UNIMPLEMENTED,
+                         "SPMD partitioning is not implemented by cjrt: operand %u of the manual "
+                         "computation is a %s value on each device but the computation takes "
+                         "shards of it ([%s]); pass it in already sharded (as an argument of the "
+                         "jitted function with that sharding)",
+                         i, sv ? "differently sharded" : "replicated", sh.canon);
+    }
+    if (sv ? strcmp(sv->canon, sh.canon) != 0 : sh.split)
+      return cj_op_error(mc, CJ_UNIMPLEMENTED,
+                         "SPMD partitioning is not implemented by cjrt: operand %u is sharded as "
+                         "[%s] but the manual computation takes it as [%s] (resharding needs a "
+                         "partitioner)",
+                         i, sv ? sv->canon : "replicated", sh.canon);
+  }
+  if (!me && mc->nresults > 0) {
+    sharding sh;
+    cj_status st = read_per_value(mc, "out_shardings", outs, &S->ms, 0, mc->results[0].type, &sh);
+    if (!st) me = sh.mesh;
+    cj_status_free(st);
+  }
+  if (!me && S->ms.n == 1) me = &S->ms.m[0];
+  if (me && me->total != S->ndev)
+    return cj_op_error(mc, CJ_INVALID_ARGUMENT,
+                       "the mesh @%s has %lld devices but the program runs on %lld", me->name,
+                       (long long)me->total, (long long)S->ndev);
+  CJ_RETURN_IF_ERROR(check_manual_axes(S, mc, me));
+  cj_value **rets = NULL;
+  CJ_RETURN_IF_ERROR(inline_manual(S, mc, &rets));
+  for (uint32_t j = 0; j < mc->nresults; j++) {
+    sharding sh;
+    CJ_RETURN_IF_ERROR(read_per_value(mc, "out_shardings", outs, &S->ms, j, mc->results[j].type, &sh));
+    const cj_type *lt;
+    CJ_RETURN_IF_ERROR(local_type(S->m, mc, "out_shardings", mc->results[j].type, &sh, &lt));
+    if (lt != rets[j]->type)
+      return cj_op_error(mc, CJ_INVALID_ARGUMENT,
+                         "result %u of the manual computation: its body returns a different shape "
+                         "than the out_sharding gives",
+                         j);
+    cj_replace_all_uses(S->main, &mc->results[j], rets[j]);
+    if (sh.split) CJ_RETURN_IF_ERROR(mark(S, rets[j], &sh));
+  }
+  cj_block_remove(mc->block, mc);
+  return NULL;
+}
+
+static bool has_manual(cj_block *b) {
+  for (cj_op *op = b->first; op; op = op->next) {
+    if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) return true;
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
+        if (has_manual(nb)) return true;
+  }
+  return false;
+}
+
+/* Removes sdy.sharding from a dictionary of argument/result attributes. */
+static const cj_attr *without_sharding(cj_module *m, const cj_attr *dict) {
+  if (!dict || dict->kind != CJ_ATTR_DICT) return dict;
+  cj_named_attr items[64];
+  int32_t n = 0;
+  for (int32_t k = 0; k < dict->dict.n && n < 64; k++)
+    if (strcmp(dict->dict.items[k].name, "sdy.sharding") != 0) items[n++] = dict->dict.items[k];
+  if (n == dict->dict.n) return dict;
+  return cj_attr_dict(m, n, items);
+}
+
+static cj_status strip_attrs(cj_module *m, cj_op *main, const char *key, int32_t count) {
+  const cj_attr *arr = cj_op_attr(main, key);
+  if (!arr || arr->kind != CJ_ATTR_ARRAY) return NULL;
+  const cj_attr **items = cj_alloc(m, sizeof(cj_attr *) * (size_t)(arr->arr.n ? arr->arr.n : 1));
+  if (!items) return cj_oom();
+  for (int32_t i = 0; i < arr->arr.n; i++) items[i] = without_sharding(m, arr->arr.items[i]);
+  (void)count;
+  const cj_attr *na = cj_attr_array(m, arr->arr.n, items);
+  if (!na) return cj_oom();
+  return cj_op_set_attr(m, main, key, na);
+}
+
+cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_partitions) {
+  cj_op *main = cj_module_main(m);
+  cj_block *body = main ? cj_func_body(main) : NULL;
+  const cj_type *ft = main ? cj_func_type(main) : NULL;
+  if (!body || !ft) return NULL; /* the compiler reports it */
+  int64_t ndev = num_replicas * num_partitions;
+  if (ndev <= 1) return NULL; /* one device: the identities pass inlines manual computations */
+  state S;
+  memset(&S, 0, sizeof S);
+  S.m = m;
+  S.main = main;
+  S.ndev = num_partitions; /* meshes span the partitions */
+  cj_status st = collect_meshes(m, &S.ms);
+  /* arguments: per-device shapes */
+  const cj_type **ins = NULL, **outs = NULL;
+  if (!st) {
+    ins = cj_alloc(m, sizeof(cj_type *) * (size_t)(ft->rank + 1));
+    outs = cj_alloc(m, sizeof(cj_type *) * (size_t)(ft->nresults + 1));
+    if (!ins || !outs) st = cj_oom();
+  }
+  bool any_sharding = false;
+  for (int32_t i = 0; !st && i < ft->rank; i++) {
+    ins[i] = cj_type_fn_input(ft, i);
+    const cj_attr *a = dict_get(cj_func_arg_attrs(main, (uint32_t)i), "sdy.sharding");
+    if (!a) continue;
+    any_sharding = true;
+    char what[48];
+    snprintf(what, sizeof what, "argument %d of @main", i);
+    sharding sh;
+    st = read_sharding(main, what, a, &S.ms, ins[i], &sh);
+    if (st || !sh.split) continue;
+    if (num_replicas > 1 && num_partitions == 1) {
+      st = cj_op_error(main, CJ_UNIMPLEMENTED, "%s is sharded across replicas", what);
+      break;
+    }
+    const cj_type *lt;
+    st = local_type(m, main, what, ins[i], &sh, &lt);
+    if (st) break;
+    ins[i] = lt;
+    body->args[i].type = lt;
+    st = mark(&S, &body->args[i], &sh);
+  }
+  if (!st && !any_sharding && !has_manual(body)) {
+    free(S.sv);
+    return NULL; /* a replicated program: every device runs it as written */
+  }
+  for (cj_op *op = body->first; op && !st;) {
+    cj_op *next = op->next;
+    if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) {
+      st = manual(&S, op);
+    } else {
+      if (op->kind != CJ_OP_FUNC_RETURN) {
+        st = check_uses(&S, op, op);
+        for (uint32_t r = 0; !st && r < op->nregions; r++)
+          for (cj_block *nb = op->regions[r].first; nb && !st; nb = nb->next)
+            if (has_manual(nb))
+              st = cj_op_error(op, CJ_UNIMPLEMENTED,
+                               "a manual computation (shard_map) nested inside %s is not "
+                               "supported on several devices",
+                               op->name);
+      }
+    }
+    op = next;
+  }
+  /* results: per-device shapes */
+  cj_op *ret = body->last;
+  if (!st && (!ret || ret->kind != CJ_OP_FUNC_RETURN || ret->nopnds != (uint32_t)ft->nresults))
+    st = cj_op_error(main, CJ_INVALID_ARGUMENT, "@main does not end with a return of its results");
+  for (int32_t j = 0; !st && j < ft->nresults; j++) {
+    outs[j] = ret->operands[j]->type;
+    const cj_attr *a = dict_get(cj_func_res_attrs(main, (uint32_t)j), "sdy.sharding");
+    if (!a) continue;
+    char what[48];
+    snprintf(what, sizeof what, "result %d of @main", j);
+    sharding sh;
+    st = read_sharding(main, what, a, &S.ms, cj_type_fn_result(ft, j), &sh);
+    if (st) break;
+    const sharded_val *sv = find_sharded(&S, ret->operands[j]);
+    if (sv ? strcmp(sv->canon, sh.canon) != 0 : sh.split)
+      st = cj_op_error(main, CJ_UNIMPLEMENTED,
+                       "SPMD partitioning is not implemented by cjrt: %s should be sharded as [%s] "
+                       "but the program computes it as [%s]",
+                       what, sh.canon, sv ? sv->canon : "replicated");
+  }
+  if (!st) {
+    const cj_type *nft = cj_type_function(m, ft->rank, ins, ft->nresults, outs);
+    if (!nft) st = cj_oom();
+    if (!st) st = cj_op_set_attr(m, main, "function_type", cj_attr_type(m, nft));
+  }
+  if (!st) st = strip_attrs(m, main, "arg_attrs", ft->rank);
+  if (!st) st = strip_attrs(m, main, "res_attrs", ft->nresults);
+  free(S.sv);
+  return st;
+}

@@ -1,0 +1,34 @@
+/* cjrt: multi-device programs in the compiler.
+ *
+ *   run_parallel   interpreter.run_parallel (the reference interpreter's test op that runs one
+ *                  function per process of a replicas x partitions grid) is made self-contained:
+ *                  one region per process, replica-major, holding a copy of its function, and
+ *                  the attribute cj.grid = array<i64: replicas, partitions>. Later passes
+ *                  (inlining, folding, dead code, stripping other functions) then see the
+ *                  programs as nested code; the backend runs the regions concurrently.
+ *
+ *   partition      the per-device program of a multi-partition module whose sharded values are
+ *                  all handled manually (jax.shard_map and jax.pmap: sdy.manual_computation over
+ *                  every mesh axis) or replicated. @main's sharded arguments and results take
+ *                  their per-device (local) shapes from their sdy.sharding / mhlo.sharding, the
+ *                  manual computation's body is inlined (its collectives already name the
+ *                  devices of the mesh), and the sharding attributes are dropped. Programs that
+ *                  need real SPMD propagation (a sharded value used outside a manual
+ *                  computation, a partially manual computation) fail with UNIMPLEMENTED naming
+ *                  what is missing. Nothing happens for one partition.
+ */
+#ifndef CJ_COMPILER_SPMD_H
+#define CJ_COMPILER_SPMD_H
+
+#include <stdint.h>
+
+#include "base/status.h"
+#include "ir/ir.h"
+
+cj_status cj_pass_run_parallel(cj_module *m, cj_op *func);
+
+/* Rewrites module m (before cj_compile_passes) into the program one device runs, for a
+ * num_replicas x num_partitions execution. */
+cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_partitions);
+
+#endif

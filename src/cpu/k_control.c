@@ -1,0 +1,297 @@
+/* cjrt: control flow as nested plans over the same arena: while (a condition plan and a body
+ * plan over carried buffers), if and case (one plan per branch, each ending with copies into the
+ * op's result buffers). Loop bodies are planned once; an iteration costs one call per step. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/lower.h"
+
+/* ======================================================================== while */
+
+typedef struct while_params {
+  cj_plan cond, body;
+} while_params;
+
+static cj_status k_while(cj_exec_ctx *ctx, const cj_step *st) {
+  const while_params *p = st->params;
+  const char *pred = CJ_PTR(ctx, st->in[0]);
+  for (;;) {
+    cj_status s = cj_plan_run(ctx, &p->cond);
+    if (s) return s;
+    if (!*pred) return NULL;
+    s = cj_plan_run(ctx, &p->body);
+    if (s) return s;
+  }
+}
+
+/* the leaves of all operands, flattened */
+static cj_status operand_leaves(cj_lw *L, cj_op *op, int32_t *out, int32_t cap, int32_t *n) {
+  *n = 0;
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    int32_t k;
+    const int32_t *lv;
+    CJ_RETURN_IF_ERROR(cj_lw_leaves(L, op, op->operands[i], &k, &lv));
+    if (*n + k > cap) return cj_op_error(op, CJ_UNIMPLEMENTED, "too many operands");
+    memcpy(out + *n, lv, sizeof(int32_t) * (size_t)k);
+    *n += k;
+  }
+  return NULL;
+}
+
+/* binds the block arguments (or the op results) to consecutive leaves */
+static cj_status bind_values(cj_lw *L, cj_value *vals, uint32_t nvals, const int32_t *leaves,
+                             int32_t nleaves) {
+  int32_t k = 0;
+  for (uint32_t i = 0; i < nvals; i++) {
+    int32_t c = cj_lw_type_leaves(vals[i].type);
+    if (k + c > nleaves) return cj_internal("leaf count mismatch");
+    CJ_RETURN_IF_ERROR(cj_lw_bind(L, &vals[i], c, leaves + k));
+    k += c;
+  }
+  return NULL;
+}
+
+/* leaves of the terminator's operands */
+static cj_status term_leaves(cj_lw *L, cj_op *term, int32_t *out, int32_t cap, int32_t *n) {
+  return operand_leaves(L, term, out, cap, n);
+}
+
+/* copies src[i] -> dst[i] where they differ, safely even when some src are dst of others */
+static cj_status parallel_copy(cj_lw *L, const cj_op *op, int32_t n, const int32_t *src,
+                               const int32_t *dst) {
+  int32_t *s2 = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+  int32_t *d2 = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+  int32_t *tsrc = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+  int32_t *tdst = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+  if (!s2 || !d2 || !tsrc || !tdst) {
+    free(s2);
+    free(d2);
+    free(tsrc);
+    free(tdst);
+    return cj_oom();
+  }
+  int32_t m = 0, t = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (src[i] == dst[i]) continue;
+    bool hazard = false; /* src[i] is overwritten by another copy */
+    for (int32_t j = 0; j < n; j++)
+      if (j != i && dst[j] == src[i] && src[j] != dst[j]) hazard = true;
+    if (hazard) {
+      int32_t tmp = cj_lw_new_buf(L, cj_lw_buf_at(L, src[i])->size, CJ_BK_ARENA);
+      tsrc[t] = src[i];
+      tdst[t++] = tmp;
+      s2[m] = tmp;
+    } else {
+      s2[m] = src[i];
+    }
+    d2[m++] = dst[i];
+  }
+  cj_status st = cj_lw_emit_copies(L, op, (uint32_t)t, tsrc, tdst);
+  if (!st) st = cj_lw_emit_copies(L, op, (uint32_t)m, s2, d2);
+  free(s2);
+  free(d2);
+  free(tsrc);
+  free(tdst);
+  return st;
+}
+
+enum { MAX_LEAVES = 4096 };
+
+cj_status lower_while(cj_lw *L, cj_op *op) {
+  if (op->nregions != 2) return cj_op_error(op, CJ_INVALID_ARGUMENT, "while needs 2 regions");
+  cj_block *cb = op->regions[0].first, *bb = op->regions[1].first;
+  if (!cb || !bb) return cj_op_error(op, CJ_INVALID_ARGUMENT, "while regions need a block");
+  int32_t *init = malloc(sizeof(int32_t) * MAX_LEAVES * 3);
+  if (!init) return cj_oom();
+  int32_t *carried = init + MAX_LEAVES, *ret = init + 2 * MAX_LEAVES;
+  int32_t n = 0, nr = 0;
+  cj_status st = operand_leaves(L, op, init, MAX_LEAVES, &n);
+  /* carried buffers, initialized by copies (in place when an init dies here) */
+  for (int32_t i = 0; !st && i < n; i++) {
+    carried[i] = cj_lw_new_buf(L, cj_lw_buf_at(L, init[i])->size, CJ_BK_ARENA);
+    cj_lw_hint_inplace(L, carried[i], init[i]);
+  }
+  int32_t start = cj_lw_pos(L);
+  if (!st) {
+    if (n) {
+      st = cj_lw_emit_copies(L, op, (uint32_t)n, init, carried);
+    } else {
+      cj_lw_advance(L);
+    }
+  }
+  while_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!st && !p) st = cj_oom();
+  if (!st) st = bind_values(L, cb->args, cb->nargs, carried, n);
+  if (!st) st = bind_values(L, bb->args, bb->nargs, carried, n);
+  /* condition */
+  int32_t pred = -1;
+  if (!st) {
+    cj_lw_saved saved;
+    cj_lw_plan_begin(L, &saved);
+    cj_op *term = NULL;
+    st = cj_lw_block(L, cb, &term);
+    if (!st && (!term || term->nopnds != 1))
+      st = cj_op_error(op, CJ_INVALID_ARGUMENT, "the condition must return one value");
+    if (!st) {
+      int32_t k;
+      const int32_t *lv;
+      st = cj_lw_leaves(L, term, term->operands[0], &k, &lv);
+      if (!st) pred = lv[0];
+    }
+    cj_status s2 = cj_lw_plan_end(L, &saved, &p->cond);
+    if (st)
+      cj_status_free(s2);
+    else
+      st = s2;
+  }
+  /* body, ending with copies of its results into the carried buffers */
+  if (!st) {
+    cj_lw_saved saved;
+    cj_lw_plan_begin(L, &saved);
+    cj_op *term = NULL;
+    int32_t body_start = cj_lw_pos(L);
+    st = cj_lw_block(L, bb, &term);
+    if (!st && !term) st = cj_op_error(op, CJ_INVALID_ARGUMENT, "the body has no terminator");
+    if (!st) st = term_leaves(L, term, ret, MAX_LEAVES, &nr);
+    if (!st && nr != n) st = cj_op_error(op, CJ_INVALID_ARGUMENT, "the body returns %d values, expected %d", nr, n);
+    /* Copy elision: a result computed in the body after the last read of its carried value
+     * is written straight into the carried buffer (e.g. a dynamic_update_slice of the carried
+     * array updates it in place), instead of into a temporary copied back every iteration. */
+    for (int32_t i = 0; !st && i < n; i++) {
+      int32_t r = ret[i], c = carried[i];
+      if (r == c) continue;
+      cj_lw_buf *rb = cj_lw_buf_at(L, r), *cb = cj_lw_buf_at(L, c);
+      if (rb->kind != CJ_BK_ARENA || rb->merged >= 0 || rb->def < body_start || rb->size != cb->size)
+        continue;
+      bool unique = true;
+      for (int32_t j = 0; j < n; j++)
+        if (j != i && (ret[j] == r || ret[j] == c)) unique = false;
+      if (!unique) continue;
+      if (cb->last > rb->def) continue;
+      if (cb->last == rb->def && !cj_lw_has_hint(L, r, c, rb->def)) continue;
+      cj_lw_merge(L, r, c);
+      ret[i] = c;
+    }
+    if (!st) st = parallel_copy(L, term, n, ret, carried);
+    cj_status s2 = cj_lw_plan_end(L, &saved, &p->body);
+    if (st)
+      cj_status_free(s2);
+    else
+      st = s2;
+  }
+  if (!st) {
+    for (int32_t i = 0; i < n; i++) cj_lw_def_at(L, carried[i], start);
+    /* the driver reads the predicate and keeps the carried buffers alive */
+    int32_t *ins = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    if (!ins) {
+      st = cj_oom();
+    } else {
+      ins[0] = pred;
+      memcpy(ins + 1, carried, sizeof(int32_t) * (size_t)n);
+      if (!cj_lw_emit(L, op, k_while, p, (uint32_t)n + 1, ins, 0, NULL)) st = cj_oom();
+      free(ins);
+    }
+  }
+  if (!st) st = bind_values(L, op->results, op->nresults, carried, n);
+  if (!st) cj_lw_extend_region(L, start);
+  free(init);
+  return st;
+}
+
+/* ======================================================================== if / case */
+
+typedef struct branch_params {
+  int32_t n;
+  cj_plan *branches;
+  cj_dtype idx_dt; /* case: the index type; if: PRED */
+  bool is_if;
+} branch_params;
+
+static cj_status k_branch(cj_exec_ctx *ctx, const cj_step *st) {
+  const branch_params *p = st->params;
+  const char *sel = CJ_PTR(ctx, st->in[0]);
+  int64_t b;
+  if (p->is_if) {
+    b = *sel ? 0 : 1;
+  } else {
+    b = cj_elem_get_i64(p->idx_dt, sel, 0);
+    if (b < 0 || b >= p->n) b = p->n - 1; /* out of range: the last branch */
+  }
+  return cj_plan_run(ctx, &p->branches[b]);
+}
+
+static cj_status lower_branches(cj_lw *L, cj_op *op, bool is_if) {
+  cj_lw_tensor sel;
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &sel));
+  if (sel.nelems != 1) return cj_op_error(op, CJ_INVALID_ARGUMENT, "the selector must be a scalar");
+  if (is_if && op->nregions != 2) return cj_op_error(op, CJ_INVALID_ARGUMENT, "if needs 2 regions");
+  if (!is_if && op->nregions < 1) return cj_op_error(op, CJ_INVALID_ARGUMENT, "case needs branches");
+  branch_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  p->n = (int32_t)op->nregions;
+  p->is_if = is_if;
+  p->idx_dt = sel.dtype;
+  p->branches = cj_lw_alloc(L, sizeof(cj_plan) * op->nregions);
+  if (!p->branches) return cj_oom();
+  int32_t start = cj_lw_advance(L);
+  /* result leaves */
+  int32_t nleaves = 0;
+  for (uint32_t i = 0; i < op->nresults; i++) nleaves += cj_lw_type_leaves(op->results[i].type);
+  int32_t *res = malloc(sizeof(int32_t) * (size_t)(nleaves + 1) * 2);
+  if (!res) return cj_oom();
+  int32_t *ret = res + nleaves + 1;
+  cj_status st = NULL;
+  {
+    int32_t k = 0;
+    for (uint32_t i = 0; !st && i < op->nresults; i++) {
+      const cj_type *lt[MAX_LEAVES / 8];
+      int32_t c;
+      st = cj_lw_leaf_types(op->results[i].type, lt, MAX_LEAVES / 8, &c);
+      for (int32_t j = 0; !st && j < c; j++) {
+        int64_t bytes = cj_lw_type_bytes(lt[j]);
+        if (bytes < 0) st = cj_op_error(op, CJ_UNIMPLEMENTED, "dynamic result type");
+        else {
+          res[k] = cj_lw_new_buf(L, bytes, CJ_BK_ARENA);
+          cj_lw_def_at(L, res[k], start);
+          k++;
+        }
+      }
+    }
+  }
+  for (uint32_t r = 0; !st && r < op->nregions; r++) {
+    cj_block *b = op->regions[r].first;
+    cj_lw_saved saved;
+    cj_lw_plan_begin(L, &saved);
+    cj_op *term = NULL;
+    int32_t n = 0;
+    if (!b) st = cj_op_error(op, CJ_INVALID_ARGUMENT, "empty branch");
+    if (!st) st = cj_lw_block(L, b, &term);
+    if (!st && !term) st = cj_op_error(op, CJ_INVALID_ARGUMENT, "branch without terminator");
+    if (!st) st = term_leaves(L, term, ret, nleaves + 1, &n);
+    if (!st && n != nleaves) st = cj_op_error(op, CJ_INVALID_ARGUMENT, "branch %u returns %d values, expected %d", r, n, nleaves);
+    if (!st) st = parallel_copy(L, term, n, ret, res);
+    cj_status s2 = cj_lw_plan_end(L, &saved, &p->branches[r]);
+    if (st)
+      cj_status_free(s2);
+    else
+      st = s2;
+  }
+  if (!st) {
+    int32_t *ins = malloc(sizeof(int32_t) * (size_t)(nleaves + 1));
+    if (!ins) {
+      st = cj_oom();
+    } else {
+      ins[0] = sel.buf;
+      memcpy(ins + 1, res, sizeof(int32_t) * (size_t)nleaves);
+      if (!cj_lw_emit(L, op, k_branch, p, (uint32_t)nleaves + 1, ins, 0, NULL)) st = cj_oom();
+      free(ins);
+    }
+  }
+  if (!st) st = bind_values(L, op->results, op->nresults, res, nleaves);
+  if (!st) cj_lw_extend_region(L, start);
+  free(res);
+  return st;
+}
+
+cj_status lower_if(cj_lw *L, cj_op *op) { return lower_branches(L, op, true); }
+cj_status lower_case(cj_lw *L, cj_op *op) { return lower_branches(L, op, false); }

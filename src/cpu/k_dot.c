@@ -1,0 +1,677 @@
+/* cjrt: dot_general (and the deprecated dot). Any batching and contracting dimensions: the
+ * lowering turns the operands into index tables (element offsets for each batch, row, column
+ * and contraction index), so no transpose is ever materialized. f32 and f64 (and bf16/f16,
+ * computed in f32 and rounded once at the end, as XLA does) run a packed, register-blocked GEMM
+ * with an AVX-512 or AVX2 micro-kernel chosen from CPUID, in parallel over output tiles of the
+ * client's pool; integers and complex numbers run a plain loop. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "cpu/lower.h"
+
+void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
+void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes);
+
+typedef void (*ukr32_t)(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
+                        int64_t mr, int64_t nr, bool acc);
+typedef void (*ukr64_t)(int64_t kc, const double *ap, const double *bp, double *c, int64_t ldc,
+                        int64_t mr, int64_t nr, bool acc);
+
+typedef struct dot_params {
+  ukr32_t u32; /* micro-kernels picked from CPUID at compile time */
+  ukr64_t u64;
+  int64_t B, M, N, K;
+  int64_t *ab, *am, *ak; /* lhs element offsets: batch, row, contraction */
+  int64_t *bb, *bk, *bn; /* rhs element offsets: batch, contraction, column */
+  cj_dtype lt, rt, ot;
+  int kind;              /* DK_F32, DK_F64, DK_GENERIC */
+  bool a_affine, b_affine;
+  int64_t sam, sak, sbk, sbn; /* element strides when affine */
+} dot_params;
+
+enum { DK_F32, DK_F64, DK_GENERIC };
+
+/* ======================================================================== GEMM f32/f64 */
+
+enum { MR = 8, NR32 = 32, NR64 = 16, KC = 256, MC = 128, NC = 512 };
+
+static void ukr32_generic(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
+                          int64_t mr, int64_t nr, bool acc) {
+  float t[MR][NR32];
+  memset(t, 0, sizeof t);
+  for (int64_t k = 0; k < kc; k++)
+    for (int i = 0; i < MR; i++) {
+      float a = ap[k * MR + i];
+      for (int j = 0; j < NR32; j++) t[i][j] += a * bp[k * NR32 + j];
+    }
+  for (int64_t i = 0; i < mr; i++)
+    for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
+}
+
+static void ukr64_generic(int64_t kc, const double *ap, const double *bp, double *c, int64_t ldc,
+                          int64_t mr, int64_t nr, bool acc) {
+  double t[MR][NR64];
+  memset(t, 0, sizeof t);
+  for (int64_t k = 0; k < kc; k++)
+    for (int i = 0; i < MR; i++) {
+      double a = ap[k * MR + i];
+      for (int j = 0; j < NR64; j++) t[i][j] += a * bp[k * NR64 + j];
+    }
+  for (int64_t i = 0; i < mr; i++)
+    for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The micro-kernels keep the MR x NR accumulator tile in registers: 16 zmm (8 rows x 2 vectors)
+ * written out as named variables, since GCC does not keep array elements in registers. */
+#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+
+__attribute__((target("avx512f"))) static void ukr32_avx512(int64_t kc, const float *ap,
+                                                             const float *bp, float *c,
+                                                             int64_t ldc, int64_t mr, int64_t nr,
+                                                             bool acc) {
+#define DECL(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
+  ROWS(DECL)
+#undef DECL
+  for (int64_t k = 0; k < kc; k++) {
+    __m512 b0 = _mm512_loadu_ps(bp + k * NR32), b1 = _mm512_loadu_ps(bp + k * NR32 + 16);
+    const float *a = ap + k * MR;
+#define FMA(i)                               \
+  {                                          \
+    __m512 ai = _mm512_set1_ps(a[i]);        \
+    c##i##a = _mm512_fmadd_ps(ai, b0, c##i##a); \
+    c##i##b = _mm512_fmadd_ps(ai, b1, c##i##b); \
+  }
+    ROWS(FMA)
+#undef FMA
+  }
+  if (mr == MR && nr == NR32) {
+#define STORE(i)                                                     \
+  {                                                                  \
+    float *cp = c + i * ldc;                                         \
+    if (acc) {                                                       \
+      c##i##a = _mm512_add_ps(c##i##a, _mm512_loadu_ps(cp));         \
+      c##i##b = _mm512_add_ps(c##i##b, _mm512_loadu_ps(cp + 16));    \
+    }                                                                \
+    _mm512_storeu_ps(cp, c##i##a);                                   \
+    _mm512_storeu_ps(cp + 16, c##i##b);                              \
+  }
+    ROWS(STORE)
+#undef STORE
+    return;
+  }
+  float t[MR][NR32];
+#define SPILL(i)                          \
+  _mm512_storeu_ps(t[i], c##i##a);        \
+  _mm512_storeu_ps(t[i] + 16, c##i##b);
+  ROWS(SPILL)
+#undef SPILL
+  for (int64_t i = 0; i < mr; i++)
+    for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
+}
+
+__attribute__((target("avx512f"))) static void ukr64_avx512(int64_t kc, const double *ap,
+                                                             const double *bp, double *c,
+                                                             int64_t ldc, int64_t mr, int64_t nr,
+                                                             bool acc) {
+#define DECL(i) __m512d c##i##a = _mm512_setzero_pd(), c##i##b = _mm512_setzero_pd();
+  ROWS(DECL)
+#undef DECL
+  for (int64_t k = 0; k < kc; k++) {
+    __m512d b0 = _mm512_loadu_pd(bp + k * NR64), b1 = _mm512_loadu_pd(bp + k * NR64 + 8);
+    const double *a = ap + k * MR;
+#define FMA(i)                                \
+  {                                           \
+    __m512d ai = _mm512_set1_pd(a[i]);        \
+    c##i##a = _mm512_fmadd_pd(ai, b0, c##i##a); \
+    c##i##b = _mm512_fmadd_pd(ai, b1, c##i##b); \
+  }
+    ROWS(FMA)
+#undef FMA
+  }
+  if (mr == MR && nr == NR64) {
+#define STORE(i)                                                   \
+  {                                                                \
+    double *cp = c + i * ldc;                                      \
+    if (acc) {                                                     \
+      c##i##a = _mm512_add_pd(c##i##a, _mm512_loadu_pd(cp));       \
+      c##i##b = _mm512_add_pd(c##i##b, _mm512_loadu_pd(cp + 8));   \
+    }                                                              \
+    _mm512_storeu_pd(cp, c##i##a);                                 \
+    _mm512_storeu_pd(cp + 8, c##i##b);                             \
+  }
+    ROWS(STORE)
+#undef STORE
+    return;
+  }
+  double t[MR][NR64];
+#define SPILL(i)                         \
+  _mm512_storeu_pd(t[i], c##i##a);       \
+  _mm512_storeu_pd(t[i] + 8, c##i##b);
+  ROWS(SPILL)
+#undef SPILL
+  for (int64_t i = 0; i < mr; i++)
+    for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
+}
+
+/* AVX2: 8 rows x 16 columns per call (2 ymm per row), twice for the 32-column panel */
+__attribute__((target("avx2,fma"))) static void ukr32_avx2(int64_t kc, const float *ap,
+                                                            const float *bp, float *c, int64_t ldc,
+                                                            int64_t mr, int64_t nr, bool acc) {
+  for (int half = 0; half < 2; half++) {
+#define DECL(i) __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps();
+    ROWS(DECL)
+#undef DECL
+    const float *bh = bp + half * 16;
+    for (int64_t k = 0; k < kc; k++) {
+      __m256 b0 = _mm256_loadu_ps(bh + k * NR32), b1 = _mm256_loadu_ps(bh + k * NR32 + 8);
+      const float *a = ap + k * MR;
+#define FMA(i)                                 \
+  {                                            \
+    __m256 ai = _mm256_broadcast_ss(a + i);    \
+    c##i##a = _mm256_fmadd_ps(ai, b0, c##i##a);  \
+    c##i##b = _mm256_fmadd_ps(ai, b1, c##i##b);  \
+  }
+      ROWS(FMA)
+#undef FMA
+    }
+    float t[MR][16];
+#define SPILL(i)                        \
+  _mm256_storeu_ps(t[i], c##i##a);      \
+  _mm256_storeu_ps(t[i] + 8, c##i##b);
+    ROWS(SPILL)
+#undef SPILL
+    int64_t j0 = half * 16, j1 = nr < j0 + 16 ? nr : j0 + 16;
+    for (int64_t i = 0; i < mr; i++)
+      for (int64_t j = j0; j < j1; j++)
+        c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j - j0] : t[i][j - j0];
+  }
+}
+#undef ROWS
+#endif
+
+static ukr32_t pick32(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return ukr32_avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ukr32_avx2;
+#endif
+  return ukr32_generic;
+}
+static ukr64_t pick64(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return ukr64_avx512;
+#endif
+  return ukr64_generic;
+}
+
+/* packing: A block [mc x kc] into MR-row panels (k-major), B panel [kc x nc] into NR-column
+ * panels; zero padded; small floats converted to f32 */
+static inline float ld32(cj_dtype dt, const char *base, int64_t off) {
+  switch (dt) {
+    case CJ_F32: return ((const float *)base)[off];
+    case CJ_BF16: return cj_bf16_to_f32(((const uint16_t *)base)[off]);
+    case CJ_F16: return cj_f16_to_f32(((const uint16_t *)base)[off]);
+    default: return (float)cj_elem_get_f64(dt, base, (size_t)off);
+  }
+}
+
+typedef struct gemm_ctx {
+  const dot_params *p;
+  const char *a, *b;
+  char *c;
+  cj_exec_ctx *ctx;
+  int64_t ntiles, mgroups, mper; /* tasks: batch x ntiles x mgroups, mper rows each */
+  ukr32_t u32;
+  ukr64_t u64;
+} gemm_ctx;
+
+/* A block [mc x kc] into MR-row panels (k-major, zero padded) */
+static void pack_a32(const dot_params *p, const char *a, int64_t ab, int64_t m0, int64_t mc,
+                     int64_t k0, int64_t kc, float *ap) {
+  const float *af = (const float *)a;
+  for (int64_t i0 = 0; i0 < mc; i0 += MR) {
+    float *dst = ap + i0 * kc;
+    int64_t mr = mc - i0 < MR ? mc - i0 : MR;
+    if (p->lt == CJ_F32 && p->a_affine && p->sak == 1) { /* rows contiguous along k */
+      for (int64_t i = 0; i < MR; i++) {
+        if (i >= mr) {
+          for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
+          continue;
+        }
+        const float *src = af + ab + (m0 + i0 + i) * p->sam + k0;
+        for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = src[k];
+      }
+      continue;
+    }
+    if (p->lt == CJ_F32 && p->a_affine && p->sam == 1 && mr == MR) { /* columns contiguous */
+      for (int64_t k = 0; k < kc; k++) memcpy(dst + k * MR, af + ab + (k0 + k) * p->sak + m0 + i0, sizeof(float) * MR);
+      continue;
+    }
+    for (int64_t k = 0; k < kc; k++) {
+      int64_t ko = ab + p->ak[k0 + k];
+      for (int64_t i = 0; i < MR; i++)
+        dst[k * MR + i] = i < mr ? ld32(p->lt, a, ko + p->am[m0 + i0 + i]) : 0.0f;
+    }
+  }
+}
+
+/* B block [kc x nc] into NR-column panels (zero padded) */
+static void pack_b32(const dot_params *p, const char *b, int64_t bb, int64_t n0, int64_t nc,
+                     int64_t k0, int64_t kc, float *bp) {
+  const float *bf = (const float *)b;
+  for (int64_t j0 = 0; j0 < nc; j0 += NR32) {
+    float *dst = bp + j0 * kc;
+    int64_t nr = nc - j0 < NR32 ? nc - j0 : NR32;
+    if (p->rt == CJ_F32 && p->b_affine && p->sbn == 1) { /* rows contiguous along n */
+      for (int64_t k = 0; k < kc; k++) {
+        const float *src = bf + bb + (k0 + k) * p->sbk + n0 + j0;
+        if (nr == NR32) {
+          memcpy(dst + k * NR32, src, sizeof(float) * NR32);
+        } else {
+          memcpy(dst + k * NR32, src, sizeof(float) * (size_t)nr);
+          memset(dst + k * NR32 + nr, 0, sizeof(float) * (size_t)(NR32 - nr));
+        }
+      }
+      continue;
+    }
+    if (p->rt == CJ_F32 && p->b_affine && p->sbk == 1) { /* columns contiguous along k */
+      for (int64_t j = 0; j < NR32; j++) {
+        if (j >= nr) {
+          for (int64_t k = 0; k < kc; k++) dst[k * NR32 + j] = 0.0f;
+          continue;
+        }
+        const float *src = bf + bb + (n0 + j0 + j) * p->sbn + k0;
+        for (int64_t k = 0; k < kc; k++) dst[k * NR32 + j] = src[k];
+      }
+      continue;
+    }
+    for (int64_t k = 0; k < kc; k++) {
+      int64_t ko = bb + p->bk[k0 + k];
+      for (int64_t j = 0; j < NR32; j++)
+        dst[k * NR32 + j] = j < nr ? ld32(p->rt, b, ko + p->bn[n0 + j0 + j]) : 0.0f;
+    }
+  }
+}
+
+static void pack_a64(const dot_params *p, const double *a, int64_t ab, int64_t m0, int64_t mc,
+                     int64_t k0, int64_t kc, double *ap) {
+  for (int64_t i0 = 0; i0 < mc; i0 += MR) {
+    double *dst = ap + i0 * kc;
+    int64_t mr = mc - i0 < MR ? mc - i0 : MR;
+    for (int64_t k = 0; k < kc; k++) {
+      int64_t ko = ab + p->ak[k0 + k];
+      for (int64_t i = 0; i < MR; i++) dst[k * MR + i] = i < mr ? a[ko + p->am[m0 + i0 + i]] : 0.0;
+    }
+  }
+}
+
+static void pack_b64(const dot_params *p, const double *b, int64_t bb, int64_t n0, int64_t nc,
+                     int64_t k0, int64_t kc, double *bp) {
+  for (int64_t j0 = 0; j0 < nc; j0 += NR64) {
+    double *dst = bp + j0 * kc;
+    int64_t nr = nc - j0 < NR64 ? nc - j0 : NR64;
+    for (int64_t k = 0; k < kc; k++) {
+      int64_t ko = bb + p->bk[k0 + k];
+      if (p->b_affine && p->sbn == 1 && nr == NR64) {
+        memcpy(dst + k * NR64, b + ko + p->bn[n0 + j0], sizeof(double) * NR64);
+        continue;
+      }
+      for (int64_t j = 0; j < NR64; j++) dst[k * NR64 + j] = j < nr ? b[ko + p->bn[n0 + j0 + j]] : 0.0;
+    }
+  }
+}
+
+static void store_out32(const dot_params *p, char *c, int64_t off, const float *t, int64_t n) {
+  switch (p->ot) {
+    case CJ_F32: memcpy((float *)c + off, t, sizeof(float) * (size_t)n); break;
+    case CJ_BF16:
+      for (int64_t j = 0; j < n; j++) ((uint16_t *)c)[off + j] = cj_f32_to_bf16(t[j]);
+      break;
+    case CJ_F16:
+      for (int64_t j = 0; j < n; j++) ((uint16_t *)c)[off + j] = cj_f32_to_f16(t[j]);
+      break;
+    case CJ_F64:
+      for (int64_t j = 0; j < n; j++) ((double *)c)[off + j] = t[j];
+      break;
+    default:
+      for (int64_t j = 0; j < n; j++) cj_elem_set_f64(p->ot, c, (size_t)(off + j), t[j]);
+  }
+}
+
+/* One task: batch bi, columns [n0, n0 + nc), rows [mlo, mhi). GotoBLAS order: for each KC
+ * block the B panel is packed once and reused by every MC block of A. */
+static void gemm_task(gemm_ctx *G, int64_t t, char *tmp) {
+  const dot_params *p = G->p;
+  int64_t per = G->ntiles * G->mgroups;
+  int64_t bi = t / per, r = t % per, ni = r / G->mgroups, mg = r % G->mgroups;
+  int64_t n0 = ni * NC, nc = p->N - n0 < NC ? p->N - n0 : NC;
+  int64_t mlo = mg * G->mper, mhi = mlo + G->mper < p->M ? mlo + G->mper : p->M;
+  if (mlo >= mhi || nc <= 0) return;
+  int64_t ab = p->ab[bi], bb = p->bb[bi];
+  int64_t cbase = bi * p->M * p->N;
+  if (p->kind == DK_F64) {
+    double *ap = (double *)tmp, *bp = ap + MC * KC, *c = (double *)G->c + cbase;
+    if (p->K == 0)
+      for (int64_t i = mlo; i < mhi; i++) memset(c + i * p->N + n0, 0, sizeof(double) * (size_t)nc);
+    for (int64_t k0 = 0; k0 < p->K; k0 += KC) {
+      int64_t kc = p->K - k0 < KC ? p->K - k0 : KC;
+      pack_b64(p, (const double *)G->b, bb, n0, nc, k0, kc, bp);
+      for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
+        int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
+        pack_a64(p, (const double *)G->a, ab, m0, mc, k0, kc, ap);
+        for (int64_t j0 = 0; j0 < nc; j0 += NR64)
+          for (int64_t i0 = 0; i0 < mc; i0 += MR)
+            G->u64(kc, ap + i0 * kc, bp + j0 * kc, c + (m0 + i0) * p->N + n0 + j0, p->N,
+                   mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR64 ? nc - j0 : NR64, k0 > 0);
+      }
+    }
+    return;
+  }
+  float *ap = (float *)tmp, *bp = ap + MC * KC;
+  if (p->ot == CJ_F32) {
+    float *c = (float *)G->c + cbase;
+    if (p->K == 0)
+      for (int64_t i = mlo; i < mhi; i++) memset(c + i * p->N + n0, 0, sizeof(float) * (size_t)nc);
+    for (int64_t k0 = 0; k0 < p->K; k0 += KC) {
+      int64_t kc = p->K - k0 < KC ? p->K - k0 : KC;
+      pack_b32(p, G->b, bb, n0, nc, k0, kc, bp);
+      for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
+        int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
+        pack_a32(p, G->a, ab, m0, mc, k0, kc, ap);
+        for (int64_t j0 = 0; j0 < nc; j0 += NR32)
+          for (int64_t i0 = 0; i0 < mc; i0 += MR)
+            G->u32(kc, ap + i0 * kc, bp + j0 * kc, c + (m0 + i0) * p->N + n0 + j0, p->N,
+                   mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR32 ? nc - j0 : NR32, k0 > 0);
+      }
+    }
+    return;
+  }
+  /* bf16/f16 results: accumulate an MC x NC tile in f32, round once */
+  float *tile = bp + KC * NC;
+  for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
+    int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
+    if (p->K == 0) memset(tile, 0, sizeof(float) * (size_t)(mc * nc));
+    for (int64_t k0 = 0; k0 < p->K; k0 += KC) {
+      int64_t kc = p->K - k0 < KC ? p->K - k0 : KC;
+      pack_b32(p, G->b, bb, n0, nc, k0, kc, bp);
+      pack_a32(p, G->a, ab, m0, mc, k0, kc, ap);
+      for (int64_t j0 = 0; j0 < nc; j0 += NR32)
+        for (int64_t i0 = 0; i0 < mc; i0 += MR)
+          G->u32(kc, ap + i0 * kc, bp + j0 * kc, tile + i0 * nc + j0, nc,
+                 mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR32 ? nc - j0 : NR32, k0 > 0);
+    }
+    for (int64_t i = 0; i < mc; i++) store_out32(p, G->c, cbase + (m0 + i) * p->N + n0, tile + i * nc, nc);
+  }
+}
+
+static void gemm_body(void *vctx, int64_t b, int64_t e) {
+  gemm_ctx *G = vctx;
+  cj_tls_area *a = cj_tls_claim(G->ctx);
+  if (!a) return;
+  for (int64_t t = b; t < e; t++) gemm_task(G, t, a->mem);
+  cj_tls_release(G->ctx, a);
+}
+
+/* ======================================================================== generic */
+
+typedef struct gval {
+  double re, im;
+  uint64_t u;
+} gval;
+
+static void dot_generic(const dot_params *p, const char *a, const char *b, char *c) {
+  cj_dtype_kind ok = cj_dtype_kindof(p->ot);
+  int obytes = cj_dtype_bytes(p->ot);
+  for (int64_t bi = 0; bi < p->B; bi++)
+    for (int64_t m = 0; m < p->M; m++)
+      for (int64_t n = 0; n < p->N; n++) {
+        int64_t oi = (bi * p->M + m) * p->N + n;
+        if (ok == CJ_DK_SINT || ok == CJ_DK_UINT || ok == CJ_DK_BOOL) {
+          uint64_t acc = 0;
+          for (int64_t k = 0; k < p->K; k++) {
+            uint64_t x = (uint64_t)cj_elem_get_i64(p->lt, a, (size_t)(p->ab[bi] + p->am[m] + p->ak[k]));
+            uint64_t y = (uint64_t)cj_elem_get_i64(p->rt, b, (size_t)(p->bb[bi] + p->bk[k] + p->bn[n]));
+            acc += x * y;
+          }
+          if (ok == CJ_DK_BOOL) acc = acc != 0;
+          cj_elem_set_i64(p->ot, c, (size_t)oi, (int64_t)acc);
+        } else if (ok == CJ_DK_COMPLEX) {
+          double re = 0, im = 0;
+          float fre = 0, fim = 0; /* complex<f32> accumulates in f32, as XLA does */
+          bool f32acc = p->ot == CJ_C64;
+          for (int64_t k = 0; k < p->K; k++) {
+            int64_t ao = p->ab[bi] + p->am[m] + p->ak[k], bo = p->bb[bi] + p->bk[k] + p->bn[n];
+            double xr, xi, yr, yi;
+            if (p->lt == CJ_C64) {
+              xr = ((const float *)a)[2 * ao];
+              xi = ((const float *)a)[2 * ao + 1];
+            } else if (p->lt == CJ_C128) {
+              xr = ((const double *)a)[2 * ao];
+              xi = ((const double *)a)[2 * ao + 1];
+            } else {
+              xr = cj_elem_get_f64(p->lt, a, (size_t)ao);
+              xi = 0;
+            }
+            if (p->rt == CJ_C64) {
+              yr = ((const float *)b)[2 * bo];
+              yi = ((const float *)b)[2 * bo + 1];
+            } else if (p->rt == CJ_C128) {
+              yr = ((const double *)b)[2 * bo];
+              yi = ((const double *)b)[2 * bo + 1];
+            } else {
+              yr = cj_elem_get_f64(p->rt, b, (size_t)bo);
+              yi = 0;
+            }
+            if (f32acc) {
+              float a = (float)xr, b = (float)xi, cc = (float)yr, d = (float)yi;
+              fre += a * cc - b * d;
+              fim += a * d + b * cc;
+            } else {
+              re += xr * yr - xi * yi;
+              im += xr * yi + xi * yr;
+            }
+          }
+          if (p->ot == CJ_C64) {
+            ((float *)c)[2 * oi] = fre;
+            ((float *)c)[2 * oi + 1] = fim;
+          } else {
+            ((double *)c)[2 * oi] = re;
+            ((double *)c)[2 * oi + 1] = im;
+          }
+        } else {
+          double acc = 0;
+          bool f32acc = obytes <= 4;
+          float facc = 0;
+          for (int64_t k = 0; k < p->K; k++) {
+            double x = cj_elem_get_f64(p->lt, a, (size_t)(p->ab[bi] + p->am[m] + p->ak[k]));
+            double y = cj_elem_get_f64(p->rt, b, (size_t)(p->bb[bi] + p->bk[k] + p->bn[n]));
+            if (f32acc)
+              facc += (float)x * (float)y;
+            else
+              acc += x * y;
+          }
+          cj_elem_set_f64(p->ot, c, (size_t)oi, f32acc ? (double)facc : acc);
+        }
+      }
+}
+
+/* ======================================================================== kernel */
+
+static cj_status k_dot(cj_exec_ctx *ctx, const cj_step *st) {
+  const dot_params *p = st->params;
+  const char *a = CJ_PTR(ctx, st->in[0]), *b = CJ_PTR(ctx, st->in[1]);
+  char *c = CJ_PTR(ctx, st->out[0]);
+  if (p->B * p->M * p->N == 0) return NULL;
+  if (p->kind == DK_GENERIC) {
+    dot_generic(p, a, b, c);
+    return NULL;
+  }
+  gemm_ctx G;
+  G.p = p;
+  G.a = a;
+  G.b = b;
+  G.c = c;
+  G.ctx = ctx;
+  G.u32 = p->u32;
+  G.u64 = p->u64;
+  G.ntiles = (p->N + NC - 1) / NC;
+  int64_t mtiles = (p->M + MC - 1) / MC;
+  int nthreads = ctx->pool ? cj_pool_size(ctx->pool) : 1;
+  double work = (double)p->M * (double)p->N * (double)p->K * (double)p->B;
+  bool par = nthreads > 1 && work > 2e6;
+  /* enough tasks for every thread (x2 for balance), each a range of MC blocks of rows */
+  int64_t want = par ? 2 * nthreads : 1;
+  int64_t have = p->B * G.ntiles;
+  G.mgroups = have >= want ? 1 : (want + have - 1) / have;
+  if (G.mgroups > mtiles) G.mgroups = mtiles;
+  if (G.mgroups < 1) G.mgroups = 1;
+  G.mper = ((mtiles + G.mgroups - 1) / G.mgroups) * MC;
+  int64_t ntasks = p->B * G.ntiles * G.mgroups;
+  if (par && ntasks > 1)
+    cj_pool_parallel_for(ctx->pool, ntasks, 1, gemm_body, &G);
+  else
+    gemm_body(&G, 0, ntasks);
+  return NULL;
+}
+
+/* ======================================================================== lowering */
+
+static int64_t *offsets(cj_lw *L, int32_t nd, const int64_t *dims, const int64_t *str, int64_t *count) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < nd; i++) n *= dims[i];
+  *count = n;
+  int64_t *t = cj_lw_alloc(L, sizeof(int64_t) * (size_t)(n ? n : 1));
+  if (!t) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t rem = i, off = 0;
+    for (int32_t d = nd - 1; d >= 0; d--) {
+      off += (rem % dims[d]) * str[d];
+      rem /= dims[d];
+    }
+    t[i] = off;
+  }
+  return t;
+}
+
+static bool affine(const int64_t *t, int64_t n, int64_t *stride) {
+  if (n <= 1) {
+    *stride = 1;
+    return true;
+  }
+  int64_t s = t[1] - t[0];
+  for (int64_t i = 1; i < n; i++)
+    if (t[i] - t[i - 1] != s) return false;
+  *stride = s;
+  return t[0] == 0;
+}
+
+static cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, const int64_t *lb, int64_t nrb,
+                                const int64_t *rb, int64_t nlc, const int64_t *lc, int64_t nrc,
+                                const int64_t *rc) {
+  cj_lw_tensor x, y, r;
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x));
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &y));
+  if (nlb != nrb || nlc != nrc) return cj_op_error(op, CJ_INVALID_ARGUMENT, "dimension lists differ in length");
+  CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
+  int64_t xs[CJ_MAX_RANK], ys[CJ_MAX_RANK];
+  cj_row_strides(x.rank, x.dims, xs);
+  cj_row_strides(y.rank, y.dims, ys);
+  bool xused[CJ_MAX_RANK] = {false}, yused[CJ_MAX_RANK] = {false};
+  int64_t bd[CJ_MAX_RANK], bxs[CJ_MAX_RANK], bys[CJ_MAX_RANK];
+  int64_t kd[CJ_MAX_RANK], kxs[CJ_MAX_RANK], kys[CJ_MAX_RANK];
+  for (int64_t i = 0; i < nlb; i++) {
+    if (lb[i] < 0 || lb[i] >= x.rank || rb[i] < 0 || rb[i] >= y.rank || x.dims[lb[i]] != y.dims[rb[i]])
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad batching dimension %lld", (long long)i);
+    bd[i] = x.dims[lb[i]];
+    bxs[i] = xs[lb[i]];
+    bys[i] = ys[rb[i]];
+    xused[lb[i]] = yused[rb[i]] = true;
+  }
+  for (int64_t i = 0; i < nlc; i++) {
+    if (lc[i] < 0 || lc[i] >= x.rank || rc[i] < 0 || rc[i] >= y.rank || x.dims[lc[i]] != y.dims[rc[i]])
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad contracting dimension %lld", (long long)i);
+    kd[i] = x.dims[lc[i]];
+    kxs[i] = xs[lc[i]];
+    kys[i] = ys[rc[i]];
+    xused[lc[i]] = yused[rc[i]] = true;
+  }
+  int64_t md[CJ_MAX_RANK], mxs[CJ_MAX_RANK], nd[CJ_MAX_RANK], nys[CJ_MAX_RANK];
+  int32_t nm = 0, nn = 0;
+  for (int32_t d = 0; d < x.rank; d++)
+    if (!xused[d]) {
+      md[nm] = x.dims[d];
+      mxs[nm++] = xs[d];
+    }
+  for (int32_t d = 0; d < y.rank; d++)
+    if (!yused[d]) {
+      nd[nn] = y.dims[d];
+      nys[nn++] = ys[d];
+    }
+  dot_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  int64_t B2;
+  p->ab = offsets(L, (int32_t)nlb, bd, bxs, &p->B);
+  p->bb = offsets(L, (int32_t)nlb, bd, bys, &B2);
+  p->am = offsets(L, nm, md, mxs, &p->M);
+  p->ak = offsets(L, (int32_t)nlc, kd, kxs, &p->K);
+  p->bk = offsets(L, (int32_t)nlc, kd, kys, &B2);
+  p->bn = offsets(L, nn, nd, nys, &p->N);
+  if (!p->ab || !p->bb || !p->am || !p->ak || !p->bk || !p->bn) return cj_oom();
+  if (p->B * p->M * p->N != r.nelems)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "result has %lld elements, expected %lld",
+                       (long long)r.nelems, (long long)(p->B * p->M * p->N));
+  p->u32 = pick32();
+  p->u64 = pick64();
+  p->lt = x.dtype;
+  p->rt = y.dtype;
+  p->ot = r.dtype;
+  int64_t s1, s2;
+  p->a_affine = affine(p->am, p->M, &p->sam) && affine(p->ak, p->K, &p->sak);
+  p->b_affine = affine(p->bk, p->K, &s1) && affine(p->bn, p->N, &s2);
+  p->sbk = s1;
+  p->sbn = s2;
+  bool small_f = (x.dtype == CJ_F32 || x.dtype == CJ_BF16 || x.dtype == CJ_F16) &&
+                 (y.dtype == CJ_F32 || y.dtype == CJ_BF16 || y.dtype == CJ_F16) &&
+                 (r.dtype == CJ_F32 || r.dtype == CJ_BF16 || r.dtype == CJ_F16);
+  if (x.dtype == CJ_F64 && y.dtype == CJ_F64 && r.dtype == CJ_F64) {
+    p->kind = DK_F64;
+    cj_lw_set_tls_bytes(L, (int64_t)sizeof(double) * (MC * KC + KC * NC));
+  } else if (small_f) {
+    p->kind = DK_F32;
+    cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (MC * KC + KC * NC + MC * NC));
+  } else {
+    p->kind = DK_GENERIC;
+  }
+  cj_lw_add_cost(L, 2.0 * (double)p->B * (double)p->M * (double)p->N * (double)p->K, 0);
+  int32_t ins[2] = {x.buf, y.buf};
+  if (!cj_lw_emit(L, op, k_dot, p, 2, ins, 1, &r.buf)) return cj_oom();
+  return NULL;
+}
+
+cj_status lower_dot_general(cj_lw *L, cj_op *op) {
+  const cj_attr *dn = cj_op_attr(op, "dot_dimension_numbers");
+  if (!dn || dn->kind != CJ_ATTR_STRUCT)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing dot_dimension_numbers");
+  int64_t lb[CJ_MAX_RANK], rb[CJ_MAX_RANK], lc[CJ_MAX_RANK], rc[CJ_MAX_RANK];
+  int64_t nlb = 0, nrb = 0, nlc = 0, nrc = 0;
+  cj_attr_get_i64s(cj_attr_field(dn, CJ_SK_DOT, CJ_SF_DOT_lhs_batching_dimensions), lb, CJ_MAX_RANK, &nlb);
+  cj_attr_get_i64s(cj_attr_field(dn, CJ_SK_DOT, CJ_SF_DOT_rhs_batching_dimensions), rb, CJ_MAX_RANK, &nrb);
+  cj_attr_get_i64s(cj_attr_field(dn, CJ_SK_DOT, CJ_SF_DOT_lhs_contracting_dimensions), lc, CJ_MAX_RANK, &nlc);
+  cj_attr_get_i64s(cj_attr_field(dn, CJ_SK_DOT, CJ_SF_DOT_rhs_contracting_dimensions), rc, CJ_MAX_RANK, &nrc);
+  if (nlb > CJ_MAX_RANK || nlc > CJ_MAX_RANK)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "too many dimensions");
+  return lower_dot_dims(L, op, nlb, lb, nrb, rb, nlc, lc, nrc, rc);
+}
+
+cj_status lower_dot(cj_lw *L, cj_op *op) {
+  const cj_type *xt = op->operands[0]->type;
+  int64_t lc[1] = {xt->rank - 1}, rc[1] = {0};
+  return lower_dot_dims(L, op, 0, NULL, 0, NULL, 1, lc, 1, rc);
+}

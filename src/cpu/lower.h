@@ -1,0 +1,178 @@
+/* cjrt: lowering a compiled module's entry function into a plan (private to src/cpu/).
+ *
+ * The lowering walks the function's ops in order. Each op kind has one row in lower.def naming
+ * its lowering function (which may live in any file of src/cpu/): it asks for its operands'
+ * buffers, creates its results' buffers, and emits steps. Buffers are abstract while lowering
+ * (ids with a size, a first definition and a last use, in a linear order of positions that
+ * nested regions share); when the whole function is lowered the planner assigns arena offsets
+ * (liveness, reuse, in-place hints, donation) and patches every slot.
+ *
+ * Values: a tensor or token value has one buffer; a tuple value has one per leaf (flattened).
+ * Aliasing ops (reshape, bitcast of equal width, get_tuple_element, tuple, optimization_barrier)
+ * share buffers. Elementwise ops are fused (lower_ew.c): broadcast_in_dim and splat constants
+ * whose users are all elementwise ops stay virtual (a strided view of their source).
+ *
+ * Adding an op: write `cj_status lower_<x>(cj_lw *L, cj_op *op)` using the helpers below and add
+ * a row LOWER(<OP_ID>, lower_<x>) to lower.def.
+ */
+#ifndef CJ_CPU_LOWER_H
+#define CJ_CPU_LOWER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "cpu/ew.h"
+#include "cpu/plan.h"
+#include "ir/ir.h"
+
+typedef struct cj_lw cj_lw;
+
+enum { CJ_BK_ARENA = 0, CJ_BK_CONST, CJ_BK_ARG, CJ_BK_RESULT, CJ_BK_NONE };
+enum { CJ_MAX_RANK = 16 };
+
+typedef struct cj_lw_buf {
+  int64_t size;
+  int32_t def, last; /* positions; def = -1 until defined */
+  uint8_t kind;      /* CJ_BK_* */
+  bool taken;        /* its memory was taken over by an in-place successor */
+  int32_t index;     /* ARG / RESULT index */
+  int64_t off;       /* CONST: pool offset; ARENA: assigned offset */
+  int32_t hint;      /* an input buffer whose memory this one may reuse (-1) */
+  int32_t merged;    /* merged into this buffer (-1): it is that buffer from then on */
+} cj_lw_buf;
+
+/* A tensor operand as a kernel sees it. */
+typedef struct cj_lw_tensor {
+  int32_t buf;
+  cj_dtype dtype;
+  int32_t rank;
+  const int64_t *dims;
+  int64_t nelems;
+  int64_t nbytes;
+  const cj_type *type;
+} cj_lw_tensor;
+
+/* ---- positions and buffers ---- */
+int32_t cj_lw_pos(cj_lw *L);       /* the position the next step will get */
+int32_t cj_lw_advance(cj_lw *L);   /* reserves a position (region starts) and returns it */
+int32_t cj_lw_new_buf(cj_lw *L, int64_t size, uint8_t kind);
+cj_lw_buf *cj_lw_buf_at(cj_lw *L, int32_t id);
+/* a buffer read (use) or written (def) at the current position */
+void cj_lw_use(cj_lw *L, int32_t buf);
+void cj_lw_def(cj_lw *L, int32_t buf);
+/* The step about to be emitted may write `out` over `in` (elementwise: every output element
+ * depends only on the input element at the same index, read before it is written). */
+void cj_lw_hint_inplace(cj_lw *L, int32_t out, int32_t in);
+bool cj_lw_has_hint(cj_lw *L, int32_t out, int32_t in, int32_t pos);
+/* Makes buffer `from` the same buffer as `into` (every slot of `from` resolves to `into`). */
+void cj_lw_merge(cj_lw *L, int32_t from, int32_t into);
+
+/* ---- values ---- */
+/* A (non-virtual) tensor operand: materializes a virtual broadcast if needed. */
+cj_status cj_lw_operand(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *out);
+/* Describes value v (which must be a static tensor with a buffer). */
+cj_status cj_lw_tensor_of(cj_lw *L, const cj_op *op, cj_value *v, cj_lw_tensor *out);
+/* Creates the buffer of result i (a static tensor or token) and describes it. */
+cj_status cj_lw_result(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *out);
+/* Makes result i of op share the buffers of value `src` (aliasing ops). */
+cj_status cj_lw_alias(cj_lw *L, cj_op *op, uint32_t i, cj_value *src);
+/* Leaves (buffers) of a value; materializes virtual values. */
+cj_status cj_lw_leaves(cj_lw *L, const cj_op *op, cj_value *v, int32_t *n, const int32_t **leaves);
+/* Binds a value to given leaf buffers (block arguments, control-flow results). */
+cj_status cj_lw_bind(cj_lw *L, cj_value *v, int32_t n, const int32_t *leaves);
+/* Number of leaves of a type (tensor/token 1, tuple: sum over members) and their byte sizes. */
+int32_t cj_lw_type_leaves(const cj_type *t);
+cj_status cj_lw_leaf_types(const cj_type *t, const cj_type **out, int32_t cap, int32_t *n);
+int64_t cj_lw_type_bytes(const cj_type *t); /* static tensor bytes (tokens: 0); -1 if dynamic */
+
+/* ---- steps ---- */
+/* Emits a step at the current position (the position then advances). Slots are created for
+ * `nin` input buffers and `nout` output buffers (uses/defs are recorded). */
+cj_step *cj_lw_emit(cj_lw *L, const cj_op *op, cj_kernel_fn fn, const void *params,
+                    uint32_t nin, const int32_t *in, uint32_t nout, const int32_t *out);
+/* Allocation in the program arena (zeroed; NULL -> the lowering fails with out-of-memory). */
+void *cj_lw_alloc(cj_lw *L, size_t bytes);
+/* A slot array for extra buffers a kernel reads or writes through its params (uses recorded
+ * as reads at the current position when `use`, else as writes). */
+cj_slot *cj_lw_slots(cj_lw *L, uint32_t n, const int32_t *bufs, bool use);
+/* A constant buffer holding `bytes` (copied into the pool). */
+int32_t cj_lw_const(cj_lw *L, const void *data, int64_t bytes);
+/* Cost analysis (GetCostAnalysis): flops and transcendental evaluations this op performs. */
+void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
+/* A kernel that claims a per-thread temporary area (cj_tls_claim) needs at least `bytes`. */
+void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes);
+/* "<op name> at <where>", in the program arena. */
+const char *cj_lw_what(cj_lw *L, const cj_op *op);
+
+/* ---- nested regions ----
+ * Lowering a region into its own plan: begin() starts a new step list, the caller binds the
+ * block arguments (cj_lw_bind), calls cj_lw_block, may emit more steps (copies into carried
+ * buffers), then end() finishes the plan. Positions continue from the enclosing plan. */
+typedef struct cj_lw_saved {
+  void *steps;
+  uint32_t n, cap;
+} cj_lw_saved;
+void cj_lw_plan_begin(cj_lw *L, cj_lw_saved *saved);
+cj_status cj_lw_plan_end(cj_lw *L, cj_lw_saved *saved, cj_plan *out);
+/* Lowers every op of the block except its terminator, whose operand values are returned. */
+cj_status cj_lw_block(cj_lw *L, cj_block *b, cj_op **out_terminator);
+/* Buffers live across [start, now]: every buffer defined before `start` and used at or after it
+ * lives until now; every buffer used by the driver step lives from start. Call after emitting a
+ * step that runs nested plans repeatedly (while, reduce with a body, ...). */
+void cj_lw_extend_region(cj_lw *L, int32_t start);
+void cj_lw_def_at(cj_lw *L, int32_t buf, int32_t pos);
+
+/* ---- common kernels ---- */
+cj_status cj_k_copy(cj_exec_ctx *ctx, const cj_step *st); /* in[i] -> out[i], params: sizes */
+/* Emits a copy of `n` buffer pairs (sizes from the buffers). */
+cj_status cj_lw_emit_copies(cj_lw *L, const cj_op *op, uint32_t n, const int32_t *src,
+                            const int32_t *dst);
+
+/* Elementwise lowering (lower_ew.c): called for every op; returns true if the op was taken
+ * into the current fusion group. cj_lw_ew_flush emits the pending group. */
+bool cj_lw_ew_is_fusible(const cj_op *op);
+cj_status cj_lw_ew_add(cj_lw *L, cj_op *op);
+cj_status cj_lw_ew_flush(cj_lw *L);
+/* Virtual values for elementwise fusion */
+bool cj_lw_value_is_virtual(cj_lw *L, cj_value *v);
+/* For a virtual value: its source buffer, dtype and element strides (rank of v). */
+void cj_lw_virtual_view(cj_lw *L, cj_value *v, int32_t *src, cj_dtype *dt, const int64_t **strides);
+/* Whether every user of v is an elementwise op of the same block (for virtual broadcasts). */
+bool cj_lw_only_ew_users(cj_lw *L, cj_value *v);
+/* Marks v virtual with a view of buffer src. */
+cj_status cj_lw_make_virtual(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt,
+                             const int64_t *strides);
+/* Strided copy parameters / kernel, shared by data movement ops. */
+typedef struct cj_strided {
+  int32_t rank;        /* after collapsing */
+  int32_t esize;
+  int64_t dims[CJ_MAX_RANK];
+  int64_t sstride[CJ_MAX_RANK]; /* bytes */
+  int64_t dstride[CJ_MAX_RANK]; /* bytes */
+  int64_t soff, doff; /* byte offsets */
+} cj_strided;
+/* Collapses dims that are contiguous in both. */
+void cj_strided_simplify(cj_strided *s);
+void cj_strided_run(const cj_strided *s, char *dst, const char *src);
+void cj_strided_run_par(cj_exec_ctx *ctx, const cj_strided *s, char *dst, const char *src);
+
+/* The module being lowered (for new types) */
+cj_module *cj_lw_module(cj_lw *L);
+cj_threadpool *cj_lw_pool(cj_lw *L);
+
+/* Row-major strides (elements) of dims. */
+static inline void cj_row_strides(int32_t rank, const int64_t *dims, int64_t *out) {
+  int64_t s = 1;
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    out[d] = s;
+    s *= dims[d];
+  }
+}
+
+/* lowering functions: one per lower.def row */
+#define LOWER(id, fn) cj_status fn(cj_lw *L, cj_op *op);
+#include "cpu/lower.def"
+#undef LOWER
+
+#endif

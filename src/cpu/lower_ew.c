@@ -1,0 +1,848 @@
+/* cjrt: elementwise fusion. Consecutive elementwise ops of one shape become one step that runs
+ * a small instruction list over blocks of the index space (a few KiB per operand, so the
+ * intermediate values stay in L1/L2), calling one array kernel per instruction and block.
+ * Inputs are read in place, or gathered per block when they are broadcasts (broadcast_in_dim
+ * and splat constants whose users are all elementwise stay virtual: no step, no buffer).
+ * Small floats compute in f32 and are rounded after every op; sub-byte integers compute in
+ * s32/u32 and wrap. Large groups run in parallel over blocks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/lower.h"
+
+uint32_t cj_lw_num_uses(cj_lw *L, cj_value *v);
+void *cj_lw_ew_state(cj_lw *L);
+void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes);
+void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
+
+enum { MAX_OPS = 32, MAX_INPUTS = 24, MAX_TAB = 128, MAX_INSTR = 160 };
+
+/* ======================================================================== runtime */
+
+typedef struct ew_instr {
+  cj_ew_fn fn;
+  cj_ew_aux aux;
+  uint8_t dst, src[3]; /* indices into the pointer table */
+} ew_instr;
+
+enum { IN_FULL = 0, IN_BCAST = 1, IN_SCALAR = 2 };
+
+typedef struct ew_input {
+  uint8_t mode;
+  uint8_t esize;
+  uint8_t reg; /* BCAST/SCALAR: table index of the register it is gathered into */
+  int32_t rank;
+  int64_t dims[CJ_MAX_RANK];
+  int64_t strides[CJ_MAX_RANK]; /* elements */
+} ew_input;
+
+typedef struct ew_params {
+  int64_t n, block;
+  int32_t ninstr, ninputs, noutputs, nregs;
+  int64_t reg_bytes;
+  int64_t flops_per_elem;
+  ew_instr *instr;
+  ew_input *inputs;
+  uint8_t esize[MAX_TAB]; /* per table entry: element bytes (inputs, outputs); 0 for registers */
+} ew_params;
+
+static void fill(char *dst, const char *src, int es, int64_t m) {
+  switch (es) {
+    case 1: memset(dst, *src, (size_t)m); break;
+    case 2: {
+      uint16_t v;
+      memcpy(&v, src, 2);
+      uint16_t *d = (uint16_t *)dst;
+      for (int64_t i = 0; i < m; i++) d[i] = v;
+      break;
+    }
+    case 4: {
+      uint32_t v;
+      memcpy(&v, src, 4);
+      uint32_t *d = (uint32_t *)dst;
+      for (int64_t i = 0; i < m; i++) d[i] = v;
+      break;
+    }
+    case 8: {
+      uint64_t v;
+      memcpy(&v, src, 8);
+      uint64_t *d = (uint64_t *)dst;
+      for (int64_t i = 0; i < m; i++) d[i] = v;
+      break;
+    }
+    default:
+      for (int64_t i = 0; i < m; i++) memcpy(dst + i * es, src, (size_t)es);
+  }
+}
+
+static void strided_elems(char *dst, const char *src, int es, int64_t stride, int64_t m) {
+  switch (es) {
+    case 1:
+      for (int64_t i = 0; i < m; i++) dst[i] = src[i * stride];
+      break;
+    case 2:
+      for (int64_t i = 0; i < m; i++) ((uint16_t *)dst)[i] = ((const uint16_t *)src)[i * stride];
+      break;
+    case 4:
+      for (int64_t i = 0; i < m; i++) ((uint32_t *)dst)[i] = ((const uint32_t *)src)[i * stride];
+      break;
+    case 8:
+      for (int64_t i = 0; i < m; i++) ((uint64_t *)dst)[i] = ((const uint64_t *)src)[i * stride];
+      break;
+    default:
+      for (int64_t i = 0; i < m; i++) memcpy(dst + i * es, src + i * stride * es, (size_t)es);
+  }
+}
+
+/* Gathers elements [start, start+m) of a broadcast view into dst. */
+static void gather(char *dst, const char *src, const ew_input *in, int64_t start, int64_t m) {
+  int es = in->esize, r = in->rank;
+  if (r == 0) {
+    fill(dst, src, es, m);
+    return;
+  }
+  int64_t idx[CJ_MAX_RANK], off = 0, rem = start;
+  for (int d = r - 1; d >= 0; d--) {
+    idx[d] = rem % in->dims[d];
+    rem /= in->dims[d];
+    off += idx[d] * in->strides[d];
+  }
+  int64_t inner = in->dims[r - 1], sin = in->strides[r - 1];
+  while (m > 0) {
+    int64_t run = inner - idx[r - 1];
+    if (run > m) run = m;
+    const char *s = src + off * es;
+    if (sin == 1)
+      memcpy(dst, s, (size_t)(run * es));
+    else if (sin == 0)
+      fill(dst, s, es, run);
+    else
+      strided_elems(dst, s, es, sin, run);
+    dst += run * es;
+    m -= run;
+    off += run * sin;
+    idx[r - 1] += run;
+    if (idx[r - 1] == inner) {
+      off -= inner * sin;
+      idx[r - 1] = 0;
+      for (int d = r - 2; d >= 0; d--) {
+        idx[d]++;
+        off += in->strides[d];
+        if (idx[d] < in->dims[d]) break;
+        off -= in->dims[d] * in->strides[d];
+        idx[d] = 0;
+      }
+    }
+  }
+}
+
+typedef struct ew_run {
+  const ew_params *p;
+  cj_exec_ctx *ctx;
+  char *base[MAX_TAB];
+} ew_run;
+
+static void run_range(ew_run *R, int64_t b0, int64_t b1) {
+  const ew_params *p = R->p;
+  int ntab = p->ninputs + p->noutputs + p->nregs;
+  char *cur[MAX_TAB];
+  cj_tls_area *tls = NULL;
+  if (p->nregs) {
+    tls = cj_tls_claim(R->ctx);
+    if (!tls) return; /* cannot happen: areas are sized for every thread */
+  }
+  for (int k = 0; k < p->ninputs + p->noutputs; k++) cur[k] = R->base[k];
+  for (int k = 0; k < p->nregs; k++)
+    cur[p->ninputs + p->noutputs + k] = tls->mem + (int64_t)k * p->reg_bytes;
+  (void)ntab;
+  /* scalar inputs: fill their registers once */
+  for (int k = 0; k < p->ninputs; k++) {
+    const ew_input *in = &p->inputs[k];
+    if (in->mode == IN_SCALAR) {
+      int64_t m = p->block < p->n ? p->block : p->n;
+      fill(cur[in->reg], R->base[k], in->esize, m);
+    }
+  }
+  for (int64_t bs = b0; bs < b1; bs += p->block) {
+    int64_t m = b1 - bs < p->block ? b1 - bs : p->block;
+    for (int k = 0; k < p->ninputs + p->noutputs; k++) cur[k] = R->base[k] + bs * p->esize[k];
+    for (int k = 0; k < p->ninputs; k++) {
+      const ew_input *in = &p->inputs[k];
+      if (in->mode == IN_BCAST) gather(cur[in->reg], R->base[k], in, bs, m);
+    }
+    for (int i = 0; i < p->ninstr; i++) {
+      const ew_instr *e = &p->instr[i];
+      e->fn(cur[e->dst], cur[e->src[0]], cur[e->src[1]], cur[e->src[2]], m, &e->aux);
+    }
+  }
+  if (tls) cj_tls_release(R->ctx, tls);
+}
+
+static void par_body(void *ctx, int64_t b, int64_t e) {
+  ew_run *R = ctx;
+  int64_t B = R->p->block;
+  int64_t hi = e * B < R->p->n ? e * B : R->p->n;
+  run_range(R, b * B, hi);
+}
+
+static cj_status k_ew(cj_exec_ctx *ctx, const cj_step *st) {
+  const ew_params *p = st->params;
+  ew_run R;
+  R.p = p;
+  R.ctx = ctx;
+  for (int k = 0; k < p->ninputs; k++) R.base[k] = CJ_PTR(ctx, st->in[k]);
+  for (int k = 0; k < p->noutputs; k++) R.base[p->ninputs + k] = CJ_PTR(ctx, st->out[k]);
+  if (p->n * (p->flops_per_elem + 1) >= CJ_PAR_MIN_ELEMS * 2 && ctx->pool &&
+      cj_pool_size(ctx->pool) > 1) {
+    int64_t nblocks = (p->n + p->block - 1) / p->block;
+    int64_t grain = (CJ_PAR_MIN_ELEMS / 2) / (p->block * (p->flops_per_elem + 1));
+    if (grain < 1) grain = 1;
+    cj_pool_parallel_for(ctx->pool, nblocks, grain, par_body, &R);
+  } else {
+    run_range(&R, 0, p->n);
+  }
+  return NULL;
+}
+
+/* ======================================================================== op mapping */
+
+static bool ew_op_of(cj_op_kind k, cj_ew_op *out) {
+  switch (k) {
+#define M(a, b)    \
+  case CJ_OP_##a:  \
+    *out = CJ_EW_##b; \
+    return true;
+    M(ABS, ABS)
+    M(CBRT, CBRT)
+    M(CEIL, CEIL)
+    M(COSINE, COS)
+    M(EXPONENTIAL, EXP)
+    M(EXPONENTIAL_MINUS_ONE, EXPM1)
+    M(FLOOR, FLOOR)
+    M(IMAG, IMAG)
+    M(IS_FINITE, IS_FINITE)
+    M(LOG, LOG)
+    M(LOG_PLUS_ONE, LOG1P)
+    M(LOGISTIC, LOGISTIC)
+    M(NOT, NOT)
+    M(NEGATE, NEG)
+    M(POPCNT, POPCNT)
+    M(COUNT_LEADING_ZEROS, CLZ)
+    M(REAL, REAL)
+    M(ROUND_NEAREST_AFZ, ROUND_AFZ)
+    M(ROUND_NEAREST_EVEN, ROUND_EVEN)
+    M(RSQRT, RSQRT)
+    M(SIGN, SIGN)
+    M(SINE, SIN)
+    M(SQRT, SQRT)
+    M(TAN, TAN)
+    M(TANH, TANH)
+    M(ADD, ADD)
+    M(ATAN2, ATAN2)
+    M(COMPLEX, COMPLEX)
+    M(DIVIDE, DIV)
+    M(MAXIMUM, MAX)
+    M(MINIMUM, MIN)
+    M(MULTIPLY, MUL)
+    M(POWER, POW)
+    M(REMAINDER, REM)
+    M(SHIFT_LEFT, SHL)
+    M(SHIFT_RIGHT_ARITHMETIC, SHRA)
+    M(SHIFT_RIGHT_LOGICAL, SHRL)
+    M(SUBTRACT, SUB)
+    M(AND, AND)
+    M(OR, OR)
+    M(XOR, XOR)
+    M(COMPARE, EQ) /* refined by direction */
+    M(SELECT, SELECT)
+    M(CLAMP, CLAMP)
+    M(REDUCE_PRECISION, REDUCE_PRECISION)
+    M(CONVERT, COPY) /* special */
+    M(CHLO_NEXT_AFTER, NEXT_AFTER)
+    M(CHLO_MULHI, MULHI)
+    M(CHLO_ACOS, ACOS)
+    M(CHLO_ACOSH, ACOSH)
+    M(CHLO_ASIN, ASIN)
+    M(CHLO_ASINH, ASINH)
+    M(CHLO_ATAN, ATAN)
+    M(CHLO_ATANH, ATANH)
+    M(CHLO_BESSEL_I1E, BESSEL_I1E)
+    M(CHLO_CONJ, CONJ)
+    M(CHLO_COSH, COSH)
+    M(CHLO_SINH, SINH)
+    M(CHLO_TAN, TAN)
+    M(CHLO_DIGAMMA, DIGAMMA)
+    M(CHLO_ERF, ERF)
+    M(CHLO_ERF_INV, ERF_INV)
+    M(CHLO_ERFC, ERFC)
+    M(CHLO_IS_INF, IS_INF)
+    M(CHLO_IS_NEG_INF, IS_NEG_INF)
+    M(CHLO_IS_POS_INF, IS_POS_INF)
+    M(CHLO_LGAMMA, LGAMMA)
+    M(CHLO_SQUARE, SQUARE)
+#undef M
+    default: return false;
+  }
+}
+
+static bool same_dims(const cj_type *a, const cj_type *b) {
+  if (a->rank != b->rank) return false;
+  for (int32_t d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d]) return false;
+  return true;
+}
+
+static bool plain_static_tensor(const cj_type *t) {
+  return cj_type_is_static(t) && !cj_type_is_quant(t) && cj_ew_compute_type(t->dtype) != CJ_INVALID;
+}
+
+bool cj_lw_ew_is_fusible(const cj_op *op) {
+  cj_ew_op e;
+  if (!ew_op_of(op->kind, &e)) return false;
+  if (op->nresults != 1 || op->nregions) return false;
+  const cj_type *rt = op->results[0].type;
+  if (!plain_static_tensor(rt)) return false;
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    const cj_type *t = op->operands[i]->type;
+    if (!plain_static_tensor(t)) return false;
+    if (!same_dims(t, rt) && t->rank != 0) return false;
+  }
+  return op->nopnds >= 1 && op->nopnds <= 3;
+}
+
+/* ======================================================================== building */
+
+typedef struct ew_state {
+  cj_op *ops[MAX_OPS];
+  int nops;
+  cj_value *ext[MAX_INPUTS * 2];
+  int next;
+  const cj_type *shape;
+} ew_state;
+
+void *cj_lw_ew_state_new(void);
+void cj_lw_ew_state_free(void *s);
+void *cj_lw_ew_state_new(void) { return calloc(1, sizeof(ew_state)); }
+void cj_lw_ew_state_free(void *s) { free(s); }
+
+bool cj_lw_ew_pending_value(cj_lw *L, cj_value *v) {
+  ew_state *S = cj_lw_ew_state(L);
+  return S->nops && v->def && v->def->scratch == S && v->def->block == S->ops[0]->block;
+}
+
+static bool is_member(ew_state *S, const cj_op *op) {
+  for (int i = 0; i < S->nops; i++)
+    if (S->ops[i] == op) return true;
+  return false;
+}
+
+cj_status cj_lw_ew_add(cj_lw *L, cj_op *op) {
+  ew_state *S = cj_lw_ew_state(L);
+  const cj_type *rt = op->results[0].type;
+  if (S->nops && (!same_dims(rt, S->shape) || S->nops >= MAX_OPS ||
+                  S->ops[0]->block != op->block))
+    CJ_RETURN_IF_ERROR(cj_lw_ew_flush(L));
+  /* count new external operands */
+  int add = 0;
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    cj_value *v = op->operands[i];
+    bool known = (v->def && is_member(S, v->def));
+    for (int k = 0; k < S->next && !known; k++)
+      if (S->ext[k] == v) known = true;
+    if (!known) add++;
+  }
+  if (S->nops && S->next + add > MAX_INPUTS) CJ_RETURN_IF_ERROR(cj_lw_ew_flush(L));
+  if (!S->nops) S->shape = rt;
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    cj_value *v = op->operands[i];
+    bool known = (v->def && is_member(S, v->def));
+    for (int k = 0; k < S->next && !known; k++)
+      if (S->ext[k] == v) known = true;
+    if (!known) S->ext[S->next++] = v;
+  }
+  op->scratch = S;
+  S->ops[S->nops++] = op;
+  return NULL;
+}
+
+/* per-value bookkeeping while generating instructions */
+typedef struct gv {
+  cj_value *v;
+  uint8_t loc;      /* table index of its compute-type location, 0xff = not yet */
+  cj_dtype storage, ct;
+  int last_op;      /* last member op (index) using it */
+  int internal_uses;
+  bool output;
+  int out_index;
+} gv;
+
+typedef struct gen {
+  cj_lw *L;
+  ew_state *S;
+  gv vals[MAX_OPS + MAX_INPUTS * 2];
+  int nvals;
+  ew_instr instr[MAX_INSTR];
+  int ninstr;
+  int ninputs, noutputs;
+  int obase; /* table index of output 0 (= number of external inputs) */
+  int32_t in_buf[MAX_INPUTS * 2], out_buf[MAX_OPS];
+  ew_input inputs[MAX_INPUTS * 2];
+  uint8_t esize[MAX_TAB];
+  /* registers: free list by liveness */
+  bool reg_used[MAX_TAB];
+  bool reg_pinned[MAX_TAB];
+  int nregs;
+  int64_t flops, trans;
+  /* in-place bookkeeping: last instruction reading each input's raw table entry */
+  int in_last_read[MAX_INPUTS * 2];
+  int out_written_by[MAX_OPS];
+} gen;
+
+static gv *find_gv(gen *G, cj_value *v) {
+  for (int i = 0; i < G->nvals; i++)
+    if (G->vals[i].v == v) return &G->vals[i];
+  return NULL;
+}
+
+/* table layout: [inputs][outputs][registers]; register table indices are assigned after the
+ * counts of inputs and outputs are known, so registers are numbered from REG0 and remapped. */
+enum { REG0 = 64 };
+
+static int new_reg(gen *G) {
+  for (int r = 0; r < G->nregs; r++)
+    if (!G->reg_used[r]) {
+      G->reg_used[r] = true;
+      return REG0 + r;
+    }
+  if (G->nregs >= MAX_TAB - REG0) return -1;
+  G->reg_used[G->nregs] = true;
+  return REG0 + G->nregs++;
+}
+
+static void free_reg(gen *G, int t) {
+  if (t >= REG0 && !G->reg_pinned[t - REG0]) G->reg_used[t - REG0] = false;
+}
+
+static cj_status emit(gen *G, const cj_op *op, cj_ew_fn fn, const cj_ew_aux *aux, int dst, int s0,
+                      int s1, int s2) {
+  if (G->ninstr >= MAX_INSTR) return cj_op_error(op, CJ_INTERNAL, "fusion group too large");
+  if (!fn) return cj_op_error(op, CJ_UNIMPLEMENTED, "no kernel for this element type");
+  ew_instr *e = &G->instr[G->ninstr];
+  memset(e, 0, sizeof *e);
+  e->fn = fn;
+  if (aux) e->aux = *aux;
+  e->dst = (uint8_t)dst;
+  e->src[0] = (uint8_t)(s0 < 0 ? dst : s0);
+  e->src[1] = (uint8_t)(s1 < 0 ? e->src[0] : s1);
+  e->src[2] = (uint8_t)(s2 < 0 ? e->src[0] : s2);
+  int srcs[3] = {s0, s1, s2};
+  for (int k = 0; k < 3; k++)
+    if (srcs[k] >= 0 && srcs[k] < G->obase) G->in_last_read[srcs[k]] = G->ninstr;
+  if (dst >= G->obase && dst < REG0) G->out_written_by[dst - G->obase] = G->ninstr;
+  G->ninstr++;
+  return NULL;
+}
+
+/* the compute-type location of an operand value (loading external inputs on first use) */
+static cj_status operand_loc(gen *G, const cj_op *op, cj_value *v, int *out) {
+  gv *g = find_gv(G, v);
+  if (!g) return cj_op_error(op, CJ_INTERNAL, "fusion: unknown operand");
+  if (g->loc != 0xff) {
+    *out = g->loc;
+    return NULL;
+  }
+  return cj_op_error(op, CJ_INTERNAL, "fusion: operand not available");
+}
+
+static cj_status add_input(gen *G, const cj_op *op, gv *g) {
+  cj_lw *L = G->L;
+  int k = G->ninputs;
+  if (k >= MAX_INPUTS * 2) return cj_op_error(op, CJ_INTERNAL, "fusion: too many inputs");
+  ew_input *in = &G->inputs[k];
+  memset(in, 0, sizeof *in);
+  cj_value *v = g->v;
+  const cj_type *t = v->type;
+  int64_t n = G->S->shape->num_elements;
+  cj_dtype sdt = t->dtype;
+  int32_t buf;
+  if (cj_lw_value_is_virtual(L, v)) {
+    const int64_t *strides;
+    cj_lw_virtual_view(L, v, &buf, &sdt, &strides);
+    in->mode = IN_BCAST;
+    in->rank = t->rank;
+    for (int32_t d = 0; d < t->rank; d++) {
+      in->dims[d] = t->dims[d];
+      in->strides[d] = strides[d];
+    }
+  } else {
+    int32_t nl;
+    const int32_t *lv;
+    CJ_RETURN_IF_ERROR(cj_lw_leaves(L, op, v, &nl, &lv));
+    buf = lv[0];
+    if (t->num_elements == n && n > 0) {
+      in->mode = IN_FULL;
+    } else {
+      in->mode = IN_BCAST; /* a rank-0 operand of select/clamp */
+      in->rank = 0;
+    }
+  }
+  if (in->mode == IN_BCAST) {
+    /* collapse dims; all-zero strides make a scalar */
+    int32_t r = 0;
+    int64_t dims[CJ_MAX_RANK], str[CJ_MAX_RANK];
+    for (int32_t d = 0; d < in->rank; d++) {
+      if (in->dims[d] == 1) continue;
+      if (r > 0 && str[r - 1] == in->strides[d] * in->dims[d]) {
+        dims[r - 1] *= in->dims[d];
+        str[r - 1] = in->strides[d];
+      } else {
+        dims[r] = in->dims[d];
+        str[r] = in->strides[d];
+        r++;
+      }
+    }
+    bool scalar = true;
+    for (int32_t d = 0; d < r; d++)
+      if (str[d] != 0) scalar = false;
+    if (scalar) {
+      in->mode = IN_SCALAR;
+      r = 0;
+    } else if (r == 1 && str[0] == 1 && dims[0] == n) {
+      in->mode = IN_FULL;
+      r = 0;
+    }
+    in->rank = r;
+    for (int32_t d = 0; d < r; d++) {
+      in->dims[d] = dims[d];
+      in->strides[d] = str[d];
+    }
+  }
+  in->esize = (uint8_t)cj_dtype_bytes(sdt);
+  G->esize[k] = in->esize;
+  G->in_buf[k] = buf;
+  G->in_last_read[k] = -1;
+  G->ninputs++;
+  int raw = k;
+  if (in->mode != IN_FULL) {
+    int r = new_reg(G);
+    if (r < 0) return cj_op_error(op, CJ_INTERNAL, "fusion: out of registers");
+    in->reg = (uint8_t)r;
+    G->reg_pinned[r - REG0] = true; /* gathered at every block start: never reused */
+    raw = r;
+  }
+  g->storage = sdt;
+  if (sdt == g->ct) {
+    g->loc = (uint8_t)raw;
+  } else {
+    int r = new_reg(G);
+    if (r < 0) return cj_op_error(op, CJ_INTERNAL, "fusion: out of registers");
+    cj_ew_aux aux = {0};
+    aux.src = sdt;
+    aux.dt = g->ct;
+    CJ_RETURN_IF_ERROR(emit(G, op, cj_cvt_lookup(sdt, g->ct), &aux, r, raw, -1, -1));
+    g->loc = (uint8_t)r;
+  }
+  return NULL;
+}
+
+/* places the result of an instruction computing value g in its compute type: returns the table
+ * index the instruction should write */
+static int result_dst(gen *G, gv *g) {
+  if (g->output && g->storage == g->ct) return G->obase + g->out_index; /* read back from out */
+  return new_reg(G);
+}
+
+/* after the instruction wrote `dst`: round/wrap and store as needed */
+static cj_status finish_value(gen *G, const cj_op *op, gv *g, int dst) {
+  if (dst < 0) return cj_op_error(op, CJ_INTERNAL, "fusion: out of registers");
+  g->loc = (uint8_t)dst;
+  if (g->storage != g->ct) {
+    const cj_dtype_info *si = cj_dtype_get(g->storage);
+    if (g->internal_uses > 0) {
+      cj_ew_aux aux = {0};
+      if (si->kind == CJ_DK_FLOAT) {
+        aux.dt = g->storage;
+        CJ_RETURN_IF_ERROR(emit(G, op, cj_ew_lookup(CJ_EW_ROUND, g->ct), &aux, dst, dst, -1, -1));
+      } else if (si->kind == CJ_DK_SINT || si->kind == CJ_DK_UINT) {
+        aux.bits = si->bits;
+        CJ_RETURN_IF_ERROR(emit(G, op, cj_ew_lookup(CJ_EW_WRAP, g->ct), &aux, dst, dst, -1, -1));
+      }
+    }
+    if (g->output) {
+      cj_ew_aux aux = {0};
+      aux.src = g->ct;
+      aux.dt = g->storage;
+      CJ_RETURN_IF_ERROR(emit(G, op, cj_cvt_lookup(g->ct, g->storage), &aux,
+                              G->obase + g->out_index, dst, -1, -1));
+    }
+  }
+  return NULL;
+}
+
+static bool is_transcendental(cj_ew_op e) {
+  switch (e) {
+    case CJ_EW_SQRT: case CJ_EW_RSQRT: case CJ_EW_CBRT: case CJ_EW_EXP: case CJ_EW_EXPM1:
+    case CJ_EW_LOG: case CJ_EW_LOG1P: case CJ_EW_LOGISTIC: case CJ_EW_SIN: case CJ_EW_COS:
+    case CJ_EW_TAN: case CJ_EW_TANH: case CJ_EW_POW: case CJ_EW_ATAN2: case CJ_EW_ERF:
+    case CJ_EW_ERFC: case CJ_EW_ERF_INV: case CJ_EW_LGAMMA: case CJ_EW_DIGAMMA:
+    case CJ_EW_BESSEL_I1E: case CJ_EW_ASIN: case CJ_EW_ACOS: case CJ_EW_ATAN: case CJ_EW_ASINH:
+    case CJ_EW_ACOSH: case CJ_EW_ATANH: case CJ_EW_SINH: case CJ_EW_COSH:
+      return true;
+    default: return false;
+  }
+}
+
+static cj_status gen_op(gen *G, int oi) {
+  cj_op *op = G->S->ops[oi];
+  cj_ew_op e;
+  ew_op_of(op->kind, &e);
+  gv *res = find_gv(G, &op->results[0]);
+  int src[3] = {-1, -1, -1};
+  cj_dtype ct_in = CJ_INVALID;
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    gv *g = find_gv(G, op->operands[i]);
+    if (!g) return cj_op_error(op, CJ_INTERNAL, "fusion: unknown operand");
+    if (g->loc == 0xff) CJ_RETURN_IF_ERROR(add_input(G, op, g));
+    CJ_RETURN_IF_ERROR(operand_loc(G, op, op->operands[i], &src[i]));
+  }
+  /* the operand compute type that selects the kernel */
+  uint32_t key = (op->kind == CJ_OP_SELECT) ? 1 : 0;
+  ct_in = find_gv(G, op->operands[key])->ct;
+  cj_ew_aux aux = {0};
+  aux.bits = cj_dtype_bits(op->operands[key]->type->dtype);
+  cj_ew_fn fn = NULL;
+  if (op->kind == CJ_OP_CONVERT) {
+    /* value conversion from the operand's (exact) compute value to the result's storage */
+    cj_dtype sd = res->storage;
+    aux.src = ct_in;
+    aux.dt = sd;
+    fn = cj_cvt_lookup(ct_in, sd);
+    if (!fn) return cj_op_error(op, CJ_UNIMPLEMENTED, "unsupported conversion");
+    int dst;
+    if (sd == res->ct) {
+      dst = result_dst(G, res);
+      CJ_RETURN_IF_ERROR(emit(G, op, fn, &aux, dst, src[0], -1, -1));
+      CJ_RETURN_IF_ERROR(finish_value(G, op, res, dst));
+    } else {
+      int raw = res->output ? G->obase + res->out_index : new_reg(G);
+      if (raw < 0) return cj_op_error(op, CJ_INTERNAL, "fusion: out of registers");
+      CJ_RETURN_IF_ERROR(emit(G, op, fn, &aux, raw, src[0], -1, -1));
+      if (res->internal_uses > 0) {
+        int comp = new_reg(G);
+        if (comp < 0) return cj_op_error(op, CJ_INTERNAL, "fusion: out of registers");
+        cj_ew_aux a2 = {0};
+        a2.src = sd;
+        a2.dt = res->ct;
+        CJ_RETURN_IF_ERROR(emit(G, op, cj_cvt_lookup(sd, res->ct), &a2, comp, raw, -1, -1));
+        res->loc = (uint8_t)comp;
+      } else {
+        res->loc = (uint8_t)raw;
+      }
+      if (raw >= REG0 && res->internal_uses > 0) free_reg(G, raw);
+    }
+  } else {
+    if (op->kind == CJ_OP_COMPARE) {
+      int32_t dir = 0, ctype = -1;
+      cj_op_get_enum(op, "comparison_direction", CJ_EK_COMPARISON_DIRECTION, &dir);
+      cj_op_get_enum(op, "compare_type", CJ_EK_COMPARISON_TYPE, &ctype);
+      bool total = ctype == CJ_COMPARISON_TYPE_TOTALORDER &&
+                   (ct_in == CJ_F32 || ct_in == CJ_F64);
+      static const cj_ew_op dirs[6] = {CJ_EW_EQ, CJ_EW_NE, CJ_EW_GE, CJ_EW_GT, CJ_EW_LE, CJ_EW_LT};
+      static const cj_ew_op tdirs[6] = {CJ_EW_TEQ, CJ_EW_TNE, CJ_EW_TGE,
+                                        CJ_EW_TGT, CJ_EW_TLE, CJ_EW_TLT};
+      if (dir < 0 || dir > 5) return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad comparison");
+      e = total ? tdirs[dir] : dirs[dir];
+    } else if (op->kind == CJ_OP_REDUCE_PRECISION) {
+      int64_t eb = 0, mb = 0;
+      cj_op_get_i64(op, "exponent_bits", &eb);
+      cj_op_get_i64(op, "mantissa_bits", &mb);
+      aux.ebits = (int32_t)eb;
+      aux.mbits = (int32_t)mb;
+    } else if (op->kind == CJ_OP_CHLO_SQUARE && ct_in != CJ_F32 && ct_in != CJ_F64 &&
+               ct_in != CJ_C64 && ct_in != CJ_C128) {
+      e = CJ_EW_MUL;
+      src[1] = src[0];
+    }
+    fn = cj_ew_lookup(e, ct_in);
+    if (!fn) {
+      char tb[64];
+      const char *tn = cj_dtype_get(op->operands[key]->type->dtype)->mlir;
+      snprintf(tb, sizeof tb, "%s", tn ? tn : "?");
+      return cj_op_error(op, CJ_UNIMPLEMENTED, "no CPU kernel for %s on %s", cj_ew_name(e), tb);
+    }
+    int dst = result_dst(G, res);
+    CJ_RETURN_IF_ERROR(emit(G, op, fn, &aux, dst, src[0], src[1], src[2]));
+    CJ_RETURN_IF_ERROR(finish_value(G, op, res, dst));
+    G->flops += 1;
+    if (is_transcendental(e)) G->trans += 1;
+  }
+  /* free registers of operands whose last use was this op */
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    gv *g = find_gv(G, op->operands[i]);
+    if (g->last_op == oi && g->loc >= REG0) {
+      bool still = false; /* the same value twice in this op */
+      for (uint32_t j = 0; j < i; j++)
+        if (op->operands[j] == op->operands[i]) still = true;
+      if (!still) free_reg(G, g->loc);
+    }
+  }
+  if (res->internal_uses == 0 && res->loc >= REG0) free_reg(G, res->loc);
+  return NULL;
+}
+
+cj_status cj_lw_ew_flush(cj_lw *L) {
+  ew_state *S = cj_lw_ew_state(L);
+  if (!S || !S->nops) return NULL;
+  gen *G = calloc(1, sizeof(gen));
+  if (!G) return cj_oom();
+  G->L = L;
+  G->S = S;
+  cj_status st = NULL;
+  /* values: externals then members */
+  for (int k = 0; k < S->next; k++) {
+    gv *g = &G->vals[G->nvals++];
+    g->v = S->ext[k];
+    g->loc = 0xff;
+    g->storage = S->ext[k]->type->dtype;
+    g->ct = cj_ew_compute_type(g->storage);
+    g->last_op = -1;
+  }
+  for (int i = 0; i < S->nops; i++) {
+    gv *g = &G->vals[G->nvals++];
+    g->v = &S->ops[i]->results[0];
+    g->loc = 0xff;
+    g->storage = g->v->type->dtype;
+    g->ct = cj_ew_compute_type(g->storage);
+    g->last_op = -1;
+  }
+  for (int i = 0; i < S->nops; i++) {
+    cj_op *op = S->ops[i];
+    for (uint32_t k = 0; k < op->nopnds; k++) {
+      gv *g = find_gv(G, op->operands[k]);
+      if (!g) continue;
+      g->last_op = i;
+      g->internal_uses++;
+    }
+  }
+  /* outputs: members with uses outside the group */
+  for (int i = 0; i < S->nops && !st; i++) {
+    cj_value *v = &S->ops[i]->results[0];
+    gv *g = find_gv(G, v);
+    uint32_t total = cj_lw_num_uses(L, v);
+    if (total > (uint32_t)g->internal_uses || total == 0) {
+      if (total == 0) continue; /* dead: should have been removed; computed but not stored */
+      g->output = true;
+      g->out_index = G->noutputs++;
+    }
+  }
+  int nin = S->next;
+  G->obase = nin;
+  int64_t max_es = 1;
+  for (int i = 0; i < G->nvals; i++) {
+    int es = cj_dtype_bytes(G->vals[i].storage), ec = cj_dtype_bytes(G->vals[i].ct);
+    if (es > max_es) max_es = es;
+    if (ec > max_es) max_es = ec;
+  }
+  /* load every external input first (in table order), so that the registers of broadcast
+   * inputs, gathered at each block start, are never reused by earlier instructions */
+  for (int k = 0; k < S->next && !st; k++) {
+    gv *g = &G->vals[k];
+    st = add_input(G, S->ops[0], g);
+  }
+  for (int i = 0; i < S->nops && !st; i++) st = gen_op(G, i);
+  if (!st && G->ninputs != nin) st = cj_internal("fusion: input count mismatch");
+  if (!st && G->nregs + nin + G->noutputs > MAX_TAB)
+    st = cj_op_error(S->ops[0], CJ_INTERNAL, "fusion group too large");
+  cj_step *step = NULL;
+  if (!st) {
+    int nout = G->noutputs;
+    ew_params *p = cj_lw_alloc(L, sizeof *p);
+    ew_instr *ins = cj_lw_alloc(L, sizeof(ew_instr) * (size_t)(G->ninstr ? G->ninstr : 1));
+    ew_input *inp = cj_lw_alloc(L, sizeof(ew_input) * (size_t)(nin ? nin : 1));
+    if (!p || !ins || !inp) st = cj_oom();
+    if (!st) {
+      /* remap register indices REG0+r -> nin + nout + r */
+      int rbase = nin + nout;
+      for (int i = 0; i < G->ninstr; i++) {
+        ins[i] = G->instr[i];
+        if (ins[i].dst >= REG0) ins[i].dst = (uint8_t)(ins[i].dst - REG0 + rbase);
+        for (int k = 0; k < 3; k++)
+          if (ins[i].src[k] >= REG0) ins[i].src[k] = (uint8_t)(ins[i].src[k] - REG0 + rbase);
+      }
+      for (int k = 0; k < nin; k++) {
+        inp[k] = G->inputs[k];
+        if (inp[k].mode != IN_FULL) inp[k].reg = (uint8_t)(inp[k].reg - REG0 + rbase);
+        p->esize[k] = G->esize[k];
+      }
+      for (int k = 0; k < nout; k++) {
+        for (int i = 0; i < G->nvals; i++)
+          if (G->vals[i].output && G->vals[i].out_index == k)
+            p->esize[nin + k] = (uint8_t)cj_dtype_bytes(G->vals[i].storage);
+      }
+      p->n = S->shape->num_elements;
+      p->block = 8192 / max_es;
+      if (p->block < 64) p->block = 64;
+      p->ninstr = G->ninstr;
+      p->ninputs = nin;
+      p->noutputs = nout;
+      p->nregs = G->nregs;
+      p->reg_bytes = p->block * max_es;
+      p->instr = ins;
+      p->inputs = inp;
+      p->flops_per_elem = G->flops + 8 * G->trans;
+      cj_lw_set_tls_bytes(L, (int64_t)G->nregs * p->reg_bytes);
+      cj_lw_add_cost(L, (double)G->flops * (double)p->n, (double)G->trans * (double)p->n);
+      /* output buffers */
+      for (int i = 0; i < G->nvals && !st; i++) {
+        gv *g = &G->vals[i];
+        if (!g->output) continue;
+        int32_t b = cj_lw_new_buf(L, cj_lw_type_bytes(g->v->type), CJ_BK_ARENA);
+        G->out_buf[g->out_index] = b;
+        st = cj_lw_bind(L, g->v, 1, &b);
+      }
+      /* dead members still need a place to write if an instruction targets them: they never
+       * do (result_dst only returns output slots for outputs) */
+      if (!st) {
+        /* in-place hints: output k may reuse input j's buffer when j is a full-size input of
+         * the same byte size last read no later than the instruction writing output k */
+        for (int k = 0; k < nout; k++)
+          for (int j = 0; j < nin; j++) {
+            if (inp[j].mode != IN_FULL || p->esize[j] != p->esize[nin + k]) continue;
+            if (G->in_last_read[j] > G->out_written_by[k]) continue;
+            cj_lw_hint_inplace(L, G->out_buf[k], G->in_buf[j]);
+          }
+        step = cj_lw_emit(L, S->ops[S->nops - 1], k_ew, p, (uint32_t)nin, G->in_buf,
+                          (uint32_t)nout, G->out_buf);
+        if (!step) st = cj_oom();
+      }
+    }
+  }
+  for (int i = 0; i < S->nops; i++) S->ops[i]->scratch = NULL;
+  S->nops = 0;
+  S->next = 0;
+  free(G);
+  return st;
+}
+
+/* ======================================================================== the TLS areas */
+
+cj_tls_area *cj_tls_claim(cj_exec_ctx *ctx) {
+  cj_scratch *s = ctx->scratch;
+  for (;;) {
+    uint64_t busy = atomic_load(&s->tls_busy);
+    for (int i = 0; i < s->ntls; i++) {
+      if (busy & (1ull << i)) continue;
+      if (atomic_compare_exchange_weak(&s->tls_busy, &busy, busy | (1ull << i))) return &s->tls[i];
+      break; /* reload */
+    }
+    if (s->ntls == 0) return NULL;
+  }
+}
+
+void cj_tls_release(cj_exec_ctx *ctx, cj_tls_area *a) {
+  cj_scratch *s = ctx->scratch;
+  int i = (int)(a - s->tls);
+  atomic_fetch_and(&s->tls_busy, ~(1ull << i));
+}

@@ -1,0 +1,34 @@
+/* cjrt vmath: the kernels compiled for AVX2 with FMA.
+ * The bodies (vmath_real.c, vmath_special.c, vmath_cplx.c, vmath_loops.c) are included here
+ * under this file's target options; vmath.c picks a table at run time by CPUID. */
+#define CJ_VM_INTERNAL
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+#include "cpu/vmath.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#ifndef __clang__
+#pragma GCC optimize("O3", "no-math-errno", "no-trapping-math")
+#endif
+#pragma GCC target("avx2,fma,bmi,bmi2,popcnt,tune=skylake")
+#if defined(__FMA__) || defined(__FP_FAST_FMA)
+#define VM_GENERIC_FMA 1
+#else
+#define VM_GENERIC_FMA 0
+#endif
+#define CJ_VM_BODY 1
+#define VM_ISA_LEVEL 1
+#define VM_HAVE_FMA 1
+#define VM_TABLE cj_vm_table_avx2
+#include "vmath_real.c"
+#include "vmath_special.c"
+#include "vmath_cplx.c"
+#include "vmath_loops.c"
+#else
+typedef int cj_vm_isa_avx2_unused; /* not an x86-64 GCC build */
+#endif

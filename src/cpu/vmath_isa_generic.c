@@ -1,0 +1,34 @@
+/* cjrt vmath: the kernels compiled for the compiler's baseline target (SSE2 on x86-64); FMA only where the baseline has it.
+ * The bodies (vmath_real.c, vmath_special.c, vmath_cplx.c, vmath_loops.c) are included here
+ * under this file's target options; vmath.c picks a table at run time by CPUID. */
+#define CJ_VM_INTERNAL
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+#include "cpu/vmath.h"
+
+#if 1 /* always built */
+#ifndef __clang__
+#pragma GCC optimize("O3", "no-math-errno", "no-trapping-math")
+#endif
+
+#if defined(__FMA__) || defined(__FP_FAST_FMA)
+#define VM_GENERIC_FMA 1
+#else
+#define VM_GENERIC_FMA 0
+#endif
+#define CJ_VM_BODY 1
+#define VM_ISA_LEVEL 0
+#define VM_HAVE_FMA VM_GENERIC_FMA
+#define VM_TABLE cj_vm_table_generic
+#include "vmath_real.c"
+#include "vmath_special.c"
+#include "vmath_cplx.c"
+#include "vmath_loops.c"
+#else
+typedef int cj_vm_isa_generic_unused; /* not an x86-64 GCC build */
+#endif

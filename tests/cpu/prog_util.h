@@ -1,0 +1,88 @@
+/* Test helpers: compile a StableHLO text program with the CPU backend and run it. */
+#ifndef CJ_TESTS_PROG_UTIL_H
+#define CJ_TESTS_PROG_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/threadpool.h"
+#include "frontend/frontend.h"
+#include "runtime/backend.h"
+
+static cj_threadpool *tu_pool(void) {
+  static cj_threadpool *p;
+  if (!p) {
+    cj_status st = NULL;
+    p = cj_pool_create(0, &st);
+    cj_status_free(st);
+  }
+  return p;
+}
+
+/* Compiles `text`; on failure returns NULL and *err gets the status (caller frees). */
+static cj_program *tu_compile(const char *text, cj_status *err) {
+  cj_module *m = NULL;
+  cj_status st = cj_parse_mlir_text(text, strlen(text), "test.mlir", &m);
+  if (!st) st = cj_verify_module(m);
+  if (st) {
+    cj_module_free(m);
+    *err = st;
+    return NULL;
+  }
+  cj_backend *b = cj_backend_cpu();
+  cj_program *p = NULL;
+  cj_compile_options o = {1, 1, NULL, false, false};
+  st = b->vt->compile(b, m, &o, &p);
+  *err = st;
+  return p;
+}
+
+static const cj_program_info *tu_info(cj_program *p) { return cj_backend_cpu()->vt->program_info(p); }
+
+/* Runs p with args; results are malloc'ed into res[j] (caller frees). Returns the status. */
+static cj_status tu_run(cj_program *p, void *const *args, void **res, cj_threadpool *pool) {
+  const cj_program_info *in = tu_info(p);
+  for (int32_t j = 0; j < in->num_results; j++) {
+    if (!res[j]) res[j] = calloc(1, in->results[j].nbytes + 64);
+  }
+  cj_exec_args a;
+  memset(&a, 0, sizeof a);
+  a.args = args;
+  a.results = res;
+  a.pool = pool;
+  return cj_backend_cpu()->vt->execute(cj_backend_cpu(), p, &a);
+}
+
+static void tu_free(cj_program *p) { cj_backend_cpu()->vt->program_free(p); }
+
+/* Compiles and runs a program without arguments with one result, compares the result bytes.
+ * Returns 1 on match. */
+static int tu_expect_bytes(const char *what, const char *text, const void *expect, size_t n) {
+  cj_status err = NULL;
+  cj_program *p = tu_compile(text, &err);
+  if (!p) {
+    fprintf(stderr, "%s: compile failed: %s\n", what, cj_status_message(err));
+    cj_status_free(err);
+    return 0;
+  }
+  void *res[4] = {0};
+  cj_status st = tu_run(p, NULL, res, tu_pool());
+  int ok = 1;
+  if (st) {
+    fprintf(stderr, "%s: execute failed: %s\n", what, cj_status_message(st));
+    cj_status_free(st);
+    ok = 0;
+  } else if (memcmp(res[0], expect, n) != 0) {
+    fprintf(stderr, "%s: result differs:", what);
+    for (size_t i = 0; i < n; i++)
+      fprintf(stderr, " %02x/%02x", ((unsigned char *)res[0])[i], ((const unsigned char *)expect)[i]);
+    fprintf(stderr, " (got/expected bytes)\n");
+    ok = 0;
+  }
+  for (int j = 0; j < 4; j++) free(res[j]);
+  tu_free(p);
+  return ok;
+}
+
+#endif

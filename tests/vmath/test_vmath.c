@@ -1,0 +1,491 @@
+/* cjrt tests: accuracy and special values of the vectorized math library (src/cpu/vmath.h).
+ *
+ * Every real function is compared against an 80-bit long double reference (glibc's *l
+ * functions, or our own long double code where libm has none) on a dense sweep: f32 over an
+ * evenly spaced subset of all 2^32 bit patterns plus focused ranges and every special value;
+ * f64 over random bit patterns, focused ranges and specials. The error is measured in ulps of
+ * the correctly rounded result's type; non-finite results must match exactly (any NaN matches
+ * any NaN) and zero results must carry the reference's sign. Each function has a bound.
+ * Every instruction-set variant the CPU supports is checked.
+ *
+ * Environment: CJ_VMATH_EXHAUSTIVE=1 checks all 2^32 f32 inputs (minutes per function);
+ * CJ_VMATH_ONLY=name restricts to one function; CJ_VMATH_VERBOSE=1 prints every max. */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/check.h"
+#include "cpu/vmath.h"
+
+typedef long double ld;
+
+/* ---------------- long double references for what libm lacks ---------------- */
+
+static ld ref_logistic(ld x) { return 1.0L / (1.0L + expl(-x)); }
+static ld ref_rsqrt(ld x) { return 1.0L / sqrtl(x); }
+
+static ld ref_digamma(ld x) {
+  if (isnan(x)) return x;
+  /* near the positive root x0 the recurrence below cancels: Taylor series about x0 */
+  const ld x0 = 1.46163214496836234126265954232572133L;
+  if (fabsl(x - x0) < 0.02L) {
+    static const ld c[] = {0.96767224544762117042744476170965074L, -0.44276316898359210609286528185250925L,
+                           0.258499760955651010624401385700954228L, -0.163942705442406527504251292746656393L,
+                           0.107824050691262365757182948866756971L, -0.0721995612564547109261217836051120763L,
+                           0.0488042881641431072250925255079069185L, -0.0331611264748473592922583984044751833L,
+                           0.0225976482322181046596248251178293953L};
+    ld d = x - x0, s = 0;
+    for (int k = 8; k >= 0; k--) s = s * d + c[k];
+    return s * d;
+  }
+  if (x == INFINITY) return x;
+  if (x == -INFINITY) return NAN;
+  if (x <= 0 && x == floorl(x)) return NAN;
+  ld acc = 0;
+  if (x < 0) { /* reflection: psi(x) = psi(1-x) - pi / tan(pi x) */
+    ld pix = 3.14159265358979323846264338327950288L * (x - 2.0L * roundl(x / 2.0L));
+    acc = -3.14159265358979323846264338327950288L / tanl(pix);
+    x = 1.0L - x;
+  }
+  while (x < 30.0L) {
+    acc -= 1.0L / x;
+    x += 1.0L;
+  }
+  ld z = 1.0L / (x * x);
+  /* B2k/(2k) */
+  ld s = z * (1.0L / 12 - z * (1.0L / 120 - z * (1.0L / 252 - z * (1.0L / 240 - z * (1.0L / 132 - z * (691.0L / 32760 - z / 12.0L))))));
+  return acc + logl(x) - 0.5L / x - s;
+}
+
+static ld ref_i1e(ld x) {
+  if (isnan(x)) return x;
+  ld a = fabsl(x);
+  if (a == INFINITY) return x > 0 ? 0.0L : -0.0L;
+  ld r;
+  if (a <= 700.0L) {
+    ld h = a / 2, term = h, sum = h;
+    for (int k = 1; k < 2000; k++) {
+      term *= h * h / ((ld)k * (ld)(k + 1));
+      sum += term;
+      if (term < sum * 1e-22L) break;
+    }
+    r = sum * expl(-a);
+  } else {
+    /* asymptotic: e^-x I1(x) ~ 1/sqrt(2 pi x) * sum_k (-1)^k prod_{j<=k} (4 - (2j-1)^2) / (k! (8x)^k) */
+    ld sum = 1, term = 1;
+    for (int k = 1; k < 30; k++) {
+      ld j = 2.0L * k - 1;
+      term *= -(4.0L - j * j) / ((ld)k * 8.0L * a);
+      sum += term;
+    }
+    r = sum / sqrtl(2.0L * 3.14159265358979323846264338327950288L * a);
+  }
+  return signbit(x) ? -r : r;
+}
+
+static ld ref_erf_inv(ld y) {
+  if (isnan(y) || fabsl(y) > 1) return NAN;
+  if (y == 1) return INFINITY;
+  if (y == -1) return -INFINITY;
+  if (y == 0) return y;
+  ld a = fabsl(y);
+  /* initial guess by bisection on erfc/erf, then Newton */
+  ld lo = 0, hi = 30;
+  for (int i = 0; i < 80; i++) {
+    ld mid = 0.5L * (lo + hi);
+    int below = a > 0.5L ? (erfcl(mid) > 1.0L - a) : (erfl(mid) < a);
+    if (below) lo = mid; else hi = mid;
+  }
+  ld x = 0.5L * (lo + hi);
+  for (int i = 0; i < 40; i++) { /* each step gains >= 60 bits relative to the previous x */
+    ld f = a > 0.5L ? -(erfcl(x) - (1.0L - a)) : erfl(x) - a;
+    ld d = 1.1283791670955125738961589031215452L * expl(-x * x);
+    if (d == 0) break;
+    x -= f / d;
+  }
+  return y < 0 ? -x : x;
+}
+
+static ld ref_lgamma(ld x) {
+  if (isinf(x)) return INFINITY;
+  int s;
+  return lgammal_r(x, &s);
+}
+
+/* ---------------- the function table ---------------- */
+
+typedef void (*fn32)(const float *, float *, int64_t);
+typedef void (*fn64)(const double *, double *, int64_t);
+typedef ld (*reff)(ld);
+
+typedef struct {
+  const char *name;
+  fn32 f32;
+  fn64 f64;
+  reff ref;
+  double bound32, bound64; /* max ulp allowed */
+  double lo, hi;           /* focused range */
+  int negabs; /* for x < 0 measure in ulps of max(|result|, 1): lgamma and digamma have zeros
+                 between the poles there that no fixed-precision formula resolves relatively */
+} ufunc;
+
+#define U(n, r, b32, b64, lo, hi) {#n, cj_vm_##n##_f32, cj_vm_##n##_f64, r, b32, b64, lo, hi, 0}
+#define UNEG(n, r, b32, b64, lo, hi) {#n, cj_vm_##n##_f32, cj_vm_##n##_f64, r, b32, b64, lo, hi, 1}
+static const ufunc ufuncs[] = {
+    U(exp, expl, 1, 1, -760, 720),
+    U(exp2, exp2l, 1, 1, -1100, 1100),
+    U(expm1, expm1l, 1, 1.5, -40, 710),
+    U(log, logl, 1, 1, 0, 4),
+    U(log2, log2l, 1, 1, 0, 4),
+    U(log10, log10l, 1, 1, 0, 4),
+    U(log1p, log1pl, 1, 1, -1, 4),
+    U(sin, sinl, 1, 1, -10, 10),
+    U(cos, cosl, 1, 1, -10, 10),
+    U(tan, tanl, 1, 2, -10, 10),
+    U(tanh, tanhl, 1, 2, -20, 20),
+    U(sinh, sinhl, 1, 2, -720, 720),
+    U(cosh, coshl, 1, 2, -720, 720),
+    U(asin, asinl, 1, 1, -1, 1),
+    U(acos, acosl, 1, 1, -1, 1),
+    U(atan, atanl, 1, 1, -8, 8),
+    U(asinh, asinhl, 1, 1.5, -8, 8),
+    U(acosh, acoshl, 1, 1.5, 1, 8),
+    U(atanh, atanhl, 1, 1.5, -1, 1),
+    U(sqrt, sqrtl, 0.5, 0.5, 0, 4),
+    U(rsqrt, ref_rsqrt, 1, 1, 0, 4),
+    U(cbrt, cbrtl, 1, 1, -8, 8),
+    U(logistic, ref_logistic, 1, 2, -750, 50),
+    U(erf, erfl, 1, 2, -6, 6),
+    U(erfc, erfcl, 1, 3, -6, 28),
+    U(erf_inv, ref_erf_inv, 1, 3, -1, 1),
+    UNEG(lgamma, ref_lgamma, 2, 3, -20, 20),
+    UNEG(digamma, ref_digamma, 2, 8, -20, 20),
+    U(bessel_i1e, ref_i1e, 1, 3, -50, 50),
+};
+#define NU ((int)(sizeof ufuncs / sizeof ufuncs[0]))
+
+/* ---------------- ulp measurement ---------------- */
+
+/* error of y against the exact r, in ulps of the type (digits p, min exponent emin); -1 means a
+ * special-value mismatch */
+static double ulp_err(ld y, ld r, int p, int emin, ld maxv) {
+  if (isnan(r)) return isnan(y) ? 0 : -1;
+  if (isnan(y)) return -1;
+  if (fabsl(r) > maxv) {
+    /* beyond the largest finite value: the correctly rounded result is inf or max */
+    ld ovf = ldexpl(1.0L, emin == -125 ? 128 : 1024);
+    ld rr = fabsl(r) >= ovf - ldexpl(1.0L, (emin == -125 ? 128 : 1024) - p - 1) ? INFINITY : maxv;
+    rr = r < 0 ? -rr : rr;
+    if (isinf(y) || isinf(rr)) return y == rr ? 0 : -1;
+  }
+  if (isinf(y)) return -1;
+  if (r == 0 && y == 0) return signbit(r) == signbit(y) ? 0 : -1;
+  int e;
+  frexpl(r, &e); /* |r| in [2^(e-1), 2^e) */
+  int ue = e - p;
+  if (e - 1 < emin) ue = emin - p + 1; /* subnormal spacing */
+  ld u = ldexpl(1.0L, ue);
+  return (double)(fabsl(y - r) / u);
+}
+
+typedef struct {
+  double max;
+  double at;
+  long bad;  /* special-value mismatches */
+  double bad_at;
+  double bad_y;
+  long n;
+} stats;
+
+static void stat_add(stats *s, double err, double x, double y) {
+  s->n++;
+  if (err < 0) {
+    if (s->bad++ == 0) {
+      s->bad_at = x;
+      s->bad_y = y;
+    }
+    return;
+  }
+  if (err > s->max) {
+    s->max = err;
+    s->at = x;
+  }
+}
+
+/* ---------------- input generation ---------------- */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static uint64_t rnd64(void) {
+  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+static double rndu(void) { return (double)(rnd64() >> 11) * 0x1p-53; }
+
+static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, 1.0, -1.0, 0.5,
+                                  -0.5, 2.0, -2.0, 3.0, -3.0, 0.25, 1e-300, -1e-300, 5e-324,
+                                  -5e-324, 2.2250738585072014e-308, DBL_MAX, -DBL_MAX, 1e-45,
+                                  1.4e-45, FLT_MIN, FLT_MAX, -FLT_MAX, 1e-8, -1e-8, 0.75, -0.75,
+                                  0.999999, 1.000001, 709.782712893384, 709.79, -708.4, -745.13,
+                                  -745.2, 88.72283, 88.7229, -87.33, -103.97, -104.0, 710.4758,
+                                  710.476, 1e6, 1e7, 1e22, -1e22, 1.5707963267948966,
+                                  3.141592653589793, 1e300, 4.5, -4.5, 30.0, 100.0, -100.5,
+                                  171.6, 2.5e305, 1e-20, 0.9375, -0.9375, 6.0, 27.0, 28.0};
+#define NSPEC ((int)(sizeof specials / sizeof specials[0]))
+
+static int env_on(const char *name) {
+  const char *v = getenv(name);
+  return v && *v && strcmp(v, "0") != 0;
+}
+
+/* lgamma and digamma for x < 0 come from the reflection formula, a difference of terms of the
+ * size of f(|x|) and the log/cot term; near their zeros between the poles no double formula
+ * keeps relative accuracy, so the error there is measured in ulps of the terms' size */
+static double neg_scaled_err(const ufunc *f, double x, double y, ld r, int p) {
+  ld scale = fabsl(f->ref(-(ld)x)) + 1.0L;
+  if (fabsl(r) >= scale) return ulp_err((ld)y, r, p, p == 24 ? -125 : -1021, p == 24 ? FLT_MAX : DBL_MAX);
+  int e;
+  frexpl(scale, &e);
+  return (double)(fabsl((ld)y - r) / ldexpl(1.0L, e - p));
+}
+
+/* one f32 batch: run the function, compare */
+static void run32(const ufunc *f, const float *x, float *y, int64_t n, stats *st) {
+  f->f32(x, y, n);
+  for (int64_t i = 0; i < n; i++) {
+    ld r = f->ref((ld)x[i]);
+    double e = ulp_err((ld)y[i], r, 24, -125, (ld)FLT_MAX);
+    if (f->negabs && x[i] < 0 && e > 0) e = neg_scaled_err(f, x[i], y[i], r, 24);
+    stat_add(st, e, x[i], y[i]);
+  }
+}
+static void run64(const ufunc *f, const double *x, double *y, int64_t n, stats *st) {
+  f->f64(x, y, n);
+  for (int64_t i = 0; i < n; i++) {
+    ld r = f->ref((ld)x[i]);
+    double e = ulp_err((ld)y[i], r, 53, -1021, (ld)DBL_MAX);
+    if (f->negabs && x[i] < 0 && e > 0) e = neg_scaled_err(f, x[i], y[i], r, 53);
+    stat_add(st, e, x[i], y[i]);
+  }
+}
+
+#define BATCH 4096
+
+static int quick = 0; /* fewer points: the other ISA variants, sanitizer builds */
+
+static void test_unary(const ufunc *f, int exhaustive, int verbose) {
+  static float x32[BATCH], y32[BATCH];
+  static double x64[BATCH], y64[BATCH];
+  stats s32 = {0}, s64 = {0};
+  /* f32: every 2^k-th bit pattern (all of them when exhaustive), specials, focused range */
+  uint64_t step = exhaustive ? 1 : (quick ? 16381 : 1021); /* odd step: varied low bits */
+  int64_t k = 0;
+  for (uint64_t b = 0; b < (1ULL << 32); b += step) {
+    uint32_t u = (uint32_t)b;
+    memcpy(&x32[k], &u, 4);
+    if (++k == BATCH) {
+      run32(f, x32, y32, k, &s32);
+      k = 0;
+    }
+  }
+  for (int i = 0; i < NSPEC; i++) {
+    x32[k] = (float)specials[i];
+    if (++k == BATCH) {
+      run32(f, x32, y32, k, &s32);
+      k = 0;
+    }
+  }
+  for (int i = 0; i < (quick ? 20000 : 200000); i++) {
+    x32[k] = (float)(f->lo + (f->hi - f->lo) * rndu());
+    if (++k == BATCH) {
+      run32(f, x32, y32, k, &s32);
+      k = 0;
+    }
+  }
+  if (k) run32(f, x32, y32, k, &s32);
+  /* f64: random bit patterns, specials, focused range, and near-integers/half-integers */
+  k = 0;
+  for (int i = 0; i < (quick ? 30000 : 300000) + NSPEC; i++) {
+    double v;
+    if (i < NSPEC) v = specials[i];
+    else if (i % 3 == 0) {
+      uint64_t b = rnd64();
+      memcpy(&v, &b, 8);
+    } else if (i % 3 == 1) v = f->lo + (f->hi - f->lo) * rndu();
+    else { /* small magnitudes with random exponents */
+      v = ldexp(1.0 + rndu(), -(int)(rnd64() % 80)) * ((rnd64() & 1) ? 1 : -1);
+    }
+    x64[k] = v;
+    if (++k == BATCH) {
+      run64(f, x64, y64, k, &s64);
+      k = 0;
+    }
+  }
+  if (k) run64(f, x64, y64, k, &s64);
+  if (verbose || s32.max > f->bound32 || s32.bad)
+    printf("  %-11s f32: max %.3f ulp at %.9g (%ld points)\n", f->name, s32.max, s32.at, s32.n);
+  if (verbose || s64.max > f->bound64 || s64.bad)
+    printf("  %-11s f64: max %.3f ulp at %.17g (%ld points)\n", f->name, s64.max, s64.at, s64.n);
+  CHECK_MSG(s32.max <= f->bound32, "%s f32: max %.3f ulp > %.1f at x = %.9g", f->name, s32.max,
+            f->bound32, s32.at);
+  CHECK_MSG(s32.bad == 0, "%s f32: %ld special-value mismatches, first x = %.9g -> %.9g", f->name,
+            s32.bad, s32.bad_at, s32.bad_y);
+  CHECK_MSG(s64.max <= f->bound64, "%s f64: max %.3f ulp > %.1f at x = %.17g", f->name, s64.max,
+            f->bound64, s64.at);
+  CHECK_MSG(s64.bad == 0, "%s f64: %ld special-value mismatches, first x = %.17g -> %.17g",
+            f->name, s64.bad, s64.bad_at, s64.bad_y);
+}
+
+/* ---------------- binary: atan2, pow ---------------- */
+
+static ld ref_atan2(ld y, ld x) { return atan2l(y, x); }
+static ld ref_pow(ld x, ld y) { return powl(x, y); }
+
+typedef struct {
+  const char *name;
+  void (*f32)(const float *, const float *, float *, int64_t);
+  void (*f64)(const double *, const double *, double *, int64_t);
+  ld (*ref)(ld, ld);
+  double bound32, bound64;
+} bfunc;
+
+static void test_binary(const bfunc *f, int verbose) {
+  enum { N = 200000 };
+  static double a[N], b[N], o[N];
+  static float af[N], bf[N], of[N];
+  int64_t n = 0;
+  for (int i = 0; i < NSPEC; i++)
+    for (int j = 0; j < NSPEC; j++) {
+      a[n] = specials[i];
+      b[n] = specials[j];
+      n++;
+    }
+  while (n < N) {
+    int kind = (int)(rnd64() % 4);
+    double x, y;
+    if (kind == 0) {
+      uint64_t u = rnd64(), v = rnd64();
+      memcpy(&x, &u, 8);
+      memcpy(&y, &v, 8);
+    } else if (kind == 1) {
+      x = (rndu() - 0.5) * 20;
+      y = (rndu() - 0.5) * 20;
+    } else if (kind == 2) {
+      x = ldexp(rndu(), (int)(rnd64() % 200) - 100);
+      y = (rndu() - 0.5) * 200;
+    } else {
+      x = -ldexp(1.0 + rndu(), (int)(rnd64() % 20) - 10);
+      y = (double)(int)(rnd64() % 200) - 100;
+    }
+    a[n] = x;
+    b[n] = y;
+    n++;
+  }
+  stats s32 = {0}, s64 = {0};
+  f->f64(a, b, o, n);
+  for (int64_t i = 0; i < n; i++) {
+    double e = ulp_err((ld)o[i], f->ref(a[i], b[i]), 53, -1021, (ld)DBL_MAX);
+    if (e < 0 && s64.bad == 0) printf("  %s f64 (%.17g, %.17g) -> %.17g, want %.17Lg\n", f->name, a[i], b[i], o[i], f->ref(a[i], b[i]));
+    if (e > s64.max) s64.bad_y = b[i];
+    stat_add(&s64, e, a[i], o[i]);
+  }
+  for (int64_t i = 0; i < n; i++) {
+    af[i] = (float)a[i];
+    bf[i] = (float)b[i];
+  }
+  f->f32(af, bf, of, n);
+  for (int64_t i = 0; i < n; i++) {
+    double e = ulp_err((ld)of[i], f->ref(af[i], bf[i]), 24, -125, (ld)FLT_MAX);
+    if (e < 0 && s32.bad == 0) printf("  %s f32 (%.9g, %.9g) -> %.9g, want %.9Lg\n", f->name, af[i], bf[i], of[i], f->ref(af[i], bf[i]));
+    if (e > s32.max) s32.bad_y = bf[i];
+    stat_add(&s32, e, af[i], of[i]);
+  }
+  if (verbose || s32.max > f->bound32 || s32.bad)
+    printf("  %-11s f32: max %.3f ulp (%ld points)\n", f->name, s32.max, s32.n);
+  if (verbose || s64.max > f->bound64 || s64.bad)
+    printf("  %-11s f64: max %.3f ulp (%ld points)\n", f->name, s64.max, s64.n);
+  CHECK_MSG(s32.max <= f->bound32, "%s f32: max %.3f ulp at (%.9g, %.9g)", f->name, s32.max,
+            s32.at, s32.bad_y);
+  CHECK_MSG(s32.bad == 0, "%s f32: %ld special-value mismatches", f->name, s32.bad);
+  CHECK_MSG(s64.max <= f->bound64, "%s f64: max %.3f ulp at (%.17g, %.17g)", f->name, s64.max,
+            s64.at, s64.bad_y);
+  CHECK_MSG(s64.bad == 0, "%s f64: %ld special-value mismatches", f->name, s64.bad);
+}
+
+static const bfunc bfuncs[] = {
+    {"atan2", cj_vm_atan2_f32, cj_vm_atan2_f64, ref_atan2, 1, 2},
+    {"pow", cj_vm_pow_f32, cj_vm_pow_f64, ref_pow, 1, 2},
+};
+
+/* ---------------- contract: n = 0, unaligned, in place, every length ---------------- */
+
+static void test_contract(void) {
+  double buf[80], out[80], ref[80];
+  float fb[80], fo[80], fr[80];
+  for (int i = 0; i < 80; i++) {
+    buf[i] = (i - 40) * 0.37;
+    fb[i] = (float)buf[i];
+  }
+  cj_vm_exp_f64(buf, out, 0);  /* nothing happens */
+  cj_vm_exp_f64(NULL, NULL, 0);
+  cj_vm_exp_f64(buf, ref, 80);
+  cj_vm_exp_f32(fb, fr, 80);
+  for (int n = 0; n <= 40; n++)
+    for (int off = 0; off < 3; off++) {
+      double tmp[80];
+      memcpy(tmp, buf, sizeof tmp);
+      for (int i = 0; i < 80; i++) out[i] = -7;
+      cj_vm_exp_f64(buf + off, out + off, n);
+      int ok = 1;
+      for (int i = 0; i < 80; i++) {
+        double want = (i >= off && i < off + n) ? ref[i] : -7;
+        if (memcmp(&out[i], &want, 8) != 0) ok = 0;
+      }
+      CHECK_MSG(ok, "exp_f64 n=%d off=%d wrote the wrong elements", n, off);
+      cj_vm_exp_f64(tmp + off, tmp + off, n); /* in place */
+      ok = 1;
+      for (int i = off; i < off + n; i++) ok &= memcmp(&tmp[i], &ref[i], 8) == 0;
+      CHECK_MSG(ok, "exp_f64 in place n=%d off=%d", n, off);
+      /* f32 through an unaligned (odd) address */
+      char raw[80 * 4 + 8];
+      float *mis = (float *)(void *)(raw + 4 + 0);
+      memcpy(mis, fb + off, sizeof(float) * (size_t)n);
+      cj_vm_exp_f32(mis, mis, n);
+      ok = 1;
+      for (int i = 0; i < n; i++) ok &= memcmp(&mis[i], &fr[i + off], 4) == 0;
+      CHECK_MSG(ok, "exp_f32 in place n=%d off=%d", n, off);
+      (void)fo;
+    }
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+static const int sanitized = 1;
+#else
+static const int sanitized = 0;
+#endif
+
+int main(void) {
+  int exhaustive = env_on("CJ_VMATH_EXHAUSTIVE");
+  int verbose = env_on("CJ_VMATH_VERBOSE");
+  const char *only = getenv("CJ_VMATH_ONLY");
+  cj_vm_isa best = cj_vm_get_isa();
+  for (int isa = best; isa >= 0; isa--) {
+    cj_vm_isa got = cj_vm_set_isa((cj_vm_isa)isa);
+    CHECK_EQ_INT(got, isa);
+    quick = isa != (int)best || sanitized;
+    printf("vmath [%s]%s\n", cj_vm_isa_name(got), quick ? " (reduced sweep)" : "");
+    rng_state = 0x9E3779B97F4A7C15ULL;
+    test_contract();
+    for (int i = 0; i < NU; i++)
+      if (!only || strcmp(only, ufuncs[i].name) == 0) test_unary(&ufuncs[i], exhaustive, verbose);
+    for (int i = 0; i < 2; i++)
+      if (!only || strcmp(only, bfuncs[i].name) == 0) test_binary(&bfuncs[i], verbose);
+  }
+  /* every table entry is filled (a missing designated initializer would be NULL) */
+  cj_vm_set_isa(CJ_VM_ISA_AVX512);
+  return check_report("vmath");
+}
