@@ -247,7 +247,8 @@ VM_INLINE double vm_lgamma_pos(double x) {
   double g;
   VM_PT_HORNER(vm_lgam_tab, 16, idx, u, g);
   double fac = lo ? x * (x - 1.0) : (x - 1.0) * (x - 2.0);
-  double small = fac * g - (lo ? k_log(lo ? x : 1.0) : 0.0);
+  double lx = k_log(x); /* x > 0 */
+  double small = fac * g - (x < 0.5 ? lx : 0.0);
   /* Stirling, x >= 10: (x - 1/2) log x - x + log(2 pi)/2 + series(1/x) */
   double xb = x >= 10.0 ? x : 10.0;
   double lh, ll;
@@ -287,9 +288,11 @@ VM_INLINE double k_lgamma(double x) {
   /* tiny |x|: -log|x| - gamma x + (pi^2/12) x^2 - (zeta(3)/3) x^3 */
   double tiny = -k_log(ap) + x * VM_FMA(x, VM_FMA(x, -0.40068563438653143, 0.82246703342411321),
                                         -EULER_GAMMA);
-  double res = x < 0.0 ? (a < 0x1p-20 ? tiny : neg) : pos;
+  double negt = a < 0x1p-20 ? tiny : neg;
+  double res = x < 0.0 ? negt : pos;
   double ari = (ar + 0x1p52) - 0x1p52; /* ar < 2^52 */
-  res = x <= 0.0 ? (ari == ar ? INFINITY : res) : res;
+  double polev = ari == ar ? INFINITY : res;
+  res = x <= 0.0 ? polev : res;
   res = a == INFINITY ? INFINITY : res;
   res = res + 0.0; /* lgamma(1) = lgamma(2) = +0 */
   return vm_isnan(x) ? x + x : res;
