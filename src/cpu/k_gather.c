@@ -1,0 +1,336 @@
+/* cjrt: gather, dynamic_gather and torch_index_select.
+ *
+ * All three become one gather step. The lowering splits the result's index space into the batch
+ * space (the result dims that are not offset dims, in the order of start_indices' dims without
+ * index_vector_dim) and the slice (the offset dims). For each batch position the kernel reads
+ * the index vector, clamps each start to [0, dim - slice size] as the spec says, adds the
+ * batching-dim offsets, and copies one slice with strides computed at lowering time (a memcpy
+ * when the slice is contiguous in both tensors). Large gathers split the batch space across the
+ * pool. Quantized operands (per-tensor) are moved as their storage values. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/k_gather.h"
+
+typedef struct gather_params {
+  int32_t nb;                       /* batch space rank */
+  int64_t bdims[CJ_MAX_RANK];       /* batch space sizes */
+  int64_t b_idx[CJ_MAX_RANK];       /* byte stride in start_indices */
+  int64_t b_res[CJ_MAX_RANK];       /* byte stride in the result */
+  int64_t b_opd[CJ_MAX_RANK];       /* byte stride in the operand (batching dims), else 0 */
+  int64_t nbatch;
+  int32_t nk;                       /* index vector length */
+  int64_t k_idx;                    /* byte stride between index vector components */
+  int64_t k_opd[CJ_MAX_RANK];       /* operand byte stride of start_index_map[k] */
+  int64_t k_limit[CJ_MAX_RANK];     /* operand dim - slice size there */
+  kg_idx_fn rd;
+  cj_strided slice;                 /* one slice, operand -> result (offsets 0) */
+  int64_t slice_bytes;              /* contiguous in both: bytes of a slice, else -1 */
+  int64_t slice_elems;
+} gather_params;
+
+typedef struct gather_run {
+  const gather_params *p;
+  char *out;
+  const char *x, *idx;
+} gather_run;
+
+static void gather_range(void *ctx, int64_t b0, int64_t b1) {
+  const gather_run *R = ctx;
+  const gather_params *p = R->p;
+  int64_t pos[CJ_MAX_RANK];
+  int64_t io = 0, ro = 0, oo = 0;
+  int64_t rem = b0;
+  for (int32_t d = p->nb - 1; d >= 0; d--) {
+    pos[d] = rem % p->bdims[d];
+    rem /= p->bdims[d];
+    io += pos[d] * p->b_idx[d];
+    ro += pos[d] * p->b_res[d];
+    oo += pos[d] * p->b_opd[d];
+  }
+  for (int64_t b = b0; b < b1; b++) {
+    int64_t off = oo;
+    const char *iv = R->idx + io;
+    for (int32_t k = 0; k < p->nk; k++) {
+      int64_t s = p->rd(iv + k * p->k_idx);
+      if (s < 0) s = 0;
+      if (s > p->k_limit[k]) s = p->k_limit[k];
+      off += s * p->k_opd[k];
+    }
+    if (p->slice_bytes >= 0)
+      memcpy(R->out + ro, R->x + off, (size_t)p->slice_bytes);
+    else
+      cj_strided_run(&p->slice, R->out + ro, R->x + off);
+    /* next batch position */
+    for (int32_t d = p->nb - 1; d >= 0; d--) {
+      io += p->b_idx[d];
+      ro += p->b_res[d];
+      oo += p->b_opd[d];
+      if (++pos[d] < p->bdims[d]) break;
+      io -= p->b_idx[d] * p->bdims[d];
+      ro -= p->b_res[d] * p->bdims[d];
+      oo -= p->b_opd[d] * p->bdims[d];
+      pos[d] = 0;
+    }
+  }
+}
+
+static cj_status k_gather(cj_exec_ctx *ctx, const cj_step *st) {
+  const gather_params *p = st->params;
+  gather_run R = {p, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1])};
+  if (p->nbatch == 0 || p->slice_elems == 0) return NULL;
+  int64_t work = p->nbatch * (p->slice_elems + 8);
+  if (work >= CJ_PAR_MIN_ELEMS * 2 && p->nbatch > 1 && ctx->pool && cj_pool_size(ctx->pool) > 1) {
+    int64_t grain = CJ_PAR_MIN_ELEMS / (p->slice_elems + 8);
+    cj_pool_parallel_for(ctx->pool, p->nbatch, grain < 1 ? 1 : grain, gather_range, &R);
+  } else {
+    gather_range(&R, 0, p->nbatch);
+  }
+  return NULL;
+}
+
+/* The gather of the spec, its attributes given as lists. */
+typedef struct gather_spec {
+  int64_t offset_dims[CJ_MAX_RANK], n_offset;
+  int64_t collapsed[CJ_MAX_RANK], n_collapsed;
+  int64_t obatch[CJ_MAX_RANK], n_obatch;
+  int64_t ibatch[CJ_MAX_RANK], n_ibatch;
+  int64_t start_index_map[CJ_MAX_RANK], n_sim;
+  int64_t ivd;
+  int64_t slice_sizes[CJ_MAX_RANK], n_slice;
+} gather_spec;
+
+static bool in_list(const int64_t *l, int64_t n, int64_t v) {
+  for (int64_t i = 0; i < n; i++)
+    if (l[i] == v) return true;
+  return false;
+}
+
+static bool unique_in(const int64_t *l, int64_t n, int64_t lo, int64_t hi, bool sorted) {
+  for (int64_t i = 0; i < n; i++) {
+    if (l[i] < lo || l[i] >= hi) return false;
+    for (int64_t j = 0; j < i; j++)
+      if (l[j] == l[i] || (sorted && l[j] > l[i])) return false;
+  }
+  return true;
+}
+
+static cj_status gather_emit(cj_lw *L, cj_op *op, const gather_spec *g, int32_t extra_in) {
+  cj_lw_tensor x, idx, r;
+  CJ_RETURN_IF_ERROR(kg_operand(L, op, 0, true, &x));
+  CJ_RETURN_IF_ERROR(kg_operand(L, op, 1, false, &idx));
+  CJ_RETURN_IF_ERROR(kg_result(L, op, 0, true, &r));
+  if (r.dtype != x.dtype)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "result and operand element types differ");
+  kg_idx_fn rd = kg_idx_reader(idx.dtype);
+  if (!rd) return cj_op_error(op, CJ_INVALID_ARGUMENT, "start_indices must be integers");
+  int32_t xr = x.rank, ir = idx.rank, rr = r.rank;
+  if (g->n_slice != xr)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "slice_sizes must have %d entries", xr);
+  if (g->ivd < 0 || g->ivd > ir)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad index_vector_dim %lld", (long long)g->ivd);
+  int64_t nk = g->ivd < ir ? idx.dims[g->ivd] : 1;
+  if (g->n_sim != nk)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "start_index_map must have %lld entries",
+                       (long long)nk);
+  if (g->n_obatch != g->n_ibatch)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "batching dims differ in number");
+  if (g->n_offset + g->n_collapsed + g->n_obatch != xr)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "offset, collapsed and batching dims must "
+                                                "cover the operand's rank");
+  /* the constraints the kernel's addressing relies on (spec C4, C6, C13-C16, C18) */
+  bool ok = unique_in(g->offset_dims, g->n_offset, 0, rr, true) &&
+            unique_in(g->obatch, g->n_obatch, 0, xr, false) &&
+            unique_in(g->ibatch, g->n_ibatch, 0, ir, false) &&
+            unique_in(g->start_index_map, g->n_sim, 0, xr, false) &&
+            !in_list(g->ibatch, g->n_ibatch, g->ivd);
+  for (int64_t i = 0; ok && i < g->n_sim; i++) ok = !in_list(g->obatch, g->n_obatch, g->start_index_map[i]);
+  if (!ok)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "dimension numbers repeat a dimension or are out of range");
+  if (ir - (g->ivd < ir ? 1 : 0) + g->n_offset != rr)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "the result must have rank %lld",
+                       (long long)(ir - (g->ivd < ir ? 1 : 0) + g->n_offset));
+  int64_t es = cj_dtype_bytes(x.dtype), ies = cj_dtype_bytes(idx.dtype);
+  int64_t xs[CJ_MAX_RANK], is[CJ_MAX_RANK], rs[CJ_MAX_RANK];
+  cj_row_strides(xr, x.dims, xs);
+  cj_row_strides(ir, idx.dims, is);
+  cj_row_strides(rr, r.dims, rs);
+  for (int32_t d = 0; d < xr; d++)
+    if (g->slice_sizes[d] < 0 || g->slice_sizes[d] > x.dims[d])
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "slice size %lld of dim %d out of range",
+                         (long long)g->slice_sizes[d], d);
+  gather_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  p->rd = rd;
+  /* batch space: start_indices dims except index_vector_dim, in order; they are the result
+   * dims not in offset_dims, in order */
+  int32_t rdim = 0;
+  p->nbatch = 1;
+  for (int32_t d = 0; d < ir; d++) {
+    if (d == g->ivd) continue;
+    while (rdim < rr && in_list(g->offset_dims, g->n_offset, rdim)) rdim++;
+    if (rdim >= rr) return cj_op_error(op, CJ_INVALID_ARGUMENT, "result rank too small");
+    if (r.dims[rdim] != idx.dims[d])
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "result dim %d must be %lld", rdim,
+                         (long long)idx.dims[d]);
+    int32_t j = p->nb++;
+    p->bdims[j] = idx.dims[d];
+    p->b_idx[j] = is[d] * ies;
+    p->b_res[j] = rs[rdim] * es;
+    p->b_opd[j] = 0;
+    for (int64_t i = 0; i < g->n_ibatch; i++)
+      if (g->ibatch[i] == d) {
+        int64_t od = g->obatch[i];
+        if (od < 0 || od >= xr || x.dims[od] != idx.dims[d])
+          return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad batching dims");
+        p->b_opd[j] = xs[od] * es;
+      }
+    p->nbatch *= idx.dims[d];
+    rdim++;
+  }
+  p->nk = (int32_t)nk;
+  p->k_idx = g->ivd < ir ? is[g->ivd] * ies : 0;
+  for (int64_t k = 0; k < nk; k++) {
+    int64_t od = g->start_index_map[k];
+    if (od < 0 || od >= xr) return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad start_index_map");
+    p->k_opd[k] = xs[od] * es;
+    p->k_limit[k] = x.dims[od] - g->slice_sizes[od];
+  }
+  /* the slice: operand dims with slice sizes; offset dims map to result offset dims in order */
+  cj_strided *s = &p->slice;
+  s->rank = xr;
+  s->esize = (int32_t)es;
+  int64_t j = 0;
+  p->slice_elems = 1;
+  for (int32_t d = 0; d < xr; d++) {
+    s->dims[d] = g->slice_sizes[d];
+    s->sstride[d] = xs[d] * es;
+    p->slice_elems *= g->slice_sizes[d];
+    bool dropped = in_list(g->collapsed, g->n_collapsed, d) || in_list(g->obatch, g->n_obatch, d);
+    if (dropped) {
+      if (g->slice_sizes[d] > 1)
+        return cj_op_error(op, CJ_INVALID_ARGUMENT, "collapsed dim %d has slice size > 1", d);
+      s->dstride[d] = 0;
+      continue;
+    }
+    if (j >= g->n_offset) return cj_op_error(op, CJ_INVALID_ARGUMENT, "too few offset_dims");
+    int64_t rd_ = g->offset_dims[j++];
+    if (rd_ < 0 || rd_ >= rr || r.dims[rd_] != g->slice_sizes[d])
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "offset dim %lld must have size %lld",
+                         (long long)rd_, (long long)g->slice_sizes[d]);
+    s->dstride[d] = rs[rd_] * es;
+  }
+  if (p->nbatch * p->slice_elems != r.nelems)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "result shape does not match the gather");
+  cj_strided_simplify(s);
+  p->slice_bytes = -1;
+  if (s->rank == 0 || (s->rank == 1 && s->sstride[0] == es && s->dstride[0] == es))
+    p->slice_bytes = p->slice_elems * es;
+  int32_t in[3] = {x.buf, idx.buf, extra_in};
+  if (!cj_lw_emit(L, op, k_gather, p, extra_in >= 0 ? 3 : 2, in, 1, &r.buf)) return cj_oom();
+  return NULL;
+}
+
+static cj_status struct_list(const cj_op *op, const cj_attr *a, cj_struct_kind sk, int field,
+                             int64_t *out, int64_t *n) {
+  *n = 0;
+  const cj_attr *f = cj_attr_field(a, sk, field);
+  if (!f) return NULL;
+  int64_t k = 0;
+  if (!cj_attr_get_i64s(f, out, CJ_MAX_RANK, &k) || k > CJ_MAX_RANK)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad %s field %s", cj_struct_mnemonic(sk),
+                       cj_struct_field_name(sk, field));
+  *n = k;
+  return NULL;
+}
+
+static cj_status read_gather_dims(const cj_op *op, gather_spec *g) {
+  const cj_attr *a = cj_op_attr(op, "dimension_numbers");
+  if (!a || a->kind != CJ_ATTR_STRUCT || a->st.sk != CJ_SK_GATHER)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing dimension_numbers");
+  CJ_RETURN_IF_ERROR(struct_list(op, a, CJ_SK_GATHER, CJ_SF_GATHER_offset_dims, g->offset_dims,
+                                 &g->n_offset));
+  CJ_RETURN_IF_ERROR(struct_list(op, a, CJ_SK_GATHER, CJ_SF_GATHER_collapsed_slice_dims,
+                                 g->collapsed, &g->n_collapsed));
+  CJ_RETURN_IF_ERROR(struct_list(op, a, CJ_SK_GATHER, CJ_SF_GATHER_operand_batching_dims,
+                                 g->obatch, &g->n_obatch));
+  CJ_RETURN_IF_ERROR(struct_list(op, a, CJ_SK_GATHER, CJ_SF_GATHER_start_indices_batching_dims,
+                                 g->ibatch, &g->n_ibatch));
+  CJ_RETURN_IF_ERROR(struct_list(op, a, CJ_SK_GATHER, CJ_SF_GATHER_start_index_map,
+                                 g->start_index_map, &g->n_sim));
+  g->ivd = 0;
+  const cj_attr *f = cj_attr_field(a, CJ_SK_GATHER, CJ_SF_GATHER_index_vector_dim);
+  if (f && !cj_attr_get_i64(f, &g->ivd))
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad index_vector_dim");
+  return NULL;
+}
+
+cj_status lower_gather(cj_lw *L, cj_op *op) {
+  gather_spec g;
+  memset(&g, 0, sizeof g);
+  CJ_RETURN_IF_ERROR(read_gather_dims(op, &g));
+  if (!kg_i64s(op, "slice_sizes", g.slice_sizes, CJ_MAX_RANK, &g.n_slice))
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing slice_sizes");
+  return gather_emit(L, op, &g, -1);
+}
+
+/* dynamic_gather: the slice sizes must be a constant (after folding) */
+cj_status lower_dynamic_gather(cj_lw *L, cj_op *op) {
+  gather_spec g;
+  memset(&g, 0, sizeof g);
+  CJ_RETURN_IF_ERROR(read_gather_dims(op, &g));
+  if (op->nopnds != 3) return cj_op_error(op, CJ_INVALID_ARGUMENT, "expected 3 operands");
+  cj_op *def = op->operands[2]->def;
+  const cj_attr *v = def && def->kind == CJ_OP_CONSTANT ? cj_op_attr(def, "value") : NULL;
+  if (!v || v->kind != CJ_ATTR_DENSE || !cj_type_is_static(v->dense.type))
+    return cj_op_error(op, CJ_UNIMPLEMENTED,
+                       "slice_sizes must be a constant (a value known at compile time)");
+  int64_t n = cj_dense_num_elements(v);
+  if (n > CJ_MAX_RANK) return cj_op_error(op, CJ_INVALID_ARGUMENT, "too many slice sizes");
+  g.n_slice = n;
+  for (int64_t i = 0; i < n; i++) g.slice_sizes[i] = cj_dense_get_i64(v, i);
+  /* the slice sizes are read at compile time; the operand stays an input of the step so that
+   * its buffer is live (it may be an argument) */
+  cj_lw_tensor sz;
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 2, &sz));
+  return gather_emit(L, op, &g, sz.buf);
+}
+
+/* torch_index_select(operand, index, dim, batch_dims): result = operand[:dim] batch-shared with
+ * index[:batch_dims], then index[batch_dims:], then operand[dim+1:] (a gather). */
+cj_status lower_torch_index_select(cj_lw *L, cj_op *op) {
+  if (op->nopnds != 2 || op->nresults != 1)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "expected 2 operands and 1 result");
+  const cj_type *xt = op->operands[0]->type, *it = op->operands[1]->type;
+  if (!cj_type_is_static(xt) || !cj_type_is_static(it))
+    return cj_op_error(op, CJ_UNIMPLEMENTED, "dynamic shapes are not supported here");
+  int64_t dim = 0, bd = 0;
+  if (!cj_op_get_i64(op, "dim", &dim) || !cj_op_get_i64(op, "batch_dims", &bd))
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing dim or batch_dims");
+  int32_t xr = xt->rank, ir = it->rank;
+  if (dim < 0) dim += xr;
+  if (bd < 0) bd += ir;
+  if (dim < 0 || dim >= xr || bd < 0 || bd > ir || bd > dim)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad dim %lld or batch_dims %lld",
+                       (long long)dim, (long long)bd);
+  if (xr > CJ_MAX_RANK || ir >= CJ_MAX_RANK)
+    return cj_op_error(op, CJ_UNIMPLEMENTED, "rank above %d", CJ_MAX_RANK);
+  gather_spec g;
+  memset(&g, 0, sizeof g);
+  int64_t nidx = ir - bd; /* index dims that are not batch dims */
+  for (int64_t d = 0; d < bd; d++) {
+    g.obatch[g.n_obatch++] = d;
+    g.ibatch[g.n_ibatch++] = d;
+  }
+  g.collapsed[g.n_collapsed++] = dim;
+  g.start_index_map[g.n_sim++] = dim;
+  g.ivd = ir;
+  for (int64_t d = 0; d < xr; d++) g.slice_sizes[d] = (d < bd || d == dim) ? 1 : xt->dims[d];
+  g.n_slice = xr;
+  /* result: [operand bd..dim) are offset dims at bd..dim, index dims at dim..dim+nidx, then the
+   * operand dims after dim */
+  for (int64_t d = bd; d < dim; d++) g.offset_dims[g.n_offset++] = d;
+  for (int64_t d = dim + 1; d < xr; d++) g.offset_dims[g.n_offset++] = d - 1 + nidx;
+  return gather_emit(L, op, &g, -1);
+}

@@ -1,0 +1,498 @@
+/* cjrt: scatter (variadic, any update computation).
+ *
+ * The results start as copies of the inputs (converted to the body's types when those are
+ * wider; in place when an input dies here). The update index space splits into the scatter
+ * space (update dims that are not window dims, in the order of scatter_indices' dims without
+ * index_vector_dim) and the window. For each scatter position the kernel reads the index
+ * vector into a start per input dim (no clamping), adds the batching-dim positions, clips the
+ * window to the input's bounds (the spec skips exactly the out-of-bounds elements), and combines
+ * the window's updates into the results:
+ *   - one input with a body that is add/multiply/maximum/minimum/and/or/xor of its arguments
+ *     or returns the update ("replace"): a combiner over runs of the window's innermost dim;
+ *   - anything else: the body as a nested plan per element.
+ * Positions are processed in update index order (so duplicates combine in that order), split
+ * across the pool only when unique_indices says no two positions collide. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/k_gather.h"
+
+typedef struct scatter_params {
+  int32_t n;       /* inputs */
+  int32_t rank;    /* input rank */
+  int64_t dims[CJ_MAX_RANK];
+  int64_t istr[CJ_MAX_RANK]; /* result element strides */
+  /* scatter space */
+  int32_t ns;
+  int64_t sdims[CJ_MAX_RANK];
+  int64_t s_idx[CJ_MAX_RANK]; /* bytes in scatter_indices */
+  int64_t s_upd[CJ_MAX_RANK]; /* elements in updates */
+  int32_t s_bat[CJ_MAX_RANK]; /* input dim this batching position feeds, or -1 */
+  int64_t nscatter;
+  /* index vector */
+  int32_t nk;
+  int64_t k_idx;              /* bytes between components */
+  int32_t k_dim[CJ_MAX_RANK]; /* input dim of component k */
+  kg_idx_fn rd;
+  /* window, over the input dims whose window size is above 1 (nw of them, in input order) */
+  int64_t wsize[CJ_MAX_RANK];  /* per input dim: 1 for inserted/batching dims */
+  int32_t nw;
+  int32_t wdim[CJ_MAX_RANK];   /* input dim */
+  int64_t wupd[CJ_MAX_RANK];   /* update element stride */
+  int64_t wnelems;             /* window elements (0: nothing to do) */
+  /* fast path */
+  kg_comb_fn comb;
+  int32_t es;                  /* result element bytes (fast path) */
+  bool parallel;
+  bool scalar;                 /* fast path, one-element windows and no batching dims */
+  kg_sc_fn sc;                 /* scalar with a one-dim scatter space: blocks of elements */
+  kg_idx_block_fn rdb;
+  /* initial copies */
+  kg_cvt *init_cvt;            /* n: input -> result */
+  int64_t *nelems_in;
+  /* general path */
+  kg_body body;
+  kg_cvt *upd_cvt;             /* n: update -> body argument */
+  int32_t *res_es, *upd_es;
+  /* slots: in = [inputs n][indices][updates n][body args 2n, rets n]; out = results n */
+} scatter_params;
+
+typedef struct scatter_run {
+  const scatter_params *p;
+  cj_exec_ctx *ctx;
+  const cj_step *st;
+  char *res0;
+  const char *upd0, *idx;
+  cj_status err;
+} scatter_run;
+
+/* start (per input dim) of scatter position with index-vector address iv and batch position */
+static void start_of(const scatter_params *p, const char *iv, const int64_t *spos,
+                     int64_t *start) {
+  for (int32_t d = 0; d < p->rank; d++) start[d] = 0;
+  for (int32_t k = 0; k < p->nk; k++) start[p->k_dim[k]] = p->rd(iv + k * p->k_idx);
+  for (int32_t j = 0; j < p->ns; j++)
+    if (p->s_bat[j] >= 0) start[p->s_bat[j]] = spos[j];
+}
+
+/* Clips the window at `start` to the input bounds: per window dim, [lo, hi). false when no
+ * element is in bounds. *base receives the result element offset of window position lo. */
+static bool clip(const scatter_params *p, const int64_t *start, int64_t *lo, int64_t *hi,
+                 int64_t *base, int64_t *ubase) {
+  int64_t off = 0, uoff = 0;
+  int32_t w = 0;
+  for (int32_t d = 0; d < p->rank; d++) {
+    int64_t s = start[d], ws = p->wsize[d], dim = p->dims[d];
+    if (s >= dim || s <= -ws) return false; /* (also rejects ws == 0) */
+    int64_t l = s < 0 ? -s : 0;
+    int64_t h = dim - s < ws ? dim - s : ws;
+    if (l >= h) return false;
+    off += (s + l) * p->istr[d];
+    if (w < p->nw && p->wdim[w] == d) {
+      lo[w] = l;
+      hi[w] = h;
+      uoff += l * p->wupd[w];
+      w++;
+    }
+  }
+  *base = off;
+  *ubase = uoff;
+  return true;
+}
+
+/* fast: combine the clipped window with runs of the innermost window dim */
+static void fast_window(const scatter_params *p, char *res, const char *upd, const int64_t *lo,
+                        const int64_t *hi, int64_t base, int64_t ubase) {
+  int32_t es = p->es;
+  if (p->nw == 0) {
+    p->comb(res + base * es, es, upd + ubase * es, es, 1);
+    return;
+  }
+  int32_t in = p->nw - 1;
+  int64_t run = hi[in] - lo[in];
+  int64_t ras = p->istr[p->wdim[in]] * es, rus = p->wupd[in] * es;
+  int64_t pos[CJ_MAX_RANK];
+  for (int32_t w = 0; w < in; w++) pos[w] = lo[w];
+  char *r = res + base * es;
+  const char *u = upd + ubase * es;
+  for (;;) {
+    p->comb(r, ras, u, rus, run);
+    int32_t w = in - 1;
+    for (; w >= 0; w--) {
+      r += p->istr[p->wdim[w]] * es;
+      u += p->wupd[w] * es;
+      if (++pos[w] < hi[w]) break;
+      r -= p->istr[p->wdim[w]] * es * (hi[w] - lo[w]);
+      u -= p->wupd[w] * es * (hi[w] - lo[w]);
+      pos[w] = lo[w];
+    }
+    if (w < 0) break;
+  }
+}
+
+/* general: the body per element */
+static cj_status body_window(const scatter_run *R, const int64_t *lo, const int64_t *hi,
+                             int64_t base, int64_t ubase) {
+  const scatter_params *p = R->p;
+  cj_exec_ctx *ctx = R->ctx;
+  const cj_step *st = R->st;
+  const kg_body *b = &p->body;
+  int32_t n = p->n;
+  int64_t pos[CJ_MAX_RANK];
+  for (int32_t w = 0; w < p->nw; w++) pos[w] = lo[w];
+  int64_t r = base, u = ubase;
+  for (;;) {
+    for (int32_t i = 0; i < n; i++) {
+      char *res = CJ_PTR(ctx, st->out[i]);
+      const char *upd = CJ_PTR(ctx, st->in[n + 1 + i]);
+      memcpy(KG_ARG(ctx, st, b, i), res + r * p->res_es[i], (size_t)p->res_es[i]);
+      kg_cvt_run(&p->upd_cvt[i], KG_ARG(ctx, st, b, n + i), upd + u * p->upd_es[i], 1);
+    }
+    cj_status s = cj_plan_run(ctx, &b->plan);
+    if (s) return s;
+    for (int32_t i = 0; i < n; i++) {
+      char *res = CJ_PTR(ctx, st->out[i]);
+      memcpy(res + r * p->res_es[i], KG_RET(ctx, st, b, i), (size_t)p->res_es[i]);
+    }
+    int32_t w = p->nw - 1;
+    for (; w >= 0; w--) {
+      r += p->istr[p->wdim[w]];
+      u += p->wupd[w];
+      if (++pos[w] < hi[w]) break;
+      r -= p->istr[p->wdim[w]] * (hi[w] - lo[w]);
+      u -= p->wupd[w] * (hi[w] - lo[w]);
+      pos[w] = lo[w];
+    }
+    if (w < 0) break;
+  }
+  return NULL;
+}
+
+/* fast path with one-element windows: the index vector is the element's position */
+static void scalar_range(scatter_run *R, int64_t s0, int64_t s1) {
+  const scatter_params *p = R->p;
+  if (p->ns == 1 && p->sc && p->rdb) { /* blocks: offsets first, then one combine call */
+    enum { B = 256 };
+    int64_t off[B], v[B];
+    int64_t us = p->s_upd[0] * p->es;
+    for (int64_t s = s0; s < s1; s += B) {
+      int64_t m = s1 - s < B ? s1 - s : B;
+      for (int64_t i = 0; i < m; i++) off[i] = 0;
+      for (int32_t k = 0; k < p->nk; k++) {
+        p->rdb(R->idx + s * p->s_idx[0] + k * p->k_idx, p->s_idx[0], m, v);
+        uint64_t dim = (uint64_t)p->dims[p->k_dim[k]];
+        int64_t str = p->istr[p->k_dim[k]];
+        for (int64_t i = 0; i < m; i++)
+          off[i] = off[i] < 0 || (uint64_t)v[i] >= dim ? -1 : off[i] + v[i] * str;
+      }
+      p->sc(R->res0, off, R->upd0 + s * us, us, m);
+    }
+    return;
+  }
+  int64_t spos[CJ_MAX_RANK];
+  int64_t io = 0, uo = 0, rem = s0;
+  for (int32_t j = p->ns - 1; j >= 0; j--) {
+    spos[j] = rem % p->sdims[j];
+    rem /= p->sdims[j];
+    io += spos[j] * p->s_idx[j];
+    uo += spos[j] * p->s_upd[j];
+  }
+  int32_t es = p->es;
+  for (int64_t s = s0; s < s1; s++) {
+    const char *iv = R->idx + io;
+    int64_t off = 0;
+    int32_t k = 0;
+    for (; k < p->nk; k++) {
+      int64_t v = p->rd(iv + k * p->k_idx);
+      int32_t d = p->k_dim[k];
+      if ((uint64_t)v >= (uint64_t)p->dims[d]) break;
+      off += v * p->istr[d];
+    }
+    if (k == p->nk) p->comb(R->res0 + off * es, es, R->upd0 + uo * es, es, 1);
+    for (int32_t j = p->ns - 1; j >= 0; j--) {
+      io += p->s_idx[j];
+      uo += p->s_upd[j];
+      if (++spos[j] < p->sdims[j]) break;
+      io -= p->s_idx[j] * p->sdims[j];
+      uo -= p->s_upd[j] * p->sdims[j];
+      spos[j] = 0;
+    }
+  }
+}
+
+static void scatter_range(void *ctx_, int64_t s0, int64_t s1) {
+  scatter_run *R = ctx_;
+  const scatter_params *p = R->p;
+  if (p->scalar) {
+    scalar_range(R, s0, s1);
+    return;
+  }
+  int64_t spos[CJ_MAX_RANK], start[CJ_MAX_RANK], lo[CJ_MAX_RANK], hi[CJ_MAX_RANK];
+  int64_t io = 0, uo = 0, rem = s0;
+  for (int32_t j = p->ns - 1; j >= 0; j--) {
+    spos[j] = rem % p->sdims[j];
+    rem /= p->sdims[j];
+    io += spos[j] * p->s_idx[j];
+    uo += spos[j] * p->s_upd[j];
+  }
+  for (int64_t s = s0; s < s1; s++) {
+    start_of(p, R->idx + io, spos, start);
+    int64_t base, ubase;
+    if (clip(p, start, lo, hi, &base, &ubase)) {
+      if (p->comb) {
+        fast_window(p, R->res0, R->upd0, lo, hi, base, uo + ubase);
+      } else {
+        cj_status st = body_window(R, lo, hi, base, uo + ubase);
+        if (st) {
+          R->err = st;
+          return;
+        }
+      }
+    }
+    for (int32_t j = p->ns - 1; j >= 0; j--) {
+      io += p->s_idx[j];
+      uo += p->s_upd[j];
+      if (++spos[j] < p->sdims[j]) break;
+      io -= p->s_idx[j] * p->sdims[j];
+      uo -= p->s_upd[j] * p->sdims[j];
+      spos[j] = 0;
+    }
+  }
+}
+
+static cj_status k_scatter(cj_exec_ctx *ctx, const cj_step *st) {
+  const scatter_params *p = st->params;
+  int32_t n = p->n;
+  for (int32_t i = 0; i < n; i++) {
+    char *out = CJ_PTR(ctx, st->out[i]);
+    const char *in = CJ_PTR(ctx, st->in[i]);
+    if (out != in) kg_cvt_run(&p->init_cvt[i], out, in, p->nelems_in[i]);
+  }
+  if (p->wnelems == 0 || p->nscatter == 0) return NULL;
+  scatter_run R = {p, ctx, st, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[n + 1]),
+                   CJ_PTR(ctx, st->in[n]), NULL};
+  if (p->parallel && ctx->pool && cj_pool_size(ctx->pool) > 1 &&
+      p->nscatter * p->wnelems >= CJ_PAR_MIN_ELEMS * 2) {
+    int64_t grain = CJ_PAR_MIN_ELEMS / p->wnelems;
+    cj_pool_parallel_for(ctx->pool, p->nscatter, grain < 1 ? 1 : grain, scatter_range, &R);
+  } else {
+    scatter_range(&R, 0, p->nscatter);
+  }
+  return R.err;
+}
+
+static bool in_list(const int64_t *l, int64_t n, int64_t v) {
+  for (int64_t i = 0; i < n; i++)
+    if (l[i] == v) return true;
+  return false;
+}
+
+static cj_status field_list(const cj_op *op, const cj_attr *a, int field, int64_t *out,
+                            int64_t *n) {
+  *n = 0;
+  const cj_attr *f = cj_attr_field(a, CJ_SK_SCATTER, field);
+  if (!f) return NULL;
+  int64_t k = 0;
+  if (!cj_attr_get_i64s(f, out, CJ_MAX_RANK, &k) || k > CJ_MAX_RANK)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad scatter field %s",
+                       cj_struct_field_name(CJ_SK_SCATTER, field));
+  *n = k;
+  return NULL;
+}
+
+cj_status lower_scatter(cj_lw *L, cj_op *op) {
+  if (op->nopnds < 3 || op->nopnds % 2 != 1 || op->nregions != 1)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "scatter needs N inputs, indices, N updates");
+  int32_t n = (int32_t)(op->nopnds - 1) / 2;
+  if ((int32_t)op->nresults != n)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "scatter needs %d results", n);
+  if (n > KG_MAX_BODY_VALUES / 2)
+    return cj_op_error(op, CJ_UNIMPLEMENTED, "more than %d scatter inputs",
+                       KG_MAX_BODY_VALUES / 2);
+  const cj_attr *a = cj_op_attr(op, "scatter_dimension_numbers");
+  if (!a || a->kind != CJ_ATTR_STRUCT || a->st.sk != CJ_SK_SCATTER)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing scatter_dimension_numbers");
+  int64_t uwd[CJ_MAX_RANK], iwd[CJ_MAX_RANK], ibd[CJ_MAX_RANK], sibd[CJ_MAX_RANK],
+      sdod[CJ_MAX_RANK], ivd = 0;
+  int64_t n_uwd, n_iwd, n_ibd, n_sibd, n_sdod;
+  CJ_RETURN_IF_ERROR(field_list(op, a, CJ_SF_SCATTER_update_window_dims, uwd, &n_uwd));
+  CJ_RETURN_IF_ERROR(field_list(op, a, CJ_SF_SCATTER_inserted_window_dims, iwd, &n_iwd));
+  CJ_RETURN_IF_ERROR(field_list(op, a, CJ_SF_SCATTER_input_batching_dims, ibd, &n_ibd));
+  CJ_RETURN_IF_ERROR(
+      field_list(op, a, CJ_SF_SCATTER_scatter_indices_batching_dims, sibd, &n_sibd));
+  CJ_RETURN_IF_ERROR(
+      field_list(op, a, CJ_SF_SCATTER_scatter_dims_to_operand_dims, sdod, &n_sdod));
+  const cj_attr *f = cj_attr_field(a, CJ_SK_SCATTER, CJ_SF_SCATTER_index_vector_dim);
+  if (f && !cj_attr_get_i64(f, &ivd))
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad index_vector_dim");
+  bool unique = false;
+  cj_op_get_bool(op, "unique_indices", &unique);
+
+  cj_lw_tensor x0, idx, u0;
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x0));
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)n, &idx));
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)n + 1, &u0));
+  kg_idx_fn rd = kg_idx_reader(idx.dtype);
+  if (!rd) return cj_op_error(op, CJ_INVALID_ARGUMENT, "scatter_indices must be integers");
+  int32_t xr = x0.rank, ir = idx.rank, ur = u0.rank;
+  if (ivd < 0 || ivd > ir) return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad index_vector_dim");
+  int64_t nk = ivd < ir ? idx.dims[ivd] : 1;
+  if (n_sdod != nk)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "scatter_dims_to_operand_dims must have %lld "
+                       "entries", (long long)nk);
+  if (n_ibd != n_sibd) return cj_op_error(op, CJ_INVALID_ARGUMENT, "batching dims differ");
+  if (n_uwd + n_iwd + n_ibd != xr)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "window, inserted and batching dims must cover the input's rank");
+
+  /* the constraints the kernel's addressing relies on (spec C7, C9, C14-C16, C20) */
+  bool ok = ir - (ivd < ir ? 1 : 0) + n_uwd == ur;
+  for (int64_t i = 0; ok && i < n_uwd; i++)
+    ok = uwd[i] >= 0 && uwd[i] < ur && (i == 0 || uwd[i - 1] < uwd[i]);
+  for (int64_t i = 0; ok && i < n_ibd; i++)
+    ok = ibd[i] >= 0 && ibd[i] < xr && !in_list(ibd, i, ibd[i]) && !in_list(iwd, n_iwd, ibd[i]);
+  for (int64_t i = 0; ok && i < n_sibd; i++)
+    ok = sibd[i] >= 0 && sibd[i] < ir && sibd[i] != ivd && !in_list(sibd, i, sibd[i]);
+  for (int64_t i = 0; ok && i < n_iwd; i++)
+    ok = iwd[i] >= 0 && iwd[i] < xr && !in_list(iwd, i, iwd[i]);
+  if (!ok)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "dimension numbers repeat a dimension or are out of range");
+  scatter_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  p->n = n;
+  p->rank = xr;
+  p->rd = rd;
+  p->init_cvt = cj_lw_alloc(L, sizeof(kg_cvt) * (size_t)n);
+  p->upd_cvt = cj_lw_alloc(L, sizeof(kg_cvt) * (size_t)n);
+  p->nelems_in = cj_lw_alloc(L, sizeof(int64_t) * (size_t)n);
+  p->res_es = cj_lw_alloc(L, sizeof(int32_t) * (size_t)n);
+  p->upd_es = cj_lw_alloc(L, sizeof(int32_t) * (size_t)n);
+  int32_t *ins = cj_lw_alloc(L, sizeof(int32_t) * (size_t)(2 * n + 1 + 3 * n));
+  int32_t *outs = cj_lw_alloc(L, sizeof(int32_t) * (size_t)n);
+  if (!p->init_cvt || !p->upd_cvt || !p->nelems_in || !p->res_es || !p->upd_es || !ins || !outs)
+    return cj_oom();
+  for (int32_t d = 0; d < xr; d++) p->dims[d] = x0.dims[d];
+  cj_row_strides(xr, x0.dims, p->istr);
+  int64_t is[CJ_MAX_RANK], us[CJ_MAX_RANK];
+  cj_row_strides(ir, idx.dims, is);
+  cj_row_strides(ur, u0.dims, us);
+  int64_t ies = cj_dtype_bytes(idx.dtype);
+  /* scatter space: indices dims without ivd <-> update dims not in update_window_dims */
+  int32_t ud = 0;
+  p->nscatter = 1;
+  for (int32_t d = 0; d < ir; d++) {
+    if (d == ivd) continue;
+    while (ud < ur && in_list(uwd, n_uwd, ud)) ud++;
+    if (ud >= ur || u0.dims[ud] != idx.dims[d])
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "updates do not match scatter_indices");
+    int32_t j = p->ns++;
+    p->sdims[j] = idx.dims[d];
+    p->s_idx[j] = is[d] * ies;
+    p->s_upd[j] = us[ud];
+    p->s_bat[j] = -1;
+    for (int64_t i = 0; i < n_sibd; i++)
+      if (sibd[i] == d) {
+        if (ibd[i] < 0 || ibd[i] >= xr || x0.dims[ibd[i]] != idx.dims[d])
+          return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad batching dims");
+        p->s_bat[j] = (int32_t)ibd[i];
+      }
+    p->nscatter *= idx.dims[d];
+    ud++;
+  }
+  p->nk = (int32_t)nk;
+  p->k_idx = ivd < ir ? is[ivd] * ies : 0;
+  for (int64_t k = 0; k < nk; k++) {
+    if (sdod[k] < 0 || sdod[k] >= xr || in_list(sdod, k, sdod[k]) || in_list(ibd, n_ibd, sdod[k]))
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad scatter_dims_to_operand_dims");
+    p->k_dim[k] = (int32_t)sdod[k];
+  }
+  /* window: input dims not inserted/batching take update_window_dims in order */
+  int64_t j = 0;
+  p->wnelems = 1;
+  for (int32_t d = 0; d < xr; d++) {
+    if (in_list(iwd, n_iwd, d) || in_list(ibd, n_ibd, d)) {
+      p->wsize[d] = 1;
+      continue;
+    }
+    if (j >= n_uwd) return cj_op_error(op, CJ_INVALID_ARGUMENT, "too few update_window_dims");
+    int64_t udim = uwd[j++];
+    if (udim < 0 || udim >= ur || u0.dims[udim] > x0.dims[d])
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad update window dim %lld", (long long)udim);
+    p->wsize[d] = u0.dims[udim];
+    p->wnelems *= u0.dims[udim];
+    if (u0.dims[udim] != 1) {
+      p->wdim[p->nw] = d;
+      p->wupd[p->nw] = us[udim];
+      p->nw++;
+    }
+  }
+  if (p->nscatter * p->wnelems != u0.nelems)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "updates shape does not match the scatter");
+
+  /* operands and results */
+  cj_block *blk = op->regions[0].first;
+  if (!blk || blk->nargs != (uint32_t)(2 * n))
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "the update computation needs %d arguments",
+                       2 * n);
+  for (int32_t i = 0; i < n; i++) {
+    cj_lw_tensor x, u;
+    CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)i, &x));
+    CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)(n + 1 + i), &u));
+    if (x.nelems != x0.nelems || x.rank != xr || u.nelems != u0.nelems || u.rank != ur)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "inputs or updates differ in shape");
+    cj_dtype bt = kg_scalar_dtype(blk->args[i].type);
+    cj_dtype bu = kg_scalar_dtype(blk->args[n + i].type);
+    if (bt == CJ_INVALID || bu != bt)
+      return cj_op_error(op, CJ_UNIMPLEMENTED, "update computation argument types");
+    if (op->results[i].type->dtype != bt)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "result %d must have the body's type", i);
+    if (!kg_cvt_init(&p->init_cvt[i], x.dtype, bt) || !kg_cvt_init(&p->upd_cvt[i], u.dtype, bt))
+      return cj_op_error(op, CJ_UNIMPLEMENTED, "unsupported promotion");
+    p->nelems_in[i] = x.nelems;
+    p->res_es[i] = cj_dtype_bytes(bt);
+    p->upd_es[i] = cj_dtype_bytes(u.dtype);
+    ins[i] = x.buf;
+    ins[n + 1 + i] = u.buf;
+  }
+  ins[n] = idx.buf;
+  int kop = n == 1 && x0.dtype == u0.dtype ? kg_body_binop(op, 0, x0.dtype) : -1;
+  kg_comb_fn comb = kop >= 0 ? kg_comb_lookup(kop, x0.dtype) : NULL;
+  cj_lw_add_cost(L, (double)u0.nelems * (double)n, 0);
+  if (comb) {
+    p->comb = comb;
+    p->es = cj_dtype_bytes(x0.dtype);
+    p->parallel = unique || kop == KG_KEEP;
+    p->scalar = p->nw == 0 && n_ibd == 0;
+    p->sc = kg_sc_lookup(kop, x0.dtype);
+    p->rdb = kg_idx_block_reader(idx.dtype);
+    cj_lw_tensor r;
+    CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
+    if (r.nelems != x0.nelems) return cj_op_error(op, CJ_INVALID_ARGUMENT, "result shape");
+    if (u0.buf != x0.buf && idx.buf != x0.buf) cj_lw_hint_inplace(L, r.buf, x0.buf);
+    if (!cj_lw_emit(L, op, k_scatter, p, 3, ins, 1, &r.buf)) return cj_oom();
+    return NULL;
+  }
+  /* general: the body as a nested plan */
+  int32_t start = cj_lw_advance(L);
+  for (int32_t i = 0; i < n; i++) {
+    cj_lw_tensor r;
+    CJ_RETURN_IF_ERROR(cj_lw_result(L, op, (uint32_t)i, &r));
+    if (r.nelems != x0.nelems) return cj_op_error(op, CJ_INVALID_ARGUMENT, "result shape");
+    outs[i] = r.buf;
+    cj_lw_def_at(L, r.buf, start);
+  }
+  CJ_RETURN_IF_ERROR(kg_body_lower(L, op, 0, start, &p->body, ins + 2 * n + 1));
+  if (p->body.nrets != (uint32_t)n)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "the update computation must return %d values",
+                       n);
+  for (int32_t i = 0; i < n; i++)
+    if (p->body.ret_types[i]->dtype != p->body.arg_types[i]->dtype)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "the update computation returns a %s value",
+                         cj_dtype_get(p->body.ret_types[i]->dtype)->id);
+  p->body.slot0 = (uint32_t)(2 * n + 1);
+  if (!cj_lw_emit(L, op, k_scatter, p, (uint32_t)(2 * n + 1 + 3 * n), ins, (uint32_t)n, outs))
+    return cj_oom();
+  cj_lw_extend_region(L, start);
+  return NULL;
+}

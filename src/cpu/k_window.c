@@ -1,0 +1,646 @@
+/* cjrt: reduce_window and select_and_scatter.
+ *
+ * reduce_window: the result's rows (all dims but the last) are independent; for each row the
+ * kernel fills an accumulator row with the init value and, for every window position, combines
+ * the input elements that position reads: along the last dim that is one strided run (its
+ * bounds computed from padding, stride and dilation), so the combiner works on whole rows.
+ * Padding elements hold the init value: they are combined like any element unless the body
+ * makes that a no-op (max/min/and/or always; add/xor/multiply when the init value is their
+ * identity, checked at run time). Bodies that are not one add/multiply/maximum/minimum/and/or/
+ * xor, variadic reductions and promoted types run the body as a nested plan per element, in
+ * window order.
+ *
+ * select_and_scatter: for every source element the window's in-bounds operand elements are
+ * scanned in order (padding is never selected); a candidate replaces the selected one when
+ * select(selected, candidate) is false; the source value is then scattered into the result at
+ * the selected position. select bodies that are one GE/GT/LE/LT compare and scatter bodies that
+ * are one add/... run as typed functions, any others as nested plans. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/k_gather.h"
+
+/* ======================================================================== reduce_window */
+
+typedef struct rw_params {
+  int32_t rank; /* >= 1 */
+  int64_t odims[CJ_MAX_RANK], idims[CJ_MAX_RANK], istr[CJ_MAX_RANK];
+  int64_t wdims[CJ_MAX_RANK], wstr[CJ_MAX_RANK], bdil[CJ_MAX_RANK], wdil[CJ_MAX_RANK];
+  int64_t plo[CJ_MAX_RANK];
+  int64_t nwin, nrows, olen;
+  /* fast */
+  kg_comb_fn comb;
+  int32_t es;
+  int pad_rule;
+  unsigned char ident[16];
+  /* a cumulative reduction (one dim with a window of its whole size padded to one side, e.g.
+   * jnp.cumsum): a running combine when padding may be skipped */
+  bool scan, scan_rev;
+  int64_t scan_outer, scan_n, scan_inner;
+  kg_scan_fn scan_fn; /* forward scans of contiguous lines (scan_inner == 1) */
+  /* general */
+  int32_t n;
+  kg_body body;
+  kg_cvt *in_cvt, *init_cvt; /* n each: input / init value -> body type */
+  int32_t *in_es, *bes;
+  /* slots: in = [inputs n][inits n][body args 2n, rets n]; out = results n */
+} rw_params;
+
+static inline int64_t floordiv(int64_t a, int64_t b) { /* b > 0 */
+  int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+typedef struct rw_run {
+  const rw_params *p;
+  char *out;
+  const char *in, *init;
+  bool skip;
+} rw_run;
+
+static void rw_rows(void *ctx, int64_t r0, int64_t r1) {
+  const rw_run *R = ctx;
+  const rw_params *p = R->p;
+  int32_t es = p->es, last = p->rank - 1;
+  int64_t olen = p->olen;
+  int64_t o[CJ_MAX_RANK], w[CJ_MAX_RANK];
+  for (int64_t row = r0; row < r1; row++) {
+    int64_t rem = row;
+    for (int32_t d = last - 1; d >= 0; d--) {
+      o[d] = rem % p->odims[d];
+      rem /= p->odims[d];
+    }
+    char *acc = R->out + row * olen * es;
+    for (int64_t j = 0; j < olen; j++) memcpy(acc + j * es, R->init, (size_t)es);
+    for (int32_t d = 0; d <= last; d++) w[d] = 0;
+    for (int64_t wi = 0; wi < p->nwin; wi++) {
+      bool valid = true;
+      int64_t base = 0;
+      for (int32_t d = 0; d < last; d++) {
+        int64_t q = o[d] * p->wstr[d] + w[d] * p->wdil[d] - p->plo[d];
+        if (q < 0 || q % p->bdil[d] != 0 || q / p->bdil[d] >= p->idims[d]) {
+          valid = false;
+          break;
+        }
+        base += (q / p->bdil[d]) * p->istr[d];
+      }
+      if (!valid) {
+        if (!R->skip) p->comb(acc, es, R->init, 0, olen);
+      } else {
+        int64_t c = w[last] * p->wdil[last] - p->plo[last], s = p->wstr[last];
+        int64_t bd = p->bdil[last], id = p->idims[last];
+        if (bd == 1) {
+          int64_t lo = c >= 0 ? 0 : -floordiv(c, s); /* ceil(-c / s) */
+          int64_t hi = id - 1 - c < 0 ? 0 : floordiv(id - 1 - c, s) + 1;
+          if (hi > olen) hi = olen;
+          if (lo > hi) lo = hi;
+          if (lo < hi) p->comb(acc + lo * es, es, R->in + (base + lo * s + c) * es, s * es, hi - lo);
+          if (!R->skip) {
+            if (lo > 0) p->comb(acc, es, R->init, 0, lo);
+            if (hi < olen) p->comb(acc + hi * es, es, R->init, 0, olen - hi);
+          }
+        } else {
+          for (int64_t j = 0; j < olen; j++) {
+            int64_t q = j * s + c;
+            if (q >= 0 && q % bd == 0 && q / bd < id)
+              p->comb(acc + j * es, es, R->in + (base + q / bd) * es, es, 1);
+            else if (!R->skip)
+              p->comb(acc + j * es, es, R->init, 0, 1);
+          }
+        }
+      }
+      for (int32_t d = last; d >= 0; d--) {
+        if (++w[d] < p->wdims[d]) break;
+        w[d] = 0;
+      }
+    }
+  }
+}
+
+/* out[i] = init op x[0] op ... op x[i] along the scan dim (reversed: from the end), which is
+ * what the window computes when its padding elements change nothing */
+static void rw_scan(void *ctx, int64_t o0, int64_t o1) {
+  const rw_run *R = ctx;
+  const rw_params *p = R->p;
+  int32_t es = p->es;
+  int64_t n = p->scan_n, inner = p->scan_inner, row = inner * es;
+  if (p->scan_fn) {
+    for (int64_t o = o0; o < o1; o++) p->scan_fn(R->out + o * n * es, R->in + o * n * es, n, R->init);
+    return;
+  }
+  for (int64_t o = o0; o < o1; o++) {
+    const char *prev = NULL;
+    for (int64_t j = 0; j < n; j++) {
+      int64_t i = p->scan_rev ? n - 1 - j : j;
+      char *dst = R->out + (o * n + i) * row;
+      const char *src = R->in + (o * n + i) * row;
+      if (!prev) {
+        for (int64_t k = 0; k < inner; k++) memcpy(dst + k * es, R->init, (size_t)es);
+      } else {
+        memcpy(dst, prev, (size_t)row);
+      }
+      p->comb(dst, es, src, es, inner);
+      prev = dst;
+    }
+  }
+}
+
+static cj_status k_reduce_window_fast(cj_exec_ctx *ctx, const cj_step *st) {
+  const rw_params *p = st->params;
+  rw_run R = {p, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1]), false};
+  if (p->nrows == 0 || p->olen == 0) return NULL;
+  R.skip = p->pad_rule == KG_PAD_ALWAYS ||
+           (p->pad_rule == KG_PAD_IF_IDENTITY && memcmp(R.init, p->ident, (size_t)p->es) == 0);
+  if (p->scan && R.skip) {
+    int64_t work = p->scan_outer * p->scan_n * p->scan_inner;
+    if (work >= CJ_PAR_MIN_ELEMS * 2 && p->scan_outer > 1 && ctx->pool &&
+        cj_pool_size(ctx->pool) > 1) {
+      int64_t grain = CJ_PAR_MIN_ELEMS / (p->scan_n * p->scan_inner);
+      cj_pool_parallel_for(ctx->pool, p->scan_outer, grain < 1 ? 1 : grain, rw_scan, &R);
+    } else {
+      rw_scan(&R, 0, p->scan_outer);
+    }
+    return NULL;
+  }
+  int64_t work = p->nrows * p->olen * p->nwin;
+  if (work >= CJ_PAR_MIN_ELEMS * 2 && p->nrows > 1 && ctx->pool && cj_pool_size(ctx->pool) > 1) {
+    int64_t per = p->olen * p->nwin;
+    int64_t grain = CJ_PAR_MIN_ELEMS / (per ? per : 1);
+    cj_pool_parallel_for(ctx->pool, p->nrows, grain < 1 ? 1 : grain, rw_rows, &R);
+  } else {
+    rw_rows(&R, 0, p->nrows);
+  }
+  return NULL;
+}
+
+static cj_status k_reduce_window_general(cj_exec_ctx *ctx, const cj_step *st) {
+  const rw_params *p = st->params;
+  const kg_body *b = &p->body;
+  int32_t n = p->n, rank = p->rank;
+  int64_t total = p->nrows * p->olen;
+  int64_t o[CJ_MAX_RANK], w[CJ_MAX_RANK];
+  for (int32_t d = 0; d < rank; d++) o[d] = 0;
+  for (int64_t e = 0; e < total; e++) {
+    for (int32_t i = 0; i < n; i++)
+      kg_cvt_run(&p->init_cvt[i], KG_ARG(ctx, st, b, i), CJ_PTR(ctx, st->in[n + i]), 1);
+    for (int32_t d = 0; d < rank; d++) w[d] = 0;
+    for (int64_t wi = 0; wi < p->nwin; wi++) {
+      bool valid = true;
+      int64_t off = 0;
+      for (int32_t d = 0; d < rank; d++) {
+        int64_t q = o[d] * p->wstr[d] + w[d] * p->wdil[d] - p->plo[d];
+        if (q < 0 || q % p->bdil[d] != 0 || q / p->bdil[d] >= p->idims[d]) {
+          valid = false;
+          break;
+        }
+        off += (q / p->bdil[d]) * p->istr[d];
+      }
+      for (int32_t i = 0; i < n; i++) {
+        char *x = KG_ARG(ctx, st, b, n + i);
+        if (valid)
+          kg_cvt_run(&p->in_cvt[i], x, CJ_PTR(ctx, st->in[i]) + off * p->in_es[i], 1);
+        else
+          kg_cvt_run(&p->init_cvt[i], x, CJ_PTR(ctx, st->in[n + i]), 1);
+      }
+      cj_status s = cj_plan_run(ctx, &b->plan);
+      if (s) return s;
+      for (int32_t i = 0; i < n; i++) {
+        char *a = KG_ARG(ctx, st, b, i);
+        const char *rv = KG_RET(ctx, st, b, i);
+        if (a != rv) memmove(a, rv, (size_t)p->bes[i]);
+      }
+      for (int32_t d = rank - 1; d >= 0; d--) {
+        if (++w[d] < p->wdims[d]) break;
+        w[d] = 0;
+      }
+    }
+    for (int32_t i = 0; i < n; i++)
+      memcpy(CJ_PTR(ctx, st->out[i]) + e * p->bes[i], KG_ARG(ctx, st, b, i), (size_t)p->bes[i]);
+    for (int32_t d = rank - 1; d >= 0; d--) {
+      if (++o[d] < p->odims[d]) break;
+      o[d] = 0;
+    }
+  }
+  return NULL;
+}
+
+/* window attributes shared by reduce_window and select_and_scatter */
+static cj_status window_attrs(const cj_op *op, int32_t rank, int64_t *wdims, int64_t *wstr,
+                              int64_t *bdil, int64_t *wdil, int64_t *plo, int64_t *phi,
+                              bool wd_optional) {
+  int64_t k = 0;
+  if (wd_optional && !cj_op_attr(op, "window_dimensions")) {
+    for (int32_t d = 0; d < rank; d++) wdims[d] = 1;
+  } else if (!kg_i64s(op, "window_dimensions", wdims, CJ_MAX_RANK, &k) || k != rank) {
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "window_dimensions must have %d entries", rank);
+  }
+  struct {
+    const char *name;
+    int64_t *v;
+  } opt[3] = {{"window_strides", wstr}, {"base_dilations", bdil}, {"window_dilations", wdil}};
+  for (int j = 0; j < 3; j++) {
+    if (!opt[j].v) continue;
+    for (int32_t d = 0; d < rank; d++) opt[j].v[d] = 1;
+    if (cj_op_attr(op, opt[j].name) &&
+        (!kg_i64s(op, opt[j].name, opt[j].v, CJ_MAX_RANK, &k) || k != rank))
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "%s must have %d entries", opt[j].name, rank);
+  }
+  CJ_RETURN_IF_ERROR(kg_padding(op, rank, plo, phi));
+  const int64_t big = (int64_t)1 << 31, bigpad = (int64_t)1 << 40; /* no overflow below */
+  for (int32_t d = 0; d < rank; d++) {
+    if (wdims[d] < 1 || wstr[d] < 1 || (bdil && bdil[d] < 1) || (wdil && wdil[d] < 1))
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "window sizes, strides and dilations must be "
+                                                  "positive");
+    if (wdims[d] > big || wstr[d] > big || (bdil && bdil[d] > big) || (wdil && wdil[d] > big) ||
+        plo[d] > bigpad || plo[d] < -bigpad || phi[d] > bigpad || phi[d] < -bigpad)
+      return cj_op_error(op, CJ_UNIMPLEMENTED, "window attributes of dim %d are too large", d);
+  }
+  return NULL;
+}
+
+cj_status lower_reduce_window(cj_lw *L, cj_op *op) {
+  int32_t n = (int32_t)op->nresults;
+  if (n == 0 || (int32_t)op->nopnds != 2 * n || op->nregions != 1)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "reduce_window needs N inputs, N inits, N results");
+  if (n > KG_MAX_BODY_VALUES / 3)
+    return cj_op_error(op, CJ_UNIMPLEMENTED, "more than %d inputs", KG_MAX_BODY_VALUES / 3);
+  cj_lw_tensor x0;
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x0));
+  rw_params *p = cj_lw_alloc(L, sizeof *p);
+  int32_t *ins = cj_lw_alloc(L, sizeof(int32_t) * (size_t)(5 * n));
+  int32_t *outs = cj_lw_alloc(L, sizeof(int32_t) * (size_t)n);
+  if (!p || !ins || !outs) return cj_oom();
+  int32_t rank = x0.rank;
+  int64_t phi[CJ_MAX_RANK];
+  if (rank > 0) {
+    CJ_RETURN_IF_ERROR(
+        window_attrs(op, rank, p->wdims, p->wstr, p->bdil, p->wdil, p->plo, phi, false));
+  }
+  /* output shape (C15) */
+  const cj_type *rt = op->results[0].type;
+  if (!cj_type_is_static(rt) || rt->rank != rank)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "result rank must be %d", rank);
+  for (int32_t d = 0; d < rank; d++) {
+    int64_t dil = x0.dims[d] == 0 ? 0 : (x0.dims[d] - 1) * p->bdil[d] + 1;
+    int64_t padded = p->plo[d] + dil + phi[d];
+    int64_t dw = (p->wdims[d] - 1) * p->wdil[d] + 1;
+    int64_t nw = padded <= 0 || dw > padded ? 0 : (padded - dw) / p->wstr[d] + 1;
+    if (rt->dims[d] != nw)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "result dim %d must be %lld", d, (long long)nw);
+    p->odims[d] = nw;
+    p->idims[d] = x0.dims[d];
+  }
+  cj_row_strides(rank, x0.dims, p->istr);
+  if (rank == 0) { /* one window of one element */
+    rank = 1;
+    p->odims[0] = p->idims[0] = p->wdims[0] = p->wstr[0] = p->bdil[0] = p->wdil[0] = 1;
+    p->istr[0] = 1;
+    p->plo[0] = 0;
+  }
+  p->rank = rank;
+  p->nwin = 1;
+  p->nrows = 1;
+  for (int32_t d = 0; d < rank; d++) {
+    p->nwin *= p->wdims[d];
+    if (d < rank - 1) p->nrows *= p->odims[d];
+  }
+  p->olen = p->odims[rank - 1];
+  p->n = n;
+  cj_block *blk = op->regions[0].first;
+  if (!blk || blk->nargs != (uint32_t)(2 * n))
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "the body needs %d arguments", 2 * n);
+  p->in_cvt = cj_lw_alloc(L, sizeof(kg_cvt) * (size_t)n);
+  p->init_cvt = cj_lw_alloc(L, sizeof(kg_cvt) * (size_t)n);
+  p->in_es = cj_lw_alloc(L, sizeof(int32_t) * (size_t)n);
+  p->bes = cj_lw_alloc(L, sizeof(int32_t) * (size_t)n);
+  if (!p->in_cvt || !p->init_cvt || !p->in_es || !p->bes) return cj_oom();
+  for (int32_t i = 0; i < n; i++) {
+    cj_lw_tensor x, init;
+    CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)i, &x));
+    CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)(n + i), &init));
+    if (x.nelems != x0.nelems || x.rank != x0.rank || init.nelems != 1)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "inputs differ in shape or init not a scalar");
+    cj_dtype bt = kg_scalar_dtype(blk->args[i].type);
+    if (bt == CJ_INVALID || kg_scalar_dtype(blk->args[n + i].type) != bt)
+      return cj_op_error(op, CJ_UNIMPLEMENTED, "body argument types");
+    if (op->results[i].type->dtype != bt)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "result %d must have the body's type", i);
+    if (!kg_cvt_init(&p->in_cvt[i], x.dtype, bt) || !kg_cvt_init(&p->init_cvt[i], init.dtype, bt))
+      return cj_op_error(op, CJ_UNIMPLEMENTED, "unsupported promotion");
+    p->in_es[i] = cj_dtype_bytes(x.dtype);
+    p->bes[i] = cj_dtype_bytes(bt);
+    ins[i] = x.buf;
+    ins[n + i] = init.buf;
+  }
+  cj_lw_add_cost(L, (double)p->nrows * (double)p->olen * (double)p->nwin * n, 0);
+  int kop = -1;
+  if (n == 1) {
+    cj_lw_tensor init;
+    CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &init));
+    if (init.dtype == x0.dtype) kop = kg_body_binop(op, 0, x0.dtype);
+  }
+  kg_comb_fn comb = kop >= 0 ? kg_comb_lookup(kop, x0.dtype) : NULL;
+  if (comb) {
+    p->comb = comb;
+    p->es = cj_dtype_bytes(x0.dtype);
+    p->pad_rule = kg_pad_rule(kop, x0.dtype, p->ident);
+    /* a cumulative reduction? */
+    int32_t sd = -1;
+    bool plain = true;
+    for (int32_t d = 0; d < rank && plain; d++) {
+      bool unit = p->wstr[d] == 1 && p->bdil[d] == 1 && p->wdil[d] == 1;
+      if (p->wdims[d] == 1 && unit && p->plo[d] == 0 && (x0.rank == 0 || phi[d] == 0)) continue;
+      int64_t n = p->idims[d];
+      if (sd < 0 && unit && n > 1 && p->wdims[d] == n &&
+          ((p->plo[d] == n - 1 && phi[d] == 0) || (p->plo[d] == 0 && phi[d] == n - 1))) {
+        sd = d;
+        p->scan_rev = p->plo[d] == 0;
+      } else {
+        plain = false;
+      }
+    }
+    if (plain && sd >= 0 && kop != KG_KEEP) {
+      p->scan = true;
+      p->scan_n = p->idims[sd];
+      p->scan_outer = p->scan_inner = 1;
+      for (int32_t d = 0; d < sd; d++) p->scan_outer *= p->idims[d];
+      for (int32_t d = sd + 1; d < rank; d++) p->scan_inner *= p->idims[d];
+      if (p->scan_inner == 1 && !p->scan_rev) p->scan_fn = kg_scan_lookup(kop, x0.dtype);
+    }
+    cj_lw_tensor r;
+    CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
+    if (!cj_lw_emit(L, op, k_reduce_window_fast, p, 2, ins, 1, &r.buf)) return cj_oom();
+    return NULL;
+  }
+  int32_t start = cj_lw_advance(L);
+  for (int32_t i = 0; i < n; i++) {
+    cj_lw_tensor r;
+    CJ_RETURN_IF_ERROR(cj_lw_result(L, op, (uint32_t)i, &r));
+    outs[i] = r.buf;
+    cj_lw_def_at(L, r.buf, start);
+  }
+  CJ_RETURN_IF_ERROR(kg_body_lower(L, op, 0, start, &p->body, ins + 2 * n));
+  if (p->body.nrets != (uint32_t)n)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "the body must return %d values", n);
+  for (int32_t i = 0; i < n; i++)
+    if (p->body.ret_types[i]->dtype != p->body.arg_types[i]->dtype)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "the body's result %d has another type", i);
+  p->body.slot0 = (uint32_t)(2 * n);
+  if (!cj_lw_emit(L, op, k_reduce_window_general, p, (uint32_t)(5 * n), ins, (uint32_t)n, outs))
+    return cj_oom();
+  cj_lw_extend_region(L, start);
+  return NULL;
+}
+
+/* ======================================================================== select_and_scatter */
+
+typedef bool (*sel_fn)(const char *a, const char *b);
+#define SEL(name, T, LOAD)                                                         \
+  static bool sel_ge_##name(const char *a, const char *b) {                        \
+    T x, y;                                                                        \
+    memcpy(&x, a, sizeof x);                                                       \
+    memcpy(&y, b, sizeof y);                                                       \
+    return LOAD(x) >= LOAD(y);                                                     \
+  }                                                                                \
+  static bool sel_gt_##name(const char *a, const char *b) {                        \
+    T x, y;                                                                        \
+    memcpy(&x, a, sizeof x);                                                       \
+    memcpy(&y, b, sizeof y);                                                       \
+    return LOAD(x) > LOAD(y);                                                      \
+  }                                                                                \
+  static bool sel_le_##name(const char *a, const char *b) {                        \
+    T x, y;                                                                        \
+    memcpy(&x, a, sizeof x);                                                       \
+    memcpy(&y, b, sizeof y);                                                       \
+    return LOAD(x) <= LOAD(y);                                                     \
+  }                                                                                \
+  static bool sel_lt_##name(const char *a, const char *b) {                        \
+    T x, y;                                                                        \
+    memcpy(&x, a, sizeof x);                                                       \
+    memcpy(&y, b, sizeof y);                                                       \
+    return LOAD(x) < LOAD(y);                                                      \
+  }
+#define ID(x) (x)
+SEL(s8, int8_t, ID)
+SEL(s16, int16_t, ID)
+SEL(s32, int32_t, ID)
+SEL(s64, int64_t, ID)
+SEL(u8, uint8_t, ID)
+SEL(u16, uint16_t, ID)
+SEL(u32, uint32_t, ID)
+SEL(u64, uint64_t, ID)
+SEL(f32, float, ID)
+SEL(f64, double, ID)
+SEL(bf16, uint16_t, cj_bf16_to_f32)
+SEL(f16, uint16_t, cj_f16_to_f32)
+
+/* the select body as one GE/GT/LE/LT compare of (arg0, arg1), else NULL */
+static sel_fn select_fast(const cj_op *op, cj_dtype dt) {
+  cj_block *b = op->regions[0].first;
+  if (!b || b->next || b->nargs != 2 || b->nops != 2) return NULL;
+  if (kg_scalar_dtype(b->args[0].type) != dt || kg_scalar_dtype(b->args[1].type) != dt)
+    return NULL;
+  cj_op *c = b->first, *ret = b->last;
+  if (c->kind != CJ_OP_COMPARE || c->nopnds != 2 || ret->nopnds != 1 ||
+      ret->operands[0] != &c->results[0])
+    return NULL;
+  int32_t dir = -1, ct = -1;
+  if (!cj_op_get_enum(c, "comparison_direction", CJ_EK_COMPARISON_DIRECTION, &dir)) return NULL;
+  cj_op_get_enum(c, "compare_type", CJ_EK_COMPARISON_TYPE, &ct);
+  bool f = cj_dtype_is_float(dt), s = cj_dtype_kindof(dt) == CJ_DK_SINT;
+  int32_t want = f ? CJ_COMPARISON_TYPE_FLOAT
+                   : s ? CJ_COMPARISON_TYPE_SIGNED : CJ_COMPARISON_TYPE_UNSIGNED;
+  if (ct >= 0 && ct != CJ_COMPARISON_TYPE_NOTYPE && ct != want) return NULL;
+  bool swapped;
+  if (c->operands[0] == &b->args[0] && c->operands[1] == &b->args[1])
+    swapped = false;
+  else if (c->operands[0] == &b->args[1] && c->operands[1] == &b->args[0])
+    swapped = true;
+  else
+    return NULL;
+  if (swapped) {
+    if (dir == CJ_COMPARISON_DIRECTION_GE) dir = CJ_COMPARISON_DIRECTION_LE;
+    else if (dir == CJ_COMPARISON_DIRECTION_GT) dir = CJ_COMPARISON_DIRECTION_LT;
+    else if (dir == CJ_COMPARISON_DIRECTION_LE) dir = CJ_COMPARISON_DIRECTION_GE;
+    else if (dir == CJ_COMPARISON_DIRECTION_LT) dir = CJ_COMPARISON_DIRECTION_GT;
+  }
+#define DIRS(S)                                              \
+  switch (dir) {                                             \
+    case CJ_COMPARISON_DIRECTION_GE: return sel_ge_##S;      \
+    case CJ_COMPARISON_DIRECTION_GT: return sel_gt_##S;      \
+    case CJ_COMPARISON_DIRECTION_LE: return sel_le_##S;      \
+    case CJ_COMPARISON_DIRECTION_LT: return sel_lt_##S;      \
+    default: return NULL;                                    \
+  }
+  switch (dt) {
+    case CJ_S8: DIRS(s8)
+    case CJ_S16: DIRS(s16)
+    case CJ_S32: DIRS(s32)
+    case CJ_S64: DIRS(s64)
+    case CJ_U8: DIRS(u8)
+    case CJ_U16: DIRS(u16)
+    case CJ_U32: DIRS(u32)
+    case CJ_U64: DIRS(u64)
+    case CJ_F32: DIRS(f32)
+    case CJ_F64: DIRS(f64)
+    case CJ_BF16: DIRS(bf16)
+    case CJ_F16: DIRS(f16)
+    default: return NULL;
+  }
+#undef DIRS
+}
+
+typedef struct sas_params {
+  int32_t rank;
+  int64_t xdims[CJ_MAX_RANK], xstr[CJ_MAX_RANK], sdims[CJ_MAX_RANK];
+  int64_t wdims[CJ_MAX_RANK], wstr[CJ_MAX_RANK], plo[CJ_MAX_RANK];
+  int64_t nsrc, nwin, nres;
+  int32_t xes, ses, res; /* operand, source, result element bytes */
+  sel_fn sel;            /* NULL: the select body */
+  kg_comb_fn comb;       /* NULL: the scatter body */
+  kg_cvt init_cvt;       /* init value -> result type */
+  kg_cvt src_cvt;        /* source -> scatter body type */
+  kg_body sbody, cbody;  /* select, scatter */
+  /* slots: in = [operand, source, init][select args 2, ret 1][scatter args 2, ret 1];
+   * out = result */
+} sas_params;
+
+static cj_status k_select_and_scatter(cj_exec_ctx *ctx, const cj_step *st) {
+  const sas_params *p = st->params;
+  char *res = CJ_PTR(ctx, st->out[0]);
+  const char *x = CJ_PTR(ctx, st->in[0]), *src = CJ_PTR(ctx, st->in[1]),
+             *init = CJ_PTR(ctx, st->in[2]);
+  for (int64_t i = 0; i < p->nres; i++) kg_cvt_run(&p->init_cvt, res + i * p->res, init, 1);
+  int32_t rank = p->rank;
+  int64_t o[CJ_MAX_RANK], w[CJ_MAX_RANK];
+  for (int32_t d = 0; d < rank; d++) o[d] = 0;
+  for (int64_t e = 0; e < p->nsrc; e++) {
+    int64_t sel = -1;
+    for (int32_t d = 0; d < rank; d++) w[d] = 0;
+    for (int64_t wi = 0; wi < p->nwin; wi++) {
+      int64_t off = 0;
+      bool valid = true;
+      for (int32_t d = 0; d < rank; d++) {
+        int64_t q = o[d] * p->wstr[d] + w[d] - p->plo[d];
+        if (q < 0 || q >= p->xdims[d]) {
+          valid = false;
+          break;
+        }
+        off += q * p->xstr[d];
+      }
+      if (valid) {
+        if (sel < 0) {
+          sel = off;
+        } else {
+          bool keep;
+          if (p->sel) {
+            keep = p->sel(x + sel * p->xes, x + off * p->xes);
+          } else {
+            memcpy(KG_ARG(ctx, st, &p->sbody, 0), x + sel * p->xes, (size_t)p->xes);
+            memcpy(KG_ARG(ctx, st, &p->sbody, 1), x + off * p->xes, (size_t)p->xes);
+            cj_status s = cj_plan_run(ctx, &p->sbody.plan);
+            if (s) return s;
+            keep = (*KG_RET(ctx, st, &p->sbody, 0) & 1) != 0;
+          }
+          if (!keep) sel = off;
+        }
+      }
+      for (int32_t d = rank - 1; d >= 0; d--) {
+        if (++w[d] < p->wdims[d]) break;
+        w[d] = 0;
+      }
+    }
+    if (sel >= 0) {
+      char *r = res + sel * p->res;
+      if (p->comb) {
+        p->comb(r, p->res, src + e * p->ses, p->ses, 1);
+      } else {
+        memcpy(KG_ARG(ctx, st, &p->cbody, 0), r, (size_t)p->res);
+        kg_cvt_run(&p->src_cvt, KG_ARG(ctx, st, &p->cbody, 1), src + e * p->ses, 1);
+        cj_status s = cj_plan_run(ctx, &p->cbody.plan);
+        if (s) return s;
+        memcpy(r, KG_RET(ctx, st, &p->cbody, 0), (size_t)p->res);
+      }
+    }
+    for (int32_t d = rank - 1; d >= 0; d--) {
+      if (++o[d] < p->sdims[d]) break;
+      o[d] = 0;
+    }
+  }
+  return NULL;
+}
+
+cj_status lower_select_and_scatter(cj_lw *L, cj_op *op) {
+  if (op->nopnds != 3 || op->nresults != 1 || op->nregions != 2)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "select_and_scatter needs 3 operands, 2 bodies");
+  cj_lw_tensor x, src, init;
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x));
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &src));
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 2, &init));
+  if (init.nelems != 1 || src.rank != x.rank)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad operand shapes");
+  sas_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  int32_t rank = x.rank;
+  p->rank = rank;
+  int64_t phi[CJ_MAX_RANK];
+  if (rank > 0)
+    CJ_RETURN_IF_ERROR(window_attrs(op, rank, p->wdims, p->wstr, NULL, NULL, p->plo, phi, true));
+  p->nsrc = 1;
+  p->nwin = 1;
+  for (int32_t d = 0; d < rank; d++) {
+    int64_t padded = p->plo[d] + x.dims[d] + phi[d];
+    int64_t nw = padded <= 0 || p->wdims[d] > padded ? 0 : (padded - p->wdims[d]) / p->wstr[d] + 1;
+    if (src.dims[d] != nw)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "source dim %d must be %lld", d, (long long)nw);
+    p->xdims[d] = x.dims[d];
+    p->sdims[d] = nw;
+    p->nsrc *= nw;
+    p->nwin *= p->wdims[d];
+  }
+  cj_row_strides(rank, x.dims, p->xstr);
+  const cj_type *rt = op->results[0].type;
+  if (!cj_type_is_static(rt) || rt->num_elements != x.nelems)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "the result must have the operand's shape");
+  cj_dtype E = rt->dtype;
+  p->nres = x.nelems;
+  p->xes = cj_dtype_bytes(x.dtype);
+  p->ses = cj_dtype_bytes(src.dtype);
+  p->res = cj_dtype_bytes(E);
+  if (!kg_cvt_init(&p->init_cvt, init.dtype, E) || !kg_cvt_init(&p->src_cvt, src.dtype, E))
+    return cj_op_error(op, CJ_UNIMPLEMENTED, "unsupported promotion");
+  p->sel = select_fast(op, x.dtype);
+  int kop = src.dtype == E ? kg_body_binop(op, 1, E) : -1;
+  p->comb = kop >= 0 ? kg_comb_lookup(kop, E) : NULL;
+  cj_lw_add_cost(L, (double)p->nsrc * (double)p->nwin, 0);
+  int32_t ins[9] = {x.buf, src.buf, init.buf, -1, -1, -1, -1, -1, -1};
+  cj_lw_tensor r;
+  if (p->sel && p->comb) {
+    CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
+    if (!cj_lw_emit(L, op, k_select_and_scatter, p, 3, ins, 1, &r.buf)) return cj_oom();
+    return NULL;
+  }
+  int32_t start = cj_lw_advance(L);
+  CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
+  cj_lw_def_at(L, r.buf, start);
+  uint32_t nin = 3;
+  if (!p->sel) {
+    CJ_RETURN_IF_ERROR(kg_body_lower(L, op, 0, start, &p->sbody, ins + nin));
+    if (p->sbody.nargs != 2 || p->sbody.nrets != 1 || p->sbody.ret_types[0]->dtype != CJ_PRED ||
+        p->sbody.arg_types[0]->dtype != x.dtype || p->sbody.arg_types[1]->dtype != x.dtype)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "select must be (E, E) -> i1");
+    p->sbody.slot0 = nin;
+    nin += 3;
+  }
+  if (!p->comb) {
+    CJ_RETURN_IF_ERROR(kg_body_lower(L, op, 1, start, &p->cbody, ins + nin));
+    if (p->cbody.nargs != 2 || p->cbody.nrets != 1 || p->cbody.ret_types[0]->dtype != E ||
+        p->cbody.arg_types[0]->dtype != E || p->cbody.arg_types[1]->dtype != E)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "scatter must be (E, E) -> E");
+    p->cbody.slot0 = nin;
+    nin += 3;
+  }
+  if (!cj_lw_emit(L, op, k_select_and_scatter, p, nin, ins, 1, &r.buf)) return cj_oom();
+  cj_lw_extend_region(L, start);
+  return NULL;
+}

@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""Writes the test cases of the indexing, sorting and window ops:
+
+  tests/ops_gather/cases.mlir   gather, dynamic_gather, torch_index_select, scatter
+  tests/ops_sort/cases.mlir     sort, chlo.top_k
+  tests/ops_window/cases.mlir   reduce_window, select_and_scatter, map
+
+Expected values come from the reference implementations below: plain loops over numpy arrays
+that follow the StableHLO specification's definitions (docs/spec.md) line by line, written
+independently of the C kernels. Large cases (which take the kernels' parallel and bulk paths)
+compare with results derived by hand and computed in the program by other ops (reverse, iota,
+transpose), to keep the files small. Run with the venv that has numpy and ml_dtypes:
+
+  /work/venv-probe/bin/python tests/ops_gather/make_cases.py
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mlir_cases import BF16, Case, ErrorCase, array_attr, body2, i64s, ttype, write  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(HERE)
+rng = np.random.default_rng(20260817)
+
+
+def clamp(v, lo, hi):
+    return max(lo, min(v, hi))
+
+
+# ======================================================================== references
+
+def gather_ref(x, si, offset_dims, collapsed, obatch, ibatch, sim, ivd, ss):
+    batch_shape = [si.shape[d] for d in range(si.ndim) if d != ivd]
+    offset_sizes = [ss[d] for d in range(x.ndim) if d not in collapsed and d not in obatch]
+    rank = len(batch_shape) + len(offset_sizes)
+    batch_dims = [d for d in range(rank) if d not in offset_dims]
+    shape = [0] * rank
+    for i, d in enumerate(batch_dims):
+        shape[d] = batch_shape[i]
+    for i, d in enumerate(offset_dims):
+        shape[d] = offset_sizes[i]
+    res = np.zeros(shape, x.dtype)
+    for ri in np.ndindex(*shape):
+        bi = [ri[d] for d in batch_dims]
+        if ivd < si.ndim:
+            idx = list(bi)
+            idx.insert(ivd, slice(None))
+            start = si[tuple(idx)]
+        else:
+            start = [si[tuple(bi)]]
+        fsi = [0] * x.ndim
+        for ds, do in enumerate(sim):
+            fsi[do] = clamp(int(start[ds]), 0, x.shape[do] - ss[do])
+        fbi = [0] * x.ndim
+        for ob, ib in zip(obatch, ibatch):
+            fbi[ob] = bi[ib - (0 if ib < ivd else 1)]
+        oi = [ri[d] for d in offset_dims]
+        foi, j = [], 0
+        for d in range(x.ndim):
+            if d in collapsed or d in obatch:
+                foi.append(0)
+            else:
+                foi.append(oi[j])
+                j += 1
+        res[ri] = x[tuple(a + b + c for a, b, c in zip(fsi, fbi, foi))]
+    return res
+
+
+def scatter_ref(inputs, si, updates, uwd, iwd, ibd, sibd, sdod, ivd, comp, out_dtypes=None):
+    out_dtypes = out_dtypes or [x.dtype for x in inputs]
+    results = [x.astype(dt) for x, dt in zip(inputs, out_dtypes)]
+    u0 = updates[0]
+    rank = inputs[0].ndim
+    usd = [d for d in range(u0.ndim) if d not in uwd]
+    for ui in np.ndindex(*u0.shape):
+        usi = [ui[d] for d in usd]
+        if ivd < si.ndim:
+            idx = list(usi)
+            idx.insert(ivd, slice(None))
+            start = si[tuple(idx)]
+        else:
+            start = [si[tuple(usi)]]
+        fsi = [0] * rank
+        for ds, din in enumerate(sdod):
+            fsi[din] = int(start[ds])
+        fbi = [0] * rank
+        for ib, sb in zip(ibd, sibd):
+            fbi[ib] = usi[sb - (0 if sb < ivd else 1)]
+        uwi = [ui[d] for d in uwd]
+        fwi, j = [], 0
+        for d in range(rank):
+            if d in iwd or d in ibd:
+                fwi.append(0)
+            else:
+                fwi.append(uwi[j])
+                j += 1
+        ri = tuple(a + b + c for a, b, c in zip(fsi, fbi, fwi))
+        if all(0 <= ri[d] < results[0].shape[d] for d in range(rank)):
+            cur = [r[ri] for r in results]
+            upd = [np.asarray(u[ui]).astype(dt) for u, dt in zip(updates, out_dtypes)]
+            vals = comp(cur, upd)
+            for r, v in zip(results, vals):
+                r[ri] = v
+    return results
+
+
+def wrap(f):
+    """applies a numpy ufunc to 1-element arrays (integer arithmetic wraps silently)"""
+    def g(a, b):
+        with np.errstate(all="ignore"):
+            return f(np.asarray([a]), np.asarray([b]))[0]
+    return g
+
+
+# ======================================================================== gather family
+
+def gather_attr(offset_dims, collapsed, obatch, ibatch, sim, ivd):
+    parts = ["offset_dims = %s" % i64s(offset_dims)]
+    if collapsed:
+        parts.append("collapsed_slice_dims = %s" % i64s(collapsed))
+    if obatch:
+        parts.append("operand_batching_dims = %s" % i64s(obatch))
+    if ibatch:
+        parts.append("start_indices_batching_dims = %s" % i64s(ibatch))
+    parts.append("start_index_map = %s" % i64s(sim))
+    parts.append("index_vector_dim = %d" % ivd)
+    return "#stablehlo.gather<%s>" % ", ".join(parts)
+
+
+def gather_case(name, x, si, offset_dims, collapsed, obatch, ibatch, sim, ivd, ss, sorted_=False):
+    c = Case(name)
+    e = gather_ref(x, si, offset_dims, collapsed, obatch, ibatch, sim, ivd, ss)
+    vx, vi = c.const(x), c.const(si)
+    r = c.op('{r} = "stablehlo.gather"(%s, %s) <{dimension_numbers = %s, slice_sizes = %s%s}> '
+             ': (%s, %s) -> %s' % (vx, vi, gather_attr(offset_dims, collapsed, obatch, ibatch, sim, ivd),
+                                   array_attr(ss), ", indices_are_sorted = true" if sorted_ else "",
+                                   ttype(x.shape, x.dtype), ttype(si.shape, si.dtype),
+                                   ttype(e.shape, e.dtype)))
+    c.expect(r, e)
+    return c
+
+
+def gather_cases():
+    cs = []
+    # the spec's example (batching dims)
+    x = np.arange(1, 49, dtype=np.int32).reshape(2, 3, 4, 2)
+    si = np.array([[[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 9]]],
+                   [[[0, 0], [2, 1], [2, 2]], [[1, 2], [0, 1], [1, 0]]]], np.int64)
+    cs.append(gather_case("spec example with batching dims", x, si, [3, 4], [1], [0], [1], [2, 1], 3,
+                          [1, 1, 2, 2]))
+    # rows of a matrix (embedding lookup), indices out of range on both sides are clamped
+    x = rng.standard_normal((7, 5)).astype(np.float32)
+    si = np.array([[3], [0], [6], [-4], [100], [2]], np.int32)
+    cs.append(gather_case("embedding rows, clamped", x, si, [1], [0], [], [], [0], 1, [1, 5]))
+    # index_vector_dim = 0, two index components, a 2x3 window, unsigned indices
+    x = rng.integers(-100, 100, (6, 7, 3)).astype(np.int16)
+    si = np.array([[0, 5, 4, 1], [2, 1, 6, 9]], np.uint32)
+    cs.append(gather_case("ivd 0, window 2x3x3, ui32 indices", x, si, [1, 2, 3], [], [], [], [0, 1], 0,
+                          [2, 3, 3]))
+    # index_vector_dim = rank (scalar indices), collapsed inner dim, offset dims first
+    x = rng.standard_normal((4, 6)).astype(np.float64)
+    si = np.array([[5, 0, 2], [1, 7, -1]], np.int8)
+    cs.append(gather_case("scalar indices into the inner dim", x, si, [0], [1], [], [], [1], 2, [4, 1]))
+    # a window in the middle, start map reversed
+    x = (np.arange(5 * 4 * 6) % 23).astype(np.uint8).reshape(5, 4, 6)
+    si = np.array([[[1, 3], [0, 0]], [[2, 4], [9, 9]], [[3, 1], [1, 2]]], np.int64)
+    cs.append(gather_case("start_index_map reversed", x, si, [2, 3], [0], [], [], [2, 0], 2,
+                          [1, 2, 3]))
+    # batching dims not leading, bf16
+    x = rng.standard_normal((3, 4, 5)).astype(BF16)
+    si = np.array([[[2], [0], [4]], [[1], [1], [3]]], np.int32).transpose(1, 0, 2).copy()  # 3x2x1
+    cs.append(gather_case("batching dim 0 with indices dim 0, bf16", x, si, [2], [2], [0], [0], [2], 2,
+                          [1, 4, 1]))
+    # complex and bool operands
+    x = (rng.standard_normal((4, 3)) + 1j * rng.standard_normal((4, 3))).astype(np.complex64)
+    si = np.array([[3], [1]], np.int32)
+    cs.append(gather_case("complex rows", x, si, [1], [0], [], [], [0], 1, [1, 3]))
+    x = rng.integers(0, 2, (5, 4)).astype(np.bool_)
+    si = np.array([[4, 1], [0, 3], [2, 2]], np.int64)
+    cs.append(gather_case("bool 2x2 windows", x, si, [1, 2], [], [], [], [0, 1], 1, [2, 2]))
+    # empty batch
+    x = rng.standard_normal((3, 3)).astype(np.float32)
+    si = np.zeros((0, 1), np.int32)
+    cs.append(gather_case("no indices", x, si, [1], [0], [], [], [0], 1, [1, 3]))
+    # large: every row of a 512x128 matrix in reverse order (parallel path): = reverse(x, 0)
+    c = Case("large row gather = reverse", threads=2)
+    x = c.op("{r} = stablehlo.iota dim = 1 : tensor<512x128xf32>")
+    y = c.op("{r} = stablehlo.iota dim = 0 : tensor<512x128xf32>")
+    xv = c.op("{r} = stablehlo.add %s, %s : tensor<512x128xf32>" % (x, c.op(
+        "{r} = stablehlo.multiply %s, %s : tensor<512x128xf32>" % (y, c.splat((512, 128), np.float32, 1000.0)))))
+    idx = c.op("{r} = stablehlo.iota dim = 0 : tensor<512x1xi32>")
+    ridx = c.op("{r} = stablehlo.reverse %s, dims = [0] : tensor<512x1xi32>" % idx)
+    g = c.op('{r} = "stablehlo.gather"(%s, %s) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], '
+             'collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, '
+             'slice_sizes = array<i64: 1, 128>}> : (tensor<512x128xf32>, tensor<512x1xi32>) -> '
+             'tensor<512x128xf32>' % (xv, ridx))
+    rev = c.op("{r} = stablehlo.reverse %s, dims = [0] : tensor<512x128xf32>" % xv)
+    c.expect_same(g, rev, (512, 128), np.float32)
+    cs.append(c)
+    # large: element gather with (j, i) indices = transpose
+    c = Case("large element gather = transpose", threads=2)
+    a = c.op("{r} = stablehlo.iota dim = 0 : tensor<256x256x1xi32>")
+    b = c.op("{r} = stablehlo.iota dim = 1 : tensor<256x256x1xi32>")
+    ij = c.op("{r} = stablehlo.concatenate %s, %s, dim = 2 : (tensor<256x256x1xi32>, tensor<256x256x1xi32>) -> "
+              "tensor<256x256x2xi32>" % (b, a))
+    xi = c.op("{r} = stablehlo.iota dim = 0 : tensor<65536xi32>")
+    xm = c.op("{r} = stablehlo.reshape %s : (tensor<65536xi32>) -> tensor<256x256xi32>" % xi)
+    g = c.op('{r} = "stablehlo.gather"(%s, %s) <{dimension_numbers = #stablehlo.gather<offset_dims = [], '
+             'collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 2>, '
+             'slice_sizes = array<i64: 1, 1>}> : (tensor<256x256xi32>, tensor<256x256x2xi32>) -> '
+             'tensor<256x256xi32>' % (xm, ij))
+    t = c.op("{r} = stablehlo.transpose %s, dims = [1, 0] : (tensor<256x256xi32>) -> tensor<256x256xi32>" % xm)
+    c.expect_same(g, t, (256, 256), np.int32)
+    cs.append(c)
+    # dynamic_gather with constant slice sizes
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    si = np.array([[1, 2], [4, 5], [-1, 3]], np.int32)
+    e = gather_ref(x, si, [1, 2], [], [], [], [0, 1], 1, [2, 3])
+    c = Case("dynamic_gather with constant slice sizes")
+    vx, vi, vs = c.const(x), c.const(si), c.const(np.array([2, 3], np.int32))
+    r = c.op('{r} = "stablehlo.dynamic_gather"(%s, %s, %s) <{dimension_numbers = #stablehlo.gather<'
+             'offset_dims = [1, 2], start_index_map = [0, 1], index_vector_dim = 1>}> : '
+             '(tensor<5x6xf32>, tensor<3x2xi32>, tensor<2xi32>) -> tensor<3x2x3xf32>' % (vx, vi, vs))
+    c.expect(r, e)
+    cs.append(c)
+    cs.append(ErrorCase(
+        "dynamic_gather with computed slice sizes", "slice_sizes must be a constant",
+        "func.func @main(%s: tensor<2xi32>) -> tensor<3x2x3xf32> {\n"
+        "  %x = stablehlo.constant dense<1.0> : tensor<5x6xf32>\n"
+        "  %i = stablehlo.constant dense<0> : tensor<3x2xi32>\n"
+        "  %r = \"stablehlo.dynamic_gather\"(%x, %i, %s) <{dimension_numbers = #stablehlo.gather<"
+        "offset_dims = [1, 2], start_index_map = [0, 1], index_vector_dim = 1>}> : "
+        "(tensor<5x6xf32>, tensor<3x2xi32>, tensor<2xi32>) -> tensor<3x2x3xf32>\n"
+        "  return %r : tensor<3x2x3xf32>\n}\n"))
+    # torch_index_select: numpy's take (batch_dims 0) and a per-batch take
+    x = rng.standard_normal((4, 5, 3)).astype(np.float32)
+    idx = np.array([[4, 0], [2, 2], [1, 3]], np.int32)
+    e = np.take(x, idx, axis=1)
+    c = Case("torch_index_select dim 1")
+    r = c.op('{r} = "stablehlo.torch_index_select"(%s, %s) {dim = 1 : i64, batch_dims = 0 : i64} : '
+             '(tensor<4x5x3xf32>, tensor<3x2xi32>) -> %s' % (c.const(x), c.const(idx), ttype(e.shape, e.dtype)))
+    c.expect(r, e)
+    cs.append(c)
+    x = rng.integers(-50, 50, (3, 6, 2)).astype(np.int64)
+    idx = np.array([[5, 0, 1, 1], [2, 3, 4, 5], [0, 0, 0, 1]], np.int64)
+    e = np.stack([np.take(x[b], idx[b], axis=0) for b in range(3)])  # 3x4x2
+    c = Case("torch_index_select with batch_dims 1")
+    r = c.op('{r} = "stablehlo.torch_index_select"(%s, %s) {dim = 1 : i64, batch_dims = 1 : i64} : '
+             '(tensor<3x6x2xi64>, tensor<3x4xi64>) -> %s' % (c.const(x), c.const(idx), ttype(e.shape, e.dtype)))
+    c.expect(r, e)
+    cs.append(c)
+    x = rng.integers(0, 200, (4, 3)).astype(np.uint8)
+    idx = np.array(2, np.int32)
+    e = np.take(x, idx, axis=1)
+    c = Case("torch_index_select scalar index")
+    r = c.op('{r} = "stablehlo.torch_index_select"(%s, %s) {dim = 1 : i64, batch_dims = 0 : i64} : '
+             '(tensor<4x3xui8>, tensor<i32>) -> %s' % (c.const(x), c.const(idx), ttype(e.shape, e.dtype)))
+    c.expect(r, e)
+    cs.append(c)
+    return cs
+
+
+# ======================================================================== scatter
+
+def scatter_attr(uwd, iwd, ibd, sibd, sdod, ivd):
+    parts = ["update_window_dims = %s" % i64s(uwd)]
+    if iwd:
+        parts.append("inserted_window_dims = %s" % i64s(iwd))
+    if ibd:
+        parts.append("input_batching_dims = %s" % i64s(ibd))
+    if sibd:
+        parts.append("scatter_indices_batching_dims = %s" % i64s(sibd))
+    parts.append("scatter_dims_to_operand_dims = %s" % i64s(sdod))
+    parts.append("index_vector_dim = %d" % ivd)
+    return "#stablehlo.scatter<%s>" % ", ".join(parts)
+
+
+def scatter_case(name, inputs, si, updates, dims, body_dt, body_text, comp, unique=False,
+                 out_dtypes=None):
+    uwd, iwd, ibd, sibd, sdod, ivd = dims
+    c = Case(name)
+    es = scatter_ref(inputs, si, updates, uwd, iwd, ibd, sibd, sdod, ivd, comp, out_dtypes)
+    vs = [c.const(x) for x in inputs]
+    vi = c.const(si)
+    vu = [c.const(u) for u in updates]
+    n = len(inputs)
+    types_in = ", ".join([ttype(x.shape, x.dtype) for x in inputs] + [ttype(si.shape, si.dtype)] +
+                         [ttype(u.shape, u.dtype) for u in updates])
+    types_out = ", ".join(ttype(e.shape, e.dtype) for e in es)
+    res = "%%s%d" % c.n
+    c.n += 1
+    lhs = res if n == 1 else "%s:%d" % (res, n)
+    c.raw('  %s = "stablehlo.scatter"(%s) <{scatter_dimension_numbers = %s%s}> %s : (%s) -> (%s)' % (
+        lhs, ", ".join(vs + [vi] + vu), scatter_attr(uwd, iwd, ibd, sibd, sdod, ivd),
+        ", unique_indices = true" if unique else "", body_text, types_in, types_out))
+    for k, e in enumerate(es):
+        c.expect(res if n == 1 else "%s#%d" % (res, k), e)
+    return c
+
+
+def scatter_cases():
+    cs = []
+    f32 = np.float32
+    add = lambda cur, upd: [wrap(np.add)(cur[0], upd[0])]  # noqa: E731
+    # duplicates, negative and out-of-range rows (whole and partial windows skipped element-wise)
+    x = rng.standard_normal((6, 4)).astype(f32)
+    si = np.array([[1, 0], [1, 0], [5, 2], [-1, 1], [2, -3], [4, 3], [7, 0]], np.int32)
+    u = rng.standard_normal((7, 2, 3)).astype(f32)
+    cs.append(scatter_case("add, duplicates, partial windows", [x], si, [u],
+                           ([1, 2], [], [], [], [0, 1], 1), f32,
+                           body2(f32, "stablehlo.add %a, %b : {t}"), add))
+    # subtract (not commutative: current - update), general path, integer wrap
+    x = rng.integers(-120, 120, (5,)).astype(np.int8)
+    si = np.array([[0], [3], [3], [4], [0]], np.int64)
+    u = rng.integers(-120, 120, (5,)).astype(np.int8)
+    cs.append(scatter_case("subtract body, i8 wraps", [x], si, [u], ([], [0], [], [], [0], 1), np.int8,
+                           body2(np.int8, "stablehlo.subtract %a, %b : {t}"),
+                           lambda cur, upd: [wrap(np.subtract)(cur[0], upd[0])]))
+    # variadic: keep the (value, index) pair with the smaller value (general path)
+    vals = np.array([5.0, 1.0, 7.0, 3.0], f32)
+    ids = np.array([0, 1, 2, 3], np.int32)
+    si = np.array([[2], [0], [2], [1], [3], [0]], np.int32)
+    uv = np.array([6.0, 0.5, 2.0, 1.0, 9.0, 0.25], f32)
+    ui = np.array([10, 11, 12, 13, 14, 15], np.int32)
+    body = ("({\n  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):\n"
+            "    %lt = stablehlo.compare LT, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+            "    %v = stablehlo.select %lt, %b, %a : tensor<i1>, tensor<f32>\n"
+            "    %i = stablehlo.select %lt, %bi, %ai : tensor<i1>, tensor<i32>\n"
+            "    stablehlo.return %v, %i : tensor<f32>, tensor<i32>\n  })")
+    def argmin(cur, upd):
+        return [upd[0], upd[1]] if upd[0] < cur[0] else [cur[0], cur[1]]
+    cs.append(scatter_case("variadic argmin", [vals, ids], si, [uv, ui], ([], [0], [], [], [0], 1), None,
+                           body, argmin))
+    # replace with unique indices, scalar indices (index_vector_dim = rank), window in the middle
+    x = rng.integers(0, 1000, (4, 5, 3)).astype(np.uint16)
+    si = np.array([3, 0], np.int32)
+    u = rng.integers(0, 1000, (4, 2, 3)).astype(np.uint16)
+    cs.append(scatter_case("replace, scalar indices, middle dim", [x], si, [u], ([0, 2], [1], [], [], [1], 1),
+                           np.uint16, ("({\n  ^bb0(%a: tensor<ui16>, %b: tensor<ui16>):\n"
+                                       "    stablehlo.return %b : tensor<ui16>\n  })"),
+                           lambda cur, upd: [upd[0]], unique=True))
+    # index_vector_dim = 0, 2-d windows partially out of bounds, max
+    x = rng.standard_normal((5, 6)).astype(np.float64)
+    si = np.array([[0, 4, -1, 3], [1, 5, 2, -2]], np.int64)  # 2 x 4: columns are index vectors
+    u = rng.standard_normal((2, 3, 4)).astype(np.float64)  # window 2x3, scatter dim last
+    cs.append(scatter_case("max, ivd 0, partial 2x3 windows", [x], si, [u], ([0, 1], [], [], [], [0, 1], 0),
+                           np.float64, body2(np.float64, "stablehlo.maximum %a, %b : {t}"),
+                           lambda cur, upd: [max(cur[0], upd[0])]))
+    # batching dims
+    x = rng.integers(-9, 9, (2, 5, 3)).astype(np.int32)
+    si = np.array([[[4], [0], [4]], [[1], [1], [2]]], np.int32)  # 2 x 3 x 1
+    u = rng.integers(-9, 9, (2, 3, 3)).astype(np.int32)
+    cs.append(scatter_case("add with batching dims", [x], si, [u], ([2], [1], [0], [0], [1], 2), np.int32,
+                           body2(np.int32, "stablehlo.add %a, %b : {t}"), add))
+    # promotion: i8 inputs and updates, the body computes in i32 (results are i32)
+    x = rng.integers(-100, 100, (4,)).astype(np.int8)
+    si = np.array([[1], [1], [3]], np.int32)
+    u = np.array([100, 100, -128], np.int8)
+    cs.append(scatter_case("promoted i8 -> i32 add", [x], si, [u], ([], [0], [], [], [0], 1), np.int32,
+                           body2(np.int32, "stablehlo.add %a, %b : {t}"),
+                           lambda cur, upd: [wrap(np.add)(cur[0], upd[0])], out_dtypes=[np.dtype(np.int32)]))
+    # bf16 multiply, bool or, complex add, u64 indices beyond int64
+    x = rng.standard_normal((3, 2)).astype(BF16)
+    si = np.array([[2], [0], [2]], np.int32)
+    u = rng.standard_normal((3, 2)).astype(BF16)
+    cs.append(scatter_case("bf16 multiply", [x], si, [u], ([1], [0], [], [], [0], 1), BF16,
+                           body2(BF16, "stablehlo.multiply %a, %b : {t}"),
+                           lambda cur, upd: [(np.float32(cur[0]) * np.float32(upd[0])).astype(BF16)]))
+    x = np.array([False, True, False, False])
+    si = np.array([[0], [2], [2]], np.uint64)
+    u = np.array([True, False, True])
+    cs.append(scatter_case("bool or", [x], si, [u], ([], [0], [], [], [0], 1), np.bool_,
+                           body2(np.bool_, "stablehlo.or %a, %b : {t}"), lambda cur, upd: [cur[0] | upd[0]]))
+    x = (rng.standard_normal(3) + 1j * rng.standard_normal(3)).astype(np.complex64)
+    si = np.array([[1], [18446744073709551615], [1]], np.uint64)
+    u = (rng.standard_normal(3) + 1j * rng.standard_normal(3)).astype(np.complex64)
+    cs.append(scatter_case("complex add, huge unsigned index", [x], si, [u], ([], [0], [], [], [0], 1),
+                           np.complex64, body2(np.complex64, "stablehlo.add %a, %b : {t}"),
+                           lambda cur, upd: [cur[0] + upd[0]]))
+    # large: scatter-add of 512 rows of 128 in reverse order, unique (parallel path)
+    c = Case("large unique scatter-add = reverse", threads=2)
+    upd = c.op("{r} = stablehlo.iota dim = 0 : tensor<512x128xf32>")
+    col = c.op("{r} = stablehlo.iota dim = 1 : tensor<512x128xf32>")
+    upd2 = c.op("{r} = stablehlo.add %s, %s : tensor<512x128xf32>" % (upd, col))
+    base = c.op("{r} = stablehlo.iota dim = 1 : tensor<512x128xf32>")
+    idx = c.op("{r} = stablehlo.iota dim = 0 : tensor<512x1xi32>")
+    ridx = c.op("{r} = stablehlo.reverse %s, dims = [0] : tensor<512x1xi32>" % idx)
+    s = c.op('{r} = "stablehlo.scatter"(%s, %s, %s) <{scatter_dimension_numbers = #stablehlo.scatter<'
+             'update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], '
+             'index_vector_dim = 1>, unique_indices = true}> %s : (tensor<512x128xf32>, tensor<512x1xi32>, '
+             'tensor<512x128xf32>) -> tensor<512x128xf32>' % (base, ridx, upd2,
+                                                               body2(f32, "stablehlo.add %a, %b : {t}")))
+    rev = c.op("{r} = stablehlo.reverse %s, dims = [0] : tensor<512x128xf32>" % upd2)
+    want = c.op("{r} = stablehlo.add %s, %s : tensor<512x128xf32>" % (base, rev))
+    c.expect_same(s, want, (512, 128), f32)
+    cs.append(c)
+    # large: every element added 3 times through duplicate indices (serial path, ints)
+    c = Case("large scatter-add with duplicates")
+    idx0 = c.op("{r} = stablehlo.iota dim = 1 : tensor<3x4096x1xi32>")
+    upd = c.op("{r} = stablehlo.iota dim = 1 : tensor<3x4096xi32>")
+    zero = c.splat((4096,), np.int32, 0)
+    s = c.op('{r} = "stablehlo.scatter"(%s, %s, %s) <{scatter_dimension_numbers = #stablehlo.scatter<'
+             'update_window_dims = [], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], '
+             'index_vector_dim = 2>}> %s : (tensor<4096xi32>, tensor<3x4096x1xi32>, tensor<3x4096xi32>) '
+             '-> tensor<4096xi32>' % (zero, idx0, upd, body2(np.int32, "stablehlo.add %a, %b : {t}")))
+    io = c.op("{r} = stablehlo.iota dim = 0 : tensor<4096xi32>")
+    want = c.op("{r} = stablehlo.multiply %s, %s : tensor<4096xi32>" % (io, c.splat((4096,), np.int32, 3)))
+    c.expect_same(s, want, (4096,), np.int32)
+    cs.append(c)
+    return cs
+
+
+if __name__ == "__main__":
+    write(os.path.join(HERE, "cases.mlir"), gather_cases() + scatter_cases(),
+          "gather, dynamic_gather, torch_index_select and scatter cases.")
+    if len(sys.argv) < 2 or sys.argv[1] != "--gather-only":
+        import make_cases_sw
+        make_cases_sw.main()
