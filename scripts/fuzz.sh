@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan+UBSan) and runs each for a bounded time, seeded from
-# tests/fuzz/seeds/<target>/ and the conformance corpus. Fails on any crash, leak or timeout.
+# tests/*/seeds/<target>/ or tests/*/fuzz_seeds/<target>/. Fails on any crash, leak or timeout.
 # Usage: scripts/fuzz.sh [seconds per target] (default 60)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
-scripts/build.sh fuzz >/dev/null
+# build only the fuzz targets (every tests/*/fuzz_<name>.c)
+targets=$(ls tests/*/fuzz_*.c | xargs -n1 basename | sed 's/\.c$//' | sort -u)
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCJRT_SANITIZE=ON -DCJRT_FUZZ=ON \
+  -DCMAKE_C_COMPILER=clang >/dev/null
+# shellcheck disable=SC2086
+cmake --build build-fuzz -j "$(nproc)" --target $targets >/dev/null
 mkdir -p build-fuzz/corpus
 status=0
 for bin in build-fuzz/tests/fuzz/fuzz_*; do
@@ -14,7 +19,9 @@ for bin in build-fuzz/tests/fuzz/fuzz_*; do
   work=build-fuzz/corpus/$name
   mkdir -p "$work"
   seeds=()
-  [ -d "tests/fuzz/seeds/$name" ] && seeds+=("tests/fuzz/seeds/$name")
+  for d in tests/*/seeds/"$name" tests/*/fuzz_seeds/"$name"; do
+    [ -d "$d" ] && seeds+=("$d")
+  done
   echo "fuzz: $name for ${secs}s"
   if ! "$bin" "$work" "${seeds[@]}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
        -max_len=65536 -print_final_stats=1 2> "build-fuzz/$name.log"; then

@@ -632,7 +632,7 @@ static cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, const int64_t 
   p->lt = x.dtype;
   p->rt = y.dtype;
   p->ot = r.dtype;
-  int64_t s1, s2;
+  int64_t s1 = 0, s2 = 0;
   p->a_affine = affine(p->am, p->M, &p->sam) && affine(p->ak, p->K, &p->sak);
   p->b_affine = affine(p->bk, p->K, &s1) && affine(p->bn, p->N, &s2);
   p->sbk = s1;
