@@ -962,7 +962,7 @@ cj_status cj_buffer_acquire(cj_buffer *b, cj_storage **out_storage, cj_event **o
   return acquire(b, out_storage, out_ready);
 }
 
-bool cj_buffer_try_donate(cj_buffer *b, cj_storage **out_storage, cj_event **out_ready) {
+int cj_buffer_try_donate(cj_buffer *b, cj_storage **out_storage, cj_event **out_ready) {
   *out_storage = NULL;
   *out_ready = NULL;
   pthread_mutex_lock(&b->mu);
@@ -974,8 +974,8 @@ bool cj_buffer_try_donate(cj_buffer *b, cj_storage **out_storage, cj_event **out
    * cannot become wrong meanwhile; a producer letting go in between makes it conservative. */
   int refs = s ? atomic_load_explicit(&s->refs, memory_order_acquire) : 0;
   int writers = s ? atomic_load_explicit(&s->writers, memory_order_acquire) : 0;
-  bool ok = !b->deleted && s && s->kind == ST_OWNED && !s->readonly && b->external_refs == 0 &&
-            refs - writers == 1;
+  bool ok = !b->deleted && s && b->external_refs == 0 && refs - writers == 1;
+  int how = !ok ? CJ_NOT_DONATED : s->kind == ST_OWNED && !s->readonly ? CJ_DONATED : CJ_CONSUMED;
   if (ok) {
     b->storage = NULL;
     b->deleted = true;
@@ -985,7 +985,7 @@ bool cj_buffer_try_donate(cj_buffer *b, cj_storage **out_storage, cj_event **out
     *out_storage = s;
   }
   pthread_mutex_unlock(&b->mu);
-  return ok;
+  return how;
 }
 
 void cj_buffer_undo_donate(cj_buffer *b, cj_storage *s) {

@@ -76,7 +76,10 @@ cj_status cj_buffer_create_uninitialized(cj_memory *mem, cj_dtype dt, const int6
 cj_status cj_buffer_create_pending(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
                                    cj_buffer **out);
 /* A view of memory at `ptr` owned by someone else; on_delete(ptr, arg) (optional) runs when no
- * user of the buffer's storage remains. Ready. */
+ * user of the buffer's storage remains. Ready. `ptr` may have any alignment (backends promise
+ * 64 bytes for their own memory): executions copy an unaligned view into an aligned temporary
+ * for their run (executable.c, align_arguments), so kernels may keep assuming alignment; views
+ * are never donated. */
 cj_status cj_buffer_create_view(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
                                 void *ptr, void (*on_delete)(void *ptr, void *arg), void *arg,
                                 cj_buffer **out);
@@ -173,12 +176,14 @@ size_t cj_storage_size(const cj_storage *s);
 /* An argument's storage (NULL for an error buffer) and ready event, as new references, taken
  * together so that a concurrent delete cannot come between them. Fails for deleted buffers. */
 cj_status cj_buffer_acquire(cj_buffer *b, cj_storage **out_storage, cj_event **out_ready);
-/* Donation to an execution: when the buffer's storage may be reused (owned device memory, not a
- * view or the caller's host data, used by nobody else: no external references, no pending reads,
- * no other buffer), moves it out (*out_storage) with a new reference to the ready event, marks
- * the buffer deleted and donated, and returns true. Otherwise changes nothing and returns
- * false. */
-bool cj_buffer_try_donate(cj_buffer *b, cj_storage **out_storage, cj_event **out_ready);
+/* Donation to an execution. When the buffer is used by nobody else (no external references, no
+ * pending reads, no other buffer), moves its storage out (*out_storage, with the buffer's
+ * reference) with a new reference to the ready event and marks the buffer deleted and donated:
+ * CJ_DONATED when the storage may be reused for a result (owned device memory), CJ_CONSUMED when
+ * it may only be read (a view or the caller's zero-copy host data: the execution reads it and
+ * lets it go, the result gets fresh memory). Otherwise changes nothing: CJ_NOT_DONATED. */
+enum { CJ_NOT_DONATED = 0, CJ_DONATED = 1, CJ_CONSUMED = 2 };
+int cj_buffer_try_donate(cj_buffer *b, cj_storage **out_storage, cj_event **out_ready);
 /* Gives a donated storage back (consumed) to the buffer it came from, which reads as not deleted
  * again: an execution that failed before it was launched undoes its donations. */
 void cj_buffer_undo_donate(cj_buffer *b, cj_storage *s);

@@ -2,10 +2,13 @@
 #include "runtime/executable.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "compiler/spmd.h"
 #include "frontend/compile_options.h"
 #include "frontend/frontend.h"
 #include "ir/ir.h"
@@ -321,6 +324,29 @@ static cj_status check_partitioning(cj_module *m, const cj_compile_options *o, m
  * thread would cost more than the work). */
 #define CJ_INLINE_COST 65536.0
 
+/* CJRT_DUMP_DIR=<dir>: every program compiled is written there as it was received,
+ * <dir>/cjrt_<pid>_<n>.mlir (text or bytecode) and <dir>/cjrt_<pid>_<n>.options.pb (the
+ * xla.CompileOptionsProto bytes), for debugging what a framework sends. Failures are ignored. */
+static void dump_program(const void *code, size_t len, const void *options, size_t options_len) {
+  const char *dir = getenv("CJRT_DUMP_DIR");
+  if (!dir || !*dir) return;
+  static atomic_int counter;
+  int n = atomic_fetch_add(&counter, 1);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/cjrt_%ld_%d.mlir", dir, (long)getpid(), n);
+  FILE *f = fopen(path, "wb");
+  if (f) {
+    if (len) fwrite(code, 1, len, f);
+    fclose(f);
+  }
+  snprintf(path, sizeof path, "%s/cjrt_%ld_%d.options.pb", dir, (long)getpid(), n);
+  f = fopen(path, "wb");
+  if (f) {
+    if (options_len) fwrite(options, 1, options_len, f);
+    fclose(f);
+  }
+}
+
 cj_status cj_executable_compile(cj_backend *backend, cj_client *client, const void *code,
                                 size_t len, const void *options, size_t options_len,
                                 cj_executable **out) {
@@ -330,6 +356,7 @@ cj_status cj_executable_compile(cj_backend *backend, cj_client *client, const vo
   if (!len) return cj_invalid("the program is empty");
   if (!options && options_len)
     return cj_invalid("compile_options is NULL but its size is %zu", options_len);
+  dump_program(code, len, options, options_len);
   cj_compile_options_storage os;
   CJ_RETURN_IF_ERROR(cj_compile_options_read(options, options_len, &os));
   cj_status st = NULL;
@@ -339,6 +366,8 @@ cj_status cj_executable_compile(cj_backend *backend, cj_client *client, const vo
   cj_module *m = NULL;
   if (!st) st = cj_read_program(code, len, "program", &m);
   if (!st) st = cj_verify_module(m);
+  /* the per-device program of shard_map/pmap programs (src/compiler/spmd.c) */
+  if (!st) st = cj_spmd_partition(m, os.opts.num_replicas, os.opts.num_partitions);
   module_scan scan = {false, NULL};
   if (!st) st = check_partitioning(m, &os.opts, &scan);
   if (st) {
@@ -619,6 +648,8 @@ typedef struct dev_run {
   cj_storage **out_pins; /* nres: writer references to fresh result storages (NULL if donated) */
   cj_buffer **outs;     /* nres, retained */
   int32_t *res_donor;   /* nres: the argument whose storage the result took, or -1 */
+  void **aligned;       /* nargs: aligned copies of unaligned arguments (align_arguments) */
+  bool *consumed;       /* nargs: pins[i] is a donated buffer's storage that is only read */
   cj_event *done;       /* retained: the outputs' ready event */
 } dev_run;
 
@@ -663,7 +694,12 @@ static void run_finish(exec_run *run) {
   cj_loaded_release(le); /* last: it may free the client */
 }
 
-/* Ends one device's share with `st` (consumed; NULL = success). */
+/* Ends one device's share with `st` (consumed; NULL = success). Everything the run holds is
+ * released before the device's completion event fires, and the last device frees the run before
+ * its event fires: a caller that waits for the events and then destroys its buffers,
+ * executable and client drops the last references on its own thread, so the client (and its
+ * pool) is freed there rather than on one of the pool's task threads (which would need a
+ * helper thread racing process exit). */
 static void finish_dev(dev_run *dv, cj_status st) {
   exec_run *run = dv->run;
   for (int i = 0; i < run->nargs; i++) {
@@ -678,10 +714,42 @@ static void finish_dev(dev_run *dv, cj_status st) {
     cj_storage_writer_unref(dv->out_pins[j]);
     dv->out_pins[j] = NULL;
   }
-  cj_status_free(cj_event_set(dv->done, st));
   for (int j = 0; j < run->nres; j++) cj_buffer_release(dv->outs[j]);
-  cj_event_release(dv->done);
+  cj_event *done = dv->done; /* dv dies with the run */
   if (atomic_fetch_sub_explicit(&run->running, 1, memory_order_acq_rel) == 1) run_finish(run);
+  cj_status_free(cj_event_set(done, st));
+  cj_event_release(done);
+}
+
+/* The backend promises (and its kernels may assume) 64-byte aligned device memory. Views of
+ * foreign memory (PJRT_Client_CreateViewOfDeviceBuffer, DLPack) may be anywhere: such an
+ * argument is copied into an aligned temporary for the execution (it is never donated: only
+ * storages cjrt allocated are). dv->argp[i] then points at the copy; dv->aligned[i] owns it. */
+static cj_status align_arguments(exec_run *run, dev_run *dv) {
+  cj_backend *b = run->backend;
+  if (!b->vt->memory_is_host) return NULL;
+  const cj_program_info *info = run->le->exec->info;
+  for (int i = 0; i < run->nargs; i++) {
+    size_t n = info->args[i].nbytes;
+    dv->aligned[i] = NULL;
+    if (!n || !dv->argp[i] || ((uintptr_t)dv->argp[i] & 63) == 0) continue;
+    void *copy = b->vt->alloc(b, n);
+    if (!copy)
+      return cj_status_make(CJ_RESOURCE_EXHAUSTED,
+                            "out of memory copying unaligned argument %d (%zu bytes)", i, n);
+    memcpy(copy, dv->argp[i], n);
+    dv->aligned[i] = copy;
+    dv->argp[i] = copy;
+  }
+  return NULL;
+}
+
+static void free_aligned_copies(exec_run *run, dev_run *dv) {
+  for (int i = 0; i < run->nargs; i++)
+    if (dv->aligned[i]) {
+      run->backend->vt->free(run->backend, dv->aligned[i]);
+      dv->aligned[i] = NULL;
+    }
 }
 
 /* Runs one device's share; `on_pool` when on one of the client's task threads. */
@@ -697,8 +765,10 @@ static void dev_run_share(dev_run *dv, bool on_pool) {
   a.results = dv->resp;
   a.launch = run->launch;
   a.pool = run->pool;
-  cj_status st = run->backend->vt->execute(run->backend, run->prog, &a);
+  cj_status st = align_arguments(run, dv);
+  if (!st) st = run->backend->vt->execute(run->backend, run->prog, &a);
   if (st && run->launch) run->backend->vt->launch_abort(run->launch, cj_status_copy(st));
+  free_aligned_copies(run, dv);
   finish_dev(dv, st);
   if (on_pool) cj_client_enter_task(prev);
 }
@@ -865,6 +935,8 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
       carve_take(&cv, sizeof(cj_storage *) * (size_t)nr);
       carve_take(&cv, sizeof(cj_buffer *) * (size_t)nr);
       carve_take(&cv, sizeof(int32_t) * (size_t)nr);
+      carve_take(&cv, sizeof(void *) * nargs);
+      carve_take(&cv, sizeof(bool) * nargs);
     }
     if (pass == 0) {
       cv.base = calloc(1, cv.off);
@@ -889,6 +961,8 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
     dv->out_pins = carve_take(&cv, sizeof(cj_storage *) * (size_t)nr);
     dv->outs = carve_take(&cv, sizeof(cj_buffer *) * (size_t)nr);
     dv->res_donor = carve_take(&cv, sizeof(int32_t) * (size_t)nr);
+    dv->aligned = carve_take(&cv, sizeof(void *) * nargs);
+    dv->consumed = carve_take(&cv, sizeof(bool) * nargs);
   }
   run->client = c;
   run->backend = e->backend;
@@ -957,7 +1031,17 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
       for (int k = 0; k < na && !twice; k++) twice = k != i && list[k] == list[i];
       cj_storage *s;
       cj_event *ready;
-      if (twice || !cj_buffer_try_donate(list[i], &s, &ready)) continue;
+      int how = twice ? CJ_NOT_DONATED : cj_buffer_try_donate(list[i], &s, &ready);
+      if (how == CJ_NOT_DONATED) continue;
+      if (how == CJ_CONSUMED) {
+        /* the caller gave the buffer up but its memory is not ours to write (a view, zero-copy
+         * host data): read it, let it go at the end; the result gets fresh memory in step C */
+        dv->pins[i] = s;
+        dv->consumed[i] = true;
+        run->ready[(size_t)d * nargs + (size_t)i] = ready;
+        dv->argp[i] = cj_storage_data(s);
+        continue;
+      }
       /* s carries the donor's reference, which the result takes in step D; the pin is ours. */
       cj_storage_writer_ref(s);
       dv->pins[i] = s;
@@ -968,7 +1052,7 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
       dv->res_donor[j] = i;
     }
     for (int i = 0; i < na && !st; i++) {
-      if (dv->pin_writer[i]) continue;
+      if (dv->pin_writer[i] || dv->consumed[i]) continue;
       st = cj_buffer_acquire(list[i], &dv->pins[i], &run->ready[(size_t)d * nargs + (size_t)i]);
       if (st) {
         char name[64];
@@ -1000,6 +1084,8 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
           cj_storage *s = dv->pins[i];
           cj_storage_writer_unref(s);
           cj_buffer_undo_donate(list[i], s);
+        } else if (dv->consumed[i]) {
+          cj_buffer_undo_donate(list[i], dv->pins[i]);
         } else {
           cj_storage_unpin(dv->pins[i]);
         }
