@@ -24,12 +24,17 @@
 
 enum { MAX_AXES = 32, MAX_MESHES = 16, NAME_MAX_LEN = 64 };
 
+enum { MAX_MESH_IDS = 4096 };
+
 typedef struct mesh {
   char name[NAME_MAX_LEN];
   int n;
   char axes[MAX_AXES][NAME_MAX_LEN];
   int64_t sizes[MAX_AXES];
   int64_t total;
+  /* device_ids=[...]: the logical (partition) id at each mesh position; absent = iota */
+  int64_t *ids;
+  int64_t nids;
 } mesh;
 
 typedef struct meshes {
@@ -144,16 +149,41 @@ static bool parse_mesh_body(scan *s, mesh *m) {
     } while (eat(s, ","));
     expect(s, "]");
   }
-  /* device_ids=[...] or anything else: skipped (devices in mesh order are partitions 0..N-1) */
-  ws(s);
-  while (!s->bad && s->p < s->e && *s->p != '>') {
-    if (*s->p == '[' || *s->p == '<' || *s->p == '{' || *s->p == '(')
+  /* device_ids=[...]: the partition id at each position (without it, position p is partition
+   * p); anything else is skipped */
+  m->ids = NULL;
+  m->nids = 0;
+  while (!s->bad && eat(s, ",")) {
+    char key[32];
+    if (!name_of(s, key, sizeof key)) return false;
+    expect(s, "=");
+    ws(s);
+    if (!strcmp(key, "device_ids") && eat(s, "[")) {
+      if (m->total > MAX_MESH_IDS) return false;
+      m->ids = malloc(sizeof(int64_t) * (size_t)(m->total ? m->total : 1));
+      if (!m->ids) return false;
+      if (!eat(s, "]")) {
+        do {
+          int64_t v;
+          if (m->nids >= m->total || !int_of(s, &v)) return false;
+          m->ids[m->nids++] = v;
+        } while (eat(s, ","));
+        expect(s, "]");
+      }
+      if (m->nids != m->total) return false;
+    } else if (s->p < s->e && (*s->p == '[' || *s->p == '<' || *s->p == '{' || *s->p == '(')) {
       skip_group(s);
-    else
-      s->p++;
+    } else {
+      while (s->p < s->e && *s->p != ',' && *s->p != '>') s->p++;
+    }
   }
   expect(s, ">");
   return !s->bad;
+}
+
+static void meshes_free(meshes *ms) {
+  for (int i = 0; i < ms->n; i++) free(ms->m[i].ids);
+  ms->n = 0;
 }
 
 static cj_status collect_meshes(cj_module *m, meshes *out) {
@@ -168,13 +198,14 @@ static cj_status collect_meshes(cj_module *m, meshes *out) {
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "sdy.mesh without a name or a mesh");
     if (out->n == MAX_MESHES) return cj_op_error(op, CJ_UNIMPLEMENTED, "more than %d meshes", MAX_MESHES);
     mesh *me = &out->m[out->n];
+    memset(me, 0, sizeof *me);
     snprintf(me->name, sizeof me->name, "%.*s", (int)nl, nm);
     scan s = {ma->opaque.text, ma->opaque.text + ma->opaque.len, false};
     eat(&s, "#sdy.mesh");
+    out->n++; /* counted first: meshes_free releases its ids whatever happens */
     if (!parse_mesh_body(&s, me))
       return cj_op_error(op, CJ_UNIMPLEMENTED, "cannot read the mesh %.*s",
                          (int)ma->opaque.len, ma->opaque.text);
-    out->n++;
   }
   return NULL;
 }
@@ -200,7 +231,10 @@ typedef struct sharding {
   int64_t div[64];
   char canon[512];
   const mesh *mesh;
-  bool split; /* some dimension is divided */
+  bool split;   /* some dimension is divided */
+  bool subaxis; /* some dimension is split over a sub-axis */
+  int8_t nax[64];
+  int8_t ax[64][8]; /* per dimension: the mesh axes (indices), major to minor */
 } sharding;
 
 /* <@mesh, [{"a"}, {}], replicated={...}> or <mesh<[...]>, [...]>, after the mnemonic */
@@ -233,13 +267,17 @@ static bool parse_sharding_body(scan *s, const meshes *ms, mesh *inline_mesh, sh
       expect(s, "{");
       if (s->bad) return false;
       cl += (size_t)snprintf(out->canon + cl, cl < sizeof out->canon ? sizeof out->canon - cl : 0,
-                             "%s{", out->rank ? "," : "");
+                             "%s{", out->rank ? ", " : "");
+      int nax_written = 0;
       if (!eat(s, "}")) {
         do {
           if (eat(s, "?")) continue; /* open dimension: no further split */
           char ax[NAME_MAX_LEN];
           if (!name_of(s, ax, sizeof ax)) return false;
           int64_t size = axis_size(out->mesh, ax);
+          for (int i = 0; i < out->mesh->n; i++)
+            if (!strcmp(out->mesh->axes[i], ax) && out->nax[out->rank] < 8)
+              out->ax[out->rank][out->nax[out->rank]++] = (int8_t)i;
           if (size < 0) {
             snprintf(why, whycap, "names the axis \"%s\", which its mesh does not have", ax);
             return false;
@@ -251,12 +289,15 @@ static bool parse_sharding_body(scan *s, const meshes *ms, mesh *inline_mesh, sh
             expect(s, ")");
             if (s->bad || !int_of(s, &sz) || sz < 1) return false;
             size = sz;
+            out->subaxis = true;
             cl += (size_t)snprintf(out->canon + cl,
                                    cl < sizeof out->canon ? sizeof out->canon - cl : 0,
-                                   "%s:(%lld)%lld ", ax, (long long)pre, (long long)sz);
+                                   "%s\"%s\":(%lld)%lld", nax_written++ ? ", " : "", ax,
+                                   (long long)pre, (long long)sz);
           } else {
             cl += (size_t)snprintf(out->canon + cl,
-                                   cl < sizeof out->canon ? sizeof out->canon - cl : 0, "%s ", ax);
+                                   cl < sizeof out->canon ? sizeof out->canon - cl : 0, "%s\"%s\"",
+                                   nax_written++ ? ", " : "", ax);
           }
           d *= size;
         } while (eat(s, ","));
@@ -299,11 +340,14 @@ static cj_status read_sharding(const cj_op *where, const char *what, const cj_at
                                const meshes *ms, const cj_type *t, sharding *out) {
   char why[256] = "";
   mesh inl;
+  memset(&inl, 0, sizeof inl);
   if (!a || a->kind != CJ_ATTR_OPAQUE)
     return cj_op_error(where, CJ_INVALID_ARGUMENT, "%s: the sharding is not an #sdy.sharding", what);
   scan s = {a->opaque.text, a->opaque.text + a->opaque.len, false};
   eat(&s, "#sdy.sharding");
-  if (!parse_sharding_body(&s, ms, &inl, out, why, sizeof why) || s.bad)
+  bool ok = parse_sharding_body(&s, ms, &inl, out, why, sizeof why) && !s.bad;
+  free(inl.ids);
+  if (!ok)
     return cj_op_error(where, CJ_UNIMPLEMENTED, "%s: cannot use the sharding %.*s%s%s", what,
                        (int)a->opaque.len, a->opaque.text, why[0] ? ": it " : "", why);
   if (out->mesh == &inl) out->mesh = NULL; /* inline meshes only matter for sizes */
@@ -319,6 +363,7 @@ static cj_status read_per_value(const cj_op *where, const char *what, const cj_a
                                 const meshes *ms, uint32_t i, const cj_type *t, sharding *out) {
   char why[256] = "";
   mesh inl;
+  memset(&inl, 0, sizeof inl);
   if (!a || a->kind != CJ_ATTR_OPAQUE)
     return cj_op_error(where, CJ_INVALID_ARGUMENT, "%s: missing or unreadable shardings", what);
   scan s = {a->opaque.text, a->opaque.text + a->opaque.len, false};
@@ -330,7 +375,9 @@ static cj_status read_per_value(const cj_op *where, const char *what, const cj_a
     skip_group(&s);
     expect(&s, ",");
   }
-  if (s.bad || !parse_sharding_body(&s, ms, &inl, out, why, sizeof why))
+  bool ok = !s.bad && parse_sharding_body(&s, ms, &inl, out, why, sizeof why);
+  free(inl.ids);
+  if (!ok)
     return cj_op_error(where, CJ_UNIMPLEMENTED, "%s: cannot use sharding %u of %.*s%s%s", what, i,
                        (int)a->opaque.len, a->opaque.text, why[0] ? ": it " : "", why);
   if (out->mesh == &inl) out->mesh = NULL;
@@ -360,6 +407,7 @@ static cj_status local_type(cj_module *m, const cj_op *where, const char *what, 
 typedef struct sharded_val {
   cj_value *v;
   char canon[512];
+  sharding sh;
 } sharded_val;
 
 typedef struct state {
@@ -381,6 +429,7 @@ static cj_status mark(state *S, cj_value *v, const sharding *sh) {
   }
   S->sv[S->nsv].v = v;
   snprintf(S->sv[S->nsv].canon, sizeof S->sv[S->nsv].canon, "%s", sh->canon);
+  S->sv[S->nsv].sh = *sh;
   S->nsv++;
   return NULL;
 }
@@ -609,6 +658,132 @@ static cj_status strip_attrs(cj_module *m, cj_op *main, const char *key, int32_t
   return cj_op_set_attr(m, main, key, na);
 }
 
+/* ======================================================================== output shardings */
+
+/* A growing string. */
+typedef struct sbuf {
+  char *p;
+  size_t n, cap;
+  bool oom;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *s) {
+  size_t k = strlen(s);
+  if (b->oom) return;
+  if (b->n + k + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 128;
+    while (cap < b->n + k + 1) cap *= 2;
+    char *np = realloc(b->p, cap);
+    if (!np) {
+      b->oom = true;
+      return;
+    }
+    b->p = np;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->n, s, k + 1);
+  b->n += k;
+}
+
+/* The HloSharding text of `sh` (e.g. "{devices=[4,1]0,1,2,3}"), whose devices are the partition
+ * ids: mesh position p is partition p. False if it cannot be written (sub-axes). */
+static bool hlo_sharding(const sharding *sh, sbuf *b) {
+  if (!sh || !sh->split) {
+    sb_add(b, "{replicated}");
+    return true;
+  }
+  const mesh *me = sh->mesh;
+  if (!me || sh->subaxis || me->total > 65536) return false;
+  bool used[MAX_AXES] = {false};
+  for (int d = 0; d < sh->rank; d++)
+    for (int k = 0; k < sh->nax[d]; k++) used[sh->ax[d][k]] = true;
+  int64_t rep = 1;
+  for (int a = 0; a < me->n; a++)
+    if (!used[a]) rep *= me->sizes[a];
+  int64_t *assign = malloc(sizeof(int64_t) * (size_t)me->total);
+  if (!assign) {
+    b->oom = true;
+    return false;
+  }
+  for (int64_t p = 0; p < me->total; p++) {
+    int64_t c[MAX_AXES], q = p;
+    for (int a = me->n - 1; a >= 0; a--) {
+      c[a] = q % me->sizes[a];
+      q /= me->sizes[a];
+    }
+    int64_t lin = 0;
+    for (int d = 0; d < sh->rank; d++) {
+      int64_t t = 0;
+      for (int k = 0; k < sh->nax[d]; k++) t = t * me->sizes[sh->ax[d][k]] + c[sh->ax[d][k]];
+      lin = lin * sh->div[d] + t;
+    }
+    int64_t r = 0;
+    for (int a = 0; a < me->n; a++)
+      if (!used[a]) r = r * me->sizes[a] + c[a];
+    lin = lin * rep + r;
+    assign[lin] = me->ids ? me->ids[p] : p;
+  }
+  char tmp[32];
+  sb_add(b, "{devices=[");
+  for (int d = 0; d < sh->rank; d++) {
+    snprintf(tmp, sizeof tmp, "%s%lld", d ? "," : "", (long long)sh->div[d]);
+    sb_add(b, tmp);
+  }
+  if (rep > 1) {
+    snprintf(tmp, sizeof tmp, ",%lld", (long long)rep);
+    sb_add(b, tmp);
+  }
+  sb_add(b, "]");
+  for (int64_t i = 0; i < me->total; i++) {
+    snprintf(tmp, sizeof tmp, "%s%lld", i ? "," : "", (long long)assign[i]);
+    sb_add(b, tmp);
+  }
+  free(assign);
+  sb_add(b, rep > 1 ? " last_tile_dim_replicate}" : "}");
+  return !b->oom;
+}
+
+/* mhlo.spmd_parameters_shardings / mhlo.spmd_output_sharding on the module: how the values each
+ * device holds make up @main's global arguments and results. Frameworks read them back from
+ * PJRT_Executable_OptimizedProgram (JAX's output shardings come from there). */
+static cj_status set_sharding_attrs(state *S, const sharding *const *args, int32_t nargs,
+                                    const sharding *const *results, int32_t nresults) {
+  cj_module *m = S->m;
+  const cj_attr **items = cj_alloc(m, sizeof(cj_attr *) * (size_t)(nargs ? nargs : 1));
+  if (!items) return cj_oom();
+  for (int32_t i = 0; i < nargs; i++) {
+    sbuf b = {0};
+    if (!hlo_sharding(args[i], &b)) {
+      free(b.p);
+      return b.oom ? cj_oom() : NULL; /* not expressible: say nothing */
+    }
+    items[i] = cj_attr_string(m, b.p, b.n);
+    free(b.p);
+    if (!items[i]) return cj_oom();
+  }
+  sbuf out = {0};
+  if (nresults != 1) sb_add(&out, "{");
+  for (int32_t j = 0; j < nresults; j++) {
+    if (j) sb_add(&out, ", ");
+    if (!hlo_sharding(results[j], &out)) {
+      bool oom = out.oom;
+      free(out.p);
+      return oom ? cj_oom() : NULL;
+    }
+  }
+  if (nresults != 1) sb_add(&out, "}");
+  if (out.oom) {
+    free(out.p);
+    return cj_oom();
+  }
+  const cj_attr *os = cj_attr_string(m, out.p, out.n);
+  free(out.p);
+  const cj_attr *ps = cj_attr_array(m, nargs, items);
+  if (!os || !ps) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_module_set_attr(m, "mhlo.spmd_output_sharding", os));
+  return cj_module_set_attr(m, "mhlo.spmd_parameters_shardings", ps);
+}
+
 cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_partitions) {
   cj_op *main = cj_module_main(m);
   cj_block *body = main ? cj_func_body(main) : NULL;
@@ -651,9 +826,23 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     body->args[i].type = lt;
     st = mark(&S, &body->args[i], &sh);
   }
+  const sharding **argsh = NULL, **ressh = NULL;
+  if (!st) {
+    argsh = cj_alloc(m, sizeof(sharding *) * (size_t)(ft->rank + 1));
+    ressh = cj_alloc(m, sizeof(sharding *) * (size_t)(ft->nresults + 1));
+    if (!argsh || !ressh) st = cj_oom();
+  }
+  for (int32_t i = 0; !st && i < ft->rank; i++) {
+    const sharded_val *sv = find_sharded(&S, &body->args[i]);
+    argsh[i] = sv ? &sv->sh : NULL;
+  }
   if (!st && !any_sharding && !has_manual(body)) {
+    /* a replicated program: every device runs it as written and holds every value whole */
+    for (int32_t j = 0; j < ft->nresults; j++) ressh[j] = NULL;
+    if (num_partitions > 1) st = set_sharding_attrs(&S, argsh, ft->rank, ressh, ft->nresults);
     free(S.sv);
-    return NULL; /* a replicated program: every device runs it as written */
+    meshes_free(&S.ms);
+    return st;
   }
   for (cj_op *op = body->first; op && !st;) {
     cj_op *next = op->next;
@@ -698,8 +887,19 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     if (!nft) st = cj_oom();
     if (!st) st = cj_op_set_attr(m, main, "function_type", cj_attr_type(m, nft));
   }
+  /* (pointers into S.sv only now that it no longer grows) */
+  for (int32_t i = 0; !st && i < ft->rank; i++) {
+    const sharded_val *sv = find_sharded(&S, &body->args[i]);
+    argsh[i] = sv ? &sv->sh : NULL;
+  }
+  for (int32_t j = 0; !st && j < ft->nresults; j++) {
+    const sharded_val *sv = find_sharded(&S, ret->operands[j]);
+    ressh[j] = sv ? &sv->sh : NULL;
+  }
+  if (!st && num_partitions > 1) st = set_sharding_attrs(&S, argsh, ft->rank, ressh, ft->nresults);
   if (!st) st = strip_attrs(m, main, "arg_attrs", ft->rank);
   if (!st) st = strip_attrs(m, main, "res_attrs", ft->nresults);
   free(S.sv);
+  meshes_free(&S.ms);
   return st;
 }
