@@ -1,0 +1,1074 @@
+/* cjrt: convolution and dynamic_conv (see k_conv.h for the geometry).
+ *
+ * This file: reading the op into a kc_geom, the element conversions (plain converts,
+ * dequantization), the canonical weights, the prep steps, the generic compute kernel for every
+ * element type and the finalizers (convert, quantize). The f32 GEMM path is k_conv_gemm.c.
+ *
+ * Quantized convolutions follow what the reference interpreter runs, which the corpus' expected
+ * values come from (StableHLO's quant-to-math lowering):
+ *   - "integer" form, when lhs is per-tensor, rhs and result are both per-tensor or both
+ *     per-axis with rhs zero points 0 (and per-axis result zero points 0, one rhs/result scale
+ *     ratio), no lhs dilation, and the layout is NHWC/NCHW/NDHWC/NCDHW: the sum of
+ *     (lhs - zp_lhs) * rhs in integers, then the combined scale s_l * s_r / s_res applied in f32
+ *     (skipped when within 0.001 of 1) to the sum and to the zero-point offset separately, plus
+ *     the result zero point, wrapped into the storage type;
+ *   - "hybrid" (float lhs, quantized rhs, float result): rhs dequantized, then a float
+ *     convolution;
+ *   - otherwise dequantize, convolve in f32, and quantize the result (divide by the scale, add
+ *     the zero point, clamp to the storage range, round to nearest even).
+ * precision_config is not consulted: f32 (and smaller floats) accumulate in f32, f64 in f64,
+ * which is what HIGHEST asks and what XLA:CPU does for every precision.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/k_conv.h"
+
+void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
+void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes);
+
+/* ======================================================================== small helpers */
+
+static cj_dtype acc_dtype(kc_acc a) {
+  switch (a) {
+    case KA_F32: return CJ_F32;
+    case KA_F64: return CJ_F64;
+    case KA_I64: return CJ_S64;
+    case KA_C64: return CJ_C64;
+    default: return CJ_C128;
+  }
+}
+
+static int32_t sat_i32(float f) {
+  if (f != f) return 0;
+  if (f >= 2147483648.0f) return INT32_MAX;
+  if (f < -2147483648.0f) return INT32_MIN;
+  return (int32_t)f;
+}
+
+/* Describes a static tensor value (quantized ones as their storage). */
+static cj_status kc_tensor(cj_lw *L, cj_op *op, cj_value *v, cj_lw_tensor *out) {
+  const cj_type *t = v->type;
+  if (!cj_type_is_quant(t)) return cj_lw_tensor_of(L, op, v, out);
+  if (!cj_type_is_static(t))
+    return cj_op_error(op, CJ_UNIMPLEMENTED,
+                       "dynamic shapes are not supported here (refine shapes first)");
+  int32_t n;
+  const int32_t *leaves;
+  CJ_RETURN_IF_ERROR(cj_lw_leaves(L, op, v, &n, &leaves));
+  if (n != 1) return cj_op_error(op, CJ_INTERNAL, "expected one buffer");
+  out->buf = leaves[0];
+  out->type = t;
+  out->dtype = t->dtype;
+  out->rank = t->rank;
+  out->dims = t->dims;
+  out->nelems = t->num_elements;
+  out->nbytes = cj_lw_type_bytes(t);
+  return NULL;
+}
+
+static cj_status kc_result(cj_lw *L, cj_op *op, cj_lw_tensor *out) {
+  cj_value *v = &op->results[0];
+  if (!cj_type_is_quant(v->type)) return cj_lw_result(L, op, 0, out);
+  int64_t bytes = cj_lw_type_bytes(v->type);
+  if (bytes < 0) return cj_op_error(op, CJ_UNIMPLEMENTED, "the result has a dynamic shape");
+  int32_t b = cj_lw_new_buf(L, bytes, CJ_BK_ARENA);
+  CJ_RETURN_IF_ERROR(cj_lw_bind(L, v, 1, &b));
+  return kc_tensor(L, op, v, out);
+}
+
+static const cj_quant *quant_of(const cj_type *t) {
+  return t && t->elem && t->elem->kind == CJ_TYPE_QUANT ? t->elem->quant : NULL;
+}
+
+/* ======================================================================== conversions */
+
+/* How elements of the lhs or rhs become accumulation-type values. */
+enum { CV_FN, CV_DEQ, CV_ZSUB };
+
+typedef struct kc_cvt {
+  int mode;
+  cj_ew_fn fn;         /* CV_FN */
+  cj_ew_aux aux;
+  cj_dtype src;        /* storage dtype */
+  int32_t zp;          /* CV_DEQ / CV_ZSUB, per-tensor */
+  float scale;         /* CV_DEQ, per-tensor */
+  const int32_t *zps;  /* per-axis (indexed by the global output feature), else NULL */
+  const float *scales;
+} kc_cvt;
+
+/* n integers of storage type dt starting at src, as int64 into dst */
+static void load_ints(cj_dtype dt, const void *src, int64_t n, int64_t *dst) {
+  switch (dt) {
+#define LD(D, T)                                                   \
+  case CJ_##D: {                                                   \
+    const T *s = src;                                              \
+    for (int64_t i = 0; i < n; i++) dst[i] = (int64_t)s[i];        \
+    break;                                                         \
+  }
+    LD(S8, int8_t)
+    LD(U8, uint8_t)
+    LD(S16, int16_t)
+    LD(U16, uint16_t)
+    LD(S32, int32_t)
+    LD(U32, uint32_t)
+    LD(S64, int64_t)
+    LD(U64, uint64_t)
+#undef LD
+    default:
+      for (int64_t i = 0; i < n; i++) dst[i] = cj_elem_get_i64(dt, src, (size_t)i);
+  }
+}
+
+/* Converts n elements; o0 is the global output feature of element 0 (per-axis rows). */
+static void kc_convert(const kc_cvt *c, void *dst, const void *src, int64_t n, int64_t o0) {
+  if (c->mode == CV_FN) {
+    c->fn(dst, src, NULL, NULL, n, &c->aux);
+    return;
+  }
+  int64_t buf[256];
+  int esz = cj_dtype_bytes(c->src);
+  for (int64_t i0 = 0; i0 < n; i0 += 256) {
+    int64_t m = n - i0 < 256 ? n - i0 : 256;
+    load_ints(c->src, (const char *)src + i0 * esz, m, buf);
+    if (c->mode == CV_DEQ) {
+      float *d = (float *)dst + i0;
+      if (c->scales)
+        for (int64_t i = 0; i < m; i++)
+          d[i] = (float)((int32_t)buf[i] - c->zps[o0 + i0 + i]) * c->scales[o0 + i0 + i];
+      else
+        for (int64_t i = 0; i < m; i++) d[i] = (float)((int32_t)buf[i] - c->zp) * c->scale;
+    } else {
+      int64_t *d = (int64_t *)dst + i0;
+      for (int64_t i = 0; i < m; i++) d[i] = buf[i] - c->zp;
+    }
+  }
+}
+
+/* Sets up a dequantizing converter from a quantized type (scales rounded to f32, as the
+ * reference lowering's constants are). */
+static cj_status deq_cvt(cj_lw *L, const cj_quant *q, int mode, kc_cvt *c) {
+  memset(c, 0, sizeof *c);
+  c->mode = mode;
+  c->src = q->storage;
+  if (q->axis < 0) {
+    c->zp = (int32_t)q->zero_points[0];
+    c->scale = (float)q->scales[0];
+    return NULL;
+  }
+  int32_t *zps = cj_lw_alloc(L, sizeof(int32_t) * (size_t)q->nscales);
+  float *scales = cj_lw_alloc(L, sizeof(float) * (size_t)q->nscales);
+  if (!zps || !scales) return cj_oom();
+  for (int32_t i = 0; i < q->nscales; i++) {
+    zps[i] = (int32_t)q->zero_points[i];
+    scales[i] = (float)q->scales[i];
+  }
+  c->zps = zps;
+  c->scales = scales;
+  return NULL;
+}
+
+static cj_status fn_cvt(const cj_op *op, cj_dtype src, cj_dtype dst, kc_cvt *c) {
+  memset(c, 0, sizeof *c);
+  c->mode = CV_FN;
+  c->src = src;
+  c->fn = cj_cvt_lookup(src, dst);
+  c->aux.src = src;
+  c->aux.dt = dst;
+  if (!c->fn)
+    return cj_op_error(op, CJ_UNIMPLEMENTED, "no conversion from %s to %s",
+                       cj_dtype_get(src)->id, cj_dtype_get(dst)->id);
+  return NULL;
+}
+
+/* ======================================================================== the geometry */
+
+typedef struct kc_dims {
+  int64_t ib, ifd, is[KC_MAXS], kif, kof, ks[KC_MAXS], ob, ofd, os[KC_MAXS];
+  int64_t stride[KC_MAXS], ldil[KC_MAXS], rdil[KC_MAXS], lo[KC_MAXS];
+  bool rev[KC_MAXS];
+  int64_t fgc, bgc;
+} kc_dims;
+
+static cj_status read_list(const cj_op *op, const char *name, int32_t ns, int64_t *out) {
+  for (int32_t i = 0; i < ns; i++) out[i] = 1;
+  const cj_attr *a = cj_op_attr(op, name);
+  if (!a) return NULL;
+  int64_t v[KC_MAXS], n = 0;
+  if (!cj_attr_get_i64s(a, v, KC_MAXS, &n)) return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad %s", name);
+  if (n == 0) return NULL;
+  if (n != ns)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "%s has %lld entries, expected %d", name,
+                       (long long)n, ns);
+  for (int32_t i = 0; i < ns; i++) {
+    if (v[i] < 1) return cj_op_error(op, CJ_INVALID_ARGUMENT, "%s[%d] must be positive", name, i);
+    out[i] = v[i];
+  }
+  return NULL;
+}
+
+static cj_status read_dims(const cj_op *op, int32_t rank, kc_dims *d) {
+  memset(d, 0, sizeof *d);
+  int32_t ns = rank - 2;
+  if (rank < 2 || ns > KC_MAXS)
+    return cj_op_error(op, CJ_UNIMPLEMENTED, "convolution of rank %d is not supported", rank);
+  const cj_attr *dn = cj_op_attr(op, "dimension_numbers");
+  if (!dn || dn->kind != CJ_ATTR_STRUCT)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing dimension_numbers");
+#define F(name) cj_attr_field(dn, CJ_SK_CONV, CJ_SF_CONV_##name)
+  int64_t n1 = 0, n2 = 0, n3 = 0;
+  /* absent (NULL) fields are their default: 0, or an empty list */
+  int64_t *one[6] = {&d->ib, &d->ifd, &d->kif, &d->kof, &d->ob, &d->ofd};
+  const cj_attr *fa[6] = {F(input_batch_dimension), F(input_feature_dimension),
+                          F(kernel_input_feature_dimension), F(kernel_output_feature_dimension),
+                          F(output_batch_dimension), F(output_feature_dimension)};
+  bool ok = true;
+  for (int k = 0; k < 6; k++) {
+    *one[k] = 0;
+    if (fa[k]) ok = ok && cj_attr_get_i64(fa[k], one[k]);
+  }
+  if (F(input_spatial_dimensions)) ok = ok && cj_attr_get_i64s(F(input_spatial_dimensions), d->is, KC_MAXS, &n1);
+  if (F(kernel_spatial_dimensions)) ok = ok && cj_attr_get_i64s(F(kernel_spatial_dimensions), d->ks, KC_MAXS, &n2);
+  if (F(output_spatial_dimensions)) ok = ok && cj_attr_get_i64s(F(output_spatial_dimensions), d->os, KC_MAXS, &n3);
+#undef F
+  if (!ok || n1 != ns || n2 != ns || n3 != ns)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad dimension_numbers for rank %d", rank);
+  int64_t all[3][CJ_MAX_RANK];
+  for (int32_t i = 0; i < ns; i++) {
+    all[0][i] = d->is[i];
+    all[1][i] = d->ks[i];
+    all[2][i] = d->os[i];
+  }
+  all[0][ns] = d->ib, all[0][ns + 1] = d->ifd;
+  all[1][ns] = d->kif, all[1][ns + 1] = d->kof;
+  all[2][ns] = d->ob, all[2][ns + 1] = d->ofd;
+  for (int k = 0; k < 3; k++) {
+    bool seen[CJ_MAX_RANK] = {false};
+    for (int32_t i = 0; i < rank; i++) {
+      int64_t x = all[k][i];
+      if (x < 0 || x >= rank || seen[x])
+        return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad dimension_numbers for rank %d", rank);
+      seen[x] = true;
+    }
+  }
+  CJ_RETURN_IF_ERROR(read_list(op, "window_strides", ns, d->stride));
+  CJ_RETURN_IF_ERROR(read_list(op, "lhs_dilation", ns, d->ldil));
+  CJ_RETURN_IF_ERROR(read_list(op, "rhs_dilation", ns, d->rdil));
+  const cj_attr *rv = cj_op_attr(op, "window_reversal");
+  if (rv && rv->kind == CJ_ATTR_DENSE_ARRAY && rv->darr.n) {
+    if (rv->darr.n != ns || cj_dtype_bytes(rv->darr.dtype) != 1)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad window_reversal");
+    for (int32_t i = 0; i < ns; i++) d->rev[i] = ((const uint8_t *)rv->darr.data)[i] != 0;
+  }
+  d->fgc = d->bgc = 1;
+  cj_op_get_i64(op, "feature_group_count", &d->fgc);
+  cj_op_get_i64(op, "batch_group_count", &d->bgc);
+  if (d->fgc < 1 || d->bgc < 1 || (d->fgc > 1 && d->bgc > 1))
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad feature_group_count / batch_group_count");
+  return NULL;
+}
+
+/* Sizes of the geometry (tables are built later, when the lhs buffer's strides are known). */
+static cj_status geom_sizes(const cj_op *op, const kc_dims *d, const cj_type *lt, const cj_type *rt,
+                            const cj_type *ot, kc_geom *g) {
+  memset(g, 0, sizeof *g);
+  int32_t rank = lt->rank, ns = rank - 2;
+  if (rt->rank != rank || ot->rank != rank)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "operands and result must have one rank");
+  g->ns = ns;
+  g->bgroups = d->bgc > 1;
+  g->G = d->bgc > 1 ? d->bgc : d->fgc;
+  g->Bout = ot->dims[d->ob];
+  g->Cg = rt->dims[d->kif];
+  int64_t kout = rt->dims[d->kof];
+  if (kout != ot->dims[d->ofd] || kout % g->G)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "kernel output features %lld do not match the result's %lld",
+                       (long long)kout, (long long)ot->dims[d->ofd]);
+  g->Og = kout / g->G;
+  if (lt->dims[d->ib] != g->Bout * d->bgc || lt->dims[d->ifd] != g->Cg * d->fgc)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "batch or feature sizes do not match the groups");
+  g->P = g->Q = 1;
+  for (int32_t i = 0; i < ns; i++) {
+    g->odim[i] = ot->dims[d->os[i]];
+    g->kdim[i] = rt->dims[d->ks[i]];
+    g->P *= g->odim[i];
+    g->Q *= g->kdim[i];
+  }
+  g->K = g->Q * g->Cg;
+  g->M = g->Bout * g->P;
+  int64_t ostr[CJ_MAX_RANK] = {0};
+  cj_row_strides(rank, ot->dims, ostr);
+  g->ob = ostr[d->ob];
+  g->of = ostr[d->ofd];
+  for (int32_t i = 0; i < ns; i++) g->os[i] = ostr[d->os[i]];
+  return NULL;
+}
+
+/* The spatial tables for a lhs buffer whose spatial strides are xs[i] (elements). */
+static cj_status geom_tables(cj_lw *L, const kc_dims *d, const cj_type *lt, const int64_t *xs,
+                             kc_geom *g) {
+  for (int32_t i = 0; i < g->ns; i++) {
+    int64_t no = g->odim[i], nk = g->kdim[i];
+    int64_t *t = cj_lw_alloc(L, sizeof(int64_t) * (size_t)(no * nk > 0 ? no * nk : 1));
+    if (!t) return cj_oom();
+    int64_t in = lt->dims[d->is[i]];
+    int64_t dilated = in > 0 ? (in - 1) * d->ldil[i] + 1 : 0;
+    for (int64_t o = 0; o < no; o++)
+      for (int64_t k = 0; k < nk; k++) {
+        int64_t kk = d->rev[i] ? nk - 1 - k : k;
+        int64_t pos = o * d->stride[i] + kk * d->rdil[i] - d->lo[i];
+        int64_t v = -1;
+        if (pos >= 0 && pos < dilated && pos % d->ldil[i] == 0) v = (pos / d->ldil[i]) * xs[i];
+        t[o * nk + k] = v;
+      }
+    g->tab[i] = t;
+  }
+  return NULL;
+}
+
+/* ======================================================================== canonical weights */
+
+/* Where the rhs elements are: element offset of (kernel spatial coords, c, global o). */
+typedef struct kc_rhs {
+  int64_t sstr[KC_MAXS]; /* strides of the kernel spatial dims */
+  int64_t cstr, ostr;
+  cj_dtype dt;           /* storage dtype */
+} kc_rhs;
+
+typedef struct kc_wprep {
+  kc_geom g;
+  kc_rhs r;
+  kc_cvt cvt;            /* storage -> accumulation type, rows of Og */
+  cj_dtype acc_dt;
+  bool pack;             /* GEMM panels */
+  bool dw;               /* depthwise: W[g][q][0][j] as Wd[q][g * Og + j] (f32) */
+  bool zpoff;            /* integer quantized form: per output feature lhs_zp * sum(rhs) */
+  int32_t lhs_zp;
+} kc_wprep;
+
+/* raw gather into W[g][q][c][o] (storage dtype) */
+static void rhs_gather(const kc_wprep *w, const char *src, char *raw) {
+  const kc_geom *g = &w->g;
+  int esz = cj_dtype_bytes(w->r.dt);
+  int64_t kc[KC_MAXS] = {0};
+  for (int64_t q = 0; q < g->Q; q++) {
+    int64_t so = 0;
+    for (int32_t i = 0; i < g->ns; i++) so += kc[i] * w->r.sstr[i];
+    for (int64_t grp = 0; grp < g->G; grp++)
+      for (int64_t c = 0; c < g->Cg; c++) {
+        char *d = raw + (((grp * g->Q + q) * g->Cg + c) * g->Og) * esz;
+        const char *s = src + (so + c * w->r.cstr + grp * g->Og * w->r.ostr) * esz;
+        if (w->r.ostr == 1) {
+          memcpy(d, s, (size_t)(g->Og * esz));
+        } else {
+          for (int64_t o = 0; o < g->Og; o++) memcpy(d + o * esz, s + o * w->r.ostr * esz, (size_t)esz);
+        }
+      }
+    for (int32_t i = g->ns - 1; i >= 0; i--) {
+      if (++kc[i] < g->kdim[i]) break;
+      kc[i] = 0;
+    }
+  }
+}
+
+/* Full preparation: raw gather, row conversion, zero-point offsets, packing. `raw` holds
+ * G*K*Og storage elements, `w` G*K*Og accumulation elements, `wp` the packed panels. */
+static void rhs_prepare(const kc_wprep *p, const char *src, char *raw, char *w, float *wp,
+                        int32_t *zpoff) {
+  const kc_geom *g = &p->g;
+  rhs_gather(p, src, raw);
+  int esz = cj_dtype_bytes(p->r.dt), asz = cj_dtype_bytes(p->acc_dt);
+  int64_t rows = g->G * g->K;
+  for (int64_t r = 0; r < rows; r++)
+    kc_convert(&p->cvt, w + r * g->Og * asz, raw + r * g->Og * esz, g->Og, (r / g->K) * g->Og);
+  if (p->zpoff) {
+    /* lhs_zp * sum over spatial and input features of the storage values, in i32 */
+    int64_t tmp[256];
+    for (int64_t grp = 0; grp < g->G; grp++) {
+      uint32_t *acc = (uint32_t *)zpoff + grp * g->Og;
+      for (int64_t o = 0; o < g->Og; o++) acc[o] = 0;
+      for (int64_t k = 0; k < g->K; k++) {
+        const char *row = raw + ((grp * g->K + k) * g->Og) * esz;
+        for (int64_t o0 = 0; o0 < g->Og; o0 += 256) {
+          int64_t m = g->Og - o0 < 256 ? g->Og - o0 : 256;
+          load_ints(p->r.dt, row + o0 * esz, m, tmp);
+          for (int64_t o = 0; o < m; o++) acc[o0 + o] += (uint32_t)tmp[o];
+        }
+      }
+      for (int64_t o = 0; o < g->Og; o++) acc[o] = (uint32_t)p->lhs_zp * acc[o];
+    }
+  }
+  if (p->pack) kc_gemm_pack(g, (const float *)w, wp);
+  if (p->dw) {
+    const float *wf = (const float *)w;
+    for (int64_t grp = 0; grp < g->G; grp++)
+      for (int64_t q = 0; q < g->Q; q++)
+        for (int64_t j = 0; j < g->Og; j++)
+          wp[q * g->G * g->Og + grp * g->Og + j] = wf[(grp * g->Q + q) * g->Og + j];
+  }
+}
+
+/* runtime preparation: in[0] = rhs; out[0] = W, out[1] = raw, then packed, then zpoff */
+static cj_status k_conv_prep_rhs(cj_exec_ctx *ctx, const cj_step *st) {
+  const kc_wprep *p = st->params;
+  uint32_t k = 2;
+  float *wp = NULL;
+  int32_t *zp = NULL;
+  if (p->pack || p->dw) {
+    wp = (float *)CJ_PTR(ctx, st->out[k]);
+    k++;
+  }
+  if (p->zpoff) zp = (int32_t *)CJ_PTR(ctx, st->out[k]);
+  rhs_prepare(p, CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->out[1]), CJ_PTR(ctx, st->out[0]), wp, zp);
+  return NULL;
+}
+
+/* ======================================================================== lhs preparation */
+
+typedef struct kc_xprep {
+  kc_cvt cvt;
+  int64_t n;       /* elements */
+  int esz, asz;
+} kc_xprep;
+
+typedef struct xprep_run {
+  const kc_xprep *p;
+  const char *src;
+  char *dst;
+} xprep_run;
+
+static void xprep_body(void *vctx, int64_t b, int64_t e) {
+  xprep_run *r = vctx;
+  const kc_xprep *p = r->p;
+  int64_t lo = b * 4096, hi = e * 4096 < p->n ? e * 4096 : p->n;
+  if (lo < hi) kc_convert(&p->cvt, r->dst + lo * p->asz, r->src + lo * p->esz, hi - lo, 0);
+}
+
+static cj_status k_conv_prep_lhs(cj_exec_ctx *ctx, const cj_step *st) {
+  const kc_xprep *p = st->params;
+  xprep_run r = {p, CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->out[0])};
+  int64_t chunks = (p->n + 4095) / 4096;
+  if (ctx->pool && p->n >= CJ_PAR_MIN_ELEMS)
+    cj_pool_parallel_for(ctx->pool, chunks, 4, xprep_body, &r);
+  else
+    xprep_body(&r, 0, chunks);
+  return NULL;
+}
+
+/* GEMM path: any lhs layout / f32, bf16, f16 into [batch][spatial...][feature] f32 */
+typedef struct kc_tprep {
+  int32_t ns;
+  cj_dtype src;
+  int64_t nb, nc, sb, sc, npos;
+  int64_t sdim[KC_MAXS], sstr[KC_MAXS];
+} kc_tprep;
+
+typedef struct tprep_run {
+  const kc_tprep *p;
+  const char *src;
+  float *dst;
+} tprep_run;
+
+static void tprep_body(void *vctx, int64_t b, int64_t e) {
+  tprep_run *R = vctx;
+  const kc_tprep *p = R->p;
+  for (int64_t pos = b; pos < e; pos++) {
+    int64_t rem = pos, off = 0;
+    for (int32_t i = p->ns - 1; i >= 0; i--) {
+      off += (rem % p->sdim[i]) * p->sstr[i];
+      rem /= p->sdim[i];
+    }
+    off += rem * p->sb;
+    float *d = R->dst + pos * p->nc;
+    if (p->src == CJ_F32) {
+      const float *s = (const float *)R->src + off;
+      for (int64_t c = 0; c < p->nc; c++) d[c] = s[c * p->sc];
+    } else if (p->src == CJ_BF16) {
+      const uint16_t *s = (const uint16_t *)R->src + off;
+      for (int64_t c = 0; c < p->nc; c++) d[c] = cj_bf16_to_f32(s[c * p->sc]);
+    } else {
+      const uint16_t *s = (const uint16_t *)R->src + off;
+      for (int64_t c = 0; c < p->nc; c++) d[c] = cj_f16_to_f32(s[c * p->sc]);
+    }
+  }
+}
+
+static cj_status k_conv_prep_nhwc(cj_exec_ctx *ctx, const cj_step *st) {
+  const kc_tprep *p = st->params;
+  tprep_run R = {p, CJ_PTR(ctx, st->in[0]), (float *)CJ_PTR(ctx, st->out[0])};
+  int64_t grain = 4096 / (p->nc > 0 ? p->nc : 1) + 1;
+  if (ctx->pool && p->npos * p->nc >= CJ_PAR_MIN_ELEMS)
+    cj_pool_parallel_for(ctx->pool, p->npos, grain, tprep_body, &R);
+  else
+    tprep_body(&R, 0, p->npos);
+  return NULL;
+}
+
+/* ======================================================================== finalizers */
+
+enum { FIN_CVT, FIN_QINT, FIN_QFLT };
+
+typedef struct kc_fin {
+  int mode;
+  cj_ew_fn fn;       /* acc (or the quantized intermediate) -> result dtype */
+  cj_ew_aux aux;
+  int osz;           /* result element bytes */
+  /* FIN_QINT */
+  int32_t zo;
+  bool scaled, has_zpoff;
+  float cs;
+  /* FIN_QFLT */
+  float scale, zp, qmin, qmax;
+  const float *scales, *zps; /* per-axis, indexed by global output feature */
+} kc_fin;
+
+/* Writes n accumulators (global output features o0..) to out (stride `of` elements). `tmp`
+ * has room for n 8-byte values, `tmp2` for n 16-byte values. */
+static void finalize_row(const kc_fin *f, const void *acc, int64_t n, int64_t o0, const int32_t *zpoff,
+                         char *out, int64_t of, void *tmp, void *tmp2) {
+  const void *src = acc;
+  if (f->mode == FIN_QINT) {
+    const int64_t *a = acc;
+    int64_t *t = tmp;
+    for (int64_t o = 0; o < n; o++) {
+      uint32_t v;
+      if (!f->scaled) {
+        v = (uint32_t)a[o] + (uint32_t)f->zo;
+      } else {
+        int32_t zpo = f->has_zpoff ? zpoff[o0 + o] : 0;
+        int32_t at = (int32_t)((uint32_t)a[o] + (uint32_t)zpo);
+        int32_t r = sat_i32((float)at * f->cs), z = sat_i32((float)zpo * f->cs);
+        v = (uint32_t)r + (uint32_t)f->zo - (uint32_t)z;
+      }
+      t[o] = (int64_t)(int32_t)v;
+    }
+    src = tmp;
+  } else if (f->mode == FIN_QFLT) {
+    const float *a = acc;
+    float *t = tmp;
+    for (int64_t o = 0; o < n; o++) {
+      float s = f->scales ? f->scales[o0 + o] : f->scale, z = f->scales ? f->zps[o0 + o] : f->zp;
+      float x = a[o] / s + z;
+      x = x > f->qmin ? x : f->qmin; /* clamp(min, x, max) = min(max(x, min), max) */
+      x = x < f->qmax ? x : f->qmax;
+      t[o] = rintf(x);
+    }
+    src = tmp;
+  }
+  if (of == 1) {
+    f->fn(out, src, NULL, NULL, n, &f->aux);
+    return;
+  }
+  char *c = (char *)tmp2;
+  f->fn(c, src, NULL, NULL, n, &f->aux);
+  for (int64_t o = 0; o < n; o++) memcpy(out + o * of * f->osz, c + o * f->osz, (size_t)f->osz);
+}
+
+/* ======================================================================== generic kernel */
+
+typedef struct kc_gen {
+  kc_geom g;
+  kc_acc acc;
+  int asz;
+  kc_fin fin;
+  bool has_zpoff;
+} kc_gen;
+
+typedef struct gen_run {
+  const kc_gen *p;
+  const char *x, *w;
+  const int32_t *zpoff;
+  char *out;
+  cj_exec_ctx *ctx;
+} gen_run;
+
+typedef struct kc_rowinfo {
+  int64_t xbase, obase;
+  const int64_t *rt[KC_MAXS];
+} kc_rowinfo;
+
+static void row_info(const kc_geom *g, int64_t grp, int64_t m, kc_rowinfo *r) {
+  int64_t b = m / g->P, p = m % g->P;
+  r->xbase = kc_lhs_base(g, grp, b);
+  int64_t oo = b * g->ob + grp * g->Og * g->of;
+  for (int32_t i = g->ns - 1; i >= 0; i--) {
+    int64_t o = p % g->odim[i];
+    p /= g->odim[i];
+    oo += o * g->os[i];
+    r->rt[i] = g->tab[i] + o * g->kdim[i];
+  }
+  r->obase = oo;
+}
+
+/* offset of kernel position kc (coords) for row r, or -1 */
+static inline int64_t row_off(const kc_geom *g, const kc_rowinfo *r, const int64_t *kc) {
+  int64_t off = 0;
+  for (int32_t i = 0; i < g->ns; i++) {
+    int64_t t = r->rt[i][kc[i]];
+    if (t < 0) return -1;
+    off += t;
+  }
+  return off;
+}
+
+static inline void odometer(const kc_geom *g, int64_t *kc) {
+  for (int32_t i = g->ns - 1; i >= 0; i--) {
+    if (++kc[i] < g->kdim[i]) return;
+    kc[i] = 0;
+  }
+}
+
+#define GEN_KERNEL(NAME, T, MAC)                                                              \
+  static void NAME(const kc_geom *g, int64_t grp, const kc_rowinfo *r, const T *x,          \
+                   const T *w, T *acc) {                                                      \
+    int64_t kc[KC_MAXS] = {0};                                                                \
+    for (int64_t q = 0; q < g->Q; q++, odometer(g, kc)) {                                     \
+      int64_t off = row_off(g, r, kc);                                                        \
+      if (off < 0) continue;                                                                  \
+      const T *xp = x + r->xbase + off;                                                       \
+      const T *wq = w + (grp * g->Q + q) * g->Cg * g->Og;                                     \
+      for (int64_t c = 0; c < g->Cg; c++) {                                                   \
+        const T xv = xp[c * g->xc];                                                           \
+        const T *wr = wq + c * g->Og;                                                         \
+        for (int64_t o = 0; o < g->Og; o++) MAC;                                              \
+      }                                                                                       \
+    }                                                                                         \
+  }
+
+GEN_KERNEL(gen_f32, float, acc[o] += xv * wr[o])
+GEN_KERNEL(gen_f64, double, acc[o] += xv * wr[o])
+GEN_KERNEL(gen_i64, uint64_t, acc[o] += xv * wr[o])
+
+typedef struct cf32 {
+  float re, im;
+} cf32;
+typedef struct cf64 {
+  double re, im;
+} cf64;
+#define CMAC                                     \
+  {                                              \
+    acc[o].re += xv.re * wr[o].re - xv.im * wr[o].im; \
+    acc[o].im += xv.re * wr[o].im + xv.im * wr[o].re; \
+  }
+GEN_KERNEL(gen_c64, cf32, CMAC)
+GEN_KERNEL(gen_c128, cf64, CMAC)
+#undef CMAC
+
+static void gen_body(void *vctx, int64_t b, int64_t e) {
+  gen_run *R = vctx;
+  const kc_gen *p = R->p;
+  const kc_geom *g = &p->g;
+  cj_tls_area *a = cj_tls_claim(R->ctx);
+  if (!a) return;
+  int64_t rowb = (g->Og * 16 + 63) & ~(int64_t)63;
+  char *acc = a->mem, *tmp = a->mem + rowb, *tmp2 = tmp + rowb;
+  int osz = p->fin.osz;
+  for (int64_t t = b; t < e; t++) {
+    int64_t grp = t / g->M, m = t % g->M;
+    kc_rowinfo r;
+    row_info(g, grp, m, &r);
+    memset(acc, 0, (size_t)(g->Og * p->asz));
+    switch (p->acc) {
+      case KA_F32: gen_f32(g, grp, &r, (const float *)R->x, (const float *)R->w, (float *)acc); break;
+      case KA_F64: gen_f64(g, grp, &r, (const double *)R->x, (const double *)R->w, (double *)acc); break;
+      case KA_I64: gen_i64(g, grp, &r, (const uint64_t *)R->x, (const uint64_t *)R->w, (uint64_t *)acc); break;
+      case KA_C64: gen_c64(g, grp, &r, (const cf32 *)R->x, (const cf32 *)R->w, (cf32 *)acc); break;
+      case KA_C128: gen_c128(g, grp, &r, (const cf64 *)R->x, (const cf64 *)R->w, (cf64 *)acc); break;
+    }
+    finalize_row(&p->fin, acc, g->Og, grp * g->Og, R->zpoff, R->out + r.obase * osz, g->of, tmp,
+                 tmp2);
+  }
+  cj_tls_release(R->ctx, a);
+}
+
+/* Depthwise (feature groups of one input feature each, f32): every output row accumulates
+ * all G * Og features at once, vectorized over features; per output it sums over kernel
+ * positions in order, exactly as the generic kernel does (Cg = 1). W is Wd[q][G * Og]. */
+static void dw_body(void *vctx, int64_t b, int64_t e) {
+  gen_run *R = vctx;
+  const kc_gen *p = R->p;
+  const kc_geom *g = &p->g;
+  cj_tls_area *a = cj_tls_claim(R->ctx);
+  if (!a) return;
+  int64_t nf = g->G * g->Og, m = g->Og;
+  int64_t rowb = (nf * 16 + 63) & ~(int64_t)63;
+  float *acc = (float *)a->mem;
+  char *tmp = a->mem + rowb, *tmp2 = tmp + rowb;
+  const float *x = (const float *)R->x, *w = (const float *)R->w;
+  for (int64_t mm = b; mm < e; mm++) {
+    kc_rowinfo r;
+    row_info(g, 0, mm, &r);
+    memset(acc, 0, sizeof(float) * (size_t)nf);
+    int64_t kc[KC_MAXS] = {0};
+    for (int64_t q = 0; q < g->Q; q++, odometer(g, kc)) {
+      int64_t off = row_off(g, &r, kc);
+      if (off < 0) continue;
+      const float *xp = x + r.xbase + off, *wq = w + q * nf;
+      if (m == 1 && g->xc == 1) {
+        for (int64_t o = 0; o < nf; o++) acc[o] += xp[o] * wq[o];
+      } else {
+        for (int64_t grp = 0; grp < g->G; grp++) {
+          float xv = xp[grp * g->xc];
+          for (int64_t j = 0; j < m; j++) acc[grp * m + j] += xv * wq[grp * m + j];
+        }
+      }
+    }
+    finalize_row(&p->fin, acc, nf, 0, R->zpoff, R->out + r.obase * p->fin.osz, g->of, tmp, tmp2);
+  }
+  cj_tls_release(R->ctx, a);
+}
+
+static cj_status k_conv_dw(cj_exec_ctx *ctx, const cj_step *st) {
+  const kc_gen *p = st->params;
+  const kc_geom *g = &p->g;
+  gen_run R = {p, CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1]), NULL, CJ_PTR(ctx, st->out[0]), ctx};
+  double per_row = (double)g->Q * (double)g->G * (double)g->Og + 1.0;
+  int64_t grain = (int64_t)(32768.0 / per_row) + 1;
+  if (ctx->pool && cj_pool_size(ctx->pool) > 1 && (double)g->M * per_row > 100000.0)
+    cj_pool_parallel_for(ctx->pool, g->M, grain, dw_body, &R);
+  else
+    dw_body(&R, 0, g->M);
+  return NULL;
+}
+
+static cj_status k_conv_generic(cj_exec_ctx *ctx, const cj_step *st) {
+  const kc_gen *p = st->params;
+  const kc_geom *g = &p->g;
+  gen_run R = {p, CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1]),
+               p->has_zpoff ? (const int32_t *)CJ_PTR(ctx, st->in[2]) : NULL,
+               CJ_PTR(ctx, st->out[0]), ctx};
+  int64_t rows = g->G * g->M;
+  double per_row = (double)g->K * (double)g->Og + 1.0;
+  int64_t grain = (int64_t)(65536.0 / per_row) + 1;
+  if (ctx->pool && cj_pool_size(ctx->pool) > 1 && (double)rows * per_row > 200000.0)
+    cj_pool_parallel_for(ctx->pool, rows, grain, gen_body, &R);
+  else
+    gen_body(&R, 0, rows);
+  return NULL;
+}
+
+/* ======================================================================== lowering */
+
+enum { MODE_PLAIN, MODE_QINT, MODE_HYBRID, MODE_QDQ };
+
+static bool zps_zero(const cj_quant *q) {
+  for (int32_t i = 0; i < q->nscales; i++)
+    if (q->zero_points[i]) return false;
+  return true;
+}
+
+/* Whether the reference lowering takes the integer form (see the top of this file). */
+static bool qint_form(const kc_dims *d, int32_t rank, const cj_quant *lq, const cj_quant *rq,
+                      const cj_quant *oq) {
+  if (!lq || lq->axis >= 0 || !rq || !oq) return false;
+  bool rpa = rq->axis >= 0, opa = oq->axis >= 0;
+  if (rpa != opa) return false;
+  if (!rpa) {
+    if (rq->zero_points[0] != 0) return false;
+  } else {
+    if (!zps_zero(rq) || !zps_zero(oq)) return false;
+    if (rq->axis != rank - 1 || rq->nscales != oq->nscales || rq->nscales < 1) return false;
+    double r0 = oq->scales[0] / rq->scales[0];
+    for (int32_t i = 0; i < rq->nscales; i++) {
+      double ri = oq->scales[i] / rq->scales[i];
+      if (fabs((ri - r0) / r0) > 0.001) return false;
+    }
+  }
+  int32_t ns = rank - 2;
+  for (int32_t i = 0; i < ns; i++)
+    if (d->ldil[i] != 1) return false;
+  /* layouts: NHWC (b,0,1,f)x(0,1,i,o)->(b,0,1,f), NCHW (b,f,0,1)x(o,i,0,1)->(b,f,0,1), and the
+   * 3-D NDHWC / NCDHW (the latter with the kernel as (i,o,0,1,2)) */
+  bool nhwc = d->ib == 0 && d->ifd == rank - 1 && d->kif == rank - 2 && d->kof == rank - 1 &&
+              d->ob == 0 && d->ofd == rank - 1;
+  for (int32_t i = 0; nhwc && i < ns; i++)
+    nhwc = d->is[i] == i + 1 && d->ks[i] == i && d->os[i] == i + 1;
+  if (nhwc && (ns == 2 || ns == 3)) return true;
+  bool nchw = d->ib == 0 && d->ifd == 1 && d->ob == 0 && d->ofd == 1;
+  if (ns == 2) nchw = nchw && d->kif == 1 && d->kof == 0;
+  else if (ns == 3) nchw = nchw && d->kif == 0 && d->kof == 1;
+  else nchw = false;
+  for (int32_t i = 0; nchw && i < ns; i++)
+    nchw = d->is[i] == i + 2 && d->ks[i] == i + 2 && d->os[i] == i + 2;
+  return nchw;
+}
+
+static cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_t *lo) {
+  const cj_type *lt = op->operands[0]->type, *rt = op->operands[1]->type, *ot = op->results[0].type;
+  if (!cj_type_is_static(lt) || !cj_type_is_static(rt) || !cj_type_is_static(ot))
+    return cj_op_error(op, CJ_UNIMPLEMENTED,
+                       "dynamic shapes are not supported here (refine shapes first)");
+  kc_dims d;
+  CJ_RETURN_IF_ERROR(read_dims(op, lt->rank, &d));
+  for (int32_t i = 0; i < lt->rank - 2; i++) d.lo[i] = lo[i];
+  kc_geom g;
+  CJ_RETURN_IF_ERROR(geom_sizes(op, &d, lt, rt, ot, &g));
+
+  const cj_quant *lq = quant_of(lt), *rq = quant_of(rt), *oq = quant_of(ot);
+  int mode = MODE_PLAIN;
+  if (lq || rq || oq) {
+    if (qint_form(&d, lt->rank, lq, rq, oq)) mode = MODE_QINT;
+    else if (!lq && rq && !oq) mode = MODE_HYBRID;
+    else mode = MODE_QDQ;
+  }
+  cj_dtype ldt = lt->dtype, rdt = rt->dtype, odt = ot->dtype;
+  /* the accumulation type */
+  kc_acc acc;
+  if (mode == MODE_QINT) {
+    acc = KA_I64;
+  } else if (mode != MODE_PLAIN) {
+    acc = KA_F32;
+    if (!oq && odt == CJ_F64) acc = KA_F64;
+  } else {
+    cj_dtype_kind lk = cj_dtype_kindof(ldt), ok = cj_dtype_kindof(odt);
+    if (lk == CJ_DK_COMPLEX || ok == CJ_DK_COMPLEX)
+      acc = (ldt == CJ_C128 || odt == CJ_C128) ? KA_C128 : KA_C64;
+    else if (lk == CJ_DK_FLOAT || ok == CJ_DK_FLOAT)
+      acc = (ldt == CJ_F64 || odt == CJ_F64) ? KA_F64 : KA_F32;
+    else if ((lk == CJ_DK_SINT || lk == CJ_DK_UINT || lk == CJ_DK_BOOL) &&
+             (ok == CJ_DK_SINT || ok == CJ_DK_UINT || ok == CJ_DK_BOOL))
+      acc = KA_I64;
+    else
+      return cj_op_error(op, CJ_UNIMPLEMENTED, "convolution of %s into %s is not supported",
+                         cj_dtype_get(ldt)->id, cj_dtype_get(odt)->id);
+    if (rdt != ldt)
+      return cj_op_error(op, CJ_UNIMPLEMENTED, "lhs and rhs element types differ");
+  }
+  cj_dtype adt = acc_dtype(acc);
+  int asz = cj_dtype_bytes(adt);
+
+  /* converters for lhs and rhs */
+  kc_cvt lcv, rcv;
+  if (mode == MODE_QINT) {
+    CJ_RETURN_IF_ERROR(deq_cvt(L, lq, CV_ZSUB, &lcv));
+    CJ_RETURN_IF_ERROR(fn_cvt(op, rdt, CJ_S64, &rcv));
+  } else if (mode == MODE_PLAIN) {
+    CJ_RETURN_IF_ERROR(fn_cvt(op, ldt, adt, &lcv));
+    CJ_RETURN_IF_ERROR(fn_cvt(op, rdt, adt, &rcv));
+  } else {
+    if (lq) CJ_RETURN_IF_ERROR(deq_cvt(L, lq, CV_DEQ, &lcv));
+    else CJ_RETURN_IF_ERROR(fn_cvt(op, ldt, adt, &lcv));
+    if (rq) CJ_RETURN_IF_ERROR(deq_cvt(L, rq, CV_DEQ, &rcv));
+    else CJ_RETURN_IF_ERROR(fn_cvt(op, rdt, adt, &rcv));
+    if ((lq || rq) && acc != KA_F32)
+      return cj_op_error(op, CJ_UNIMPLEMENTED, "quantized convolution into %s",
+                         cj_dtype_get(odt)->id);
+  }
+
+  cj_lw_tensor x, w, r;
+  CJ_RETURN_IF_ERROR(kc_tensor(L, op, op->operands[0], &x));
+  bool rconst = false;
+  cj_op *rdef = op->operands[1]->def;
+  const cj_attr *rval = NULL;
+  if (rdef && rdef->kind == CJ_OP_CONSTANT) {
+    rval = cj_op_attr(rdef, "value");
+    rconst = rval && rval->kind == CJ_ATTR_DENSE &&
+             (rval->dense.splat ? rval->dense.nbytes >= (size_t)cj_dtype_bytes(rdt)
+                                : (int64_t)rval->dense.nbytes >= cj_lw_type_bytes(rt));
+  }
+  if (!rconst) CJ_RETURN_IF_ERROR(kc_tensor(L, op, op->operands[1], &w));
+  CJ_RETURN_IF_ERROR(kc_result(L, op, &r));
+  cj_lw_add_cost(L, 2.0 * (double)g.G * (double)g.M * (double)g.K * (double)g.Og, 0);
+  if (r.nelems == 0) return NULL;
+
+  /* the path */
+  bool small_f = ldt == CJ_F32 || ldt == CJ_BF16 || ldt == CJ_F16;
+  bool small_o = odt == CJ_F32 || odt == CJ_BF16 || odt == CJ_F16;
+  bool gemm = mode == MODE_PLAIN && acc == KA_F32 && small_f && small_o && kc_gemm_wanted(&g);
+  bool dw = !gemm && acc == KA_F32 && mode != MODE_QINT && !g.bgroups && g.G > 1 && g.Cg == 1;
+
+  /* the lhs buffer the kernel reads and its strides */
+  int64_t lstr[CJ_MAX_RANK], xs[KC_MAXS];
+  cj_row_strides(lt->rank, lt->dims, lstr);
+  int32_t xbuf = x.buf;
+  bool lhs_direct = mode == MODE_PLAIN && ldt == adt && (!gemm || lstr[d.ifd] == 1);
+  if (lhs_direct || !gemm) {
+    g.xb = lstr[d.ib];
+    g.xc = lstr[d.ifd];
+    for (int32_t i = 0; i < g.ns; i++) xs[i] = lstr[d.is[i]];
+  } else { /* GEMM: [batch][spatial...][feature] f32 */
+    int64_t s = lt->dims[d.ifd];
+    g.xc = 1;
+    for (int32_t i = g.ns - 1; i >= 0; i--) {
+      xs[i] = s;
+      s *= lt->dims[d.is[i]];
+    }
+    g.xb = s;
+  }
+  CJ_RETURN_IF_ERROR(geom_tables(L, &d, lt, xs, &g));
+
+  if (!lhs_direct) {
+    xbuf = cj_lw_new_buf(L, x.nelems * asz, CJ_BK_ARENA);
+    if (gemm) {
+      kc_tprep *tp = cj_lw_alloc(L, sizeof *tp);
+      if (!tp) return cj_oom();
+      tp->ns = g.ns;
+      tp->src = ldt;
+      tp->nb = lt->dims[d.ib];
+      tp->nc = lt->dims[d.ifd];
+      tp->sb = lstr[d.ib];
+      tp->sc = lstr[d.ifd];
+      tp->npos = tp->nb;
+      for (int32_t i = 0; i < g.ns; i++) {
+        tp->sdim[i] = lt->dims[d.is[i]];
+        tp->sstr[i] = lstr[d.is[i]];
+        tp->npos *= tp->sdim[i];
+      }
+      if (!cj_lw_emit(L, op, k_conv_prep_nhwc, tp, 1, &x.buf, 1, &xbuf)) return cj_oom();
+    } else {
+      kc_xprep *xp = cj_lw_alloc(L, sizeof *xp);
+      if (!xp) return cj_oom();
+      xp->cvt = lcv;
+      xp->n = x.nelems;
+      xp->esz = cj_dtype_bytes(ldt);
+      xp->asz = asz;
+      if (!cj_lw_emit(L, op, k_conv_prep_lhs, xp, 1, &x.buf, 1, &xbuf)) return cj_oom();
+    }
+  }
+
+  /* the weights */
+  kc_wprep *wp = cj_lw_alloc(L, sizeof *wp);
+  if (!wp) return cj_oom();
+  wp->g = g;
+  wp->cvt = rcv;
+  wp->acc_dt = adt;
+  wp->pack = gemm;
+  wp->dw = dw;
+  wp->r.dt = rdt;
+  int64_t rstr[CJ_MAX_RANK];
+  cj_row_strides(rt->rank, rt->dims, rstr);
+  for (int32_t i = 0; i < g.ns; i++) wp->r.sstr[i] = rstr[d.ks[i]];
+  wp->r.cstr = rstr[d.kif];
+  wp->r.ostr = rstr[d.kof];
+  wp->lhs_zp = mode == MODE_QINT ? (int32_t)lq->zero_points[0] : 0;
+  wp->zpoff = mode == MODE_QINT && wp->lhs_zp != 0;
+  int64_t wn = g.G * g.K * g.Og, esz = cj_dtype_bytes(rdt);
+  int64_t packed = gemm ? kc_gemm_packed_floats(&g) : dw ? wn : 0;
+  int32_t wbuf = -1, zpbuf = -1;
+  if (rconst) {
+    char *src = NULL, *raw = malloc((size_t)(wn * esz + 1)), *wv = malloc((size_t)(wn * asz + 1));
+    float *pk = gemm || dw ? malloc(sizeof(float) * (size_t)(packed + 1)) : NULL;
+    int32_t *zp = wp->zpoff ? malloc(sizeof(int32_t) * (size_t)(g.G * g.Og + 1)) : NULL;
+    const char *data = rval->dense.data;
+    if (rval->dense.splat) {
+      src = malloc((size_t)(rt->num_elements * esz + 1));
+      if (src)
+        for (int64_t i = 0; i < rt->num_elements; i++) memcpy(src + i * esz, data, (size_t)esz);
+      data = src;
+    }
+    cj_status st = NULL;
+    if (!raw || !wv || ((gemm || dw) && !pk) || (wp->zpoff && !zp) || !data) {
+      st = cj_oom();
+    } else {
+      rhs_prepare(wp, data, raw, wv, pk, zp);
+      wbuf = gemm || dw ? cj_lw_const(L, pk, packed * 4) : cj_lw_const(L, wv, wn * asz);
+      if (zp) zpbuf = cj_lw_const(L, zp, g.G * g.Og * 4);
+    }
+    free(src);
+    free(raw);
+    free(wv);
+    free(pk);
+    free(zp);
+    if (st) return st;
+  } else {
+    int32_t outs[4];
+    uint32_t n = 0;
+    int32_t wv = cj_lw_new_buf(L, wn * asz, CJ_BK_ARENA);
+    outs[n++] = wv;
+    outs[n++] = cj_lw_new_buf(L, wn * esz, CJ_BK_ARENA);
+    wbuf = wv;
+    if (gemm || dw) outs[n++] = wbuf = cj_lw_new_buf(L, packed * 4, CJ_BK_ARENA);
+    if (wp->zpoff) outs[n++] = zpbuf = cj_lw_new_buf(L, g.G * g.Og * 4, CJ_BK_ARENA);
+    if (!cj_lw_emit(L, op, k_conv_prep_rhs, wp, 1, &w.buf, n, outs)) return cj_oom();
+  }
+
+  if (gemm) {
+    float *z = calloc((size_t)(g.Cg > 0 ? g.Cg : 1), sizeof(float));
+    if (!z) return cj_oom();
+    int32_t zbuf = cj_lw_const(L, z, 4 * (g.Cg > 0 ? g.Cg : 1));
+    free(z);
+    return kc_gemm_emit(L, op, &g, xbuf, wbuf, zbuf, r.buf, odt);
+  }
+
+  kc_gen *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  p->g = g;
+  p->acc = acc;
+  p->asz = asz;
+  p->has_zpoff = zpbuf >= 0;
+  kc_fin *f = &p->fin;
+  f->osz = cj_dtype_bytes(odt);
+  cj_dtype fin_src = adt;
+  if (mode == MODE_QINT) {
+    f->mode = FIN_QINT;
+    fin_src = CJ_S64;
+    f->zo = oq->axis < 0 ? (int32_t)oq->zero_points[0] : 0;
+    double cs = lq->scales[0] * rq->scales[0] / oq->scales[0];
+    f->scaled = fabs(cs - 1.0) > 0.001;
+    f->cs = (float)cs;
+    f->has_zpoff = p->has_zpoff;
+  } else if (oq) {
+    f->mode = FIN_QFLT;
+    fin_src = CJ_F32;
+    f->qmin = (float)oq->storage_min;
+    f->qmax = (float)oq->storage_max;
+    if (oq->axis < 0) {
+      f->scale = (float)oq->scales[0];
+      f->zp = (float)oq->zero_points[0];
+    } else {
+      float *s = cj_lw_alloc(L, sizeof(float) * (size_t)oq->nscales);
+      float *z = cj_lw_alloc(L, sizeof(float) * (size_t)oq->nscales);
+      if (!s || !z) return cj_oom();
+      for (int32_t i = 0; i < oq->nscales; i++) {
+        s[i] = (float)oq->scales[i];
+        z[i] = (float)oq->zero_points[i];
+      }
+      f->scales = s;
+      f->zps = z;
+    }
+  } else {
+    f->mode = FIN_CVT;
+  }
+  f->fn = cj_cvt_lookup(fin_src, odt);
+  f->aux.src = fin_src;
+  f->aux.dt = odt;
+  if (!f->fn) return cj_op_error(op, CJ_UNIMPLEMENTED, "no conversion into the result type");
+  int64_t nf = dw ? g.G * g.Og : g.Og;
+  cj_lw_set_tls_bytes(L, 3 * ((nf * 16 + 63) & ~(int64_t)63) + 64);
+  int32_t ins[3] = {xbuf, wbuf, zpbuf};
+  if (dw) {
+    if (!cj_lw_emit(L, op, k_conv_dw, p, 2, ins, 1, &r.buf)) return cj_oom();
+    return NULL;
+  }
+  if (!cj_lw_emit(L, op, k_conv_generic, p, p->has_zpoff ? 3 : 2, ins, 1, &r.buf)) return cj_oom();
+  return NULL;
+}
+
+cj_status lower_convolution(cj_lw *L, cj_op *op) {
+  int64_t lo[KC_MAXS] = {0};
+  const cj_attr *pa = cj_op_attr(op, "padding");
+  int32_t ns = op->operands[0]->type->rank - 2;
+  if (pa && ns > 0) {
+    if (pa->kind != CJ_ATTR_DENSE || cj_dense_num_elements(pa) != 2 * ns)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "padding must have %d x 2 entries", ns);
+    for (int32_t i = 0; i < ns && i < KC_MAXS; i++) lo[i] = cj_dense_get_i64(pa, 2 * i);
+  }
+  return lower_conv_common(L, op, lo);
+}
+
+cj_status lower_dynamic_conv(cj_lw *L, cj_op *op) {
+  int64_t lo[KC_MAXS] = {0};
+  int32_t ns = op->operands[0]->type->rank - 2;
+  cj_op *pd = op->operands[2]->def;
+  const cj_attr *pa = pd && pd->kind == CJ_OP_CONSTANT ? cj_op_attr(pd, "value") : NULL;
+  if (!pa || pa->kind != CJ_ATTR_DENSE)
+    return cj_op_error(op, CJ_UNIMPLEMENTED,
+                       "dynamic_conv needs a constant padding operand (its padding is computed at "
+                       "run time here)");
+  if (cj_dense_num_elements(pa) != 2 * ns)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "padding must have %d x 2 entries", ns);
+  for (int32_t i = 0; i < ns && i < KC_MAXS; i++) lo[i] = cj_dense_get_i64(pa, 2 * i);
+  return lower_conv_common(L, op, lo);
+}

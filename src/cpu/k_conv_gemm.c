@@ -1,0 +1,373 @@
+/* cjrt: the f32 GEMM path of convolution (see k_conv.h).
+ *
+ * Implicit im2col: the patch matrix is never materialized. A task owns a block of output rows
+ * (batch x spatial positions) of one group and a tile of output features. For each block of K
+ * (a run of kernel positions over all input features, or one kernel position over a run of
+ * features) it looks up, for every row, where that row's window reads the lhs (a pointer into
+ * the lhs, whose features are contiguous, or into a zero buffer for padding and dilation
+ * holes), and a micro-kernel multiplies 8 such rows by a 32-column panel of the packed weights,
+ * broadcasting lhs values straight from those pointers. The 8 x 32 accumulator tile lives in
+ * registers (16 zmm on AVX-512); sums over several K blocks go through an f32 tile in the
+ * thread's temporary area, which is finally converted and scattered into the result (any
+ * layout, f32/bf16/f16). Tasks run in parallel on the client's pool.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "cpu/k_conv.h"
+
+void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes);
+
+/* K block (floats of K per micro-kernel call: the weight panel, KB x 32 floats, is read from L2),
+ * rows per task, panels per task tile, kernel positions per K block at most */
+enum { KB = 1024, MB = 128, PT = 8, MAXSEG = 64 };
+
+typedef void (*kg_ukr)(int64_t nseg, int64_t seglen, const float *const *ptrs, const float *bp,
+                       float *c, int64_t ldc, bool acc);
+
+typedef struct kg_params {
+  kc_geom g;
+  int64_t npan, ntile, mblocks, ntasks;
+  int64_t nqb, cblk; /* kernel positions per K block; features per K block */
+  cj_dtype out_dt;
+  bool direct;       /* f32 result, contiguous features, full panels: row groups whose 8 rows
+                      * are rs elements apart accumulate straight into the result */
+  int64_t rs;
+  cj_ew_fn cvt;      /* f32 -> out_dt rows */
+  cj_ew_aux aux;
+  int osz;
+  kg_ukr ukr;
+} kg_params;
+
+/* ======================================================================== micro-kernels */
+
+static void ukr_generic(int64_t nseg, int64_t seglen, const float *const *ptrs, const float *bp,
+                        float *c, int64_t ldc, bool acc) {
+  float t[KC_MR][KC_NR];
+  memset(t, 0, sizeof t);
+  for (int64_t s = 0; s < nseg; s++) {
+    const float *const *a = ptrs + s * KC_MR;
+    for (int64_t k = 0; k < seglen; k++, bp += KC_NR)
+      for (int i = 0; i < KC_MR; i++) {
+        float av = a[i][k];
+        for (int j = 0; j < KC_NR; j++) t[i][j] += av * bp[j];
+      }
+  }
+  for (int i = 0; i < KC_MR; i++)
+    for (int j = 0; j < KC_NR; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+
+__attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t seglen,
+                                                           const float *const *ptrs,
+                                                           const float *bp, float *c, int64_t ldc,
+                                                           bool acc) {
+#define DECL(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
+  ROWS(DECL)
+#undef DECL
+  for (int64_t s = 0; s < nseg; s++) {
+    const float *const *a = ptrs + s * KC_MR;
+#define PTR(i) const float *a##i = a[i];
+    ROWS(PTR)
+#undef PTR
+    for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
+      __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+#define FMA(i)                                     \
+  {                                                \
+    __m512 ai = _mm512_set1_ps(a##i[k]);           \
+    c##i##a = _mm512_fmadd_ps(ai, b0, c##i##a);    \
+    c##i##b = _mm512_fmadd_ps(ai, b1, c##i##b);    \
+  }
+      ROWS(FMA)
+#undef FMA
+    }
+  }
+#define STORE(i)                                                    \
+  {                                                                 \
+    float *cp = c + i * ldc;                                        \
+    if (acc) {                                                      \
+      c##i##a = _mm512_add_ps(c##i##a, _mm512_loadu_ps(cp));        \
+      c##i##b = _mm512_add_ps(c##i##b, _mm512_loadu_ps(cp + 16));   \
+    }                                                               \
+    _mm512_storeu_ps(cp, c##i##a);                                  \
+    _mm512_storeu_ps(cp + 16, c##i##b);                             \
+  }
+  ROWS(STORE)
+#undef STORE
+}
+
+/* AVX2: the 32 columns in two halves of 16 (8 rows x 2 ymm each) */
+__attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t nseg, int64_t seglen,
+                                                          const float *const *ptrs,
+                                                          const float *bp0, float *c, int64_t ldc,
+                                                          bool acc) {
+  for (int half = 0; half < 2; half++) {
+#define DECL(i) __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps();
+    ROWS(DECL)
+#undef DECL
+    const float *bp = bp0 + half * 16;
+    for (int64_t s = 0; s < nseg; s++) {
+      const float *const *a = ptrs + s * KC_MR;
+      for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
+        __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+#define FMA(i)                                    \
+  {                                               \
+    __m256 ai = _mm256_broadcast_ss(a[i] + k);    \
+    c##i##a = _mm256_fmadd_ps(ai, b0, c##i##a);   \
+    c##i##b = _mm256_fmadd_ps(ai, b1, c##i##b);   \
+  }
+        ROWS(FMA)
+#undef FMA
+      }
+    }
+#define STORE(i)                                                    \
+  {                                                                 \
+    float *cp = c + i * ldc + half * 16;                            \
+    if (acc) {                                                      \
+      c##i##a = _mm256_add_ps(c##i##a, _mm256_loadu_ps(cp));        \
+      c##i##b = _mm256_add_ps(c##i##b, _mm256_loadu_ps(cp + 8));    \
+    }                                                               \
+    _mm256_storeu_ps(cp, c##i##a);                                  \
+    _mm256_storeu_ps(cp + 8, c##i##b);                              \
+  }
+    ROWS(STORE)
+#undef STORE
+  }
+}
+#undef ROWS
+#endif
+
+static kg_ukr pick_ukr(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return ukr_avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ukr_avx2;
+#endif
+  return ukr_generic;
+}
+
+/* ======================================================================== packing */
+
+bool kc_gemm_wanted(const kc_geom *g) {
+  double macs = (double)g->G * (double)g->M * (double)g->K * (double)g->Og;
+  return g->Og >= 4 && g->K >= 1 && g->M >= KC_MR && macs >= 65536.0;
+}
+
+int64_t kc_gemm_packed_floats(const kc_geom *g) {
+  int64_t npan = (g->Og + KC_NR - 1) / KC_NR;
+  return g->G * npan * g->K * KC_NR;
+}
+
+void kc_gemm_pack(const kc_geom *g, const float *w, float *wp) {
+  int64_t npan = (g->Og + KC_NR - 1) / KC_NR;
+  for (int64_t grp = 0; grp < g->G; grp++)
+    for (int64_t j = 0; j < npan; j++) {
+      int64_t o0 = j * KC_NR, n = g->Og - o0 < KC_NR ? g->Og - o0 : KC_NR;
+      float *d = wp + (grp * npan + j) * g->K * KC_NR;
+      for (int64_t k = 0; k < g->K; k++) {
+        const float *s = w + (grp * g->K + k) * g->Og + o0;
+        memcpy(d + k * KC_NR, s, sizeof(float) * (size_t)n);
+        if (n < KC_NR) memset(d + k * KC_NR + n, 0, sizeof(float) * (size_t)(KC_NR - n));
+      }
+    }
+}
+
+/* ======================================================================== the step */
+
+typedef struct kg_run {
+  const kg_params *p;
+  const float *x, *wp, *zero;
+  char *out;
+  cj_exec_ctx *ctx;
+} kg_run;
+
+/* per-row data of a task */
+typedef struct kg_row {
+  int64_t xbase, obase; /* obase < 0: row beyond the end */
+  const int64_t *rt[KC_MAXS];
+} kg_row;
+
+static void task(const kg_run *R, int64_t t, char *mem) {
+  const kg_params *p = R->p;
+  const kc_geom *g = &p->g;
+  int64_t per_grp = p->mblocks * p->ntile;
+  int64_t grp = t / per_grp, rem = t % per_grp, mbk = rem / p->ntile, nt = rem % p->ntile;
+  int64_t m0 = mbk * MB, mrows = g->M - m0 < MB ? g->M - m0 : MB;
+  int64_t j0 = nt * PT, npt = p->npan - j0 < PT ? p->npan - j0 : PT;
+  int64_t ldt = npt * KC_NR;
+  int64_t mpad = (mrows + KC_MR - 1) / KC_MR * KC_MR;
+  /* memory: tile [MB][PT*NR] floats, pointers [MB][nqb], rows [MB], per row group its C and ldc */
+  float *tile = (float *)mem;
+  const float **ptrs = (const float **)(mem + sizeof(float) * MB * PT * KC_NR);
+  kg_row *rows = (kg_row *)(ptrs + p->nqb * MB);
+  float **cdst = (float **)(rows + MB);
+  int64_t *cld = (int64_t *)(cdst + MB / KC_MR);
+  bool *gdirect = (bool *)(cld + MB / KC_MR);
+  for (int64_t r = 0; r < mpad; r++) {
+    kg_row *w = &rows[r];
+    if (r >= mrows) {
+      w->obase = -1;
+      continue;
+    }
+    int64_t m = m0 + r, b = m / g->P, pp = m % g->P;
+    w->xbase = kc_lhs_base(g, grp, b);
+    int64_t oo = b * g->ob + (grp * g->Og + j0 * KC_NR) * g->of;
+    for (int32_t i = g->ns - 1; i >= 0; i--) {
+      int64_t o = pp % g->odim[i];
+      pp /= g->odim[i];
+      oo += o * g->os[i];
+      w->rt[i] = g->tab[i] + o * g->kdim[i];
+    }
+    w->obase = oo;
+  }
+  /* where each row group accumulates: the result itself, or the tile */
+  for (int64_t rg = 0; rg < mpad; rg += KC_MR) {
+    bool d = p->direct && rg + KC_MR <= mrows;
+    for (int64_t i = 1; d && i < KC_MR; i++) d = rows[rg + i].obase - rows[rg + i - 1].obase == p->rs;
+    cdst[rg / KC_MR] = d ? (float *)R->out + rows[rg].obase : tile + rg * ldt;
+    cld[rg / KC_MR] = d ? p->rs : ldt;
+    gdirect[rg / KC_MR] = d;
+  }
+  bool first = true;
+  for (int64_t q0 = 0; q0 < g->Q; q0 += p->nqb) {
+    int64_t nq = g->Q - q0 < p->nqb ? g->Q - q0 : p->nqb;
+    for (int64_t c0 = 0; c0 < g->Cg; c0 += p->cblk) {
+      int64_t cl = g->Cg - c0 < p->cblk ? g->Cg - c0 : p->cblk;
+      int64_t k0 = q0 * g->Cg + c0;
+      /* the lhs pointers of every row for kernel positions q0..q0+nq: ptrs[rg][s][i] */
+      for (int64_t rg = 0; rg < mpad; rg += KC_MR) {
+        int64_t kc[KC_MAXS];
+        int64_t qq = q0;
+        for (int32_t i = g->ns - 1; i >= 0; i--) {
+          kc[i] = qq % g->kdim[i];
+          qq /= g->kdim[i];
+        }
+        const float **pr = ptrs + rg * nq;
+        for (int64_t s = 0; s < nq; s++) {
+          const float **po = pr + s * KC_MR;
+          const float *xc0 = R->x + c0;
+          if (g->ns == 2) { /* the common case, without the loop over dimensions */
+            for (int64_t i = 0; i < KC_MR; i++) {
+              const kg_row *w = &rows[rg + i];
+              po[i] = R->zero;
+              if (w->obase < 0) continue;
+              int64_t v0 = w->rt[0][kc[0]], v1 = w->rt[1][kc[1]];
+              if ((v0 | v1) >= 0) po[i] = xc0 + w->xbase + v0 + v1;
+            }
+          } else {
+            for (int64_t i = 0; i < KC_MR; i++) {
+              const kg_row *w = &rows[rg + i];
+              const float *ptr = R->zero;
+              if (w->obase >= 0) {
+                int64_t off = 0;
+                int32_t d;
+                for (d = 0; d < g->ns; d++) {
+                  int64_t v = w->rt[d][kc[d]];
+                  if (v < 0) break;
+                  off += v;
+                }
+                if (d == g->ns) ptr = xc0 + w->xbase + off;
+              }
+              po[i] = ptr;
+            }
+          }
+          for (int32_t d = g->ns - 1; d >= 0; d--) {
+            if (++kc[d] < g->kdim[d]) break;
+            kc[d] = 0;
+          }
+        }
+      }
+      /* each weight panel stays in cache while every row group goes through it */
+      for (int64_t j = 0; j < npt; j++) {
+        const float *bp = R->wp + ((grp * p->npan + j0 + j) * g->K + k0) * KC_NR;
+        for (int64_t rg = 0; rg < mpad; rg += KC_MR)
+          p->ukr(nq, cl, ptrs + rg * nq, bp, cdst[rg / KC_MR] + j * KC_NR, cld[rg / KC_MR], !first);
+      }
+      first = false;
+    }
+  }
+  /* store the valid part of the tile */
+  int64_t ncol = g->Og - j0 * KC_NR < ldt ? g->Og - j0 * KC_NR : ldt;
+  for (int64_t r = 0; r < mrows; r++) {
+    if (gdirect[r / KC_MR]) { /* a row group that accumulated in the result */
+      r += KC_MR - 1;
+      continue;
+    }
+    char *dst = R->out + rows[r].obase * p->osz;
+    const float *src = tile + r * ldt;
+    if (g->of == 1) {
+      p->cvt(dst, src, NULL, NULL, ncol, &p->aux);
+    } else if (p->out_dt == CJ_F32) {
+      float *d = (float *)dst;
+      for (int64_t o = 0; o < ncol; o++) d[o * g->of] = src[o];
+    } else {
+      uint16_t *d = (uint16_t *)dst;
+      for (int64_t o = 0; o < ncol; o++)
+        d[o * g->of] = p->out_dt == CJ_BF16 ? cj_f32_to_bf16(src[o]) : cj_f32_to_f16(src[o]);
+    }
+  }
+}
+
+static void kg_body(void *vctx, int64_t b, int64_t e) {
+  kg_run *R = vctx;
+  cj_tls_area *a = cj_tls_claim(R->ctx);
+  if (!a) return;
+  for (int64_t t = b; t < e; t++) task(R, t, a->mem);
+  cj_tls_release(R->ctx, a);
+}
+
+static cj_status k_conv_gemm(cj_exec_ctx *ctx, const cj_step *st) {
+  const kg_params *p = st->params;
+  kg_run R = {p, (const float *)CJ_PTR(ctx, st->in[0]), (const float *)CJ_PTR(ctx, st->in[1]),
+              (const float *)CJ_PTR(ctx, st->in[2]), CJ_PTR(ctx, st->out[0]), ctx};
+  if (p->ntasks == 0) return NULL;
+  if (ctx->pool && cj_pool_size(ctx->pool) > 1 && p->ntasks > 1)
+    cj_pool_parallel_for(ctx->pool, p->ntasks, 1, kg_body, &R);
+  else
+    kg_body(&R, 0, p->ntasks);
+  return NULL;
+}
+
+cj_status kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, int32_t wbuf,
+                       int32_t zbuf, int32_t obuf, cj_dtype out_dt) {
+  kg_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  p->g = *g;
+  p->npan = (g->Og + KC_NR - 1) / KC_NR;
+  p->ntile = (p->npan + PT - 1) / PT;
+  p->mblocks = (g->M + MB - 1) / MB;
+  p->ntasks = g->G * p->mblocks * p->ntile;
+  if (g->Cg >= KB) {
+    p->cblk = KB;
+    p->nqb = 1;
+  } else {
+    p->cblk = g->Cg;
+    p->nqb = KB / g->Cg;
+    if (p->nqb > MAXSEG) p->nqb = MAXSEG;
+    if (p->nqb > g->Q) p->nqb = g->Q;
+  }
+  if (p->nqb < 1) p->nqb = 1;
+  p->out_dt = out_dt;
+  p->osz = cj_dtype_bytes(out_dt);
+  p->cvt = cj_cvt_lookup(CJ_F32, out_dt);
+  p->aux.src = CJ_F32;
+  p->aux.dt = out_dt;
+  p->ukr = pick_ukr();
+  if (!p->cvt) return cj_op_error(op, CJ_INTERNAL, "no f32 conversion");
+  p->direct = out_dt == CJ_F32 && g->of == 1 && g->Og % KC_NR == 0;
+  /* consecutive rows of one output image row: the innermost output spatial dimension's stride
+   * (or the batch stride without spatial dimensions) */
+  p->rs = g->ns ? g->os[g->ns - 1] : g->ob;
+  cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * MB * PT * KC_NR +
+                             (int64_t)sizeof(float *) * p->nqb * MB +
+                             (int64_t)sizeof(kg_row) * MB + (int64_t)(sizeof(float *) + 8) * MB + 64);
+  int32_t ins[3] = {xbuf, wbuf, zbuf};
+  if (!cj_lw_emit(L, op, k_conv_gemm, p, 3, ins, 1, &obuf)) return cj_oom();
+  return NULL;
+}
