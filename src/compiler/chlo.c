@@ -253,6 +253,484 @@ static cj_status decompose_sinh_cosh(cj_module *m, cj_op *func, cj_op *op, bool 
   return NULL;
 }
 
+/* ---- chlo.scan: a stablehlo.while over the scan dimension ----
+ * carried: (i, carries..., outputs...); each step takes slice i (or D-1-i when reversed) of
+ * every input without the scan dimension, runs the body, writes the body's outputs at that
+ * position and carries the rest. */
+
+static cj_op *app(cj_module *m, cj_block *blk, const cj_op *origin, cj_op_kind k, uint32_t n,
+                  cj_value *const *opnds, const cj_type *rt) {
+  cj_op *o = cj_build_op(m, NULL, origin, k, n, opnds, rt);
+  if (o) cj_block_append(blk, o);
+  return o;
+}
+
+static const cj_type *scalar_t(cj_module *m, cj_dtype dt) { return cj_type_tensor_of(m, dt, 0, NULL); }
+
+static cj_op *app_const(cj_module *m, cj_block *blk, const cj_op *origin, const cj_type *t,
+                        int64_t v) {
+  unsigned char buf[16] = {0};
+  if (cj_dtype_is_float(t->dtype) || cj_dtype_is_complex(t->dtype))
+    cj_elem_set_f64(t->dtype, buf, 0, (double)v);
+  else
+    cj_elem_set_i64(t->dtype, buf, 0, v);
+  const cj_attr *d = cj_attr_dense(m, t, buf, (size_t)cj_dtype_bytes(t->dtype), true);
+  cj_op *o = d ? app(m, blk, origin, CJ_OP_CONSTANT, 0, NULL, t) : NULL;
+  if (o && cj_op_set_attr(m, o, "value", d)) return NULL;
+  return o;
+}
+
+static cj_op *app_cmp(cj_module *m, cj_block *blk, const cj_op *origin, cj_value *x, cj_value *y,
+                      int dir) {
+  const cj_type *pt = cj_type_with_elem(m, x->type, cj_type_elem(m, CJ_PRED));
+  cj_value *o2[2] = {x, y};
+  cj_op *o = app(m, blk, origin, CJ_OP_COMPARE, 2, o2, pt);
+  if (o && cj_op_set_attr(m, o, "comparison_direction",
+                          cj_attr_enum(m, CJ_EK_COMPARISON_DIRECTION, dir)))
+    return NULL;
+  return o;
+}
+
+static cj_status decompose_scan(cj_module *m, cj_op *func, cj_op *op) {
+  cj_block *body = op->nregions ? op->regions[0].first : NULL;
+  int64_t seg[4], nseg = 0, dim = 0;
+  if (!body) return cj_op_error(op, CJ_INVALID_ARGUMENT, "scan without a body");
+  if (!cj_op_get_i64s(op, "operandSegmentSizes", seg, 4, &nseg) || nseg != 2 ||
+      seg[0] + seg[1] != op->nopnds)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "scan without operandSegmentSizes [inputs, inits]");
+  if (!cj_op_get_i64(op, "dimension", &dim)) return cj_op_error(op, CJ_INVALID_ARGUMENT, "scan without a dimension");
+  bool rev = false;
+  cj_op_get_bool(op, "is_reverse", &rev);
+  uint32_t ni = (uint32_t)seg[0], nc = (uint32_t)seg[1];
+  if (op->nresults < nc || body->nargs != ni + nc)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "scan body takes %u arguments for %u inputs and %u inits",
+                       body->nargs, ni, nc);
+  uint32_t no = op->nresults - nc;
+  /* the scan length */
+  int64_t D = -1;
+  for (uint32_t i = 0; i < op->nopnds && i < ni; i++)
+    if (cj_type_is_static(op->operands[i]->type) && dim < op->operands[i]->type->rank)
+      D = op->operands[i]->type->dims[dim];
+  for (uint32_t i = 0; D < 0 && i < no; i++)
+    if (cj_type_is_static(op->results[i].type) && dim < op->results[i].type->rank)
+      D = op->results[i].type->dims[dim];
+  int64_t sz = 0;
+  if (D < 0 && cj_op_get_i64(op, "scan_dim_size", &sz)) D = sz;
+  if (D < 0) return cj_op_error(op, CJ_UNIMPLEMENTED, "scan length unknown (dynamic shapes)");
+  for (uint32_t i = 0; i < op->nresults; i++)
+    if (!cj_type_is_static(op->results[i].type))
+      return cj_op_error(op, CJ_UNIMPLEMENTED, "scan results must have static shapes");
+  const cj_type *i64 = scalar_t(m, CJ_S64);
+  /* initial values: 0, inits, zero outputs */
+  uint32_t nw = 1 + nc + no;
+  cj_value **init = calloc(nw, sizeof *init);
+  const cj_type **wt = calloc(nw, sizeof *wt);
+  if (!init || !wt) {
+    free(init);
+    free(wt);
+    return cj_oom();
+  }
+  cj_status st = NULL;
+  cj_op *z = cj_build_op(m, op, op, CJ_OP_CONSTANT, 0, NULL, i64);
+  unsigned char zb[16] = {0};
+  if (!z || cj_op_set_attr(m, z, "value", cj_attr_dense(m, i64, zb, 8, true))) st = cj_oom();
+  if (!st) {
+    init[0] = &z->results[0];
+    wt[0] = i64;
+    for (uint32_t c = 0; c < nc; c++) {
+      init[1 + c] = op->operands[ni + c];
+      wt[1 + c] = init[1 + c]->type;
+    }
+    for (uint32_t o = 0; o < no && !st; o++) {
+      const cj_type *t = op->results[o].type;
+      cj_op *zc = cj_build_op(m, op, op, CJ_OP_CONSTANT, 0, NULL, t);
+      const cj_attr *d = cj_attr_dense(m, t, zb, (size_t)cj_dtype_bytes(t->dtype), true);
+      if (!zc || !d || cj_op_set_attr(m, zc, "value", d)) st = cj_oom();
+      else {
+        init[1 + nc + o] = &zc->results[0];
+        wt[1 + nc + o] = t;
+      }
+    }
+  }
+  cj_op *w = st ? NULL : cj_op_create(m, CJ_OP_WHILE, NULL, nw, nw, 2);
+  if (!st && !w) st = cj_oom();
+  cj_block *cb = NULL, *bb = NULL;
+  if (!st) {
+    w->pos = op->pos;
+    w->loc = op->loc;
+    for (uint32_t i = 0; i < nw; i++) {
+      w->operands[i] = init[i];
+      w->results[i].type = wt[i];
+    }
+    cb = cj_region_add_block(m, &w->regions[0], nw, wt);
+    bb = cj_region_add_block(m, &w->regions[1], nw, wt);
+    if (!cb || !bb) st = cj_oom();
+  }
+  /* cond: i < D */
+  if (!st) {
+    cj_op *lim = app_const(m, cb, op, i64, D);
+    cj_op *lt = lim ? app_cmp(m, cb, op, &cb->args[0], &lim->results[0], CJ_COMPARISON_DIRECTION_LT) : NULL;
+    cj_op *ret = lt ? cj_op_create(m, CJ_OP_RETURN, NULL, 1, 0, 0) : NULL;
+    if (!ret) st = cj_oom();
+    else {
+      ret->operands[0] = &lt->results[0];
+      cj_block_append(cb, ret);
+    }
+  }
+  /* body */
+  cj_value **from = NULL, **to = NULL;
+  uint32_t nmap = 0, cap = 0;
+  if (!st) {
+    cj_value *i = &bb->args[0];
+    cj_value *idx = i;
+    cj_op *zero = app_const(m, bb, op, i64, 0), *one = app_const(m, bb, op, i64, 1);
+    if (!zero || !one) st = cj_oom();
+    if (!st && rev) {
+      cj_op *last = app_const(m, bb, op, i64, D - 1);
+      cj_value *o2[2] = {last ? &last->results[0] : NULL, i};
+      cj_op *sub = last ? app(m, bb, op, CJ_OP_SUBTRACT, 2, o2, i64) : NULL;
+      if (!sub) st = cj_oom();
+      else idx = &sub->results[0];
+    }
+    cap = body->nargs + 64;
+    from = malloc(sizeof(cj_value *) * cap);
+    to = malloc(sizeof(cj_value *) * cap);
+    if (!from || !to) st = cj_oom();
+    /* input slices */
+    for (uint32_t k = 0; k < ni && !st; k++) {
+      cj_value *x = op->operands[k];
+      const cj_type *xt = x->type;
+      if (!cj_type_is_static(xt) || dim >= xt->rank) {
+        st = cj_op_error(op, CJ_UNIMPLEMENTED, "scan input %u must have a static shape", k);
+        break;
+      }
+      int32_t r = xt->rank;
+      cj_value **o = malloc(sizeof(cj_value *) * (size_t)(r + 1));
+      int64_t ss[16];
+      if (!o || r > 16) {
+        free(o);
+        st = cj_oom();
+        break;
+      }
+      o[0] = x;
+      for (int32_t d = 0; d < r; d++) {
+        o[1 + d] = d == dim ? idx : &zero->results[0];
+        ss[d] = d == dim ? 1 : xt->dims[d];
+      }
+      const cj_type *slt = cj_type_tensor(m, xt->elem, r, ss, NULL, NULL);
+      cj_op *ds = app(m, bb, op, CJ_OP_DYNAMIC_SLICE, (uint32_t)(r + 1), o, slt);
+      free(o);
+      if (!ds || cj_op_set_attr(m, ds, "slice_sizes", cj_attr_i64_array(m, r, ss))) {
+        st = cj_oom();
+        break;
+      }
+      cj_value *dv = &ds->results[0];
+      cj_op *rs = app(m, bb, op, CJ_OP_RESHAPE, 1, &dv, body->args[k].type);
+      if (!rs) {
+        st = cj_oom();
+        break;
+      }
+      from[nmap] = &body->args[k];
+      to[nmap++] = &rs->results[0];
+    }
+    for (uint32_t c = 0; c < nc && !st; c++) {
+      from[nmap] = &body->args[ni + c];
+      to[nmap++] = &bb->args[1 + c];
+    }
+    /* the body's ops */
+    cj_op *term = NULL;
+    for (cj_op *bo = body->first; bo && !st; bo = bo->next) {
+      if (bo == body->last && (cj_op_info_get(bo->kind)->flags & CJ_OPF_TERMINATOR)) {
+        term = bo;
+        break;
+      }
+      cj_op *c = cj_op_clone(m, bo, nmap, from, to);
+      if (!c) {
+        st = cj_oom();
+        break;
+      }
+      cj_block_append(bb, c);
+      if (nmap + bo->nresults > cap) {
+        cap = 2 * (nmap + bo->nresults);
+        cj_value **nf = realloc(from, sizeof(cj_value *) * cap);
+        if (nf) from = nf;
+        cj_value **nt = realloc(to, sizeof(cj_value *) * cap);
+        if (nt) to = nt;
+        if (!nf || !nt) {
+          st = cj_oom();
+          break;
+        }
+      }
+      for (uint32_t r = 0; r < bo->nresults; r++) {
+        from[nmap] = &bo->results[r];
+        to[nmap++] = &c->results[r];
+      }
+    }
+    if (!st && (!term || term->nopnds != no + nc))
+      st = cj_op_error(op, CJ_INVALID_ARGUMENT, "scan body returns %u values for %u outputs and %u carries",
+                       term ? term->nopnds : 0, no, nc);
+    cj_value **ret = st ? NULL : calloc(nw, sizeof *ret);
+    if (!st && !ret) st = cj_oom();
+    if (!st) {
+      cj_value *o2[2] = {i, &one->results[0]};
+      cj_op *inc = app(m, bb, op, CJ_OP_ADD, 2, o2, i64);
+      if (!inc) st = cj_oom();
+      else ret[0] = &inc->results[0];
+    }
+    for (uint32_t k = 0; k < no + nc && !st; k++) {
+      cj_value *v = term->operands[k];
+      for (uint32_t q = nmap; q-- > 0;)
+        if (from[q] == v) {
+          v = to[q];
+          break;
+        }
+      if (k >= no) {
+        ret[1 + (k - no)] = v;
+        continue;
+      }
+      /* output k: written at idx */
+      const cj_type *ot = op->results[k].type;
+      int32_t r = ot->rank;
+      int64_t us[16];
+      if (r > 16) {
+        st = cj_oom();
+        break;
+      }
+      for (int32_t d = 0; d < r; d++) us[d] = d == dim ? 1 : ot->dims[d];
+      const cj_type *ut = cj_type_tensor(m, v->type->elem, r, us, NULL, NULL);
+      cj_op *rs = app(m, bb, op, CJ_OP_RESHAPE, 1, &v, ut);
+      cj_value **o = malloc(sizeof(cj_value *) * (size_t)(r + 2));
+      if (!rs || !o) {
+        free(o);
+        st = cj_oom();
+        break;
+      }
+      o[0] = &bb->args[1 + nc + k];
+      o[1] = &rs->results[0];
+      for (int32_t d = 0; d < r; d++) o[2 + d] = d == dim ? idx : &zero->results[0];
+      cj_op *dus = app(m, bb, op, CJ_OP_DYNAMIC_UPDATE_SLICE, (uint32_t)(r + 2), o, ot);
+      free(o);
+      if (!dus) {
+        st = cj_oom();
+        break;
+      }
+      ret[1 + nc + k] = &dus->results[0];
+    }
+    if (!st) {
+      cj_op *r = cj_op_create(m, CJ_OP_RETURN, NULL, nw, 0, 0);
+      if (!r) st = cj_oom();
+      else {
+        for (uint32_t k = 0; k < nw; k++) r->operands[k] = ret[k];
+        cj_block_append(bb, r);
+      }
+    }
+    free(ret);
+  }
+  free(from);
+  free(to);
+  free(init);
+  free(wt);
+  if (st) return st;
+  cj_block_insert_before(op->block, op, w);
+  for (uint32_t k = 0; k < no; k++) cj_replace_all_uses(func, &op->results[k], &w->results[1 + nc + k]);
+  for (uint32_t c = 0; c < nc; c++) cj_replace_all_uses(func, &op->results[no + c], &w->results[1 + c]);
+  cj_block_remove(op->block, op);
+  return NULL;
+}
+
+/* ---- chlo.ragged_dot: per group, a dot_general of the operands masked to the group ----
+ *   mode 1 (the ragged dimension is an lhs non-contracting one; rhs has a group dimension):
+ *     sum over groups g of dot(lhs rows of group g, rhs[g])
+ *   mode 2 (the ragged dimension is contracting; the result gains a leading group dimension):
+ *     result[g] = dot(lhs restricted to the contracting indices of group g, rhs)
+ *   mode 3 (a ragged batch dimension): a plain dot_general
+ * group_sizes [batch..., G] gives consecutive group lengths along the ragged dimension; its
+ * batch dimensions are lhs's leading ones. */
+
+static const cj_attr *i64s_or_empty(cj_module *m, const cj_attr *a) {
+  return a ? a : cj_attr_i64_array(m, 0, NULL);
+}
+
+static cj_status rd_field(const cj_attr *dn, int f, int64_t *out, int64_t *n) {
+  *n = 0;
+  const cj_attr *a = cj_attr_field(dn, CJ_SK_RAGGED_DOT, f);
+  if (a && !cj_attr_get_i64s(a, out, 16, n)) return cj_invalid("bad ragged_dot dimension list");
+  return NULL;
+}
+
+static cj_value *mk_dot(bld *b, cj_value *l, cj_value *r, const cj_type *rt, const int64_t *lb,
+                        const int64_t *rb, int64_t nb, const int64_t *lc, const int64_t *rc,
+                        int64_t ncn) {
+  cj_value *v = b_op(b, CJ_OP_DOT_GENERAL, l, r, rt);
+  if (!v) return NULL;
+  const cj_attr *f[CJ_SF_DOT__COUNT] = {0};
+  f[CJ_SF_DOT_lhs_batching_dimensions] = cj_attr_i64_array(b->m, nb, lb);
+  f[CJ_SF_DOT_rhs_batching_dimensions] = cj_attr_i64_array(b->m, nb, rb);
+  f[CJ_SF_DOT_lhs_contracting_dimensions] = cj_attr_i64_array(b->m, ncn, lc);
+  f[CJ_SF_DOT_rhs_contracting_dimensions] = cj_attr_i64_array(b->m, ncn, rc);
+  const cj_attr *a = cj_attr_struct(b->m, CJ_SK_DOT, f);
+  cj_status s = a ? cj_op_set_attr(b->m, v->def, "dot_dimension_numbers", a) : cj_oom();
+  if (s) b->st = s;
+  return v;
+}
+
+static cj_value *b_bcast(bld *b, cj_value *x, const cj_type *rt, int64_t n, const int64_t *dims) {
+  cj_value *v = b_op(b, CJ_OP_BROADCAST_IN_DIM, x, NULL, rt);
+  if (!v) return NULL;
+  cj_status s = cj_op_set_attr(b->m, v->def, "broadcast_dimensions", cj_attr_i64_array(b->m, n, dims));
+  if (s) b->st = s;
+  return v;
+}
+
+static cj_value *b_slice(bld *b, cj_value *x, const int64_t *start, const int64_t *limit) {
+  const cj_type *xt = x->type;
+  int64_t d[16], one[16];
+  for (int32_t i = 0; i < xt->rank; i++) {
+    d[i] = limit[i] - start[i];
+    one[i] = 1;
+  }
+  cj_value *v = b_op(b, CJ_OP_SLICE, x, NULL, cj_type_tensor(b->m, xt->elem, xt->rank, d, NULL, NULL));
+  if (!v) return NULL;
+  cj_status s = cj_op_set_attr(b->m, v->def, "start_indices", cj_attr_i64_array(b->m, xt->rank, start));
+  if (!s) s = cj_op_set_attr(b->m, v->def, "limit_indices", cj_attr_i64_array(b->m, xt->rank, limit));
+  if (!s) s = cj_op_set_attr(b->m, v->def, "strides", cj_attr_i64_array(b->m, xt->rank, one));
+  if (s) b->st = s;
+  return v;
+}
+
+/* the size of group g ([batch...] i64) */
+static cj_value *group_size(bld *b, cj_value *gs, int64_t g) {
+  const cj_type *t = gs->type;
+  int64_t st[16] = {0}, li[16];
+  for (int32_t i = 0; i < t->rank; i++) li[i] = t->dims[i];
+  st[t->rank - 1] = g;
+  li[t->rank - 1] = g + 1;
+  cj_value *s = b_slice(b, gs, st, li);
+  cj_value *r = b_op(b, CJ_OP_RESHAPE, s, NULL,
+                     cj_type_tensor(b->m, t->elem, t->rank - 1, t->dims, NULL, NULL));
+  if (r && r->type->dtype != CJ_S64)
+    r = b_op(b, CJ_OP_CONVERT, r, NULL, cj_type_tensor_of(b->m, CJ_S64, t->rank - 1, t->dims));
+  return r;
+}
+
+/* x where start <= iota(dim) < limit (start/limit [batch...] broadcast over x's leading dims),
+ * zero elsewhere */
+static cj_value *ragged_mask(bld *b, cj_value *x, cj_value *zero, cj_value *start, cj_value *limit,
+                             int64_t dim) {
+  const cj_type *xt = x->type;
+  const cj_type *it = cj_type_tensor_of(b->m, CJ_S64, xt->rank, xt->dims);
+  cj_value *io = b_op(b, CJ_OP_IOTA, NULL, NULL, it);
+  if (b->st) return NULL;
+  if (!io) {
+    cj_op *o = cj_build_op(b->m, b->at, b->at, CJ_OP_IOTA, 0, NULL, it);
+    if (!o) {
+      b->st = cj_oom();
+      return NULL;
+    }
+    cj_status s = cj_op_set_attr(b->m, o, "iota_dimension", cj_attr_int(b->m, dim, NULL));
+    if (s) b->st = s;
+    io = &o->results[0];
+  }
+  int64_t bd[16];
+  int64_t nb = start->type->rank;
+  for (int64_t i = 0; i < nb; i++) bd[i] = i;
+  cj_value *sb = b_bcast(b, start, it, nb, bd), *lb = b_bcast(b, limit, it, nb, bd);
+  cj_value *m1 = b_cmp(b, io, sb, CJ_COMPARISON_DIRECTION_GE);
+  cj_value *m2 = b_cmp(b, io, lb, CJ_COMPARISON_DIRECTION_LT);
+  cj_value *mk = b_op(b, CJ_OP_AND, m1, m2, NULL);
+  return b_select(b, mk, x, zero);
+}
+
+static cj_status decompose_ragged_dot(cj_module *m, cj_op *func, cj_op *op) {
+  cj_value *lhs = op->operands[0], *rhs = op->operands[1], *gs = op->operands[2];
+  const cj_type *lt = lhs->type, *rt = rhs->type, *ot = op->results[0].type;
+  if (!cj_type_is_static(lt) || !cj_type_is_static(rt) || !cj_type_is_static(ot) ||
+      !cj_type_is_static(gs->type) || gs->type->rank < 1 || lt->rank > 16 || rt->rank > 16)
+    return cj_op_error(op, CJ_UNIMPLEMENTED, "ragged_dot needs static shapes");
+  const cj_attr *dn = cj_op_attr(op, "ragged_dot_dimension_numbers");
+  if (!dn) return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing ragged_dot_dimension_numbers");
+  int64_t lb[16], rb[16], lc[16], rc[16], lr[16], rg[16], nlb, nrb, nlc, nrc, nlr, nrg;
+  cj_status e = rd_field(dn, CJ_SF_RAGGED_DOT_lhs_batching_dimensions, lb, &nlb);
+  if (!e) e = rd_field(dn, CJ_SF_RAGGED_DOT_rhs_batching_dimensions, rb, &nrb);
+  if (!e) e = rd_field(dn, CJ_SF_RAGGED_DOT_lhs_contracting_dimensions, lc, &nlc);
+  if (!e) e = rd_field(dn, CJ_SF_RAGGED_DOT_rhs_contracting_dimensions, rc, &nrc);
+  if (!e) e = rd_field(dn, CJ_SF_RAGGED_DOT_lhs_ragged_dimensions, lr, &nlr);
+  if (!e) e = rd_field(dn, CJ_SF_RAGGED_DOT_rhs_group_dimensions, rg, &nrg);
+  if (e) {
+    cj_status_free(e);
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad ragged_dot_dimension_numbers");
+  }
+  (void)i64s_or_empty;
+  if (nlb != nrb || nlc != nrc || nlr != 1)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad ragged_dot_dimension_numbers");
+  bld b = {m, op, NULL};
+  cj_value *out = NULL;
+  int64_t G = gs->type->dims[gs->type->rank - 1];
+  const cj_type *bt = cj_type_tensor_of(m, CJ_S64, gs->type->rank - 1, gs->type->dims);
+  if (lt->rank < rt->rank) { /* mode 1 */
+    if (nrg != 1 || rg[0] < 0 || rg[0] >= rt->rank)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "mode 1 needs one rhs group dimension");
+    int64_t g0 = rg[0];
+    int64_t arb[16], arc[16];
+    for (int64_t i = 0; i < nrb; i++) arb[i] = rb[i] > g0 ? rb[i] - 1 : rb[i];
+    for (int64_t i = 0; i < nrc; i++) arc[i] = rc[i] > g0 ? rc[i] - 1 : rc[i];
+    cj_value *zero = b_const(&b, cj_type_tensor_of(m, lt->dtype, 0, NULL), 0);
+    zero = b_bcast(&b, zero, lt, 0, NULL);
+    cj_value *start = b_bcast(&b, b_const(&b, scalar_t(m, CJ_S64), 0), bt, 0, NULL);
+    int64_t rd[16], nrd = 0;
+    for (int32_t d = 0; d < rt->rank; d++)
+      if (d != g0) rd[nrd++] = rt->dims[d];
+    const cj_type *rgt = cj_type_tensor(m, rt->elem, (int32_t)nrd, rd, NULL, NULL);
+    for (int64_t g = 0; g < G && !b.st; g++) {
+      cj_value *limit = b_op(&b, CJ_OP_ADD, start, group_size(&b, gs, g), NULL);
+      cj_value *lm = ragged_mask(&b, lhs, zero, start, limit, lr[0]);
+      int64_t st[16] = {0}, li[16];
+      for (int32_t d = 0; d < rt->rank; d++) li[d] = rt->dims[d];
+      st[g0] = g;
+      li[g0] = g + 1;
+      cj_value *rs = b_op(&b, CJ_OP_RESHAPE, b_slice(&b, rhs, st, li), NULL, rgt);
+      cj_value *d = mk_dot(&b, lm, rs, ot, lb, arb, nlb, lc, arc, nlc);
+      out = out ? b_op(&b, CJ_OP_ADD, out, d, NULL) : d;
+      start = limit;
+    }
+  } else if (lt->rank < ot->rank) { /* mode 2 */
+    int64_t rr = -1;
+    for (int64_t i = 0; i < nlc; i++)
+      if (lc[i] == lr[0]) rr = rc[i];
+    if (rr < 0) return cj_op_error(op, CJ_INVALID_ARGUMENT, "the ragged dimension is not contracting");
+    cj_value *zero = b_const(&b, cj_type_tensor_of(m, lt->dtype, 0, NULL), 0);
+    zero = b_bcast(&b, zero, lt, 0, NULL);
+    cj_value *start = b_bcast(&b, b_const(&b, scalar_t(m, CJ_S64), 0), bt, 0, NULL);
+    const cj_type *gt = cj_type_tensor(m, ot->elem, ot->rank - 1, ot->dims + 1, NULL, NULL);
+    int64_t one_d[16];
+    one_d[0] = 1;
+    for (int32_t d = 1; d < ot->rank; d++) one_d[d] = ot->dims[d];
+    const cj_type *g1t = cj_type_tensor(m, ot->elem, ot->rank, one_d, NULL, NULL);
+    cj_value **parts = calloc((size_t)(G ? G : 1), sizeof *parts);
+    if (!parts) return cj_oom();
+    for (int64_t g = 0; g < G && !b.st; g++) {
+      cj_value *limit = b_op(&b, CJ_OP_ADD, start, group_size(&b, gs, g), NULL);
+      cj_value *lm = ragged_mask(&b, lhs, zero, start, limit, lr[0]);
+      cj_value *d = mk_dot(&b, lm, rhs, gt, lb, rb, nlb, lc, rc, nlc);
+      parts[g] = b_op(&b, CJ_OP_RESHAPE, d, NULL, g1t);
+      start = limit;
+    }
+    if (!b.st) {
+      cj_op *c = cj_build_op(m, op, op, CJ_OP_CONCATENATE, (uint32_t)G, parts, ot);
+      if (!c || cj_op_set_attr(m, c, "dimension", cj_attr_int(m, 0, NULL))) b.st = cj_oom();
+      else out = &c->results[0];
+    }
+    free(parts);
+  } else { /* mode 3 */
+    out = mk_dot(&b, lhs, rhs, ot, lb, rb, nlb, lc, rc, nlc);
+  }
+  if (b.st) return b.st;
+  if (!out) return cj_op_error(op, CJ_INVALID_ARGUMENT, "ragged_dot with no groups");
+  cj_replace_all_uses(func, &op->results[0], out);
+  cj_block_remove(op->block, op);
+  return NULL;
+}
+
 static cj_status chlo_block(cj_module *m, cj_op *func, cj_block *b, const cj_compile_hooks *h) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
@@ -271,6 +749,10 @@ static cj_status chlo_block(cj_module *m, cj_op *func, cj_block *b, const cj_com
       CJ_RETURN_IF_ERROR(decompose_constant_like(m, func, op));
     } else if (op->kind == CJ_OP_CHLO_SINH || op->kind == CJ_OP_CHLO_COSH) {
       CJ_RETURN_IF_ERROR(decompose_sinh_cosh(m, func, op, op->kind == CJ_OP_CHLO_SINH));
+    } else if (op->kind == CJ_OP_CHLO_SCAN) {
+      CJ_RETURN_IF_ERROR(decompose_scan(m, func, op));
+    } else if (op->kind == CJ_OP_CHLO_RAGGED_DOT) {
+      CJ_RETURN_IF_ERROR(decompose_ragged_dot(m, func, op));
     }
     op = next;
   }

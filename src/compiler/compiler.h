@@ -6,6 +6,8 @@
  *               inlined (one device: the manual region is the whole computation)
  *   inline      func.call and stablehlo.composite (a call of its decomposition) are replaced
  *               by the callee's body, recursively; recursion is an error
+ *   refine      shapes made static from the argument shapes (refine.c): dynamic_* ops with
+ *               computable shape operands become static ops; what stays dynamic is an error
  *   chlo        chlo ops the backend has no kernel for are decomposed into StableHLO:
  *               broadcast_* (numpy-style or broadcast_dimensions broadcasting + the op),
  *               broadcast_select, constant, constant_like, and the elementwise functions
@@ -39,6 +41,17 @@ cj_status cj_compile_passes(cj_module *m, const cj_compile_hooks *hooks, cj_op *
 cj_status cj_pass_identities(cj_module *m, cj_op *func);
 cj_status cj_pass_inline(cj_module *m, cj_op *func);
 cj_status cj_pass_chlo(cj_module *m, cj_op *func, const cj_compile_hooks *hooks);
+/* Shape refinement (refine.c): static argument types (and known argument values) for the
+ * entry function, propagated through the program; dynamic ops whose shape operands are known
+ * become static ops. Entries of types/values may be NULL (kept / unknown). */
+typedef struct cj_refine_args {
+  int32_t nargs;
+  const cj_type *const *types;
+  const cj_attr *const *values;
+} cj_refine_args;
+/* args NULL: the entry function's own argument types (which must then be static). Whatever
+ * stays dynamic is an error naming the op. */
+cj_status cj_pass_refine(cj_module *m, cj_op *func, const cj_refine_args *args);
 /* Quantized types and ops become integer and float math (quant.c); convolutions keep their
  * quantized types, bridged by bitcast_convert. */
 cj_status cj_pass_quant(cj_module *m, cj_op *func);

@@ -348,6 +348,7 @@ cj_status cj_compile_passes(cj_module *m, const cj_compile_hooks *hooks, cj_op *
   CJ_RETURN_IF_ERROR(cj_pass_identities(m, main));
   CJ_RETURN_IF_ERROR(cj_pass_inline(m, main));
   CJ_RETURN_IF_ERROR(cj_pass_identities(m, main));
+  CJ_RETURN_IF_ERROR(cj_pass_refine(m, main, NULL));
   CJ_RETURN_IF_ERROR(cj_pass_quant(m, main));
   CJ_RETURN_IF_ERROR(cj_pass_chlo(m, main, hooks));
   CJ_RETURN_IF_ERROR(cj_pass_fold(m, main));

@@ -281,7 +281,7 @@ static cj_value *requantize(qb *b, cj_value *x, const cj_quant *qin, const cj_qu
   } else {
     const cj_quant *pa = per_axis(qout) ? qout : qin;
     int64_t n = pa->nscales;
-    double *ms = malloc(sizeof(double) * (size_t)n * 2);
+    double *ms = calloc((size_t)(n ? n : 1) * 2, sizeof(double));
     if (!ms) {
       b->st = cj_oom();
       return NULL;
