@@ -1,5 +1,6 @@
 /* cjrt vmath: the kernels compiled for AVX2 with FMA.
- * The bodies (vmath_real.c, vmath_special.c, vmath_cplx.c, vmath_loops.c) are included here
+ * The bodies (vmath_real.c, vmath_special.c, vmath_f32.c, vmath_cplx.c,
+ * vmath_loops.c) are included here
  * under this file's target options; vmath.c picks a table at run time by CPUID. */
 #define CJ_VM_INTERNAL
 #include <math.h>
@@ -13,7 +14,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #ifndef __clang__
-#pragma GCC optimize("O3", "no-math-errno", "no-trapping-math")
+#pragma GCC optimize("O3", "no-math-errno", "no-trapping-math", "fp-contract=off")
 #endif
 #pragma GCC target("avx2,fma,bmi,bmi2,popcnt,tune=skylake")
 #if defined(__FMA__) || defined(__FP_FAST_FMA)
@@ -27,6 +28,7 @@
 #define VM_TABLE cj_vm_table_avx2
 #include "vmath_real.c"
 #include "vmath_special.c"
+#include "vmath_f32.c"
 #include "vmath_cplx.c"
 #include "vmath_loops.c"
 #else

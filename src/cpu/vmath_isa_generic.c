@@ -1,5 +1,6 @@
 /* cjrt vmath: the kernels compiled for the compiler's baseline target (SSE2 on x86-64); FMA only where the baseline has it.
- * The bodies (vmath_real.c, vmath_special.c, vmath_cplx.c, vmath_loops.c) are included here
+ * The bodies (vmath_real.c, vmath_special.c, vmath_f32.c, vmath_cplx.c,
+ * vmath_loops.c) are included here
  * under this file's target options; vmath.c picks a table at run time by CPUID. */
 #define CJ_VM_INTERNAL
 #include <math.h>
@@ -13,7 +14,7 @@
 
 #if 1 /* always built */
 #ifndef __clang__
-#pragma GCC optimize("O3", "no-math-errno", "no-trapping-math")
+#pragma GCC optimize("O3", "no-math-errno", "no-trapping-math", "fp-contract=off")
 #endif
 
 #if defined(__FMA__) || defined(__FP_FAST_FMA)
@@ -27,6 +28,7 @@
 #define VM_TABLE cj_vm_table_generic
 #include "vmath_real.c"
 #include "vmath_special.c"
+#include "vmath_f32.c"
 #include "vmath_cplx.c"
 #include "vmath_loops.c"
 #else

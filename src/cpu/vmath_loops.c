@@ -191,7 +191,7 @@ VM_INLINE void vm_cfix_pow(const double *a, const double *b, double *ore, double
       int64_t m = n - i < VM_B ? n - i : VM_B;                                                  \
       float outf[VM_B];                                                                         \
       VM_SRC(float, inf_, pad, x + i, m, VM_B)                                                  \
-      VM_NOUNROLL for (int j = 0; j < VM_B; j++) outf[j] = (float)k32_##fn((double)inf_[j]);    \
+      VM_NOUNROLL for (int j = 0; j < VM_B; j++) outf[j] = kf32_##fn(inf_[j]);                   \
       vm_fix32_##fn(inf_, outf);                                                                \
       VM_STORE(y + i, outf, m);                                                                 \
     }                                                                                           \
@@ -271,32 +271,41 @@ VM_INLINE void vm_cfix_pow(const double *a, const double *b, double *ore, double
       memcpy(o + 2 * i, ba, sizeof(double) * 2 * (size_t)m);                                   \
     }                                                                                           \
   }                                                                                             \
-  static void vl_c_##fn##_c64(const float *x, const float *y, float *o, int64_t n) {            \
-    for (int64_t i = 0; i < n; i += VM_B) {                                                     \
-      int64_t m = n - i < VM_B ? n - i : VM_B;                                                  \
-      float ba[2 * VM_B], bb[2 * VM_B];                                                         \
-      double da[2 * VM_B], db[2 * VM_B], ore[VM_B], oim[VM_B];                                  \
-      VM_LOAD2(float, ba, x + 2 * i, m);                                                        \
-      VM_LOAD2(float, bb, y + 2 * i, m);                                                        \
-      for (int j = 0; j < 2 * VM_B; j++) {                                                      \
-        da[j] = ba[j];                                                                          \
-        db[j] = bb[j];                                                                          \
-      }                                                                                         \
-      VM_NOUNROLL for (int j = 0; j < VM_B; j++)                                                \
-        kc32_##fn(da[2 * j], da[2 * j + 1], db[2 * j], db[2 * j + 1], &ore[j], &oim[j]);        \
-      vm_cfix_##fn(da, db, ore, oim);                                                           \
-      for (int j = 0; j < VM_B; j++) {                                                          \
-        ba[2 * j] = (float)ore[j];                                                              \
-        ba[2 * j + 1] = (float)oim[j];                                                          \
-      }                                                                                         \
-      memcpy(o + 2 * i, ba, sizeof(float) * 2 * (size_t)m);                                    \
-    }                                                                                           \
-  }
 
 CJ_VM_REAL_UNARY(VM_DEF_RU)
 CJ_VM_REAL_BINARY(VM_DEF_RB)
 CJ_VM_COMPLEX_UNARY(VM_DEF_CU)
 CJ_VM_COMPLEX_BINARY(VM_DEF_CB)
+
+/* complex<f32> pow: XLA's single-precision arithmetic (kcf_pow_xla_stage1 in vmath_cplx.c) */
+static void vl_c_pow_c64(const float *x, const float *y, float *o, int64_t n) {
+  for (int64_t i = 0; i < n; i += VM_B) {
+    int64_t m = n - i < VM_B ? n - i : VM_B;
+    float ba[2 * VM_B], bb[2 * VM_B], a[VM_B], b[VM_B], c[VM_B], d[VM_B];
+    float coeff[VM_B], q[VM_B], cs[VM_B], sn[VM_B], re[VM_B], im[VM_B];
+    VM_LOAD2(float, ba, x + 2 * i, m);
+    VM_LOAD2(float, bb, y + 2 * i, m);
+    for (int j = 0; j < VM_B; j++) {
+      a[j] = ba[2 * j];
+      b[j] = ba[2 * j + 1];
+      c[j] = bb[2 * j];
+      d[j] = bb[2 * j + 1];
+    }
+    VM_NOUNROLL for (int j = 0; j < VM_B; j++)
+      kcf_pow_xla_stage1(a[j], b[j], c[j], d[j], &coeff[j], &q[j]);
+    VM_NOUNROLL for (int j = 0; j < VM_B; j++) sn[j] = kf32_sin(q[j]);
+    VM_NOUNROLL for (int j = 0; j < VM_B; j++) cs[j] = kf32_cos(q[j]);
+    vm_fix32_sin(q, sn);
+    vm_fix32_cos(q, cs);
+    VM_NOUNROLL for (int j = 0; j < VM_B; j++)
+      kcf_pow_xla_finish(a[j], b[j], c[j], d[j], coeff[j], cs[j], sn[j], &re[j], &im[j]);
+    for (int j = 0; j < VM_B; j++) {
+      ba[2 * j] = re[j];
+      ba[2 * j + 1] = im[j];
+    }
+    memcpy(o + 2 * i, ba, sizeof(float) * 2 * (size_t)m);
+  }
+}
 
 static void vl_c_abs_c128(const double *x, double *y, int64_t n) {
   for (int64_t i = 0; i < n; i += VM_B) {
