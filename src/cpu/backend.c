@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "compiler/compiler.h"
+#include "cpu/alloc.h"
+#include "cpu/launch.h"
 #include "cpu/lower.h"
 #include "cpu/program.h"
 #include "frontend/compile_options.h"
@@ -24,15 +26,16 @@ bool cj_cpu_can_lower(const cj_op *op, const char **why);
 
 /* ======================================================================== memory */
 
+/* Device memory: 64-byte aligned blocks; freed large blocks are cached by size class (bounded,
+ * trimmed when idle) so that fresh result buffers do not page-fault (alloc.c). */
 static void *cpu_alloc(cj_backend *b, size_t bytes) {
   (void)b;
-  size_t n = (bytes + 63) & ~(size_t)63;
-  return aligned_alloc(64, n ? n : 64);
+  return cj_mem_alloc(bytes);
 }
 
 static void cpu_free(cj_backend *b, void *p) {
   (void)b;
-  free(p);
+  cj_mem_free(p);
 }
 
 static cj_status cpu_copy(cj_backend *b, void *dst, const void *src, size_t n) {
@@ -303,17 +306,17 @@ static cj_status cpu_program_deserialize(cj_backend *b, const void *data, size_t
 
 static cj_status cpu_launch_create(cj_backend *b, const cj_program *p, int32_t n, cj_launch **out) {
   (void)b;
-  (void)p;
-  (void)n;
-  *out = NULL; /* collectives are not implemented yet: nothing to meet in */
-  return NULL;
+  *out = NULL;
+  /* the grid of the program (src/cpu/launch.c: meetings and mailboxes for collectives) */
+  int64_t nr = p ? p->info.num_replicas : 1, np = p ? p->info.num_partitions : 1;
+  if (nr < 1 || np < 1 || nr * np != n)
+    return cj_internal("launch: %d devices for a program of %lld replicas x %lld partitions", n,
+                       (long long)nr, (long long)np);
+  return cj_cpu_launch_new((int32_t)nr, (int32_t)np, out);
 }
 
-static void cpu_launch_destroy(cj_launch *l) { (void)l; }
-static void cpu_launch_abort(cj_launch *l, cj_status why) {
-  (void)l;
-  cj_status_free(why);
-}
+static void cpu_launch_destroy(cj_launch *l) { cj_cpu_launch_free(l); }
+static void cpu_launch_abort(cj_launch *l, cj_status why) { cj_cpu_launch_abort(l, why); }
 
 /* ======================================================================== execution */
 
@@ -376,10 +379,14 @@ static cj_status cpu_execute(cj_backend *b, const cj_program *cp, const cj_exec_
   for (int32_t j = 0; j < p->nresults; j++) s->bases[CJ_BASE_ARG0 + p->nargs + j] = args->results[j];
   cj_exec_ctx ctx;
   ctx.bases = s->bases;
+  ctx.nbases = 2 + p->nargs + p->nresults;
   ctx.scratch = s;
   ctx.pool = args->pool;
   ctx.args = args;
   cj_status st = cj_plan_run(&ctx, &p->plan);
+  if (args->launch) /* peers still waiting for this device at a collective fail, naming it */
+    cj_cpu_launch_finished(args->launch,
+                           args->replica * cj_cpu_launch_partitions(args->launch) + args->partition);
   pthread_mutex_lock(&p->mu);
   s->next = p->free_scratch;
   p->free_scratch = s;

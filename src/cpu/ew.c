@@ -678,6 +678,85 @@ VMC2(c64, float, pow, pow)
 VMC2(c128, double, pow, pow)
 
 
+/* ---- chlo.zeta, chlo.polygamma: scalar (rarely used special functions), computed in double.
+ * zeta(x, q) = sum_k (q + k)^-x, the Hurwitz zeta function: 10 terms summed directly, then the
+ * Euler-Maclaurin tail with 12 Bernoulli terms (Johansson 2015, formula 5); x < 1 and
+ * non-integer x with q <= 0 are nan, x = 1 and the poles q = 0, -1, ... +inf (for even x, nan
+ * for odd x), as XLA defines them.
+ * polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for natural n > 0, digamma(x) for n = 0, nan
+ * for other n. */
+static double zeta_d(double x, double q) {
+  if (x == 1) return INFINITY;
+  if (x < 1) return NAN;
+  if (q <= 0) {
+    if (q == floor(q)) return (x == floor(x) && fmod(x, 2) == 0) ? INFINITY : NAN;
+    if (x != floor(x)) return NAN;
+  }
+  /* B_2j / (2j)! for j = 1..12 */
+  static const double kB[12] = {
+      1.0 / 12,
+      -1.0 / 720,
+      1.0 / 30240,
+      -1.0 / 1209600,
+      1.0 / 47900160,
+      -691.0 / 1307674368000.0,
+      1.0 / 74724249600.0,
+      -3617.0 / 10670622842880000.0,
+      43867.0 / 5109094217170944000.0,
+      -174611.0 / 802857662698291200000.0,
+      77683.0 / 14101100039391805440000.0,
+      -236364091.0 / 1693824136731743669452800000.0,
+  };
+  double s = 0, a = q;
+  for (int k = 0; k < 10; k++, a += 1) s += pow(a, -x);
+  double an = pow(a, -x); /* a = q + 10 */
+  if (fabs(an) < fabs(s) * 2.220446049250313e-16) return s;
+  double tail = an * a / (x - 1) + 0.5 * an;
+  double rising = x, apow = an / a; /* x(x+1)...(x+2j-2), a^(-x-2j+1) */
+  for (int j = 1; j <= 12; j++) {
+    double t = kB[j - 1] * rising * apow;
+    tail += t;
+    if (fabs(t) < fabs(s + tail) * 1e-17) break;
+    rising *= (x + 2 * j - 1) * (x + 2 * j);
+    apow /= a * a;
+  }
+  return s + tail;
+}
+
+static double polygamma_d(double n, double x) {
+  if (n != floor(n) || n < 0 || n != n) return NAN;
+  if (n == 0) {
+    double y;
+    cj_vm_digamma_f64(&x, &y, 1);
+    return y;
+  }
+  double sign = fmod(n, 2) == 1 ? 1.0 : -1.0;
+  return sign * exp(lgamma(n + 1)) * zeta_d(n + 1, x);
+}
+
+K2(zeta_f32, float, float, (float)zeta_d(x, y))
+K2(zeta_f64, double, double, zeta_d(x, y))
+K2(polygamma_f32, float, float, (float)polygamma_d(x, y))
+K2(polygamma_f64, double, double, polygamma_d(x, y))
+
+/* chlo._asin_acos_kernel(z) = w with asin(z) = atan2(re z, re w) + i sign(im z) im w:
+ * from a + i b = asin(z) (z = sin a cosh b + i cos a sinh b), w = cos(a) cosh(b) + i |b| */
+#define ASIN_ACOS_KERNEL(S, CT, T)                                                             \
+  static void asin_acos_kernel_##S(void *o_, const void *a_, const void *b_, const void *c_,   \
+                                   int64_t n, const cj_ew_aux *aux) {                          \
+    UNUSED3;                                                                                   \
+    const CT *z = a_;                                                                          \
+    CT *o = o_;                                                                                \
+    for (int64_t i = 0; i < n; i++) {                                                          \
+      CT w;                                                                                    \
+      CJ_KM(asin_##S)((const T *)&z[i], (T *)&w, 1);                                           \
+      double a = w.re, b = w.im;                                                               \
+      o[i] = (CT){(T)(cos(a) * cosh(b)), (T)fabs(b)};                                          \
+    }                                                                                          \
+  }
+ASIN_ACOS_KERNEL(c64, c64_t, float)
+ASIN_ACOS_KERNEL(c128, c128_t, double)
+
 /* complex atan2 and cbrt, as the spec's reference defines them:
  *   atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2))
  *   cbrt(z) = |z|^(1/3) (cos(arg z / 3) + i sin(arg z / 3))
@@ -833,6 +912,9 @@ static const cj_ew_fn table[CJ_EW_COUNT][CT_COUNT] = {
     [CJ_EW_SHRL] = {ROW_INT(shrl)},
     [CJ_EW_COMPLEX] = {[CT_F32] = complex_f32, [CT_F64] = complex_f64},
     [CJ_EW_NEXT_AFTER] = {ROW_FLT(next_after)},
+    [CJ_EW_ZETA] = {ROW_FLT(zeta)},
+    [CJ_EW_POLYGAMMA] = {ROW_FLT(polygamma)},
+    [CJ_EW_ASIN_ACOS_KERNEL] = {ROW_CPX(asin_acos_kernel)},
     [CJ_EW_MULHI] = {ROW_INT(mulhi)},
     [CJ_EW_EQ] = {[CT_PRED] = eq_pred, ROW_INT(eq), ROW_FLT(eq), ROW_CPX(eq)},
     [CJ_EW_NE] = {[CT_PRED] = ne_pred, ROW_INT(ne), ROW_FLT(ne), ROW_CPX(ne)},

@@ -259,6 +259,66 @@ cj_status lower_check(cj_lw *L, cj_op *op) {
   }
 }
 
+/* ---- @shape_assertion (JAX's shape-polymorphic exports): fails the execution with its message,
+ * "{k}" replaced by the value of operand k+1, when its i1 operand is false ---- */
+
+typedef struct assert_params {
+  const char *message; /* in the program arena */
+  int32_t nvals;
+  cj_dtype *dts;       /* the value operands' element types */
+} assert_params;
+
+static cj_status k_shape_assertion(cj_exec_ctx *ctx, const cj_step *st) {
+  const assert_params *p = st->params;
+  if (*(const uint8_t *)CJ_PTR(ctx, st->in[0])) return NULL;
+  char out[1024];
+  size_t o = 0;
+  for (const char *c = p->message; *c && o + 1 < sizeof out;) {
+    int k = -1, used = 0;
+    if (c[0] == '{' && sscanf(c, "{%d}%n", &k, &used) == 1 && used > 0 && k >= 0 && k < p->nvals) {
+      int64_t v = cj_elem_get_i64(p->dts[k], CJ_PTR(ctx, st->in[k + 1]), 0);
+      int w = snprintf(out + o, sizeof out - o, "%" PRId64, v);
+      if (w > 0) o += (size_t)w < sizeof out - o ? (size_t)w : sizeof out - o - 1;
+      c += used;
+    } else {
+      out[o++] = *c++;
+    }
+  }
+  out[o] = 0;
+  return cj_status_make(CJ_INVALID_ARGUMENT, "custom_call @shape_assertion failed (%s): %s", st->what,
+                        out);
+}
+
+static cj_status lower_shape_assertion(cj_lw *L, cj_op *op) {
+  if (op->nopnds < 1) return cj_op_error(op, CJ_INVALID_ARGUMENT, "shape_assertion without a condition");
+  const char *msg = NULL;
+  size_t mlen = 0;
+  if (!cj_attr_get_str(cj_op_attr(op, "error_message"), &msg, &mlen)) {
+    msg = "shape assertion failed";
+    mlen = strlen(msg);
+  }
+  assert_params *p = cj_lw_alloc(L, sizeof *p);
+  char *m = cj_lw_alloc(L, mlen + 1);
+  cj_dtype *dts = cj_lw_alloc(L, sizeof(cj_dtype) * op->nopnds);
+  int32_t *ins = cj_lw_alloc(L, sizeof(int32_t) * op->nopnds);
+  if (!p || !m || !dts || !ins) return cj_oom();
+  memcpy(m, msg, mlen);
+  p->message = m;
+  p->nvals = (int32_t)op->nopnds - 1;
+  p->dts = dts;
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    cj_lw_tensor t;
+    CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, i, &t));
+    if (t.nelems != 1 || (i == 0 && t.dtype != CJ_PRED) || (i > 0 && !cj_dtype_is_int(t.dtype)))
+      return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                         "shape_assertion takes an i1 condition and integer scalars");
+    ins[i] = t.buf;
+    if (i > 0) dts[i - 1] = t.dtype;
+  }
+  if (!cj_lw_emit(L, op, k_shape_assertion, p, op->nopnds, ins, 0, NULL)) return cj_oom();
+  return NULL;
+}
+
 cj_status lower_custom_call(cj_lw *L, cj_op *op) {
   const char *target = NULL;
   size_t len = 0;
@@ -274,6 +334,7 @@ cj_status lower_custom_call(cj_lw *L, cj_op *op) {
                       false);
   if (op->nopnds == 2 && IS("check.eq"))
     return emit_check(L, op, "custom_call @check.eq", CK_ALMOST, 1e-4, 0, 0, false, true);
+  if (IS("shape_assertion")) return lower_shape_assertion(L, op);
 #undef IS
   return cj_op_error(op, CJ_UNIMPLEMENTED, "custom_call @%.*s is not supported by the CPU backend",
                      (int)len, target);

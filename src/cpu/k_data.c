@@ -224,16 +224,40 @@ typedef struct iota_params {
   int64_t n, dimsize, inner;
 } iota_params;
 
+#define IOTA_TYPED(T)                                                       \
+  do {                                                                      \
+    T *o = (T *)out;                                                        \
+    for (int64_t i = 0; i < p->n;)                                          \
+      for (int64_t k = 0; k < p->dimsize && i < p->n; k++) {                \
+        T v = (T)k;                                                         \
+        for (int64_t j = 0; j < p->inner && i < p->n; j++) o[i++] = v;      \
+      }                                                                     \
+  } while (0)
+
 static void iota_fill(const iota_params *p, char *out) {
+  switch (p->dt) {
+    case CJ_S8: IOTA_TYPED(int8_t); return;
+    case CJ_S16: IOTA_TYPED(int16_t); return;
+    case CJ_S32: IOTA_TYPED(int32_t); return;
+    case CJ_S64: IOTA_TYPED(int64_t); return;
+    case CJ_U8: IOTA_TYPED(uint8_t); return;
+    case CJ_U16: IOTA_TYPED(uint16_t); return;
+    case CJ_U32: IOTA_TYPED(uint32_t); return;
+    case CJ_U64: IOTA_TYPED(uint64_t); return;
+    case CJ_F32: IOTA_TYPED(float); return;
+    case CJ_F64: IOTA_TYPED(double); return;
+    default: break;
+  }
+  cj_dtype_kind kind = cj_dtype_kindof(p->dt);
   for (int64_t i = 0; i < p->n; i++) {
     int64_t k = (i / p->inner) % p->dimsize;
-    cj_dtype_kind kind = cj_dtype_kindof(p->dt);
     if (kind == CJ_DK_FLOAT || kind == CJ_DK_COMPLEX)
       cj_elem_set_f64(p->dt, out, (size_t)i, (double)k);
     else
       cj_elem_set_i64(p->dt, out, (size_t)i, k);
   }
 }
+#undef IOTA_TYPED
 
 static cj_status k_iota(cj_exec_ctx *ctx, const cj_step *st) {
   iota_fill(st->params, CJ_PTR(ctx, st->out[0]));

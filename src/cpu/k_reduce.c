@@ -403,19 +403,25 @@ typedef struct gen_params {
   cj_ew_fn *cvt;      /* input -> body type conversions (NULL = same type) */
   cj_ew_aux *cvt_aux;
   cj_plan body;
-  /* slots in the step: in = [inputs n][inits n][acc n][x n][ret n], out = results n */
+  const cj_lw_group *grp; /* the body's buffers: copies for concurrent runs */
+  int64_t lanes;          /* > 1: the body runs on vectors of `lanes` output positions */
+  /* slots in the step: in = [inputs n][inits n][acc n][x n][ret n][stage n], out = results n;
+   * stage (lanes only): the gathered inputs before their conversion to the body's type */
 } gen_params;
 
-static cj_status k_reduce_general(cj_exec_ctx *ctx, const cj_step *st) {
+/* outputs [o0, o1): inputs, inits and results through `outer`, the body's buffers (acc, x,
+ * ret and everything its plan uses) through `inner` */
+static cj_status gen_range(const cj_exec_ctx *outer, cj_exec_ctx *inner, const cj_step *st,
+                           int64_t o0, int64_t o1) {
   const gen_params *p = st->params;
   int32_t n = p->n;
   const cj_slot *in = st->in, *init = st->in + n, *acc = st->in + 2 * n, *x = st->in + 3 * n,
                 *ret = st->in + 4 * n;
-  for (int64_t o = 0; o < p->nout; o++) {
+  for (int64_t o = o0; o < o1; o++) {
     int64_t ko = space_off(&p->kept, o);
     for (int32_t i = 0; i < n; i++) {
-      char *a = CJ_PTR(ctx, acc[i]);
-      const char *iv = CJ_PTR(ctx, init[i]);
+      char *a = CJ_PTR(inner, acc[i]);
+      const char *iv = CJ_PTR(outer, init[i]);
       if (p->cvt[i])
         p->cvt[i](a, iv, NULL, NULL, 1, &p->cvt_aux[i]);
       else
@@ -424,26 +430,143 @@ static cj_status k_reduce_general(cj_exec_ctx *ctx, const cj_step *st) {
     for (int64_t r = 0; r < p->nred; r++) {
       int64_t off = ko + space_off(&p->red, r);
       for (int32_t i = 0; i < n; i++) {
-        char *xv = CJ_PTR(ctx, x[i]);
-        const char *src = CJ_PTR(ctx, in[i]) + off * p->in_es[i];
+        char *xv = CJ_PTR(inner, x[i]);
+        const char *src = CJ_PTR(outer, in[i]) + off * p->in_es[i];
         if (p->cvt[i])
           p->cvt[i](xv, src, NULL, NULL, 1, &p->cvt_aux[i]);
         else
           memcpy(xv, src, (size_t)p->in_es[i]);
       }
-      cj_status s = cj_plan_run(ctx, &p->body);
+      cj_status s = cj_plan_run(inner, &p->body);
       if (s) return s;
       for (int32_t i = 0; i < n; i++) {
-        char *a = CJ_PTR(ctx, acc[i]);
-        const char *rv = CJ_PTR(ctx, ret[i]);
+        char *a = CJ_PTR(inner, acc[i]);
+        const char *rv = CJ_PTR(inner, ret[i]);
         if (a != rv) memmove(a, rv, (size_t)p->body_es[i]);
       }
     }
     for (int32_t i = 0; i < n; i++)
-      memcpy(CJ_PTR(ctx, st->out[i]) + o * p->body_es[i], CJ_PTR(ctx, acc[i]),
+      memcpy(CJ_PTR(outer, st->out[i]) + o * p->body_es[i], CJ_PTR(inner, acc[i]),
              (size_t)p->body_es[i]);
   }
   return NULL;
+}
+
+/* the body on vectors: outputs [o0, o1) in chunks of `lanes`, every body value a vector whose
+ * lane l belongs to output o0 + l (lanes past the end repeat lane 0's input) */
+static cj_status lanes_range(const cj_exec_ctx *outer, cj_exec_ctx *inner, const cj_step *st,
+                             int64_t o0, int64_t o1) {
+  const gen_params *p = st->params;
+  int32_t n = p->n;
+  int64_t K = p->lanes;
+  const cj_slot *in = st->in, *init = st->in + n, *acc = st->in + 2 * n, *x = st->in + 3 * n,
+                *ret = st->in + 4 * n, *stage = st->in + 5 * n;
+  for (int64_t c0 = o0; c0 < o1; c0 += K) {
+    int64_t m = o1 - c0 < K ? o1 - c0 : K;
+    for (int32_t i = 0; i < n; i++) {
+      char *a = CJ_PTR(inner, acc[i]);
+      const char *iv = CJ_PTR(outer, init[i]);
+      int es = p->body_es[i];
+      if (p->cvt[i])
+        p->cvt[i](a, iv, NULL, NULL, 1, &p->cvt_aux[i]);
+      else
+        memcpy(a, iv, (size_t)es);
+      for (int64_t l = 1; l < K; l++) memcpy(a + l * es, a, (size_t)es);
+    }
+    for (int64_t r = 0; r < p->nred; r++) {
+      int64_t roff = space_off(&p->red, r);
+      for (int32_t i = 0; i < n; i++) {
+        int ies = p->in_es[i];
+        char *dst = p->cvt[i] ? CJ_PTR(inner, stage[i]) : CJ_PTR(inner, x[i]);
+        const char *src = CJ_PTR(outer, in[i]);
+        if (p->kept.rank == 1) { /* one stride: typed strided copies */
+          int64_t ks = p->kept.str[0];
+          const char *s0 = src + (c0 * ks + roff) * ies;
+          switch (ies) {
+#define GATHER(T)                                                                       \
+  for (int64_t l = 0; l < m; l++) ((T *)dst)[l] = ((const T *)s0)[l * ks];             \
+  break;
+            case 1: GATHER(uint8_t)
+            case 2: GATHER(uint16_t)
+            case 4: GATHER(uint32_t)
+            case 8: GATHER(uint64_t)
+#undef GATHER
+            default:
+              for (int64_t l = 0; l < m; l++) memcpy(dst + l * ies, s0 + l * ks * ies, (size_t)ies);
+          }
+        } else {
+          for (int64_t l = 0; l < m; l++)
+            memcpy(dst + l * ies, src + (space_off(&p->kept, c0 + l) + roff) * ies, (size_t)ies);
+        }
+        for (int64_t l = m; l < K; l++) memcpy(dst + l * ies, dst, (size_t)ies);
+        if (p->cvt[i]) p->cvt[i](CJ_PTR(inner, x[i]), dst, NULL, NULL, K, &p->cvt_aux[i]);
+      }
+      cj_status s = cj_plan_run(inner, &p->body);
+      if (s) return s;
+      for (int32_t i = 0; i < n; i++) {
+        char *a = CJ_PTR(inner, acc[i]);
+        const char *rv = CJ_PTR(inner, ret[i]);
+        if (a != rv) memmove(a, rv, (size_t)(K * p->body_es[i]));
+      }
+    }
+    for (int32_t i = 0; i < n; i++)
+      memcpy(CJ_PTR(outer, st->out[i]) + c0 * p->body_es[i], CJ_PTR(inner, acc[i]),
+             (size_t)(m * p->body_es[i]));
+  }
+  return NULL;
+}
+
+static cj_status run_outputs(const cj_exec_ctx *outer, cj_exec_ctx *inner, const cj_step *st,
+                             int64_t o0, int64_t o1) {
+  const gen_params *p = st->params;
+  return p->lanes > 1 ? lanes_range(outer, inner, st, o0, o1) : gen_range(outer, inner, st, o0, o1);
+}
+
+/* the parallel path: range k of nranges runs on copy k of the body's buffers */
+typedef struct gen_par {
+  const cj_exec_ctx *ctx;
+  const cj_step *st;
+  int64_t per;
+  _Atomic(cj_status) err;
+} gen_par;
+
+enum { GEN_MAX_BASES = 512 };
+
+static void gen_par_body(void *vp, int64_t b, int64_t e) {
+  gen_par *G = vp;
+  const gen_params *p = G->st->params;
+  char *bases[GEN_MAX_BASES];
+  for (int64_t k = b; k < e; k++) {
+    if (atomic_load(&G->err)) return;
+    cj_exec_ctx inner;
+    if (!cj_exec_ctx_shifted(G->ctx, k * p->grp->stride, bases, &inner)) return;
+    int64_t o0 = k * G->per, o1 = o0 + G->per < p->nout ? o0 + G->per : p->nout;
+    cj_status s = run_outputs(G->ctx, &inner, G->st, o0, o1);
+    if (s) {
+      cj_status expected = NULL;
+      if (!atomic_compare_exchange_strong(&G->err, &expected, s)) cj_status_free(s);
+    }
+  }
+}
+
+static cj_status k_reduce_general(cj_exec_ctx *ctx, const cj_step *st) {
+  const gen_params *p = st->params;
+  int nthreads = ctx->pool ? cj_pool_size(ctx->pool) : 1;
+  int64_t work = p->nout * p->nred * (int64_t)(p->body.nsteps + 2);
+  int32_t copies = p->grp ? p->grp->copies : 1;
+  if (nthreads > copies) nthreads = copies;
+  if (p->lanes > 1) work /= p->lanes; /* (per element it costs about a vector op's lane) */
+  if (p->grp && p->grp->isolated && nthreads > 1 && p->nout >= 2 && work >= 4096 &&
+      ctx->nbases > 0 && ctx->nbases <= GEN_MAX_BASES) {
+    int64_t nranges = p->nout < nthreads ? p->nout : nthreads;
+    int64_t per = (p->nout + nranges - 1) / nranges;
+    if (p->lanes > 1) per = (per + p->lanes - 1) / p->lanes * p->lanes; /* whole chunks */
+    gen_par G = {ctx, st, per, NULL};
+    nranges = (p->nout + G.per - 1) / G.per;
+    cj_pool_parallel_for(ctx->pool, nranges, 1, gen_par_body, &G);
+    return atomic_load(&G.err);
+  }
+  return run_outputs(ctx, ctx, st, 0, p->nout);
 }
 
 /* ======================================================================== lowering */
@@ -472,6 +595,117 @@ static int body_pattern(cj_op *op, cj_dtype dt) {
     case CJ_OP_XOR: return R_XOR;
     default: return -1;
   }
+}
+
+/* ---- the body on vectors of output positions ----
+ * A body of elementwise ops and constants on scalars computes each output position
+ * independently of the others: the same ops on vectors of `lanes` positions (one lane per
+ * output) give the same results, with one kernel call per op for `lanes` outputs. */
+enum { REDUCE_LANES = 256 };
+
+static bool body_is_elementwise(cj_block *body) {
+  for (cj_op *o = body->first; o; o = o->next) {
+    if (o == body->last) return (cj_op_info_get(o->kind)->flags & CJ_OPF_TERMINATOR) != 0;
+    if (o->nregions) return false;
+    for (uint32_t i = 0; i < o->nresults; i++)
+      if (!cj_type_is_static(o->results[i].type) || o->results[i].type->rank != 0) return false;
+    if (o->kind == CJ_OP_CONSTANT) {
+      const cj_attr *a = cj_op_attr(o, "value");
+      if (!a || a->kind != CJ_ATTR_DENSE || !a->dense.nbytes) return false;
+      continue;
+    }
+    if (!cj_lw_ew_is_fusible(o)) return false;
+    for (uint32_t i = 0; i < o->nopnds; i++) {
+      const cj_value *v = o->operands[i];
+      if (!cj_type_is_static(v->type) || v->type->rank != 0) return false;
+      if ((v->def ? v->def->block : v->block) != body) return false; /* a captured value */
+    }
+  }
+  return false;
+}
+
+/* the body with every value a vector of K lanes, in a block of a detached holder op */
+static cj_status lanes_body(cj_lw *L, const cj_op *op, cj_block *body, int64_t K, cj_block **out) {
+  cj_module *m = cj_lw_module(L);
+  cj_op *holder = cj_op_create(m, CJ_OP_REDUCE, NULL, 0, 0, 1);
+  if (!holder) return cj_oom();
+  holder->pos = op->pos;
+  uint32_t na = body->nargs;
+  const cj_type **at = malloc(sizeof(cj_type *) * (na ? na : 1));
+  uint32_t cap = na + 64, nm = 0;
+  cj_value **from = malloc(sizeof(cj_value *) * cap), **to = malloc(sizeof(cj_value *) * cap);
+  cj_status st = NULL;
+  cj_block *blk = NULL;
+  if (!at || !from || !to) st = cj_oom();
+  for (uint32_t i = 0; !st && i < na; i++) {
+    at[i] = cj_type_tensor(m, body->args[i].type->elem, 1, &K, NULL, NULL);
+    if (!at[i]) st = cj_oom();
+  }
+  if (!st) {
+    blk = cj_region_add_block(m, &holder->regions[0], na, at);
+    if (!blk) st = cj_oom();
+  }
+  for (uint32_t i = 0; !st && i < na; i++) {
+    from[nm] = &body->args[i];
+    to[nm++] = &blk->args[i];
+  }
+  for (cj_op *o = body->first; !st && o; o = o->next) {
+    if (o == body->last) {
+      cj_op *ret = cj_op_create(m, CJ_OP_RETURN, NULL, o->nopnds, 0, 0);
+      if (!ret) {
+        st = cj_oom();
+        break;
+      }
+      for (uint32_t i = 0; i < o->nopnds; i++) {
+        cj_value *v = o->operands[i];
+        for (uint32_t k = nm; k-- > 0;)
+          if (from[k] == v) {
+            v = to[k];
+            break;
+          }
+        ret->operands[i] = v;
+      }
+      cj_block_append(blk, ret);
+      break;
+    }
+    cj_op *c = cj_op_clone(m, o, nm, from, to);
+    if (!c) {
+      st = cj_oom();
+      break;
+    }
+    for (uint32_t i = 0; i < c->nresults; i++) {
+      c->results[i].type = cj_type_tensor(m, o->results[i].type->elem, 1, &K, NULL, NULL);
+      if (!c->results[i].type) st = cj_oom();
+    }
+    if (!st && o->kind == CJ_OP_CONSTANT) {
+      const cj_attr *a = cj_op_attr(o, "value");
+      const cj_attr *d = cj_attr_dense(m, c->results[0].type, a->dense.data,
+                                       (size_t)cj_dtype_bytes(c->results[0].type->dtype), true);
+      st = d ? cj_op_set_attr(m, c, "value", d) : cj_oom();
+    }
+    cj_block_append(blk, c);
+    if (nm + o->nresults > cap) {
+      cap = 2 * (nm + o->nresults);
+      cj_value **nf = realloc(from, sizeof(cj_value *) * cap);
+      if (nf) from = nf;
+      cj_value **nt = realloc(to, sizeof(cj_value *) * cap);
+      if (nt) to = nt;
+      if (!nf || !nt) {
+        st = cj_oom();
+        break;
+      }
+    }
+    for (uint32_t i = 0; i < o->nresults; i++) {
+      from[nm] = &o->results[i];
+      to[nm++] = &c->results[i];
+    }
+  }
+  free(at);
+  free(from);
+  free(to);
+  if (!st) st = cj_lw_adopt_block(L, blk);
+  *out = blk;
+  return st;
 }
 
 cj_status lower_reduce(cj_lw *L, cj_op *op) {
@@ -552,7 +786,7 @@ cj_status lower_reduce(cj_lw *L, cj_op *op) {
   cj_block *body = op->regions[0].first;
   if (!body || body->nargs != 2 * n) return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad reduce body");
   gen_params *p = cj_lw_alloc(L, sizeof *p);
-  int32_t *slots = cj_lw_alloc(L, sizeof(int32_t) * 5 * n);
+  int32_t *slots = cj_lw_alloc(L, sizeof(int32_t) * 6 * n);
   int32_t *outs = cj_lw_alloc(L, sizeof(int32_t) * n);
   if (!p || !slots || !outs) return cj_oom();
   p->n = (int32_t)n;
@@ -580,14 +814,11 @@ cj_status lower_reduce(cj_lw *L, cj_op *op) {
       if (!p->cvt[i]) return cj_op_error(op, CJ_UNIMPLEMENTED, "unsupported promotion");
     }
   }
-  for (int32_t d = 0; d < x0.rank; d++) {
-    if (isred[d]) {
-      p->red.dims[p->red.rank] = x0.dims[d];
-      p->red.str[p->red.rank++] = xs[d];
-    } else {
-      p->kept.dims[p->kept.rank] = x0.dims[d];
-      p->kept.str[p->kept.rank++] = xs[d];
-    }
+  for (int32_t d = 0; d < x0.rank; d++) { /* element strides; contiguous dims merged */
+    if (isred[d])
+      space_push(&p->red, x0.dims[d], xs[d]);
+    else
+      space_push(&p->kept, x0.dims[d], xs[d]);
   }
   p->nred = nred;
   int32_t start = cj_lw_advance(L);
@@ -598,13 +829,31 @@ cj_status lower_reduce(cj_lw *L, cj_op *op) {
     cj_lw_def_at(L, r.buf, start);
     p->nout = r.nelems;
   }
-  /* body arguments: acc then x */
+  /* a body of elementwise ops runs on vectors of output positions */
+  p->lanes = 1;
+  if (p->nout > 1 && body_is_elementwise(body)) {
+    int64_t K = p->nout < REDUCE_LANES ? p->nout : REDUCE_LANES;
+    cj_block *vb = NULL;
+    CJ_RETURN_IF_ERROR(lanes_body(L, op, body, K, &vb));
+    body = vb;
+    p->lanes = K;
+  }
+  /* body arguments: acc then x; they and the body's buffers form a group, copied for the
+   * threads that run the body at once */
+  int32_t grp = cj_lw_group_begin(L);
   for (uint32_t i = 0; i < 2 * n; i++) {
     const cj_type *bt = body->args[i].type;
-    int32_t b = cj_lw_new_buf(L, cj_dtype_bytes(bt->dtype), CJ_BK_ARENA);
+    int32_t b = cj_lw_new_buf(L, cj_dtype_bytes(bt->dtype) * (bt->num_elements > 0 ? bt->num_elements : 1),
+                              CJ_BK_ARENA);
     cj_lw_def_at(L, b, start);
     slots[2 * n + i] = b;
     CJ_RETURN_IF_ERROR(cj_lw_bind(L, &body->args[i], 1, &b));
+  }
+  /* staging for inputs converted to the body's type (lanes) */
+  for (uint32_t i = 0; i < n; i++) {
+    int32_t b = cj_lw_new_buf(L, p->lanes > 1 && p->cvt[i] ? p->in_es[i] * p->lanes : 0, CJ_BK_ARENA);
+    cj_lw_def_at(L, b, start);
+    slots[5 * n + i] = b;
   }
   cj_lw_saved saved;
   cj_lw_plan_begin(L, &saved);
@@ -619,13 +868,16 @@ cj_status lower_reduce(cj_lw *L, cj_op *op) {
     if (!st) slots[4 * n + i] = lv[0];
   }
   cj_status st2 = cj_lw_plan_end(L, &saved, &p->body);
+  /* acc, x, ret and stage are read through the body's copy too: they must be the group's */
+  if (!st && !st2 && !cj_lw_slots(L, 4 * n, slots + 2 * n, true)) st = cj_oom();
+  p->grp = cj_lw_group_end(L, grp, 16);
   if (st) {
     cj_status_free(st2);
     return st;
   }
   CJ_RETURN_IF_ERROR(st2);
   cj_lw_add_cost(L, (double)x0.nelems * (double)(p->body.nsteps ? p->body.nsteps : 1), 0);
-  if (!cj_lw_emit(L, op, k_reduce_general, p, 5 * n, slots, n, outs)) return cj_oom();
+  if (!cj_lw_emit(L, op, k_reduce_general, p, 6 * n, slots, n, outs)) return cj_oom();
   cj_lw_extend_region(L, start);
   return NULL;
 }

@@ -28,6 +28,14 @@ typedef struct hint {
   int32_t out, in, pos;
 } hint;
 
+typedef struct lw_group {
+  int32_t parent;              /* enclosing group, -1 = none */
+  uint32_t slot_begin, slot_end;
+  int32_t copies;
+  int32_t container;           /* the buffer holding the copies (-1 until planned / empty) */
+  cj_lw_group *out;
+} lw_group;
+
 /* users of each value: counts and whether some user is not an elementwise op of the defining
  * block */
 struct cj_lw {
@@ -52,6 +60,8 @@ struct cj_lw {
   void *ew; /* lower_ew.c state */
   double flops, transcendentals, bytes_accessed;
   int64_t tls_bytes;
+  lw_group *groups;
+  int32_t ngroups, capgroups, cur_group;
 };
 
 /* lower_ew.c */
@@ -72,6 +82,12 @@ void *cj_lw_ew_state(cj_lw *L);
 void *cj_lw_ew_state(cj_lw *L) { return L->ew; }
 
 cj_module *cj_lw_module(cj_lw *L) { return L->m; }
+/* Compilation knows no pool (a program runs on whichever client's pool executes it): NULL.
+ * Kernels split their work at run time, from ctx->pool. */
+cj_threadpool *cj_lw_pool(cj_lw *L) {
+  (void)L;
+  return NULL;
+}
 
 /* ======================================================================== buffers */
 
@@ -97,7 +113,43 @@ int32_t cj_lw_new_buf(cj_lw *L, int64_t size, uint8_t kind) {
   b->last = -1;
   b->hint = -1;
   b->merged = -1;
+  b->group = L->cur_group;
   return L->nbufs++;
+}
+
+int32_t cj_lw_group_begin(cj_lw *L) {
+  if (L->ngroups == L->capgroups) {
+    int32_t ncap = L->capgroups ? L->capgroups * 2 : 16;
+    lw_group *ng = realloc(L->groups, sizeof(lw_group) * (size_t)ncap);
+    if (!ng) {
+      L->oom = true;
+      return -1;
+    }
+    L->groups = ng;
+    L->capgroups = ncap;
+  }
+  lw_group *g = &L->groups[L->ngroups];
+  memset(g, 0, sizeof *g);
+  g->parent = L->cur_group;
+  g->slot_begin = L->nslots;
+  g->container = -1;
+  L->cur_group = L->ngroups;
+  return L->ngroups++;
+}
+
+cj_lw_group *cj_lw_group_end(cj_lw *L, int32_t group, int32_t copies) {
+  cj_lw_group *d = cj_lw_alloc(L, sizeof *d);
+  if (group < 0 || group >= L->ngroups) {
+    if (d) *d = (cj_lw_group){0, 1, false};
+    return d;
+  }
+  lw_group *g = &L->groups[group];
+  g->slot_end = L->nslots;
+  g->copies = copies < 1 ? 1 : copies;
+  g->out = d;
+  if (d) *d = (cj_lw_group){0, 1, false};
+  L->cur_group = g->parent;
+  return d;
 }
 
 cj_lw_buf *cj_lw_buf_at(cj_lw *L, int32_t id) { return &L->bufs[id]; }
@@ -669,6 +721,45 @@ static void users_block(cj_lw *L, cj_block *b) {
   }
 }
 
+cj_status cj_lw_adopt_block(cj_lw *L, cj_block *b) {
+  uint32_t n = L->nvals;
+  number_block(b, &n);
+  if (n > L->nvals) {
+    /* single-leaf values point into themselves (leaves = &one): re-point them after the move */
+    uint8_t *self = calloc(L->nvals ? L->nvals : 1, 1);
+    if (!self) return cj_oom();
+    for (uint32_t i = 0; i < L->nvals; i++) self[i] = L->vals[i].leaves == &L->vals[i].one;
+    lw_val *nv = realloc(L->vals, sizeof(lw_val) * n);
+    if (nv) {
+      L->vals = nv;
+      for (uint32_t i = 0; i < L->nvals; i++)
+        if (self[i]) L->vals[i].leaves = &L->vals[i].one;
+    }
+    free(self);
+    uint8_t *ne = realloc(L->non_ew_user, n);
+    if (ne) L->non_ew_user = ne;
+    uint32_t *nu = realloc(L->nuses, sizeof(uint32_t) * n);
+    if (nu) L->nuses = nu;
+    if (!nv || !ne || !nu) return cj_oom();
+    memset(L->vals + L->nvals, 0, sizeof(lw_val) * (n - L->nvals));
+    memset(L->non_ew_user + L->nvals, 0, n - L->nvals);
+    memset(L->nuses + L->nvals, 0, sizeof(uint32_t) * (n - L->nvals));
+    uint32_t first = L->nvals;
+    L->nvals = n;
+    /* users of the new values only (older ones are counted already) */
+    for (cj_op *op = b->first; op; op = op->next) {
+      bool ew = cj_lw_ew_is_fusible(op);
+      for (uint32_t i = 0; i < op->nopnds; i++) {
+        cj_value *v = op->operands[i];
+        if (!v || v->id < first || v->id >= L->nvals) continue;
+        L->nuses[v->id]++;
+        if (!ew || value_block(v) != b) L->non_ew_user[v->id] = 1;
+      }
+    }
+  }
+  return NULL;
+}
+
 /* ======================================================================== planning */
 
 typedef struct fblock {
@@ -753,7 +844,9 @@ static int cmp_def(const void *a, const void *b, void *ctx) {
 }
 
 
-static cj_status plan_arena(cj_lw *L, int64_t *out_bytes) {
+/* Plans the arena buffers of group `group` (-1: the top level) at offsets relative to the
+ * group's start; *out_bytes is the space they need. */
+static cj_status plan_set(cj_lw *L, int32_t group, int64_t *out_bytes) {
   int32_t *order = malloc(sizeof(int32_t) * (size_t)(L->nbufs ? L->nbufs : 1));
   int32_t *active = malloc(sizeof(int32_t) * (size_t)(L->nbufs ? L->nbufs : 1));
   int64_t *blk = malloc(sizeof(int64_t) * (size_t)(L->nbufs ? L->nbufs : 1)); /* block size */
@@ -766,7 +859,7 @@ static cj_status plan_arena(cj_lw *L, int64_t *out_bytes) {
   int32_t n = 0, nact = 0;
   for (int32_t i = 0; i < L->nbufs; i++) {
     cj_lw_buf *b = &L->bufs[i];
-    if (b->kind != CJ_BK_ARENA || b->merged >= 0) continue;
+    if (b->kind != CJ_BK_ARENA || b->merged >= 0 || b->group != group) continue;
     if (b->def < 0) b->def = b->last >= 0 ? b->last : 0;
     if (b->last < b->def) b->last = b->def;
     order[n++] = i;
@@ -819,6 +912,67 @@ static cj_status plan_arena(cj_lw *L, int64_t *out_bytes) {
   free(blk);
   if (!ok) return cj_oom();
   *out_bytes = peak;
+  return NULL;
+}
+
+static bool group_within(const cj_lw *L, int32_t g, int32_t outer) {
+  for (int guard = 0; g >= 0 && guard < 1000; guard++) {
+    if (g == outer) return true;
+    g = L->groups[g].parent;
+  }
+  return false;
+}
+
+/* Groups innermost first (a group is created after its parent): each packed on its own, its
+ * copies held by a container buffer of the parent; then the top level; then offsets made
+ * absolute outermost first. */
+static cj_status plan_arena(cj_lw *L, int64_t *out_bytes) {
+  for (int32_t g = L->ngroups - 1; g >= 0; g--) {
+    lw_group *G = &L->groups[g];
+    int64_t size = 0;
+    CJ_RETURN_IF_ERROR(plan_set(L, g, &size));
+    size = (size + 63) & ~(int64_t)63;
+    /* copies: at most 1 MiB of them */
+    if (G->copies > 1 && size * G->copies > (1 << 20)) G->copies = size ? (int32_t)((1 << 20) / size) : 1;
+    if (G->copies < 1) G->copies = 1;
+    int32_t first = -1, last = -1;
+    for (int32_t i = 0; i < L->nbufs; i++) {
+      cj_lw_buf *b = &L->bufs[i];
+      if (b->kind != CJ_BK_ARENA || b->merged >= 0 || b->group != g) continue;
+      if (first < 0 || b->def < first) first = b->def;
+      if (b->last > last) last = b->last;
+    }
+    /* isolation: every arena buffer the group's slots name lies in the group */
+    bool iso = true;
+    for (uint32_t k = G->slot_begin; k < G->slot_end && iso; k++) {
+      slot_list *sl = &L->slots[k];
+      for (uint32_t j = 0; j < sl->n && iso; j++) {
+        int32_t r = resolve(L, (int32_t)sl->s[j].buf);
+        cj_lw_buf *b = &L->bufs[r];
+        if (b->kind == CJ_BK_ARENA && !group_within(L, b->group, g)) iso = false;
+      }
+    }
+    if (G->out) *G->out = (cj_lw_group){size, G->copies, iso};
+    if (size == 0 || first < 0) continue;
+    int32_t saved = L->cur_group;
+    L->cur_group = G->parent;
+    int32_t c = cj_lw_new_buf(L, size * G->copies, CJ_BK_ARENA);
+    L->cur_group = saved;
+    if (L->oom) return cj_oom();
+    L->bufs[c].def = first;
+    L->bufs[c].last = last;
+    L->groups[g].container = c;
+  }
+  CJ_RETURN_IF_ERROR(plan_set(L, -1, out_bytes));
+  for (int32_t g = 0; g < L->ngroups; g++) {
+    int32_t c = L->groups[g].container;
+    if (c < 0) continue;
+    int64_t base = L->bufs[c].off;
+    for (int32_t i = 0; i < L->nbufs; i++) {
+      cj_lw_buf *b = &L->bufs[i];
+      if (b->kind == CJ_BK_ARENA && b->merged < 0 && b->group == g) b->off += base;
+    }
+  }
   return NULL;
 }
 
@@ -911,6 +1065,7 @@ static void lw_free(cj_lw *L) {
   free(L->slots);
   free(L->hints);
   free(L->cpool);
+  free(L->groups);
   cj_lw_ew_state_free(L->ew);
 }
 
@@ -921,6 +1076,7 @@ cj_status cj_cpu_lower(cj_module *m, cj_op *func, cj_arena *arena, cj_lower_resu
   memset(L, 0, sizeof *L);
   L->m = m;
   L->arena = arena;
+  L->cur_group = -1;
   cj_block *body = cj_func_body(func);
   const cj_type *ft = cj_func_type(func);
   if (!body || !ft) return cj_op_error(func, CJ_INVALID_ARGUMENT, "the entry function has no body");

@@ -40,6 +40,7 @@ typedef struct cj_lw_buf {
   int64_t off;       /* CONST: pool offset; ARENA: assigned offset */
   int32_t hint;      /* an input buffer whose memory this one may reuse (-1) */
   int32_t merged;    /* merged into this buffer (-1): it is that buffer from then on */
+  int32_t group;     /* the private group it was created in (-1: none) */
 } cj_lw_buf;
 
 /* A tensor operand as a kernel sees it. */
@@ -115,6 +116,9 @@ typedef struct cj_lw_saved {
 } cj_lw_saved;
 void cj_lw_plan_begin(cj_lw *L, cj_lw_saved *saved);
 cj_status cj_lw_plan_end(cj_lw *L, cj_lw_saved *saved, cj_plan *out);
+/* Numbers the values of a block built during lowering (not part of the function when the
+ * lowering began; no nested regions) so that it can be lowered with cj_lw_block. */
+cj_status cj_lw_adopt_block(cj_lw *L, cj_block *b);
 /* Lowers every op of the block except its terminator, whose operand values are returned. */
 cj_status cj_lw_block(cj_lw *L, cj_block *b, cj_op **out_terminator);
 /* Buffers live across [start, now]: every buffer defined before `start` and used at or after it
@@ -122,6 +126,23 @@ cj_status cj_lw_block(cj_lw *L, cj_block *b, cj_op **out_terminator);
  * step that runs nested plans repeatedly (while, reduce with a body, ...). */
 void cj_lw_extend_region(cj_lw *L, int32_t start);
 void cj_lw_def_at(cj_lw *L, int32_t buf, int32_t pos);
+
+/* ---- private groups: nested plans run on several threads at once ----
+ * Buffers created between cj_lw_group_begin and cj_lw_group_end form a group: the planner packs
+ * them into one region of the arena and reserves `copies` copies of it, `stride` bytes apart.
+ * A kernel that runs the group's nested plan on several threads at once gives the k-th
+ * concurrent run copy k, through a context whose scratch base is shifted by k * stride
+ * (cj_exec_ctx_shifted). `isolated` says that every arena buffer the steps lowered inside the
+ * group touch belongs to the group (no captured arena values): otherwise only copy 0 (the
+ * plan as planned) may be used. The descriptor is filled in when the lowering ends. */
+typedef struct cj_lw_group {
+  int64_t stride;
+  int32_t copies;
+  bool isolated;
+} cj_lw_group;
+int32_t cj_lw_group_begin(cj_lw *L);
+/* `copies` wanted (the planner may give fewer, at least 1, when the region is large) */
+cj_lw_group *cj_lw_group_end(cj_lw *L, int32_t group, int32_t copies);
 
 /* ---- common kernels ---- */
 cj_status cj_k_copy(cj_exec_ctx *ctx, const cj_step *st); /* in[i] -> out[i], params: sizes */
@@ -159,6 +180,7 @@ void cj_strided_run_par(cj_exec_ctx *ctx, const cj_strided *s, char *dst, const 
 
 /* The module being lowered (for new types) */
 cj_module *cj_lw_module(cj_lw *L);
+/* Always NULL: the pool is known only when a program runs (cj_exec_ctx.pool); split work there. */
 cj_threadpool *cj_lw_pool(cj_lw *L);
 
 /* Row-major strides (elements) of dims. */

@@ -262,6 +262,9 @@ static bool ew_op_of(cj_op_kind k, cj_ew_op *out) {
     M(CONVERT, COPY) /* special */
     M(CHLO_NEXT_AFTER, NEXT_AFTER)
     M(CHLO_MULHI, MULHI)
+    M(CHLO_ZETA, ZETA)
+    M(CHLO_POLYGAMMA, POLYGAMMA)
+    M(CHLO_ASIN_ACOS_KERNEL, ASIN_ACOS_KERNEL)
     M(CHLO_ACOS, ACOS)
     M(CHLO_ACOSH, ACOSH)
     M(CHLO_ASIN, ASIN)
@@ -588,7 +591,8 @@ static bool is_transcendental(cj_ew_op e) {
     case CJ_EW_TAN: case CJ_EW_TANH: case CJ_EW_POW: case CJ_EW_ATAN2: case CJ_EW_ERF:
     case CJ_EW_ERFC: case CJ_EW_ERF_INV: case CJ_EW_LGAMMA: case CJ_EW_DIGAMMA:
     case CJ_EW_BESSEL_I1E: case CJ_EW_ASIN: case CJ_EW_ACOS: case CJ_EW_ATAN: case CJ_EW_ASINH:
-    case CJ_EW_ACOSH: case CJ_EW_ATANH: case CJ_EW_SINH: case CJ_EW_COSH:
+    case CJ_EW_ACOSH: case CJ_EW_ATANH: case CJ_EW_SINH: case CJ_EW_COSH: case CJ_EW_ZETA:
+    case CJ_EW_POLYGAMMA: case CJ_EW_ASIN_ACOS_KERNEL:
       return true;
     default: return false;
   }

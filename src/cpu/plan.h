@@ -81,7 +81,21 @@ struct cj_exec_ctx {
   cj_scratch *scratch;
   cj_threadpool *pool;
   const cj_exec_args *args;
+  int32_t nbases; /* entries of bases (0: unknown, and then no shifted copies are made) */
 };
+
+/* A copy of ctx whose scratch base is moved by `delta` bytes (a private group's copy k, see
+ * cj_lw_group in lower.h); `bases` has room for ctx->nbases entries. False if ctx->nbases is
+ * unknown. */
+static inline bool cj_exec_ctx_shifted(const cj_exec_ctx *ctx, int64_t delta, char **bases,
+                                       cj_exec_ctx *out) {
+  if (ctx->nbases <= 0) return false;
+  for (int32_t i = 0; i < ctx->nbases; i++) bases[i] = ctx->bases[i];
+  bases[CJ_BASE_SCRATCH] = ctx->bases[CJ_BASE_SCRATCH] + delta;
+  *out = *ctx;
+  out->bases = bases;
+  return true;
+}
 
 #define CJ_PTR(ctx, s) ((ctx)->bases[(s).base] + (s).off)
 
