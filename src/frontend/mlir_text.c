@@ -1089,7 +1089,9 @@ static const char *scan_balanced(const char *s, const char *e) {
   return NULL;
 }
 
-/* Copies text into the arena with whitespace runs collapsed (strings kept verbatim). */
+/* Copies text into the arena with whitespace runs collapsed to one space, and dropped after an
+ * opening bracket and before a closing one ('>' included), so the text reader and the bytecode
+ * reader spell the same dialect attribute alike (strings kept verbatim). */
 static char *collapse_text(P *p, const char *s, size_t n, size_t *outn) {
   if (memchr(s, 0, n)) {
     perr(p, "a NUL byte in a dialect attribute or type");
@@ -1117,7 +1119,7 @@ static char *collapse_text(P *p, const char *s, size_t n, size_t *outn) {
       char prev = j ? o[j - 1] : 0;
       char nx = s < e ? *s : 0;
       if (prev == '<' || prev == '[' || prev == '(' || prev == '{' || nx == ']' || nx == ')' ||
-          nx == '}' || prev == 0 || nx == 0)
+          nx == '}' || nx == '>' || prev == 0 || nx == 0)
         continue;
       o[j++] = ' ';
       continue;
@@ -1421,6 +1423,38 @@ static const cj_type *parse_function_type(P *p) {
   return t;
 }
 
+/* Types of the dialects we define are checked here; types of other dialects are carried as
+ * opaque text. stablehlo has !stablehlo.token and !stablehlo.future<...> (kept opaque: no op we
+ * run takes it); quant has uniform (parsed) and any/calibrated/quantile (kept opaque); chlo,
+ * check and interpreter have no types. Returns what is wrong, or NULL. */
+static const char *own_dialect_type_error(const char *name, size_t len, bool body) {
+  static const struct {
+    const char *dialect;
+    const char *known[4]; /* known mnemonics; "token" takes no body, the others one */
+  } own[] = {
+      {"stablehlo", {"token", "future"}},
+      {"quant", {"uniform", "any", "calibrated", "quantile"}},
+      {"chlo", {0}},
+      {"check", {0}},
+      {"interpreter", {0}},
+  };
+  const char *dot = memchr(name, '.', len);
+  if (!dot) return NULL;
+  size_t dn = (size_t)(dot - name), mn = len - dn - 1;
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+    if (strlen(own[i].dialect) != dn || memcmp(own[i].dialect, name, dn) != 0) continue;
+    for (int k = 0; k < 4 && own[i].known[k]; k++) {
+      const char *kn = own[i].known[k];
+      if (strlen(kn) != mn || memcmp(kn, dot + 1, mn) != 0) continue;
+      bool wants_body = strcmp(kn, "token") != 0;
+      if (body == wants_body) return NULL;
+      return wants_body ? "expected '<' after the type" : "unexpected '<' after the type";
+    }
+    return "unknown type";
+  }
+  return NULL;
+}
+
 static const cj_type *parse_type_inner(P *p) {
   token t = p->tok;
   if (t.k == TK_LPAREN) return parse_function_type(p);
@@ -1433,6 +1467,11 @@ static const cj_type *parse_type_inner(P *p) {
       return cj_type_token(p->m);
     }
     if (len == 13 && memcmp(name, "quant.uniform", 13) == 0 && body) return parse_quant_type(p);
+    const char *why = own_dialect_type_error(name, len, body);
+    if (why) {
+      perr(p, "%s '!%.*s'", why, (int)(len > 60 ? 60 : len), name);
+      return NULL;
+    }
     if (!memchr(name, '.', len) && !body) {
       const cj_type *a = find_type_alias(p, name, len);
       if (!a) {
@@ -1829,6 +1868,15 @@ static bool hex_decode(const char *h, size_t n, unsigned char *out, size_t *bad)
   return true;
 }
 
+/* MLIR keeps a dense literal whose elements are all equal (one element included) as a splat;
+ * so do we, as the bytecode reader does, so both readers build the same attribute. */
+static bool dense_all_equal(const unsigned char *d, int64_t nel, int eb) {
+  if (nel < 1) return false;
+  for (int64_t i = 1; i < nel; i++)
+    if (memcmp(d, d + (size_t)i * (size_t)eb, (size_t)eb) != 0) return false;
+  return true;
+}
+
 /* dense<...> : T. The current token is 'dense'. */
 static const cj_attr *parse_dense(P *p) {
   token at_tok = p->tok;
@@ -1919,7 +1967,7 @@ static const cj_attr *parse_dense(P *p) {
     if ((uint64_t)nel * (uint64_t)eb == nb) {
       splat = false;
     } else if (nb == (size_t)eb) {
-      splat = nel != 1;
+      splat = true;
     } else {
       d_err(&d,
             "elements hex data size is invalid for provided type: %zu bytes for %lld "
@@ -1943,6 +1991,10 @@ static const cj_attr *parse_dense(P *p) {
     if (d.s < d.e) {
       d_err(&d, "unexpected text after hex string in dense literal");
       return NULL;
+    }
+    if (!splat && dense_all_equal(buf, nel, eb)) {
+      splat = true;
+      nb = (size_t)eb;
     }
     /* the data is already in the arena: build the attribute around it */
     cj_attr *a = CJ_ARENA_NEW(&p->m->arena, cj_attr);
@@ -2047,11 +2099,12 @@ static const cj_attr *parse_dense(P *p) {
       oom(p);
       return NULL;
     }
+    bool splat = dense_all_equal(buf, nel, eb);
     a->kind = CJ_ATTR_DENSE;
     a->dense.type = type;
     a->dense.data = buf;
-    a->dense.nbytes = nb;
-    a->dense.splat = false;
+    a->dense.nbytes = splat ? (size_t)eb : nb;
+    a->dense.splat = splat;
     return a;
   } else {
     unsigned char one[16];
@@ -2062,7 +2115,7 @@ static const cj_attr *parse_dense(P *p) {
       d_err(&d, "unexpected text after dense value");
       return NULL;
     }
-    res = cj_attr_dense(p->m, type, one, (size_t)eb, nel != 1);
+    res = cj_attr_dense(p->m, type, one, (size_t)eb, true);
   }
   tmp_release(p, mk);
   if (!res) oom(p);

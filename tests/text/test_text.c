@@ -1087,6 +1087,80 @@ static void test_carried(void) {
       "  return %r : tensor<2xf32>\n}\n");
 }
 
+/* ---- canonical forms shared with the bytecode reader ---- */
+
+static void test_canonical(void) {
+  /* dense literals with all elements equal (one element included) are stored as splats, as
+   * MLIR (and our bytecode reader) keep them */
+  const char *t =
+      "func.func @c() {\n"
+      "  %0 = stablehlo.constant dense<[7, 7, 7]> : tensor<3xi32>\n"                    /* 0 */
+      "  %1 = stablehlo.constant dense<\"0x0700000007000000\"> : tensor<2xi32>\n"       /* 1 */
+      "  %2 = stablehlo.constant dense<[[2.5]]> : tensor<1x1xf32>\n"                     /* 2 */
+      "  %3 = stablehlo.constant dense<5> : tensor<i32>\n"                               /* 3 */
+      "  %4 = stablehlo.constant dense<[0.0, -0.0]> : tensor<2xf32>\n"                   /* 4 */
+      "  %5 = stablehlo.constant dense<[(1.0, 2.0), (1.0, 2.0)]> : tensor<2xcomplex<f32>>\n"
+      "  %6 = stablehlo.constant dense<[true, true, 1]> : tensor<3xi1>\n"                /* 6 */
+      "  %7 = stablehlo.constant dense<[1, 1, 2]> : tensor<3xi8>\n"                      /* 7 */
+      "  %8 = stablehlo.constant dense<\"0x0000803F\"> : tensor<1xf32>\n"                /* 8 */
+      "  return\n"
+      "}\n";
+  cj_module *m = parse_ok(t);
+  if (m) {
+    const cj_attr *a = value_of(m, "c", 0);
+    CHECK(a && a->dense.splat && a->dense.nbytes == 4 && cj_dense_get_i64(a, 2) == 7);
+    a = value_of(m, "c", 1);
+    CHECK(a && a->dense.splat && a->dense.nbytes == 4 && cj_dense_get_i64(a, 1) == 7);
+    a = value_of(m, "c", 2);
+    CHECK(a && a->dense.splat && a->dense.nbytes == 4 && cj_dense_get_f64(a, 0) == 2.5);
+    a = value_of(m, "c", 3);
+    CHECK(a && a->dense.splat && cj_dense_get_i64(a, 0) == 5);
+    a = value_of(m, "c", 4); /* -0.0 and 0.0 differ in bits: not a splat */
+    CHECK(a && !a->dense.splat && a->dense.nbytes == 8 && dense_bits(a, 1) == 0x80000000u);
+    a = value_of(m, "c", 5);
+    CHECK(a && a->dense.splat && a->dense.nbytes == 8);
+    a = value_of(m, "c", 6);
+    CHECK(a && a->dense.splat && a->dense.nbytes == 1 && dense_bits(a, 2) == 1);
+    a = value_of(m, "c", 7);
+    CHECK(a && !a->dense.splat && a->dense.nbytes == 3 && cj_dense_get_i64(a, 2) == 2);
+    a = value_of(m, "c", 8);
+    CHECK(a && a->dense.splat && a->dense.nbytes == 4 && dense_bits(a, 0) == 0x3F800000u);
+    /* the same literal written as a list and as a splat is one attribute */
+    cj_module *m2 = parse_ok(
+        "func.func @c() {\n  %0 = stablehlo.constant dense<7> : tensor<3xi32>\n  return\n}\n");
+    if (m2) CHECK(cj_attr_equal(value_of(m, "c", 0), value_of(m2, "c", 0)));
+    cj_module_free(m2);
+    char *s = print_mod(m, 0);
+    CHECK_CONTAINS(s, "%c = stablehlo.constant dense<7> : tensor<3xi32>\n");
+    CHECK_CONTAINS(s, "stablehlo.constant dense<[0.000000e+00, -0.000000e+00]> : tensor<2xf32>\n");
+    free(s);
+    cj_module_free(m);
+  }
+  roundtrip(t);
+  /* dialect attribute and type text: blanks collapse to one and go before any closing bracket,
+   * '>' included, as the bytecode reader spells them */
+  const char *o =
+      "func.func @o(%a: !foo.t< 1 ,  [ 2 ] >) attributes {x = #foo.a<[#foo.b<n = \"x  y\" > ] >, "
+      "y = #stablehlo.replica_group_mesh_axes<mesh = @mesh, axes = [#stablehlo.axis_ref<name = "
+      "\"y\">] >} {\n  return\n}\n";
+  m = parse_ok(o);
+  if (m) {
+    cj_op *f = cj_module_lookup_symbol(m, "o");
+    const cj_attr *x = f ? cj_op_attr(f, "x") : NULL, *y = f ? cj_op_attr(f, "y") : NULL;
+    CHECK(x && x->kind == CJ_ATTR_OPAQUE && !strcmp(x->opaque.text, "#foo.a<[#foo.b<n = \"x  y\">]>"));
+    CHECK(y && y->kind == CJ_ATTR_OPAQUE &&
+          !strcmp(y->opaque.text,
+                  "#stablehlo.replica_group_mesh_axes<mesh = @mesh, axes = "
+                  "[#stablehlo.axis_ref<name = \"y\">]>"));
+    const cj_type *ft = f ? cj_func_type(f) : NULL;
+    char *ts = ft && ft->rank == 1 ? type_str(ft->members[0]) : NULL;
+    CHECK_MSG(ts && !strcmp(ts, "!foo.t<1 , [2]>"), "printed %s", ts ? ts : "(null)");
+    free(ts);
+    cj_module_free(m);
+  }
+  roundtrip(o);
+}
+
 /* ---- splits, implicit modules, aliases ---- */
 
 static void test_structure(void) {
@@ -1289,6 +1363,20 @@ static void test_errors(void) {
       {"func.func @f() attributes {\"a\\00\" = 1 : i32} {\n  return\n}\n",
        "a name cannot contain a NUL byte"},
       {"func.func @f() {\n  return loc(\"\\00\":1:2)\n}\n", "a name cannot contain a NUL byte"},
+      /* types of our own dialects are checked, not carried */
+      {"func.func @f(%a: !stablehlo.foobar) {\n  return\n}\n",
+       "t.mlir:1:18: unknown type '!stablehlo.foobar'"},
+      {"func.func @f(%a: tensor<2x!stablehlo.foobar<1>>) {\n  return\n}\n",
+       "t.mlir:1:27: unknown type '!stablehlo.foobar'"},
+      {"func.func @f(%a: !stablehlo.token<1>) {\n  return\n}\n",
+       "unexpected '<' after the type '!stablehlo.token'"},
+      {"func.func @f(%a: !stablehlo.future) {\n  return\n}\n",
+       "expected '<' after the type '!stablehlo.future'"},
+      {"func.func @f(%a: tensor<!quant.uniform>) {\n  return\n}\n",
+       "expected '<' after the type '!quant.uniform'"},
+      {"func.func @f(%a: !quant.bogus<i8:f32, 1.0>) {\n  return\n}\n",
+       "unknown type '!quant.bogus'"},
+      {"func.func @f(%a: !chlo.t) {\n  return\n}\n", "unknown type '!chlo.t'"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     parse_err_at(bad[i].text, bad[i].msg, (int)i);
@@ -1320,6 +1408,7 @@ int main(void) {
   test_ops();
   test_carried();
   test_structure();
+  test_canonical();
   test_errors();
   return check_report("text");
 }
