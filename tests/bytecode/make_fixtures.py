@@ -16,7 +16,7 @@ of the artifacts (and of a few conformance ones) written back as plain MLIR byte
 stablehlo dialect: a second, independent twin, compared op by op.
 
 Run with a Python that has jax (the project's .venv or /work/venv-probe):
-  python tests/bytecode/make_fixtures.py [outdir]
+  python tests/bytecode/make_fixtures.py [outdir] [--shards-only]
 """
 import io
 import os
@@ -42,7 +42,8 @@ PLUGIN_VERSION = "1.20.0"  # what cjrt's PJRT_Plugin_Attributes advertise
 jax.config.update("jax_hlo_source_file_canonicalization_regex", ".*/")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "fixtures")
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+OUT = ARGS[0] if ARGS else os.path.join(HERE, "fixtures")
 CORPUS = os.environ.get("CJRT_VHLO_CORPUS", os.path.join(
     HERE, "..", "..", "..", "shared", "conformance", "stablehlo", "tests", "vhlo"))
 # corpus artifacts (container versions 0, 4 and 6) also kept as native twins
@@ -346,8 +347,47 @@ def write(path, data):
         f.write(data)
 
 
+def shard_manifest(jitted, args, outs):
+    """The per-device pieces of every argument and result of a multi-device program, as jax
+    lays them out: one line `in|out <index> <device id> <start>:<stop>,...` per piece (a
+    replicated value has the whole range on every device). Empty for one device."""
+    compiled = jitted.lower(*args).compile()
+    in_sh = compiled.input_shardings[0]
+    out_sh = compiled.output_shardings
+    out_sh = out_sh if isinstance(out_sh, (tuple, list)) else (out_sh,)
+    ndev = max(len(s.device_set) for s in list(in_sh) + list(out_sh))
+    if ndev <= 1:
+        return ""
+    lines = ["devices %d" % ndev]
+    for kind, values, shardings in (("in", args, in_sh), ("out", outs, out_sh)):
+        for i, (v, sh) in enumerate(zip(values, shardings)):
+            shape = np.shape(v)
+            for dev, idx in sorted(sh.devices_indices_map(shape).items(), key=lambda kv: kv[0].id):
+                ranges = [sl.indices(n)[:2] for sl, n in zip(idx, shape)]
+                lines.append("%s %d %d %s" % (kind, i, dev.id,
+                                              ",".join("%d:%d" % r for r in ranges) or "-"))
+    return "\n".join(lines) + "\n"
+
+
+def write_manifests():
+    """--shards-only: rewrites only the <name>.shards manifests."""
+    for name, make in PROGRAMS:
+        fn, args, opts = make()
+        opts.pop("poly", None)
+        jitted = jax.jit(fn, **opts)
+        outs = jitted(*[np.array(a) for a in args])
+        outs = jax.tree_util.tree_leaves(outs)
+        text = shard_manifest(jitted, args, outs)
+        if text:
+            write(os.path.join(OUT, name + ".shards"), text.encode())
+            print("%s.shards: %d pieces" % (name, text.count("\n") - 1))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    if "--shards-only" in sys.argv:
+        write_manifests()
+        return
     total = 0
     for name, make in PROGRAMS:
         fn, args, opts = make()
@@ -380,6 +420,10 @@ def main():
             files += 1
         for i, o in enumerate(jax.tree_util.tree_leaves(outs)):
             np.save(os.path.join(OUT, "%s.out%d.npy" % (name, i)), np.asarray(o))
+            files += 1
+        manifest = shard_manifest(jitted, args, jax.tree_util.tree_leaves(outs))
+        if manifest:
+            write(os.path.join(OUT, name + ".shards"), manifest.encode())
             files += 1
         size = len(export_bytes) + len(plugin_bytes) + len(text) + len(export_text)
         total += size
