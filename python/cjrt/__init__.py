@@ -231,11 +231,20 @@ class _Handle:
             pass
 
 
+def _packaged_plugin():
+    """The plugin an installed wheel ships in jax_plugins/cjrt/ (beside this package), or None
+    (then libcjrt's own search applies: the plugin next to libcjrt, then by name)."""
+    site = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(site, "jax_plugins", "cjrt", "pjrt_c_api_cjrt_plugin.so")
+    return path if os.path.isfile(path) else None
+
+
 class Client:
     """A PJRT client of a plugin.
 
     plugin: a path to a PJRT plugin .so, or a name looked up as pjrt_c_api_NAME_plugin.so,
-    libNAME.so, ... (None: $CJRT_PLUGIN, else the cjrt plugin next to libcjrt).
+    libNAME.so, ... (None: $CJRT_PLUGIN, else the plugin an installed wheel ships, else the cjrt
+    plugin next to libcjrt).
     options: client create options, e.g. cpu_device_count=4 (int, float, bool, str, list of int).
     """
 
@@ -244,6 +253,8 @@ class Client:
         plug = _c_void_p()
         if plugin is not None:
             plugin = os.fspath(plugin)
+        elif not os.environ.get("CJRT_PLUGIN"):
+            plugin = _packaged_plugin()
         _check(L.cjrt_plugin_open(plugin.encode() if plugin else None, _ctypes.byref(plug)))
         self._plugin = _Handle(plug.value, L.cjrt_plugin_close)
         vals = (_Value * max(1, len(options)))()

@@ -52,9 +52,3 @@ def no_leaks():
     yield
     gc.collect()
     assert cjrt.live_buffers() == before
-
-
-def hello_inputs():
-    a = np.array([[1, 2], [3, 4]], np.float32)
-    b = np.array([[10, 20], [30, 40]], np.float32)
-    return a, b

@@ -9,7 +9,17 @@ import numpy as np
 import pytest
 
 import cjrt
-from conftest import EXAMPLES, ROOT, hello_inputs
+
+# (not imported from conftest: python/tests/jax has a conftest of its own, and pytest keeps one
+# module named "conftest" at a time)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(ROOT, "examples")
+
+
+def hello_inputs():
+    a = np.array([[1, 2], [3, 4]], np.float32)
+    b = np.array([[10, 20], [30, 40]], np.float32)
+    return a, b
 
 WANT_PROD = np.array([[11, 44], [99, 176]], np.float32)
 WANT_MM = np.array([[70, 100], [150, 220]], np.float32)

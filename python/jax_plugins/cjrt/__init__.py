@@ -1,0 +1,134 @@
+"""cjrt as a JAX backend: JAX imports this module at start-up (namespace package `jax_plugins`,
+entry point `cjrt` in group `jax_plugins`) and calls initialize().
+
+    pip install ./python              # builds and ships pjrt_c_api_cjrt_plugin.so next to this file
+    python -c "import jax; print(jax.devices('cjrt'))"
+    jax.jit(f, backend="cjrt"), with jax.default_device(jax.devices("cjrt")[0]): ...
+    JAX_PLATFORMS=cjrt python prog.py # cjrt only (no XLA:CPU)
+
+The platform registers with a priority below JAX's own CPU backend, so installing it never
+changes the default device; select it by name. The plugin library is looked up, in order, at
+$CJRT_JAX_PLUGIN_PATH, next to this file (installed wheels), and in the source tree's build/
+folder (PYTHONPATH=python from a checkout). When none exists initialize() returns quietly.
+When $PJRT_NAMES_AND_LIBRARY_PATHS names "cjrt", JAX registers that library itself and this
+module stands aside (registering one name twice is an error in JAX).
+
+Client create options come from $CJRT_CPU_DEVICE_COUNT (number of devices; default: the
+number of cores) and JAX's own jax_pjrt_client_create_options (e.g. "cpu_device_count:4").
+"""
+
+import logging
+import os
+
+PLATFORM = "cjrt"
+LIBRARY_NAME = "pjrt_c_api_cjrt_plugin.so"
+# cpu registers with priority 0 and the default backend is the highest priority present: below
+# zero, cjrt is used only when asked for (backend="cjrt", jax.default_device, JAX_PLATFORMS).
+PRIORITY = -100
+
+_log = logging.getLogger(__name__)
+
+
+def library_path():
+    """The plugin library this package would register, or None when there is none."""
+    env = os.environ.get("CJRT_JAX_PLUGIN_PATH")
+    if env:
+        return env if os.path.isfile(env) else None
+    here = os.path.dirname(os.path.abspath(__file__))
+    cands = [os.path.join(here, LIBRARY_NAME)]
+    # python/jax_plugins/cjrt -> the repository root, when running from a checkout
+    root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
+    if os.path.isfile(os.path.join(root, "src", "pjrt", "exports.map")):
+        cands.append(os.path.join(root, "build", LIBRARY_NAME))
+    for c in cands:
+        if os.path.isfile(c):
+            return c
+    return None
+
+
+def _named_in_env():
+    spec = os.environ.get("PJRT_NAMES_AND_LIBRARY_PATHS", "")
+    sep = ";" if os.name == "nt" else ":"
+    for item in spec.split(","):
+        if item.split(sep, 1)[0].strip().lower() == PLATFORM:
+            return True
+    return False
+
+
+def options():
+    """Create options for PJRT_Client_Create, read when JAX creates the client."""
+    opts = {}
+    n = os.environ.get("CJRT_CPU_DEVICE_COUNT")
+    if n:
+        try:
+            opts["cpu_device_count"] = int(n)
+        except ValueError:
+            raise ValueError(f"cjrt: CJRT_CPU_DEVICE_COUNT={n!r} is not an integer") from None
+    return opts
+
+
+def initialize():
+    if _named_in_env():
+        _log.debug("cjrt: PJRT_NAMES_AND_LIBRARY_PATHS names cjrt; JAX registers it from there")
+        register_platform_rules()
+        return
+    path = library_path()
+    if path is None:
+        _log.debug("cjrt: %s not found; the cjrt platform is not registered", LIBRARY_NAME)
+        return
+    from jax._src import xla_bridge as xb
+
+    if PLATFORM in getattr(xb, "_backend_factories", {}):
+        return
+    xb.register_plugin(PLATFORM, priority=PRIORITY, library_path=path, options=options)
+    register_platform_rules()
+
+
+def register_platform_rules():
+    """What JAX decides by platform name in Python, for which PJRT has no way to ask a plugin:
+
+    - donation: JAX marks donated arguments (tf.aliasing_output / jax.buffer_donor) only for
+      platforms in mlir._platforms_with_donation; cjrt honours them (PJRT input/output
+      aliasing), so it joins that list.
+    - eigh (and the svd built on it): JAX has lowering rules for cpu (LAPACK calls), cuda/rocm
+      (cuSolver) and tpu only. cjrt lowers a whole eigendecomposition to the platform-neutral
+      custom call XLA itself expands on TPUs, @Eigh (backend_config "lower,sort,max_iter,tol",
+      results eigenvectors and eigenvalues), for the plugin to run; a partial one
+      (subset_by_index) or an explicit QDWH request takes the TPU's QDWH rule, written in JAX
+      on top of @Eigh, @Qr and @ProductOfElementaryHouseholderReflectors. (Until the plugin
+      has @Eigh, compiling fails with its "custom_call @Eigh is not supported" instead of
+      JAX's "no lowering rule".)
+
+    Each step is best effort: these are JAX internals, and a JAX that lacks them only loses the
+    feature (logged), never the platform. Returns the names of the rules registered.
+    """
+    done = []
+    try:
+        from jax._src.interpreters import mlir
+
+        if PLATFORM not in mlir._platforms_with_donation:
+            mlir._platforms_with_donation.append(PLATFORM)
+        done.append("donation")
+    except Exception as e:  # pragma: no cover - depends on the JAX version
+        _log.warning("cjrt: cannot enable buffer donation for JAX on cjrt: %s", e)
+    try:
+        from jax._src.interpreters import mlir
+        from jax._src.lax import linalg as lax_linalg
+        from jax._src.tpu.linalg import eigh as tpu_eigh
+
+        if hasattr(tpu_eigh, "_eigh_tpu_lowering"):  # JAX >= 0.8: takes an algorithm
+            def eigh_rule(ctx, operand, *, subset_by_index=None, algorithm=None, **params):
+                n = ctx.avals_in[0].shape[-1]
+                impl = lax_linalg.EighImplementation
+                whole = subset_by_index is None or tuple(subset_by_index) == (0, n)
+                algo = impl.JACOBI if whole and algorithm != impl.QDWH else impl.QDWH
+                return tpu_eigh._eigh_tpu_lowering(ctx, operand, subset_by_index=subset_by_index,
+                                                   algorithm=algo, **params)
+        else:  # older JAX: the TPU's QDWH, written in JAX
+            eigh_rule = mlir.lower_fun(tpu_eigh._eigh_tpu_impl, multiple_results=True)
+
+        mlir.register_lowering(lax_linalg.eigh_p, eigh_rule, platform=PLATFORM)
+        done.append("eigh")
+    except Exception as e:  # pragma: no cover - depends on the JAX version
+        _log.warning("cjrt: no eigh lowering for cjrt: %s", e)
+    return done

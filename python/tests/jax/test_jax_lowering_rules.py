@@ -1,0 +1,72 @@
+"""Which JAX primitives have no lowering rule for the cjrt platform.
+
+JAX lowers most primitives with one generic rule, but some only with rules registered for named
+platforms (cpu, cuda, rocm, tpu); for any other platform name lowering raises
+"MLIR translation rule for primitive 'X' not found for platform cjrt". docs/JAX.md lists them;
+this test recomputes the list from the installed JAX, so a JAX upgrade that changes it shows up.
+"""
+import jax
+import pytest
+
+# primitive -> the platforms JAX 0.10.2 has rules for (none of them generic)
+NO_RULE_FOR_CJRT = {
+    "check": "cpu cuda oneapi rocm tpu",               # checkify's runtime checks (a callback)
+    "cudnn_fusion": "cuda",
+    "debug_callback": "cpu cuda oneapi rocm tpu",      # jax.debug.callback
+    "debug_print": "cpu cuda oneapi rocm tpu",         # jax.debug.print
+    "dot_product_attention_bwd": "cuda",               # cuDNN attention
+    "dot_product_attention_fp8_bwd": "cuda",
+    "dot_product_attention_fp8_fwd": "cuda",
+    "dot_product_attention_fwd": "cuda",
+    "eig": "cpu cuda rocm",                            # jnp.linalg.eig (LAPACK geev / cuSolver)
+    "geqp3": "cpu cuda rocm",                          # QR with column pivoting
+    "hessenberg": "cpu",
+    "pbroadcast": "cuda oneapi rocm",
+    "pbroadcast_start": "cuda oneapi rocm",
+    "scaled_matmul": "cuda rocm",
+    "schur": "cpu",
+    "tridiagonal": "cpu cuda rocm",                    # jax.lax.linalg.tridiagonal
+}
+
+
+def _rules():
+    # import the modules that register lowerings
+    import jax.experimental  # noqa: F401
+    import jax.scipy.linalg  # noqa: F401
+    import jax.nn  # noqa: F401
+    from jax._src import checkify  # noqa: F401
+    from jax._src.cudnn import fused_attention_stablehlo  # noqa: F401
+    from jax._src.cudnn import scaled_matmul_stablehlo  # noqa: F401
+    from jax._src.interpreters import mlir
+
+    return mlir._lowerings, mlir._platform_specific_lowerings
+
+
+def test_primitives_without_a_rule_for_cjrt(cj):
+    generic, per_platform = _rules()
+    found = {}
+    for plat, table in per_platform.items():
+        for prim in table:
+            if prim not in generic and prim not in per_platform.get("cjrt", {}):
+                found.setdefault(prim.name, set()).add(plat)
+    found = {k: " ".join(sorted(v)) for k, v in found.items()}
+    if jax.__version__ != "0.10.2":
+        pytest.skip(f"the list is JAX 0.10.2's; this is {jax.__version__}: {sorted(found)}")
+    assert found == NO_RULE_FOR_CJRT
+
+
+def test_cjrt_rules_registered(cj):
+    """The package adds what it can: eigh (for svd too) and buffer donation."""
+    generic, per_platform = _rules()
+    from jax._src.lax import linalg
+    from jax._src.interpreters import mlir
+
+    assert linalg.eigh_p in per_platform.get("cjrt", {})
+    assert "cjrt" in mlir._platforms_with_donation
+
+
+def test_no_rule_is_a_clear_error(cj):
+    import numpy as np
+
+    with pytest.raises(NotImplementedError, match="'eig' not found for platform cjrt"):
+        jax.jit(jax.numpy.linalg.eig)(jax.device_put(np.eye(3, dtype=np.float32), cj))
