@@ -10,7 +10,8 @@ bench/export_workloads.py, so every engine computes the same function):
   ew_chain_16m    tanh(a * x + b) * c over 16M floats (a, b, c scalars)
   reduce_16m      the sum of 16M floats
   tiny_add        a 4-element add: the per-execute overhead
-  (a 3x3 convolution layer joins once convolution exists)
+  conv3x3_layer   a 3x3 convolution layer: 8x56x56x64 NHWC input, 64 output channels, SAME
+                  padding, bias and relu
 
 cjrt runs them through `cjrt bench` (the PJRT plugin's C API, or --core for the in-process
 backend); in the same run XLA:CPU runs the same functions under jax.jit (JAX from PyPI),
@@ -33,7 +34,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-WORKLOADS = ["matmul_2048", "mlp_train_step", "ew_chain_16m", "reduce_16m", "tiny_add"]
+WORKLOADS = ["matmul_2048", "mlp_train_step", "conv3x3_layer", "ew_chain_16m", "reduce_16m", "tiny_add"]
 
 
 def parse_args():
@@ -118,6 +119,9 @@ def data(np):
         "y": np.eye(10, dtype=f)[rng.integers(0, 10, 256)],
         "v": rng.standard_normal(16 * 1024 * 1024, dtype=f),
         "t1": np.ones(4, f), "t2": np.ones(4, f),
+        "cx": rng.standard_normal((8, 56, 56, 64), dtype=f),
+        "cw": rng.standard_normal((3, 3, 64, 64), dtype=f) * 0.05,
+        "cb": rng.standard_normal((64,), dtype=f) * 0.1,
     }
     return d
 
@@ -158,6 +162,9 @@ def jax_workloads(d, min_time):
     bench("matmul_2048", lambda a, b: a @ b, (put(d["a"]), put(d["b"])))
     bench("mlp_train_step", train_step,
           (tuple(put(p) for p in d["params"]), put(d["x"]), put(d["y"])), donate=(0,))
+    bench("conv3x3_layer", lambda x, w, b: jax.nn.relu(jax.lax.conv_general_dilated(
+        x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")) + b),
+        (put(d["cx"]), put(d["cw"]), put(d["cb"])))
     f = jnp.float32
     bench("ew_chain_16m", lambda x, a, b, c: jnp.tanh(a * x + b) * c,
           (put(d["v"]), f(0.7), f(-0.2), f(1.3)))
@@ -197,6 +204,16 @@ def numpy_workloads(np, d, min_time):
             prm -= np.float32(0.01) * g
 
     res["mlp_train_step"] = timeit(train_step, min_time)
+    cx, cw, cb = d["cx"], d["cw"], d["cb"]
+
+    def conv():  # im2col: a (N*H*W, 9*C) x (9*C, K) matmul over the padded input's windows
+        xp = np.pad(cx, ((0, 0), (1, 1), (1, 1), (0, 0)))
+        n, h, w, c = cx.shape
+        cols = np.stack([xp[:, i:i + h, j:j + w, :] for i in range(3) for j in range(3)], axis=3)
+        y = cols.reshape(n * h * w, 9 * c) @ cw.reshape(9 * c, -1)
+        return np.maximum(y.reshape(n, h, w, -1) + cb, 0)
+
+    res["conv3x3_layer"] = timeit(conv, min_time)
     v = d["v"]
     a32, b32, c32 = np.float32(0.7), np.float32(-0.2), np.float32(1.3)
     res["ew_chain_16m"] = timeit(lambda: np.tanh(a32 * v + b32) * c32, min_time)
@@ -226,6 +243,12 @@ def torch_workloads(d, threads, min_time):
                 p -= 0.01 * g
 
     res["mlp_train_step"] = timeit(train_step, min_time)
+    cx = torch.from_numpy(d["cx"]).permute(0, 3, 1, 2).contiguous()  # NCHW, torch's layout
+    cw = torch.from_numpy(d["cw"]).permute(3, 2, 0, 1).contiguous()  # OIHW
+    cb = torch.from_numpy(d["cb"])
+    with torch.no_grad():
+        res["conv3x3_layer"] = timeit(
+            lambda: torch.relu(torch.nn.functional.conv2d(cx, cw, cb, padding=1)), min_time)
     v = torch.from_numpy(d["v"])
     res["ew_chain_16m"] = timeit(lambda: torch.tanh(0.7 * v - 0.2) * 1.3, min_time)
     res["reduce_16m"] = timeit(lambda: v.sum(), min_time)

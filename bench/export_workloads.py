@@ -27,3 +27,7 @@ export(train_step, params, S((256, 784), f32), S((256, 10), f32), name="mlp_trai
 export(lambda x, a, b, c: jnp.tanh(a * x + b) * c, S((16 * 1024 * 1024,), f32), S((), f32), S((), f32), S((), f32), name="ew_chain_16m")
 export(lambda x: jnp.sum(x), S((16 * 1024 * 1024,), f32), name="reduce_16m")
 export(lambda x, y: x + y, S((4,), f32), S((4,), f32), name="tiny_add")
+def conv_layer(x, w, b):  # a 3x3 convolution layer: NHWC, SAME padding, bias, relu
+    y = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return jax.nn.relu(y + b)
+export(conv_layer, S((8, 56, 56, 64), f32), S((3, 3, 64, 64), f32), S((64,), f32), name="conv3x3_layer")

@@ -168,9 +168,6 @@ def is_64(name):
 # JaxRuntimeError. When the kernel lands the test passes, strict turns that into a failure, and
 # the mark must go: the suite stays green and says exactly what is missing.
 PENDING = {
-    "cholesky": "stablehlo.cholesky has no CPU kernel yet",
-    "triangular_solve": "stablehlo.triangular_solve has no CPU kernel yet",
-    "rng_bit_generator": "stablehlo.rng_bit_generator has no CPU kernel yet",
     "Qr": "custom_call @Qr (JAX's QR for non-CPU platforms) is not supported yet",
     "Eigh": "custom_call @Eigh (eigh as jax_plugins.cjrt lowers it) is not supported yet",
 }

@@ -259,7 +259,11 @@ def test_dispatch_is_asynchronous(cj):
 # ---- donation ----
 
 def test_donation(cj):
-    x = jax.device_put(np.arange(6.0, dtype=np.float32), cj)
+    # x is the result of a computation, so its memory is the plugin's own. (device_put of a
+    # numpy array may instead wrap the array's memory without copying, when it is aligned: such
+    # a buffer is consumed by donation but its memory, the caller's, is never written;
+    # test_donation_of_zero_copy_host_data.)
+    x = jax.device_put(np.arange(6.0, dtype=np.float32), cj) * 1
     p = x.unsafe_buffer_pointer()
     f = jax.jit(lambda a: a * 2 + 1, donate_argnums=0)
     with warnings.catch_warnings():
@@ -270,6 +274,18 @@ def test_donation(cj):
     np.testing.assert_array_equal(np.asarray(y), np.arange(6.0) * 2 + 1)
     with pytest.raises(RuntimeError, match="deleted"):
         x + 1
+
+
+def test_donation_of_zero_copy_host_data(cj):
+    a = np.arange(6.0, dtype=np.float32)
+    x = jax.device_put(a, cj)
+    f = jax.jit(lambda v: v * 2 + 1, donate_argnums=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = f(x)
+    assert x.is_deleted()
+    np.testing.assert_array_equal(np.asarray(y), np.arange(6.0) * 2 + 1)
+    np.testing.assert_array_equal(a, np.arange(6.0))  # the caller's array was never written
 
 
 def test_donation_in_a_loop(cj):
