@@ -189,6 +189,7 @@ static void par_body(void *ctx, int64_t b, int64_t e) {
 
 static cj_status k_ew(cj_exec_ctx *ctx, const cj_step *st) {
   const ew_params *p = st->params;
+  if (p->n == 0) return NULL; /* an empty result: nothing to compute, and inputs may be NULL */
   ew_run R;
   R.p = p;
   R.ctx = ctx;
