@@ -551,12 +551,9 @@ VM_INLINE void kc_square(double x, double y, double *re, double *im) {
 
 VM_INLINE void kc_sign(double x, double y, double *re, double *im) {
   double h = vm_hypot(x, y);
+  /* x / abs(x) part by part, as the spec and XLA compute it: an infinite part gives NaN
+   * (sign(-inf + 2i) = NaN + 0i), not the direction of the infinity */
   double r = x / h, i = y / h;
-  /* infinite parts: the direction of the infinities */
-  int xi = vm_isinf(x), yi = vm_isinf(y);
-  double d = (xi & yi) ? 0.70710678118654752 : 1.0;
-  r = xi | yi ? (xi ? vm_copysign(d, x) : vm_copysign(0.0, x)) : r;
-  i = xi | yi ? (yi ? vm_copysign(d, y) : vm_copysign(0.0, y)) : i;
   r = h == 0.0 ? x : r;
   i = h == 0.0 ? y : i;
   int nan = vm_isnan(x) | vm_isnan(y);
