@@ -32,4 +32,13 @@ if [ "${1:-}" != "--no-python" ]; then
     echo "setup: installing Python packages into .venv"
     .venv/bin/pip install -q --disable-pip-version-check -r python/requirements-dev.txt
   fi
+  # the oldest jax README claims: a second environment, for scripts/test.sh
+  if [ ! -x .venv-jax-oldest/bin/python ]; then
+    echo "setup: creating .venv-jax-oldest"
+    "$PY" -m venv .venv-jax-oldest
+  fi
+  if ! .venv-jax-oldest/bin/python -c "import numpy, pytest, ml_dtypes, jax" 2>/dev/null; then
+    echo "setup: installing the oldest supported jax into .venv-jax-oldest"
+    .venv-jax-oldest/bin/pip install -q --disable-pip-version-check -r python/requirements-jax-oldest.txt
+  fi
 fi

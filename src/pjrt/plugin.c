@@ -43,7 +43,11 @@ PJRT_Error *cjp_PJRT_Plugin_Initialize(PJRT_Plugin_Initialize_Args *args) {
 }
 
 PJRT_Error *cjp_PJRT_Plugin_Attributes(PJRT_Plugin_Attributes_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Plugin_Attributes, args, num_attributes);
+  /* Headers before 0.95 computed this struct's size up to `attributes` only (24 bytes), though
+   * the struct always had `num_attributes` after it (pjrt-contract trap 25); jaxlib up to 0.6
+   * sends that size and aborts if this call fails. Both fields exist in such a caller's struct,
+   * so 24 bytes is accepted. */
+  CJP_CHECK_ARGS(PJRT_Plugin_Attributes, args, attributes);
   pthread_once(&attributes_once, attributes_init);
   args->attributes = attributes;
   args->num_attributes = sizeof attributes / sizeof attributes[0];

@@ -178,6 +178,19 @@ static void test_errors_and_plugin(void) {
   }
   CHECK(found_xla);
   CHECK(cur != NULL && min != NULL);
+  /* jaxlib <= 0.6 sends the size its header computed up to `attributes` (24 bytes; the struct
+   * has num_attributes after it all the same) and aborts on an error here: accepted. */
+  PJRT_Plugin_Attributes_Args old = attrs;
+  old.struct_size = offsetof(PJRT_Plugin_Attributes_Args, attributes) + sizeof(old.attributes);
+  CHECK_EQ_INT(old.struct_size, 24);
+  old.attributes = NULL;
+  old.num_attributes = 0;
+  OK(api->PJRT_Plugin_Attributes(&old));
+  CHECK(old.attributes == attrs.attributes && old.num_attributes == attrs.num_attributes);
+  old.struct_size = 16; /* no room for the output at all: refused */
+  PJRT_Error *too_small = api->PJRT_Plugin_Attributes(&old);
+  CHECK(too_small != NULL);
+  err_free(too_small);
   if (cur && min) {
     CHECK(cur[0] >= 1); /* 1.x: the versions JAX serializes VHLO for */
     int64_t c3 = (cur[0] << 40) | (cur[1] << 20) | cur[2], m3 = (min[0] << 40) | (min[1] << 20) | min[2];
