@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/k_linalg_house.h"
 #include "cpu/lower.h"
 
 enum { CK_EQ, CK_ALMOST, CK_CLOSE };
@@ -335,6 +336,12 @@ cj_status lower_custom_call(cj_lw *L, cj_op *op) {
   if (op->nopnds == 2 && IS("check.eq"))
     return emit_check(L, op, "custom_call @check.eq", CK_ALMOST, 1e-4, 0, 0, false, true);
   if (IS("shape_assertion")) return lower_shape_assertion(L, op);
+  if (IS("Qr")) return cj_lower_cc_qr(L, op); /* k_linalg_house.c */
+  if (IS("ProductOfElementaryHouseholderReflectors")) return cj_lower_cc_householder_product(L, op);
+  if (IS("Eigh")) return cj_lower_cc_eigh(L, op);
+  /* jax.lax.dce_sink: marks its operands as used so that nothing upstream drops them; there is
+   * nothing to run (the operands were computed by then) */
+  if (IS("dce_sink") && op->nresults == 0) return NULL;
 #undef IS
   return cj_op_error(op, CJ_UNIMPLEMENTED, "custom_call @%.*s is not supported by the CPU backend",
                      (int)len, target);

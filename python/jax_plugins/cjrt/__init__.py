@@ -95,9 +95,8 @@ def register_platform_rules():
       custom call XLA itself expands on TPUs, @Eigh (backend_config "lower,sort,max_iter,tol",
       results eigenvectors and eigenvalues), for the plugin to run; a partial one
       (subset_by_index) or an explicit QDWH request takes the TPU's QDWH rule, written in JAX
-      on top of @Eigh, @Qr and @ProductOfElementaryHouseholderReflectors. (Until the plugin
-      has @Eigh, compiling fails with its "custom_call @Eigh is not supported" instead of
-      JAX's "no lowering rule".)
+      on top of @Eigh, @Qr and @ProductOfElementaryHouseholderReflectors (the CPU backend
+      runs all three: src/cpu/k_linalg_house.c).
 
     Each step is best effort: these are JAX internals, and a JAX that lacks them only loses the
     feature (logged), never the platform. Returns the names of the rules registered.

@@ -167,23 +167,10 @@ def is_64(name):
 # A test that needs one of these carries @pending(...): pytest.mark.xfail(strict=True) raising
 # JaxRuntimeError. When the kernel lands the test passes, strict turns that into a failure, and
 # the mark must go: the suite stays green and says exactly what is missing.
-PENDING = {
-    "Qr": "custom_call @Qr (JAX's QR for non-CPU platforms) is not supported yet",
-    "Eigh": "custom_call @Eigh (eigh as jax_plugins.cjrt lowers it) is not supported yet",
-}
+PENDING = {}  # nothing pending now (the linear algebra custom calls used to be)
 
 
-# JAX before 0.8 serializes the CHLO ops without a StableHLO twin (erf, top_k, ...) as
-# `stablehlo.custom_call @mhlo.<op>`, which the plugin does not map back yet
 OLD_JAX = tuple(int(v) for v in jax.__version__.split(".")[:2]) < (0, 8)
-
-
-def old_jax_mhlo_call(op):
-    import pytest
-
-    return pytest.mark.xfail(OLD_JAX, strict=True, raises=RuntimeError,
-                             reason=f"JAX {jax.__version__} sends custom_call @mhlo.{op}, which "
-                                    "the plugin does not support yet")
 
 
 def pending(*what):

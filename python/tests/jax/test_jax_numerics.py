@@ -87,8 +87,7 @@ def _input(kind, name, seed=0):
 def _unary_cases():
     for op, (_, dts, _) in UNARY.items():
         for d in dts:
-            marks = [jaxcheck.old_jax_mhlo_call("erf")] if op == "erf" else []
-            yield pytest.param(op, d, id=f"{op}-{d}", marks=marks)
+            yield pytest.param(op, d, id=f"{op}-{d}")
 
 
 @pytest.mark.parametrize("op,name", list(_unary_cases()))
@@ -367,7 +366,6 @@ def test_random(cj, impl):
     compare(f)
 
 
-@jaxcheck.old_jax_mhlo_call("erf")
 def test_random_distributions(cj):
     def f(seed):
         k = jax.random.key(seed)
@@ -409,11 +407,9 @@ def _spd(n, dt=np.float32, seed=0):
     return (a @ a.T + n * np.eye(n)).astype(dt)
 
 
-# the missing pieces each function needs
-LINALG_NEEDS = {
-    "qr": ["Qr"], "eigh": ["Eigh"], "svd": ["Qr", "Eigh"], "pinv": ["Qr", "Eigh"],
-    "lstsq": ["Qr", "Eigh"],
-}
+# the missing pieces each function needs (jaxcheck.PENDING): none since @Qr, @Eigh and
+# @ProductOfElementaryHouseholderReflectors run
+LINALG_NEEDS = {}
 NO_RULE = ("JAX has no lowering rule for this primitive on platforms other than cpu/cuda/rocm "
            "(docs/JAX.md)")
 
@@ -475,7 +471,6 @@ def test_sort_nan_and_multi_operand(cj):
             x, keys)
 
 
-@jaxcheck.old_jax_mhlo_call("topk")
 def test_top_k(cj):
     compare(lambda a: lax.top_k(a, 5), rand((4, 50), np.float32))
 
