@@ -24,8 +24,7 @@ if [ -d python/tests ]; then
     .venv/bin/python -m pytest -q python/tests
   echo "== pytest: JAX on cjrt with the oldest supported jax ($(.venv-jax-oldest/bin/python -c 'import jax; print(jax.__version__)'))"
   CJRT_PLUGIN="$PWD/build/pjrt_c_api_cjrt_plugin.so" PYTHONPATH="$PWD/python" \
-    .venv-jax-oldest/bin/python -m pytest -q python/tests/jax/test_jax_platform.py \
-    python/tests/jax/test_jax_models.py python/tests/jax/test_jax_multidevice.py
+    .venv-jax-oldest/bin/python -m pytest -q python/tests/jax
 fi
 
 if [ -x scripts/fuzz.sh ]; then

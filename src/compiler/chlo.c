@@ -731,12 +731,56 @@ static cj_status decompose_ragged_dot(cj_module *m, cj_op *func, cj_op *op) {
   return NULL;
 }
 
+/* ---- custom_call @mhlo.<op> {mhlo.attributes = {...}, mhlo.version = 1}: how JAX before 0.8
+ * sends the chlo ops that have no StableHLO twin (erf as @mhlo.erf, top_k as @mhlo.topk, ...).
+ * Turned back into the chlo op, with the dictionary's entries as its attributes, and verified
+ * as one; a name that is no chlo op is left to the backend (which names it in its error). */
+static cj_status recompose_mhlo_call(cj_module *m, cj_op *func, cj_op *op, cj_op **out) {
+  *out = op;
+  const char *t = NULL;
+  size_t n = 0;
+  if (!cj_attr_get_str(cj_op_attr(op, "call_target_name"), &t, &n) || n <= 5 ||
+      memcmp(t, "mhlo.", 5) != 0)
+    return NULL;
+  const char *base = t + 5;
+  size_t bn = n - 5;
+  if (bn == 4 && memcmp(base, "topk", 4) == 0) {
+    base = "top_k";
+    bn = 5;
+  }
+  char name[64];
+  if (bn + 6 > sizeof name) return NULL;
+  memcpy(name, "chlo.", 5);
+  memcpy(name + 5, base, bn);
+  name[5 + bn] = '\0';
+  cj_op_kind k = cj_op_kind_from_name(name, 5 + bn);
+  if (k == CJ_OP_UNKNOWN) return NULL;
+  cj_op *r = cj_op_create(m, k, NULL, op->nopnds, op->nresults, 0);
+  if (!r) return cj_oom();
+  for (uint32_t i = 0; i < op->nopnds; i++) r->operands[i] = op->operands[i];
+  for (uint32_t i = 0; i < op->nresults; i++) r->results[i].type = op->results[i].type;
+  r->pos = op->pos;
+  r->loc = op->loc;
+  const cj_attr *d = cj_op_attr(op, "mhlo.attributes");
+  if (d && d->kind == CJ_ATTR_DICT)
+    for (int32_t i = 0; i < d->dict.n; i++)
+      CJ_RETURN_IF_ERROR(cj_op_set_attr(m, r, d->dict.items[i].name, d->dict.items[i].value));
+  CJ_RETURN_IF_ERROR(cj_verify_op(r));
+  cj_block_insert_before(op->block, op, r);
+  for (uint32_t i = 0; i < op->nresults; i++)
+    cj_replace_all_uses(func, &op->results[i], &r->results[i]);
+  cj_block_remove(op->block, op);
+  *out = r;
+  return NULL;
+}
+
 static cj_status chlo_block(cj_module *m, cj_op *func, cj_block *b, const cj_compile_hooks *h) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
     for (uint32_t r = 0; r < op->nregions; r++)
       for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
         CJ_RETURN_IF_ERROR(chlo_block(m, func, nb, h));
+    if (op->kind == CJ_OP_CUSTOM_CALL) CJ_RETURN_IF_ERROR(recompose_mhlo_call(m, func, op, &op));
     cj_op_kind target;
     if (binary_target(op->kind, &target)) {
       CJ_RETURN_IF_ERROR(decompose_binary(m, func, op, target));
