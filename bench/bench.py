@@ -45,6 +45,11 @@ def parse_args():
     ap.add_argument("--threads", type=int, default=0, help="threads for every engine (default: all cores)")
     ap.add_argument("--min-time", type=float, default=1.0, help="seconds per measurement")
     ap.add_argument("--only", default=None, help="comma-separated workload names")
+    ap.add_argument("--torch-python", default="/usr/bin/python3",
+                    help="when torch is not importable here, the interpreter that runs the torch "
+                         "column in a subprocess (default: Debian's python3, which has "
+                         "python3-torch; scripts/setup.sh installs it)")
+    ap.add_argument("--torch-only", action="store_true", help=argparse.SUPPRESS)
     return ap.parse_args()
 
 
@@ -257,11 +262,38 @@ def torch_workloads(d, threads, min_time):
     return res
 
 
+def torch_column(args, d, threads):
+    """PyTorch's times: in this process when torch imports here, else from --torch-python (the
+    .venv has numpy 2 and no torch; Debian's python3 has torch 1.13 with numpy 1.24), which
+    rebuilds the same-shaped data and runs under the same CPU affinity and thread settings."""
+    try:
+        return torch_workloads(d, threads, args.min_time)
+    except ImportError:
+        pass
+    py = args.torch_python
+    if not py or not os.path.exists(py) or os.path.realpath(py) == os.path.realpath(sys.executable):
+        print("PyTorch is not installed: no torch column", file=sys.stderr)
+        return None
+    cmd = [py, os.path.abspath(__file__), "--torch-only", "--threads", str(threads),
+           "--min-time", str(args.min_time)]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        res = json.loads(p.stdout.strip().splitlines()[-1])
+        print(f"torch: measured by {py} (torch there, not in this interpreter)")
+        return res
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError) as e:
+        print(f"PyTorch unavailable here and through {py}: {e}", file=sys.stderr)
+        return None
+
+
 def main():
     args = parse_args()
     threads = setup_threads(args.threads)
     names = args.only.split(",") if args.only else WORKLOADS
     import numpy as np  # after the thread settings
+    if args.torch_only:  # the torch column for a parent run without torch (see torch_column)
+        print(json.dumps(torch_workloads(data(np), threads, args.min_time)))
+        return
     print(f"threads: {threads} for every engine; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     cj = run_cjrt(args, names, threads)
     d = data(np)
@@ -274,10 +306,9 @@ def main():
         print(f"XLA:CPU (jax) unavailable: {e}", file=sys.stderr)
         xla_compile = {}
     peers["numpy"] = numpy_workloads(np, d, args.min_time)
-    try:
-        peers["torch"] = torch_workloads(d, threads, args.min_time)
-    except ImportError:
-        print("PyTorch is not installed: no torch column", file=sys.stderr)
+    t = torch_column(args, d, threads)
+    if t:
+        peers["torch"] = t
     cols = list(peers)
     head = f"{'workload':<16} {'cjrt compile':>12} {'cjrt exec':>11} {'XLA compile':>12}"
     for c in cols:
