@@ -632,15 +632,43 @@ typedef struct pad_params {
   cj_strided s;
 } pad_params;
 
+/* (lower.h) A memcpy call of a variable size per element cost more than the rest of a pad. */
+void cj_fill_value(char *out, const char *v, int es, int64_t n) {
+  bool same = true;
+  for (int i = 1; i < es; i++) same = same && v[i] == v[0];
+  if (same) {
+    memset(out, v[0], (size_t)(n * es));
+    return;
+  }
+  switch (es) {
+    case 2: {
+      uint16_t x;
+      memcpy(&x, v, 2);
+      for (int64_t i = 0; i < n; i++) memcpy(out + i * 2, &x, 2);
+      break;
+    }
+    case 4: {
+      uint32_t x;
+      memcpy(&x, v, 4);
+      for (int64_t i = 0; i < n; i++) memcpy(out + i * 4, &x, 4);
+      break;
+    }
+    case 8: {
+      uint64_t x;
+      memcpy(&x, v, 8);
+      for (int64_t i = 0; i < n; i++) memcpy(out + i * 8, &x, 8);
+      break;
+    }
+    default:
+      for (int64_t i = 0; i < n; i++) memcpy(out + i * es, v, (size_t)es);
+  }
+}
+
 static cj_status k_pad(cj_exec_ctx *ctx, const cj_step *st) {
   const pad_params *p = st->params;
   char *out = CJ_PTR(ctx, st->out[0]);
   const char *pv = CJ_PTR(ctx, st->in[1]);
-  if (p->esize == 1) {
-    memset(out, *pv, (size_t)p->n);
-  } else {
-    for (int64_t i = 0; i < p->n; i++) memcpy(out + i * p->esize, pv, (size_t)p->esize);
-  }
+  cj_fill_value(out, pv, p->esize, p->n);
   if (p->any) cj_strided_run(&p->s, out, CJ_PTR(ctx, st->in[0]));
   return NULL;
 }

@@ -64,25 +64,38 @@ static void rw_rows(void *ctx, int64_t r0, int64_t r1) {
   int32_t es = p->es, last = p->rank - 1;
   int64_t olen = p->olen;
   int64_t o[CJ_MAX_RANK], w[CJ_MAX_RANK];
+  int64_t rem = r0; /* o[0..last-1]: the row's output index, advanced like an odometer */
+  for (int32_t d = last - 1; d >= 0; d--) {
+    o[d] = rem % p->odims[d];
+    rem /= p->odims[d];
+  }
   for (int64_t row = r0; row < r1; row++) {
-    int64_t rem = row;
-    for (int32_t d = last - 1; d >= 0; d--) {
-      o[d] = rem % p->odims[d];
-      rem /= p->odims[d];
-    }
+    if (row > r0)
+      for (int32_t d = last - 1; d >= 0; d--) {
+        if (++o[d] < p->odims[d]) break;
+        o[d] = 0;
+      }
     char *acc = R->out + row * olen * es;
-    for (int64_t j = 0; j < olen; j++) memcpy(acc + j * es, R->init, (size_t)es);
+    cj_fill_value(acc, R->init, es, olen);
     for (int32_t d = 0; d <= last; d++) w[d] = 0;
     for (int64_t wi = 0; wi < p->nwin; wi++) {
       bool valid = true;
       int64_t base = 0;
       for (int32_t d = 0; d < last; d++) {
         int64_t q = o[d] * p->wstr[d] + w[d] * p->wdil[d] - p->plo[d];
-        if (q < 0 || q % p->bdil[d] != 0 || q / p->bdil[d] >= p->idims[d]) {
+        int64_t bd = p->bdil[d];
+        if (bd != 1) { /* (dividing costs more than the rest when there is no dilation) */
+          if (q % bd != 0) {
+            valid = false;
+            break;
+          }
+          q /= bd;
+        }
+        if (q < 0 || q >= p->idims[d]) {
           valid = false;
           break;
         }
-        base += (q / p->bdil[d]) * p->istr[d];
+        base += q * p->istr[d];
       }
       if (!valid) {
         if (!R->skip) p->comb(acc, es, R->init, 0, olen);

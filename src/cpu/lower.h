@@ -176,6 +176,9 @@ typedef struct cj_strided {
 /* Collapses dims that are contiguous in both. */
 void cj_strided_simplify(cj_strided *s);
 void cj_strided_run(const cj_strided *s, char *dst, const char *src);
+/* Writes n copies of the es-byte value at v to out (k_data.c): a memset when the value's bytes
+ * are all equal, fixed-size stores otherwise. */
+void cj_fill_value(char *out, const char *v, int es, int64_t n);
 void cj_strided_run_par(cj_exec_ctx *ctx, const cj_strided *s, char *dst, const char *src);
 
 /* The module being lowered (for new types) */
