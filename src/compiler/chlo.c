@@ -450,20 +450,9 @@ static cj_status decompose_scan(cj_module *m, cj_op *func, cj_op *op) {
         break;
       }
       cj_block_append(bb, c);
-      if (nmap + bo->nresults > cap) {
-        cap = 2 * (nmap + bo->nresults);
-        cj_value **nf = realloc(from, sizeof(cj_value *) * cap);
-        if (nf) from = nf;
-        cj_value **nt = realloc(to, sizeof(cj_value *) * cap);
-        if (nt) to = nt;
-        if (!nf || !nt) {
-          st = cj_oom();
-          break;
-        }
-      }
-      for (uint32_t r = 0; r < bo->nresults; r++) {
-        from[nmap] = &bo->results[r];
-        to[nmap++] = &c->results[r];
+      if (!cj_value_map_add_results(&from, &to, &nmap, &cap, bo, c)) {
+        st = cj_oom();
+        break;
       }
     }
     if (!st && (!term || term->nopnds != no + nc))

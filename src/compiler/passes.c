@@ -126,20 +126,9 @@ static cj_status clone_body(cj_module *m, cj_op *at, cj_block *body, cj_value *c
       break;
     }
     cj_block_insert_before(at->block, at, c);
-    if (n + o->nresults > cap) {
-      cap = (n + o->nresults) * 2;
-      cj_value **nf = realloc(from, sizeof(cj_value *) * cap);
-      if (nf) from = nf;
-      cj_value **nt = realloc(to, sizeof(cj_value *) * cap);
-      if (nt) to = nt;
-      if (!nf || !nt) {
-        st = cj_oom();
-        break;
-      }
-    }
-    for (uint32_t i = 0; i < o->nresults; i++) {
-      from[n] = &o->results[i];
-      to[n++] = &c->results[i];
+    if (!cj_value_map_add_results(&from, &to, &n, &cap, o, c)) {
+      st = cj_oom();
+      break;
     }
   }
   if (!st && !*rets) st = cj_internal("inlined body has no terminator");

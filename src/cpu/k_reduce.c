@@ -684,20 +684,9 @@ static cj_status lanes_body(cj_lw *L, const cj_op *op, cj_block *body, int64_t K
       st = d ? cj_op_set_attr(m, c, "value", d) : cj_oom();
     }
     cj_block_append(blk, c);
-    if (nm + o->nresults > cap) {
-      cap = 2 * (nm + o->nresults);
-      cj_value **nf = realloc(from, sizeof(cj_value *) * cap);
-      if (nf) from = nf;
-      cj_value **nt = realloc(to, sizeof(cj_value *) * cap);
-      if (nt) to = nt;
-      if (!nf || !nt) {
-        st = cj_oom();
-        break;
-      }
-    }
-    for (uint32_t i = 0; i < o->nresults; i++) {
-      from[nm] = &o->results[i];
-      to[nm++] = &c->results[i];
+    if (!cj_value_map_add_results(&from, &to, &nm, &cap, o, c)) {
+      st = cj_oom();
+      break;
     }
   }
   free(at);

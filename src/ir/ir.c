@@ -1029,6 +1029,24 @@ static cj_op *clone_rec(cj_module *m, const cj_op *op, vmap *vm) {
   return c;
 }
 
+bool cj_value_map_add_results(cj_value ***from, cj_value ***to, uint32_t *n, uint32_t *cap,
+                              cj_op *orig, cj_op *clone) {
+  if (*n + orig->nresults > *cap) {
+    uint32_t nc = 2 * (*n + orig->nresults);
+    cj_value **nf = realloc(*from, sizeof(cj_value *) * nc);
+    if (nf) *from = nf;
+    cj_value **nt = realloc(*to, sizeof(cj_value *) * nc);
+    if (nt) *to = nt;
+    if (!nf || !nt) return false;
+    *cap = nc;
+  }
+  for (uint32_t i = 0; i < orig->nresults; i++) {
+    (*from)[*n] = &orig->results[i];
+    (*to)[(*n)++] = &clone->results[i];
+  }
+  return true;
+}
+
 cj_op *cj_op_clone(cj_module *m, const cj_op *op, uint32_t nmap, cj_value *const *map_from,
                    cj_value *const *map_to) {
   vmap vm = {0};

@@ -494,6 +494,11 @@ void cj_replace_uses_in_op(cj_op *scope, cj_value *from, cj_value *to);
  * to `map_to[i]`, others kept. Used by inlining. NULL on out-of-memory. */
 cj_op *cj_op_clone(cj_module *m, const cj_op *op, uint32_t nmap, cj_value *const *map_from,
                    cj_value *const *map_to);
+/* The map a pass keeps while it clones ops one by one: appends "results of `orig` -> results of
+ * `clone`" to the malloc'ed arrays *from / *to (*n entries, *cap allocated; grown with realloc,
+ * the caller frees both). false on out-of-memory, the arrays staying valid. */
+bool cj_value_map_add_results(cj_value ***from, cj_value ***to, uint32_t *n, uint32_t *cap,
+                              cj_op *orig, cj_op *clone);
 
 /* ---- reading op attributes in their normalized form (see CJ_AK_*) ---- */
 bool cj_op_get_i64(const cj_op *op, const char *name, int64_t *out);
