@@ -763,6 +763,150 @@ static cj_status recompose_mhlo_call(cj_module *m, cj_op *func, cj_op *op, cj_op
   return NULL;
 }
 
+/* ---- custom_call @ApproxTopK: jax.lax.approx_max_k / approx_min_k for platforms other than
+ * TPU ({mhlo.backend_config = {top_k, reduction_dim, aggregate_to_topk, recall_target, ...}},
+ * operands: N inputs then N initial values, called_computations = [the comparator]). As XLA
+ * does off TPUs, computed exactly: a stable sort of the inputs along reduction_dim with the
+ * comparator, sliced to the results' size there (top_k with aggregate_to_topk, else the whole
+ * dimension). */
+static const cj_attr *dict_get(const cj_attr *d, const char *name) {
+  if (!d || d->kind != CJ_ATTR_DICT) return NULL;
+  for (int32_t i = 0; i < d->dict.n; i++)
+    if (strcmp(d->dict.items[i].name, name) == 0) return d->dict.items[i].value;
+  return NULL;
+}
+
+static cj_status rewrite_approx_top_k(cj_module *m, cj_op *func, cj_op *op, cj_op **out) {
+  *out = op;
+  const char *t = NULL;
+  size_t n = 0;
+  if (!cj_attr_get_str(cj_op_attr(op, "call_target_name"), &t, &n) || n != 10 ||
+      memcmp(t, "ApproxTopK", 10) != 0)
+    return NULL;
+  const cj_attr *cfg = cj_op_attr(op, "mhlo.backend_config");
+  int64_t dim = -1;
+  if (!cj_attr_get_i64(dict_get(cfg, "reduction_dim"), &dim))
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "custom_call @ApproxTopK needs mhlo.backend_config with reduction_dim");
+  uint32_t N = op->nresults;
+  if (N == 0 || op->nopnds != 2 * N)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "custom_call @ApproxTopK: %u operands for %u results (want inputs and "
+                       "as many initial values)", op->nopnds, N);
+  const cj_type *in0 = op->operands[0]->type;
+  if (!cj_type_is_static(in0) || dim < 0 || dim >= in0->rank)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "custom_call @ApproxTopK: reduction_dim %lld out of range for %s operands",
+                       (long long)dim, cj_type_is_static(in0) ? "its" : "dynamic");
+  for (uint32_t i = 0; i < N; i++) {
+    const cj_type *it = op->operands[i]->type, *rt = op->results[i].type;
+    bool ok = it->kind == CJ_TYPE_TENSOR && rt->kind == CJ_TYPE_TENSOR && cj_type_is_static(it) &&
+              cj_type_is_static(rt) && it->rank == in0->rank && rt->rank == in0->rank &&
+              it->elem == rt->elem;
+    for (int32_t d = 0; ok && d < in0->rank; d++)
+      ok = it->dims[d] == in0->dims[d] &&
+           (d == dim ? rt->dims[d] <= it->dims[d] : rt->dims[d] == it->dims[d]);
+    if (!ok)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                         "custom_call @ApproxTopK: operand %u and result %u do not match (same "
+                         "element type and shape, at most as long along dimension %lld)",
+                         i, i, (long long)dim);
+  }
+  const cj_attr *cc = cj_op_attr(op, "called_computations");
+  const cj_attr *sym = cc && cc->kind == CJ_ATTR_ARRAY && cc->arr.n == 1 ? cc->arr.items[0] : NULL;
+  cj_op *cmp = sym && sym->kind == CJ_ATTR_SYMREF && !sym->sym.nnested
+                   ? cj_module_lookup_symbol(m, sym->sym.root) : NULL;
+  cj_block *body = cmp && cmp->kind == CJ_OP_FUNC ? cj_func_body(cmp) : NULL;
+  if (!body || body->nargs != 2 * N || !body->last || body->last->nopnds != 1)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "custom_call @ApproxTopK needs one comparator function of %u arguments "
+                       "in called_computations", 2 * N);
+  /* the sort, its comparator region a copy of the function's body */
+  cj_op *s = cj_op_create(m, CJ_OP_SORT, NULL, N, N, 1);
+  if (!s) return cj_oom();
+  s->pos = op->pos;
+  s->loc = op->loc;
+  for (uint32_t i = 0; i < N; i++) {
+    s->operands[i] = op->operands[i];
+    s->results[i].type = op->operands[i]->type;
+  }
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, s, "dimension", cj_attr_int(m, dim, cj_type_elem(m, CJ_S64))));
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, s, "is_stable", cj_attr_bool(m, true)));
+  const cj_type *argt[64];
+  if (body->nargs > 64) return cj_op_error(op, CJ_UNIMPLEMENTED, "ApproxTopK with over 32 inputs");
+  for (uint32_t i = 0; i < body->nargs; i++) argt[i] = body->args[i].type;
+  cj_block *blk = cj_region_add_block(m, &s->regions[0], body->nargs, argt);
+  if (!blk) return cj_oom();
+  uint32_t nmap = 0, cap = 0;
+  cj_value **from = NULL, **to = NULL;
+  cj_status st = NULL;
+  for (cj_op *o = body->first; o && !st; o = o->next) {
+    /* the function's arguments are the block's: one map entry each, then each clone's results */
+    if (!nmap && body->nargs) {
+      cap = body->nargs + 16;
+      from = malloc(sizeof *from * cap);
+      to = malloc(sizeof *to * cap);
+      if (!from || !to) {
+        st = cj_oom();
+        break;
+      }
+      for (uint32_t i = 0; i < body->nargs; i++) {
+        from[nmap] = &body->args[i];
+        to[nmap++] = &blk->args[i];
+      }
+    }
+    cj_op *c;
+    if (o == body->last) { /* func.return -> stablehlo.return */
+      cj_value *rv = o->operands[0];
+      for (uint32_t q = nmap; q-- > 0;)
+        if (from[q] == rv) {
+          rv = to[q];
+          break;
+        }
+      c = cj_build_op(m, NULL, o, CJ_OP_RETURN, 1, &rv, NULL);
+      if (!c) st = cj_oom();
+      else cj_block_append(blk, c);
+      break;
+    }
+    c = cj_op_clone(m, o, nmap, from, to);
+    if (!c) {
+      st = cj_oom();
+      break;
+    }
+    cj_block_append(blk, c);
+    if (!cj_value_map_add_results(&from, &to, &nmap, &cap, o, c)) st = cj_oom();
+  }
+  free(from);
+  free(to);
+  CJ_RETURN_IF_ERROR(st);
+  CJ_RETURN_IF_ERROR(cj_verify_op(s));
+  cj_block_insert_before(op->block, op, s);
+  /* the leading part along dim, where the result is shorter */
+  for (uint32_t i = 0; i < N; i++) {
+    const cj_type *rt = op->results[i].type;
+    cj_value *v = &s->results[i];
+    if (rt != v->type) {
+      size_t rb = sizeof(int64_t) * (size_t)(rt->rank ? rt->rank : 1);
+      int64_t *start = cj_alloc(m, rb), *stride = cj_alloc(m, rb);
+      if (!start || !stride) return cj_oom();
+      for (int32_t d = 0; d < rt->rank; d++) {
+        start[d] = 0;
+        stride[d] = 1;
+      }
+      cj_op *sl = cj_build_op(m, op, op, CJ_OP_SLICE, 1, &v, rt);
+      if (!sl) return cj_oom();
+      CJ_RETURN_IF_ERROR(cj_op_set_attr(m, sl, "start_indices", cj_attr_i64_array(m, rt->rank, start)));
+      CJ_RETURN_IF_ERROR(cj_op_set_attr(m, sl, "limit_indices", cj_attr_i64_array(m, rt->rank, rt->dims)));
+      CJ_RETURN_IF_ERROR(cj_op_set_attr(m, sl, "strides", cj_attr_i64_array(m, rt->rank, stride)));
+      v = &sl->results[0];
+    }
+    cj_replace_all_uses(func, &op->results[i], v);
+  }
+  cj_block_remove(op->block, op);
+  *out = s;
+  return NULL;
+}
+
 static cj_status chlo_block(cj_module *m, cj_op *func, cj_block *b, const cj_compile_hooks *h) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
@@ -770,6 +914,7 @@ static cj_status chlo_block(cj_module *m, cj_op *func, cj_block *b, const cj_com
       for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
         CJ_RETURN_IF_ERROR(chlo_block(m, func, nb, h));
     if (op->kind == CJ_OP_CUSTOM_CALL) CJ_RETURN_IF_ERROR(recompose_mhlo_call(m, func, op, &op));
+    if (op->kind == CJ_OP_CUSTOM_CALL) CJ_RETURN_IF_ERROR(rewrite_approx_top_k(m, func, op, &op));
     cj_op_kind target;
     if (binary_target(op->kind, &target)) {
       CJ_RETURN_IF_ERROR(decompose_binary(m, func, op, target));

@@ -31,3 +31,23 @@ func.func @main() {
   check.expect_almost_eq_const %y, dense<[2.0, 4.0]> : tensor<2xf32>
   func.return
 }
+
+// -----
+
+// jax.lax.approx_max_k(x, 2) as JAX lowers it for platforms other than TPU: computed exactly
+// (a stable sort along reduction_dim with the comparator, then the first k).
+// Rows [3, 1, 4] and [1, 5, 9]: values [[4, 3], [9, 5]] at indices [[2, 0], [2, 1]].
+func.func @top_k_gt_f32_comparator(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>) -> tensor<i1> {
+  %0 = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  return %0 : tensor<i1>
+}
+func.func @main() {
+  %x = stablehlo.constant dense<[[3.0, 1.0, 4.0], [1.0, 5.0, 9.0]]> : tensor<2x3xf32>
+  %i = stablehlo.iota dim = 1 : tensor<2x3xi32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %m1 = stablehlo.constant dense<-1> : tensor<i32>
+  %v, %k = stablehlo.custom_call @ApproxTopK(%x, %i, %ninf, %m1) {called_computations = [@top_k_gt_f32_comparator], mhlo.backend_config = {aggregate_to_topk = true, is_fallback = true, recall_target = 0.949999988 : f32, reduction_dim = 1 : i64, reduction_input_size_override = -1 : i64, top_k = 2 : i64}} : (tensor<2x3xf32>, tensor<2x3xi32>, tensor<f32>, tensor<i32>) -> (tensor<2x2xf32>, tensor<2x2xi32>)
+  check.expect_almost_eq_const %v, dense<[[4.0, 3.0], [9.0, 5.0]]> : tensor<2x2xf32>
+  check.expect_eq_const %k, dense<[[2, 0], [2, 1]]> : tensor<2x2xi32>
+  func.return
+}

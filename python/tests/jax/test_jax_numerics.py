@@ -475,6 +475,13 @@ def test_top_k(cj):
     compare(lambda a: lax.top_k(a, 5), rand((4, 50), np.float32))
 
 
+def test_approx_top_k(cj):
+    # custom_call @ApproxTopK off TPUs; computed exactly, as XLA:CPU does. (bfloat16 rounding
+    # makes ties, whose order is free: only the values are compared there.)
+    compare(lambda a: (lax.approx_max_k(a, 5), lax.approx_min_k(a, 3, reduction_dimension=0),
+                       lax.approx_max_k(a.astype(jnp.bfloat16), 4)[0]), rand((6, 50), np.float32))
+
+
 def test_searchsorted_unique(cj):
     compare(lambda a, v: (jnp.searchsorted(jnp.sort(a), v), jnp.unique(jnp.round(a), size=8, fill_value=0)),
             rand((30,), np.float32), rand((6,), np.float32, 1))
