@@ -556,6 +556,88 @@ static cj_status check_manual_axes(state *S, cj_op *mc, const mesh *me) {
   return NULL;
 }
 
+/* A replicated value that a manual computation takes in shards (jit(shard_map(f))(x) with x
+ * not sharded beforehand): each device slices its own shard out of its whole copy, as XLA's
+ * partitioner reshards replicated to sharded. The offsets of every partition are computed here
+ * into a constant table [rank x partitions]; at run time the device picks its column by
+ * partition_id and takes a dynamic_slice of the local type `lt`. */
+static cj_status slice_replicated(state *S, cj_op *mc, cj_value *v, const sharding *sh,
+                                  const cj_type *lt, cj_value **out) {
+  const mesh *me = sh->mesh;
+  int32_t rank = lt->rank;
+  int64_t np = S->ndev;
+  if (!me || sh->subaxis || me->total != np || rank < 1)
+    return cj_op_error(mc, CJ_UNIMPLEMENTED,
+                       "SPMD partitioning is not implemented by cjrt: a replicated value taken "
+                       "in shards [%s] over sub-axes or another mesh",
+                       sh->canon);
+  cj_module *m = S->m;
+  int64_t *tab = malloc(sizeof(int64_t) * (size_t)(rank * np));
+  if (!tab) return cj_oom();
+  for (int64_t pid = 0; pid < np; pid++) {
+    int64_t pos = pid; /* the mesh position holding partition pid */
+    if (me->ids) {
+      pos = -1;
+      for (int64_t k = 0; k < me->nids; k++)
+        if (me->ids[k] == pid) pos = k;
+      if (pos < 0) pos = pid;
+    }
+    int64_t coord[MAX_AXES];
+    for (int a = me->n - 1; a >= 0; a--) { /* row-major: the last axis varies fastest */
+      coord[a] = pos % me->sizes[a];
+      pos /= me->sizes[a];
+    }
+    for (int32_t d = 0; d < rank; d++) {
+      int64_t idx = 0;
+      for (int j = 0; j < sh->nax[d]; j++) {
+        int a = sh->ax[d][j];
+        idx = idx * me->sizes[a] + coord[a];
+      }
+      tab[d * np + pid] = idx * lt->dims[d];
+    }
+  }
+  const cj_type *i64 = cj_type_elem(m, CJ_S64);
+  int64_t tdims[2] = {rank, np};
+  const cj_type *tt = cj_type_tensor_of(m, CJ_S64, 2, tdims);
+  const cj_attr *tv = tt ? cj_attr_dense(m, tt, tab, sizeof(int64_t) * (size_t)(rank * np), false) : NULL;
+  free(tab);
+  if (!tv) return cj_oom();
+  cj_op *c = cj_build_op(m, mc, mc, CJ_OP_CONSTANT, 0, NULL, tt);
+  if (!c) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, c, "value", tv));
+  cj_op *pid = cj_build_op(m, mc, mc, CJ_OP_PARTITION_ID, 0, NULL, cj_type_tensor_of(m, CJ_U32, 0, NULL));
+  cj_value *pv = pid ? &pid->results[0] : NULL;
+  cj_op *cv = pv ? cj_build_op(m, mc, mc, CJ_OP_CONVERT, 1, &pv, cj_type_tensor_of(m, CJ_S64, 0, NULL)) : NULL;
+  if (!cv || !i64) return cj_oom();
+  cj_value *opnds[1 + 64];
+  if (rank > 64) return cj_op_error(mc, CJ_UNIMPLEMENTED, "rank %d", rank);
+  opnds[0] = v;
+  const cj_type *one = cj_type_tensor_of(m, CJ_S64, 2, (int64_t[]){1, 1});
+  const cj_type *sc = cj_type_tensor_of(m, CJ_S64, 0, NULL);
+  int64_t sizes11[2] = {1, 1};
+  for (int32_t d = 0; d < rank; d++) {
+    /* tab[d, pid]: a dynamic_slice of the table, then a scalar */
+    cj_op *zd = cj_build_op(m, mc, mc, CJ_OP_CONSTANT, 0, NULL, sc);
+    int64_t dv = d;
+    const cj_attr *za = zd ? cj_attr_dense(m, sc, &dv, sizeof dv, false) : NULL;
+    if (!za) return cj_oom();
+    CJ_RETURN_IF_ERROR(cj_op_set_attr(m, zd, "value", za));
+    cj_value *ds_in[3] = {&c->results[0], &zd->results[0], &cv->results[0]};
+    cj_op *ds = cj_build_op(m, mc, mc, CJ_OP_DYNAMIC_SLICE, 3, ds_in, one);
+    if (!ds) return cj_oom();
+    CJ_RETURN_IF_ERROR(cj_op_set_attr(m, ds, "slice_sizes", cj_attr_i64_array(m, 2, sizes11)));
+    cj_value *dsv = &ds->results[0];
+    cj_op *rs = cj_build_op(m, mc, mc, CJ_OP_RESHAPE, 1, &dsv, sc);
+    if (!rs) return cj_oom();
+    opnds[1 + d] = &rs->results[0];
+  }
+  cj_op *sl = cj_build_op(m, mc, mc, CJ_OP_DYNAMIC_SLICE, (uint32_t)(1 + rank), opnds, lt);
+  if (!sl) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, sl, "slice_sizes", cj_attr_i64_array(m, rank, lt->dims)));
+  *out = &sl->results[0];
+  return NULL;
+}
+
 static cj_status manual(state *S, cj_op *mc) {
   cj_block *body = mc->nregions == 1 ? mc->regions[0].first : NULL;
   if (!body || body->nargs != mc->nopnds)
@@ -568,6 +650,16 @@ static cj_status manual(state *S, cj_op *mc) {
     if (sh.mesh) me = sh.mesh;
     cj_value *v = mc->operands[i];
     const sharded_val *sv = find_sharded(S, v);
+    if (!sv && sh.split && v->type != body->args[i].type) {
+      const cj_type *lt;
+      CJ_RETURN_IF_ERROR(local_type(S->m, mc, "in_shardings", v->type, &sh, &lt));
+      if (lt == body->args[i].type) {
+        CJ_RETURN_IF_ERROR(slice_replicated(S, mc, v, &sh, lt, &v));
+        mc->operands[i] = v;
+        sh.split = false; /* now a local value: no further check against a sharding */
+        continue;
+      }
+    }
     if (v->type != body->args[i].type) {
       return cj_op_error(mc, CJ_UNIMPLEMENTED,
                          "SPMD partitioning is not implemented by cjrt: operand %u of the manual "

@@ -1099,20 +1099,40 @@ static void test_partitioning(void) {
   opts_for(&o2, 1, 2);
   ERR(compile_err(client, kShardMap, o2.b, o2.n, &le), INVALID_ARGUMENT,
       "the mesh @mesh has 4 devices but the program runs on 2");
-  /* a replicated value passed where shards are expected */
+  /* a replicated value passed where shards are expected (jit(shard_map(f))(x) with x not
+   * sharded): each device slices its own shard out of its whole copy, by its position in the
+   * mesh (device_ids permuted here, so partition p sits at the position where ids[k] == p) */
   const char *repl =
       "module {\n"
-      "  sdy.mesh @mesh = <[\"i\"=4]>\n"
-      "  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
-      "    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"i\"}]>] "
-      "out_shardings=[<@mesh, [{\"i\"}]>] manual_axes={\"i\"} (%arg1: tensor<2xf32>) {\n"
-      "      sdy.return %arg1 : tensor<2xf32>\n"
-      "    } : (tensor<8xf32>) -> tensor<8xf32>\n"
-      "    return %0 : tensor<8xf32>\n"
+      "  sdy.mesh @mesh = <[\"i\"=2, \"j\"=2], device_ids=[0, 2, 1, 3]>\n"
+      "  func.func @main(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {\n"
+      "    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"i\"}, {\"j\"}]>] "
+      "out_shardings=[<@mesh, [{\"i\"}, {\"j\"}]>] manual_axes={\"i\", \"j\"} "
+      "(%arg1: tensor<2x1xf32>) {\n"
+      "      sdy.return %arg1 : tensor<2x1xf32>\n"
+      "    } : (tensor<4x2xf32>) -> tensor<4x2xf32>\n"
+      "    return %0 : tensor<4x2xf32>\n"
       "  }\n"
       "}\n";
-  ERR(compile_err(client, repl, o.b, o.n, &le), UNIMPLEMENTED,
-      "is a replicated value on each device but the computation takes shards");
+  float whole[4][8], got[4][2];
+  for (int d = 0; d < 4; d++)
+    for (int k = 0; k < 8; k++) whole[d][k] = (float)k; /* x[r][c] = 2 r + c, on every device */
+  spec rs = {1, 4, PJRT_Buffer_Type_F32, 2, {4, 2}, whole, sizeof whole[0]};
+  void *routs[1] = {got};
+  size_t rob[1] = {sizeof got[0]};
+  PJRT_Error *re = run(repl, &rs, 1, routs, rob, NULL);
+  CHECK_MSG(re == NULL, "replicated into shards: %s", re ? err_msg(re) : "");
+  if (!re) {
+    /* partition p at mesh position k (ids[k] == p): i = k / 2, j = k % 2; its shard is rows
+     * 2i, 2i+1 of column j */
+    static const int pos_of[4] = {0, 2, 1, 3};
+    for (int p = 0; p < 4; p++) {
+      int i = pos_of[p] / 2, j = pos_of[p] % 2;
+      CHECK_MSG(got[p][0] == (float)(2 * (2 * i) + j) && got[p][1] == (float)(2 * (2 * i + 1) + j),
+                "partition %d got [%g, %g]", p, got[p][0], got[p][1]);
+    }
+  }
+  err_free(re);
 }
 
 /* ---- many executions in flight ---- */
