@@ -95,6 +95,26 @@ def test_shard_map_psum(cj_devices):
     _assert_same(got, want)
 
 
+def test_shard_map_of_unsharded_arrays(cj_devices):
+    """jit(shard_map) called on plain arrays, on a 2-D mesh: each device slices its shards."""
+    from jax import shard_map
+
+    if NDEV % 2:
+        pytest.skip("needs an even number of devices")
+    x = jaxcheck.rand((NDEV * 2, 6), np.float32)
+    y = jaxcheck.rand((NDEV, 4), np.float32, 1)
+
+    def run(devs):
+        mesh = Mesh(np.array(devs).reshape(2, NDEV // 2), ("a", "b"))
+        f = shard_map(lambda u, v: (lax.psum(u.sum(), ("a", "b")), u * 2 + lax.axis_index("b"),
+                                    v + lax.axis_index("a")),
+                      mesh=mesh, in_specs=(P(("a", "b")), P("b", "a")),
+                      out_specs=(P(), P(("a", "b")), P("b", "a")))
+        return jax.jit(f)(x, y)
+    got, want = _both(run)
+    _assert_same(got, want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.xfail(strict=True, raises=jax.errors.JaxRuntimeError, reason=SPMD)
 def test_jit_sharded_inputs(cj_devices):
     x = jaxcheck.rand((NDEV * 2, 6), np.float32)
