@@ -44,7 +44,9 @@ static bool identity_custom_call(const cj_op *op) {
   const cj_attr *t = cj_op_attr(op, "call_target_name");
   return str_is(t, "Sharding") || str_is(t, "SPMDFullToShardShape") ||
          str_is(t, "SPMDShardToFullShape") || str_is(t, "annotate_device_placement") ||
-         str_is(t, "MoveToHost") || str_is(t, "MoveToDevice") || str_is(t, "xla.sdy.FuncResultSharding");
+         str_is(t, "MoveToHost") || str_is(t, "MoveToDevice") || str_is(t, "xla.sdy.FuncResultSharding") ||
+         /* Shardy's round-trip manual computation on one device (several: src/compiler/spmd.c) */
+         str_is(t, "xla.sdy.GlobalToLocalShape") || str_is(t, "xla.sdy.LocalToGlobalShape");
 }
 
 static cj_status inline_region_op(cj_module *m, cj_op *func, cj_op *op);

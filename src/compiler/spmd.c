@@ -186,6 +186,51 @@ static void meshes_free(meshes *ms) {
   ms->n = 0;
 }
 
+/* ---- Shardy's round-trip form ----
+ * What jaxlib's serialize_portable_artifact makes of Shardy (its StableHLO keeps no sdy ops):
+ * the meshes in the module's mhlo.frontend_attributes {xla.sdy.meshes = "{mesh = #sdy.mesh<...>,
+ * ...}"}, the shardings of @main's arguments and results in their mhlo.frontend_attributes
+ * {xla.sdy.sharding = "#sdy.sharding<...>"}, and each manual computation as
+ *   %l = custom_call @xla.sdy.GlobalToLocalShape(%g...)   {xla.sdy.in_shardings, xla.sdy.manual_axes}
+ *   %r = call @xla.sdy.manual_computation_body(%l...)
+ *   %o = custom_call @xla.sdy.LocalToGlobalShape(%r...)   {xla.sdy.out_shardings, xla.sdy.manual_axes}
+ * They are read back as their sdy forms here (meshes, shardings) and in from_round_trip (the
+ * manual computations). */
+static const cj_attr *dict_get(const cj_attr *dict, const char *name);
+
+/* the string `key` of an mhlo.frontend_attributes dictionary, or NULL */
+static const char *frontend_str(const cj_attr *fe, const char *key, size_t *len) {
+  const char *v = NULL;
+  if (!cj_attr_get_str(dict_get(fe, key), &v, len)) return NULL;
+  return v;
+}
+
+static cj_status round_trip_meshes(cj_module *m, meshes *out) {
+  size_t len = 0;
+  const char *text = NULL;
+  const cj_attr *ma = cj_module_attr(m, "mhlo.frontend_attributes");
+  if (!cj_attr_get_str(dict_get(ma, "xla.sdy.meshes"), &text, &len)) return NULL;
+  scan s = {text, text + len, false};
+  expect(&s, "{");
+  ws(&s);
+  if (eat(&s, "}")) return NULL;
+  while (!s.bad) {
+    if (out->n == MAX_MESHES) return cj_unimplemented("more than %d meshes", MAX_MESHES);
+    mesh *me = &out->m[out->n];
+    memset(me, 0, sizeof *me);
+    out->n++; /* counted first: meshes_free releases its ids whatever happens */
+    if (!name_of(&s, me->name, sizeof me->name)) break;
+    expect(&s, "=");
+    ws(&s);
+    eat(&s, "#sdy.mesh");
+    if (s.bad || !parse_mesh_body(&s, me)) break;
+    ws(&s);
+    if (eat(&s, "}")) return NULL;
+    expect(&s, ",");
+  }
+  return cj_invalid("cannot read the meshes of the module's xla.sdy.meshes: %.*s", (int)len, text);
+}
+
 static cj_status collect_meshes(cj_module *m, meshes *out) {
   out->n = 0;
   cj_block *b = cj_module_block(m);
@@ -207,7 +252,7 @@ static cj_status collect_meshes(cj_module *m, meshes *out) {
       return cj_op_error(op, CJ_UNIMPLEMENTED, "cannot read the mesh %.*s",
                          (int)ma->opaque.len, ma->opaque.text);
   }
-  return NULL;
+  return round_trip_meshes(m, out);
 }
 
 static const mesh *find_mesh(const meshes *ms, const char *name) {
@@ -865,6 +910,122 @@ static cj_status set_sharding_attrs(state *S, const sharding *const *args, int32
   return cj_module_set_attr(m, "mhlo.spmd_parameters_shardings", ps);
 }
 
+/* An argument's or result's sharding: sdy.sharding, or its round-trip spelling (NULL: none) */
+static const cj_attr *sharding_attr(cj_module *m, const cj_attr *attrs) {
+  const cj_attr *a = dict_get(attrs, "sdy.sharding");
+  if (a) return a;
+  size_t len = 0;
+  const char *t = frontend_str(dict_get(attrs, "mhlo.frontend_attributes"), "xla.sdy.sharding", &len);
+  return t ? cj_attr_opaque(m, t, len) : NULL;
+}
+
+static bool is_call_target(const cj_op *op, const char *name) {
+  const char *t = NULL;
+  size_t n = 0;
+  return op && op->kind == CJ_OP_CUSTOM_CALL &&
+         cj_attr_get_str(cj_op_attr(op, "call_target_name"), &t, &n) && n == strlen(name) &&
+         memcmp(t, name, n) == 0;
+}
+
+/* The op using every result of `op`, in order, as its operands (and nothing else), or NULL. */
+static cj_op *sole_consumer(cj_op *op) {
+  cj_op *u = op->next;
+  if (!u || u->nopnds != op->nresults) return NULL;
+  for (uint32_t i = 0; i < op->nresults; i++)
+    if (u->operands[i] != &op->results[i]) return NULL;
+  return u;
+}
+
+/* The round-trip triples of @main's body turned back into sdy.manual_computation ops. */
+static cj_status from_round_trip(cj_module *m, cj_op *main) {
+  cj_block *b = cj_func_body(main);
+  for (cj_op *g = b ? b->first : NULL; g;) {
+    if (!is_call_target(g, "xla.sdy.GlobalToLocalShape")) {
+      g = g->next;
+      continue;
+    }
+    cj_op *call = sole_consumer(g);
+    cj_op *l = call && call->kind == CJ_OP_FUNC_CALL ? sole_consumer(call) : NULL;
+    const cj_attr *ce = call ? cj_op_attr(call, "callee") : NULL;
+    cj_op *f = ce && ce->kind == CJ_ATTR_SYMREF ? cj_module_lookup_symbol(m, ce->sym.root) : NULL;
+    cj_block *fb = f && f->kind == CJ_OP_FUNC ? cj_func_body(f) : NULL;
+    if (!is_call_target(l, "xla.sdy.LocalToGlobalShape") || !fb || fb->nargs != g->nresults ||
+        !fb->last || fb->last->nopnds != l->nopnds)
+      return cj_op_error(g, CJ_UNIMPLEMENTED,
+                         "custom_call @xla.sdy.GlobalToLocalShape not followed by a call of the "
+                         "manual computation's body and @xla.sdy.LocalToGlobalShape");
+    size_t ni = 0, no = 0, na = 0;
+    const cj_attr *gfe = cj_op_attr(g, "mhlo.frontend_attributes");
+    const char *ins = frontend_str(gfe, "xla.sdy.in_shardings", &ni);
+    const char *outs = frontend_str(cj_op_attr(l, "mhlo.frontend_attributes"), "xla.sdy.out_shardings", &no);
+    const char *axes = frontend_str(gfe, "xla.sdy.manual_axes", &na);
+    if (!ins || !outs || !axes)
+      return cj_op_error(g, CJ_INVALID_ARGUMENT,
+                         "a round-trip manual computation without xla.sdy.in_shardings, "
+                         "out_shardings or manual_axes");
+    cj_op *mc = cj_op_create(m, CJ_OP_SDY_MANUAL_COMPUTATION, NULL, g->nopnds, l->nresults, 1);
+    if (!mc) return cj_oom();
+    mc->pos = g->pos;
+    mc->loc = g->loc;
+    for (uint32_t i = 0; i < g->nopnds; i++) mc->operands[i] = g->operands[i];
+    for (uint32_t i = 0; i < l->nresults; i++) mc->results[i].type = l->results[i].type;
+    CJ_RETURN_IF_ERROR(cj_op_set_attr(m, mc, "in_shardings", cj_attr_opaque(m, ins, ni)));
+    CJ_RETURN_IF_ERROR(cj_op_set_attr(m, mc, "out_shardings", cj_attr_opaque(m, outs, no)));
+    CJ_RETURN_IF_ERROR(cj_op_set_attr(m, mc, "manual_axes", cj_attr_opaque(m, axes, na)));
+    const cj_type **at = cj_alloc(m, sizeof(cj_type *) * (fb->nargs ? fb->nargs : 1));
+    if (!at) return cj_oom();
+    for (uint32_t i = 0; i < fb->nargs; i++) at[i] = fb->args[i].type;
+    cj_block *rb = cj_region_add_block(m, &mc->regions[0], fb->nargs, at);
+    if (!rb) return cj_oom();
+    uint32_t n = 0, cap = fb->nargs + 16;
+    cj_value **from = malloc(sizeof *from * cap), **to = malloc(sizeof *to * cap);
+    cj_status st = (!from || !to) ? cj_oom() : NULL;
+    for (uint32_t i = 0; !st && i < fb->nargs; i++) {
+      from[n] = &fb->args[i];
+      to[n++] = &rb->args[i];
+    }
+    for (cj_op *o = fb->first; o && !st; o = o->next) {
+      if (o == fb->last) { /* func.return -> sdy.return */
+        cj_value **rv = cj_alloc(m, sizeof(cj_value *) * (o->nopnds ? o->nopnds : 1));
+        if (!rv) {
+          st = cj_oom();
+          break;
+        }
+        for (uint32_t i = 0; i < o->nopnds; i++) {
+          rv[i] = o->operands[i];
+          for (uint32_t k = n; k-- > 0;)
+            if (from[k] == rv[i]) {
+              rv[i] = to[k];
+              break;
+            }
+        }
+        cj_op *r = cj_build_op(m, NULL, o, CJ_OP_SDY_RETURN, o->nopnds, rv, NULL);
+        if (!r) st = cj_oom();
+        else cj_block_append(rb, r);
+        break;
+      }
+      cj_op *c = cj_op_clone(m, o, n, from, to);
+      if (!c) {
+        st = cj_oom();
+        break;
+      }
+      cj_block_append(rb, c);
+      if (!cj_value_map_add_results(&from, &to, &n, &cap, o, c)) st = cj_oom();
+    }
+    free(from);
+    free(to);
+    CJ_RETURN_IF_ERROR(st);
+    cj_block_insert_before(b, l, mc);
+    for (uint32_t i = 0; i < l->nresults; i++) cj_replace_all_uses(main, &l->results[i], &mc->results[i]);
+    cj_op *after = l->next;
+    cj_block_remove(b, l);
+    cj_block_remove(b, call);
+    cj_block_remove(b, g);
+    g = after;
+  }
+  return NULL;
+}
+
 cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_partitions) {
   cj_op *main = cj_module_main(m);
   cj_block *body = main ? cj_func_body(main) : NULL;
@@ -872,6 +1033,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
   if (!body || !ft) return NULL; /* the compiler reports it */
   int64_t ndev = num_replicas * num_partitions;
   if (ndev <= 1) return NULL; /* one device: the identities pass inlines manual computations */
+  CJ_RETURN_IF_ERROR(from_round_trip(m, main));
   state S;
   memset(&S, 0, sizeof S);
   S.m = m;
@@ -888,7 +1050,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
   bool any_sharding = false;
   for (int32_t i = 0; !st && i < ft->rank; i++) {
     ins[i] = cj_type_fn_input(ft, i);
-    const cj_attr *a = dict_get(cj_func_arg_attrs(main, (uint32_t)i), "sdy.sharding");
+    const cj_attr *a = sharding_attr(m, cj_func_arg_attrs(main, (uint32_t)i));
     if (!a) continue;
     any_sharding = true;
     char what[48];
@@ -949,7 +1111,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     st = cj_op_error(main, CJ_INVALID_ARGUMENT, "@main does not end with a return of its results");
   for (int32_t j = 0; !st && j < ft->nresults; j++) {
     outs[j] = ret->operands[j]->type;
-    const cj_attr *a = dict_get(cj_func_res_attrs(main, (uint32_t)j), "sdy.sharding");
+    const cj_attr *a = sharding_attr(m, cj_func_res_attrs(main, (uint32_t)j));
     if (!a) continue;
     char what[48];
     snprintf(what, sizeof what, "result %d of @main", j);

@@ -15,7 +15,10 @@
  *                  devices of the mesh), and the sharding attributes are dropped. Programs that
  *                  need real SPMD propagation (a sharded value used outside a manual
  *                  computation, a partially manual computation) fail with UNIMPLEMENTED naming
- *                  what is missing. Nothing happens for one partition.
+ *                  what is missing. A replicated value that a manual computation takes in
+ *                  shards is sliced on each device (by partition_id). Shardy's round-trip form
+ *                  (xla.sdy.* custom calls and frontend attributes) is read back as the sdy
+ *                  ops first. Nothing happens for one partition.
  */
 #ifndef CJ_COMPILER_SPMD_H
 #define CJ_COMPILER_SPMD_H

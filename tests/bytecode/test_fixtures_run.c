@@ -46,10 +46,6 @@ static const struct {
      "propagation (src/compiler/spmd.c partitions only manual computations and replicated "
      "values)"},
     {"sharded", "plugin", "the same program as jax hands it to a plugin (mhlo.sharding on @main)"},
-    {"shard_map", "plugin",
-     "the plugin bytes carry shard_map in Shardy's round-trip form (custom_call "
-     "@xla.sdy.GlobalToLocalShape / @xla.sdy.LocalToGlobalShape around a call to "
-     "@xla.sdy.manual_computation_body), which the compiler does not lower yet"},
 };
 
 enum { MAX_VALUES = 16, MAX_DEVICES = 8 };
@@ -296,7 +292,9 @@ static char *wrap_polymorphic(const char *bc, size_t len, const char *what, cjrt
  * slice_replicated). Its parameter shardings say so, and JAX passes whole arrays. */
 static const struct {
   const char *name, *kind;
-} WHOLE_INPUTS[] = {{"shard_map", "export"}};
+} WHOLE_INPUTS[] = {{"shard_map", "export"},
+                    /* the same in Shardy's round-trip form (xla.sdy.* custom calls) */
+                    {"shard_map", "plugin"}};
 
 static bool whole_inputs(const char *name, const char *kind) {
   for (size_t i = 0; i < sizeof WHOLE_INPUTS / sizeof *WHOLE_INPUTS; i++)

@@ -1133,6 +1133,46 @@ static void test_partitioning(void) {
     }
   }
   err_free(re);
+
+  /* Shardy's round-trip form (what jaxlib's serialize_portable_artifact writes): meshes and
+   * shardings in mhlo.frontend_attributes, the manual computation as GlobalToLocalShape, a call
+   * of its body, LocalToGlobalShape. x = [0..7] sharded over 2 devices, psum'd: [4, 6, 8, 10]. */
+  const char *round_trip =
+      "module @m attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "
+      "\"{mesh = #sdy.mesh<[\\22x\\22=2]>}\"}} {\n"
+      "  func.func public @main(%arg0: tensor<8xf32> {mhlo.frontend_attributes = "
+      "{xla.sdy.sharding = \"#sdy.sharding<@mesh, [{\\22x\\22}]>\"}}) -> tensor<4xf32> {\n"
+      "    %0 = stablehlo.custom_call @xla.sdy.GlobalToLocalShape(%arg0) {has_side_effect = true, "
+      "mhlo.frontend_attributes = {xla.sdy.in_shardings = "
+      "\"#sdy.sharding_per_value<[<@mesh, [{\\22x\\22}]>]>\", xla.sdy.manual_axes = "
+      "\"#sdy<manual_axes{\\22x\\22}>\"}} : (tensor<8xf32>) -> tensor<4xf32>\n"
+      "    %1 = call @xla.sdy.manual_computation_body(%0) : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "    %2 = stablehlo.custom_call @xla.sdy.LocalToGlobalShape(%1) {has_side_effect = true, "
+      "mhlo.frontend_attributes = {xla.sdy.manual_axes = \"#sdy<manual_axes{\\22x\\22}>\", "
+      "xla.sdy.out_shardings = \"#sdy.sharding_per_value<[<@mesh, [{}]>]>\"}} : "
+      "(tensor<4xf32>) -> tensor<4xf32>\n"
+      "    return %2 : tensor<4xf32>\n"
+      "  }\n"
+      "  func.func @xla.sdy.manual_computation_body(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "    %r = \"stablehlo.all_reduce\"(%a) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, "
+      "channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>, use_global_device_ids}> "
+      "({\n  ^bb0(%p: tensor<f32>, %q: tensor<f32>):\n"
+      "    %s = stablehlo.add %p, %q : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n"
+      "  }) : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "    return %r : tensor<4xf32>\n"
+      "  }\n"
+      "}\n";
+  float shards[2][4] = {{0, 1, 2, 3}, {4, 5, 6, 7}}, summed[2][4];
+  spec ts = {1, 2, PJRT_Buffer_Type_F32, 1, {4}, shards, sizeof shards[0]};
+  void *touts[1] = {summed};
+  size_t tob[1] = {sizeof summed[0]};
+  re = run(round_trip, &ts, 1, touts, tob, NULL);
+  CHECK_MSG(re == NULL, "round-trip form: %s", re ? err_msg(re) : "");
+  for (int d = 0; !re && d < 2; d++)
+    for (int k = 0; k < 4; k++)
+      CHECK_MSG(summed[d][k] == (float)(4 + 2 * k), "round trip: device %d [%d] = %g", d, k,
+                summed[d][k]);
+  err_free(re);
 }
 
 /* ---- many executions in flight ---- */

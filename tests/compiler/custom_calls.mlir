@@ -51,3 +51,22 @@ func.func @main() {
   check.expect_eq_const %k, dense<[[2, 0], [2, 1]]> : tensor<2x2xi32>
   func.return
 }
+
+// -----
+
+// Shardy's round-trip form of a manual computation, on one device: GlobalToLocalShape and
+// LocalToGlobalShape are identities, the body's call is inlined. [1, 2, 3, 4] squared.
+module @m attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = #sdy.mesh<[\22x\22=1]>}"}} {
+  func.func @main() {
+    %x = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+    %0 = stablehlo.custom_call @xla.sdy.GlobalToLocalShape(%x) {has_side_effect = true, mhlo.frontend_attributes = {xla.sdy.in_shardings = "#sdy.sharding_per_value<[<@mesh, [{\22x\22}]>]>", xla.sdy.manual_axes = "#sdy<manual_axes{\22x\22}>"}} : (tensor<4xf32>) -> tensor<4xf32>
+    %1 = call @xla.sdy.manual_computation_body(%0) : (tensor<4xf32>) -> tensor<4xf32>
+    %2 = stablehlo.custom_call @xla.sdy.LocalToGlobalShape(%1) {has_side_effect = true, mhlo.frontend_attributes = {xla.sdy.manual_axes = "#sdy<manual_axes{\22x\22}>", xla.sdy.out_shardings = "#sdy.sharding_per_value<[<@mesh, [{\22x\22}]>]>"}} : (tensor<4xf32>) -> tensor<4xf32>
+    check.expect_almost_eq_const %2, dense<[1.0, 4.0, 9.0, 16.0]> : tensor<4xf32>
+    func.return
+  }
+  func.func @xla.sdy.manual_computation_body(%a: tensor<4xf32>) -> tensor<4xf32> {
+    %r = stablehlo.multiply %a, %a : tensor<4xf32>
+    return %r : tensor<4xf32>
+  }
+}
