@@ -48,6 +48,7 @@ def pytest_configure(config):
     dut = os.environ.get("CJRT_SUITE_DUT")
     if dut:  # jax_test_dut is an absl-style flag: pytest never parses it, so set it here
         import jax
+        from jax._src import test_util  # noqa: F401 (defines jax_test_dut)
         jax.config.update("jax_test_dut", dut)
 
 
