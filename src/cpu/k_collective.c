@@ -180,163 +180,12 @@ cj_status coll_find_group(const coll_groups *g, const cj_exec_ctx *ctx, const ch
 
 /* ======================================================================== fast reductions */
 
-enum { R_ADD, R_MUL, R_MAX, R_MIN, R_AND, R_OR, R_XOR };
-
-typedef void (*comb_fn)(void *acc, const void *x, int64_t n);
-
-typedef struct cplx64 {
-  float re, im;
-} cplx64;
-typedef struct cplx128 {
-  double re, im;
-} cplx128;
-
-static inline float fmax_nan(float a, float b) { return a != a ? a : b != b ? b : a > b ? a : b > a ? b : signbit(a) ? b : a; }
-static inline float fmin_nan(float a, float b) { return a != a ? a : b != b ? b : a < b ? a : b < a ? b : signbit(a) ? a : b; }
-static inline double dmax_nan(double a, double b) { return a != a ? a : b != b ? b : a > b ? a : b > a ? b : signbit(a) ? b : a; }
-static inline double dmin_nan(double a, double b) { return a != a ? a : b != b ? b : a < b ? a : b < a ? b : signbit(a) ? a : b; }
-
-#define COMB(name, T, EXPR)                                      \
-  static void c_##name(void *acc_, const void *x_, int64_t n) {  \
-    T *acc = acc_;                                               \
-    const T *xs = x_;                                            \
-    for (int64_t i = 0; i < n; i++) {                            \
-      T a = acc[i], b = xs[i];                                   \
-      acc[i] = (EXPR);                                           \
-    }                                                            \
-  }
-/* wrapping integer arithmetic in the unsigned type */
-#define COMB_INT(S, T, U)                     \
-  COMB(add_##S, T, (T)(U)((U)a + (U)b))       \
-  COMB(mul_##S, T, (T)(U)((U)a * (U)b))       \
-  COMB(max_##S, T, a > b ? a : b)             \
-  COMB(min_##S, T, a < b ? a : b)             \
-  COMB(and_##S, T, (T)(a & b))                \
-  COMB(or_##S, T, (T)(a | b))                 \
-  COMB(xor_##S, T, (T)(a ^ b))
-COMB_INT(s8, int8_t, uint8_t)
-COMB_INT(s16, int16_t, uint16_t)
-COMB_INT(s32, int32_t, uint32_t)
-COMB_INT(s64, int64_t, uint64_t)
-COMB_INT(u8, uint8_t, unsigned)
-COMB_INT(u16, uint16_t, unsigned)
-COMB_INT(u32, uint32_t, uint32_t)
-COMB_INT(u64, uint64_t, uint64_t)
-COMB(or_pred, uint8_t, (uint8_t)(a | b))
-COMB(and_pred, uint8_t, (uint8_t)(a & b))
-COMB(xor_pred, uint8_t, (uint8_t)(a ^ b))
-COMB(add_f32, float, a + b)
-COMB(mul_f32, float, a * b)
-COMB(max_f32, float, fmax_nan(a, b))
-COMB(min_f32, float, fmin_nan(a, b))
-COMB(add_f64, double, a + b)
-COMB(mul_f64, double, a * b)
-COMB(max_f64, double, dmax_nan(a, b))
-COMB(min_f64, double, dmin_nan(a, b))
-COMB(add_c64, cplx64, ((cplx64){a.re + b.re, a.im + b.im}))
-COMB(mul_c64, cplx64, ((cplx64){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}))
-COMB(add_c128, cplx128, ((cplx128){a.re + b.re, a.im + b.im}))
-COMB(mul_c128, cplx128, ((cplx128){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}))
-
-/* bf16 / f16: computed in f32 and rounded after every step, as the body computes in the type */
-#define COMB_SMALL(name, LOAD, STORE, EXPR)                      \
-  static void c_##name(void *acc_, const void *x_, int64_t n) {  \
-    uint16_t *acc = acc_;                                        \
-    const uint16_t *xs = x_;                                     \
-    for (int64_t i = 0; i < n; i++) {                            \
-      float a = LOAD(acc[i]), b = LOAD(xs[i]);                   \
-      acc[i] = STORE(EXPR);                                      \
-    }                                                            \
-  }
-COMB_SMALL(add_bf16, cj_bf16_to_f32, cj_f32_to_bf16, a + b)
-COMB_SMALL(mul_bf16, cj_bf16_to_f32, cj_f32_to_bf16, a * b)
-COMB_SMALL(max_bf16, cj_bf16_to_f32, cj_f32_to_bf16, fmax_nan(a, b))
-COMB_SMALL(min_bf16, cj_bf16_to_f32, cj_f32_to_bf16, fmin_nan(a, b))
-COMB_SMALL(add_f16, cj_f16_to_f32, cj_f32_to_f16, a + b)
-COMB_SMALL(mul_f16, cj_f16_to_f32, cj_f32_to_f16, a * b)
-COMB_SMALL(max_f16, cj_f16_to_f32, cj_f32_to_f16, fmax_nan(a, b))
-COMB_SMALL(min_f16, cj_f16_to_f32, cj_f32_to_f16, fmin_nan(a, b))
-
-static comb_fn comb_lookup(int rop, cj_dtype dt) {
-#define INTS(DT, S)                                  \
-  case CJ_##DT:                                      \
-    switch (rop) {                                   \
-      case R_ADD: return c_add_##S;                  \
-      case R_MUL: return c_mul_##S;                  \
-      case R_MAX: return c_max_##S;                  \
-      case R_MIN: return c_min_##S;                  \
-      case R_AND: return c_and_##S;                  \
-      case R_OR: return c_or_##S;                    \
-      case R_XOR: return c_xor_##S;                  \
-      default: return NULL;                          \
-    }
-#define FLOATS(DT, S)                                \
-  case CJ_##DT:                                      \
-    switch (rop) {                                   \
-      case R_ADD: return c_add_##S;                  \
-      case R_MUL: return c_mul_##S;                  \
-      case R_MAX: return c_max_##S;                  \
-      case R_MIN: return c_min_##S;                  \
-      default: return NULL;                          \
-    }
-  switch (dt) {
-    INTS(S8, s8)
-    INTS(S16, s16)
-    INTS(S32, s32)
-    INTS(S64, s64)
-    INTS(U8, u8)
-    INTS(U16, u16)
-    INTS(U32, u32)
-    INTS(U64, u64)
-    FLOATS(F32, f32)
-    FLOATS(F64, f64)
-    FLOATS(BF16, bf16)
-    FLOATS(F16, f16)
-    case CJ_PRED:
-      switch (rop) {
-        case R_ADD: case R_MAX: case R_OR: return c_or_pred;
-        case R_MUL: case R_MIN: case R_AND: return c_and_pred;
-        case R_XOR: return c_xor_pred;
-        default: return NULL;
-      }
-    case CJ_C64: return rop == R_ADD ? c_add_c64 : rop == R_MUL ? c_mul_c64 : NULL;
-    case CJ_C128: return rop == R_ADD ? c_add_c128 : rop == R_MUL ? c_mul_c128 : NULL;
-    default: return NULL;
-  }
-#undef INTS
-#undef FLOATS
-}
-
-/* The body `^bb0(%a, %b): %r = op %a, %b; return %r` (either argument order), all of type dt. */
-static int body_op(const cj_op *op, cj_dtype dt) {
-  if (op->nregions != 1) return -1;
-  cj_block *b = op->regions[0].first;
-  if (!b || b->nargs != 2 || b->nops != 2) return -1;
-  cj_op *f = b->first, *ret = b->last;
-  if (!f || !ret || f->nopnds != 2 || f->nresults != 1 || ret->nopnds != 1 ||
-      ret->operands[0] != &f->results[0])
-    return -1;
-  bool args = (f->operands[0] == &b->args[0] && f->operands[1] == &b->args[1]) ||
-              (f->operands[0] == &b->args[1] && f->operands[1] == &b->args[0]);
-  if (!args || b->args[0].type->dtype != dt || b->args[1].type->dtype != dt ||
-      f->results[0].type->dtype != dt || b->args[0].type->rank != 0)
-    return -1;
-  switch (f->kind) {
-    case CJ_OP_ADD: return R_ADD;
-    case CJ_OP_MULTIPLY: return R_MUL;
-    case CJ_OP_MAXIMUM: return R_MAX;
-    case CJ_OP_MINIMUM: return R_MIN;
-    case CJ_OP_AND: return R_AND;
-    case CJ_OP_OR: return R_OR;
-    case CJ_OP_XOR: return R_XOR;
-    default: return -1;
-  }
-}
+/* (the combiners and the region matcher are the reductions': lower.h) */
 
 /* ======================================================================== reductions */
 
 typedef struct red_spec {
-  comb_fn comb;      /* fast path, or NULL */
+  cj_combine_fn comb; /* fast path, or NULL */
   /* general path: the body as a nested plan over scalar slots acc, x -> ret */
   cj_plan body;
   int32_t body_es;
@@ -426,8 +275,8 @@ static cj_status red_lower(cj_lw *L, cj_op *op, uint32_t ndata, const cj_dtype *
   cj_dtype e = bt->dtype;
   bool same = true;
   for (uint32_t k = 0; k < ndata; k++) same = same && in_dt[k] == e;
-  int rop = same ? body_op(op, e) : -1;
-  r->comb = rop >= 0 ? comb_lookup(rop, e) : NULL;
+  int rop = same ? cj_reduce_region_op(op, e) : -1;
+  r->comb = rop >= 0 ? cj_reduce_combiner(rop, e) : NULL;
   r->body_es = cj_dtype_bytes(e);
   r->cvt = cj_lw_alloc(L, sizeof(cj_ew_fn) * (ndata ? ndata : 1));
   r->cvt_aux = cj_lw_alloc(L, sizeof(cj_ew_aux) * (ndata ? ndata : 1));

@@ -19,7 +19,10 @@ typedef struct c128_t {
   double re, im;
 } c128_t;
 
-enum { R_ADD, R_MUL, R_MAX, R_MIN, R_AND, R_OR, R_XOR, R_COUNT };
+enum {
+  R_ADD = CJ_RED_ADD, R_MUL = CJ_RED_MUL, R_MAX = CJ_RED_MAX, R_MIN = CJ_RED_MIN,
+  R_AND = CJ_RED_AND, R_OR = CJ_RED_OR, R_XOR = CJ_RED_XOR, R_COUNT
+};
 
 /* vertical: acc[j] = acc[j] op x[j]; horizontal: *acc = fold(*acc, x[0..n) with byte stride) */
 typedef void (*vfn_t)(void *acc, const void *x, int64_t n);
@@ -571,8 +574,8 @@ static cj_status k_reduce_general(cj_exec_ctx *ctx, const cj_step *st) {
 
 /* ======================================================================== lowering */
 
-static int body_pattern(cj_op *op, cj_dtype dt) {
-  if (op->nregions != 1 || op->nopnds != 2) return -1;
+int cj_reduce_region_op(const cj_op *op, cj_dtype dt) {
+  if (op->nregions != 1) return -1;
   cj_block *b = op->regions[0].first;
   if (!b || b->nargs != 2 || b->nops != 2) return -1;
   cj_op *f = b->first, *ret = b->last;
@@ -583,7 +586,7 @@ static int body_pattern(cj_op *op, cj_dtype dt) {
               (f->operands[0] == &b->args[1] && f->operands[1] == &b->args[0]);
   if (!args) return -1;
   if (b->args[0].type->dtype != dt || b->args[1].type->dtype != dt ||
-      f->results[0].type->dtype != dt)
+      f->results[0].type->dtype != dt || b->args[0].type->rank != 0)
     return -1;
   switch (f->kind) {
     case CJ_OP_ADD: return R_ADD;
@@ -595,6 +598,16 @@ static int body_pattern(cj_op *op, cj_dtype dt) {
     case CJ_OP_XOR: return R_XOR;
     default: return -1;
   }
+}
+
+static int body_pattern(cj_op *op, cj_dtype dt) {
+  return op->nopnds == 2 ? cj_reduce_region_op(op, dt) : -1;
+}
+
+cj_combine_fn cj_reduce_combiner(int op, cj_dtype dt) {
+  vfn_t v;
+  hfn_t h;
+  return red_fns(op, dt, &v, &h) ? v : NULL;
 }
 
 /* ---- the body on vectors of output positions ----

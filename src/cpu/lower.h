@@ -176,6 +176,16 @@ typedef struct cj_strided {
 /* Collapses dims that are contiguous in both. */
 void cj_strided_simplify(cj_strided *s);
 void cj_strided_run(const cj_strided *s, char *dst, const char *src);
+/* Reductions whose body is a single binary op (k_reduce.c), shared with the collectives. */
+enum { CJ_RED_ADD, CJ_RED_MUL, CJ_RED_MAX, CJ_RED_MIN, CJ_RED_AND, CJ_RED_OR, CJ_RED_XOR };
+/* The CJ_RED_* op of `op`'s region when it is `^bb0(%a, %b): %r = op %a, %b; return %r` (either
+ * argument order) on scalars of dt, else -1. */
+int cj_reduce_region_op(const cj_op *op, cj_dtype dt);
+/* acc[i] = acc[i] op x[i] for i < n, with op a CJ_RED_* on elements of dt (maximum/minimum
+ * propagate NaN; integers wrap); NULL when op does not apply to dt. */
+typedef void (*cj_combine_fn)(void *acc, const void *x, int64_t n);
+cj_combine_fn cj_reduce_combiner(int op, cj_dtype dt);
+
 /* Writes n copies of the es-byte value at v to out (k_data.c): a memset when the value's bytes
  * are all equal, fixed-size stores otherwise. */
 void cj_fill_value(char *out, const char *v, int es, int64_t n);
