@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cpu/kmath.h"
+#include "cpu/scalar.h"
 
 /* The loops are compiled for AVX-512, AVX2 and baseline x86-64, picked at load time from CPUID
  * (function multiversioning), and vectorized with the dynamic cost model (-O2 alone only
@@ -26,12 +27,6 @@
 #define CJ_CLONES
 #endif
 
-typedef struct c64_t {
-  float re, im;
-} c64_t;
-typedef struct c128_t {
-  double re, im;
-} c128_t;
 
 #define UNUSED3 \
   (void)b_;     \
@@ -345,62 +340,30 @@ static inline float sign_f(float x) {
   return s;
 }
 static inline double sign_d(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
-static inline float max_f(float x, float y) {
-  return x != x ? x : (y != y ? y : (x > y ? x : (y > x ? y : (signbit(x) ? y : x))));
-}
-static inline double max_d(double x, double y) {
-  return x != x ? x : (y != y ? y : (x > y ? x : (y > x ? y : (signbit(x) ? y : x))));
-}
-static inline float min_f(float x, float y) {
-  return x != x ? x : (y != y ? y : (x < y ? x : (y < x ? y : (signbit(x) ? x : y))));
-}
-static inline double min_d(double x, double y) {
-  return x != x ? x : (y != y ? y : (x < y ? x : (y < x ? y : (signbit(x) ? x : y))));
-}
-static inline uint32_t fbits(float x) {
-  uint32_t u;
-  memcpy(&u, &x, 4);
-  return u;
-}
-static inline uint64_t dbits(double x) {
-  uint64_t u;
-  memcpy(&u, &x, 8);
-  return u;
-}
-static inline float bitsf(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-static inline double bitsd(uint64_t u) {
-  double d;
-  memcpy(&d, &u, 8);
-  return d;
-}
 /* totalOrder key: a signed integer that orders like IEEE totalOrder */
 static inline int32_t tkey_f(float x) {
-  int32_t i = (int32_t)fbits(x);
+  int32_t i = (int32_t)cj_f32_bits(x);
   return i < 0 ? (int32_t)(i ^ 0x7fffffff) : i;
 }
 static inline int64_t tkey_d(double x) {
-  int64_t i = (int64_t)dbits(x);
+  int64_t i = (int64_t)cj_f64_bits(x);
   return i < 0 ? (int64_t)(i ^ 0x7fffffffffffffffll) : i;
 }
 static inline float next_after_f(float x, float y) {
   if (x != x || y != y) return x + y;
   if (x == y) return y;
-  if (x == 0) return copysignf(bitsf(1), y);
-  uint32_t u = fbits(x);
+  if (x == 0) return copysignf(cj_bits_f32(1), y);
+  uint32_t u = cj_f32_bits(x);
   bool up = (y > x) == (x > 0);
-  return bitsf(up ? u + 1 : u - 1);
+  return cj_bits_f32(up ? u + 1 : u - 1);
 }
 static inline double next_after_d(double x, double y) {
   if (x != x || y != y) return x + y;
   if (x == y) return y;
-  if (x == 0) return copysign(bitsd(1), y);
-  uint64_t u = dbits(x);
+  if (x == 0) return copysign(cj_bits_f64(1), y);
+  uint64_t u = cj_f64_bits(x);
   bool up = (y > x) == (x > 0);
-  return bitsd(up ? u + 1 : u - 1);
+  return cj_bits_f64(up ? u + 1 : u - 1);
 }
 
 /* reduce_precision (XLA's definition): round the mantissa to m bits (nearest even), then
@@ -440,7 +403,7 @@ static void reduce_precision_f32(void *o_, const void *a_, const void *b_, const
   float *o = o_;
   const float *a = a_;
   for (int64_t i = 0; i < n; i++)
-    o[i] = bitsf((uint32_t)rp_bits(fbits(a[i]), 32, 8, 23, aux->ebits, aux->mbits));
+    o[i] = cj_bits_f32((uint32_t)rp_bits(cj_f32_bits(a[i]), 32, 8, 23, aux->ebits, aux->mbits));
 }
 static void reduce_precision_f64(void *o_, const void *a_, const void *b_, const void *c_,
                                  int64_t n, const cj_ew_aux *aux) {
@@ -449,7 +412,7 @@ static void reduce_precision_f64(void *o_, const void *a_, const void *b_, const
   double *o = o_;
   const double *a = a_;
   for (int64_t i = 0; i < n; i++)
-    o[i] = bitsd(rp_bits(dbits(a[i]), 64, 11, 52, aux->ebits, aux->mbits));
+    o[i] = cj_bits_f64(rp_bits(cj_f64_bits(a[i]), 64, 11, 52, aux->ebits, aux->mbits));
 }
 
 #define FLOAT_KERNELS(S, T, SFX, ABSF, FMODF, TKEY)                                  \
@@ -474,8 +437,8 @@ static void reduce_precision_f64(void *o_, const void *a_, const void *b_, const
   K2(mul_##S, T, T, x *y)                                                           \
   K2(div_##S, T, T, x / y)                                                          \
   K2(rem_##S, T, T, FMODF(x, y))                                                    \
-  K2(max_##S, T, T, max_##SFX(x, y))                                                \
-  K2(min_##S, T, T, min_##SFX(x, y))                                                \
+  K2(max_##S, T, T, cj_max##SFX(x, y))                                              \
+  K2(min_##S, T, T, cj_min##SFX(x, y))                                              \
   K2(next_after_##S, T, T, next_after_##SFX(x, y))                                  \
   K2(eq_##S, T, uint8_t, x == y)                                                    \
   K2(ne_##S, T, uint8_t, x != y)                                                    \
@@ -499,7 +462,7 @@ static void reduce_precision_f64(void *o_, const void *a_, const void *b_, const
     (void)aux;                                                                       \
     T *o = o_;                                                                       \
     const T *lo = a_, *x = b_, *hi = c_;                                             \
-    for (int64_t i = 0; i < n; i++) o[i] = min_##SFX(max_##SFX(x[i], lo[i]), hi[i]); \
+    for (int64_t i = 0; i < n; i++) o[i] = cj_min##SFX(cj_max##SFX(x[i], lo[i]), hi[i]); \
   }
 
 FLOAT_KERNELS(f32, float, f, fabsf, fmodf, tkey_f)

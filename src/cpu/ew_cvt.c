@@ -15,13 +15,8 @@
 #include <string.h>
 
 #include "cpu/ew.h"
+#include "cpu/scalar.h"
 
-typedef struct c64_t {
-  float re, im;
-} c64_t;
-typedef struct c128_t {
-  double re, im;
-} c128_t;
 
 /* saturating float -> int */
 #define SAT(T, TMIN, TMAX, v) \

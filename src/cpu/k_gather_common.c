@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cpu/k_gather.h"
+#include "cpu/scalar.h"
 
 /* ======================================================================== tensors */
 
@@ -165,59 +166,7 @@ kg_idx_fn kg_idx_reader(cj_dtype dt) {
 
 /* ======================================================================== combiners */
 
-typedef struct c64_t {
-  float re, im;
-} c64_t;
-typedef struct c128_t {
-  double re, im;
-} c128_t;
 
-/* maximum/minimum propagate NaN; max(-0, +0) = +0, min(-0, +0) = -0. Written without
- * branches (selects) so that the loops vectorize. */
-static inline uint32_t f2u(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-static inline float u2f(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-static inline uint64_t d2u(double f) {
-  uint64_t u;
-  memcpy(&u, &f, 8);
-  return u;
-}
-static inline double u2d(uint64_t u) {
-  double f;
-  memcpy(&f, &u, 8);
-  return f;
-}
-static inline float kmaxf(float a, float b) {
-  float m = a > b ? a : b;
-  m = a == b ? u2f(f2u(a) & f2u(b)) : m;
-  m = b != b ? b : m;
-  return a != a ? a : m;
-}
-static inline float kminf(float a, float b) {
-  float m = a < b ? a : b;
-  m = a == b ? u2f(f2u(a) | f2u(b)) : m;
-  m = b != b ? b : m;
-  return a != a ? a : m;
-}
-static inline double kmaxd(double a, double b) {
-  double m = a > b ? a : b;
-  m = a == b ? u2d(d2u(a) & d2u(b)) : m;
-  m = b != b ? b : m;
-  return a != a ? a : m;
-}
-static inline double kmind(double a, double b) {
-  double m = a < b ? a : b;
-  m = a == b ? u2d(d2u(a) | d2u(b)) : m;
-  m = b != b ? b : m;
-  return a != a ? a : m;
-}
 
 /* T: storage type; the body runs on a and b loaded from storage and stores EXPR */
 #define COMB(name, T, EXPR)                                                            \
@@ -286,20 +235,20 @@ COMB(or_pred, uint8_t, (uint8_t)((a | b) & 1))
 COMB(xor_pred, uint8_t, (uint8_t)((a ^ b) & 1))
 COMB(add_f32, float, a + b)
 COMB(mul_f32, float, a *b)
-COMB(max_f32, float, kmaxf(a, b))
-COMB(min_f32, float, kminf(a, b))
+COMB(max_f32, float, cj_maxf(a, b))
+COMB(min_f32, float, cj_minf(a, b))
 COMB(add_f64, double, a + b)
 COMB(mul_f64, double, a *b)
-COMB(max_f64, double, kmaxd(a, b))
-COMB(min_f64, double, kmind(a, b))
+COMB(max_f64, double, cj_maxd(a, b))
+COMB(min_f64, double, cj_mind(a, b))
 COMB(add_bf16, uint16_t, cj_f32_to_bf16(cj_bf16_to_f32(a) + cj_bf16_to_f32(b)))
 COMB(mul_bf16, uint16_t, cj_f32_to_bf16(cj_bf16_to_f32(a) * cj_bf16_to_f32(b)))
-COMB(max_bf16, uint16_t, cj_f32_to_bf16(kmaxf(cj_bf16_to_f32(a), cj_bf16_to_f32(b))))
-COMB(min_bf16, uint16_t, cj_f32_to_bf16(kminf(cj_bf16_to_f32(a), cj_bf16_to_f32(b))))
+COMB(max_bf16, uint16_t, cj_f32_to_bf16(cj_maxf(cj_bf16_to_f32(a), cj_bf16_to_f32(b))))
+COMB(min_bf16, uint16_t, cj_f32_to_bf16(cj_minf(cj_bf16_to_f32(a), cj_bf16_to_f32(b))))
 COMB(add_f16, uint16_t, cj_f32_to_f16(cj_f16_to_f32(a) + cj_f16_to_f32(b)))
 COMB(mul_f16, uint16_t, cj_f32_to_f16(cj_f16_to_f32(a) * cj_f16_to_f32(b)))
-COMB(max_f16, uint16_t, cj_f32_to_f16(kmaxf(cj_f16_to_f32(a), cj_f16_to_f32(b))))
-COMB(min_f16, uint16_t, cj_f32_to_f16(kminf(cj_f16_to_f32(a), cj_f16_to_f32(b))))
+COMB(max_f16, uint16_t, cj_f32_to_f16(cj_maxf(cj_f16_to_f32(a), cj_f16_to_f32(b))))
+COMB(min_f16, uint16_t, cj_f32_to_f16(cj_minf(cj_f16_to_f32(a), cj_f16_to_f32(b))))
 COMB(add_c64, c64_t, ((c64_t){a.re + b.re, a.im + b.im}))
 /* complex products with XLA:CPU's contraction (one product fused per part): these match the
  * values XLA computes, e.g. for cumulative products */

@@ -9,15 +9,10 @@
 #include <string.h>
 
 #include "cpu/lower.h"
+#include "cpu/scalar.h"
 
 void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
 
-typedef struct c64_t {
-  float re, im;
-} c64_t;
-typedef struct c128_t {
-  double re, im;
-} c128_t;
 
 enum {
   R_ADD = CJ_RED_ADD, R_MUL = CJ_RED_MUL, R_MAX = CJ_RED_MAX, R_MIN = CJ_RED_MIN,
@@ -28,18 +23,6 @@ enum {
 typedef void (*vfn_t)(void *acc, const void *x, int64_t n);
 typedef void (*hfn_t)(void *acc, const char *x, int64_t n, int64_t stride);
 
-static inline float fmaxp(float x, float y) {
-  return x != x ? x : (y != y ? y : (x > y ? x : (y > x ? y : (signbit(x) ? y : x))));
-}
-static inline double dmaxp(double x, double y) {
-  return x != x ? x : (y != y ? y : (x > y ? x : (y > x ? y : (signbit(x) ? y : x))));
-}
-static inline float fminp(float x, float y) {
-  return x != x ? x : (y != y ? y : (x < y ? x : (y < x ? y : (signbit(x) ? x : y))));
-}
-static inline double dminp(double x, double y) {
-  return x != x ? x : (y != y ? y : (x < y ? x : (y < x ? y : (signbit(x) ? x : y))));
-}
 
 #define RED(name, T, EXPR)                                                              \
   static void v_##name(void *acc_, const void *x_, int64_t n) {                          \
@@ -139,12 +122,12 @@ RED(and_pred, uint8_t, (uint8_t)(a & b))
 RED(xor_pred, uint8_t, (uint8_t)(a ^ b))
 RED(add_f32, float, a + b)
 RED(mul_f32, float, a *b)
-RED(max_f32, float, fmaxp(a, b))
-RED(min_f32, float, fminp(a, b))
+RED(max_f32, float, cj_maxf(a, b))
+RED(min_f32, float, cj_minf(a, b))
 RED(add_f64, double, a + b)
 RED(mul_f64, double, a *b)
-RED(max_f64, double, dmaxp(a, b))
-RED(min_f64, double, dminp(a, b))
+RED(max_f64, double, cj_maxd(a, b))
+RED(min_f64, double, cj_mind(a, b))
 RED(add_c64, c64_t, ((c64_t){a.re + b.re, a.im + b.im}))
 RED(mul_c64, c64_t, ((c64_t){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}))
 RED(add_c128, c128_t, ((c128_t){a.re + b.re, a.im + b.im}))
@@ -175,12 +158,12 @@ RED(mul_c128, c128_t, ((c128_t){a.re * b.re - a.im * b.im, a.re * b.im + a.im * 
   }
 RED_SMALL(add_bf16, cj_bf16_to_f32, cj_f32_to_bf16, a + b)
 RED_SMALL(mul_bf16, cj_bf16_to_f32, cj_f32_to_bf16, a *b)
-RED_SMALL(max_bf16, cj_bf16_to_f32, cj_f32_to_bf16, fmaxp(a, b))
-RED_SMALL(min_bf16, cj_bf16_to_f32, cj_f32_to_bf16, fminp(a, b))
+RED_SMALL(max_bf16, cj_bf16_to_f32, cj_f32_to_bf16, cj_maxf(a, b))
+RED_SMALL(min_bf16, cj_bf16_to_f32, cj_f32_to_bf16, cj_minf(a, b))
 RED_SMALL(add_f16, cj_f16_to_f32, cj_f32_to_f16, a + b)
 RED_SMALL(mul_f16, cj_f16_to_f32, cj_f32_to_f16, a *b)
-RED_SMALL(max_f16, cj_f16_to_f32, cj_f32_to_f16, fmaxp(a, b))
-RED_SMALL(min_f16, cj_f16_to_f32, cj_f32_to_f16, fminp(a, b))
+RED_SMALL(max_f16, cj_f16_to_f32, cj_f32_to_f16, cj_maxf(a, b))
+RED_SMALL(min_f16, cj_f16_to_f32, cj_f32_to_f16, cj_minf(a, b))
 
 static bool red_fns(int rop, cj_dtype dt, vfn_t *v, hfn_t *h) {
 #define CASE(DT, S)                                        \
