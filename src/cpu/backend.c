@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "compiler/compiler.h"
 #include "cpu/alloc.h"
 #include "cpu/launch.h"
@@ -61,14 +62,6 @@ static bool cpu_supports_op(cj_backend *b, const cj_op *op, const char **why) {
 
 /* ======================================================================== hashing */
 
-static uint64_t fnv64(const void *p, size_t n, uint64_t h) {
-  const unsigned char *s = p;
-  for (size_t i = 0; i < n; i++) {
-    h ^= s[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 /* ======================================================================== programs */
 
@@ -151,10 +144,10 @@ static cj_status compile_module(cj_module *m, const cj_compile_options *opts, cj
     size_t olen = 0;
     cj_status os = cj_compile_options_write(&p->opts.opts, &ob, &olen);
     cj_status_free(os);
-    uint64_t h1 = fnv64(p->text, p->text_len, 0xcbf29ce484222325ull);
-    h1 = fnv64(ob, olen, h1);
-    uint64_t h2 = fnv64(p->text, p->text_len, 0x84222325cbf29ce4ull ^ (uint64_t)p->text_len);
-    h2 = fnv64(ob, olen, h2);
+    uint64_t h1 = cj_fnv64(p->text, p->text_len, CJ_FNV64_SEED);
+    h1 = cj_fnv64(ob, olen, h1);
+    uint64_t h2 = cj_fnv64(p->text, p->text_len, 0x84222325cbf29ce4ull ^ (uint64_t)p->text_len);
+    h2 = cj_fnv64(ob, olen, h2);
     free(ob);
     in->fingerprint[0] = h1;
     in->fingerprint[1] = h2;
@@ -250,7 +243,7 @@ static cj_status cpu_program_serialize(const cj_program *p, void **out, size_t *
   k += 8;
   if (p->text_len) memcpy(buf + k, p->text, p->text_len);
   k += p->text_len;
-  uint64_t h = fnv64(buf, k, 0xcbf29ce484222325ull);
+  uint64_t h = cj_fnv64(buf, k, CJ_FNV64_SEED);
   memcpy(buf + k, &h, 8);
   k += 8;
   free(ob);
@@ -274,7 +267,7 @@ static cj_status cpu_program_deserialize(cj_backend *b, const void *data, size_t
                       (unsigned)kVersion);
   uint64_t h;
   memcpy(&h, d + len - 8, 8);
-  if (fnv64(d, len - 8, 0xcbf29ce484222325ull) != h)
+  if (cj_fnv64(d, len - 8, CJ_FNV64_SEED) != h)
     return cj_invalid("deserialize: checksum mismatch (corrupted program bytes)");
   size_t k = 16;
   uint64_t olen, tlen;

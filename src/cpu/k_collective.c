@@ -20,20 +20,13 @@
  * operand first copies the operand aside, so no peer ever reads overwritten data.
  * A device in a group of one does the work alone, without a meeting.
  */
+#include "base/hash.h"
 #include "cpu/k_collective.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t coll_hash(const void *p, size_t n, uint64_t h) {
-  const unsigned char *s = p;
-  for (size_t i = 0; i < n; i++) {
-    h ^= s[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 /* ======================================================================== groups */
 
@@ -173,7 +166,7 @@ cj_status coll_find_group(const coll_groups *g, const cj_exec_ctx *ctx, const ch
       break;
   }
   *size = n;
-  *gid = coll_hash(members, sizeof(int32_t) * (size_t)n, 0xcbf29ce484222325ull);
+  *gid = cj_fnv64(members, sizeof(int32_t) * (size_t)n, CJ_FNV64_SEED);
   *found = true;
   return NULL;
 }
@@ -360,12 +353,12 @@ typedef struct coll_params {
 
 static uint64_t sig_of(cj_lw *L, cj_op *op, uint32_t n) {
   (void)L;
-  uint64_t h = coll_hash(&op->kind, sizeof op->kind, 0x84222325cbf29ce4ull);
-  h = coll_hash(&n, sizeof n, h);
+  uint64_t h = cj_fnv64(&op->kind, sizeof op->kind, 0x84222325cbf29ce4ull);
+  h = cj_fnv64(&n, sizeof n, h);
   for (uint32_t k = 0; k < n; k++) {
     const cj_type *t = op->operands[k]->type;
-    h = coll_hash(&t->dtype, sizeof t->dtype, h);
-    h = coll_hash(&t->num_elements, sizeof t->num_elements, h);
+    h = cj_fnv64(&t->dtype, sizeof t->dtype, h);
+    h = cj_fnv64(&t->num_elements, sizeof t->num_elements, h);
   }
   return h;
 }

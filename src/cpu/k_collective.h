@@ -46,8 +46,6 @@ static inline int32_t coll_self(const cj_exec_ctx *ctx) {
   return a->replica * cj_cpu_launch_partitions(a->launch) + a->partition;
 }
 
-uint64_t coll_hash(const void *p, size_t n, uint64_t h);
-
 /* Lowering context flag: send/recv to the host are allowed only inside interpreter.run_parallel,
  * whose driver plays the host (k_collective_parallel.c). */
 bool coll_in_run_parallel(void);

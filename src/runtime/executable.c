@@ -1,4 +1,5 @@
 /* cjrt: executables, loading and execution (see executable.h). */
+#include "base/hash.h"
 #include "runtime/executable.h"
 
 #include <pthread.h>
@@ -16,15 +17,6 @@
 /* ------------------------------------------------------------------------------------------ */
 /* Small helpers                                                                               */
 
-static uint64_t fnv64(const void *p, size_t n, uint64_t h) {
-  const unsigned char *s = p;
-  for (size_t i = 0; i < n; i++) {
-    h ^= s[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-#define FNV_SEED 0xcbf29ce484222325ull
 
 /* A growable byte buffer for the writers below. */
 typedef struct wbuf {
@@ -414,7 +406,7 @@ cj_status cj_executable_serialize(const cj_executable *e, void **out, size_t *le
   w_u64(&w, plen);
   w_bytes(&w, prog, plen);
   free(prog);
-  if (!w.oom) w_u64(&w, fnv64(w.p, w.n, FNV_SEED));
+  if (!w.oom) w_u64(&w, cj_fnv64(w.p, w.n, CJ_FNV64_SEED));
   if (w.oom) {
     free(w.p);
     return cj_oom();
@@ -440,7 +432,7 @@ cj_status cj_executable_deserialize(cj_backend *backend, const void *data, size_
     return cj_invalid("the executable was serialized in format version %u; this cjrt reads "
                       "version %d",
                       version, kExecVersion);
-  if (fnv64(d, len - 8, FNV_SEED) != rd_u64(d + len - 8))
+  if (cj_fnv64(d, len - 8, CJ_FNV64_SEED) != rd_u64(d + len - 8))
     return cj_invalid("the serialized executable is corrupted (checksum mismatch)");
   size_t k = 16, end = len - 8;
   uint32_t nlen = rd_u32(d + k);
