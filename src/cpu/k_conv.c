@@ -49,23 +49,7 @@ static int32_t sat_i32(float f) {
 
 /* Describes a static tensor value (quantized ones as their storage). */
 static cj_status kc_tensor(cj_lw *L, cj_op *op, cj_value *v, cj_lw_tensor *out) {
-  const cj_type *t = v->type;
-  if (!cj_type_is_quant(t)) return cj_lw_tensor_of(L, op, v, out);
-  if (!cj_type_is_static(t))
-    return cj_op_error(op, CJ_UNIMPLEMENTED,
-                       "dynamic shapes are not supported here (refine shapes first)");
-  int32_t n;
-  const int32_t *leaves;
-  CJ_RETURN_IF_ERROR(cj_lw_leaves(L, op, v, &n, &leaves));
-  if (n != 1) return cj_op_error(op, CJ_INTERNAL, "expected one buffer");
-  out->buf = leaves[0];
-  out->type = t;
-  out->dtype = t->dtype;
-  out->rank = t->rank;
-  out->dims = t->dims;
-  out->nelems = t->num_elements;
-  out->nbytes = cj_lw_type_bytes(t);
-  return NULL;
+  return cj_lw_storage_tensor_of(L, op, v, out);
 }
 
 static cj_status kc_result(cj_lw *L, cj_op *op, cj_lw_tensor *out) {

@@ -19,24 +19,10 @@
 
 static cj_status describe(cj_lw *L, cj_op *op, cj_value *v, bool allow_quant, cj_lw_tensor *out) {
   const cj_type *t = v->type;
-  if (!cj_type_is_quant(t) || !allow_quant) return cj_lw_tensor_of(L, op, v, out);
-  if (!cj_type_is_static(t))
-    return cj_op_error(op, CJ_UNIMPLEMENTED,
-                       "dynamic shapes are not supported here (refine shapes first)");
-  if (t->elem->quant && t->elem->quant->axis >= 0)
+  if (!allow_quant || !cj_type_is_quant(t)) return cj_lw_tensor_of(L, op, v, out);
+  if (cj_type_is_static(t) && t->elem->quant && t->elem->quant->axis >= 0)
     return cj_op_error(op, CJ_UNIMPLEMENTED, "per-axis quantized types are not supported here");
-  int32_t n;
-  const int32_t *leaves;
-  CJ_RETURN_IF_ERROR(cj_lw_leaves(L, op, v, &n, &leaves));
-  if (n != 1) return cj_op_error(op, CJ_INTERNAL, "expected one buffer");
-  out->buf = leaves[0];
-  out->type = t;
-  out->dtype = t->dtype;
-  out->rank = t->rank;
-  out->dims = t->dims;
-  out->nelems = t->num_elements;
-  out->nbytes = cj_lw_type_bytes(t);
-  return NULL;
+  return cj_lw_storage_tensor_of(L, op, v, out);
 }
 
 cj_status kg_operand(cj_lw *L, cj_op *op, uint32_t i, bool allow_quant, cj_lw_tensor *out) {

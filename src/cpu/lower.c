@@ -493,14 +493,15 @@ cj_status cj_lw_leaves(cj_lw *L, const cj_op *op, cj_value *v, int32_t *n, const
   return NULL;
 }
 
-cj_status cj_lw_tensor_of(cj_lw *L, const cj_op *op, cj_value *v, cj_lw_tensor *out) {
+static cj_status tensor_of(cj_lw *L, const cj_op *op, cj_value *v, bool storage,
+                           cj_lw_tensor *out) {
   const cj_type *t = v->type;
   if (!t || (t->kind != CJ_TYPE_TENSOR && t->kind != CJ_TYPE_TOKEN))
     return cj_op_error(op, CJ_UNIMPLEMENTED, "expected a tensor value");
   if (t->kind == CJ_TYPE_TENSOR && !cj_type_is_static(t))
     return cj_op_error(op, CJ_UNIMPLEMENTED,
                        "dynamic shapes are not supported here (refine shapes first)");
-  if (t->kind == CJ_TYPE_TENSOR && cj_type_is_quant(t))
+  if (t->kind == CJ_TYPE_TENSOR && cj_type_is_quant(t) && !storage)
     return cj_op_error(op, CJ_UNIMPLEMENTED, "quantized element types are not supported yet");
   int32_t n;
   const int32_t *leaves;
@@ -522,6 +523,14 @@ cj_status cj_lw_tensor_of(cj_lw *L, const cj_op *op, cj_value *v, cj_lw_tensor *
   out->nelems = t->num_elements;
   out->nbytes = cj_lw_type_bytes(t);
   return NULL;
+}
+
+cj_status cj_lw_tensor_of(cj_lw *L, const cj_op *op, cj_value *v, cj_lw_tensor *out) {
+  return tensor_of(L, op, v, false, out);
+}
+
+cj_status cj_lw_storage_tensor_of(cj_lw *L, const cj_op *op, cj_value *v, cj_lw_tensor *out) {
+  return tensor_of(L, op, v, true, out);
 }
 
 cj_status cj_lw_operand(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *out) {

@@ -74,6 +74,9 @@ void cj_lw_merge(cj_lw *L, int32_t from, int32_t into);
 cj_status cj_lw_operand(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *out);
 /* Describes value v (which must be a static tensor with a buffer). */
 cj_status cj_lw_tensor_of(cj_lw *L, const cj_op *op, cj_value *v, cj_lw_tensor *out);
+/* The same, describing a quantized tensor as its storage (for kernels that run on the stored
+ * integers: data movement, quantized convolution) instead of refusing it. */
+cj_status cj_lw_storage_tensor_of(cj_lw *L, const cj_op *op, cj_value *v, cj_lw_tensor *out);
 /* Creates the buffer of result i (a static tensor or token) and describes it. */
 cj_status cj_lw_result(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *out);
 /* Makes result i of op share the buffers of value `src` (aliasing ops). */
