@@ -31,15 +31,9 @@ def client():
 
 @pytest.fixture(scope="session")
 def hello(client):
-    """examples/hello.mlir compiled, or a skip while the plugin cannot compile."""
+    """examples/hello.mlir compiled."""
     with open(os.path.join(EXAMPLES, "hello.mlir")) as f:
-        text = f.read()
-    try:
-        return client.compile(text)
-    except cjrt.CjrtError as e:
-        if e.code == "UNIMPLEMENTED":
-            pytest.skip(f"the plugin cannot compile yet: {e}")
-        raise
+        return client.compile(f.read())
 
 
 @pytest.fixture

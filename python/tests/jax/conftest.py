@@ -26,8 +26,6 @@ except Exception:  # pragma: no cover - backends already created by an earlier t
     pass
 
 
-
-
 @pytest.fixture(scope="session")
 def cj_devices():
     import jaxcheck
