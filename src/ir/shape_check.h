@@ -114,6 +114,12 @@ cj_status cjv_check_unique(const cj_op *op, const char *what, const int64_t *v, 
 /* No entry of a repeats in b (and vice versa). */
 cj_status cjv_check_disjoint(const cj_op *op, const char *wa, const int64_t *a, int64_t na,
                              const char *wb, const int64_t *b, int64_t nb);
+/* dot_general's dimension numbers for operands l and r: as many batching and contracting
+ * dimensions on both sides, each list unique and in range, batching and contracting disjoint,
+ * paired dimensions of compatible sizes (dot_general, chlo.ragged_dot). */
+cj_status cjv_check_dot_dims(const cj_op *op, const cj_type *l, const cj_type *r,
+                             const int64_t *lb, int64_t nlb, const int64_t *rb, int64_t nrb,
+                             const int64_t *lc, int64_t nlc, const int64_t *rc, int64_t nrc);
 /* Strictly increasing. */
 cj_status cjv_check_sorted(const cj_op *op, const char *what, const int64_t *v, int64_t n);
 static inline bool cjv_contains(const int64_t *v, int64_t n, int64_t x) {

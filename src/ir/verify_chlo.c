@@ -226,26 +226,7 @@ cj_status cjv_chlo_ragged_dot(const cj_op *op) {
   if (pc && pc->arr.n > 2)
     CJV_FAIL(op, "precision_config must have at most 2 entries, got %d", pc->arr.n);
   /* the dot_general constraints */
-  if (nlb != nrb) CJV_FAIL(op, "lhs and rhs must have the same number of batching dimensions");
-  if (nlc != nrc) CJV_FAIL(op, "lhs and rhs must have the same number of contracting dimensions");
-  CJV_TRY(cjv_check_unique(op, "lhs_batching_dimensions", lb, nlb));
-  CJV_TRY(cjv_check_unique(op, "lhs_contracting_dimensions", lc, nlc));
-  CJV_TRY(cjv_check_disjoint(op, "lhs_batching_dimensions", lb, nlb,
-                             "lhs_contracting_dimensions", lc, nlc));
-  CJV_TRY(cjv_check_unique(op, "rhs_batching_dimensions", rb, nrb));
-  CJV_TRY(cjv_check_unique(op, "rhs_contracting_dimensions", rc, nrc));
-  CJV_TRY(cjv_check_disjoint(op, "rhs_batching_dimensions", rb, nrb,
-                             "rhs_contracting_dimensions", rc, nrc));
-  CJV_TRY(cjv_check_dims_in_range(op, "lhs_batching_dimensions", lb, nlb, l->rank));
-  CJV_TRY(cjv_check_dims_in_range(op, "lhs_contracting_dimensions", lc, nlc, l->rank));
-  CJV_TRY(cjv_check_dims_in_range(op, "rhs_batching_dimensions", rb, nrb, r->rank));
-  CJV_TRY(cjv_check_dims_in_range(op, "rhs_contracting_dimensions", rc, nrc, r->rank));
-  for (int64_t i = 0; i < nlb; i++)
-    if (!cj_shape_dim_compatible(l->dims[lb[i]], r->dims[rb[i]]))
-      CJV_FAIL(op, "batching dimension sizes of lhs and rhs differ");
-  for (int64_t i = 0; i < nlc; i++)
-    if (!cj_shape_dim_compatible(l->dims[lc[i]], r->dims[rc[i]]))
-      CJV_FAIL(op, "contracting dimension sizes of lhs and rhs differ");
+  CJV_TRY(cjv_check_dot_dims(op, l, r, lb, nlb, rb, nrb, lc, nlc, rc, nrc));
   /* the ragged constraints */
   if (nlr != 1) CJV_FAIL(op, "lhs must have exactly one ragged dimension, got %lld", (long long)nlr);
   int64_t rd = lr[0];

@@ -171,6 +171,44 @@ cj_status cjv_check_disjoint(const cj_op *op, const char *wa, const int64_t *a, 
   return NULL;
 }
 
+cj_status cjv_check_dot_dims(const cj_op *op, const cj_type *l, const cj_type *r,
+                             const int64_t *lb, int64_t nlb, const int64_t *rb, int64_t nrb,
+                             const int64_t *lc, int64_t nlc, const int64_t *rc, int64_t nrc) {
+  if (nlb != nrb)
+    CJV_FAIL(op, "lhs and rhs must have the same number of batching dimensions, got %lld and %lld",
+             (long long)nlb, (long long)nrb);
+  if (nlc != nrc)
+    CJV_FAIL(op,
+             "lhs and rhs must have the same number of contracting dimensions, got %lld and %lld",
+             (long long)nlc, (long long)nrc);
+  CJV_TRY(cjv_check_unique(op, "lhs_batching_dimensions", lb, nlb));
+  CJV_TRY(cjv_check_unique(op, "lhs_contracting_dimensions", lc, nlc));
+  CJV_TRY(cjv_check_disjoint(op, "lhs_batching_dimensions", lb, nlb,
+                             "lhs_contracting_dimensions", lc, nlc));
+  CJV_TRY(cjv_check_unique(op, "rhs_batching_dimensions", rb, nrb));
+  CJV_TRY(cjv_check_unique(op, "rhs_contracting_dimensions", rc, nrc));
+  CJV_TRY(cjv_check_disjoint(op, "rhs_batching_dimensions", rb, nrb,
+                             "rhs_contracting_dimensions", rc, nrc));
+  CJV_TRY(cjv_check_dims_in_range(op, "lhs_batching_dimensions", lb, nlb, l->rank));
+  CJV_TRY(cjv_check_dims_in_range(op, "lhs_contracting_dimensions", lc, nlc, l->rank));
+  CJV_TRY(cjv_check_dims_in_range(op, "rhs_batching_dimensions", rb, nrb, r->rank));
+  CJV_TRY(cjv_check_dims_in_range(op, "rhs_contracting_dimensions", rc, nrc, r->rank));
+  for (int64_t i = 0; i < nlb; i++)
+    if (!cj_shape_dim_compatible(l->dims[lb[i]], r->dims[rb[i]]))
+      CJV_FAIL(op, "lhs batching dimension %lld has size %lld but rhs batching dimension %lld has "
+                   "size %lld",
+               (long long)lb[i], (long long)l->dims[lb[i]], (long long)rb[i],
+               (long long)r->dims[rb[i]]);
+  for (int64_t i = 0; i < nlc; i++)
+    if (!cj_shape_dim_compatible(l->dims[lc[i]], r->dims[rc[i]]))
+      CJV_FAIL(op,
+               "lhs contracting dimension %lld has size %lld but rhs contracting dimension %lld "
+               "has size %lld",
+               (long long)lc[i], (long long)l->dims[lc[i]], (long long)rc[i],
+               (long long)r->dims[rc[i]]);
+  return NULL;
+}
+
 cj_status cjv_check_sorted(const cj_op *op, const char *what, const int64_t *v, int64_t n) {
   for (int64_t i = 1; i < n; i++)
     if (v[i] <= v[i - 1]) {
