@@ -834,6 +834,11 @@ const cj_attr *bc_make_dense(bc_reader *r, bc_cur *c, const cj_type *type, const
   }
   bool splat;
   uint64_t count;
+  if (n == 0 && (len == 0 || len == theirs)) {
+    /* no elements: writers store an empty buffer, or a splat of one element that fills none */
+    const cj_attr *a = cj_attr_dense(r->m, type, "", 0, false);
+    return a ? a : oom_attr(r, c);
+  }
   if (len == theirs && n >= 1) {
     splat = true;
     count = 1;

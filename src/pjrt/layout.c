@@ -95,7 +95,11 @@ static const char *fmt_list(char *buf, size_t size, const int64_t *v, size_t n) 
 }
 
 static cj_status check_layout_header(const PJRT_Buffer_MemoryLayout *l) {
-  if (l->struct_size < (size_t)PJRT_STRUCT_SIZE(PJRT_Buffer_MemoryLayout, type))
+  /* struct_size 0: jaxlib up to 0.10 fills a PJRT_Buffer_MemoryLayout (ToHostBuffer's
+   * host_layout) without setting it. The struct has kept its layout since it was introduced, so
+   * its fields are read as they are; any other size too small to hold them is an error. */
+  if (l->struct_size != 0 &&
+      l->struct_size < (size_t)PJRT_STRUCT_SIZE(PJRT_Buffer_MemoryLayout, type))
     return cj_invalid("the layout's struct_size %zu is smaller than %zu", l->struct_size,
                       (size_t)PJRT_Buffer_MemoryLayout_STRUCT_SIZE);
   if (l->type != PJRT_Buffer_MemoryLayout_Type_Tiled &&

@@ -732,9 +732,7 @@ cj_status cj_buffer_copy_to_memory(cj_buffer *b, cj_memory *dst, cj_buffer **out
   CJ_RETURN_IF_ERROR(check_memory(dst));
   if (dst->client != b->client)
     return cj_invalid("the destination memory belongs to another client");
-  if (dst == b->memory)
-    return cj_invalid("the buffer is already in memory %d (%s of device %d)", dst->id,
-                      cj_memory_kind_name(dst->kind), dst->device->id);
+  /* the same memory is allowed: a copy is a copy (jax.device_put(x, may_alias=False)) */
   cj_buffer *target;
   CJ_RETURN_IF_ERROR(cj_buffer_create_pending(dst, b->dtype, b->dims, b->rank, &target));
   task *t = calloc(1, sizeof *t);

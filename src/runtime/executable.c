@@ -852,6 +852,9 @@ static cj_status check_argument(cj_loaded *l, const cj_program_info *info, cj_bu
   const int64_t *dims = cj_buffer_dims(b);
   bool same = cj_buffer_dtype(b) == want->dtype && rank == want->rank;
   for (int k = 0; same && k < rank; k++) same = dims[k] == want->dims[k];
+  /* A token argument carries no data: frameworks pass any empty buffer for it (JAX passes the
+   * bool[0] array behind a jax.lax.create_token()). */
+  if (!same && want->dtype == CJ_TOKEN && cj_buffer_nbytes(b) == 0) same = true;
   if (!same) {
     char got[256], exp[256];
     shape_text(cj_buffer_dtype(b), rank, dims, got, sizeof got);
@@ -1012,18 +1015,28 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
     }
   }
   /* B: donations (they mark the donors deleted; undone if anything below fails), then pins of
-   * the other arguments. An argument used twice in one list is never donated. */
+   * the other arguments. A donated buffer that the list also passes as another argument is an
+   * error, as in XLA: the program may overwrite it while the other argument still reads it. */
   for (int d = 0; d < ndev && !st; d++) {
     dev_run *dv = &run->devs[d];
     cj_buffer *const *list = args + (size_t)d * nargs;
-    for (int j = 0; j < nr; j++) {
+    for (int j = 0; j < nr && !st; j++) {
       int32_t i = candidate[j];
       if (i < 0) continue;
-      bool twice = false;
-      for (int k = 0; k < na && !twice; k++) twice = k != i && list[k] == list[i];
+      int other = -1;
+      for (int k = 0; k < na && other < 0; k++)
+        if (k != i && list[k] == list[i]) other = k;
+      if (other >= 0) {
+        char name[64];
+        arg_name(name, sizeof name, (size_t)i, d, ndev);
+        st = cj_invalid("%s is donated, and the same buffer is also passed as argument %d of the "
+                        "same call (f(donate(a), a)): a donated buffer can be used only once",
+                        name, other);
+        break;
+      }
       cj_storage *s;
       cj_event *ready;
-      int how = twice ? CJ_NOT_DONATED : cj_buffer_try_donate(list[i], &s, &ready);
+      int how = cj_buffer_try_donate(list[i], &s, &ready);
       if (how == CJ_NOT_DONATED) continue;
       if (how == CJ_CONSUMED) {
         /* the caller gave the buffer up but its memory is not ours to write (a view, zero-copy

@@ -891,6 +891,16 @@ static void test_strides_and_layouts(void) {
   memset(got, 0, sizeof got);
   OK(buffer_to_host(b, got, sizeof got, &lay));
   CHECK(memcmp(got, colmajor, sizeof got) == 0);
+  /* jaxlib <= 0.10 leaves the layout's struct_size (and the tiled part's) 0: read as given */
+  lay.struct_size = 0;
+  lay.tiled.struct_size = 0;
+  memset(got, 0, sizeof got);
+  OK(buffer_to_host(b, got, sizeof got, &lay));
+  CHECK(memcmp(got, colmajor, sizeof got) == 0);
+  lay.struct_size = 8; /* set, but too small to hold the fields: refused */
+  ERR(buffer_to_host(b, got, sizeof got, &lay), INVALID_ARGUMENT, "struct_size 8");
+  lay.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
+  lay.tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
   lay.tiled.minor_to_major = m2m_rm; /* what frameworks send for ordinary arrays */
   memset(got, 0, sizeof got);
   OK(buffer_to_host(b, got, sizeof got, &lay));
@@ -1090,8 +1100,25 @@ static void test_semantics_and_memories(void) {
   OK(buffer_to_host(cm.dst_buffer, got, sizeof got, NULL));
   CHECK(memcmp(got, host, sizeof got) == 0);
   buffer_free(cm.dst_buffer);
+  /* to the memory it is in: a copy (jax.device_put(x, may_alias=False)), a new buffer */
   cm.dst_memory = pinned;
-  ERR(api->PJRT_Buffer_CopyToMemory(&cm), INVALID_ARGUMENT, "already in memory");
+  if (OK(api->PJRT_Buffer_CopyToMemory(&cm))) {
+    CHECK(cm.dst_buffer != bp);
+    bm.buffer = cm.dst_buffer;
+    OK(api->PJRT_Buffer_Memory(&bm));
+    CHECK(bm.memory == pinned);
+    memset(got, 0, sizeof got);
+    OK(buffer_to_host(cm.dst_buffer, got, sizeof got, NULL));
+    CHECK(memcmp(got, host, sizeof got) == 0);
+    ARGS(PJRT_Buffer_UnsafePointer, p1);
+    ARGS(PJRT_Buffer_UnsafePointer, p2);
+    p1.buffer = bp;
+    p2.buffer = cm.dst_buffer;
+    OK(api->PJRT_Buffer_UnsafePointer(&p1));
+    OK(api->PJRT_Buffer_UnsafePointer(&p2));
+    CHECK(p1.buffer_pointer != p2.buffer_pointer);
+    buffer_free(cm.dst_buffer);
+  }
   cm.dst_memory = device_memory(device_at(other, 0), "device");
   ERR(api->PJRT_Buffer_CopyToMemory(&cm), INVALID_ARGUMENT, "another client");
   ARGS(PJRT_Buffer_CopyToDevice, cd);

@@ -1111,9 +1111,13 @@ static void test_donation(void) {
     CHECK(floats_equal(got, x, 4));
     buffer_free(outs[0]);
   }
-  /* The same buffer twice: not donated (and right). */
+  /* The same buffer twice with one of them donated: an error, as in XLA, and nothing is lost. */
   PJRT_Buffer *twice[2] = {a, a};
-  if (OK(execute_raw(le, twice, 1, 2, outs, 1, NULL, NULL))) {
+  ERR(execute_raw(le, twice, 1, 2, outs, 1, NULL, NULL), INVALID_ARGUMENT,
+      "also passed as argument 1");
+  CHECK_EQ_INT(buffer_is_deleted(a), 0);
+  /* ... and fine when that argument is kept from donation. */
+  if (OK(execute_raw(le, twice, 1, 2, outs, 1, NULL, &eo))) {
     CHECK_EQ_INT(buffer_is_deleted(a), 0);
     OK(read_f32(outs[0], got, 4));
     CHECK(got[0] == 2 && got[3] == 8);

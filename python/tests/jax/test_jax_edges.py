@@ -1,0 +1,72 @@
+"""Edges JAX's own test suite found (issue 11): each case failed on cjrt while XLA:CPU ran it,
+and each is compared with XLA:CPU here."""
+import numpy as np
+import pytest
+
+import jax
+import jax.numpy as jnp
+import jaxcheck
+from jaxcheck import compare
+
+
+# ---- zero-element arrays with a constant in the program (an empty dense constant is a
+# splat in MLIR bytecode) ----
+
+@pytest.mark.parametrize("f,dtype", [
+    (jnp.sinh, np.int8),
+    (jnp.spacing, np.float16),
+    (lambda x: x * 2 + 1, np.float32),
+    (lambda x: jnp.where(x > 0, x, jnp.zeros_like(x)), np.int32),
+    (lambda x: jnp.fft.fft(x), np.complex64),
+])
+def test_empty_arrays_with_constants(f, dtype):
+    compare(f, np.zeros((0,), dtype))
+
+
+def test_empty_2d_with_constant():
+    compare(lambda x: jnp.cosh(x) + jnp.arange(3, dtype=x.dtype), np.zeros((0, 3), np.float32))
+
+
+# ---- copies to the memory a buffer is already in ----
+
+def test_device_put_same_device_no_alias(cj):
+    x = jax.device_put(np.arange(6, dtype=np.float32), cj)
+    y = jax.device_put(x, cj, may_alias=False)
+    assert y.devices() == {cj}
+    np.testing.assert_array_equal(np.asarray(y), np.arange(6, dtype=np.float32))
+    x.delete()  # y is a copy: it outlives x
+    np.testing.assert_array_equal(np.asarray(y), np.arange(6, dtype=np.float32))
+
+
+def test_device_put_same_memory_kind(cj):
+    x = jax.device_put(np.ones(4, np.float32), cj)
+    s = jax.sharding.SingleDeviceSharding(cj, memory_kind="device")
+    y = jax.device_put(x, s, may_alias=False)
+    np.testing.assert_array_equal(np.asarray(y), np.ones(4, np.float32))
+
+
+# ---- tokens as arguments and results ----
+
+def test_token_argument_and_result(cj):
+    with jax.default_device(cj):
+        a, t = jax.jit(lambda a, t: (a, t))(jnp.ones(3), jax.lax.create_token())
+    np.testing.assert_array_equal(np.asarray(a), np.ones(3))
+    with jax.default_device(cj):  # the token that came back goes in again
+        b, _ = jax.jit(lambda a, t: (a * 2, t))(a, t)
+    np.testing.assert_array_equal(np.asarray(b), np.full(3, 2.0))
+
+
+# ---- donation of a buffer passed twice: XLA refuses it ----
+
+@pytest.mark.parametrize("platform", ["cpu", "cjrt"])
+@pytest.mark.filterwarnings("ignore:Some donated buffers were not usable")
+def test_donating_a_buffer_passed_twice_fails(platform):
+    dev = jax.devices(platform)[0]
+    y = jax.device_put(np.ones(3, np.float32), dev)
+    f = jax.jit(lambda a, b: a + b, donate_argnums=(0, 1))
+    with pytest.raises(Exception, match="donat"):
+        jax.block_until_ready(f(y, y))
+    # nothing was lost: y is still alive and f runs on distinct buffers
+    np.testing.assert_array_equal(np.asarray(y), np.ones(3, np.float32))
+    out = f(jax.device_put(np.ones(3, np.float32), dev), jax.device_put(np.ones(3, np.float32), dev))
+    np.testing.assert_array_equal(np.asarray(out), np.full(3, 2.0, np.float32))
