@@ -21,21 +21,47 @@ if ((${#need_pkgs[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}"
 fi
 
+# A Python >= 3.12 for .venv: the newest jax we test (README) needs it. Debian 12 ships 3.11;
+# use $PYTHON if given, else the first python3.12/python3.13 found (on PATH or under pyenv).
+newest_python() {
+  if [ -n "${PYTHON:-}" ]; then echo "$PYTHON"; return; fi
+  local c
+  for c in python3.12 python3.13 "$HOME"/.pyenv/versions/3.12*/bin/python3.12 \
+           "$HOME"/.pyenv/versions/3.13*/bin/python3.13; do
+    if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import sys, venv; assert sys.version_info >= (3, 12)' 2>/dev/null; then
+      command -v "$c"
+      return
+    fi
+  done
+}
+
 if [ "${1:-}" != "--no-python" ]; then
-  PY=${PYTHON:-python3}
+  PY=$(newest_python)
+  if [ -z "$PY" ]; then
+    echo "setup: no Python >= 3.12 found (set PYTHON=/path/to/python3.12): the newest jax we" \
+         "test needs it" >&2
+    exit 1
+  fi
+  # a .venv made by an older Python (or for an older jax) is made anew
+  if [ -x .venv/bin/python ] && ! .venv/bin/python -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null; then
+    echo "setup: .venv has a Python older than 3.12; making it anew with $PY"
+    rm -rf .venv
+  fi
   if [ ! -x .venv/bin/python ]; then
-    echo "setup: creating .venv"
+    echo "setup: creating .venv with $PY"
     "$PY" -m venv .venv
   fi
   # The pins are the versions we test against (README says which); pip skips what is present.
-  if ! .venv/bin/python -c "import numpy, pytest, ml_dtypes, jax" 2>/dev/null; then
+  want=$(sed -n 's/^jax==//p' python/requirements-dev.txt)
+  if ! .venv/bin/python -c "import numpy, pytest, ml_dtypes, jax; assert jax.__version__ == '$want'" 2>/dev/null; then
     echo "setup: installing Python packages into .venv"
     .venv/bin/pip install -q --disable-pip-version-check -r python/requirements-dev.txt
   fi
-  # the oldest jax README claims: a second environment, for scripts/test.sh
+  # the oldest jax README claims: a second environment, for scripts/test.sh (Debian's python3)
+  OLD_PY=${PYTHON_OLDEST:-python3}
   if [ ! -x .venv-jax-oldest/bin/python ]; then
     echo "setup: creating .venv-jax-oldest"
-    "$PY" -m venv .venv-jax-oldest
+    "$OLD_PY" -m venv .venv-jax-oldest
   fi
   if ! .venv-jax-oldest/bin/python -c "import numpy, pytest, ml_dtypes, jax" 2>/dev/null; then
     echo "setup: installing the oldest supported jax into .venv-jax-oldest"

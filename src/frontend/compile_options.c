@@ -255,6 +255,145 @@ static cj_status read_build_options(rd *r, build_opts *b) {
   return NULL;
 }
 
+/* ============================================== env_option_overrides (XLA DebugOptions) */
+
+typedef enum { OK_BOOL, OK_INT, OK_FLOAT, OK_STRING, OK_ENUM, OK_REPEATED, OK_MAP, OK_MESSAGE } opt_kind;
+
+typedef struct debug_option {
+  const char *name;
+  opt_kind kind;
+} debug_option;
+
+static const debug_option kDebugOptions[] = {
+#define DEBUG_OPTION(name, kind) {#name, OK_##kind},
+#include "frontend/debug_options.def"
+#undef DEBUG_OPTION
+};
+
+static const debug_option *find_debug_option(const char *name, size_t n) {
+  size_t lo = 0, hi = sizeof kDebugOptions / sizeof kDebugOptions[0];
+  while (lo < hi) { /* the table is sorted by name */
+    size_t mid = (lo + hi) / 2;
+    const char *m = kDebugOptions[mid].name;
+    int c = strncmp(m, name, n);
+    if (c == 0 && m[n] != 0) c = 1;
+    if (c == 0) return &kDebugOptions[mid];
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return NULL;
+}
+
+static bool str_is(const uint8_t *s, size_t n, const char *w) {
+  size_t k = strlen(w);
+  if (n != k) return false;
+  for (size_t i = 0; i < n; i++) {
+    char c = (char)s[i];
+    if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+    if (c != w[i]) return false;
+  }
+  return true;
+}
+
+static bool str_is_bool(const uint8_t *s, size_t n) {
+  static const char *const words[] = {"true", "false", "t", "f", "yes", "no", "y", "n", "1", "0"};
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (str_is(s, n, words[i])) return true;
+  return false;
+}
+
+static bool str_is_number(const uint8_t *s, size_t n, bool integer) {
+  char buf[64];
+  if (n == 0 || n >= sizeof buf) return false;
+  memcpy(buf, s, n);
+  buf[n] = 0;
+  char *end = NULL;
+  if (integer)
+    (void)strtoll(buf, &end, 10);
+  else
+    (void)strtod(buf, &end);
+  return end && end != buf && *end == 0;
+}
+
+/* One map entry of env_option_overrides: key = 1 (string), value = 2 (OptionOverrideProto{
+ * string_field = 1, bool_field = 2, int_field = 3, double_field = 4}). XLA applies each to the
+ * DebugOptions field of that name and refuses unknown names and values of the wrong type; so do
+ * we, although cjrt acts on none of them (docs/JAX.md). */
+static cj_status read_option_override(rd *r) {
+  const uint8_t *key = NULL;
+  size_t klen = 0;
+  int vfield = 0; /* which OptionOverrideProto field was set */
+  const uint8_t *sval = NULL;
+  size_t slen = 0;
+  while (r->p < r->end) {
+    uint32_t f = 0;
+    int wt = 0;
+    CJ_RETURN_IF_ERROR(rd_tag(r, &f, &wt));
+    if (f == 1) {
+      CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_LEN, "env_option_overrides.key"));
+      rd k;
+      CJ_RETURN_IF_ERROR(rd_len(r, &k, "env_option_overrides.key"));
+      key = k.p;
+      klen = (size_t)(k.end - k.p);
+    } else if (f == 2) {
+      CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_LEN, "env_option_overrides.value"));
+      rd v;
+      CJ_RETURN_IF_ERROR(rd_len(r, &v, "OptionOverrideProto"));
+      while (v.p < v.end) {
+        uint32_t vf = 0;
+        int vwt = 0;
+        CJ_RETURN_IF_ERROR(rd_tag(&v, &vf, &vwt));
+        if (vf == 1) {
+          CJ_RETURN_IF_ERROR(expect_wt(&v, vwt, WT_LEN, "string_field"));
+          rd sv;
+          CJ_RETURN_IF_ERROR(rd_len(&v, &sv, "string_field"));
+          sval = sv.p;
+          slen = (size_t)(sv.end - sv.p);
+        } else if (vf >= 2 && vf <= 4) {
+          CJ_RETURN_IF_ERROR(expect_wt(&v, vwt, vf == 4 ? WT_I64 : WT_VARINT,
+                                       vf == 2 ? "bool_field" : vf == 3 ? "int_field" : "double_field"));
+          CJ_RETURN_IF_ERROR(rd_skip(&v, vf, vwt, 0));
+        } else {
+          CJ_RETURN_IF_ERROR(rd_skip(&v, vf, vwt, 0));
+          continue;
+        }
+        vfield = (int)vf;
+      }
+    } else {
+      CJ_RETURN_IF_ERROR(rd_skip(r, f, wt, 0));
+    }
+  }
+  if (!key) return rd_err(r, "an env_option_overrides entry without a name");
+  const debug_option *o = find_debug_option((const char *)key, klen);
+  int kl = klen > 200 ? 200 : (int)klen;
+  if (!o)
+    return cj_invalid("compile options: no such compile option '%.*s' (env_option_overrides name "
+                      "XLA DebugOptions fields)",
+                      kl, (const char *)key);
+  static const char *const kinds[] = {"bool", "integer", "floating-point", "string",
+                                      "enum", "repeated", "map", "message"};
+  static const char *const given[] = {"no value", "a string", "a bool", "an integer", "a double"};
+  bool ok = false;
+  switch (o->kind) {
+    case OK_BOOL: ok = vfield == 2 || (vfield == 1 && str_is_bool(sval, slen)); break;
+    case OK_INT: ok = vfield == 3 || (vfield == 1 && str_is_number(sval, slen, true)); break;
+    case OK_FLOAT:
+      ok = vfield == 4 || vfield == 3 || (vfield == 1 && str_is_number(sval, slen, false));
+      break;
+    case OK_ENUM: ok = vfield == 1 || vfield == 3; break;
+    case OK_STRING: case OK_REPEATED: case OK_MAP: case OK_MESSAGE: ok = vfield == 1; break;
+  }
+  if (!ok) {
+    if (vfield == 1)
+      return cj_invalid("compile options: option %.*s: '%.*s' is not a valid %s value", kl,
+                        (const char *)key, slen > 100 ? 100 : (int)slen, (const char *)sval,
+                        kinds[o->kind]);
+    return cj_invalid("compile options: option %.*s takes a %s value, given %s", kl,
+                      (const char *)key, kinds[o->kind], given[vfield]);
+  }
+  return NULL;
+}
+
 static void set_defaults(cj_compile_options_storage *out) {
   memset(out, 0, sizeof *out);
   out->opts.num_replicas = 1;
@@ -280,6 +419,11 @@ cj_status cj_compile_options_read(const void *data, size_t len, cj_compile_optio
       rd sub;
       if (!st) st = rd_len(&r, &sub, "ExecutableBuildOptionsProto");
       if (!st) st = read_build_options(&sub, &b);
+    } else if (f == 7) {
+      st = expect_wt(&r, wt, WT_LEN, "env_option_overrides");
+      rd sub;
+      if (!st) st = rd_len(&r, &sub, "env_option_overrides");
+      if (!st) st = read_option_override(&sub);
     } else {
       st = rd_skip(&r, f, wt, 0);
     }

@@ -8,6 +8,10 @@
  *       computation_devices = 3 {repeated int64 replica_device_ids = 1}}, indexed
  *       [partition][replica], holding global device ids),
  *     use_shardy_partitioner = 19.
+ *   CompileOptionsProto.env_option_overrides = 7 (map<string, OptionOverrideProto>): checked,
+ *     as XLA does, against the DebugOptions field names and kinds in debug_options.def (an
+ *     unknown name or a value of the wrong type is INVALID_ARGUMENT naming the option); cjrt
+ *     acts on none of them.
  *   Everything else (argument layouts = 1, debug options, ...) is skipped by wire type.
  * Garbage or truncated bytes, bad wire types, negative counts and a device assignment whose
  * shape disagrees with num_replicas x num_partitions fail with INVALID_ARGUMENT naming the field

@@ -43,6 +43,80 @@ static uint64_t next_rand(void) {
   return rng;
 }
 
+/* An env_option_overrides entry (CompileOptionsProto field 7) named `key` whose
+ * OptionOverrideProto sets field `vf` (1 string, 2 bool, 3 int, 4 double) to sval / ival. */
+static size_t override_entry(unsigned char *b, const char *key, int vf, const char *sval,
+                             uint64_t ival) {
+  unsigned char val[128], ent[256];
+  size_t nv = 0, ne = 0, kl = strlen(key);
+  if (vf == 1) {
+    val[nv++] = 0x0a;
+    val[nv++] = (unsigned char)strlen(sval);
+    memcpy(val + nv, sval, strlen(sval));
+    nv += strlen(sval);
+  } else if (vf == 4) {
+    val[nv++] = 0x21;
+    memcpy(val + nv, &ival, 8);
+    nv += 8;
+  } else {
+    val[nv++] = (unsigned char)(vf << 3);
+    val[nv++] = (unsigned char)ival;
+  }
+  ent[ne++] = 0x0a;
+  ent[ne++] = (unsigned char)kl;
+  memcpy(ent + ne, key, kl);
+  ne += kl;
+  ent[ne++] = 0x12;
+  ent[ne++] = (unsigned char)nv;
+  memcpy(ent + ne, val, nv);
+  ne += nv;
+  size_t n = 0;
+  b[n++] = 0x3a;
+  b[n++] = (unsigned char)ne;
+  memcpy(b + n, ent, ne);
+  return n + ne;
+}
+
+static void expect_override_ok(const char *key, int vf, const char *sval, uint64_t ival) {
+  unsigned char b[300];
+  size_t n = override_entry(b, key, vf, sval, ival);
+  cj_compile_options_storage s;
+  cj_status st = cj_compile_options_read(b, n, &s);
+  CHECK_MSG(st == NULL, "%s: %s", key, cj_status_message(st));
+  if (!st) cj_compile_options_storage_free(&s);
+  cj_status_free(st);
+}
+
+/* XLA refuses option overrides that name no DebugOptions field or carry the wrong type. */
+static void test_overrides(void) {
+  unsigned char b[300];
+  expect_override_ok("xla_cpu_enable_fast_math", 2, NULL, 1);
+  expect_override_ok("xla_cpu_enable_fast_math", 1, "False", 0);
+  expect_override_ok("xla_cpu_parallel_codegen_split_count", 3, NULL, 4);
+  expect_override_ok("xla_cpu_parallel_codegen_split_count", 1, "-12", 0);
+  expect_override_ok("xla_dump_to", 1, "/tmp/x", 0);
+  expect_override_ok("xla_cpu_max_isa", 1, "AVX2", 0);
+  size_t n = override_entry(b, "xla_nonexistent_option", 2, NULL, 1);
+  expect_error(b, n, "no such compile option 'xla_nonexistent_option'");
+  n = override_entry(b, "xla_cpu_enable_fast_math", 1, "notabool", 0);
+  expect_error(b, n, "option xla_cpu_enable_fast_math: 'notabool' is not a valid bool value");
+  n = override_entry(b, "xla_cpu_parallel_codegen_split_count", 1, "4x", 0);
+  expect_error(b, n, "'4x' is not a valid integer value");
+  n = override_entry(b, "xla_dump_to", 2, NULL, 1);
+  expect_error(b, n, "option xla_dump_to takes a string value, given a bool");
+  n = override_entry(b, "xla_cpu_enable_fast_math", 3, NULL, 1);
+  expect_error(b, n, "takes a bool value, given an integer");
+  /* a value message that sets nothing */
+  static const unsigned char empty_value[] = {0x3a, 0x0b, 0x0a, 0x07, 'x', 'l', 'a', '_',
+                                              'd', 'u', 'm', 0x12, 0x00};
+  expect_error(empty_value, sizeof empty_value, "no such compile option 'xla_dum'");
+  static const unsigned char no_value[] = {0x3a, 0x0f, 0x0a, 0x0b, 'x', 'l', 'a', '_', 'd', 'u',
+                                           'm', 'p', '_', 't', 'o', 0x12, 0x00};
+  expect_error(no_value, sizeof no_value, "option xla_dump_to takes a string value, given no value");
+  static const unsigned char no_key[] = {0x3a, 0x02, 0x12, 0x00};
+  expect_error(no_key, sizeof no_key, "without a name");
+}
+
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "data";
   char path[1024];
@@ -191,5 +265,6 @@ int main(int argc, char **argv) {
   }
   free(p1);
   free(p2);
+  test_overrides();
   return check_report("compile_options");
 }

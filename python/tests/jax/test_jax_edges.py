@@ -70,3 +70,24 @@ def test_donating_a_buffer_passed_twice_fails(platform):
     np.testing.assert_array_equal(np.asarray(y), np.ones(3, np.float32))
     out = f(jax.device_put(np.ones(3, np.float32), dev), jax.device_put(np.ones(3, np.float32), dev))
     np.testing.assert_array_equal(np.asarray(out), np.full(3, 2.0, np.float32))
+
+
+# ---- compiler_options: XLA refuses unknown names and ill-typed values; so does cjrt ----
+
+@pytest.mark.parametrize("platform", ["cpu", "cjrt"])
+@pytest.mark.parametrize("opts,needle", [
+    ({"xla_nonexistent_option": True}, "xla_nonexistent_option"),
+    ({"xla_cpu_enable_fast_math": "notabool"}, "notabool"),
+])
+def test_bad_compiler_options_refused(platform, opts, needle):
+    x = jax.device_put(np.ones(3, np.float32), jax.devices(platform)[0])
+    with pytest.raises(Exception, match=needle):
+        jax.jit(lambda a: a + 1).lower(x).compile(compiler_options=opts)
+
+
+@pytest.mark.parametrize("platform", ["cpu", "cjrt"])
+def test_known_compiler_options_accepted(platform):
+    x = jax.device_put(np.ones(3, np.float32), jax.devices(platform)[0])
+    c = jax.jit(lambda a: a + 1).lower(x).compile(
+        compiler_options={"xla_cpu_enable_fast_math": False, "xla_embed_ir_in_executable": True})
+    np.testing.assert_array_equal(np.asarray(c(x)), np.full(3, 2.0, np.float32))
