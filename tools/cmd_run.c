@@ -27,7 +27,10 @@ static void run_usage(FILE *f) {
           "                         ml_dtypes files numpy records only by size, e.g. :f8e4m3fn)\n"
           "  --input 'VALUE:TYPE'   an argument literal: '[[1, 2], [3, 4]]:f32', '3:i32',\n"
           "                         '[true, false]:pred', '[1+2j]:c64'\n"
-          "                         (inputs are the program's arguments, in order)\n"
+          "                         (inputs are the program's arguments, in order; their shapes\n"
+          "                         go to the plugin as the compile options' argument_layouts,\n"
+          "                         so a shape-polymorphic program, e.g. from jax.export with\n"
+          "                         tensor<?x3xf32> arguments, runs refined to them)\n"
           "  --output-dir DIR       also write the outputs to DIR/out0.npy, DIR/out1.npy, ...\n"
           "  --repeat N             execute N times (default 1); the last run's outputs are shown\n"
           "  --timing               print compile and execute times\n"
@@ -311,8 +314,19 @@ int cjrt_cmd_run(int argc, char **argv) {
     }
     copts.device_ids = &device_id;
   }
+  /* the inputs' shapes go along, so that a shape-polymorphic program is refined to them */
+  cjrt_arg_shape *shapes = calloc(r.num_inputs ? r.num_inputs : 1, sizeof *shapes);
+  if (!shapes) {
+    fprintf(stderr, "cjrt run: out of memory\n");
+    goto done;
+  }
+  for (size_t i = 0; i < r.num_inputs; i++)
+    shapes[i] = (cjrt_arg_shape){arrays[i].dtype, arrays[i].rank, arrays[i].dims};
+  copts.argument_shapes = shapes;
+  copts.num_argument_shapes = r.num_inputs;
   double t0 = now_ms();
-  err = cjrt_compile_file(client, r.program, r.has_device ? &copts : NULL, &exe);
+  err = cjrt_compile_file(client, r.program, &copts, &exe);
+  free(shapes);
   double t_compile = now_ms() - t0;
   if (err) {
     fprintf(stderr, "cjrt run: %s\n", cjrt_error_message(err));

@@ -280,6 +280,13 @@ CJRT_API struct PJRT_Memory *cjrt_memory_raw(const cjrt_memory *m);
 
 typedef struct cjrt_executable cjrt_executable;
 
+/* The shape an argument will have when the program runs. */
+typedef struct cjrt_arg_shape {
+  cjrt_dtype dtype;
+  size_t rank;
+  const int64_t *dims; /* rank entries */
+} cjrt_arg_shape;
+
 typedef struct cjrt_compile_options {
   int64_t num_replicas;     /* 0 means 1 */
   int64_t num_partitions;   /* 0 means 1 */
@@ -288,6 +295,11 @@ typedef struct cjrt_compile_options {
   const int64_t *device_ids;
   const char *format;       /* "mlir" (text or bytecode), "hlo", ...; NULL: "mlir" */
   bool use_spmd_partitioning;
+  /* The argument shapes the program will run with, or NULL: sent as the compile options'
+   * argument_layouts (dense row-major), so that a plugin can refine a shape-polymorphic
+   * program (entry arguments like tensor<4x?xf32>) to them, as JAX does before compiling. */
+  const cjrt_arg_shape *argument_shapes;
+  size_t num_argument_shapes;
 } cjrt_compile_options;
 
 /* True when the bytes start with MLIR bytecode's magic "ML\xEFR". */

@@ -8,8 +8,8 @@ static const cj_dtype_info *info_table(int code) {
   static cj_dtype_info table[CJ_DTYPE_LIMIT];
   static int ready = 0; /* benign: every thread writes identical bytes */
   if (!ready) {
-#define X(id_, code_, name_, bits_, bytes_, kind_, eb_, mb_, bias_, ff_) \
-  table[code_] = (cj_dtype_info){#id_, name_, bits_, bytes_, kind_, eb_, mb_, bias_, ff_};
+#define X(id_, code_, name_, bits_, bytes_, kind_, eb_, mb_, bias_, ff_, xla_) \
+  table[code_] = (cj_dtype_info){#id_, name_, bits_, bytes_, kind_, eb_, mb_, bias_, ff_, xla_};
 #include "base/dtypes.def"
 #undef X
     __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
@@ -21,7 +21,7 @@ static const cj_dtype_info *info_table(int code) {
 const cj_dtype_info *cj_dtype_get(cj_dtype dt) { return info_table((int)dt); }
 
 cj_dtype cj_dtype_from_mlir(const char *s, size_t n) {
-#define X(id_, code_, name_, bits_, bytes_, kind_, eb_, mb_, bias_, ff_)                 \
+#define X(id_, code_, name_, bits_, bytes_, kind_, eb_, mb_, bias_, ff_, xla_)           \
   if (name_ && strlen(name_ ? name_ : "") == n && memcmp(s, name_ ? name_ : "", n) == 0) \
     return CJ_##id_;
 #include "base/dtypes.def"
@@ -320,4 +320,13 @@ void cj_elem_set_f64(cj_dtype dt, void *data, size_t i, double v) {
     }
     default: break;
   }
+}
+
+cj_dtype cj_dtype_from_xla(int64_t primitive_type) {
+  if (primitive_type <= 0) return CJ_INVALID;
+#define X(id_, code_, name_, bits_, bytes_, kind_, eb_, mb_, bias_, ff_, xla_) \
+  if (xla_ == primitive_type) return CJ_##id_;
+#include "base/dtypes.def"
+#undef X
+  return CJ_INVALID;
 }

@@ -33,7 +33,7 @@ typedef enum cj_dtype_kind {
 enum { CJ_FF_IEEE = 1, CJ_FF_FN = 2, CJ_FF_FNUZ = 3, CJ_FF_FINITE = 4, CJ_FF_E8M0 = 5 };
 
 typedef enum cj_dtype {
-#define X(id, code, name, bits, bytes, kind, eb, mb, bias, ff) CJ_##id = code,
+#define X(id, code, name, bits, bytes, kind, eb, mb, bias, ff, xla) CJ_##id = code,
 #include "base/dtypes.def"
 #undef X
   CJ_DTYPE_LIMIT = 66 /* one past the largest code */
@@ -45,7 +45,11 @@ typedef struct cj_dtype_info {
   int bits, bytes;
   cj_dtype_kind kind;
   int ebits, mbits, bias, fflags;
+  int xla; /* xla::PrimitiveType number, 0 if none */
 } cj_dtype_info;
+
+/* The dtype of an xla::PrimitiveType number; CJ_INVALID for 0, tuples, opaque and unknown. */
+cj_dtype cj_dtype_from_xla(int64_t primitive_type);
 
 /* Info for any code; an unknown code yields the INVALID row. */
 const cj_dtype_info *cj_dtype_get(cj_dtype dt);

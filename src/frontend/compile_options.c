@@ -394,8 +394,72 @@ static cj_status read_option_override(rd *r) {
   return NULL;
 }
 
+/* ================================================= argument_layouts (repeated ShapeProto) */
+
+enum { MAX_ARGS = 1 << 16, MAX_ARG_RANK = 64 };
+
+typedef struct arg_list {
+  int32_t n, cap;
+  cj_shape *shapes;
+  int64_t *dims; /* MAX_ARG_RANK per shape */
+} arg_list;
+
+static cj_status read_arg_shape(rd *r, arg_list *al) {
+  if (al->n >= MAX_ARGS) return rd_err(r, "more than 65536 argument_layouts");
+  if (al->n == al->cap) {
+    int32_t cap = al->cap ? al->cap * 2 : 8;
+    cj_shape *ns = realloc(al->shapes, sizeof *ns * (size_t)cap);
+    if (!ns) return cj_oom();
+    al->shapes = ns;
+    int64_t *nd = realloc(al->dims, sizeof *nd * (size_t)cap * MAX_ARG_RANK);
+    if (!nd) return cj_oom();
+    al->dims = nd;
+    al->cap = cap;
+  }
+  int32_t idx = al->n;
+  int64_t *dims = al->dims + (size_t)idx * MAX_ARG_RANK;
+  int32_t rank = 0;
+  uint64_t et = 0;
+  while (r->p < r->end) {
+    uint32_t f = 0;
+    int wt = 0;
+    CJ_RETURN_IF_ERROR(rd_tag(r, &f, &wt));
+    if (f == 2) {
+      CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "ShapeProto.element_type"));
+      CJ_RETURN_IF_ERROR(rd_varint(r, &et));
+    } else if (f == 3 && (wt == WT_LEN || wt == WT_VARINT)) {
+      rd packed, *src = r; /* packed (proto3's default) or one varint per entry */
+      if (wt == WT_LEN) {
+        CJ_RETURN_IF_ERROR(rd_len(r, &packed, "ShapeProto.dimensions"));
+        src = &packed;
+      }
+      do {
+        if (wt == WT_LEN && src->p >= src->end) break;
+        uint64_t v;
+        CJ_RETURN_IF_ERROR(rd_varint(src, &v));
+        if (rank >= MAX_ARG_RANK) return rd_err(src, "a ShapeProto with too many dimensions");
+        if ((int64_t)v < 0) return rd_err(src, "a negative ShapeProto dimension");
+        dims[rank++] = (int64_t)v;
+      } while (wt == WT_LEN);
+    } else if (f == 4) {
+      return rd_err(r, "tuple argument_layouts are not supported");
+    } else {
+      CJ_RETURN_IF_ERROR(rd_skip(r, f, wt, 0));
+    }
+  }
+  cj_dtype dt = cj_dtype_from_xla((int64_t)et);
+  if (dt == CJ_INVALID)
+    return cj_invalid("compile options: argument_layouts[%d] has element type %llu, which cjrt "
+                      "does not know",
+                      idx, (unsigned long long)et);
+  al->shapes[idx] = (cj_shape){dt, rank, NULL, 0};
+  al->n++;
+  return NULL;
+}
+
 static void set_defaults(cj_compile_options_storage *out) {
   memset(out, 0, sizeof *out);
+  out->nargs = -1;
   out->opts.num_replicas = 1;
   out->opts.num_partitions = 1;
   out->device_ordinal = -1;
@@ -408,13 +472,21 @@ cj_status cj_compile_options_read(const void *data, size_t len, cj_compile_optio
   build_opts b;
   memset(&b, 0, sizeof b);
   b.device_ordinal = -1;
+  arg_list al = {0, 0, NULL, NULL};
+  bool have_args = false;
   cj_status st = NULL;
   while (!st && r.p < r.end) {
     uint32_t f = 0;
     int wt = 0;
     st = rd_tag(&r, &f, &wt);
     if (st) break;
-    if (f == 3) {
+    if (f == 1) {
+      st = expect_wt(&r, wt, WT_LEN, "argument_layouts");
+      rd sub;
+      if (!st) st = rd_len(&r, &sub, "ShapeProto");
+      if (!st) st = read_arg_shape(&sub, &al);
+      have_args = true;
+    } else if (f == 3) {
       st = expect_wt(&r, wt, WT_LEN, "executable_build_options");
       rd sub;
       if (!st) st = rd_len(&r, &sub, "ExecutableBuildOptionsProto");
@@ -478,8 +550,16 @@ cj_status cj_compile_options_read(const void *data, size_t len, cj_compile_optio
   free(b.da.ids);
   if (st) {
     free(out->devices);
+    free(al.shapes);
+    free(al.dims);
     set_defaults(out);
     return st;
+  }
+  if (have_args) {
+    for (int32_t i = 0; i < al.n; i++) al.shapes[i].dims = al.dims + (size_t)i * MAX_ARG_RANK;
+    out->nargs = al.n;
+    out->args = al.shapes;
+    out->arg_dims = al.dims;
   }
   out->opts.num_replicas = nr;
   out->opts.num_partitions = np;
@@ -493,6 +573,8 @@ cj_status cj_compile_options_read(const void *data, size_t len, cj_compile_optio
 void cj_compile_options_storage_free(cj_compile_options_storage *s) {
   if (!s) return;
   free(s->devices);
+  free(s->args);
+  free(s->arg_dims);
   set_defaults(s);
 }
 

@@ -12,7 +12,8 @@
  *     as XLA does, against the DebugOptions field names and kinds in debug_options.def (an
  *     unknown name or a value of the wrong type is INVALID_ARGUMENT naming the option); cjrt
  *     acts on none of them.
- *   Everything else (argument layouts = 1, debug options, ...) is skipped by wire type.
+ *   CompileOptionsProto.argument_layouts = 1: the arguments' element types and dimensions.
+ *   Everything else (debug options, ...) is skipped by wire type.
  * Garbage or truncated bytes, bad wire types, negative counts and a device assignment whose
  * shape disagrees with num_replicas x num_partitions fail with INVALID_ARGUMENT naming the field
  * and byte offset.
@@ -35,6 +36,11 @@ typedef struct cj_compile_options_storage {
   int64_t *devices;  /* num_replicas * num_partitions ids, replica-major, or NULL */
   int64_t ndevices;
   int64_t device_ordinal; /* executable_build_options.device_ordinal (-1 if absent) */
+  /* argument_layouts = 1 (repeated ShapeProto{element_type = 2, dimensions = 3}): the shapes
+   * the caller will run the program with; nargs = -1 when absent. Layouts are not read. */
+  int32_t nargs;
+  cj_shape *args;     /* nargs; dims point into arg_dims, nbytes is 0 */
+  int64_t *arg_dims;
 } cj_compile_options_storage;
 
 /* Parses `len` bytes (len 0 = all defaults: 1 replica, 1 partition, no assignment). On error

@@ -21,6 +21,7 @@ typedef struct {
   char short_name[16]; /* lower-case id */
   const char *mlir;
   int bits, bytes;
+  int xla; /* xla::PrimitiveType */
   cjrt__kind kind;
 } dtype_row;
 
@@ -33,9 +34,9 @@ static const dtype_row *row(cjrt_dtype dt) {
       const char *id;
       int code;
       const char *mlir;
-      int bits, bytes, kind;
+      int bits, bytes, kind, xla;
     } src[] = {
-#define X(id, code, name, bits, bytes, kind, eb, mb, bias, ff) {#id, code, name, bits, bytes, kind},
+#define X(id, code, name, bits, bytes, kind, eb, mb, bias, ff, xla) {#id, code, name, bits, bytes, kind, xla},
 #include "base/dtypes.def"
 #undef X
     };
@@ -49,6 +50,7 @@ static const dtype_row *row(cjrt_dtype dt) {
       r->mlir = src[i].mlir;
       r->bits = src[i].bits;
       r->bytes = src[i].bytes;
+      r->xla = src[i].xla;
       switch ((cj_dtype_kind)src[i].kind) {
         case CJ_DK_BOOL: r->kind = CJRT__K_BOOL; break;
         case CJ_DK_SINT: r->kind = CJRT__K_SINT; break;
@@ -122,3 +124,5 @@ CJRT_API cjrt_dtype cjrt_dtype_from_name(const char *name) {
     if (!strcasecmp(name, aliases[i].name)) return aliases[i].dt;
   return CJRT_INVALID;
 }
+
+int cjrt__dtype_xla(cjrt_dtype dt) { return row(dt)->xla; }

@@ -5,7 +5,9 @@
 #include "loader/loader.h"
 
 /* ---- xla.CompileOptionsProto, written by hand (field numbers from the proto) ----
- * CompileOptionsProto { executable_build_options = 3 }
+ * CompileOptionsProto { argument_layouts = 1 (repeated ShapeProto), executable_build_options = 3 }
+ * ShapeProto { element_type = 2 (xla::PrimitiveType), dimensions = 3 (packed),
+ *   layout = 5: LayoutProto { minor_to_major = 1 (packed) } }
  * ExecutableBuildOptionsProto { device_ordinal = 1, num_replicas = 4, num_partitions = 5,
  *   use_spmd_partitioning = 6, device_assignment = 9 }
  * DeviceAssignmentProto { replica_count = 1, computation_count = 2,
@@ -56,6 +58,33 @@ static cjrt_error *compile_options_proto(const cjrt_compile_options *o, pb *out)
   if (nr > (1 << 20) || np > (1 << 20) || nr * np > (1 << 20))
     return cjrt__error(CJRT_INVALID_ARGUMENT, "compile: %lld replicas x %lld partitions is too many",
                        (long long)nr, (long long)np);
+  bool failed = false;
+  for (size_t i = 0; o && o->argument_shapes && i < o->num_argument_shapes; i++) {
+    const cjrt_arg_shape *a = &o->argument_shapes[i];
+    int xt = cjrt__dtype_xla(a->dtype);
+    if (!xt)
+      return cjrt__error(CJRT_INVALID_ARGUMENT,
+                         "compile: argument_shapes[%zu] has an element type XLA cannot name", i);
+    if (a->rank && !a->dims)
+      return cjrt__error(CJRT_INVALID_ARGUMENT, "compile: argument_shapes[%zu].dims is NULL", i);
+    for (size_t k = 0; k < a->rank; k++)
+      if (a->dims[k] < 0)
+        return cjrt__error(CJRT_INVALID_ARGUMENT, "compile: argument_shapes[%zu] has dimension %zu "
+                           "of size %lld", i, k, (long long)a->dims[k]);
+    pb shape = {0}, dims = {0}, m2m = {0}, layout = {0};
+    pb_int(&shape, 2, xt);
+    for (size_t k = 0; k < a->rank; k++) pb_varint(&dims, (uint64_t)a->dims[k]);
+    for (size_t k = a->rank; k-- > 0;) pb_varint(&m2m, (uint64_t)k); /* row-major */
+    if (a->rank) pb_bytes(&shape, 3, &dims);
+    if (a->rank) pb_bytes(&layout, 1, &m2m);
+    pb_bytes(&shape, 5, &layout);
+    pb_bytes(out, 1, &shape);
+    failed = failed || shape.failed || dims.failed || m2m.failed || layout.failed;
+    free(shape.p);
+    free(dims.p);
+    free(m2m.p);
+    free(layout.p);
+  }
   pb build = {0}, da = {0};
   pb_int(&build, 1, -1); /* device_ordinal: any */
   pb_int(&build, 4, nr);
@@ -75,7 +104,7 @@ static cjrt_error *compile_options_proto(const cjrt_compile_options *o, pb *out)
     pb_bytes(&build, 9, &da);
   }
   pb_bytes(out, 3, &build);
-  bool failed = build.failed || da.failed || out->failed;
+  failed = failed || build.failed || da.failed || out->failed;
   free(build.p);
   free(da.p);
   return failed ? cjrt__oom() : NULL;

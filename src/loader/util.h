@@ -41,6 +41,7 @@ void cjrt_sb_free(cjrt_sb *sb);
 typedef enum { CJRT__K_INVALID, CJRT__K_BOOL, CJRT__K_SINT, CJRT__K_UINT, CJRT__K_FLOAT,
                CJRT__K_COMPLEX, CJRT__K_TOKEN } cjrt__kind;
 cjrt__kind cjrt__dtype_kind(cjrt_dtype dt);
+int cjrt__dtype_xla(cjrt_dtype dt); /* its xla::PrimitiveType number, 0 if none */
 bool cjrt__dtype_valid_array(cjrt_dtype dt); /* a dtype host arrays can hold (not token/invalid) */
 /* Number of elements, or -1 when a dim is negative or the product overflows int64/size_t bytes. */
 int64_t cjrt__num_elements(const int64_t *dims, size_t rank, size_t elem_size);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compiler/compiler.h"
 #include "compiler/spmd.h"
 #include "frontend/compile_options.h"
 #include "frontend/frontend.h"
@@ -339,6 +340,43 @@ static void dump_program(const void *code, size_t len, const void *options, size
   }
 }
 
+/* A shape-polymorphic program (entry arguments such as tensor<4x?xf32>) given the shapes it
+ * will run with (the compile options' argument_layouts, which `cjrt run` sends) is refined to
+ * them, as JAX refines its exports before compiling. Only dynamic arguments take the given
+ * shape; static ones are left to the usual argument checks at execution. */
+static cj_status refine_to_argument_shapes(cj_module *m, const cj_compile_options_storage *os) {
+  if (os->nargs < 0) return NULL;
+  cj_op *main = cj_module_main(m);
+  cj_block *body = main ? cj_func_body(main) : NULL;
+  if (!body) return NULL;
+  bool dynamic = false;
+  for (uint32_t i = 0; i < body->nargs; i++) {
+    const cj_type *t = body->args[i].type;
+    if (t->kind == CJ_TYPE_UNRANKED || (t->kind == CJ_TYPE_TENSOR && !cj_type_is_static(t)))
+      dynamic = true;
+  }
+  if (!dynamic) return NULL;
+  if ((uint32_t)os->nargs != body->nargs)
+    return cj_op_error(main, CJ_INVALID_ARGUMENT,
+                       "the entry function has dynamic argument shapes and takes %u arguments, "
+                       "but the compile options give the shapes of %d",
+                       body->nargs, os->nargs);
+  const cj_type **types = calloc(body->nargs ? body->nargs : 1, sizeof *types);
+  if (!types) return cj_oom();
+  cj_status st = NULL;
+  for (uint32_t i = 0; i < body->nargs && !st; i++) {
+    const cj_type *t = body->args[i].type;
+    if (t->kind == CJ_TYPE_TENSOR && cj_type_is_static(t)) continue;
+    const cj_shape *a = &os->args[i];
+    types[i] = cj_type_tensor_of(m, a->dtype, a->rank, a->dims);
+    if (!types[i]) st = cj_oom();
+  }
+  cj_refine_args ra = {(int32_t)body->nargs, types, NULL};
+  if (!st) st = cj_pass_refine(m, main, &ra);
+  free(types);
+  return st;
+}
+
 cj_status cj_executable_compile(cj_backend *backend, cj_client *client, const void *code,
                                 size_t len, const void *options, size_t options_len,
                                 cj_executable **out) {
@@ -358,6 +396,7 @@ cj_status cj_executable_compile(cj_backend *backend, cj_client *client, const vo
   cj_module *m = NULL;
   if (!st) st = cj_read_program(code, len, "program", &m);
   if (!st) st = cj_verify_module(m);
+  if (!st) st = refine_to_argument_shapes(m, &os);
   /* the per-device program of shard_map/pmap programs (src/compiler/spmd.c) */
   if (!st) st = cj_spmd_partition(m, os.opts.num_replicas, os.opts.num_partitions);
   module_scan scan = {false, NULL};

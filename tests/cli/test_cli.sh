@@ -164,6 +164,30 @@ EOF
   run wrong_count 1 "$CJRT" run "$EXAMPLES/hello.mlir" --plugin "$PLUGIN" --input '[[1, 2], [3, 4]]:f32'
   has wrong_count err "cjrt run: executing"
 
+  # a shape-polymorphic program (as jax.export writes one) is refined to the inputs given
+  cat >"$TMP/poly.mlir" <<'MLIR'
+func.func public @main(%arg0: tensor<?x3xf32>, %arg1: tensor<f32>) -> tensor<?x3xf32> {
+  %d = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x3xf32>) -> tensor<i32>
+  %s = stablehlo.reshape %d : (tensor<i32>) -> tensor<1xi32>
+  %c3 = stablehlo.constant dense<3> : tensor<1xi32>
+  %sh = stablehlo.concatenate %s, %c3, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %b = stablehlo.dynamic_broadcast_in_dim %arg1, %sh, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %r = stablehlo.add %arg0, %b : tensor<?x3xf32>
+  return %r : tensor<?x3xf32>
+}
+MLIR
+  run poly 0 "$CJRT" run "$TMP/poly.mlir" --plugin "$PLUGIN" --input '[[1, 2, 3], [4, 5, 6]]:f32' \
+    --input '10:f32'
+  has poly out "out0: f32[2,3]"
+  has poly out "[[11. 12. 13.]"
+  run poly4 0 "$CJRT" run "$TMP/poly.mlir" --plugin "$PLUGIN" --input '[[1, 2, 3], [4, 5, 6], [0, 0, 0], [1, 1, 1]]:f32' \
+    --input '1:f32'
+  has poly4 out "out0: f32[4,3]"
+  run poly_bad 1 "$CJRT" run "$TMP/poly.mlir" --plugin "$PLUGIN" --input '[[1, 2], [4, 5]]:f32' --input '1:f32'
+  has poly_bad err "cannot be refined to tensor<2x2xf32>"
+  run poly_count 1 "$CJRT" run "$TMP/poly.mlir" --plugin "$PLUGIN" --input '[[1, 2, 3]]:f32'
+  has poly_count err "takes 2 arguments, but the compile options give the shapes of 1"
+
   # malformed programs
   printf 'func.func @main(%%x: tensor<f32>) -> tensor<f32> {\n  %%y = stablehlo.add %%x\n' >"$TMP/bad.mlir"
   run malformed 1 "$CJRT" run "$TMP/bad.mlir" --plugin "$PLUGIN" --input 1:f32

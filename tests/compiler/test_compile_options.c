@@ -117,6 +117,37 @@ static void test_overrides(void) {
   expect_error(no_key, sizeof no_key, "without a name");
 }
 
+/* argument_layouts = 1: repeated ShapeProto{element_type = 2, dimensions = 3, layout = 5} */
+static void test_argument_layouts(void) {
+  static const unsigned char two[] = {
+      0x0a, 0x0a, 0x10, 0x0b, 0x1a, 0x02, 0x02, 0x03, 0x2a, 0x02, 0x0a, 0x00, /* f32[2,3] */
+      0x0a, 0x06, 0x10, 0x10, 0x18, 0x04, 0x18, 0x05,                         /* bf16[4,5] */
+      0x0a, 0x02, 0x10, 0x01};                                                /* pred[] */
+  cj_compile_options_storage s;
+  cj_status st = cj_compile_options_read(two, sizeof two, &s);
+  CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+  if (!st) {
+    CHECK_EQ_INT(s.nargs, 3);
+    CHECK(s.args[0].dtype == CJ_F32 && s.args[0].rank == 2 && s.args[0].dims[0] == 2 &&
+          s.args[0].dims[1] == 3);
+    CHECK(s.args[1].dtype == CJ_BF16 && s.args[1].rank == 2 && s.args[1].dims[0] == 4 &&
+          s.args[1].dims[1] == 5);
+    CHECK(s.args[2].dtype == CJ_PRED && s.args[2].rank == 0);
+    cj_compile_options_storage_free(&s);
+  }
+  cj_status_free(st);
+  CHECK(cj_compile_options_read(NULL, 0, &s) == NULL);
+  CHECK_EQ_INT(s.nargs, -1); /* absent is not "no arguments" */
+  cj_compile_options_storage_free(&s);
+  static const unsigned char tuple[] = {0x0a, 0x04, 0x10, 0x0d, 0x22, 0x00};
+  expect_error(tuple, sizeof tuple, "tuple argument_layouts");
+  static const unsigned char opaque[] = {0x0a, 0x02, 0x10, 0x0e};
+  expect_error(opaque, sizeof opaque, "element type 14");
+  static const unsigned char neg[] = {0x0a, 0x0d, 0x10, 0x0b, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                      0xff, 0xff, 0xff, 0xff, 0x01};
+  expect_error(neg, sizeof neg, "negative ShapeProto dimension");
+}
+
 int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : "data";
   char path[1024];
@@ -188,7 +219,7 @@ int main(int argc, char **argv) {
   /* hand-built: unknown fields of every wire type are skipped, incl. a group */
   {
     const unsigned char b[] = {
-        0x08, 0x96, 0x01,                   /* field 1 varint 150 */
+        0x60, 0x96, 0x01,                   /* field 12 varint 150 */
         0x11, 1, 2, 3, 4, 5, 6, 7, 8,       /* field 2 fixed64 */
         0x2d, 1, 2, 3, 4,                   /* field 5 fixed32 */
         0x33, 0x08, 0x01, 0x34,             /* field 6 group { field 1 varint } end */
@@ -214,11 +245,11 @@ int main(int argc, char **argv) {
   }
 
   /* errors */
-  const unsigned char trunc_varint[] = {0x08, 0x80};
+  const unsigned char trunc_varint[] = {0x60, 0x80};
   expect_error(trunc_varint, sizeof trunc_varint, "truncated varint");
   const unsigned char bad_len[] = {0x1a, 0x10, 0x20};
   expect_error(bad_len, sizeof bad_len, "length runs past the end");
-  const unsigned char bad_wt[] = {0x0e, 0x00};
+  const unsigned char bad_wt[] = {0x66, 0x00};
   expect_error(bad_wt, sizeof bad_wt, "invalid wire type");
   const unsigned char field0[] = {0x00, 0x00};
   expect_error(field0, sizeof field0, "invalid field number");
@@ -266,5 +297,6 @@ int main(int argc, char **argv) {
   free(p1);
   free(p2);
   test_overrides();
+  test_argument_layouts();
   return check_report("compile_options");
 }
