@@ -95,13 +95,9 @@ static const char *fmt_list(char *buf, size_t size, const int64_t *v, size_t n) 
 }
 
 static cj_status check_layout_header(const PJRT_Buffer_MemoryLayout *l) {
-  /* struct_size 0: jaxlib up to 0.10 fills a PJRT_Buffer_MemoryLayout (ToHostBuffer's
-   * host_layout) without setting it. The struct has kept its layout since it was introduced, so
-   * its fields are read as they are; any other size too small to hold them is an error. */
-  if (l->struct_size != 0 &&
-      l->struct_size < (size_t)PJRT_STRUCT_SIZE(PJRT_Buffer_MemoryLayout, type))
-    return cj_invalid("the layout's struct_size %zu is smaller than %zu", l->struct_size,
-                      (size_t)PJRT_Buffer_MemoryLayout_STRUCT_SIZE);
+  /* struct_size is not checked: jaxlib sets it wrong (0.10 leaves it 0, 0.7 writes 8 for
+   * 4-bit types) although it always passes the whole struct, which has kept its fields since
+   * it was introduced; XLA's own plugins do not read it either. */
   if (l->type != PJRT_Buffer_MemoryLayout_Type_Tiled &&
       l->type != PJRT_Buffer_MemoryLayout_Type_Strides)
     return cj_invalid("layout type %d is neither Tiled nor Strides", (int)l->type);

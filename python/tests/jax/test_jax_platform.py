@@ -181,18 +181,11 @@ def test_default_device(cj_devices):
     np.testing.assert_allclose(np.asarray(z), np.sin(np.arange(5.0) * 3), rtol=1e-6)
 
 
-_INT4_OLD = pytest.mark.xfail(
-    jaxcheck.OLD_JAX, strict=True, raises=RuntimeError,
-    reason="jaxlib 0.7 passes PJRT_Buffer_ToHostBuffer a host_layout with struct_size 8 for "
-           "4-bit types, which the plugin rejects (INVALID_ARGUMENT)")
-
-
 @pytest.mark.parametrize("name", ["bool", "int8", "uint8", "int16", "uint16", "int32",
                                   "uint32", "int64", "uint64", "bfloat16", "float16",
                                   "float32", "float64", "complex64", "complex128",
                                   "float8_e4m3fn", "float8_e5m2",
-                                  pytest.param("int4", marks=_INT4_OLD),
-                                  pytest.param("uint4", marks=_INT4_OLD)])
+                                  "int4", "uint4"])
 def test_device_put_get_round_trip(cj, name):
     dt = jaxcheck.dtype(name)
     with jaxcheck.x64(jaxcheck.is_64(name)):
