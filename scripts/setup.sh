@@ -4,13 +4,20 @@
 # Debian's python3-numpy (1.24) and python3-torch (1.13) serve the tests of the legacy DLPack
 # capsule under /usr/bin/python3; the .venv (numpy 2, JAX) serves the versioned one.
 # Usage: scripts/setup.sh [--no-python]
+#   --no-python: only what the build needs (the main job: scripts/example.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What building the plugin, libcjrt and the cjrt command needs (the main job, --no-python) ...
+build_pkgs=(build-essential cmake ninja-build pkg-config liblapack-dev libopenblas-dev)
+# ... and what the test suite adds: clang and its runtime (fuzzing), Python for the Python
+# tests, and Debian's numpy/pytest/torch (the legacy DLPack capsule tests).
+test_pkgs=(clang libclang-rt-14-dev python3 python3-venv python3-dev python3-numpy python3-pytest
+           python3-torch)
+want=("${build_pkgs[@]}")
+if [ "${1:-}" != "--no-python" ]; then want+=("${test_pkgs[@]}"); fi
 need_pkgs=()
-for p in build-essential cmake ninja-build clang libclang-rt-14-dev python3 python3-venv \
-         python3-dev liblapack-dev libopenblas-dev pkg-config \
-         python3-numpy python3-pytest python3-torch; do
+for p in "${want[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 if ((${#need_pkgs[@]})); then
