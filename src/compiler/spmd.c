@@ -447,6 +447,267 @@ static cj_status local_type(cj_module *m, const cj_op *where, const char *what, 
   return *out ? NULL : cj_oom();
 }
 
+/* ======================================================================== mesh-axes groups */
+
+/* A list of integers as a mesh's device_ids may be written: [0, 1], dense<[[0, 1]]> : tensor<..>,
+ * dense<0> (a splat), array<i64: 0, 1>. Reads into ids (at most cap; *n is how many). */
+static bool id_list(scan *s, int64_t *ids, int64_t cap, int64_t *n) {
+  *n = 0;
+  bool dense = eat(s, "dense"), arr = !dense && eat(s, "array");
+  if (dense || arr) expect(s, "<");
+  if (arr) {
+    char ty[16];
+    if (!name_of(s, ty, sizeof ty)) return false;
+    expect(s, ":");
+  }
+  int depth = 0;
+  while (!s->bad) {
+    ws(s);
+    if (eat(s, "[")) {
+      depth++;
+    } else if (depth && eat(s, "]")) {
+      if (--depth == 0) break;
+    } else if (eat(s, ",")) {
+      continue;
+    } else {
+      int64_t v;
+      if (*n >= cap || !int_of(s, &v)) return false;
+      ids[(*n)++] = v;
+      if (!depth) break; /* a splat or an array<...> item */
+      continue;
+    }
+  }
+  if (arr) {
+    while (eat(s, ",")) {
+      int64_t v;
+      if (*n >= cap || !int_of(s, &v)) return false;
+      ids[(*n)++] = v;
+    }
+  }
+  if (dense || arr) expect(s, ">");
+  if (dense && eat(s, ":")) { /* the type: tensor<...> */
+    char ty[16];
+    if (!name_of(s, ty, sizeof ty)) return false;
+    ws(s);
+    if (s->p < s->e && *s->p == '<') skip_group(s);
+  }
+  return !s->bad;
+}
+
+/* #stablehlo.mesh<axes=[#stablehlo.mesh_axis<name = "x", size = 2>, ...], device_ids=...>, after
+ * the mnemonic */
+static bool parse_shlo_mesh(scan *s, mesh *m) {
+  memset(m, 0, sizeof *m);
+  m->total = 1;
+  expect(s, "<");
+  expect(s, "axes");
+  expect(s, "=");
+  expect(s, "[");
+  if (s->bad) return false;
+  if (!eat(s, "]")) {
+    do {
+      if (m->n >= MAX_AXES) return false;
+      eat(s, "#stablehlo.mesh_axis");
+      expect(s, "<");
+      bool have_name = false, have_size = false;
+      do {
+        char key[16];
+        if (!name_of(s, key, sizeof key)) return false;
+        expect(s, "=");
+        if (!strcmp(key, "name")) {
+          have_name = name_of(s, m->axes[m->n], NAME_MAX_LEN);
+        } else if (!strcmp(key, "size")) {
+          have_size = int_of(s, &m->sizes[m->n]) && m->sizes[m->n] >= 1;
+        } else {
+          return false;
+        }
+      } while (!s->bad && eat(s, ","));
+      expect(s, ">");
+      if (s->bad || !have_name || !have_size || m->total > MAX_MESH_IDS) return false;
+      m->total *= m->sizes[m->n++];
+    } while (eat(s, ","));
+    expect(s, "]");
+  }
+  if (!s->bad && eat(s, ",")) {
+    expect(s, "device_ids");
+    expect(s, "=");
+    if (s->bad || m->total > MAX_MESH_IDS) return false;
+    m->ids = malloc(sizeof(int64_t) * (size_t)m->total);
+    if (!m->ids || !id_list(s, m->ids, m->total, &m->nids)) return false;
+    if (m->nids == 1 && m->total > 1) /* a splat */
+      for (int64_t k = 1; k < m->total; k++) m->ids[m->nids++] = m->ids[0];
+    if (m->nids != m->total) return false;
+  }
+  expect(s, ">");
+  return !s->bad;
+}
+
+/* Reads #stablehlo.replica_group_mesh_axes<mesh = @m | #stablehlo.mesh<...>, axes = [...]>
+ * into the mesh it names (*me points into ms, or at inl) and the axes it groups by (indices
+ * into the mesh, in the order given). why explains a failure. */
+static bool parse_mesh_axes(const cj_attr *a, const meshes *ms, mesh *inl, const mesh **me,
+                            int *axes, int *naxes, char *why, size_t whycap) {
+  scan s = {a->opaque.text, a->opaque.text + a->opaque.len, false};
+  *me = NULL;
+  *naxes = 0;
+  char names[MAX_AXES][NAME_MAX_LEN];
+  int nn = 0;
+  bool have_axes = false;
+  eat(&s, "#stablehlo.replica_group_mesh_axes");
+  expect(&s, "<");
+  do {
+    char key[16];
+    if (s.bad || !name_of(&s, key, sizeof key)) return false;
+    expect(&s, "=");
+    if (!strcmp(key, "mesh")) {
+      if (eat(&s, "@")) {
+        char nm[NAME_MAX_LEN];
+        if (!name_of(&s, nm, sizeof nm)) return false;
+        *me = find_mesh(ms, nm);
+        if (!*me) {
+          snprintf(why, whycap, "names the mesh @%s, which is not an sdy.mesh of the module", nm);
+          return false;
+        }
+      } else if (eat(&s, "#stablehlo.mesh")) {
+        if (!parse_shlo_mesh(&s, inl)) return false;
+        *me = inl;
+      } else {
+        return false;
+      }
+    } else if (!strcmp(key, "axes")) {
+      have_axes = true;
+      expect(&s, "[");
+      if (s.bad) return false;
+      if (!eat(&s, "]")) {
+        do {
+          if (nn == MAX_AXES) return false;
+          eat(&s, "#stablehlo.axis_ref");
+          expect(&s, "<");
+          bool have_name = false;
+          do {
+            char k2[16];
+            if (s.bad || !name_of(&s, k2, sizeof k2)) return false;
+            expect(&s, "=");
+            if (!strcmp(k2, "name")) {
+              have_name = name_of(&s, names[nn], NAME_MAX_LEN);
+            } else if (!strcmp(k2, "sub_axis_info")) {
+              snprintf(why, whycap, "groups by a sub-axis, which is not supported");
+              return false;
+            } else {
+              return false;
+            }
+          } while (!s.bad && eat(&s, ","));
+          expect(&s, ">");
+          if (s.bad || !have_name) return false;
+          nn++;
+        } while (eat(&s, ","));
+        expect(&s, "]");
+      }
+    } else {
+      return false;
+    }
+  } while (!s.bad && eat(&s, ","));
+  expect(&s, ">");
+  if (s.bad || !*me || !have_axes) return false;
+  for (int i = 0; i < nn; i++) {
+    int k = 0;
+    while (k < (*me)->n && strcmp((*me)->axes[k], names[i]) != 0) k++;
+    if (k == (*me)->n) {
+      snprintf(why, whycap, "groups by the axis \"%s\", which its mesh does not have", names[i]);
+      return false;
+    }
+    for (int j = 0; j < *naxes; j++)
+      if (axes[j] == k) {
+        snprintf(why, whycap, "names the axis \"%s\" twice", names[i]);
+        return false;
+      }
+    axes[(*naxes)++] = k;
+  }
+  return true;
+}
+
+/* The explicit groups of mesh-axes replica groups: one group per position along the axes not
+ * named (major to minor, in mesh order), holding the devices along the named axes (in the order
+ * named, the first major), each written as the mesh's device id at that position. As
+ * StableHLO's reference flattening (ReplicaGroupUtils.cpp) defines them. */
+static cj_status resolve_mesh_axes(cj_module *m, cj_op *op, const cj_attr *a, const meshes *ms) {
+  mesh inl;
+  memset(&inl, 0, sizeof inl);
+  const mesh *me = NULL;
+  int axes[MAX_AXES], naxes = 0;
+  char why[160] = "";
+  if (!parse_mesh_axes(a, ms, &inl, &me, axes, &naxes, why, sizeof why)) {
+    free(inl.ids);
+    return cj_op_error(op, why[0] ? CJ_UNIMPLEMENTED : CJ_INVALID_ARGUMENT,
+                       "replica_groups %.*s: %s", (int)a->opaque.len, a->opaque.text,
+                       why[0] ? why : "cannot read it");
+  }
+  /* the order positions are enumerated in: the other axes (mesh order), then the named ones */
+  int order[MAX_AXES], no = 0;
+  bool named[MAX_AXES] = {false};
+  for (int j = 0; j < naxes; j++) named[axes[j]] = true;
+  for (int k = 0; k < me->n; k++)
+    if (!named[k]) order[no++] = k;
+  for (int j = 0; j < naxes; j++) order[no++] = axes[j];
+  int64_t gs = 1;
+  for (int j = 0; j < naxes; j++) gs *= me->sizes[axes[j]];
+  int64_t total = me->total, ng = total / gs;
+  int64_t *ids = malloc(sizeof(int64_t) * (size_t)(total ? total : 1));
+  if (!ids) {
+    free(inl.ids);
+    return cj_oom();
+  }
+  for (int64_t t = 0; t < total; t++) {
+    /* t's coordinates in the reordered grid (row-major), back to a mesh position */
+    int64_t rest = t, coord[MAX_AXES];
+    for (int i = no - 1; i >= 0; i--) {
+      coord[order[i]] = rest % me->sizes[order[i]];
+      rest /= me->sizes[order[i]];
+    }
+    int64_t pos = 0;
+    for (int k = 0; k < me->n; k++) pos = pos * me->sizes[k] + coord[k];
+    ids[t] = me->ids ? me->ids[pos] : pos;
+  }
+  free(inl.ids);
+  int64_t dims[2] = {ng, gs};
+  const cj_type *tt = cj_type_tensor_of(m, CJ_S64, 2, dims);
+  const cj_attr *g = tt ? cj_attr_dense(m, tt, ids, sizeof(int64_t) * (size_t)total, false) : NULL;
+  free(ids);
+  if (!g) return cj_oom();
+  return cj_op_set_attr(m, op, "replica_groups", g);
+}
+
+typedef struct groups_ctx {
+  cj_module *m;
+  const meshes *ms;
+} groups_ctx;
+
+static cj_status resolve_op_groups(cj_op *op, void *ctx) {
+  groups_ctx *G = ctx;
+  const cj_attr *a = cj_op_attr(op, "replica_groups");
+  if (!a || a->kind != CJ_ATTR_OPAQUE) return NULL;
+  return resolve_mesh_axes(G->m, op, a, G->ms);
+}
+
+static cj_status find_mesh_axes_groups(cj_op *op, void *ctx) {
+  const cj_attr *a = cj_op_attr(op, "replica_groups");
+  if (a && a->kind == CJ_ATTR_OPAQUE) *(bool *)ctx = true;
+  return NULL;
+}
+
+cj_status cj_spmd_resolve_groups(cj_module *m) {
+  bool any = false;
+  CJ_RETURN_IF_ERROR(cj_walk_module(m, find_mesh_axes_groups, &any));
+  if (!any) return NULL;
+  meshes ms;
+  memset(&ms, 0, sizeof ms);
+  cj_status st = collect_meshes(m, &ms);
+  groups_ctx G = {m, &ms};
+  if (!st) st = cj_walk_module(m, resolve_op_groups, &G);
+  meshes_free(&ms);
+  return st;
+}
+
 /* ======================================================================== the pass */
 
 typedef struct sharded_val {
@@ -1031,6 +1292,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
   cj_block *body = main ? cj_func_body(main) : NULL;
   const cj_type *ft = main ? cj_func_type(main) : NULL;
   if (!body || !ft) return NULL; /* the compiler reports it */
+  CJ_RETURN_IF_ERROR(cj_spmd_resolve_groups(m));
   int64_t ndev = num_replicas * num_partitions;
   if (ndev <= 1) return NULL; /* one device: the identities pass inlines manual computations */
   CJ_RETURN_IF_ERROR(from_round_trip(m, main));
