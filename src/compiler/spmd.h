@@ -12,11 +12,16 @@
  *                  every mesh axis) or replicated. @main's sharded arguments and results take
  *                  their per-device (local) shapes from their sdy.sharding / mhlo.sharding, the
  *                  manual computation's body is inlined (its collectives already name the
- *                  devices of the mesh), and the sharding attributes are dropped. Programs that
- *                  need real SPMD propagation (a sharded value used outside a manual
- *                  computation, a partially manual computation) fail with UNIMPLEMENTED naming
- *                  what is missing. A replicated value that a manual computation takes in
- *                  shards is sliced on each device (by partition_id). Shardy's round-trip form
+ *                  devices of the mesh), and the sharding attributes are dropped. A manual
+ *                  computation in a called function (jit of a jitted shard_map) is inlined into
+ *                  @main first. Programs that need real SPMD propagation (a sharded argument of
+ *                  @main used outside a manual computation, a partially manual computation)
+ *                  fail with UNIMPLEMENTED naming what is missing. A replicated value that a
+ *                  manual computation takes in shards is sliced on each device (by
+ *                  partition_id); a sharded result of a manual computation read by ops outside
+ *                  one, or a value sharded otherwise than a manual computation or @main's
+ *                  result takes it, is gathered whole (all_gather over the mesh axes) and then
+ *                  sliced as needed. Shardy's round-trip form
  *                  (xla.sdy.* custom calls and frontend attributes) is read back as the sdy
  *                  ops first. Nothing happens for one partition.
  */
