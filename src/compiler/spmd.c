@@ -447,12 +447,281 @@ static cj_status local_type(cj_module *m, const cj_op *where, const char *what, 
   return *out ? NULL : cj_oom();
 }
 
+/* ======================================================================== mesh-axes groups */
+
+/* A list of integers as a mesh's device_ids may be written: [0, 1], dense<[[0, 1]]> : tensor<..>,
+ * dense<0> (a splat), array<i64: 0, 1>. Reads into ids (at most cap; *n is how many). */
+static bool id_list(scan *s, int64_t *ids, int64_t cap, int64_t *n) {
+  *n = 0;
+  bool dense = eat(s, "dense"), arr = !dense && eat(s, "array");
+  if (dense || arr) expect(s, "<");
+  if (arr) {
+    char ty[16];
+    if (!name_of(s, ty, sizeof ty)) return false;
+    expect(s, ":");
+  }
+  int depth = 0;
+  while (!s->bad) {
+    ws(s);
+    if (eat(s, "[")) {
+      depth++;
+    } else if (depth && eat(s, "]")) {
+      if (--depth == 0) break;
+    } else if (eat(s, ",")) {
+      continue;
+    } else {
+      int64_t v;
+      if (*n >= cap || !int_of(s, &v)) return false;
+      ids[(*n)++] = v;
+      if (!depth) break; /* a splat or an array<...> item */
+      continue;
+    }
+  }
+  if (arr) {
+    while (eat(s, ",")) {
+      int64_t v;
+      if (*n >= cap || !int_of(s, &v)) return false;
+      ids[(*n)++] = v;
+    }
+  }
+  if (dense || arr) expect(s, ">");
+  if (dense && eat(s, ":")) { /* the type: tensor<...> */
+    char ty[16];
+    if (!name_of(s, ty, sizeof ty)) return false;
+    ws(s);
+    if (s->p < s->e && *s->p == '<') skip_group(s);
+  }
+  return !s->bad;
+}
+
+/* #stablehlo.mesh<axes=[#stablehlo.mesh_axis<name = "x", size = 2>, ...], device_ids=...>, after
+ * the mnemonic */
+static bool parse_shlo_mesh(scan *s, mesh *m) {
+  memset(m, 0, sizeof *m);
+  m->total = 1;
+  expect(s, "<");
+  expect(s, "axes");
+  expect(s, "=");
+  expect(s, "[");
+  if (s->bad) return false;
+  if (!eat(s, "]")) {
+    do {
+      if (m->n >= MAX_AXES) return false;
+      eat(s, "#stablehlo.mesh_axis");
+      expect(s, "<");
+      bool have_name = false, have_size = false;
+      do {
+        char key[16];
+        if (!name_of(s, key, sizeof key)) return false;
+        expect(s, "=");
+        if (!strcmp(key, "name")) {
+          have_name = name_of(s, m->axes[m->n], NAME_MAX_LEN);
+        } else if (!strcmp(key, "size")) {
+          have_size = int_of(s, &m->sizes[m->n]) && m->sizes[m->n] >= 1;
+        } else {
+          return false;
+        }
+      } while (!s->bad && eat(s, ","));
+      expect(s, ">");
+      if (s->bad || !have_name || !have_size || m->total > MAX_MESH_IDS) return false;
+      m->total *= m->sizes[m->n++];
+    } while (eat(s, ","));
+    expect(s, "]");
+  }
+  if (!s->bad && eat(s, ",")) {
+    expect(s, "device_ids");
+    expect(s, "=");
+    if (s->bad || m->total > MAX_MESH_IDS) return false;
+    m->ids = malloc(sizeof(int64_t) * (size_t)m->total);
+    if (!m->ids || !id_list(s, m->ids, m->total, &m->nids)) return false;
+    if (m->nids == 1 && m->total > 1) /* a splat */
+      for (int64_t k = 1; k < m->total; k++) m->ids[m->nids++] = m->ids[0];
+    if (m->nids != m->total) return false;
+  }
+  expect(s, ">");
+  return !s->bad;
+}
+
+/* The groups of devices along `axes` of mesh me (indices, the first major): one group per
+ * position along the other axes (major to minor, in mesh order), each listing the mesh's
+ * device ids at its positions; [*ng x *gs], malloc'd (NULL: out of memory). As StableHLO's
+ * reference flattening of mesh-axes replica groups (ReplicaGroupUtils.cpp) defines them. */
+static int64_t *mesh_groups(const mesh *me, const int *axes, int naxes, int64_t *ng, int64_t *gs) {
+  int order[MAX_AXES], no = 0;
+  bool named[MAX_AXES] = {false};
+  for (int j = 0; j < naxes; j++) named[axes[j]] = true;
+  for (int k = 0; k < me->n; k++)
+    if (!named[k]) order[no++] = k;
+  for (int j = 0; j < naxes; j++) order[no++] = axes[j];
+  *gs = 1;
+  for (int j = 0; j < naxes; j++) *gs *= me->sizes[axes[j]];
+  int64_t total = me->total;
+  *ng = total / *gs;
+  int64_t *ids = malloc(sizeof(int64_t) * (size_t)(total ? total : 1));
+  if (!ids) return NULL;
+  for (int64_t t = 0; t < total; t++) {
+    /* t's coordinates in the reordered grid (row-major), back to a mesh position */
+    int64_t rest = t, coord[MAX_AXES];
+    for (int i = no - 1; i >= 0; i--) {
+      coord[order[i]] = rest % me->sizes[order[i]];
+      rest /= me->sizes[order[i]];
+    }
+    int64_t pos = 0;
+    for (int k = 0; k < me->n; k++) pos = pos * me->sizes[k] + coord[k];
+    ids[t] = me->ids ? me->ids[pos] : pos;
+  }
+  return ids;
+}
+
+/* Reads #stablehlo.replica_group_mesh_axes<mesh = @m | #stablehlo.mesh<...>, axes = [...]>
+ * into the mesh it names (*me points into ms, or at inl) and the axes it groups by (indices
+ * into the mesh, in the order given). why explains a failure. */
+static bool parse_mesh_axes(const cj_attr *a, const meshes *ms, mesh *inl, const mesh **me,
+                            int *axes, int *naxes, char *why, size_t whycap) {
+  scan s = {a->opaque.text, a->opaque.text + a->opaque.len, false};
+  *me = NULL;
+  *naxes = 0;
+  char names[MAX_AXES][NAME_MAX_LEN];
+  int nn = 0;
+  bool have_axes = false;
+  eat(&s, "#stablehlo.replica_group_mesh_axes");
+  expect(&s, "<");
+  do {
+    char key[16];
+    if (s.bad || !name_of(&s, key, sizeof key)) return false;
+    expect(&s, "=");
+    if (!strcmp(key, "mesh")) {
+      if (eat(&s, "@")) {
+        char nm[NAME_MAX_LEN];
+        if (!name_of(&s, nm, sizeof nm)) return false;
+        *me = find_mesh(ms, nm);
+        if (!*me) {
+          snprintf(why, whycap, "names the mesh @%s, which is not an sdy.mesh of the module", nm);
+          return false;
+        }
+      } else if (eat(&s, "#stablehlo.mesh")) {
+        if (!parse_shlo_mesh(&s, inl)) return false;
+        *me = inl;
+      } else {
+        return false;
+      }
+    } else if (!strcmp(key, "axes")) {
+      have_axes = true;
+      expect(&s, "[");
+      if (s.bad) return false;
+      if (!eat(&s, "]")) {
+        do {
+          if (nn == MAX_AXES) return false;
+          eat(&s, "#stablehlo.axis_ref");
+          expect(&s, "<");
+          bool have_name = false;
+          do {
+            char k2[16];
+            if (s.bad || !name_of(&s, k2, sizeof k2)) return false;
+            expect(&s, "=");
+            if (!strcmp(k2, "name")) {
+              have_name = name_of(&s, names[nn], NAME_MAX_LEN);
+            } else if (!strcmp(k2, "sub_axis_info")) {
+              snprintf(why, whycap, "groups by a sub-axis, which is not supported");
+              return false;
+            } else {
+              return false;
+            }
+          } while (!s.bad && eat(&s, ","));
+          expect(&s, ">");
+          if (s.bad || !have_name) return false;
+          nn++;
+        } while (eat(&s, ","));
+        expect(&s, "]");
+      }
+    } else {
+      return false;
+    }
+  } while (!s.bad && eat(&s, ","));
+  expect(&s, ">");
+  if (s.bad || !*me || !have_axes) return false;
+  for (int i = 0; i < nn; i++) {
+    int k = 0;
+    while (k < (*me)->n && strcmp((*me)->axes[k], names[i]) != 0) k++;
+    if (k == (*me)->n) {
+      snprintf(why, whycap, "groups by the axis \"%s\", which its mesh does not have", names[i]);
+      return false;
+    }
+    for (int j = 0; j < *naxes; j++)
+      if (axes[j] == k) {
+        snprintf(why, whycap, "names the axis \"%s\" twice", names[i]);
+        return false;
+      }
+    axes[(*naxes)++] = k;
+  }
+  return true;
+}
+
+/* Mesh-axes replica groups on op become the explicit groups they stand for (mesh_groups). */
+static cj_status resolve_mesh_axes(cj_module *m, cj_op *op, const cj_attr *a, const meshes *ms) {
+  mesh inl;
+  memset(&inl, 0, sizeof inl);
+  const mesh *me = NULL;
+  int axes[MAX_AXES], naxes = 0;
+  char why[160] = "";
+  if (!parse_mesh_axes(a, ms, &inl, &me, axes, &naxes, why, sizeof why)) {
+    free(inl.ids);
+    return cj_op_error(op, why[0] ? CJ_UNIMPLEMENTED : CJ_INVALID_ARGUMENT,
+                       "replica_groups %.*s: %s", (int)a->opaque.len, a->opaque.text,
+                       why[0] ? why : "cannot read it");
+  }
+  int64_t ng = 0, gs = 0;
+  int64_t *ids = mesh_groups(me, axes, naxes, &ng, &gs);
+  free(inl.ids);
+  if (!ids) return cj_oom();
+  int64_t total = ng * gs;
+  int64_t dims[2] = {ng, gs};
+  const cj_type *tt = cj_type_tensor_of(m, CJ_S64, 2, dims);
+  const cj_attr *g = tt ? cj_attr_dense(m, tt, ids, sizeof(int64_t) * (size_t)total, false) : NULL;
+  free(ids);
+  if (!g) return cj_oom();
+  return cj_op_set_attr(m, op, "replica_groups", g);
+}
+
+typedef struct groups_ctx {
+  cj_module *m;
+  const meshes *ms;
+} groups_ctx;
+
+static cj_status resolve_op_groups(cj_op *op, void *ctx) {
+  groups_ctx *G = ctx;
+  const cj_attr *a = cj_op_attr(op, "replica_groups");
+  if (!a || a->kind != CJ_ATTR_OPAQUE) return NULL;
+  return resolve_mesh_axes(G->m, op, a, G->ms);
+}
+
+static cj_status find_mesh_axes_groups(cj_op *op, void *ctx) {
+  const cj_attr *a = cj_op_attr(op, "replica_groups");
+  if (a && a->kind == CJ_ATTR_OPAQUE) *(bool *)ctx = true;
+  return NULL;
+}
+
+cj_status cj_spmd_resolve_groups(cj_module *m) {
+  bool any = false;
+  CJ_RETURN_IF_ERROR(cj_walk_module(m, find_mesh_axes_groups, &any));
+  if (!any) return NULL;
+  meshes ms;
+  memset(&ms, 0, sizeof ms);
+  cj_status st = collect_meshes(m, &ms);
+  groups_ctx G = {m, &ms};
+  if (!st) st = cj_walk_module(m, resolve_op_groups, &G);
+  meshes_free(&ms);
+  return st;
+}
+
 /* ======================================================================== the pass */
 
 typedef struct sharded_val {
   cj_value *v;
   char canon[512];
   sharding sh;
+  cj_value *whole; /* v gathered whole on every device, once needed */
+  bool argument;   /* an argument of @main (else a result of a manual computation) */
 } sharded_val;
 
 typedef struct state {
@@ -475,6 +744,8 @@ static cj_status mark(state *S, cj_value *v, const sharding *sh) {
   S->sv[S->nsv].v = v;
   snprintf(S->sv[S->nsv].canon, sizeof S->sv[S->nsv].canon, "%s", sh->canon);
   S->sv[S->nsv].sh = *sh;
+  S->sv[S->nsv].whole = NULL;
+  S->sv[S->nsv].argument = false;
   S->nsv++;
   return NULL;
 }
@@ -492,21 +763,79 @@ static const cj_attr *dict_get(const cj_attr *dict, const char *name) {
   return NULL;
 }
 
-/* An op outside the manual computations must not read a sharded value (even from a region). */
-static cj_status check_uses(state *S, cj_op *op, cj_op *top) {
-  for (uint32_t i = 0; i < op->nopnds; i++) {
-    const sharded_val *sv = find_sharded(S, op->operands[i]);
-    if (sv && op->kind != CJ_OP_FUNC_RETURN)
+/* The whole (global) value of v, sharded as sh, on every device: an all_gather per divided
+ * dimension over the mesh axes that divide it (in their order, the first major: the order of
+ * the tiles), inserted before `before`. Resharding as XLA's partitioner would, without its
+ * cleverness: only the data movement a program asks for by using shards outside shard_map. */
+static cj_status gather_whole(state *S, cj_op *before, cj_value *v, const sharding *sh,
+                              cj_value **out) {
+  const mesh *me = sh->mesh;
+  cj_module *m = S->m;
+  if (!me || sh->subaxis || me->total != S->ndev)
+    return cj_op_error(before, CJ_UNIMPLEMENTED,
+                       "SPMD partitioning is not implemented by cjrt: a value sharded as [%s] "
+                       "over %s would have to be gathered whole here",
+                       sh->canon, sh->subaxis ? "sub-axes" : "another mesh");
+  const cj_type *t = v->type;
+  int64_t dims[64];
+  for (int32_t d = 0; d < t->rank; d++) dims[d] = t->dims[d];
+  const cj_type *i64 = cj_type_elem(m, CJ_S64);
+  const cj_attr *ch[CJ_SF_CHANNEL_HANDLE__COUNT];
+  ch[CJ_SF_CHANNEL_HANDLE_handle] = cj_attr_int(m, 1, i64);
+  ch[CJ_SF_CHANNEL_HANDLE_type] = cj_attr_int(m, 1, i64);
+  const cj_attr *cha = ch[0] && ch[1] ? cj_attr_struct(m, CJ_SK_CHANNEL_HANDLE, ch) : NULL;
+  const cj_attr *unit = cj_attr_unit(m);
+  if (!cha || !unit) return cj_oom();
+  cj_value *cur = v;
+  for (int32_t d = 0; d < t->rank && d < sh->rank; d++) {
+    if (sh->div[d] <= 1) continue;
+    int axes[8];
+    for (int j = 0; j < sh->nax[d]; j++) axes[j] = sh->ax[d][j];
+    int64_t ng = 0, gs = 0;
+    int64_t *ids = mesh_groups(me, axes, sh->nax[d], &ng, &gs);
+    if (!ids) return cj_oom();
+    int64_t gd[2] = {ng, gs};
+    const cj_type *gt = cj_type_tensor_of(m, CJ_S64, 2, gd);
+    const cj_attr *ga =
+        gt ? cj_attr_dense(m, gt, ids, sizeof(int64_t) * (size_t)(ng * gs), false) : NULL;
+    free(ids);
+    dims[d] *= gs;
+    const cj_type *rt = cj_type_tensor(m, t->elem, t->rank, dims, NULL, t->encoding);
+    cj_op *g = ga && rt ? cj_build_op(m, before, before, CJ_OP_ALL_GATHER, 1, &cur, rt) : NULL;
+    const cj_attr *gdim = cj_attr_int(m, d, i64);
+    if (!g || !gdim) return cj_oom();
+    CJ_RETURN_IF_ERROR(cj_op_set_attr(m, g, "all_gather_dim", gdim));
+    CJ_RETURN_IF_ERROR(cj_op_set_attr(m, g, "replica_groups", ga));
+    CJ_RETURN_IF_ERROR(cj_op_set_attr(m, g, "channel_handle", cha));
+    CJ_RETURN_IF_ERROR(cj_op_set_attr(m, g, "use_global_device_ids", unit));
+    cur = &g->results[0];
+  }
+  *out = cur;
+  return NULL;
+}
+
+/* An op outside the manual computations that reads a manual computation's sharded result
+ * (even from a region) reads it whole: it is gathered before `top`, once. Sharded arguments of
+ * @main read outside a manual computation are refused: the caller sharded them to have the
+ * work split, which needs a partitioner; gathering them would silently run it whole on every
+ * device. */
+static cj_status gather_uses(state *S, cj_op *op, cj_op *top) {
+  for (uint32_t i = 0; i < op->nopnds && op->kind != CJ_OP_FUNC_RETURN; i++) {
+    sharded_val *sv = (sharded_val *)find_sharded(S, op->operands[i]);
+    if (!sv) continue;
+    if (sv->argument)
       return cj_op_error(top, CJ_UNIMPLEMENTED,
                          "SPMD partitioning is not implemented by cjrt: %s uses a value sharded "
                          "over the devices ([%s]) outside a manual computation; only programs "
                          "whose sharded values are all handled by shard_map/pmap (or "
                          "replicated) run on several devices",
                          op->name, sv->canon);
+    if (!sv->whole) CJ_RETURN_IF_ERROR(gather_whole(S, top, sv->v, &sv->sh, &sv->whole));
+    op->operands[i] = sv->whole;
   }
   for (uint32_t r = 0; r < op->nregions; r++)
     for (cj_block *b = op->regions[r].first; b; b = b->next)
-      for (cj_op *o = b->first; o; o = o->next) CJ_RETURN_IF_ERROR(check_uses(S, o, top));
+      for (cj_op *o = b->first; o; o = o->next) CJ_RETURN_IF_ERROR(gather_uses(S, o, top));
   return NULL;
 }
 
@@ -695,6 +1024,12 @@ static cj_status manual(state *S, cj_op *mc) {
     if (sh.mesh) me = sh.mesh;
     cj_value *v = mc->operands[i];
     const sharded_val *sv = find_sharded(S, v);
+    if (sv && strcmp(sv->canon, sh.canon) != 0) { /* resharded: gathered whole, then sliced */
+      sharded_val *w = (sharded_val *)sv;
+      if (!w->whole) CJ_RETURN_IF_ERROR(gather_whole(S, mc, w->v, &w->sh, &w->whole));
+      v = mc->operands[i] = w->whole;
+      sv = NULL;
+    }
     if (!sv && sh.split && v->type != body->args[i].type) {
       const cj_type *lt;
       CJ_RETURN_IF_ERROR(local_type(S->m, mc, "in_shardings", v->type, &sh, &lt));
@@ -748,6 +1083,11 @@ static cj_status manual(state *S, cj_op *mc) {
     if (sh.split) CJ_RETURN_IF_ERROR(mark(S, rets[j], &sh));
   }
   cj_block_remove(mc->block, mc);
+  return NULL;
+}
+
+static cj_status find_manual(cj_op *op, void *ctx) {
+  if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) *(bool *)ctx = true;
   return NULL;
 }
 
@@ -1031,8 +1371,16 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
   cj_block *body = main ? cj_func_body(main) : NULL;
   const cj_type *ft = main ? cj_func_type(main) : NULL;
   if (!body || !ft) return NULL; /* the compiler reports it */
+  CJ_RETURN_IF_ERROR(cj_spmd_resolve_groups(m));
   int64_t ndev = num_replicas * num_partitions;
   if (ndev <= 1) return NULL; /* one device: the identities pass inlines manual computations */
+  /* a manual computation in a called function (jit of a jitted shard_map): calls inlined */
+  bool manual_anywhere = false;
+  CJ_RETURN_IF_ERROR(cj_walk_module(m, find_manual, &manual_anywhere));
+  if (manual_anywhere && !has_manual(body)) {
+    CJ_RETURN_IF_ERROR(cj_pass_inline(m, main));
+    cj_pass_strip_functions(m, main); /* no longer called */
+  }
   CJ_RETURN_IF_ERROR(from_round_trip(m, main));
   state S;
   memset(&S, 0, sizeof S);
@@ -1068,6 +1416,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     ins[i] = lt;
     body->args[i].type = lt;
     st = mark(&S, &body->args[i], &sh);
+    if (!st) S.sv[S.nsv - 1].argument = true;
   }
   const sharding **argsh = NULL, **ressh = NULL;
   if (!st) {
@@ -1093,7 +1442,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
       st = manual(&S, op);
     } else {
       if (op->kind != CJ_OP_FUNC_RETURN) {
-        st = check_uses(&S, op, op);
+        st = gather_uses(&S, op, op);
         for (uint32_t r = 0; !st && r < op->nregions; r++)
           for (cj_block *nb = op->regions[r].first; nb && !st; nb = nb->next)
             if (has_manual(nb))
@@ -1118,12 +1467,20 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     sharding sh;
     st = read_sharding(main, what, a, &S.ms, cj_type_fn_result(ft, j), &sh);
     if (st) break;
-    const sharded_val *sv = find_sharded(&S, ret->operands[j]);
-    if (sv ? strcmp(sv->canon, sh.canon) != 0 : sh.split)
-      st = cj_op_error(main, CJ_UNIMPLEMENTED,
-                       "SPMD partitioning is not implemented by cjrt: %s should be sharded as [%s] "
-                       "but the program computes it as [%s]",
-                       what, sh.canon, sv ? sv->canon : "replicated");
+    sharded_val *sv = (sharded_val *)find_sharded(&S, ret->operands[j]);
+    if (sv ? strcmp(sv->canon, sh.canon) == 0 : !sh.split) continue;
+    /* resharded as the result should be: gathered whole, then sliced */
+    cj_value *w = ret->operands[j];
+    if (sv && !sv->whole) st = gather_whole(&S, ret, sv->v, &sv->sh, &sv->whole);
+    if (!st && sv) w = sv->whole;
+    const cj_type *lt = NULL;
+    if (!st && sh.split) st = local_type(m, main, what, w->type, &sh, &lt);
+    if (!st && sh.split) st = slice_replicated(&S, ret, w, &sh, lt, &w);
+    if (!st && sh.split) st = mark(&S, w, &sh);
+    if (!st) {
+      ret->operands[j] = w;
+      outs[j] = w->type;
+    }
   }
   if (!st) {
     const cj_type *nft = cj_type_function(m, ft->rank, ins, ft->nresults, outs);

@@ -10,6 +10,8 @@
  *   - failures: a device failing before a collective cancels its peers, devices taking
  *     different paths fail instead of hanging, bad groups at run time, unsupported forms at
  *     compile time
+ *   - replica groups given as mesh axes (sdy.mesh or inline #stablehlo.mesh, device ids, axis
+ *     order), resolved to explicit groups at compile time
  *   - the partitioning of shard_map/pmap programs (sdy meshes, shardings, manual computations):
  *     per-device shapes, output shardings in the optimized program, what is refused
  *   - many executions in flight at once
@@ -1175,6 +1177,128 @@ static void test_partitioning(void) {
   err_free(re);
 }
 
+/* ---- replica groups given as mesh axes ---- */
+
+/* all_reduce(add) over 8 partitions with replica_groups = the mesh-axes form `groups`, in a
+ * module defining `mesh` (an sdy.mesh line, or ""); group_of[d] is device d's group. */
+static void check_mesh_axes_reduce(const char *mesh, const char *groups, const int *group_of,
+                                   const char *what) {
+  char body[512], text[4096];
+  xprintf(body, sizeof body, kSumBody, "i32", "i32", "i32", "i32");
+  xprintf(text, sizeof text,
+          "module {\n  %s\n"
+          "  func.func @main(%%x: tensor<4xi32>) -> tensor<4xi32> {\n"
+          "    %%r = \"stablehlo.all_reduce\"(%%x) %s {replica_groups = %s, channel_handle = "
+          "#stablehlo.channel_handle<handle = 1, type = 1>, use_global_device_ids} : "
+          "(tensor<4xi32>) -> tensor<4xi32>\n"
+          "    return %%r : tensor<4xi32>\n  }\n}\n",
+          mesh, body, groups);
+  int32_t x[8 * 4], out[8 * 4], want[8 * 4];
+  for (int d = 0; d < 8; d++)
+    for (int i = 0; i < 4; i++) x[d * 4 + i] = 1 << (d + 4 * (i % 2)); /* one bit per device */
+  for (int d = 0; d < 8; d++)
+    for (int i = 0; i < 4; i++) {
+      int32_t s = 0;
+      for (int e = 0; e < 8; e++)
+        if (group_of[e] == group_of[d]) s += x[e * 4 + i];
+      want[d * 4 + i] = s;
+    }
+  spec s = {1, 8, PJRT_Buffer_Type_S32, 1, {4}, x, 16};
+  void *outs[1] = {out};
+  size_t ob[1] = {16};
+  PJRT_Error *e = run(text, &s, 1, outs, ob, NULL);
+  CHECK_MSG(!e, "%s: %s", what, e ? err_msg(e) : "");
+  if (!e) CHECK_MSG(!memcmp(out, want, sizeof want), "%s: wrong sums", what);
+  err_free(e);
+}
+
+#define AXIS(n) "#stablehlo.axis_ref<name = \"" n "\">"
+
+static void test_mesh_axes_groups(void) {
+  static const char m24[] = "sdy.mesh @m = <[\"a\"=2, \"b\"=4]>";
+  /* grouped by "b": one group per position along "a" (devices 0-3 and 4-7) */
+  static const int by_a[8] = {0, 0, 0, 0, 1, 1, 1, 1}, by_b[8] = {0, 1, 2, 3, 0, 1, 2, 3};
+  static const int one[8] = {0};
+  check_mesh_axes_reduce(m24, "#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [" AXIS("b") "]>",
+                         by_a, "mesh axes [b]");
+  check_mesh_axes_reduce(m24, "#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [" AXIS("a") "]>",
+                         by_b, "mesh axes [a]");
+  check_mesh_axes_reduce(m24, "#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [" AXIS("b") ", "
+                         AXIS("a") "]>", one, "mesh axes [b, a]");
+  /* no axes: every device alone */
+  static const int alone[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  check_mesh_axes_reduce(m24, "#stablehlo.replica_group_mesh_axes<mesh = @m, axes = []>", alone,
+                         "mesh axes []");
+  /* device ids: position p holds device 7 - p */
+  static const int rev_by_a[8] = {1, 1, 1, 1, 0, 0, 0, 0};
+  check_mesh_axes_reduce("sdy.mesh @m = <[\"a\"=2, \"b\"=4], device_ids=[7, 6, 5, 4, 3, 2, 1, 0]>",
+                         "#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [" AXIS("b") "]>",
+                         rev_by_a, "mesh with device ids");
+  /* a 3-d mesh grouped by its outer axes: one group per position along "b" */
+  static const int by_mid[8] = {0, 0, 1, 1, 0, 0, 1, 1};
+  check_mesh_axes_reduce("sdy.mesh @m = <[\"a\"=2, \"b\"=2, \"c\"=2]>",
+                         "#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [" AXIS("a") ", "
+                         AXIS("c") "]>", by_mid, "3-d mesh axes [a, c]");
+  /* an inline StableHLO mesh, with device ids */
+  check_mesh_axes_reduce("", "#stablehlo.replica_group_mesh_axes<mesh = #stablehlo.mesh<axes = "
+                         "[#stablehlo.mesh_axis<name = \"x\", size = 2>, #stablehlo.mesh_axis<name "
+                         "= \"y\", size = 4>], device_ids = dense<[7, 6, 5, 4, 3, 2, 1, 0]> : "
+                         "tensor<8xi64>>, axes = [" AXIS("y") "]>",
+                         rev_by_a, "inline mesh");
+  /* the order of the axes is the order within a group: all_gather over [b, a] of a 2 x 4 mesh
+   * gathers positions (a, b) = (0, 0), (1, 0), (0, 1), (1, 1), ... : devices 0, 4, 1, 5, ... */
+  {
+    const char *text =
+        "module {\n  sdy.mesh @m = <[\"a\"=2, \"b\"=4]>\n"
+        "  func.func @main(%x: tensor<1xi32>) -> tensor<8xi32> {\n"
+        "    %r = \"stablehlo.all_gather\"(%x) {all_gather_dim = 0 : i64, replica_groups = "
+        "#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [" AXIS("b") ", " AXIS("a") "]>, "
+        "channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, "
+        "use_global_device_ids} : (tensor<1xi32>) -> tensor<8xi32>\n"
+        "    return %r : tensor<8xi32>\n  }\n}\n";
+    int32_t x[8], out[8 * 8];
+    for (int d = 0; d < 8; d++) x[d] = 10 * d;
+    spec s = {1, 8, PJRT_Buffer_Type_S32, 1, {1}, x, 4};
+    void *outs[1] = {out};
+    size_t ob[1] = {32};
+    PJRT_Error *e = run(text, &s, 1, outs, ob, NULL);
+    CHECK_MSG(!e, "all_gather over mesh axes [b, a]: %s", e ? err_msg(e) : "");
+    static const int order[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+    for (int d = 0; !e && d < 8; d++)
+      for (int k = 0; k < 8; k++)
+        CHECK_MSG(out[d * 8 + k] == 10 * order[k], "device %d slot %d: %d", d, k, out[d * 8 + k]);
+    err_free(e);
+  }
+  /* what is refused, at compile time */
+  char body[512], text[4096];
+  xprintf(body, sizeof body, kSumBody, "i32", "i32", "i32", "i32");
+  static const struct {
+    const char *groups, *msg;
+    PJRT_Error_Code code;
+  } bad[] = {
+      {"#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [#stablehlo.axis_ref<name = \"b\", "
+       "sub_axis_info = #stablehlo.sub_axis_info(1)2>]>",
+       "groups by a sub-axis", PJRT_Error_Code_UNIMPLEMENTED},
+      {"#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [" AXIS("z") "]>",
+       "groups by the axis \"z\", which its mesh does not have", PJRT_Error_Code_UNIMPLEMENTED},
+      {"#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [" AXIS("a") ", " AXIS("a") "]>",
+       "names the axis \"a\" twice", PJRT_Error_Code_UNIMPLEMENTED},
+  };
+  pb o;
+  opts_for(&o, 1, 8);
+  for (size_t i = 0; i < COUNT(bad); i++) {
+    xprintf(text, sizeof text,
+            "module {\n  %s\n  func.func @main(%%x: tensor<4xi32>) -> tensor<4xi32> {\n"
+            "    %%r = \"stablehlo.all_reduce\"(%%x) %s {replica_groups = %s, channel_handle = "
+            "#stablehlo.channel_handle<handle = 1, type = 1>, use_global_device_ids} : "
+            "(tensor<4xi32>) -> tensor<4xi32>\n    return %%r : tensor<4xi32>\n  }\n}\n",
+            m24, body, bad[i].groups);
+    PJRT_LoadedExecutable *le = NULL;
+    check_err_at(compile_err(client, text, o.b, o.n, &le), bad[i].code, bad[i].msg,
+                 bad[i].groups, __FILE__, __LINE__);
+  }
+}
+
 /* ---- many executions in flight ---- */
 
 static void test_many_in_flight(void) {
@@ -1254,6 +1378,7 @@ int main(int argc, char **argv) {
     test_loop_and_donation();
     test_failures();
     test_partitioning();
+    test_mesh_axes_groups();
     test_many_in_flight();
     client_free(client);
   }

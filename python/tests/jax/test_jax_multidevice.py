@@ -115,6 +115,74 @@ def test_shard_map_of_unsharded_arrays(cj_devices):
     _assert_same(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_shard_map_collectives_2d_mesh(cj_devices):
+    """Collectives over one axis of a 2-D mesh, over both, and in the order the axes are named
+    (jaxlib 0.12 names their groups as mesh axes: #stablehlo.replica_group_mesh_axes)."""
+    from jax import shard_map
+
+    if NDEV % 2:
+        pytest.skip("needs an even number of devices")
+    x = jaxcheck.rand((4 * NDEV, 2 * NDEV), np.float32)
+
+    def body(u):
+        return (lax.psum(u, "a"), lax.psum(u, "b"), lax.psum(u, ("b", "a")),
+                lax.all_gather(u, "b", axis=1, tiled=True),
+                lax.all_gather(u, ("b", "a"), axis=0, tiled=True),
+                lax.psum_scatter(u, "a", scatter_dimension=0, tiled=True),
+                lax.all_to_all(u, "b", 0, 1, tiled=True),
+                lax.pmax(u, "a") + lax.axis_index("b"))
+
+    def run(devs):
+        mesh = Mesh(np.array(devs).reshape(2, NDEV // 2), ("a", "b"))
+        f = shard_map(body, mesh=mesh, in_specs=P("a", "b"),
+                      out_specs=(P(None, "b"), P("a"), P(), P("a", "b"), P(("b", "a")), P("a", "b"),
+                                 P("a", "b"), P(None, "b")))
+        return jax.jit(f)(jax.device_put(x, NamedSharding(mesh, P("a", "b"))))
+    got, want = _both(run)
+    _assert_same(got, want)
+
+
+def test_shard_map_inside_jit_with_other_ops(cj_devices):
+    """jit(shard_map) nested in jit, with ops before and after it on the global values, and a
+    jitted function called inside the shard_map body."""
+    from jax import shard_map
+
+    x = jaxcheck.rand((NDEV * 2, 8), np.float32)
+
+    def run(devs):
+        mesh = Mesh(np.array(devs), ("i",))
+        inner = jax.jit(lambda a: lax.psum(a * 3, "i") + a)
+        sm = jax.jit(shard_map(lambda a: (inner(a), a.sum(0, keepdims=True)), mesh=mesh,
+                               in_specs=P("i"), out_specs=(P("i"), P("i"))))
+        return jax.jit(lambda v: jax.tree.map(lambda t: jnp.tanh(t) - 1, sm(v + 1)))(x)
+    got, want = _both(run)
+    _assert_same(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_shard_map_resharded_operand(cj_devices):
+    """An argument sharded one way given to a shard_map that takes it another way (whole, or
+    split along the other dimension): gathered and resliced."""
+    from jax import shard_map
+
+    x = jaxcheck.rand((NDEV * 2, NDEV), np.float32)
+
+    def run(devs):
+        mesh = Mesh(np.array(devs), ("i",))
+        a = jax.device_put(x, NamedSharding(mesh, P("i")))
+        whole = shard_map(lambda u: u.sum(0) * 2, mesh=mesh, in_specs=P(), out_specs=P())
+        cols = shard_map(lambda u: u * 3, mesh=mesh, in_specs=P(None, "i"), out_specs=P(None, "i"))
+        return jax.jit(lambda v: (whole(v), cols(v)))(a)
+    got, want = _both(run)
+    _assert_same(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_pmap_psum_nested_jit(cj_devices):
+    x = jaxcheck.rand((NDEV, 3), np.float32)
+    inner = jax.jit(lambda a: lax.psum(a, "i") * 2)
+    got, want = _both(lambda devs: jax.pmap(lambda a: inner(a) - a, axis_name="i", devices=devs)(x))
+    _assert_same(got, want)
+
+
 @pytest.mark.xfail(strict=True, raises=jax.errors.JaxRuntimeError, reason=SPMD)
 def test_jit_sharded_inputs(cj_devices):
     x = jaxcheck.rand((NDEV * 2, 6), np.float32)
