@@ -5,7 +5,8 @@
  *               @MoveToHost / @MoveToDevice) become their operand; sdy.manual_computation is
  *               inlined (one device: the manual region is the whole computation)
  *   inline      func.call and stablehlo.composite (a call of its decomposition) are replaced
- *               by the callee's body, recursively; recursion is an error
+ *               by the callee's body, recursively; recursion is an error (calls marked
+ *               inlineable = "xla_late" are inlined last, by cj_compile_late_inline)
  *   refine      shapes made static from the argument shapes (refine.c): dynamic_* ops with
  *               computable shape operands become static ops; what stays dynamic is an error
  *   chlo        chlo ops the backend has no kernel for are decomposed into StableHLO:
@@ -34,8 +35,13 @@ typedef struct cj_compile_hooks {
   void *ctx;
 } cj_compile_hooks;
 
-/* Runs every pass on module m; *out_main is the entry function. */
+/* Runs every pass on module m; *out_main is the entry function. Calls JAX marks to be inlined
+ * late (mhlo.frontend_attributes inlineable = "xla_late") stay calls, their functions compiled
+ * by the same passes: the module then is the optimized program a client may read back. */
 cj_status cj_compile_passes(cj_module *m, const cj_compile_hooks *hooks, cj_op **out_main);
+/* Inlines what cj_compile_passes kept as calls (then folds and removes dead code), leaving the
+ * entry function alone in the module, as backends lower it. Nothing to do for most modules. */
+cj_status cj_compile_late_inline(cj_module *m, cj_op *main);
 
 /* The passes, one by one (each works on `func` and everything nested in it). */
 cj_status cj_pass_identities(cj_module *m, cj_op *func);

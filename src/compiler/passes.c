@@ -184,11 +184,32 @@ static const char *callee_of(const cj_op *op) {
   return a->sym.root;
 }
 
-/* one round: inlines every call found (not the calls the inlined bodies contain) */
-static cj_status inline_block(cj_module *m, cj_op *func, cj_block *b, int *count) {
+/* A call JAX asks XLA to inline late (jax.jit(f, inline=jax.Inline.XLA_LATE):
+ * mhlo.frontend_attributes = {inlineable = "xla_late"}) to a function of static types: the
+ * program the compiler shows (OptimizedProgram) keeps it as a call, as XLA:CPU does; it is
+ * inlined after that, before lowering (cj_compile_late_inline). */
+static bool late_call(cj_module *m, const cj_op *op) {
+  if (op->kind != CJ_OP_FUNC_CALL) return false;
+  if (!str_is(cj_attr_dict_get(cj_op_attr(op, "mhlo.frontend_attributes"), "inlineable"),
+              "xla_late"))
+    return false;
+  const char *callee = callee_of(op);
+  cj_op *f = callee ? cj_module_lookup_symbol(m, callee) : NULL;
+  cj_block *body = f && f->kind == CJ_OP_FUNC ? cj_func_body(f) : NULL;
+  if (!body || body->nargs != op->nopnds || f == cj_module_main(m)) return false;
+  for (uint32_t i = 0; i < op->nopnds; i++)
+    if (body->args[i].type != op->operands[i]->type || !cj_type_is_static(op->operands[i]->type))
+      return false;
+  return true;
+}
+
+/* one round: inlines every call found (not the calls the inlined bodies contain); with
+ * keep_late, the late calls stay */
+static cj_status inline_block(cj_module *m, cj_op *func, cj_block *b, int *count, bool keep_late) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
-    if (op->kind == CJ_OP_FUNC_CALL || op->kind == CJ_OP_COMPOSITE) {
+    if ((op->kind == CJ_OP_FUNC_CALL || op->kind == CJ_OP_COMPOSITE) &&
+        !(keep_late && late_call(m, op))) {
       const char *callee = callee_of(op);
       if (!callee) return cj_op_error(op, CJ_INVALID_ARGUMENT, "call without a callee symbol");
       CJ_RETURN_IF_ERROR(inline_call(m, func, op, callee));
@@ -196,39 +217,43 @@ static cj_status inline_block(cj_module *m, cj_op *func, cj_block *b, int *count
     } else {
       for (uint32_t r = 0; r < op->nregions; r++)
         for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
-          CJ_RETURN_IF_ERROR(inline_block(m, func, nb, count));
+          CJ_RETURN_IF_ERROR(inline_block(m, func, nb, count, keep_late));
     }
     op = next;
   }
   return NULL;
 }
 
-static cj_op *find_call(cj_block *b) {
+static cj_op *find_call(cj_module *m, cj_block *b, bool keep_late) {
   for (cj_op *op = b->first; op; op = op->next) {
-    if (op->kind == CJ_OP_FUNC_CALL || op->kind == CJ_OP_COMPOSITE) return op;
+    if ((op->kind == CJ_OP_FUNC_CALL || op->kind == CJ_OP_COMPOSITE) &&
+        !(keep_late && late_call(m, op)))
+      return op;
     for (uint32_t r = 0; r < op->nregions; r++)
       for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) {
-        cj_op *c = find_call(nb);
+        cj_op *c = find_call(m, nb, keep_late);
         if (c) return c;
       }
   }
   return NULL;
 }
 
-cj_status cj_pass_inline(cj_module *m, cj_op *func) {
+static cj_status inline_calls(cj_module *m, cj_op *func, bool keep_late) {
   cj_block *b = cj_func_body(func);
   if (!b) return NULL;
   for (int round = 0; round < 64; round++) {
     int count = 0;
-    CJ_RETURN_IF_ERROR(inline_block(m, func, b, &count));
+    CJ_RETURN_IF_ERROR(inline_block(m, func, b, &count, keep_late));
     if (!count) return NULL;
   }
-  cj_op *c = find_call(b);
+  cj_op *c = find_call(m, b, keep_late);
   if (c)
     return cj_op_error(c, CJ_UNIMPLEMENTED, "calls nest more than 64 deep (recursion?) at @%s",
                        callee_of(c) ? callee_of(c) : "?");
   return NULL;
 }
+
+cj_status cj_pass_inline(cj_module *m, cj_op *func) { return inline_calls(m, func, false); }
 
 /* ======================================================================== dead code */
 
@@ -328,6 +353,92 @@ void cj_pass_strip_functions(cj_module *m, const cj_op *keep) {
   }
 }
 
+/* ======================================================================== late calls */
+
+static bool has_call(const cj_block *b) {
+  for (const cj_op *op = b->first; op; op = op->next) {
+    if (op->kind == CJ_OP_FUNC_CALL) return true;
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (const cj_block *nb = op->regions[r].first; nb; nb = nb->next)
+        if (has_call(nb)) return true;
+  }
+  return false;
+}
+
+typedef struct func_list {
+  cj_op **f;
+  uint32_t n, cap;
+} func_list;
+
+/* Appends the callees of the calls in b that the list lacks. */
+static cj_status add_callees(cj_module *m, const cj_block *b, func_list *l) {
+  for (const cj_op *op = b->first; op; op = op->next) {
+    if (op->kind == CJ_OP_FUNC_CALL) {
+      cj_op *f = callee_of(op) ? cj_module_lookup_symbol(m, callee_of(op)) : NULL;
+      bool seen = !f;
+      for (uint32_t j = 0; j < l->n && !seen; j++) seen = l->f[j] == f;
+      if (!seen) {
+        if (l->n == l->cap) {
+          uint32_t cap = l->cap ? l->cap * 2 : 8;
+          cj_op **nf = realloc(l->f, sizeof *nf * cap);
+          if (!nf) return cj_oom();
+          l->f = nf;
+          l->cap = cap;
+        }
+        l->f[l->n++] = f;
+      }
+    }
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (const cj_block *nb = op->regions[r].first; nb; nb = nb->next)
+        CJ_RETURN_IF_ERROR(add_callees(m, nb, l));
+  }
+  return NULL;
+}
+
+/* main, then the functions that the kept late calls reach (callees of callees too), each once. */
+static cj_status late_callees(cj_module *m, cj_op *main, cj_op ***out, uint32_t *n) {
+  func_list l = {NULL, 0, 0};
+  l.f = malloc(sizeof *l.f * 8);
+  if (!l.f) return cj_oom();
+  l.cap = 8;
+  l.f[l.n++] = main;
+  cj_status st = NULL;
+  for (uint32_t i = 0; i < l.n && !st; i++) {
+    cj_block *b = cj_func_body(l.f[i]);
+    if (b) st = add_callees(m, b, &l);
+  }
+  if (st) {
+    free(l.f);
+    return st;
+  }
+  *out = l.f;
+  *n = l.n;
+  return NULL;
+}
+
+/* Removes the functions that are neither `main` nor listed. */
+static void strip_except(cj_module *m, cj_op *const *keep, uint32_t n) {
+  cj_block *b = cj_module_block(m);
+  if (!b) return;
+  for (cj_op *op = b->first; op;) {
+    cj_op *next = op->next;
+    bool kept = false;
+    for (uint32_t i = 0; i < n && !kept; i++) kept = keep[i] == op;
+    if (op->kind == CJ_OP_FUNC && !kept) cj_block_remove(b, op);
+    op = next;
+  }
+}
+
+cj_status cj_compile_late_inline(cj_module *m, cj_op *main) {
+  cj_block *b = cj_func_body(main);
+  if (!b || !has_call(b)) return NULL;
+  CJ_RETURN_IF_ERROR(cj_pass_inline(m, main));
+  CJ_RETURN_IF_ERROR(cj_pass_fold(m, main));
+  CJ_RETURN_IF_ERROR(cj_pass_dce(m, main));
+  cj_pass_strip_functions(m, main);
+  return NULL;
+}
+
 /* ======================================================================== pipeline */
 
 cj_status cj_compile_passes(cj_module *m, const cj_compile_hooks *hooks, cj_op **out_main) {
@@ -337,14 +448,31 @@ cj_status cj_compile_passes(cj_module *m, const cj_compile_hooks *hooks, cj_op *
   if (!cj_func_body(main)) return cj_op_error(main, CJ_INVALID_ARGUMENT, "the entry function has no body");
   CJ_RETURN_IF_ERROR(cj_pass_run_parallel(m, main)); /* before other functions are dropped */
   CJ_RETURN_IF_ERROR(cj_pass_identities(m, main));
-  CJ_RETURN_IF_ERROR(cj_pass_inline(m, main));
-  CJ_RETURN_IF_ERROR(cj_pass_identities(m, main));
-  CJ_RETURN_IF_ERROR(cj_pass_refine(m, main, NULL));
-  CJ_RETURN_IF_ERROR(cj_pass_quant(m, main));
-  CJ_RETURN_IF_ERROR(cj_pass_chlo(m, main, hooks));
-  CJ_RETURN_IF_ERROR(cj_pass_fold(m, main));
-  CJ_RETURN_IF_ERROR(cj_pass_dce(m, main));
-  cj_pass_strip_functions(m, main);
+  CJ_RETURN_IF_ERROR(inline_calls(m, main, true));
+  /* the late calls' functions (none in most programs) go through the same passes */
+  cj_op **fs = NULL;
+  uint32_t nf = 0;
+  CJ_RETURN_IF_ERROR(late_callees(m, main, &fs, &nf));
+  cj_status st = NULL;
+  for (uint32_t i = 1; i < nf && !st; i++) {
+    st = cj_pass_identities(m, fs[i]);
+    if (!st) st = inline_calls(m, fs[i], true);
+  }
+  for (uint32_t i = 0; i < nf && !st; i++) {
+    cj_op *f = fs[i];
+    st = cj_pass_identities(m, f);
+    if (!st) st = cj_pass_refine(m, f, NULL);
+    if (!st) st = cj_pass_quant(m, f);
+    if (!st) st = cj_pass_chlo(m, f, hooks);
+    if (!st) st = cj_pass_fold(m, f);
+    if (!st) st = cj_pass_dce(m, f);
+  }
+  free(fs);
+  CJ_RETURN_IF_ERROR(st);
+  /* what the late calls reach now that their own calls were inlined */
+  CJ_RETURN_IF_ERROR(late_callees(m, main, &fs, &nf));
+  strip_except(m, fs, nf);
+  free(fs);
   *out_main = main;
   return NULL;
 }

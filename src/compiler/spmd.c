@@ -196,12 +196,11 @@ static void meshes_free(meshes *ms) {
  *   %o = custom_call @xla.sdy.LocalToGlobalShape(%r...)   {xla.sdy.out_shardings, xla.sdy.manual_axes}
  * They are read back as their sdy forms here (meshes, shardings) and in from_round_trip (the
  * manual computations). */
-static const cj_attr *dict_get(const cj_attr *dict, const char *name);
 
 /* the string `key` of an mhlo.frontend_attributes dictionary, or NULL */
 static const char *frontend_str(const cj_attr *fe, const char *key, size_t *len) {
   const char *v = NULL;
-  if (!cj_attr_get_str(dict_get(fe, key), &v, len)) return NULL;
+  if (!cj_attr_get_str(cj_attr_dict_get(fe, key), &v, len)) return NULL;
   return v;
 }
 
@@ -209,7 +208,7 @@ static cj_status round_trip_meshes(cj_module *m, meshes *out) {
   size_t len = 0;
   const char *text = NULL;
   const cj_attr *ma = cj_module_attr(m, "mhlo.frontend_attributes");
-  if (!cj_attr_get_str(dict_get(ma, "xla.sdy.meshes"), &text, &len)) return NULL;
+  if (!cj_attr_get_str(cj_attr_dict_get(ma, "xla.sdy.meshes"), &text, &len)) return NULL;
   scan s = {text, text + len, false};
   expect(&s, "{");
   ws(&s);
@@ -756,13 +755,6 @@ static const sharded_val *find_sharded(const state *S, const cj_value *v) {
   return NULL;
 }
 
-static const cj_attr *dict_get(const cj_attr *dict, const char *name) {
-  if (!dict || dict->kind != CJ_ATTR_DICT) return NULL;
-  for (int32_t k = 0; k < dict->dict.n; k++)
-    if (!strcmp(dict->dict.items[k].name, name)) return dict->dict.items[k].value;
-  return NULL;
-}
-
 /* The whole (global) value of v, sharded as sh, on every device: an all_gather per divided
  * dimension over the mesh axes that divide it (in their order, the first major: the order of
  * the tiles), inserted before `before`. Resharding as XLA's partitioner would, without its
@@ -1252,10 +1244,10 @@ static cj_status set_sharding_attrs(state *S, const sharding *const *args, int32
 
 /* An argument's or result's sharding: sdy.sharding, or its round-trip spelling (NULL: none) */
 static const cj_attr *sharding_attr(cj_module *m, const cj_attr *attrs) {
-  const cj_attr *a = dict_get(attrs, "sdy.sharding");
+  const cj_attr *a = cj_attr_dict_get(attrs, "sdy.sharding");
   if (a) return a;
   size_t len = 0;
-  const char *t = frontend_str(dict_get(attrs, "mhlo.frontend_attributes"), "xla.sdy.sharding", &len);
+  const char *t = frontend_str(cj_attr_dict_get(attrs, "mhlo.frontend_attributes"), "xla.sdy.sharding", &len);
   return t ? cj_attr_opaque(m, t, len) : NULL;
 }
 

@@ -106,7 +106,6 @@ static cj_status compile_module(cj_module *m, const cj_compile_options *opts, cj
   cj_op *main = NULL;
   cj_compile_hooks hooks = {native_op, NULL};
   if (!st) st = cj_compile_passes(m, &hooks, &main);
-  if (!st) st = check_supported(cj_func_body(main));
   /* the optimized program, printed once: OptimizedProgram, the fingerprint, Serialize */
   char *text = NULL;
   size_t tlen = 0;
@@ -126,6 +125,9 @@ static cj_status compile_module(cj_module *m, const cj_compile_options *opts, cj
       pretty = NULL;
     }
   }
+  /* late calls were kept for the printed program; lowering wants one function */
+  if (!st) st = cj_compile_late_inline(m, main);
+  if (!st) st = check_supported(cj_func_body(main));
   cj_lower_result lr;
   memset(&lr, 0, sizeof lr);
   if (!st) st = cj_cpu_lower(m, main, &p->arena, &lr);

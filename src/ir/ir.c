@@ -527,6 +527,13 @@ static int cmp_named(const void *x, const void *y) {
   return strcmp(a->name, b->name);
 }
 
+const cj_attr *cj_attr_dict_get(const cj_attr *dict, const char *name) {
+  if (!dict || dict->kind != CJ_ATTR_DICT) return NULL;
+  for (int32_t k = 0; k < dict->dict.n; k++)
+    if (!strcmp(dict->dict.items[k].name, name)) return dict->dict.items[k].value;
+  return NULL;
+}
+
 const cj_attr *cj_attr_dict(cj_module *m, int32_t n, const cj_named_attr *items) {
   cj_attr *a = new_attr(m, CJ_ATTR_DICT);
   if (!a) return NULL;

@@ -256,6 +256,8 @@ const cj_attr *cj_attr_symref(cj_module *m, const char *root, int32_t nnested,
 const cj_attr *cj_attr_array(cj_module *m, int32_t n, const cj_attr *const *items);
 /* The dictionary is sorted by name; a duplicate name keeps the last value. */
 const cj_attr *cj_attr_dict(cj_module *m, int32_t n, const cj_named_attr *items);
+/* The value named `name` in a DICT attribute; NULL when absent or when dict is not a DICT. */
+const cj_attr *cj_attr_dict_get(const cj_attr *dict, const char *name);
 const cj_attr *cj_attr_dense_array(cj_module *m, cj_dtype dt, int64_t n, const void *data);
 const cj_attr *cj_attr_i64_array(cj_module *m, int64_t n, const int64_t *v); /* array<i64: ...> */
 const cj_attr *cj_attr_dense(cj_module *m, const cj_type *type, const void *data, size_t nbytes,

@@ -129,6 +129,62 @@ static void test_inline(void) {
   }
 }
 
+/* Calls marked inlineable = "xla_late" stay calls (their functions compiled too) until
+ * cj_compile_late_inline; other calls are inlined at once. */
+static void test_late_calls(void) {
+  cj_module *m = parse(
+      "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = func.call @late(%x) {mhlo.frontend_attributes = {inlineable = \"xla_late\"}} : "
+      "(tensor<2xf32>) -> tensor<2xf32>\n"
+      "  %1 = func.call @early(%0) {mhlo.frontend_attributes = {inlineable = \"xla_early\"}} : "
+      "(tensor<2xf32>) -> tensor<2xf32>\n"
+      "  return %1 : tensor<2xf32>\n}\n"
+      "func.func private @late(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %c = chlo.constant dense<2.0> : tensor<2xf32>\n"
+      "  %u = stablehlo.add %a, %a : tensor<2xf32>\n"
+      "  %0 = func.call @g(%a, %c) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n"
+      "func.func private @early(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = stablehlo.negate %a : tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n"
+      "func.func private @g(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = stablehlo.multiply %a, %b : tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n");
+  if (!m) return;
+  cj_op *main = NULL;
+  cj_status st = run_passes(m, &main);
+  CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+  cj_status_free(st);
+  CHECK_EQ_INT(count(m, "func.call"), 1);         /* @late's call stays, @g's was inlined */
+  CHECK_EQ_INT(nfuncs(m), 2);                     /* main and @late */
+  CHECK_EQ_INT(count(m, "stablehlo.negate"), 1);  /* @early inlined */
+  CHECK_EQ_INT(count(m, "chlo.constant"), 0);     /* @late went through the passes */
+  CHECK_EQ_INT(count(m, "stablehlo.add"), 0);     /* (dead code too) */
+  st = cj_compile_late_inline(m, main);
+  CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+  cj_status_free(st);
+  CHECK_EQ_INT(count(m, "func.call"), 0);
+  CHECK_EQ_INT(nfuncs(m), 1);
+  CHECK_EQ_INT(count(m, "stablehlo.multiply"), 1);
+  cj_module_free(m);
+
+  /* a late call of dynamic types is inlined at once (late calls need static functions) */
+  m = parse(
+      "func.func @main(%x: tensor<2xf32>) -> tensor<?xf32> {\n"
+      "  %d = stablehlo.convert %x : (tensor<2xf32>) -> tensor<?xf32>\n"
+      "  %0 = func.call @late(%d) {mhlo.frontend_attributes = {inlineable = \"xla_late\"}} : "
+      "(tensor<?xf32>) -> tensor<?xf32>\n"
+      "  return %0 : tensor<?xf32>\n}\n"
+      "func.func private @late(%a: tensor<?xf32>) -> tensor<?xf32> {\n"
+      "  return %a : tensor<?xf32>\n}\n");
+  if (!m) return;
+  st = run_passes(m, &main);
+  CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+  cj_status_free(st);
+  CHECK_EQ_INT(count(m, "func.call"), 0);
+  cj_module_free(m);
+}
+
 static void test_identities(void) {
   cj_module *m = parse(
       "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
@@ -249,6 +305,7 @@ static void test_fold_dce(void) {
 
 int main(void) {
   test_inline();
+  test_late_calls();
   test_identities();
   test_chlo();
   test_fold_dce();

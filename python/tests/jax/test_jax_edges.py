@@ -91,3 +91,29 @@ def test_known_compiler_options_accepted(platform):
     c = jax.jit(lambda a: a + 1).lower(x).compile(
         compiler_options={"xla_cpu_enable_fast_math": False, "xla_embed_ir_in_executable": True})
     np.testing.assert_array_equal(np.asarray(c(x)), np.full(3, 2.0, np.float32))
+
+
+# ---- the optimized program keeps the calls JAX asks XLA to inline late ----
+
+@pytest.mark.skipif(not hasattr(jax, "Inline"), reason="jax.Inline is new in jax 0.12")
+@pytest.mark.parametrize("platform", ["cpu", "cjrt"])
+def test_optimized_program_keeps_late_calls(platform):
+    dev = jax.devices(platform)[0]
+    x = jax.device_put(np.float32(3.0), dev)
+
+    def hlo(mode):
+        c = jax.jit(lambda v: jax.jit(lambda y: y * 2, inline=mode)(v) + 1.0).lower(x).compile()
+        assert float(c(x)) == 7.0
+        return c.as_text()
+
+    assert "call(" not in hlo(jax.Inline.JAX_EARLY)
+    assert "call(" not in hlo(jax.Inline.XLA_EARLY)
+    assert "call(" in hlo(jax.Inline.XLA_LATE)
+
+
+def test_late_calls_run_like_inlined_ones():
+    if not hasattr(jax, "Inline"):
+        pytest.skip("jax.Inline is new in jax 0.12")
+    inner = jax.jit(lambda y: jnp.sin(y) @ y.T, inline=jax.Inline.XLA_LATE)
+    compare(lambda a: inner(a) + inner(a * 2) + jax.lax.fori_loop(0, 3, lambda i, c: c + inner(c), a),
+            jaxcheck.rand((8, 8), np.float32) / 8)
