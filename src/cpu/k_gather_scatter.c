@@ -259,7 +259,9 @@ static cj_status k_scatter(cj_exec_ctx *ctx, const cj_step *st) {
     const char *in = CJ_PTR(ctx, st->in[i]);
     if (out != in) kg_cvt_run(&p->init_cvt[i], out, in, p->nelems_in[i]);
   }
-  if (p->wnelems == 0 || p->nscatter == 0) return NULL;
+  /* nothing to update; an empty input must stop here: the one-element-window path checks only
+   * the dims the index vector maps, and an unmapped inserted dim of size 0 has no element */
+  if (p->wnelems == 0 || p->nscatter == 0 || p->nelems_in[0] == 0) return NULL;
   scatter_run R = {p, ctx, st, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[n + 1]),
                    CJ_PTR(ctx, st->in[n]), NULL};
   if (p->parallel && ctx->pool && cj_pool_size(ctx->pool) > 1 &&

@@ -437,3 +437,24 @@ func.func @main() {
   stablehlo.custom_call @check.expect_eq(%s3, %c4) {has_side_effect = true} : (tensor<3x4xi32>, tensor<3x4xi32>) -> ()
   return
 }
+
+// -----
+// case: scatter into an empty input (unmapped inserted dim of size 0)
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<16xf32>
+  %v1 = stablehlo.add %v0, %v0 : tensor<16xf32>
+  %c2 = stablehlo.constant dense<0.0> : tensor<0x16xf32>
+  %v3 = stablehlo.add %c2, %c2 : tensor<0x16xf32>
+  %c4 = stablehlo.constant dense<[[0], [1], [2], [3], [15]]> : tensor<5x1xi32>
+  %c5 = stablehlo.constant dense<1000.0> : tensor<5xf32>
+  %v6 = "stablehlo.scatter"(%v3, %c4, %c5) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [1], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<0x16xf32>, tensor<5x1xi32>, tensor<5xf32>) -> tensor<0x16xf32>
+  %v7 = stablehlo.add %v1, %v0 : tensor<16xf32>
+  stablehlo.custom_call @check.expect_eq(%v6, %c2) {has_side_effect = true} : (tensor<0x16xf32>, tensor<0x16xf32>) -> ()
+  %c8 = stablehlo.constant dense<"0x00000000000040400000C040000010410000404100007041000090410000A8410000C0410000D8410000F041000004420000104200001C420000284200003442"> : tensor<16xf32>
+  stablehlo.custom_call @check.expect_eq(%v7, %c8) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
+  return
+}

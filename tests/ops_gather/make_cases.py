@@ -450,6 +450,24 @@ def scatter_cases():
     cs.append(scatter_case("2-d windows partly out of bounds dropped whole, multiply", [x], si,
                            [u], ([1, 2], [], [], [], [0, 1], 1), np.int32,
                            body2(np.int32, "stablehlo.multiply %a, %b : {t}"), mul))
+    # an empty input whose size-0 dim is inserted but not in the index vector: no element can
+    # be updated (the one-element-window path once wrote into the next buffer); a live neighbor
+    # computed before and used after the scatter must keep its values
+    c = Case("scatter into an empty input (unmapped inserted dim of size 0)")
+    y0 = c.op("{r} = stablehlo.iota dim = 0 : tensor<16xf32>")
+    y = c.op("{r} = stablehlo.add %s, %s : tensor<16xf32>" % (y0, y0))
+    z = c.splat((0, 16), f32, 0.0)
+    x = c.op("{r} = stablehlo.add %s, %s : tensor<0x16xf32>" % (z, z))
+    si = c.const(np.array([[0], [1], [2], [3], [15]], np.int32))
+    u = c.splat((5,), f32, 1000.0)
+    s = c.op('{r} = "stablehlo.scatter"(%s, %s, %s) <{scatter_dimension_numbers = #stablehlo.scatter<'
+             'update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [1], '
+             'index_vector_dim = 1>}> %s : (tensor<0x16xf32>, tensor<5x1xi32>, tensor<5xf32>) '
+             '-> tensor<0x16xf32>' % (x, si, u, body2(f32, "stablehlo.add %a, %b : {t}")))
+    y2 = c.op("{r} = stablehlo.add %s, %s : tensor<16xf32>" % (y, y0))
+    c.expect_same(s, z, (0, 16), f32)
+    c.expect(y2, 3 * np.arange(16, dtype=f32))
+    cs.append(c)
     return cs
 
 
