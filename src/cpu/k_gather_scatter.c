@@ -9,7 +9,7 @@
  * dim) combines the window's updates into the results; a window with any element out of bounds
  * is skipped whole. That is XLA's behaviour, which JAX's mode="fill"/"drop" relies on; the
  * StableHLO spec's wording skips only the out-of-bounds elements, and the two agree whenever a
- * window is entirely in or entirely out (the conformance corpus has no other case):
+ * window is entirely in or entirely out (no conformance case has a window partly in):
  *   - one input with a body that is add/multiply/maximum/minimum/and/or/xor of its arguments
  *     or returns the update ("replace"): a combiner over runs of the window's innermost dim;
  *   - anything else: the body as a nested plan per element.
@@ -85,7 +85,7 @@ static bool in_bounds(const scatter_params *p, const int64_t *start, int64_t *ba
   int64_t off = 0;
   for (int32_t d = 0; d < p->rank; d++) {
     int64_t s = start[d];
-    if (s < 0 || s > p->dims[d] - p->wsize[d]) return false; /* wsize[d] <= dims[d] */
+    if (s < 0 || s > p->dims[d] - p->wsize[d]) return false; /* no overflow: both >= 0 */
     off += s * p->istr[d];
   }
   *base = off;
