@@ -4,9 +4,12 @@
  * wider; in place when an input dies here). The update index space splits into the scatter
  * space (update dims that are not window dims, in the order of scatter_indices' dims without
  * index_vector_dim) and the window. For each scatter position the kernel reads the index
- * vector into a start per input dim (no clamping), adds the batching-dim positions, clips the
- * window to the input's bounds (the spec skips exactly the out-of-bounds elements), and combines
- * the window's updates into the results:
+ * vector into a start per input dim (no clamping), adds the batching-dim positions, and when
+ * the whole window lies inside the input (0 <= start and start + window size <= dim in every
+ * dim) combines the window's updates into the results; a window with any element out of bounds
+ * is skipped whole. That is XLA's behaviour, which JAX's mode="fill"/"drop" relies on; the
+ * StableHLO spec's wording skips only the out-of-bounds elements, and the two agree whenever a
+ * window is entirely in or entirely out (no conformance case has a window partly in):
  *   - one input with a body that is add/multiply/maximum/minimum/and/or/xor of its arguments
  *     or returns the update ("replace"): a combiner over runs of the window's innermost dim;
  *   - anything else: the body as a nested plan per element.
@@ -75,44 +78,33 @@ static void start_of(const scatter_params *p, const char *iv, const int64_t *spo
     if (p->s_bat[j] >= 0) start[p->s_bat[j]] = spos[j];
 }
 
-/* Clips the window at `start` to the input bounds: per window dim, [lo, hi). false when no
- * element is in bounds. *base receives the result element offset of window position lo. */
-static bool clip(const scatter_params *p, const int64_t *start, int64_t *lo, int64_t *hi,
-                 int64_t *base, int64_t *ubase) {
-  int64_t off = 0, uoff = 0;
-  int32_t w = 0;
+/* Whether the window at `start` lies entirely inside the input; if so *base receives the
+ * result element offset of its first element. (A window of size 0 never gets here: the kernel
+ * returns early when the window has no elements.) */
+static bool in_bounds(const scatter_params *p, const int64_t *start, int64_t *base) {
+  int64_t off = 0;
   for (int32_t d = 0; d < p->rank; d++) {
-    int64_t s = start[d], ws = p->wsize[d], dim = p->dims[d];
-    if (s >= dim || s <= -ws) return false; /* (also rejects ws == 0) */
-    int64_t l = s < 0 ? -s : 0;
-    int64_t h = dim - s < ws ? dim - s : ws;
-    if (l >= h) return false;
-    off += (s + l) * p->istr[d];
-    if (w < p->nw && p->wdim[w] == d) {
-      lo[w] = l;
-      hi[w] = h;
-      uoff += l * p->wupd[w];
-      w++;
-    }
+    int64_t s = start[d];
+    if (s < 0 || s > p->dims[d] - p->wsize[d]) return false; /* no overflow: both >= 0 */
+    off += s * p->istr[d];
   }
   *base = off;
-  *ubase = uoff;
   return true;
 }
 
-/* fast: combine the clipped window with runs of the innermost window dim */
-static void fast_window(const scatter_params *p, char *res, const char *upd, const int64_t *lo,
-                        const int64_t *hi, int64_t base, int64_t ubase) {
+/* fast: combine the window with runs of its innermost dim */
+static void fast_window(const scatter_params *p, char *res, const char *upd, int64_t base,
+                        int64_t ubase) {
   int32_t es = p->es;
   if (p->nw == 0) {
     p->comb(res + base * es, es, upd + ubase * es, es, 1);
     return;
   }
   int32_t in = p->nw - 1;
-  int64_t run = hi[in] - lo[in];
+  int64_t run = p->wsize[p->wdim[in]];
   int64_t ras = p->istr[p->wdim[in]] * es, rus = p->wupd[in] * es;
   int64_t pos[CJ_MAX_RANK];
-  for (int32_t w = 0; w < in; w++) pos[w] = lo[w];
+  for (int32_t w = 0; w < in; w++) pos[w] = 0;
   char *r = res + base * es;
   const char *u = upd + ubase * es;
   for (;;) {
@@ -121,25 +113,24 @@ static void fast_window(const scatter_params *p, char *res, const char *upd, con
     for (; w >= 0; w--) {
       r += p->istr[p->wdim[w]] * es;
       u += p->wupd[w] * es;
-      if (++pos[w] < hi[w]) break;
-      r -= p->istr[p->wdim[w]] * es * (hi[w] - lo[w]);
-      u -= p->wupd[w] * es * (hi[w] - lo[w]);
-      pos[w] = lo[w];
+      if (++pos[w] < p->wsize[p->wdim[w]]) break;
+      r -= p->istr[p->wdim[w]] * es * pos[w];
+      u -= p->wupd[w] * es * pos[w];
+      pos[w] = 0;
     }
     if (w < 0) break;
   }
 }
 
 /* general: the body per element */
-static cj_status body_window(const scatter_run *R, const int64_t *lo, const int64_t *hi,
-                             int64_t base, int64_t ubase) {
+static cj_status body_window(const scatter_run *R, int64_t base, int64_t ubase) {
   const scatter_params *p = R->p;
   cj_exec_ctx *ctx = R->ctx;
   const cj_step *st = R->st;
   const kg_body *b = &p->body;
   int32_t n = p->n;
   int64_t pos[CJ_MAX_RANK];
-  for (int32_t w = 0; w < p->nw; w++) pos[w] = lo[w];
+  for (int32_t w = 0; w < p->nw; w++) pos[w] = 0;
   int64_t r = base, u = ubase;
   for (;;) {
     for (int32_t i = 0; i < n; i++) {
@@ -158,10 +149,10 @@ static cj_status body_window(const scatter_run *R, const int64_t *lo, const int6
     for (; w >= 0; w--) {
       r += p->istr[p->wdim[w]];
       u += p->wupd[w];
-      if (++pos[w] < hi[w]) break;
-      r -= p->istr[p->wdim[w]] * (hi[w] - lo[w]);
-      u -= p->wupd[w] * (hi[w] - lo[w]);
-      pos[w] = lo[w];
+      if (++pos[w] < p->wsize[p->wdim[w]]) break;
+      r -= p->istr[p->wdim[w]] * pos[w];
+      u -= p->wupd[w] * pos[w];
+      pos[w] = 0;
     }
     if (w < 0) break;
   }
@@ -227,7 +218,7 @@ static void scatter_range(void *ctx_, int64_t s0, int64_t s1) {
     scalar_range(R, s0, s1);
     return;
   }
-  int64_t spos[CJ_MAX_RANK], start[CJ_MAX_RANK], lo[CJ_MAX_RANK], hi[CJ_MAX_RANK];
+  int64_t spos[CJ_MAX_RANK], start[CJ_MAX_RANK];
   int64_t io = 0, uo = 0, rem = s0;
   for (int32_t j = p->ns - 1; j >= 0; j--) {
     spos[j] = rem % p->sdims[j];
@@ -237,12 +228,12 @@ static void scatter_range(void *ctx_, int64_t s0, int64_t s1) {
   }
   for (int64_t s = s0; s < s1; s++) {
     start_of(p, R->idx + io, spos, start);
-    int64_t base, ubase;
-    if (clip(p, start, lo, hi, &base, &ubase)) {
+    int64_t base;
+    if (in_bounds(p, start, &base)) {
       if (p->comb) {
-        fast_window(p, R->res0, R->upd0, lo, hi, base, uo + ubase);
+        fast_window(p, R->res0, R->upd0, base, uo);
       } else {
-        cj_status st = body_window(R, lo, hi, base, uo + ubase);
+        cj_status st = body_window(R, base, uo);
         if (st) {
           R->err = st;
           return;
@@ -268,7 +259,9 @@ static cj_status k_scatter(cj_exec_ctx *ctx, const cj_step *st) {
     const char *in = CJ_PTR(ctx, st->in[i]);
     if (out != in) kg_cvt_run(&p->init_cvt[i], out, in, p->nelems_in[i]);
   }
-  if (p->wnelems == 0 || p->nscatter == 0) return NULL;
+  /* nothing to update; an empty input must stop here: the one-element-window path checks only
+   * the dims the index vector maps, and an unmapped inserted dim of size 0 has no element */
+  if (p->wnelems == 0 || p->nscatter == 0 || p->nelems_in[0] == 0) return NULL;
   scatter_run R = {p, ctx, st, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[n + 1]),
                    CJ_PTR(ctx, st->in[n]), NULL};
   if (p->parallel && ctx->pool && cj_pool_size(ctx->pool) > 1 &&

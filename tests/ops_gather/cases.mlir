@@ -196,7 +196,7 @@ func.func @main() {
     %r = stablehlo.add %a, %b : tensor<f32>
     stablehlo.return %r : tensor<f32>
   }) : (tensor<6x4xf32>, tensor<7x2xi32>, tensor<7x2x3xf32>) -> (tensor<6x4xf32>)
-  %c4 = stablehlo.constant dense<"0x007F1C3F93CEDA3F141E20C0DEA404BEB87D2B3EE8028BBD76DAD5BFFC73DABDAEACA5BF0BE154BF8CC48BBE1FEE48BCA992C5BD268543BF186CA23E7397B83FBEA75F3E99FCF13F1DF01EBFBA9D88BEF3E1A7BEC9ED063FFCD407BF6DA6EB3F"> : tensor<6x4xf32>
+  %c4 = stablehlo.constant dense<"0x007F1C3F7A8C873F8485F8BE58FE0FBFB87D2B3EE8028BBD76DAD5BFFC73DABDAEACA5BF0BE154BF8CC48BBE1FEE48BCA992C5BD268543BF186CA23E7397B83FBEA75F3E99FCF13F1DF01EBF222B86BFF3E1A7BEC9ED063F5999163E5EF19A3E"> : tensor<6x4xf32>
   stablehlo.custom_call @check.expect_eq(%s3, %c4) {has_side_effect = true} : (tensor<6x4xf32>, tensor<6x4xf32>) -> ()
   return
 }
@@ -265,7 +265,7 @@ func.func @main() {
     %r = stablehlo.maximum %a, %b : tensor<f64>
     stablehlo.return %r : tensor<f64>
   }) : (tensor<5x6xf64>, tensor<2x4xi64>, tensor<2x3x4xf64>) -> (tensor<5x6xf64>)
-  %c4 = stablehlo.constant dense<"0xF696FB35DF89F83F78ECE72AA990C1BFCB574512BE4FE03FFC1C536D508BE0BFD77D25B38DD7F43F9DF175FA7B71F2BFD43664F299D5D2BFCD3DBD066B20DCBF61C7A43225A8F13F60CECCE01A8FCEBF1AFF3D8767B6EDBFDCF1A1BC566BC93F3E6D31A310E7CCBFA97C20DCFDACF13F98324E9C5BBBF8BFA37E500D0BADAABFC1AAD89CA1B5D93F81CEADE3FD5AF13F38D897A2C722D03F012512C828CB0B40011E12A1375EF23F5A075370CB11F1BF4C25FE015E07E0BFF8121A791FFBFA3F69EDF0678814A0BFE4B56B9CE346CF3F6CE60ECD3EDCFD3FD51CB3697B93ED3FB18203881837E8BFDBC35182FD88F03F"> : tensor<5x6xf64>
+  %c4 = stablehlo.constant dense<"0xF696FB35DF89F83F78ECE72AA990C1BFCB574512BE4FE03F3404077F01BAE6BFCDB9A64B5EF4FABF9DF175FA7B71F2BFD43664F299D5D2BFCD3DBD066B20DCBF61C7A43225A8F13F60CECCE01A8FCEBF1AFF3D8767B6EDBFDCF1A1BC566BC93F3E6D31A310E7CCBFA97C20DCFDACF13F98324E9C5BBBF8BFA37E500D0BADAABFC1AAD89CA1B5D93F81CEADE3FD5AF13FD8363A7A5D1DCBBF012512C828CB0B40011E12A1375EF23F5A075370CB11F1BF4C25FE015E07E0BFF8121A791FFBFA3F324CFCAEE043E4BFE4B56B9CE346CF3F6CE60ECD3EDCFD3FD51CB3697B93ED3FB18203881837E8BF74E9D64175F3A53F"> : tensor<5x6xf64>
   stablehlo.custom_call @check.expect_eq(%s3, %c4) {has_side_effect = true} : (tensor<5x6xf64>, tensor<5x6xf64>) -> ()
   return
 }
@@ -386,5 +386,75 @@ func.func @main() {
   %c5 = stablehlo.constant dense<3> : tensor<4096xi32>
   %v6 = stablehlo.multiply %v4, %c5 : tensor<4096xi32>
   stablehlo.custom_call @check.expect_eq(%v3, %v6) {has_side_effect = true} : (tensor<4096xi32>, tensor<4096xi32>) -> ()
+  return
+}
+
+// -----
+// case: windows partly out of bounds dropped whole, add
+func.func @main() {
+  %c0 = stablehlo.constant dense<"0x000000000000803F0000004000004040000080400000A0400000C0400000E0400000004100001041"> : tensor<10xf32>
+  %c1 = stablehlo.constant dense<[[9], [-1], [3], [0]]> : tensor<4x1xi32>
+  %c2 = stablehlo.constant dense<"0x0000C8420000C8420000C8420000C8420000C8420000C8420000C8420000C842"> : tensor<4x2xf32>
+  %s3 = "stablehlo.scatter"(%c0, %c1, %c2) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<10xf32>, tensor<4x1xi32>, tensor<4x2xf32>) -> (tensor<10xf32>)
+  %c4 = stablehlo.constant dense<"0x0000C8420000CA42000000400000CE420000D0420000A0400000C0400000E0400000004100001041"> : tensor<10xf32>
+  stablehlo.custom_call @check.expect_eq(%s3, %c4) {has_side_effect = true} : (tensor<10xf32>, tensor<10xf32>) -> ()
+  return
+}
+
+// -----
+// case: windows partly out of bounds dropped whole, a - (-b), general path
+func.func @main() {
+  %c0 = stablehlo.constant dense<"0x000000000000803F0000004000004040000080400000A0400000C0400000E0400000004100001041"> : tensor<10xf32>
+  %c1 = stablehlo.constant dense<[[9], [-1], [3], [0]]> : tensor<4x1xi32>
+  %c2 = stablehlo.constant dense<"0x0000C8420000C8420000C8420000C8420000C8420000C8420000C8420000C842"> : tensor<4x2xf32>
+  %s3 = "stablehlo.scatter"(%c0, %c1, %c2) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %n = stablehlo.negate %b : tensor<f32>
+    %r = stablehlo.subtract %a, %n : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<10xf32>, tensor<4x1xi32>, tensor<4x2xf32>) -> (tensor<10xf32>)
+  %c4 = stablehlo.constant dense<"0x0000C8420000CA42000000400000CE420000D0420000A0400000C0400000E0400000004100001041"> : tensor<10xf32>
+  stablehlo.custom_call @check.expect_eq(%s3, %c4) {has_side_effect = true} : (tensor<10xf32>, tensor<10xf32>) -> ()
+  return
+}
+
+// -----
+// case: 2-d windows partly out of bounds dropped whole, multiply
+func.func @main() {
+  %c0 = stablehlo.constant dense<[[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]> : tensor<3x4xi32>
+  %c1 = stablehlo.constant dense<[[1, 3], [0, 0], [0, -1], [1, 2]]> : tensor<4x2xi32>
+  %c2 = stablehlo.constant dense<[[[2, 2], [2, 2]], [[2, 2], [2, 2]], [[2, 2], [2, 2]], [[2, 2], [2, 2]]]> : tensor<4x2x2xi32>
+  %s3 = "stablehlo.scatter"(%c0, %c1, %c2) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %r = stablehlo.multiply %a, %b : tensor<i32>
+    stablehlo.return %r : tensor<i32>
+  }) : (tensor<3x4xi32>, tensor<4x2xi32>, tensor<4x2x2xi32>) -> (tensor<3x4xi32>)
+  %c4 = stablehlo.constant dense<[[2, 4, 3, 4], [10, 12, 14, 16], [9, 10, 22, 24]]> : tensor<3x4xi32>
+  stablehlo.custom_call @check.expect_eq(%s3, %c4) {has_side_effect = true} : (tensor<3x4xi32>, tensor<3x4xi32>) -> ()
+  return
+}
+
+// -----
+// case: scatter into an empty input (unmapped inserted dim of size 0)
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<16xf32>
+  %v1 = stablehlo.add %v0, %v0 : tensor<16xf32>
+  %c2 = stablehlo.constant dense<0.0> : tensor<0x16xf32>
+  %v3 = stablehlo.add %c2, %c2 : tensor<0x16xf32>
+  %c4 = stablehlo.constant dense<[[0], [1], [2], [3], [15]]> : tensor<5x1xi32>
+  %c5 = stablehlo.constant dense<1000.0> : tensor<5xf32>
+  %v6 = "stablehlo.scatter"(%v3, %c4, %c5) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [1], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<0x16xf32>, tensor<5x1xi32>, tensor<5xf32>) -> tensor<0x16xf32>
+  %v7 = stablehlo.add %v1, %v0 : tensor<16xf32>
+  stablehlo.custom_call @check.expect_eq(%v6, %c2) {has_side_effect = true} : (tensor<0x16xf32>, tensor<0x16xf32>) -> ()
+  %c8 = stablehlo.constant dense<"0x00000000000040400000C040000010410000404100007041000090410000A8410000C0410000D8410000F041000004420000104200001C420000284200003442"> : tensor<16xf32>
+  stablehlo.custom_call @check.expect_eq(%v7, %c8) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
   return
 }

@@ -7,7 +7,9 @@
 
 Expected values come from the reference implementations below: plain loops over numpy arrays
 that follow the StableHLO specification's definitions (docs/spec.md) line by line, written
-independently of the C kernels. Large cases (which take the kernels' parallel and bulk paths)
+independently of the C kernels, except where XLA (which JAX relies on) is stricter than the spec's
+wording: scatter skips a whole update window when any of its elements is out of bounds (the spec
+skips only those elements). Large cases (which take the kernels' parallel and bulk paths)
 compare with results derived by hand and computed in the program by other ops (reverse, iota,
 transpose), to keep the files small. Run with the venv that has numpy and ml_dtypes:
 
@@ -72,10 +74,20 @@ def gather_ref(x, si, offset_dims, collapsed, obatch, ibatch, sim, ivd, ss):
 
 
 def scatter_ref(inputs, si, updates, uwd, iwd, ibd, sibd, sdod, ivd, comp, out_dtypes=None):
+    """The spec's definition, but an update is applied only when its whole window is in bounds
+    (0 <= full start index and full start index + window size <= dim in every dim), as XLA does
+    and JAX's mode="fill"/"drop" needs."""
     out_dtypes = out_dtypes or [x.dtype for x in inputs]
     results = [x.astype(dt) for x, dt in zip(inputs, out_dtypes)]
     u0 = updates[0]
     rank = inputs[0].ndim
+    wsize, j = [], 0
+    for d in range(rank):
+        if d in iwd or d in ibd:
+            wsize.append(1)
+        else:
+            wsize.append(u0.shape[uwd[j]])
+            j += 1
     usd = [d for d in range(u0.ndim) if d not in uwd]
     for ui in np.ndindex(*u0.shape):
         usi = [ui[d] for d in usd]
@@ -100,7 +112,7 @@ def scatter_ref(inputs, si, updates, uwd, iwd, ibd, sibd, sdod, ivd, comp, out_d
                 fwi.append(uwi[j])
                 j += 1
         ri = tuple(a + b + c for a, b, c in zip(fsi, fbi, fwi))
-        if all(0 <= ri[d] < results[0].shape[d] for d in range(rank)):
+        if all(0 <= fsi[d] + fbi[d] <= results[0].shape[d] - wsize[d] for d in range(rank)):
             cur = [r[ri] for r in results]
             upd = [np.asarray(u[ui]).astype(dt) for u, dt in zip(updates, out_dtypes)]
             vals = comp(cur, upd)
@@ -307,7 +319,7 @@ def scatter_cases():
     cs = []
     f32 = np.float32
     add = lambda cur, upd: [wrap(np.add)(cur[0], upd[0])]  # noqa: E731
-    # duplicates, negative and out-of-range rows (whole and partial windows skipped element-wise)
+    # duplicates, negative and out-of-range rows (windows partly out of bounds skipped whole)
     x = rng.standard_normal((6, 4)).astype(f32)
     si = np.array([[1, 0], [1, 0], [5, 2], [-1, 1], [2, -3], [4, 3], [7, 0]], np.int32)
     u = rng.standard_normal((7, 2, 3)).astype(f32)
@@ -411,6 +423,50 @@ def scatter_cases():
     io = c.op("{r} = stablehlo.iota dim = 0 : tensor<4096xi32>")
     want = c.op("{r} = stablehlo.multiply %s, %s : tensor<4096xi32>" % (io, c.splat((4096,), np.int32, 3)))
     c.expect_same(s, want, (4096,), np.int32)
+    cs.append(c)
+    # windows sticking out on either side are dropped whole, on both kernel paths (a combiner
+    # and a general body), expected values written out by hand: windows of 2 at 9 and at -1 in
+    # a 10-element operand, and two in bounds (3, 0); JAX's mode="fill" passes such indices on
+    x = np.arange(10, dtype=f32)
+    si = np.array([[9], [-1], [3], [0]], np.int32)
+    u = np.full((4, 2), 100, f32)
+    want = np.array([100, 101, 2, 103, 104, 5, 6, 7, 8, 9], f32)
+    assert (scatter_ref([x], si, [u], [1], [], [], [], [0], 1, add)[0] == want).all()
+    general = ("({\n  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+               "    %n = stablehlo.negate %b : tensor<f32>\n"
+               "    %r = stablehlo.subtract %a, %n : tensor<f32>\n"
+               "    stablehlo.return %r : tensor<f32>\n  })")
+    for label, body in (("add", body2(f32, "stablehlo.add %a, %b : {t}")),
+                        ("a - (-b), general path", general)):
+        cs.append(scatter_case("windows partly out of bounds dropped whole, " + label, [x], si,
+                               [u], ([1], [], [], [], [0], 1), f32, body, add))
+    # 2-d windows sticking out in one dim only (rows in bounds, columns not), i32 multiply
+    x = np.arange(1, 13, dtype=np.int32).reshape(3, 4)
+    si = np.array([[1, 3], [0, 0], [0, -1], [1, 2]], np.int32)
+    u = np.full((4, 2, 2), 2, np.int32)
+    mul = lambda cur, upd: [wrap(np.multiply)(cur[0], upd[0])]  # noqa: E731
+    want = np.array([[2, 4, 3, 4], [10, 12, 14, 16], [9, 10, 22, 24]], np.int32)
+    assert (scatter_ref([x], si, [u], [1, 2], [], [], [], [0, 1], 1, mul)[0] == want).all()
+    cs.append(scatter_case("2-d windows partly out of bounds dropped whole, multiply", [x], si,
+                           [u], ([1, 2], [], [], [], [0, 1], 1), np.int32,
+                           body2(np.int32, "stablehlo.multiply %a, %b : {t}"), mul))
+    # an empty input whose size-0 dim is inserted but not in the index vector: no element can
+    # be updated (the one-element-window path once wrote into the next buffer); a live neighbor
+    # computed before and used after the scatter must keep its values
+    c = Case("scatter into an empty input (unmapped inserted dim of size 0)")
+    y0 = c.op("{r} = stablehlo.iota dim = 0 : tensor<16xf32>")
+    y = c.op("{r} = stablehlo.add %s, %s : tensor<16xf32>" % (y0, y0))
+    z = c.splat((0, 16), f32, 0.0)
+    x = c.op("{r} = stablehlo.add %s, %s : tensor<0x16xf32>" % (z, z))
+    si = c.const(np.array([[0], [1], [2], [3], [15]], np.int32))
+    u = c.splat((5,), f32, 1000.0)
+    s = c.op('{r} = "stablehlo.scatter"(%s, %s, %s) <{scatter_dimension_numbers = #stablehlo.scatter<'
+             'update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [1], '
+             'index_vector_dim = 1>}> %s : (tensor<0x16xf32>, tensor<5x1xi32>, tensor<5xf32>) '
+             '-> tensor<0x16xf32>' % (x, si, u, body2(f32, "stablehlo.add %a, %b : {t}")))
+    y2 = c.op("{r} = stablehlo.add %s, %s : tensor<16xf32>" % (y, y0))
+    c.expect_same(s, z, (0, 16), f32)
+    c.expect(y2, 3 * np.arange(16, dtype=f32))
     cs.append(c)
     return cs
 
