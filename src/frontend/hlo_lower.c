@@ -354,6 +354,7 @@ static const ew_row kElementwise[] = {
     {"cbrt", CJ_OP_CBRT, 1},
     {"ceil", CJ_OP_CEIL, 1},
     {"convert", CJ_OP_CONVERT, 1},
+    {"count-leading-zeros", CJ_OP_COUNT_LEADING_ZEROS, 1},
     {"clz", CJ_OP_COUNT_LEADING_ZEROS, 1},
     {"cosine", CJ_OP_COSINE, 1},
     {"exponential", CJ_OP_EXPONENTIAL, 1},
@@ -924,11 +925,11 @@ static cj_status lower_instr(sc *s, int32_t idx) {
     op = emit(s, in, CJ_OP_WHILE, init.n, init.v, init.n, 2);
     if (!op) return cj_oom();
     CJ_RETURN_IF_ERROR(type_results(s, in, op));
-    /* called_computation_ids: condition, then body */
-    CJ_RETURN_IF_ERROR(comp_body(L, in->called_ids.v[0], &op->regions[0], CJ_OP_RETURN,
+    /* called_computation_ids: body, then condition */
+    CJ_RETURN_IF_ERROR(comp_body(L, in->called_ids.v[1], &op->regions[0], CJ_OP_RETURN,
                                  "condition", in->name, NULL));
     CJ_RETURN_IF_ERROR(
-        comp_body(L, in->called_ids.v[1], &op->regions[1], CJ_OP_RETURN, "body", in->name, NULL));
+        comp_body(L, in->called_ids.v[0], &op->regions[1], CJ_OP_RETURN, "body", in->name, NULL));
     return results_vl(s, in, op, out);
   }
   if (strcmp(oc, "conditional") == 0) {
@@ -960,7 +961,7 @@ static cj_status lower_instr(sc *s, int32_t idx) {
     }
     return results_vl(s, in, op, out);
   }
-  if (strcmp(oc, "custom-call") == 0 || strcmp(oc, "optimization-barrier") == 0 ||
+  if (strcmp(oc, "custom-call") == 0 || strcmp(oc, "opt-barrier") == 0 ||
       strcmp(oc, "rng-bit-generator") == 0 || strcmp(oc, "topk") == 0) {
     cj_op_kind k = oc[0] == 'c'   ? CJ_OP_CUSTOM_CALL
                    : oc[0] == 'o' ? CJ_OP_OPTIMIZATION_BARRIER
