@@ -108,6 +108,9 @@ typedef struct hlo_instr {
   int64_t rng_algorithm;
   int64_t k;
   bool largest;
+  /* HLO text only: operand and called computation names, resolved to ids once all is read */
+  const char **onames, **cnames;
+  int32_t nonames, oncap, ncnames, cncap;
 } hlo_instr;
 
 typedef struct hlo_comp {

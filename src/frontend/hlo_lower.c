@@ -798,7 +798,8 @@ static cj_status lower_instr(sc *s, int32_t idx) {
   /* ---- ops with regions or several results ---- */
   if (strcmp(oc, "reduce") == 0 || strcmp(oc, "reduce-window") == 0 ||
       strcmp(oc, "all-reduce") == 0 || strcmp(oc, "reduce-scatter") == 0) {
-    bool win = oc[6] == '-', all = oc[0] == 'a', rs = oc[0] == 'r' && oc[7] == 's';
+    bool win = strcmp(oc, "reduce-window") == 0, all = strcmp(oc, "all-reduce") == 0,
+         rs = strcmp(oc, "reduce-scatter") == 0;
     CJ_RETURN_IF_ERROR(need_called(s, in, 1));
     cj_value **ops;
     uint32_t nops;
