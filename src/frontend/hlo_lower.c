@@ -18,7 +18,9 @@
 #include "frontend/frontend.h"
 #include "frontend/hlo.h"
 
-enum { MAX_COMP_DEPTH = 64, MAX_OPERAND_DEPTH = 256 };
+/* MAX_WORK bounds the instructions lowered in all (inlining a computation that calls another
+ * twice, nested, would otherwise grow exponentially) */
+enum { MAX_COMP_DEPTH = 64, MAX_OPERAND_DEPTH = 256, MAX_WORK = 1 << 22 };
 
 typedef struct vl {
   uint32_t n;
@@ -31,6 +33,7 @@ typedef struct lw {
   const hlo_module *h;
   const char *file;
   int depth;
+  int64_t work; /* instructions lowered so far */
 } lw;
 
 typedef struct idpos {
@@ -700,6 +703,7 @@ static cj_status lower_instr(sc *s, int32_t idx) {
     for (int i = 0; i < CJ_SF_CONV__COUNT; i++)
       if (!f[i]) return cj_oom();
     set(&t, "dimension_numbers", cj_attr_struct(m, CJ_SK_CONV, f));
+    if (in->nwindow > 64) return ins_err(s, in, "a window of %d dimensions", in->nwindow);
     if (in->nwindow) {
       set(&t, "window_strides", window_field(L, in, 1));
       set(&t, "padding", window_padding(L, in));
@@ -1007,6 +1011,13 @@ static cj_status lower_instr(sc *s, int32_t idx) {
   return unsupported(s, in);
 }
 
+static cj_status too_much_work(const sc *s) {
+  return cj_status_make(CJ_RESOURCE_EXHAUSTED,
+                        "hlo: computation %s: more than %d instructions once calls and fusions are "
+                        "inlined",
+                        s->c->name, (int)MAX_WORK);
+}
+
 static cj_status ensure(sc *s, int32_t idx) {
   if (s->state[idx] == 2) return NULL;
   const hlo_instr *in = &s->c->instrs[idx];
@@ -1016,6 +1027,8 @@ static cj_status ensure(sc *s, int32_t idx) {
   if (s->odepth >= MAX_OPERAND_DEPTH)
     return cj_invalid("hlo: computation %s: instructions are too far out of dependency order",
                       s->c->name);
+  if (++s->L->work > MAX_WORK)
+    return too_much_work(s);
   s->state[idx] = 1;
   s->odepth++;
   cj_status st = lower_instr(s, idx);
@@ -1082,7 +1095,7 @@ cj_status hlo_lower(const hlo_module *h, const char *filename, cj_module **out) 
   if (!entry) return cj_invalid("hlo: the module has no entry computation");
   cj_module *m = cj_module_create(filename);
   if (!m) return cj_oom();
-  lw L = {m, h, m->filename ? m->filename : filename, 0};
+  lw L = {m, h, m->filename ? m->filename : filename, 0, 0};
   cj_status st = NULL;
   if (h->name) {
     m->name = cj_intern(m, h->name, strlen(h->name));

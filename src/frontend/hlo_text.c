@@ -303,7 +303,7 @@ static cj_status dim_labels(tp *t, hlo_instr *in) {
   size_t len[3] = {(size_t)(us - s), (size_t)(ar - us - 1), (size_t)(s + n - ar - 2)};
   hlo_i64s *sp[3] = {&in->in_spatial, &in->k_spatial, &in->out_spatial};
   for (int k = 0; k < 3; k++) {
-    int64_t idx[16];
+    int64_t idx[16] = {0};
     int nsp = 0;
     if (len[k] > 16) return terr(t, "dim_labels of too high a rank");
     for (size_t i = 0; i < len[k]; i++) {
