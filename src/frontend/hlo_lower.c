@@ -441,7 +441,7 @@ static const cj_attr *replica_groups(sc *s, const hlo_instr *in, cj_status *st) 
   int64_t *v = cj_alloc(s->L->m, sizeof *v * (size_t)(ng * per + 1));
   if (!v) return NULL;
   for (int32_t g = 0; g < in->ngroups; g++)
-    memcpy(v + g * per, in->groups[g].v, sizeof *v * (size_t)per);
+    if (per) memcpy(v + g * per, in->groups[g].v, sizeof *v * (size_t)per);
   return dense2(s->L, ng, per, v);
 }
 

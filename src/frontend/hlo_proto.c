@@ -225,6 +225,7 @@ typedef struct bytes {
 } bytes;
 
 static bool bytes_put(bytes *b, const void *src, size_t n) {
+  if (!n) return true;
   if (b->n + n > b->cap) {
     size_t ncap = b->cap ? b->cap : 64;
     while (ncap < b->n + n) ncap *= 2;

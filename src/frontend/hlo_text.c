@@ -86,13 +86,19 @@ static cj_status ident(tp *t, const char **out) {
   return *out ? NULL : cj_oom();
 }
 
+/* a decimal integer (the text is not NUL-terminated: no strtoll) */
 static cj_status integer(tp *t, int64_t *out) {
   skip_ws(t);
-  char *e;
-  long long v = strtoll(t->p, &e, 10);
-  if (e == t->p || e > t->end) return terr(t, "expected an integer");
-  t->p = e;
-  *out = v;
+  bool neg = false;
+  if (t->p < t->end && (*t->p == '-' || *t->p == '+')) neg = *t->p++ == '-';
+  if (t->p >= t->end || !isdigit((unsigned char)*t->p)) return terr(t, "expected an integer");
+  uint64_t v = 0;
+  while (t->p < t->end && isdigit((unsigned char)*t->p)) {
+    if (v > (UINT64_MAX - 9) / 10) return terr(t, "an integer out of range");
+    v = v * 10 + (uint64_t)(*t->p++ - '0');
+  }
+  if (v > (uint64_t)INT64_MAX + neg) return terr(t, "an integer out of range");
+  *out = neg ? (int64_t)(0 - v) : (int64_t)v;
   return NULL;
 }
 
@@ -582,7 +588,11 @@ static cj_status attribute(tp *t, hlo_instr *in, const char **cond, const char *
   if (IS("k")) return integer(t, &in->k);
   if (IS("epsilon")) {
     CJ_RETURN_IF_ERROR(word(t, &s, &n));
-    in->epsilon = strtof(s, NULL);
+    char buf[64];
+    if (n >= sizeof buf) return terr(t, "an epsilon too long");
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    in->epsilon = strtof(buf, NULL);
     return NULL;
   }
   if (IS("replica_groups")) return groups(t, in);
