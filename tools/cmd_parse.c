@@ -1,4 +1,6 @@
 /* cjrt parse: parse and verify MLIR files, printing them or checking print/parse round trips.
+ * Files named *.pb (a serialized xla.HloModuleProto) and *.hlo (HLO text) are read as HLO and
+ * printed as the StableHLO they lower to.
  *
  *   cjrt parse [--roundtrip] [--quiet] [--generic] [--locs] FILE...
  *
@@ -8,6 +10,7 @@
  * Failures are reported as `FILE:LINE:COL: error: ...`; the last line is `parse: N ok, M failed`
  * and the exit status is 1 when M > 0.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +23,8 @@ static void usage(FILE *f) {
           "usage: cjrt parse [--roundtrip] [--quiet] [--generic] [--locs] FILE...\n"
           "\n"
           "Parses each MLIR file (text, `// -----` splits allowed; bytecode once its reader is\n"
-          "built) and verifies it, then prints the module.\n"
+          "built) and verifies it, then prints the module. FILE.pb (an xla.HloModuleProto) and\n"
+          "FILE.hlo (HLO text) are read as HLO and printed as the StableHLO they lower to.\n"
           "\n"
           "  --roundtrip  print, parse the printout and print again (pretty and generic forms);\n"
           "               the printouts must match\n"
@@ -188,9 +192,15 @@ int cjrt_cmd_parse(int argc, char **argv) {
     cj_module **mods = NULL;
     size_t nmods = 0;
     cj_status st;
-    if (len >= 4 && !memcmp(data, "ML\xEFR", 4)) {
+    size_t fl = strlen(file);
+    bool hlo_pb = fl > 3 && strcmp(file + fl - 3, ".pb") == 0;
+    bool hlo_text = fl > 4 && strcmp(file + fl - 4, ".hlo") == 0;
+    if ((len >= 4 && !memcmp(data, "ML\xEFR", 4)) || hlo_pb || hlo_text) {
       cj_module *m = NULL;
-      st = cj_read_program(data, len, file, &m);
+      if (hlo_pb || hlo_text)
+        st = cj_read_hlo_program(data, len, hlo_text ? CJ_HLO_TEXT : CJ_HLO_PROTO, file, &m);
+      else
+        st = cj_read_program(data, len, file, &m);
       if (!st) {
         mods = malloc(sizeof *mods);
         if (mods) {

@@ -15,8 +15,10 @@ static void run_usage(FILE *f) {
   fprintf(f,
           "usage: cjrt run PROGRAM [options]\n"
           "\n"
-          "Compiles PROGRAM (StableHLO as MLIR text, or MLIR bytecode / a portable artifact) with a\n"
-          "PJRT plugin, runs it on the inputs, and prints each output as numpy prints arrays.\n"
+          "Compiles PROGRAM (StableHLO as MLIR text, or MLIR bytecode / a portable artifact; or HLO:\n"
+          "PROGRAM.pb, a serialized xla.HloModuleProto, or PROGRAM.hlo, HLO text, both sent as\n"
+          "format \"hlo\") with a PJRT plugin, runs it on the inputs, and prints each output as\n"
+          "numpy prints arrays.\n"
           "\n"
           "options:\n"
           "  --plugin PATH|NAME     the PJRT plugin: a path to its .so, or a name looked up as\n"
@@ -324,6 +326,11 @@ int cjrt_cmd_run(int argc, char **argv) {
     shapes[i] = (cjrt_arg_shape){arrays[i].dtype, arrays[i].rank, arrays[i].dims};
   copts.argument_shapes = shapes;
   copts.num_argument_shapes = r.num_inputs;
+  /* *.pb (an xla.HloModuleProto) and *.hlo (HLO text) go to the plugin as format "hlo" */
+  size_t plen = strlen(r.program);
+  if ((plen > 3 && strcmp(r.program + plen - 3, ".pb") == 0) ||
+      (plen > 4 && strcmp(r.program + plen - 4, ".hlo") == 0))
+    copts.format = "hlo";
   double t0 = now_ms();
   err = cjrt_compile_file(client, r.program, &copts, &exe);
   free(shapes);

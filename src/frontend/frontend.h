@@ -4,6 +4,9 @@
  *   mlir_bytecode.c  the MLIR bytecode container (versions 0..6)
  *   vhlo.c           the VHLO dialect inside bytecode, mapped onto our StableHLO IR
  *   compile_options.c  xla.CompileOptionsProto (protobuf wire format) -> cj_compile_options
+ *   hlo_proto.c      xla.HloModuleProto / HloModuleProtoWithConfig (protobuf wire format)
+ *   hlo_text.c       HLO text (`HloModule ...`, as XLA's ToString / as_hlo_text() prints it)
+ *   hlo_lower.c      either of those (hlo.h) lowered into our StableHLO IR
  *
  * Ownership: a returned module is owned by the caller (cj_module_free). On error nothing is
  * returned and nothing leaks. Input bytes are borrowed for the duration of the call only.
@@ -51,6 +54,23 @@ cj_status cj_read_mlir_bytecode(const void *data, size_t len, const char *filena
 /* The StableHLO versions the reader supports (PJRT_Plugin_Attributes advertises them). */
 void cj_stablehlo_version_current(int64_t out[3]); /* 1.20.0 */
 void cj_stablehlo_version_minimum(int64_t out[3]); /* 0.9.0 */
+
+/* ---- HLO (src/frontend/hlo_*.c) ---- */
+
+typedef enum cj_hlo_format {
+  CJ_HLO_PROTO,             /* PJRT format "hlo": a serialized xla.HloModuleProto (HLO text, which
+                             * starts with `HloModule`, is recognized and accepted too) */
+  CJ_HLO_PROTO_WITH_CONFIG, /* PJRT format "hlo_with_config": xla.HloModuleProtoWithConfig */
+  CJ_HLO_TEXT,              /* HLO text */
+} cj_hlo_format;
+
+/* Reads an HLO module and lowers it into a StableHLO module: the entry computation becomes
+ * func.func @main (its parameters the arguments; a tuple root gives one result per leaf), called
+ * computations become regions or are inlined, and tuples are flattened. Not verified (call
+ * cj_verify_module). An opcode without a StableHLO counterpart fails naming the instruction:
+ *   "hlo: instruction %x (opcode infeed) in computation %main is not supported" */
+cj_status cj_read_hlo_program(const void *data, size_t len, cj_hlo_format format,
+                              const char *filename, cj_module **out);
 
 /* ---- either ---- */
 

@@ -111,17 +111,25 @@ static cj_status attach_front(cj_executable *e) {
 
 static exec_front *front_of(const cj_executable *e) { return e->front; }
 
-/* Checks a PJRT_Program for compiling: present, big enough, format "mlir". */
-static cj_status check_program(const PJRT_Program *p) {
+/* Checks a PJRT_Program for compiling: present, big enough, format "mlir", "hlo" or
+ * "hlo_with_config" (*format). */
+static cj_status check_program(const PJRT_Program *p, cj_program_format *format) {
   if (!p) return cj_invalid("program is NULL");
   if (p->struct_size < (size_t)PJRT_STRUCT_SIZE(PJRT_Program, format_size))
     return cj_invalid("program->struct_size %zu is too small (PJRT_Program is %zu bytes)",
                       p->struct_size, (size_t)PJRT_Program_STRUCT_SIZE);
   if (!p->format && p->format_size) return cj_invalid("program->format is NULL");
   size_t n = p->format ? p->format_size : 0;
-  if (n != sizeof kMlir - 1 || memcmp(p->format, kMlir, n) != 0)
+  if (n == sizeof kMlir - 1 && memcmp(p->format, kMlir, n) == 0)
+    *format = CJ_PROGRAM_MLIR;
+  else if (n == 3 && memcmp(p->format, "hlo", 3) == 0)
+    *format = CJ_PROGRAM_HLO;
+  else if (n == 15 && memcmp(p->format, "hlo_with_config", 15) == 0)
+    *format = CJ_PROGRAM_HLO_WITH_CONFIG;
+  else
     return cj_invalid("Unknown program format '%.*s' (cjrt compiles \"mlir\": MLIR text or "
-                      "bytecode)",
+                      "bytecode, \"hlo\": an xla.HloModuleProto or HLO text, and "
+                      "\"hlo_with_config\": an xla.HloModuleProtoWithConfig)",
                       (int)(n < 64 ? n : 64), n ? p->format : "");
   if (!p->code || !p->code_size) return cj_invalid("the program is empty");
   return NULL;
@@ -131,13 +139,15 @@ static cj_status check_program(const PJRT_Program *p) {
 static cj_status compile(cj_client *client, const PJRT_Program *program, const char *options,
                          size_t options_len, cj_executable **out) {
   *out = NULL;
-  CJ_RETURN_IF_ERROR(check_program(program));
+  cj_program_format format = CJ_PROGRAM_MLIR;
+  CJ_RETURN_IF_ERROR(check_program(program, &format));
   if (!options && options_len)
     return cj_invalid("compile_options is NULL but compile_options_size is %zu", options_len);
   cj_backend *b = client ? client->backend : cj_backend_cpu();
   cj_executable *e;
   CJ_RETURN_IF_ERROR(
-      cj_executable_compile(b, client, program->code, program->code_size, options, options_len, &e));
+      cj_executable_compile_format(b, client, format, program->code, program->code_size, options,
+                                   options_len, &e));
   CJ_RETURN_IF_ERROR(attach_front(e));
   *out = e;
   return NULL;

@@ -318,15 +318,16 @@ static cj_status check_partitioning(cj_module *m, const cj_compile_options *o, m
 #define CJ_INLINE_COST 65536.0
 
 /* CJRT_DUMP_DIR=<dir>: every program compiled is written there as it was received,
- * <dir>/cjrt_<pid>_<n>.mlir (text or bytecode) and <dir>/cjrt_<pid>_<n>.options.pb (the
+ * <dir>/cjrt_<pid>_<n>.mlir (text or bytecode; .hlo.pb / .hlo_with_config.pb for HLO) and <dir>/cjrt_<pid>_<n>.options.pb (the
  * xla.CompileOptionsProto bytes), for debugging what a framework sends. Failures are ignored. */
-static void dump_program(const void *code, size_t len, const void *options, size_t options_len) {
+static void dump_program(const void *code, size_t len, const void *options, size_t options_len,
+                         const char *ext) {
   const char *dir = getenv("CJRT_DUMP_DIR");
   if (!dir || !*dir) return;
   static atomic_int counter;
   int n = atomic_fetch_add(&counter, 1);
   char path[4096];
-  snprintf(path, sizeof path, "%s/cjrt_%ld_%d.mlir", dir, (long)getpid(), n);
+  snprintf(path, sizeof path, "%s/cjrt_%ld_%d.%s", dir, (long)getpid(), n, ext);
   FILE *f = fopen(path, "wb");
   if (f) {
     if (len) fwrite(code, 1, len, f);
@@ -380,13 +381,22 @@ static cj_status refine_to_argument_shapes(cj_module *m, const cj_compile_option
 cj_status cj_executable_compile(cj_backend *backend, cj_client *client, const void *code,
                                 size_t len, const void *options, size_t options_len,
                                 cj_executable **out) {
+  return cj_executable_compile_format(backend, client, CJ_PROGRAM_MLIR, code, len, options,
+                                      options_len, out);
+}
+
+cj_status cj_executable_compile_format(cj_backend *backend, cj_client *client,
+                                       cj_program_format format, const void *code, size_t len,
+                                       const void *options, size_t options_len,
+                                       cj_executable **out) {
   *out = NULL;
   if (!backend) return cj_invalid("no backend to compile with");
   if (!code && len) return cj_invalid("the program code is NULL but its size is %zu", len);
   if (!len) return cj_invalid("the program is empty");
   if (!options && options_len)
     return cj_invalid("compile_options is NULL but its size is %zu", options_len);
-  dump_program(code, len, options, options_len);
+  dump_program(code, len, options, options_len,
+               format == CJ_PROGRAM_MLIR ? "mlir" : format == CJ_PROGRAM_HLO ? "hlo.pb" : "hlo_with_config.pb");
   cj_compile_options_storage os;
   CJ_RETURN_IF_ERROR(cj_compile_options_read(options, options_len, &os));
   cj_status st = NULL;
@@ -394,7 +404,11 @@ cj_status cj_executable_compile(cj_backend *backend, cj_client *client, const vo
     st = resolve_assignment(client, os.opts.num_replicas, os.opts.num_partitions,
                             os.opts.device_assignment, NULL, NULL);
   cj_module *m = NULL;
-  if (!st) st = cj_read_program(code, len, "program", &m);
+  if (!st && format == CJ_PROGRAM_MLIR) st = cj_read_program(code, len, "program", &m);
+  else if (!st)
+    st = cj_read_hlo_program(code, len,
+                             format == CJ_PROGRAM_HLO ? CJ_HLO_PROTO : CJ_HLO_PROTO_WITH_CONFIG,
+                             "program", &m);
   if (!st) st = cj_verify_module(m);
   if (!st) st = refine_to_argument_shapes(m, &os);
   /* the per-device program of shard_map/pmap programs (src/compiler/spmd.c) */

@@ -94,6 +94,20 @@ cj_status cj_executable_compile(cj_backend *backend, cj_client *client, const vo
                                 size_t len, const void *options, size_t options_len,
                                 cj_executable **out);
 
+/* The program forms PJRT_Program.format names: "mlir" (text or bytecode), "hlo" (a serialized
+ * xla.HloModuleProto, or HLO text) and "hlo_with_config" (xla.HloModuleProtoWithConfig). */
+typedef enum cj_program_format {
+  CJ_PROGRAM_MLIR,
+  CJ_PROGRAM_HLO,
+  CJ_PROGRAM_HLO_WITH_CONFIG,
+} cj_program_format;
+
+/* cj_executable_compile for a program of the given form. */
+cj_status cj_executable_compile_format(cj_backend *backend, cj_client *client,
+                                       cj_program_format format, const void *code, size_t len,
+                                       const void *options, size_t options_len,
+                                       cj_executable **out);
+
 /* A versioned byte form of ours wrapping the backend's program_serialize (malloc'ed). */
 cj_status cj_executable_serialize(const cj_executable *e, void **out, size_t *len);
 /* Reads cj_executable_serialize's bytes; corrupted or foreign bytes fail with INVALID_ARGUMENT.

@@ -195,6 +195,22 @@ MLIR
   printf 'ML\357R\000garbage' >"$TMP/bad.mlirbc"
   run bad_bytecode 1 "$CJRT" run "$TMP/bad.mlirbc" --plugin "$PLUGIN"
   has bad_bytecode err "PJRT_Client_Compile"
+
+  # HLO programs: PROGRAM.pb (an xla.HloModuleProto) and PROGRAM.hlo (text) go as format "hlo"
+  HLO=$EXAMPLES/../tests/hlo/data
+  run hlo_pb 0 "$CJRT" run "$HLO/fori_loop.pb" --plugin "$PLUGIN" --input "$HLO/fori_loop.in0.npy" \
+    --input "$HLO/fori_loop.in1.npy"
+  has hlo_pb out "out0: f32[4]"
+  run hlo_text 0 "$CJRT" run "$HLO/fori_loop.hlo" --plugin "$PLUGIN" \
+    --input "$HLO/fori_loop.in0.npy" --input "$HLO/fori_loop.in1.npy"
+  checks=$((checks + 1))
+  if ! cmp -s "$TMP/hlo_pb.out" "$TMP/hlo_text.out"; then
+    fails=$((fails + 1))
+    echo "FAIL hlo_text: its output differs from the .pb's" >&2
+  fi
+  run hlo_parse 0 "$CJRT" parse "$HLO/fori_loop.pb" "$HLO/fori_loop.hlo"
+  has hlo_parse out "stablehlo.while"
+  has hlo_parse out "parse: 2 ok, 0 failed"
 fi
 
 if [ "$fails" -gt 0 ]; then
