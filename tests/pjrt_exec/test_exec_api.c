@@ -58,12 +58,15 @@ static void test_compile_errors(void) {
   prog.struct_size = PJRT_Program_STRUCT_SIZE;
   prog.code = (char *)kAdd;
   prog.code_size = strlen(kAdd);
-  prog.format = "hlo";
+  prog.format = "hlo"; /* MLIR text sent as an HLO proto: the HLO reader says what is wrong */
   prog.format_size = 3;
   ARGS(PJRT_Client_Compile, a);
   a.client = c;
   a.program = &prog;
-  ERR(api->PJRT_Client_Compile(&a), INVALID_ARGUMENT, "Unknown program format 'hlo'");
+  ERR(api->PJRT_Client_Compile(&a), INVALID_ARGUMENT, "hlo proto: HloModuleProto");
+  prog.format = "hlox";
+  prog.format_size = 4;
+  ERR(api->PJRT_Client_Compile(&a), INVALID_ARGUMENT, "Unknown program format 'hlox'");
   prog.format = "mlirx";
   prog.format_size = 5;
   ERR(api->PJRT_Client_Compile(&a), INVALID_ARGUMENT, "Unknown program format 'mlirx'");
@@ -1724,9 +1727,9 @@ static void test_serialization(void) {
   pc.compile_options_size = o9.n;
   ERR(api->PJRT_Compile(&pc), INVALID_ARGUMENT, "device 9");
   pc.client = NULL;
-  prog.format = "hlo";
-  prog.format_size = 3;
-  ERR(api->PJRT_Compile(&pc), INVALID_ARGUMENT, "Unknown program format 'hlo'");
+  prog.format = "hlo_text";
+  prog.format_size = 8;
+  ERR(api->PJRT_Compile(&pc), INVALID_ARGUMENT, "Unknown program format 'hlo_text'");
   client_free(c1);
   client_free(c2);
   client_free(c);
