@@ -16,6 +16,7 @@
 #include "cpu/k_lapack.h"
 
 #include <complex.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +34,10 @@ enum {
   LK_GEHRD,
   LK_SYTRD,
   LK_GTSV,
+  LK_GEEV,   /* real: eigenvalues as real and imaginary parts, complex eigenvectors */
+  LK_GEEV_C, /* complex */
+  LK_GEES,
+  LK_GEES_C,
   LK_COUNT
 };
 
@@ -55,8 +60,9 @@ typedef struct lk_params {
   lk_arg arg[LK_MAXARGS]; /* operands, then results */
   int64_t batch, grain;
   int m, n, k, lda, ldu, ldvt, ilo, ihi;
-  char uplo, side, diag, job0;
+  char uplo, side, diag, job0, job1;
   int lwork, liwork, lrwork;
+  int64_t lxwork; /* extra elements after the LAPACK workspace (geev's packed eigenvectors) */
   int64_t ws_off, area_bytes;
 } lk_params;
 
@@ -237,6 +243,10 @@ static const lk_spec lk_specs[LK_COUNT] = {
     [LK_GEHRD] = {"gehrd", "gehrd", 1, 3, "TTTI", "2210", "0--"},
     [LK_SYTRD] = {"sytrd", "hetrd", 1, 5, "TTRRTI", "221110", "0----"},
     [LK_GTSV] = {"gtsv", "gtsv", 4, 5, "TTTTTTTTI", "111211120", "0123-"},
+    [LK_GEEV] = {"geev", NULL, 1, 5, "TTTCCI", "211220", "-----"},
+    [LK_GEEV_C] = {NULL, "geev", 1, 4, "TTTTI", "21220", "----"},
+    [LK_GEES] = {"gees", NULL, 1, 6, "TTTTTII", "2221100", "0-----"},
+    [LK_GEES_C] = {NULL, "gees", 1, 5, "TTTTII", "222100", "0----"},
 };
 
 bool cj_lapack_is_target(const char *target, size_t len) {
@@ -310,7 +320,7 @@ static int lk_parse(const char *target, size_t len, int *t) {
   size_t nl = len - 8 - 4;
   for (int k = 0; k < LK_COUNT; k++) {
     const char *want = *t >= 2 ? lk_specs[k].cname : lk_specs[k].rname;
-    if (strlen(want) == nl && memcmp(name, want, nl) == 0) return k;
+    if (want && strlen(want) == nl && memcmp(name, want, nl) == 0) return k;
   }
   return -1;
 }
@@ -355,7 +365,8 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
                              : cj_lw_result(L, op, (uint32_t)idx, x));
     const char *what = is_in ? "operand" : "result";
     char code = sp->types[i];
-    cj_dtype want = code == 'T' ? tdt[t] : code == 'R' ? rdt[t] : CJ_S32;
+    static const cj_dtype cdt[4] = {CJ_C64, CJ_C128, CJ_C64, CJ_C128};
+    cj_dtype want = code == 'T' ? tdt[t] : code == 'R' ? rdt[t] : code == 'C' ? cdt[t] : CJ_S32;
     if (x->dtype != want)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "custom_call @%s: %s %d must have element type %s, got %s",
                          T, what, idx, cj_dtype_get(want)->id, cj_dtype_get(x->dtype)->id);
@@ -504,6 +515,30 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
            "custom_call @%s: results 1-3 must have n, n - 1 and n - 1 elements", T);
       flops = 4 * N * N * N / 3;
       break;
+    case LK_GEEV:
+    case LK_GEEV_C:
+      NEED(p->m == p->n, "custom_call @%s: operand 0 must be square", T);
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "compute_left", "NV", &p->job0));
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "compute_right", "NV", &p->job1));
+      for (int j = 0; j < sp->nout - 1; j++)
+        NEED(res[j].rows == p->n && (res[j].core < 2 || res[j].cols == p->n),
+             "custom_call @%s: result %d must have n = %d rows (and columns)", T, j, p->n);
+      flops = 10 * N * N * N;
+      break;
+    case LK_GEES:
+    case LK_GEES_C:
+      NEED(p->m == p->n, "custom_call @%s: operand 0 must be square", T);
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "mode", "NV", &p->job0));
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "sort", "NS", &p->job1));
+      if (p->job1 != 'N')
+        return cj_op_error(op, CJ_UNIMPLEMENTED,
+                           "custom_call @%s: sorting the eigenvalues (sort = 'S') is not "
+                           "implemented (nor is it by jaxlib)", T);
+      for (int j = 1; j < sp->nout - 2; j++)
+        NEED(res[j].rows == p->n && (res[j].core < 2 || res[j].cols == p->n),
+             "custom_call @%s: result %d must have n = %d rows (and columns)", T, j, p->n);
+      flops = 10 * N * N * N;
+      break;
     case LK_GTSV: {
       const lk_arg *b = &p->arg[3];
       p->n = (int)b->rows;
@@ -536,7 +571,8 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   }
   p->ws_off = off;
   int64_t rs = t == 0 || t == 2 ? 4 : 8;
-  off += (int64_t)p->lwork * p->arg[0].es + (int64_t)p->lrwork * rs + (int64_t)p->liwork * 4;
+  off += ((int64_t)p->lwork + p->lxwork) * p->arg[0].es + (int64_t)p->lrwork * rs +
+         (int64_t)p->liwork * 4;
   p->area_bytes = off + 64;
   cj_lw_set_tls_bytes(L, p->area_bytes);
   double cf = t >= 2 ? 4 : 1;

@@ -42,12 +42,24 @@ void LX(gehrd)(const int *, const int *, const int *, LT *, const int *, LT *, L
                int *);
 void L_SYTRD(const char *, const int *, LT *, const int *, LR *, LR *, LT *, LT *, const int *,
              int *, size_t);
+#if LCPLX
+void LX(geev)(const char *, const char *, const int *, LT *, const int *, LT *, LT *, const int *,
+              LT *, const int *, LT *, const int *, LR *, int *, size_t, size_t);
+void LX(gees)(const char *, const char *, void *, const int *, LT *, const int *, int *, LT *, LT *,
+              const int *, LT *, const int *, LR *, int *, int *, size_t, size_t);
+#else
+void LX(geev)(const char *, const char *, const int *, LT *, const int *, LT *, LT *, LT *,
+              const int *, LT *, const int *, LT *, const int *, int *, size_t, size_t);
+void LX(gees)(const char *, const char *, void *, const int *, LT *, const int *, int *, LT *, LT *,
+              LT *, const int *, LT *, const int *, int *, int *, size_t, size_t);
+#endif
 void LX(gtsv)(const int *, const int *, LT *, LT *, LT *, LT *, const int *, int *);
 
 /* Workspace sizes from LAPACK's own queries (lwork = -1), before any program runs. Returns
  * false when a query fails. */
 static bool LS(lk_query)(lk_params *p) {
   int m = p->m, n = p->n, k = p->k, ld = p->lda, info = 0, q = -1;
+  p->lxwork = 0;
   LT w = 0, a[1] = {0}, t[1] = {0};
   LR rw[1] = {0};
   int iw[1] = {0};
@@ -121,6 +133,29 @@ static bool LS(lk_query)(lk_params *p) {
     case LK_GEHRD:
       LX(gehrd)(&n, &p->ilo, &p->ihi, a, &ld, t, &w, &q, &info);
       break;
+    case LK_GEEV:
+    case LK_GEEV_C:
+#if LCPLX
+      LX(geev)(&p->job0, &p->job1, &n, a, &ld, t, a, &ld, a, &ld, &w, &q, rw, &info, 1, 1);
+      p->lrwork = 2 * n;
+#else
+      LX(geev)(&p->job0, &p->job1, &n, a, &ld, t, t, a, &ld, a, &ld, &w, &q, &info, 1, 1);
+      p->lxwork = 2 * (int64_t)n * n; /* LAPACK's packed real eigenvectors, unpacked after */
+#endif
+      break;
+    case LK_GEES:
+    case LK_GEES_C: {
+      int sdim = 0;
+#if LCPLX
+      LX(gees)(&p->job0, &p->job1, NULL, &n, a, &ld, &sdim, t, a, &ld, &w, &q, rw, NULL, &info, 1,
+               1);
+      p->lrwork = n;
+#else
+      LX(gees)(&p->job0, &p->job1, NULL, &n, a, &ld, &sdim, t, t, a, &ld, &w, &q, NULL, &info, 1,
+               1);
+#endif
+      break;
+    }
     case LK_SYTRD:
       L_SYTRD(&p->uplo, &n, a, &ld, rw, rw, t, &w, &q, &info, 1);
       break;
@@ -141,11 +176,44 @@ static bool LS(lk_query)(lk_params *p) {
 
 /* One batch element: a[i] for the operands, a[nin + j] for the results (an aliased result is its
  * operand's buffer), w the workspace (lwork elements, lrwork reals, liwork ints). */
+static bool LS(lk_finite)(const LT *x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+#if LCPLX
+    if (!isfinite(creal(x[i])) || !isfinite(cimag(x[i]))) return false;
+#else
+    if (!isfinite(x[i])) return false;
+#endif
+  }
+  return true;
+}
+
+#if !LCPLX
+/* geev's real eigenvectors: a complex pair (wi[j] > 0) is stored as columns j (real part) and
+ * j + 1 (imaginary part) for eigenvalues j and j + 1 = conj(j). */
+static void LS(lk_unpack)(int n, const LT *wi, const LT *v, LR _Complex *out) {
+  for (int j = 0; j < n; j++) {
+    const LT *re = v + (size_t)j * n;
+    if (wi[j] == 0 || j + 1 >= n) {
+      for (int i = 0; i < n; i++) out[(size_t)j * n + i] = re[i];
+      continue;
+    }
+    const LT *im = re + n;
+    for (int i = 0; i < n; i++) {
+      out[(size_t)j * n + i] = re[i] + im[i] * (LR _Complex)I;
+      out[(size_t)(j + 1) * n + i] = re[i] - im[i] * (LR _Complex)I;
+    }
+    j++;
+  }
+}
+#endif
+
 static void LS(lk_run)(const lk_params *p, char *const *a, char *ws) {
   int m = p->m, n = p->n, k = p->k, ld = p->lda, info = 0;
   LT *w = (LT *)ws;
-  LR *rw = (LR *)(ws + (size_t)p->lwork * sizeof(LT));
+  LT *xw = w + p->lwork; /* lxwork extra elements */
+  LR *rw = (LR *)(xw + p->lxwork);
   int *iw = (int *)((char *)rw + (size_t)p->lrwork * sizeof(LR));
+  (void)xw;
   (void)rw;
   (void)k;
   int32_t *info_out = NULL;
@@ -217,6 +285,43 @@ static void LS(lk_run)(const lk_params *p, char *const *a, char *ws) {
               &info, 1);
       info_out = (int32_t *)a[5];
       break;
+    case LK_GEEV:
+    case LK_GEEV_C:
+      if (!LS(lk_finite)((const LT *)a[0], (int64_t)n * n)) {
+        info = -4; /* as jaxlib: a matrix with a NaN or infinity is not decomposed */
+        info_out = (int32_t *)a[p->nin + p->nout - 1];
+        break;
+      }
+#if LCPLX
+      LX(geev)(&p->job0, &p->job1, &n, (LT *)a[0], &ld, (LT *)a[1], (LT *)a[2], &ld, (LT *)a[3],
+               &ld, w, &p->lwork, rw, &info, 1, 1);
+      info_out = (int32_t *)a[4];
+#else
+      LX(geev)(&p->job0, &p->job1, &n, (LT *)a[0], &ld, (LT *)a[1], (LT *)a[2], xw, &ld,
+               xw + (size_t)n * n, &ld, w, &p->lwork, &info, 1, 1);
+      info_out = (int32_t *)a[5];
+      if (info == 0) {
+        if (p->job0 == 'V') LS(lk_unpack)(n, (LT *)a[2], xw, (LR _Complex *)a[3]);
+        if (p->job1 == 'V') LS(lk_unpack)(n, (LT *)a[2], xw + (size_t)n * n, (LR _Complex *)a[4]);
+      }
+#endif
+      break;
+    case LK_GEES:
+    case LK_GEES_C: {
+      int sdim = 0;
+#if LCPLX
+      LX(gees)(&p->job0, &p->job1, NULL, &n, (LT *)a[0], &ld, &sdim, (LT *)a[3], (LT *)a[2], &ld,
+               w, &p->lwork, rw, NULL, &info, 1, 1);
+      *(int32_t *)a[4] = sdim;
+      info_out = (int32_t *)a[5];
+#else
+      LX(gees)(&p->job0, &p->job1, NULL, &n, (LT *)a[0], &ld, &sdim, (LT *)a[3], (LT *)a[4],
+               (LT *)a[2], &ld, w, &p->lwork, NULL, &info, 1, 1);
+      *(int32_t *)a[5] = sdim;
+      info_out = (int32_t *)a[6];
+#endif
+      break;
+    }
     case LK_GTSV: {
       /* jaxlib's convention: dl[0] and du[n-1] are not part of the matrix */
       LT *dl = (LT *)a[0], *d = (LT *)a[1], *du = (LT *)a[2];

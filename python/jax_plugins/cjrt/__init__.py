@@ -177,10 +177,9 @@ def register_platform_rules():
 
 # The linear algebra primitives whose cpu lowering rules (jaxlib's lapack_*_ffi custom calls)
 # the plugin runs (src/cpu/k_lapack.c): JAX's own rule objects are registered for cjrt too.
-# eig (geev) and schur (gees) are not there yet.
 LAPACK_PRIMITIVES = ("cholesky_p", "lu_p", "geqrf_p", "geqp3_p", "householder_product_p",
-                     "triangular_solve_p", "eigh_p", "svd_p", "hessenberg_p", "tridiagonal_p",
-                     "tridiagonal_solve_p")
+                     "triangular_solve_p", "eigh_p", "svd_p", "eig_p", "schur_p", "hessenberg_p",
+                     "tridiagonal_p", "tridiagonal_solve_p")
 _LAPACK_DTYPES = ("float32", "float64", "complex64", "complex128")
 
 
