@@ -66,6 +66,55 @@ typedef struct lk_params {
   int64_t ws_off, area_bytes;
 } lk_params;
 
+/* Per routine: the names (real, complex), operands and results: element type codes (T the
+ * call's type, R its real type, C its complex type, I int32), trailing (per batch element) rank,
+ * and for results the operand they overwrite (jaxlib's output_operand_aliases). */
+typedef struct lk_spec {
+  const char *rname, *cname;
+  int nin, nout;
+  const char *types; /* nin + nout codes */
+  const char *cores; /* nin + nout digits */
+  const char *alias; /* nout: operand digit or '-' */
+} lk_spec;
+
+static const lk_spec lk_specs[LK_COUNT] = {
+    [LK_TRSM] = {"trsm", "trsm", 2, 1, "TTT", "222", "1"},
+    [LK_GETRF] = {"getrf", "getrf", 1, 3, "TTII", "2210", "0--"},
+    [LK_GEQRF] = {"geqrf", "geqrf", 1, 2, "TTT", "221", "0-"},
+    [LK_GEQP3] = {"geqp3", "geqp3", 2, 3, "TITIT", "21211", "01-"},
+    [LK_ORGQR] = {"orgqr", "ungqr", 2, 1, "TTT", "212", "0"},
+    [LK_POTRF] = {"potrf", "potrf", 1, 2, "TTI", "220", "0-"},
+    [LK_GESDD] = {"gesdd", "gesdd", 1, 5, "TTRTTI", "221220", "0----"},
+    [LK_GESVD] = {"gesvd", "gesvd", 1, 5, "TTRTTI", "221220", "0----"},
+    [LK_SYEVD] = {"syevd", "heevd", 1, 3, "TTRI", "2210", "0--"},
+    [LK_GEHRD] = {"gehrd", "gehrd", 1, 3, "TTTI", "2210", "0--"},
+    [LK_SYTRD] = {"sytrd", "hetrd", 1, 5, "TTRRTI", "221110", "0----"},
+    [LK_GTSV] = {"gtsv", "gtsv", 4, 5, "TTTTTTTTI", "111211120", "0123-"},
+    [LK_GEEV] = {"geev", NULL, 1, 5, "TTTCCI", "211220", "-----"},
+    [LK_GEEV_C] = {NULL, "geev", 1, 4, "TTTTI", "21220", "----"},
+    [LK_GEES] = {"gees", NULL, 1, 6, "TTTTTII", "2221100", "0-----"},
+    [LK_GEES_C] = {NULL, "gees", 1, 5, "TTTTII", "222100", "0----"},
+};
+
+bool cj_lapack_is_target(const char *target, size_t len) {
+  return len > 7 && memcmp(target, "lapack_", 7) == 0;
+}
+
+static int lk_parse(const char *target, size_t len, int *t) {
+  /* lapack_<t><routine>_ffi */
+  if (len < 7 + 1 + 4 || memcmp(target + len - 4, "_ffi", 4) != 0) return -1;
+  const char *tc = "sdcz", *p = strchr(tc, target[7]);
+  if (!p || !target[7]) return -1;
+  *t = (int)(p - tc);
+  const char *name = target + 8;
+  size_t nl = len - 8 - 4;
+  for (int k = 0; k < LK_COUNT; k++) {
+    const char *want = *t >= 2 ? lk_specs[k].cname : lk_specs[k].rname;
+    if (want && strlen(want) == nl && memcmp(name, want, nl) == 0) return k;
+  }
+  return -1;
+}
+
 #ifdef CJRT_HAVE_LAPACK
 
 #define LT float
@@ -144,8 +193,6 @@ static bool (*const lk_query[4])(lk_params *) = {lk_query_s, lk_query_d, lk_quer
 static void (*const lk_run[4])(const lk_params *, char *const *, char *) = {
     lk_run_s, lk_run_d, lk_run_c, lk_run_z};
 
-#endif /* CJRT_HAVE_LAPACK */
-
 /* ======================================================================== the kernel */
 
 /* A batch element's slice between our row-major buffer and the call's layout. */
@@ -177,7 +224,6 @@ typedef struct lk_exec {
 } lk_exec;
 
 static void lk_body(void *vx, int64_t b, int64_t e) {
-#ifdef CJRT_HAVE_LAPACK
   const lk_exec *X = vx;
   const lk_params *p = X->p;
   cj_tls_area *area = cj_tls_claim(X->ctx);
@@ -198,11 +244,6 @@ static void lk_body(void *vx, int64_t b, int64_t e) {
     }
   }
   cj_tls_release(X->ctx, area);
-#else
-  (void)vx;
-  (void)b;
-  (void)e;
-#endif
 }
 
 static cj_status k_lapack(cj_exec_ctx *ctx, const cj_step *st) {
@@ -218,40 +259,6 @@ static cj_status k_lapack(cj_exec_ctx *ctx, const cj_step *st) {
 }
 
 /* ======================================================================== lowering */
-
-/* Per routine: the names (real, complex), operands and results: element type codes
- * (T the call's type, R its real type, I int32), trailing (per batch element) rank, and for
- * results the operand they overwrite (jaxlib's output_operand_aliases). */
-typedef struct lk_spec {
-  const char *rname, *cname;
-  int nin, nout;
-  const char *types; /* nin + nout codes */
-  const char *cores; /* nin + nout digits */
-  const char *alias; /* nout: operand digit or '-' */
-} lk_spec;
-
-static const lk_spec lk_specs[LK_COUNT] = {
-    [LK_TRSM] = {"trsm", "trsm", 2, 1, "TTT", "222", "1"},
-    [LK_GETRF] = {"getrf", "getrf", 1, 3, "TTII", "2210", "0--"},
-    [LK_GEQRF] = {"geqrf", "geqrf", 1, 2, "TTT", "221", "0-"},
-    [LK_GEQP3] = {"geqp3", "geqp3", 2, 3, "TITIT", "21211", "01-"},
-    [LK_ORGQR] = {"orgqr", "ungqr", 2, 1, "TTT", "212", "0"},
-    [LK_POTRF] = {"potrf", "potrf", 1, 2, "TTI", "220", "0-"},
-    [LK_GESDD] = {"gesdd", "gesdd", 1, 5, "TTRTTI", "221220", "0----"},
-    [LK_GESVD] = {"gesvd", "gesvd", 1, 5, "TTRTTI", "221220", "0----"},
-    [LK_SYEVD] = {"syevd", "heevd", 1, 3, "TTRI", "2210", "0--"},
-    [LK_GEHRD] = {"gehrd", "gehrd", 1, 3, "TTTI", "2210", "0--"},
-    [LK_SYTRD] = {"sytrd", "hetrd", 1, 5, "TTRRTI", "221110", "0----"},
-    [LK_GTSV] = {"gtsv", "gtsv", 4, 5, "TTTTTTTTI", "111211120", "0123-"},
-    [LK_GEEV] = {"geev", NULL, 1, 5, "TTTCCI", "211220", "-----"},
-    [LK_GEEV_C] = {NULL, "geev", 1, 4, "TTTTI", "21220", "----"},
-    [LK_GEES] = {"gees", NULL, 1, 6, "TTTTTII", "2221100", "0-----"},
-    [LK_GEES_C] = {NULL, "gees", 1, 5, "TTTTII", "222100", "0----"},
-};
-
-bool cj_lapack_is_target(const char *target, size_t len) {
-  return len > 7 && memcmp(target, "lapack_", 7) == 0;
-}
 
 /* The value of `name` in the call's attribute dictionary (mhlo.backend_config, or a dictionary
  * backend_config), or NULL. */
@@ -310,21 +317,6 @@ static bool lk_layout(const int64_t *mtm, int64_t nl, int32_t r, int core, bool 
   return true;
 }
 
-static int lk_parse(const char *target, size_t len, int *t) {
-  /* lapack_<t><routine>_ffi */
-  if (len < 7 + 1 + 4 || memcmp(target + len - 4, "_ffi", 4) != 0) return -1;
-  const char *tc = "sdcz", *p = strchr(tc, target[7]);
-  if (!p || !target[7]) return -1;
-  *t = (int)(p - tc);
-  const char *name = target + 8;
-  size_t nl = len - 8 - 4;
-  for (int k = 0; k < LK_COUNT; k++) {
-    const char *want = *t >= 2 ? lk_specs[k].cname : lk_specs[k].rname;
-    if (want && strlen(want) == nl && memcmp(name, want, nl) == 0) return k;
-  }
-  return -1;
-}
-
 static int imax(int a, int b) { return a > b ? a : b; }
 
 cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len) {
@@ -332,11 +324,6 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   if (kind < 0)
     return cj_op_error(op, CJ_UNIMPLEMENTED,
                        "custom_call @%.*s is not supported by the CPU backend", (int)len, target);
-#ifndef CJRT_HAVE_LAPACK
-  return cj_op_error(op, CJ_UNIMPLEMENTED,
-                     "custom_call @%.*s needs LAPACK, which this build of cjrt does not have",
-                     (int)len, target);
-#else
   char T[64]; /* the target's name, for messages */
   snprintf(T, sizeof T, "%.*s", (int)(len < 60 ? len : 60), target);
   const lk_spec *sp = &lk_specs[kind];
@@ -584,5 +571,19 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   if (!cj_lw_emit(L, op, k_lapack, p, (uint32_t)sp->nin, ins, (uint32_t)sp->nout, outs))
     return cj_oom();
   return NULL;
-#endif
 }
+
+#else /* no LAPACK */
+
+cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len) {
+  (void)L;
+  int t = 0;
+  if (lk_parse(target, len, &t) < 0)
+    return cj_op_error(op, CJ_UNIMPLEMENTED,
+                       "custom_call @%.*s is not supported by the CPU backend", (int)len, target);
+  return cj_op_error(op, CJ_UNIMPLEMENTED,
+                     "custom_call @%.*s needs LAPACK, which this build of cjrt does not have",
+                     (int)len, target);
+}
+
+#endif /* CJRT_HAVE_LAPACK */
