@@ -64,7 +64,20 @@ static void expect_ok_at(const char *text, int line) {
 #define CM3 "operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], "
 #define RL3 "result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>]"
 
+#ifdef CJRT_HAVE_LAPACK
+void dpotrf_(const char *, const int *, double *, const int *, int *, size_t);
+#endif
+
 int main(void) {
+#ifdef CJRT_HAVE_LAPACK
+  { /* an illegal argument reaching LAPACK returns info = -i: the plugin's xerbla_ replaces the
+     * reference one, which would stop the process */
+    double a[4] = {4, 0, 0, 4};
+    int n = 2, lda = 2, info = 0;
+    dpotrf_("X", &n, a, &lda, &info, 1);
+    CHECK_EQ_INT(info, -1);
+  }
+#endif
   expect_ok(CC2("lapack_spotrf_ffi", "{mhlo.backend_config = {uplo = 76 : ui8}, " CM3 RL3 "}",
                 "tensor<2x3x3xf32>", "tensor<2x3x3xf32>", "tensor<2xi32>"));
   expect_ok(CC2("lapack_zpotrf_ffi", "{mhlo.backend_config = {uplo = 85 : ui8}}",
