@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/k_lapack.h"
 #include "cpu/k_linalg_house.h"
 #include "cpu/lower.h"
 
@@ -339,6 +340,8 @@ cj_status lower_custom_call(cj_lw *L, cj_op *op) {
   if (IS("Qr")) return cj_lower_cc_qr(L, op); /* k_linalg_house.c */
   if (IS("ProductOfElementaryHouseholderReflectors")) return cj_lower_cc_householder_product(L, op);
   if (IS("Eigh")) return cj_lower_cc_eigh(L, op);
+  /* jaxlib's LAPACK targets, which JAX emits for platform cpu (k_lapack.c) */
+  if (cj_lapack_is_target(target, len)) return cj_lower_cc_lapack(L, op, target, len);
   /* jax.lax.dce_sink: marks its operands as used so that nothing upstream drops them; there is
    * nothing to run (the operands were computed by then) */
   if (IS("dce_sink") && op->nresults == 0) return NULL;

@@ -1027,6 +1027,36 @@ const cj_attr *sdy_read_attr(bc_reader *r, bc_cur *c) {
       sb_puts(&b, "]>");
       break;
     }
+    case 8: { /* DimMapping: factor indices */
+      sb_puts(&b, "#sdy<dim_mapping[");
+      ok = sdy_ints(r, c, &b);
+      sb_puts(&b, "]>");
+      break;
+    }
+    case 9: { /* TensorMapping: dim mappings */
+      sb_puts(&b, "#sdy<tensor_mapping[");
+      ok = sdy_list(r, c, &b);
+      sb_puts(&b, "]>");
+      break;
+    }
+    case 10: { /* OpShardingRule (carried, not used): factor sizes, operand and result mappings,
+                * reduction / need-replication / permutation / blocked factors, is_custom */
+      static const char *const part[] = {"factor_sizes", "operands", "results", "reduction",
+                                         "need_replication", "permutation", "blocked"};
+      sb_puts(&b, "#sdy.op_sharding_rule<");
+      for (int k = 0; ok && k < 7; k++) {
+        if (k) sb_puts(&b, ", ");
+        sb_puts(&b, part[k]);
+        sb_puts(&b, "=[");
+        ok = k == 1 || k == 2 ? sdy_list(r, c, &b) : sdy_ints(r, c, &b);
+        sb_puts(&b, "]");
+      }
+      uint8_t custom = 0;
+      if (ok) ok = bc_byte(r, c, &custom);
+      if (ok && custom) sb_puts(&b, ", custom");
+      sb_puts(&b, ">");
+      break;
+    }
     case 12: { /* ListOfAxisRefLists */
       sb_puts(&b, "#sdy<list_of_axis_ref_lists[");
       ok = sdy_list(r, c, &b);

@@ -11,7 +11,9 @@ changes the default device; select it by name. The plugin library is looked up, 
 $CJRT_JAX_PLUGIN_PATH, next to this file (installed wheels), and in the source tree's build/
 folder (PYTHONPATH=python from a checkout). When none exists initialize() returns quietly.
 When $PJRT_NAMES_AND_LIBRARY_PATHS names "cjrt", JAX registers that library itself and this
-module stands aside (registering one name twice is an error in JAX).
+module stands aside (registering one name twice is an error in JAX); its platform rules then wait
+until JAX has registered the name (JAX calls initialize() before it reads that variable, and
+refuses lowering rules for a platform it does not know yet).
 
 Client create options come from $CJRT_CPU_DEVICE_COUNT (number of devices; default: the
 number of cores) and JAX's own jax_pjrt_client_create_options (e.g. "cpu_device_count:4").
@@ -70,7 +72,7 @@ def options():
 def initialize():
     if _named_in_env():
         _log.debug("cjrt: PJRT_NAMES_AND_LIBRARY_PATHS names cjrt; JAX registers it from there")
-        register_platform_rules()
+        _register_platform_rules_when_known()
         return
     path = library_path()
     if path is None:
@@ -82,6 +84,33 @@ def initialize():
         return
     xb.register_plugin(PLATFORM, priority=PRIORITY, library_path=path, options=options)
     register_platform_rules()
+
+
+def _register_platform_rules_when_known():
+    """register_platform_rules() as soon as JAX knows the platform name. JAX's plugin discovery
+    imports the jax_plugins modules and calls initialize() first, and only then registers the
+    libraries named in $PJRT_NAMES_AND_LIBRARY_PATHS, then calls the plugin callbacks: rules
+    registered from initialize() would name a platform JAX does not know yet (and be refused),
+    so they are registered from such a callback."""
+    from jax._src import xla_bridge as xb
+
+    if xb.is_known_platform(PLATFORM):
+        register_platform_rules()
+        return
+    add_callback = getattr(xb, "register_plugin_callbacks", None)
+    if add_callback is None:  # pragma: no cover - every JAX we support has it (0.4.31+)
+        _log.warning("cjrt: this JAX has no plugin callbacks; registered through "
+                     "PJRT_NAMES_AND_LIBRARY_PATHS, cjrt lacks its platform rules")
+        return
+
+    def on_plugins_registered(*_args, **_kwargs):  # called once per plugin with a C API
+        if not _rules_registered and xb.is_known_platform(PLATFORM):
+            register_platform_rules()
+
+    add_callback(on_plugins_registered)
+
+
+_rules_registered = []  # the rules register_platform_rules() registered, once
 
 
 def register_platform_rules():
@@ -99,9 +128,12 @@ def register_platform_rules():
       runs all three: src/cpu/k_linalg_house.c).
 
     Each step is best effort: these are JAX internals, and a JAX that lacks them only loses the
-    feature (logged), never the platform. Returns the names of the rules registered.
+    feature (logged), never the platform. Returns the names of the rules registered. Runs once;
+    later calls return the first call's answer.
     """
-    done = []
+    if _rules_registered:
+        return list(_rules_registered)
+    done = _rules_registered
     try:
         from jax._src.interpreters import mlir
 
@@ -126,8 +158,84 @@ def register_platform_rules():
         else:  # older JAX: the TPU's QDWH, written in JAX
             eigh_rule = mlir.lower_fun(tpu_eigh._eigh_tpu_impl, multiple_results=True)
 
-        mlir.register_lowering(lax_linalg.eigh_p, eigh_rule, platform=PLATFORM)
-        done.append("eigh")
+        _tpu_eigh_rule = eigh_rule
     except Exception as e:  # pragma: no cover - depends on the JAX version
-        _log.warning("cjrt: no eigh lowering for cjrt: %s", e)
+        _tpu_eigh_rule = None
+        _log.warning("cjrt: no TPU-style eigh lowering for cjrt: %s", e)
+    try:
+        done.extend(_register_lapack_rules(_tpu_eigh_rule))
+    except Exception as e:  # pragma: no cover - depends on the JAX version
+        _log.warning("cjrt: cannot reuse JAX's cpu (LAPACK) lowering rules for cjrt: %s", e)
+        if _tpu_eigh_rule is not None:
+            from jax._src.interpreters import mlir
+            from jax._src.lax import linalg as lax_linalg
+
+            mlir.register_lowering(lax_linalg.eigh_p, _tpu_eigh_rule, platform=PLATFORM)
+            done.append("eigh")
+    return list(done)
+
+
+# The linear algebra primitives whose cpu lowering rules (jaxlib's lapack_*_ffi custom calls)
+# the plugin runs (src/cpu/k_lapack.c): JAX's own rule objects are registered for cjrt too.
+LAPACK_PRIMITIVES = ("cholesky_p", "lu_p", "geqrf_p", "geqp3_p", "householder_product_p",
+                     "triangular_solve_p", "eigh_p", "svd_p", "eig_p", "schur_p", "hessenberg_p",
+                     "tridiagonal_p", "tridiagonal_solve_p")
+_LAPACK_DTYPES = ("float32", "float64", "complex64", "complex128")
+
+
+def _register_lapack_rules(tpu_eigh_rule):
+    """For each of LAPACK_PRIMITIVES, the cpu rule (LAPACK) where it applies: element types
+    LAPACK has, and the parameters JAX's cpu rule accepts; elsewhere the rule cjrt had before
+    (JAX's generic rule, or for eigh the TPU-style one above), so nothing that ran stops
+    running (bf16 QR, a Jacobi or partial eigh, a QDWH or partial SVD ...)."""
+    from jax._src.interpreters import mlir
+    from jax._src.lax import linalg as lax_linalg
+
+    cpu_rules = mlir._platform_specific_lowerings["cpu"]
+    done = []
+    for name in LAPACK_PRIMITIVES:
+        prim = getattr(lax_linalg, name, None)
+        entry = cpu_rules.get(prim) if prim is not None else None
+        if entry is None:
+            continue
+        cpu_rule = getattr(entry, "rule", entry)
+        if name == "eigh_p":
+            fallback = tpu_eigh_rule
+        else:
+            generic = mlir._lowerings.get(prim)
+            fallback = getattr(generic, "rule", generic)
+        rule = cpu_rule if fallback is None else _choose(prim.name, cpu_rule, fallback)
+        mlir.register_lowering(prim, rule, platform=PLATFORM,
+                               inline=getattr(entry, "inline", True))
+        done.append(prim.name)
     return done
+
+
+def _lapack_applies(primitive, ctx, params):
+    if any(str(a.dtype) not in _LAPACK_DTYPES for a in ctx.avals_in
+           if hasattr(a, "dtype") and a.dtype.kind in "fc"):
+        return False
+    subset = params.get("subset_by_index")
+    algorithm = params.get("algorithm")
+    if primitive == "eigh":
+        n = ctx.avals_in[0].shape[-1]
+        if not (subset is None or tuple(subset) == (0, n)):
+            return False
+        return algorithm is None or getattr(algorithm, "name", "") not in ("QDWH", "JACOBI")
+    if primitive == "svd":
+        m, n = ctx.avals_in[0].shape[-2:]
+        if not (subset is None or tuple(subset) == (0, min(m, n))):
+            return False
+        return algorithm is None or getattr(algorithm, "name", "") in (
+            "DEFAULT", "QR", "DIVIDE_AND_CONQUER")
+    return True
+
+
+def _choose(primitive, cpu_rule, fallback):
+    def rule(ctx, *args, **params):
+        if _lapack_applies(primitive, ctx, params):
+            return cpu_rule(ctx, *args, **params)
+        return fallback(ctx, *args, **params)
+
+    rule.__name__ = f"cjrt_{primitive}_lowering"
+    return rule

@@ -410,8 +410,6 @@ def _spd(n, dt=np.float32, seed=0):
 # the missing pieces each function needs (jaxcheck.PENDING): none since @Qr, @Eigh and
 # @ProductOfElementaryHouseholderReflectors run
 LINALG_NEEDS = {}
-NO_RULE = ("JAX has no lowering rule for this primitive on platforms other than cpu/cuda/rocm "
-           "(docs/JAX.md)")
 
 LINALG = {
     "inv": lambda a: jnp.linalg.inv(a),
@@ -435,8 +433,6 @@ LINALG = {
 def _linalg_cases():
     for fn in LINALG:
         marks = [pending(*LINALG_NEEDS[fn])] if fn in LINALG_NEEDS else []
-        if fn == "eig":
-            marks = [pytest.mark.xfail(strict=True, raises=NotImplementedError, reason=NO_RULE)]
         yield pytest.param(fn, marks=marks, id=fn)
 
 

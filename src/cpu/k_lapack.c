@@ -1,0 +1,599 @@
+/* cjrt: jaxlib's LAPACK custom calls, run with LAPACK (k_lapack.h).
+ *
+ * Lowering reads the call (operand and result types, the attributes in `mhlo.backend_config`,
+ * the layouts), checks it against the routine's conventions (those of jaxlib's kernels in
+ * jaxlib/cpu/lapack_kernels.cc: which operand a result overwrites, info outputs, leading
+ * dimensions) and asks LAPACK for its workspace sizes. At run time each batch element is copied
+ * into a per-thread area in the layout the call names (a matrix in column-major layout is
+ * transposed from our row-major buffers), LAPACK runs on it there, and the results are copied
+ * back. Batch elements run in parallel on the client's pool; LAPACK itself is single-threaded
+ * (the reference LAPACK and BLAS, linked statically and hidden in the plugin: no thread pool of
+ * its own, no symbols shared with other copies of LAPACK in the process).
+ *
+ * Built without LAPACK (CJRT_HAVE_LAPACK undefined), every lapack_* target fails at compile
+ * time, naming the target.
+ */
+#include "cpu/k_lapack.h"
+
+#include <complex.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+enum {
+  LK_TRSM,
+  LK_GETRF,
+  LK_GEQRF,
+  LK_GEQP3,
+  LK_ORGQR,
+  LK_POTRF,
+  LK_GESDD,
+  LK_GESVD,
+  LK_SYEVD,
+  LK_GEHRD,
+  LK_SYTRD,
+  LK_GTSV,
+  LK_GEEV,   /* real: eigenvalues as real and imaginary parts, complex eigenvectors */
+  LK_GEEV_C, /* complex */
+  LK_GEES,
+  LK_GEES_C,
+  LK_COUNT
+};
+
+#define LK_MAXARGS 10
+
+/* One operand or result as a batch of `core`-rank slices. */
+typedef struct lk_arg {
+  int core;         /* 0, 1 or 2 trailing dims per batch element */
+  int64_t rows, cols; /* the slice's logical dims (1 where absent) */
+  bool transpose;   /* a matrix the call sees column-major */
+  int64_t es;       /* element bytes */
+  int64_t slice;    /* bytes per batch element */
+  int64_t off;      /* its place in the per-thread area */
+  int alias;        /* results: the operand whose buffer it is (-1: its own) */
+} lk_arg;
+
+typedef struct lk_params {
+  int kind, t; /* t: 0 s, 1 d, 2 c, 3 z */
+  int nin, nout;
+  lk_arg arg[LK_MAXARGS]; /* operands, then results */
+  int64_t batch, grain;
+  int m, n, k, lda, ldu, ldvt, ilo, ihi;
+  char uplo, side, diag, job0, job1;
+  int lwork, liwork, lrwork;
+  int64_t lxwork; /* extra elements after the LAPACK workspace (geev's packed eigenvectors) */
+  int64_t ws_off, area_bytes;
+} lk_params;
+
+/* Per routine: the names (real, complex), operands and results: element type codes (T the
+ * call's type, R its real type, C its complex type, I int32), trailing (per batch element) rank,
+ * and for results the operand they overwrite (jaxlib's output_operand_aliases). */
+typedef struct lk_spec {
+  const char *rname, *cname;
+  int nin, nout;
+  const char *types; /* nin + nout codes */
+  const char *cores; /* nin + nout digits */
+  const char *alias; /* nout: operand digit or '-' */
+} lk_spec;
+
+static const lk_spec lk_specs[LK_COUNT] = {
+    [LK_TRSM] = {"trsm", "trsm", 2, 1, "TTT", "222", "1"},
+    [LK_GETRF] = {"getrf", "getrf", 1, 3, "TTII", "2210", "0--"},
+    [LK_GEQRF] = {"geqrf", "geqrf", 1, 2, "TTT", "221", "0-"},
+    [LK_GEQP3] = {"geqp3", "geqp3", 2, 3, "TITIT", "21211", "01-"},
+    [LK_ORGQR] = {"orgqr", "ungqr", 2, 1, "TTT", "212", "0"},
+    [LK_POTRF] = {"potrf", "potrf", 1, 2, "TTI", "220", "0-"},
+    [LK_GESDD] = {"gesdd", "gesdd", 1, 5, "TTRTTI", "221220", "0----"},
+    [LK_GESVD] = {"gesvd", "gesvd", 1, 5, "TTRTTI", "221220", "0----"},
+    [LK_SYEVD] = {"syevd", "heevd", 1, 3, "TTRI", "2210", "0--"},
+    [LK_GEHRD] = {"gehrd", "gehrd", 1, 3, "TTTI", "2210", "0--"},
+    [LK_SYTRD] = {"sytrd", "hetrd", 1, 5, "TTRRTI", "221110", "0----"},
+    [LK_GTSV] = {"gtsv", "gtsv", 4, 5, "TTTTTTTTI", "111211120", "0123-"},
+    [LK_GEEV] = {"geev", NULL, 1, 5, "TTTCCI", "211220", "-----"},
+    [LK_GEEV_C] = {NULL, "geev", 1, 4, "TTTTI", "21220", "----"},
+    [LK_GEES] = {"gees", NULL, 1, 6, "TTTTTII", "2221100", "0-----"},
+    [LK_GEES_C] = {NULL, "gees", 1, 5, "TTTTII", "222100", "0----"},
+};
+
+bool cj_lapack_is_target(const char *target, size_t len) {
+  return len > 7 && memcmp(target, "lapack_", 7) == 0;
+}
+
+static int lk_parse(const char *target, size_t len, int *t) {
+  /* lapack_<t><routine>_ffi */
+  if (len < 7 + 1 + 4 || memcmp(target + len - 4, "_ffi", 4) != 0) return -1;
+  const char *tc = "sdcz", *p = strchr(tc, target[7]);
+  if (!p || !target[7]) return -1;
+  *t = (int)(p - tc);
+  const char *name = target + 8;
+  size_t nl = len - 8 - 4;
+  for (int k = 0; k < LK_COUNT; k++) {
+    const char *want = *t >= 2 ? lk_specs[k].cname : lk_specs[k].rname;
+    if (want && strlen(want) == nl && memcmp(name, want, nl) == 0) return k;
+  }
+  return -1;
+}
+
+#ifdef CJRT_HAVE_LAPACK
+
+#define LT float
+#define LR float
+#define LCPLX 0
+#define LX(name) s##name##_
+#define LS(name) name##_s
+#define L_ORGQR sorgqr_
+#define L_SYEVD ssyevd_
+#define L_SYTRD ssytrd_
+#include "cpu/k_lapack_t.h"
+#undef LT
+#undef LR
+#undef LCPLX
+#undef LX
+#undef LS
+#undef L_ORGQR
+#undef L_SYEVD
+#undef L_SYTRD
+
+#define LT double
+#define LR double
+#define LCPLX 0
+#define LX(name) d##name##_
+#define LS(name) name##_d
+#define L_ORGQR dorgqr_
+#define L_SYEVD dsyevd_
+#define L_SYTRD dsytrd_
+#include "cpu/k_lapack_t.h"
+#undef LT
+#undef LR
+#undef LCPLX
+#undef LX
+#undef LS
+#undef L_ORGQR
+#undef L_SYEVD
+#undef L_SYTRD
+
+#define LT float _Complex
+#define LR float
+#define LCPLX 1
+#define LX(name) c##name##_
+#define LS(name) name##_c
+#define L_ORGQR cungqr_
+#define L_SYEVD cheevd_
+#define L_SYTRD chetrd_
+#include "cpu/k_lapack_t.h"
+#undef LT
+#undef LR
+#undef LCPLX
+#undef LX
+#undef LS
+#undef L_ORGQR
+#undef L_SYEVD
+#undef L_SYTRD
+
+#define LT double _Complex
+#define LR double
+#define LCPLX 1
+#define LX(name) z##name##_
+#define LS(name) name##_z
+#define L_ORGQR zungqr_
+#define L_SYEVD zheevd_
+#define L_SYTRD zhetrd_
+#include "cpu/k_lapack_t.h"
+#undef LT
+#undef LR
+#undef LCPLX
+#undef LX
+#undef LS
+#undef L_ORGQR
+#undef L_SYEVD
+#undef L_SYTRD
+
+/* LAPACK's error handler for an illegal argument: the reference one prints and STOPs, ending the
+ * process we live in. The lowering checks every argument, so this is not reached; if it ever is,
+ * the routine returns with info = -i (which JAX turns into NaNs) instead. */
+void xerbla_(const char *srname, const int *info, size_t len);
+void xerbla_(const char *srname, const int *info, size_t len) {
+  (void)srname;
+  (void)info;
+  (void)len;
+}
+
+static bool (*const lk_query[4])(lk_params *) = {lk_query_s, lk_query_d, lk_query_c, lk_query_z};
+static void (*const lk_run[4])(const lk_params *, char *const *, char *) = {
+    lk_run_s, lk_run_d, lk_run_c, lk_run_z};
+
+/* ======================================================================== the kernel */
+
+/* A batch element's slice between our row-major buffer and the call's layout. */
+static void lk_copy_in(const lk_arg *g, char *dst, const char *src) {
+  if (!g->transpose) {
+    memcpy(dst, src, (size_t)g->slice);
+    return;
+  }
+  int64_t R = g->rows, C = g->cols, es = g->es;
+  for (int64_t r = 0; r < R; r++)
+    for (int64_t c = 0; c < C; c++) memcpy(dst + (c * R + r) * es, src + (r * C + c) * es, (size_t)es);
+}
+
+static void lk_copy_out(const lk_arg *g, char *dst, const char *src) {
+  if (!g->transpose) {
+    memcpy(dst, src, (size_t)g->slice);
+    return;
+  }
+  int64_t R = g->rows, C = g->cols, es = g->es;
+  for (int64_t r = 0; r < R; r++)
+    for (int64_t c = 0; c < C; c++) memcpy(dst + (r * C + c) * es, src + (c * R + r) * es, (size_t)es);
+}
+
+typedef struct lk_exec {
+  const lk_params *p;
+  cj_exec_ctx *ctx;
+  const char *in[LK_MAXARGS];
+  char *out[LK_MAXARGS];
+} lk_exec;
+
+static void lk_body(void *vx, int64_t b, int64_t e) {
+  const lk_exec *X = vx;
+  const lk_params *p = X->p;
+  cj_tls_area *area = cj_tls_claim(X->ctx);
+  if (!area) return; /* cannot happen: the lowering asked for an area */
+  char *base = (char *)(((uintptr_t)area->mem + 63) & ~(uintptr_t)63);
+  char *a[LK_MAXARGS];
+  int nall = p->nin + p->nout;
+  for (int i = 0; i < nall; i++) a[i] = base + p->arg[i].off;
+  for (int64_t i = b; i < e; i++) {
+    for (int j = 0; j < p->nin; j++) lk_copy_in(&p->arg[j], a[j], X->in[j] + i * p->arg[j].slice);
+    /* results LAPACK only partly writes (u / vt of a reduced SVD, ...) start as zeros */
+    for (int j = 0; j < p->nout; j++)
+      if (p->arg[p->nin + j].alias < 0) memset(a[p->nin + j], 0, (size_t)p->arg[p->nin + j].slice);
+    lk_run[p->t](p, a, base + p->ws_off);
+    for (int j = 0; j < p->nout; j++) {
+      const lk_arg *g = &p->arg[p->nin + j];
+      lk_copy_out(g, X->out[j] + i * g->slice, a[p->nin + j]);
+    }
+  }
+  cj_tls_release(X->ctx, area);
+}
+
+static cj_status k_lapack(cj_exec_ctx *ctx, const cj_step *st) {
+  const lk_params *p = st->params;
+  lk_exec X = {.p = p, .ctx = ctx};
+  for (int j = 0; j < p->nin; j++) X.in[j] = CJ_PTR(ctx, st->in[j]);
+  for (int j = 0; j < p->nout; j++) X.out[j] = CJ_PTR(ctx, st->out[j]);
+  if (p->batch > 1 && ctx->pool && cj_pool_size(ctx->pool) > 1)
+    cj_pool_parallel_for(ctx->pool, p->batch, p->grain, lk_body, &X);
+  else
+    lk_body(&X, 0, p->batch);
+  return NULL;
+}
+
+/* ======================================================================== lowering */
+
+/* The value of `name` in the call's attribute dictionary (mhlo.backend_config, or a dictionary
+ * backend_config), or NULL. */
+static const cj_attr *lk_config(const cj_op *op, const char *name) {
+  const cj_attr *d = cj_op_attr(op, "mhlo.backend_config");
+  if (!d || d->kind != CJ_ATTR_DICT) d = cj_op_attr(op, "backend_config");
+  if (!d || d->kind != CJ_ATTR_DICT) return NULL;
+  for (int32_t i = 0; i < d->dict.n; i++)
+    if (strcmp(d->dict.items[i].name, name) == 0) return d->dict.items[i].value;
+  return NULL;
+}
+
+/* A character attribute (jaxlib's enums are ui8 character codes) among `allowed`. */
+static cj_status lk_char(const cj_op *op, const char *T, const char *name, const char *allowed,
+                         char *out) {
+  int64_t v;
+  const cj_attr *a = lk_config(op, name);
+  if (!a || !cj_attr_get_i64(a, &v))
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "custom_call @%s needs the integer attribute %s in mhlo.backend_config", T,
+                       name);
+  if (v <= 0 || v > 127 || !strchr(allowed, (int)v))
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "custom_call @%s: attribute %s = %lld is not one of '%s' (character codes)",
+                       T, name, (long long)v, allowed);
+  *out = (char)v;
+  return NULL;
+}
+
+static cj_status lk_int(const cj_op *op, const char *T, const char *name, int *out) {
+  int64_t v;
+  const cj_attr *a = lk_config(op, name);
+  if (!a || !cj_attr_get_i64(a, &v) || v < INT32_MIN || v > INT32_MAX)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "custom_call @%s needs the int32 attribute %s in mhlo.backend_config", T,
+                       name);
+  *out = (int)v;
+  return NULL;
+}
+
+/* Whether the layout (minor_to_major) `mtm` of a rank-r value with `core` trailing dims keeps the
+ * batch dims major (in order); *col_major: the two trailing dims are column-major. */
+static bool lk_layout(const int64_t *mtm, int64_t nl, int32_t r, int core, bool *col_major) {
+  *col_major = false;
+  if (nl != r) return false;
+  for (int32_t k = core; k < r; k++)
+    if (mtm[k] != r - 1 - k) return false;
+  if (core == 2) {
+    if (mtm[0] == r - 2 && mtm[1] == r - 1)
+      *col_major = true;
+    else if (!(mtm[0] == r - 1 && mtm[1] == r - 2))
+      return false;
+  } else if (core == 1 && mtm[0] != r - 1) {
+    return false;
+  }
+  return true;
+}
+
+static int imax(int a, int b) { return a > b ? a : b; }
+
+cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len) {
+  int t = 0, kind = lk_parse(target, len, &t);
+  if (kind < 0)
+    return cj_op_error(op, CJ_UNIMPLEMENTED,
+                       "custom_call @%.*s is not supported by the CPU backend", (int)len, target);
+  char T[64]; /* the target's name, for messages */
+  snprintf(T, sizeof T, "%.*s", (int)(len < 60 ? len : 60), target);
+  const lk_spec *sp = &lk_specs[kind];
+  if ((int)op->nopnds != sp->nin || (int)op->nresults != sp->nout)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "custom_call @%s takes %d operands and returns %d results, got %u and %u", T,
+                       sp->nin, sp->nout, op->nopnds, op->nresults);
+  static const cj_dtype tdt[4] = {CJ_F32, CJ_F64, CJ_C64, CJ_C128};
+  static const cj_dtype rdt[4] = {CJ_F32, CJ_F64, CJ_F32, CJ_F64};
+  lk_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  p->kind = kind;
+  p->t = t;
+  p->nin = sp->nin;
+  p->nout = sp->nout;
+  int nall = sp->nin + sp->nout;
+  cj_lw_tensor ts[LK_MAXARGS];
+  const cj_attr *ol = cj_op_attr(op, "operand_layouts"), *rl = cj_op_attr(op, "result_layouts");
+  int32_t brank = -1;
+  const int64_t *bdims = NULL;
+  for (int i = 0; i < nall; i++) {
+    bool is_in = i < sp->nin;
+    int idx = is_in ? i : i - sp->nin;
+    cj_lw_tensor *x = &ts[i];
+    CJ_RETURN_IF_ERROR(is_in ? cj_lw_operand(L, op, (uint32_t)idx, x)
+                             : cj_lw_result(L, op, (uint32_t)idx, x));
+    const char *what = is_in ? "operand" : "result";
+    char code = sp->types[i];
+    static const cj_dtype cdt[4] = {CJ_C64, CJ_C128, CJ_C64, CJ_C128};
+    cj_dtype want = code == 'T' ? tdt[t] : code == 'R' ? rdt[t] : code == 'C' ? cdt[t] : CJ_S32;
+    if (x->dtype != want)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "custom_call @%s: %s %d must have element type %s, got %s",
+                         T, what, idx, cj_dtype_get(want)->id, cj_dtype_get(x->dtype)->id);
+    lk_arg *g = &p->arg[i];
+    g->core = sp->cores[i] - '0';
+    if (x->rank < g->core)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "custom_call @%s: %s %d must have rank >= %d", T,
+                         what, idx, g->core);
+    int32_t br = x->rank - g->core;
+    if (brank < 0) {
+      brank = br;
+      bdims = x->dims;
+    } else {
+      bool same = br == brank;
+      for (int32_t k = 0; same && k < br; k++) same = x->dims[k] == bdims[k];
+      if (!same)
+        return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                           "custom_call @%s: %s %d does not have operand 0's batch dimensions", T,
+                           what, idx);
+    }
+    g->rows = g->core >= 1 ? x->dims[br] : 1;
+    g->cols = g->core == 2 ? x->dims[br + 1] : 1;
+    g->es = cj_dtype_bytes(x->dtype);
+    g->slice = g->rows * g->cols * g->es;
+    g->alias = -1;
+    if (!is_in && sp->alias[idx] != '-') g->alias = sp->alias[idx] - '0';
+    const cj_attr *lays = is_in ? ol : rl;
+    if (lays && lays->kind == CJ_ATTR_ARRAY && idx < lays->arr.n) {
+      int64_t mtm[CJ_MAX_RANK], nl = 0;
+      bool cm = false;
+      if (!cj_attr_get_i64s(lays->arr.items[idx], mtm, CJ_MAX_RANK, &nl) ||
+          !lk_layout(mtm, nl, x->rank, g->core, &cm))
+        return cj_op_error(op, CJ_UNIMPLEMENTED,
+                           "custom_call @%s: the layout of %s %d is not supported (batch "
+                           "dimensions must be major, in order)", T, what, idx);
+      g->transpose = cm && g->rows > 1 && g->cols > 1;
+    }
+  }
+  p->batch = 1;
+  for (int32_t k = 0; k < brank; k++) p->batch *= bdims[k];
+  /* aliased results must have their operand's shape */
+  for (int j = 0; j < sp->nout; j++) {
+    lk_arg *g = &p->arg[sp->nin + j];
+    if (g->alias < 0) continue;
+    const lk_arg *o = &p->arg[g->alias];
+    if (g->rows != o->rows || g->cols != o->cols)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                         "custom_call @%s: result %d must have operand %d's shape", T, j, g->alias);
+  }
+  for (int i = 0; i < nall; i++)
+    if (p->arg[i].rows > INT32_MAX / 2 || p->arg[i].cols > INT32_MAX / 2)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "custom_call @%s: dimensions beyond LAPACK's int", T);
+  const lk_arg *x = &p->arg[0];
+  p->m = (int)x->rows;
+  p->n = (int)x->cols;
+  p->lda = imax(1, p->m);
+  const lk_arg *res = &p->arg[sp->nin];
+  int mn = p->m < p->n ? p->m : p->n;
+  double flops = 0, M = p->m, N = p->n, K;
+#define NEED(cond, ...) \
+  if (!(cond)) return cj_op_error(op, CJ_INVALID_ARGUMENT, __VA_ARGS__)
+  switch (kind) {
+    case LK_TRSM: {
+      const lk_arg *y = &p->arg[1];
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "side", "LR", &p->side));
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "uplo", "LU", &p->uplo));
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "trans_x", "NTC", &p->job0));
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "diag", "NU", &p->diag));
+      p->m = (int)y->rows;
+      p->n = (int)y->cols;
+      p->lda = imax(1, p->m);
+      int64_t na = p->side == 'L' ? y->rows : y->cols;
+      NEED(x->rows == na && x->cols == na,
+           "custom_call @%s: operand 0 must be %lld x %lld (side %c), got %lld x %lld", T,
+           (long long)na, (long long)na, p->side, (long long)x->rows, (long long)x->cols);
+      p->ldu = imax(1, (int)na);
+      flops = (double)y->rows * (double)y->cols * (double)na;
+      break;
+    }
+    case LK_GETRF:
+      NEED(res[1].rows == mn, "custom_call @%s: result 1 (pivots) must have min(m, n) = %d elements", T, mn);
+      flops = M * N * mn;
+      break;
+    case LK_GEQRF:
+      NEED(res[1].rows == mn, "custom_call @%s: result 1 (taus) must have min(m, n) = %d elements", T, mn);
+      flops = 2 * M * N * mn;
+      break;
+    case LK_GEQP3:
+      NEED(p->arg[1].rows == p->n, "custom_call @%s: operand 1 (jpvt) must have n = %d elements", T, p->n);
+      NEED(res[2].rows == mn, "custom_call @%s: result 2 (taus) must have min(m, n) = %d elements", T, mn);
+      flops = 4 * M * N * mn;
+      break;
+    case LK_ORGQR:
+      p->k = (int)p->arg[1].rows;
+      NEED(p->m >= p->n && p->n >= p->k,
+           "custom_call @%s: needs m >= n >= k, got m = %d, n = %d, k = %d", T, p->m, p->n, p->k);
+      K = p->k;
+      flops = 4 * M * N * K;
+      break;
+    case LK_POTRF:
+      NEED(p->m == p->n, "custom_call @%s: operand 0 must be square", T);
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "uplo", "LU", &p->uplo));
+      flops = N * N * N / 3;
+      break;
+    case LK_GESDD:
+    case LK_GESVD: {
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "mode", kind == LK_GESDD ? "ASN" : "ASN", &p->job0));
+      NEED(res[1].rows == mn, "custom_call @%s: result 1 (singular values) must have min(m, n) = %d elements", T, mn);
+      int64_t ur = p->job0 == 'N' ? res[2].rows : p->m, uc = p->job0 == 'A' ? p->m : mn;
+      int64_t vr = p->job0 == 'A' ? p->n : mn, vc = p->n;
+      if (p->job0 != 'N') {
+        NEED(res[2].rows == ur && res[2].cols == uc,
+             "custom_call @%s: result 2 (u) must be %lld x %lld for mode %c", T, (long long)ur,
+             (long long)uc, p->job0);
+        NEED(res[3].rows == vr && res[3].cols == vc,
+             "custom_call @%s: result 3 (vt) must be %lld x %lld for mode %c", T, (long long)vr,
+             (long long)vc, p->job0);
+      }
+      p->ldu = imax(1, p->m);
+      p->ldvt = imax(1, (int)res[3].rows);
+      flops = 10 * M * N * mn;
+      break;
+    }
+    case LK_SYEVD:
+      NEED(p->m == p->n, "custom_call @%s: operand 0 must be square", T);
+      NEED(res[1].rows == p->n, "custom_call @%s: result 1 (eigenvalues) must have n = %d elements", T, p->n);
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "uplo", "LU", &p->uplo));
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "mode", "NV", &p->job0));
+      flops = 9 * N * N * N;
+      break;
+    case LK_GEHRD:
+      NEED(p->m == p->n, "custom_call @%s: operand 0 must be square", T);
+      CJ_RETURN_IF_ERROR(lk_int(op, T, "low", &p->ilo));
+      CJ_RETURN_IF_ERROR(lk_int(op, T, "high", &p->ihi));
+      NEED(p->n == 0 || (1 <= p->ilo && p->ilo <= p->ihi && p->ihi <= p->n) ||
+               (p->ilo == 1 && p->ihi == 0),
+           "custom_call @%s: needs 1 <= low <= high <= n, got low %d, high %d, n %d", T, p->ilo,
+           p->ihi, p->n);
+      NEED(res[1].rows == imax(p->n - 1, 0), "custom_call @%s: result 1 (taus) must have n - 1 elements", T);
+      flops = 10 * N * N * N / 3;
+      break;
+    case LK_SYTRD:
+      NEED(p->m == p->n, "custom_call @%s: operand 0 must be square", T);
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "uplo", "LU", &p->uplo));
+      NEED(res[1].rows == p->n && res[2].rows == imax(p->n - 1, 0) && res[3].rows == imax(p->n - 1, 0),
+           "custom_call @%s: results 1-3 must have n, n - 1 and n - 1 elements", T);
+      flops = 4 * N * N * N / 3;
+      break;
+    case LK_GEEV:
+    case LK_GEEV_C:
+      NEED(p->m == p->n, "custom_call @%s: operand 0 must be square", T);
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "compute_left", "NV", &p->job0));
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "compute_right", "NV", &p->job1));
+      for (int j = 0; j < sp->nout - 1; j++)
+        NEED(res[j].rows == p->n && (res[j].core < 2 || res[j].cols == p->n),
+             "custom_call @%s: result %d must have n = %d rows (and columns)", T, j, p->n);
+      flops = 10 * N * N * N;
+      break;
+    case LK_GEES:
+    case LK_GEES_C:
+      NEED(p->m == p->n, "custom_call @%s: operand 0 must be square", T);
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "mode", "NV", &p->job0));
+      CJ_RETURN_IF_ERROR(lk_char(op, T, "sort", "NS", &p->job1));
+      if (p->job1 != 'N')
+        return cj_op_error(op, CJ_UNIMPLEMENTED,
+                           "custom_call @%s: sorting the eigenvalues (sort = 'S') is not "
+                           "implemented (nor is it by jaxlib)", T);
+      for (int j = 1; j < sp->nout - 2; j++)
+        NEED(res[j].rows == p->n && (res[j].core < 2 || res[j].cols == p->n),
+             "custom_call @%s: result %d must have n = %d rows (and columns)", T, j, p->n);
+      flops = 10 * N * N * N;
+      break;
+    case LK_GTSV: {
+      const lk_arg *b = &p->arg[3];
+      p->n = (int)b->rows;
+      p->k = (int)b->cols;
+      p->lda = imax(1, p->n);
+      for (int i = 0; i < 3; i++)
+        NEED(p->arg[i].rows == b->rows,
+             "custom_call @%s: operand %d must have as many elements as operand 3 has rows", T, i);
+      flops = 8 * (double)b->rows * (double)b->cols;
+      break;
+    }
+    default:
+      break;
+  }
+#undef NEED
+  if (p->batch == 0) return NULL;
+  if (!lk_query[t](p))
+    return cj_op_error(op, CJ_INTERNAL, "custom_call @%s: LAPACK's workspace query failed", T);
+  /* the per-thread area: every slice (aliased results share their operand's), then the
+   * workspace */
+  int64_t off = 0;
+  for (int i = 0; i < nall; i++) {
+    lk_arg *g = &p->arg[i];
+    if (i >= sp->nin && g->alias >= 0) {
+      g->off = p->arg[g->alias].off;
+      continue;
+    }
+    g->off = off;
+    off += (g->slice + 63) / 64 * 64;
+  }
+  p->ws_off = off;
+  int64_t rs = t == 0 || t == 2 ? 4 : 8;
+  off += ((int64_t)p->lwork + p->lxwork) * p->arg[0].es + (int64_t)p->lrwork * rs +
+         (int64_t)p->liwork * 4;
+  p->area_bytes = off + 64;
+  cj_lw_set_tls_bytes(L, p->area_bytes);
+  double cf = t >= 2 ? 4 : 1;
+  cj_lw_add_cost(L, flops * cf * (double)p->batch, 0);
+  p->grain = (int64_t)(200000.0 / (flops > 1 ? flops : 1)) + 1;
+  int32_t ins[LK_MAXARGS], outs[LK_MAXARGS];
+  for (int i = 0; i < sp->nin; i++) ins[i] = ts[i].buf;
+  for (int j = 0; j < sp->nout; j++) outs[j] = ts[sp->nin + j].buf;
+  if (!cj_lw_emit(L, op, k_lapack, p, (uint32_t)sp->nin, ins, (uint32_t)sp->nout, outs))
+    return cj_oom();
+  return NULL;
+}
+
+#else /* no LAPACK */
+
+cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len) {
+  (void)L;
+  int t = 0;
+  if (lk_parse(target, len, &t) < 0)
+    return cj_op_error(op, CJ_UNIMPLEMENTED,
+                       "custom_call @%.*s is not supported by the CPU backend", (int)len, target);
+  return cj_op_error(op, CJ_UNIMPLEMENTED,
+                     "custom_call @%.*s needs LAPACK, which this build of cjrt does not have",
+                     (int)len, target);
+}
+
+#endif /* CJRT_HAVE_LAPACK */

@@ -1,0 +1,25 @@
+/* cjrt: the CPU custom calls JAX emits for platform cpu (jaxlib's `lapack_<t><routine>_ffi`
+ * typed-FFI targets), run with LAPACK (private to src/cpu/; implemented in k_lapack.c, routed by
+ * lower_custom_call).
+ *
+ * Targets (t = s, d, c, z: f32, f64, complex64, complex128; batched over leading dimensions):
+ * trsm, getrf, geqrf, geqp3, orgqr/ungqr, potrf, gesdd, gesvd, syevd/heevd, gehrd, sytrd/hetrd,
+ * gtsv. Operands, results and attributes follow jaxlib's kernels (jaxlib/cpu/lapack_kernels.cc):
+ * the attributes come from the call's `mhlo.backend_config` dictionary, and the matrices are
+ * seen in the layouts the call's operand_layouts / result_layouts give (JAX asks for
+ * column-major), so buffers are transposed on the way in and out of LAPACK.
+ */
+#ifndef CJ_CPU_K_LAPACK_H
+#define CJ_CPU_K_LAPACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cpu/lower.h"
+
+/* Whether `target` (len bytes) names one of jaxlib's LAPACK targets (lapack_*). */
+bool cj_lapack_is_target(const char *target, size_t len);
+/* Lowers such a call; an unknown lapack_* name or an unsupported one fails naming it. */
+cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len);
+
+#endif
