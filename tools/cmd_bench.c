@@ -700,21 +700,24 @@ int cjrt_cmd_bench(int argc, char **argv) {
       return 2;
     }
   }
+  int w = neng == 2 ? 26 : 28; /* the program column: as wide as the longest name */
+  for (int i = first; i < argc; i++)
+    if ((int)strlen(base_name(argv[i])) > w) w = (int)strlen(base_name(argv[i]));
   if (!json) {
     if (neng == 2) {
       for (int k = 0; k < 2; k++)
         printf("%s: %s (platform %s %s)\n", eng[k].label, cjrt_plugin_path(eng[k].plugin),
                cjrt_client_platform_name(eng[k].client), cjrt_client_platform_version(eng[k].client));
-      printf("%-26s %11s %11s %8s %11s %11s %8s %13s  %s\n", "program", "compile A", "compile B",
+      printf("%-*s %11s %11s %8s %11s %11s %8s %13s  %s\n", w, "program", "compile A", "compile B",
              "A/B", "median A", "median B", "A/B", "runs A/B", "outputs");
-      printf("%-26s %11s %11s %8s %11s %11s %8s\n", "", "ms", "ms", "", "ms", "ms", "");
+      printf("%-*s %11s %11s %8s %11s %11s %8s\n", w, "", "ms", "ms", "", "ms", "ms", "");
     } else {
       if (neng == 1)
         printf("plugin: %s (platform %s %s)\n", cjrt_plugin_path(eng[0].plugin),
                cjrt_client_platform_name(eng[0].client), cjrt_client_platform_version(eng[0].client));
       else
         printf("in-process CPU backend, %d threads\n", threads);
-      printf("%-28s %12s %12s %12s %7s\n", "program", "compile ms", "min ms", "median ms", "runs");
+      printf("%-*s %12s %12s %12s %7s\n", w, "program", "compile ms", "min ms", "median ms", "runs");
     }
   }
   int failures = 0, nratio = 0, ncratio = 0;
@@ -768,16 +771,16 @@ int cjrt_cmd_bench(int argc, char **argv) {
       if (err) fprintf(stderr, "cjrt bench: %s: %s\n", base, err);
       if (rw.mismatch) fprintf(stderr, "cjrt bench: %s: outputs differ: %s\n", base, rw.mismatch);
     } else if (err) {
-      printf("%-28s failed: %s\n", base, err);
+      printf("%-*s failed: %s\n", w, base, err);
     } else if (neng == 2) {
       char runs[32];
       snprintf(runs, sizeof runs, "%d/%d", a->runs, b->runs);
-      printf("%-26s %11.3f %11.3f %7.3gx %11.4f %11.4f %7.3gx %13s  %s\n", base, a->compile_ms,
+      printf("%-*s %11.3f %11.3f %7.3gx %11.4f %11.4f %7.3gx %13s  %s\n", w, base, a->compile_ms,
              b->compile_ms, cratio, a->median_ms, b->median_ms, ratio, runs,
              rw.agree ? "agree" : "DIFFER");
       if (rw.mismatch) printf("  MISMATCH %s: %s\n", base, rw.mismatch);
     } else {
-      printf("%-28s %12.3f %12.4f %12.4f %7d\n", base, a->compile_ms, a->min_ms, a->median_ms, a->runs);
+      printf("%-*s %12.3f %12.4f %12.4f %7d\n", w, base, a->compile_ms, a->min_ms, a->median_ms, a->runs);
     }
     fflush(stdout);
     if (err || rw.mismatch) failures++;
