@@ -375,7 +375,9 @@ CJRT_API int64_t cjrt_live_buffers(void);
 
 /* Runs a single-device executable: args[num_args] in, outs[num_outputs] out (owned, new
  * buffers). Waits until the execution has finished; an error of the execution is returned.
- * Arguments are never donated. */
+ * Arguments the program donates (tf.aliasing_output / jax.buffer_donor) are donated, as PJRT does
+ * by default: such an argument is deleted afterwards (cjrt_buffer_is_deleted; free it as usual)
+ * and an output holds its memory. */
 CJRT_API cjrt_error *cjrt_execute(cjrt_executable *e, cjrt_buffer *const *args, size_t num_args,
                                   cjrt_buffer **outs, size_t num_outs);
 /* Runs on each of the executable's devices: args[d * num_args + i] is argument i of device d
