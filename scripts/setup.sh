@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # What building the plugin, libcjrt and the cjrt command needs (the main job, --no-python) ...
-build_pkgs=(build-essential cmake ninja-build pkg-config liblapack-dev libopenblas-dev)
+build_pkgs=(build-essential cmake ninja-build pkg-config liblapack-dev libblas-dev libopenblas-dev)
 # ... and what the test suite adds: clang and its runtime (fuzzing), Python for the Python
 # tests, and Debian's numpy/pytest/torch (the legacy DLPack capsule tests).
 test_pkgs=(clang libclang-rt-14-dev python3 python3-venv python3-dev python3-numpy python3-pytest
@@ -63,6 +63,12 @@ if [ "${1:-}" != "--no-python" ]; then
   if ! .venv/bin/python -c "import numpy, pytest, ml_dtypes, jax; assert jax.__version__ == '$want'" 2>/dev/null; then
     echo "setup: installing Python packages into .venv"
     .venv/bin/pip install -q --disable-pip-version-check -r python/requirements-dev.txt
+  fi
+  # XLA's own CPU plugin as a .so (PyPI's lammps-jax-pjrt-cpu): a second PJRT plugin for the CLI
+  # tests. Only its .so is used, so its pin on an older jax is not installed (--no-deps).
+  if ! .venv/bin/python -c "import lammps_jax_pjrt_cpu" 2>/dev/null; then
+    echo "setup: installing XLA's CPU plugin (lammps-jax-pjrt-cpu) into .venv"
+    .venv/bin/pip install -q --disable-pip-version-check --no-deps lammps-jax-pjrt-cpu==0.11.2
   fi
   # the oldest jax README claims: a second environment, for scripts/test.sh (Debian's python3)
   OLD_PY=${PYTHON_OLDEST:-python3}

@@ -6,6 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 jobs=$(nproc)
+# XLA's own CPU plugin (PyPI's lammps-jax-pjrt-cpu, in .venv): the second plugin the CLI tests
+# drive (tests/cli, cli_bench_conform_xla)
+CJRT_XLA_PLUGIN=$(.venv/bin/python -c 'import os, lammps_jax_pjrt_cpu as m; print(os.path.join(os.path.dirname(m.__file__), "pjrt_c_api_cpu_plugin.so"))')
+export CJRT_XLA_PLUGIN
 
 echo "== build (RelWithDebInfo)"
 scripts/build.sh normal
