@@ -229,14 +229,16 @@ static int64_t space_off(const space *s, int64_t i) {
 /* ======================================================================== fast path */
 
 /* Accuracy: every output folds its elements in a fixed tree, never in one long running chain.
- * Kept innermost dim ("vertical"): outputs go in chunks of RV_CHUNK; each chunk's reduced rows
+ * Kept innermost dim ("vertical"): outputs go in chunks of RV_BYTES of accumulators (256 f32:
+ * whole cache lines of each row, few rows in flight); each chunk's reduced rows
  * are combined RV_LEAF at a time, the leaves pairwise. Reduced innermost dim ("horizontal"):
  * runs of up to RH_LEAF contiguous elements fold in RK_LANES lanes (k_reduce_kern.h), the
  * lanes and then the leaves pairwise. So an output of n elements sees about
  * RV_LEAF + log2(n) (or RH_LEAF / RK_LANES + 5 + log2(n)) roundings instead of n, as XLA's
  * tree of windows does; bf16 and f16 accumulate in f32. The tree depends only on the shape, not
  * on the thread count: results are the same with any pool. */
-enum { RV_CHUNK = 64, RV_LEAF = 8, RH_LEAF = 512, RACC_MAX = 16, RSPLIT_DEPTH = 5 };
+enum { RV_BYTES = 1024, RV_LEAF = 8, RH_LEAF = 512, RACC_MAX = 16, RSPLIT_DEPTH = 5,
+       RH_GROUP = RV_BYTES / RACC_MAX };
 
 typedef struct fast_params {
   space kept, red;   /* input strides; kept in output order */
@@ -244,6 +246,7 @@ typedef struct fast_params {
   bool vertical;     /* innermost input dim kept (stride esize, last of kept) */
   int64_t vlen;      /* vertical: the innermost kept run */
   int64_t nred;      /* elements folded into each output */
+  int64_t vchunk;    /* vertical: outputs per chunk (RV_BYTES of accumulators) */
   const rk_fns *f;
   int64_t nout;
   /* horizontal: the reduced space as runs */
@@ -294,7 +297,7 @@ static void v_pair(const fast_params *p, const char *base, int64_t r0, int64_t r
   }
   int64_t mid = v_split(r0, r1);
   v_pair(p, base, r0, mid, acc, n);
-  _Alignas(64) char tmp[RV_CHUNK * RACC_MAX];
+  _Alignas(64) char tmp[RV_BYTES];
   v_pair(p, base, mid, r1, tmp, n);
   p->f->vcomb(acc, tmp, n);
 }
@@ -332,22 +335,34 @@ static void h_pair(const fast_params *p, const char *base, int64_t i0, int64_t i
 static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   const fast_params *p = R->p;
   int es = p->esize;
-  _Alignas(64) char acc[RV_CHUNK * RACC_MAX];
+  _Alignas(64) char acc[RV_BYTES];
   if (p->vertical) {
     space outer = p->kept;
     outer.rank--; /* drop the innermost run */
     for (int64_t u = u0; u < u1; u++) {
-      int64_t o = u / R->nchunks, c = (u % R->nchunks) * RV_CHUNK;
-      int64_t n = p->vlen - c < RV_CHUNK ? p->vlen - c : RV_CHUNK;
+      int64_t o = u / R->nchunks, c = (u % R->nchunks) * p->vchunk;
+      int64_t n = p->vlen - c < p->vchunk ? p->vlen - c : p->vchunk;
       const char *base = R->in + space_off(&outer, o) + c * es;
       v_pair(p, base, 0, p->nred, acc, n);
       p->f->fin(R->out + (o * p->vlen + c) * es, R->init, acc, n);
     }
     return;
   }
-  for (int64_t o = u0; o < u1; o++) {
-    h_pair(p, R->in + space_off(&p->kept, o), 0, p->nred, acc);
-    p->f->fin(R->out + o * es, R->init, acc, 1);
+  /* outputs in groups of RH_GROUP: their folds side by side in acc, rounded together */
+  int32_t ab = p->f->abytes;
+  bool one_run = p->ored.rank == 0 && p->run <= RH_LEAF, kstride = p->kept.rank <= 1;
+  int64_t ks = p->kept.rank == 1 ? p->kept.str[0] : 0;
+  for (int64_t g = u0; g < u1; g += RH_GROUP) {
+    int64_t m = u1 - g < RH_GROUP ? u1 - g : RH_GROUP;
+    for (int64_t k = 0; k < m; k++) {
+      int64_t o = g + k;
+      const char *base = R->in + (kstride ? o * ks : space_off(&p->kept, o));
+      if (one_run)
+        p->f->hfold(acc + k * ab, base, p->run, p->rstr);
+      else
+        h_pair(p, base, 0, p->nred, acc + k * ab);
+    }
+    p->f->fin(R->out + g * es, R->init, acc, m);
   }
 }
 
@@ -363,7 +378,7 @@ typedef struct split_run {
   int64_t n; /* vertical: elements of the chunk */
   int64_t lo[RSPLIT_MAX], hi[RSPLIT_MAX];
   int32_t nparts, next;
-  _Alignas(64) char partial[RSPLIT_MAX][RV_CHUNK * RACC_MAX];
+  _Alignas(64) char partial[RSPLIT_MAX][RV_BYTES];
 } split_run;
 
 static bool is_leaf(const fast_params *p, int64_t a, int64_t b) {
@@ -402,7 +417,7 @@ static void split_combine(split_run *S, int64_t a, int64_t b, int depth, void *o
   }
   int64_t mid = split_at(p, a, b);
   split_combine(S, a, mid, depth + 1, out);
-  _Alignas(64) char tmp[RV_CHUNK * RACC_MAX];
+  _Alignas(64) char tmp[RV_BYTES];
   split_combine(S, mid, b, depth + 1, tmp);
   p->f->vcomb(out, tmp, n);
 }
@@ -417,9 +432,9 @@ static cj_status k_reduce_fast(cj_exec_ctx *ctx, const cj_step *st) {
   }
   int64_t nunits = p->nout, per = p->nred;
   if (p->vertical) {
-    R.nchunks = (p->vlen + RV_CHUNK - 1) / RV_CHUNK;
+    R.nchunks = (p->vlen + p->vchunk - 1) / p->vchunk;
     nunits = p->nout / p->vlen * R.nchunks;
-    per = p->nred * (p->vlen < RV_CHUNK ? p->vlen : RV_CHUNK);
+    per = p->nred * (p->vlen < p->vchunk ? p->vlen : p->vchunk);
   }
   int64_t work = nunits * per;
   bool pool = ctx->pool && cj_pool_size(ctx->pool) > 1 && work >= CJ_PAR_MIN_ELEMS * 4;
@@ -432,7 +447,7 @@ static cj_status k_reduce_fast(cj_exec_ctx *ctx, const cj_step *st) {
       S->nparts = S->next = 0;
       split_collect(S, 0, p->nred, 0);
       cj_pool_parallel_for(ctx->pool, S->nparts, 1, split_body, S);
-      _Alignas(64) char acc[RV_CHUNK * RACC_MAX];
+      _Alignas(64) char acc[RV_BYTES];
       split_combine(S, 0, p->nred, 0, acc);
       p->f->fin(R.out, R.init, acc, S->n);
       free(S);
@@ -799,6 +814,7 @@ cj_status lower_reduce(cj_lw *L, cj_op *op) {
     int es = cj_dtype_bytes(x0.dtype);
     p->esize = es;
     p->f = rf;
+    p->vchunk = RV_BYTES / rf->abytes;
     p->nout = r.nelems;
     p->nred = nred;
     int32_t last = x0.rank - 1;

@@ -33,7 +33,29 @@ static inline float rk_f16(uint16_t v) { return _cvtsh_ss(v); }
 #else
 static inline float rk_f16(uint16_t v) { return cj_f16_to_f32(v); }
 #endif
+/* StableHLO's maximum/minimum (cj_maxf's results: NaN operands propagate, max(-0, +0) = +0,
+ * min(-0, +0) = -0) as selects on values only, which the vectorizer turns into compares and
+ * blends (the bit operations of cj_maxf kept these loops scalar). Equal zeros: their sum is +0
+ * unless both are -0, which is the maximum; the negated sum of the negations is the minimum. */
+#define RK_MINMAX(NAME, T, CMP, ZERO)                        \
+  static inline T NAME(T a, T b) {                           \
+    T m = a CMP b ? a : b, z = (ZERO);                       \
+    m = ((a == b) & (a == 0)) ? z : m;                       \
+    m = b != b ? b : m;                                      \
+    return a != a ? a : m;                                   \
+  }
+RK_MINMAX(rk_maxf, float, >, a + b)
+RK_MINMAX(rk_minf, float, <, -(-a + -b))
+RK_MINMAX(rk_maxd, double, >, a + b)
+RK_MINMAX(rk_mind, double, <, -(-a + -b))
 #define RK_ID(x) (x)
+/* the lane loops stay loops until the loop vectorizer (which if-converts the selects of max and
+ * min) has seen them; unrolled early they went to the straight-line vectorizer, which did not */
+#if defined(__GNUC__) && !defined(__clang__)
+#define RK_NO_UNROLL _Pragma("GCC unroll 1")
+#else
+#define RK_NO_UNROLL
+#endif
 
 /* NAME: the kernels' suffix; T storage, A accumulation; LOAD: T -> A, STORE: A -> T;
  * OP(a, b) on A */
@@ -81,7 +103,7 @@ static inline float rk_f16(uint16_t v) { return cj_f16_to_f32(v); }
       for (int k = 0; k < RK_LANES; k++) p[k] = LOAD(x[k]);                                  \
       int64_t j = RK_LANES;                                                                  \
       for (; j + RK_LANES <= n; j += RK_LANES)                                               \
-        for (int k = 0; k < RK_LANES; k++) {                                                 \
+        RK_NO_UNROLL for (int k = 0; k < RK_LANES; k++) {                                    \
           A a = p[k], b = LOAD(x[j + k]);                                                    \
           p[k] = (OP);                                                                       \
         }                                                                                    \
@@ -95,23 +117,27 @@ static inline float rk_f16(uint16_t v) { return cj_f16_to_f32(v); }
           p[k] = (OP);                                                                       \
         }                                                                                    \
       r = p[0];                                                                              \
-    } else if (n <= 2 * RK_LANES) { /* a pairwise tree */                                    \
-      A p[2 * RK_LANES];                                                                     \
-      for (int64_t j = 0; j < n; j++) {                                                      \
-        T v;                                                                                 \
-        memcpy(&v, x_ + j * s, sizeof(T));                                                   \
-        p[j] = LOAD(v);                                                                      \
-      }                                                                                      \
-      for (int64_t m = n; m > 1;) {                                                          \
-        int64_t h = (m + 1) / 2;                                                             \
-        for (int64_t k = 0; k < m - h; k++) {                                                \
-          A a = p[k], b = p[k + h];                                                          \
+    } else if (s == (int64_t)sizeof(T) && n >= 16) { /* 8 lanes, combined pairwise */      \
+      const T *restrict x = (const T *)x_;                                                   \
+      A p[8];                                                                                \
+      for (int k = 0; k < 8; k++) p[k] = LOAD(x[k]);                                         \
+      int64_t j = 8;                                                                         \
+      for (; j + 8 <= n; j += 8)                                                             \
+        RK_NO_UNROLL for (int k = 0; k < 8; k++) {                                           \
+          A a = p[k], b = LOAD(x[j + k]);                                                    \
           p[k] = (OP);                                                                       \
         }                                                                                    \
-        m = h;                                                                               \
+      for (int k = 0; j + k < n; k++) {                                                      \
+        A a = p[k], b = LOAD(x[j + k]);                                                      \
+        p[k] = (OP);                                                                         \
       }                                                                                      \
+      for (int w = 4; w >= 1; w /= 2)                                                        \
+        for (int k = 0; k < w; k++) {                                                        \
+          A a = p[k], b = p[k + w];                                                          \
+          p[k] = (OP);                                                                       \
+        }                                                                                    \
       r = p[0];                                                                              \
-    } else { /* strided: in index order */                                                   \
+    } else { /* short or strided: in index order */                                                   \
       T v;                                                                                   \
       memcpy(&v, x_, sizeof(T));                                                             \
       r = LOAD(v);                                                                           \
@@ -157,20 +183,20 @@ RK_DEF(or_pred, uint8_t, uint8_t, RK_ID, RK_ID, (uint8_t)(a | b))
 RK_DEF(xor_pred, uint8_t, uint8_t, RK_ID, RK_ID, (uint8_t)(a ^ b))
 RK_DEF(add_f32, float, float, RK_ID, RK_ID, a + b)
 RK_DEF(mul_f32, float, float, RK_ID, RK_ID, a * b)
-RK_DEF(max_f32, float, float, RK_ID, RK_ID, cj_maxf(a, b))
-RK_DEF(min_f32, float, float, RK_ID, RK_ID, cj_minf(a, b))
+RK_DEF(max_f32, float, float, RK_ID, RK_ID, rk_maxf(a, b))
+RK_DEF(min_f32, float, float, RK_ID, RK_ID, rk_minf(a, b))
 RK_DEF(add_f64, double, double, RK_ID, RK_ID, a + b)
 RK_DEF(mul_f64, double, double, RK_ID, RK_ID, a * b)
-RK_DEF(max_f64, double, double, RK_ID, RK_ID, cj_maxd(a, b))
-RK_DEF(min_f64, double, double, RK_ID, RK_ID, cj_mind(a, b))
+RK_DEF(max_f64, double, double, RK_ID, RK_ID, rk_maxd(a, b))
+RK_DEF(min_f64, double, double, RK_ID, RK_ID, rk_mind(a, b))
 RK_DEF(add_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, a + b)
 RK_DEF(mul_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, a * b)
-RK_DEF(max_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, cj_maxf(a, b))
-RK_DEF(min_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, cj_minf(a, b))
+RK_DEF(max_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, rk_maxf(a, b))
+RK_DEF(min_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, rk_minf(a, b))
 RK_DEF(add_f16, uint16_t, float, rk_f16, cj_f32_to_f16, a + b)
 RK_DEF(mul_f16, uint16_t, float, rk_f16, cj_f32_to_f16, a * b)
-RK_DEF(max_f16, uint16_t, float, rk_f16, cj_f32_to_f16, cj_maxf(a, b))
-RK_DEF(min_f16, uint16_t, float, rk_f16, cj_f32_to_f16, cj_minf(a, b))
+RK_DEF(max_f16, uint16_t, float, rk_f16, cj_f32_to_f16, rk_maxf(a, b))
+RK_DEF(min_f16, uint16_t, float, rk_f16, cj_f32_to_f16, rk_minf(a, b))
 RK_DEF(add_c64, c64_t, c64_t, RK_ID, RK_ID, ((c64_t){a.re + b.re, a.im + b.im}))
 RK_DEF(mul_c64, c64_t, c64_t, RK_ID, RK_ID,
        ((c64_t){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}))

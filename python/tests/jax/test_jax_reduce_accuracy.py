@@ -120,3 +120,30 @@ def test_cumsum_accuracy(cj, shape, axis, reverse, dtype):
     allowed = min(max(2 * e_xla, UNIT[dtype]), BOUND[dtype])
     assert e_cj <= allowed, (f"cumsum {shape} axis {axis} reverse={reverse} {dtype}: cjrt "
                              f"{e_cj:.3g}, XLA:CPU {e_xla:.3g}, allowed {allowed:.3g}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_max_min_nan_and_signed_zeros(cj, dtype, axis):
+    """The vectorized max/min keep StableHLO's rules: a NaN anywhere gives NaN, max(-0, +0) is
+    +0 and min(-0, +0) is -0, along kept and reduced innermost dims alike."""
+    with jaxcheck.x64(dtype == "float64"):
+        rng = np.random.default_rng(5)
+        x = rng.standard_normal((300, 1000)).astype(jaxcheck.dtype(dtype))
+        x[7, 123] = np.nan
+        x[250, 999] = np.nan
+        x[:, 500] = np.nan
+        z = np.where(rng.random((300, 1000)) < 0.5, -0.0, 0.0).astype(jaxcheck.dtype(dtype))
+        z[:, :7] = -0.0  # all -0 in those columns: both results -0 there
+        for f, npf, zero_sign in ((jnp.max, np.max, False), (jnp.min, np.min, True)):
+            got = np.asarray(jaxcheck.run_on(jaxcheck.cj(), lambda v: f(v, axis=axis), x))
+            want = npf(x.astype(np.float64), axis=axis)
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            ok = ~np.isnan(want)
+            np.testing.assert_array_equal(got.astype(np.float64)[ok], want[ok])
+            gz = np.asarray(jaxcheck.run_on(jaxcheck.cj(), lambda v: f(v, axis=axis), z))
+            zf = z.astype(np.float64)
+            # max is -0 only where every element is -0; min is -0 where any is
+            neg = np.signbit(zf)
+            want_sign = neg.any(axis=axis) if zero_sign else neg.all(axis=axis)
+            np.testing.assert_array_equal(np.signbit(gz.astype(np.float64)), want_sign)
