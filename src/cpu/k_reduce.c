@@ -1,15 +1,16 @@
 /* cjrt: stablehlo.reduce. Bodies that are one add/multiply/maximum/minimum/and/or/xor of the two
- * arguments run as fast kernels (vertical: whole rows combined when the innermost dimension is
- * kept; horizontal: contiguous runs folded with several accumulators when it is reduced); any
- * other body (variadic reductions such as argmax, promoted types) runs as a nested plan per
- * element, in index order. Small floats (bf16, f16) are rounded after every step, as the body
- * computes in their type. */
+ * arguments run as fast kernels (k_reduce_kern.h, one variant per instruction set): each output
+ * folds its elements in a fixed tree of short runs combined pairwise (see "fast path"), bf16
+ * and f16 in f32. Any other body (variadic reductions such as argmax, promoted types) runs as a
+ * nested plan per element, in index order. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu/lower.h"
 #include "cpu/scalar.h"
+#include "cpu/k_reduce_kern_api.h"
+#include "cpu/vmath.h"
 
 void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
 
@@ -21,7 +22,6 @@ enum {
 
 /* vertical: acc[j] = acc[j] op x[j]; horizontal: *acc = fold(*acc, x[0..n) with byte stride) */
 typedef void (*vfn_t)(void *acc, const void *x, int64_t n);
-typedef void (*hfn_t)(void *acc, const char *x, int64_t n, int64_t stride);
 
 
 #define RED(name, T, EXPR)                                                              \
@@ -32,36 +32,6 @@ typedef void (*hfn_t)(void *acc, const char *x, int64_t n, int64_t stride);
       T a = acc[j], b = xs[j];                                                           \
       acc[j] = (EXPR);                                                                   \
     }                                                                                    \
-  }                                                                                      \
-  static void h_##name(void *acc_, const char *x, int64_t n, int64_t stride) {           \
-    T a;                                                                                 \
-    memcpy(&a, acc_, sizeof(T));                                                         \
-    if (stride == (int64_t)sizeof(T) && n >= 32) {                                       \
-      const T *xs = (const T *)x;                                                        \
-      T p[8];                                                                            \
-      for (int k = 0; k < 8; k++) p[k] = xs[k];                                          \
-      int64_t j = 8;                                                                     \
-      for (; j + 8 <= n; j += 8)                                                         \
-        for (int k = 0; k < 8; k++) {                                                    \
-          T a = p[k], b = xs[j + k];                                                     \
-          p[k] = (EXPR);                                                                 \
-        }                                                                                \
-      for (int k = 0; k < 8; k++) {                                                      \
-        T b = p[k];                                                                      \
-        a = (EXPR);                                                                      \
-      }                                                                                  \
-      for (; j < n; j++) {                                                               \
-        T b = xs[j];                                                                     \
-        a = (EXPR);                                                                      \
-      }                                                                                  \
-    } else {                                                                             \
-      for (int64_t j = 0; j < n; j++) {                                                  \
-        T b;                                                                             \
-        memcpy(&b, x + j * stride, sizeof(T));                                           \
-        a = (EXPR);                                                                      \
-      }                                                                                  \
-    }                                                                                    \
-    memcpy(acc_, &a, sizeof(T));                                                         \
   }
 
 #define RED_INT(S, T)                 \
@@ -133,7 +103,7 @@ RED(mul_c64, c64_t, ((c64_t){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.r
 RED(add_c128, c128_t, ((c128_t){a.re + b.re, a.im + b.im}))
 RED(mul_c128, c128_t, ((c128_t){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}))
 
-/* bf16/f16: the accumulator is kept in the storage type, each step rounded */
+/* bf16/f16 element by element (collectives): each step rounded, as the body computes */
 #define RED_SMALL(name, LOAD, STORE, EXPR)                                               \
   static void v_##name(void *acc_, const void *x_, int64_t n) {                          \
     uint16_t *acc = acc_;                                                                \
@@ -142,19 +112,6 @@ RED(mul_c128, c128_t, ((c128_t){a.re * b.re - a.im * b.im, a.re * b.im + a.im * 
       float a = LOAD(acc[j]), b = LOAD(xs[j]);                                           \
       acc[j] = STORE(EXPR);                                                              \
     }                                                                                    \
-  }                                                                                      \
-  static void h_##name(void *acc_, const char *x, int64_t n, int64_t stride) {           \
-    uint16_t av;                                                                         \
-    memcpy(&av, acc_, 2);                                                                \
-    float a = LOAD(av);                                                                  \
-    for (int64_t j = 0; j < n; j++) {                                                    \
-      uint16_t bv;                                                                       \
-      memcpy(&bv, x + j * stride, 2);                                                    \
-      float b = LOAD(bv);                                                                \
-      a = LOAD(STORE(EXPR));                                                             \
-    }                                                                                    \
-    av = STORE(a);                                                                       \
-    memcpy(acc_, &av, 2);                                                                \
   }
 RED_SMALL(add_bf16, cj_bf16_to_f32, cj_f32_to_bf16, a + b)
 RED_SMALL(mul_bf16, cj_bf16_to_f32, cj_f32_to_bf16, a *b)
@@ -165,17 +122,17 @@ RED_SMALL(mul_f16, cj_f16_to_f32, cj_f32_to_f16, a *b)
 RED_SMALL(max_f16, cj_f16_to_f32, cj_f32_to_f16, cj_maxf(a, b))
 RED_SMALL(min_f16, cj_f16_to_f32, cj_f32_to_f16, cj_minf(a, b))
 
-static bool red_fns(int rop, cj_dtype dt, vfn_t *v, hfn_t *h) {
+static bool red_fns(int rop, cj_dtype dt, vfn_t *v) {
 #define CASE(DT, S)                                        \
   case CJ_##DT:                                            \
     switch (rop) {                                         \
-      case R_ADD: *v = v_add_##S; *h = h_add_##S; return true; \
-      case R_MUL: *v = v_mul_##S; *h = h_mul_##S; return true; \
-      case R_MAX: *v = v_max_##S; *h = h_max_##S; return true; \
-      case R_MIN: *v = v_min_##S; *h = h_min_##S; return true; \
-      case R_AND: *v = v_and_##S; *h = h_and_##S; return true; \
-      case R_OR: *v = v_or_##S; *h = h_or_##S; return true;    \
-      case R_XOR: *v = v_xor_##S; *h = h_xor_##S; return true; \
+      case R_ADD: *v = v_add_##S; return true; \
+      case R_MUL: *v = v_mul_##S; return true; \
+      case R_MAX: *v = v_max_##S; return true; \
+      case R_MIN: *v = v_min_##S; return true; \
+      case R_AND: *v = v_and_##S; return true; \
+      case R_OR: *v = v_or_##S; return true;    \
+      case R_XOR: *v = v_xor_##S; return true; \
       default: return false;                               \
     }
   switch (dt) {
@@ -189,50 +146,50 @@ static bool red_fns(int rop, cj_dtype dt, vfn_t *v, hfn_t *h) {
     CASE(U64, u64)
     case CJ_PRED:
       switch (rop) {
-        case R_ADD: case R_MAX: case R_OR: *v = v_or_pred; *h = h_or_pred; return true;
-        case R_MUL: case R_MIN: case R_AND: *v = v_and_pred; *h = h_and_pred; return true;
-        case R_XOR: *v = v_xor_pred; *h = h_xor_pred; return true;
+        case R_ADD: case R_MAX: case R_OR: *v = v_or_pred; return true;
+        case R_MUL: case R_MIN: case R_AND: *v = v_and_pred; return true;
+        case R_XOR: *v = v_xor_pred; return true;
         default: return false;
       }
     case CJ_F32:
       switch (rop) {
-        case R_ADD: *v = v_add_f32; *h = h_add_f32; return true;
-        case R_MUL: *v = v_mul_f32; *h = h_mul_f32; return true;
-        case R_MAX: *v = v_max_f32; *h = h_max_f32; return true;
-        case R_MIN: *v = v_min_f32; *h = h_min_f32; return true;
+        case R_ADD: *v = v_add_f32; return true;
+        case R_MUL: *v = v_mul_f32; return true;
+        case R_MAX: *v = v_max_f32; return true;
+        case R_MIN: *v = v_min_f32; return true;
         default: return false;
       }
     case CJ_F64:
       switch (rop) {
-        case R_ADD: *v = v_add_f64; *h = h_add_f64; return true;
-        case R_MUL: *v = v_mul_f64; *h = h_mul_f64; return true;
-        case R_MAX: *v = v_max_f64; *h = h_max_f64; return true;
-        case R_MIN: *v = v_min_f64; *h = h_min_f64; return true;
+        case R_ADD: *v = v_add_f64; return true;
+        case R_MUL: *v = v_mul_f64; return true;
+        case R_MAX: *v = v_max_f64; return true;
+        case R_MIN: *v = v_min_f64; return true;
         default: return false;
       }
     case CJ_BF16:
       switch (rop) {
-        case R_ADD: *v = v_add_bf16; *h = h_add_bf16; return true;
-        case R_MUL: *v = v_mul_bf16; *h = h_mul_bf16; return true;
-        case R_MAX: *v = v_max_bf16; *h = h_max_bf16; return true;
-        case R_MIN: *v = v_min_bf16; *h = h_min_bf16; return true;
+        case R_ADD: *v = v_add_bf16; return true;
+        case R_MUL: *v = v_mul_bf16; return true;
+        case R_MAX: *v = v_max_bf16; return true;
+        case R_MIN: *v = v_min_bf16; return true;
         default: return false;
       }
     case CJ_F16:
       switch (rop) {
-        case R_ADD: *v = v_add_f16; *h = h_add_f16; return true;
-        case R_MUL: *v = v_mul_f16; *h = h_mul_f16; return true;
-        case R_MAX: *v = v_max_f16; *h = h_max_f16; return true;
-        case R_MIN: *v = v_min_f16; *h = h_min_f16; return true;
+        case R_ADD: *v = v_add_f16; return true;
+        case R_MUL: *v = v_mul_f16; return true;
+        case R_MAX: *v = v_max_f16; return true;
+        case R_MIN: *v = v_min_f16; return true;
         default: return false;
       }
     case CJ_C64:
-      if (rop == R_ADD) { *v = v_add_c64; *h = h_add_c64; return true; }
-      if (rop == R_MUL) { *v = v_mul_c64; *h = h_mul_c64; return true; }
+      if (rop == R_ADD) { *v = v_add_c64; return true; }
+      if (rop == R_MUL) { *v = v_mul_c64; return true; }
       return false;
     case CJ_C128:
-      if (rop == R_ADD) { *v = v_add_c128; *h = h_add_c128; return true; }
-      if (rop == R_MUL) { *v = v_mul_c128; *h = h_mul_c128; return true; }
+      if (rop == R_ADD) { *v = v_add_c128; return true; }
+      if (rop == R_MUL) { *v = v_mul_c128; return true; }
       return false;
     default: return false;
   }
@@ -259,12 +216,6 @@ static void space_push(space *s, int64_t dim, int64_t str) {
   s->rank++;
 }
 
-static int64_t space_size(const space *s) {
-  int64_t n = 1;
-  for (int32_t d = 0; d < s->rank; d++) n *= s->dims[d];
-  return n;
-}
-
 /* byte offset of linear index i in space s */
 static int64_t space_off(const space *s, int64_t i) {
   int64_t off = 0;
@@ -277,103 +228,237 @@ static int64_t space_off(const space *s, int64_t i) {
 
 /* ======================================================================== fast path */
 
+/* Accuracy: every output folds its elements in a fixed tree, never in one long running chain.
+ * Kept innermost dim ("vertical"): outputs go in chunks of RV_BYTES of accumulators (256 f32:
+ * whole cache lines of each row, few rows in flight); each chunk's reduced rows
+ * are combined RV_LEAF at a time, the leaves pairwise. Reduced innermost dim ("horizontal"):
+ * runs of up to RH_LEAF contiguous elements fold in RK_LANES lanes (k_reduce_kern.h), the
+ * lanes and then the leaves pairwise. So an output of n elements sees about
+ * RV_LEAF + log2(n) (or RH_LEAF / RK_LANES + 5 + log2(n)) roundings instead of n, as XLA's
+ * tree of windows does; bf16 and f16 accumulate in f32. The tree depends only on the shape, not
+ * on the thread count: results are the same with any pool. */
+enum { RV_BYTES = 1024, RV_LEAF = 8, RH_LEAF = 512, RACC_MAX = 16, RSPLIT_DEPTH = 5,
+       RH_GROUP = RV_BYTES / RACC_MAX };
+
 typedef struct fast_params {
   space kept, red;   /* input strides; kept in output order */
   int esize;
   bool vertical;     /* innermost input dim kept (stride esize, last of kept) */
   int64_t vlen;      /* vertical: the innermost kept run */
-  vfn_t v;
-  hfn_t h;
+  int64_t nred;      /* elements folded into each output */
+  int64_t vchunk;    /* vertical: outputs per chunk (RV_BYTES of accumulators) */
+  const rk_fns *f;
   int64_t nout;
+  /* horizontal: the reduced space as runs */
+  space ored;        /* the reduced dims but the innermost */
+  int64_t run, rstr; /* the innermost reduced dim: length, byte stride */
 } fast_params;
 
 typedef struct fast_run {
   const fast_params *p;
   char *out;
   const char *in, *init;
+  int64_t nchunks; /* vertical: chunks per output row */
 } fast_run;
 
-static void fast_range(fast_run *R, int64_t o0, int64_t o1) {
+/* ---- vertical: rows [r0, r1) of the reduced space, n elements at `base` of each ---- */
+static void v_leaf(const fast_params *p, const char *base, int64_t r0, int64_t r1, void *acc,
+                   int64_t n) {
+  const space *rs = &p->red;
+  int64_t inner = rs->rank ? rs->dims[rs->rank - 1] : 1;
+  int64_t istr = rs->rank ? rs->str[rs->rank - 1] : 0;
+  bool first = true;
+  for (int64_t r = r0; r < r1;) {
+    int64_t e = (r / inner + 1) * inner;
+    if (e > r1) e = r1;
+    const char *x = base + space_off(rs, r);
+    if (first) {
+      p->f->vload(acc, x, n);
+      if (e - r > 1) p->f->vacc(acc, x + istr, n, e - r - 1, istr);
+      first = false;
+    } else {
+      p->f->vacc(acc, x, n, e - r, istr);
+    }
+    r = e;
+  }
+}
+
+static bool v_is_leaf(int64_t r0, int64_t r1) { return r1 - r0 <= RV_LEAF; }
+static int64_t v_split(int64_t r0, int64_t r1) {
+  int64_t h = (r1 - r0) / 2;
+  return r0 + (h + RV_LEAF - 1) / RV_LEAF * RV_LEAF;
+}
+
+static void v_pair(const fast_params *p, const char *base, int64_t r0, int64_t r1, void *acc,
+                   int64_t n) {
+  if (v_is_leaf(r0, r1)) {
+    v_leaf(p, base, r0, r1, acc, n);
+    return;
+  }
+  int64_t mid = v_split(r0, r1);
+  v_pair(p, base, r0, mid, acc, n);
+  _Alignas(64) char tmp[RV_BYTES];
+  v_pair(p, base, mid, r1, tmp, n);
+  p->f->vcomb(acc, tmp, n);
+}
+
+/* ---- horizontal: elements [i0, i1) of the reduced space, runs of p->run ---- */
+static bool h_is_leaf(const fast_params *p, int64_t i0, int64_t i1) {
+  return i0 / p->run == (i1 - 1) / p->run && i1 - i0 <= RH_LEAF;
+}
+static int64_t h_split(const fast_params *p, int64_t i0, int64_t i1) {
+  int64_t run = p->run, q0 = i0 / run, q1 = (i1 - 1) / run;
+  if (q0 != q1) { /* at a run boundary near the middle */
+    int64_t mid = (i0 + (i1 - i0) / 2) / run * run;
+    return mid <= i0 ? (q0 + 1) * run : mid;
+  }
+  int64_t h = (i1 - i0) / 2;
+  return i0 + (h + RH_LEAF - 1) / RH_LEAF * RH_LEAF;
+}
+static void h_leaf(const fast_params *p, const char *base, int64_t i0, int64_t i1, void *out) {
+  int64_t q = i0 / p->run;
+  p->f->hfold(out, base + space_off(&p->ored, q) + (i0 - q * p->run) * p->rstr, i1 - i0, p->rstr);
+}
+static void h_pair(const fast_params *p, const char *base, int64_t i0, int64_t i1, void *out) {
+  if (h_is_leaf(p, i0, i1)) {
+    h_leaf(p, base, i0, i1, out);
+    return;
+  }
+  int64_t mid = h_split(p, i0, i1);
+  h_pair(p, base, i0, mid, out);
+  _Alignas(16) char tmp[RACC_MAX];
+  h_pair(p, base, mid, i1, tmp);
+  p->f->vcomb(out, tmp, 1);
+}
+
+/* units of work: vertical (output row, chunk) pairs; horizontal outputs */
+static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   const fast_params *p = R->p;
   int es = p->esize;
+  _Alignas(64) char acc[RV_BYTES];
   if (p->vertical) {
-    /* o ranges over the outer kept indices (rows of vlen) */
     space outer = p->kept;
     outer.rank--; /* drop the innermost run */
-    int64_t nred = space_size(&p->red);
-    for (int64_t o = o0; o < o1; o++) {
-      char *acc = R->out + o * p->vlen * es;
-      for (int64_t j = 0; j < p->vlen; j++) memcpy(acc + j * es, R->init, (size_t)es);
-      const char *base = R->in + space_off(&outer, o);
-      for (int64_t r = 0; r < nred; r++) p->v(acc, base + space_off(&p->red, r), p->vlen);
+    for (int64_t u = u0; u < u1; u++) {
+      int64_t o = u / R->nchunks, c = (u % R->nchunks) * p->vchunk;
+      int64_t n = p->vlen - c < p->vchunk ? p->vlen - c : p->vchunk;
+      const char *base = R->in + space_off(&outer, o) + c * es;
+      v_pair(p, base, 0, p->nred, acc, n);
+      p->f->fin(R->out + (o * p->vlen + c) * es, R->init, acc, n);
     }
     return;
   }
-  /* horizontal: innermost reduced run folded per output element */
-  space outer_red = p->red;
-  int64_t run = 1, rstr = es;
-  if (outer_red.rank > 0) {
-    outer_red.rank--;
-    run = p->red.dims[p->red.rank - 1];
-    rstr = p->red.str[p->red.rank - 1];
-  }
-  int64_t nouter = space_size(&outer_red);
-  for (int64_t o = o0; o < o1; o++) {
-    char *acc = R->out + o * es;
-    memcpy(acc, R->init, (size_t)es);
-    const char *base = R->in + space_off(&p->kept, o);
-    for (int64_t r = 0; r < nouter; r++) p->h(acc, base + space_off(&outer_red, r), run, rstr);
+  /* outputs in groups of RH_GROUP: their folds side by side in acc, rounded together */
+  int32_t ab = p->f->abytes;
+  bool one_run = p->ored.rank == 0 && p->run <= RH_LEAF, kstride = p->kept.rank <= 1;
+  int64_t ks = p->kept.rank == 1 ? p->kept.str[0] : 0;
+  for (int64_t g = u0; g < u1; g += RH_GROUP) {
+    int64_t m = u1 - g < RH_GROUP ? u1 - g : RH_GROUP;
+    for (int64_t k = 0; k < m; k++) {
+      int64_t o = g + k;
+      const char *base = R->in + (kstride ? o * ks : space_off(&p->kept, o));
+      if (one_run)
+        p->f->hfold(acc + k * ab, base, p->run, p->rstr);
+      else
+        h_pair(p, base, 0, p->nred, acc + k * ab);
+    }
+    p->f->fin(R->out + g * es, R->init, acc, m);
   }
 }
 
 static void fast_body(void *ctx, int64_t b, int64_t e) { fast_range(ctx, b, e); }
 
-/* A full reduction of one contiguous run (e.g. the sum of a vector) splits the run across the
- * pool: each chunk folds into a partial value seeded with its first element, and the partials
- * are folded into the init value at the end (any association is allowed by the spec). */
-enum { SPLIT_CHUNKS = 64 };
+/* One unit of much work (e.g. the sum of a whole array): the nodes of its tree at depth
+ * RSPLIT_DEPTH (or leaves above it) run on the pool, and their partial results are combined
+ * in the tree's order, so the result is the one the serial fold gives. */
+enum { RSPLIT_MAX = 1 << RSPLIT_DEPTH };
 typedef struct split_run {
-  const fast_params *p;
-  const char *in;
-  int64_t n, chunk;
-  char partial[SPLIT_CHUNKS][16];
+  const fast_run *R;
+  const char *base;
+  int64_t n; /* vertical: elements of the chunk */
+  int64_t lo[RSPLIT_MAX], hi[RSPLIT_MAX];
+  int32_t nparts, next;
+  _Alignas(64) char partial[RSPLIT_MAX][RV_BYTES];
 } split_run;
 
+static bool is_leaf(const fast_params *p, int64_t a, int64_t b) {
+  return p->vertical ? v_is_leaf(a, b) : h_is_leaf(p, a, b);
+}
+static int64_t split_at(const fast_params *p, int64_t a, int64_t b) {
+  return p->vertical ? v_split(a, b) : h_split(p, a, b);
+}
+static void split_collect(split_run *S, int64_t a, int64_t b, int depth) {
+  const fast_params *p = S->R->p;
+  if (depth == RSPLIT_DEPTH || is_leaf(p, a, b)) {
+    S->lo[S->nparts] = a;
+    S->hi[S->nparts++] = b;
+    return;
+  }
+  int64_t mid = split_at(p, a, b);
+  split_collect(S, a, mid, depth + 1);
+  split_collect(S, mid, b, depth + 1);
+}
 static void split_body(void *ctx, int64_t b, int64_t e) {
   split_run *S = ctx;
-  int es = S->p->esize;
-  for (int64_t c = b; c < e; c++) {
-    int64_t lo = c * S->chunk, hi = lo + S->chunk < S->n ? lo + S->chunk : S->n;
-    memcpy(S->partial[c], S->in + lo * es, (size_t)es);
-    if (hi - lo > 1) S->p->h(S->partial[c], S->in + (lo + 1) * es, hi - lo - 1, es);
+  const fast_params *p = S->R->p;
+  for (int64_t k = b; k < e; k++) {
+    if (p->vertical)
+      v_pair(p, S->base, S->lo[k], S->hi[k], S->partial[k], S->n);
+    else
+      h_pair(p, S->base, S->lo[k], S->hi[k], S->partial[k]);
   }
+}
+static void split_combine(split_run *S, int64_t a, int64_t b, int depth, void *out) {
+  const fast_params *p = S->R->p;
+  int64_t n = p->vertical ? S->n : 1;
+  if (depth == RSPLIT_DEPTH || is_leaf(p, a, b)) {
+    memcpy(out, S->partial[S->next++], (size_t)(n * p->f->abytes));
+    return;
+  }
+  int64_t mid = split_at(p, a, b);
+  split_combine(S, a, mid, depth + 1, out);
+  _Alignas(64) char tmp[RV_BYTES];
+  split_combine(S, mid, b, depth + 1, tmp);
+  p->f->vcomb(out, tmp, n);
 }
 
 static cj_status k_reduce_fast(cj_exec_ctx *ctx, const cj_step *st) {
   const fast_params *p = st->params;
-  fast_run R = {p, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1])};
-  int64_t nouter = p->vertical ? p->nout / (p->vlen ? p->vlen : 1) : p->nout;
-  int64_t work = p->nout * space_size(&p->red);
-  if (!p->vertical && p->nout == 1 && p->red.rank == 1 && p->red.str[0] == p->esize &&
-      p->red.dims[0] >= CJ_PAR_MIN_ELEMS * 4 && ctx->pool && cj_pool_size(ctx->pool) > 1 &&
-      p->esize <= 16) {
-    split_run S;
-    S.p = p;
-    S.in = R.in;
-    S.n = p->red.dims[0];
-    S.chunk = (S.n + SPLIT_CHUNKS - 1) / SPLIT_CHUNKS;
-    int64_t nchunks = (S.n + S.chunk - 1) / S.chunk;
-    cj_pool_parallel_for(ctx->pool, nchunks, 1, split_body, &S);
-    memcpy(R.out, R.init, (size_t)p->esize);
-    for (int64_t c = 0; c < nchunks; c++) p->h(R.out, S.partial[c], 1, p->esize);
+  fast_run R = {p, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1]), 1};
+  if (p->nout == 0) return NULL;
+  if (p->nred == 0) { /* empty reduction: every output is the init value */
+    for (int64_t o = 0; o < p->nout; o++) memcpy(R.out + o * p->esize, R.init, (size_t)p->esize);
     return NULL;
   }
-  if (work >= CJ_PAR_MIN_ELEMS * 4 && nouter > 1 && ctx->pool && cj_pool_size(ctx->pool) > 1) {
-    int64_t per = work / nouter;
-    int64_t grain = (CJ_PAR_MIN_ELEMS) / (per ? per : 1);
-    cj_pool_parallel_for(ctx->pool, nouter, grain < 1 ? 1 : grain, fast_body, &R);
-  } else if (p->nout) {
-    fast_range(&R, 0, nouter);
+  int64_t nunits = p->nout, per = p->nred;
+  if (p->vertical) {
+    R.nchunks = (p->vlen + p->vchunk - 1) / p->vchunk;
+    nunits = p->nout / p->vlen * R.nchunks;
+    per = p->nred * (p->vlen < p->vchunk ? p->vlen : p->vchunk);
+  }
+  int64_t work = nunits * per;
+  bool pool = ctx->pool && cj_pool_size(ctx->pool) > 1 && work >= CJ_PAR_MIN_ELEMS * 4;
+  if (pool && nunits == 1) {
+    split_run *S = malloc(sizeof *S);
+    if (S) {
+      S->R = &R;
+      S->n = p->vertical ? p->vlen : 1;
+      S->base = p->vertical ? R.in + space_off(&p->kept, 0) : R.in + space_off(&p->kept, 0);
+      S->nparts = S->next = 0;
+      split_collect(S, 0, p->nred, 0);
+      cj_pool_parallel_for(ctx->pool, S->nparts, 1, split_body, S);
+      _Alignas(64) char acc[RV_BYTES];
+      split_combine(S, 0, p->nred, 0, acc);
+      p->f->fin(R.out, R.init, acc, S->n);
+      free(S);
+      return NULL;
+    }
+  }
+  if (pool && nunits > 1) {
+    int64_t grain = CJ_PAR_MIN_ELEMS / (per ? per : 1);
+    cj_pool_parallel_for(ctx->pool, nunits, grain < 1 ? 1 : grain, fast_body, &R);
+  } else {
+    fast_range(&R, 0, nunits);
   }
   return NULL;
 }
@@ -589,8 +674,7 @@ static int body_pattern(cj_op *op, cj_dtype dt) {
 
 cj_combine_fn cj_reduce_combiner(int op, cj_dtype dt) {
   vfn_t v;
-  hfn_t h;
-  return red_fns(op, dt, &v, &h) ? v : NULL;
+  return red_fns(op, dt, &v) ? v : NULL;
 }
 
 /* ---- the body on vectors of output positions ----
@@ -714,9 +798,14 @@ cj_status lower_reduce(cj_lw *L, cj_op *op) {
     if (isred[d]) nred *= x0.dims[d];
 
   int rop = n == 1 ? body_pattern(op, x0.dtype) : -1;
-  vfn_t vf = NULL;
-  hfn_t hf = NULL;
-  if (rop >= 0 && red_fns(rop, x0.dtype, &vf, &hf)) {
+  const rk_fns *rf = NULL;
+  if (rop >= 0) {
+    cj_vm_isa isa = cj_vm_get_isa();
+    rf = isa == CJ_VM_ISA_AVX512 ? cj_rk_avx512(rop, x0.dtype)
+         : isa == CJ_VM_ISA_AVX2 ? cj_rk_avx2(rop, x0.dtype)
+                                 : cj_rk_generic(rop, x0.dtype);
+  }
+  if (rf) {
     cj_lw_tensor init, r;
     CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &init));
     CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
@@ -724,9 +813,10 @@ cj_status lower_reduce(cj_lw *L, cj_op *op) {
     if (!p) return cj_oom();
     int es = cj_dtype_bytes(x0.dtype);
     p->esize = es;
-    p->v = vf;
-    p->h = hf;
+    p->f = rf;
+    p->vchunk = RV_BYTES / rf->abytes;
     p->nout = r.nelems;
+    p->nred = nred;
     int32_t last = x0.rank - 1;
     while (last >= 0 && x0.dims[last] == 1) last--;
     p->vertical = last < 0 || !isred[last];
@@ -743,23 +833,17 @@ cj_status lower_reduce(cj_lw *L, cj_op *op) {
         p->kept.rank = 1;
       }
       p->vlen = p->kept.dims[p->kept.rank - 1];
-      if (p->kept.str[p->kept.rank - 1] != es) { /* not contiguous: fold one element at a time */
+      if (p->kept.str[p->kept.rank - 1] != es) { /* not contiguous: one element at a time */
         p->kept.dims[p->kept.rank] = 1;
         p->kept.str[p->kept.rank] = es;
         p->kept.rank++;
         p->vlen = 1;
       }
-    }
-    if (x0.nelems == 0 && r.nelems > 0) p->red.rank = 0, p->red.dims[0] = 0;
-    if (nred == 0) { /* empty reduction: every output is the init value */
-      p->red.rank = 1;
-      p->red.dims[0] = 0;
-      p->red.str[0] = es;
-      p->vertical = true;
-      p->kept.rank = 1;
-      p->kept.dims[0] = r.nelems;
-      p->kept.str[0] = es;
-      p->vlen = r.nelems ? r.nelems : 1;
+    } else {
+      p->ored = p->red;
+      p->ored.rank--;
+      p->run = p->red.dims[p->red.rank - 1];
+      p->rstr = p->red.str[p->red.rank - 1];
     }
     cj_lw_add_cost(L, (double)x0.nelems, 0);
     int32_t ins[2] = {x0.buf, init.buf};

@@ -1,0 +1,257 @@
+/* cjrt: the inner loops of stablehlo.reduce's fast path, one set per instruction set.
+ *
+ * Included by k_reduce_isa_{generic,avx2,avx512}.c, each under its own target options, with
+ * RK_TABLE naming the lookup function it defines. The loops are written for the compiler's
+ * vectorizer (fixed lane counts, no branches in the bodies); k_reduce.c holds the pairwise
+ * structure around them and picks a variant by CPUID (cj_vm_get_isa).
+ *
+ * Every kernel works in an accumulation type A: the element type itself, except bf16 and f16,
+ * which accumulate in f32 and round once at the end (as a careful library does; a bf16 running
+ * sum stops growing after 256 steps of ~1).
+ *   vload(acc, x, n)              acc[j] = A(x[j])                          j < n
+ *   vacc(acc, x, n, rows, rs)     acc[j] = acc[j] op A(x[k*rs + j])         k < rows (rs bytes)
+ *   vcomb(acc, b, n)              acc[j] = acc[j] op b[j]                   (both A)
+ *   hfold(out, x, n, s)           *out = x[0] op ... op x[n-1] (A), n >= 1, s bytes apart: in
+ *                                 lanes when contiguous, the lanes combined pairwise
+ *   fin(out, init, acc, n)        out[j] = T(A(init) op acc[j])
+ */
+#ifndef CJ_RK_TEMPLATE
+#error "k_reduce_kern.h is a template: include it from a k_reduce_isa_*.c file"
+#endif
+#include <stdint.h>
+#include <string.h>
+
+#include "cpu/k_reduce_kern_api.h"
+#include "cpu/scalar.h"
+
+enum { RK_LANES = 32 };
+
+/* f16 -> f32: the F16C instruction where the target has it */
+#if defined(__F16C__)
+#include <immintrin.h>
+static inline float rk_f16(uint16_t v) { return _cvtsh_ss(v); }
+#else
+static inline float rk_f16(uint16_t v) { return cj_f16_to_f32(v); }
+#endif
+/* StableHLO's maximum/minimum (cj_maxf's results: NaN operands propagate, max(-0, +0) = +0,
+ * min(-0, +0) = -0) as selects on values only, which the vectorizer turns into compares and
+ * blends (the bit operations of cj_maxf kept these loops scalar). Equal zeros: their sum is +0
+ * unless both are -0, which is the maximum; the negated sum of the negations is the minimum. */
+#define RK_MINMAX(NAME, T, CMP, ZERO)                        \
+  static inline T NAME(T a, T b) {                           \
+    T m = a CMP b ? a : b, z = (ZERO);                       \
+    m = ((a == b) & (a == 0)) ? z : m;                       \
+    m = b != b ? b : m;                                      \
+    return a != a ? a : m;                                   \
+  }
+RK_MINMAX(rk_maxf, float, >, a + b)
+RK_MINMAX(rk_minf, float, <, -(-a + -b))
+RK_MINMAX(rk_maxd, double, >, a + b)
+RK_MINMAX(rk_mind, double, <, -(-a + -b))
+#define RK_ID(x) (x)
+/* the lane loops stay loops until the loop vectorizer (which if-converts the selects of max and
+ * min) has seen them; unrolled early they went to the straight-line vectorizer, which did not */
+#if defined(__GNUC__) && !defined(__clang__)
+#define RK_NO_UNROLL _Pragma("GCC unroll 1")
+#else
+#define RK_NO_UNROLL
+#endif
+
+/* NAME: the kernels' suffix; T storage, A accumulation; LOAD: T -> A, STORE: A -> T;
+ * OP(a, b) on A */
+#define RK_DEF(NAME, T, A, LOAD, STORE, OP)                                                   \
+  static void vload_##NAME(void *acc_, const char *x_, int64_t n) {                          \
+    A *restrict acc = acc_;                                                                  \
+    const T *restrict x = (const T *)x_;                                                     \
+    for (int64_t j = 0; j < n; j++) acc[j] = LOAD(x[j]);                                     \
+  }                                                                                          \
+  static void vacc_##NAME(void *acc_, const char *x_, int64_t n, int64_t rows, int64_t rs) { \
+    A *restrict acc = acc_;                                                                  \
+    int64_t k = 0;                                                                           \
+    for (; k + 2 <= rows; k += 2) {                                                          \
+      const T *restrict x0 = (const T *)(x_ + k * rs);                                       \
+      const T *restrict x1 = (const T *)(x_ + (k + 1) * rs);                                 \
+      for (int64_t j = 0; j < n; j++) {                                                      \
+        A a = acc[j], b = LOAD(x0[j]);                                                       \
+        A c = (OP);                                                                          \
+        a = c;                                                                               \
+        b = LOAD(x1[j]);                                                                     \
+        acc[j] = (OP);                                                                       \
+      }                                                                                      \
+    }                                                                                        \
+    for (; k < rows; k++) {                                                                  \
+      const T *restrict x0 = (const T *)(x_ + k * rs);                                       \
+      for (int64_t j = 0; j < n; j++) {                                                      \
+        A a = acc[j], b = LOAD(x0[j]);                                                       \
+        acc[j] = (OP);                                                                       \
+      }                                                                                      \
+    }                                                                                        \
+  }                                                                                          \
+  static void vcomb_##NAME(void *acc_, const void *b_, int64_t n) {                          \
+    A *restrict acc = acc_;                                                                  \
+    const A *restrict bs = b_;                                                               \
+    for (int64_t j = 0; j < n; j++) {                                                        \
+      A a = acc[j], b = bs[j];                                                               \
+      acc[j] = (OP);                                                                         \
+    }                                                                                        \
+  }                                                                                          \
+  static void hfold_##NAME(void *out, const char *x_, int64_t n, int64_t s) {                \
+    A r;                                                                                     \
+    if (s == (int64_t)sizeof(T) && n >= 2 * RK_LANES) {                                      \
+      const T *restrict x = (const T *)x_;                                                   \
+      A p[RK_LANES];                                                                         \
+      for (int k = 0; k < RK_LANES; k++) p[k] = LOAD(x[k]);                                  \
+      int64_t j = RK_LANES;                                                                  \
+      for (; j + RK_LANES <= n; j += RK_LANES)                                               \
+        RK_NO_UNROLL for (int k = 0; k < RK_LANES; k++) {                                    \
+          A a = p[k], b = LOAD(x[j + k]);                                                    \
+          p[k] = (OP);                                                                       \
+        }                                                                                    \
+      for (int k = 0; j + k < n; k++) {                                                      \
+        A a = p[k], b = LOAD(x[j + k]);                                                      \
+        p[k] = (OP);                                                                         \
+      }                                                                                      \
+      for (int w = RK_LANES / 2; w >= 1; w /= 2)                                             \
+        for (int k = 0; k < w; k++) {                                                        \
+          A a = p[k], b = p[k + w];                                                          \
+          p[k] = (OP);                                                                       \
+        }                                                                                    \
+      r = p[0];                                                                              \
+    } else if (s == (int64_t)sizeof(T) && n >= 16) { /* 8 lanes, combined pairwise */      \
+      const T *restrict x = (const T *)x_;                                                   \
+      A p[8];                                                                                \
+      for (int k = 0; k < 8; k++) p[k] = LOAD(x[k]);                                         \
+      int64_t j = 8;                                                                         \
+      for (; j + 8 <= n; j += 8)                                                             \
+        RK_NO_UNROLL for (int k = 0; k < 8; k++) {                                           \
+          A a = p[k], b = LOAD(x[j + k]);                                                    \
+          p[k] = (OP);                                                                       \
+        }                                                                                    \
+      for (int k = 0; j + k < n; k++) {                                                      \
+        A a = p[k], b = LOAD(x[j + k]);                                                      \
+        p[k] = (OP);                                                                         \
+      }                                                                                      \
+      for (int w = 4; w >= 1; w /= 2)                                                        \
+        for (int k = 0; k < w; k++) {                                                        \
+          A a = p[k], b = p[k + w];                                                          \
+          p[k] = (OP);                                                                       \
+        }                                                                                    \
+      r = p[0];                                                                              \
+    } else { /* short or strided: in index order */                                                   \
+      T v;                                                                                   \
+      memcpy(&v, x_, sizeof(T));                                                             \
+      r = LOAD(v);                                                                           \
+      for (int64_t j = 1; j < n; j++) {                                                      \
+        memcpy(&v, x_ + j * s, sizeof(T));                                                   \
+        A a = r, b = LOAD(v);                                                                \
+        r = (OP);                                                                            \
+      }                                                                                      \
+    }                                                                                        \
+    memcpy(out, &r, sizeof(A));                                                              \
+  }                                                                                          \
+  static void fin_##NAME(char *out_, const char *init_, const void *acc_, int64_t n) {      \
+    const A *acc = acc_;                                                                     \
+    T iv;                                                                                    \
+    memcpy(&iv, init_, sizeof(T));                                                           \
+    for (int64_t j = 0; j < n; j++) {                                                        \
+      A a = LOAD(iv), b = acc[j];                                                            \
+      T r = STORE(OP);                                                                       \
+      memcpy(out_ + j * (int64_t)sizeof(T), &r, sizeof(T));                                  \
+    }                                                                                        \
+  }                                                                                          \
+  static const rk_fns fns_##NAME = {vload_##NAME, vacc_##NAME, vcomb_##NAME, hfold_##NAME,   \
+                                    fin_##NAME, (int32_t)sizeof(A)};
+
+#define RK_INT(S, T, U)                              \
+  RK_DEF(add_##S, T, T, RK_ID, RK_ID, (T)(U)((U)a + (U)b)) \
+  RK_DEF(mul_##S, T, T, RK_ID, RK_ID, (T)(U)((U)a * (U)b)) \
+  RK_DEF(max_##S, T, T, RK_ID, RK_ID, a > b ? a : b)       \
+  RK_DEF(min_##S, T, T, RK_ID, RK_ID, a < b ? a : b)       \
+  RK_DEF(and_##S, T, T, RK_ID, RK_ID, (T)(a & b))          \
+  RK_DEF(or_##S, T, T, RK_ID, RK_ID, (T)(a | b))           \
+  RK_DEF(xor_##S, T, T, RK_ID, RK_ID, (T)(a ^ b))
+RK_INT(s8, int8_t, uint32_t)
+RK_INT(s16, int16_t, uint32_t)
+RK_INT(s32, int32_t, uint32_t)
+RK_INT(s64, int64_t, uint64_t)
+RK_INT(u8, uint8_t, uint32_t)
+RK_INT(u16, uint16_t, uint32_t)
+RK_INT(u32, uint32_t, uint32_t)
+RK_INT(u64, uint64_t, uint64_t)
+RK_DEF(and_pred, uint8_t, uint8_t, RK_ID, RK_ID, (uint8_t)(a & b))
+RK_DEF(or_pred, uint8_t, uint8_t, RK_ID, RK_ID, (uint8_t)(a | b))
+RK_DEF(xor_pred, uint8_t, uint8_t, RK_ID, RK_ID, (uint8_t)(a ^ b))
+RK_DEF(add_f32, float, float, RK_ID, RK_ID, a + b)
+RK_DEF(mul_f32, float, float, RK_ID, RK_ID, a * b)
+RK_DEF(max_f32, float, float, RK_ID, RK_ID, rk_maxf(a, b))
+RK_DEF(min_f32, float, float, RK_ID, RK_ID, rk_minf(a, b))
+RK_DEF(add_f64, double, double, RK_ID, RK_ID, a + b)
+RK_DEF(mul_f64, double, double, RK_ID, RK_ID, a * b)
+RK_DEF(max_f64, double, double, RK_ID, RK_ID, rk_maxd(a, b))
+RK_DEF(min_f64, double, double, RK_ID, RK_ID, rk_mind(a, b))
+RK_DEF(add_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, a + b)
+RK_DEF(mul_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, a * b)
+RK_DEF(max_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, rk_maxf(a, b))
+RK_DEF(min_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, rk_minf(a, b))
+RK_DEF(add_f16, uint16_t, float, rk_f16, cj_f32_to_f16, a + b)
+RK_DEF(mul_f16, uint16_t, float, rk_f16, cj_f32_to_f16, a * b)
+RK_DEF(max_f16, uint16_t, float, rk_f16, cj_f32_to_f16, rk_maxf(a, b))
+RK_DEF(min_f16, uint16_t, float, rk_f16, cj_f32_to_f16, rk_minf(a, b))
+RK_DEF(add_c64, c64_t, c64_t, RK_ID, RK_ID, ((c64_t){a.re + b.re, a.im + b.im}))
+RK_DEF(mul_c64, c64_t, c64_t, RK_ID, RK_ID,
+       ((c64_t){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}))
+RK_DEF(add_c128, c128_t, c128_t, RK_ID, RK_ID, ((c128_t){a.re + b.re, a.im + b.im}))
+RK_DEF(mul_c128, c128_t, c128_t, RK_ID, RK_ID,
+       ((c128_t){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}))
+
+const rk_fns *RK_TABLE(int rop, cj_dtype dt) {
+#define RK_CASE(DT, S)                    \
+  case CJ_##DT:                           \
+    switch (rop) {                        \
+      case RK_ADD: return &fns_add_##S;   \
+      case RK_MUL: return &fns_mul_##S;   \
+      case RK_MAX: return &fns_max_##S;   \
+      case RK_MIN: return &fns_min_##S;   \
+      case RK_AND: return &fns_and_##S;   \
+      case RK_OR: return &fns_or_##S;     \
+      case RK_XOR: return &fns_xor_##S;   \
+      default: return NULL;               \
+    }
+#define RK_FCASE(DT, S)                   \
+  case CJ_##DT:                           \
+    switch (rop) {                        \
+      case RK_ADD: return &fns_add_##S;   \
+      case RK_MUL: return &fns_mul_##S;   \
+      case RK_MAX: return &fns_max_##S;   \
+      case RK_MIN: return &fns_min_##S;   \
+      default: return NULL;               \
+    }
+  switch (dt) {
+    RK_CASE(S8, s8)
+    RK_CASE(S16, s16)
+    RK_CASE(S32, s32)
+    RK_CASE(S64, s64)
+    RK_CASE(U8, u8)
+    RK_CASE(U16, u16)
+    RK_CASE(U32, u32)
+    RK_CASE(U64, u64)
+    case CJ_PRED:
+      switch (rop) {
+        case RK_ADD: case RK_MAX: case RK_OR: return &fns_or_pred;
+        case RK_MUL: case RK_MIN: case RK_AND: return &fns_and_pred;
+        case RK_XOR: return &fns_xor_pred;
+        default: return NULL;
+      }
+    RK_FCASE(F32, f32)
+    RK_FCASE(F64, f64)
+    RK_FCASE(BF16, bf16)
+    RK_FCASE(F16, f16)
+    case CJ_C64:
+      return rop == RK_ADD ? &fns_add_c64 : rop == RK_MUL ? &fns_mul_c64 : NULL;
+    case CJ_C128:
+      return rop == RK_ADD ? &fns_add_c128 : rop == RK_MUL ? &fns_mul_c128 : NULL;
+    default: return NULL;
+  }
+#undef RK_CASE
+#undef RK_FCASE
+}
