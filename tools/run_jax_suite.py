@@ -20,6 +20,11 @@ so a file cut off by its time limit still counts what ran, and a test that kills
 --platform cpu runs the same files on XLA:CPU for a baseline. Tests that need mpmath skip
 without it (pip install mpmath).
 
+    tools/run_jax_suite.py --compare OUT/cpu OUT/cjrt
+
+compares two runs test by test: per file both runs' counts and the tests that pass on the
+first but not on the second (tests the second never reached are left out).
+
 The summary gives, per file, passed / failed / skipped and the pass rate passed / (passed +
 failed), then the failures grouped by cause (the StableHLO op without a kernel, the custom call,
 the primitive JAX has no lowering for, numerical mismatches, ...), most frequent first.
@@ -203,7 +208,65 @@ def summarize(name, rows, status, secs):
             "causes": causes.most_common()}
 
 
+def outcomes(report):
+    """{test: final outcome} of one file's report (the last call/setup outcome per test; a test
+    that started and never finished counts as crashed)."""
+    res = {}
+    for r in _read_rows(report):
+        if r.get("when") == "start":
+            res.setdefault(r["test"], "crashed")
+        elif "outcome" in r:
+            if r["when"] == "teardown" and res.get(r["test"]) == "passed":
+                res[r["test"]] = "failed"
+            elif r["when"] != "teardown":
+                res[r["test"]] = r["outcome"]
+    return res
+
+
+def compare(base_dir, dut_dir, top):
+    """Per file: the baseline's and the device under test's counts, and the tests that pass on
+    the baseline but not on the device under test (what must be explained)."""
+    files = sorted(f for f in os.listdir(base_dir) if f.endswith(".jsonl"))
+    print(f"| file | {os.path.basename(base_dir)} passed / failed / skipped | "
+          f"{os.path.basename(dut_dir)} passed / failed / skipped | pass on the first, not the second |")
+    print("|---|---:|---:|---:|")
+    worse = {}
+    for f in files:
+        a = outcomes(os.path.join(base_dir, f))
+        b = outcomes(os.path.join(dut_dir, f))
+        if not b:
+            continue
+        def cnt(o):
+            c = collections.Counter("passed" if v in ("passed", "xpassed") else
+                                    "skipped" if v in ("skipped", "xfailed") else "failed"
+                                    for v in o.values())
+            return f"{c['passed']} / {c['failed']} / {c['skipped']}"
+        lost = sorted(t for t, v in a.items() if v in ("passed", "xpassed") and
+                      b.get(t) not in ("passed", "xpassed"))
+        # tests the second run never reached (its time limit) are not counted as lost
+        lost = [t for t in lost if t in b]
+        worse[f] = [(t, b[t]) for t in lost]
+        print(f"| {f.replace('.jsonl', '.py')} | {cnt(a)} | {cnt(b)} | {len(lost)} |")
+    for f, lost in worse.items():
+        if lost:
+            print(f"\n{f.replace('.jsonl', '.py')}: passes on {os.path.basename(base_dir)}, not on "
+                  f"{os.path.basename(dut_dir)}:")
+            for t, v in lost[:top]:
+                print(f"  {v:8s} {t}")
+            if len(lost) > top:
+                print(f"  ... and {len(lost) - top} more")
+    return 0
+
+
 def main():
+    if len(sys.argv) >= 2 and sys.argv[1] == "--compare":
+        cp = argparse.ArgumentParser(prog="run_jax_suite.py --compare",
+                                     description="compares two runs' per-test outcomes")
+        cp.add_argument("base", help="the baseline run's folder (e.g. OUT/cpu)")
+        cp.add_argument("dut", help="the device under test's folder (e.g. OUT/cjrt)")
+        cp.add_argument("--top", type=int, default=40, help="tests listed per file")
+        a = cp.parse_args(sys.argv[2:])
+        return compare(a.base, a.dut, a.top)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
