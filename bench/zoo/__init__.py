@@ -16,10 +16,14 @@ Train steps with Adam-like optimizers start from a warmed state: the workload's 
 args)` turns one step's outputs into the next step's inputs, and `warm` steps are run on
 XLA:CPU before both engines run the checked (and timed) step. Adam's first step moves each
 parameter by about lr * g/|g|, whose sign is rounding noise where g is near zero; with a
-history in the moments that sensitivity is gone (and a mid-training step is the realistic one). A workload whose
-outputs are not unique (eigenvectors, QR and SVD factors: signs, order within degenerate
-subspaces) has a `canon(out, args)` that maps its outputs to unique quantities (reconstructions,
-absolute values, singular values) in float64 on the host, and those are compared instead.
+history in the moments that sensitivity is mostly gone (and a mid-training step is the
+realistic one). A parameter whose gradient is zero in exact arithmetic (an attention key bias)
+stays sensitive at any step: the models leave such parameters out.
+
+A workload whose outputs are not unique (eigenvectors, QR and SVD factors: signs, order
+within degenerate subspaces) has a `canon(out, args)` that maps its outputs to unique
+quantities (reconstructions, absolute values, singular values) in float64 on the host, and
+those are compared instead.
 """
 import importlib
 import importlib.util

@@ -61,8 +61,8 @@ def linen_cnn_bn_train():
 
 @workload("linen_resnet_bn_train",
           "linen ResNet (flax example style): conv3x3(16)-BN-relu stem, 3 stages x 1 basic "
-          "block (16/32/64 ch, stride 1/2/2, projection shortcuts), avg pool, dense 10; "
-          "32x32x3 batch 8; optax.sgd momentum 0.9 nesterov", NEEDS)
+          "block (16/32/64 ch, stride 1/2/2, 1x1 projection shortcuts in stages 2-3), avg "
+          "pool, dense 10; 32x32x3 batch 8; optax.sgd momentum 0.9 nesterov", NEEDS)
 def linen_resnet_bn_train():
     jax, jnp, optax, nn = _linen()
 

@@ -59,8 +59,8 @@ def _params():
 
 @workload("linen_transformer_train_adamw",
           f"linen decoder-only LM (vocab {VOCAB}, d {D}, {HEADS} heads, ff {FF}, {LAYERS} "
-          "layers, causal, no attention biases), 64 tokens batch 8, dropout 0.1 (RNG), next-token CE, "
-          "optax.adamw(1e-3, wd 0.01) step (state warmed by 2 steps)", NEEDS,
+          "layers, causal, no attention biases), 64 tokens batch 8, dropout 0.1 (RNG), "
+          "next-token CE, optax.adamw(1e-3, wd 0.01) step (state warmed by 2 steps)", NEEDS,
           advance=lambda out, args: tuple(out[:2]) + tuple(args[2:]), warm=2)
 def linen_transformer_train_adamw():
     import jax
