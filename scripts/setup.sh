@@ -64,6 +64,11 @@ if [ "${1:-}" != "--no-python" ]; then
     echo "setup: installing Python packages into .venv"
     .venv/bin/pip install -q --disable-pip-version-check -r python/requirements-dev.txt
   fi
+  # the model libraries of the benchmark suite (bench/zoo), whose workloads the tests run once
+  if ! .venv/bin/python -c "import flax, optax, equinox" 2>/dev/null; then
+    echo "setup: installing the benchmark suite's model libraries into .venv"
+    .venv/bin/pip install -q --disable-pip-version-check -r bench/requirements-bench.txt
+  fi
   # XLA's own CPU plugin as a .so (PyPI's lammps-jax-pjrt-cpu): a second PJRT plugin for the CLI
   # tests. Only its .so is used, so its pin on an older jax is not installed (--no-deps).
   if ! .venv/bin/python -c "import lammps_jax_pjrt_cpu" 2>/dev/null; then
