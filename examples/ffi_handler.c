@@ -4,9 +4,11 @@
  *   lib = ctypes.cdll.LoadLibrary(".../libcjrt_ffi_example.so")
  *   jax.ffi.register_ffi_target("scale_sum", jax.ffi.pycapsule(lib.scale_sum), platform="cjrt")
  *   y, s = jax.ffi.ffi_call("scale_sum", (jax.ShapeDtypeStruct(x.shape, x.dtype),
- *                                         jax.ShapeDtypeStruct((), x.dtype)))(x, factor=np.float32(2))
+ *                                         jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)))(
+ *       x, factor=np.float32(2))
  *
- * scale_sum      y = x * factor and s = sum(y), for a float32 x of any shape
+ * scale_sum      y = x * factor and s = y summed over its last axis, for a float32 x of rank >= 1
+ *                (so a batch of calls, vmap_method="broadcast_all", is one call)
  * copy_all       copies each argument into the result of the same index (any element type)
  * describe_attrs writes a text description of its attributes into its uint8 result (NUL-padded)
  * fail           returns an error whose message is its attribute `message`
@@ -71,9 +73,11 @@ EXPORT XLA_FFI_Error *scale_sum(XLA_FFI_CallFrame *f) {
   const XLA_FFI_Buffer *x = f->args.args[0];
   XLA_FFI_Buffer *y = f->rets.rets[0], *s = f->rets.rets[1];
   if (x->dtype != XLA_FFI_DataType_F32 || y->dtype != XLA_FFI_DataType_F32 ||
-      s->dtype != XLA_FFI_DataType_F32 || s->rank != 0 || elements(x) != elements(y))
+      s->dtype != XLA_FFI_DataType_F32 || x->rank < 1 || s->rank != x->rank - 1 ||
+      elements(x) != elements(y))
     return error(f, XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                 "scale_sum wants a float32 array, its float32 scaled copy and a float32 scalar");
+                 "scale_sum wants a float32 array, its float32 scaled copy and float32 sums over "
+                 "its last axis");
   XLA_FFI_AttrType t;
   const XLA_FFI_Scalar *factor = find_attr(f, "factor", &t);
   if (!factor || t != XLA_FFI_AttrType_SCALAR || factor->dtype != XLA_FFI_DataType_F32)
@@ -81,13 +85,16 @@ EXPORT XLA_FFI_Error *scale_sum(XLA_FFI_CallFrame *f) {
                  "scale_sum needs a float32 scalar attribute `factor`");
   float k = *(const float *)factor->value;
   const float *xd = x->data;
-  float *yd = y->data;
-  double sum = 0;
-  for (int64_t i = 0, n = elements(x); i < n; i++) {
-    yd[i] = xd[i] * k;
-    sum += yd[i];
+  float *yd = y->data, *sd = s->data;
+  int64_t row = x->dims[x->rank - 1], rows = row ? elements(x) / row : elements(s);
+  for (int64_t r = 0; r < rows; r++) {
+    double sum = 0;
+    for (int64_t i = r * row; i < (r + 1) * row; i++) {
+      yd[i] = xd[i] * k;
+      sum += yd[i];
+    }
+    sd[r] = (float)sum;
   }
-  *(float *)s->data = (float)sum;
   return NULL;
 }
 
