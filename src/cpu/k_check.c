@@ -19,6 +19,7 @@
 #include "cpu/k_lapack.h"
 #include "cpu/k_linalg_house.h"
 #include "cpu/lower.h"
+#include "runtime/ffi.h"
 
 enum { CK_EQ, CK_ALMOST, CK_CLOSE };
 
@@ -345,6 +346,8 @@ cj_status lower_custom_call(cj_lw *L, cj_op *op) {
   /* jax.lax.dce_sink: marks its operands as used so that nothing upstream drops them; there is
    * nothing to run (the operands were computed by then) */
   if (IS("dce_sink") && op->nresults == 0) return NULL;
+  /* handlers registered through the FFI (jax.ffi.register_ffi_target, k_ffi.c) */
+  if (cj_ffi_find_handler(target, len, &(XLA_FFI_Handler_Bundle){0})) return cj_lower_cc_ffi(L, op, target, len);
 #undef IS
   return cj_op_error(op, CJ_UNIMPLEMENTED, "custom_call @%.*s is not supported by the CPU backend",
                      (int)len, target);

@@ -208,6 +208,9 @@ static inline void cj_row_strides(int32_t rank, const int64_t *dims, int64_t *ou
   }
 }
 
+/* custom_call to a registered XLA FFI handler (k_ffi.c) */
+cj_status cj_lower_cc_ffi(cj_lw *L, cj_op *op, const char *target, size_t len);
+
 /* lowering functions: one per lower.def row */
 #define LOWER(id, fn) cj_status fn(cj_lw *L, cj_op *op);
 #include "cpu/lower.def"

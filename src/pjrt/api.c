@@ -29,9 +29,11 @@ _Static_assert(sizeof(PJRT_Api) == offsetof(PJRT_Api, PJRT_Error_Destroy) +
                                        slot_count * sizeof(void (*)(void)),
                "slots.def does not cover PJRT_Api");
 
+extern PJRT_FFI_Extension cjp_ffi_extension; /* ext_ffi.c: the only extension */
+
 static const PJRT_Api api = {
     .struct_size = PJRT_Api_STRUCT_SIZE,
-    .extension_start = NULL,
+    .extension_start = &cjp_ffi_extension.base,
     .pjrt_api_version =
         {
             .struct_size = PJRT_Api_Version_STRUCT_SIZE,

@@ -520,8 +520,8 @@ PJRT_Error *cjp_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args
 
   /* Options: only the non-donatable indices matter to cjrt. Send/recv callbacks are never
    * needed: programs with host send/recv do not compile (the compiler names the op). The
-   * profiler extension chain and the execute context are not read. */
-  cj_execute_options eo = {NULL, 0};
+   * profiler extension chain is not read. */
+  cj_execute_options eo = {NULL, 0, NULL};
   const PJRT_ExecuteOptions *o = args->options;
   if (o) {
     if (o->struct_size >= (size_t)PJRT_STRUCT_SIZE(PJRT_ExecuteOptions,
@@ -534,6 +534,13 @@ PJRT_Error *cjp_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args
                           "num_non_donatable_input_indices is %zu",
                           fn, eo.num_non_donatable);
     }
+  }
+  /* The execute context: FFI user data for the program's FFI handlers (ext_ffi.c). */
+  if (o && o->struct_size >= (size_t)PJRT_STRUCT_SIZE(PJRT_ExecuteOptions, context) &&
+      o->context) {
+    if (!cj_exec_context_check(o->context))
+      return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: options->context is not an execute context", fn);
+    eo.user_data = cj_exec_context_user_data((const cj_exec_context *)o->context);
   }
   /* The counts first: the lists are only read once they are known to fit. */
   cj_status cs = cj_loaded_check_call(l, (cj_device *)exec_device, ndev, nargs);

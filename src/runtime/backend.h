@@ -79,6 +79,8 @@ typedef struct cj_exec_args {
   cj_launch *launch;            /* shared by the devices of one multi-device execution (for
                                  * collectives); NULL when only one device runs */
   cj_threadpool *pool;          /* the client's pool, for parallel kernels; may be NULL */
+  /* FFI user data of this execution (a cj_ffi_user_data_list, runtime/ffi.h), or NULL */
+  const struct cj_ffi_user_data_list *ffi_user_data;
 } cj_exec_args;
 
 typedef struct cj_backend_vtable {

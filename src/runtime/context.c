@@ -6,6 +6,10 @@
 
 struct cj_exec_context {
   cj_object hdr;
+  cj_ffi_user_data *items;
+  void (**deleters)(void *);
+  int32_t n, cap;
+  cj_ffi_user_data_list list;
 };
 
 cj_status cj_exec_context_create(cj_exec_context **out) {
@@ -19,8 +23,43 @@ cj_status cj_exec_context_create(cj_exec_context **out) {
 
 void cj_exec_context_destroy(cj_exec_context *c) {
   if (!c) return;
+  for (int32_t i = 0; i < c->n; i++)
+    if (c->deleters[i]) c->deleters[i](c->items[i].data);
+  free(c->items);
+  free(c->deleters);
   c->hdr.tag = CJ_TAG_DEAD;
   free(c);
+}
+
+cj_status cj_exec_context_add_user_data(cj_exec_context *c, int64_t type_id, void *data,
+                                        void (*deleter)(void *)) {
+  for (int32_t i = 0; i < c->n; i++)
+    if (c->items[i].type_id == type_id) {
+      if (c->deleters[i] && c->items[i].data != data) c->deleters[i](c->items[i].data);
+      c->items[i].data = data;
+      c->deleters[i] = deleter;
+      return NULL;
+    }
+  if (c->n == c->cap) {
+    int32_t cap = c->cap ? 2 * c->cap : 4;
+    cj_ffi_user_data *items = realloc(c->items, (size_t)cap * sizeof *items);
+    if (!items) return cj_oom();
+    c->items = items;
+    void (**dels)(void *) = realloc(c->deleters, (size_t)cap * sizeof *dels);
+    if (!dels) return cj_oom();
+    c->deleters = dels;
+    c->cap = cap;
+  }
+  c->items[c->n] = (cj_ffi_user_data){type_id, data};
+  c->deleters[c->n] = deleter;
+  c->n++;
+  c->list.n = c->n;
+  c->list.items = c->items;
+  return NULL;
+}
+
+const cj_ffi_user_data_list *cj_exec_context_user_data(const cj_exec_context *c) {
+  return &c->list;
 }
 
 bool cj_exec_context_check(const void *p) { return cj_object_is(p, CJ_TAG_CONTEXT); }

@@ -713,6 +713,9 @@ struct exec_run {
   cj_status poison; /* the first argument error */
   cj_launch *launch;
   cj_threadpool *pool;
+  /* a copy of the execute context's FFI user data (the context may go before the run ends) */
+  cj_ffi_user_data ud_items[CJ_EXEC_MAX_USER_DATA];
+  cj_ffi_user_data_list ud;
 };
 
 /* Carves aligned pieces out of one allocation. */
@@ -810,6 +813,7 @@ static void dev_run_share(dev_run *dv, bool on_pool) {
   a.results = dv->resp;
   a.launch = run->launch;
   a.pool = run->pool;
+  a.ffi_user_data = run->ud.n ? &run->ud : NULL;
   cj_status st = align_arguments(run, dv);
   if (!st) st = run->backend->vt->execute(run->backend, run->prog, &a);
   if (st && run->launch) run->backend->vt->launch_abort(run->launch, cj_status_copy(st));
@@ -1019,6 +1023,17 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
   run->nargs = na;
   run->nres = nr;
   run->pool = pool;
+  if (opts && opts->user_data && opts->user_data->n > 0) {
+    if (opts->user_data->n > CJ_EXEC_MAX_USER_DATA) {
+      free(run);
+      return cj_invalid("the execute context carries %d FFI user data entries; cjrt takes at "
+                        "most %d", opts->user_data->n, CJ_EXEC_MAX_USER_DATA);
+    }
+    memcpy(run->ud_items, opts->user_data->items,
+           (size_t)opts->user_data->n * sizeof run->ud_items[0]);
+    run->ud.n = opts->user_data->n;
+  }
+  run->ud.items = run->ud_items;
   if (pthread_mutex_init(&run->mu, NULL) != 0) {
     free(run);
     return cj_oom();

@@ -36,6 +36,7 @@
 
 #include "base/status.h"
 #include "runtime/backend.h"
+#include "runtime/ffi.h"
 #include "runtime/buffer.h"
 #include "runtime/client.h"
 #include "runtime/event.h"
@@ -144,7 +145,11 @@ typedef struct cj_execute_options {
   /* Argument indices never to donate, even when the program allows it. */
   const int64_t *non_donatable;
   size_t num_non_donatable;
+  /* FFI user data for the handlers the program calls (from the execute context; copied), or
+   * NULL. At most CJ_EXEC_MAX_USER_DATA entries. */
+  const cj_ffi_user_data_list *user_data;
 } cj_execute_options;
+enum { CJ_EXEC_MAX_USER_DATA = 8 };
 
 /* The checks cj_loaded_execute starts with, before it reads any argument: not deleted, the
  * device count (or execute_device) and the argument count fit the executable. */

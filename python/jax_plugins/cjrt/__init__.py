@@ -84,6 +84,29 @@ def initialize():
         return
     xb.register_plugin(PLATFORM, priority=PRIORITY, library_path=path, options=options)
     register_platform_rules()
+    _install_ffi(path)
+
+
+def _install_ffi(path):
+    """jax.ffi targets registered for platform cjrt, and JAX's host callbacks (pure_callback,
+    io_callback, jax.debug.*), through the plugin's PJRT FFI extension (see ffi.py)."""
+    try:
+        from . import ffi
+
+        return ffi.install(path)
+    except Exception as e:  # pragma: no cover - depends on the JAX version
+        _log.warning("cjrt: no XLA FFI custom calls or host callbacks on cjrt: %s", e)
+        return []
+
+
+def _library_from_env():
+    spec = os.environ.get("PJRT_NAMES_AND_LIBRARY_PATHS", "")
+    sep = ";" if os.name == "nt" else ":"
+    for item in spec.split(","):
+        name, _, lib = item.partition(sep)
+        if name.strip().lower() == PLATFORM and lib:
+            return lib.strip()
+    return None
 
 
 def _register_platform_rules_when_known():
@@ -96,6 +119,7 @@ def _register_platform_rules_when_known():
 
     if xb.is_known_platform(PLATFORM):
         register_platform_rules()
+        _install_ffi(_library_from_env())
         return
     add_callback = getattr(xb, "register_plugin_callbacks", None)
     if add_callback is None:  # pragma: no cover - every JAX we support has it (0.4.31+)
@@ -106,6 +130,7 @@ def _register_platform_rules_when_known():
     def on_plugins_registered(*_args, **_kwargs):  # called once per plugin with a C API
         if not _rules_registered and xb.is_known_platform(PLATFORM):
             register_platform_rules()
+            _install_ffi(_library_from_env())
 
     add_callback(on_plugins_registered)
 
