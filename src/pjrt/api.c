@@ -3,6 +3,7 @@
 #include <stddef.h>
 
 #include "pjrt/internal.h"
+#include "pjrt_c_api_ffi_extension.h"
 
 /* Stubs: every one names itself, so a missing feature diagnoses itself. */
 #define SLOT_STUB(name)                                                                  \

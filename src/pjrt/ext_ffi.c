@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pjrt/internal.h"
+#include "pjrt_c_api_ffi_extension.h"
 #include "runtime/context.h"
 #include "runtime/ffi.h"
 
