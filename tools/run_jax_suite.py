@@ -301,6 +301,8 @@ def main():
     ap.add_argument("--top", type=int, default=8, help="causes listed per file")
     args = ap.parse_args()
 
+    if os.sep in args.python:  # the tests run from the checkout's tests/ folder
+        args.python = os.path.abspath(args.python)
     if not os.path.isdir(os.path.join(args.jax, "tests")):
         ap.error(f"{args.jax} has no tests/ folder")
     out_dir = os.path.abspath(os.path.join(args.out, args.platform + ("-x64" if args.x64 else "")
