@@ -1152,8 +1152,9 @@ cj_status cj_cpu_lower(cj_module *m, cj_op *func, cj_arena *arena, cj_lower_resu
     }
   }
   (void)has_aliasing_output;
-  /* first pass: results needing a copy from arguments/constants/duplicates (these read
-   * arguments, so they go before anything writes over a donated argument) */
+  /* first pass: results needing a copy from arguments/constants (these read arguments, so
+   * they go before anything writes over a donated argument); second pass: a computed value
+   * becomes its first result's buffer, and later results of the same value get copies */
   uint8_t *direct = NULL;
   if (!st) {
     direct = calloc((size_t)(nres ? nres : 1), 1);
@@ -1180,6 +1181,16 @@ cj_status cj_cpu_lower(cj_module *m, cj_op *func, cj_arena *arena, cj_lower_resu
         direct[j] = 1;
       } else {
         if (direct[j]) continue;
+        if (dup) {
+          /* the value is returned more than once and an earlier result already took its
+           * buffer: this result gets a copy (the buffer must keep that earlier index) */
+          int32_t rb = cj_lw_new_buf(L, bb->size, CJ_BK_RESULT);
+          L->bufs[rb].kind = CJ_BK_RESULT;
+          L->bufs[rb].index = j;
+          st = cj_lw_emit_copies(L, term, 1, &b, &rb);
+          direct[j] = 1;
+          continue;
+        }
         int32_t d = out->result_donor[j];
         bool safe = true;
         if (d >= 0) {

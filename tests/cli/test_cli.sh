@@ -188,6 +188,16 @@ MLIR
   run poly_count 1 "$CJRT" run "$TMP/poly.mlir" --plugin "$PLUGIN" --input '[[1, 2, 3]]:f32'
   has poly_count err "takes 2 arguments, but the compile options give the shapes of 1"
 
+  # a value returned twice fills both results (the first was left unwritten)
+  printf 'func.func @main(%%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {\n  %%s = stablehlo.negate %%x : tensor<2xf32>\n  return %%s, %%x, %%s : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>\n}\n' >"$TMP/twice.mlir"
+  run twice 0 "$CJRT" run "$TMP/twice.mlir" --plugin "$PLUGIN" --input '[1, 2]:f32'
+  if [ "$(grep -c -F -- '[-1. -2.]' "$TMP/twice.out")" != 2 ]; then
+    fails=$((fails + 1))
+    echo "FAIL twice: the negated value should be printed twice" >&2
+    sed 's/^/  stdout: /' "$TMP/twice.out" >&2
+  fi
+  checks=$((checks + 1))
+
   # malformed programs
   printf 'func.func @main(%%x: tensor<f32>) -> tensor<f32> {\n  %%y = stablehlo.add %%x\n' >"$TMP/bad.mlir"
   run malformed 1 "$CJRT" run "$TMP/bad.mlir" --plugin "$PLUGIN" --input 1:f32

@@ -117,3 +117,19 @@ def test_late_calls_run_like_inlined_ones():
     inner = jax.jit(lambda y: jnp.sin(y) @ y.T, inline=jax.Inline.XLA_LATE)
     compare(lambda a: inner(a) + inner(a * 2) + jax.lax.fori_loop(0, 3, lambda i, c: c + inner(c), a),
             jaxcheck.rand((8, 8), np.float32) / 8)
+
+
+# ---- a value returned more than once: every result gets it (one was left unwritten) ----
+
+def test_same_value_returned_twice():
+    compare(lambda x: (jnp.sin(x), x, jnp.sin(x)), jaxcheck.rand((4,), np.float32))
+
+
+def test_loop_result_returned_twice():
+    def f(x):
+        def body(i, c):
+            a, b = c
+            return a + x, b + x * i
+        a, b = jax.lax.fori_loop(0, 3, body, (jnp.zeros_like(x), jnp.zeros_like(x)))
+        return b, a, b, a * 2, b
+    compare(f, jaxcheck.rand((5,), np.float32))
