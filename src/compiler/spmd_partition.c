@@ -437,10 +437,36 @@ static bool any_split_operand(const state *S, const cj_op *op) {
   return false;
 }
 
-/* Every operand whole, every result replicated. */
+/* Every operand whole, the op run whole on every device. A result of the same shape as the
+ * operand in its position (while loops, sorts, cumulative sums, reverse, ...) is then sliced
+ * back to that operand's sharding (free: no data moves), as Shardy's propagation passes a
+ * sharding through such ops; other results stay replicated. */
 static cj_status run_whole(state *S, cj_op *op, const char *why) {
   if (any_split_operand(S, op)) say(op, "runs whole on every device (%s)", why);
+  uint32_t nkeep = op->nresults < op->nopnds ? op->nresults : op->nopnds;
+  if (nkeep > 16) nkeep = 16;
+  sharding keep[16];
+  bool kept[16] = {false};
+  for (uint32_t j = 0; j < nkeep; j++) {
+    const cj_type *rt = op->results[j].type;
+    if (!cj_type_is_static(rt) || !sh_of(S, op->operands[j], &keep[j]) || keep[j].subaxis ||
+        rt->rank != keep[j].rank)
+      continue;
+    int64_t g[64];
+    global_dims(S, op->operands[j], g);
+    kept[j] = true;
+    for (int32_t d = 0; d < rt->rank; d++) kept[j] &= g[d] == rt->dims[d];
+  }
   for (uint32_t i = 0; i < op->nopnds; i++) CJ_RETURN_IF_ERROR(need(S, op, i, NULL));
+  for (uint32_t j = 0; j < nkeep; j++) {
+    if (!kept[j] || !op->next) continue;
+    cj_value *nv;
+    CJ_RETURN_IF_ERROR(cj_spmd_reshard(S, op->next, &op->results[j], NULL, &keep[j], &nv));
+    if (nv == &op->results[j]) continue;
+    cj_replace_all_uses(S->main, &op->results[j], nv);
+    nv->def->operands[0] = &op->results[j];
+    CJ_RETURN_IF_ERROR(cj_spmd_mark(S, nv, &keep[j]));
+  }
   return NULL;
 }
 
@@ -791,6 +817,120 @@ static cj_status rule_convolution(state *S, cj_op *op) {
   return set_result(S, op, 0, &res);
 }
 
+/* Ops that act along some dims and leave the others alone (keep[d]: dim d may stay split):
+ * operands 0..ndata-1 (all of the result's rank) are resharded to the first split one's
+ * sharding less the dims that are acted on; the rest (init and padding values, indices) come
+ * whole; every result is split as the data. Attributes that hold sizes of kept dims are
+ * rewritten by the caller. */
+static cj_status passthrough(state *S, cj_op *op, uint32_t ndata, const bool *keep, bool *out_split) {
+  *out_split = false;
+  sharding lead;
+  bool have = false;
+  for (uint32_t i = 0; i < ndata && !have; i++) have = sh_of(S, op->operands[i], &lead);
+  if (!have) return run_whole(S, op, "only its scalar operands are split");
+  bool any = false;
+  for (int d = 0; d < lead.rank; d++) {
+    if (!keep[d]) lead.nax[d] = 0;
+    any |= keep[d] && lead.nax[d] && lead.div[d] > 1;
+  }
+  if (!any) return run_whole(S, op, "it acts along every split dim");
+  for (uint32_t j = 0; j < op->nresults; j++)
+    if (op->results[j].type->rank != lead.rank) return run_whole(S, op, "results of another rank");
+  cj_spmd_canon(&lead);
+  for (uint32_t i = 0; i < op->nopnds; i++) CJ_RETURN_IF_ERROR(need(S, op, i, i < ndata ? &lead : NULL));
+  for (uint32_t j = 0; j < op->nresults; j++) CJ_RETURN_IF_ERROR(set_result(S, op, j, &lead));
+  *out_split = true;
+  return NULL;
+}
+
+/* The local sizes of the split dims of result 0 in an array attribute (slice limits, whose
+ * starts are 0 there, and slice sizes). */
+static cj_status local_sizes(state *S, cj_op *op, const char *name, const cj_type *t) {
+  int64_t v[64], n = 0;
+  const sharded_val *sv = cj_spmd_find(S, &op->results[0]);
+  if (!sv || !cj_op_get_i64s(op, name, v, 64, &n) || n != t->rank)
+    return cj_op_error(op, CJ_INTERNAL, "cannot rewrite %s", name);
+  for (int32_t d = 0; d < t->rank; d++)
+    if (sv->sh.div[d] > 1) v[d] = t->dims[d];
+  const cj_attr *a = cj_attr_i64_array(S->m, n, v);
+  return a ? cj_op_set_attr(S->m, op, name, a) : cj_oom();
+}
+
+static cj_status rule_passthrough(state *S, cj_op *op) {
+  int32_t rank = op->operands[0]->type->rank;
+  if (rank > 64) return run_whole(S, op, "rank over 64");
+  bool keep[64];
+  for (int d = 0; d < rank; d++) keep[d] = true;
+  int64_t g[64], a[64], b[64], c[64], n = 0, n2 = 0, n3 = 0, k = 0;
+  global_dims(S, op->operands[0], g);
+  uint32_t ndata = 1;
+  switch (op->kind) {
+    case CJ_OP_SLICE:
+      if (!cj_op_get_i64s(op, "start_indices", a, 64, &n) ||
+          !cj_op_get_i64s(op, "limit_indices", b, 64, &n2) ||
+          !cj_op_get_i64s(op, "strides", c, 64, &n3) || n != rank || n2 != rank || n3 != rank)
+        return run_whole(S, op, "unreadable slice");
+      for (int d = 0; d < rank; d++) keep[d] = a[d] == 0 && b[d] == g[d] && c[d] == 1;
+      break;
+    case CJ_OP_DYNAMIC_SLICE:
+      if (!cj_op_get_i64s(op, "slice_sizes", a, 64, &n) || n != rank)
+        return run_whole(S, op, "unreadable slice_sizes");
+      for (int d = 0; d < rank; d++) keep[d] = a[d] == g[d]; /* starts clamp to 0 */
+      break;
+    case CJ_OP_PAD:
+      if (!cj_op_get_i64s(op, "edge_padding_low", a, 64, &n) ||
+          !cj_op_get_i64s(op, "edge_padding_high", b, 64, &n2) ||
+          !cj_op_get_i64s(op, "interior_padding", c, 64, &n3) || n != rank || n2 != rank || n3 != rank)
+        return run_whole(S, op, "unreadable padding");
+      for (int d = 0; d < rank; d++) keep[d] = !a[d] && !b[d] && !c[d];
+      break;
+    case CJ_OP_REVERSE:
+      if (!cj_op_get_i64s(op, "dimensions", a, 64, &n)) return run_whole(S, op, "unreadable dimensions");
+      for (int64_t q = 0; q < n; q++)
+        if (a[q] >= 0 && a[q] < rank) keep[a[q]] = false;
+      break;
+    case CJ_OP_CONCATENATE:
+      if (!cj_op_get_i64(op, "dimension", &k) || k < 0 || k >= rank)
+        return run_whole(S, op, "unreadable dimension");
+      keep[k] = false;
+      ndata = op->nopnds;
+      break;
+    case CJ_OP_SORT:
+      if (!cj_op_get_i64(op, "dimension", &k)) k = -1;
+      if (k < 0) k += rank;
+      if (k < 0 || k >= rank) return run_whole(S, op, "unreadable dimension");
+      keep[k] = false;
+      ndata = op->nopnds;
+      break;
+    case CJ_OP_REDUCE_WINDOW: {
+      ndata = op->nopnds / 2;
+      if (!cj_op_get_i64s(op, "window_dimensions", a, 64, &n) || n != rank)
+        return run_whole(S, op, "unreadable window");
+      for (int d = 0; d < rank; d++) keep[d] = a[d] == 1;
+      const char *ones[3] = {"window_strides", "base_dilations", "window_dilations"};
+      for (int q = 0; q < 3; q++)
+        if (cj_op_get_i64s(op, ones[q], b, 64, &n2) && n2 == rank)
+          for (int d = 0; d < rank; d++) keep[d] &= b[d] == 1;
+      const cj_attr *pad = cj_op_attr(op, "padding");
+      int64_t pv[128], np = 0;
+      if (pad) {
+        if (!cj_attr_get_i64s(pad, pv, 128, &np) || np != 2 * rank)
+          return run_whole(S, op, "unreadable padding");
+        for (int d = 0; d < rank; d++) keep[d] &= !pv[2 * d] && !pv[2 * d + 1];
+      }
+      break;
+    }
+    default:
+      return run_whole(S, op, "no partitioning rule for this op");
+  }
+  bool split;
+  CJ_RETURN_IF_ERROR(passthrough(S, op, ndata, keep, &split));
+  if (!split) return NULL;
+  if (op->kind == CJ_OP_SLICE) return local_sizes(S, op, "limit_indices", op->results[0].type);
+  if (op->kind == CJ_OP_DYNAMIC_SLICE) return local_sizes(S, op, "slice_sizes", op->results[0].type);
+  return NULL;
+}
+
 /* ======================================================================== dispatch */
 
 cj_status cj_spmd_partition_op(state *S, cj_op *op) {
@@ -811,6 +951,14 @@ cj_status cj_spmd_partition_op(state *S, cj_op *op) {
       return rule_reduce(S, op);
     case CJ_OP_CONVOLUTION:
       return rule_convolution(S, op);
+    case CJ_OP_SLICE:
+    case CJ_OP_DYNAMIC_SLICE:
+    case CJ_OP_PAD:
+    case CJ_OP_REVERSE:
+    case CJ_OP_CONCATENATE:
+    case CJ_OP_SORT:
+    case CJ_OP_REDUCE_WINDOW:
+      return rule_passthrough(S, op);
     default:
       break;
   }
