@@ -1324,6 +1324,15 @@ static cj_status constrain(state *S, cj_op *op) {
     CJ_RETURN_IF_ERROR(cj_spmd_read_sharding(op, "the sharding constraint", cj_op_attr(op, "sharding"),
                                              &S->ms, t, &sh));
   }
+  /* a dim the constraint would split unevenly (JAX lets with_sharding_constraint ask for it;
+   * XLA pads) stays whole: the values are the same, only their placement differs */
+  bool uneven = false;
+  for (int d = 0; d < sh.rank; d++)
+    if (!sh.subaxis && sh.div[d] > 1 && t->dims[d] % sh.div[d]) {
+      sh.nax[d] = 0;
+      uneven = true;
+    }
+  if (uneven) cj_spmd_canon(&sh);
   cj_value *v = op->operands[0];
   const sharded_val *sv = cj_spmd_find(S, v);
   sharding from;

@@ -79,7 +79,7 @@ static bool sh_dim_same(const sharding *a, int da, const sharding *b, int db) {
   int na = a ? a->nax[da] : 0, nb = b ? b->nax[db] : 0;
   if (a && a->div[da] == 1) na = 0;
   if (b && b->div[db] == 1) nb = 0;
-  if (na != nb) return false;
+  if (na != nb || (na && a->div[da] != b->div[db])) return false; /* (sub-axes differ in size) */
   for (int k = 0; k < na; k++)
     if (a->ax[da][k] != b->ax[db][k]) return false;
   return true;
@@ -938,6 +938,14 @@ cj_status cj_spmd_partition_op(state *S, cj_op *op) {
   whole_captures(&C, op);
   CJ_RETURN_IF_ERROR(C.st);
   if (!any_split_operand(S, op)) return NULL; /* replicated in, replicated out */
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    const sharded_val *sv = cj_spmd_find(S, op->operands[i]);
+    if (sv && sv->sh.subaxis)
+      return cj_op_error(op, CJ_UNIMPLEMENTED,
+                         "SPMD partitioning: operand %u is split over sub-axes ([%s]), which cjrt "
+                         "does not support",
+                         i, sv->sh.canon);
+  }
   switch (op->kind) {
     case CJ_OP_BROADCAST_IN_DIM:
       return rule_broadcast(S, op);
