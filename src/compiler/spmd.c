@@ -700,12 +700,12 @@ cj_status cj_spmd_mark(state *S, cj_value *v, const sharding *sh) {
   S->sv[S->nsv].whole = NULL;
   S->sv[S->nsv].argument = false;
   S->nsv++;
+  v->id = S->nsv; /* the scratch number finds the entry (checked: stale numbers miss) */
   return NULL;
 }
 
 const sharded_val *cj_spmd_find(const state *S, const cj_value *v) {
-  for (uint32_t i = 0; i < S->nsv; i++)
-    if (S->sv[i].v == v) return &S->sv[i];
+  if (v->id >= 1 && v->id <= S->nsv && S->sv[v->id - 1].v == v) return &S->sv[v->id - 1];
   return NULL;
 }
 

@@ -387,8 +387,15 @@ static cj_status need(state *S, cj_op *op, uint32_t i, const sharding *want) {
   cj_value *v = op->operands[i];
   sharding cur;
   bool split = sh_of(S, v, &cur);
+  bool whole = !want || !want->split;
+  const sharded_val *sv = cj_spmd_find(S, v);
+  if (split && whole && sv->whole) { /* gathered once, for every later user */
+    op->operands[i] = sv->whole;
+    return NULL;
+  }
   cj_value *nv;
   CJ_RETURN_IF_ERROR(cj_spmd_reshard(S, op, v, split ? &cur : NULL, want, &nv));
+  if (split && whole) ((sharded_val *)cj_spmd_find(S, v))->whole = nv;
   op->operands[i] = nv;
   return NULL;
 }
