@@ -243,3 +243,29 @@ def test_partially_replicated(cj_devices):
         return jax.jit(lambda p, q: (p.sum(0), p @ q.T, q * 3),
                        out_shardings=(None, NamedSharding(mesh, P("a", "b")), None))(u, v)
     _check(run, NDEV, rtol=1e-5, atol=1e-5)
+
+
+def test_mesh_in_other_device_order(cj_devices):
+    """A mesh whose positions hold the devices in another order (device_ids in the sdy.mesh):
+    the slices each device takes and the groups of its collectives follow the mesh."""
+    x = jaxcheck.rand((8, 6), np.float32)
+    w = jaxcheck.rand((6, 4), np.float32, 1)
+
+    def run(devs):
+        mesh = Mesh(np.array([devs[2], devs[0], devs[3], devs[1]]).reshape(2, 2), ("a", "b"))
+        u = jax.device_put(x, NamedSharding(mesh, P("a", "b")))
+        v = jax.device_put(w, NamedSharding(mesh, P("b")))
+        f = jax.jit(lambda p, q: (p @ q, p.sum(0), lax.with_sharding_constraint(p, NamedSharding(mesh, P("b", "a")))))
+        return f(u, v)
+    _check(run, NDEV)
+
+
+def test_log_names_ops_run_whole(cj_devices, monkeypatch, capfd):
+    """CJRT_SPMD_LOG=1: the partitioner says on stderr which ops it runs whole on every device."""
+    monkeypatch.setenv("CJRT_SPMD_LOG", "1")
+    mesh = _mesh(cj_devices, "i")
+    a = jax.device_put(jaxcheck.rand((4 * NDEV, 3), np.float32), NamedSharding(mesh, P("i")))
+    r = jax.jit(lambda v: jnp.cumsum(v, 0) + 0.5)(a)
+    np.testing.assert_allclose(np.asarray(r), np.cumsum(np.asarray(a), 0) + 0.5, rtol=1e-5, atol=1e-5)
+    err = capfd.readouterr().err
+    assert "cjrt spmd: stablehlo.reduce_window" in err and "runs whole on every device" in err, err
