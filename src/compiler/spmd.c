@@ -1290,6 +1290,38 @@ static cj_status from_round_trip(cj_module *m, cj_op *main) {
   return NULL;
 }
 
+/* tf.aliasing_output = j on an argument whose per-device type is no longer result j's (they
+ * are split differently): the result cannot be written over the argument's buffer, so the
+ * alias goes (the donation is then simply not used). */
+static cj_status drop_mismatched_aliases(cj_module *m, cj_op *main, const cj_type **ins,
+                                         int32_t nins, const cj_type **outs, int32_t nouts) {
+  const cj_attr *arr = cj_op_attr(main, "arg_attrs");
+  if (!arr || arr->kind != CJ_ATTR_ARRAY) return NULL;
+  const cj_attr **items = NULL;
+  for (int32_t i = 0; i < arr->arr.n && i < nins; i++) {
+    const cj_attr *d = arr->arr.items[i];
+    int64_t j = -1;
+    if (!d || d->kind != CJ_ATTR_DICT ||
+        !cj_attr_get_i64(cj_attr_dict_get(d, "tf.aliasing_output"), &j) || j < 0 || j >= nouts ||
+        ins[i] == outs[j])
+      continue;
+    if (!items) {
+      items = cj_alloc(m, sizeof(cj_attr *) * (size_t)arr->arr.n);
+      if (!items) return cj_oom();
+      for (int32_t k = 0; k < arr->arr.n; k++) items[k] = arr->arr.items[k];
+    }
+    cj_named_attr kept[64];
+    int32_t n = 0;
+    for (int32_t k = 0; k < d->dict.n && n < 64; k++)
+      if (strcmp(d->dict.items[k].name, "tf.aliasing_output") != 0) kept[n++] = d->dict.items[k];
+    items[i] = cj_attr_dict(m, n, kept);
+    if (!items[i]) return cj_oom();
+  }
+  if (!items) return NULL;
+  const cj_attr *na = cj_attr_array(m, arr->arr.n, items);
+  return na ? cj_op_set_attr(m, main, "arg_attrs", na) : cj_oom();
+}
+
 /* A sharding constraint: sdy.sharding_constraint / sdy.reshard, or their round-trip spelling
  * custom_call @Sharding {mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value
  * <[...]>"}} (and xla.sdy.FuncResultSharding, a function result's sharding). */
@@ -1479,6 +1511,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
   if (!st && num_partitions > 1) st = set_sharding_attrs(&S, argsh, ft->rank, ressh, ft->nresults);
   if (!st) st = strip_attrs(m, main, "arg_attrs", ft->rank);
   if (!st) st = strip_attrs(m, main, "res_attrs", ft->nresults);
+  if (!st) st = drop_mismatched_aliases(m, main, ins, ft->rank, outs, ft->nresults);
   free(S.sv);
   meshes_free(&S.ms);
   return st;

@@ -269,3 +269,21 @@ def test_log_names_ops_run_whole(cj_devices, monkeypatch, capfd):
     np.testing.assert_allclose(np.asarray(r), np.cumsum(np.asarray(a), 0) + 0.5, rtol=1e-5, atol=1e-5)
     err = capfd.readouterr().err
     assert "cjrt spmd: stablehlo.reduce_window" in err and "runs whole on every device" in err, err
+
+
+@pytest.mark.parametrize("n", NS)
+def test_donated_sharded_arguments(cj_devices, n):
+    """Donated split arguments: the result written over the argument's shard when both are split
+    alike, and a result split otherwise (a bigger piece per device) not written over it."""
+    x = jaxcheck.rand((4 * n, 2 * n), np.float32)
+
+    def run(devs):
+        mesh = _mesh(devs, "i")
+        outs = []
+        for spec in (P("i"), P(), P(None, "i")):
+            a = jax.device_put(x, NamedSharding(mesh, P("i")))
+            f = jax.jit(lambda v: v * 3 + 1, donate_argnums=0,
+                        out_shardings=NamedSharding(mesh, spec))
+            outs.append(f(a))
+        return outs
+    _check(run, n)
