@@ -938,6 +938,79 @@ static cj_status rule_passthrough(state *S, cj_op *op) {
   return NULL;
 }
 
+/* gather: operand dims taken whole (offset dims with a full slice, not indexed) keep their
+ * axes, at their offset positions in the result; the indices' batch dims keep theirs (unless
+ * they clash), at the result's batch positions. Each device gathers its rows of its columns. */
+static cj_status rule_gather(state *S, cj_op *op) {
+  const cj_attr *dn = cj_op_attr(op, "dimension_numbers");
+  if (!dn || dn->kind != CJ_ATTR_STRUCT) return run_whole(S, op, "no dimension numbers");
+  const cj_attr *const *f = dn->st.fields;
+  int64_t off[64], col[64], obd[64], ibd[64], sim[64], ss[64];
+  int64_t noff = 0, ncol = 0, nobd = 0, nibd = 0, nsim = 0, nss = 0, ivd = -1;
+  if ((f[CJ_SF_GATHER_offset_dims] && !cj_attr_get_i64s(f[CJ_SF_GATHER_offset_dims], off, 64, &noff)) ||
+      (f[CJ_SF_GATHER_collapsed_slice_dims] &&
+       !cj_attr_get_i64s(f[CJ_SF_GATHER_collapsed_slice_dims], col, 64, &ncol)) ||
+      (f[CJ_SF_GATHER_operand_batching_dims] &&
+       !cj_attr_get_i64s(f[CJ_SF_GATHER_operand_batching_dims], obd, 64, &nobd)) ||
+      (f[CJ_SF_GATHER_start_indices_batching_dims] &&
+       !cj_attr_get_i64s(f[CJ_SF_GATHER_start_indices_batching_dims], ibd, 64, &nibd)) ||
+      (f[CJ_SF_GATHER_start_index_map] &&
+       !cj_attr_get_i64s(f[CJ_SF_GATHER_start_index_map], sim, 64, &nsim)) ||
+      !cj_attr_get_i64(f[CJ_SF_GATHER_index_vector_dim], &ivd) ||
+      !cj_op_get_i64s(op, "slice_sizes", ss, 64, &nss))
+    return run_whole(S, op, "unreadable dimension numbers");
+  if (nobd || nibd) return run_whole(S, op, "batching dims");
+  const cj_type *ot = op->operands[0]->type, *it = op->operands[1]->type, *rt = op->results[0].type;
+  if (nss != ot->rank || !cj_type_is_static(rt)) return run_whole(S, op, "unreadable slice_sizes");
+  sharding o, ix;
+  bool os = sh_of(S, op->operands[0], &o), is = sh_of(S, op->operands[1], &ix);
+  if (!os && !is) return NULL;
+  const mesh *me = os ? o.mesh : is ? ix.mesh : NULL;
+  if (os && is && o.mesh != ix.mesh) return run_whole(S, op, "operands on different meshes");
+  int64_t g[64];
+  global_dims(S, op->operands[0], g);
+  sharding wo, wi, res;
+  sh_init(&wo, me, ot->rank);
+  sh_init(&wi, me, it->rank);
+  sh_init(&res, me, rt->rank);
+  int64_t k = 0; /* the k-th offset dim of the operand */
+  for (int d = 0; d < ot->rank; d++) {
+    if (in_list(col, ncol, d)) continue;
+    if (k >= noff) return run_whole(S, op, "offset dims do not match");
+    if (os && o.div[d] > 1 && ss[d] == g[d] && !in_list(sim, nsim, d)) {
+      sh_copy_dim(&wo, d, &o, d);
+      sh_copy_dim(&res, (int)off[k], &o, d);
+    }
+    k++;
+  }
+  cj_spmd_canon(&wo);
+  int r = 0; /* result batch dims, in order, match the indices' dims but index_vector_dim */
+  for (int d = 0; d < it->rank; d++) {
+    if (d == ivd) continue;
+    while (r < rt->rank && in_list(off, noff, r)) r++;
+    if (r >= rt->rank) return run_whole(S, op, "batch dims do not match");
+    bool clash = false;
+    if (is)
+      for (int q = 0; q < ix.nax[d]; q++) clash |= sh_uses(&wo, ix.ax[d][q]);
+    if (is && ix.div[d] > 1 && !clash) {
+      sh_copy_dim(&wi, d, &ix, d);
+      sh_copy_dim(&res, r, &ix, d);
+    }
+    r++;
+  }
+  cj_spmd_canon(&wi);
+  cj_spmd_canon(&res);
+  if (!res.split) return run_whole(S, op, "split only along indexed or sliced dims");
+  CJ_RETURN_IF_ERROR(need(S, op, 0, &wo));
+  CJ_RETURN_IF_ERROR(need(S, op, 1, &wi));
+  for (int d = 0; d < ot->rank; d++)
+    if (wo.div[d] > 1) ss[d] /= wo.div[d];
+  const cj_attr *na = cj_attr_i64_array(S->m, nss, ss);
+  if (!na) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(S->m, op, "slice_sizes", na));
+  return set_result(S, op, 0, &res);
+}
+
 /* ======================================================================== dispatch */
 
 cj_status cj_spmd_partition_op(state *S, cj_op *op) {
@@ -966,6 +1039,8 @@ cj_status cj_spmd_partition_op(state *S, cj_op *op) {
       return rule_reduce(S, op);
     case CJ_OP_CONVOLUTION:
       return rule_convolution(S, op);
+    case CJ_OP_GATHER:
+      return rule_gather(S, op);
     case CJ_OP_SLICE:
     case CJ_OP_DYNAMIC_SLICE:
     case CJ_OP_PAD:

@@ -287,3 +287,17 @@ def test_donated_sharded_arguments(cj_devices, n):
             outs.append(f(a))
         return outs
     _check(run, n)
+
+
+def test_embedding_lookup(cj_devices):
+    """gather: a table split along its feature dim, indices split along the batch: each device
+    looks its rows up in its columns."""
+    table = jaxcheck.rand((10, 8), np.float32)
+    idx = np.array([[1, 4, 9], [0, 0, 3], [7, 2, 5], [9, 8, 1]], np.int32)
+
+    def run(devs):
+        mesh = _mesh(devs, "d", "m")
+        t = jax.device_put(table, NamedSharding(mesh, P(None, "m")))
+        i = jax.device_put(idx, NamedSharding(mesh, P("d")))
+        return jax.jit(lambda a, b: (a[b], a[b].sum(-1), jnp.take(a, b[:, 0], axis=0) * 2))(t, i)
+    _check(run, NDEV)
