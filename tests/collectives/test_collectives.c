@@ -1106,6 +1106,34 @@ static void test_partitioner(void) {
   }
   free(text);
   loaded_free(le);
+  /* Shardy's round-trip spelling: meshes and shardings in frontend attributes, the constraint
+   * a custom_call @Sharding. x (8) split over 4; the constraint gathers it; doubled. */
+  le = compile_ok(client,
+                  "module @m attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "
+                  "\"{mesh = #sdy.mesh<[\\22i\\22=4]>}\"}} {\n"
+                  "  func.func @main(%x: tensor<8xf32> {mhlo.frontend_attributes = "
+                  "{xla.sdy.sharding = \"#sdy.sharding<@mesh, [{\\22i\\22}]>\"}, "
+                  "mhlo.sharding = \"{devices=[4]<=[4]}\"}) -> tensor<8xf32> {\n"
+                  "    %0 = stablehlo.custom_call @Sharding(%x) {mhlo.frontend_attributes = "
+                  "{xla.sdy.sharding = \"#sdy.sharding_per_value<[<@mesh, [{}]>]>\"}, "
+                  "mhlo.sharding = \"{replicated}\"} : (tensor<8xf32>) -> tensor<8xf32>\n"
+                  "    %1 = stablehlo.add %0, %0 : tensor<8xf32>\n"
+                  "    return %1 : tensor<8xf32>\n  }\n}\n",
+                  o.b, o.n);
+  if (le) {
+    float y[4 * 8];
+    spec s1 = {1, 4, PJRT_Buffer_Type_F32, 1, {2}, x, 8};
+    void *o1[1] = {y};
+    size_t b1[1] = {32};
+    e = run_le(le, &s1, 1, o1, b1, NULL);
+    CHECK_MSG(!e, "round-trip form: %s", e ? err_msg(e) : "");
+    int bad = 0;
+    for (int dv = 0; !e && dv < 4; dv++)
+      for (int i = 0; i < 8; i++) bad += y[dv * 8 + i] != 2 * x[i];
+    CHECK_MSG(bad == 0, "round-trip form: %d wrong values", bad);
+    err_free(e);
+    loaded_free(le);
+  }
   /* sub-axes are refused, naming them */
   ERR(compile_err(client,
                   "module {\n  sdy.mesh @mesh = <[\"i\"=4]>\n"
