@@ -1378,6 +1378,33 @@ static cj_status constrain(state *S, cj_op *op) {
   return NULL;
 }
 
+cj_status cj_spmd_partition_block(state *S, cj_block *b) {
+  bool top = b == cj_func_body(S->main);
+  for (cj_op *op = b->first; op;) {
+    cj_op *next = op->next;
+    if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) {
+      if (!top)
+        return cj_op_error(op, CJ_UNIMPLEMENTED,
+                           "a manual computation (shard_map) nested in a loop is not supported "
+                           "on several devices");
+      CJ_RETURN_IF_ERROR(manual(S, op));
+    } else if (is_constraint(op)) {
+      CJ_RETURN_IF_ERROR(constrain(S, op));
+    } else if (!(cj_op_info_get(op->kind)->flags & CJ_OPF_TERMINATOR)) {
+      for (uint32_t r = 0; r < op->nregions; r++)
+        for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
+          if (has_manual(nb))
+            return cj_op_error(op, CJ_UNIMPLEMENTED,
+                               "a manual computation (shard_map) nested inside %s is not "
+                               "supported on several devices",
+                               op->name);
+      CJ_RETURN_IF_ERROR(cj_spmd_partition_op(S, op));
+    }
+    op = next;
+  }
+  return NULL;
+}
+
 cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_partitions) {
   cj_op *main = cj_module_main(m);
   cj_block *body = main ? cj_func_body(main) : NULL;
@@ -1451,24 +1478,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     meshes_free(&S.ms);
     return st;
   }
-  for (cj_op *op = body->first; op && !st;) {
-    cj_op *next = op->next;
-    if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) {
-      st = manual(&S, op);
-    } else if (is_constraint(op)) {
-      st = constrain(&S, op);
-    } else if (op->kind != CJ_OP_FUNC_RETURN) {
-      for (uint32_t r = 0; !st && r < op->nregions; r++)
-        for (cj_block *nb = op->regions[r].first; nb && !st; nb = nb->next)
-          if (has_manual(nb))
-            st = cj_op_error(op, CJ_UNIMPLEMENTED,
-                             "a manual computation (shard_map) nested inside %s is not "
-                             "supported on several devices",
-                             op->name);
-      if (!st) st = cj_spmd_partition_op(&S, op);
-    }
-    op = next;
-  }
+  if (!st) st = cj_spmd_partition_block(&S, body);
   /* results: per-device shapes, as @main's result shardings ask (unspecified: as propagated) */
   cj_op *ret = body->last;
   if (!st && (!ret || ret->kind != CJ_OP_FUNC_RETURN || ret->nopnds != (uint32_t)ft->nresults))

@@ -75,6 +75,10 @@ const sharded_val *cj_spmd_find(const state *S, const cj_value *v);
 cj_status cj_spmd_gather_whole(state *S, cj_op *before, cj_value *v, const sharding *sh,
                                cj_value **out);
 
+/* Partitions the ops of block b in order (@main's body, or a loop's region): manual
+ * computations (only in @main's body), sharding constraints, cj_spmd_partition_op. */
+cj_status cj_spmd_partition_block(state *S, cj_block *b);
+
 /* ---- spmd_partition.c ---- */
 /* Rewrites op (in @main's body, not a manual computation or the return) into its per-device
  * form: operands resharded as its rule needs, result types local, collectives added; results

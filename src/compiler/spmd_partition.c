@@ -395,7 +395,9 @@ static cj_status need(state *S, cj_op *op, uint32_t i, const sharding *want) {
   }
   cj_value *nv;
   CJ_RETURN_IF_ERROR(cj_spmd_reshard(S, op, v, split ? &cur : NULL, want, &nv));
-  if (split && whole) ((sharded_val *)cj_spmd_find(S, v))->whole = nv;
+  /* (only a value made in @main's body dominates every later user) */
+  if (split && whole && op->block == cj_func_body(S->main))
+    ((sharded_val *)cj_spmd_find(S, v))->whole = nv;
   op->operands[i] = nv;
   return NULL;
 }
@@ -423,14 +425,15 @@ static void whole_captures(capture_ctx *C, cj_op *op) {
         for (uint32_t i = 0; i < o->nopnds && !C->st; i++) {
           sharded_val *sv = (sharded_val *)cj_spmd_find(C->S, o->operands[i]);
           if (!sv || !sv->sh.split) continue;
-          if (!sv->whole) {
+          cj_value *w = sv->whole;
+          if (!w) {
             sharding sh = sv->sh;
-            cj_value *w = NULL;
             C->st = cj_spmd_reshard(C->S, C->top, sv->v, &sh, NULL, &w);
             sv = (sharded_val *)cj_spmd_find(C->S, o->operands[i]);
-            if (!C->st) sv->whole = w;
+            /* (only a value made in @main's body dominates every later user) */
+            if (!C->st && C->top->block == cj_func_body(C->S->main)) sv->whole = w;
           }
-          if (!C->st) o->operands[i] = sv->whole;
+          if (!C->st) o->operands[i] = w;
         }
         whole_captures(C, o);
       }
@@ -1011,9 +1014,88 @@ static cj_status rule_gather(state *S, cj_op *op) {
   return set_result(S, op, 0, &res);
 }
 
+/* One partitioning of while loop w's regions with carries split as car/sp: arguments marked,
+ * condition and body partitioned, the body's yields resharded to the carries (unless dry: then
+ * what the body yields for the carries that start whole is returned in y/ysp instead). */
+static cj_status while_regions(state *S, cj_op *w, sharding *car, const bool *sp, bool dry,
+                               sharding *y, bool *ysp) {
+  uint32_t n = w->nopnds;
+  cj_block *cb = w->regions[0].first, *bb = w->regions[1].first;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!sp[i]) continue;
+    cj_block *blocks[2] = {cb, bb};
+    for (int k = 0; k < 2; k++) {
+      blocks[k]->args[i].type = w->operands[i]->type;
+      CJ_RETURN_IF_ERROR(cj_spmd_mark(S, &blocks[k]->args[i], &car[i]));
+    }
+  }
+  CJ_RETURN_IF_ERROR(cj_spmd_partition_block(S, cb));
+  CJ_RETURN_IF_ERROR(need(S, cb->last, 0, NULL));
+  CJ_RETURN_IF_ERROR(cj_spmd_partition_block(S, bb));
+  for (uint32_t i = 0; i < n; i++) {
+    if (dry) {
+      ysp[i] = !sp[i] && sh_of(S, bb->last->operands[i], &y[i]) && !y[i].subaxis;
+      continue;
+    }
+    sharding yy;
+    if (!sp[i] && sh_of(S, bb->last->operands[i], &yy))
+      say(bb->last, "loop value %u starts whole but the body splits it as [%s]: gathered each "
+          "iteration", i, yy.canon);
+    CJ_RETURN_IF_ERROR(need(S, bb->last, i, sp[i] ? &car[i] : NULL));
+  }
+  return NULL;
+}
+
+/* while: the loop-carried values keep the shardings of the operands that start them; the
+ * condition and body are partitioned with their arguments so split (values they capture from
+ * above are ordinary split values there), and each value the body yields is resharded to its
+ * carry's sharding. A carry that starts whole but that the body splits (an accumulator of
+ * split values) is split from the start instead: a dry run on a copy of the loop finds them
+ * (slicing the whole start is free). */
+static cj_status rule_while(state *S, cj_op *op) {
+  uint32_t n = op->nopnds;
+  cj_block *cb = op->nregions == 2 ? op->regions[0].first : NULL;
+  cj_block *bb = op->nregions == 2 ? op->regions[1].first : NULL;
+  if (!cb || !bb || cb->next || bb->next || cb->nargs != n || bb->nargs != n || op->nresults != n ||
+      !cb->last || !bb->last || bb->last->nopnds != n || cb->last->nopnds != 1)
+    return run_whole(S, op, "an unusual while");
+  sharding *car = malloc(sizeof(sharding) * 2 * (n ? n : 1)), *y = car ? car + (n ? n : 1) : NULL;
+  bool *sp = calloc(2 * (n ? n : 1), sizeof(bool)), *ysp = sp ? sp + (n ? n : 1) : NULL;
+  cj_status st = (!car || !sp) ? cj_oom() : NULL;
+  for (uint32_t i = 0; !st && i < n; i++) sp[i] = sh_of(S, op->operands[i], &car[i]);
+  if (!st) { /* the dry run, on a copy inserted before the loop and removed after */
+    cj_op *dry = cj_op_clone(S->m, op, 0, NULL, NULL);
+    if (!dry) st = cj_oom();
+    if (!st) {
+      cj_block_insert_before(op->block, op, dry);
+      st = while_regions(S, dry, car, sp, true, y, ysp);
+      cj_block_remove(op->block, dry);
+    }
+  }
+  for (uint32_t i = 0; !st && i < n; i++)
+    if (ysp[i]) {
+      car[i] = y[i];
+      sp[i] = true;
+      st = need(S, op, i, &car[i]);
+    }
+  if (!st) st = while_regions(S, op, car, sp, false, NULL, NULL);
+  for (uint32_t i = 0; !st && i < n; i++)
+    if (sp[i]) st = set_result(S, op, i, &car[i]);
+  free(car);
+  free(sp);
+  return st;
+}
+
 /* ======================================================================== dispatch */
 
 cj_status cj_spmd_partition_op(state *S, cj_op *op) {
+  if (op->kind == CJ_OP_WHILE && any_split_operand(S, op)) {
+    for (uint32_t i = 0; i < op->nopnds; i++) {
+      const sharded_val *sv = cj_spmd_find(S, op->operands[i]);
+      if (sv && sv->sh.subaxis) return run_whole(S, op, "sub-axes");
+    }
+    return rule_while(S, op);
+  }
   capture_ctx C = {S, op, NULL};
   whole_captures(&C, op);
   CJ_RETURN_IF_ERROR(C.st);

@@ -1134,6 +1134,53 @@ static void test_partitioner(void) {
     err_free(e);
     loaded_free(le);
   }
+  /* a loop: x split, the accumulator starts whole (zeros) and the body adds split values to
+   * it: it is split from the start (a dry run of the body finds it) and stays split */
+  le = compile_ok(client,
+                  "module {\n  sdy.mesh @mesh = <[\"i\"=4]>\n"
+                  "  func.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, "
+                  "[{\"i\"}]>}) -> (tensor<8xf32>, tensor<f32>) {\n"
+                  "    %z = stablehlo.constant dense<0.0> : tensor<8xf32>\n"
+                  "    %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+                  "    %0:3 = stablehlo.while(%i = %c0, %acc = %z, %v = %x) : tensor<i32>, "
+                  "tensor<8xf32>, tensor<8xf32>\n"
+                  "    cond {\n"
+                  "      %c3 = stablehlo.constant dense<3> : tensor<i32>\n"
+                  "      %p = stablehlo.compare LT, %i, %c3 : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+                  "      stablehlo.return %p : tensor<i1>\n"
+                  "    } do {\n"
+                  "      %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+                  "      %n = stablehlo.add %i, %c1 : tensor<i32>\n"
+                  "      %d = stablehlo.add %v, %v : tensor<8xf32>\n"
+                  "      %a = stablehlo.add %acc, %d : tensor<8xf32>\n"
+                  "      stablehlo.return %n, %a, %v : tensor<i32>, tensor<8xf32>, tensor<8xf32>\n"
+                  "    }\n"
+                  "    %s0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+                  "    %s = stablehlo.reduce(%0#1 init: %s0) applies stablehlo.add across dimensions "
+                  "= [0] : (tensor<8xf32>, tensor<f32>) -> tensor<f32>\n"
+                  "    return %0#1, %s : tensor<8xf32>, tensor<f32>\n  }\n}\n",
+                  o.b, o.n);
+  if (le) {
+    float acc[4 * 2], sum[4];
+    spec s2 = {1, 4, PJRT_Buffer_Type_F32, 1, {2}, x, 8};
+    void *o2[2] = {acc, sum};
+    size_t b2[2] = {8, 4};
+    e = run_le(le, &s2, 2, o2, b2, NULL);
+    CHECK_MSG(!e, "loop: %s", e ? err_msg(e) : "");
+    int bad = 0;
+    float total = 0;
+    for (int i = 0; i < 8; i++) total += 6 * x[i];
+    for (int dv = 0; !e && dv < 4; dv++) {
+      for (int k = 0; k < 2; k++) bad += acc[dv * 2 + k] != 6 * x[dv * 2 + k];
+      bad += sum[dv] != total;
+    }
+    CHECK_MSG(bad == 0, "loop: %d wrong values", bad);
+    err_free(e);
+    char *lt = optimized_text(le);
+    if (lt) CHECK_CONTAINS(lt, "mhlo.spmd_output_sharding = \"{{devices=[4]0,1,2,3}, {replicated}}\"");
+    free(lt);
+    loaded_free(le);
+  }
   /* sub-axes are refused, naming them */
   ERR(compile_err(client,
                   "module {\n  sdy.mesh @mesh = <[\"i\"=4]>\n"

@@ -301,3 +301,24 @@ def test_embedding_lookup(cj_devices):
         i = jax.device_put(idx, NamedSharding(mesh, P("d")))
         return jax.jit(lambda a, b: (a[b], a[b].sum(-1), jnp.take(a, b[:, 0], axis=0) * 2))(t, i)
     _check(run, NDEV)
+
+
+@pytest.mark.parametrize("n", NS)
+def test_training_loop(cj_devices, n):
+    """fori_loop over data-parallel SGD steps: the loop body itself is partitioned (the batch
+    stays split inside it, the gradients are all-reduced each iteration)."""
+    import jaxmodels as models
+
+    params = models.mlp_init()
+    x, y = models.mlp_batch(n=4 * n)
+    step = models.sgd_step(models.mlp_loss)
+
+    def train(p, a, b):
+        return lax.fori_loop(0, 3, lambda i, q: step(q, a, b)[0], p)
+
+    def run(devs):
+        mesh = _mesh(devs, "batch")
+        bat = NamedSharding(mesh, P("batch"))
+        return jax.jit(train)(jax.device_put(params, NamedSharding(mesh, P())),
+                              jax.device_put(x, bat), jax.device_put(y, bat))
+    _check(run, n, rtol=1e-4, atol=1e-5)
