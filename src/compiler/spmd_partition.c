@@ -887,6 +887,14 @@ static cj_status rule_passthrough(state *S, cj_op *op) {
         return run_whole(S, op, "unreadable slice_sizes");
       for (int d = 0; d < rank; d++) keep[d] = a[d] == g[d]; /* starts clamp to 0 */
       break;
+    case CJ_OP_DYNAMIC_UPDATE_SLICE: { /* dims the update covers whole (its start clamps to 0) */
+      int64_t u[64];
+      if (op->nopnds < 2 || op->operands[1]->type->rank != rank) return run_whole(S, op, "bad update");
+      global_dims(S, op->operands[1], u);
+      for (int d = 0; d < rank; d++) keep[d] = u[d] == g[d];
+      ndata = 2;
+      break;
+    }
     case CJ_OP_PAD:
       if (!cj_op_get_i64s(op, "edge_padding_low", a, 64, &n) ||
           !cj_op_get_i64s(op, "edge_padding_high", b, 64, &n2) ||
@@ -1125,6 +1133,7 @@ cj_status cj_spmd_partition_op(state *S, cj_op *op) {
       return rule_gather(S, op);
     case CJ_OP_SLICE:
     case CJ_OP_DYNAMIC_SLICE:
+    case CJ_OP_DYNAMIC_UPDATE_SLICE:
     case CJ_OP_PAD:
     case CJ_OP_REVERSE:
     case CJ_OP_CONCATENATE:
