@@ -21,26 +21,8 @@
 
 #include "compiler/compiler.h"
 #include "compiler/spmd.h"
+#include "compiler/spmd_internal.h"
 
-enum { MAX_AXES = 32, MAX_MESHES = 16, NAME_MAX_LEN = 64 };
-
-enum { MAX_MESH_IDS = 4096 };
-
-typedef struct mesh {
-  char name[NAME_MAX_LEN];
-  int n;
-  char axes[MAX_AXES][NAME_MAX_LEN];
-  int64_t sizes[MAX_AXES];
-  int64_t total;
-  /* device_ids=[...]: the logical (partition) id at each mesh position; absent = iota */
-  int64_t *ids;
-  int64_t nids;
-} mesh;
-
-typedef struct meshes {
-  mesh m[MAX_MESHES];
-  int n;
-} meshes;
 
 /* ======================================================================== a tiny text scanner */
 
@@ -268,18 +250,6 @@ static int64_t axis_size(const mesh *m, const char *axis) {
 
 /* ======================================================================== shardings */
 
-/* One value's sharding: per dimension the product of the axis sizes it is split over, and a
- * canonical text of the split (to compare two shardings). */
-typedef struct sharding {
-  int rank;
-  int64_t div[64];
-  char canon[512];
-  const mesh *mesh;
-  bool split;   /* some dimension is divided */
-  bool subaxis; /* some dimension is split over a sub-axis */
-  int8_t nax[64];
-  int8_t ax[64][8]; /* per dimension: the mesh axes (indices), major to minor */
-} sharding;
 
 /* <@mesh, [{"a"}, {}], replicated={...}> or <mesh<[...]>, [...]>, after the mnemonic */
 static bool parse_sharding_body(scan *s, const meshes *ms, mesh *inline_mesh, sharding *out,
@@ -380,7 +350,7 @@ static bool parse_sharding_body(scan *s, const meshes *ms, mesh *inline_mesh, sh
 }
 
 /* #sdy.sharding<...> on a value of type t */
-static cj_status read_sharding(const cj_op *where, const char *what, const cj_attr *a,
+cj_status cj_spmd_read_sharding(const cj_op *where, const char *what, const cj_attr *a,
                                const meshes *ms, const cj_type *t, sharding *out) {
   char why[256] = "";
   mesh inl;
@@ -431,7 +401,7 @@ static cj_status read_per_value(const cj_op *where, const char *what, const cj_a
 }
 
 /* The per-device type of a value of global type t split as sh. */
-static cj_status local_type(cj_module *m, const cj_op *where, const char *what, const cj_type *t,
+cj_status cj_spmd_local_type(cj_module *m, const cj_op *where, const char *what, const cj_type *t,
                             const sharding *sh, const cj_type **out) {
   int64_t dims[64];
   for (int32_t d = 0; d < t->rank; d++) {
@@ -545,7 +515,7 @@ static bool parse_shlo_mesh(scan *s, mesh *m) {
  * position along the other axes (major to minor, in mesh order), each listing the mesh's
  * device ids at its positions; [*ng x *gs], malloc'd (NULL: out of memory). As StableHLO's
  * reference flattening of mesh-axes replica groups (ReplicaGroupUtils.cpp) defines them. */
-static int64_t *mesh_groups(const mesh *me, const int *axes, int naxes, int64_t *ng, int64_t *gs) {
+int64_t *cj_spmd_mesh_groups(const mesh *me, const int *axes, int naxes, int64_t *ng, int64_t *gs) {
   int order[MAX_AXES], no = 0;
   bool named[MAX_AXES] = {false};
   for (int j = 0; j < naxes; j++) named[axes[j]] = true;
@@ -670,7 +640,7 @@ static cj_status resolve_mesh_axes(cj_module *m, cj_op *op, const cj_attr *a, co
                        why[0] ? why : "cannot read it");
   }
   int64_t ng = 0, gs = 0;
-  int64_t *ids = mesh_groups(me, axes, naxes, &ng, &gs);
+  int64_t *ids = cj_spmd_mesh_groups(me, axes, naxes, &ng, &gs);
   free(inl.ids);
   if (!ids) return cj_oom();
   int64_t total = ng * gs;
@@ -715,24 +685,8 @@ cj_status cj_spmd_resolve_groups(cj_module *m) {
 
 /* ======================================================================== the pass */
 
-typedef struct sharded_val {
-  cj_value *v;
-  char canon[512];
-  sharding sh;
-  cj_value *whole; /* v gathered whole on every device, once needed */
-  bool argument;   /* an argument of @main (else a result of a manual computation) */
-} sharded_val;
 
-typedef struct state {
-  cj_module *m;
-  cj_op *main;
-  meshes ms;
-  int64_t ndev;
-  sharded_val *sv;
-  uint32_t nsv, capsv;
-} state;
-
-static cj_status mark(state *S, cj_value *v, const sharding *sh) {
+cj_status cj_spmd_mark(state *S, cj_value *v, const sharding *sh) {
   if (S->nsv == S->capsv) {
     uint32_t cap = S->capsv ? S->capsv * 2 : 16;
     sharded_val *n = realloc(S->sv, sizeof *n * cap);
@@ -746,12 +700,12 @@ static cj_status mark(state *S, cj_value *v, const sharding *sh) {
   S->sv[S->nsv].whole = NULL;
   S->sv[S->nsv].argument = false;
   S->nsv++;
+  v->id = S->nsv; /* the scratch number finds the entry (checked: stale numbers miss) */
   return NULL;
 }
 
-static const sharded_val *find_sharded(const state *S, const cj_value *v) {
-  for (uint32_t i = 0; i < S->nsv; i++)
-    if (S->sv[i].v == v) return &S->sv[i];
+const sharded_val *cj_spmd_find(const state *S, const cj_value *v) {
+  if (v->id >= 1 && v->id <= S->nsv && S->sv[v->id - 1].v == v) return &S->sv[v->id - 1];
   return NULL;
 }
 
@@ -759,7 +713,7 @@ static const sharded_val *find_sharded(const state *S, const cj_value *v) {
  * dimension over the mesh axes that divide it (in their order, the first major: the order of
  * the tiles), inserted before `before`. Resharding as XLA's partitioner would, without its
  * cleverness: only the data movement a program asks for by using shards outside shard_map. */
-static cj_status gather_whole(state *S, cj_op *before, cj_value *v, const sharding *sh,
+cj_status cj_spmd_gather_whole(state *S, cj_op *before, cj_value *v, const sharding *sh,
                               cj_value **out) {
   const mesh *me = sh->mesh;
   cj_module *m = S->m;
@@ -784,7 +738,7 @@ static cj_status gather_whole(state *S, cj_op *before, cj_value *v, const shardi
     int axes[8];
     for (int j = 0; j < sh->nax[d]; j++) axes[j] = sh->ax[d][j];
     int64_t ng = 0, gs = 0;
-    int64_t *ids = mesh_groups(me, axes, sh->nax[d], &ng, &gs);
+    int64_t *ids = cj_spmd_mesh_groups(me, axes, sh->nax[d], &ng, &gs);
     if (!ids) return cj_oom();
     int64_t gd[2] = {ng, gs};
     const cj_type *gt = cj_type_tensor_of(m, CJ_S64, 2, gd);
@@ -803,31 +757,6 @@ static cj_status gather_whole(state *S, cj_op *before, cj_value *v, const shardi
     cur = &g->results[0];
   }
   *out = cur;
-  return NULL;
-}
-
-/* An op outside the manual computations that reads a manual computation's sharded result
- * (even from a region) reads it whole: it is gathered before `top`, once. Sharded arguments of
- * @main read outside a manual computation are refused: the caller sharded them to have the
- * work split, which needs a partitioner; gathering them would silently run it whole on every
- * device. */
-static cj_status gather_uses(state *S, cj_op *op, cj_op *top) {
-  for (uint32_t i = 0; i < op->nopnds && op->kind != CJ_OP_FUNC_RETURN; i++) {
-    sharded_val *sv = (sharded_val *)find_sharded(S, op->operands[i]);
-    if (!sv) continue;
-    if (sv->argument)
-      return cj_op_error(top, CJ_UNIMPLEMENTED,
-                         "SPMD partitioning is not implemented by cjrt: %s uses a value sharded "
-                         "over the devices ([%s]) outside a manual computation; only programs "
-                         "whose sharded values are all handled by shard_map/pmap (or "
-                         "replicated) run on several devices",
-                         op->name, sv->canon);
-    if (!sv->whole) CJ_RETURN_IF_ERROR(gather_whole(S, top, sv->v, &sv->sh, &sv->whole));
-    op->operands[i] = sv->whole;
-  }
-  for (uint32_t r = 0; r < op->nregions; r++)
-    for (cj_block *b = op->regions[r].first; b; b = b->next)
-      for (cj_op *o = b->first; o; o = o->next) CJ_RETURN_IF_ERROR(gather_uses(S, o, top));
   return NULL;
 }
 
@@ -1015,16 +944,16 @@ static cj_status manual(state *S, cj_op *mc) {
     CJ_RETURN_IF_ERROR(read_per_value(mc, "in_shardings", ins, &S->ms, i, body->args[i].type, &sh));
     if (sh.mesh) me = sh.mesh;
     cj_value *v = mc->operands[i];
-    const sharded_val *sv = find_sharded(S, v);
+    const sharded_val *sv = cj_spmd_find(S, v);
     if (sv && strcmp(sv->canon, sh.canon) != 0) { /* resharded: gathered whole, then sliced */
       sharded_val *w = (sharded_val *)sv;
-      if (!w->whole) CJ_RETURN_IF_ERROR(gather_whole(S, mc, w->v, &w->sh, &w->whole));
+      if (!w->whole) CJ_RETURN_IF_ERROR(cj_spmd_gather_whole(S, mc, w->v, &w->sh, &w->whole));
       v = mc->operands[i] = w->whole;
       sv = NULL;
     }
     if (!sv && sh.split && v->type != body->args[i].type) {
       const cj_type *lt;
-      CJ_RETURN_IF_ERROR(local_type(S->m, mc, "in_shardings", v->type, &sh, &lt));
+      CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, mc, "in_shardings", v->type, &sh, &lt));
       if (lt == body->args[i].type) {
         CJ_RETURN_IF_ERROR(slice_replicated(S, mc, v, &sh, lt, &v));
         mc->operands[i] = v;
@@ -1065,21 +994,16 @@ static cj_status manual(state *S, cj_op *mc) {
     sharding sh;
     CJ_RETURN_IF_ERROR(read_per_value(mc, "out_shardings", outs, &S->ms, j, mc->results[j].type, &sh));
     const cj_type *lt;
-    CJ_RETURN_IF_ERROR(local_type(S->m, mc, "out_shardings", mc->results[j].type, &sh, &lt));
+    CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, mc, "out_shardings", mc->results[j].type, &sh, &lt));
     if (lt != rets[j]->type)
       return cj_op_error(mc, CJ_INVALID_ARGUMENT,
                          "result %u of the manual computation: its body returns a different shape "
                          "than the out_sharding gives",
                          j);
     cj_replace_all_uses(S->main, &mc->results[j], rets[j]);
-    if (sh.split) CJ_RETURN_IF_ERROR(mark(S, rets[j], &sh));
+    if (sh.split) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, rets[j], &sh));
   }
   cj_block_remove(mc->block, mc);
-  return NULL;
-}
-
-static cj_status find_manual(cj_op *op, void *ctx) {
-  if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) *(bool *)ctx = true;
   return NULL;
 }
 
@@ -1093,13 +1017,21 @@ static bool has_manual(cj_block *b) {
   return false;
 }
 
-/* Removes sdy.sharding from a dictionary of argument/result attributes. */
+/* Removes the shardings from a dictionary of argument/result attributes once the partitioner
+ * has applied them: sdy.sharding, and mhlo.sharding where Shardy's sharding (or its round-trip
+ * spelling) says the same (an mhlo.sharding alone is left for the runtime's check). */
 static const cj_attr *without_sharding(cj_module *m, const cj_attr *dict) {
   if (!dict || dict->kind != CJ_ATTR_DICT) return dict;
+  size_t len = 0;
+  bool sdy = cj_attr_dict_get(dict, "sdy.sharding") ||
+             frontend_str(cj_attr_dict_get(dict, "mhlo.frontend_attributes"), "xla.sdy.sharding", &len);
   cj_named_attr items[64];
   int32_t n = 0;
-  for (int32_t k = 0; k < dict->dict.n && n < 64; k++)
-    if (strcmp(dict->dict.items[k].name, "sdy.sharding") != 0) items[n++] = dict->dict.items[k];
+  for (int32_t k = 0; k < dict->dict.n && n < 64; k++) {
+    const char *nm = dict->dict.items[k].name;
+    if (!strcmp(nm, "sdy.sharding") || (sdy && !strcmp(nm, "mhlo.sharding"))) continue;
+    items[n++] = dict->dict.items[k];
+  }
   if (n == dict->dict.n) return dict;
   return cj_attr_dict(m, n, items);
 }
@@ -1268,7 +1200,7 @@ static cj_op *sole_consumer(cj_op *op) {
   return u;
 }
 
-/* The round-trip triples of @main's body turned back into sdy.manual_computation ops. */
+/* The round-trip triples of a function's body turned back into sdy.manual_computation ops. */
 static cj_status from_round_trip(cj_module *m, cj_op *main) {
   cj_block *b = cj_func_body(main);
   for (cj_op *g = b ? b->first : NULL; g;) {
@@ -1358,6 +1290,121 @@ static cj_status from_round_trip(cj_module *m, cj_op *main) {
   return NULL;
 }
 
+/* tf.aliasing_output = j on an argument whose per-device type is no longer result j's (they
+ * are split differently): the result cannot be written over the argument's buffer, so the
+ * alias goes (the donation is then simply not used). */
+static cj_status drop_mismatched_aliases(cj_module *m, cj_op *main, const cj_type **ins,
+                                         int32_t nins, const cj_type **outs, int32_t nouts) {
+  const cj_attr *arr = cj_op_attr(main, "arg_attrs");
+  if (!arr || arr->kind != CJ_ATTR_ARRAY) return NULL;
+  const cj_attr **items = NULL;
+  for (int32_t i = 0; i < arr->arr.n && i < nins; i++) {
+    const cj_attr *d = arr->arr.items[i];
+    int64_t j = -1;
+    if (!d || d->kind != CJ_ATTR_DICT ||
+        !cj_attr_get_i64(cj_attr_dict_get(d, "tf.aliasing_output"), &j) || j < 0 || j >= nouts ||
+        ins[i] == outs[j])
+      continue;
+    if (!items) {
+      items = cj_alloc(m, sizeof(cj_attr *) * (size_t)arr->arr.n);
+      if (!items) return cj_oom();
+      for (int32_t k = 0; k < arr->arr.n; k++) items[k] = arr->arr.items[k];
+    }
+    cj_named_attr kept[64];
+    int32_t n = 0;
+    for (int32_t k = 0; k < d->dict.n && n < 64; k++)
+      if (strcmp(d->dict.items[k].name, "tf.aliasing_output") != 0) kept[n++] = d->dict.items[k];
+    items[i] = cj_attr_dict(m, n, kept);
+    if (!items[i]) return cj_oom();
+  }
+  if (!items) return NULL;
+  const cj_attr *na = cj_attr_array(m, arr->arr.n, items);
+  return na ? cj_op_set_attr(m, main, "arg_attrs", na) : cj_oom();
+}
+
+/* A sharding constraint: sdy.sharding_constraint / sdy.reshard, or their round-trip spelling
+ * custom_call @Sharding {mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value
+ * <[...]>"}} (and xla.sdy.FuncResultSharding, a function result's sharding). */
+static bool is_constraint(const cj_op *op) {
+  return op->kind == CJ_OP_SDY_SHARDING_CONSTRAINT || op->kind == CJ_OP_SDY_RESHARD ||
+         ((is_call_target(op, "Sharding") || is_call_target(op, "xla.sdy.FuncResultSharding") ||
+           is_call_target(op, "local_xla.sdy.FuncResultSharding")) &&
+          op->nopnds == 1 && op->nresults == 1);
+}
+
+static cj_status find_spmd_markers(cj_op *op, void *ctx) {
+  if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION || is_constraint(op) ||
+      is_call_target(op, "xla.sdy.GlobalToLocalShape"))
+    *(bool *)ctx = true;
+  return NULL;
+}
+
+/* The value a sharding constraint asks for: its operand resharded; the op goes away. */
+static cj_status constrain(state *S, cj_op *op) {
+  sharding sh;
+  const cj_type *t = op->results[0].type;
+  if (op->kind == CJ_OP_CUSTOM_CALL) {
+    size_t len = 0;
+    const char *txt = frontend_str(cj_op_attr(op, "mhlo.frontend_attributes"), "xla.sdy.sharding", &len);
+    const cj_attr *a = txt ? cj_attr_opaque(S->m, txt, len) : cj_op_attr(op, "sdy.sharding");
+    if (!a)
+      return cj_op_error(op, CJ_UNIMPLEMENTED,
+                         "a Sharding custom call without an xla.sdy.sharding (only Shardy's "
+                         "shardings are read)");
+    CJ_RETURN_IF_ERROR(read_per_value(op, "the sharding constraint", a, &S->ms, 0, t, &sh));
+  } else {
+    CJ_RETURN_IF_ERROR(cj_spmd_read_sharding(op, "the sharding constraint", cj_op_attr(op, "sharding"),
+                                             &S->ms, t, &sh));
+  }
+  /* a dim the constraint would split unevenly (JAX lets with_sharding_constraint ask for it;
+   * XLA pads) stays whole: the values are the same, only their placement differs */
+  bool uneven = false;
+  for (int d = 0; d < sh.rank; d++)
+    if (!sh.subaxis && sh.div[d] > 1 && t->dims[d] % sh.div[d]) {
+      sh.nax[d] = 0;
+      uneven = true;
+    }
+  if (uneven) cj_spmd_canon(&sh);
+  cj_value *v = op->operands[0];
+  const sharded_val *sv = cj_spmd_find(S, v);
+  sharding from;
+  bool split = sv && sv->sh.split;
+  if (split) from = sv->sh;
+  cj_value *nv;
+  CJ_RETURN_IF_ERROR(cj_spmd_reshard(S, op, v, split ? &from : NULL, &sh, &nv));
+  if (sh.split && nv != v) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, nv, &sh));
+  cj_replace_all_uses(S->main, &op->results[0], nv);
+  cj_block_remove(op->block, op);
+  return NULL;
+}
+
+cj_status cj_spmd_partition_block(state *S, cj_block *b) {
+  bool top = b == cj_func_body(S->main);
+  for (cj_op *op = b->first; op;) {
+    cj_op *next = op->next;
+    if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) {
+      if (!top)
+        return cj_op_error(op, CJ_UNIMPLEMENTED,
+                           "a manual computation (shard_map) nested in a loop is not supported "
+                           "on several devices");
+      CJ_RETURN_IF_ERROR(manual(S, op));
+    } else if (is_constraint(op)) {
+      CJ_RETURN_IF_ERROR(constrain(S, op));
+    } else if (!(cj_op_info_get(op->kind)->flags & CJ_OPF_TERMINATOR)) {
+      for (uint32_t r = 0; r < op->nregions; r++)
+        for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
+          if (has_manual(nb))
+            return cj_op_error(op, CJ_UNIMPLEMENTED,
+                               "a manual computation (shard_map) nested inside %s is not "
+                               "supported on several devices",
+                               op->name);
+      CJ_RETURN_IF_ERROR(cj_spmd_partition_op(S, op));
+    }
+    op = next;
+  }
+  return NULL;
+}
+
 cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_partitions) {
   cj_op *main = cj_module_main(m);
   cj_block *body = main ? cj_func_body(main) : NULL;
@@ -1366,14 +1413,22 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
   CJ_RETURN_IF_ERROR(cj_spmd_resolve_groups(m));
   int64_t ndev = num_replicas * num_partitions;
   if (ndev <= 1) return NULL; /* one device: the identities pass inlines manual computations */
-  /* a manual computation in a called function (jit of a jitted shard_map): calls inlined */
-  bool manual_anywhere = false;
-  CJ_RETURN_IF_ERROR(cj_walk_module(m, find_manual, &manual_anywhere));
-  if (manual_anywhere && !has_manual(body)) {
+  /* does anything ask for partitioning? shardings on @main, constraints, manual computations */
+  bool marked = false;
+  for (int32_t i = 0; i < ft->rank && !marked; i++)
+    marked = sharding_attr(m, cj_func_arg_attrs(main, (uint32_t)i)) != NULL;
+  for (int32_t j = 0; j < ft->nresults && !marked; j++)
+    marked = sharding_attr(m, cj_func_res_attrs(main, (uint32_t)j)) != NULL;
+  if (!marked) CJ_RETURN_IF_ERROR(cj_walk_module(m, find_spmd_markers, &marked));
+  if (marked) {
+    /* round-trip manual computations (in any function) back as sdy ops, then every call
+     * inlined: the partitioner works on @main's body alone */
+    cj_block *mb = cj_module_block(m);
+    for (cj_op *f = mb ? mb->first : NULL; f; f = f->next)
+      if (f->kind == CJ_OP_FUNC && cj_func_body(f)) CJ_RETURN_IF_ERROR(from_round_trip(m, f));
     CJ_RETURN_IF_ERROR(cj_pass_inline(m, main));
     cj_pass_strip_functions(m, main); /* no longer called */
   }
-  CJ_RETURN_IF_ERROR(from_round_trip(m, main));
   state S;
   memset(&S, 0, sizeof S);
   S.m = m;
@@ -1387,27 +1442,25 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     outs = cj_alloc(m, sizeof(cj_type *) * (size_t)(ft->nresults + 1));
     if (!ins || !outs) st = cj_oom();
   }
-  bool any_sharding = false;
   for (int32_t i = 0; !st && i < ft->rank; i++) {
     ins[i] = cj_type_fn_input(ft, i);
     const cj_attr *a = sharding_attr(m, cj_func_arg_attrs(main, (uint32_t)i));
     if (!a) continue;
-    any_sharding = true;
     char what[48];
     snprintf(what, sizeof what, "argument %d of @main", i);
     sharding sh;
-    st = read_sharding(main, what, a, &S.ms, ins[i], &sh);
+    st = cj_spmd_read_sharding(main, what, a, &S.ms, ins[i], &sh);
     if (st || !sh.split) continue;
     if (num_replicas > 1 && num_partitions == 1) {
       st = cj_op_error(main, CJ_UNIMPLEMENTED, "%s is sharded across replicas", what);
       break;
     }
     const cj_type *lt;
-    st = local_type(m, main, what, ins[i], &sh, &lt);
+    st = cj_spmd_local_type(m, main, what, ins[i], &sh, &lt);
     if (st) break;
     ins[i] = lt;
     body->args[i].type = lt;
-    st = mark(&S, &body->args[i], &sh);
+    st = cj_spmd_mark(&S, &body->args[i], &sh);
     if (!st) S.sv[S.nsv - 1].argument = true;
   }
   const sharding **argsh = NULL, **ressh = NULL;
@@ -1416,37 +1469,17 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     ressh = cj_alloc(m, sizeof(sharding *) * (size_t)(ft->nresults + 1));
     if (!argsh || !ressh) st = cj_oom();
   }
-  for (int32_t i = 0; !st && i < ft->rank; i++) {
-    const sharded_val *sv = find_sharded(&S, &body->args[i]);
-    argsh[i] = sv ? &sv->sh : NULL;
-  }
-  if (!st && !any_sharding && !has_manual(body)) {
+  if (!st && !marked) {
     /* a replicated program: every device runs it as written and holds every value whole */
+    for (int32_t i = 0; i < ft->rank; i++) argsh[i] = NULL;
     for (int32_t j = 0; j < ft->nresults; j++) ressh[j] = NULL;
     if (num_partitions > 1) st = set_sharding_attrs(&S, argsh, ft->rank, ressh, ft->nresults);
     free(S.sv);
     meshes_free(&S.ms);
     return st;
   }
-  for (cj_op *op = body->first; op && !st;) {
-    cj_op *next = op->next;
-    if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) {
-      st = manual(&S, op);
-    } else {
-      if (op->kind != CJ_OP_FUNC_RETURN) {
-        st = gather_uses(&S, op, op);
-        for (uint32_t r = 0; !st && r < op->nregions; r++)
-          for (cj_block *nb = op->regions[r].first; nb && !st; nb = nb->next)
-            if (has_manual(nb))
-              st = cj_op_error(op, CJ_UNIMPLEMENTED,
-                               "a manual computation (shard_map) nested inside %s is not "
-                               "supported on several devices",
-                               op->name);
-      }
-    }
-    op = next;
-  }
-  /* results: per-device shapes */
+  if (!st) st = cj_spmd_partition_block(&S, body);
+  /* results: per-device shapes, as @main's result shardings ask (unspecified: as propagated) */
   cj_op *ret = body->last;
   if (!st && (!ret || ret->kind != CJ_OP_FUNC_RETURN || ret->nopnds != (uint32_t)ft->nresults))
     st = cj_op_error(main, CJ_INVALID_ARGUMENT, "@main does not end with a return of its results");
@@ -1457,18 +1490,15 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     char what[48];
     snprintf(what, sizeof what, "result %d of @main", j);
     sharding sh;
-    st = read_sharding(main, what, a, &S.ms, cj_type_fn_result(ft, j), &sh);
+    st = cj_spmd_read_sharding(main, what, a, &S.ms, cj_type_fn_result(ft, j), &sh);
     if (st) break;
-    sharded_val *sv = (sharded_val *)find_sharded(&S, ret->operands[j]);
-    if (sv ? strcmp(sv->canon, sh.canon) == 0 : !sh.split) continue;
-    /* resharded as the result should be: gathered whole, then sliced */
+    const sharded_val *sv = cj_spmd_find(&S, ret->operands[j]);
+    sharding from;
+    bool split = sv && sv->sh.split;
+    if (split) from = sv->sh;
     cj_value *w = ret->operands[j];
-    if (sv && !sv->whole) st = gather_whole(&S, ret, sv->v, &sv->sh, &sv->whole);
-    if (!st && sv) w = sv->whole;
-    const cj_type *lt = NULL;
-    if (!st && sh.split) st = local_type(m, main, what, w->type, &sh, &lt);
-    if (!st && sh.split) st = slice_replicated(&S, ret, w, &sh, lt, &w);
-    if (!st && sh.split) st = mark(&S, w, &sh);
+    st = cj_spmd_reshard(&S, ret, w, split ? &from : NULL, &sh, &w);
+    if (!st && sh.split && w != ret->operands[j]) st = cj_spmd_mark(&S, w, &sh);
     if (!st) {
       ret->operands[j] = w;
       outs[j] = w->type;
@@ -1481,16 +1511,17 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
   }
   /* (pointers into S.sv only now that it no longer grows) */
   for (int32_t i = 0; !st && i < ft->rank; i++) {
-    const sharded_val *sv = find_sharded(&S, &body->args[i]);
+    const sharded_val *sv = cj_spmd_find(&S, &body->args[i]);
     argsh[i] = sv ? &sv->sh : NULL;
   }
   for (int32_t j = 0; !st && j < ft->nresults; j++) {
-    const sharded_val *sv = find_sharded(&S, ret->operands[j]);
+    const sharded_val *sv = cj_spmd_find(&S, ret->operands[j]);
     ressh[j] = sv ? &sv->sh : NULL;
   }
   if (!st && num_partitions > 1) st = set_sharding_attrs(&S, argsh, ft->rank, ressh, ft->nresults);
   if (!st) st = strip_attrs(m, main, "arg_attrs", ft->rank);
   if (!st) st = strip_attrs(m, main, "res_attrs", ft->nresults);
+  if (!st) st = drop_mismatched_aliases(m, main, ins, ft->rank, outs, ft->nresults);
   free(S.sv);
   meshes_free(&S.ms);
   return st;

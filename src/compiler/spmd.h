@@ -7,23 +7,20 @@
  *                  (inlining, folding, dead code, stripping other functions) then see the
  *                  programs as nested code; the backend runs the regions concurrently.
  *
- *   partition      the per-device program of a multi-partition module whose sharded values are
- *                  all handled manually (jax.shard_map and jax.pmap: sdy.manual_computation over
- *                  every mesh axis) or replicated. @main's sharded arguments and results take
- *                  their per-device (local) shapes from their sdy.sharding / mhlo.sharding, the
- *                  manual computation's body is inlined (its collectives already name the
- *                  devices of the mesh), and the sharding attributes are dropped. A manual
- *                  computation in a called function (jit of a jitted shard_map) is inlined into
- *                  @main first. Programs that need real SPMD propagation (a sharded argument of
- *                  @main used outside a manual computation, a partially manual computation)
- *                  fail with UNIMPLEMENTED naming what is missing. A replicated value that a
- *                  manual computation takes in shards is sliced on each device (by
- *                  partition_id); a sharded result of a manual computation read by ops outside
- *                  one, or a value sharded otherwise than a manual computation or @main's
- *                  result takes it, is gathered whole (all_gather over the mesh axes) and then
- *                  sliced as needed. Shardy's round-trip form
+ *   partition      the per-device program of a multi-partition module (docs/SPMD.md). @main's
+ *                  sharded arguments and results take their per-device (local) shapes from their
+ *                  sdy.sharding; manual computations (jax.shard_map, jax.pmap) are inlined (their
+ *                  collectives already name the devices of the mesh); every other op is
+ *                  partitioned by its rule (spmd_partition.c: elementwise, broadcast, reshape,
+ *                  transpose, dot_general, reduce, batch-split convolution, ops that leave some
+ *                  dims alone), its operands resharded (all_gather + slice by partition id) as
+ *                  the rule needs and all_reduces added where a contraction or reduction was
+ *                  split; ops without a rule run whole on every device. Sharding constraints
+ *                  reshard. Results take the sharding @main asks for, else the one propagation
+ *                  gave them, reported as mhlo.spmd_output_sharding. Shardy's round-trip form
  *                  (xla.sdy.* custom calls and frontend attributes) is read back as the sdy
- *                  ops first. Nothing happens for one partition.
+ *                  ops first. Sub-axes and uneven splits (but for constraints) fail with
+ *                  UNIMPLEMENTED naming them. Nothing happens for one partition.
  */
 #ifndef CJ_COMPILER_SPMD_H
 #define CJ_COMPILER_SPMD_H

@@ -413,6 +413,8 @@ cj_status cj_executable_compile_format(cj_backend *backend, cj_client *client,
   if (!st) st = refine_to_argument_shapes(m, &os);
   /* the per-device program of shard_map/pmap programs (src/compiler/spmd.c) */
   if (!st) st = cj_spmd_partition(m, os.opts.num_replicas, os.opts.num_partitions);
+  /* the partitioner rewrote types and attributes: a mistake of its own fails here, not later */
+  if (!st && os.opts.num_replicas * os.opts.num_partitions > 1) st = cj_verify_module(m);
   module_scan scan = {false, NULL};
   if (!st) st = check_partitioning(m, &os.opts, &scan);
   if (st) {

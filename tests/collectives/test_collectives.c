@@ -1030,6 +1030,168 @@ static void check_shard_map_results(PJRT_LoadedExecutable *le, const char *what)
   err_free(e);
 }
 
+/* The partitioner (src/compiler/spmd_partition.c): x (8x4) split by rows over 4 devices;
+ * x^T x contracts the split dim (local dot + all_reduce), a column sum reduces it (local
+ * reduce + all_reduce), a constraint reshards x by columns (all_gather + slice), a row max
+ * keeps the split (and the result stays split: nothing asks otherwise), and a constraint that
+ * cannot split evenly leaves its value whole. */
+static const char kPartitioned[] =
+    "module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {\n"
+    "  sdy.mesh @mesh = <[\"i\"=4]>\n"
+    "  func.func public @main(%x: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, "
+    "[{\"i\"}, {}]>}) -> (tensor<4x4xf32>, tensor<4xf32>, tensor<8x4xf32> {sdy.sharding = "
+    "#sdy.sharding<@mesh, [{}, {\"i\"}]>}, tensor<8xf32>, tensor<3x8xf32>) {\n"
+    "    %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<8x4xf32>) -> tensor<4x8xf32>\n"
+    "    %0 = stablehlo.dot_general %t, %x, contracting_dims = [1] x [0] : "
+    "(tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>\n"
+    "    %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "    %m = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+    "    %1 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0] : "
+    "(tensor<8x4xf32>, tensor<f32>) -> tensor<4xf32>\n"
+    "    %2 = sdy.sharding_constraint %x <@mesh, [{}, {\"i\"}]> : tensor<8x4xf32>\n"
+    "    %3 = stablehlo.reduce(%x init: %m) applies stablehlo.maximum across dimensions = [1] : "
+    "(tensor<8x4xf32>, tensor<f32>) -> tensor<8xf32>\n"
+    "    %s = stablehlo.slice %t [0:3, 0:8] : (tensor<4x8xf32>) -> tensor<3x8xf32>\n"
+    "    %4 = sdy.sharding_constraint %s <@mesh, [{\"i\"}, {}]> : tensor<3x8xf32>\n"
+    "    return %0, %1, %2, %3, %4 : tensor<4x4xf32>, tensor<4xf32>, tensor<8x4xf32>, "
+    "tensor<8xf32>, tensor<3x8xf32>\n"
+    "  }\n"
+    "}\n";
+
+static void test_partitioner(void) {
+  pb o;
+  opts_for(&o, 1, 4);
+  PJRT_LoadedExecutable *le = compile_ok(client, kPartitioned, o.b, o.n);
+  if (!le) return;
+  float x[32], r0[4 * 16], r1[4 * 4], r2[4 * 8], r3[4 * 2], r4[4 * 24];
+  for (int i = 0; i < 32; i++) x[i] = (float)((i * 7) % 13) - 6.0f;
+  spec s = {1, 4, PJRT_Buffer_Type_F32, 2, {2, 4}, x, 32};
+  void *outs[5] = {r0, r1, r2, r3, r4};
+  size_t ob[5] = {64, 16, 32, 8, 96};
+  PJRT_Error *e = run_le(le, &s, 5, outs, ob, NULL);
+  CHECK_MSG(!e, "partitioned program: %s", e ? err_msg(e) : "");
+  if (!e) {
+    int bad = 0;
+    for (int dv = 0; dv < 4; dv++) {
+      for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++) {
+          float w = 0;
+          for (int r = 0; r < 8; r++) w += x[r * 4 + a] * x[r * 4 + b];
+          bad += r0[dv * 16 + a * 4 + b] != w;
+        }
+      for (int c = 0; c < 4; c++) {
+        float w = 0;
+        for (int r = 0; r < 8; r++) w += x[r * 4 + c];
+        bad += r1[dv * 4 + c] != w;
+      }
+      for (int r = 0; r < 8; r++) bad += r2[dv * 8 + r] != x[r * 4 + dv]; /* column dv */
+      for (int k = 0; k < 2; k++) {
+        int r = dv * 2 + k;
+        float w = x[r * 4];
+        for (int c = 1; c < 4; c++) w = x[r * 4 + c] > w ? x[r * 4 + c] : w;
+        bad += r3[dv * 2 + k] != w;
+      }
+      for (int a = 0; a < 3; a++)
+        for (int r = 0; r < 8; r++) bad += r4[dv * 24 + a * 8 + r] != x[r * 4 + a];
+    }
+    CHECK_MSG(bad == 0, "partitioned program: %d wrong values", bad);
+  }
+  err_free(e);
+  char *text = optimized_text(le);
+  if (text) {
+    CHECK_CONTAINS(text, "mhlo.spmd_output_sharding = \"{{replicated}, {replicated}, "
+                         "{devices=[1,4]0,1,2,3}, {devices=[4]0,1,2,3}, {replicated}}\"");
+    CHECK_CONTAINS(text, "stablehlo.all_reduce");
+    CHECK(!strstr(text, "sdy.sharding_constraint"));
+  }
+  free(text);
+  loaded_free(le);
+  /* Shardy's round-trip spelling: meshes and shardings in frontend attributes, the constraint
+   * a custom_call @Sharding. x (8) split over 4; the constraint gathers it; doubled. */
+  le = compile_ok(client,
+                  "module @m attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "
+                  "\"{mesh = #sdy.mesh<[\\22i\\22=4]>}\"}} {\n"
+                  "  func.func @main(%x: tensor<8xf32> {mhlo.frontend_attributes = "
+                  "{xla.sdy.sharding = \"#sdy.sharding<@mesh, [{\\22i\\22}]>\"}, "
+                  "mhlo.sharding = \"{devices=[4]<=[4]}\"}) -> tensor<8xf32> {\n"
+                  "    %0 = stablehlo.custom_call @Sharding(%x) {mhlo.frontend_attributes = "
+                  "{xla.sdy.sharding = \"#sdy.sharding_per_value<[<@mesh, [{}]>]>\"}, "
+                  "mhlo.sharding = \"{replicated}\"} : (tensor<8xf32>) -> tensor<8xf32>\n"
+                  "    %1 = stablehlo.add %0, %0 : tensor<8xf32>\n"
+                  "    return %1 : tensor<8xf32>\n  }\n}\n",
+                  o.b, o.n);
+  if (le) {
+    float y[4 * 8];
+    spec s1 = {1, 4, PJRT_Buffer_Type_F32, 1, {2}, x, 8};
+    void *o1[1] = {y};
+    size_t b1[1] = {32};
+    e = run_le(le, &s1, 1, o1, b1, NULL);
+    CHECK_MSG(!e, "round-trip form: %s", e ? err_msg(e) : "");
+    int bad = 0;
+    for (int dv = 0; !e && dv < 4; dv++)
+      for (int i = 0; i < 8; i++) bad += y[dv * 8 + i] != 2 * x[i];
+    CHECK_MSG(bad == 0, "round-trip form: %d wrong values", bad);
+    err_free(e);
+    loaded_free(le);
+  }
+  /* a loop: x split, the accumulator starts whole (zeros) and the body adds split values to
+   * it: it is split from the start (a dry run of the body finds it) and stays split */
+  le = compile_ok(client,
+                  "module {\n  sdy.mesh @mesh = <[\"i\"=4]>\n"
+                  "  func.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, "
+                  "[{\"i\"}]>}) -> (tensor<8xf32>, tensor<f32>) {\n"
+                  "    %z = stablehlo.constant dense<0.0> : tensor<8xf32>\n"
+                  "    %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+                  "    %0:3 = stablehlo.while(%i = %c0, %acc = %z, %v = %x) : tensor<i32>, "
+                  "tensor<8xf32>, tensor<8xf32>\n"
+                  "    cond {\n"
+                  "      %c3 = stablehlo.constant dense<3> : tensor<i32>\n"
+                  "      %p = stablehlo.compare LT, %i, %c3 : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+                  "      stablehlo.return %p : tensor<i1>\n"
+                  "    } do {\n"
+                  "      %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+                  "      %n = stablehlo.add %i, %c1 : tensor<i32>\n"
+                  "      %d = stablehlo.add %v, %v : tensor<8xf32>\n"
+                  "      %a = stablehlo.add %acc, %d : tensor<8xf32>\n"
+                  "      stablehlo.return %n, %a, %v : tensor<i32>, tensor<8xf32>, tensor<8xf32>\n"
+                  "    }\n"
+                  "    %s0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+                  "    %s = stablehlo.reduce(%0#1 init: %s0) applies stablehlo.add across dimensions "
+                  "= [0] : (tensor<8xf32>, tensor<f32>) -> tensor<f32>\n"
+                  "    return %0#1, %s : tensor<8xf32>, tensor<f32>\n  }\n}\n",
+                  o.b, o.n);
+  if (le) {
+    float acc[4 * 2], sum[4];
+    spec s2 = {1, 4, PJRT_Buffer_Type_F32, 1, {2}, x, 8};
+    void *o2[2] = {acc, sum};
+    size_t b2[2] = {8, 4};
+    e = run_le(le, &s2, 2, o2, b2, NULL);
+    CHECK_MSG(!e, "loop: %s", e ? err_msg(e) : "");
+    int bad = 0;
+    float total = 0;
+    for (int i = 0; i < 8; i++) total += 6 * x[i];
+    for (int dv = 0; !e && dv < 4; dv++) {
+      for (int k = 0; k < 2; k++) bad += acc[dv * 2 + k] != 6 * x[dv * 2 + k];
+      bad += sum[dv] != total;
+    }
+    CHECK_MSG(bad == 0, "loop: %d wrong values", bad);
+    err_free(e);
+    char *lt = optimized_text(le);
+    if (lt) CHECK_CONTAINS(lt, "mhlo.spmd_output_sharding = \"{{devices=[4]0,1,2,3}, {replicated}}\"");
+    free(lt);
+    loaded_free(le);
+  }
+  /* sub-axes are refused, naming them */
+  ERR(compile_err(client,
+                  "module {\n  sdy.mesh @mesh = <[\"i\"=4]>\n"
+                  "  func.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, "
+                  "[{\"i\":(1)2}]>}) -> tensor<8xf32> {\n"
+                  "    %0 = sdy.sharding_constraint %x <@mesh, [{\"i\"}]> : tensor<8xf32>\n"
+                  "    return %0 : tensor<8xf32>\n  }\n}\n",
+                  o.b, o.n, &le),
+      UNIMPLEMENTED, "sub-axes");
+}
+
 static void test_partitioning(void) {
   pb o;
   opts_for(&o, 1, 4);
@@ -1378,6 +1540,7 @@ int main(int argc, char **argv) {
     test_loop_and_donation();
     test_failures();
     test_partitioning();
+    test_partitioner();
     test_mesh_axes_groups();
     test_many_in_flight();
     client_free(client);

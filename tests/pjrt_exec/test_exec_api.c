@@ -1506,7 +1506,8 @@ static void test_multi_device(void) {
   }
   /* Shardy's spelling: a sharded argument returned as it is runs per device on its shard (the
    * per-device program takes and returns tensor<4xf32>); used by an op outside a manual
-   * computation it needs a partitioner. (tests/collectives covers manual computations.) */
+   * computation it is partitioned. (tests/collectives covers manual computations and the
+   * partitioner's rules.) */
   le = compile_ok(c,
                   "module {\n"
                   "  sdy.mesh @mesh = <[\"x\"=2]>\n"
@@ -1515,15 +1516,15 @@ static void test_multi_device(void) {
                   "    return %a : tensor<8xf32>\n  }\n}\n",
                   o.b, o.n);
   loaded_free(le);
-  ERR(compile_err(c,
+  le = compile_ok(c,
                   "module {\n"
                   "  sdy.mesh @mesh = <[\"x\"=2]>\n"
                   "  func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>})"
                   " -> tensor<8xf32> {\n"
                   "    %0 = stablehlo.add %a, %a : tensor<8xf32>\n"
                   "    return %0 : tensor<8xf32>\n  }\n}\n",
-                  o.b, o.n, &le),
-      UNIMPLEMENTED, "stablehlo.add uses a value sharded over the devices ([{\"x\"}])");
+                  o.b, o.n); /* partitioned (src/compiler/spmd_partition.c) */
+  loaded_free(le);
   le = compile_ok(c,
                   "module {\n"
                   "  sdy.mesh @mesh = <[\"x\"=2]>\n"

@@ -12,10 +12,6 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 import jaxcheck
 from jaxcheck import NDEV
 
-SPMD = ("cjrt has no SPMD partitioner yet: a program whose values are sharded over several "
-        "devices outside shard_map/pmap fails to compile with UNIMPLEMENTED 'SPMD partitioning "
-        "is not implemented by cjrt'")
-
 
 def _both(platform_fn):
     """platform_fn(devices) run for cjrt and cpu; returns (cjrt result, cpu result)."""
@@ -183,8 +179,8 @@ def test_pmap_psum_nested_jit(cj_devices):
     _assert_same(got, want)
 
 
-@pytest.mark.xfail(strict=True, raises=jax.errors.JaxRuntimeError, reason=SPMD)
 def test_jit_sharded_inputs(cj_devices):
+    """Partitioned by cjrt's compiler (test_jax_sharding.py has the rest)."""
     x = jaxcheck.rand((NDEV * 2, 6), np.float32)
 
     def run(devs):

@@ -1,0 +1,94 @@
+/* cjrt: what the SPMD passes (spmd.c: meshes, shardings, manual computations; spmd_partition.c:
+ * the per-op rules of the partitioner) share. Private to src/compiler/spmd*.c. */
+#ifndef CJ_COMPILER_SPMD_INTERNAL_H
+#define CJ_COMPILER_SPMD_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "ir/ir.h"
+
+enum { MAX_AXES = 32, MAX_MESHES = 16, NAME_MAX_LEN = 64 };
+
+enum { MAX_MESH_IDS = 4096 };
+
+typedef struct mesh {
+  char name[NAME_MAX_LEN];
+  int n;
+  char axes[MAX_AXES][NAME_MAX_LEN];
+  int64_t sizes[MAX_AXES];
+  int64_t total;
+  /* device_ids=[...]: the logical (partition) id at each mesh position; absent = iota */
+  int64_t *ids;
+  int64_t nids;
+} mesh;
+
+typedef struct meshes {
+  mesh m[MAX_MESHES];
+  int n;
+} meshes;
+
+/* One value's sharding: per dimension the product of the axis sizes it is split over, and a
+ * canonical text of the split (to compare two shardings). */
+typedef struct sharding {
+  int rank;
+  int64_t div[64];
+  char canon[512];
+  const mesh *mesh;
+  bool split;   /* some dimension is divided */
+  bool subaxis; /* some dimension is split over a sub-axis */
+  int8_t nax[64];
+  int8_t ax[64][8]; /* per dimension: the mesh axes (indices), major to minor */
+} sharding;
+
+typedef struct sharded_val {
+  cj_value *v;
+  char canon[512];
+  sharding sh;
+  cj_value *whole; /* v gathered whole on every device, once needed */
+  bool argument;   /* an argument of @main (else a result of a manual computation) */
+} sharded_val;
+
+typedef struct state {
+  cj_module *m;
+  cj_op *main;
+  meshes ms;
+  int64_t ndev;
+  sharded_val *sv;
+  uint32_t nsv, capsv;
+} state;
+
+/* ---- spmd.c ---- */
+/* #sdy.sharding<...> (or the body <...> alone) on a value of type t */
+cj_status cj_spmd_read_sharding(const cj_op *where, const char *what, const cj_attr *a,
+                                const meshes *ms, const cj_type *t, sharding *out);
+/* The per-device type of a value of global type t split as sh. */
+cj_status cj_spmd_local_type(cj_module *m, const cj_op *where, const char *what, const cj_type *t,
+                             const sharding *sh, const cj_type **out);
+/* Device groups along `axes` of mesh me ([*ng x *gs] ids, malloc'd; NULL: out of memory). */
+int64_t *cj_spmd_mesh_groups(const mesh *me, const int *axes, int naxes, int64_t *ng, int64_t *gs);
+/* Records that value v (a per-device value) is sharded as sh. */
+cj_status cj_spmd_mark(state *S, cj_value *v, const sharding *sh);
+const sharded_val *cj_spmd_find(const state *S, const cj_value *v);
+/* v (sharded as sh) gathered whole on every device, before `before`. */
+cj_status cj_spmd_gather_whole(state *S, cj_op *before, cj_value *v, const sharding *sh,
+                               cj_value **out);
+
+/* Partitions the ops of block b in order (@main's body, or a loop's region): manual
+ * computations (only in @main's body), sharding constraints, cj_spmd_partition_op. */
+cj_status cj_spmd_partition_block(state *S, cj_block *b);
+
+/* ---- spmd_partition.c ---- */
+/* Rewrites op (in @main's body, not a manual computation or the return) into its per-device
+ * form: operands resharded as its rule needs, result types local, collectives added; results
+ * that stay split are recorded (cj_spmd_mark). */
+cj_status cj_spmd_partition_op(state *S, cj_op *op);
+/* v, a per-device value sharded as `from` (NULL: replicated), as `to` (NULL: replicated),
+ * inserted before `before`. */
+cj_status cj_spmd_reshard(state *S, cj_op *before, cj_value *v, const sharding *from,
+                          const sharding *to, cj_value **out);
+/* Rewrites the canonical text of sh from its axes (after a rule built it). */
+void cj_spmd_canon(sharding *sh);
+
+#endif
