@@ -287,6 +287,9 @@ typedef struct cjrt_arg_shape {
   const int64_t *dims; /* rank entries */
 } cjrt_arg_shape;
 
+/* Zero-initialize it (`cjrt_compile_options o = {0};`): new fields are added at the end with
+ * zero meaning "as before", so a program built against an older cjrt.h must be rebuilt (the
+ * Python bindings mirror every field). */
 typedef struct cjrt_compile_options {
   int64_t num_replicas;     /* 0 means 1 */
   int64_t num_partitions;   /* 0 means 1 */

@@ -34,8 +34,18 @@ class Value(_c.Structure):
     ]
 
 
+class ArgShape(_c.Structure):
+    """cjrt_arg_shape."""
+
+    _fields_ = [
+        ("dtype", c_int),
+        ("rank", c_size_t),
+        ("dims", _c.POINTER(c_int64)),
+    ]
+
+
 class CompileOptions(_c.Structure):
-    """cjrt_compile_options."""
+    """cjrt_compile_options (every field of the C struct, in order: libcjrt reads them all)."""
 
     _fields_ = [
         ("num_replicas", c_int64),
@@ -43,6 +53,8 @@ class CompileOptions(_c.Structure):
         ("device_ids", _c.POINTER(c_int64)),
         ("format", c_char_p),
         ("use_spmd_partitioning", c_bool),
+        ("argument_shapes", _c.POINTER(ArgShape)),
+        ("num_argument_shapes", c_size_t),
     ]
 
 
