@@ -251,6 +251,16 @@ MLIR
   run replicas_flag 0 "$CJRT" run "$TMP/rid.mlir" --plugin "$PLUGIN" --replicas 3 --input '[1, 2]:f32'
   has replicas_flag out "[1. 2.]"
   has replicas_flag err "the program ran 3 replicas"
+  # HLO text says replica_count= on its first line
+  sed '1s/$/, replica_count=2/' "$HLO/fori_loop.hlo" >"$TMP/fori2.hlo"
+  run hlo_replicas 0 "$CJRT" run "$TMP/fori2.hlo" --plugin "$PLUGIN" \
+    --input "$HLO/fori_loop.in0.npy" --input "$HLO/fori_loop.in1.npy"
+  has hlo_replicas err "the program ran 2 replicas"
+  checks=$((checks + 1))
+  if ! cmp -s "$TMP/hlo_pb.out" "$TMP/hlo_replicas.out"; then
+    fails=$((fails + 1))
+    echo "FAIL hlo_replicas: its output differs from the single-device run's" >&2
+  fi
   run replicas_flag_bad 2 "$CJRT" run "$TMP/rid.mlir" --replicas 0
   has replicas_flag_bad err "--replicas wants a count >= 1, not '0'"
 
