@@ -1693,6 +1693,32 @@ static void test_execute_device_shares(void) {
     buffer_free(o0);
     buffer_free(o1);
 
+    /* Two launches queued by device 0 before device 1 comes: the n-th calls pair. */
+    {
+      float y0[4] = {1000, 2000, 3000, 4000}, y1[4] = {5000, 6000, 7000, 8000};
+      PJRT_Buffer *b0[2] = {a0, f32_vec(c, device_at(c, 0), 4, x1)};
+      PJRT_Buffer *b1[2] = {f32_vec(c, device_at(c, 1), 4, y0), f32_vec(c, device_at(c, 1), 4, y1)};
+      PJRT_Buffer *q[4] = {0};
+      PJRT_Event *ev[4] = {0};
+      int ok = 1;
+      for (int k = 0; k < 2 && ok; k++)
+        ok = OK(execute_share(le, device_at(c, 0), b0[k], 0, &q[k], &ev[k]));
+      for (int k = 0; k < 2 && ok; k++)
+        ok = OK(execute_share(le, device_at(c, 1), b1[k], 0, &q[2 + k], &ev[2 + k]));
+      for (int k = 0; ok && k < 4; k++) OK(event_wait_free(ev[k]));
+      /* launch 0: x0 + y0, launch 1: x1 + y1; device 0 is replica 1 */
+      for (int k = 0; ok && k < 4; k++) {
+        OK(read_f32(q[k], got, 4));
+        const float *dx = k % 2 ? x1 : x0, *dy = k % 2 ? y1 : y0;
+        float rep = k < 2 ? 1.0f : 0.0f;
+        for (int i = 0; i < 4; i++) CHECK(got[i] == dx[i] + dy[i] + rep);
+      }
+      for (int k = 0; k < 4; k++) buffer_free(q[k]);
+      buffer_free(b0[1]);
+      buffer_free(b1[0]);
+      buffer_free(b1[1]);
+    }
+
     /* A peer that never comes: a clear error within the (here short) wait, no hang. */
     setenv("CJRT_COLLECTIVE_TIMEOUT_MS", "200", 1);
     o0 = NULL;
