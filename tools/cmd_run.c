@@ -655,7 +655,7 @@ int cjrt_cmd_run(int argc, char **argv) {
       goto done;
     }
   }
-  /* How many devices: --replicas / --partitions, else what the program's text says. */
+  /* How many devices: --replicas / --partitions, else what the program says. */
   long long nr = r.replicas, np = r.partitions;
   if (!nr || !np) {
     size_t len = 0;
@@ -669,6 +669,10 @@ int cjrt_cmd_run(int argc, char **argv) {
   }
   if (nr < 1) nr = 1;
   if (np < 1) np = 1;
+  if (nr > 65536 || np > 65536) {
+    fprintf(stderr, "cjrt run: the program asks for %lld replicas x %lld partitions\n", nr, np);
+    goto done;
+  }
   if (nr * np > 1 && r.has_device) {
     fprintf(stderr, "cjrt run: --device picks one device, but the program runs on %lld replicas x "
             "%lld partitions\n", nr, np);
