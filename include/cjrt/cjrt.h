@@ -328,6 +328,13 @@ CJRT_API const int64_t *cjrt_executable_output_dims(const cjrt_executable *e, si
 /* PJRT_Executable_Fingerprint (NULL if the plugin has none). */
 CJRT_API const char *cjrt_executable_fingerprint(const cjrt_executable *e);
 CJRT_API struct PJRT_LoadedExecutable *cjrt_executable_raw(const cjrt_executable *e);
+/* PJRT_Executable_OptimizedProgram: the program as the plugin compiled it (for cjrt, MLIR text
+ * of the per-device module, with mhlo.spmd_parameters_shardings / mhlo.spmd_output_sharding
+ * when it was partitioned). *out_code (NUL-terminated, *out_size bytes before the NUL) and
+ * *out_format (the plugin's format name, e.g. "mlir"; out_size and out_format may be NULL)
+ * are owned: cjrt_free. */
+CJRT_API cjrt_error *cjrt_executable_optimized_program(const cjrt_executable *e, char **out_code,
+                                                      size_t *out_size, char **out_format);
 
 /* ================================ buffers ================================ */
 

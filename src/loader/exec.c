@@ -314,6 +314,60 @@ CJRT_API const int64_t *cjrt_executable_output_dims(const cjrt_executable *e, si
 CJRT_API const char *cjrt_executable_fingerprint(const cjrt_executable *e) { return e->fingerprint; }
 CJRT_API struct PJRT_LoadedExecutable *cjrt_executable_raw(const cjrt_executable *e) { return e->raw; }
 
+CJRT_API cjrt_error *cjrt_executable_optimized_program(const cjrt_executable *e, char **out_code,
+                                                      size_t *out_size, char **out_format) {
+  if (out_code) *out_code = NULL;
+  if (out_size) *out_size = 0;
+  if (out_format) *out_format = NULL;
+  if (!e || !out_code)
+    return cjrt__error(CJRT_INVALID_ARGUMENT, "optimized program: executable or out_code is NULL");
+  cjrt_lib *lib = e->client->lib;
+  PJRT_LoadedExecutable_GetExecutable_Args ge = {
+      .struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE, .loaded_executable = e->raw};
+  CJRT_TRY(CJRT_PJRT(lib, PJRT_LoadedExecutable_GetExecutable, &ge));
+  PJRT_Program prog = {.struct_size = PJRT_Program_STRUCT_SIZE};
+  PJRT_Executable_OptimizedProgram_Args oa = {
+      .struct_size = PJRT_Executable_OptimizedProgram_Args_STRUCT_SIZE,
+      .executable = ge.executable,
+      .program = &prog};
+  /* twice: the size, then the bytes into our buffer */
+  cjrt_error *err = CJRT_PJRT(lib, PJRT_Executable_OptimizedProgram, &oa);
+  char *code = NULL;
+  if (!err) {
+    size_t n = prog.code_size;
+    code = malloc(n + 1);
+    if (!code) {
+      err = cjrt__oom();
+    } else {
+      prog.code = code;
+      prog.code_size = n;
+      err = CJRT_PJRT(lib, PJRT_Executable_OptimizedProgram, &oa);
+      if (!err) {
+        code[n] = 0;
+        if (out_size) *out_size = n;
+        if (out_format && prog.format) {
+          *out_format = cjrt__strndup(prog.format, prog.format_size);
+          if (!*out_format) err = cjrt__oom();
+        }
+      }
+    }
+  }
+  PJRT_Executable_Destroy_Args xd = {.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE,
+                                     .executable = ge.executable};
+  cjrt_error_free(CJRT_PJRT(lib, PJRT_Executable_Destroy, &xd));
+  if (err) {
+    free(code);
+    if (out_size) *out_size = 0;
+    if (out_format) {
+      free(*out_format);
+      *out_format = NULL;
+    }
+    return err;
+  }
+  *out_code = code;
+  return NULL;
+}
+
 /* ---- execute ---- */
 
 CJRT_API cjrt_error *cjrt_execute_sharded(cjrt_executable *e, size_t num_devices,

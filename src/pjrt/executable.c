@@ -518,11 +518,13 @@ PJRT_Error *cjp_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args
   size_t ndev = args->num_devices, nargs = args->num_args;
   size_t nout = (size_t)l->exec->info->num_results;
 
-  /* Options: only the non-donatable indices matter to cjrt. Send/recv callbacks are never
-   * needed: programs with host send/recv do not compile (the compiler names the op). The
-   * profiler extension chain is not read. */
-  cj_execute_options eo = {NULL, 0, NULL};
+  /* Options: the non-donatable indices, and launch_id (it pairs the per-device calls of one
+   * launch: execute_device). Send/recv callbacks are never needed: programs with host send/recv
+   * do not compile (the compiler names the op). The profiler extension chain is not read. */
+  cj_execute_options eo = {NULL, 0, NULL, 0};
   const PJRT_ExecuteOptions *o = args->options;
+  if (o && o->struct_size >= (size_t)PJRT_STRUCT_SIZE(PJRT_ExecuteOptions, launch_id))
+    eo.launch_id = o->launch_id;
   if (o) {
     if (o->struct_size >= (size_t)PJRT_STRUCT_SIZE(PJRT_ExecuteOptions,
                                                    num_non_donatable_input_indices)) {

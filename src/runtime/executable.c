@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "compiler/compiler.h"
@@ -260,12 +261,28 @@ static bool dict_splits(const cj_attr *dict, const char **which) {
 
 typedef struct module_scan {
   bool has_loop;
+  bool has_collectives; /* devices meet (collectives, send/recv between devices) */
   const cj_op *spmd_op; /* an op that only means something to an SPMD partitioner */
 } module_scan;
 
 static cj_status scan_op(cj_op *op, void *ctx) {
   module_scan *s = ctx;
   if (op->kind == CJ_OP_WHILE) s->has_loop = true;
+  switch (op->kind) {
+    case CJ_OP_ALL_GATHER:
+    case CJ_OP_ALL_REDUCE:
+    case CJ_OP_REDUCE_SCATTER:
+    case CJ_OP_ALL_TO_ALL:
+    case CJ_OP_COLLECTIVE_PERMUTE:
+    case CJ_OP_COLLECTIVE_BROADCAST:
+    case CJ_OP_COLLECTIVE_REDUCE:
+    case CJ_OP_SEND:
+    case CJ_OP_RECV:
+      s->has_collectives = true;
+      break;
+    default:
+      break;
+  }
   if (!s->spmd_op) {
     if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) s->spmd_op = op;
     if (op->kind == CJ_OP_CUSTOM_CALL) {
@@ -415,7 +432,7 @@ cj_status cj_executable_compile_format(cj_backend *backend, cj_client *client,
   if (!st) st = cj_spmd_partition(m, os.opts.num_replicas, os.opts.num_partitions);
   /* the partitioner rewrote types and attributes: a mistake of its own fails here, not later */
   if (!st && os.opts.num_replicas * os.opts.num_partitions > 1) st = cj_verify_module(m);
-  module_scan scan = {false, NULL};
+  module_scan scan = {false, false, NULL};
   if (!st) st = check_partitioning(m, &os.opts, &scan);
   if (st) {
     cj_module_free(m);
@@ -426,22 +443,25 @@ cj_status cj_executable_compile_format(cj_backend *backend, cj_client *client,
   st = backend->vt->compile(backend, m, &os.opts, &prog); /* consumes m */
   if (!st)
     st = executable_new(backend, prog, options, options_len, os.opts.device_assignment, out);
-  if (!st)
+  if (!st) {
     (*out)->run_inline = !scan.has_loop &&
                          (*out)->info->flops + (*out)->info->bytes_accessed < CJ_INLINE_COST;
+    (*out)->has_collectives = scan.has_collectives;
+  }
   cj_compile_options_storage_free(&os);
   return st;
 }
 
 /* Serialized executable (little-endian):
  *   "CJRTEXEC"                 magic
- *   u32 version (1), u32 flags (bit 0: run_inline)
+ *   u32 version (1), u32 flags (bit 0: run_inline; bit 1: no collectives, so that bytes
+ *                              written before the bit existed read as "may have collectives")
  *   u32 n, n bytes             the backend's name
  *   u64 n, n bytes             the compile options as received
  *   u64 n, n bytes             the backend's program_serialize bytes
  *   u64                        FNV-1a 64 of everything before it */
 static const char kExecMagic[8] = {'C', 'J', 'R', 'T', 'E', 'X', 'E', 'C'};
-enum { kExecVersion = 1, kFlagInline = 1 };
+enum { kExecVersion = 1, kFlagInline = 1, kFlagNoCollectives = 2 };
 
 cj_status cj_executable_serialize(const cj_executable *e, void **out, size_t *len) {
   *out = NULL;
@@ -453,7 +473,7 @@ cj_status cj_executable_serialize(const cj_executable *e, void **out, size_t *le
   wbuf w = {0};
   w_bytes(&w, kExecMagic, 8);
   w_u32(&w, kExecVersion);
-  w_u32(&w, e->run_inline ? kFlagInline : 0);
+  w_u32(&w, (e->run_inline ? kFlagInline : 0) | (e->has_collectives ? 0 : kFlagNoCollectives));
   w_u32(&w, (uint32_t)strlen(bname));
   w_bytes(&w, bname, strlen(bname));
   w_u64(&w, e->options_len);
@@ -544,7 +564,11 @@ cj_status cj_executable_deserialize(cj_backend *backend, const void *data, size_
   const int64_t *assignment = os.opts.device_assignment;
   if (!assignment && info) assignment = info->device_assignment;
   st = executable_new(backend, prog, keep, keep_len, assignment, out);
-  if (!st) (*out)->run_inline = (rd_u32(d + 12) & kFlagInline) != 0;
+  if (!st) {
+    uint32_t flags = rd_u32(d + 12);
+    (*out)->run_inline = (flags & kFlagInline) != 0;
+    (*out)->has_collectives = (flags & kFlagNoCollectives) == 0;
+  }
   cj_compile_options_storage_free(&os);
   return st;
 }
@@ -556,7 +580,37 @@ bool cj_loaded_check(const void *p) { return cj_object_is(p, CJ_TAG_LOADED); }
 
 void cj_loaded_retain(cj_loaded *l) { cj_object_retain(&l->hdr); }
 
+/* A group: the per-device executions (execute_device) of one launch of a multi-device program
+ * with collectives, which must run together. Guarded by the loaded executable's groups_mu. */
+typedef struct exec_group {
+  struct exec_group *next; /* in le->groups while open */
+  cj_loaded *le;           /* not retained: every member's run retains it */
+  int64_t launch_id;
+  int ndev;           /* the assignment's devices */
+  int arrived;        /* devices that joined */
+  int refs;           /* members that have not finished */
+  bool open;          /* in le->groups: some device has not joined yet */
+  bool complete;      /* every device joined: the members may run */
+  bool *joined;       /* ndev, by argument-list index */
+  /* Set when a member gave up waiting or failed before running: every member fails with it,
+   * latecomers included (a dead group stays open until every device came, so that later
+   * launches still pair the right calls; the loaded executable frees what is left). */
+  cj_status dead;
+  cj_launch *launch;  /* shared by the members (collectives meet here) */
+  pthread_cond_t cv;  /* broadcast when complete or dead */
+} exec_group;
+
+static void group_free(cj_backend *b, exec_group *g);
+
 static void loaded_free(cj_loaded *l) {
+  /* what is left are dead groups some device never joined (their members are gone: each
+   * member's run holds the loaded executable) */
+  while (l->groups) {
+    exec_group *g = l->groups;
+    l->groups = g->next;
+    group_free(l->exec->backend, g);
+  }
+  pthread_mutex_destroy(&l->groups_mu);
   cj_executable_release(l->exec);
   free(l->assignment);
   free(l->devices);
@@ -644,6 +698,10 @@ cj_status cj_loaded_create(cj_client *c, cj_executable *e, const void *options,
   if (!st)
     st = write_assignment_proto(nr, np, l->assignment, &l->assignment_proto,
                                 &l->assignment_proto_len);
+  if (!st && pthread_mutex_init(&l->groups_mu, NULL) != 0) {
+    free(l->assignment_proto);
+    st = cj_oom();
+  }
   if (have_os) cj_compile_options_storage_free(&os);
   if (st) {
     if (l) {
@@ -700,8 +758,11 @@ typedef struct dev_run {
   cj_event *done;       /* retained: the outputs' ready event */
 } dev_run;
 
+
 struct exec_run {
   cj_loaded *le; /* retained: keeps the program and the client alive */
+  exec_group *group; /* a member of this group (one device's share of a grouped launch), or NULL */
+  int group_dev;     /* then: the device's index in the assignment */
   cj_client *client;
   cj_backend *backend;
   const cj_program *prog;
@@ -733,8 +794,180 @@ static void *carve_take(carve *c, size_t bytes) {
   return p;
 }
 
+/* ---- groups ---- */
+
+/* Under groups_mu: takes an open group out of the list. */
+static void group_close_locked(cj_loaded *l, exec_group *g) {
+  if (!g->open) return;
+  exec_group **pp = &l->groups;
+  while (*pp && *pp != g) pp = &(*pp)->next;
+  if (*pp) *pp = g->next;
+  g->next = NULL;
+  g->open = false;
+}
+
+static void group_free(cj_backend *b, exec_group *g) {
+  if (!g) return;
+  if (g->launch) b->vt->launch_destroy(g->launch);
+  cj_status_free(g->dead);
+  pthread_cond_destroy(&g->cv);
+  free(g->joined);
+  free(g);
+}
+
+/* A fresh group for `l`'s devices, with its launch (joined by group_join). */
+static cj_status group_new(cj_loaded *l, int64_t launch_id, exec_group **out) {
+  *out = NULL;
+  exec_group *g = calloc(1, sizeof *g);
+  if (!g) return cj_oom();
+  g->joined = calloc((size_t)l->ndevices, sizeof(bool));
+  pthread_condattr_t ca;
+  bool cv_ok = false;
+  if (g->joined && pthread_condattr_init(&ca) == 0) {
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    cv_ok = pthread_cond_init(&g->cv, &ca) == 0;
+    pthread_condattr_destroy(&ca);
+  }
+  if (!cv_ok) {
+    free(g->joined);
+    free(g);
+    return cj_oom();
+  }
+  g->le = l;
+  g->launch_id = launch_id;
+  g->ndev = l->ndevices;
+  cj_backend *b = l->exec->backend;
+  cj_status st = b->vt->launch_create
+                     ? b->vt->launch_create(b, l->exec->program, l->ndevices, &g->launch)
+                     : NULL;
+  if (st) {
+    group_free(b, g);
+    return st;
+  }
+  *out = g;
+  return NULL;
+}
+
+/* Device d joins the oldest open group of launch_id it is not yet a member of, or `*spare`
+ * (which it then takes: *spare becomes NULL). Cannot fail. */
+static exec_group *group_join(cj_loaded *l, int64_t launch_id, int d, exec_group **spare) {
+  pthread_mutex_lock(&l->groups_mu);
+  exec_group *g = l->groups, *tail = NULL;
+  for (; g; tail = g, g = g->next)
+    if (g->launch_id == launch_id && !g->joined[d]) break;
+  if (!g) {
+    g = *spare;
+    *spare = NULL;
+    g->open = true;
+    if (tail)
+      tail->next = g;
+    else
+      l->groups = g;
+  }
+  g->joined[d] = true;
+  g->arrived++;
+  g->refs++;
+  if (g->arrived == g->ndev) { /* takes no more members */
+    g->complete = true;
+    group_close_locked(l, g);
+    pthread_cond_broadcast(&g->cv);
+  }
+  pthread_mutex_unlock(&l->groups_mu);
+  return g;
+}
+
+/* Marks g dead with `why` (consumed) unless it already is, and cancels its launch so that
+ * members already at a collective fail instead of waiting. */
+static void group_fail(exec_group *g, cj_backend *b, cj_status why) {
+  cj_loaded *l = g->le;
+  if (!why) why = cj_oom();
+  pthread_mutex_lock(&l->groups_mu);
+  if (!g->dead) {
+    g->dead = why;
+    why = NULL;
+    pthread_cond_broadcast(&g->cv);
+  }
+  pthread_mutex_unlock(&l->groups_mu);
+  cj_status_free(why);
+  if (g->launch && b->vt->launch_abort) {
+    cj_status st = cj_status_copy(g->dead); /* g->dead is set once and lives with g */
+    b->vt->launch_abort(g->launch, st ? st : cj_oom());
+  }
+}
+
+/* How long a grouped share waits for its peers: CJRT_COLLECTIVE_TIMEOUT_MS, else 5 minutes. */
+static int64_t group_timeout_ms(void) {
+  const char *v = getenv("CJRT_COLLECTIVE_TIMEOUT_MS");
+  if (v && *v) {
+    char *end;
+    long long ms = strtoll(v, &end, 10);
+    if (!*end && ms >= 0) return ms;
+  }
+  return 300000;
+}
+
+/* Device d of group g waits until every device joined: NULL, or the reason it never will. */
+static cj_status group_wait(exec_group *g, int d) {
+  cj_loaded *l = g->le;
+  int64_t ms = group_timeout_ms();
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  deadline.tv_sec += (time_t)(ms / 1000);
+  deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec++;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&l->groups_mu);
+  while (!g->complete && !g->dead)
+    if (pthread_cond_timedwait(&g->cv, &l->groups_mu, &deadline) != 0 && !g->complete &&
+        !g->dead) {
+      /* gave up: name the devices that never came */
+      char missing[256];
+      size_t n = 0;
+      int nmissing = 0;
+      for (int k = 0; k < g->ndev; k++) {
+        if (g->joined[k]) continue;
+        if (n < sizeof missing)
+          n += (size_t)snprintf(missing + n, sizeof missing - n, "%s%d (replica %d, partition %d)",
+                                nmissing ? ", " : "", l->devices[k]->id, l->logical[k].replica,
+                                l->logical[k].partition);
+        nmissing++;
+      }
+      g->dead = cj_status_make(
+          CJ_DEADLINE_EXCEEDED,
+          "the program's collectives need all %d devices of its assignment, executed with "
+          "execute_device and launch_id %lld; device %d waited %lld ms but device%s %s never "
+          "executed it (execute every device's share with the same launch_id; "
+          "CJRT_COLLECTIVE_TIMEOUT_MS sets the wait)",
+          g->ndev, (long long)g->launch_id, l->devices[d]->id, (long long)ms,
+          nmissing == 1 ? "" : "s", missing);
+      pthread_cond_broadcast(&g->cv);
+    }
+  cj_status st = NULL;
+  if (g->dead) {
+    st = cj_status_copy(g->dead);
+    if (!st) st = cj_oom();
+  }
+  pthread_mutex_unlock(&l->groups_mu);
+  return st;
+}
+
+/* A member finished; the last frees the group once no device can still join it (an open group
+ * with no member left is dead: loaded_free frees it). */
+static void group_leave(exec_group *g, cj_backend *b) {
+  cj_loaded *l = g->le;
+  pthread_mutex_lock(&l->groups_mu);
+  bool last = --g->refs == 0 && !g->open;
+  pthread_mutex_unlock(&l->groups_mu);
+  if (last) group_free(b, g);
+}
+
 static void run_finish(exec_run *run) {
-  if (run->launch) run->backend->vt->launch_destroy(run->launch);
+  if (run->group) /* the launch is the group's */
+    group_leave(run->group, run->backend);
+  else if (run->launch)
+    run->backend->vt->launch_destroy(run->launch);
   for (int k = 0; k < run->ndev * run->nargs; k++) cj_event_release(run->ready[k]);
   cj_client_inflight_release(run->client);
   cj_status_free(run->poison);
@@ -816,7 +1049,9 @@ static void dev_run_share(dev_run *dv, bool on_pool) {
   a.launch = run->launch;
   a.pool = run->pool;
   a.ffi_user_data = run->ud.n ? &run->ud : NULL;
-  cj_status st = align_arguments(run, dv);
+  /* one device's share of a grouped launch: every peer must have come */
+  cj_status st = run->group ? group_wait(run->group, run->group_dev) : NULL;
+  if (!st) st = align_arguments(run, dv);
   if (!st) st = run->backend->vt->execute(run->backend, run->prog, &a);
   if (st && run->launch) run->backend->vt->launch_abort(run->launch, cj_status_copy(st));
   free_aligned_copies(run, dv);
@@ -838,21 +1073,34 @@ static void run_start(exec_run *run, bool in_execute) {
   if (!fail && ndev > 1 && run->backend->vt->launch_create)
     fail = run->backend->vt->launch_create(run->backend, run->prog, ndev, &run->launch);
   if (fail) {
+    if (run->group) { /* its peers must not wait for this device */
+      cj_status why = cj_status_annotate(
+          cj_status_copy(fail),
+          "device %d (replica %d, partition %d) of launch_id %lld failed before running its share",
+          run->le->devices[run->group_dev]->id, devs[0].replica, devs[0].partition,
+          (long long)run->group->launch_id);
+      group_fail(run->group, run->backend, why);
+    }
     for (int d = 0; d < ndev; d++) finish_dev(&devs[d], d + 1 < ndev ? cj_status_copy(fail) : fail);
     return;
   }
-  if (in_execute && ndev == 1 && run->le->exec->run_inline) {
+  /* (a grouped share may wait for its peers: never on the caller's thread) */
+  if (in_execute && ndev == 1 && run->le->exec->run_inline && !run->group) {
     dev_run_share(&devs[0], false);
     return;
   }
   cj_backend *backend = run->backend;
   cj_launch *launch = run->launch;
+  exec_group *group = run->group; /* alive while this run holds it */
   /* Once the last device is submitted the run may finish and be freed at any moment: only
    * locals are touched from here on. */
   for (int d = 0; d < ndev; d++) {
     cj_status st = cj_pool_submit(pool, dev_task, &devs[d]);
     if (st) {
-      if (launch) backend->vt->launch_abort(launch, cj_status_copy(st));
+      if (group)
+        group_fail(group, backend, cj_status_copy(st));
+      else if (launch)
+        backend->vt->launch_abort(launch, cj_status_copy(st));
       finish_dev(&devs[d], st);
     }
   }
@@ -928,6 +1176,13 @@ static cj_status check_argument(cj_loaded *l, const cj_program_info *info, cj_bu
   return NULL;
 }
 
+/* The index of `dev` among the loaded executable's devices (argument-list order), or -1. */
+static int loaded_device_index(const cj_loaded *l, const cj_device *dev) {
+  for (int d = 0; d < l->ndevices; d++)
+    if (l->devices[d] == dev) return d;
+  return -1;
+}
+
 cj_status cj_loaded_check_call(cj_loaded *l, cj_device *execute_device, size_t ndevices,
                                size_t nargs) {
   if (cj_loaded_is_deleted(l))
@@ -938,10 +1193,16 @@ cj_status cj_loaded_check_call(cj_loaded *l, cj_device *execute_device, size_t n
       return cj_invalid("with execute_device, num_devices must be 1, not %zu", ndevices);
     if (!cj_device_check(execute_device) || execute_device->client != l->client)
       return cj_invalid("execute_device is not a device of the executable's client");
-    if (l->ndevices != 1)
-      return cj_invalid("execute_device is only supported for single-device executables; this "
-                        "one runs on %lld replicas x %lld partitions",
-                        (long long)l->num_replicas, (long long)l->num_partitions);
+    if (l->ndevices != 1 && loaded_device_index(l, execute_device) < 0) {
+      char ids[256];
+      size_t n = 0;
+      for (int d = 0; d < l->ndevices && n < sizeof ids; d++)
+        n += (size_t)snprintf(ids + n, sizeof ids - n, "%s%d", d ? ", " : "", l->devices[d]->id);
+      return cj_invalid("execute_device is device %d, which is not in the executable's device "
+                        "assignment (%lld replicas x %lld partitions on devices %s)",
+                        execute_device->id, (long long)l->num_replicas,
+                        (long long)l->num_partitions, ids);
+    }
   } else if (ndevices != (size_t)l->ndevices) {
     return cj_invalid("num_devices is %zu but the executable runs on %d device%s", ndevices,
                       l->ndevices, l->ndevices == 1 ? "" : "s");
@@ -961,6 +1222,10 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
   cj_client *c = l->client;
   cj_device *single = execute_device;
   int ndev = (int)ndevices;
+  /* execute_device on a multi-device executable: that device's share (its place in the
+   * assignment), grouped with its peers' calls when the program has collectives */
+  int share = single && l->ndevices > 1 ? loaded_device_index(l, single) : -1;
+  bool grouped = share >= 0 && e->has_collectives;
   if (nargs && !args) return cj_invalid("argument_lists is NULL");
   for (int d = 0; d < ndev; d++) {
     cj_device *dev = single ? single : l->devices[d];
@@ -1006,8 +1271,9 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
   for (int d = 0; d < ndev; d++) {
     dev_run *dv = &run->devs[d];
     dv->run = run;
-    dv->replica = single ? 0 : l->logical[d].replica;
-    dv->partition = single ? 0 : l->logical[d].partition;
+    int place = share >= 0 ? share : single ? -1 : d;
+    dv->replica = place >= 0 ? l->logical[place].replica : 0;
+    dv->partition = place >= 0 ? l->logical[place].partition : 0;
     dv->argp = carve_take(&cv, sizeof(void *) * nargs);
     dv->resp = carve_take(&cv, sizeof(void *) * (size_t)nr);
     dv->pins = carve_take(&cv, sizeof(cj_storage *) * nargs);
@@ -1061,6 +1327,9 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
     candidate[j] = i;
   }
   free(claimed);
+  /* a group to start when this call opens a new one (joined below, once nothing can fail) */
+  exec_group *spare = NULL;
+  if (!st && grouped) st = group_new(l, opts ? opts->launch_id : 0, &spare);
   if (st) {
     pthread_mutex_destroy(&run->mu);
     free(run);
@@ -1173,6 +1442,7 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
       cj_event_release(dv->done);
     }
     cj_client_inflight_release(c);
+    group_free(e->backend, spare);
     pthread_mutex_destroy(&run->mu);
     free(run);
     return st;
@@ -1207,6 +1477,12 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
   }
   cj_loaded_retain(l);
   run->le = l;
+  if (grouped) {
+    run->group = group_join(l, opts ? opts->launch_id : 0, share, &spare);
+    run->group_dev = share;
+    run->launch = run->group->launch;
+    group_free(e->backend, spare); /* NULL when this call opened the group */
+  }
   /* E: wait for every argument, then start. */
   atomic_init(&run->running, ndev);
   atomic_init(&run->waiting, (int)nk + 1);

@@ -29,6 +29,7 @@
 #ifndef CJ_RUNTIME_EXECUTABLE_H
 #define CJ_RUNTIME_EXECUTABLE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,6 +65,9 @@ struct cj_executable {
   /* Small and loop-free: single-device executions whose arguments are ready run on the calling
    * thread (their events are then ready when Execute returns). */
   bool run_inline;
+  /* The program has collectives (or send/recv): its devices must meet, so per-device
+   * executions (execute_device on a multi-device executable) are grouped into one launch. */
+  bool has_collectives;
   /* Data the API layer derives once (output types, memory kinds, cost values ...), with its
    * destructor; set right after creation, before the executable is shared. */
   void *front;
@@ -82,6 +86,10 @@ struct cj_loaded {
   void *assignment_proto; /* serialized xla.DeviceAssignmentProto */
   size_t assignment_proto_len;
   atomic_bool deleted;
+  /* Per-device executions of a program with collectives that wait for their peers (see
+   * cj_loaded_execute): the open groups, oldest first, under groups_mu. */
+  pthread_mutex_t groups_mu;
+  struct exec_group *groups;
 };
 
 /* ---- compiling, serializing ---- */
@@ -148,17 +156,33 @@ typedef struct cj_execute_options {
   /* FFI user data for the handlers the program calls (from the execute context; copied), or
    * NULL. At most CJ_EXEC_MAX_USER_DATA entries. */
   const cj_ffi_user_data_list *user_data;
+  /* PJRT_ExecuteOptions.launch_id: per-device executions of one multi-device program that
+   * share it (and the loaded executable) form one launch, matched in order (see below). */
+  int64_t launch_id;
 } cj_execute_options;
 enum { CJ_EXEC_MAX_USER_DATA = 8 };
 
 /* The checks cj_loaded_execute starts with, before it reads any argument: not deleted, the
- * device count (or execute_device) and the argument count fit the executable. */
+ * device count (or execute_device: one of the executable's devices, unless it runs on one)
+ * and the argument count fit the executable. */
 cj_status cj_loaded_check_call(cj_loaded *l, cj_device *execute_device, size_t ndevices,
                                size_t nargs);
 
 /* Runs the executable. args[d * nargs + i] is argument i of device d, where d indexes the
  * loaded executable's devices in order, or (execute_device != NULL, ndevices == 1) the given
- * device, allowed for single-device executables only. On success out[d * num_results + j]
+ * device only.
+ *
+ * execute_device on a multi-device executable runs that device's share: the replica and
+ * partition the device has in the assignment (a device outside it is INVALID_ARGUMENT). When the
+ * program has collectives, the shares run by separate calls must meet: calls with the same
+ * launch_id join one group, the n-th call for a device joining the n-th group of that launch_id
+ * (so consecutive steps may reuse one id, launch_id 0 included), and a share starts once every
+ * device of the assignment has joined its group. A share that waits longer than
+ * CJRT_COLLECTIVE_TIMEOUT_MS (default 300000 ms) for its peers fails with DEADLINE_EXCEEDED
+ * naming the devices that never came, and so does every member of that group. Grouped shares
+ * never run on the calling thread. Programs without collectives run each share on its own.
+ *
+ * On success out[d * num_results + j]
  * receives output j of device d (new references, not ready yet) and, when out_done is not NULL,
  * out_done[d] a new reference to an event set when device d's share has finished (with its
  * failure, if any; the outputs then carry the same error). On failure nothing is written and

@@ -221,6 +221,95 @@ MLIR
   run hlo_parse 0 "$CJRT" parse "$HLO/fori_loop.pb" "$HLO/fori_loop.hlo"
   has hlo_parse out "stablehlo.while"
   has hlo_parse out "parse: 2 ok, 0 failed"
+
+  # ---- programs for several devices: global inputs in, global outputs out ----
+  # two replicas meeting at an all_reduce (the client gets cpu_device_count=2 by itself)
+  cat >"$TMP/replicas.mlir" <<'MLIR'
+module @rep attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 2 : i32} {
+  func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<ui32>) {
+    %s = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %t = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %t : tensor<f32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+    %r = stablehlo.replica_id : tensor<ui32>
+    return %s, %r : tensor<4xf32>, tensor<ui32>
+  }
+}
+MLIR
+  run replicas 0 "$CJRT" run "$TMP/replicas.mlir" --plugin "$PLUGIN" --input '[1, 2, 3, 4]:f32'
+  has replicas out "[2. 4. 6. 8.]"
+  has replicas out "out1: u32[]"
+  has replicas err "the program ran 2 replicas; the outputs are replica 0's"
+  run replicas_device 2 "$CJRT" run "$TMP/replicas.mlir" --plugin "$PLUGIN" --device 1 --input '[1, 2, 3, 4]:f32'
+  has replicas_device err "--device picks one device, but the program runs on 2 replicas x 1 partitions"
+  # too few devices for it, when the user says how many
+  run replicas_few 1 "$CJRT" run "$TMP/replicas.mlir" --plugin "$PLUGIN" --option cpu_device_count=1 --input '[1, 2, 3, 4]:f32'
+  has replicas_few err "needs 2 replicas x 1 partitions = 2 devices, but the client has only 1"
+  # --replicas for a program that does not say (replica 0 of 3 adds 0)
+  printf 'func.func @main(%%x: tensor<2xf32>) -> tensor<2xf32> {\n  %%r = stablehlo.replica_id : tensor<ui32>\n  %%f = stablehlo.convert %%r : (tensor<ui32>) -> tensor<f32>\n  %%b = stablehlo.broadcast_in_dim %%f, dims = [] : (tensor<f32>) -> tensor<2xf32>\n  %%0 = stablehlo.add %%x, %%b : tensor<2xf32>\n  return %%0 : tensor<2xf32>\n}\n' >"$TMP/rid.mlir"
+  run replicas_flag 0 "$CJRT" run "$TMP/rid.mlir" --plugin "$PLUGIN" --replicas 3 --input '[1, 2]:f32'
+  has replicas_flag out "[1. 2.]"
+  has replicas_flag err "the program ran 3 replicas"
+  # HLO text says replica_count= on its first line
+  sed '1s/$/, replica_count=2/' "$HLO/fori_loop.hlo" >"$TMP/fori2.hlo"
+  run hlo_replicas 0 "$CJRT" run "$TMP/fori2.hlo" --plugin "$PLUGIN" \
+    --input "$HLO/fori_loop.in0.npy" --input "$HLO/fori_loop.in1.npy"
+  has hlo_replicas err "the program ran 2 replicas"
+  checks=$((checks + 1))
+  if ! cmp -s "$TMP/hlo_pb.out" "$TMP/hlo_replicas.out"; then
+    fails=$((fails + 1))
+    echo "FAIL hlo_replicas: its output differs from the single-device run's" >&2
+  fi
+  run replicas_flag_bad 2 "$CJRT" run "$TMP/rid.mlir" --replicas 0
+  has replicas_flag_bad err "--replicas wants a count >= 1, not '0'"
+
+  # an SPMD program over global shapes: a sharded argument and result, a replicated argument
+  # and result (the compiler partitions it; cjrt run slices and assembles)
+  cat >"$TMP/spmd.mlir" <<'MLIR'
+module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%a: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                  %b: tensor<2xf32>)
+      -> (tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, tensor<2xf32>) {
+    %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+    %0 = stablehlo.add %a, %bb : tensor<4x2xf32>
+    %z = stablehlo.constant dense<0.0> : tensor<f32>
+    %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<4x2xf32>, tensor<f32>) -> tensor<2xf32>
+    return %0, %r : tensor<4x2xf32>, tensor<2xf32>
+  }
+}
+MLIR
+  run spmd 0 "$CJRT" run "$TMP/spmd.mlir" --plugin "$PLUGIN" --input '[[0, 1], [2, 3], [4, 5], [6, 7]]:f32' \
+    --input '[100, 200]:f32' --output-dir "$TMP/spmd_out"
+  has spmd out "out0: f32[4,2]"
+  has spmd out "[[100. 201.]"
+  has spmd out " [106. 207.]]"
+  has spmd out "out1: f32[2]"
+  has spmd out "[12. 16.]"
+  empty spmd err
+  checks=$((checks + 1))
+  if [ ! -s "$TMP/spmd_out/out0.npy" ] || [ ! -s "$TMP/spmd_out/out1.npy" ]; then
+    fails=$((fails + 1))
+    echo "FAIL spmd: --output-dir has no out0.npy / out1.npy" >&2
+  fi
+  # (that it ran partitioned: it wants 2 devices; whole arrays would not fit its local shapes)
+  run spmd_few 1 "$CJRT" run "$TMP/spmd.mlir" --plugin "$PLUGIN" --option cpu_device_count=1 \
+    --input '[[0, 1], [2, 3], [4, 5], [6, 7]]:f32' --input '[100, 200]:f32'
+  has spmd_few err "needs 1 replicas x 2 partitions = 2 devices, but the client has only 1"
+  # read from bytecode: a shard_map program on 2 partitions as JAX wrote it (fixtures of
+  # tests/bytecode, with the outputs XLA:CPU gave)
+  FIX=$EXAMPLES/../tests/bytecode/fixtures
+  run shard_map_bc 0 "$CJRT" run "$FIX/shard_map.plugin.mlir.bc" --plugin "$PLUGIN" \
+    --input "$FIX/shard_map.in0.npy" --input "$FIX/shard_map.in1.npy"
+  has shard_map_bc out "out0: f32[4]"
+  has shard_map_bc out "[-1.6489093  -1.6156975  -1.3781422  -0.02306351]"
+  has shard_map_bc out "out1: f32[8]"
+  has shard_map_bc out "0.57578754  0.62661034]"
+  run sharded_bc 0 "$CJRT" run "$FIX/sharded.export.mlir.bc" --plugin "$PLUGIN" \
+    --input "$FIX/sharded.in0.npy" --input "$FIX/sharded.in1.npy"
+  has sharded_bc out "out0: f32[8,6]"
+  has sharded_bc out "[ 2.7002203   1.2206913   1.1782538   0.9743693  -1.2619843  -2.8775423 ]]"
 fi
 
 if [ "$fails" -gt 0 ]; then

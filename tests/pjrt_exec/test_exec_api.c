@@ -4,7 +4,8 @@
  * asynchronous execution (pending arguments, events, OnReady, the in-flight bound), donation
  * (deleted after, zero copy, refused when forbidden, shared or pinned, chained through pending
  * executions), multi-device executions over 2..8 partitions and 2 replicas with
- * partition_id / replica_id, one failing device, Serialize/DeserializeAndLoad round trips and
+ * partition_id / replica_id, one failing device, execute_device shares of multi-device
+ * executables (each on its own, or meeting at an all_reduce across calls, a missing peer), Serialize/DeserializeAndLoad round trips and
  * corrupted bytes, PJRT_Compile + PJRT_Client_Load, concurrent executions from several threads,
  * executions outliving their client, and dlopen/dlclose/dlopen.
  *
@@ -1421,9 +1422,17 @@ static void test_multi_device(void) {
         buffer_free(outs[d]);
       }
     }
-    /* execute_device is for single-device executables only */
-    exec_opts eo = {NULL, 0, device_at(c, 0), 0};
-    ERR(execute_raw(le, args, 1, 1, outs, 1, NULL, &eo), INVALID_ARGUMENT, "single-device");
+    /* execute_device runs that device's share: device 3 is (replica 1, partition 1) */
+    exec_opts eo = {NULL, 0, device_at(c, 3), 0};
+    if (OK(execute_raw(le, args + 3, 1, 1, outs, 1, NULL, &eo))) {
+      OK(read_f32(outs[0], got, 4));
+      for (int i = 0; i < 4; i++) CHECK(got[i] == x[i] + 11);
+      buffer_free(outs[0]);
+    }
+    /* a device outside the assignment is named */
+    eo.execute_device = device_at(c, 5);
+    ERR(execute_raw(le, args, 1, 1, outs, 1, NULL, &eo), INVALID_ARGUMENT,
+        "device 5, which is not in the executable's device assignment");
     for (int d = 0; d < 4; d++) buffer_free(args[d]);
     loaded_free(le);
   }
@@ -1533,6 +1542,226 @@ static void test_multi_device(void) {
                   "    return %a : tensor<8xf32>\n  }\n}\n",
                   o.b, o.n);
   loaded_free(le);
+  client_free(c);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* execute_device on multi-device executables: one call per device (torch_xla's way)         */
+
+/* Executes device `dev`'s share with `launch_id`: *out gets the output, *ev its event. */
+static PJRT_Error *execute_share(PJRT_LoadedExecutable *le, PJRT_Device *dev, PJRT_Buffer *arg,
+                                 int launch_id, PJRT_Buffer **out, PJRT_Event **ev) {
+  PJRT_Buffer *const *arg_lists[1] = {&arg};
+  PJRT_Buffer **out_lists[1] = {out};
+  PJRT_ExecuteOptions o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
+  o.launch_id = launch_id;
+  ARGS(PJRT_LoadedExecutable_Execute, a);
+  a.executable = le;
+  a.options = &o;
+  a.argument_lists = arg_lists;
+  a.num_devices = 1;
+  a.num_args = 1;
+  a.output_lists = out_lists;
+  a.device_complete_events = ev;
+  a.execute_device = dev;
+  return api->PJRT_LoadedExecutable_Execute(&a);
+}
+
+/* all_reduce(add) over both replicas of tensor<4xf32>, plus the replica id (so that a share
+ * run as the wrong replica, or paired with the wrong step, shows). */
+static const char kAllReduce2[] =
+    "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "  %s = \"stablehlo.all_reduce\"(%x) ({\n"
+    "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+    "    %t = stablehlo.add %a, %b : tensor<f32>\n"
+    "    stablehlo.return %t : tensor<f32>\n"
+    "  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xf32>) -> tensor<4xf32>\n"
+    "  %r = stablehlo.replica_id : tensor<ui32>\n"
+    "  %f = stablehlo.convert %r : (tensor<ui32>) -> tensor<f32>\n"
+    "  %k = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<4xf32>\n"
+    "  %0 = stablehlo.add %s, %k : tensor<4xf32>\n"
+    "  return %0 : tensor<4xf32>\n}\n";
+
+typedef struct share_worker {
+  PJRT_Client *c;
+  PJRT_LoadedExecutable *le;
+  PJRT_Device *dev;
+  int index, steps, launch_id;
+  float got[8][4];
+  int failed; /* errors seen (printed) */
+} share_worker;
+
+/* One thread per device, as torch_xla runs replicas: `steps` executions, each waited for. */
+static void *share_main(void *p) {
+  share_worker *w = p;
+  for (int s = 0; s < w->steps; s++) {
+    float x[4];
+    for (int i = 0; i < 4; i++) x[i] = (float)(100 * s + 10 * w->index + i);
+    PJRT_Buffer *arg = f32_vec(w->c, w->dev, 4, x), *out = NULL;
+    PJRT_Event *ev = NULL;
+    PJRT_Error *e = execute_share(w->le, w->dev, arg, w->launch_id, &out, &ev);
+    if (!e) e = event_wait_free(ev);
+    if (!e) e = read_f32(out, w->got[s], 4);
+    if (e) {
+      fprintf(stderr, "share %d step %d: %s\n", w->index, s, err_msg(e));
+      err_free(e);
+      w->failed++;
+    }
+    if (out) {
+      ARGS(PJRT_Buffer_Destroy, d);
+      d.buffer = out;
+      err_free(api->PJRT_Buffer_Destroy(&d));
+    }
+    ARGS(PJRT_Buffer_Destroy, d);
+    d.buffer = arg;
+    err_free(api->PJRT_Buffer_Destroy(&d));
+  }
+  return NULL;
+}
+
+static void test_execute_device_shares(void) {
+  PJRT_Client *c = client_create_n(4);
+  /* replica 0 on device 1, replica 1 on device 0 */
+  int64_t ids[2] = {1, 0};
+  pb o;
+  compile_options(&o, 2, 1, ids);
+
+  /* Without collectives each share runs on its own, as the replica its device is. */
+  PJRT_LoadedExecutable *le = compile_ok(c, kReplicaAdd, o.b, o.n);
+  if (le) {
+    float x[4] = {1, 2, 3, 4}, got[4];
+    for (int k = 0; k < 2; k++) {
+      PJRT_Device *dev = device_at(c, (size_t)k);
+      PJRT_Buffer *arg = f32_vec(c, dev, 4, x), *out = NULL;
+      PJRT_Event *ev = NULL;
+      if (OK(execute_share(le, dev, arg, 0, &out, &ev)) && OK(event_wait_free(ev)) &&
+          OK(read_f32(out, got, 4)))
+        for (int i = 0; i < 4; i++) CHECK(got[i] == x[i] + (k == 0 ? 10 : 0));
+      buffer_free(out);
+      /* device 2 is not in the assignment */
+      out = NULL;
+      ERR(execute_share(le, device_at(c, 2), arg, 0, &out, NULL), INVALID_ARGUMENT,
+          "execute_device is device 2, which is not in the executable's device assignment");
+      buffer_free(arg);
+    }
+    loaded_free(le);
+  }
+
+  /* With an all_reduce: two threads, one per device, each running its share of the same
+   * steps; the shares of a step meet (launch_id 7, and 0: steps pair in order). */
+  le = compile_ok(c, kAllReduce2, o.b, o.n);
+  for (int pass = 0; le && pass < 2; pass++) {
+    enum { STEPS = 4 };
+    share_worker w[2];
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++) {
+      memset(&w[k], 0, sizeof w[k]);
+      w[k] = (share_worker){c, le, device_at(c, (size_t)k), k, STEPS, pass ? 0 : 7, {{0}}, 0};
+      CHECK(pthread_create(&t[k], NULL, share_main, &w[k]) == 0);
+    }
+    for (int k = 0; k < 2; k++) pthread_join(t[k], NULL);
+    for (int k = 0; k < 2; k++) {
+      CHECK_EQ_INT(w[k].failed, 0);
+      float replica = k == 0 ? 1.0f : 0.0f; /* device 0 runs replica 1 */
+      for (int s = 0; s < STEPS; s++)
+        for (int i = 0; i < 4; i++) {
+          float want = (float)(200 * s + 10 + 2 * i) + replica;
+          CHECK_MSG(w[k].got[s][i] == want, "device %d step %d [%d]: %g, want %g", k, s, i,
+                    (double)w[k].got[s][i], (double)want);
+        }
+    }
+  }
+
+  /* One thread calling for both devices in turn: the first share waits (off the calling
+   * thread) for the second. */
+  if (le) {
+    float x0[4] = {1, 2, 3, 4}, x1[4] = {10, 20, 30, 40}, got[4];
+    PJRT_Buffer *a0 = f32_vec(c, device_at(c, 0), 4, x0), *a1 = f32_vec(c, device_at(c, 1), 4, x1);
+    PJRT_Buffer *o0 = NULL, *o1 = NULL;
+    PJRT_Event *e0 = NULL, *e1 = NULL;
+    if (OK(execute_share(le, device_at(c, 0), a0, 3, &o0, &e0)) &&
+        OK(execute_share(le, device_at(c, 1), a1, 3, &o1, &e1))) {
+      OK(event_wait_free(e0));
+      OK(event_wait_free(e1));
+      OK(read_f32(o0, got, 4));
+      for (int i = 0; i < 4; i++) CHECK(got[i] == x0[i] + x1[i] + 1);
+      OK(read_f32(o1, got, 4));
+      for (int i = 0; i < 4; i++) CHECK(got[i] == x0[i] + x1[i]);
+    }
+    buffer_free(o0);
+    buffer_free(o1);
+
+    /* Two launches queued by device 0 before device 1 comes: the n-th calls pair. */
+    {
+      float y0[4] = {1000, 2000, 3000, 4000}, y1[4] = {5000, 6000, 7000, 8000};
+      PJRT_Buffer *b0[2] = {a0, f32_vec(c, device_at(c, 0), 4, x1)};
+      PJRT_Buffer *b1[2] = {f32_vec(c, device_at(c, 1), 4, y0), f32_vec(c, device_at(c, 1), 4, y1)};
+      PJRT_Buffer *q[4] = {0};
+      PJRT_Event *ev[4] = {0};
+      int ok = 1;
+      for (int k = 0; k < 2 && ok; k++)
+        ok = OK(execute_share(le, device_at(c, 0), b0[k], 0, &q[k], &ev[k]));
+      for (int k = 0; k < 2 && ok; k++)
+        ok = OK(execute_share(le, device_at(c, 1), b1[k], 0, &q[2 + k], &ev[2 + k]));
+      for (int k = 0; ok && k < 4; k++) OK(event_wait_free(ev[k]));
+      /* launch 0: x0 + y0, launch 1: x1 + y1; device 0 is replica 1 */
+      for (int k = 0; ok && k < 4; k++) {
+        OK(read_f32(q[k], got, 4));
+        const float *dx = k % 2 ? x1 : x0, *dy = k % 2 ? y1 : y0;
+        float rep = k < 2 ? 1.0f : 0.0f;
+        for (int i = 0; i < 4; i++) CHECK(got[i] == dx[i] + dy[i] + rep);
+      }
+      for (int k = 0; k < 4; k++) buffer_free(q[k]);
+      buffer_free(b0[1]);
+      buffer_free(b1[0]);
+      buffer_free(b1[1]);
+    }
+
+    /* A peer that never comes: a clear error within the (here short) wait, no hang. */
+    setenv("CJRT_COLLECTIVE_TIMEOUT_MS", "200", 1);
+    o0 = NULL;
+    e0 = NULL;
+    if (OK(execute_share(le, device_at(c, 0), a0, 5, &o0, &e0))) {
+      ERR(event_wait_free(e0), DEADLINE_EXCEEDED,
+          "device 0 waited 200 ms but device 1 (replica 0, partition 0) never executed it");
+      float junk[4];
+      ERR(read_f32(o0, junk, 4), DEADLINE_EXCEEDED, "launch_id 5");
+    }
+    buffer_free(o0);
+    unsetenv("CJRT_COLLECTIVE_TIMEOUT_MS");
+
+    /* A peer whose argument is an error: the other share fails too instead of waiting. */
+    pending p = pending_f32(c, device_at(c, 1), 4);
+    o0 = o1 = NULL;
+    e0 = e1 = NULL;
+    if (OK(execute_share(le, device_at(c, 0), a0, 9, &o0, &e0)) &&
+        OK(execute_share(le, device_at(c, 1), p.buffer, 9, &o1, &e1))) {
+      pending_fail(&p, "no data for you");
+      ERR(event_wait_free(e1), DATA_LOSS, "no data for you");
+      ERR(event_wait_free(e0), DATA_LOSS, "failed before running its share");
+    } else if (p.tm) {
+      pending_fail(&p, "unused");
+    }
+    buffer_free(o0);
+    buffer_free(o1);
+    buffer_free(p.buffer);
+    /* and the next launch pairs as usual */
+    o0 = o1 = NULL;
+    if (OK(execute_share(le, device_at(c, 0), a0, 9, &o0, &e0)) &&
+        OK(execute_share(le, device_at(c, 1), a1, 9, &o1, &e1))) {
+      OK(event_wait_free(e0));
+      OK(event_wait_free(e1));
+      OK(read_f32(o1, got, 4));
+      for (int i = 0; i < 4; i++) CHECK(got[i] == x0[i] + x1[i]);
+    }
+    buffer_free(o0);
+    buffer_free(o1);
+    buffer_free(a0);
+    buffer_free(a1);
+  }
+  loaded_free(le); /* the group device 1 never joined goes with it */
   client_free(c);
 }
 
@@ -1937,6 +2166,7 @@ static void run_all(void) {
   test_inflight_bound();
   test_donation();
   test_multi_device();
+  test_execute_device_shares();
   test_serialization();
   test_threads();
   test_outlive_client();
