@@ -421,53 +421,102 @@ static void gemm_body(void *vctx, int64_t b, int64_t e) {
 
 /* ======================================================================== generic */
 
-typedef struct gval {
-  double re, im;
-  uint64_t u;
-} gval;
+/* Float and complex sums here are blocked: GEN_BLOCK products summed one after the other, the
+ * block sums then combined pairwise (a binary counter of partial sums: level i holds the sum
+ * of 2^i blocks), so the error grows with log2(K / GEN_BLOCK), not with K. */
+enum { GEN_BLOCK = 128, GEN_LEVELS = 64 };
+
+typedef struct ptree {
+  double v[GEN_LEVELS][2]; /* (re, im) */
+  int n;
+  int64_t cnt;
+  bool f32; /* partial sums rounded to f32 (complex<f32> and f32-or-smaller results) */
+} ptree;
+
+static inline void pt_push(ptree *t, double re, double im) {
+  for (int64_t c = ++t->cnt; !(c & 1); c >>= 1) {
+    t->n--;
+    if (t->f32) {
+      re = (double)((float)t->v[t->n][0] + (float)re);
+      im = (double)((float)t->v[t->n][1] + (float)im);
+    } else {
+      re = t->v[t->n][0] + re;
+      im = t->v[t->n][1] + im;
+    }
+  }
+  t->v[t->n][0] = re;
+  t->v[t->n][1] = im;
+  t->n++;
+}
+
+static inline void pt_sum(const ptree *t, double *re, double *im) {
+  double r = 0, i = 0;
+  float fr = 0, fi = 0;
+  for (int k = t->n - 1; k >= 0; k--) {
+    if (t->f32) {
+      fr = (float)t->v[k][0] + fr;
+      fi = (float)t->v[k][1] + fi;
+    } else {
+      r = t->v[k][0] + r;
+      i = t->v[k][1] + i;
+    }
+  }
+  *re = t->f32 ? fr : r;
+  *im = t->f32 ? fi : i;
+}
+
+static inline void ld_cplx(cj_dtype dt, const char *base, int64_t off, double *re, double *im) {
+  if (dt == CJ_C64) {
+    *re = ((const float *)base)[2 * off];
+    *im = ((const float *)base)[2 * off + 1];
+  } else if (dt == CJ_C128) {
+    *re = ((const double *)base)[2 * off];
+    *im = ((const double *)base)[2 * off + 1];
+  } else {
+    *re = cj_elem_get_f64(dt, base, (size_t)off);
+    *im = 0;
+  }
+}
 
 static void dot_generic(const dot_params *p, const char *a, const char *b, char *c) {
   cj_dtype_kind ok = cj_dtype_kindof(p->ot);
   int obytes = cj_dtype_bytes(p->ot);
+  /* complex<f32> and float results of 4 bytes or fewer accumulate in f32, as XLA does */
+  bool f32acc = ok == CJ_DK_COMPLEX ? p->ot == CJ_C64 : obytes <= 4;
   for (int64_t bi = 0; bi < p->B; bi++)
     for (int64_t m = 0; m < p->M; m++)
       for (int64_t n = 0; n < p->N; n++) {
         int64_t oi = (bi * p->M + m) * p->N + n;
+        int64_t ao0 = p->ab[bi] + p->am[m], bo0 = p->bb[bi] + p->bn[n];
         if (ok == CJ_DK_SINT || ok == CJ_DK_UINT || ok == CJ_DK_BOOL) {
           uint64_t acc = 0;
           for (int64_t k = 0; k < p->K; k++) {
-            uint64_t x = (uint64_t)cj_elem_get_i64(p->lt, a, (size_t)(p->ab[bi] + p->am[m] + p->ak[k]));
-            uint64_t y = (uint64_t)cj_elem_get_i64(p->rt, b, (size_t)(p->bb[bi] + p->bk[k] + p->bn[n]));
+            uint64_t x = (uint64_t)cj_elem_get_i64(p->lt, a, (size_t)(ao0 + p->ak[k]));
+            uint64_t y = (uint64_t)cj_elem_get_i64(p->rt, b, (size_t)(bo0 + p->bk[k]));
             acc += x * y;
           }
           if (ok == CJ_DK_BOOL) acc = acc != 0;
           cj_elem_set_i64(p->ot, c, (size_t)oi, (int64_t)acc);
-        } else if (ok == CJ_DK_COMPLEX) {
+          continue;
+        }
+        bool cplx = ok == CJ_DK_COMPLEX;
+        ptree t;
+        t.n = 0;
+        t.cnt = 0;
+        t.f32 = f32acc;
+        for (int64_t k0 = 0; k0 < p->K; k0 += GEN_BLOCK) {
+          int64_t k1 = p->K - k0 < GEN_BLOCK ? p->K : k0 + GEN_BLOCK;
           double re = 0, im = 0;
-          float fre = 0, fim = 0; /* complex<f32> accumulates in f32, as XLA does */
-          bool f32acc = p->ot == CJ_C64;
-          for (int64_t k = 0; k < p->K; k++) {
-            int64_t ao = p->ab[bi] + p->am[m] + p->ak[k], bo = p->bb[bi] + p->bk[k] + p->bn[n];
-            double xr, xi, yr, yi;
-            if (p->lt == CJ_C64) {
-              xr = ((const float *)a)[2 * ao];
-              xi = ((const float *)a)[2 * ao + 1];
-            } else if (p->lt == CJ_C128) {
-              xr = ((const double *)a)[2 * ao];
-              xi = ((const double *)a)[2 * ao + 1];
+          float fre = 0, fim = 0;
+          for (int64_t k = k0; k < k1; k++) {
+            int64_t ao = ao0 + p->ak[k], bo = bo0 + p->bk[k];
+            double xr, xi = 0, yr, yi = 0;
+            if (cplx) {
+              ld_cplx(p->lt, a, ao, &xr, &xi);
+              ld_cplx(p->rt, b, bo, &yr, &yi);
             } else {
               xr = cj_elem_get_f64(p->lt, a, (size_t)ao);
-              xi = 0;
-            }
-            if (p->rt == CJ_C64) {
-              yr = ((const float *)b)[2 * bo];
-              yi = ((const float *)b)[2 * bo + 1];
-            } else if (p->rt == CJ_C128) {
-              yr = ((const double *)b)[2 * bo];
-              yi = ((const double *)b)[2 * bo + 1];
-            } else {
               yr = cj_elem_get_f64(p->rt, b, (size_t)bo);
-              yi = 0;
             }
             if (f32acc) {
               float a = (float)xr, b = (float)xi, cc = (float)yr, d = (float)yi;
@@ -478,26 +527,21 @@ static void dot_generic(const dot_params *p, const char *a, const char *b, char 
               im += xr * yi + xi * yr;
             }
           }
-          if (p->ot == CJ_C64) {
-            ((float *)c)[2 * oi] = fre;
-            ((float *)c)[2 * oi + 1] = fim;
-          } else {
-            ((double *)c)[2 * oi] = re;
-            ((double *)c)[2 * oi + 1] = im;
-          }
+          if (f32acc)
+            pt_push(&t, fre, fim);
+          else
+            pt_push(&t, re, im);
+        }
+        double re, im;
+        pt_sum(&t, &re, &im);
+        if (p->ot == CJ_C64) {
+          ((float *)c)[2 * oi] = (float)re;
+          ((float *)c)[2 * oi + 1] = (float)im;
+        } else if (p->ot == CJ_C128) {
+          ((double *)c)[2 * oi] = re;
+          ((double *)c)[2 * oi + 1] = im;
         } else {
-          double acc = 0;
-          bool f32acc = obytes <= 4;
-          float facc = 0;
-          for (int64_t k = 0; k < p->K; k++) {
-            double x = cj_elem_get_f64(p->lt, a, (size_t)(p->ab[bi] + p->am[m] + p->ak[k]));
-            double y = cj_elem_get_f64(p->rt, b, (size_t)(p->bb[bi] + p->bk[k] + p->bn[n]));
-            if (f32acc)
-              facc += (float)x * (float)y;
-            else
-              acc += x * y;
-          }
-          cj_elem_set_f64(p->ot, c, (size_t)oi, f32acc ? (double)facc : acc);
+          cj_elem_set_f64(p->ot, c, (size_t)oi, re);
         }
       }
 }
