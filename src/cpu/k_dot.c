@@ -30,6 +30,7 @@ typedef struct dot_params {
   int64_t *bb, *bk, *bn; /* rhs element offsets: batch, contraction, column */
   cj_dtype lt, rt, ot;
   int kind;              /* DK_F32, DK_F64, DK_GENERIC */
+  int64_t kchunk;        /* contraction indices summed in one chunk (see gemm_task) */
   bool a_affine, b_affine;
   int64_t sam, sak, sbk, sbn; /* element strides when affine */
 } dot_params;
@@ -39,6 +40,9 @@ enum { DK_F32, DK_F64, DK_GENERIC };
 /* ======================================================================== GEMM f32/f64 */
 
 enum { MR = 8, NR32 = 32, NR64 = 16, KC = 256, MC = 128, NC = 512 };
+/* long contractions (K > KTREE) are summed in chunks (see gemm_task), a task then covers at
+ * most TREE_ROWS rows (its chunk sums need a scratch region of that many rows) */
+enum { KTREE = 16 * KC, TREE_ROWS = 2 * MC };
 
 static void ukr32_generic(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
                           int64_t mr, int64_t nr, bool acc) {
@@ -345,8 +349,52 @@ static void store_out32(const dot_params *p, char *c, int64_t off, const float *
   }
 }
 
-/* One task: batch bi, columns [n0, n0 + nc), rows [mlo, mhi). GotoBLAS order: for each KC
- * block the B panel is packed once and reused by every MC block of A. */
+/* dst rows [mlo, mhi) (dst[(i - mlo) * ldd + j], columns [0, nc) of the task's n0) = the
+ * products over contraction indices [kb, ke). GotoBLAS order: for each KC block the B panel is
+ * packed once and reused by every MC block of A. */
+static void run32(gemm_ctx *G, char *tmp, int64_t ab, int64_t bb, int64_t mlo, int64_t mhi,
+                  int64_t n0, int64_t nc, int64_t kb, int64_t ke, float *dst, int64_t ldd) {
+  const dot_params *p = G->p;
+  float *ap = (float *)tmp, *bp = ap + MC * KC;
+  for (int64_t k0 = kb; k0 < ke; k0 += KC) {
+    int64_t kc = ke - k0 < KC ? ke - k0 : KC;
+    pack_b32(p, G->b, bb, n0, nc, k0, kc, bp);
+    for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
+      int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
+      pack_a32(p, G->a, ab, m0, mc, k0, kc, ap);
+      for (int64_t j0 = 0; j0 < nc; j0 += NR32)
+        for (int64_t i0 = 0; i0 < mc; i0 += MR)
+          G->u32(kc, ap + i0 * kc, bp + j0 * kc, dst + (m0 - mlo + i0) * ldd + j0, ldd,
+                 mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR32 ? nc - j0 : NR32, k0 > kb);
+    }
+  }
+}
+
+static void run64(gemm_ctx *G, char *tmp, int64_t ab, int64_t bb, int64_t mlo, int64_t mhi,
+                  int64_t n0, int64_t nc, int64_t kb, int64_t ke, double *dst, int64_t ldd) {
+  const dot_params *p = G->p;
+  double *ap = (double *)tmp, *bp = ap + MC * KC;
+  for (int64_t k0 = kb; k0 < ke; k0 += KC) {
+    int64_t kc = ke - k0 < KC ? ke - k0 : KC;
+    pack_b64(p, (const double *)G->b, bb, n0, nc, k0, kc, bp);
+    for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
+      int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
+      pack_a64(p, (const double *)G->a, ab, m0, mc, k0, kc, ap);
+      for (int64_t j0 = 0; j0 < nc; j0 += NR64)
+        for (int64_t i0 = 0; i0 < mc; i0 += MR)
+          G->u64(kc, ap + i0 * kc, bp + j0 * kc, dst + (m0 - mlo + i0) * ldd + j0, ldd,
+                 mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR64 ? nc - j0 : NR64, k0 > kb);
+    }
+  }
+}
+
+/* One task: batch bi, columns [n0, n0 + nc), rows [mlo, mhi). Each micro-kernel call sums KC
+ * products per element in registers; the KC blocks of a chunk of p->kchunk contraction indices
+ * are added one after the other, and when K is long (over KTREE) the chunks' sums (about
+ * sqrt(K / KC) of them, each of about as many blocks) are computed into a scratch region and
+ * added to the result one after the other. A running sum of all K / KC blocks would let the
+ * error grow with K / KC (K = 262144: 1.6e-6 relative, XLA:CPU 6e-7); two levels of about
+ * sqrt(K / KC) terms keep it near 1e-7. */
 static void gemm_task(gemm_ctx *G, int64_t t, char *tmp) {
   const dot_params *p = G->p;
   int64_t per = G->ntiles * G->mgroups;
@@ -355,57 +403,41 @@ static void gemm_task(gemm_ctx *G, int64_t t, char *tmp) {
   int64_t mlo = mg * G->mper, mhi = mlo + G->mper < p->M ? mlo + G->mper : p->M;
   if (mlo >= mhi || nc <= 0) return;
   int64_t ab = p->ab[bi], bb = p->bb[bi];
-  int64_t cbase = bi * p->M * p->N;
+  int64_t cbase = bi * p->M * p->N, K = p->K, step = p->kchunk;
   if (p->kind == DK_F64) {
-    double *ap = (double *)tmp, *bp = ap + MC * KC, *c = (double *)G->c + cbase;
-    if (p->K == 0)
-      for (int64_t i = mlo; i < mhi; i++) memset(c + i * p->N + n0, 0, sizeof(double) * (size_t)nc);
-    for (int64_t k0 = 0; k0 < p->K; k0 += KC) {
-      int64_t kc = p->K - k0 < KC ? p->K - k0 : KC;
-      pack_b64(p, (const double *)G->b, bb, n0, nc, k0, kc, bp);
-      for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
-        int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
-        pack_a64(p, (const double *)G->a, ab, m0, mc, k0, kc, ap);
-        for (int64_t j0 = 0; j0 < nc; j0 += NR64)
-          for (int64_t i0 = 0; i0 < mc; i0 += MR)
-            G->u64(kc, ap + i0 * kc, bp + j0 * kc, c + (m0 + i0) * p->N + n0 + j0, p->N,
-                   mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR64 ? nc - j0 : NR64, k0 > 0);
-      }
+    double *c = (double *)G->c + cbase + mlo * p->N + n0;
+    double *T = (double *)tmp + MC * KC + KC * NC; /* chunk sums (long K) */
+    if (K == 0)
+      for (int64_t i = mlo; i < mhi; i++) memset(c + (i - mlo) * p->N, 0, sizeof(double) * (size_t)nc);
+    run64(G, tmp, ab, bb, mlo, mhi, n0, nc, 0, K < step ? K : step, c, p->N);
+    for (int64_t kb = step; kb < K; kb += step) {
+      run64(G, tmp, ab, bb, mlo, mhi, n0, nc, kb, K - kb < step ? K : kb + step, T, nc);
+      for (int64_t i = 0; i < mhi - mlo; i++)
+        for (int64_t j = 0; j < nc; j++) c[i * p->N + j] += T[i * nc + j];
     }
     return;
   }
-  float *ap = (float *)tmp, *bp = ap + MC * KC;
+  float *bp = (float *)tmp + MC * KC, *tile = bp + KC * NC, *T = tile + MC * NC;
   if (p->ot == CJ_F32) {
-    float *c = (float *)G->c + cbase;
-    if (p->K == 0)
-      for (int64_t i = mlo; i < mhi; i++) memset(c + i * p->N + n0, 0, sizeof(float) * (size_t)nc);
-    for (int64_t k0 = 0; k0 < p->K; k0 += KC) {
-      int64_t kc = p->K - k0 < KC ? p->K - k0 : KC;
-      pack_b32(p, G->b, bb, n0, nc, k0, kc, bp);
-      for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
-        int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
-        pack_a32(p, G->a, ab, m0, mc, k0, kc, ap);
-        for (int64_t j0 = 0; j0 < nc; j0 += NR32)
-          for (int64_t i0 = 0; i0 < mc; i0 += MR)
-            G->u32(kc, ap + i0 * kc, bp + j0 * kc, c + (m0 + i0) * p->N + n0 + j0, p->N,
-                   mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR32 ? nc - j0 : NR32, k0 > 0);
-      }
+    float *c = (float *)G->c + cbase + mlo * p->N + n0;
+    if (K == 0)
+      for (int64_t i = mlo; i < mhi; i++) memset(c + (i - mlo) * p->N, 0, sizeof(float) * (size_t)nc);
+    run32(G, tmp, ab, bb, mlo, mhi, n0, nc, 0, K < step ? K : step, c, p->N);
+    for (int64_t kb = step; kb < K; kb += step) {
+      run32(G, tmp, ab, bb, mlo, mhi, n0, nc, kb, K - kb < step ? K : kb + step, T, nc);
+      for (int64_t i = 0; i < mhi - mlo; i++)
+        for (int64_t j = 0; j < nc; j++) c[i * p->N + j] += T[i * nc + j];
     }
     return;
   }
   /* bf16/f16 results: accumulate an MC x NC tile in f32, round once */
-  float *tile = bp + KC * NC;
   for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
     int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
-    if (p->K == 0) memset(tile, 0, sizeof(float) * (size_t)(mc * nc));
-    for (int64_t k0 = 0; k0 < p->K; k0 += KC) {
-      int64_t kc = p->K - k0 < KC ? p->K - k0 : KC;
-      pack_b32(p, G->b, bb, n0, nc, k0, kc, bp);
-      pack_a32(p, G->a, ab, m0, mc, k0, kc, ap);
-      for (int64_t j0 = 0; j0 < nc; j0 += NR32)
-        for (int64_t i0 = 0; i0 < mc; i0 += MR)
-          G->u32(kc, ap + i0 * kc, bp + j0 * kc, tile + i0 * nc + j0, nc,
-                 mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR32 ? nc - j0 : NR32, k0 > 0);
+    if (K == 0) memset(tile, 0, sizeof(float) * (size_t)(mc * nc));
+    run32(G, tmp, ab, bb, m0, m0 + mc, n0, nc, 0, K < step ? K : step, tile, nc);
+    for (int64_t kb = step; kb < K; kb += step) {
+      run32(G, tmp, ab, bb, m0, m0 + mc, n0, nc, kb, K - kb < step ? K : kb + step, T, nc);
+      for (int64_t i = 0; i < mc * nc; i++) tile[i] += T[i];
     }
     for (int64_t i = 0; i < mc; i++) store_out32(p, G->c, cbase + (m0 + i) * p->N + n0, tile + i * nc, nc);
   }
@@ -574,6 +606,8 @@ static cj_status k_dot(cj_exec_ctx *ctx, const cj_step *st) {
   int64_t want = par ? 2 * nthreads : 1;
   int64_t have = p->B * G.ntiles;
   G.mgroups = have >= want ? 1 : (want + have - 1) / have;
+  if (p->kchunk < p->K && G.mgroups < (mtiles * MC + TREE_ROWS - 1) / TREE_ROWS)
+    G.mgroups = (mtiles * MC + TREE_ROWS - 1) / TREE_ROWS;
   if (G.mgroups > mtiles) G.mgroups = mtiles;
   if (G.mgroups < 1) G.mgroups = 1;
   G.mper = ((mtiles + G.mgroups - 1) / G.mgroups) * MC;
@@ -684,12 +718,21 @@ static cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, const int64_t 
   bool small_f = (x.dtype == CJ_F32 || x.dtype == CJ_BF16 || x.dtype == CJ_F16) &&
                  (y.dtype == CJ_F32 || y.dtype == CJ_BF16 || y.dtype == CJ_F16) &&
                  (r.dtype == CJ_F32 || r.dtype == CJ_BF16 || r.dtype == CJ_F16);
+  /* chunks of about sqrt(K / KC) blocks when K is long; the chunk sums' scratch region */
+  p->kchunk = p->K;
+  int64_t treg = 0;
+  if (p->K > KTREE) {
+    int64_t nb = (p->K + KC - 1) / KC, g = 1;
+    while (g * g < nb) g++;
+    p->kchunk = g * KC;
+    treg = (p->M < TREE_ROWS ? (p->M > MC ? p->M : MC) : TREE_ROWS) * (p->N < NC ? p->N : NC);
+  }
   if (x.dtype == CJ_F64 && y.dtype == CJ_F64 && r.dtype == CJ_F64) {
     p->kind = DK_F64;
-    cj_lw_set_tls_bytes(L, (int64_t)sizeof(double) * (MC * KC + KC * NC));
+    cj_lw_set_tls_bytes(L, (int64_t)sizeof(double) * (MC * KC + KC * NC + treg));
   } else if (small_f) {
     p->kind = DK_F32;
-    cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (MC * KC + KC * NC + MC * NC));
+    cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (MC * KC + KC * NC + MC * NC + treg));
   } else {
     p->kind = DK_GENERIC;
   }
