@@ -31,6 +31,7 @@ typedef struct dot_params {
   cj_dtype lt, rt, ot;
   int kind;              /* DK_F32, DK_F64, DK_GENERIC */
   int64_t kchunk;        /* contraction indices summed in one chunk (see gemm_task) */
+  int gv;                /* GV_NONE or a matrix-vector form (see gemv) */
   bool a_affine, b_affine;
   int64_t sam, sak, sbk, sbn; /* element strides when affine */
 } dot_params;
@@ -451,6 +452,180 @@ static void gemm_body(void *vctx, int64_t b, int64_t e) {
   cj_tls_release(G->ctx, a);
 }
 
+/* ======================================================================== GEMV */
+
+/* Matrix-vector products (N == 1: A x; M == 1: x B, batch-1 inference) with an f32 or bf16
+ * matrix whose elements are contiguous along the contraction (dot form: each output is one
+ * long dot product) or along the outputs (axpy form: outputs += x[k] * matrix row k). The GEMM
+ * would pad the vector to a whole register panel (1/32 or 1/8 of its work useful). Sums are
+ * blocked: the dot form keeps GV_LANES partial sums per output over blocks of GV_BLOCK terms,
+ * adds the lanes pairwise and combines the blocks pairwise; the axpy form sums GV_KB terms per
+ * output, then combines those block sums pairwise, per strip of GV_STRIP outputs. */
+enum { GV_NONE, GV_A_DOT, GV_A_AXPY, GV_B_DOT, GV_B_AXPY };
+enum { GV_LANES = 64, GV_BLOCK = 1024, GV_STRIP = 64, GV_KB = 256, GV_LEVELS = 48 };
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#pragma GCC push_options
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#define GV_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define GV_POP_OPTIONS 1
+#else
+#define GV_CLONES
+#endif
+static inline float gv_lanes_sum(float *acc) {
+  for (int w = GV_LANES / 2; w >= 1; w /= 2)
+    for (int l = 0; l < w; l++) acc[l] += acc[l + w];
+  return acc[0];
+}
+/* sum of a[k] * x[k], k < n <= GV_BLOCK, in GV_LANES lanes added pairwise */
+GV_CLONES static float gv_block_dot_f32(const float *restrict a, const float *restrict x,
+                                        int64_t n) {
+  float acc[GV_LANES] = {0};
+  int64_t k = 0;
+  for (; k + GV_LANES <= n; k += GV_LANES)
+    for (int l = 0; l < GV_LANES; l++) acc[l] += a[k + l] * x[k + l];
+  for (int64_t l = 0; k + l < n; l++) acc[l] += a[k + l] * x[k + l];
+  return gv_lanes_sum(acc);
+}
+GV_CLONES static float gv_block_dot_bf16(const uint16_t *restrict a, const float *restrict x,
+                                         int64_t n) {
+  float acc[GV_LANES] = {0};
+  int64_t k = 0;
+  for (; k + GV_LANES <= n; k += GV_LANES)
+    for (int l = 0; l < GV_LANES; l++) {
+      uint32_t u = (uint32_t)a[k + l] << 16;
+      float f;
+      memcpy(&f, &u, 4);
+      acc[l] += f * x[k + l];
+    }
+  for (int64_t l = 0; k + l < n; l++) acc[l] += cj_bf16_to_f32(a[k + l]) * x[k + l];
+  return gv_lanes_sum(acc);
+}
+/* acc[i] += x[k] * w[k * ldw + i] for k < kn, i < ns (<= GV_STRIP) */
+GV_CLONES static void gv_axpy_f32(float *restrict acc, const float *restrict w, int64_t ldw,
+                                  const float *restrict x, int64_t kn, int64_t ns) {
+  for (int64_t k = 0; k < kn; k++) {
+    float xk = x[k];
+    const float *row = w + k * ldw;
+    for (int64_t i = 0; i < ns; i++) acc[i] += xk * row[i];
+  }
+}
+GV_CLONES static void gv_axpy_bf16(float *restrict acc, const uint16_t *restrict w, int64_t ldw,
+                                   const float *restrict x, int64_t kn, int64_t ns) {
+  for (int64_t k = 0; k < kn; k++) {
+    float xk = x[k];
+    const uint16_t *row = w + k * ldw;
+    for (int64_t i = 0; i < ns; i++) {
+      uint32_t u = (uint32_t)row[i] << 16;
+      float f;
+      memcpy(&f, &u, 4);
+      acc[i] += xk * f;
+    }
+  }
+}
+#ifdef GV_POP_OPTIONS
+#pragma GCC pop_options
+#endif
+
+typedef struct gemv_ctx {
+  const dot_params *p;
+  const char *a, *b;
+  char *c;
+  cj_exec_ctx *ctx;
+  int64_t P;      /* outputs per batch */
+  int64_t units;  /* per batch: outputs (dot form) or strips (axpy form) */
+} gemv_ctx;
+
+/* the vector of batch bi as contiguous f32 */
+static void gv_vector(const gemv_ctx *V, int64_t bi, float *x) {
+  const dot_params *p = V->p;
+  bool bvec = p->gv == GV_A_DOT || p->gv == GV_A_AXPY;
+  cj_dtype dt = bvec ? p->rt : p->lt;
+  const char *base = bvec ? V->b : V->a;
+  int64_t off = bvec ? p->bb[bi] + p->bn[0] : p->ab[bi] + p->am[0];
+  const int64_t *ko = bvec ? p->bk : p->ak;
+  for (int64_t k = 0; k < p->K; k++) x[k] = ld32(dt, base, off + ko[k]);
+}
+
+static void gemv_body(void *vctx, int64_t u0, int64_t u1) {
+  const gemv_ctx *V = vctx;
+  const dot_params *p = V->p;
+  cj_tls_area *area = cj_tls_claim(V->ctx);
+  if (!area) return;
+  float *x = (float *)area->mem;
+  bool amat = p->gv == GV_A_DOT || p->gv == GV_A_AXPY;
+  bool dotf = p->gv == GV_A_DOT || p->gv == GV_B_DOT;
+  cj_dtype mt = amat ? p->lt : p->rt;
+  /* element strides of the matrix along the contraction and along the outputs */
+  int64_t ks = amat ? p->sak : p->sbk, os = amat ? p->sam : p->sbn;
+  int64_t K = p->K, cur = -1;
+  for (int64_t u = u0; u < u1; u++) {
+    int64_t bi = u / V->units, r = u % V->units;
+    if (bi != cur) {
+      gv_vector(V, bi, x);
+      cur = bi;
+    }
+    int64_t mbase = amat ? p->ab[bi] : p->bb[bi];
+    const char *mat = amat ? V->a : V->b;
+    const float *mf = mt == CJ_F32 ? (const float *)mat + mbase : NULL;
+    const uint16_t *mh = mt == CJ_F32 ? NULL : (const uint16_t *)mat + mbase;
+    if (dotf) { /* output r: a dot product along contiguous k */
+      float lv[GV_LEVELS];
+      int n = 0;
+      int64_t cnt = 0;
+      for (int64_t k0 = 0; k0 < K; k0 += GV_BLOCK) {
+        int64_t kn = K - k0 < GV_BLOCK ? K - k0 : GV_BLOCK;
+        float part = mt == CJ_F32 ? gv_block_dot_f32(mf + r * os + k0, x + k0, kn)
+                                  : gv_block_dot_bf16(mh + r * os + k0, x + k0, kn);
+        for (int64_t c = ++cnt; !(c & 1); c >>= 1) part = lv[--n] + part;
+        lv[n++] = part;
+      }
+      float sum = 0;
+      for (int i = n - 1; i >= 0; i--) sum = lv[i] + sum;
+      store_out32(p, V->c, bi * V->P + r, &sum, 1);
+      continue;
+    }
+    /* strip r: outputs [i0, i0 + ns), a running sum per GV_KB rows, those combined pairwise */
+    int64_t i0 = r * GV_STRIP, ns = V->P - i0 < GV_STRIP ? V->P - i0 : GV_STRIP;
+    float lv[GV_LEVELS][GV_STRIP], acc[GV_STRIP];
+    int n = 0;
+    int64_t cnt = 0;
+    for (int64_t k0 = 0; k0 < K; k0 += GV_KB) {
+      int64_t kn = K - k0 < GV_KB ? K - k0 : GV_KB;
+      memset(acc, 0, sizeof acc);
+      if (mt == CJ_F32)
+        gv_axpy_f32(acc, mf + k0 * ks + i0, ks, x + k0, kn, ns);
+      else
+        gv_axpy_bf16(acc, mh + k0 * ks + i0, ks, x + k0, kn, ns);
+      for (int64_t c = ++cnt; !(c & 1); c >>= 1) {
+        n--;
+        for (int64_t i = 0; i < ns; i++) acc[i] = lv[n][i] + acc[i];
+      }
+      memcpy(lv[n++], acc, sizeof acc);
+    }
+    memset(acc, 0, sizeof acc);
+    for (int l = n - 1; l >= 0; l--)
+      for (int64_t i = 0; i < ns; i++) acc[i] = lv[l][i] + acc[i];
+    store_out32(p, V->c, bi * V->P + i0, acc, ns);
+  }
+  cj_tls_release(V->ctx, area);
+}
+
+static void gemv(const dot_params *p, cj_exec_ctx *ctx, const char *a, const char *b, char *c) {
+  gemv_ctx V = {p, a, b, c, ctx, p->N == 1 && (p->gv == GV_A_DOT || p->gv == GV_A_AXPY) ? p->M : p->N, 0};
+  bool dotf = p->gv == GV_A_DOT || p->gv == GV_B_DOT;
+  V.units = dotf ? V.P : (V.P + GV_STRIP - 1) / GV_STRIP;
+  int64_t total = p->B * V.units;
+  double work = (double)p->B * (double)V.P * (double)p->K;
+  int nthreads = ctx->pool ? cj_pool_size(ctx->pool) : 1;
+  if (nthreads > 1 && work > 2e6 && total > 1) {
+    int64_t grain = total / (4 * nthreads);
+    cj_pool_parallel_for(ctx->pool, total, grain < 1 ? 1 : grain, gemv_body, &V);
+  } else {
+    gemv_body(&V, 0, total);
+  }
+}
+
 /* ======================================================================== generic */
 
 /* Float and complex sums here are blocked: GEN_BLOCK products summed one after the other, the
@@ -589,6 +764,10 @@ static cj_status k_dot(cj_exec_ctx *ctx, const cj_step *st) {
     dot_generic(p, a, b, c);
     return NULL;
   }
+  if (p->gv != GV_NONE) {
+    gemv(p, ctx, a, b, c);
+    return NULL;
+  }
   gemm_ctx G;
   G.p = p;
   G.a = a;
@@ -694,6 +873,7 @@ static cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, const int64_t 
     }
   dot_params *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return cj_oom();
+  memset(p, 0, sizeof *p);
   int64_t B2;
   p->ab = offsets(L, (int32_t)nlb, bd, bxs, &p->B);
   p->bb = offsets(L, (int32_t)nlb, bd, bys, &B2);
@@ -732,7 +912,21 @@ static cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, const int64_t 
     cj_lw_set_tls_bytes(L, (int64_t)sizeof(double) * (MC * KC + KC * NC + treg));
   } else if (small_f) {
     p->kind = DK_F32;
-    cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (MC * KC + KC * NC + MC * NC + treg));
+    /* a matrix-vector product: which operand is the matrix, and its layout */
+    bool amat = p->lt == CJ_F32 || p->lt == CJ_BF16, bmat = p->rt == CJ_F32 || p->rt == CJ_BF16;
+    p->gv = GV_NONE;
+    if (p->K > 0 && p->N == 1 && amat && p->a_affine && p->sak == 1)
+      p->gv = GV_A_DOT;
+    else if (p->K > 0 && p->N == 1 && amat && p->a_affine && p->sam == 1 && p->M > 1)
+      p->gv = GV_A_AXPY;
+    else if (p->K > 0 && p->M == 1 && bmat && p->b_affine && p->sbk == 1)
+      p->gv = GV_B_DOT;
+    else if (p->K > 0 && p->M == 1 && bmat && p->b_affine && p->sbn == 1)
+      p->gv = GV_B_AXPY;
+    if (p->gv != GV_NONE)
+      cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * p->K);
+    else
+      cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (MC * KC + KC * NC + MC * NC + treg));
   } else {
     p->kind = DK_GENERIC;
   }
