@@ -131,6 +131,47 @@ def test_matvec_and_vector_dot(cj, K):
         _check(f"{what} K={K}", "float32", cj_out, xla_out, ref)
 
 
+GEMV_CASES = {
+    # name: (einsum spec: dot_general's dimension numbers, lhs shape, rhs shape)
+    "A x": ("mk,k->m", (37, 1000), (1000,)),
+    "A^T x": ("km,k->m", (1000, 37), (1000,)),
+    "x W": ("k,kn->n", (1000,), (1000, 150)),
+    "x W^T": ("k,nk->n", (1000,), (150, 1000)),
+    "batched A x": ("bmk,bk->bm", (3, 37, 1000), (3, 1000)),
+    "batched x W": ("bk,bkn->bn", (3, 1000), (3, 1000, 150)),
+    "short K": ("mk,k->m", (5, 3), (3,)),
+    "1x1": ("mk,kn->mn", (1, 70), (70, 1)),
+}
+
+
+@pytest.mark.parametrize("types", ["float32", "bfloat16", "bfloat16*float32", "float16",
+                                   "bfloat16->float32"])
+@pytest.mark.parametrize("case", sorted(GEMV_CASES))
+def test_gemv_layouts_and_types(cj, case, types):
+    """matrix-vector products in every layout the GEMV path takes (and f16 ones, which stay on
+    the GEMM), mixed operand types and 16-bit results: each element within a few roundings of
+    its own scale"""
+    spec, ls, rs = GEMV_CASES[case]
+    out_t = None
+    if "->" in types:
+        types, out_t = types.split("->")
+    lt, rt = (types.split("*") + [types])[:2]
+    rng = np.random.default_rng(28)
+    a = np.asarray(rng.standard_normal(ls).astype(jaxcheck.dtype(lt)))
+    b = np.asarray(rng.standard_normal(rs).astype(jaxcheck.dtype(rt)))
+    pet = jnp.float32 if out_t else None
+    g = lambda x, y: jnp.einsum(spec, x, y, preferred_element_type=pet)
+    got = np.asarray(jaxcheck.run_on(jaxcheck.cj(), g, a, b))
+    want_t = jnp.result_type(a.dtype, b.dtype) if not out_t else np.float32
+    assert got.dtype == want_t, (got.dtype, want_t)
+    ar, br = a.astype(np.float64), b.astype(np.float64)
+    ref = np.einsum(spec, ar, br)
+    scale = np.einsum(spec, np.abs(ar), np.abs(br))
+    unit = UNIT.get(np.dtype(got.dtype).name, UNIT["float32"])
+    e = np.max(np.abs(got.astype(np.float64) - ref) / np.maximum(scale, 1e-30))
+    assert e <= 4 * unit, (case, types, e)
+
+
 def test_complex64_dot_long_contraction(cj):
     """complex<f32> runs the generic loop: 6.7e-6 relative before (XLA:CPU 4e-7)"""
     rng = np.random.default_rng(26)
