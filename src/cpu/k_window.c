@@ -209,11 +209,11 @@ RW_CLONES static void wide_add_bf16(float *restrict blk, const uint16_t *restric
     blk[k] += f;
   }
 }
-/* acc[k] += blk[k], blk[k] = 0 */
+/* acc[k] += blk[k], blk[k] = -0 (the identity of addition that keeps the sign of zeros) */
 RW_CLONES static void wide_flush(double *restrict acc, float *restrict blk, int64_t n) {
   for (int64_t k = 0; k < n; k++) {
     acc[k] += (double)blk[k];
-    blk[k] = 0.0f;
+    blk[k] = -0.0f;
   }
 }
 #ifdef RW_POP_OPTIONS
@@ -274,7 +274,7 @@ static void rw_rows_wide(void *ctx, int64_t r0, int64_t r1) {
       }
     for (int64_t j0 = 0; j0 < olen; j0 += RW_WIDE_COLS) {
       int64_t m = olen - j0 < RW_WIDE_COLS ? olen - j0 : RW_WIDE_COLS, j1 = j0 + m;
-      for (int64_t k = 0; k < m; k++) acc[k] = iv, comp[k] = 0, blk[k] = 0.0f;
+      for (int64_t k = 0; k < m; k++) acc[k] = iv, comp[k] = 0, blk[k] = -0.0f;
       for (int32_t d = 0; d <= last; d++) w[d] = 0;
       int64_t inblk = 0;
       for (int64_t wi = 0; wi < p->nwin; wi++) {
@@ -314,7 +314,10 @@ static void rw_rows_wide(void *ctx, int64_t r0, int64_t r1) {
       }
       if (!f64 && inblk) wide_flush(acc, blk, m);
       char *dst = R->out + (row * olen + j0) * es;
-      for (int64_t k = 0; k < m; k++) wide_store(W.dt, dst + k * es, acc[k] + comp[k]);
+      /* the compensation: not where it is zero (-0 + +0 would lose the sign) nor past an
+       * infinity (it is NaN there: inf - inf) */
+      for (int64_t k = 0; k < m; k++)
+        wide_store(W.dt, dst + k * es, comp[k] != 0 && isfinite(acc[k]) ? acc[k] + comp[k] : acc[k]);
     }
   }
 }

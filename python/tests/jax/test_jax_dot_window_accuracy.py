@@ -298,3 +298,21 @@ def test_reduce_window_long_window_padding_init_dilation(cj, dtype, case):
                          for i in range(0, 47 - 8 + 1, 2)])
         cj_out, xla_out = _both(g, y)
         _check(f"reduce_window 2-D 8x16 {case} {dtype}", dtype, cj_out, xla_out, ref2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "float64"])
+def test_reduce_window_long_window_special_values(cj, dtype):
+    """signed zeros (-0 init and terms: -0; a +0 init: +0), infinities and NaN through the
+    long-window path, as XLA:CPU computes them"""
+    with jaxcheck.x64(dtype == "float64"):
+        dt = jaxcheck.dtype(dtype)
+        x = np.full((3, 300), -0.0, dt)
+        x[1, 150] = np.inf
+        x[2, 10] = np.nan
+        for init in (-0.0, 0.0):
+            f = lambda v: lax.reduce_window(v, np.array(init, v.dtype), lax.add, (1, 100),
+                                            (1, 7), ((0, 0), (3, 4)))
+            cj_out, xla_out = _both(f, x)
+            np.testing.assert_array_equal(np.isnan(cj_out), np.isnan(xla_out))
+            np.testing.assert_array_equal(cj_out[~np.isnan(cj_out)], xla_out[~np.isnan(xla_out)])
+            np.testing.assert_array_equal(np.signbit(cj_out), np.signbit(xla_out))
