@@ -157,12 +157,12 @@ static void rw_rows(void *ctx, int64_t r0, int64_t r1) {
  * to an f64 accumulator, and each output is rounded once. A running sum in the element type
  * loses digits with the window's length (bf16 or f16 sums of 4096 values stall once the
  * running value's ulp outgrows the terms; an f32 running sum of 4096 values is off by ~3e-6
- * relative, XLA:CPU's by ~2e-7, these by ~5e-8), and summing all in f64 costs a third more
+ * relative, XLA:CPU's by ~2e-7, these by ~8e-8); summing all in f64 would cost a third more
  * time than the f32 blocks. f64 sums carry Neumaier's compensation term instead. The output row
  * is done RW_WIDE_COLS columns at a time, each column's accumulator visiting the window
  * positions in order. Short windows keep the body's own arithmetic (one rounding per step in
  * the element type, as the reference interpreter computes them). */
-enum { RW_WIDE_MIN = 64, RW_WIDE_COLS = 1024, RW_WIDE_BLOCK = 32 };
+enum { RW_WIDE_MIN = 64, RW_WIDE_COLS = 1024, RW_WIDE_BLOCK = 64 };
 
 static inline double wide_load(cj_dtype dt, const char *x) {
   switch (dt) {
@@ -209,12 +209,19 @@ RW_CLONES static void wide_add_bf16(float *restrict blk, const uint16_t *restric
     blk[k] += f;
   }
 }
-/* acc[k] += blk[k], blk[k] = -0 (the identity of addition that keeps the sign of zeros) */
-RW_CLONES static void wide_flush(double *restrict acc, float *restrict blk, int64_t n) {
+/* acc[k] (= iv for the first block) += blk[k]; blk[k] = -0 (the identity of addition that
+ * keeps the sign of zeros) */
+RW_CLONES static void wide_flush(double *restrict acc, float *restrict blk, int64_t n, bool first,
+                                 double iv) {
   for (int64_t k = 0; k < n; k++) {
-    acc[k] += (double)blk[k];
+    acc[k] = (first ? iv : acc[k]) + (double)blk[k];
     blk[k] = -0.0f;
   }
+}
+/* dst[k] = round(acc[k] (iv when no block was flushed) + blk[k]) for f32 and bf16 results */
+RW_CLONES static void wide_store_f32(float *restrict dst, const double *restrict acc,
+                                     const float *restrict blk, int64_t n, bool first, double iv) {
+  for (int64_t k = 0; k < n; k++) dst[k] = (float)((first ? iv : acc[k]) + (double)blk[k]);
 }
 #ifdef RW_POP_OPTIONS
 #pragma GCC pop_options
@@ -227,7 +234,8 @@ typedef struct wide_acc {
 } wide_acc;
 
 /* terms x[k * s] (of type dt) added to columns [k0, k0 + n) */
-static void wide_add(const wide_acc *W, int64_t k0, const char *x, int64_t s, int64_t n) {
+static inline __attribute__((always_inline)) void wide_add(const wide_acc *W, int64_t k0,
+                                                          const char *x, int64_t s, int64_t n) {
   switch (W->dt) {
     case CJ_F32: wide_add_f32(W->blk + k0, (const float *)x, s, n); break;
     case CJ_BF16: wide_add_bf16(W->blk + k0, (const uint16_t *)x, s, n); break;
@@ -274,9 +282,13 @@ static void rw_rows_wide(void *ctx, int64_t r0, int64_t r1) {
       }
     for (int64_t j0 = 0; j0 < olen; j0 += RW_WIDE_COLS) {
       int64_t m = olen - j0 < RW_WIDE_COLS ? olen - j0 : RW_WIDE_COLS, j1 = j0 + m;
-      for (int64_t k = 0; k < m; k++) acc[k] = iv, comp[k] = 0, blk[k] = -0.0f;
+      if (f64)
+        for (int64_t k = 0; k < m; k++) acc[k] = iv, comp[k] = 0;
+      else
+        for (int64_t k = 0; k < m; k++) blk[k] = -0.0f;
       for (int32_t d = 0; d <= last; d++) w[d] = 0;
       int64_t inblk = 0;
+      bool first = true; /* no block flushed into acc yet */
       for (int64_t wi = 0; wi < p->nwin; wi++) {
         int64_t base = 0;
         if (!rw_base(p, o, w, &base)) {
@@ -303,21 +315,28 @@ static void rw_rows_wide(void *ctx, int64_t r0, int64_t r1) {
               wide_add(&W, j - j0, init, 0, 1);
           }
         }
-        if (!f64 && ++inblk == RW_WIDE_BLOCK) {
-          wide_flush(acc, blk, m);
+        if (!f64 && ++inblk == RW_WIDE_BLOCK && wi + 1 < p->nwin) {
+          wide_flush(acc, blk, m, first, iv);
           inblk = 0;
+          first = false;
         }
         for (int32_t d = last; d >= 0; d--) {
           if (++w[d] < p->wdims[d]) break;
           w[d] = 0;
         }
       }
-      if (!f64 && inblk) wide_flush(acc, blk, m);
       char *dst = R->out + (row * olen + j0) * es;
-      /* the compensation: not where it is zero (-0 + +0 would lose the sign) nor past an
-       * infinity (it is NaN there: inf - inf) */
-      for (int64_t k = 0; k < m; k++)
-        wide_store(W.dt, dst + k * es, comp[k] != 0 && isfinite(acc[k]) ? acc[k] + comp[k] : acc[k]);
+      if (W.dt == CJ_F32) {
+        wide_store_f32((float *)dst, acc, blk, m, first, iv);
+      } else if (!f64) {
+        for (int64_t k = 0; k < m; k++)
+          wide_store(W.dt, dst + k * es, (first ? iv : acc[k]) + (double)blk[k]);
+      } else {
+        /* the compensation: not where it is zero (-0 + +0 would lose the sign) nor past an
+         * infinity (it is NaN there: inf - inf) */
+        for (int64_t k = 0; k < m; k++)
+          wide_store(W.dt, dst + k * es, comp[k] != 0 && isfinite(acc[k]) ? acc[k] + comp[k] : acc[k]);
+      }
     }
   }
 }
