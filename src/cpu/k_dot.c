@@ -508,7 +508,7 @@ GV_CLONES static float gv_block_dot_bf16(const uint16_t *restrict a, const float
   for (int64_t l = 0; k + l < n; l++) acc[l] += cj_bf16_to_f32(a[k + l]) * x[k + l];
   return gv_lanes_sum(acc);
 }
-/* acc[i] += x[k] * w[k * ldw + i] for k < kn, i < ns (<= GV_STRIP) */
+/* acc[i] += x[k] * w[k * ldw + i] for k < kn, i < ns */
 GV_CLONES static void gv_axpy_f32(float *restrict acc, const float *restrict w, int64_t ldw,
                                   const float *restrict x, int64_t kn, int64_t ns) {
   for (int64_t k = 0; k < kn; k++) {
@@ -554,72 +554,101 @@ static void gv_vector(const gemv_ctx *V, int64_t bi, float *x) {
   for (int64_t k = 0; k < p->K; k++) x[k] = ld32(dt, base, off + ko[k]);
 }
 
+/* the axpy form for strips [r0, r1) of batch bi: K-blocks outermost, so that a block's GV_KB
+ * rows of the matrix are walked for all the strips while they are in the TLB and the caches (a
+ * strip at a time over all of K was a third slower on 1x4096x4096); each output's block sums
+ * combined pairwise through level rows lv[level][output] (the merges depend only on the block
+ * count) */
+static void gemv_axpy(const gemv_ctx *V, int64_t bi, int64_t r0, int64_t r1, const float *x,
+                      float *lv) {
+  const dot_params *p = V->p;
+  bool amat = p->gv == GV_A_AXPY;
+  cj_dtype mt = amat ? p->lt : p->rt;
+  int64_t ks = amat ? p->sak : p->sbk, K = p->K;
+  int64_t mbase = amat ? p->ab[bi] : p->bb[bi];
+  const char *mat = amat ? V->a : V->b;
+  const float *mf = mt == CJ_F32 ? (const float *)mat + mbase : NULL;
+  const uint16_t *mh = mt == CJ_F32 ? NULL : (const uint16_t *)mat + mbase;
+  int64_t lo = r0 * GV_STRIP, hi = r1 * GV_STRIP < V->P ? r1 * GV_STRIP : V->P, w = hi - lo;
+  float acc[GV_STRIP];
+  int n = 0;
+  int64_t cnt = 0;
+  for (int64_t k0 = 0; k0 < K; k0 += GV_KB) {
+    int64_t kn = K - k0 < GV_KB ? K - k0 : GV_KB;
+    int merges = 0;
+    for (int64_t c = ++cnt; !(c & 1); c >>= 1) merges++;
+    for (int64_t i0 = lo; i0 < hi; i0 += GV_STRIP) {
+      int64_t ns = hi - i0 < GV_STRIP ? hi - i0 : GV_STRIP;
+      memset(acc, 0, sizeof(float) * (size_t)ns);
+      if (mt == CJ_F32)
+        gv_axpy_f32(acc, mf + k0 * ks + i0, ks, x + k0, kn, ns);
+      else
+        gv_axpy_bf16(acc, mh + k0 * ks + i0, ks, x + k0, kn, ns);
+      for (int t = 0; t < merges; t++) {
+        const float *l = lv + (int64_t)(n - 1 - t) * w + (i0 - lo);
+        for (int64_t i = 0; i < ns; i++) acc[i] = l[i] + acc[i];
+      }
+      memcpy(lv + (int64_t)(n - merges) * w + (i0 - lo), acc, sizeof(float) * (size_t)ns);
+    }
+    n = n - merges + 1;
+  }
+  for (int64_t i0 = lo; i0 < hi; i0 += GV_STRIP) {
+    int64_t ns = hi - i0 < GV_STRIP ? hi - i0 : GV_STRIP;
+    memset(acc, 0, sizeof(float) * (size_t)ns);
+    for (int l = n - 1; l >= 0; l--) {
+      const float *lr = lv + (int64_t)l * w + (i0 - lo);
+      for (int64_t i = 0; i < ns; i++) acc[i] = lr[i] + acc[i];
+    }
+    store_out32(p, V->c, bi * V->P + i0, acc, ns);
+  }
+}
+
 static void gemv_body(void *vctx, int64_t u0, int64_t u1) {
   const gemv_ctx *V = vctx;
   const dot_params *p = V->p;
   cj_tls_area *area = cj_tls_claim(V->ctx);
   if (!area) return;
-  float *x = (float *)area->mem;
+  float *x = (float *)area->mem, *lv = x + p->K;
   bool amat = p->gv == GV_A_DOT || p->gv == GV_A_AXPY;
   bool dotf = p->gv == GV_A_DOT || p->gv == GV_B_DOT;
   cj_dtype mt = amat ? p->lt : p->rt;
-  /* element strides of the matrix along the contraction and along the outputs */
-  int64_t ks = amat ? p->sak : p->sbk, os = amat ? p->sam : p->sbn;
-  int64_t K = p->K, cur = -1;
-  for (int64_t u = u0; u < u1; u++) {
+  int64_t os = amat ? p->sam : p->sbn; /* the matrix's stride along the outputs */
+  int64_t K = p->K;
+  for (int64_t u = u0; u < u1;) {
     int64_t bi = u / V->units, r = u % V->units;
-    if (bi != cur) {
-      gv_vector(V, bi, x);
-      cur = bi;
+    int64_t r1 = u1 - bi * V->units < V->units ? u1 - bi * V->units : V->units;
+    gv_vector(V, bi, x);
+    if (!dotf) { /* strips [r, r1) of this batch */
+      gemv_axpy(V, bi, r, r1, x, lv);
+      u += r1 - r;
+      continue;
     }
     int64_t mbase = amat ? p->ab[bi] : p->bb[bi];
     const char *mat = amat ? V->a : V->b;
     const float *mf = mt == CJ_F32 ? (const float *)mat + mbase : NULL;
     const uint16_t *mh = mt == CJ_F32 ? NULL : (const uint16_t *)mat + mbase;
-    if (dotf) { /* output r: a dot product along contiguous k */
-      float lv[GV_LEVELS];
+    for (; r < r1; r++, u++) { /* output r: a dot product along contiguous k */
+      float lvd[GV_LEVELS];
       int n = 0;
       int64_t cnt = 0;
       for (int64_t k0 = 0; k0 < K; k0 += GV_BLOCK) {
         int64_t kn = K - k0 < GV_BLOCK ? K - k0 : GV_BLOCK;
         float part = mt == CJ_F32 ? gv_block_dot_f32(mf + r * os + k0, x + k0, kn)
                                   : gv_block_dot_bf16(mh + r * os + k0, x + k0, kn);
-        for (int64_t c = ++cnt; !(c & 1); c >>= 1) part = lv[--n] + part;
-        lv[n++] = part;
+        for (int64_t c = ++cnt; !(c & 1); c >>= 1) part = lvd[--n] + part;
+        lvd[n++] = part;
       }
       float sum = 0;
-      for (int i = n - 1; i >= 0; i--) sum = lv[i] + sum;
+      for (int i = n - 1; i >= 0; i--) sum = lvd[i] + sum;
       store_out32(p, V->c, bi * V->P + r, &sum, 1);
-      continue;
     }
-    /* strip r: outputs [i0, i0 + ns), a running sum per GV_KB rows, those combined pairwise */
-    int64_t i0 = r * GV_STRIP, ns = V->P - i0 < GV_STRIP ? V->P - i0 : GV_STRIP;
-    float lv[GV_LEVELS][GV_STRIP], acc[GV_STRIP];
-    int n = 0;
-    int64_t cnt = 0;
-    for (int64_t k0 = 0; k0 < K; k0 += GV_KB) {
-      int64_t kn = K - k0 < GV_KB ? K - k0 : GV_KB;
-      memset(acc, 0, sizeof acc);
-      if (mt == CJ_F32)
-        gv_axpy_f32(acc, mf + k0 * ks + i0, ks, x + k0, kn, ns);
-      else
-        gv_axpy_bf16(acc, mh + k0 * ks + i0, ks, x + k0, kn, ns);
-      for (int64_t c = ++cnt; !(c & 1); c >>= 1) {
-        n--;
-        for (int64_t i = 0; i < ns; i++) acc[i] = lv[n][i] + acc[i];
-      }
-      memcpy(lv[n++], acc, sizeof acc);
-    }
-    memset(acc, 0, sizeof acc);
-    for (int l = n - 1; l >= 0; l--)
-      for (int64_t i = 0; i < ns; i++) acc[i] = lv[l][i] + acc[i];
-    store_out32(p, V->c, bi * V->P + i0, acc, ns);
   }
   cj_tls_release(V->ctx, area);
 }
 
 static void gemv(const dot_params *p, cj_exec_ctx *ctx, const char *a, const char *b, char *c) {
-  gemv_ctx V = {p, a, b, c, ctx, p->N == 1 && (p->gv == GV_A_DOT || p->gv == GV_A_AXPY) ? p->M : p->N, 0};
+  bool amat = p->gv == GV_A_DOT || p->gv == GV_A_AXPY; /* then N == 1: outputs along M */
+  gemv_ctx V = {p, a, b, c, ctx, amat ? p->M : p->N, 0};
   bool dotf = p->gv == GV_A_DOT || p->gv == GV_B_DOT;
   V.units = dotf ? V.P : (V.P + GV_STRIP - 1) / GV_STRIP;
   int64_t total = p->B * V.units;
@@ -930,8 +959,13 @@ static cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, const int64_t 
       p->gv = GV_B_DOT;
     else if (p->K > 0 && p->M == 1 && bmat && p->b_affine && p->sbn == 1)
       p->gv = GV_B_AXPY;
-    if (p->gv != GV_NONE)
+    if (p->gv == GV_A_DOT || p->gv == GV_B_DOT) {
       cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * p->K);
+    } else if (p->gv != GV_NONE) { /* and the axpy form's level rows (see gemv_axpy) */
+      int64_t levels = 1, P = p->gv == GV_A_AXPY ? p->M : p->N;
+      for (int64_t nb = (p->K + GV_KB - 1) / GV_KB; nb > 1; nb >>= 1) levels++;
+      cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (p->K + levels * P));
+    }
     else
       cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (MC * KC + KC * NC + MC * NC + treg));
   } else {
