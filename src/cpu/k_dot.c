@@ -3,7 +3,10 @@
  * and contraction index), so no transpose is ever materialized. f32 and f64 (and bf16/f16,
  * computed in f32 and rounded once at the end, as XLA does) run a packed, register-blocked GEMM
  * with an AVX-512 or AVX2 micro-kernel chosen from CPUID, in parallel over output tiles of the
- * client's pool; integers and complex numbers run a plain loop. */
+ * client's pool; matrix-vector products with an f32 or bf16 matrix run a GEMV; integers,
+ * complex numbers and mixed types run a plain loop. No float sum is one long running sum: the
+ * GEMM adds 256-term register blocks in two levels of chunks when K is long, the GEMV and the
+ * plain loop combine block sums pairwise. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,8 @@ typedef struct dot_params {
   int64_t *bb, *bk, *bn; /* rhs element offsets: batch, contraction, column */
   cj_dtype lt, rt, ot;
   int kind;              /* DK_F32, DK_F64, DK_GENERIC */
+  int64_t kchunk;        /* contraction indices summed in one chunk (see gemm_task) */
+  int gv;                /* GV_NONE or a matrix-vector form (see gemv) */
   bool a_affine, b_affine;
   int64_t sam, sak, sbk, sbn; /* element strides when affine */
 } dot_params;
@@ -39,6 +44,9 @@ enum { DK_F32, DK_F64, DK_GENERIC };
 /* ======================================================================== GEMM f32/f64 */
 
 enum { MR = 8, NR32 = 32, NR64 = 16, KC = 256, MC = 128, NC = 512 };
+/* long contractions (K > KTREE) are summed in chunks (see gemm_task), a task then covers at
+ * most TREE_ROWS rows (its chunk sums need a scratch region of that many rows) */
+enum { KTREE = 16 * KC, TREE_ROWS = 2 * MC };
 
 static void ukr32_generic(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
                           int64_t mr, int64_t nr, bool acc) {
@@ -345,8 +353,56 @@ static void store_out32(const dot_params *p, char *c, int64_t off, const float *
   }
 }
 
-/* One task: batch bi, columns [n0, n0 + nc), rows [mlo, mhi). GotoBLAS order: for each KC
- * block the B panel is packed once and reused by every MC block of A. */
+/* dst rows [mlo, mhi) (dst[(i - mlo) * ldd + j], columns [0, nc) of the task's n0) = the
+ * products over contraction indices [kb, ke). GotoBLAS order: for each KC block the B panel is
+ * packed once and reused by every MC block of A. (Inlined: a call here costs small GEMMs 5-15%.) */
+static inline __attribute__((always_inline)) void run32(gemm_ctx *G, char *tmp, int64_t ab,
+                                                        int64_t bb, int64_t mlo, int64_t mhi,
+                                                        int64_t n0, int64_t nc, int64_t kb,
+                                                        int64_t ke, float *dst, int64_t ldd) {
+  const dot_params *p = G->p;
+  float *ap = (float *)tmp, *bp = ap + MC * KC;
+  for (int64_t k0 = kb; k0 < ke; k0 += KC) {
+    int64_t kc = ke - k0 < KC ? ke - k0 : KC;
+    pack_b32(p, G->b, bb, n0, nc, k0, kc, bp);
+    for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
+      int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
+      pack_a32(p, G->a, ab, m0, mc, k0, kc, ap);
+      for (int64_t j0 = 0; j0 < nc; j0 += NR32)
+        for (int64_t i0 = 0; i0 < mc; i0 += MR)
+          G->u32(kc, ap + i0 * kc, bp + j0 * kc, dst + (m0 - mlo + i0) * ldd + j0, ldd,
+                 mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR32 ? nc - j0 : NR32, k0 > kb);
+    }
+  }
+}
+
+static inline __attribute__((always_inline)) void run64(gemm_ctx *G, char *tmp, int64_t ab,
+                                                        int64_t bb, int64_t mlo, int64_t mhi,
+                                                        int64_t n0, int64_t nc, int64_t kb,
+                                                        int64_t ke, double *dst, int64_t ldd) {
+  const dot_params *p = G->p;
+  double *ap = (double *)tmp, *bp = ap + MC * KC;
+  for (int64_t k0 = kb; k0 < ke; k0 += KC) {
+    int64_t kc = ke - k0 < KC ? ke - k0 : KC;
+    pack_b64(p, (const double *)G->b, bb, n0, nc, k0, kc, bp);
+    for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
+      int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
+      pack_a64(p, (const double *)G->a, ab, m0, mc, k0, kc, ap);
+      for (int64_t j0 = 0; j0 < nc; j0 += NR64)
+        for (int64_t i0 = 0; i0 < mc; i0 += MR)
+          G->u64(kc, ap + i0 * kc, bp + j0 * kc, dst + (m0 - mlo + i0) * ldd + j0, ldd,
+                 mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR64 ? nc - j0 : NR64, k0 > kb);
+    }
+  }
+}
+
+/* One task: batch bi, columns [n0, n0 + nc), rows [mlo, mhi). Each micro-kernel call sums KC
+ * products per element in registers; the KC blocks of a chunk of p->kchunk contraction indices
+ * are added one after the other, and when K is long (over KTREE) the chunks' sums (about
+ * sqrt(K / KC) of them, each of about as many blocks) are computed into a scratch region and
+ * added to the result one after the other. A running sum of all K / KC blocks would let the
+ * error grow with K / KC (K = 262144: 1.6e-6 relative, XLA:CPU 6e-7); two levels of about
+ * sqrt(K / KC) terms keep it near 1e-7. */
 static void gemm_task(gemm_ctx *G, int64_t t, char *tmp) {
   const dot_params *p = G->p;
   int64_t per = G->ntiles * G->mgroups;
@@ -355,57 +411,41 @@ static void gemm_task(gemm_ctx *G, int64_t t, char *tmp) {
   int64_t mlo = mg * G->mper, mhi = mlo + G->mper < p->M ? mlo + G->mper : p->M;
   if (mlo >= mhi || nc <= 0) return;
   int64_t ab = p->ab[bi], bb = p->bb[bi];
-  int64_t cbase = bi * p->M * p->N;
+  int64_t cbase = bi * p->M * p->N, K = p->K, step = p->kchunk;
   if (p->kind == DK_F64) {
-    double *ap = (double *)tmp, *bp = ap + MC * KC, *c = (double *)G->c + cbase;
-    if (p->K == 0)
-      for (int64_t i = mlo; i < mhi; i++) memset(c + i * p->N + n0, 0, sizeof(double) * (size_t)nc);
-    for (int64_t k0 = 0; k0 < p->K; k0 += KC) {
-      int64_t kc = p->K - k0 < KC ? p->K - k0 : KC;
-      pack_b64(p, (const double *)G->b, bb, n0, nc, k0, kc, bp);
-      for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
-        int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
-        pack_a64(p, (const double *)G->a, ab, m0, mc, k0, kc, ap);
-        for (int64_t j0 = 0; j0 < nc; j0 += NR64)
-          for (int64_t i0 = 0; i0 < mc; i0 += MR)
-            G->u64(kc, ap + i0 * kc, bp + j0 * kc, c + (m0 + i0) * p->N + n0 + j0, p->N,
-                   mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR64 ? nc - j0 : NR64, k0 > 0);
-      }
+    double *c = (double *)G->c + cbase + mlo * p->N + n0;
+    double *T = (double *)tmp + MC * KC + KC * NC; /* chunk sums (long K) */
+    if (K == 0)
+      for (int64_t i = mlo; i < mhi; i++) memset(c + (i - mlo) * p->N, 0, sizeof(double) * (size_t)nc);
+    run64(G, tmp, ab, bb, mlo, mhi, n0, nc, 0, K < step ? K : step, c, p->N);
+    for (int64_t kb = step; kb < K; kb += step) {
+      run64(G, tmp, ab, bb, mlo, mhi, n0, nc, kb, K - kb < step ? K : kb + step, T, nc);
+      for (int64_t i = 0; i < mhi - mlo; i++)
+        for (int64_t j = 0; j < nc; j++) c[i * p->N + j] += T[i * nc + j];
     }
     return;
   }
-  float *ap = (float *)tmp, *bp = ap + MC * KC;
+  float *bp = (float *)tmp + MC * KC, *tile = bp + KC * NC, *T = tile + MC * NC;
   if (p->ot == CJ_F32) {
-    float *c = (float *)G->c + cbase;
-    if (p->K == 0)
-      for (int64_t i = mlo; i < mhi; i++) memset(c + i * p->N + n0, 0, sizeof(float) * (size_t)nc);
-    for (int64_t k0 = 0; k0 < p->K; k0 += KC) {
-      int64_t kc = p->K - k0 < KC ? p->K - k0 : KC;
-      pack_b32(p, G->b, bb, n0, nc, k0, kc, bp);
-      for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
-        int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
-        pack_a32(p, G->a, ab, m0, mc, k0, kc, ap);
-        for (int64_t j0 = 0; j0 < nc; j0 += NR32)
-          for (int64_t i0 = 0; i0 < mc; i0 += MR)
-            G->u32(kc, ap + i0 * kc, bp + j0 * kc, c + (m0 + i0) * p->N + n0 + j0, p->N,
-                   mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR32 ? nc - j0 : NR32, k0 > 0);
-      }
+    float *c = (float *)G->c + cbase + mlo * p->N + n0;
+    if (K == 0)
+      for (int64_t i = mlo; i < mhi; i++) memset(c + (i - mlo) * p->N, 0, sizeof(float) * (size_t)nc);
+    run32(G, tmp, ab, bb, mlo, mhi, n0, nc, 0, K < step ? K : step, c, p->N);
+    for (int64_t kb = step; kb < K; kb += step) {
+      run32(G, tmp, ab, bb, mlo, mhi, n0, nc, kb, K - kb < step ? K : kb + step, T, nc);
+      for (int64_t i = 0; i < mhi - mlo; i++)
+        for (int64_t j = 0; j < nc; j++) c[i * p->N + j] += T[i * nc + j];
     }
     return;
   }
   /* bf16/f16 results: accumulate an MC x NC tile in f32, round once */
-  float *tile = bp + KC * NC;
   for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
     int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
-    if (p->K == 0) memset(tile, 0, sizeof(float) * (size_t)(mc * nc));
-    for (int64_t k0 = 0; k0 < p->K; k0 += KC) {
-      int64_t kc = p->K - k0 < KC ? p->K - k0 : KC;
-      pack_b32(p, G->b, bb, n0, nc, k0, kc, bp);
-      pack_a32(p, G->a, ab, m0, mc, k0, kc, ap);
-      for (int64_t j0 = 0; j0 < nc; j0 += NR32)
-        for (int64_t i0 = 0; i0 < mc; i0 += MR)
-          G->u32(kc, ap + i0 * kc, bp + j0 * kc, tile + i0 * nc + j0, nc,
-                 mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR32 ? nc - j0 : NR32, k0 > 0);
+    if (K == 0) memset(tile, 0, sizeof(float) * (size_t)(mc * nc));
+    run32(G, tmp, ab, bb, m0, m0 + mc, n0, nc, 0, K < step ? K : step, tile, nc);
+    for (int64_t kb = step; kb < K; kb += step) {
+      run32(G, tmp, ab, bb, m0, m0 + mc, n0, nc, kb, K - kb < step ? K : kb + step, T, nc);
+      for (int64_t i = 0; i < mc * nc; i++) tile[i] += T[i];
     }
     for (int64_t i = 0; i < mc; i++) store_out32(p, G->c, cbase + (m0 + i) * p->N + n0, tile + i * nc, nc);
   }
@@ -419,55 +459,307 @@ static void gemm_body(void *vctx, int64_t b, int64_t e) {
   cj_tls_release(G->ctx, a);
 }
 
+/* ======================================================================== GEMV */
+
+/* Matrix-vector products (N == 1: A x; M == 1: x B, batch-1 inference) with an f32 or bf16
+ * matrix whose elements are contiguous along the contraction (dot form: each output is one
+ * long dot product) or along the outputs (axpy form: outputs += x[k] * matrix row k). The GEMM
+ * would pad the vector to a whole register panel (1/32 or 1/8 of its work useful). Sums are
+ * blocked: the dot form keeps GV_LANES partial sums per output over blocks of GV_BLOCK terms,
+ * adds the lanes pairwise and combines the blocks pairwise; the axpy form sums GV_KB terms per
+ * output, then combines those block sums pairwise, per strip of GV_STRIP outputs. */
+enum { GV_NONE, GV_A_DOT, GV_A_AXPY, GV_B_DOT, GV_B_AXPY };
+enum { GV_LANES = 64, GV_BLOCK = 1024, GV_STRIP = 64, GV_KB = 256, GV_LEVELS = 48 };
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#pragma GCC push_options
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#define GV_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define GV_POP_OPTIONS 1
+#else
+#define GV_CLONES
+#endif
+static inline float gv_lanes_sum(float *acc) {
+  for (int w = GV_LANES / 2; w >= 1; w /= 2)
+    for (int l = 0; l < w; l++) acc[l] += acc[l + w];
+  return acc[0];
+}
+/* sum of a[k] * x[k], k < n <= GV_BLOCK, in GV_LANES lanes added pairwise */
+GV_CLONES static float gv_block_dot_f32(const float *restrict a, const float *restrict x,
+                                        int64_t n) {
+  float acc[GV_LANES] = {0};
+  int64_t k = 0;
+  for (; k + GV_LANES <= n; k += GV_LANES)
+    for (int l = 0; l < GV_LANES; l++) acc[l] += a[k + l] * x[k + l];
+  for (int64_t l = 0; k + l < n; l++) acc[l] += a[k + l] * x[k + l];
+  return gv_lanes_sum(acc);
+}
+GV_CLONES static float gv_block_dot_bf16(const uint16_t *restrict a, const float *restrict x,
+                                         int64_t n) {
+  float acc[GV_LANES] = {0};
+  int64_t k = 0;
+  for (; k + GV_LANES <= n; k += GV_LANES)
+    for (int l = 0; l < GV_LANES; l++) {
+      uint32_t u = (uint32_t)a[k + l] << 16;
+      float f;
+      memcpy(&f, &u, 4);
+      acc[l] += f * x[k + l];
+    }
+  for (int64_t l = 0; k + l < n; l++) acc[l] += cj_bf16_to_f32(a[k + l]) * x[k + l];
+  return gv_lanes_sum(acc);
+}
+/* acc[i] += x[k] * w[k * ldw + i] for k < kn, i < ns */
+GV_CLONES static void gv_axpy_f32(float *restrict acc, const float *restrict w, int64_t ldw,
+                                  const float *restrict x, int64_t kn, int64_t ns) {
+  for (int64_t k = 0; k < kn; k++) {
+    float xk = x[k];
+    const float *row = w + k * ldw;
+    for (int64_t i = 0; i < ns; i++) acc[i] += xk * row[i];
+  }
+}
+GV_CLONES static void gv_axpy_bf16(float *restrict acc, const uint16_t *restrict w, int64_t ldw,
+                                   const float *restrict x, int64_t kn, int64_t ns) {
+  for (int64_t k = 0; k < kn; k++) {
+    float xk = x[k];
+    const uint16_t *row = w + k * ldw;
+    for (int64_t i = 0; i < ns; i++) {
+      uint32_t u = (uint32_t)row[i] << 16;
+      float f;
+      memcpy(&f, &u, 4);
+      acc[i] += xk * f;
+    }
+  }
+}
+#ifdef GV_POP_OPTIONS
+#pragma GCC pop_options
+#endif
+
+typedef struct gemv_ctx {
+  const dot_params *p;
+  const char *a, *b;
+  char *c;
+  cj_exec_ctx *ctx;
+  int64_t P;      /* outputs per batch */
+  int64_t units;  /* per batch: outputs (dot form) or strips (axpy form) */
+} gemv_ctx;
+
+/* the vector of batch bi as contiguous f32 */
+static void gv_vector(const gemv_ctx *V, int64_t bi, float *x) {
+  const dot_params *p = V->p;
+  bool bvec = p->gv == GV_A_DOT || p->gv == GV_A_AXPY;
+  cj_dtype dt = bvec ? p->rt : p->lt;
+  const char *base = bvec ? V->b : V->a;
+  int64_t off = bvec ? p->bb[bi] + p->bn[0] : p->ab[bi] + p->am[0];
+  const int64_t *ko = bvec ? p->bk : p->ak;
+  for (int64_t k = 0; k < p->K; k++) x[k] = ld32(dt, base, off + ko[k]);
+}
+
+/* the axpy form for strips [r0, r1) of batch bi: K-blocks outermost, so that a block's GV_KB
+ * rows of the matrix are walked for all the strips while they are in the TLB and the caches (a
+ * strip at a time over all of K was a third slower on 1x4096x4096); each output's block sums
+ * combined pairwise through level rows lv[level][output] (the merges depend only on the block
+ * count) */
+static void gemv_axpy(const gemv_ctx *V, int64_t bi, int64_t r0, int64_t r1, const float *x,
+                      float *lv) {
+  const dot_params *p = V->p;
+  bool amat = p->gv == GV_A_AXPY;
+  cj_dtype mt = amat ? p->lt : p->rt;
+  int64_t ks = amat ? p->sak : p->sbk, K = p->K;
+  int64_t mbase = amat ? p->ab[bi] : p->bb[bi];
+  const char *mat = amat ? V->a : V->b;
+  const float *mf = mt == CJ_F32 ? (const float *)mat + mbase : NULL;
+  const uint16_t *mh = mt == CJ_F32 ? NULL : (const uint16_t *)mat + mbase;
+  int64_t lo = r0 * GV_STRIP, hi = r1 * GV_STRIP < V->P ? r1 * GV_STRIP : V->P, w = hi - lo;
+  float acc[GV_STRIP];
+  int n = 0;
+  int64_t cnt = 0;
+  for (int64_t k0 = 0; k0 < K; k0 += GV_KB) {
+    int64_t kn = K - k0 < GV_KB ? K - k0 : GV_KB;
+    int merges = 0;
+    for (int64_t c = ++cnt; !(c & 1); c >>= 1) merges++;
+    for (int64_t i0 = lo; i0 < hi; i0 += GV_STRIP) {
+      int64_t ns = hi - i0 < GV_STRIP ? hi - i0 : GV_STRIP;
+      memset(acc, 0, sizeof(float) * (size_t)ns);
+      if (mt == CJ_F32)
+        gv_axpy_f32(acc, mf + k0 * ks + i0, ks, x + k0, kn, ns);
+      else
+        gv_axpy_bf16(acc, mh + k0 * ks + i0, ks, x + k0, kn, ns);
+      for (int t = 0; t < merges; t++) {
+        const float *l = lv + (int64_t)(n - 1 - t) * w + (i0 - lo);
+        for (int64_t i = 0; i < ns; i++) acc[i] = l[i] + acc[i];
+      }
+      memcpy(lv + (int64_t)(n - merges) * w + (i0 - lo), acc, sizeof(float) * (size_t)ns);
+    }
+    n = n - merges + 1;
+  }
+  for (int64_t i0 = lo; i0 < hi; i0 += GV_STRIP) {
+    int64_t ns = hi - i0 < GV_STRIP ? hi - i0 : GV_STRIP;
+    memset(acc, 0, sizeof(float) * (size_t)ns);
+    for (int l = n - 1; l >= 0; l--) {
+      const float *lr = lv + (int64_t)l * w + (i0 - lo);
+      for (int64_t i = 0; i < ns; i++) acc[i] = lr[i] + acc[i];
+    }
+    store_out32(p, V->c, bi * V->P + i0, acc, ns);
+  }
+}
+
+static void gemv_body(void *vctx, int64_t u0, int64_t u1) {
+  const gemv_ctx *V = vctx;
+  const dot_params *p = V->p;
+  cj_tls_area *area = cj_tls_claim(V->ctx);
+  if (!area) return;
+  float *x = (float *)area->mem, *lv = x + p->K;
+  bool amat = p->gv == GV_A_DOT || p->gv == GV_A_AXPY;
+  bool dotf = p->gv == GV_A_DOT || p->gv == GV_B_DOT;
+  cj_dtype mt = amat ? p->lt : p->rt;
+  int64_t os = amat ? p->sam : p->sbn; /* the matrix's stride along the outputs */
+  int64_t K = p->K;
+  for (int64_t u = u0; u < u1;) {
+    int64_t bi = u / V->units, r = u % V->units;
+    int64_t r1 = u1 - bi * V->units < V->units ? u1 - bi * V->units : V->units;
+    gv_vector(V, bi, x);
+    if (!dotf) { /* strips [r, r1) of this batch */
+      gemv_axpy(V, bi, r, r1, x, lv);
+      u += r1 - r;
+      continue;
+    }
+    int64_t mbase = amat ? p->ab[bi] : p->bb[bi];
+    const char *mat = amat ? V->a : V->b;
+    const float *mf = mt == CJ_F32 ? (const float *)mat + mbase : NULL;
+    const uint16_t *mh = mt == CJ_F32 ? NULL : (const uint16_t *)mat + mbase;
+    for (; r < r1; r++, u++) { /* output r: a dot product along contiguous k */
+      float lvd[GV_LEVELS];
+      int n = 0;
+      int64_t cnt = 0;
+      for (int64_t k0 = 0; k0 < K; k0 += GV_BLOCK) {
+        int64_t kn = K - k0 < GV_BLOCK ? K - k0 : GV_BLOCK;
+        float part = mt == CJ_F32 ? gv_block_dot_f32(mf + r * os + k0, x + k0, kn)
+                                  : gv_block_dot_bf16(mh + r * os + k0, x + k0, kn);
+        for (int64_t c = ++cnt; !(c & 1); c >>= 1) part = lvd[--n] + part;
+        lvd[n++] = part;
+      }
+      float sum = 0;
+      for (int i = n - 1; i >= 0; i--) sum = lvd[i] + sum;
+      store_out32(p, V->c, bi * V->P + r, &sum, 1);
+    }
+  }
+  cj_tls_release(V->ctx, area);
+}
+
+static void gemv(const dot_params *p, cj_exec_ctx *ctx, const char *a, const char *b, char *c) {
+  bool amat = p->gv == GV_A_DOT || p->gv == GV_A_AXPY; /* then N == 1: outputs along M */
+  gemv_ctx V = {p, a, b, c, ctx, amat ? p->M : p->N, 0};
+  bool dotf = p->gv == GV_A_DOT || p->gv == GV_B_DOT;
+  V.units = dotf ? V.P : (V.P + GV_STRIP - 1) / GV_STRIP;
+  int64_t total = p->B * V.units;
+  double work = (double)p->B * (double)V.P * (double)p->K;
+  int nthreads = ctx->pool ? cj_pool_size(ctx->pool) : 1;
+  if (nthreads > 1 && work > 2e6 && total > 1) {
+    int64_t grain = total / (4 * nthreads);
+    cj_pool_parallel_for(ctx->pool, total, grain < 1 ? 1 : grain, gemv_body, &V);
+  } else {
+    gemv_body(&V, 0, total);
+  }
+}
+
 /* ======================================================================== generic */
 
-typedef struct gval {
-  double re, im;
-  uint64_t u;
-} gval;
+/* Float and complex sums here are blocked: GEN_BLOCK products summed one after the other, the
+ * block sums then combined pairwise (a binary counter of partial sums: level i holds the sum
+ * of 2^i blocks), so the error grows with log2(K / GEN_BLOCK), not with K. */
+enum { GEN_BLOCK = 128, GEN_LEVELS = 64 };
+
+typedef struct ptree {
+  double v[GEN_LEVELS][2]; /* (re, im) */
+  int n;
+  int64_t cnt;
+  bool f32; /* partial sums rounded to f32 (complex<f32> and f32-or-smaller results) */
+} ptree;
+
+static inline void pt_push(ptree *t, double re, double im) {
+  for (int64_t c = ++t->cnt; !(c & 1); c >>= 1) {
+    t->n--;
+    if (t->f32) {
+      re = (double)((float)t->v[t->n][0] + (float)re);
+      im = (double)((float)t->v[t->n][1] + (float)im);
+    } else {
+      re = t->v[t->n][0] + re;
+      im = t->v[t->n][1] + im;
+    }
+  }
+  t->v[t->n][0] = re;
+  t->v[t->n][1] = im;
+  t->n++;
+}
+
+static inline void pt_sum(const ptree *t, double *re, double *im) {
+  double r = 0, i = 0;
+  float fr = 0, fi = 0;
+  for (int k = t->n - 1; k >= 0; k--) {
+    if (t->f32) {
+      fr = (float)t->v[k][0] + fr;
+      fi = (float)t->v[k][1] + fi;
+    } else {
+      r = t->v[k][0] + r;
+      i = t->v[k][1] + i;
+    }
+  }
+  *re = t->f32 ? fr : r;
+  *im = t->f32 ? fi : i;
+}
+
+static inline void ld_cplx(cj_dtype dt, const char *base, int64_t off, double *re, double *im) {
+  if (dt == CJ_C64) {
+    *re = ((const float *)base)[2 * off];
+    *im = ((const float *)base)[2 * off + 1];
+  } else if (dt == CJ_C128) {
+    *re = ((const double *)base)[2 * off];
+    *im = ((const double *)base)[2 * off + 1];
+  } else {
+    *re = cj_elem_get_f64(dt, base, (size_t)off);
+    *im = 0;
+  }
+}
 
 static void dot_generic(const dot_params *p, const char *a, const char *b, char *c) {
   cj_dtype_kind ok = cj_dtype_kindof(p->ot);
   int obytes = cj_dtype_bytes(p->ot);
+  /* complex<f32> and float results of 4 bytes or fewer accumulate in f32, as XLA does */
+  bool f32acc = ok == CJ_DK_COMPLEX ? p->ot == CJ_C64 : obytes <= 4;
   for (int64_t bi = 0; bi < p->B; bi++)
     for (int64_t m = 0; m < p->M; m++)
       for (int64_t n = 0; n < p->N; n++) {
         int64_t oi = (bi * p->M + m) * p->N + n;
+        int64_t ao0 = p->ab[bi] + p->am[m], bo0 = p->bb[bi] + p->bn[n];
         if (ok == CJ_DK_SINT || ok == CJ_DK_UINT || ok == CJ_DK_BOOL) {
           uint64_t acc = 0;
           for (int64_t k = 0; k < p->K; k++) {
-            uint64_t x = (uint64_t)cj_elem_get_i64(p->lt, a, (size_t)(p->ab[bi] + p->am[m] + p->ak[k]));
-            uint64_t y = (uint64_t)cj_elem_get_i64(p->rt, b, (size_t)(p->bb[bi] + p->bk[k] + p->bn[n]));
+            uint64_t x = (uint64_t)cj_elem_get_i64(p->lt, a, (size_t)(ao0 + p->ak[k]));
+            uint64_t y = (uint64_t)cj_elem_get_i64(p->rt, b, (size_t)(bo0 + p->bk[k]));
             acc += x * y;
           }
           if (ok == CJ_DK_BOOL) acc = acc != 0;
           cj_elem_set_i64(p->ot, c, (size_t)oi, (int64_t)acc);
-        } else if (ok == CJ_DK_COMPLEX) {
+          continue;
+        }
+        bool cplx = ok == CJ_DK_COMPLEX;
+        ptree t;
+        t.n = 0;
+        t.cnt = 0;
+        t.f32 = f32acc;
+        for (int64_t k0 = 0; k0 < p->K; k0 += GEN_BLOCK) {
+          int64_t k1 = p->K - k0 < GEN_BLOCK ? p->K : k0 + GEN_BLOCK;
           double re = 0, im = 0;
-          float fre = 0, fim = 0; /* complex<f32> accumulates in f32, as XLA does */
-          bool f32acc = p->ot == CJ_C64;
-          for (int64_t k = 0; k < p->K; k++) {
-            int64_t ao = p->ab[bi] + p->am[m] + p->ak[k], bo = p->bb[bi] + p->bk[k] + p->bn[n];
-            double xr, xi, yr, yi;
-            if (p->lt == CJ_C64) {
-              xr = ((const float *)a)[2 * ao];
-              xi = ((const float *)a)[2 * ao + 1];
-            } else if (p->lt == CJ_C128) {
-              xr = ((const double *)a)[2 * ao];
-              xi = ((const double *)a)[2 * ao + 1];
+          float fre = 0, fim = 0;
+          for (int64_t k = k0; k < k1; k++) {
+            int64_t ao = ao0 + p->ak[k], bo = bo0 + p->bk[k];
+            double xr, xi = 0, yr, yi = 0;
+            if (cplx) {
+              ld_cplx(p->lt, a, ao, &xr, &xi);
+              ld_cplx(p->rt, b, bo, &yr, &yi);
             } else {
               xr = cj_elem_get_f64(p->lt, a, (size_t)ao);
-              xi = 0;
-            }
-            if (p->rt == CJ_C64) {
-              yr = ((const float *)b)[2 * bo];
-              yi = ((const float *)b)[2 * bo + 1];
-            } else if (p->rt == CJ_C128) {
-              yr = ((const double *)b)[2 * bo];
-              yi = ((const double *)b)[2 * bo + 1];
-            } else {
               yr = cj_elem_get_f64(p->rt, b, (size_t)bo);
-              yi = 0;
             }
             if (f32acc) {
               float a = (float)xr, b = (float)xi, cc = (float)yr, d = (float)yi;
@@ -478,26 +770,21 @@ static void dot_generic(const dot_params *p, const char *a, const char *b, char 
               im += xr * yi + xi * yr;
             }
           }
-          if (p->ot == CJ_C64) {
-            ((float *)c)[2 * oi] = fre;
-            ((float *)c)[2 * oi + 1] = fim;
-          } else {
-            ((double *)c)[2 * oi] = re;
-            ((double *)c)[2 * oi + 1] = im;
-          }
+          if (f32acc)
+            pt_push(&t, fre, fim);
+          else
+            pt_push(&t, re, im);
+        }
+        double re, im;
+        pt_sum(&t, &re, &im);
+        if (p->ot == CJ_C64) {
+          ((float *)c)[2 * oi] = (float)re;
+          ((float *)c)[2 * oi + 1] = (float)im;
+        } else if (p->ot == CJ_C128) {
+          ((double *)c)[2 * oi] = re;
+          ((double *)c)[2 * oi + 1] = im;
         } else {
-          double acc = 0;
-          bool f32acc = obytes <= 4;
-          float facc = 0;
-          for (int64_t k = 0; k < p->K; k++) {
-            double x = cj_elem_get_f64(p->lt, a, (size_t)(p->ab[bi] + p->am[m] + p->ak[k]));
-            double y = cj_elem_get_f64(p->rt, b, (size_t)(p->bb[bi] + p->bk[k] + p->bn[n]));
-            if (f32acc)
-              facc += (float)x * (float)y;
-            else
-              acc += x * y;
-          }
-          cj_elem_set_f64(p->ot, c, (size_t)oi, f32acc ? (double)facc : acc);
+          cj_elem_set_f64(p->ot, c, (size_t)oi, re);
         }
       }
 }
@@ -511,6 +798,10 @@ static cj_status k_dot(cj_exec_ctx *ctx, const cj_step *st) {
   if (p->B * p->M * p->N == 0) return NULL;
   if (p->kind == DK_GENERIC) {
     dot_generic(p, a, b, c);
+    return NULL;
+  }
+  if (p->gv != GV_NONE) {
+    gemv(p, ctx, a, b, c);
     return NULL;
   }
   gemm_ctx G;
@@ -530,6 +821,8 @@ static cj_status k_dot(cj_exec_ctx *ctx, const cj_step *st) {
   int64_t want = par ? 2 * nthreads : 1;
   int64_t have = p->B * G.ntiles;
   G.mgroups = have >= want ? 1 : (want + have - 1) / have;
+  if (p->kchunk < p->K && G.mgroups < (mtiles * MC + TREE_ROWS - 1) / TREE_ROWS)
+    G.mgroups = (mtiles * MC + TREE_ROWS - 1) / TREE_ROWS;
   if (G.mgroups > mtiles) G.mgroups = mtiles;
   if (G.mgroups < 1) G.mgroups = 1;
   G.mper = ((mtiles + G.mgroups - 1) / G.mgroups) * MC;
@@ -616,6 +909,7 @@ static cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, const int64_t 
     }
   dot_params *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return cj_oom();
+  memset(p, 0, sizeof *p);
   int64_t B2;
   p->ab = offsets(L, (int32_t)nlb, bd, bxs, &p->B);
   p->bb = offsets(L, (int32_t)nlb, bd, bys, &B2);
@@ -640,12 +934,40 @@ static cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, const int64_t 
   bool small_f = (x.dtype == CJ_F32 || x.dtype == CJ_BF16 || x.dtype == CJ_F16) &&
                  (y.dtype == CJ_F32 || y.dtype == CJ_BF16 || y.dtype == CJ_F16) &&
                  (r.dtype == CJ_F32 || r.dtype == CJ_BF16 || r.dtype == CJ_F16);
+  /* chunks of about sqrt(K / KC) blocks when K is long; the chunk sums' scratch region */
+  p->kchunk = p->K;
+  int64_t treg = 0;
+  if (p->K > KTREE) {
+    int64_t nb = (p->K + KC - 1) / KC, g = 1;
+    while (g * g < nb) g++;
+    p->kchunk = g * KC;
+    treg = (p->M < TREE_ROWS ? (p->M > MC ? p->M : MC) : TREE_ROWS) * (p->N < NC ? p->N : NC);
+  }
   if (x.dtype == CJ_F64 && y.dtype == CJ_F64 && r.dtype == CJ_F64) {
     p->kind = DK_F64;
-    cj_lw_set_tls_bytes(L, (int64_t)sizeof(double) * (MC * KC + KC * NC));
+    cj_lw_set_tls_bytes(L, (int64_t)sizeof(double) * (MC * KC + KC * NC + treg));
   } else if (small_f) {
     p->kind = DK_F32;
-    cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (MC * KC + KC * NC + MC * NC));
+    /* a matrix-vector product: which operand is the matrix, and its layout */
+    bool amat = p->lt == CJ_F32 || p->lt == CJ_BF16, bmat = p->rt == CJ_F32 || p->rt == CJ_BF16;
+    p->gv = GV_NONE;
+    if (p->K > 0 && p->N == 1 && amat && p->a_affine && p->sak == 1)
+      p->gv = GV_A_DOT;
+    else if (p->K > 0 && p->N == 1 && amat && p->a_affine && p->sam == 1 && p->M > 1)
+      p->gv = GV_A_AXPY;
+    else if (p->K > 0 && p->M == 1 && bmat && p->b_affine && p->sbk == 1)
+      p->gv = GV_B_DOT;
+    else if (p->K > 0 && p->M == 1 && bmat && p->b_affine && p->sbn == 1)
+      p->gv = GV_B_AXPY;
+    if (p->gv == GV_A_DOT || p->gv == GV_B_DOT) {
+      cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * p->K);
+    } else if (p->gv != GV_NONE) { /* and the axpy form's level rows (see gemv_axpy) */
+      int64_t levels = 1, P = p->gv == GV_A_AXPY ? p->M : p->N;
+      for (int64_t nb = (p->K + GV_KB - 1) / GV_KB; nb > 1; nb >>= 1) levels++;
+      cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (p->K + levels * P));
+    }
+    else
+      cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (MC * KC + KC * NC + MC * NC + treg));
   } else {
     p->kind = DK_GENERIC;
   }

@@ -40,6 +40,8 @@ typedef struct rw_params {
   int64_t scan_outer, scan_n, scan_inner;
   kg_scan_fn scan_fn; /* forward scans of contiguous lines (scan_inner == 1) */
   struct fscan *fscan; /* float sums and products: in f64 (see fscan_lines) */
+  bool wide;           /* a float sum over a long window: in f64 (see rw_rows_wide) */
+  cj_dtype wide_dt;
   /* general */
   int32_t n;
   kg_body body;
@@ -59,6 +61,42 @@ typedef struct rw_run {
   const char *in, *init;
   bool skip;
 } rw_run;
+
+/* Window position w of output row o (all dims but the last): false when the leading dims
+ * fall into padding (or between dilated elements), else the input offset of their elements */
+static inline bool rw_base(const rw_params *p, const int64_t *o, const int64_t *w, int64_t *base) {
+  int64_t b = 0;
+  for (int32_t d = 0; d < p->rank - 1; d++) {
+    int64_t q = o[d] * p->wstr[d] + w[d] * p->wdil[d] - p->plo[d];
+    int64_t bd = p->bdil[d];
+    if (bd != 1) { /* (dividing costs more than the rest when there is no dilation) */
+      if (q % bd != 0) return false;
+      q /= bd;
+    }
+    if (q < 0 || q >= p->idims[d]) return false;
+    b += q * p->istr[d];
+  }
+  *base = b;
+  return true;
+}
+
+/* along the last dim (no base dilation): output j reads input j * s + c, in bounds for
+ * j in [lo, hi) */
+static inline void rw_span(const rw_params *p, int64_t wl, int64_t *c, int64_t *lo, int64_t *hi) {
+  int32_t last = p->rank - 1;
+  int64_t cc = wl * p->wdil[last] - p->plo[last], s = p->wstr[last], id = p->idims[last];
+  int64_t l, h;
+  if (s == 1) {
+    l = cc >= 0 ? 0 : -cc;
+    h = id - 1 - cc < 0 ? 0 : id - cc;
+  } else {
+    l = cc >= 0 ? 0 : -floordiv(cc, s); /* ceil(-c / s) */
+    h = id - 1 - cc < 0 ? 0 : floordiv(id - 1 - cc, s) + 1;
+  }
+  if (h > p->olen) h = p->olen;
+  if (l > h) l = h;
+  *c = cc, *lo = l, *hi = h;
+}
 
 static void rw_rows(void *ctx, int64_t r0, int64_t r1) {
   const rw_run *R = ctx;
@@ -81,40 +119,21 @@ static void rw_rows(void *ctx, int64_t r0, int64_t r1) {
     cj_fill_value(acc, R->init, es, olen);
     for (int32_t d = 0; d <= last; d++) w[d] = 0;
     for (int64_t wi = 0; wi < p->nwin; wi++) {
-      bool valid = true;
       int64_t base = 0;
-      for (int32_t d = 0; d < last; d++) {
-        int64_t q = o[d] * p->wstr[d] + w[d] * p->wdil[d] - p->plo[d];
-        int64_t bd = p->bdil[d];
-        if (bd != 1) { /* (dividing costs more than the rest when there is no dilation) */
-          if (q % bd != 0) {
-            valid = false;
-            break;
-          }
-          q /= bd;
-        }
-        if (q < 0 || q >= p->idims[d]) {
-          valid = false;
-          break;
-        }
-        base += q * p->istr[d];
-      }
-      if (!valid) {
+      if (!rw_base(p, o, w, &base)) {
         if (!R->skip) p->comb(acc, es, R->init, 0, olen);
       } else {
-        int64_t c = w[last] * p->wdil[last] - p->plo[last], s = p->wstr[last];
-        int64_t bd = p->bdil[last], id = p->idims[last];
+        int64_t s = p->wstr[last], bd = p->bdil[last], id = p->idims[last];
         if (bd == 1) {
-          int64_t lo = c >= 0 ? 0 : -floordiv(c, s); /* ceil(-c / s) */
-          int64_t hi = id - 1 - c < 0 ? 0 : floordiv(id - 1 - c, s) + 1;
-          if (hi > olen) hi = olen;
-          if (lo > hi) lo = hi;
+          int64_t c, lo, hi;
+          rw_span(p, w[last], &c, &lo, &hi);
           if (lo < hi) p->comb(acc + lo * es, es, R->in + (base + lo * s + c) * es, s * es, hi - lo);
           if (!R->skip) {
             if (lo > 0) p->comb(acc, es, R->init, 0, lo);
             if (hi < olen) p->comb(acc + hi * es, es, R->init, 0, olen - hi);
           }
         } else {
+          int64_t c = w[last] * p->wdil[last] - p->plo[last];
           for (int64_t j = 0; j < olen; j++) {
             int64_t q = j * s + c;
             if (q >= 0 && q % bd == 0 && q / bd < id)
@@ -127,6 +146,196 @@ static void rw_rows(void *ctx, int64_t r0, int64_t r1) {
       for (int32_t d = last; d >= 0; d--) {
         if (++w[d] < p->wdims[d]) break;
         w[d] = 0;
+      }
+    }
+  }
+}
+
+/* Float sums over long windows (RW_WIDE_MIN elements or more: sum and average pooling, a
+ * moving sum along an axis) are accumulated blockwise: the terms of RW_WIDE_BLOCK consecutive
+ * window positions are summed in f32 (bf16 and f16 terms too), each block's sum is then added
+ * to an f64 accumulator, and each output is rounded once. A running sum in the element type
+ * loses digits with the window's length (bf16 or f16 sums of 4096 values stall once the
+ * running value's ulp outgrows the terms; an f32 running sum of 4096 values is off by ~3e-6
+ * relative, XLA:CPU's by ~2e-7, these by ~8e-8); summing all in f64 would cost a third more
+ * time than the f32 blocks. f64 sums carry Neumaier's compensation term instead. The output row
+ * is done RW_WIDE_COLS columns at a time, each column's accumulator visiting the window
+ * positions in order. Short windows keep the body's own arithmetic (one rounding per step in
+ * the element type, as the reference interpreter computes them). */
+enum { RW_WIDE_MIN = 64, RW_WIDE_COLS = 1024, RW_WIDE_BLOCK = 64 };
+
+static inline double wide_load(cj_dtype dt, const char *x) {
+  switch (dt) {
+    case CJ_F32: { float v; memcpy(&v, x, 4); return v; }
+    case CJ_F64: { double v; memcpy(&v, x, 8); return v; }
+    case CJ_BF16: { uint16_t v; memcpy(&v, x, 2); return cj_bf16_to_f32(v); }
+    default: { uint16_t v; memcpy(&v, x, 2); return cj_f16_to_f32(v); }
+  }
+}
+
+static inline void wide_store(cj_dtype dt, char *x, double v) {
+  switch (dt) {
+    case CJ_F32: { float f = (float)v; memcpy(x, &f, 4); break; }
+    case CJ_F64: memcpy(x, &v, 8); break;
+    case CJ_BF16: { uint16_t h = cj_f32_to_bf16((float)v); memcpy(x, &h, 2); break; }
+    default: { uint16_t h = cj_f32_to_f16((float)v); memcpy(x, &h, 2); break; }
+  }
+}
+
+/* the loops below are vectorized for several instruction sets (function multiversioning, as
+ * the combiners in k_gather_common.c) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#pragma GCC push_options
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#define RW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define RW_POP_OPTIONS 1
+#else
+#define RW_CLONES
+#endif
+/* blk[k] += x[k * s] for k < n */
+RW_CLONES static void wide_add_f32(float *restrict blk, const float *restrict v, int64_t s,
+                                   int64_t n) {
+  if (s == 1)
+    for (int64_t k = 0; k < n; k++) blk[k] += v[k];
+  else
+    for (int64_t k = 0; k < n; k++) blk[k] += v[k * s];
+}
+RW_CLONES static void wide_add_bf16(float *restrict blk, const uint16_t *restrict v, int64_t s,
+                                    int64_t n) {
+  for (int64_t k = 0; k < n; k++) {
+    uint32_t u = (uint32_t)v[k * s] << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    blk[k] += f;
+  }
+}
+/* acc[k] (= iv for the first block) += blk[k]; blk[k] = -0 (the identity of addition that
+ * keeps the sign of zeros) */
+RW_CLONES static void wide_flush(double *restrict acc, float *restrict blk, int64_t n, bool first,
+                                 double iv) {
+  for (int64_t k = 0; k < n; k++) {
+    acc[k] = (first ? iv : acc[k]) + (double)blk[k];
+    blk[k] = -0.0f;
+  }
+}
+/* dst[k] = round(acc[k] (iv when no block was flushed) + blk[k]) for f32 and bf16 results */
+RW_CLONES static void wide_store_f32(float *restrict dst, const double *restrict acc,
+                                     const float *restrict blk, int64_t n, bool first, double iv) {
+  for (int64_t k = 0; k < n; k++) dst[k] = (float)((first ? iv : acc[k]) + (double)blk[k]);
+}
+#ifdef RW_POP_OPTIONS
+#pragma GCC pop_options
+#endif
+
+typedef struct wide_acc {
+  cj_dtype dt;
+  float *blk;           /* the current block's sums (not for f64) */
+  double *acc, *comp;   /* the f64 sums (and for f64, the compensation terms) */
+} wide_acc;
+
+/* terms x[k * s] (of type dt) added to columns [k0, k0 + n) */
+static inline __attribute__((always_inline)) void wide_add(const wide_acc *W, int64_t k0,
+                                                          const char *x, int64_t s, int64_t n) {
+  switch (W->dt) {
+    case CJ_F32: wide_add_f32(W->blk + k0, (const float *)x, s, n); break;
+    case CJ_BF16: wide_add_bf16(W->blk + k0, (const uint16_t *)x, s, n); break;
+    case CJ_F16: {
+      const uint16_t *v = (const uint16_t *)x;
+      float *blk = W->blk + k0;
+      for (int64_t k = 0; k < n; k++) blk[k] += cj_f16_to_f32(v[k * s]);
+      break;
+    }
+    default: {
+      const double *v = (const double *)x;
+      double *acc = W->acc + k0, *comp = W->comp + k0;
+      for (int64_t k = 0; k < n; k++) {
+        double a = acc[k], y = v[k * s], t = a + y;
+        comp[k] += fabs(a) >= fabs(y) ? (a - t) + y : (y - t) + a;
+        acc[k] = t;
+      }
+    }
+  }
+}
+
+static void rw_rows_wide(void *ctx, int64_t r0, int64_t r1) {
+  const rw_run *R = ctx;
+  const rw_params *p = R->p;
+  int32_t es = p->es, last = p->rank - 1;
+  int64_t olen = p->olen, s = p->wstr[last], bd = p->bdil[last], id = p->idims[last];
+  float blk[RW_WIDE_COLS];
+  double acc[RW_WIDE_COLS], comp[RW_WIDE_COLS];
+  wide_acc W = {p->wide_dt, blk, acc, comp};
+  bool f64 = W.dt == CJ_F64;
+  const char *init = R->init; /* padding terms: the init value, stride 0 */
+  double iv = wide_load(W.dt, init);
+  int64_t o[CJ_MAX_RANK], w[CJ_MAX_RANK];
+  int64_t rem = r0;
+  for (int32_t d = last - 1; d >= 0; d--) {
+    o[d] = rem % p->odims[d];
+    rem /= p->odims[d];
+  }
+  for (int64_t row = r0; row < r1; row++) {
+    if (row > r0)
+      for (int32_t d = last - 1; d >= 0; d--) {
+        if (++o[d] < p->odims[d]) break;
+        o[d] = 0;
+      }
+    for (int64_t j0 = 0; j0 < olen; j0 += RW_WIDE_COLS) {
+      int64_t m = olen - j0 < RW_WIDE_COLS ? olen - j0 : RW_WIDE_COLS, j1 = j0 + m;
+      if (f64)
+        for (int64_t k = 0; k < m; k++) acc[k] = iv, comp[k] = 0;
+      else
+        for (int64_t k = 0; k < m; k++) blk[k] = -0.0f;
+      for (int32_t d = 0; d <= last; d++) w[d] = 0;
+      int64_t inblk = 0;
+      bool first = true; /* no block flushed into acc yet */
+      for (int64_t wi = 0; wi < p->nwin; wi++) {
+        int64_t base = 0;
+        if (!rw_base(p, o, w, &base)) {
+          if (!R->skip) wide_add(&W, 0, init, 0, m);
+        } else if (bd == 1) {
+          int64_t c, lo, hi;
+          rw_span(p, w[last], &c, &lo, &hi);
+          int64_t a = lo > j0 ? lo : j0, b = hi < j1 ? hi : j1;
+          if (a < b) wide_add(&W, a - j0, R->in + (base + a * s + c) * es, s, b - a);
+          if (!R->skip) {
+            if (a > j0) wide_add(&W, 0, init, 0, (a < j1 ? a : j1) - j0);
+            if (b < j1) {
+              int64_t b0 = b > j0 ? b : j0;
+              wide_add(&W, b0 - j0, init, 0, j1 - b0);
+            }
+          }
+        } else {
+          int64_t c = w[last] * p->wdil[last] - p->plo[last];
+          for (int64_t j = j0; j < j1; j++) {
+            int64_t q = j * s + c;
+            if (q >= 0 && q % bd == 0 && q / bd < id)
+              wide_add(&W, j - j0, R->in + (base + q / bd) * es, 1, 1);
+            else if (!R->skip)
+              wide_add(&W, j - j0, init, 0, 1);
+          }
+        }
+        if (!f64 && ++inblk == RW_WIDE_BLOCK && wi + 1 < p->nwin) {
+          wide_flush(acc, blk, m, first, iv);
+          inblk = 0;
+          first = false;
+        }
+        for (int32_t d = last; d >= 0; d--) {
+          if (++w[d] < p->wdims[d]) break;
+          w[d] = 0;
+        }
+      }
+      char *dst = R->out + (row * olen + j0) * es;
+      if (W.dt == CJ_F32) {
+        wide_store_f32((float *)dst, acc, blk, m, first, iv);
+      } else if (!f64) {
+        for (int64_t k = 0; k < m; k++)
+          wide_store(W.dt, dst + k * es, (first ? iv : acc[k]) + (double)blk[k]);
+      } else {
+        /* the compensation: not where it is zero (-0 + +0 would lose the sign) nor past an
+         * infinity (it is NaN there: inf - inf) */
+        for (int64_t k = 0; k < m; k++)
+          wide_store(W.dt, dst + k * es, comp[k] != 0 && isfinite(acc[k]) ? acc[k] + comp[k] : acc[k]);
       }
     }
   }
@@ -262,9 +471,10 @@ static cj_status k_reduce_window_fast(cj_exec_ctx *ctx, const cj_step *st) {
   if (work >= CJ_PAR_MIN_ELEMS * 2 && p->nrows > 1 && ctx->pool && cj_pool_size(ctx->pool) > 1) {
     int64_t per = p->olen * p->nwin;
     int64_t grain = CJ_PAR_MIN_ELEMS / (per ? per : 1);
-    cj_pool_parallel_for(ctx->pool, p->nrows, grain < 1 ? 1 : grain, rw_rows, &R);
+    cj_pool_parallel_for(ctx->pool, p->nrows, grain < 1 ? 1 : grain,
+                         p->wide ? rw_rows_wide : rw_rows, &R);
   } else {
-    rw_rows(&R, 0, p->nrows);
+    (p->wide ? rw_rows_wide : rw_rows)(&R, 0, p->nrows);
   }
   return NULL;
 }
@@ -470,6 +680,10 @@ cj_status lower_reduce_window(cj_lw *L, cj_op *op) {
         p->scan_fn = kg_scan_lookup(kop, x0.dtype);
       }
     }
+    cj_dtype dt = x0.dtype;
+    p->wide = kop == KG_ADD && p->nwin >= RW_WIDE_MIN &&
+              (dt == CJ_F32 || dt == CJ_F64 || dt == CJ_BF16 || dt == CJ_F16);
+    p->wide_dt = dt;
     cj_lw_tensor r;
     CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
     if (!cj_lw_emit(L, op, k_reduce_window_fast, p, 2, ins, 1, &r.buf)) return cj_oom();
