@@ -403,9 +403,11 @@ static void fscan_lines(const rw_params *p, const fscan *f, char *out, const cha
       } else if (f->compensate) {
         for (int64_t k = 0; k < m; k++) {
           double x = f->load(src + k * es), t = acc[k] + x;
-          comp[k] += fabs(acc[k]) >= fabs(x) ? (acc[k] - t) + x : (x - t) + acc[k];
+          /* no compensation past an infinity (it would be inf - inf: NaN) nor where it is zero
+           * (-0 + +0 would lose the sign) */
+          if (isfinite(t)) comp[k] += fabs(acc[k]) >= fabs(x) ? (acc[k] - t) + x : (x - t) + acc[k];
           acc[k] = t;
-          f->store(dst + k * es, t + comp[k]);
+          f->store(dst + k * es, comp[k] != 0 && isfinite(t) ? t + comp[k] : t);
         }
       } else {
         for (int64_t k = 0; k < m; k++) {

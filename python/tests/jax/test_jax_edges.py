@@ -133,3 +133,13 @@ def test_loop_result_returned_twice():
         a, b = jax.lax.fori_loop(0, 3, body, (jnp.zeros_like(x), jnp.zeros_like(x)))
         return b, a, b, a * 2, b
     compare(f, jaxcheck.rand((5,), np.float32))
+
+
+# ---- long float64 cumulative sums through an infinity stay infinite (the compensation term
+# was inf - inf = NaN from there on) ----
+
+def test_cumsum_f64_through_infinity():
+    with jaxcheck.x64():
+        x = np.array([1.0] * 70 + [np.inf] + [1.0] * 10 + [-1.0, 2.0], np.float64)
+        compare(jnp.cumsum, x)
+        compare(lambda v: jnp.cumsum(v[::-1]), x)
