@@ -130,3 +130,67 @@ def test_argmax_all_nan_and_init_ties(cj):
     init = (np.float32(-np.inf), np.int32(5))  # an init index that ties with element 0
     _same(lambda x, i: lax.reduce((x, i), init, _argm_body(True), (1,)),
           x, np.broadcast_to(np.arange(100, dtype=np.int32), x.shape).copy())
+
+
+# ---------------------------------------------------------------------------- cumulative scans
+
+def _logcumsumexp_ref(x, axis, reverse):
+    x = np.asarray(x).astype(np.float64)
+    if reverse:
+        x = np.flip(x, axis)
+    out = np.logaddexp.accumulate(x, axis=axis)
+    return np.flip(out, axis) if reverse else out
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumlogsumexp(cj, dtype, axis, reverse):
+    """A reduce_window over the whole prefix with a log-add-exp body: cjrt against a float64
+    reference, infinities and NaN kept as XLA:CPU keeps them."""
+    rng = np.random.default_rng(axis + 2 * reverse)
+    x = (rng.normal(size=(96, 130)) * 3).astype(jaxcheck.dtype(dtype))
+    f = lambda x: lax.cumlogsumexp(x, axis=axis, reverse=reverse)  # noqa: E731
+    got = np.asarray(jaxcheck.run_on(jaxcheck.cj(), f, x)).astype(np.float64)
+    want = np.asarray(jaxcheck.run_on(jaxcheck.cpu(), f, x)).astype(np.float64)
+    ref = _logcumsumexp_ref(x, axis, reverse)
+    unit = {"float32": 2.0 ** -24, "bfloat16": 2.0 ** -8, "float16": 2.0 ** -11}[dtype]
+    err = np.max(np.abs(got - ref) / np.maximum(np.abs(ref), 1.0))
+    err_xla = np.max(np.abs(want - ref) / np.maximum(np.abs(ref), 1.0))
+    # the body rounds every op to the element type (XLA:CPU keeps excess precision inside its
+    # fusion: about half the error); a running fold of the rounded body stays within 16 units
+    assert err <= max(16 * unit, 2 * err_xla), (err / unit, err_xla / unit)
+    # special values: -inf prefixes stay -inf, +inf and NaN propagate as XLA's
+    y = np.array([[-np.inf, -np.inf, 0.0, np.inf, 1.0, -np.inf],
+                  [1.0, np.nan, 2.0, -np.inf, 3.0, 4.0]], jaxcheck.dtype(dtype))
+    g = lambda y: lax.cumlogsumexp(y, axis=1, reverse=reverse)  # noqa: E731
+    np.testing.assert_allclose(
+        np.asarray(jaxcheck.run_on(jaxcheck.cj(), g, y)).astype(np.float32),
+        np.asarray(jaxcheck.run_on(jaxcheck.cpu(), g, y)).astype(np.float32), rtol=4 * unit)
+
+
+def test_cumulative_general_body_variadic_and_non_idempotent_init(cj):
+    """Prefix windows with other bodies: a variadic running argmax (both outputs bit-exact), and
+    an init that is not the body's identity (body(init, init) != init: the padding counts, and
+    the general kernel runs)."""
+    x = _special((50, 40), "float32", seed=5)
+    # no NaNs: with them this body is not associative, and XLA:CPU folds these windows in an
+    # order of its own (the ties, infinities and zeros still pin the in-order fold)
+    x = np.where(np.isnan(x), np.float32(1.5), x)
+    i = np.broadcast_to(np.arange(40, dtype=np.int32), x.shape).copy()
+    n = x.shape[1]
+
+    def running_argmax(x, i):
+        return lax.reduce_window((x, i), (np.float32(-np.inf), np.int32(0)), _argm_body(True),
+                                 (1, n), (1, 1), ((0, 0), (n - 1, 0)))
+    _same(running_argmax, x, i)
+
+    def padded_sum_sq(x):  # body a + b*b with init 1: every padding element adds 1
+        return lax.reduce_window(x, np.float32(1.0), lambda a, b: a + b * b, (1, n), (1, 1),
+                                 ((0, 0), (n - 1, 0)))
+    y = np.random.default_rng(6).integers(-3, 4, (5, n)).astype(np.float32)  # exact sums
+    # StableHLO folds the padding (init) elements too: output j adds 1 for each of its n-1-j;
+    # XLA:CPU skips padding, so the reference here is the spec's
+    got = np.asarray(jaxcheck.run_on(jaxcheck.cj(), padded_sum_sq, y))
+    want = 1 + (n - 1 - np.arange(n)) + np.cumsum(y * y, axis=1)
+    np.testing.assert_array_equal(got, want.astype(np.float32))
