@@ -1,8 +1,9 @@
 /* cjrt: stablehlo.reduce. Bodies that are one add/multiply/maximum/minimum/and/or/xor of the two
  * arguments run as fast kernels (k_reduce_kern.h, one variant per instruction set): each output
  * folds its elements in a fixed tree of short runs combined pairwise (see "fast path"), bf16
- * and f16 in f32. Any other body (variadic reductions such as argmax, promoted types) runs as a
- * nested plan per element, in index order. */
+ * and f16 in f32. JAX's argmax/argmin body (a variadic reduce of values and indices) runs as
+ * typed folds (see "argmax / argmin"). Any other body (other variadic reductions, promoted
+ * types) runs as a nested plan per element, in index order. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -640,6 +641,453 @@ static cj_status k_reduce_general(cj_exec_ctx *ctx, const cj_step *st) {
   return run_outputs(ctx, ctx, st, 0, p->nout);
 }
 
+/* ======================================================================== argmax / argmin */
+
+/* The variadic reduce JAX writes for argmax/argmin (lax.argmax_p's lowering, the same in JAX
+ * 0.7 and 0.12) has this body, with (a, ia) the accumulator and (b, ib) the element:
+ *   pick   = compare(GT, a, b) | compare(NE, a, a)        (LT for argmin)
+ *   pick_i = pick | (compare(EQ, a, b) & compare(LT, ia, ib))
+ *   return select(pick, a, b), select(pick_i, ia, ib)
+ * That step is associative (a fold keeps the first NaN met, else the largest value with the
+ * smallest index among its equals, and as value the last of those equals met): any grouping
+ * that keeps the elements in order gives what the in-order fold of the general path gives,
+ * bit for bit. So it runs as typed folds: across contiguous outputs at once when the kept
+ * innermost dim is contiguous ("vertical"), else output by output along the reduced elements
+ * in four interleaved contiguous segments (combined in order), and for few outputs with many
+ * elements in ordered parts across the pool. Anything else keeps the general path. */
+
+/* (the typed folds below are compiled at O3: their selects then vectorize) */
+#pragma GCC push_options
+#pragma GCC optimize("O3")
+
+typedef void (*am_run_fn)(const char *x, const char *xi, int64_t stride, int64_t n, void *va,
+                          void *ia, bool have);
+typedef void (*am_vert_fn)(void *va, void *ia, const char *x, const char *xi, int64_t xs,
+                           int64_t m);
+typedef void (*am_comb_fn)(void *va, void *ia, const void *vb, const void *ib);
+typedef struct am_fns {
+  am_run_fn run;
+  am_vert_fn vert;
+  am_comb_fn comb;
+} am_fns;
+
+static inline float am_ld_bf16(uint16_t h) { return cj_bf16_to_f32(h); }
+static inline float am_ld_f16(uint16_t h) { return cj_f16_to_f32(h); }
+
+#define AM_STEP(OP, LD, va, ia, vb, ib)                                         \
+  do {                                                                          \
+    __typeof__(LD(va)) ca_ = LD(va), cb_ = LD(vb);                              \
+    bool pf_ = (ca_ OP cb_) | AM_NAN(ca_);                                      \
+    bool pi_ = pf_ | ((ca_ == cb_) & ((ia) < (ib)));                            \
+    (va) = pf_ ? (va) : (vb);                                                   \
+    (ia) = pi_ ? (ia) : (ib);                                                   \
+  } while (0)
+
+#define AM_DEF(name, ST, IT, OP, LD)                                                        \
+  static void am_comb_##name(void *va_, void *ia_, const void *vb_, const void *ib_) {      \
+    ST va, vb;                                                                              \
+    IT ia, ib;                                                                              \
+    memcpy(&va, va_, sizeof va);                                                            \
+    memcpy(&ia, ia_, sizeof ia);                                                            \
+    memcpy(&vb, vb_, sizeof vb);                                                            \
+    memcpy(&ib, ib_, sizeof ib);                                                            \
+    AM_STEP(OP, LD, va, ia, vb, ib);                                                        \
+    memcpy(va_, &va, sizeof va);                                                            \
+    memcpy(ia_, &ia, sizeof ia);                                                            \
+  }                                                                                         \
+  static void am_vert_##name(void *va_, void *ia_, const char *x_, const char *xi_,         \
+                             int64_t xs, int64_t m) {                                       \
+    ST *restrict va = va_;                                                                  \
+    IT *restrict ia = ia_;                                                                  \
+    const ST *restrict x = (const ST *)(const void *)x_;                                    \
+    const IT *restrict xi = (const IT *)(const void *)xi_;                                  \
+    if (xs == 1) {                                                                          \
+      for (int64_t j = 0; j < m; j++) {                                                     \
+        ST a = va[j], b = x[j];                                                             \
+        IT i = ia[j], k = xi[j];                                                            \
+        AM_STEP(OP, LD, a, i, b, k);                                                        \
+        va[j] = a;                                                                          \
+        ia[j] = i;                                                                          \
+      }                                                                                     \
+      return;                                                                               \
+    }                                                                                       \
+    for (int64_t j = 0; j < m; j++) {                                                       \
+      ST a = va[j], b = x[j * xs];                                                          \
+      IT i = ia[j], k = xi[j * xs];                                                         \
+      AM_STEP(OP, LD, a, i, b, k);                                                          \
+      va[j] = a;                                                                            \
+      ia[j] = i;                                                                            \
+    }                                                                                       \
+  }                                                                                         \
+  static void am_run_##name(const char *x_, const char *xi_, int64_t s, int64_t n, void *va_, \
+                            void *ia_, bool have) {                                         \
+    const ST *x = (const ST *)(const void *)x_;                                             \
+    const IT *xi = (const IT *)(const void *)xi_;                                           \
+    if (n <= 0) return;                                                                     \
+    ST v;                                                                                   \
+    IT i;                                                                                   \
+    if (s == 1 && n >= 64) { /* four contiguous segments side by side, combined in order */ \
+      int64_t q = n / 4;                                                                    \
+      ST v0 = x[0], v1 = x[q], v2 = x[2 * q], v3 = x[3 * q];                                \
+      IT i0 = xi[0], i1 = xi[q], i2 = xi[2 * q], i3 = xi[3 * q];                            \
+      for (int64_t j = 1; j < q; j++) {                                                     \
+        AM_STEP(OP, LD, v0, i0, x[j], xi[j]);                                               \
+        AM_STEP(OP, LD, v1, i1, x[q + j], xi[q + j]);                                       \
+        AM_STEP(OP, LD, v2, i2, x[2 * q + j], xi[2 * q + j]);                               \
+        AM_STEP(OP, LD, v3, i3, x[3 * q + j], xi[3 * q + j]);                               \
+      }                                                                                     \
+      for (int64_t j = 4 * q; j < n; j++) AM_STEP(OP, LD, v3, i3, x[j], xi[j]);             \
+      AM_STEP(OP, LD, v0, i0, v1, i1);                                                      \
+      AM_STEP(OP, LD, v0, i0, v2, i2);                                                      \
+      AM_STEP(OP, LD, v0, i0, v3, i3);                                                      \
+      v = v0;                                                                               \
+      i = i0;                                                                               \
+    } else {                                                                                \
+      v = x[0];                                                                             \
+      i = xi[0];                                                                            \
+      for (int64_t j = 1; j < n; j++) AM_STEP(OP, LD, v, i, x[j * s], xi[j * s]);           \
+    }                                                                                       \
+    if (have) {                                                                             \
+      ST a;                                                                                 \
+      IT ai;                                                                                \
+      memcpy(&a, va_, sizeof a);                                                            \
+      memcpy(&ai, ia_, sizeof ai);                                                          \
+      AM_STEP(OP, LD, a, ai, v, i);                                                         \
+      v = a;                                                                                \
+      i = ai;                                                                               \
+    }                                                                                       \
+    memcpy(va_, &v, sizeof v);                                                              \
+    memcpy(ia_, &i, sizeof i);                                                              \
+  }
+
+#define AM_ID(x) (x)
+#define AM_FNAN(c) ((c) != (c))
+#define AM_NONAN(c) false
+#define AM_TYPE(tn, ST, LD)                      \
+  AM_DEF(gt_##tn##_s32, ST, int32_t, >, LD)      \
+  AM_DEF(gt_##tn##_s64, ST, int64_t, >, LD)      \
+  AM_DEF(lt_##tn##_s32, ST, int32_t, <, LD)      \
+  AM_DEF(lt_##tn##_s64, ST, int64_t, <, LD)
+#undef AM_NAN
+#define AM_NAN(c) AM_FNAN(c)
+AM_TYPE(f32, float, AM_ID)
+#undef AM_NAN
+#define AM_NAN(c) AM_FNAN(c)
+AM_TYPE(f64, double, AM_ID)
+#undef AM_NAN
+#define AM_NAN(c) AM_FNAN(c)
+AM_TYPE(bf16, uint16_t, am_ld_bf16)
+#undef AM_NAN
+#define AM_NAN(c) AM_FNAN(c)
+AM_TYPE(f16, uint16_t, am_ld_f16)
+#undef AM_NAN
+#define AM_NAN(c) AM_NONAN(c)
+AM_TYPE(s8, int8_t, AM_ID)
+#undef AM_NAN
+#define AM_NAN(c) AM_NONAN(c)
+AM_TYPE(s16, int16_t, AM_ID)
+#undef AM_NAN
+#define AM_NAN(c) AM_NONAN(c)
+AM_TYPE(s32, int32_t, AM_ID)
+#undef AM_NAN
+#define AM_NAN(c) AM_NONAN(c)
+AM_TYPE(s64, int64_t, AM_ID)
+#undef AM_NAN
+#define AM_NAN(c) AM_NONAN(c)
+AM_TYPE(u8, uint8_t, AM_ID)
+#undef AM_NAN
+#define AM_NAN(c) AM_NONAN(c)
+AM_TYPE(u16, uint16_t, AM_ID)
+#undef AM_NAN
+#define AM_NAN(c) AM_NONAN(c)
+AM_TYPE(u32, uint32_t, AM_ID)
+#undef AM_NAN
+#define AM_NAN(c) AM_NONAN(c)
+AM_TYPE(u64, uint64_t, AM_ID)
+
+#pragma GCC pop_options
+
+static bool am_lookup(cj_dtype vt, cj_dtype it, bool gt, am_fns *f) {
+#define AM_F(name) (*f = (am_fns){am_run_##name, am_vert_##name, am_comb_##name}, true)
+#define AM_T(tn)                                                             \
+  return it == CJ_S32 ? (gt ? AM_F(gt_##tn##_s32) : AM_F(lt_##tn##_s32))     \
+                      : (gt ? AM_F(gt_##tn##_s64) : AM_F(lt_##tn##_s64))
+  if (it != CJ_S32 && it != CJ_S64) return false;
+  switch (vt) {
+    case CJ_F32: AM_T(f32);
+    case CJ_F64: AM_T(f64);
+    case CJ_BF16: AM_T(bf16);
+    case CJ_F16: AM_T(f16);
+    case CJ_S8: AM_T(s8);
+    case CJ_S16: AM_T(s16);
+    case CJ_S32: AM_T(s32);
+    case CJ_S64: AM_T(s64);
+    case CJ_U8: AM_T(u8);
+    case CJ_U16: AM_T(u16);
+    case CJ_U32: AM_T(u32);
+    case CJ_U64: AM_T(u64);
+    default: return false;
+  }
+#undef AM_T
+#undef AM_F
+}
+
+enum { AM_CHUNK = 256, AM_MAX_PARTS = 64 };
+
+typedef struct am_params {
+  am_fns f;
+  int32_t ves, ies;
+  space kept, red; /* element strides */
+  int64_t nout, nred;
+  bool vertical; /* AM_CHUNK outputs of the kept innermost dim at a time (see lower_argm) */
+  /* slots: in = [values, indices, init value, init index], out = [value, index] */
+} am_params;
+
+typedef struct am_run {
+  const am_params *p;
+  const char *x, *xi, *iv, *ii;
+  char *ov, *oi;
+  /* parts (few outputs): part k folds reduced elements [k * per, ...) of output 0.. */
+  int64_t per;
+  unsigned char pv[AM_MAX_PARTS][8], pi[AM_MAX_PARTS][8];
+  bool have[AM_MAX_PARTS];
+} am_run;
+
+/* fold reduced elements [r0, r1) of the output at kept offset ko into (va, ia) */
+static void am_fold(const am_params *p, const am_run *R, int64_t ko, int64_t r0, int64_t r1,
+                    void *va, void *ia, bool have) {
+  int32_t last = p->red.rank - 1;
+  int64_t run = last >= 0 ? p->red.dims[last] : 1, rstr = last >= 0 ? p->red.str[last] : 1;
+  for (int64_t r = r0; r < r1;) {
+    int64_t len = run - r % run;
+    if (len > r1 - r) len = r1 - r;
+    int64_t off = ko + space_off(&p->red, r);
+    p->f.run(R->x + off * p->ves, R->xi + off * p->ies, rstr, len, va, ia, have);
+    have = true;
+    r += len;
+  }
+}
+
+static void am_outputs(void *ctx, int64_t o0, int64_t o1) {
+  const am_run *R = ctx;
+  const am_params *p = R->p;
+  for (int64_t o = o0; o < o1; o++) {
+    char *va = R->ov + o * p->ves, *ia = R->oi + o * p->ies;
+    memcpy(va, R->iv, (size_t)p->ves);
+    memcpy(ia, R->ii, (size_t)p->ies);
+    am_fold(p, R, space_off(&p->kept, o), 0, p->nred, va, ia, true);
+  }
+}
+
+/* vertical: chunk c covers outputs [c * AM_CHUNK, ...) of one kept row, side by side */
+static void am_chunks(void *ctx, int64_t c0, int64_t c1) {
+  const am_run *R = ctx;
+  const am_params *p = R->p;
+  int32_t kl = p->kept.rank - 1;
+  int64_t inner = p->kept.dims[kl], per_row = (inner + AM_CHUNK - 1) / AM_CHUNK;
+  for (int64_t c = c0; c < c1; c++) {
+    int64_t row = c / per_row, j0 = (c % per_row) * AM_CHUNK;
+    int64_t m = inner - j0 < AM_CHUNK ? inner - j0 : AM_CHUNK;
+    int64_t o = row * inner + j0;
+    char *va = R->ov + o * p->ves, *ia = R->oi + o * p->ies;
+    for (int64_t j = 0; j < m; j++) {
+      memcpy(va + j * p->ves, R->iv, (size_t)p->ves);
+      memcpy(ia + j * p->ies, R->ii, (size_t)p->ies);
+    }
+    int64_t ko = space_off(&p->kept, o);
+    for (int64_t r = 0; r < p->nred; r++) {
+      int64_t off = ko + space_off(&p->red, r);
+      p->f.vert(va, ia, R->x + off * p->ves, R->xi + off * p->ies, p->kept.str[kl], m);
+    }
+  }
+}
+
+static void am_parts(void *ctx, int64_t k0, int64_t k1) {
+  am_run *R = ctx;
+  const am_params *p = R->p;
+  for (int64_t k = k0; k < k1; k++) {
+    int64_t r0 = k * R->per, r1 = r0 + R->per < p->nred ? r0 + R->per : p->nred;
+    R->have[k] = r0 < r1;
+    if (r0 < r1) am_fold(p, R, space_off(&p->kept, 0), r0, r1, R->pv[k], R->pi[k], false);
+  }
+}
+
+static cj_status k_argm(cj_exec_ctx *ctx, const cj_step *st) {
+  const am_params *p = st->params;
+  am_run R = {.p = p,
+              .x = CJ_PTR(ctx, st->in[0]),
+              .xi = CJ_PTR(ctx, st->in[1]),
+              .iv = CJ_PTR(ctx, st->in[2]),
+              .ii = CJ_PTR(ctx, st->in[3]),
+              .ov = CJ_PTR(ctx, st->out[0]),
+              .oi = CJ_PTR(ctx, st->out[1])};
+  if (p->nout == 0) return NULL;
+  int nthreads = ctx->pool ? cj_pool_size(ctx->pool) : 1;
+  bool par = nthreads > 1 && p->nout * p->nred >= CJ_PAR_MIN_ELEMS;
+  if (p->nred == 0) {
+    am_outputs(&R, 0, p->nout);
+  } else if (p->vertical) {
+    int64_t inner = p->kept.dims[p->kept.rank - 1];
+    int64_t nchunks = (p->nout / inner) * ((inner + AM_CHUNK - 1) / AM_CHUNK);
+    if (par && nchunks > 1) {
+      int64_t grain = CJ_PAR_MIN_ELEMS / (AM_CHUNK * p->nred);
+      cj_pool_parallel_for(ctx->pool, nchunks, grain < 1 ? 1 : grain, am_chunks, &R);
+    } else {
+      am_chunks(&R, 0, nchunks);
+    }
+  } else if (par && p->nout == 1 && p->nred >= 4 * CJ_PAR_MIN_ELEMS) {
+    int64_t nparts = nthreads * 2 < AM_MAX_PARTS ? nthreads * 2 : AM_MAX_PARTS;
+    R.per = (p->nred + nparts - 1) / nparts;
+    cj_pool_parallel_for(ctx->pool, nparts, 1, am_parts, &R);
+    memcpy(R.ov, R.iv, (size_t)p->ves);
+    memcpy(R.oi, R.ii, (size_t)p->ies);
+    for (int64_t k = 0; k < nparts; k++)
+      if (R.have[k]) p->f.comb(R.ov, R.oi, R.pv[k], R.pi[k]);
+  } else if (par && p->nout > 1) {
+    int64_t grain = CJ_PAR_MIN_ELEMS / p->nred;
+    cj_pool_parallel_for(ctx->pool, p->nout, grain < 1 ? 1 : grain, am_outputs, &R);
+  } else {
+    am_outputs(&R, 0, p->nout);
+  }
+  return NULL;
+}
+
+/* the op defining v when it is of kind k in block b */
+static const cj_op *am_def(const cj_value *v, const cj_block *b, int k) {
+  const cj_op *d = v ? v->def : NULL;
+  return d && d->block == b && (int)d->kind == k ? d : NULL;
+}
+
+/* v = compare(dir, x, y) with a compare type that fits a value of dt */
+static bool am_cmp(const cj_value *v, const cj_block *b, int32_t dir, const cj_value *x,
+                   const cj_value *y, cj_dtype dt) {
+  const cj_op *c = am_def(v, b, CJ_OP_COMPARE);
+  int32_t d = -1, ct = -1;
+  if (!c || c->nopnds != 2 || c->operands[0] != x || c->operands[1] != y ||
+      !cj_op_get_enum(c, "comparison_direction", CJ_EK_COMPARISON_DIRECTION, &d) || d != dir)
+    return false;
+  if (!cj_op_get_enum(c, "compare_type", CJ_EK_COMPARISON_TYPE, &ct)) return true;
+  if (ct == CJ_COMPARISON_TYPE_NOTYPE) return true;
+  if (cj_dtype_is_float(dt)) return ct == CJ_COMPARISON_TYPE_FLOAT;
+  return ct == (cj_dtype_kindof(dt) == CJ_DK_SINT ? CJ_COMPARISON_TYPE_SIGNED
+                                                  : CJ_COMPARISON_TYPE_UNSIGNED);
+}
+
+/* v = kind(p, q) or kind(q, p) for a binary op kind; the operands in *l, *r (in that order) */
+static bool am_bin(const cj_value *v, const cj_block *b, int k, const cj_value **l,
+                   const cj_value **r) {
+  const cj_op *o = am_def(v, b, k);
+  if (!o || o->nopnds != 2) return false;
+  *l = o->operands[0];
+  *r = o->operands[1];
+  return true;
+}
+
+/* Is the body JAX's argmax (*gt) / argmin body on (values of vt, indices of it)? */
+static bool am_pattern(const cj_op *op, cj_dtype vt, cj_dtype it, bool *gt) {
+  const cj_block *b = op->regions[0].first;
+  if (!b || b->next || b->nargs != 4 || !b->last || b->last->nopnds != 2) return false;
+  const cj_value *a = &b->args[0], *ia = &b->args[1], *x = &b->args[2], *ix = &b->args[3];
+  const cj_op *s0 = am_def(b->last->operands[0], b, CJ_OP_SELECT);
+  const cj_op *s1 = am_def(b->last->operands[1], b, CJ_OP_SELECT);
+  if (!s0 || !s1 || s0->nopnds != 3 || s1->nopnds != 3 || s0->operands[1] != a ||
+      s0->operands[2] != x || s1->operands[1] != ia || s1->operands[2] != ix)
+    return false;
+  const cj_value *pick = s0->operands[0], *l, *r;
+  /* pick = or(compare(GT|LT, a, x), compare(NE, a, a)), either order */
+  if (!am_bin(pick, b, CJ_OP_OR, &l, &r)) return false;
+  if (am_cmp(l, b, CJ_COMPARISON_DIRECTION_NE, a, a, vt)) {
+    const cj_value *t = l;
+    l = r;
+    r = t;
+  }
+  if (!am_cmp(r, b, CJ_COMPARISON_DIRECTION_NE, a, a, vt)) return false;
+  if (am_cmp(l, b, CJ_COMPARISON_DIRECTION_GT, a, x, vt))
+    *gt = true;
+  else if (am_cmp(l, b, CJ_COMPARISON_DIRECTION_LT, a, x, vt))
+    *gt = false;
+  else
+    return false;
+  /* pick_i = or(pick, and(compare(EQ, a, x), compare(LT, ia, ix))), either order each */
+  if (!am_bin(s1->operands[0], b, CJ_OP_OR, &l, &r)) return false;
+  if (r == pick) {
+    r = l;
+    l = pick;
+  }
+  if (l != pick || !am_bin(r, b, CJ_OP_AND, &l, &r)) return false;
+  if (am_cmp(r, b, CJ_COMPARISON_DIRECTION_EQ, a, x, vt)) {
+    const cj_value *t = l;
+    l = r;
+    r = t;
+  }
+  return am_cmp(l, b, CJ_COMPARISON_DIRECTION_EQ, a, x, vt) &&
+         am_cmp(r, b, CJ_COMPARISON_DIRECTION_LT, ia, ix, it);
+}
+
+/* lowers op as an argmax/argmin when its body is that pattern (*done), else leaves it */
+static cj_status lower_argm(cj_lw *L, cj_op *op, const bool *isred, bool *done) {
+  *done = false;
+  if (op->nresults != 2 || op->nregions != 1) return NULL;
+  cj_lw_tensor x, xi, iv, ii, rv, ri;
+  const cj_block *b = op->regions[0].first;
+  if (!b || b->nargs != 4) return NULL;
+  for (uint32_t i = 0; i < 4; i++) {
+    const cj_type *t = b->args[i].type;
+    if (!cj_type_is_static(t) || t->rank != 0) return NULL;
+  }
+  cj_dtype vt = b->args[0].type->dtype, it = b->args[1].type->dtype;
+  bool gt = false;
+  am_fns f;
+  if (b->args[2].type->dtype != vt || b->args[3].type->dtype != it ||
+      !am_pattern(op, vt, it, &gt) || !am_lookup(vt, it, gt, &f))
+    return NULL;
+  for (uint32_t i = 0; i < 4; i++) /* (virtual values are materialized by cj_lw_operand) */
+    if (!cj_type_is_static(op->operands[i]->type)) return NULL;
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x));
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &xi));
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 2, &iv));
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 3, &ii));
+  if (x.dtype != vt || iv.dtype != vt || xi.dtype != it || ii.dtype != it || x.rank != xi.rank ||
+      iv.nelems != 1 || ii.nelems != 1)
+    return NULL;
+  for (int32_t d = 0; d < x.rank; d++)
+    if (x.dims[d] != xi.dims[d]) return NULL;
+  CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &rv));
+  CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 1, &ri));
+  if (rv.dtype != vt || ri.dtype != it) return cj_op_error(op, CJ_INVALID_ARGUMENT, "result types");
+  am_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  p->f = f;
+  p->ves = cj_dtype_bytes(vt);
+  p->ies = cj_dtype_bytes(it);
+  int64_t xs[CJ_MAX_RANK];
+  cj_row_strides(x.rank, x.dims, xs);
+  p->nred = 1;
+  for (int32_t d = 0; d < x.rank; d++) {
+    if (isred[d]) {
+      space_push(&p->red, x.dims[d], xs[d]);
+      p->nred *= x.dims[d];
+    } else {
+      space_push(&p->kept, x.dims[d], xs[d]);
+    }
+  }
+  p->nout = rv.nelems;
+  if (p->kept.rank == 0) { /* one output */
+    p->kept.dims[0] = 1;
+    p->kept.str[0] = 1;
+    p->kept.rank = 1;
+  }
+  int32_t kl = p->kept.rank - 1;
+  /* outputs side by side when the kept innermost dim is contiguous, or when each output
+   * reduces few elements (short chains one after the other would wait on each other) */
+  p->vertical = p->kept.dims[kl] > 1 && (p->kept.str[kl] == 1 || p->nred <= 128);
+  cj_lw_add_cost(L, 4.0 * (double)x.nelems, 0);
+  int32_t ins[4] = {x.buf, xi.buf, iv.buf, ii.buf}, outs[2] = {rv.buf, ri.buf};
+  if (!cj_lw_emit(L, op, k_argm, p, 4, ins, 2, outs)) return cj_oom();
+  *done = true;
+  return NULL;
+}
+
 /* ======================================================================== lowering */
 
 int cj_reduce_region_op(const cj_op *op, cj_dtype dt) {
@@ -849,6 +1297,12 @@ cj_status lower_reduce(cj_lw *L, cj_op *op) {
     int32_t ins[2] = {x0.buf, init.buf};
     if (!cj_lw_emit(L, op, k_reduce_fast, p, 2, ins, 1, &r.buf)) return cj_oom();
     return NULL;
+  }
+
+  if (n == 2) { /* argmax / argmin */
+    bool done = false;
+    CJ_RETURN_IF_ERROR(lower_argm(L, op, isred, &done));
+    if (done) return NULL;
   }
 
   /* general: the body as a nested plan per element */

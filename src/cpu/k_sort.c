@@ -9,9 +9,12 @@
  *     FLOAT compares order -0 with +0 and put NaN last), the (key, position) pairs are sorted,
  *     and every operand is permuted by the positions. Slices are split across the pool.
  *   - Any other comparator runs as a nested plan per comparison.
+ *   - When the results are only read by slices of a prefix along the sort dim (lax.top_k reaches
+ *     plugins as a sort of (x, iota) whose results are sliced to [.., 0:k]), only that prefix of
+ *     each slice is selected and written (select_first: a bounded insertion for a short prefix,
+ *     a heap for a longer one, a full sort past a quarter of the slice).
  * chlo.top_k takes the k largest of each last-dim row in totalOrder, ties by lower index
- * (what the upstream decomposition into a stable GT sort gives), with a bounded insertion for
- * small k and a full sort otherwise. */
+ * (what the upstream decomposition into a stable GT sort gives), by the same selection. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,11 +121,16 @@ static key_fn key_lookup(cj_dtype dt, int32_t ct) {
 
 enum { RUN = 16 };
 
+/* (key, position) order: the order of a stable sort by key when positions start in order */
+static inline bool kp_lt(kpair a, kpair b) {
+  return a.key < b.key || (a.key == b.key && a.idx < b.idx);
+}
+
 static void pairs_insertion(kpair *a, int64_t n) {
   for (int64_t i = 1; i < n; i++) {
     kpair x = a[i];
     int64_t j = i;
-    while (j > 0 && x.key < a[j - 1].key) {
+    while (j > 0 && kp_lt(x, a[j - 1])) {
       a[j] = a[j - 1];
       j--;
     }
@@ -130,19 +138,20 @@ static void pairs_insertion(kpair *a, int64_t n) {
   }
 }
 
-/* stable; a and tmp hold n pairs; the result ends in a */
+/* in (key, position) order (stable by key when the positions start in order); a and tmp hold
+ * n pairs; the result ends in a */
 static void pairs_sort(kpair *a, kpair *tmp, int64_t n) {
   for (int64_t i = 0; i < n; i += RUN) pairs_insertion(a + i, n - i < RUN ? n - i : RUN);
   kpair *src = a, *dst = tmp;
   for (int64_t w = RUN; w < n; w *= 2) {
     for (int64_t lo = 0; lo < n; lo += 2 * w) {
       int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-      if (mid >= hi || src[mid - 1].key <= src[mid].key) {
+      if (mid >= hi || !kp_lt(src[mid], src[mid - 1])) {
         memcpy(dst + lo, src + lo, sizeof(kpair) * (size_t)(hi - lo));
         continue;
       }
       int64_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi) dst[k++] = src[j].key < src[i].key ? src[j++] : src[i++];
+      while (i < mid && j < hi) dst[k++] = kp_lt(src[j], src[i]) ? src[j++] : src[i++];
       while (i < mid) dst[k++] = src[i++];
       while (j < hi) dst[k++] = src[j++];
     }
@@ -151,6 +160,68 @@ static void pairs_sort(kpair *a, kpair *tmp, int64_t n) {
     dst = t;
   }
   if (src != a) memcpy(a, src, sizeof(kpair) * (size_t)n);
+}
+
+
+/* ======================================================================== selection */
+
+/* Max-heap of pairs in (key, position) order: its root is the pair a smaller one replaces. */
+static void heap_down(kpair *h, int64_t m, int64_t i) {
+  kpair x = h[i];
+  for (;;) {
+    int64_t c = 2 * i + 1;
+    if (c >= m) break;
+    if (c + 1 < m && kp_lt(h[c], h[c + 1])) c++;
+    if (!kp_lt(x, h[c])) break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = x;
+}
+
+/* The m smallest of keys[0..n) in (key, position) order (what a stable ascending sort puts
+ * first) into pairs[0..m), in that order. pairs holds 2n pairs; keys may live in its second
+ * half (pairs + n): they are read before that half is written. */
+static void select_first(kpair *pairs, const uint64_t *keys, int64_t n, int64_t m) {
+  if (m <= 0) return;
+  if (m <= 16 && n > 4 * m) {
+    /* a sorted list of the best m so far; a later equal key loses (higher position) */
+    int64_t have = 0;
+    for (int64_t j = 0; j < n; j++) {
+      uint64_t key = keys[j];
+      if (have == m && key >= pairs[m - 1].key) continue;
+      int64_t at = have < m ? have : m - 1;
+      while (at > 0 && key < pairs[at - 1].key) {
+        pairs[at] = pairs[at - 1];
+        at--;
+      }
+      pairs[at].key = key;
+      pairs[at].idx = j;
+      if (have < m) have++;
+    }
+    return;
+  }
+  if (m * 4 <= n) {
+    /* a heap of the best m so far, sorted at the end: O(n log m) */
+    for (int64_t j = 0; j < m; j++) {
+      pairs[j].key = keys[j];
+      pairs[j].idx = j;
+    }
+    for (int64_t i = m / 2; i-- > 0;) heap_down(pairs, m, i);
+    for (int64_t j = m; j < n; j++) {
+      if (keys[j] >= pairs[0].key) continue; /* a tie loses: its position is higher */
+      pairs[0].key = keys[j];
+      pairs[0].idx = j;
+      heap_down(pairs, m, 0);
+    }
+    pairs_sort(pairs, pairs + n, m); /* the keys are no longer needed */
+    return;
+  }
+  for (int64_t j = 0; j < n; j++) {
+    pairs[j].key = keys[j];
+    pairs[j].idx = j;
+  }
+  pairs_sort(pairs, pairs + n, n);
 }
 
 /* ======================================================================== permuting */
@@ -190,6 +261,8 @@ typedef struct sort_params {
   int32_t *es;          /* element bytes per operand */
   /* fast */
   int32_t keyop;        /* -1: general */
+  int64_t keep;         /* the first `keep` of each sorted slice are written (the results are
+                         * only read by slices below that; see used_prefix) */
   key_fn key;
   uint64_t mask;
   perm_fn *perm;
@@ -225,15 +298,11 @@ static void fast_slices(sort_run *R, kpair *pairs, int64_t s0, int64_t s1) {
   for (int64_t s = s0; s < s1; s++) {
     int64_t off = outer_off(p, s);
     p->key(keys, kin + off * kes, p->dstr * kes, p->len, p->mask);
-    for (int64_t j = 0; j < p->len; j++) {
-      pairs[j].key = keys[j];
-      pairs[j].idx = j;
-    }
-    pairs_sort(pairs, pairs + p->len, p->len);
+    select_first(pairs, keys, p->len, p->keep);
     for (int32_t i = 0; i < p->n; i++) {
       int64_t es = p->es[i];
       p->perm[i](CJ_PTR(ctx, st->out[i]) + off * es, p->dstr * es, CJ_PTR(ctx, st->in[i]) + off * es,
-                 p->dstr * es, pairs, p->len);
+                 p->dstr * es, pairs, p->keep);
     }
   }
 }
@@ -430,6 +499,46 @@ static bool simple_comparator(const cj_op *op, int32_t n, int32_t *k, bool *desc
   return true;
 }
 
+/* does any op nested in op's regions read a result of `def`? */
+static bool nested_use(const cj_op *op, const cj_op *def) {
+  for (uint32_t r = 0; r < op->nregions; r++)
+    for (cj_block *b = op->regions[r].first; b; b = b->next)
+      for (const cj_op *o = b->first; o; o = o->next) {
+        for (uint32_t i = 0; i < o->nopnds; i++)
+          if (o->operands[i] && o->operands[i]->def == def) return true;
+        if (nested_use(o, def)) return true;
+      }
+  return false;
+}
+
+/* How many leading elements of each sorted slice the program reads: when every use of the
+ * sort's results is a stablehlo.slice in its block reading only positions below some bound
+ * along the sort dim (lax.top_k arrives as a sort of (x, iota) and slices [.., 0:k]), that
+ * bound; else len. */
+static int64_t used_prefix(const cj_op *op, int64_t dim, int64_t len) {
+  int64_t need = 0;
+  for (const cj_op *u = op->next; u; u = u->next) {
+    bool uses = false;
+    for (uint32_t i = 0; i < u->nopnds; i++)
+      if (u->operands[i] && u->operands[i]->def == op) uses = true;
+    if (nested_use(u, op)) return len;
+    if (!uses) continue;
+    if (u->kind != CJ_OP_SLICE || u->nopnds != 1 || u->nresults != 1) return len;
+    const cj_type *rt = u->results[0].type;
+    int64_t start[CJ_MAX_RANK], stride[CJ_MAX_RANK], n1 = 0, n2 = 0;
+    if (!cj_type_is_static(rt) || rt->rank <= dim ||
+        !cj_op_get_i64s(u, "start_indices", start, CJ_MAX_RANK, &n1) ||
+        !cj_op_get_i64s(u, "strides", stride, CJ_MAX_RANK, &n2) || n1 != rt->rank ||
+        n2 != rt->rank || start[dim] < 0 || stride[dim] < 1)
+      return len;
+    if (rt->dims[dim] == 0) continue;
+    int64_t hi = start[dim] + (rt->dims[dim] - 1) * stride[dim] + 1;
+    if (hi > need) need = hi;
+    if (need >= len) return len;
+  }
+  return need;
+}
+
 cj_status lower_sort(cj_lw *L, cj_op *op) {
   int32_t n = (int32_t)op->nopnds;
   if (n == 0 || (int32_t)op->nresults != n || op->nregions != 1)
@@ -483,6 +592,7 @@ cj_status lower_sort(cj_lw *L, cj_op *op) {
   int32_t k = -1, ct = -1;
   bool desc = false;
   p->keyop = -1;
+  p->keep = p->len;
   if (simple_comparator(op, n, &k, &desc, &ct)) {
     cj_lw_tensor xk;
     CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)k, &xk));
@@ -492,6 +602,7 @@ cj_status lower_sort(cj_lw *L, cj_op *op) {
     if (p->key && perms) {
       p->keyop = k;
       p->mask = desc ? ~(uint64_t)0 : 0;
+      p->keep = used_prefix(op, dim, p->len);
     }
   }
   double lg = 1;
@@ -570,30 +681,8 @@ static void topk_rows(const topk_run *R, kpair *pairs, int64_t r0, int64_t r1) {
   for (int64_t r = r0; r < r1; r++) {
     const char *x = R->x + r * n * p->es;
     p->key(keys, x, p->es, n, ~(uint64_t)0); /* descending */
-    int64_t m;
-    if (k <= 32 && n > 4 * k) {
-      /* a sorted list of the best k so far; later equal keys lose (higher index) */
-      m = 0;
-      for (int64_t j = 0; j < n; j++) {
-        uint64_t key = keys[j];
-        if (m == k && key >= pairs[k - 1].key) continue;
-        int64_t at = m < k ? m : k - 1;
-        while (at > 0 && key < pairs[at - 1].key) {
-          pairs[at] = pairs[at - 1];
-          at--;
-        }
-        pairs[at].key = key;
-        pairs[at].idx = j;
-        if (m < k) m++;
-      }
-    } else {
-      for (int64_t j = 0; j < n; j++) {
-        pairs[j].key = keys[j];
-        pairs[j].idx = j;
-      }
-      pairs_sort(pairs, pairs + n, n); /* the keys (second half) are no longer needed */
-      m = k;
-    }
+    int64_t m = k;
+    select_first(pairs, keys, n, k);
     p->perm(R->vals + r * k * p->es, p->es, x, p->es, pairs, m);
     for (int64_t j = 0; j < m; j++) p->iw(R->idxs + (r * k + j) * p->ies, pairs[j].idx);
   }

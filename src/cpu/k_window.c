@@ -481,6 +481,80 @@ static cj_status k_reduce_window_fast(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
+/* ---- cumulative reductions ----
+ * A window of a dim's whole size n, padded by n - 1 on one side (stride and dilations 1, every
+ * other dim a unit window): output i along that dim reduces the prefix x[0..i] (padding before
+ * it) or, padded after, the suffix x[i..n). Sets p->scan, scan_rev and the line geometry. */
+static bool rw_scan_detect(rw_params *p, const int64_t *phi, int32_t xrank) {
+  int32_t sd = -1;
+  for (int32_t d = 0; d < p->rank; d++) {
+    bool unit = p->wstr[d] == 1 && p->bdil[d] == 1 && p->wdil[d] == 1;
+    if (p->wdims[d] == 1 && unit && p->plo[d] == 0 && (xrank == 0 || phi[d] == 0)) continue;
+    int64_t n = p->idims[d];
+    if (sd < 0 && unit && n > 1 && p->wdims[d] == n &&
+        ((p->plo[d] == n - 1 && phi[d] == 0) || (p->plo[d] == 0 && phi[d] == n - 1))) {
+      sd = d;
+    } else {
+      return false;
+    }
+  }
+  if (sd < 0) return false;
+  p->scan = true;
+  p->scan_rev = p->plo[sd] == 0;
+  p->scan_n = p->idims[sd];
+  p->scan_outer = p->scan_inner = 1;
+  for (int32_t d = 0; d < sd; d++) p->scan_outer *= p->idims[d];
+  for (int32_t d = sd + 1; d < p->rank; d++) p->scan_inner *= p->idims[d];
+  return true;
+}
+
+static cj_status k_reduce_window_general(cj_exec_ctx *ctx, const cj_step *st);
+
+/* A cumulative reduction with any body (lax.cumlogsumexp, variadic bodies) as a running fold,
+ * once per element instead of once per window element: out[i] = body(out[i-1], x[i]) from
+ * out[-1] = init (reversed: from the end). The window of output i folds (in window order) n-1-i
+ * padding elements, which hold init, before x[0..i]: when body(init, init) is init, bit for bit
+ * (checked at run time, else the general kernel runs), that padding folds to init and the
+ * running fold is exactly the window's fold. Reversed, the padding comes after the suffix and
+ * the suffix is folded from its end (a reduce_window's combine order is the implementation's;
+ * XLA evaluates cumulative reductions as scans too). */
+static cj_status k_reduce_window_gscan(cj_exec_ctx *ctx, const cj_step *st) {
+  const rw_params *p = st->params;
+  const kg_body *b = &p->body;
+  int32_t n = p->n;
+  unsigned char iv[KG_MAX_BODY_VALUES][16];
+  for (int32_t i = 0; i < n; i++) {
+    if (p->bes[i] > 16) return k_reduce_window_general(ctx, st);
+    kg_cvt_run(&p->init_cvt[i], (char *)iv[i], CJ_PTR(ctx, st->in[n + i]), 1);
+    memcpy(KG_ARG(ctx, st, b, i), iv[i], (size_t)p->bes[i]);
+    memcpy(KG_ARG(ctx, st, b, n + i), iv[i], (size_t)p->bes[i]);
+  }
+  CJ_RETURN_IF_ERROR(cj_plan_run(ctx, &b->plan));
+  for (int32_t i = 0; i < n; i++)
+    if (memcmp(KG_RET(ctx, st, b, i), iv[i], (size_t)p->bes[i]) != 0)
+      return k_reduce_window_general(ctx, st);
+  int64_t len = p->scan_n, inner = p->scan_inner;
+  for (int64_t o = 0; o < p->scan_outer; o++) {
+    for (int64_t k = 0; k < inner; k++) {
+      for (int32_t i = 0; i < n; i++) memcpy(KG_ARG(ctx, st, b, i), iv[i], (size_t)p->bes[i]);
+      for (int64_t j = 0; j < len; j++) {
+        int64_t e = (o * len + (p->scan_rev ? len - 1 - j : j)) * inner + k;
+        for (int32_t i = 0; i < n; i++)
+          kg_cvt_run(&p->in_cvt[i], KG_ARG(ctx, st, b, n + i),
+                     CJ_PTR(ctx, st->in[i]) + e * p->in_es[i], 1);
+        CJ_RETURN_IF_ERROR(cj_plan_run(ctx, &b->plan));
+        for (int32_t i = 0; i < n; i++) {
+          char *a = KG_ARG(ctx, st, b, i);
+          const char *rv = KG_RET(ctx, st, b, i);
+          if (a != rv) memmove(a, rv, (size_t)p->bes[i]);
+          memcpy(CJ_PTR(ctx, st->out[i]) + e * p->bes[i], a, (size_t)p->bes[i]);
+        }
+      }
+    }
+  }
+  return NULL;
+}
+
 static cj_status k_reduce_window_general(cj_exec_ctx *ctx, const cj_step *st) {
   const rw_params *p = st->params;
   const kg_body *b = &p->body;
@@ -653,26 +727,7 @@ cj_status lower_reduce_window(cj_lw *L, cj_op *op) {
     p->es = cj_dtype_bytes(x0.dtype);
     p->pad_rule = kg_pad_rule(kop, x0.dtype, p->ident);
     /* a cumulative reduction? */
-    int32_t sd = -1;
-    bool plain = true;
-    for (int32_t d = 0; d < rank && plain; d++) {
-      bool unit = p->wstr[d] == 1 && p->bdil[d] == 1 && p->wdil[d] == 1;
-      if (p->wdims[d] == 1 && unit && p->plo[d] == 0 && (x0.rank == 0 || phi[d] == 0)) continue;
-      int64_t n = p->idims[d];
-      if (sd < 0 && unit && n > 1 && p->wdims[d] == n &&
-          ((p->plo[d] == n - 1 && phi[d] == 0) || (p->plo[d] == 0 && phi[d] == n - 1))) {
-        sd = d;
-        p->scan_rev = p->plo[d] == 0;
-      } else {
-        plain = false;
-      }
-    }
-    if (plain && sd >= 0 && kop != KG_KEEP) {
-      p->scan = true;
-      p->scan_n = p->idims[sd];
-      p->scan_outer = p->scan_inner = 1;
-      for (int32_t d = 0; d < sd; d++) p->scan_outer *= p->idims[d];
-      for (int32_t d = sd + 1; d < rank; d++) p->scan_inner *= p->idims[d];
+    if (kop != KG_KEEP && rw_scan_detect(p, phi, x0.rank)) {
       fscan f;
       if (p->scan_n >= FSCAN_MIN_N && fscan_init(&f, kop, x0.dtype)) {
         p->fscan = cj_lw_alloc(L, sizeof f);
@@ -705,8 +760,9 @@ cj_status lower_reduce_window(cj_lw *L, cj_op *op) {
     if (p->body.ret_types[i]->dtype != p->body.arg_types[i]->dtype)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "the body's result %d has another type", i);
   p->body.slot0 = (uint32_t)(2 * n);
-  if (!cj_lw_emit(L, op, k_reduce_window_general, p, (uint32_t)(5 * n), ins, (uint32_t)n, outs))
-    return cj_oom();
+  cj_kernel_fn kf = rw_scan_detect(p, phi, x0.rank) ? k_reduce_window_gscan
+                                                    : k_reduce_window_general;
+  if (!cj_lw_emit(L, op, kf, p, (uint32_t)(5 * n), ins, (uint32_t)n, outs)) return cj_oom();
   cj_lw_extend_region(L, start);
   return NULL;
 }
