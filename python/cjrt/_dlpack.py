@@ -10,7 +10,9 @@ ownership, and the capsule's destructor then leaves the tensor alone.
 
 import ctypes
 
-_api = ctypes.pythonapi
+# a handle of our own: argtypes set on ctypes.pythonapi's functions would be shared with (and
+# changed by) every other module of the process
+_api = ctypes.PyDLL(None)
 
 _DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)

@@ -122,15 +122,20 @@ class Plugin:
             raise RuntimeError(self._error_text(err))
 
 
+# The C API through a handle of our own: setting argtypes on ctypes.pythonapi's functions would
+# change them for every other user in the process (cjrt's DLPack code declares them otherwise).
+_capi = ctypes.PyDLL(None)
+_get_name = _capi.PyCapsule_GetName
+_get_name.restype = ctypes.c_char_p
+_get_name.argtypes = [ctypes.py_object]
+_get_ptr = _capi.PyCapsule_GetPointer
+_get_ptr.restype = ctypes.c_void_p
+_get_ptr.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
 def capsule_pointer(capsule):
     """The pointer a PyCapsule holds (whatever its name)."""
-    get_name = ctypes.pythonapi.PyCapsule_GetName
-    get_name.restype = ctypes.c_char_p
-    get_name.argtypes = [ctypes.py_object]
-    get_ptr = ctypes.pythonapi.PyCapsule_GetPointer
-    get_ptr.restype = ctypes.c_void_p
-    get_ptr.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    return get_ptr(capsule, get_name(capsule))
+    return _get_ptr(capsule, _get_name(capsule))
 
 
 def _custom_call_handler(plugin):
