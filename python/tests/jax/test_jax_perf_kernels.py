@@ -169,6 +169,8 @@ def test_cumlogsumexp(cj, dtype, axis, reverse):
         np.asarray(jaxcheck.run_on(jaxcheck.cpu(), g, y)).astype(np.float32), rtol=4 * unit)
 
 
+@pytest.mark.skipif(jaxcheck.OLD_JAX, reason="XLA:CPU of jaxlib 0.7 cannot compile this variadic "
+                    "reduce_window (an internal RET_CHECK in its optimizer): no reference there")
 def test_cumulative_general_body_variadic_and_non_idempotent_init(cj):
     """Prefix windows with other bodies: a variadic running argmax (both outputs bit-exact), and
     an init that is not the body's identity (body(init, init) != init: the padding counts, and
