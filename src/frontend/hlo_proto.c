@@ -6,8 +6,10 @@
 
 #include "base/dtype.h"
 #include "frontend/hlo.h"
+#include "frontend/proto_wire.h"
 
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I32 = 5 };
+enum { WT_VARINT = CJ_WT_VARINT, WT_I64 = CJ_WT_I64, WT_LEN = CJ_WT_LEN, WT_SGROUP = CJ_WT_SGROUP,
+       WT_EGROUP = CJ_WT_EGROUP, WT_I32 = CJ_WT_I32 };
 enum { MAX_DEPTH = 48 };
 
 /* ------------------------------------------------------------------ the module's arena */
@@ -64,28 +66,13 @@ static cj_status rd_err(const rd *r, const char *msg) {
 }
 
 static cj_status rd_varint(rd *r, uint64_t *out) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (r->p >= r->end) return rd_err(r, "truncated varint");
-    uint8_t b = *r->p++;
-    if (shift == 63 && (b & 0x7e)) return rd_err(r, "varint longer than 64 bits");
-    v |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) {
-      *out = v;
-      return NULL;
-    }
-  }
-  return rd_err(r, "varint longer than 10 bytes");
+  cj_pb_err e = cj_pb_varint(&r->p, r->end, out);
+  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
 }
 
 static cj_status rd_tag(rd *r, uint32_t *field, int *wt) {
-  uint64_t t;
-  CJ_RETURN_IF_ERROR(rd_varint(r, &t));
-  *wt = (int)(t & 7);
-  uint64_t f = t >> 3;
-  if (f == 0 || f > 0x1fffffff) return rd_err(r, "invalid field number");
-  *field = (uint32_t)f;
-  return NULL;
+  cj_pb_err e = cj_pb_tag(&r->p, r->end, field, wt);
+  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
 }
 
 static cj_status rd_sub(rd *r, int wt, rd *sub, const char *what) {
