@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # What building the plugin, libcjrt and the cjrt command needs (the main job, --no-python) ...
-build_pkgs=(build-essential cmake ninja-build pkg-config liblapack-dev libblas-dev libopenblas-dev)
+build_pkgs=(build-essential cmake ninja-build pkg-config liblapack-dev libblas-dev libopenblas-dev
+            libopenblas-serial-dev)
 # ... and what the test suite adds: clang and its runtime (fuzzing), Python for the Python
 # tests, and Debian's numpy/pytest/torch (the legacy DLPack capsule tests).
 test_pkgs=(clang libclang-rt-14-dev python3 python3-venv python3-dev python3-numpy python3-pytest

@@ -6,9 +6,11 @@
  * dimensions) and asks LAPACK for its workspace sizes. At run time each batch element is copied
  * into a per-thread area in the layout the call names (a matrix in column-major layout is
  * transposed from our row-major buffers), LAPACK runs on it there, and the results are copied
- * back. Batch elements run in parallel on the client's pool; LAPACK itself is single-threaded
- * (the reference LAPACK and BLAS, linked statically and hidden in the plugin: no thread pool of
- * its own, no symbols shared with other copies of LAPACK in the process).
+ * back. LAPACK itself is single-threaded, linked statically and hidden in the plugin (no thread
+ * pool of its own, no symbols shared with other copies of LAPACK in the process): Debian's serial
+ * OpenBLAS where the build found it (CJRT_LAPACK_SERIAL: its static build is not safe to call from
+ * two threads at once, so every call holds one lock and batch elements run one after another),
+ * else the reference LAPACK and BLAS, whose batch elements run in parallel on the client's pool.
  *
  * Built without LAPACK (CJRT_HAVE_LAPACK undefined), every lapack_* target fails at compile
  * time, naming the target.
@@ -17,6 +19,7 @@
 
 #include <complex.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -233,6 +236,11 @@ typedef struct lk_exec {
   char *out[LK_MAXARGS];
 } lk_exec;
 
+#ifdef CJRT_LAPACK_SERIAL
+/* Every LAPACK call of the process (all clients, devices and executions) holds this lock. */
+static pthread_mutex_t lk_lock = PTHREAD_MUTEX_INITIALIZER;
+#endif
+
 static void lk_body(void *vx, int64_t b, int64_t e) {
   const lk_exec *X = vx;
   const lk_params *p = X->p;
@@ -247,7 +255,13 @@ static void lk_body(void *vx, int64_t b, int64_t e) {
     /* results LAPACK only partly writes (u / vt of a reduced SVD, ...) start as zeros */
     for (int j = 0; j < p->nout; j++)
       if (p->arg[p->nin + j].alias < 0) memset(a[p->nin + j], 0, (size_t)p->arg[p->nin + j].slice);
+#ifdef CJRT_LAPACK_SERIAL
+    pthread_mutex_lock(&lk_lock);
     lk_run[p->t](p, a, base + p->ws_off);
+    pthread_mutex_unlock(&lk_lock);
+#else
+    lk_run[p->t](p, a, base + p->ws_off);
+#endif
     for (int j = 0; j < p->nout; j++) {
       const lk_arg *g = &p->arg[p->nin + j];
       lk_copy_out(g, X->out[j] + i * g->slice, a[p->nin + j]);
@@ -261,7 +275,12 @@ static cj_status k_lapack(cj_exec_ctx *ctx, const cj_step *st) {
   lk_exec X = {.p = p, .ctx = ctx};
   for (int j = 0; j < p->nin; j++) X.in[j] = CJ_PTR(ctx, st->in[j]);
   for (int j = 0; j < p->nout; j++) X.out[j] = CJ_PTR(ctx, st->out[j]);
-  if (p->batch > 1 && ctx->pool && cj_pool_size(ctx->pool) > 1)
+#ifdef CJRT_LAPACK_SERIAL
+  const bool parallel = false; /* the calls would only queue on lk_lock */
+#else
+  const bool parallel = true;
+#endif
+  if (parallel && p->batch > 1 && ctx->pool && cj_pool_size(ctx->pool) > 1)
     cj_pool_parallel_for(ctx->pool, p->batch, p->grain, lk_body, &X);
   else
     lk_body(&X, 0, p->batch);
