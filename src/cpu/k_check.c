@@ -343,6 +343,7 @@ cj_status lower_custom_call(cj_lw *L, cj_op *op) {
   if (IS("Eigh")) return cj_lower_cc_eigh(L, op);
   /* jaxlib's LAPACK targets, which JAX emits for platform cpu (k_lapack.c) */
   if (cj_lapack_is_target(target, len)) return cj_lower_cc_lapack(L, op, target, len);
+  if (IS("tridiagonal_solve_perturbed_ffi")) return cj_lower_cc_tridiagonal_perturbed(L, op);
   /* jax.lax.dce_sink: marks its operands as used so that nothing upstream drops them; there is
    * nothing to run (the operands were computed by then) */
   if (IS("dce_sink") && op->nresults == 0) return NULL;

@@ -4,7 +4,7 @@
  *
  * Targets (t = s, d, c, z: f32, f64, complex64, complex128; batched over leading dimensions):
  * trsm, getrf, geqrf, geqp3, orgqr/ungqr, potrf, gesdd, gesvd, syevd/heevd, gehrd, sytrd/hetrd,
- * gtsv. Operands, results and attributes follow jaxlib's kernels (jaxlib/cpu/lapack_kernels.cc):
+ * gtsv; and tridiagonal_solve_perturbed_ffi (k_tridiag.c). Operands, results and attributes follow jaxlib's kernels (jaxlib/cpu/lapack_kernels.cc):
  * the attributes come from the call's `mhlo.backend_config` dictionary, and the matrices are
  * seen in the layouts the call's operand_layouts / result_layouts give (JAX asks for
  * column-major), so buffers are transposed on the way in and out of LAPACK.
@@ -21,5 +21,7 @@
 bool cj_lapack_is_target(const char *target, size_t len);
 /* Lowers such a call; an unknown lapack_* name or an unsupported one fails naming it. */
 cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len);
+/* jaxlib's tridiagonal_solve_perturbed_ffi (k_tridiag.c; needs no LAPACK). */
+cj_status cj_lower_cc_tridiagonal_perturbed(cj_lw *L, cj_op *op);
 
 #endif

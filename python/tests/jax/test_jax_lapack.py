@@ -6,6 +6,7 @@ point, PJRT_NAMES_AND_LIBRARY_PATHS, JAX_PLATFORMS=cjrt).
 Outputs that are unique (solutions, factors of a fixed pivoting/sign convention, eigenvalues,
 singular values) are compared with XLA:CPU's; eigenvectors, singular vectors and complex Schur
 vectors, whose signs / phases depend on the LAPACK build, are checked by reconstruction."""
+import inspect
 import json
 import os
 import subprocess
@@ -187,6 +188,60 @@ def test_tridiagonal_and_pivoted_qr(cj, name):
                 dl, d, du, _data((3, 6, 2), name, 1), rtol=t, atol=t)
         compare(lambda a: jsl.qr(a, pivoting=True), _data((6, 4), name), rtol=t * 10,
                 atol=t * 10)
+
+
+@pytest.mark.skipif(
+    "perturb_singular" not in inspect.signature(jax.lax.linalg.tridiagonal_solve).parameters,
+    reason="this jax has no tridiagonal_solve(perturb_singular=...) (added in jax 0.10)")
+@pytest.mark.parametrize("name", DTYPES)
+def test_tridiagonal_solve_perturbed(cj, name):
+    """tridiagonal_solve(..., perturb_singular=True): jaxlib's tridiagonal_solve_perturbed_ffi.
+    Well-conditioned systems (both pivoting branches: small and large diagonals), rows with a zero
+    subdiagonal, n = 1, and exactly singular systems (a zero pivot, T - lambda I for an
+    eigenvalue lambda of T), where only the perturbation keeps the answer finite."""
+    with jaxcheck.x64(name.endswith("128") or name == "float64"):
+        t = TOL[name]
+        solve = lambda dl, d, du, b: jax.lax.linalg.tridiagonal_solve(  # noqa: E731
+            dl, d, du, b, perturb_singular=True)
+        for n, shift, seed in [(6, 4.0, 0), (7, 0.0, 1), (1, 0.5, 2), (2, 0.0, 3)]:
+            d = _data((3, n), name, seed) + shift
+            dl = _data((3, n), name, seed + 10)
+            du = _data((3, n), name, seed + 20)
+            dl[:, 0] = 0
+            du[:, -1] = 0
+            if n > 3:
+                dl[1, 2] = 0  # a row whose subdiagonal is already zero
+            b = _data((3, n, 2), name, seed + 30)
+            compare(solve, dl, d.astype(name), du, b, rtol=t * 10, atol=t * 10)
+        # singular: symmetric tridiagonal T minus one of its eigenvalues; and a zero matrix row
+        rng = np.random.default_rng(5)
+        n = 8
+        off = rng.standard_normal(n - 1)
+        diag = rng.standard_normal(n)
+        T = np.diag(diag) + np.diag(off, 1) + np.diag(off, -1)
+        lam = np.linalg.eigvalsh(T)[3]
+        d = (diag - lam).astype(name)
+        dl = np.concatenate([[0], off]).astype(name)
+        du = np.concatenate([off, [0]]).astype(name)
+        b = np.ones((n, 1), name)
+        # the size of the answer depends on the rounding of a pivot of order eps (jaxlib's
+        # compiler may fuse multiply-adds): compare directions, which are T's eigenvector
+        got = np.asarray(run_on(jaxcheck.cj(), solve, dl, d, du, b))[:, 0]
+        want = np.asarray(run_on(jaxcheck.cpu(), solve, dl, d, du, b))[:, 0]
+        assert np.all(np.isfinite(got)) and np.linalg.norm(got) > 1e3
+        got, want = got / np.linalg.norm(got), want / np.linalg.norm(want)
+        assert abs(abs(np.vdot(got, want)) - 1) < t * 10, (got, want)
+        v = np.linalg.eigh(T)[1][:, 3]
+        assert abs(abs(np.vdot(got, v)) - 1) < t * 100, (got, v)
+        z = np.zeros(n, name)
+        got = compare(solve, z, z, z, b, rtol=0, atol=0)
+        assert np.all(np.isfinite(np.asarray(got)))
+        # under vmap and grad (the solve is linear in b)
+        compare(jax.vmap(solve), dl[None].repeat(2, 0), d[None].repeat(2, 0) + 3,
+                du[None].repeat(2, 0), b[None].repeat(2, 0), rtol=t * 10, atol=t * 10)
+        if not name.startswith("complex"):
+            g = jax.grad(lambda b: solve(dl, d + 3, du, b).sum())
+            compare(g, b, rtol=t * 10, atol=t * 10)
 
 
 def test_jacobi_and_partial_eigh_keep_their_rules(cj):
