@@ -149,6 +149,12 @@ static cj_status k_tridiag_perturbed(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
+/* An element type as MLIR writes it (f32, i32, complex<f64>), for messages. */
+static const char *tp_type_name(cj_dtype dt) {
+  const cj_dtype_info *in = cj_dtype_get(dt);
+  return in->mlir ? in->mlir : in->id;
+}
+
 cj_status cj_lower_cc_tridiagonal_perturbed(cj_lw *L, cj_op *op) {
   const char *T = "tridiagonal_solve_perturbed_ffi";
   if (op->nopnds != 4 || op->nresults != 1)
@@ -165,7 +171,7 @@ cj_status cj_lower_cc_tridiagonal_perturbed(cj_lw *L, cj_op *op) {
   if (t < 0)
     return cj_op_error(op, CJ_INVALID_ARGUMENT,
                        "custom_call @%s: element type %s is not one of f32, f64, complex<f32>, "
-                       "complex<f64>", T, cj_dtype_get(in[3].dtype)->id);
+                       "complex<f64>", T, tp_type_name(in[3].dtype));
   const cj_lw_tensor *b = &in[3];
   if (b->rank < 2)
     return cj_op_error(op, CJ_INVALID_ARGUMENT,
@@ -176,7 +182,7 @@ cj_status cj_lower_cc_tridiagonal_perturbed(cj_lw *L, cj_op *op) {
     if (!ok)
       return cj_op_error(op, CJ_INVALID_ARGUMENT,
                          "custom_call @%s: operand %d must be %s with b's shape less its last "
-                         "dimension", T, i, cj_dtype_get(b->dtype)->id);
+                         "dimension", T, i, tp_type_name(b->dtype));
   }
   bool same = out.dtype == b->dtype && out.rank == b->rank;
   for (int32_t k = 0; same && k < b->rank; k++) same = out.dims[k] == b->dims[k];

@@ -140,5 +140,24 @@ int main(void) {
                "custom_call @lapack_dheevd_ffi is not supported by the CPU backend");
   expect_error(CC2("cusolver_potrf_ffi", "", "tensor<3x3xf32>", "tensor<3x3xf32>", "tensor<i32>"),
                "custom_call @cusolver_potrf_ffi is not supported by the CPU backend");
+  /* tridiagonal_solve_perturbed_ffi (k_tridiag.c): dl, d, du [batch, n], b [batch, n, k] */
+#define TP(td, tb, tr)                                                                       \
+  "func.func @main(%dl: " td ", %d: " td ", %du: " td ", %b: " tb ") -> " tr " {\n"         \
+  "  %r = stablehlo.custom_call @tridiagonal_solve_perturbed_ffi(%dl, %d, %du, %b) : (" td  \
+  ", " td ", " td ", " tb ") -> " tr "\n"                                                   \
+  "  func.return %r : " tr "\n}\n"
+  expect_ok(TP("tensor<2x5xf32>", "tensor<2x5x3xf32>", "tensor<2x5x3xf32>"));
+  expect_ok(TP("tensor<5xcomplex<f64>>", "tensor<5x1xcomplex<f64>>", "tensor<5x1xcomplex<f64>>"));
+  expect_error(TP("tensor<2x5xi32>", "tensor<2x5x3xi32>", "tensor<2x5x3xi32>"),
+               "custom_call @tridiagonal_solve_perturbed_ffi: element type i32 is not one of");
+  expect_error(TP("tensor<2x4xf32>", "tensor<2x5x3xf32>", "tensor<2x5x3xf32>"),
+               "operand 0 must be f32 with b's shape less its last dimension");
+  expect_error(TP("tensor<2x5xf64>", "tensor<2x5x3xf32>", "tensor<2x5x3xf32>"),
+               "operand 0 must be f32 with b's shape");
+  expect_error(TP("tensor<2x5xf32>", "tensor<2x5x3xf32>", "tensor<2x5x2xf32>"),
+               "the result must have b's type");
+  expect_error(TP("tensor<f32>", "tensor<5xf32>", "tensor<5xf32>"),
+               "operand 3 (b) must have rank >= 2");
+#undef TP
   return check_report("ops_lapack_errors");
 }
