@@ -369,8 +369,12 @@ class Client:
             raise ValueError(f"cjrt: no device with id {device}")
         raise TypeError("cjrt: device is a cjrt.Device or a device id")
 
-    def compile(self, program, *, device=None):
-        """Compiles MLIR text (str), MLIR bytes (text or bytecode) or a file (os.PathLike)."""
+    def compile(self, program, *, device=None, format=None):
+        """Compiles MLIR text (str), MLIR bytes (text or bytecode) or a file (os.PathLike).
+
+        format: the PJRT program format, None for "mlir" (text or bytecode); "hlo" for an
+        xla.HloModuleProto (serialized) or HLO text, "hlo_with_config" for an
+        xla.HloModuleProtoWithConfig."""
         if isinstance(program, os.PathLike):
             with open(program, "rb") as f:
                 program = f.read()
@@ -385,6 +389,15 @@ class Client:
             did = device.id if isinstance(device, Device) else int(device)
             keep = (_ctypes.c_int64 * 1)(did)
             opts = _ctypes.byref(_CompileOptions(1, 1, keep, None, False))
+        if format is not None:
+            if not isinstance(format, str) or not format:
+                raise TypeError("cjrt: compile(format=...) takes a PJRT format name such as 'hlo'")
+            fmt = format.encode()
+            if opts is None:
+                o = _CompileOptions(1, 1, None, fmt, False)
+            else:
+                o = _CompileOptions(1, 1, keep, fmt, False)
+            opts = _ctypes.byref(o)
         exe = _c_void_p()
         _check(_lib().cjrt_compile(self._ptr, code, len(code), opts, _ctypes.byref(exe)))
         del keep

@@ -77,6 +77,10 @@ typedef struct hlo_instr {
   size_t backend_config_len;
   int64_t api_version;
   bool custom_call_has_side_effect;
+  /* operand_shapes_with_layout (text: operand_layout_constraints): when given, the call sees
+   * its operands in these layouts and its results in the layouts of `shape` */
+  hlo_shape *operand_layouts;
+  int32_t noperand_layouts, olcap;
   /* dot */
   bool has_dot_dnums;
   hlo_i64s lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;

@@ -166,6 +166,44 @@ static void set(setter *t, const char *name, const cj_attr *a) {
 
 /* ------------------------------------------------------------------ building ops */
 
+/* One entry of a custom call's operand_layouts / result_layouts: dense<minor_to_major> :
+ * tensor<rank x index>; a shape without a layout is row-major. NULL on out-of-memory. */
+static const cj_attr *layout_attr(cj_module *m, const hlo_shape *sh) {
+  int64_t r = sh->dims.n, mtm[64];
+  if (r > 64) return NULL;
+  for (int64_t k = 0; k < r; k++)
+    mtm[k] = sh->minor_to_major.n == r ? sh->minor_to_major.v[k] : r - 1 - k;
+  const cj_type *ty = cj_type_tensor_of(m, CJ_INDEX, 1, &r);
+  return ty ? cj_attr_dense(m, ty, mtm, (size_t)r * sizeof(int64_t), false) : NULL;
+}
+
+/* A custom call with operand_shapes_with_layout sees its operands in those layouts and its
+ * results in the layouts of its own shape (XLA's layout constraint), as StableHLO's
+ * operand_layouts / result_layouts say. */
+static cj_status set_call_layouts(sc *s, const hlo_instr *in, setter *t, uint32_t nops) {
+  cj_module *m = s->L->m;
+  if ((uint32_t)in->noperand_layouts != nops)
+    return ins_err(s, in, "operand_shapes_with_layout has %d shapes for %u operands",
+                   in->noperand_layouts, nops);
+  const cj_attr *ol[64], *rl[64];
+  if (nops > 64) return ins_err(s, in, "more than 64 operands with layouts");
+  for (uint32_t i = 0; i < nops; i++) {
+    if (in->operand_layouts[i].etype == HLO_TUPLE)
+      return ins_err(s, in, "a tuple operand layout is not supported");
+    if (!(ol[i] = layout_attr(m, &in->operand_layouts[i]))) return cj_oom();
+  }
+  const hlo_shape *res = in->shape.etype == HLO_TUPLE ? in->shape.tuple : &in->shape;
+  int32_t nres = in->shape.etype == HLO_TUPLE ? in->shape.ntuple : 1;
+  if (nres > 64) return ins_err(s, in, "more than 64 results with layouts");
+  for (int32_t i = 0; i < nres; i++) {
+    if (res[i].etype == HLO_TUPLE) return ins_err(s, in, "a nested tuple result is not supported");
+    if (!(rl[i] = layout_attr(m, &res[i]))) return cj_oom();
+  }
+  set(t, "operand_layouts", cj_attr_array(m, (int32_t)nops, ol));
+  set(t, "result_layouts", cj_attr_array(m, nres, rl));
+  return NULL;
+}
+
 static cj_op *emit(sc *s, const hlo_instr *in, cj_op_kind k, uint32_t nop, cj_value *const *ops,
                    uint32_t nres, uint32_t nreg) {
   cj_module *m = s->L->m;
@@ -998,6 +1036,7 @@ static cj_status lower_instr(sc *s, int32_t idx) {
         if (!bc) bc = cj_attr_string(m, in->backend_config, in->backend_config_len);
         set(&t, "backend_config", bc);
       }
+      if (in->noperand_layouts > 0) CJ_RETURN_IF_ERROR(set_call_layouts(s, in, &t, nops));
     } else if (k == CJ_OP_RNG_BIT_GENERATOR) {
       if (in->rng_algorithm < 0 || in->rng_algorithm > 2) return ins_err(s, in, "unknown algorithm");
       set(&t, "rng_algorithm", cj_attr_enum(m, CJ_EK_RNG_ALGORITHM, (int32_t)in->rng_algorithm));

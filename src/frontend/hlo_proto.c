@@ -582,6 +582,14 @@ static cj_status read_instr(rd *r, hlo_instr *in) {
       case 35 : CJ_RETURN_IF_ERROR(rd_int(r, wt, &in->id)); break;
       case 36 : CJ_RETURN_IF_ERROR(rd_ints(r, wt, &in->operand_ids)); break;
       case 38 : CJ_RETURN_IF_ERROR(rd_ints(r, wt, &in->called_ids)); break;
+      case 57 : {
+        rd s;
+        CJ_RETURN_IF_ERROR(rd_sub(r, wt, &s, "HloInstructionProto.operand_shapes_with_layout"));
+        hlo_shape *o = PUSH(r->h, in->operand_layouts, in->noperand_layouts, in->olcap);
+        if (!o) return cj_oom();
+        CJ_RETURN_IF_ERROR(read_shape(&s, o));
+        break;
+      }
       case 43 : CJ_RETURN_IF_ERROR(rd_str(r, wt, &in->backend_config, &in->backend_config_len));
       break;
       case 49 : {

@@ -607,6 +607,16 @@ static cj_status attribute(tp *t, hlo_instr *in, const char **cond, const char *
     }
     return NULL;
   }
+  if (IS("operand_layout_constraints")) { /* {f32[3,3]{0,1}, ...} */
+    if (!eat(t, '{')) return terr(t, "expected '{' after operand_layout_constraints=");
+    if (eat(t, '}')) return NULL;
+    do {
+      hlo_shape *o = PUSH(t->h, in->operand_layouts, in->noperand_layouts, in->olcap);
+      if (!o) return cj_oom();
+      CJ_RETURN_IF_ERROR(shape(t, o, 0));
+    } while (eat(t, ','));
+    return eat(t, '}') ? NULL : terr(t, "expected '}' after operand_layout_constraints");
+  }
   if (IS("custom_call_target")) return str_value(t, &in->custom_call_target, &n);
   if (IS("backend_config")) return str_value(t, &in->backend_config, &in->backend_config_len);
   if (IS("api_version")) {

@@ -243,6 +243,16 @@ def linalg(a, b):
             jnp.linalg.cholesky(a @ a.T))
 
 
+@case("linalg_cpu", f32(2, 4, 4) + 4 * np.eye(4, dtype=np.float32), f32(2, 4, 3), rtol=1e-4,
+      atol=1e-4)
+def linalg_cpu(a, b):
+    """JAX's CPU lowering: jaxlib's lapack_*_ffi custom calls, whose operands and results are
+    column-major (operand_shapes_with_layout / the result shape's layout)."""
+    spd = a @ jnp.swapaxes(a, -1, -2)
+    return (jnp.linalg.solve(a, b), jnp.linalg.cholesky(spd), jnp.linalg.qr(a)[1],
+            jnp.linalg.eigvalsh(spd), jnp.linalg.det(a))
+
+
 @case("top_k", f32(3, 10))
 def top_k(x):
     return lax.top_k(x, 4)

@@ -48,3 +48,16 @@ def cj(cj_devices):
 @pytest.fixture(scope="session")
 def cpu():
     return jax.devices("cpu")[0]
+
+
+def pytest_terminal_summary(terminalreporter):
+    """With CJRT_JAX_VIA=hlo|hlo_text: how many programs ran as HLO, and why others did not."""
+    import jaxcheck
+
+    if not jaxcheck.VIA:
+        return
+    st = jaxcheck.VIA_STATS
+    why = ", ".join(f"{n} {r}" for r, n in st["through_jax"].most_common()) or "none"
+    terminalreporter.write_line(
+        f"CJRT_JAX_VIA={jaxcheck.VIA}: {st['hlo']} programs ran on cjrt as HLO; through JAX "
+        f"instead: {sum(st['through_jax'].values())} ({why})")

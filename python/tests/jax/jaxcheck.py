@@ -4,6 +4,9 @@
                         every output leaf lives on the cjrt device and matches XLA:CPU in
                         dtype, shape and value (tolerance by dtype); returns the cjrt results.
 """
+import collections
+import os
+
 import numpy as np
 
 import jax
@@ -59,12 +62,88 @@ def _leaf_to_host(x):
 
 
 def run_on(dev, f, *args, jit=True, static_argnums=(), **jit_kw):
-    """f(*args) with args committed to `dev` and `dev` the default device, results ready."""
+    """f(*args) with args committed to `dev` and `dev` the default device, results ready.
+
+    With CJRT_JAX_VIA=hlo (or hlo_text), a jitted program bound for a cjrt device goes to the
+    plugin as an xla.HloModuleProto (or as HLO text) instead of StableHLO: see _run_via_hlo."""
     args = tuple(jax.device_put(a, dev) if _is_array_like(a) else a for a in args)
+    if VIA and jit and dev.platform == "cjrt":
+        out = _run_via_hlo(dev, f, args, static_argnums, jit_kw)
+        if out is not None:
+            return out
     g = jax.jit(f, static_argnums=static_argnums, **jit_kw) if jit else f
     with jax.default_device(dev):
         out = g(*args)
     return jax.block_until_ready(out)
+
+
+# ---- the JAX suite as HLO (issue 16): CJRT_JAX_VIA=hlo | hlo_text ----
+VIA = os.environ.get("CJRT_JAX_VIA", "")
+if VIA not in ("", "hlo", "hlo_text"):
+    raise ValueError(f"CJRT_JAX_VIA={VIA!r}: expected hlo or hlo_text")
+# programs that ran as HLO, and those that ran through JAX instead, by reason
+VIA_STATS = {"hlo": 0, "through_jax": collections.Counter()}
+_via_client = None
+
+
+def _client_for_hlo():
+    global _via_client
+    if _via_client is None:
+        import cjrt
+
+        _via_client = cjrt.Client(os.environ.get("CJRT_JAX_PLUGIN_PATH")
+                                  or os.environ.get("CJRT_PLUGIN"))
+    return _via_client
+
+
+def _through_jax(reason):
+    VIA_STATS["through_jax"][reason] += 1
+    return None
+
+
+def _run_via_hlo(dev, f, args, static_argnums, jit_kw):
+    """Lowers f as JAX would for `dev`, converts the module to HLO with JAX's own converter
+    (`compiler_ir("hlo")`: an HloModuleProto, or its text), compiles that with the plugin through
+    the framework-side client (cjrt.Client, format "hlo") and runs it on the same inputs; the
+    outputs come back as jax Arrays on `dev`. Programs HLO cannot carry the same way (several
+    devices, effects and host callbacks, donation) run through JAX and are counted, by reason,
+    in VIA_STATS. Returns None in that case."""
+    if jit_kw.get("donate_argnums") or jit_kw.get("donate_argnames"):
+        return _through_jax("donation")
+    if jit_kw.get("in_shardings") is not None or jit_kw.get("out_shardings") is not None:
+        return _through_jax("shardings")
+    static = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
+    try:
+        with jax.default_device(dev):
+            lowered = jax.jit(f, static_argnums=static_argnums, **jit_kw).lower(*args)
+    except Exception:  # noqa: BLE001 - let JAX report its own error on the normal path
+        return _through_jax("does not lower")
+    ca = getattr(lowered, "_lowering", None)
+    ca = getattr(ca, "compile_args", {}) or {}
+    if ca.get("ordered_effects") or ca.get("unordered_effects") or ca.get("host_callbacks"):
+        return _through_jax("effects or host callbacks")
+    if ca.get("num_devices", 1) != 1:
+        return _through_jax("several devices")
+    flat = [x for i, a in enumerate(args) if i not in static for x in jax.tree.leaves(a)]
+    if any(isinstance(x, jax.Array) and len(x.devices()) != 1 for x in flat):
+        return _through_jax("several devices")
+    if any(isinstance(x, jax.Array) and jnp.issubdtype(x.dtype, jax.dtypes.prng_key)
+           for x in flat):
+        return _through_jax("typed PRNG keys")
+    kept = ca.get("kept_var_idx")
+    if kept is not None:
+        flat = [flat[i] for i in sorted(kept)]
+    try:
+        comp = lowered.compiler_ir("hlo")
+    except Exception:  # noqa: BLE001
+        return _through_jax("JAX cannot convert it to HLO")
+    code = comp.as_hlo_text() if VIA == "hlo_text" else comp.as_serialized_hlo_module_proto()
+    exe = _client_for_hlo().compile(code, format="hlo")
+    outs = exe(*[np.asarray(x) for x in flat])
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    host = [np.asarray(o) for o in outs]
+    VIA_STATS["hlo"] += 1
+    return jax.tree.unflatten(lowered.out_tree, [jax.device_put(h, dev) for h in host])
 
 
 def _is_array_like(a):
