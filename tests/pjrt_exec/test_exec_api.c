@@ -1966,6 +1966,86 @@ static void test_serialization(void) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Ahead of time: PJRT_Compile against a described topology, serialized, loaded elsewhere       */
+
+static void test_aot_topology(void) {
+  PJRT_NamedValue opt;
+  memset(&opt, 0, sizeof opt);
+  opt.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  opt.name = "cpu_device_count";
+  opt.name_size = strlen(opt.name);
+  opt.type = PJRT_NamedValue_kInt64;
+  opt.int64_value = 4;
+  opt.value_size = 1;
+  ARGS(PJRT_TopologyDescription_Create, tc);
+  tc.topology_name = "cpu";
+  tc.topology_name_size = 3;
+  tc.create_options = &opt;
+  tc.num_options = 1;
+  if (!OK(api->PJRT_TopologyDescription_Create(&tc))) return;
+  PJRT_TopologyDescription *topo = tc.topology;
+
+  PJRT_Program prog;
+  memset(&prog, 0, sizeof prog);
+  prog.struct_size = PJRT_Program_STRUCT_SIZE;
+  prog.code = (char *)kAdd;
+  prog.code_size = strlen(kAdd);
+  prog.format = "mlir";
+  prog.format_size = 4;
+  int64_t ids[1] = {2};
+  pb o;
+  compile_options(&o, 1, 1, ids);
+  ARGS(PJRT_Compile, pc);
+  pc.topology = topo;
+  pc.program = &prog;
+  pc.compile_options = (const char *)o.b;
+  pc.compile_options_size = o.n;
+  unsigned char *bytes = NULL;
+  size_t len = 0;
+  if (OK(api->PJRT_Compile(&pc))) {
+    ARGS(PJRT_Executable_Serialize, s);
+    s.executable = pc.executable;
+    if (OK(api->PJRT_Executable_Serialize(&s))) {
+      bytes = malloc(s.serialized_bytes_size);
+      memcpy(bytes, s.serialized_bytes, s.serialized_bytes_size);
+      len = s.serialized_bytes_size;
+      s.serialized_executable_deleter(s.serialized_executable);
+    }
+    executable_free(pc.executable);
+  }
+  /* Assignments the topology cannot hold are refused at compile time. */
+  int64_t ids9[1] = {9};
+  pb o9;
+  compile_options(&o9, 1, 1, ids9);
+  pc.compile_options = (const char *)o9.b;
+  pc.compile_options_size = o9.n;
+  ERR(api->PJRT_Compile(&pc), INVALID_ARGUMENT, "names device 9, which the topology");
+  pb o8;
+  compile_options(&o8, 2, 4, NULL);
+  pc.compile_options = (const char *)o8.b;
+  pc.compile_options_size = o8.n;
+  ERR(api->PJRT_Compile(&pc), INVALID_ARGUMENT, "the topology has only 4");
+  pc.topology = (const PJRT_TopologyDescription *)&prog;
+  ERR(api->PJRT_Compile(&pc), INVALID_ARGUMENT, "topology is not a live cjrt object");
+
+  /* The topology may go before the executable is loaded. */
+  ARGS(PJRT_TopologyDescription_Destroy, td);
+  td.topology = topo;
+  OK(api->PJRT_TopologyDescription_Destroy(&td));
+
+  /* JAX's AOT path: the serialized executable, loaded on a client, runs on device 2. */
+  PJRT_Client *c = client_create_n(4);
+  PJRT_LoadedExecutable *le;
+  CHECK(bytes != NULL);
+  if (bytes && OK(deserialize(c, bytes, len, NULL, 0, &le))) {
+    check_add_runs(c, le, device_at(c, 2));
+    loaded_free(le);
+  }
+  free(bytes);
+  client_free(c);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Threads and lifetimes                                                                       */
 
 typedef struct worker_arg {
@@ -2168,6 +2248,7 @@ static void run_all(void) {
   test_multi_device();
   test_execute_device_shares();
   test_serialization();
+  test_aot_topology();
   test_threads();
   test_outlive_client();
 }
