@@ -2035,7 +2035,7 @@ static void test_topology(void) {
   client_free(c);
 }
 
-static void test_process_info(void) {
+static void test_process_info_and_dma(void) {
   PJRT_Client *c = client_create_n(1);
   if (!c) return;
   PJRT_ProcessInfo p[2];
@@ -2075,6 +2075,130 @@ static void test_process_info(void) {
   u.client = NULL;
   ERR(api->PJRT_Client_UpdateGlobalProcessInfo(&u), INVALID_ARGUMENT, "client is NULL");
 
+  static char region[8192];
+  ARGS(PJRT_Client_DmaMap, dm);
+  dm.client = c;
+  dm.data = region;
+  dm.size = sizeof region;
+  OK(api->PJRT_Client_DmaMap(&dm));
+  ARGS(PJRT_Client_DmaUnmap, du);
+  du.client = c;
+  du.data = region;
+  OK(api->PJRT_Client_DmaUnmap(&du));
+  dm.size = 0;
+  ERR(api->PJRT_Client_DmaMap(&dm), INVALID_ARGUMENT, "size is 0");
+  dm.size = 16;
+  dm.data = NULL;
+  ERR(api->PJRT_Client_DmaMap(&dm), INVALID_ARGUMENT, "data is NULL");
+  dm.data = (void *)(uintptr_t)-8;
+  ERR(api->PJRT_Client_DmaMap(&dm), INVALID_ARGUMENT, "wraps around");
+  du.data = NULL;
+  ERR(api->PJRT_Client_DmaUnmap(&du), INVALID_ARGUMENT, "data is NULL");
+  du.data = region;
+  du.client = (PJRT_Client *)region;
+  ERR(api->PJRT_Client_DmaUnmap(&du), INVALID_ARGUMENT, "not a live cjrt object");
+  client_free(c);
+}
+
+static PJRT_Error *alias_create(PJRT_Client *c, PJRT_Memory *m, const int64_t *dims, size_t rank,
+                                PJRT_Buffer **out, PJRT_FulfillAliasBufferCallback **cb) {
+  ARGS(PJRT_Client_CreateAliasBuffer, a);
+  a.client = c;
+  a.memory = m;
+  a.shape_dims = dims;
+  a.shape_num_dims = rank;
+  a.shape_element_type = PJRT_Buffer_Type_F32;
+  PJRT_Error *e = api->PJRT_Client_CreateAliasBuffer(&a);
+  *out = e ? NULL : a.alias_buffer;
+  *cb = e ? NULL : a.fulfill_alias_buffer_cb;
+  return e;
+}
+
+static PJRT_Error *alias_fulfill(PJRT_Client *c, PJRT_FulfillAliasBufferCallback *cb,
+                                 PJRT_Buffer *b, PJRT_Error_Code code, const char *msg) {
+  ARGS(PJRT_Client_FulfillAliasBuffer, f);
+  f.client = c;
+  f.buffer = b;
+  f.status_code = code;
+  f.error_message = msg;
+  f.error_message_size = msg ? strlen(msg) : 0;
+  f.fulfill_alias_buffer_cb = cb;
+  return api->PJRT_Client_FulfillAliasBuffer(&f);
+}
+
+static void test_alias_buffers(void) {
+  PJRT_Client *c = client_create_n(2);
+  if (!c) return;
+  PJRT_Memory *m = device_memory(device_at(c, 0), "device");
+  int64_t dims[1] = {4};
+  float v[4] = {1, 2, 3, 4}, got[4];
+  PJRT_Buffer *src = buffer_from_host(c, device_at(c, 0), PJRT_Buffer_Type_F32, dims, 1, v);
+
+  /* Pending until fulfilled: a read queued meanwhile completes with the data. */
+  PJRT_Buffer *al;
+  PJRT_FulfillAliasBufferCallback *cb;
+  if (OK(alias_create(c, m, dims, 1, &al, &cb))) {
+    ARGS(PJRT_Buffer_ToHostBuffer, th);
+    th.src = al;
+    th.dst = got;
+    th.dst_size = sizeof got;
+    memset(got, 0, sizeof got);
+    if (OK(api->PJRT_Buffer_ToHostBuffer(&th))) {
+      CHECK_EQ_INT(event_ready(th.event), 0);
+      OK(alias_fulfill(c, cb, src, PJRT_Error_Code_OK, NULL));
+      OK(event_wait_free(th.event));
+      CHECK(memcmp(got, v, sizeof v) == 0);
+    }
+    /* The promise is used up. */
+    ERR(alias_fulfill(c, cb, src, PJRT_Error_Code_OK, NULL), INVALID_ARGUMENT,
+        "not a live cjrt object");
+    memset(got, 0, sizeof got);
+    OK(buffer_to_host(al, got, sizeof got, NULL));
+    CHECK(memcmp(got, v, sizeof v) == 0);
+    buffer_free(al);
+  }
+  /* Fulfilled before anything reads it: shares the source's storage. */
+  if (OK(alias_create(c, m, dims, 1, &al, &cb))) {
+    OK(alias_fulfill(c, cb, src, PJRT_Error_Code_OK, NULL));
+    OK(buffer_ready_error(al));
+    memset(got, 0, sizeof got);
+    OK(buffer_to_host(al, got, sizeof got, NULL));
+    CHECK(memcmp(got, v, sizeof v) == 0);
+    buffer_free(al);
+  }
+  /* Fulfilled with an error: the alias is an error buffer. A refused fulfillment (wrong shape,
+   * wrong client, NULL buffer) leaves the promise usable. */
+  int64_t dims5[1] = {5};
+  float w[5] = {0};
+  PJRT_Buffer *src5 = buffer_from_host(c, device_at(c, 0), PJRT_Buffer_Type_F32, dims5, 1, w);
+  PJRT_Client *c2 = client_create_n(1);
+  if (OK(alias_create(c, m, dims, 1, &al, &cb))) {
+    ERR(alias_fulfill(c, cb, src5, PJRT_Error_Code_OK, NULL), INVALID_ARGUMENT,
+        "differs from the alias buffer's");
+    ERR(alias_fulfill(c, cb, NULL, PJRT_Error_Code_OK, NULL), INVALID_ARGUMENT,
+        "buffer is NULL");
+    ERR(alias_fulfill(c2, cb, src, PJRT_Error_Code_OK, NULL), INVALID_ARGUMENT, "another client");
+    OK(alias_fulfill(c, cb, NULL, PJRT_Error_Code_UNAVAILABLE, "the producer went away"));
+    ERR(buffer_ready_error(al), UNAVAILABLE, "the producer went away");
+    ERR(buffer_to_host(al, got, sizeof got, NULL), UNAVAILABLE, "the producer went away");
+    buffer_free(al);
+  }
+  /* A destroyed alias may still be fulfilled (nothing reads it any more). */
+  if (OK(alias_create(c, m, dims, 1, &al, &cb))) {
+    buffer_free(al);
+    OK(alias_fulfill(c, cb, src, PJRT_Error_Code_OK, NULL));
+  }
+  /* Creation misuse. */
+  ERR(alias_create(c, NULL, dims, 1, &al, &cb), INVALID_ARGUMENT, "memory is NULL");
+  ERR(alias_create(c2, m, dims, 1, &al, &cb), INVALID_ARGUMENT, "another client");
+  ERR(alias_create(c, m, NULL, 1, &al, &cb), INVALID_ARGUMENT, "dims is NULL");
+  ERR(alias_fulfill(c, NULL, src, PJRT_Error_Code_OK, NULL), INVALID_ARGUMENT,
+      "fulfill_alias_buffer_cb is NULL");
+  ERR(alias_fulfill(c, (PJRT_FulfillAliasBufferCallback *)src, src, PJRT_Error_Code_OK, NULL),
+      INVALID_ARGUMENT, "not a live cjrt object");
+  client_free(c2);
+  buffer_free(src5);
+  buffer_free(src);
   client_free(c);
 }
 
@@ -2096,7 +2220,8 @@ static void run_all(void) {
   test_larger_structs();
   test_threads();
   test_topology();
-  test_process_info();
+  test_process_info_and_dma();
+  test_alias_buffers();
 }
 
 int main(int argc, char **argv) {

@@ -2046,6 +2046,53 @@ static void test_aot_topology(void) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Alias buffers as arguments                                      */
+
+static void test_alias_argument(void) {
+  PJRT_Client *c = client_create_n(1);
+  PJRT_LoadedExecutable *le = compile_ok(c, kAdd, NULL, 0);
+  if (!le) {
+    client_free(c);
+    return;
+  }
+  PJRT_Device *d = device_at(c, 0);
+  int64_t dims[1] = {4};
+  ARGS(PJRT_Client_CreateAliasBuffer, a);
+  a.client = c;
+  a.memory = device_memory(d, "device");
+  a.shape_dims = dims;
+  a.shape_num_dims = 1;
+  a.shape_element_type = PJRT_Buffer_Type_F32;
+  if (OK(api->PJRT_Client_CreateAliasBuffer(&a))) {
+    float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40}, want[4] = {11, 22, 33, 44}, got[4];
+    PJRT_Buffer *yb = f32_vec(c, d, 4, y);
+    PJRT_Buffer *args[2] = {a.alias_buffer, yb};
+    PJRT_Buffer *out = NULL;
+    PJRT_Event *done = NULL;
+    exec_opts eo = {0};
+    eo.want_events = 1;
+    if (OK(execute_raw(le, args, 1, 2, &out, 1, &done, &eo))) {
+      CHECK_EQ_INT(event_ready(done), 0); /* waits for the alias */
+      PJRT_Buffer *xb = f32_vec(c, d, 4, x);
+      ARGS(PJRT_Client_FulfillAliasBuffer, f);
+      f.client = c;
+      f.buffer = xb;
+      f.fulfill_alias_buffer_cb = a.fulfill_alias_buffer_cb;
+      OK(api->PJRT_Client_FulfillAliasBuffer(&f));
+      OK(event_wait_free(done));
+      OK(read_f32(out, got, 4));
+      CHECK(floats_equal(got, want, 4));
+      buffer_free(out);
+      buffer_free(xb);
+    }
+    buffer_free(yb);
+    buffer_free(a.alias_buffer);
+  }
+  loaded_free(le);
+  client_free(c);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Threads and lifetimes                                                                       */
 
 typedef struct worker_arg {
@@ -2249,6 +2296,7 @@ static void run_all(void) {
   test_execute_device_shares();
   test_serialization();
   test_aot_topology();
+  test_alias_argument();
   test_threads();
   test_outlive_client();
 }
