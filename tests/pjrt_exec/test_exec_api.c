@@ -2046,7 +2046,7 @@ static void test_aot_topology(void) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Alias buffers as arguments                                      */
+/* Alias buffers as arguments; PJRT_Device_PoisonExecution                                      */
 
 static void test_alias_argument(void) {
   PJRT_Client *c = client_create_n(1);
@@ -2088,6 +2088,72 @@ static void test_alias_argument(void) {
     buffer_free(yb);
     buffer_free(a.alias_buffer);
   }
+  loaded_free(le);
+  client_free(c);
+}
+
+static PJRT_Error *poison(PJRT_Device *d, int32_t launch_id, PJRT_Error_Code code,
+                          const char *msg, bool *poisoned) {
+  ARGS(PJRT_Device_PoisonExecution, p);
+  p.device = d;
+  p.launch_id = launch_id;
+  p.error_code = code;
+  p.error_message = msg;
+  p.error_message_size = msg ? strlen(msg) : 0;
+  p.poisoned = true;
+  PJRT_Error *e = api->PJRT_Device_PoisonExecution(&p);
+  *poisoned = p.poisoned;
+  return e;
+}
+
+static void test_poison_execution(void) {
+  PJRT_Client *c = client_create_n(2);
+  PJRT_LoadedExecutable *le = compile_ok(c, kAdd, NULL, 0);
+  if (!le) {
+    client_free(c);
+    return;
+  }
+  PJRT_Device *d = device_at(c, 0);
+  bool poisoned = true;
+  /* Nothing running: nothing poisoned. */
+  OK(poison(d, 0, PJRT_Error_Code_CANCELLED, "stop", &poisoned));
+  CHECK(!poisoned);
+  /* Two executions waiting for a pending argument: the earliest one is poisoned, the other runs. */
+  float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40}, want[4] = {11, 22, 33, 44}, got[4];
+  pending p = pending_f32(c, d, 4);
+  PJRT_Buffer *yb = f32_vec(c, d, 4, y);
+  PJRT_Buffer *args[2] = {p.buffer, yb};
+  PJRT_Buffer *out1 = NULL, *out2 = NULL;
+  if (p.buffer && OK(execute_raw(le, args, 1, 2, &out1, 1, NULL, NULL)) &&
+      OK(execute_raw(le, args, 1, 2, &out2, 1, NULL, NULL))) {
+    OK(poison(d, 7, PJRT_Error_Code_CANCELLED, "stop", &poisoned)); /* another launch id */
+    CHECK(!poisoned);
+    OK(poison(device_at(c, 1), 0, PJRT_Error_Code_CANCELLED, "stop", &poisoned)); /* device */
+    CHECK(!poisoned);
+    OK(poison(d, 0, PJRT_Error_Code_CANCELLED, "stopped by the test", &poisoned));
+    CHECK(poisoned);
+    pending_fill(&p, x, 4);
+    ERR(read_f32(out1, got, 4), CANCELLED, "stopped by the test");
+    OK(read_f32(out2, got, 4));
+    CHECK(floats_equal(got, want, 4));
+    /* Both finished: nothing left to poison. */
+    OK(poison(d, 0, PJRT_Error_Code_CANCELLED, "stop", &poisoned));
+    CHECK(!poisoned);
+  }
+  if (p.tm) pending_fill(&p, x, 4);
+  buffer_free(out1);
+  buffer_free(out2);
+  buffer_free(p.buffer);
+  buffer_free(yb);
+  /* Misuse. */
+  ERR(poison(d, 0, PJRT_Error_Code_OK, NULL, &poisoned), INVALID_ARGUMENT, "error_code is OK");
+  ERR(poison(NULL, 0, PJRT_Error_Code_ABORTED, NULL, &poisoned), INVALID_ARGUMENT,
+      "device is NULL");
+  ARGS(PJRT_Device_PoisonExecution, pe);
+  pe.device = d;
+  pe.error_code = PJRT_Error_Code_ABORTED;
+  pe.error_message_size = 3;
+  ERR(api->PJRT_Device_PoisonExecution(&pe), INVALID_ARGUMENT, "error_message is NULL");
   loaded_free(le);
   client_free(c);
 }
@@ -2297,6 +2363,7 @@ static void run_all(void) {
   test_serialization();
   test_aot_topology();
   test_alias_argument();
+  test_poison_execution();
   test_threads();
   test_outlive_client();
 }
