@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "pjrt_c_api_memory_descriptions_extension.h"
 #include "pjrt_test_util.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -2035,6 +2036,63 @@ static void test_topology(void) {
   client_free(c);
 }
 
+/* The memory-descriptions extension: the same three kinds for a described topology's devices
+ * and a client's, with the kind ids of the client's memories. */
+static void test_memory_descriptions(void) {
+  const PJRT_MemoryDescriptions_Extension *ext = NULL;
+  for (const PJRT_Extension_Base *b = api->extension_start; b; b = b->next)
+    if (b->type == PJRT_Extension_Type_MemoryDescriptions)
+      ext = (const PJRT_MemoryDescriptions_Extension *)b;
+  CHECK(ext != NULL);
+  if (!ext) return;
+  CHECK(ext->base.struct_size >= PJRT_MemoryDescriptions_Extension_STRUCT_SIZE);
+  PJRT_TopologyDescription *t;
+  PJRT_NamedValue o = int_opt("cpu_device_count", 2);
+  if (!OK(topo_create("cpu", &o, 1, &t))) return;
+  PJRT_Client *c = client_create_n(1);
+  size_t n;
+  PJRT_DeviceDescription *const *ds = topo_devices(t, &n);
+  ARGS(PJRT_Device_GetDescription, gd);
+  gd.device = device_at(c, 0);
+  OK(api->PJRT_Device_GetDescription(&gd));
+  PJRT_DeviceDescription *which[2] = {ds ? ds[1] : NULL, gd.device_description};
+  static const char *const kinds[3] = {"device", "pinned_host", "unpinned_host"};
+  for (int w = 0; w < 2; w++) {
+    ARGS(PJRT_DeviceDescription_MemoryDescriptions, md);
+    md.device_description = which[w];
+    if (!OK(ext->PJRT_DeviceDescription_MemoryDescriptions(&md))) continue;
+    CHECK_EQ_INT(md.num_memory_descriptions, 3);
+    CHECK_EQ_INT(md.default_memory_index, 0);
+    for (size_t i = 0; i < md.num_memory_descriptions && i < 3; i++) {
+      ARGS(PJRT_MemoryDescription_Kind, k);
+      k.memory_description = md.memory_descriptions[i];
+      if (OK(ext->PJRT_MemoryDescription_Kind(&k))) {
+        CHECK(k.kind_size == strlen(kinds[i]) && !memcmp(k.kind, kinds[i], k.kind_size));
+        CHECK_EQ_INT(k.kind_id, (int)i);
+      }
+    }
+  }
+  /* The client's memory of kind "pinned_host" has the kind id the description reports. */
+  ARGS(PJRT_Memory_Kind_Id, ki);
+  ki.memory = device_memory(device_at(c, 0), "pinned_host");
+  if (OK(api->PJRT_Memory_Kind_Id(&ki))) CHECK_EQ_INT(ki.kind_id, 1);
+  ARGS(PJRT_DeviceDescription_MemoryDescriptions, bad);
+  ERR(ext->PJRT_DeviceDescription_MemoryDescriptions(&bad), INVALID_ARGUMENT,
+      "device_description is NULL");
+  bad.device_description = (PJRT_DeviceDescription *)c;
+  ERR(ext->PJRT_DeviceDescription_MemoryDescriptions(&bad), INVALID_ARGUMENT,
+      "not a live cjrt object");
+  bad.struct_size = 8;
+  ERR(ext->PJRT_DeviceDescription_MemoryDescriptions(&bad), INVALID_ARGUMENT,
+      "struct_size 8 is too small");
+  ARGS(PJRT_MemoryDescription_Kind, bk);
+  bk.memory_description = (const PJRT_MemoryDescription *)c;
+  ERR(ext->PJRT_MemoryDescription_Kind(&bk), INVALID_ARGUMENT, "not a live cjrt object");
+  ERR(ext->PJRT_MemoryDescription_Kind(NULL), INVALID_ARGUMENT, "args is NULL");
+  client_free(c);
+  topo_free(t);
+}
+
 static void test_process_info_and_dma(void) {
   PJRT_Client *c = client_create_n(1);
   if (!c) return;
@@ -2220,6 +2278,7 @@ static void run_all(void) {
   test_larger_structs();
   test_threads();
   test_topology();
+  test_memory_descriptions();
   test_process_info_and_dma();
   test_alias_buffers();
 }
