@@ -784,8 +784,11 @@ static void poison_register(dev_run *dv, cj_device *dev, int64_t launch_id) {
   pthread_mutex_unlock(&poison_mu);
 }
 
-/* Takes the share out of the registry; returns its poison (owned by the caller), if any. */
+/* Takes the share out of the registry; returns its poison (owned by the caller), if any.
+ * `registered` is written before the share can start (see cj_loaded_execute) and only cleared
+ * here, by the share's own thread, so reading it unlocked is safe. */
 static cj_status poison_unregister(dev_run *dv) {
+  if (!dv->registered) return NULL; /* small inline runs are never registered */
   pthread_mutex_lock(&poison_mu);
   if (dv->registered) {
     if (dv->reg_prev)
@@ -806,6 +809,7 @@ static cj_status poison_unregister(dev_run *dv) {
 
 /* Whether the share has been poisoned (it then need not run). */
 static bool poison_pending(dev_run *dv) {
+  if (!dv->registered) return false;
   pthread_mutex_lock(&poison_mu);
   bool p = dv->poisoned != NULL;
   pthread_mutex_unlock(&poison_mu);
@@ -1539,9 +1543,6 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
       cj_buffer_attach_storage(dv->outs[j], s);
     }
   }
-  /* Poisonable from now until each share finishes. */
-  for (int d = 0; d < ndev; d++)
-    poison_register(&run->devs[d], single ? single : l->devices[d], opts ? opts->launch_id : 0);
   /* The caller's references. */
   for (int d = 0; d < ndev; d++) {
     dev_run *dv = &run->devs[d];
@@ -1578,6 +1579,15 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
         cj_status_free(ws);
       }
     }
+  /* Poisonable from now until each share finishes: registered while this call still holds the
+   * run back (its count in `waiting`), so no share can have started. A small run whose
+   * arguments are all ready runs on this thread right below and finishes before Execute returns:
+   * there is nothing to poison, so it skips the registry (and its lock). */
+  bool inline_now = ndev == 1 && e->run_inline && !grouped &&
+                    atomic_load_explicit(&run->waiting, memory_order_acquire) == 1;
+  if (!inline_now)
+    for (int d = 0; d < ndev; d++)
+      poison_register(&run->devs[d], single ? single : l->devices[d], opts ? opts->launch_id : 0);
   run_arrive(run, true);
   return NULL;
 }
