@@ -3,9 +3,10 @@
  *
  * An alias buffer is pending until it is fulfilled: reads and executions that use it are queued
  * and wait. The PJRT_FulfillAliasBufferCallback handed out with it is a promise object holding a
- * reference to the alias; FulfillAliasBuffer consumes it on success (using it twice is an
- * error), and leaves it untouched when it refuses the arguments, so the caller may fulfill it
- * again (e.g. with an error). A promise never fulfilled keeps its alias (and client) alive.
+ * reference to the alias; FulfillAliasBuffer consumes (frees) it on success, after which it is a
+ * dead handle like any destroyed one, and leaves it untouched when it refuses the arguments, so
+ * the caller may fulfill it again (e.g. with an error). A promise never fulfilled keeps its
+ * alias (and client) alive.
  *
  * DmaMap/DmaUnmap: the CPU backend's device memory is host memory, so there is nothing to
  * register; the calls check their arguments and succeed. */

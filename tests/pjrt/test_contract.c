@@ -2207,9 +2207,8 @@ static void test_alias_buffers(void) {
       OK(event_wait_free(th.event));
       CHECK(memcmp(got, v, sizeof v) == 0);
     }
-    /* The promise is used up. */
-    ERR(alias_fulfill(c, cb, src, PJRT_Error_Code_OK, NULL), INVALID_ARGUMENT,
-        "not a live cjrt object");
+    /* (The promise is used up: passing it again is a use after free, like any destroyed
+     * handle.) */
     memset(got, 0, sizeof got);
     OK(buffer_to_host(al, got, sizeof got, NULL));
     CHECK(memcmp(got, v, sizeof v) == 0);
