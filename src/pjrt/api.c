@@ -30,7 +30,7 @@ _Static_assert(sizeof(PJRT_Api) == offsetof(PJRT_Api, PJRT_Error_Destroy) +
                                        slot_count * sizeof(void (*)(void)),
                "slots.def does not cover PJRT_Api");
 
-extern PJRT_FFI_Extension cjp_ffi_extension; /* ext_ffi.c: the only extension */
+extern PJRT_FFI_Extension cjp_ffi_extension; /* ext_ffi.c: the first extension (ext_memory.c next) */
 
 static const PJRT_Api api = {
     .struct_size = PJRT_Api_STRUCT_SIZE,

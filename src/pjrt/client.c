@@ -15,7 +15,7 @@ typedef enum opt_id { OPT_CPU_DEVICE_COUNT, OPT_NODE_ID, OPT_NUM_NODES, OPT_COUN
 static const char *const opt_names[OPT_COUNT] = {"cpu_device_count", "node_id", "num_nodes"};
 #define OPT_LIST "cpu_device_count, node_id, num_nodes"
 
-static const char *named_value_type_name(PJRT_NamedValue_Type t) {
+const char *cjp_named_value_type_name(PJRT_NamedValue_Type t) {
   switch (t) {
     case PJRT_NamedValue_kString: return "a string";
     case PJRT_NamedValue_kInt64: return "an int64";
@@ -28,8 +28,8 @@ static const char *named_value_type_name(PJRT_NamedValue_Type t) {
 
 /* An integer option: kInt64, or a kString holding a decimal integer (frameworks that take
  * options as "key:value" text deliver every value as a string). */
-static cj_status option_int(const PJRT_NamedValue *v, const char *name, int64_t lo, int64_t hi,
-                            int64_t *out) {
+cj_status cjp_option_int(const PJRT_NamedValue *v, const char *name, int64_t lo, int64_t hi,
+                         int64_t *out) {
   int64_t x;
   if (v->type == PJRT_NamedValue_kInt64) {
     x = v->int64_value;
@@ -49,7 +49,7 @@ static cj_status option_int(const PJRT_NamedValue *v, const char *name, int64_t 
     x = p;
   } else {
     return cj_invalid("create option '%s' must be an int64, got %s", name,
-                      named_value_type_name(v->type));
+                      cjp_named_value_type_name(v->type));
   }
   if (x < lo || x > hi)
     return cj_invalid("create option '%s' is %lld, outside [%lld, %lld]", name, (long long)x,
@@ -82,13 +82,13 @@ static cj_status parse_options(const PJRT_NamedValue *opts, size_t n, cj_client_
     seen[id] = true;
     switch ((opt_id)id) {
       case OPT_CPU_DEVICE_COUNT:
-        CJ_RETURN_IF_ERROR(option_int(v, opt_names[id], 1, CJ_MAX_DEVICES, &val[id]));
+        CJ_RETURN_IF_ERROR(cjp_option_int(v, opt_names[id], 1, CJ_MAX_DEVICES, &val[id]));
         break;
       case OPT_NODE_ID:
-        CJ_RETURN_IF_ERROR(option_int(v, opt_names[id], 0, INT32_MAX - 1, &val[id]));
+        CJ_RETURN_IF_ERROR(cjp_option_int(v, opt_names[id], 0, INT32_MAX - 1, &val[id]));
         break;
       case OPT_NUM_NODES:
-        CJ_RETURN_IF_ERROR(option_int(v, opt_names[id], 1, INT32_MAX, &val[id]));
+        CJ_RETURN_IF_ERROR(cjp_option_int(v, opt_names[id], 1, INT32_MAX, &val[id]));
         break;
       case OPT_COUNT: break;
     }
@@ -108,7 +108,15 @@ static cj_status parse_options(const PJRT_NamedValue *opts, size_t n, cj_client_
 typedef struct client_front {
   char cpu_features[160];
   PJRT_NamedValue device_attrs[2];
+  cj_topology *topology; /* PJRT_Client_TopologyDescription's answer, owned */
 } client_front;
+
+static void client_front_free(void *p) {
+  client_front *f = p;
+  if (!f) return;
+  cj_topology_free(f->topology);
+  free(f);
+}
 
 static void cpu_features(char *buf, size_t size) {
   buf[0] = 0;
@@ -155,11 +163,24 @@ static cj_status attach_front(cj_client *c) {
   a[1].type = PJRT_NamedValue_kString;
   a[1].string_value = f->cpu_features;
   a[1].value_size = strlen(f->cpu_features);
-  cj_client_set_front(c, f, free);
+  cj_status st = cj_topology_for_client(c, &f->topology);
+  if (st) {
+    free(f);
+    return st;
+  }
+  cjp_topology_attach(f->topology);
+  cj_client_set_front(c, f, client_front_free);
   return NULL;
 }
 
+cj_topology *cjp_client_topology(cj_client *c) { return ((client_front *)c->front)->topology; }
+
 void cjp_device_attributes(cj_device *d, const PJRT_NamedValue **out, size_t *n) {
+  if (!d->client) { /* a described topology's device: nothing is known about its host */
+    *out = NULL;
+    *n = 0;
+    return;
+  }
   client_front *f = d->client->front;
   *out = f->device_attrs;
   *n = sizeof f->device_attrs / sizeof f->device_attrs[0];

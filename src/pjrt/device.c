@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "pjrt/internal.h"
+#include "runtime/executable.h"
 
 #define CJP_DESC(NAME, var, expr)                                                  \
   CJP_HANDLE(NAME, cj_device_desc, cj_device_desc_check, var##_desc, expr,         \
@@ -159,5 +160,28 @@ PJRT_Error *cjp_PJRT_AsyncTrackingEvent_Destroy(PJRT_AsyncTrackingEvent_Destroy_
   CJP_HANDLE(PJRT_AsyncTrackingEvent_Destroy, cj_tracking_event, cj_tracking_event_check, e,
              args->event, "event");
   cj_tracking_event_destroy(e);
+  return NULL;
+}
+
+/* Makes the earliest unfinished execution on the device with this launch_id fail with the given
+ * error: its outputs become error buffers and its completion event carries the error. `poisoned`
+ * says whether one was found. An OK error_code is refused (there would be nothing to fail
+ * with). Payloads (0.100) are accepted and not kept: cjrt errors carry none. */
+PJRT_Error *cjp_PJRT_Device_PoisonExecution(PJRT_Device_PoisonExecution_Args *args) {
+  static const char fn[] = "PJRT_Device_PoisonExecution";
+  CJP_CHECK_ARGS(PJRT_Device_PoisonExecution, args, poisoned);
+  CJP_DEVICE(PJRT_Device_PoisonExecution, d, args->device, "device");
+  if (args->error_code == PJRT_Error_Code_OK)
+    return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: error_code is OK; poisoning needs an error", fn);
+  if (!args->error_message && args->error_message_size)
+    return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: error_message is NULL but its size is %zu", fn,
+                      args->error_message_size);
+  if (CJP_HAS(PJRT_Device_PoisonExecution, args, num_payload) && args->num_payload &&
+      !args->payload)
+    return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: payload is NULL but num_payload is %zu", fn,
+                      args->num_payload);
+  cj_status err = cjp_status_from_code(args->error_code, args->error_message,
+                                       args->error_message_size, "poisoned execution");
+  args->poisoned = cj_device_poison(d, args->launch_id, err);
   return NULL;
 }

@@ -174,8 +174,15 @@ PJRT_Error *cjp_PJRT_Client_Compile(PJRT_Client_Compile_Args *args) {
 PJRT_Error *cjp_PJRT_Compile(PJRT_Compile_Args *args) {
   static const char fn[] = "PJRT_Compile";
   CJP_CHECK_ARGS(PJRT_Compile, args, executable);
-  /* cjrt has no topology objects; the topology argument is not read. With a client, the device
-   * assignment is checked against it now; without, when the executable is loaded. */
+  /* The program is compiled for the topology: its device count and device assignment must fit
+   * it (a NULL topology accepts any; PJRT_Client_Load checks against the client then). With a
+   * client, the assignment is also checked against the client's devices now. */
+  const cj_topology *t = NULL;
+  if (args->topology) {
+    CJP_HANDLE(PJRT_Compile, const cj_topology, cj_topology_check, tt, args->topology,
+               "topology");
+    t = tt;
+  }
   cj_client *c = NULL;
   if (args->client) {
     CJP_CLIENT(PJRT_Compile, cc, args->client, "client");
@@ -183,6 +190,10 @@ PJRT_Error *cjp_PJRT_Compile(PJRT_Compile_Args *args) {
   }
   cj_executable *e;
   cj_status st = compile(c, args->program, args->compile_options, args->compile_options_size, &e);
+  if (!st && t) {
+    st = cj_topology_check_assignment(t, e->num_replicas, e->num_partitions, e->assignment);
+    if (st) cj_executable_release(e);
+  }
   if (st) return cjp_error_in(fn, st);
   args->executable = (PJRT_Executable *)e;
   return NULL;

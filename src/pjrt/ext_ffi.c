@@ -13,6 +13,7 @@
 
 #include "pjrt/internal.h"
 #include "pjrt_c_api_ffi_extension.h"
+#include "pjrt_c_api_memory_descriptions_extension.h"
 #include "runtime/context.h"
 #include "runtime/ffi.h"
 
@@ -103,10 +104,12 @@ static PJRT_Error *ffi_user_data_add(PJRT_FFI_UserData_Add_Args *args) {
 }
 
 /* The head of PJRT_Api.extension_start (api.c). */
+extern PJRT_MemoryDescriptions_Extension cjp_memory_extension; /* ext_memory.c */
+
 PJRT_FFI_Extension cjp_ffi_extension = {
     .base = {.struct_size = PJRT_FFI_Extension_STRUCT_SIZE,
              .type = PJRT_Extension_Type_FFI,
-             .next = NULL},
+             .next = &cjp_memory_extension.base}, /* the next extension */
     .type_register = ffi_type_register,
     .user_data_add = ffi_user_data_add,
     .register_handler = ffi_register_handler,

@@ -25,6 +25,7 @@
 #include "runtime/client.h"
 #include "runtime/context.h"
 #include "runtime/event.h"
+#include "runtime/topology.h"
 #include "runtime/transfer.h"
 
 /* Every real slot's implementation, cjp_<PJRT name>, declared from the slot table. */
@@ -102,7 +103,19 @@ cj_status cjp_status_from_code(PJRT_Error_Code code, const char *msg, size_t siz
 #define CJP_EVENT(NAME, var, expr, field) \
   CJP_HANDLE(NAME, cj_event, cj_event_check, var, expr, field)
 
-/* The attributes every device of the client reports (client.c); they live as long as it. */
+/* An integer create option (client.c): kInt64, or a kString holding a decimal integer, within
+ * [lo, hi]. */
+cj_status cjp_option_int(const PJRT_NamedValue *v, const char *name, int64_t lo, int64_t hi,
+                         int64_t *out);
+const char *cjp_named_value_type_name(PJRT_NamedValue_Type t);
+
+/* The client's own topology (client.c), made with the client and freed with it. */
+cj_topology *cjp_client_topology(cj_client *c);
+/* Sets up the API data of a new topology (its attributes; topology.c). Never fails. */
+void cjp_topology_attach(cj_topology *t);
+
+/* The attributes every device of the client reports (client.c); they live as long as it.
+ * Devices of a described topology (no client) report none. */
 void cjp_device_attributes(cj_device *d, const PJRT_NamedValue **out, size_t *n);
 
 /* Sets up the memory function table of every memory of a new client (memory.c). */

@@ -513,7 +513,9 @@ static cj_status acquire(cj_buffer *b, cj_storage **out_storage, cj_event **out_
 
 /* ---- deferred work that waits for a buffer's readiness ---- */
 
-typedef enum task_kind { T_TO_HOST, T_RAW, T_COPY } task_kind;
+/* T_ALIAS: nothing to copy; the target (an alias buffer sharing the source's storage) becomes
+ * ready with the source. */
+typedef enum task_kind { T_TO_HOST, T_RAW, T_COPY, T_ALIAS } task_kind;
 
 typedef struct task {
   task_kind kind;
@@ -541,8 +543,10 @@ static void task_free(task *t) {
 
 static cj_status task_run(task *t) {
   cj_client *c = t->client;
+  if (t->kind == T_ALIAS) return NULL;
   if (!t->src) return cj_internal("the buffer has no storage");
   switch (t->kind) {
+    case T_ALIAS: return NULL;
     case T_TO_HOST: {
       int64_t dense[CJ_MAX_RANK];
       cj_dense_strides(t->dims, t->rank, t->elem, dense);
@@ -583,7 +587,7 @@ static cj_status task_run(task *t) {
 static void task_on_ready(void *ctx, cj_status st) {
   task *t = ctx;
   cj_status result = st ? cj_status_copy(st) : task_run(t);
-  if (t->kind == T_COPY) {
+  if (t->kind == T_COPY || t->kind == T_ALIAS) {
     cj_status copy = cj_status_copy(result);
     cj_status_free(cj_buffer_set_ready(t->target, copy));
   }
@@ -750,6 +754,49 @@ cj_status cj_buffer_copy_to_memory(cj_buffer *b, cj_memory *dst, cj_buffer **out
   }
   *out = target;
   return NULL;
+}
+
+cj_status cj_buffer_fulfill_alias(cj_buffer *alias, cj_buffer *src) {
+  if (alias == src) return cj_invalid("an alias buffer cannot be fulfilled with itself");
+  if (src->client != alias->client) return cj_invalid("the buffer belongs to another client");
+  if (src->dtype != alias->dtype || src->rank != alias->rank ||
+      memcmp(src->dims, alias->dims, sizeof(int64_t) * (size_t)src->rank) != 0)
+    return cj_invalid("the buffer's shape (%s, rank %d, %zu bytes) differs from the alias "
+                      "buffer's (%s, rank %d, %zu bytes)",
+                      cj_dtype_get(src->dtype)->id, src->rank, src->nbytes,
+                      cj_dtype_get(alias->dtype)->id, alias->rank, alias->nbytes);
+  task *t = calloc(1, sizeof *t);
+  if (!t) return cj_oom();
+  cj_event *ready = NULL;
+  cj_status st = acquire(src, &t->src, &ready);
+  if (st) {
+    task_free(t);
+    return st;
+  }
+  /* Share the source's storage when nobody holds the alias's own yet (nothing has read it or
+   * queued a read); otherwise copy into it when the source is ready, so that reads already
+   * queued see the data too. */
+  cj_storage *old = NULL;
+  pthread_mutex_lock(&alias->mu);
+  bool share = t->src && !alias->deleted && alias->storage && alias->external_refs == 0 &&
+               atomic_load_explicit(&alias->storage->refs, memory_order_acquire) == 1;
+  if (share) {
+    old = alias->storage;
+    alias->storage = t->src; /* the acquired reference moves to the alias */
+    t->src = NULL;
+  }
+  pthread_mutex_unlock(&alias->mu);
+  storage_release(old);
+  t->kind = share || !t->src ? T_ALIAS : T_COPY;
+  t->target = alias;
+  cj_buffer_retain(alias);
+  t->client = src->client;
+  t->done = cj_event_create(false);
+  if (!t->done) st = cj_oom();
+  if (!st) st = cj_event_on_ready(ready, task_on_ready, t);
+  cj_event_release(ready);
+  if (st) task_free(t); /* out of memory: the alias stays pending (a shared storage stays) */
+  return st;
 }
 
 cj_status cj_buffer_data_pointer(cj_buffer *b, void **out) {

@@ -144,6 +144,15 @@ cj_status cj_buffer_donate(cj_buffer *b, cj_event *dependency, cj_buffer **out);
 cj_status cj_buffer_bitcast(cj_buffer *b, cj_dtype dt, const int64_t *dims, int rank,
                             cj_buffer **out);
 
+/* ---- alias buffers (PJRT_Client_CreateAliasBuffer) ---- */
+/* An alias buffer is made with cj_buffer_create_pending and later fulfilled: from `src` (same
+ * client, dtype and dims) with cj_buffer_fulfill_alias, or with an error by cj_buffer_set_ready.
+ * Fulfilling makes the alias ready when `src` is, with its status; the alias then shares src's
+ * storage, or, when the alias's own storage is already in use (an execution or a copy queued on
+ * the pending alias), receives a copy of src's bytes. Fails (changing nothing) for deleted `src`
+ * and mismatched shapes. */
+cj_status cj_buffer_fulfill_alias(cj_buffer *alias, cj_buffer *src);
+
 /* ---- filling pending buffers (transfer managers, streams) ---- */
 /* A writer pins the storage of the buffer it fills, so that deleting the buffer meanwhile does
  * not break the transfer (the data then reaches only reads queued before the delete). */

@@ -756,7 +756,80 @@ typedef struct dev_run {
   void **aligned;       /* nargs: aligned copies of unaligned arguments (align_arguments) */
   bool *consumed;       /* nargs: pins[i] is a donated buffer's storage that is only read */
   cj_event *done;       /* retained: the outputs' ready event */
+  /* The poison registry (cj_device_poison): unfinished shares by device, oldest first. */
+  struct dev_run *reg_prev, *reg_next;
+  cj_device *reg_dev;
+  int64_t reg_launch;
+  bool registered;
+  cj_status poisoned; /* set by cj_device_poison; the share then fails with it */
 } dev_run;
+
+/* Every unfinished device share of every execution, in the order they were made, so that
+ * cj_device_poison can find the earliest one of a device and launch id. */
+static pthread_mutex_t poison_mu = PTHREAD_MUTEX_INITIALIZER;
+static dev_run *poison_head, *poison_tail;
+
+static void poison_register(dev_run *dv, cj_device *dev, int64_t launch_id) {
+  dv->reg_dev = dev;
+  dv->reg_launch = launch_id;
+  pthread_mutex_lock(&poison_mu);
+  dv->reg_prev = poison_tail;
+  dv->reg_next = NULL;
+  if (poison_tail)
+    poison_tail->reg_next = dv;
+  else
+    poison_head = dv;
+  poison_tail = dv;
+  dv->registered = true;
+  pthread_mutex_unlock(&poison_mu);
+}
+
+/* Takes the share out of the registry; returns its poison (owned by the caller), if any.
+ * `registered` is written before the share can start (see cj_loaded_execute) and only cleared
+ * here, by the share's own thread, so reading it unlocked is safe. */
+static cj_status poison_unregister(dev_run *dv) {
+  if (!dv->registered) return NULL; /* small inline runs are never registered */
+  pthread_mutex_lock(&poison_mu);
+  if (dv->registered) {
+    if (dv->reg_prev)
+      dv->reg_prev->reg_next = dv->reg_next;
+    else
+      poison_head = dv->reg_next;
+    if (dv->reg_next)
+      dv->reg_next->reg_prev = dv->reg_prev;
+    else
+      poison_tail = dv->reg_prev;
+    dv->registered = false;
+  }
+  cj_status p = dv->poisoned;
+  dv->poisoned = NULL;
+  pthread_mutex_unlock(&poison_mu);
+  return p;
+}
+
+/* Whether the share has been poisoned (it then need not run). */
+static bool poison_pending(dev_run *dv) {
+  if (!dv->registered) return false;
+  pthread_mutex_lock(&poison_mu);
+  bool p = dv->poisoned != NULL;
+  pthread_mutex_unlock(&poison_mu);
+  return p;
+}
+
+bool cj_device_poison(cj_device *d, int64_t launch_id, cj_status error) {
+  bool done = false;
+  pthread_mutex_lock(&poison_mu);
+  for (dev_run *dv = poison_head; dv; dv = dv->reg_next) {
+    if (dv->reg_dev != d || dv->reg_launch != launch_id || dv->poisoned) continue;
+    dv->poisoned = error;
+    error = NULL;
+    done = true;
+    break;
+  }
+  pthread_mutex_unlock(&poison_mu);
+  cj_status_free(error);
+  return done;
+}
 
 
 struct exec_run {
@@ -985,6 +1058,11 @@ static void run_finish(exec_run *run) {
  * helper thread racing process exit). */
 static void finish_dev(dev_run *dv, cj_status st) {
   exec_run *run = dv->run;
+  cj_status poison = poison_unregister(dv);
+  if (poison) { /* PoisonExecution: the share's outputs carry that error instead */
+    cj_status_free(st);
+    st = poison;
+  }
   for (int i = 0; i < run->nargs; i++) {
     if (dv->pin_writer[i])
       cj_storage_writer_unref(dv->pins[i]);
@@ -1051,6 +1129,8 @@ static void dev_run_share(dev_run *dv, bool on_pool) {
   a.ffi_user_data = run->ud.n ? &run->ud : NULL;
   /* one device's share of a grouped launch: every peer must have come */
   cj_status st = run->group ? group_wait(run->group, run->group_dev) : NULL;
+  if (!st && poison_pending(dv)) /* poisoned before it ran: skip the work (finish_dev reports) */
+    st = cj_status_make(CJ_ABORTED, "the execution was poisoned");
   if (!st) st = align_arguments(run, dv);
   if (!st) st = run->backend->vt->execute(run->backend, run->prog, &a);
   if (st && run->launch) run->backend->vt->launch_abort(run->launch, cj_status_copy(st));
@@ -1499,6 +1579,15 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
         cj_status_free(ws);
       }
     }
+  /* Poisonable from now until each share finishes: registered while this call still holds the
+   * run back (its count in `waiting`), so no share can have started. A small run whose
+   * arguments are all ready runs on this thread right below and finishes before Execute returns:
+   * there is nothing to poison, so it skips the registry (and its lock). */
+  bool inline_now = ndev == 1 && e->run_inline && !grouped &&
+                    atomic_load_explicit(&run->waiting, memory_order_acquire) == 1;
+  if (!inline_now)
+    for (int d = 0; d < ndev; d++)
+      poison_register(&run->devs[d], single ? single : l->devices[d], opts ? opts->launch_id : 0);
   run_arrive(run, true);
   return NULL;
 }

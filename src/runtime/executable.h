@@ -191,4 +191,10 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
                             size_t ndevices, size_t nargs, const cj_execute_options *opts,
                             cj_buffer **out, cj_event **out_done);
 
+/* PJRT_Device_PoisonExecution: makes the earliest unfinished execution share on device `d`
+ * made with `launch_id` fail with `error` (consumed): its outputs and completion event carry it,
+ * and a share that has not started yet does not run. Returns whether one was found (false when
+ * every such execution has finished, or none was made). */
+bool cj_device_poison(cj_device *d, int64_t launch_id, cj_status error);
+
 #endif

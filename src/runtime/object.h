@@ -29,6 +29,8 @@ typedef enum cj_tag {
   CJ_TAG_TRACKING = 0x7472636bu, /* "trck" */
   CJ_TAG_EXECUTABLE = 0x65786563u, /* "exec" */
   CJ_TAG_LOADED = 0x6c657865u,     /* "lexe" */
+  CJ_TAG_TOPOLOGY = 0x746f706fu,   /* "topo" */
+  CJ_TAG_ALIAS = 0x616c6961u,      /* "alia": an alias buffer's promise */
 } cj_tag;
 
 typedef struct cj_object {

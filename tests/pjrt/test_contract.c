@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "pjrt_c_api_memory_descriptions_extension.h"
 #include "pjrt_test_util.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -48,7 +49,8 @@ static int is_void_slot(const char *name) {
 /* Slots whose all-zero (but full-size) arguments are valid and make something. */
 static int makes_object(const char *name) {
   static const char *const list[] = {"PJRT_Client_Create", "PJRT_Event_Create",
-                                     "PJRT_ExecuteContext_Create"};
+                                     "PJRT_ExecuteContext_Create",
+                                     "PJRT_TopologyDescription_Create"};
   for (size_t i = 0; i < COUNT(list); i++)
     if (!strcmp(name, list[i])) return 1;
   return 0;
@@ -62,7 +64,8 @@ static int zero_args_ok(const char *name) {
       "PJRT_Buffer_Destroy",             "PJRT_ExecuteContext_Destroy",
       "PJRT_CopyToDeviceStream_Destroy", "PJRT_AsyncHostToDeviceTransferManager_Destroy",
       "PJRT_AsyncTrackingEvent_Destroy", "PJRT_Error_ForEachPayload",
-      "PJRT_Executable_Destroy",         "PJRT_LoadedExecutable_Destroy"};
+      "PJRT_Executable_Destroy",         "PJRT_LoadedExecutable_Destroy",
+      "PJRT_TopologyDescription_Destroy"};
   for (size_t i = 0; i < COUNT(list); i++)
     if (!strcmp(name, list[i])) return 1;
   return 0;
@@ -425,10 +428,6 @@ static void test_client_queries(void) {
   da.num_replicas = 0;
   ERR(api->PJRT_Client_DefaultDeviceAssignment(&da), INVALID_ARGUMENT, "must be >= 1");
 
-  ARGS(PJRT_Client_TopologyDescription, td);
-  td.client = c;
-  ERR(api->PJRT_Client_TopologyDescription(&td), UNIMPLEMENTED,
-      "PJRT_Client_TopologyDescription is not implemented by cjrt");
 
   /* Wrong handle kinds are caught. */
   ARGS(PJRT_Client_PlatformName, wrong);
@@ -1756,6 +1755,511 @@ static void test_threads(void) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Topologies, process infos, DMA registration, alias buffers                                  */
+
+static PJRT_NamedValue int_opt(const char *name, int64_t v) {
+  PJRT_NamedValue o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  o.name = name;
+  o.name_size = strlen(name);
+  o.type = PJRT_NamedValue_kInt64;
+  o.int64_value = v;
+  o.value_size = 1;
+  return o;
+}
+
+static PJRT_Error *topo_create(const char *name, const PJRT_NamedValue *opts, size_t n,
+                               PJRT_TopologyDescription **out) {
+  ARGS(PJRT_TopologyDescription_Create, a);
+  a.topology_name = name;
+  a.topology_name_size = name ? strlen(name) : 0;
+  a.create_options = opts;
+  a.num_options = n;
+  *out = NULL;
+  PJRT_Error *e = api->PJRT_TopologyDescription_Create(&a);
+  if (!e) *out = a.topology;
+  return e;
+}
+
+static void topo_free(PJRT_TopologyDescription *t) {
+  ARGS(PJRT_TopologyDescription_Destroy, a);
+  a.topology = t;
+  OK(api->PJRT_TopologyDescription_Destroy(&a));
+}
+
+/* Serialized bytes (malloc'ed copy). */
+static unsigned char *topo_serialize(PJRT_TopologyDescription *t, size_t *len) {
+  ARGS(PJRT_TopologyDescription_Serialize, a);
+  a.topology = t;
+  *len = 0;
+  if (!OK(api->PJRT_TopologyDescription_Serialize(&a))) return NULL;
+  unsigned char *b = malloc(a.serialized_bytes_size);
+  memcpy(b, a.serialized_bytes, a.serialized_bytes_size);
+  *len = a.serialized_bytes_size;
+  CHECK(a.serialized_topology_deleter != NULL);
+  a.serialized_topology_deleter(a.serialized_topology);
+  return b;
+}
+
+static PJRT_Error *topo_deserialize(const void *b, size_t n, PJRT_TopologyDescription **out) {
+  ARGS(PJRT_TopologyDescription_Deserialize, a);
+  a.serialized_topology = b;
+  a.serialized_topology_size = n;
+  *out = NULL;
+  PJRT_Error *e = api->PJRT_TopologyDescription_Deserialize(&a);
+  if (!e) *out = a.topology;
+  return e;
+}
+
+static uint64_t topo_fingerprint(PJRT_TopologyDescription *t) {
+  ARGS(PJRT_TopologyDescription_Fingerprint, a);
+  a.topology = t;
+  return OK(api->PJRT_TopologyDescription_Fingerprint(&a)) ? a.fingerprint : 0;
+}
+
+static PJRT_DeviceDescription *const *topo_devices(PJRT_TopologyDescription *t, size_t *n) {
+  ARGS(PJRT_TopologyDescription_GetDeviceDescriptions, a);
+  a.topology = t;
+  *n = 0;
+  if (!OK(api->PJRT_TopologyDescription_GetDeviceDescriptions(&a))) return NULL;
+  *n = a.num_descriptions;
+  return a.descriptions;
+}
+
+static int desc_id(PJRT_DeviceDescription *d, int *process) {
+  ARGS(PJRT_DeviceDescription_Id, a);
+  a.device_description = d;
+  ARGS(PJRT_DeviceDescription_ProcessIndex, p);
+  p.device_description = d;
+  if (!OK(api->PJRT_DeviceDescription_Id(&a)) ||
+      !OK(api->PJRT_DeviceDescription_ProcessIndex(&p)))
+    return -1;
+  *process = p.process_index;
+  return a.id;
+}
+
+static int64_t topo_attr(PJRT_TopologyDescription *t, const char *name) {
+  ARGS(PJRT_TopologyDescription_Attributes, a);
+  a.topology = t;
+  if (!OK(api->PJRT_TopologyDescription_Attributes(&a))) return -1;
+  for (size_t i = 0; i < a.num_attributes; i++)
+    if (a.attributes[i].name_size == strlen(name) &&
+        !memcmp(a.attributes[i].name, name, a.attributes[i].name_size) &&
+        a.attributes[i].type == PJRT_NamedValue_kInt64)
+      return a.attributes[i].int64_value;
+  return -2;
+}
+
+static void test_topology(void) {
+  /* Names and options. */
+  PJRT_TopologyDescription *t = NULL, *t2 = NULL;
+  PJRT_NamedValue opts[3] = {int_opt("cpu_device_count", 3), int_opt("num_nodes", 2),
+                             int_opt("cpu_device_count", 1)};
+  if (!OK(topo_create("cpu", opts, 2, &t))) return;
+  ERR(topo_create("tpu_v5", NULL, 0, &t2), INVALID_ARGUMENT, "unknown topology name \"tpu_v5\"");
+  ERR(topo_create("cpu", opts, 3, &t2), INVALID_ARGUMENT, "given twice");
+  PJRT_NamedValue bad = int_opt("cpu_device_count", 0);
+  ERR(topo_create("cpu", &bad, 1, &t2), INVALID_ARGUMENT, "outside [1, 4096]");
+  bad = int_opt("gpu_count", 2);
+  ERR(topo_create("", &bad, 1, &t2), INVALID_ARGUMENT, "unknown topology option 'gpu_count'");
+  bad = int_opt("num_nodes", 1);
+  bad.struct_size = 8;
+  ERR(topo_create("", &bad, 1, &t2), INVALID_ARGUMENT, "struct_size 8");
+  ERR(topo_create("", NULL, 1, &t2), INVALID_ARGUMENT, "create_options is NULL");
+  PJRT_NamedValue sopt = int_opt("cpu_device_count", 0);
+  sopt.type = PJRT_NamedValue_kString;
+  sopt.string_value = "5";
+  sopt.value_size = 1;
+  if (OK(topo_create("cjrt", &sopt, 1, &t2))) {
+    size_t n;
+    topo_devices(t2, &n);
+    CHECK_EQ_INT(n, 5);
+    topo_free(t2);
+  }
+  if (OK(topo_create(NULL, NULL, 0, &t2))) { /* default: one device per core, one process */
+    size_t n;
+    topo_devices(t2, &n);
+    CHECK(n >= 1);
+    CHECK_EQ_INT(topo_attr(t2, "num_processes"), 1);
+    topo_free(t2);
+  }
+
+  /* Queries: platform, devices (process-major ids), attributes, memory kinds. */
+  ARGS(PJRT_TopologyDescription_PlatformName, pn);
+  pn.topology = t;
+  if (OK(api->PJRT_TopologyDescription_PlatformName(&pn)))
+    CHECK(pn.platform_name_size == 4 && !memcmp(pn.platform_name, "cjrt", 4));
+  ARGS(PJRT_TopologyDescription_PlatformVersion, pv);
+  pv.topology = t;
+  if (OK(api->PJRT_TopologyDescription_PlatformVersion(&pv)))
+    CHECK(pv.platform_version_size > 0 && !memcmp(pv.platform_version, "cjrt", 4));
+  size_t n;
+  PJRT_DeviceDescription *const *ds = topo_devices(t, &n);
+  CHECK_EQ_INT(n, 6);
+  for (size_t i = 0; ds && i < n; i++) {
+    int proc = -1;
+    CHECK_EQ_INT(desc_id(ds[i], &proc), (int)i);
+    CHECK_EQ_INT(proc, (int)i / 3);
+    ARGS(PJRT_DeviceDescription_Kind, k);
+    k.device_description = ds[i];
+    if (OK(api->PJRT_DeviceDescription_Kind(&k)))
+      CHECK(k.device_kind_size == 3 && !memcmp(k.device_kind, "cpu", 3));
+    ARGS(PJRT_DeviceDescription_DebugString, dbg);
+    dbg.device_description = ds[i];
+    ARGS(PJRT_DeviceDescription_ToString, ts);
+    ts.device_description = ds[i];
+    char want[64];
+    snprintf(want, sizeof want, "CjrtDevice(id=%zu)", i);
+    if (OK(api->PJRT_DeviceDescription_DebugString(&dbg)) &&
+        OK(api->PJRT_DeviceDescription_ToString(&ts))) {
+      CHECK(dbg.debug_string_size > 0 && memchr(dbg.debug_string, ':', dbg.debug_string_size));
+      CHECK(ts.to_string_size == strlen(want) && !memcmp(ts.to_string, want, strlen(want)));
+    }
+    ARGS(PJRT_DeviceDescription_Attributes, at);
+    at.device_description = ds[i];
+    OK(api->PJRT_DeviceDescription_Attributes(&at));
+  }
+  CHECK_EQ_INT(topo_attr(t, "num_processes"), 2);
+  CHECK_EQ_INT(topo_attr(t, "num_devices"), 6);
+  ARGS(PJRT_TopologyDescription_GetMemorySpaceKindIds, mk);
+  mk.topology = t;
+  if (OK(api->PJRT_TopologyDescription_GetMemorySpaceKindIds(&mk)))
+    CHECK(mk.num_memory_space_kind_ids == 3 && mk.memory_space_kind_ids[0] == 0 &&
+          mk.memory_space_kind_ids[2] == 2);
+
+  /* The canonical shape: an xla.ShapeProto of F32[2,3] with layout {1,0}. */
+  int64_t dims[2] = {2, 3};
+  ARGS(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, cs);
+  cs.topology = t;
+  cs.memory_space_kind_id = 0;
+  cs.dims = dims;
+  cs.num_dims = 2;
+  cs.element_type = PJRT_Buffer_Type_F32;
+  if (OK(api->PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(&cs))) {
+    static const unsigned char want[] = {0x10, 11,   0x1a, 2, 2, 3, 0x2a, 4,
+                                         0x0a, 2,    1,    0, 0x32, 2, 0, 0};
+    CHECK(cs.serialized_shape_size == sizeof want &&
+          !memcmp(cs.serialized_shape, want, sizeof want));
+    cs.serialized_shape_deleter(cs.serialized_shape);
+  }
+  cs.memory_space_kind_id = 7;
+  ERR(api->PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(&cs), INVALID_ARGUMENT,
+      "memory space kind id 7");
+  cs.memory_space_kind_id = 1;
+  cs.element_type = (PJRT_Buffer_Type)999;
+  ERR(api->PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(&cs), INVALID_ARGUMENT,
+      NULL);
+
+  /* Serialize / Deserialize: the same devices, fingerprint and bytes back. */
+  size_t len;
+  unsigned char *bytes = topo_serialize(t, &len);
+  CHECK(bytes != NULL && len > 16);
+  if (bytes && OK(topo_deserialize(bytes, len, &t2))) {
+    CHECK(topo_fingerprint(t2) == topo_fingerprint(t));
+    size_t n2;
+    PJRT_DeviceDescription *const *ds2 = topo_devices(t2, &n2);
+    CHECK_EQ_INT(n2, 6);
+    int proc = -1;
+    if (ds2 && n2 == 6) CHECK(desc_id(ds2[4], &proc) == 4 && proc == 1);
+    size_t len2;
+    unsigned char *again = topo_serialize(t2, &len2);
+    CHECK(again && len2 == len && !memcmp(again, bytes, len));
+    free(again);
+    topo_free(t2);
+  }
+  /* ... and bytes that are not a topology are refused cleanly: every flip, truncation, junk. */
+  int accepted = 0;
+  for (size_t i = 0; bytes && i < len; i++) {
+    bytes[i] ^= 0x21;
+    PJRT_Error *e = topo_deserialize(bytes, len, &t2);
+    if (!e) {
+      accepted++;
+      topo_free(t2);
+    } else {
+      if (err_code(e) != PJRT_Error_Code_INVALID_ARGUMENT) accepted++;
+      err_free(e);
+    }
+    bytes[i] ^= 0x21;
+  }
+  CHECK_EQ_INT(accepted, 0);
+  for (size_t k = 0; bytes && k < len; k++)
+    ERR(topo_deserialize(bytes, k, &t2), INVALID_ARGUMENT, "PJRT_TopologyDescription_Deserialize");
+  ERR(topo_deserialize("definitely not a topology", 25, &t2), INVALID_ARGUMENT, "bad magic");
+  ERR(topo_deserialize(NULL, 12, &t2), INVALID_ARGUMENT, "NULL");
+  ERR(topo_deserialize(NULL, 0, &t2), INVALID_ARGUMENT, NULL);
+  free(bytes);
+
+  /* Fingerprints differ for different topologies. */
+  PJRT_NamedValue o4 = int_opt("cpu_device_count", 4);
+  if (OK(topo_create("cpu", &o4, 1, &t2))) {
+    CHECK(topo_fingerprint(t2) != topo_fingerprint(t));
+    topo_free(t2);
+  }
+
+  /* Misuse: NULL and wrong handles. */
+  ARGS(PJRT_TopologyDescription_Fingerprint, fp);
+  ERR(api->PJRT_TopologyDescription_Fingerprint(&fp), INVALID_ARGUMENT, "topology is NULL");
+  PJRT_Client *c = client_create_n(2);
+  fp.topology = (PJRT_TopologyDescription *)c;
+  ERR(api->PJRT_TopologyDescription_Fingerprint(&fp), INVALID_ARGUMENT, "not a live cjrt object");
+  ARGS(PJRT_TopologyDescription_Destroy, dd);
+  dd.topology = (PJRT_TopologyDescription *)c;
+  ERR(api->PJRT_TopologyDescription_Destroy(&dd), INVALID_ARGUMENT, "not a live cjrt object");
+  topo_free(t);
+
+  /* The client's topology: its own devices' descriptions, owned by the client. */
+  ARGS(PJRT_Client_TopologyDescription, ct);
+  ct.client = c;
+  if (OK(api->PJRT_Client_TopologyDescription(&ct))) {
+    ds = topo_devices(ct.topology, &n);
+    CHECK_EQ_INT(n, 2);
+    ARGS(PJRT_Device_GetDescription, gd);
+    gd.device = device_at(c, 1);
+    if (ds && n == 2 && OK(api->PJRT_Device_GetDescription(&gd)))
+      CHECK(ds[1] == gd.device_description);
+    CHECK_EQ_INT(topo_attr(ct.topology, "num_devices"), 2);
+    ARGS(PJRT_Client_TopologyDescription, ct2);
+    ct2.client = c;
+    if (OK(api->PJRT_Client_TopologyDescription(&ct2))) CHECK(ct2.topology == ct.topology);
+    /* It serializes like a described one of the same shape. */
+    PJRT_NamedValue o2 = int_opt("cpu_device_count", 2);
+    if (OK(topo_create("", &o2, 1, &t2))) {
+      CHECK(topo_fingerprint(t2) == topo_fingerprint(ct.topology));
+      topo_free(t2);
+    }
+    dd.topology = ct.topology;
+    ERR(api->PJRT_TopologyDescription_Destroy(&dd), INVALID_ARGUMENT, "belongs to its client");
+  }
+  ct.client = NULL;
+  ERR(api->PJRT_Client_TopologyDescription(&ct), INVALID_ARGUMENT, "client is NULL");
+  client_free(c);
+}
+
+/* The memory-descriptions extension: the same three kinds for a described topology's devices
+ * and a client's, with the kind ids of the client's memories. */
+static void test_memory_descriptions(void) {
+  const PJRT_MemoryDescriptions_Extension *ext = NULL;
+  for (const PJRT_Extension_Base *b = api->extension_start; b; b = b->next)
+    if (b->type == PJRT_Extension_Type_MemoryDescriptions)
+      ext = (const PJRT_MemoryDescriptions_Extension *)b;
+  CHECK(ext != NULL);
+  if (!ext) return;
+  CHECK(ext->base.struct_size >= PJRT_MemoryDescriptions_Extension_STRUCT_SIZE);
+  PJRT_TopologyDescription *t;
+  PJRT_NamedValue o = int_opt("cpu_device_count", 2);
+  if (!OK(topo_create("cpu", &o, 1, &t))) return;
+  PJRT_Client *c = client_create_n(1);
+  size_t n;
+  PJRT_DeviceDescription *const *ds = topo_devices(t, &n);
+  ARGS(PJRT_Device_GetDescription, gd);
+  gd.device = device_at(c, 0);
+  OK(api->PJRT_Device_GetDescription(&gd));
+  PJRT_DeviceDescription *which[2] = {ds ? ds[1] : NULL, gd.device_description};
+  static const char *const kinds[3] = {"device", "pinned_host", "unpinned_host"};
+  for (int w = 0; w < 2; w++) {
+    ARGS(PJRT_DeviceDescription_MemoryDescriptions, md);
+    md.device_description = which[w];
+    if (!OK(ext->PJRT_DeviceDescription_MemoryDescriptions(&md))) continue;
+    CHECK_EQ_INT(md.num_memory_descriptions, 3);
+    CHECK_EQ_INT(md.default_memory_index, 0);
+    for (size_t i = 0; i < md.num_memory_descriptions && i < 3; i++) {
+      ARGS(PJRT_MemoryDescription_Kind, k);
+      k.memory_description = md.memory_descriptions[i];
+      if (OK(ext->PJRT_MemoryDescription_Kind(&k))) {
+        CHECK(k.kind_size == strlen(kinds[i]) && !memcmp(k.kind, kinds[i], k.kind_size));
+        CHECK_EQ_INT(k.kind_id, (int)i);
+      }
+    }
+  }
+  /* The client's memory of kind "pinned_host" has the kind id the description reports. */
+  ARGS(PJRT_Memory_Kind_Id, ki);
+  ki.memory = device_memory(device_at(c, 0), "pinned_host");
+  if (OK(api->PJRT_Memory_Kind_Id(&ki))) CHECK_EQ_INT(ki.kind_id, 1);
+  ARGS(PJRT_DeviceDescription_MemoryDescriptions, bad);
+  ERR(ext->PJRT_DeviceDescription_MemoryDescriptions(&bad), INVALID_ARGUMENT,
+      "device_description is NULL");
+  bad.device_description = (PJRT_DeviceDescription *)c;
+  ERR(ext->PJRT_DeviceDescription_MemoryDescriptions(&bad), INVALID_ARGUMENT,
+      "not a live cjrt object");
+  bad.struct_size = 8;
+  ERR(ext->PJRT_DeviceDescription_MemoryDescriptions(&bad), INVALID_ARGUMENT,
+      "struct_size 8 is too small");
+  ARGS(PJRT_MemoryDescription_Kind, bk);
+  bk.memory_description = (const PJRT_MemoryDescription *)c;
+  ERR(ext->PJRT_MemoryDescription_Kind(&bk), INVALID_ARGUMENT, "not a live cjrt object");
+  ERR(ext->PJRT_MemoryDescription_Kind(NULL), INVALID_ARGUMENT, "args is NULL");
+  client_free(c);
+  topo_free(t);
+}
+
+static void test_process_info_and_dma(void) {
+  PJRT_Client *c = client_create_n(1);
+  if (!c) return;
+  PJRT_ProcessInfo p[2];
+  memset(p, 0, sizeof p);
+  for (int i = 0; i < 2; i++) {
+    p[i].struct_size = PJRT_ProcessInfo_STRUCT_SIZE;
+    p[i].task_id = i;
+    p[i].incarnation_id = 100 + (uint64_t)i;
+    p[i].state = PJRT_ProcessState_kConnected;
+  }
+  p[1].state = PJRT_ProcessState_kError;
+  p[1].error_code = PJRT_Error_Code_UNAVAILABLE;
+  p[1].error_message = "task 1 went away";
+  p[1].error_message_size = strlen(p[1].error_message);
+  ARGS(PJRT_Client_UpdateGlobalProcessInfo, u);
+  u.client = c;
+  u.process_infos = p;
+  u.num_process_infos = 2;
+  OK(api->PJRT_Client_UpdateGlobalProcessInfo(&u));
+  u.num_process_infos = 0;
+  OK(api->PJRT_Client_UpdateGlobalProcessInfo(&u)); /* an empty table is fine */
+  u.num_process_infos = 2;
+  p[1].task_id = 0;
+  ERR(api->PJRT_Client_UpdateGlobalProcessInfo(&u), INVALID_ARGUMENT, "both describe task 0");
+  p[1].task_id = 1;
+  p[1].state = (PJRT_ProcessState)9;
+  ERR(api->PJRT_Client_UpdateGlobalProcessInfo(&u), INVALID_ARGUMENT, "state 9");
+  p[1].state = PJRT_ProcessState_kError;
+  p[0].struct_size = 8;
+  ERR(api->PJRT_Client_UpdateGlobalProcessInfo(&u), INVALID_ARGUMENT,
+      "process_infos[0].struct_size 8 is too small");
+  p[0].struct_size = PJRT_ProcessInfo_STRUCT_SIZE;
+  p[1].error_message = NULL;
+  ERR(api->PJRT_Client_UpdateGlobalProcessInfo(&u), INVALID_ARGUMENT, "error_message is NULL");
+  u.process_infos = NULL;
+  ERR(api->PJRT_Client_UpdateGlobalProcessInfo(&u), INVALID_ARGUMENT, "process_infos is NULL");
+  u.client = NULL;
+  ERR(api->PJRT_Client_UpdateGlobalProcessInfo(&u), INVALID_ARGUMENT, "client is NULL");
+
+  static char region[8192];
+  ARGS(PJRT_Client_DmaMap, dm);
+  dm.client = c;
+  dm.data = region;
+  dm.size = sizeof region;
+  OK(api->PJRT_Client_DmaMap(&dm));
+  ARGS(PJRT_Client_DmaUnmap, du);
+  du.client = c;
+  du.data = region;
+  OK(api->PJRT_Client_DmaUnmap(&du));
+  dm.size = 0;
+  ERR(api->PJRT_Client_DmaMap(&dm), INVALID_ARGUMENT, "size is 0");
+  dm.size = 16;
+  dm.data = NULL;
+  ERR(api->PJRT_Client_DmaMap(&dm), INVALID_ARGUMENT, "data is NULL");
+  dm.data = (void *)(uintptr_t)-8;
+  ERR(api->PJRT_Client_DmaMap(&dm), INVALID_ARGUMENT, "wraps around");
+  du.data = NULL;
+  ERR(api->PJRT_Client_DmaUnmap(&du), INVALID_ARGUMENT, "data is NULL");
+  du.data = region;
+  du.client = (PJRT_Client *)region;
+  ERR(api->PJRT_Client_DmaUnmap(&du), INVALID_ARGUMENT, "not a live cjrt object");
+  client_free(c);
+}
+
+static PJRT_Error *alias_create(PJRT_Client *c, PJRT_Memory *m, const int64_t *dims, size_t rank,
+                                PJRT_Buffer **out, PJRT_FulfillAliasBufferCallback **cb) {
+  ARGS(PJRT_Client_CreateAliasBuffer, a);
+  a.client = c;
+  a.memory = m;
+  a.shape_dims = dims;
+  a.shape_num_dims = rank;
+  a.shape_element_type = PJRT_Buffer_Type_F32;
+  PJRT_Error *e = api->PJRT_Client_CreateAliasBuffer(&a);
+  *out = e ? NULL : a.alias_buffer;
+  *cb = e ? NULL : a.fulfill_alias_buffer_cb;
+  return e;
+}
+
+static PJRT_Error *alias_fulfill(PJRT_Client *c, PJRT_FulfillAliasBufferCallback *cb,
+                                 PJRT_Buffer *b, PJRT_Error_Code code, const char *msg) {
+  ARGS(PJRT_Client_FulfillAliasBuffer, f);
+  f.client = c;
+  f.buffer = b;
+  f.status_code = code;
+  f.error_message = msg;
+  f.error_message_size = msg ? strlen(msg) : 0;
+  f.fulfill_alias_buffer_cb = cb;
+  return api->PJRT_Client_FulfillAliasBuffer(&f);
+}
+
+static void test_alias_buffers(void) {
+  PJRT_Client *c = client_create_n(2);
+  if (!c) return;
+  PJRT_Memory *m = device_memory(device_at(c, 0), "device");
+  int64_t dims[1] = {4};
+  float v[4] = {1, 2, 3, 4}, got[4];
+  PJRT_Buffer *src = buffer_from_host(c, device_at(c, 0), PJRT_Buffer_Type_F32, dims, 1, v);
+
+  /* Pending until fulfilled: a read queued meanwhile completes with the data. */
+  PJRT_Buffer *al;
+  PJRT_FulfillAliasBufferCallback *cb;
+  if (OK(alias_create(c, m, dims, 1, &al, &cb))) {
+    ARGS(PJRT_Buffer_ToHostBuffer, th);
+    th.src = al;
+    th.dst = got;
+    th.dst_size = sizeof got;
+    memset(got, 0, sizeof got);
+    if (OK(api->PJRT_Buffer_ToHostBuffer(&th))) {
+      CHECK_EQ_INT(event_ready(th.event), 0);
+      OK(alias_fulfill(c, cb, src, PJRT_Error_Code_OK, NULL));
+      OK(event_wait_free(th.event));
+      CHECK(memcmp(got, v, sizeof v) == 0);
+    }
+    /* (The promise is used up: passing it again is a use after free, like any destroyed
+     * handle.) */
+    memset(got, 0, sizeof got);
+    OK(buffer_to_host(al, got, sizeof got, NULL));
+    CHECK(memcmp(got, v, sizeof v) == 0);
+    buffer_free(al);
+  }
+  /* Fulfilled before anything reads it: shares the source's storage. */
+  if (OK(alias_create(c, m, dims, 1, &al, &cb))) {
+    OK(alias_fulfill(c, cb, src, PJRT_Error_Code_OK, NULL));
+    OK(buffer_ready_error(al));
+    memset(got, 0, sizeof got);
+    OK(buffer_to_host(al, got, sizeof got, NULL));
+    CHECK(memcmp(got, v, sizeof v) == 0);
+    buffer_free(al);
+  }
+  /* Fulfilled with an error: the alias is an error buffer. A refused fulfillment (wrong shape,
+   * wrong client, NULL buffer) leaves the promise usable. */
+  int64_t dims5[1] = {5};
+  float w[5] = {0};
+  PJRT_Buffer *src5 = buffer_from_host(c, device_at(c, 0), PJRT_Buffer_Type_F32, dims5, 1, w);
+  PJRT_Client *c2 = client_create_n(1);
+  if (OK(alias_create(c, m, dims, 1, &al, &cb))) {
+    ERR(alias_fulfill(c, cb, src5, PJRT_Error_Code_OK, NULL), INVALID_ARGUMENT,
+        "differs from the alias buffer's");
+    ERR(alias_fulfill(c, cb, NULL, PJRT_Error_Code_OK, NULL), INVALID_ARGUMENT,
+        "buffer is NULL");
+    ERR(alias_fulfill(c2, cb, src, PJRT_Error_Code_OK, NULL), INVALID_ARGUMENT, "another client");
+    OK(alias_fulfill(c, cb, NULL, PJRT_Error_Code_UNAVAILABLE, "the producer went away"));
+    ERR(buffer_ready_error(al), UNAVAILABLE, "the producer went away");
+    ERR(buffer_to_host(al, got, sizeof got, NULL), UNAVAILABLE, "the producer went away");
+    buffer_free(al);
+  }
+  /* A destroyed alias may still be fulfilled (nothing reads it any more). */
+  if (OK(alias_create(c, m, dims, 1, &al, &cb))) {
+    buffer_free(al);
+    OK(alias_fulfill(c, cb, src, PJRT_Error_Code_OK, NULL));
+  }
+  /* Creation misuse. */
+  ERR(alias_create(c, NULL, dims, 1, &al, &cb), INVALID_ARGUMENT, "memory is NULL");
+  ERR(alias_create(c2, m, dims, 1, &al, &cb), INVALID_ARGUMENT, "another client");
+  ERR(alias_create(c, m, NULL, 1, &al, &cb), INVALID_ARGUMENT, "dims is NULL");
+  ERR(alias_fulfill(c, NULL, src, PJRT_Error_Code_OK, NULL), INVALID_ARGUMENT,
+      "fulfill_alias_buffer_cb is NULL");
+  ERR(alias_fulfill(c, (PJRT_FulfillAliasBufferCallback *)src, src, PJRT_Error_Code_OK, NULL),
+      INVALID_ARGUMENT, "not a live cjrt object");
+  client_free(c2);
+  buffer_free(src5);
+  buffer_free(src);
+  client_free(c);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 static void run_all(void) {
   test_table();
@@ -1772,6 +2276,10 @@ static void run_all(void) {
   test_execute_context();
   test_larger_structs();
   test_threads();
+  test_topology();
+  test_memory_descriptions();
+  test_process_info_and_dma();
+  test_alias_buffers();
 }
 
 int main(int argc, char **argv) {

@@ -1966,6 +1966,199 @@ static void test_serialization(void) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Ahead of time: PJRT_Compile against a described topology, serialized, loaded elsewhere       */
+
+static void test_aot_topology(void) {
+  PJRT_NamedValue opt;
+  memset(&opt, 0, sizeof opt);
+  opt.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  opt.name = "cpu_device_count";
+  opt.name_size = strlen(opt.name);
+  opt.type = PJRT_NamedValue_kInt64;
+  opt.int64_value = 4;
+  opt.value_size = 1;
+  ARGS(PJRT_TopologyDescription_Create, tc);
+  tc.topology_name = "cpu";
+  tc.topology_name_size = 3;
+  tc.create_options = &opt;
+  tc.num_options = 1;
+  if (!OK(api->PJRT_TopologyDescription_Create(&tc))) return;
+  PJRT_TopologyDescription *topo = tc.topology;
+
+  PJRT_Program prog;
+  memset(&prog, 0, sizeof prog);
+  prog.struct_size = PJRT_Program_STRUCT_SIZE;
+  prog.code = (char *)kAdd;
+  prog.code_size = strlen(kAdd);
+  prog.format = "mlir";
+  prog.format_size = 4;
+  int64_t ids[1] = {2};
+  pb o;
+  compile_options(&o, 1, 1, ids);
+  ARGS(PJRT_Compile, pc);
+  pc.topology = topo;
+  pc.program = &prog;
+  pc.compile_options = (const char *)o.b;
+  pc.compile_options_size = o.n;
+  unsigned char *bytes = NULL;
+  size_t len = 0;
+  if (OK(api->PJRT_Compile(&pc))) {
+    ARGS(PJRT_Executable_Serialize, s);
+    s.executable = pc.executable;
+    if (OK(api->PJRT_Executable_Serialize(&s))) {
+      bytes = malloc(s.serialized_bytes_size);
+      memcpy(bytes, s.serialized_bytes, s.serialized_bytes_size);
+      len = s.serialized_bytes_size;
+      s.serialized_executable_deleter(s.serialized_executable);
+    }
+    executable_free(pc.executable);
+  }
+  /* Assignments the topology cannot hold are refused at compile time. */
+  int64_t ids9[1] = {9};
+  pb o9;
+  compile_options(&o9, 1, 1, ids9);
+  pc.compile_options = (const char *)o9.b;
+  pc.compile_options_size = o9.n;
+  ERR(api->PJRT_Compile(&pc), INVALID_ARGUMENT, "names device 9, which the topology");
+  pb o8;
+  compile_options(&o8, 2, 4, NULL);
+  pc.compile_options = (const char *)o8.b;
+  pc.compile_options_size = o8.n;
+  ERR(api->PJRT_Compile(&pc), INVALID_ARGUMENT, "the topology has only 4");
+  pc.topology = (const PJRT_TopologyDescription *)&prog;
+  ERR(api->PJRT_Compile(&pc), INVALID_ARGUMENT, "topology is not a live cjrt object");
+
+  /* The topology may go before the executable is loaded. */
+  ARGS(PJRT_TopologyDescription_Destroy, td);
+  td.topology = topo;
+  OK(api->PJRT_TopologyDescription_Destroy(&td));
+
+  /* JAX's AOT path: the serialized executable, loaded on a client, runs on device 2. */
+  PJRT_Client *c = client_create_n(4);
+  PJRT_LoadedExecutable *le;
+  CHECK(bytes != NULL);
+  if (bytes && OK(deserialize(c, bytes, len, NULL, 0, &le))) {
+    check_add_runs(c, le, device_at(c, 2));
+    loaded_free(le);
+  }
+  free(bytes);
+  client_free(c);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Alias buffers as arguments; PJRT_Device_PoisonExecution                                      */
+
+static void test_alias_argument(void) {
+  PJRT_Client *c = client_create_n(1);
+  PJRT_LoadedExecutable *le = compile_ok(c, kAdd, NULL, 0);
+  if (!le) {
+    client_free(c);
+    return;
+  }
+  PJRT_Device *d = device_at(c, 0);
+  int64_t dims[1] = {4};
+  ARGS(PJRT_Client_CreateAliasBuffer, a);
+  a.client = c;
+  a.memory = device_memory(d, "device");
+  a.shape_dims = dims;
+  a.shape_num_dims = 1;
+  a.shape_element_type = PJRT_Buffer_Type_F32;
+  if (OK(api->PJRT_Client_CreateAliasBuffer(&a))) {
+    float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40}, want[4] = {11, 22, 33, 44}, got[4];
+    PJRT_Buffer *yb = f32_vec(c, d, 4, y);
+    PJRT_Buffer *args[2] = {a.alias_buffer, yb};
+    PJRT_Buffer *out = NULL;
+    PJRT_Event *done = NULL;
+    exec_opts eo = {0};
+    eo.want_events = 1;
+    if (OK(execute_raw(le, args, 1, 2, &out, 1, &done, &eo))) {
+      CHECK_EQ_INT(event_ready(done), 0); /* waits for the alias */
+      PJRT_Buffer *xb = f32_vec(c, d, 4, x);
+      ARGS(PJRT_Client_FulfillAliasBuffer, f);
+      f.client = c;
+      f.buffer = xb;
+      f.fulfill_alias_buffer_cb = a.fulfill_alias_buffer_cb;
+      OK(api->PJRT_Client_FulfillAliasBuffer(&f));
+      OK(event_wait_free(done));
+      OK(read_f32(out, got, 4));
+      CHECK(floats_equal(got, want, 4));
+      buffer_free(out);
+      buffer_free(xb);
+    }
+    buffer_free(yb);
+    buffer_free(a.alias_buffer);
+  }
+  loaded_free(le);
+  client_free(c);
+}
+
+static PJRT_Error *poison(PJRT_Device *d, int32_t launch_id, PJRT_Error_Code code,
+                          const char *msg, bool *poisoned) {
+  ARGS(PJRT_Device_PoisonExecution, p);
+  p.device = d;
+  p.launch_id = launch_id;
+  p.error_code = code;
+  p.error_message = msg;
+  p.error_message_size = msg ? strlen(msg) : 0;
+  p.poisoned = true;
+  PJRT_Error *e = api->PJRT_Device_PoisonExecution(&p);
+  *poisoned = p.poisoned;
+  return e;
+}
+
+static void test_poison_execution(void) {
+  PJRT_Client *c = client_create_n(2);
+  PJRT_LoadedExecutable *le = compile_ok(c, kAdd, NULL, 0);
+  if (!le) {
+    client_free(c);
+    return;
+  }
+  PJRT_Device *d = device_at(c, 0);
+  bool poisoned = true;
+  /* Nothing running: nothing poisoned. */
+  OK(poison(d, 0, PJRT_Error_Code_CANCELLED, "stop", &poisoned));
+  CHECK(!poisoned);
+  /* Two executions waiting for a pending argument: the earliest one is poisoned, the other runs. */
+  float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40}, want[4] = {11, 22, 33, 44}, got[4];
+  pending p = pending_f32(c, d, 4);
+  PJRT_Buffer *yb = f32_vec(c, d, 4, y);
+  PJRT_Buffer *args[2] = {p.buffer, yb};
+  PJRT_Buffer *out1 = NULL, *out2 = NULL;
+  if (p.buffer && OK(execute_raw(le, args, 1, 2, &out1, 1, NULL, NULL)) &&
+      OK(execute_raw(le, args, 1, 2, &out2, 1, NULL, NULL))) {
+    OK(poison(d, 7, PJRT_Error_Code_CANCELLED, "stop", &poisoned)); /* another launch id */
+    CHECK(!poisoned);
+    OK(poison(device_at(c, 1), 0, PJRT_Error_Code_CANCELLED, "stop", &poisoned)); /* device */
+    CHECK(!poisoned);
+    OK(poison(d, 0, PJRT_Error_Code_CANCELLED, "stopped by the test", &poisoned));
+    CHECK(poisoned);
+    pending_fill(&p, x, 4);
+    ERR(read_f32(out1, got, 4), CANCELLED, "stopped by the test");
+    OK(read_f32(out2, got, 4));
+    CHECK(floats_equal(got, want, 4));
+    /* Both finished: nothing left to poison. */
+    OK(poison(d, 0, PJRT_Error_Code_CANCELLED, "stop", &poisoned));
+    CHECK(!poisoned);
+  }
+  if (p.tm) pending_fill(&p, x, 4);
+  buffer_free(out1);
+  buffer_free(out2);
+  buffer_free(p.buffer);
+  buffer_free(yb);
+  /* Misuse. */
+  ERR(poison(d, 0, PJRT_Error_Code_OK, NULL, &poisoned), INVALID_ARGUMENT, "error_code is OK");
+  ERR(poison(NULL, 0, PJRT_Error_Code_ABORTED, NULL, &poisoned), INVALID_ARGUMENT,
+      "device is NULL");
+  ARGS(PJRT_Device_PoisonExecution, pe);
+  pe.device = d;
+  pe.error_code = PJRT_Error_Code_ABORTED;
+  pe.error_message_size = 3;
+  ERR(api->PJRT_Device_PoisonExecution(&pe), INVALID_ARGUMENT, "error_message is NULL");
+  loaded_free(le);
+  client_free(c);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Threads and lifetimes                                                                       */
 
 typedef struct worker_arg {
@@ -2168,6 +2361,9 @@ static void run_all(void) {
   test_multi_device();
   test_execute_device_shares();
   test_serialization();
+  test_aot_topology();
+  test_alias_argument();
+  test_poison_execution();
   test_threads();
   test_outlive_client();
 }
