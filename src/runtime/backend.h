@@ -18,7 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/compile_options.h"
 #include "base/dtype.h"
+#include "base/shape.h"
 #include "base/status.h"
 #include "base/threadpool.h"
 #include "ir/ir.h"
@@ -26,27 +28,6 @@
 typedef struct cj_backend cj_backend;
 typedef struct cj_program cj_program;
 typedef struct cj_launch cj_launch;
-
-/* A static array shape owned by whoever holds it. */
-typedef struct cj_shape {
-  cj_dtype dtype;
-  int32_t rank;
-  const int64_t *dims; /* rank entries */
-  size_t nbytes;       /* dense row-major size in bytes */
-} cj_shape;
-
-/* What the compile options (xla.CompileOptionsProto) carry that we use; read by
- * src/frontend/compile_options.c. */
-typedef struct cj_compile_options {
-  int64_t num_replicas;       /* >= 1 */
-  int64_t num_partitions;     /* >= 1 */
-  /* device_assignment[r * num_partitions + p] = global device id of replica r, partition p;
-   * NULL = the client's default assignment. */
-  const int64_t *device_assignment;
-  bool use_spmd_partitioning;
-  bool use_shardy_partitioner;
-  /* Arguments the caller promises never to donate even if the program marks them. */
-} cj_compile_options;
 
 /* What a compiled program looks like from outside. Everything lives as long as the program. */
 typedef struct cj_program_info {
