@@ -5,6 +5,8 @@
  * fingerprint and serialization are the runtime's compile driver's (runtime/compile.h).
  * execute = take a scratch arena from the program's pool (allocated only the first time a
  * concurrency level is reached), fix the bases, run the plan.
+ * Devices: one per online core by default, of kind "cpu", each with the three memory kinds
+ * (all host memory).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -35,6 +37,13 @@ static cj_status cpu_copy(cj_backend *b, void *dst, const void *src, size_t n) {
   (void)b;
   if (n) memmove(dst, src, n);
   return NULL;
+}
+
+/* ======================================================================== devices */
+
+static int cpu_default_device_count(cj_backend *b) {
+  (void)b;
+  return cj_num_cores();
 }
 
 /* ======================================================================== ops */
@@ -211,6 +220,10 @@ static cj_status cpu_execute(cj_backend *b, const cj_program *cp, const cj_exec_
 
 static const cj_backend_vtable cpu_vtable = {
     .name = "cpu",
+    .device_kind = "cpu",
+    .default_device_count = cpu_default_device_count,
+    .memory_kinds = CJ_MEMORY_KIND_BIT(CJ_MEMORY_DEVICE) | CJ_MEMORY_KIND_BIT(CJ_MEMORY_PINNED_HOST) |
+                    CJ_MEMORY_KIND_BIT(CJ_MEMORY_UNPINNED_HOST),
     .memory_is_host = true,
     .alloc = cpu_alloc,
     .free = cpu_free,

@@ -6,6 +6,11 @@
  * only this header, runtime/ffi.h (the custom-call registry, part of the same interface), ir/
  * and base/. The build enforces it (cj_cpu links cj_backend_api, not cj_runtime).
  *
+ * Devices. A client asks its backend what devices look like: device_kind (the
+ * PJRT_DeviceDescription kind string), default_device_count (how many devices a client gets when
+ * its options do not say; the runtime may still override the count), memory_kinds (which memory
+ * kinds each device offers; CJ_MEMORY_DEVICE always, it is the default memory).
+ *
  * Compiling. The runtime's compile driver does everything that does not depend on the target:
  * the compiler passes (asking supports_op which ops the backend runs natively), printing the
  * optimized program, the fingerprint, inlining the calls kept for printing, and the check that
@@ -42,6 +47,16 @@
 #include "ir/ir.h"
 
 typedef struct cj_backend cj_backend;
+
+/* The memory kinds a device may offer (PJRT_Memory_Kind strings: cj_memory_kind_name in
+ * runtime/client.h). Memory ids are device index * CJ_MEMORY_KIND_COUNT + kind. */
+typedef enum cj_memory_kind {
+  CJ_MEMORY_DEVICE = 0,
+  CJ_MEMORY_PINNED_HOST = 1,
+  CJ_MEMORY_UNPINNED_HOST = 2,
+  CJ_MEMORY_KIND_COUNT = 3,
+} cj_memory_kind;
+#define CJ_MEMORY_KIND_BIT(k) (1u << (unsigned)(k))
 
 typedef struct cj_program cj_program;
 typedef struct cj_launch cj_launch;
@@ -85,6 +100,11 @@ typedef struct cj_exec_args {
 
 typedef struct cj_backend_vtable {
   const char *name; /* "cpu" */
+
+  /* Devices (see the header comment). */
+  const char *device_kind;                 /* "cpu" */
+  int (*default_device_count)(cj_backend *b); /* >= 1 */
+  unsigned memory_kinds;                   /* CJ_MEMORY_KIND_BIT(kind) of each offered kind */
 
   /* True when device memory is ordinary host memory the caller may read and write directly
    * (PJRT_Buffer_IsOnCpu, zero-copy host buffers, DLPack views). */
