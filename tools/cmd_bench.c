@@ -38,6 +38,7 @@
 #include "frontend/frontend.h"
 #include "ir/ir.h"
 #include "runtime/backend.h"
+#include "runtime/compile.h"
 
 enum { MAX_RUNS = 1 << 20, MAX_IO = 4096, BENCH_MAX_RANK = 64 };
 
@@ -196,17 +197,18 @@ static char *bench_core(const char *text, size_t len, const char *name, int thre
     return msg;
   }
   cj_backend *b = cj_backend_cpu();
-  cj_program *p = NULL;
+  cj_compiled *cp = NULL;
   cj_compile_options o = {1, 1, NULL, false, false};
   double t0 = now_s();
-  st = b->vt->compile(b, m, &o, &p);
+  st = cj_compile_module(b, m, &o, &cp);
   r->compile_ms = (now_s() - t0) * 1e3;
   if (st) {
     char *msg = xstrdup(cj_status_message(st));
     cj_status_free(st);
     return msg;
   }
-  const cj_program_info *in = b->vt->program_info(p);
+  const cj_program *p = cp->program;
+  const cj_program_info *in = &cp->info;
   cj_threadpool *pool = cj_pool_create(threads, &st);
   cj_status_free(st);
   void **args = calloc((size_t)in->num_args + 1, sizeof(void *));
@@ -252,7 +254,7 @@ static char *bench_core(const char *text, size_t len, const char *name, int thre
   free(args);
   free(res);
   cj_pool_destroy(pool);
-  b->vt->program_free(p);
+  cj_compiled_free(cp);
   return err;
 }
 

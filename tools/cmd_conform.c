@@ -45,6 +45,7 @@
 #include "frontend/frontend.h"
 #include "ir/ir.h"
 #include "runtime/backend.h"
+#include "runtime/compile.h"
 
 enum { R_PASS, R_FAIL, R_SKIP };
 
@@ -303,16 +304,17 @@ static int run_core(runner *r, const char *text, size_t len, const char *name, c
     cj_module_free(m);
     return R_FAIL;
   }
-  cj_program *prog = NULL;
+  cj_compiled *compiled = NULL;
   cj_compile_options opts = {1, 1, NULL, false, false};
-  st = r->backend->vt->compile(r->backend, m, &opts, &prog);
+  st = cj_compile_module(r->backend, m, &opts, &compiled);
   if (st) {
     int res = cj_status_code(st) == CJ_UNIMPLEMENTED ? R_SKIP : R_FAIL;
     *msg = xprintf("compile: %s%s", cj_status_message(st), "");
     cj_status_free(st);
     return res;
   }
-  const cj_program_info *info = r->backend->vt->program_info(prog);
+  const cj_program *prog = compiled->program;
+  const cj_program_info *info = &compiled->info;
   int res = R_PASS;
   int32_t nargs = io ? io->nargs : 0;
   void **results = calloc((size_t)(info->num_results + 1), sizeof(void *));
@@ -364,7 +366,7 @@ static int run_core(runner *r, const char *text, size_t len, const char *name, c
   }
   free(results);
   free(args);
-  r->backend->vt->program_free(prog);
+  cj_compiled_free(compiled);
   return res;
 }
 

@@ -25,8 +25,6 @@
 
 #include "cpu/k_conv.h"
 
-void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
-void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes);
 
 /* ======================================================================== small helpers */
 

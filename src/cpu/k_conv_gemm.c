@@ -20,7 +20,6 @@
 
 #include "cpu/k_conv.h"
 
-void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes);
 
 /* K block (floats of K per micro-kernel call: the weight panel, KB x 32 floats, is read from L2),
  * rows per task, panels per task tile, kernel positions per K block at most */

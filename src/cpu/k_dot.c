@@ -17,8 +17,6 @@
 
 #include "cpu/lower.h"
 
-void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
-void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes);
 
 typedef void (*ukr32_t)(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
                         int64_t mr, int64_t nr, bool acc);

@@ -101,8 +101,4 @@ bool kg_i64s(const cj_op *op, const char *name, int64_t *out, int64_t cap, int64
 /* The padding attribute (a [rank, 2] i64 dense) into lo/hi; absent = zeros. */
 cj_status kg_padding(const cj_op *op, int32_t rank, int64_t *lo, int64_t *hi);
 
-/* per-thread scratch for fused kernels (lower.c / lower_ew.c) */
-void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes);
-void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
-
 #endif

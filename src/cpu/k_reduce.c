@@ -13,7 +13,6 @@
 #include "cpu/k_reduce_kern_api.h"
 #include "cpu/vmath.h"
 
-void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
 
 
 enum {

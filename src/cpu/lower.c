@@ -65,20 +65,14 @@ struct cj_lw {
 };
 
 /* lower_ew.c */
-void *cj_lw_ew_state_new(void);
-void cj_lw_ew_state_free(void *s);
-int64_t cj_lw_ew_tls_bytes(void *s);
-void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes);
 
 void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes) {
   if (bytes > L->tls_bytes) L->tls_bytes = bytes;
 }
-void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
 void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals) {
   L->flops += flops;
   L->transcendentals += transcendentals;
 }
-void *cj_lw_ew_state(cj_lw *L);
 void *cj_lw_ew_state(cj_lw *L) { return L->ew; }
 
 cj_module *cj_lw_module(cj_lw *L) { return L->m; }
@@ -446,7 +440,6 @@ cj_status cj_lw_make_virtual(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt,
   return NULL;
 }
 
-uint32_t cj_lw_num_uses(cj_lw *L, cj_value *v);
 uint32_t cj_lw_num_uses(cj_lw *L, cj_value *v) { return v->id < L->nvals ? L->nuses[v->id] : 0; }
 
 bool cj_lw_only_ew_users(cj_lw *L, cj_value *v) {
@@ -654,7 +647,6 @@ static cj_status (*lower_fn_for(cj_op_kind k))(cj_lw *, cj_op *) {
   return NULL;
 }
 
-bool cj_cpu_can_lower(const cj_op *op, const char **why);
 bool cj_cpu_can_lower(const cj_op *op, const char **why) {
   if (lower_fn_for(op->kind) || cj_lw_ew_is_fusible(op)) return true;
   if (why) *why = "the CPU backend has no kernel for this op yet";
@@ -663,7 +655,6 @@ bool cj_cpu_can_lower(const cj_op *op, const char **why) {
 
 /* Ops that may stay virtual (no step) do not need the pending fusion group flushed, unless they
  * read a value of that group. */
-bool cj_lw_ew_pending_value(cj_lw *L, cj_value *v);
 
 static bool may_skip_flush(cj_lw *L, cj_op *op) {
   if (op->kind == CJ_OP_CONSTANT) return op->nresults == 1 && cj_lw_only_ew_users(L, &op->results[0]);

@@ -153,11 +153,22 @@ cj_status cj_k_copy(cj_exec_ctx *ctx, const cj_step *st); /* in[i] -> out[i], pa
 cj_status cj_lw_emit_copies(cj_lw *L, const cj_op *op, uint32_t n, const int32_t *src,
                             const int32_t *dst);
 
+/* Whether the CPU backend has a lowering for `op` (its supports_op); on false *why says why. */
+bool cj_cpu_can_lower(const cj_op *op, const char **why);
+
 /* Elementwise lowering (lower_ew.c): called for every op; returns true if the op was taken
  * into the current fusion group. cj_lw_ew_flush emits the pending group. */
 bool cj_lw_ew_is_fusible(const cj_op *op);
 cj_status cj_lw_ew_add(cj_lw *L, cj_op *op);
 cj_status cj_lw_ew_flush(cj_lw *L);
+/* lower_ew.c's per-lowering state (kept in the cj_lw: cj_lw_ew_state), and whether value v is
+ * produced by the pending (not yet emitted) fusion group. */
+void *cj_lw_ew_state_new(void);
+void cj_lw_ew_state_free(void *s);
+void *cj_lw_ew_state(cj_lw *L);
+bool cj_lw_ew_pending_value(cj_lw *L, cj_value *v);
+/* How many ops use value v (counted before lowering). */
+uint32_t cj_lw_num_uses(cj_lw *L, cj_value *v);
 /* Virtual values for elementwise fusion */
 bool cj_lw_value_is_virtual(cj_lw *L, cj_value *v);
 /* For a virtual value: its source buffer, dtype and element strides (rank of v). */

@@ -12,10 +12,6 @@
 
 #include "cpu/lower.h"
 
-uint32_t cj_lw_num_uses(cj_lw *L, cj_value *v);
-void *cj_lw_ew_state(cj_lw *L);
-void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes);
-void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
 
 enum { MAX_OPS = 32, MAX_INPUTS = 24, MAX_TAB = 128, MAX_INSTR = 160 };
 
@@ -326,8 +322,6 @@ typedef struct ew_state {
   const cj_type *shape;
 } ew_state;
 
-void *cj_lw_ew_state_new(void);
-void cj_lw_ew_state_free(void *s);
 void *cj_lw_ew_state_new(void) { return calloc(1, sizeof(ew_state)); }
 void cj_lw_ew_state_free(void *s) { free(s); }
 

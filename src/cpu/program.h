@@ -5,7 +5,6 @@
 #include <pthread.h>
 
 #include "cpu/plan.h"
-#include "frontend/compile_options.h"
 #include "runtime/backend.h"
 
 struct cj_program {
@@ -19,9 +18,7 @@ struct cj_program {
   int32_t nargs, nresults;
   pthread_mutex_t mu;         /* guards the scratch free list */
   cj_scratch *free_scratch;
-  char *text;                 /* the optimized module printed (generic form), for serialize */
-  size_t text_len;
-  cj_compile_options_storage opts;
+  int32_t nreplicas, npartitions; /* the grid of the compile options (launch_create) */
 };
 
 /* What the lowering produces (cpu/lower.c). */

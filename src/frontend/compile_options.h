@@ -28,8 +28,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/compile_options.h"
+#include "base/shape.h"
 #include "base/status.h"
-#include "runtime/backend.h"
 
 typedef struct cj_compile_options_storage {
   cj_compile_options opts;

@@ -202,7 +202,7 @@ PJRT_Error *cjp_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
                       "kv_put_callback",
                       o.process_count);
   cj_client *c;
-  st = cj_client_create(NULL, &o, &c);
+  st = cj_client_create(cj_backend_cpu(), &o, &c);
   if (st) return cjp_error_in("PJRT_Client_Create", st);
   st = attach_front(c);
   if (st) {

@@ -36,9 +36,8 @@ PJRT_Error *cjp_PJRT_DeviceDescription_Attributes(PJRT_DeviceDescription_Attribu
 PJRT_Error *cjp_PJRT_DeviceDescription_Kind(PJRT_DeviceDescription_Kind_Args *args) {
   CJP_CHECK_ARGS(PJRT_DeviceDescription_Kind, args, device_kind_size);
   CJP_DESC(PJRT_DeviceDescription_Kind, d, args->device_description);
-  (void)d;
-  args->device_kind = CJ_DEVICE_KIND;
-  args->device_kind_size = sizeof CJ_DEVICE_KIND - 1;
+  args->device_kind = cj_client_device_kind(d->client);
+  args->device_kind_size = strlen(args->device_kind);
   return NULL;
 }
 
@@ -84,7 +83,7 @@ PJRT_Error *cjp_PJRT_Device_AddressableMemories(PJRT_Device_AddressableMemories_
   CJP_CHECK_ARGS(PJRT_Device_AddressableMemories, args, num_memories);
   CJP_DEVICE(PJRT_Device_AddressableMemories, d, args->device, "device");
   args->memories = (PJRT_Memory *const *)d->memories;
-  args->num_memories = CJ_MEMORY_KIND_COUNT;
+  args->num_memories = (size_t)d->nmemories;
   return NULL;
 }
 

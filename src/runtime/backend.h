@@ -1,15 +1,36 @@
 /* cjrt: the interface between the runtime (clients, buffers, executables) and a backend (the CPU
- * backend in src/cpu/ now; CUDA later).
+ * backend in src/cpu/ now; the reference interpreter in src/reference/; CUDA later).
  *
- * The runtime never looks inside a compiled program: it allocates device memory through the
- * backend, asks it to compile a module into a cj_program, reads the program's description
- * (cj_program_info: argument/result shapes, donation, cost ...), and asks it to run one device's
- * share of an execution. The backend never calls back into the runtime or PJRT.
+ * Who calls what. The runtime and its compile driver (runtime/compile.h) call the slots below;
+ * a backend never calls back into the runtime, the compiler, the frontend or PJRT, and includes
+ * only this header, runtime/ffi.h (the custom-call registry, part of the same interface), ir/
+ * and base/. The build enforces it (cj_cpu links cj_backend_api, not cj_runtime).
+ *
+ * Devices. A client asks its backend what devices look like: device_kind (the
+ * PJRT_DeviceDescription kind string), default_device_count (how many devices a client gets when
+ * its options do not say; the runtime may still override the count), memory_kinds (which memory
+ * kinds each device offers; CJ_MEMORY_DEVICE always, it is the default memory).
+ *
+ * Compiling. The runtime's compile driver does everything that does not depend on the target:
+ * the compiler passes (asking supports_op which ops the backend runs natively), printing the
+ * optimized program, the fingerprint, inlining the calls kept for printing, and the check that
+ * every op left is supported (naming the op when not). It then calls `lower` with the prepared
+ * module: `main` is its entry function and the only function left. The backend turns it into
+ * its own executable form (a cj_program) and describes it (program_info). The driver copies
+ * that description and fills the common fields itself (name, num_replicas, num_partitions,
+ * device_assignment, fingerprint, optimized_text/len): a backend may leave them zero.
+ * Serializing a program is the runtime's too: a versioned envelope holding the backend's name,
+ * the compile options and the optimized program text, which deserializing compiles again
+ * through the driver. A backend therefore needs neither the frontend nor the compiler.
+ * (Before this interface had `lower`, backends had `compile` (passes included),
+ * program_serialize and program_deserialize slots; those are gone.)
  *
  * Ownership: cj_backend objects are static singletons (cj_backend_cpu()). A cj_program is owned by
- * whoever compiled or deserialized it and freed with vt->program_free; its cj_program_info lives as
- * long as the program. Programs are immutable after compile and may be executed from many threads
- * at once (each execution brings its own scratch through the backend's own pooling).
+ * whoever lowered it (the driver's cj_compiled) and freed with vt->program_free; its
+ * cj_program_info lives as long as the program. `lower` borrows the module (the driver frees it
+ * after lower returns: copy what the program keeps) and the options (they live as long as the
+ * program). Programs are immutable after lowering and may be executed from many threads at once
+ * (each execution brings its own scratch through the backend's own pooling).
  */
 #ifndef CJ_RUNTIME_BACKEND_H
 #define CJ_RUNTIME_BACKEND_H
@@ -18,38 +39,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/compile_options.h"
 #include "base/dtype.h"
+#include "base/shape.h"
 #include "base/status.h"
 #include "base/threadpool.h"
 #include "ir/ir.h"
 
 typedef struct cj_backend cj_backend;
+
+/* The memory kinds a device may offer (PJRT_Memory_Kind strings: cj_memory_kind_name in
+ * runtime/client.h). Memory ids are device index * CJ_MEMORY_KIND_COUNT + kind. */
+typedef enum cj_memory_kind {
+  CJ_MEMORY_DEVICE = 0,
+  CJ_MEMORY_PINNED_HOST = 1,
+  CJ_MEMORY_UNPINNED_HOST = 2,
+  CJ_MEMORY_KIND_COUNT = 3,
+} cj_memory_kind;
+#define CJ_MEMORY_KIND_BIT(k) (1u << (unsigned)(k))
+
 typedef struct cj_program cj_program;
 typedef struct cj_launch cj_launch;
 
-/* A static array shape owned by whoever holds it. */
-typedef struct cj_shape {
-  cj_dtype dtype;
-  int32_t rank;
-  const int64_t *dims; /* rank entries */
-  size_t nbytes;       /* dense row-major size in bytes */
-} cj_shape;
-
-/* What the compile options (xla.CompileOptionsProto) carry that we use; read by
- * src/frontend/compile_options.c. */
-typedef struct cj_compile_options {
-  int64_t num_replicas;       /* >= 1 */
-  int64_t num_partitions;     /* >= 1 */
-  /* device_assignment[r * num_partitions + p] = global device id of replica r, partition p;
-   * NULL = the client's default assignment. */
-  const int64_t *device_assignment;
-  bool use_spmd_partitioning;
-  bool use_shardy_partitioner;
-  /* Arguments the caller promises never to donate even if the program marks them. */
-} cj_compile_options;
-
 /* What a compiled program looks like from outside. Everything lives as long as the program. */
 typedef struct cj_program_info {
+  /* Filled by the runtime's compile driver (a backend may leave them zero): name,
+   * num_replicas, num_partitions, device_assignment, fingerprint, optimized_text/len. */
   const char *name;            /* the module name, or "main" */
   int32_t num_args, num_results;
   const cj_shape *args;        /* num_args */
@@ -85,6 +100,12 @@ typedef struct cj_exec_args {
 
 typedef struct cj_backend_vtable {
   const char *name; /* "cpu" */
+
+  /* Devices (see the header comment). */
+  const char *device_kind;                 /* "cpu" */
+  int (*default_device_count)(cj_backend *b); /* >= 1 */
+  unsigned memory_kinds;                   /* CJ_MEMORY_KIND_BIT(kind) of each offered kind */
+
   /* True when device memory is ordinary host memory the caller may read and write directly
    * (PJRT_Buffer_IsOnCpu, zero-copy host buffers, DLPack views). */
   bool memory_is_host;
@@ -100,16 +121,14 @@ typedef struct cj_backend_vtable {
    * unsupported op fails at compile time naming the op). On false, *why says why. */
   bool (*supports_op)(cj_backend *b, const cj_op *op, const char **why);
 
-  /* Compiles a parsed, verified module (consumed: the program may keep it or free it). */
-  cj_status (*compile)(cj_backend *b, cj_module *m, const cj_compile_options *opts,
-                       cj_program **out);
+  /* Lowers the prepared module m (see "Compiling" above; m and opts are borrowed) into the
+   * backend's program. */
+  cj_status (*lower)(cj_backend *b, cj_module *m, cj_op *main, const cj_compile_options *opts,
+                     cj_program **out);
+  /* The backend's description of its program: shapes, donation, cost, memory (the common
+   * fields are the driver's, see cj_program_info). */
   const cj_program_info *(*program_info)(const cj_program *p);
   void (*program_free)(cj_program *p);
-  /* A versioned byte form of the program that program_deserialize turns back into an equal
-   * program (in this process or another); *out is malloc'ed, the caller frees it. */
-  cj_status (*program_serialize)(const cj_program *p, void **out, size_t *len);
-  cj_status (*program_deserialize)(cj_backend *b, const void *data, size_t len,
-                                   cj_program **out);
 
   /* A launch groups the per-device executions of one multi-device call so that collectives can
    * meet. Created by the runtime before starting the devices, destroyed after all finished. */

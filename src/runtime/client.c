@@ -110,8 +110,14 @@ cj_status cj_client_create(cj_backend *backend, const cj_client_options *opts, c
   *out = NULL;
   cj_client_options o = {0, 0, 1};
   if (opts) o = *opts;
+  if (!backend) return cj_invalid("no backend to create a client on");
   int cores = cj_num_cores();
-  if (o.device_count == 0) o.device_count = cores;
+  if (o.device_count == 0)
+    o.device_count = backend->vt->default_device_count ? backend->vt->default_device_count(backend)
+                                                       : 1;
+  unsigned kinds = backend->vt->memory_kinds | CJ_MEMORY_KIND_BIT(CJ_MEMORY_DEVICE);
+  int per_device = 0;
+  for (int k = 0; k < CJ_MEMORY_KIND_COUNT; k++) per_device += (kinds >> k) & 1;
   if (o.device_count < 1 || o.device_count > CJ_MAX_DEVICES)
     return cj_invalid("device count %d is out of range [1, %d]", o.device_count, CJ_MAX_DEVICES);
   if (o.process_count < 1) return cj_invalid("process count %d must be >= 1", o.process_count);
@@ -134,13 +140,13 @@ cj_status cj_client_create(cj_backend *backend, const cj_client_options *opts, c
     return cj_oom();
   }
   cj_object_init(&c->hdr, CJ_TAG_CLIENT);
-  c->backend = backend ? backend : cj_backend_cpu();
+  c->backend = backend;
   c->opts = o;
   c->num_cores = cores;
   snprintf(c->platform_version, sizeof c->platform_version,
            "cjrt 0.1.0 (%s backend, %d devices)", c->backend->vt->name, o.device_count);
   c->ndevices = o.device_count;
-  c->nmemories = o.device_count * CJ_MEMORY_KIND_COUNT;
+  c->nmemories = o.device_count * per_device;
   c->devices = calloc((size_t)c->ndevices, sizeof *c->devices);
   c->memories = calloc((size_t)c->nmemories, sizeof *c->memories);
   if (!c->devices || !c->memories) goto oom;
@@ -158,19 +164,20 @@ cj_status cj_client_create(cj_backend *backend, const cj_client_options *opts, c
     d->process_index = o.process_index;
     snprintf(d->to_string, sizeof d->to_string, "CjrtDevice(id=%d)", i);
     snprintf(d->debug_string, sizeof d->debug_string, "cjrt:%d (%s, process %d)", i,
-             CJ_DEVICE_KIND, o.process_index);
+             cj_client_device_kind(c), o.process_index);
     atomic_init(&d->bytes_in_use, 0);
     atomic_init(&d->peak_bytes_in_use, 0);
     atomic_init(&d->num_allocs, 0);
     atomic_init(&d->largest_alloc, 0);
     for (int k = 0; k < CJ_MEMORY_KIND_COUNT; k++) {
+      if (!((kinds >> k) & 1)) continue;
       cj_memory *m = calloc(1, sizeof *m);
       if (!m) goto oom;
       if (pthread_mutex_init(&m->ud_mu, NULL) != 0) {
         free(m);
         goto oom;
       }
-      c->memories[i * CJ_MEMORY_KIND_COUNT + k] = m;
+      c->memories[i * per_device + d->nmemories] = m;
       cj_object_init(&m->hdr, CJ_TAG_MEMORY);
       m->client = c;
       m->device = d;
@@ -181,7 +188,7 @@ cj_status cj_client_create(cj_backend *backend, const cj_client_options *opts, c
       snprintf(m->debug_string, sizeof m->debug_string,
                "cjrt memory %d: kind %s (kind id %d) of device %d", m->id, kind_names[k], k,
                d->id);
-      d->memories[k] = m;
+      d->memories[d->nmemories++] = m;
     }
   }
   *out = c;
@@ -299,6 +306,11 @@ void cj_memory_set_user_data(cj_memory *m, const void *key, void *data, void (*d
     if (old->dtor && old->data != data) old->dtor(old->data);
     free(old);
   }
+}
+
+const char *cj_client_device_kind(const cj_client *c) {
+  const char *k = c->backend->vt->device_kind;
+  return k ? k : c->backend->vt->name;
 }
 
 bool cj_client_memory_is_host(const cj_client *c) { return c->backend->vt->memory_is_host; }

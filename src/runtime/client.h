@@ -1,10 +1,12 @@
 /* cjrt: the client and the objects it owns: devices, their descriptions, and memories.
  *
- * A client is created with a backend and a device count. Each device has three memories, one per
- * kind (index = cj_memory_kind): "device" (the default), "pinned_host" and "unpinned_host". On
- * the CPU backend all three are host memory; they exist so that frameworks can place arrays by
- * memory kind as they do on XLA's own CPU client. Memory ids are unique across the client:
- * device index * 3 + kind (the numbering of XLA's CPU client).
+ * A client is created with a backend and a device count (by default the backend's
+ * default_device_count). Devices are of the backend's device_kind and each has one memory per
+ * kind the backend offers (its memory_kinds, in kind order, so memories[0] is "device", the
+ * default): "device", "pinned_host", "unpinned_host". On the CPU backend all three exist and are
+ * host memory, so that frameworks can place arrays by memory kind as they do on XLA's own CPU
+ * client. Memory ids are unique across the client: device index * CJ_MEMORY_KIND_COUNT + kind
+ * (the numbering of XLA's CPU client).
  *
  * Ownership:
  *  - cj_client_create returns one reference. Buffers, storages and transfer managers retain the
@@ -37,13 +39,6 @@ typedef struct cj_client cj_client;
 typedef struct cj_device cj_device;
 typedef struct cj_memory cj_memory;
 
-typedef enum cj_memory_kind {
-  CJ_MEMORY_DEVICE = 0,
-  CJ_MEMORY_PINNED_HOST = 1,
-  CJ_MEMORY_UNPINNED_HOST = 2,
-  CJ_MEMORY_KIND_COUNT = 3,
-} cj_memory_kind;
-
 /* The spelling of a kind ("device", ...). */
 const char *cj_memory_kind_name(cj_memory_kind k);
 
@@ -51,7 +46,7 @@ const char *cj_memory_kind_name(cj_memory_kind k);
 #define CJ_MAX_DEVICES 4096
 
 typedef struct cj_client_options {
-  int device_count;  /* 0 = the number of online cores (at least 1) */
+  int device_count;  /* 0 = the backend's default_device_count (the online cores on the CPU) */
   int process_index; /* this process's index in a multi-process run (0 when single) */
   int process_count; /* >= 1 */
 } cj_client_options;
@@ -93,7 +88,8 @@ struct cj_device {
   int process_index;
   char debug_string[64];
   char to_string[64];
-  cj_memory *memories[CJ_MEMORY_KIND_COUNT]; /* indexed by kind; memories[0] is the default */
+  int nmemories;                             /* the kinds the backend offers */
+  cj_memory *memories[CJ_MEMORY_KIND_COUNT]; /* nmemories, in kind order; [0] is the default */
   /* Statistics of the memory allocated on this device (all kinds), bytes. */
   atomic_llong bytes_in_use, peak_bytes_in_use, num_allocs, largest_alloc;
 };
@@ -105,7 +101,7 @@ struct cj_client {
   int ndevices;
   cj_device **devices; /* ndevices; all addressable */
   int nmemories;
-  cj_memory **memories; /* ndevices * CJ_MEMORY_KIND_COUNT, ordered by device then kind */
+  cj_memory **memories; /* ndevices * (memories per device), ordered by device then kind */
   char platform_version[96];
   int num_cores;
   void *front;
@@ -123,10 +119,10 @@ struct cj_client {
 
 /* The platform name every cjrt client reports (and the name frameworks register us under). */
 #define CJ_PLATFORM_NAME "cjrt"
-/* The device kind string. */
-#define CJ_DEVICE_KIND "cpu"
+/* The device kind string (the backend's device_kind). */
+const char *cj_client_device_kind(const cj_client *c);
 
-/* Creates a client on `backend` (cj_backend_cpu() when NULL). */
+/* Creates a client on `backend` (required: the layer above picks it, e.g. cj_backend_cpu()). */
 cj_status cj_client_create(cj_backend *backend, const cj_client_options *opts, cj_client **out);
 void cj_client_retain(cj_client *c);
 void cj_client_release(cj_client *c); /* NULL is fine */

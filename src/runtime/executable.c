@@ -12,6 +12,7 @@
 
 #include "compiler/compiler.h"
 #include "compiler/spmd.h"
+#include "runtime/compile.h"
 #include "frontend/compile_options.h"
 #include "frontend/frontend.h"
 #include "ir/ir.h"
@@ -102,7 +103,7 @@ void cj_executable_retain(cj_executable *e) { cj_object_retain(&e->hdr); }
 
 static void executable_free(cj_executable *e) {
   if (e->front_free) e->front_free(e->front);
-  if (e->program) e->backend->vt->program_free(e->program);
+  cj_compiled_free(e->compiled);
   free(e->options);
   free(e->assignment);
   free(e);
@@ -119,23 +120,19 @@ void cj_executable_set_front(cj_executable *e, void *front, void (*free_fn)(void
 
 /* Wraps a compiled program (consumed) with the options it was compiled from (copied). The
  * device assignment is `assignment` (copied; NULL = none) for `nr` x `np` devices. */
-static cj_status executable_new(cj_backend *b, cj_program *prog, const void *options,
-                                size_t options_len, const int64_t *assignment,
-                                cj_executable **out) {
+static cj_status executable_new(cj_compiled *compiled, const void *options, size_t options_len,
+                                const int64_t *assignment, cj_executable **out) {
   *out = NULL;
   cj_executable *e = calloc(1, sizeof *e);
   if (!e) {
-    b->vt->program_free(prog);
+    cj_compiled_free(compiled);
     return cj_oom();
   }
   cj_object_init(&e->hdr, CJ_TAG_EXECUTABLE);
-  e->backend = b;
-  e->program = prog;
-  e->info = b->vt->program_info(prog);
-  if (!e->info) {
-    executable_free(e);
-    return cj_internal("the backend gave no description of the compiled program");
-  }
+  e->compiled = compiled;
+  e->backend = compiled->backend;
+  e->program = compiled->program;
+  e->info = &compiled->info;
   e->num_replicas = e->info->num_replicas > 0 ? e->info->num_replicas : 1;
   e->num_partitions = e->info->num_partitions > 0 ? e->info->num_partitions : 1;
   if (options_len) {
@@ -439,10 +436,9 @@ cj_status cj_executable_compile_format(cj_backend *backend, cj_client *client,
     cj_compile_options_storage_free(&os);
     return st;
   }
-  cj_program *prog = NULL;
-  st = backend->vt->compile(backend, m, &os.opts, &prog); /* consumes m */
-  if (!st)
-    st = executable_new(backend, prog, options, options_len, os.opts.device_assignment, out);
+  cj_compiled *compiled = NULL;
+  st = cj_compile_module(backend, m, &os.opts, &compiled); /* consumes m */
+  if (!st) st = executable_new(compiled, options, options_len, os.opts.device_assignment, out);
   if (!st) {
     (*out)->run_inline = !scan.has_loop &&
                          (*out)->info->flops + (*out)->info->bytes_accessed < CJ_INLINE_COST;
@@ -452,23 +448,24 @@ cj_status cj_executable_compile_format(cj_backend *backend, cj_client *client,
   return st;
 }
 
-/* Serialized executable (little-endian):
+/* Serialized executable (little-endian), written and read here for every backend:
  *   "CJRTEXEC"                 magic
- *   u32 version (1), u32 flags (bit 0: run_inline; bit 1: no collectives, so that bytes
+ *   u32 version (2), u32 flags (bit 0: run_inline; bit 1: no collectives, so that bytes
  *                              written before the bit existed read as "may have collectives")
  *   u32 n, n bytes             the backend's name
  *   u64 n, n bytes             the compile options as received
- *   u64 n, n bytes             the backend's program_serialize bytes
- *   u64                        FNV-1a 64 of everything before it */
+ *   u64 n, n bytes             the optimized program (generic MLIR text, runtime/compile.h)
+ *   u64                        FNV-1a 64 of everything before it
+ * Reading compiles the text again through the compile driver (a few milliseconds): the passes
+ * leave an optimized program as it is, so the fingerprint and the plan come out the same.
+ * (Version 1 held the CPU backend's own container instead of the text.) */
 static const char kExecMagic[8] = {'C', 'J', 'R', 'T', 'E', 'X', 'E', 'C'};
-enum { kExecVersion = 1, kFlagInline = 1, kFlagNoCollectives = 2 };
+enum { kExecVersion = 2, kFlagInline = 1, kFlagNoCollectives = 2 };
 
 cj_status cj_executable_serialize(const cj_executable *e, void **out, size_t *len) {
   *out = NULL;
   *len = 0;
-  void *prog = NULL;
-  size_t plen = 0;
-  CJ_RETURN_IF_ERROR(e->backend->vt->program_serialize(e->program, &prog, &plen));
+  const cj_compiled *c = e->compiled;
   const char *bname = e->backend->vt->name;
   wbuf w = {0};
   w_bytes(&w, kExecMagic, 8);
@@ -478,9 +475,8 @@ cj_status cj_executable_serialize(const cj_executable *e, void **out, size_t *le
   w_bytes(&w, bname, strlen(bname));
   w_u64(&w, e->options_len);
   w_bytes(&w, e->options, e->options_len);
-  w_u64(&w, plen);
-  w_bytes(&w, prog, plen);
-  free(prog);
+  w_u64(&w, c->text_len);
+  w_bytes(&w, c->text, c->text_len);
   if (!w.oom) w_u64(&w, cj_fnv64(w.p, w.n, CJ_FNV64_SEED));
   if (w.oom) {
     free(w.p);
@@ -529,41 +525,47 @@ cj_status cj_executable_deserialize(cj_backend *backend, const void *data, size_
   k += 8;
   if (plen != end - k) return cj_invalid("the serialized executable has a bad program length");
 
-  /* The options to keep: the override's, once it agrees with the program. */
+  /* The program is compiled again under the stored options; the options to keep are the
+   * override's, once it agrees with the program. */
+  cj_compile_options_storage stored;
+  cj_status st = cj_compile_options_read(opts, (size_t)olen, &stored);
+  if (st) return cj_status_annotate(st, "the serialized executable's compile options");
+  cj_compiled *compiled = NULL;
+  st = cj_compile_text(backend, (const char *)d + k, (size_t)plen, &stored.opts, &compiled);
+  cj_compile_options_storage_free(&stored);
+  if (st) return cj_status_annotate(st, "the serialized executable's program");
   const void *keep = opts;
   size_t keep_len = (size_t)olen;
   cj_compile_options_storage os;
-  cj_status st;
   if (override_options) {
     st = cj_compile_options_read(override_options, override_len, &os);
-    if (st) return cj_status_annotate(st, "overridden compile options");
+    if (st) {
+      cj_compiled_free(compiled);
+      return cj_status_annotate(st, "overridden compile options");
+    }
     keep = override_options;
     keep_len = override_len;
   } else {
     st = cj_compile_options_read(opts, (size_t)olen, &os);
-    if (st) return cj_status_annotate(st, "the serialized executable's compile options");
+    if (st) {
+      cj_compiled_free(compiled);
+      return cj_status_annotate(st, "the serialized executable's compile options");
+    }
   }
-  cj_program *prog = NULL;
-  st = backend->vt->program_deserialize(backend, d + k, (size_t)plen, &prog);
-  if (st) {
-    cj_compile_options_storage_free(&os);
-    return cj_status_annotate(st, "the serialized executable's program");
-  }
-  const cj_program_info *info = backend->vt->program_info(prog);
-  int64_t nr = info && info->num_replicas > 0 ? info->num_replicas : 1;
-  int64_t np = info && info->num_partitions > 0 ? info->num_partitions : 1;
+  const cj_program_info *info = &compiled->info;
+  int64_t nr = info->num_replicas, np = info->num_partitions;
   if (os.opts.num_replicas != nr || os.opts.num_partitions != np) {
     st = cj_invalid("the %s compile options ask for %lld replicas x %lld partitions, but the "
                     "executable was compiled for %lld x %lld",
                     override_options ? "overridden" : "stored", (long long)os.opts.num_replicas,
                     (long long)os.opts.num_partitions, (long long)nr, (long long)np);
-    backend->vt->program_free(prog);
+    cj_compiled_free(compiled);
     cj_compile_options_storage_free(&os);
     return st;
   }
   const int64_t *assignment = os.opts.device_assignment;
-  if (!assignment && info) assignment = info->device_assignment;
-  st = executable_new(backend, prog, keep, keep_len, assignment, out);
+  if (!assignment) assignment = info->device_assignment;
+  st = executable_new(compiled, keep, keep_len, assignment, out);
   if (!st) {
     uint32_t flags = rd_u32(d + 12);
     (*out)->run_inline = (flags & kFlagInline) != 0;

@@ -54,9 +54,10 @@ typedef struct cj_logical_id {
 
 struct cj_executable {
   cj_object hdr;
-  cj_backend *backend;
-  cj_program *program; /* owned */
-  const cj_program_info *info;
+  struct cj_compiled *compiled; /* owned (runtime/compile.h): the program, its texts, options */
+  cj_backend *backend;          /* compiled->backend */
+  cj_program *program;          /* compiled->program */
+  const cj_program_info *info;  /* &compiled->info */
   void *options; /* the serialized CompileOptionsProto as given (may be empty) */
   size_t options_len;
   int64_t num_replicas, num_partitions;
@@ -117,7 +118,8 @@ cj_status cj_executable_compile_format(cj_backend *backend, cj_client *client,
                                        const void *options, size_t options_len,
                                        cj_executable **out);
 
-/* A versioned byte form of ours wrapping the backend's program_serialize (malloc'ed). */
+/* A versioned byte form of ours: the backend's name, the compile options and the optimized
+ * program text (malloc'ed; see executable.c). */
 cj_status cj_executable_serialize(const cj_executable *e, void **out, size_t *len);
 /* Reads cj_executable_serialize's bytes; corrupted or foreign bytes fail with INVALID_ARGUMENT.
  * `override_options` (NULL: none) replaces the stored compile options: it must ask for the same

@@ -11,6 +11,7 @@
 #include "compiler/compiler.h"
 #include "frontend/frontend.h"
 #include "runtime/backend.h"
+#include "runtime/compile.h"
 
 static cj_module *parse(const char *text) {
   cj_module *m = NULL;
@@ -252,9 +253,9 @@ static void test_chlo(void) {
   m = parse(text);
   if (m) {
     cj_backend *b = cj_backend_cpu();
-    cj_program *p = NULL;
+    cj_compiled *p = NULL;
     cj_compile_options o = {1, 1, NULL, false, false};
-    st = b->vt->compile(b, m, &o, &p);
+    st = cj_compile_module(b, m, &o, &p);
     CHECK_MSG(st == NULL, "%s", cj_status_message(st));
     cj_status_free(st);
     if (p) {
@@ -263,12 +264,12 @@ static void test_chlo(void) {
       cj_exec_args a;
       memset(&a, 0, sizeof a);
       a.results = res;
-      st = b->vt->execute(b, p, &a);
+      st = b->vt->execute(b, p->program, &a);
       CHECK(st == NULL);
       cj_status_free(st);
       float e[6] = {11.5f, 20.5f, 29.5f, 401.5f, 500.5f, 599.5f};
       for (int i = 0; i < 6; i++) CHECK_MSG(r[i] == e[i], "element %d: %g vs %g", i, r[i], e[i]);
-      b->vt->program_free(p);
+      cj_compiled_free(p);
     }
   }
 }

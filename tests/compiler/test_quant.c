@@ -146,7 +146,7 @@ int main(void) {
 #undef QH
 #undef QQ
     cj_status err = NULL;
-    cj_program *p = tu_compile(t, &err);
+    cj_compiled *p = tu_compile(t, &err);
     CHECK_MSG(p, "max: %s", cj_status_message(err));
     cj_status_free(err);
     if (p) {
@@ -172,7 +172,7 @@ int main(void) {
         "  %b = stablehlo.broadcast_in_dim %r, dims = [] : (tensor<!quant.uniform<i8:f32, 0.5>>) -> tensor<2x!quant.uniform<i8:f32, 0.5>>\n"
         "  return %b : tensor<2x!quant.uniform<i8:f32, 0.5>>\n}\n";
     cj_status err = NULL;
-    cj_program *p = tu_compile(t, &err);
+    cj_compiled *p = tu_compile(t, &err);
     CHECK(!p && err);
     if (err) CHECK_CONTAINS(cj_status_message(err), "stablehlo.reduce");
     cj_status_free(err);

@@ -89,12 +89,12 @@ static cj_status compile_dynamic(const char *path, int *ran, bool *refined) {
     return st;
   }
   cj_backend *b = cj_backend_cpu();
-  cj_program *p = NULL;
+  cj_compiled *p = NULL;
   cj_compile_options o = {1, 1, NULL, false, false};
-  st = b->vt->compile(b, m, &o, &p);
+  st = cj_compile_module(b, m, &o, &p);
   if (st) return st;
   /* run once on zeros */
-  const cj_program_info *in = b->vt->program_info(p);
+  const cj_program_info *in = &p->info;
   void *args[64] = {0}, *res[64] = {0};
   if (in->num_args <= 64 && in->num_results <= 64) {
     for (int32_t i = 0; i < in->num_args; i++) args[i] = calloc(1, in->args[i].nbytes + 64);
@@ -103,7 +103,7 @@ static cj_status compile_dynamic(const char *path, int *ran, bool *refined) {
     for (int32_t i = 0; i < in->num_results; i++) free(res[i]);
     if (!st) (*ran)++;
   }
-  b->vt->program_free(p);
+  cj_compiled_free(p);
   return st;
 }
 
@@ -230,7 +230,7 @@ static void hand_written(void) {
   /* while/if */
   {
     cj_status err = NULL;
-    cj_program *p = tu_compile(kWhileIf, &err);
+    cj_compiled *p = tu_compile(kWhileIf, &err);
     CHECK_MSG(p, "while/if: %s", cj_status_message(err));
     cj_status_free(err);
     if (p) {
@@ -252,7 +252,7 @@ static void hand_written(void) {
     snprintf(text, n, "%.*s  %%one_b = stablehlo.constant dense<1> : tensor<1xi32>\n%s",
              (int)(cut - kShapes), kShapes, cut);
     cj_status err = NULL;
-    cj_program *p = tu_compile(text, &err);
+    cj_compiled *p = tu_compile(text, &err);
     free(text);
     CHECK_MSG(p, "shapes: %s", cj_status_message(err));
     cj_status_free(err);
@@ -299,7 +299,7 @@ static void hand_written(void) {
         "  return %arg0 : tensor<i32>\n"
         "}\n";
     cj_status err = NULL;
-    cj_program *p = tu_compile(t, &err);
+    cj_compiled *p = tu_compile(t, &err);
     CHECK_MSG(p, "assertion: %s", cj_status_message(err));
     cj_status_free(err);
     if (p) {
@@ -329,7 +329,7 @@ static void hand_written(void) {
         "  return %b : tensor<?x?xf32>\n"
         "}\n";
     cj_status err = NULL;
-    cj_program *p = tu_compile(t, &err);
+    cj_compiled *p = tu_compile(t, &err);
     CHECK(!p && err);
     if (err) {
       CHECK_CONTAINS(cj_status_message(err), "stablehlo.dynamic_broadcast_in_dim");
@@ -345,7 +345,7 @@ static void hand_written(void) {
         "  return %0 : tensor<?x4xf32>\n"
         "}\n";
     cj_status err = NULL;
-    cj_program *p = tu_compile(t, &err);
+    cj_compiled *p = tu_compile(t, &err);
     CHECK(!p && err);
     if (err) CHECK_CONTAINS(cj_status_message(err), "argument 0 of the entry function has the dynamic type tensor<?x4xf32>");
     cj_status_free(err);
@@ -367,7 +367,7 @@ static void hand_written(void) {
         "  return %r : tensor<?xf32>\n"
         "}\n";
     cj_status err = NULL;
-    cj_program *p = tu_compile(t, &err);
+    cj_compiled *p = tu_compile(t, &err);
     CHECK(!p && err);
     if (err) CHECK_CONTAINS(cj_status_message(err), "loop-carried value 0 enters as tensor<2xf32> and leaves the body as tensor<4xf32>");
     cj_status_free(err);
@@ -453,14 +453,14 @@ static void jax_shape_poly(const char *fx) {
   if (!st) st = cj_verify_module(m);
   /* as exported: the entry function has dynamic argument types, a clear compile error */
   if (!st) {
-    cj_program *p = NULL;
+    cj_compiled *p = NULL;
     cj_compile_options o = {1, 1, NULL, false, false};
     cj_module *m2 = NULL;
     snprintf(path, sizeof path, "%s/shape_poly.export.mlir", fx);
     char *t2 = read_text(path, &len);
     cj_status s2 = cj_parse_mlir_text(t2, len, "shape_poly.export.mlir", &m2);
     free(t2);
-    if (!s2) s2 = cj_backend_cpu()->vt->compile(cj_backend_cpu(), m2, &o, &p);
+    if (!s2) s2 = cj_compile_module(cj_backend_cpu(), m2, &o, &p);
     CHECK(s2 && !p);
     if (s2) CHECK_CONTAINS(cj_status_message(s2), "has the dynamic type tensor<?x4xf32>");
     cj_status_free(s2);
@@ -478,9 +478,9 @@ static void jax_shape_poly(const char *fx) {
   CHECK_MSG(!st, "shape_poly: %s", cj_status_message(st));
   cj_status_free(st);
   if (main && !st && in[0] && in[1] && out[0] && out[1]) {
-    cj_program *p = NULL;
+    cj_compiled *p = NULL;
     cj_compile_options o = {1, 1, NULL, false, false};
-    st = cj_backend_cpu()->vt->compile(cj_backend_cpu(), m, &o, &p);
+    st = cj_compile_module(cj_backend_cpu(), m, &o, &p);
     m = NULL;
     CHECK_MSG(!st, "shape_poly compile: %s", cj_status_message(st));
     cj_status_free(st);

@@ -9,6 +9,7 @@
 #include "base/threadpool.h"
 #include "frontend/frontend.h"
 #include "runtime/backend.h"
+#include "runtime/compile.h"
 
 static cj_threadpool *tu_pool(void) {
   static cj_threadpool *p;
@@ -21,7 +22,7 @@ static cj_threadpool *tu_pool(void) {
 }
 
 /* Compiles `text`; on failure returns NULL and *err gets the status (caller frees). */
-static cj_program *tu_compile(const char *text, cj_status *err) {
+static cj_compiled *tu_compile(const char *text, cj_status *err) {
   cj_module *m = NULL;
   cj_status st = cj_parse_mlir_text(text, strlen(text), "test.mlir", &m);
   if (!st) st = cj_verify_module(m);
@@ -31,17 +32,17 @@ static cj_program *tu_compile(const char *text, cj_status *err) {
     return NULL;
   }
   cj_backend *b = cj_backend_cpu();
-  cj_program *p = NULL;
+  cj_compiled *p = NULL;
   cj_compile_options o = {1, 1, NULL, false, false};
-  st = b->vt->compile(b, m, &o, &p);
+  st = cj_compile_module(b, m, &o, &p);
   *err = st;
   return p;
 }
 
-static const cj_program_info *tu_info(cj_program *p) { return cj_backend_cpu()->vt->program_info(p); }
+static const cj_program_info *tu_info(cj_compiled *p) { return &p->info; }
 
 /* Runs p with args; results are malloc'ed into res[j] (caller frees). Returns the status. */
-static cj_status tu_run(cj_program *p, void *const *args, void **res, cj_threadpool *pool) {
+static cj_status tu_run(cj_compiled *p, void *const *args, void **res, cj_threadpool *pool) {
   const cj_program_info *in = tu_info(p);
   for (int32_t j = 0; j < in->num_results; j++) {
     if (!res[j]) res[j] = calloc(1, in->results[j].nbytes + 64);
@@ -51,16 +52,16 @@ static cj_status tu_run(cj_program *p, void *const *args, void **res, cj_threadp
   a.args = args;
   a.results = res;
   a.pool = pool;
-  return cj_backend_cpu()->vt->execute(cj_backend_cpu(), p, &a);
+  return cj_backend_cpu()->vt->execute(cj_backend_cpu(), p->program, &a);
 }
 
-static void tu_free(cj_program *p) { cj_backend_cpu()->vt->program_free(p); }
+static void tu_free(cj_compiled *p) { cj_compiled_free(p); }
 
 /* Compiles and runs a program without arguments with one result, compares the result bytes.
  * Returns 1 on match. */
 static int tu_expect_bytes(const char *what, const char *text, const void *expect, size_t n) {
   cj_status err = NULL;
-  cj_program *p = tu_compile(text, &err);
+  cj_compiled *p = tu_compile(text, &err);
   if (!p) {
     fprintf(stderr, "%s: compile failed: %s\n", what, cj_status_message(err));
     cj_status_free(err);

@@ -197,7 +197,7 @@ static uint32_t fb(float f) {
 
 static void expect_f32(const char *what, const char *text, const float *e, int n) {
   cj_status err = NULL;
-  cj_program *p = tu_compile(text, &err);
+  cj_compiled *p = tu_compile(text, &err);
   CHECK_MSG(p != NULL, "%s: %s", what, cj_status_message(err));
   cj_status_free(err);
   if (!p) return;
@@ -445,7 +445,7 @@ static void test_convert(void) {
 static void test_complex(void) {
   float e[4] = {0.44f, 0.08f, -5.0f, 10.0f};
   cj_status err = NULL;
-  cj_program *p = tu_compile(
+  cj_compiled *p = tu_compile(
       "func.func @main() -> tensor<2xcomplex<f32>> {\n"
       "  %a = stablehlo.constant dense<[(1.0, 2.0), (1.0, 2.0)]> : tensor<2xcomplex<f32>>\n"
       "  %b = stablehlo.constant dense<[(3.0, 4.0), (3.0, 4.0)]> : tensor<2xcomplex<f32>>\n"
@@ -471,7 +471,7 @@ static void test_complex(void) {
 
 static void test_complex_atan2_cbrt(void) {
   cj_status err = NULL;
-  cj_program *p = tu_compile(
+  cj_compiled *p = tu_compile(
       "func.func @main() -> (tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>) {\n"
       "  %y = stablehlo.constant dense<[(1.0, 0.0), (-1.0, 0.0)]> : tensor<2xcomplex<f64>>\n"
       "  %x = stablehlo.constant dense<[(0.0, 0.0), (0.0, 0.0)]> : tensor<2xcomplex<f64>>\n"

@@ -13,10 +13,11 @@
 
 #include "../common/check.h"
 #include "prog_util.h"
+#include "runtime/executable.h"
 
-static cj_program *compile_ok(const char *what, const char *text) {
+static cj_compiled *compile_ok(const char *what, const char *text) {
   cj_status err = NULL;
-  cj_program *p = tu_compile(text, &err);
+  cj_compiled *p = tu_compile(text, &err);
   CHECK_MSG(p != NULL, "%s: %s", what, cj_status_message(err));
   cj_status_free(err);
   return p;
@@ -43,7 +44,7 @@ static void test_fused_chain(int rows, int cols, cj_threadpool *pool) {
            "  return %%3 : tensor<%dx%dxf32>\n}\n",
            rows, cols, rows, cols, rows, cols, rows, rows, cols, cols, rows, cols, rows, cols, rows,
            cols, rows, cols, rows, cols, rows, cols, rows, cols);
-  cj_program *p = compile_ok("fused chain", text);
+  cj_compiled *p = compile_ok("fused chain", text);
   if (!p) return;
   /* one fused step: no intermediate buffer in the arena */
   CHECK_MSG(tu_info(p)->temp_bytes == 0, "fused chain keeps %lld scratch bytes",
@@ -77,7 +78,7 @@ static void test_fused_chain(int rows, int cols, cj_threadpool *pool) {
 /* ---- buffer reuse: a chain of non-fusible ops (transposes) over a big tensor keeps at most a
  * few buffers alive */
 static void test_reuse(void) {
-  cj_program *p = compile_ok(
+  cj_compiled *p = compile_ok(
       "reuse",
       "func.func @main(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {\n"
       "  %0 = stablehlo.transpose %x, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>\n"
@@ -240,7 +241,7 @@ static void test_reduce_layouts(void) {
                "  %%r = stablehlo.reduce(%%x init: %%z) applies stablehlo.%s across dimensions = %s : (tensor<5x6x70xf32>, tensor<f32>) -> %s\n"
                "  return %%r : %s\n}\n",
                rt, op ? "0xFF800000" : "0.0", op ? "maximum" : "add", dims_list[k], rt, rt);
-      cj_program *p = compile_ok("reduce", text);
+      cj_compiled *p = compile_ok("reduce", text);
       if (!p) continue;
       void *args[1] = {x};
       void *res[1] = {0};
@@ -276,7 +277,7 @@ static void test_reduce_layouts(void) {
 /* a full reduction of a long vector runs split across the pool */
 static void test_reduce_split(void) {
   const int N = 1 << 20;
-  cj_program *p = compile_ok("reduce split",
+  cj_compiled *p = compile_ok("reduce split",
                              "func.func @main(%x: tensor<1048576xf32>) -> (tensor<f32>, tensor<f32>) {\n"
                              "  %z = stablehlo.constant dense<1.0> : tensor<f32>\n"
                              "  %m = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
@@ -350,7 +351,7 @@ static void dot_case(const char *name, int B, int M, int K, int N, bool transpos
            "  %%r = stablehlo.dot_general %%a, %%b, batching_dims = [0] x [0], contracting_dims = [%d] x [%d] : (%s, %s) -> tensor<%dx%dx%dxf32>\n"
            "  return %%r : tensor<%dx%dx%dxf32>\n}\n",
            lt, rt, B, M, N, transpose_lhs ? 1 : 2, transpose_rhs ? 2 : 1, lt, rt, B, M, N, B, M, N);
-  cj_program *p = compile_ok(name, text);
+  cj_compiled *p = compile_ok(name, text);
   if (!p) return;
   CHECK(fabs(tu_info(p)->flops - 2.0 * B * M * N * K) < 1);
   float *a = malloc(sizeof(float) * (size_t)B * M * K), *b = malloc(sizeof(float) * (size_t)B * K * N);
@@ -481,7 +482,7 @@ static void test_data(void) {
 /* ---- donation: results over donated arguments */
 static void test_donation(void) {
   /* y = x * 2 + 1 elementwise: safe to write over the donated x while reading it */
-  cj_program *p = compile_ok(
+  cj_compiled *p = compile_ok(
       "donation",
       "func.func @main(%x: tensor<1000xf32> {jax.buffer_donor = true}) -> tensor<1000xf32> {\n"
       "  %c = stablehlo.constant dense<2.0> : tensor<1000xf32>\n"
@@ -537,7 +538,7 @@ static void test_donation(void) {
 
 /* ---- concurrent executions of one program */
 typedef struct conc {
-  cj_program *p;
+  cj_compiled *p;
   int ok;
 } conc;
 
@@ -565,7 +566,7 @@ static void *conc_main(void *v) {
 }
 
 static void test_concurrency(void) {
-  cj_program *p = compile_ok("concurrency",
+  cj_compiled *p = compile_ok("concurrency",
                              "func.func @main(%x: tensor<4096xf32>) -> tensor<4096xf32> {\n"
                              "  %r = stablehlo.reverse %x, dims = [0] : tensor<4096xf32>\n"
                              "  %c = stablehlo.constant dense<3.0> : tensor<4096xf32>\n"
@@ -594,7 +595,7 @@ static void test_serialize(void) {
       "  %c = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>\n"
       "  %r = stablehlo.multiply %x, %c : tensor<4xf32>\n"
       "  return %r : tensor<4xf32>\n}\n}\n";
-  cj_program *p = compile_ok("serialize", text);
+  cj_compiled *p = compile_ok("serialize", text);
   if (!p) return;
   cj_backend *b = cj_backend_cpu();
   const cj_program_info *in = tu_info(p);
@@ -607,26 +608,38 @@ static void test_serialize(void) {
   CHECK_EQ_INT(in->results[0].nbytes, 16);
   CHECK(in->optimized_text && strstr(in->optimized_text, "stablehlo.multiply"));
   CHECK(in->flops == 4);
+  /* serialization is the runtime's (an envelope around the optimized text, runtime/compile.h),
+   * the same for every backend */
+  cj_executable *e = NULL;
+  cj_status st = cj_executable_compile(b, NULL, text, strlen(text), NULL, 0, &e);
+  CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+  cj_status_free(st);
+  if (!e) {
+    tu_free(p);
+    return;
+  }
+  CHECK(e->info->fingerprint[0] == in->fingerprint[0] && e->info->fingerprint[1] == in->fingerprint[1]);
   void *data = NULL;
   size_t len = 0;
-  CHECK(b->vt->program_serialize(p, &data, &len) == NULL);
-  cj_program *q = NULL;
-  cj_status st = b->vt->program_deserialize(b, data, len, &q);
+  CHECK(cj_executable_serialize(e, &data, &len) == NULL);
+  cj_executable *q = NULL;
+  st = cj_executable_deserialize(b, data, len, NULL, 0, &q);
   CHECK_MSG(st == NULL, "%s", cj_status_message(st));
   cj_status_free(st);
   if (q) {
-    const cj_program_info *qi = tu_info(q);
+    const cj_program_info *qi = q->info;
     CHECK(qi->fingerprint[0] == in->fingerprint[0] && qi->fingerprint[1] == in->fingerprint[1]);
+    CHECK_EQ_STR(qi->name, "ser");
     float x[4] = {1, 1, 2, 2};
     void *args[1] = {x};
     void *res[1] = {0};
-    st = tu_run(q, args, res, NULL);
+    st = tu_run(q->compiled, args, res, NULL);
     CHECK(st == NULL);
     cj_status_free(st);
     const float *r = res[0];
     CHECK(r && r[0] == 1 && r[1] == 2 && r[2] == 6 && r[3] == 8);
     free(res[0]);
-    tu_free(q);
+    cj_executable_release(q);
   }
   /* every single-byte corruption and every truncation is rejected cleanly */
   unsigned char *c = malloc(len);
@@ -634,11 +647,11 @@ static void test_serialize(void) {
   for (size_t i = 0; i < len; i += (len > 400 ? 7 : 1)) {
     memcpy(c, data, len);
     c[i] ^= 0x5a;
-    cj_program *z = NULL;
-    st = b->vt->program_deserialize(b, c, len, &z);
+    cj_executable *z = NULL;
+    st = cj_executable_deserialize(b, c, len, NULL, 0, &z);
     if (!st) {
       accepted++;
-      tu_free(z);
+      cj_executable_release(z);
     } else {
       CHECK(cj_status_code(st) == CJ_INVALID_ARGUMENT);
     }
@@ -646,19 +659,20 @@ static void test_serialize(void) {
   }
   CHECK_EQ_INT(accepted, 0);
   for (size_t n = 0; n < len; n += 13) {
-    cj_program *z = NULL;
-    st = b->vt->program_deserialize(b, data, n, &z);
+    cj_executable *z = NULL;
+    st = cj_executable_deserialize(b, data, n, NULL, 0, &z);
     CHECK(st != NULL && z == NULL);
     cj_status_free(st);
   }
   free(c);
   free(data);
+  cj_executable_release(e);
   tu_free(p);
 }
 
 static void test_errors(void) {
   cj_status err = NULL;
-  cj_program *p = tu_compile("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+  cj_compiled *p = tu_compile("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
                              "  %r = \"stablehlo.fft\"(%x) {fft_type = #stablehlo<fft_type FFT>, fft_length = array<i64: 4>} : (tensor<4xf32>) -> tensor<4xf32>\n"
                              "  return %r : tensor<4xf32>\n}\n",
                              &err);

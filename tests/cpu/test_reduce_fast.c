@@ -39,7 +39,7 @@ static void run_case(const char *ty, const char *dims, const char *out_shape, in
            D0, D1, D2, ty, out_shape, ty, ty, dims, D0, D1, D2, ty, ty, out_shape, ty, out_shape,
            ty);
   cj_status err = NULL;
-  cj_program *p = tu_compile(text, &err);
+  cj_compiled *p = tu_compile(text, &err);
   CHECK_MSG(p, "reduce over [%s] %s: %s", dims, ty, cj_status_message(err));
   cj_status_free(err);
   if (!p) return;

@@ -66,7 +66,7 @@ int main(void) {
       }
   }
   cj_status err = NULL;
-  cj_program *p = tu_compile(kArgmax, &err);
+  cj_compiled *p = tu_compile(kArgmax, &err);
   CHECK_MSG(p, "argmax: %s", cj_status_message(err));
   cj_status_free(err);
   for (int pass = 0; p && pass < 2; pass++) {

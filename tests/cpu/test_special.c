@@ -26,7 +26,7 @@ static void run2(const char *what, const char *op, const char *ty, int n, const 
            "  return %%r : tensor<%d%s>\n}\n",
            n, ty, n, ty, n, ty, op, n, ty, n, ty, n, ty, n, ty);
   cj_status err = NULL;
-  cj_program *p = tu_compile(text, &err);
+  cj_compiled *p = tu_compile(text, &err);
   CHECK_MSG(p, "%s: %s", what, cj_status_message(err));
   cj_status_free(err);
   if (!p) return;
@@ -96,7 +96,7 @@ int main(void) {
         "  %r = \"chlo._asin_acos_kernel\"(%a) : (tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>>\n"
         "  return %r : tensor<4xcomplex<f64>>\n}\n";
     cj_status err = NULL;
-    cj_program *p = tu_compile(t, &err);
+    cj_compiled *p = tu_compile(t, &err);
     CHECK_MSG(p, "asin_acos_kernel: %s", cj_status_message(err));
     cj_status_free(err);
     if (p) {

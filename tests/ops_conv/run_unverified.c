@@ -13,6 +13,7 @@
 #include "base/threadpool.h"
 #include "frontend/frontend.h"
 #include "runtime/backend.h"
+#include "runtime/compile.h"
 
 static char *slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -43,25 +44,25 @@ static int run_file(const char *path, cj_threadpool *pool) {
   cj_module *m = NULL;
   cj_status st = cj_parse_mlir_text(text, len, path, &m);
   free(text);
-  cj_program *p = NULL;
+  cj_compiled *p = NULL;
   cj_backend *b = cj_backend_cpu();
   if (!st) {
     cj_compile_options o = {1, 1, NULL, false, false};
-    st = b->vt->compile(b, m, &o, &p); /* consumes the module */
+    st = cj_compile_module(b, m, &o, &p); /* consumes the module */
   } else {
     cj_module_free(m);
   }
   if (!st) {
-    const cj_program_info *in = b->vt->program_info(p);
+    const cj_program_info *in = &p->info;
     void *res[8] = {0};
     for (int32_t j = 0; j < in->num_results && j < 8; j++) res[j] = calloc(1, in->results[j].nbytes + 64);
     cj_exec_args a;
     memset(&a, 0, sizeof a);
     a.results = res;
     a.pool = pool;
-    st = b->vt->execute(b, p, &a);
+    st = b->vt->execute(b, p->program, &a);
     for (int j = 0; j < 8; j++) free(res[j]);
-    b->vt->program_free(p);
+    cj_compiled_free(p);
   }
   if (st) {
     fprintf(stderr, "FAIL %s: %s\n", path, cj_status_message(st));

@@ -60,7 +60,7 @@ static void run_case(const char *file, int k, char *text) {
     snprintf(name, sizeof name, "%s case %d (%.*s)", file, k, n, cn + 9);
   }
   cj_status err = NULL;
-  cj_program *p = tu_compile(text, &err);
+  cj_compiled *p = tu_compile(text, &err);
   if (want_err) {
     CHECK_MSG(!p && err && strstr(cj_status_message(err), want_err),
               "%s: expected a compile error containing \"%s\", got %s", name, want_err,

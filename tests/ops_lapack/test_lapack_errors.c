@@ -8,6 +8,7 @@
 #include "../common/check.h"
 #include "frontend/frontend.h"
 #include "runtime/backend.h"
+#include "runtime/compile.h"
 
 /* Parses, verifies and compiles `text`; returns the compile error message (malloc'ed) or NULL
  * when it compiled. */
@@ -23,11 +24,11 @@ static char *compile_error(const char *text) {
     return msg;
   }
   cj_backend *b = cj_backend_cpu();
-  cj_program *p = NULL;
+  cj_compiled *p = NULL;
   cj_compile_options o = {1, 1, NULL, false, false};
-  st = b->vt->compile(b, m, &o, &p); /* consumes m */
+  st = cj_compile_module(b, m, &o, &p); /* consumes m */
   if (!st) {
-    b->vt->program_free(p);
+    cj_compiled_free(p);
     return NULL;
   }
   char *msg = strdup(cj_status_message(st));
