@@ -14,7 +14,7 @@ static bool same_type(const cj_op *op) {
 }
 
 /* ---- the FOLD column of opfacts.def: fold_<op> names the op's identity test (when it returns
- * its operand unchanged) and how it folds a splat constant operand ---- */
+ * its operand unchanged), its own rewrite, and how it folds a splat constant operand ---- */
 
 typedef bool (*identity_fn)(const cj_op *op);
 enum splat_rule {
@@ -22,10 +22,17 @@ enum splat_rule {
   SPLAT_SAME,    /* a shape op: the same splat value in the result's shape */
   SPLAT_CONVERT, /* a convert that keeps the value */
 };
+/* a rewrite of op; *done: op was replaced or needs nothing more */
+typedef cj_status (*rewrite_fn)(cj_module *m, cj_op *func, cj_op *op, bool *done);
 typedef struct fold_rule {
   identity_fn identity; /* NULL: never an identity */
+  rewrite_fn rewrite;   /* NULL: none */
   enum splat_rule splat;
 } fold_rule;
+
+static cj_status rw_transpose_of_dot(cj_module *m, cj_op *func, cj_op *op, bool *done);
+static cj_status rw_dot_of_transposes(cj_module *m, cj_op *func, cj_op *op, bool *done);
+static cj_status rw_reshape_of_reshape(cj_module *m, cj_op *func, cj_op *op, bool *done);
 
 static bool id_same_type(const cj_op *op) { return same_type(op); }
 
@@ -68,15 +75,16 @@ static bool id_pad(const cj_op *op) {
 
 static bool id_concatenate(const cj_op *op) { return op->nopnds == 1 && same_type(op); }
 
-#define fold_none {NULL, SPLAT_NO}
-#define fold_convert {id_same_type, SPLAT_CONVERT}
-#define fold_reshape {id_same_type, SPLAT_SAME}
-#define fold_broadcast_in_dim {id_broadcast_in_dim, SPLAT_SAME}
-#define fold_transpose {id_transpose, SPLAT_SAME}
-#define fold_slice {id_slice, SPLAT_SAME}
-#define fold_reverse {id_reverse, SPLAT_SAME}
-#define fold_pad {id_pad, SPLAT_NO}
-#define fold_concatenate {id_concatenate, SPLAT_NO}
+#define fold_none {NULL, NULL, SPLAT_NO}
+#define fold_convert {id_same_type, NULL, SPLAT_CONVERT}
+#define fold_reshape {id_same_type, rw_reshape_of_reshape, SPLAT_SAME}
+#define fold_broadcast_in_dim {id_broadcast_in_dim, NULL, SPLAT_SAME}
+#define fold_transpose {id_transpose, rw_transpose_of_dot, SPLAT_SAME}
+#define fold_slice {id_slice, NULL, SPLAT_SAME}
+#define fold_reverse {id_reverse, NULL, SPLAT_SAME}
+#define fold_pad {id_pad, NULL, SPLAT_NO}
+#define fold_concatenate {id_concatenate, NULL, SPLAT_NO}
+#define fold_dot_general {NULL, rw_dot_of_transposes, SPLAT_NO}
 
 static const fold_rule fold_rules[CJ_OP_COUNT] = {
 #define OPF(id, infer, canon, ev, quant, va, spmd, fold, ...) fold,
@@ -232,6 +240,32 @@ static cj_status fold_transpose_dot(cj_module *m, cj_op *func, cj_op *op) {
   return NULL;
 }
 
+static cj_status rw_transpose_of_dot(cj_module *m, cj_op *func, cj_op *op, bool *done) {
+  if (op->nopnds != 1) return NULL;
+  cj_block *blk = op->block;
+  CJ_RETURN_IF_ERROR(fold_transpose_dot(m, func, op));
+  *done = op->block != blk; /* replaced */
+  return NULL;
+}
+
+static cj_status rw_dot_of_transposes(cj_module *m, cj_op *func, cj_op *op, bool *done) {
+  if (op->nopnds != 2) return NULL;
+  CJ_RETURN_IF_ERROR(fold_dot_transpose(m, op, 0));
+  return fold_dot_transpose(m, op, 1);
+}
+
+/* reshape(reshape(x)) is reshape(x), and x itself when the types agree */
+static cj_status rw_reshape_of_reshape(cj_module *m, cj_op *func, cj_op *op, bool *done) {
+  if (!op->operands[0]->def || op->operands[0]->def->kind != CJ_OP_RESHAPE) return NULL;
+  cj_op_set_operand(op, 0, op->operands[0]->def->operands[0]);
+  if (is_identity(op)) {
+    cj_replace_all_uses(func, &op->results[0], op->operands[0]);
+    cj_block_remove(op->block, op);
+  }
+  *done = true;
+  return NULL;
+}
+
 static cj_status fold_block(cj_module *m, cj_op *func, cj_block *b) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
@@ -244,27 +278,14 @@ static cj_status fold_block(cj_module *m, cj_op *func, cj_block *b) {
       op = next;
       continue;
     }
-    if (op->kind == CJ_OP_TRANSPOSE && op->nopnds == 1) {
-      cj_block *blk = op->block;
-      CJ_RETURN_IF_ERROR(fold_transpose_dot(m, func, op));
-      if (op->block != blk) { /* replaced */
+    rewrite_fn rw = fold_rules[op->kind].rewrite;
+    if (rw) {
+      bool done = false;
+      CJ_RETURN_IF_ERROR(rw(m, func, op, &done));
+      if (done) {
         op = next;
         continue;
       }
-    }
-    if (op->kind == CJ_OP_DOT_GENERAL && op->nopnds == 2) {
-      CJ_RETURN_IF_ERROR(fold_dot_transpose(m, op, 0));
-      CJ_RETURN_IF_ERROR(fold_dot_transpose(m, op, 1));
-    }
-    if (op->kind == CJ_OP_RESHAPE && op->operands[0]->def &&
-        op->operands[0]->def->kind == CJ_OP_RESHAPE) {
-      cj_op_set_operand(op, 0, op->operands[0]->def->operands[0]);
-      if (is_identity(op)) {
-        cj_replace_all_uses(func, &op->results[0], op->operands[0]);
-        cj_block_remove(b, op);
-      }
-      op = next;
-      continue;
     }
     const cj_type *rt = op->nresults == 1 ? op->results[0].type : NULL;
     if (rt && cj_type_is_static(rt) && !cj_type_is_quant(rt) && op->nopnds >= 1) {
