@@ -44,7 +44,9 @@ static bool id_iota_attr(const cj_op *op, const char *name) {
   return true;
 }
 
-static bool id_broadcast_in_dim(const cj_op *op) { return id_iota_attr(op, "broadcast_dimensions"); }
+static bool id_broadcast_in_dim(const cj_op *op) {
+  return id_iota_attr(op, "broadcast_dimensions");
+}
 static bool id_transpose(const cj_op *op) { return id_iota_attr(op, "permutation"); }
 
 static bool id_slice(const cj_op *op) {

@@ -837,8 +837,10 @@ static cj_status inf_reshape(rf *R, cj_op *op) {
 static cj_status inf_transpose(rf *R, cj_op *op) {
   cj_value *x = op->nopnds ? op->operands[0] : NULL;
   int64_t d[MAXR], a[MAXR], n = 0;
-  if (!x || !ranked(x) || !cj_op_get_i64s(op, "permutation", a, MAXR, &n) || n != x->type->rank) return NULL;
-  for (int64_t i = 0; i < n; i++) d[i] = a[i] >= 0 && a[i] < x->type->rank ? x->type->dims[a[i]] : CJ_DYN;
+  if (!x || !ranked(x) || !cj_op_get_i64s(op, "permutation", a, MAXR, &n) || n != x->type->rank)
+    return NULL;
+  const cj_type *xt = x->type;
+  for (int64_t i = 0; i < n; i++) d[i] = a[i] >= 0 && a[i] < xt->rank ? xt->dims[a[i]] : CJ_DYN;
   return refine_value(R, op, &op->results[0], (int32_t)n, d);
 }
 
@@ -891,7 +893,8 @@ static cj_status inf_real_dynamic_slice(rf *R, cj_op *op) {
 static cj_status inf_dynamic_slice(rf *R, cj_op *op) {
   cj_value *x = op->nopnds ? op->operands[0] : NULL;
   int64_t a[MAXR], n = 0;
-  if (!x || !ranked(x) || !cj_op_get_i64s(op, "slice_sizes", a, MAXR, &n) || n != x->type->rank) return NULL;
+  if (!x || !ranked(x) || !cj_op_get_i64s(op, "slice_sizes", a, MAXR, &n) || n != x->type->rank)
+    return NULL;
   return refine_value(R, op, &op->results[0], (int32_t)n, a);
 }
 
