@@ -13,48 +13,90 @@ static bool same_type(const cj_op *op) {
   return op->nopnds >= 1 && op->nresults == 1 && op->operands[0]->type == op->results[0].type;
 }
 
-static bool is_identity(const cj_op *op) {
+/* ---- the FOLD column of opfacts.def: fold_<op> names the op's identity test (when it returns
+ * its operand unchanged), its own rewrite, and how it folds a splat constant operand ---- */
+
+typedef bool (*identity_fn)(const cj_op *op);
+enum splat_rule {
+  SPLAT_NO,      /* not folded */
+  SPLAT_SAME,    /* a shape op: the same splat value in the result's shape */
+  SPLAT_CONVERT, /* a convert that keeps the value */
+};
+/* a rewrite of op; *done: op was replaced or needs nothing more */
+typedef cj_status (*rewrite_fn)(cj_module *m, cj_op *func, cj_op *op, bool *done);
+typedef struct fold_rule {
+  identity_fn identity; /* NULL: never an identity */
+  rewrite_fn rewrite;   /* NULL: none */
+  enum splat_rule splat;
+} fold_rule;
+
+static cj_status rw_transpose_of_dot(cj_module *m, cj_op *func, cj_op *op, bool *done);
+static cj_status rw_dot_of_transposes(cj_module *m, cj_op *func, cj_op *op, bool *done);
+static cj_status rw_reshape_of_reshape(cj_module *m, cj_op *func, cj_op *op, bool *done);
+
+static bool id_same_type(const cj_op *op) { return same_type(op); }
+
+static bool id_iota_attr(const cj_op *op, const char *name) {
   int64_t v[MAXR], n = 0;
-  switch (op->kind) {
-    case CJ_OP_CONVERT:
-    case CJ_OP_RESHAPE:
-      return same_type(op);
-    case CJ_OP_BROADCAST_IN_DIM:
-      if (!same_type(op) || !cj_op_get_i64s(op, "broadcast_dimensions", v, MAXR, &n)) return false;
-      for (int64_t i = 0; i < n; i++)
-        if (v[i] != i) return false;
-      return true;
-    case CJ_OP_TRANSPOSE:
-      if (!same_type(op) || !cj_op_get_i64s(op, "permutation", v, MAXR, &n)) return false;
-      for (int64_t i = 0; i < n; i++)
-        if (v[i] != i) return false;
-      return true;
-    case CJ_OP_SLICE: {
-      int64_t s[MAXR], ns = 0;
-      if (!same_type(op) || !cj_op_get_i64s(op, "start_indices", v, MAXR, &n) ||
-          !cj_op_get_i64s(op, "strides", s, MAXR, &ns))
-        return false;
-      for (int64_t i = 0; i < n; i++)
-        if (v[i] != 0) return false;
-      return true; /* same type + zero starts: the whole operand */
-    }
-    case CJ_OP_REVERSE:
-      return same_type(op) && cj_op_get_i64s(op, "dimensions", v, MAXR, &n) && n == 0;
-    case CJ_OP_PAD: {
-      int64_t a[MAXR], b[MAXR], c[MAXR], na = 0, nb = 0, nc = 0;
-      if (!same_type(op) || !cj_op_get_i64s(op, "edge_padding_low", a, MAXR, &na) ||
-          !cj_op_get_i64s(op, "edge_padding_high", b, MAXR, &nb) ||
-          !cj_op_get_i64s(op, "interior_padding", c, MAXR, &nc))
-        return false;
-      for (int64_t i = 0; i < na; i++)
-        if (a[i] || b[i] || c[i]) return false;
-      return true;
-    }
-    case CJ_OP_CONCATENATE:
-      return op->nopnds == 1 && same_type(op);
-    default:
-      return false;
-  }
+  if (!same_type(op) || !cj_op_get_i64s(op, name, v, MAXR, &n)) return false;
+  for (int64_t i = 0; i < n; i++)
+    if (v[i] != i) return false;
+  return true;
+}
+
+static bool id_broadcast_in_dim(const cj_op *op) {
+  return id_iota_attr(op, "broadcast_dimensions");
+}
+static bool id_transpose(const cj_op *op) { return id_iota_attr(op, "permutation"); }
+
+static bool id_slice(const cj_op *op) {
+  int64_t v[MAXR], n = 0, s[MAXR], ns = 0;
+  if (!same_type(op) || !cj_op_get_i64s(op, "start_indices", v, MAXR, &n) ||
+      !cj_op_get_i64s(op, "strides", s, MAXR, &ns))
+    return false;
+  for (int64_t i = 0; i < n; i++)
+    if (v[i] != 0) return false;
+  return true; /* same type + zero starts: the whole operand */
+}
+
+static bool id_reverse(const cj_op *op) {
+  int64_t v[MAXR], n = 0;
+  return same_type(op) && cj_op_get_i64s(op, "dimensions", v, MAXR, &n) && n == 0;
+}
+
+static bool id_pad(const cj_op *op) {
+  int64_t a[MAXR], b[MAXR], c[MAXR], na = 0, nb = 0, nc = 0;
+  if (!same_type(op) || !cj_op_get_i64s(op, "edge_padding_low", a, MAXR, &na) ||
+      !cj_op_get_i64s(op, "edge_padding_high", b, MAXR, &nb) ||
+      !cj_op_get_i64s(op, "interior_padding", c, MAXR, &nc))
+    return false;
+  for (int64_t i = 0; i < na; i++)
+    if (a[i] || b[i] || c[i]) return false;
+  return true;
+}
+
+static bool id_concatenate(const cj_op *op) { return op->nopnds == 1 && same_type(op); }
+
+#define fold_none {NULL, NULL, SPLAT_NO}
+#define fold_convert {id_same_type, NULL, SPLAT_CONVERT}
+#define fold_reshape {id_same_type, rw_reshape_of_reshape, SPLAT_SAME}
+#define fold_broadcast_in_dim {id_broadcast_in_dim, NULL, SPLAT_SAME}
+#define fold_transpose {id_transpose, rw_transpose_of_dot, SPLAT_SAME}
+#define fold_slice {id_slice, NULL, SPLAT_SAME}
+#define fold_reverse {id_reverse, NULL, SPLAT_SAME}
+#define fold_pad {id_pad, NULL, SPLAT_NO}
+#define fold_concatenate {id_concatenate, NULL, SPLAT_NO}
+#define fold_dot_general {NULL, rw_dot_of_transposes, SPLAT_NO}
+
+static const fold_rule fold_rules[CJ_OP_COUNT] = {
+#define OPF(id, infer, canon, ev, quant, va, spmd, fold, ...) fold,
+#include "ir/opfacts.def"
+#undef OPF
+};
+
+static bool is_identity(const cj_op *op) {
+  identity_fn fn = fold_rules[op->kind].identity;
+  return fn && fn(op);
 }
 
 static const cj_attr *splat_of(const cj_value *v) {
@@ -79,7 +121,7 @@ static cj_status replace_with_splat(cj_module *m, cj_op *func, cj_op *op, const 
 }
 
 /* a convert of a splat whose value survives exactly (no float -> int) */
-static bool fold_convert(const cj_type *from, const cj_type *to, const void *src, void *dst) {
+static bool convert_value(const cj_type *from, const cj_type *to, const void *src, void *dst) {
   cj_dtype a = from->dtype, b = to->dtype;
   cj_dtype_kind ka = cj_dtype_kindof(a), kb = cj_dtype_kindof(b);
   bool aint = ka == CJ_DK_SINT || ka == CJ_DK_UINT || ka == CJ_DK_BOOL;
@@ -200,6 +242,32 @@ static cj_status fold_transpose_dot(cj_module *m, cj_op *func, cj_op *op) {
   return NULL;
 }
 
+static cj_status rw_transpose_of_dot(cj_module *m, cj_op *func, cj_op *op, bool *done) {
+  if (op->nopnds != 1) return NULL;
+  cj_block *blk = op->block;
+  CJ_RETURN_IF_ERROR(fold_transpose_dot(m, func, op));
+  *done = op->block != blk; /* replaced */
+  return NULL;
+}
+
+static cj_status rw_dot_of_transposes(cj_module *m, cj_op *func, cj_op *op, bool *done) {
+  if (op->nopnds != 2) return NULL;
+  CJ_RETURN_IF_ERROR(fold_dot_transpose(m, op, 0));
+  return fold_dot_transpose(m, op, 1);
+}
+
+/* reshape(reshape(x)) is reshape(x), and x itself when the types agree */
+static cj_status rw_reshape_of_reshape(cj_module *m, cj_op *func, cj_op *op, bool *done) {
+  if (!op->operands[0]->def || op->operands[0]->def->kind != CJ_OP_RESHAPE) return NULL;
+  cj_op_set_operand(op, 0, op->operands[0]->def->operands[0]);
+  if (is_identity(op)) {
+    cj_replace_all_uses(func, &op->results[0], op->operands[0]);
+    cj_block_remove(op->block, op);
+  }
+  *done = true;
+  return NULL;
+}
+
 static cj_status fold_block(cj_module *m, cj_op *func, cj_block *b) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
@@ -212,49 +280,26 @@ static cj_status fold_block(cj_module *m, cj_op *func, cj_block *b) {
       op = next;
       continue;
     }
-    if (op->kind == CJ_OP_TRANSPOSE && op->nopnds == 1) {
-      cj_block *blk = op->block;
-      CJ_RETURN_IF_ERROR(fold_transpose_dot(m, func, op));
-      if (op->block != blk) { /* replaced */
+    rewrite_fn rw = fold_rules[op->kind].rewrite;
+    if (rw) {
+      bool done = false;
+      CJ_RETURN_IF_ERROR(rw(m, func, op, &done));
+      if (done) {
         op = next;
         continue;
       }
-    }
-    if (op->kind == CJ_OP_DOT_GENERAL && op->nopnds == 2) {
-      CJ_RETURN_IF_ERROR(fold_dot_transpose(m, op, 0));
-      CJ_RETURN_IF_ERROR(fold_dot_transpose(m, op, 1));
-    }
-    if (op->kind == CJ_OP_RESHAPE && op->operands[0]->def &&
-        op->operands[0]->def->kind == CJ_OP_RESHAPE) {
-      cj_op_set_operand(op, 0, op->operands[0]->def->operands[0]);
-      if (is_identity(op)) {
-        cj_replace_all_uses(func, &op->results[0], op->operands[0]);
-        cj_block_remove(b, op);
-      }
-      op = next;
-      continue;
     }
     const cj_type *rt = op->nresults == 1 ? op->results[0].type : NULL;
     if (rt && cj_type_is_static(rt) && !cj_type_is_quant(rt) && op->nopnds >= 1) {
       const cj_attr *s = splat_of(op->operands[0]);
       if (s && !cj_type_is_quant(op->operands[0]->type)) {
-        switch (op->kind) {
-          case CJ_OP_RESHAPE:
-          case CJ_OP_BROADCAST_IN_DIM:
-          case CJ_OP_TRANSPOSE:
-          case CJ_OP_SLICE:
-          case CJ_OP_REVERSE:
-            if (rt->dtype == op->operands[0]->type->dtype)
-              CJ_RETURN_IF_ERROR(replace_with_splat(m, func, op, s->dense.data));
-            break;
-          case CJ_OP_CONVERT: {
-            unsigned char buf[16];
-            if (fold_convert(op->operands[0]->type, rt, s->dense.data, buf))
-              CJ_RETURN_IF_ERROR(replace_with_splat(m, func, op, buf));
-            break;
-          }
-          default:
-            break;
+        enum splat_rule rule = fold_rules[op->kind].splat;
+        if (rule == SPLAT_SAME && rt->dtype == op->operands[0]->type->dtype) {
+          CJ_RETURN_IF_ERROR(replace_with_splat(m, func, op, s->dense.data));
+        } else if (rule == SPLAT_CONVERT) {
+          unsigned char buf[16];
+          if (convert_value(op->operands[0]->type, rt, s->dense.data, buf))
+            CJ_RETURN_IF_ERROR(replace_with_splat(m, func, op, buf));
         }
       }
     }

@@ -640,69 +640,6 @@ static cj_status rw_dot(qb *b, cj_op *op) {
 
 /* ---- classification ---- */
 
-/* ops that work on the stored integers unchanged (the reference's type-only conversion, plus
- * pure data movement and structure) */
-static bool storage_op(cj_op_kind k) {
-  switch (k) {
-    case CJ_OP_BITCAST_CONVERT:
-    case CJ_OP_BROADCAST_IN_DIM:
-    case CJ_OP_COMPOSITE:
-    case CJ_OP_CONCATENATE:
-    case CJ_OP_CONSTANT:
-    case CJ_OP_DYNAMIC_RESHAPE:
-    case CJ_OP_DYNAMIC_SLICE:
-    case CJ_OP_GATHER:
-    case CJ_OP_PAD:
-    case CJ_OP_REDUCE_WINDOW:
-    case CJ_OP_RESHAPE:
-    case CJ_OP_RETURN:
-    case CJ_OP_FUNC_RETURN:
-    case CJ_OP_SELECT:
-    case CJ_OP_SLICE:
-    case CJ_OP_TRANSPOSE:
-    case CJ_OP_GET_DIMENSION_SIZE:
-    case CJ_OP_DYNAMIC_BROADCAST_IN_DIM:
-    /* structure and data movement */
-    case CJ_OP_TUPLE:
-    case CJ_OP_GET_TUPLE_ELEMENT:
-    case CJ_OP_OPTIMIZATION_BARRIER:
-    case CJ_OP_WHILE:
-    case CJ_OP_IF:
-    case CJ_OP_CASE:
-    case CJ_OP_REVERSE:
-    case CJ_OP_DYNAMIC_UPDATE_SLICE:
-    case CJ_OP_CUSTOM_CALL:
-    case CJ_OP_CHECK_EXPECT_EQ:
-    case CJ_OP_CHECK_EXPECT_EQ_CONST:
-    case CJ_OP_CHECK_EXPECT_ALMOST_EQ:
-    case CJ_OP_CHECK_EXPECT_ALMOST_EQ_CONST:
-    case CJ_OP_CHECK_EXPECT_CLOSE:
-      return true;
-    default:
-      return false;
-  }
-}
-
-/* ops the reference runs as dequantize -> float op -> quantize */
-static bool qdq_op(cj_op_kind k) {
-  switch (k) {
-    case CJ_OP_ABS: case CJ_OP_ADD: case CJ_OP_ATAN2: case CJ_OP_BATCH_NORM_GRAD:
-    case CJ_OP_BATCH_NORM_INFERENCE: case CJ_OP_BATCH_NORM_TRAINING: case CJ_OP_CBRT:
-    case CJ_OP_CEIL: case CJ_OP_CHOLESKY: case CJ_OP_CLAMP: case CJ_OP_COMPARE:
-    case CJ_OP_CONVOLUTION: case CJ_OP_COSINE: case CJ_OP_DIVIDE: case CJ_OP_DOT_GENERAL:
-    case CJ_OP_DOT: case CJ_OP_EXPONENTIAL_MINUS_ONE: case CJ_OP_EXPONENTIAL: case CJ_OP_FLOOR:
-    case CJ_OP_LOG_PLUS_ONE: case CJ_OP_LOGISTIC: case CJ_OP_LOG: case CJ_OP_MAXIMUM:
-    case CJ_OP_MINIMUM: case CJ_OP_MULTIPLY: case CJ_OP_NEGATE: case CJ_OP_POWER:
-    case CJ_OP_REDUCE_PRECISION: case CJ_OP_REMAINDER: case CJ_OP_ROUND_NEAREST_AFZ:
-    case CJ_OP_ROUND_NEAREST_EVEN: case CJ_OP_RSQRT: case CJ_OP_SELECT: case CJ_OP_SIGN:
-    case CJ_OP_SINE: case CJ_OP_SQRT: case CJ_OP_SUBTRACT: case CJ_OP_TANH: case CJ_OP_TAN:
-    case CJ_OP_TRIANGULAR_SOLVE:
-      return true;
-    default:
-      return false;
-  }
-}
-
 static bool op_has_quant(const cj_op *op) {
   for (uint32_t i = 0; i < op->nopnds; i++)
     if (qtype_of(op->operands[i]) || type_has_quant(op->operands[i]->type)) return true;
@@ -715,6 +652,41 @@ static bool is_conv(const cj_op *op) {
   return op->kind == CJ_OP_CONVOLUTION || op->kind == CJ_OP_DYNAMIC_CONV;
 }
 
+/* The QUANT column of opfacts.def: how an op with quantized operands or results is rewritten.
+ *   qr_storage      works on the stored integers unchanged (the reference's type-only
+ *                   conversion, plus pure data movement and structure): kept as it is
+ *   qr_qdq          the reference runs it as dequantize -> float op -> quantize
+ *   qr_conv         convolutions keep their quantized types (bridge_convs)
+ *   qr_unsupported  quantized element types are an error
+ *   the others      their own rewrites */
+typedef cj_status (*qr_fn)(qb *b, cj_op *op);
+#define qr_quantize rw_quantize
+#define qr_dequantize rw_dequantize
+#define qr_add rw_add
+#define qr_dot rw_dot
+#define qr_qdq rw_qdq
+
+static cj_status qr_storage(qb *b, cj_op *op) { return NULL; }
+static cj_status qr_conv(qb *b, cj_op *op) { return NULL; }
+
+static cj_status qr_unsupported(qb *b, cj_op *op) {
+  return cj_op_error(op, CJ_UNIMPLEMENTED, "quantized element types are not supported on this op");
+}
+
+static cj_status qr_minmax(qb *b, cj_op *op) {
+  const cj_quant *a = qof(op->operands[0]), *c = qof(op->operands[1]);
+  const cj_quant *r = quant_of_type(qtype_of(&op->results[0]));
+  /* stored integers compare like the values they stand for */
+  if (a && c && r && !per_axis(a) && quant_equal(a, c) && quant_equal(a, r)) return NULL;
+  return rw_qdq(b, op);
+}
+
+static const qr_fn quant_fns[CJ_OP_COUNT] = {
+#define OPF(id, infer, canon, ev, quant, ...) quant,
+#include "ir/opfacts.def"
+#undef OPF
+};
+
 static cj_status rewrite_block(qb *b, cj_block *blk) {
   for (cj_op *op = blk->first; op;) {
     cj_op *next = op->next;
@@ -726,34 +698,7 @@ static cj_status rewrite_block(qb *b, cj_block *blk) {
       continue;
     }
     b->at = op;
-    cj_status st = NULL;
-    switch (op->kind) {
-      case CJ_OP_UNIFORM_QUANTIZE: st = rw_quantize(b, op); break;
-      case CJ_OP_UNIFORM_DEQUANTIZE: st = rw_dequantize(b, op); break;
-      case CJ_OP_ADD: st = rw_add(b, op); break;
-      case CJ_OP_DOT:
-      case CJ_OP_DOT_GENERAL: st = rw_dot(b, op); break;
-      case CJ_OP_MAXIMUM:
-      case CJ_OP_MINIMUM: {
-        const cj_quant *a = qof(op->operands[0]), *c = qof(op->operands[1]);
-        const cj_quant *r = quant_of_type(qtype_of(&op->results[0]));
-        if (a && c && r && !per_axis(a) && quant_equal(a, c) && quant_equal(a, r)) {
-          /* stored integers compare like the values they stand for */
-          break;
-        }
-        st = rw_qdq(b, op);
-        break;
-      }
-      default:
-        if (storage_op(op->kind)) break;
-        if (qdq_op(op->kind)) {
-          st = rw_qdq(b, op);
-          break;
-        }
-        return cj_op_error(op, CJ_UNIMPLEMENTED,
-                           "quantized element types are not supported on this op");
-    }
-    if (st) return st;
+    CJ_RETURN_IF_ERROR(quant_fns[op->kind](b, op));
     if (b->st) return b->st;
     op = next;
   }

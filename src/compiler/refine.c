@@ -254,176 +254,219 @@ static bool compare_int(int64_t a, int64_t b, int32_t dir, bool uns) {
 }
 
 /* computes the value of an op result from its operands' values (NULL data = not computable) */
+/* The EVAL column of opfacts.def: r[0..n) of the op's (single) result. Functions that read
+ * operands call ev_operands first. */
+typedef struct ev_ctx {
+  rf *R;
+  const cj_op *op;
+  int depth;
+  const cj_type *rt; /* the result type */
+  int64_t n;         /* its element count */
+  cj_dtype dt;       /* its element type */
+  const cj_type *xt; /* operand 0's type (ev_operands) */
+  const int64_t *od[8];
+  int64_t on[8];
+} ev_ctx;
+typedef bool (*ev_fn)(ev_ctx *c, int64_t *r);
+#define ev_none NULL
+
+static bool ev_operands(ev_ctx *c) {
+  const cj_op *op = c->op;
+  if (op->nopnds > 8) return false;
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    const cj_type *t = op->operands[i]->type;
+    if (!cj_type_is_static(t) || !int_like(t->dtype)) return false;
+    if (!eval(c->R, op->operands[i], c->depth + 1, &c->od[i], &c->on[i])) return false;
+  }
+  c->xt = op->nopnds ? op->operands[0]->type : NULL;
+  return true;
+}
+
+static bool ev_get_dimension_size(ev_ctx *c, int64_t *r) {
+  int64_t d;
+  const cj_type *xt = c->op->operands[0]->type;
+  if (!cj_op_get_i64(c->op, "dimension", &d) || xt->kind != CJ_TYPE_TENSOR || d < 0 ||
+      d >= xt->rank || xt->dims[d] < 0)
+    return false;
+  r[0] = wrap(xt->dims[d], c->dt);
+  return true;
+}
+
+static bool ev_iota(ev_ctx *c, int64_t *r) {
+  int64_t d;
+  const cj_type *rt = c->rt;
+  if (!cj_op_get_i64(c->op, "iota_dimension", &d) || d < 0 || d >= rt->rank) return false;
+  int64_t inner = 1;
+  for (int32_t k = (int32_t)d + 1; k < rt->rank; k++) inner *= rt->dims[k];
+  for (int64_t i = 0; i < c->n; i++) r[i] = wrap((i / inner) % rt->dims[d], c->dt);
+  return true;
+}
+
+static bool ev_convert(ev_ctx *c, int64_t *r) {
+  if (!ev_operands(c)) return false;
+  for (int64_t i = 0; i < c->n; i++) r[i] = wrap(c->od[0][i], c->dt);
+  return true;
+}
+
+static bool ev_reshape(ev_ctx *c, int64_t *r) {
+  if (!ev_operands(c) || c->on[0] != c->n) return false;
+  for (int64_t i = 0; i < c->n; i++) r[i] = c->od[0][i];
+  return true;
+}
+
+static bool ev_broadcast_in_dim(ev_ctx *c, int64_t *r) {
+  if (!ev_operands(c)) return false;
+  const cj_type *xt = c->xt, *rt = c->rt;
+  int64_t bd[MAXR], nbd = 0, xs[MAXR], rs[MAXR];
+  if (!cj_op_get_i64s(c->op, "broadcast_dimensions", bd, MAXR, &nbd) || nbd != xt->rank)
+    return false;
+  int64_t s = 1;
+  for (int32_t d = xt->rank - 1; d >= 0; d--) {
+    xs[d] = s;
+    s *= xt->dims[d];
+  }
+  for (int64_t i = 0; i < c->n; i++) {
+    int64_t rem = i, off = 0;
+    for (int32_t d = rt->rank - 1; d >= 0; d--) {
+      rs[d] = rem % rt->dims[d];
+      rem /= rt->dims[d];
+    }
+    for (int32_t d = 0; d < xt->rank; d++) off += (xt->dims[d] == 1 ? 0 : rs[bd[d]]) * xs[d];
+    r[i] = c->od[0][off];
+  }
+  return true;
+}
+
+static bool ev_concatenate(ev_ctx *c, int64_t *r) {
+  if (!ev_operands(c)) return false;
+  const cj_op *op = c->op;
+  const cj_type *rt = c->rt;
+  int64_t dim;
+  if (!cj_op_get_i64(op, "dimension", &dim) || dim < 0 || dim >= rt->rank) return false;
+  int64_t outer = 1, inner = 1;
+  for (int32_t d = 0; d < dim; d++) outer *= rt->dims[d];
+  for (int32_t d = (int32_t)dim + 1; d < rt->rank; d++) inner *= rt->dims[d];
+  int64_t k = 0;
+  for (int64_t o = 0; o < outer; o++)
+    for (uint32_t i = 0; i < op->nopnds; i++) {
+      int64_t len = op->operands[i]->type->dims[dim] * inner;
+      for (int64_t j = 0; j < len; j++) r[k++] = c->od[i][o * len + j];
+    }
+  return k == c->n;
+}
+
+static bool ev_slice(ev_ctx *c, int64_t *r) {
+  if (!ev_operands(c)) return false;
+  const cj_type *xt = c->xt, *rt = c->rt;
+  int64_t st[MAXR], sd[MAXR], ns = 0, nd = 0, xs[MAXR];
+  if (!cj_op_get_i64s(c->op, "start_indices", st, MAXR, &ns) ||
+      !cj_op_get_i64s(c->op, "strides", sd, MAXR, &nd) || ns != xt->rank || nd != xt->rank)
+    return false;
+  int64_t s = 1;
+  for (int32_t d = xt->rank - 1; d >= 0; d--) {
+    xs[d] = s;
+    s *= xt->dims[d];
+  }
+  for (int64_t i = 0; i < c->n; i++) {
+    int64_t rem = i, off = 0;
+    for (int32_t d = rt->rank - 1; d >= 0; d--) {
+      off += (st[d] + (rem % rt->dims[d]) * sd[d]) * xs[d];
+      rem /= rt->dims[d];
+    }
+    r[i] = c->od[0][off];
+  }
+  return true;
+}
+
+/* elementwise binary ops on (a, b) of operand element type xd (uns: unsigned) */
+#define EV_BINARY(name, expr)                                          \
+  static bool ev_##name(ev_ctx *c, int64_t *r) {                       \
+    if (!ev_operands(c)) return false;                                 \
+    cj_dtype xd = c->xt->dtype;                                        \
+    bool uns = is_unsigned(xd);                                        \
+    (void)uns;                                                         \
+    for (int64_t i = 0; i < c->n; i++) {                               \
+      int64_t a = at_(c->od[0], c->on[0], i), b = at_(c->od[1], c->on[1], i); \
+      r[i] = wrap((expr), c->dt);                                      \
+    }                                                                  \
+    return true;                                                       \
+  }
+EV_BINARY(add, (int64_t)((uint64_t)a + (uint64_t)b))
+EV_BINARY(subtract, (int64_t)((uint64_t)a - (uint64_t)b))
+EV_BINARY(multiply, (int64_t)((uint64_t)a * (uint64_t)b))
+EV_BINARY(divide, div_int(a, b, xd))
+EV_BINARY(remainder, rem_int(a, b, xd))
+EV_BINARY(maximum, compare_int(a, b, CJ_COMPARISON_DIRECTION_GE, uns) ? a : b)
+EV_BINARY(minimum, compare_int(a, b, CJ_COMPARISON_DIRECTION_LE, uns) ? a : b)
+EV_BINARY(and, a & b)
+EV_BINARY(or, a | b)
+EV_BINARY(xor, a ^ b)
+#undef EV_BINARY
+
+/* elementwise unary ops on a, of result element type dt */
+#define EV_UNARY(name, expr)                           \
+  static bool ev_##name(ev_ctx *c, int64_t *r) {       \
+    if (!ev_operands(c)) return false;                 \
+    cj_dtype dt = c->dt;                               \
+    (void)dt;                                          \
+    for (int64_t i = 0; i < c->n; i++) {               \
+      int64_t a = c->od[0][i];                         \
+      r[i] = wrap((expr), dt);                         \
+    }                                                  \
+    return true;                                       \
+  }
+EV_UNARY(negate, (int64_t)(0 - (uint64_t)a))
+EV_UNARY(abs, a < 0 ? (int64_t)(0 - (uint64_t)a) : a)
+EV_UNARY(not, dt == CJ_PRED ? !a : ~a)
+EV_UNARY(sign, a > 0 ? 1 : a < 0 ? -1 : 0)
+#undef EV_UNARY
+
+static bool ev_compare(ev_ctx *c, int64_t *r) {
+  if (!ev_operands(c)) return false;
+  int32_t dir = 0;
+  if (!cj_op_get_enum(c->op, "comparison_direction", CJ_EK_COMPARISON_DIRECTION, &dir))
+    return false;
+  bool uns = is_unsigned(c->xt->dtype);
+  for (int64_t i = 0; i < c->n; i++)
+    r[i] = compare_int(at_(c->od[0], c->on[0], i), at_(c->od[1], c->on[1], i), dir, uns);
+  return true;
+}
+
+static bool ev_select(ev_ctx *c, int64_t *r) {
+  if (!ev_operands(c)) return false;
+  for (int64_t i = 0; i < c->n; i++)
+    r[i] = at_(c->od[0], c->on[0], i) ? at_(c->od[1], c->on[1], i) : at_(c->od[2], c->on[2], i);
+  return true;
+}
+
+static bool ev_clamp(ev_ctx *c, int64_t *r) {
+  if (!ev_operands(c)) return false;
+  bool uns = is_unsigned(c->op->operands[1]->type->dtype);
+  for (int64_t i = 0; i < c->n; i++) {
+    int64_t lo = at_(c->od[0], c->on[0], i), x = at_(c->od[1], c->on[1], i),
+            hi = at_(c->od[2], c->on[2], i);
+    if (compare_int(x, lo, CJ_COMPARISON_DIRECTION_LT, uns)) x = lo;
+    if (compare_int(x, hi, CJ_COMPARISON_DIRECTION_GT, uns)) x = hi;
+    r[i] = x;
+  }
+  return true;
+}
+
+static const ev_fn eval_fns[CJ_OP_COUNT] = {
+#define OPF(id, infer, canon, ev, ...) ev,
+#include "ir/opfacts.def"
+#undef OPF
+};
+
 static int64_t *eval_op(rf *R, const cj_op *op, int depth) {
   const cj_type *rt = op->results[0].type;
   if (!cj_type_is_static(rt) || !int_like(rt->dtype) || rt->num_elements > MAX_EVAL) return NULL;
-  int64_t n = rt->num_elements;
-  cj_dtype dt = rt->dtype;
-  if (op->kind == CJ_OP_GET_DIMENSION_SIZE) {
-    int64_t d;
-    const cj_type *xt = op->operands[0]->type;
-    if (!cj_op_get_i64(op, "dimension", &d) || xt->kind != CJ_TYPE_TENSOR || d < 0 ||
-        d >= xt->rank || xt->dims[d] < 0)
-      return NULL;
-    int64_t *r = malloc(sizeof(int64_t));
-    if (r) r[0] = wrap(xt->dims[d], dt);
-    return r;
-  }
-  if (op->kind == CJ_OP_IOTA) {
-    int64_t d;
-    if (!cj_op_get_i64(op, "iota_dimension", &d) || d < 0 || d >= rt->rank) return NULL;
-    int64_t *r = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
-    if (!r) return NULL;
-    int64_t inner = 1;
-    for (int32_t k = (int32_t)d + 1; k < rt->rank; k++) inner *= rt->dims[k];
-    for (int64_t i = 0; i < n; i++) r[i] = wrap((i / inner) % rt->dims[d], dt);
-    return r;
-  }
-  /* operands */
-  const int64_t *od[8];
-  int64_t on[8];
-  if (op->nopnds > 8) return NULL;
-  for (uint32_t i = 0; i < op->nopnds; i++) {
-    const cj_type *t = op->operands[i]->type;
-    if (!cj_type_is_static(t) || !int_like(t->dtype)) return NULL;
-    if (!eval(R, op->operands[i], depth + 1, &od[i], &on[i])) return NULL;
-  }
-  int64_t *r = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+  ev_fn fn = eval_fns[op->kind];
+  if (!fn) return NULL;
+  ev_ctx c = {.R = R, .op = op, .depth = depth, .rt = rt, .n = rt->num_elements, .dt = rt->dtype};
+  int64_t *r = malloc(sizeof(int64_t) * (size_t)(c.n ? c.n : 1));
   if (!r) return NULL;
-  bool ok = true;
-  const cj_type *xt = op->nopnds ? op->operands[0]->type : NULL;
-  switch (op->kind) {
-    case CJ_OP_CONVERT:
-      for (int64_t i = 0; i < n; i++) r[i] = wrap(od[0][i], dt);
-      break;
-    case CJ_OP_RESHAPE:
-      if (on[0] != n) ok = false;
-      else for (int64_t i = 0; i < n; i++) r[i] = od[0][i];
-      break;
-    case CJ_OP_BROADCAST_IN_DIM: {
-      int64_t bd[MAXR], nbd = 0, xs[MAXR], rs[MAXR];
-      if (!cj_op_get_i64s(op, "broadcast_dimensions", bd, MAXR, &nbd) || nbd != xt->rank) {
-        ok = false;
-        break;
-      }
-      int64_t s = 1;
-      for (int32_t d = xt->rank - 1; d >= 0; d--) {
-        xs[d] = s;
-        s *= xt->dims[d];
-      }
-      for (int64_t i = 0; i < n; i++) {
-        int64_t rem = i, off = 0;
-        for (int32_t d = rt->rank - 1; d >= 0; d--) {
-          rs[d] = rem % rt->dims[d];
-          rem /= rt->dims[d];
-        }
-        for (int32_t d = 0; d < xt->rank; d++) off += (xt->dims[d] == 1 ? 0 : rs[bd[d]]) * xs[d];
-        r[i] = od[0][off];
-      }
-      break;
-    }
-    case CJ_OP_CONCATENATE: {
-      int64_t dim;
-      if (!cj_op_get_i64(op, "dimension", &dim) || dim < 0 || dim >= rt->rank) {
-        ok = false;
-        break;
-      }
-      int64_t outer = 1, inner = 1;
-      for (int32_t d = 0; d < dim; d++) outer *= rt->dims[d];
-      for (int32_t d = (int32_t)dim + 1; d < rt->rank; d++) inner *= rt->dims[d];
-      int64_t k = 0;
-      for (int64_t o = 0; o < outer; o++)
-        for (uint32_t i = 0; i < op->nopnds; i++) {
-          int64_t len = op->operands[i]->type->dims[dim] * inner;
-          for (int64_t j = 0; j < len; j++) r[k++] = od[i][o * len + j];
-        }
-      if (k != n) ok = false;
-      break;
-    }
-    case CJ_OP_SLICE: {
-      int64_t st[MAXR], sd[MAXR], ns = 0, nd = 0, xs[MAXR];
-      if (!cj_op_get_i64s(op, "start_indices", st, MAXR, &ns) ||
-          !cj_op_get_i64s(op, "strides", sd, MAXR, &nd) || ns != xt->rank || nd != xt->rank) {
-        ok = false;
-        break;
-      }
-      int64_t s = 1;
-      for (int32_t d = xt->rank - 1; d >= 0; d--) {
-        xs[d] = s;
-        s *= xt->dims[d];
-      }
-      for (int64_t i = 0; i < n; i++) {
-        int64_t rem = i, off = 0;
-        for (int32_t d = rt->rank - 1; d >= 0; d--) {
-          off += (st[d] + (rem % rt->dims[d]) * sd[d]) * xs[d];
-          rem /= rt->dims[d];
-        }
-        r[i] = od[0][off];
-      }
-      break;
-    }
-    case CJ_OP_ADD: case CJ_OP_SUBTRACT: case CJ_OP_MULTIPLY: case CJ_OP_DIVIDE:
-    case CJ_OP_REMAINDER: case CJ_OP_MAXIMUM: case CJ_OP_MINIMUM: case CJ_OP_AND:
-    case CJ_OP_OR: case CJ_OP_XOR: {
-      cj_dtype xd = xt->dtype;
-      bool uns = is_unsigned(xd);
-      for (int64_t i = 0; i < n; i++) {
-        int64_t a = at_(od[0], on[0], i), b = at_(od[1], on[1], i), v = 0;
-        switch (op->kind) {
-          case CJ_OP_ADD: v = (int64_t)((uint64_t)a + (uint64_t)b); break;
-          case CJ_OP_SUBTRACT: v = (int64_t)((uint64_t)a - (uint64_t)b); break;
-          case CJ_OP_MULTIPLY: v = (int64_t)((uint64_t)a * (uint64_t)b); break;
-          case CJ_OP_DIVIDE: v = div_int(a, b, xd); break;
-          case CJ_OP_REMAINDER: v = rem_int(a, b, xd); break;
-          case CJ_OP_MAXIMUM: v = compare_int(a, b, CJ_COMPARISON_DIRECTION_GE, uns) ? a : b; break;
-          case CJ_OP_MINIMUM: v = compare_int(a, b, CJ_COMPARISON_DIRECTION_LE, uns) ? a : b; break;
-          case CJ_OP_AND: v = a & b; break;
-          case CJ_OP_OR: v = a | b; break;
-          default: v = a ^ b; break;
-        }
-        r[i] = wrap(v, dt);
-      }
-      break;
-    }
-    case CJ_OP_NEGATE: case CJ_OP_ABS: case CJ_OP_NOT: case CJ_OP_SIGN:
-      for (int64_t i = 0; i < n; i++) {
-        int64_t a = od[0][i], v;
-        if (op->kind == CJ_OP_NEGATE) v = (int64_t)(0 - (uint64_t)a);
-        else if (op->kind == CJ_OP_ABS) v = a < 0 ? (int64_t)(0 - (uint64_t)a) : a;
-        else if (op->kind == CJ_OP_NOT) v = dt == CJ_PRED ? !a : ~a;
-        else v = a > 0 ? 1 : a < 0 ? -1 : 0;
-        r[i] = wrap(v, dt);
-      }
-      break;
-    case CJ_OP_COMPARE: {
-      int32_t dir = 0;
-      if (!cj_op_get_enum(op, "comparison_direction", CJ_EK_COMPARISON_DIRECTION, &dir)) {
-        ok = false;
-        break;
-      }
-      bool uns = is_unsigned(xt->dtype);
-      for (int64_t i = 0; i < n; i++)
-        r[i] = compare_int(at_(od[0], on[0], i), at_(od[1], on[1], i), dir, uns);
-      break;
-    }
-    case CJ_OP_SELECT:
-      for (int64_t i = 0; i < n; i++)
-        r[i] = at_(od[0], on[0], i) ? at_(od[1], on[1], i) : at_(od[2], on[2], i);
-      break;
-    case CJ_OP_CLAMP: {
-      bool uns = is_unsigned(op->operands[1]->type->dtype);
-      for (int64_t i = 0; i < n; i++) {
-        int64_t lo = at_(od[0], on[0], i), x = at_(od[1], on[1], i), hi = at_(od[2], on[2], i);
-        if (compare_int(x, lo, CJ_COMPARISON_DIRECTION_LT, uns)) x = lo;
-        if (compare_int(x, hi, CJ_COMPARISON_DIRECTION_GT, uns)) x = hi;
-        r[i] = x;
-      }
-      break;
-    }
-    default:
-      ok = false;
-  }
-  if (!ok) {
+  if (!fn(&c, r)) {
     free(r);
     return NULL;
   }
@@ -687,13 +730,6 @@ static cj_status infer_dot_general(rf *R, cj_op *op) {
   if (!ranked(op->operands[0]) || !ranked(op->operands[1])) return NULL;
   const cj_type *lt = op->operands[0]->type, *rt = op->operands[1]->type;
   int64_t lb[MAXR], rb[MAXR], lc[MAXR], rc[MAXR], nlb = 0, nrb = 0, nlc = 0, nrc = 0;
-  if (op->kind == CJ_OP_DOT) {
-    int64_t d[2];
-    int32_t r = 0;
-    if (lt->rank == 2) d[r++] = lt->dims[0];
-    if (rt->rank == 2) d[r++] = rt->dims[1];
-    return refine_value(R, op, &op->results[0], r, d);
-  }
   const cj_attr *dn = cj_op_attr(op, "dot_dimension_numbers");
   if (!dn) return NULL;
   const cj_attr *f;
@@ -719,221 +755,291 @@ static cj_status infer_dot_general(rf *R, cj_op *op) {
   return refine_value(R, op, &op->results[0], r, d);
 }
 
-/* Infers the result shapes of op from its operands (ops without regions of their own, or whose
- * regions were refined already). Unknown kinds keep their declared types. */
-static cj_status infer(rf *R, cj_op *op) {
-  const cj_op_info *info = cj_op_info_get(op->kind);
-  if (op->nresults == 0) return NULL;
-  if ((info->flags & CJ_OPF_ELEMENTWISE) && op->kind != CJ_OP_BITCAST_CONVERT)
-    return infer_elementwise(R, op);
-  if (op->kind >= CJ_OP_CHLO_BROADCAST_ADD && op->kind <= CJ_OP_CHLO_BROADCAST_SELECT)
-    return infer_chlo_broadcast(R, op);
-  cj_value *x = op->nopnds ? op->operands[0] : NULL;
-  const cj_type *xt = x ? x->type : NULL;
-  bool xr = x && ranked(x);
-  int64_t d[MAXR], a[MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
+/* ---- the INFER column of opfacts.def: result shapes from the operands ---- */
+
+typedef cj_status (*inf_fn)(rf *R, cj_op *op);
+#define inf_none NULL
+#define inf_elementwise infer_elementwise
+#define inf_chlo_broadcast infer_chlo_broadcast
+#define inf_reduce_window infer_reduce_window
+#define inf_dot_general infer_dot_general
+
+static cj_status inf_dot(rf *R, cj_op *op) {
+  if (!ranked(op->operands[0]) || !ranked(op->operands[1])) return NULL;
+  const cj_type *lt = op->operands[0]->type, *rt = op->operands[1]->type;
+  int64_t d[2];
   int32_t r = 0;
-  switch (op->kind) {
-    case CJ_OP_BITCAST_CONVERT: {
-      if (!xr) return NULL;
-      const cj_type *rt = op->results[0].type;
-      int ib = cj_dtype_bits(xt->dtype), ob = cj_dtype_bits(rt->dtype);
-      dims_of(xt, d, &r);
-      if (ib == ob) return refine_value(R, op, &op->results[0], r, d);
-      if (ib > ob) {
-        if (r >= MAXR) return NULL;
-        d[r++] = ib / ob;
-        return refine_value(R, op, &op->results[0], r, d);
-      }
-      if (r < 1) return NULL;
-      return refine_value(R, op, &op->results[0], r - 1, d);
-    }
-    case CJ_OP_BROADCAST_IN_DIM: {
-      const cj_type *rt = op->results[0].type;
-      if (!xr || rt->kind != CJ_TYPE_TENSOR) return NULL;
-      if (!cj_op_get_i64s(op, "broadcast_dimensions", a, MAXR, &n) || n != xt->rank) return NULL;
-      for (int32_t k = 0; k < rt->rank; k++) d[k] = CJ_DYN;
-      for (int64_t i = 0; i < n; i++)
-        if (a[i] >= 0 && a[i] < rt->rank && xt->dims[i] >= 0 && xt->dims[i] != 1) d[a[i]] = xt->dims[i];
-      return refine_value(R, op, &op->results[0], rt->rank, d);
-    }
-    case CJ_OP_DYNAMIC_BROADCAST_IN_DIM:
-    case CJ_OP_DYNAMIC_RESHAPE:
-    case CJ_OP_DYNAMIC_IOTA: {
-      cj_value *sv = op->kind == CJ_OP_DYNAMIC_IOTA ? op->operands[0] : op->operands[1];
-      if (!shape_operand(R, sv, d, MAXR, &n)) return NULL;
-      return refine_value(R, op, &op->results[0], (int32_t)n, d);
-    }
-    case CJ_OP_RESHAPE: {
-      const cj_type *rt = op->results[0].type;
-      if (!cj_type_is_static(xt) || rt->kind != CJ_TYPE_TENSOR) return NULL;
-      int64_t known = 1;
-      int unknown = -1, nunk = 0;
-      for (int32_t k = 0; k < rt->rank; k++) {
-        if (rt->dims[k] < 0) {
-          unknown = k;
-          nunk++;
-        } else {
-          known *= rt->dims[k];
-        }
-      }
-      if (nunk != 1 || known == 0) return NULL;
-      dims_of(rt, d, &r);
-      d[unknown] = xt->num_elements / known;
-      return refine_value(R, op, &op->results[0], r, d);
-    }
-    case CJ_OP_TRANSPOSE:
-      if (!xr || !cj_op_get_i64s(op, "permutation", a, MAXR, &n) || n != xt->rank) return NULL;
-      for (int64_t i = 0; i < n; i++) d[i] = a[i] >= 0 && a[i] < xt->rank ? xt->dims[a[i]] : CJ_DYN;
-      return refine_value(R, op, &op->results[0], (int32_t)n, d);
-    case CJ_OP_REVERSE:
-    case CJ_OP_DYNAMIC_UPDATE_SLICE:
-    case CJ_OP_SELECT_AND_SCATTER:
-    case CJ_OP_CHOLESKY:
-      return xr ? refine_like(R, op, &op->results[0], xt) : NULL;
-    case CJ_OP_TRIANGULAR_SOLVE:
-      return op->nopnds > 1 && ranked(op->operands[1])
-                 ? refine_like(R, op, &op->results[0], op->operands[1]->type)
-                 : NULL;
-    case CJ_OP_SORT:
-    case CJ_OP_OPTIMIZATION_BARRIER:
-    case CJ_OP_SCATTER: {
-      uint32_t k = op->kind == CJ_OP_SCATTER ? op->nresults : op->nopnds;
-      for (uint32_t i = 0; i < op->nresults && i < k; i++)
-        CJ_RETURN_IF_ERROR(refine_like(R, op, &op->results[i], op->operands[i]->type));
-      return NULL;
-    }
-    case CJ_OP_MAP:
-      return xr ? refine_like(R, op, &op->results[0], xt) : NULL;
-    case CJ_OP_SLICE:
-      if (!xr || !cj_op_get_i64s(op, "start_indices", a, MAXR, &n) ||
-          !cj_op_get_i64s(op, "limit_indices", b, MAXR, &n2) ||
-          !cj_op_get_i64s(op, "strides", c, MAXR, &n3) || n != xt->rank || n2 != n || n3 != n)
-        return NULL;
-      for (int64_t i = 0; i < n; i++) d[i] = c[i] > 0 ? (b[i] - a[i] + c[i] - 1) / c[i] : CJ_DYN;
-      return refine_value(R, op, &op->results[0], (int32_t)n, d);
-    case CJ_OP_REAL_DYNAMIC_SLICE:
-      if (!xr) return NULL;
-      if (rds_sizes(R, op, a, &n) && n == xt->rank) return refine_value(R, op, &op->results[0], (int32_t)n, a);
-      if (!shape_operand(R, op->operands[1], a, MAXR, &n) ||
-          !shape_operand(R, op->operands[2], b, MAXR, &n2) ||
-          !shape_operand(R, op->operands[3], c, MAXR, &n3) || n != xt->rank || n2 != n || n3 != n)
-        return NULL;
-      for (int64_t i = 0; i < n; i++) d[i] = c[i] > 0 ? (b[i] - a[i] + c[i] - 1) / c[i] : CJ_DYN;
-      return refine_value(R, op, &op->results[0], (int32_t)n, d);
-    case CJ_OP_DYNAMIC_SLICE:
-      if (!xr || !cj_op_get_i64s(op, "slice_sizes", a, MAXR, &n) || n != xt->rank) return NULL;
-      return refine_value(R, op, &op->results[0], (int32_t)n, a);
-    case CJ_OP_CONCATENATE: {
-      int64_t dim;
-      if (!xr || !cj_op_get_i64(op, "dimension", &dim) || dim < 0 || dim >= xt->rank) return NULL;
-      dims_of(xt, d, &r);
-      d[dim] = 0;
-      for (uint32_t i = 0; i < op->nopnds; i++) {
-        const cj_type *t = op->operands[i]->type;
-        if (!ranked(op->operands[i]) || t->rank != r) return NULL;
-        for (int32_t k = 0; k < r; k++)
-          if (k != dim && d[k] < 0) d[k] = t->dims[k];
-        d[dim] = (d[dim] < 0 || t->dims[dim] < 0) ? CJ_DYN : d[dim] + t->dims[dim];
-      }
-      return refine_value(R, op, &op->results[0], r, d);
-    }
-    case CJ_OP_PAD:
-    case CJ_OP_DYNAMIC_PAD: {
-      if (!xr) return NULL;
-      if (op->kind == CJ_OP_PAD) {
-        if (!cj_op_get_i64s(op, "edge_padding_low", a, MAXR, &n) ||
-            !cj_op_get_i64s(op, "edge_padding_high", b, MAXR, &n2) ||
-            !cj_op_get_i64s(op, "interior_padding", c, MAXR, &n3))
-          return NULL;
-      } else if (!shape_operand(R, op->operands[2], a, MAXR, &n) ||
-                 !shape_operand(R, op->operands[3], b, MAXR, &n2) ||
-                 !shape_operand(R, op->operands[4], c, MAXR, &n3)) {
-        return NULL;
-      }
-      if (n != xt->rank || n2 != n || n3 != n) return NULL;
-      for (int64_t i = 0; i < n; i++) {
-        int64_t s = xt->dims[i];
-        d[i] = s < 0 ? CJ_DYN : a[i] + b[i] + s + (s > 0 ? (s - 1) * c[i] : 0);
-      }
-      return refine_value(R, op, &op->results[0], (int32_t)n, d);
-    }
-    case CJ_OP_REDUCE: {
-      if (!cj_op_get_i64s(op, "dimensions", a, MAXR, &n)) return NULL;
-      for (uint32_t i = 0; i < op->nresults && i < op->nopnds; i++) {
-        const cj_type *t = op->operands[i]->type;
-        if (!ranked(op->operands[i])) continue;
-        r = 0;
-        for (int32_t k = 0; k < t->rank; k++) {
-          bool red = false;
-          for (int64_t j = 0; j < n; j++) red |= a[j] == k;
-          if (!red) d[r++] = t->dims[k];
-        }
-        CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[i], r, d));
-      }
-      return NULL;
-    }
-    case CJ_OP_REDUCE_WINDOW:
-      return infer_reduce_window(R, op);
-    case CJ_OP_DOT_GENERAL:
-    case CJ_OP_DOT:
-      return infer_dot_general(R, op);
-    case CJ_OP_CONVOLUTION:
-      return infer_conv(R, op, NULL);
-    case CJ_OP_DYNAMIC_CONV: {
-      if (!ranked(op->operands[0])) return NULL;
-      int32_t ns = op->operands[0]->type->rank - 2;
-      int64_t p[2 * MAXR];
-      if (ns < 0 || !shape_operand(R, op->operands[2], p, 2 * MAXR, &n) || n != 2 * ns) return NULL;
-      return infer_conv(R, op, p);
-    }
-    case CJ_OP_GATHER:
-      return infer_gather(R, op, NULL, 0);
-    case CJ_OP_DYNAMIC_GATHER:
-      if (!shape_operand(R, op->operands[2], a, MAXR, &n)) return NULL;
-      return infer_gather(R, op, a, n);
-    case CJ_OP_CHLO_TOP_K: {
-      int64_t k;
-      if (!xr || xt->rank < 1 || !cj_op_get_i64(op, "k", &k)) return NULL;
-      dims_of(xt, d, &r);
-      d[r - 1] = k;
-      for (uint32_t i = 0; i < op->nresults; i++) CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[i], r, d));
-      return NULL;
-    }
-    case CJ_OP_SET_DIMENSION_SIZE:
-      return xr ? refine_like(R, op, &op->results[0], xt) : NULL;
-    case CJ_OP_GET_TUPLE_ELEMENT: {
-      int64_t idx;
-      if (!xt || xt->kind != CJ_TYPE_TUPLE || !cj_op_get_i64(op, "index", &idx) || idx < 0 ||
-          idx >= xt->rank)
-        return NULL;
-      op->results[0].type = xt->members[idx];
-      return NULL;
-    }
-    case CJ_OP_TUPLE: {
-      const cj_type *mem[64];
-      if (op->nopnds > 64) return NULL;
-      for (uint32_t i = 0; i < op->nopnds; i++) mem[i] = op->operands[i]->type;
-      const cj_type *t = cj_type_tuple(R->m, (int32_t)op->nopnds, mem);
-      if (!t) return cj_oom();
-      op->results[0].type = t;
-      return NULL;
-    }
-    case CJ_OP_CUSTOM_CALL: {
-      /* indices_of_shape_operands: result i has the shape operand idx[i] holds */
-      const cj_attr *ia = cj_op_attr(op, "indices_of_shape_operands");
-      int64_t idx[64], ni = 0;
-      if (!ia || !cj_attr_get_i64s(ia, idx, 64, &ni) || ni != op->nresults) return NULL;
-      for (int64_t i = 0; i < ni; i++) {
-        if (idx[i] < 0 || idx[i] >= op->nopnds) return NULL;
-        if (!shape_operand(R, op->operands[idx[i]], d, MAXR, &n)) continue;
-        CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[i], (int32_t)n, d));
-      }
-      return NULL;
-    }
-    default:
-      return NULL;
+  if (lt->rank == 2) d[r++] = lt->dims[0];
+  if (rt->rank == 2) d[r++] = rt->dims[1];
+  return refine_value(R, op, &op->results[0], r, d);
+}
+
+static cj_status inf_bitcast_convert(rf *R, cj_op *op) {
+  cj_value *x = op->nopnds ? op->operands[0] : NULL;
+  if (!x || !ranked(x)) return NULL;
+  const cj_type *xt = x->type, *rt = op->results[0].type;
+  int64_t d[MAXR];
+  int32_t r = 0;
+  int ib = cj_dtype_bits(xt->dtype), ob = cj_dtype_bits(rt->dtype);
+  dims_of(xt, d, &r);
+  if (ib == ob) return refine_value(R, op, &op->results[0], r, d);
+  if (ib > ob) {
+    if (r >= MAXR) return NULL;
+    d[r++] = ib / ob;
+    return refine_value(R, op, &op->results[0], r, d);
   }
+  if (r < 1) return NULL;
+  return refine_value(R, op, &op->results[0], r - 1, d);
+}
+
+static cj_status inf_broadcast_in_dim(rf *R, cj_op *op) {
+  cj_value *x = op->nopnds ? op->operands[0] : NULL;
+  const cj_type *rt = op->results[0].type;
+  int64_t d[MAXR], a[MAXR], n = 0;
+  if (!x || !ranked(x) || rt->kind != CJ_TYPE_TENSOR) return NULL;
+  const cj_type *xt = x->type;
+  if (!cj_op_get_i64s(op, "broadcast_dimensions", a, MAXR, &n) || n != xt->rank) return NULL;
+  for (int32_t k = 0; k < rt->rank; k++) d[k] = CJ_DYN;
+  for (int64_t i = 0; i < n; i++)
+    if (a[i] >= 0 && a[i] < rt->rank && xt->dims[i] >= 0 && xt->dims[i] != 1) d[a[i]] = xt->dims[i];
+  return refine_value(R, op, &op->results[0], rt->rank, d);
+}
+
+/* the result shape is the value of shape operand i */
+static cj_status inf_shape_operand(rf *R, cj_op *op, uint32_t i) {
+  int64_t d[MAXR], n = 0;
+  if (!shape_operand(R, op->operands[i], d, MAXR, &n)) return NULL;
+  return refine_value(R, op, &op->results[0], (int32_t)n, d);
+}
+static cj_status inf_shape_operand0(rf *R, cj_op *op) { return inf_shape_operand(R, op, 0); }
+static cj_status inf_shape_operand1(rf *R, cj_op *op) { return inf_shape_operand(R, op, 1); }
+
+static cj_status inf_reshape(rf *R, cj_op *op) {
+  const cj_type *xt = op->nopnds ? op->operands[0]->type : NULL, *rt = op->results[0].type;
+  if (!cj_type_is_static(xt) || rt->kind != CJ_TYPE_TENSOR) return NULL;
+  int64_t known = 1, d[MAXR];
+  int32_t r = 0;
+  int unknown = -1, nunk = 0;
+  for (int32_t k = 0; k < rt->rank; k++) {
+    if (rt->dims[k] < 0) {
+      unknown = k;
+      nunk++;
+    } else {
+      known *= rt->dims[k];
+    }
+  }
+  if (nunk != 1 || known == 0) return NULL;
+  dims_of(rt, d, &r);
+  d[unknown] = xt->num_elements / known;
+  return refine_value(R, op, &op->results[0], r, d);
+}
+
+static cj_status inf_transpose(rf *R, cj_op *op) {
+  cj_value *x = op->nopnds ? op->operands[0] : NULL;
+  int64_t d[MAXR], a[MAXR], n = 0;
+  if (!x || !ranked(x) || !cj_op_get_i64s(op, "permutation", a, MAXR, &n) || n != x->type->rank)
+    return NULL;
+  const cj_type *xt = x->type;
+  for (int64_t i = 0; i < n; i++) d[i] = a[i] >= 0 && a[i] < xt->rank ? xt->dims[a[i]] : CJ_DYN;
+  return refine_value(R, op, &op->results[0], (int32_t)n, d);
+}
+
+/* result 0 has operand i's shape */
+static cj_status inf_like_operand0(rf *R, cj_op *op) {
+  return op->nopnds && ranked(op->operands[0])
+             ? refine_like(R, op, &op->results[0], op->operands[0]->type)
+             : NULL;
+}
+static cj_status inf_like_operand1(rf *R, cj_op *op) {
+  return op->nopnds > 1 && ranked(op->operands[1])
+             ? refine_like(R, op, &op->results[0], op->operands[1]->type)
+             : NULL;
+}
+
+/* result i has operand i's shape, for the first k results */
+static cj_status inf_like_first(rf *R, cj_op *op, uint32_t k) {
+  for (uint32_t i = 0; i < op->nresults && i < k; i++)
+    CJ_RETURN_IF_ERROR(refine_like(R, op, &op->results[i], op->operands[i]->type));
+  return NULL;
+}
+static cj_status inf_like_operands(rf *R, cj_op *op) { return inf_like_first(R, op, op->nopnds); }
+static cj_status inf_scatter(rf *R, cj_op *op) { return inf_like_first(R, op, op->nresults); }
+
+static cj_status inf_slice(rf *R, cj_op *op) {
+  cj_value *x = op->nopnds ? op->operands[0] : NULL;
+  int64_t d[MAXR], a[MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
+  if (!x || !ranked(x) || !cj_op_get_i64s(op, "start_indices", a, MAXR, &n) ||
+      !cj_op_get_i64s(op, "limit_indices", b, MAXR, &n2) ||
+      !cj_op_get_i64s(op, "strides", c, MAXR, &n3) || n != x->type->rank || n2 != n || n3 != n)
+    return NULL;
+  for (int64_t i = 0; i < n; i++) d[i] = c[i] > 0 ? (b[i] - a[i] + c[i] - 1) / c[i] : CJ_DYN;
+  return refine_value(R, op, &op->results[0], (int32_t)n, d);
+}
+
+static cj_status inf_real_dynamic_slice(rf *R, cj_op *op) {
+  cj_value *x = op->nopnds ? op->operands[0] : NULL;
+  int64_t d[MAXR], a[MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
+  if (!x || !ranked(x)) return NULL;
+  const cj_type *xt = x->type;
+  if (rds_sizes(R, op, a, &n) && n == xt->rank) return refine_value(R, op, &op->results[0], (int32_t)n, a);
+  if (!shape_operand(R, op->operands[1], a, MAXR, &n) ||
+      !shape_operand(R, op->operands[2], b, MAXR, &n2) ||
+      !shape_operand(R, op->operands[3], c, MAXR, &n3) || n != xt->rank || n2 != n || n3 != n)
+    return NULL;
+  for (int64_t i = 0; i < n; i++) d[i] = c[i] > 0 ? (b[i] - a[i] + c[i] - 1) / c[i] : CJ_DYN;
+  return refine_value(R, op, &op->results[0], (int32_t)n, d);
+}
+
+static cj_status inf_dynamic_slice(rf *R, cj_op *op) {
+  cj_value *x = op->nopnds ? op->operands[0] : NULL;
+  int64_t a[MAXR], n = 0;
+  if (!x || !ranked(x) || !cj_op_get_i64s(op, "slice_sizes", a, MAXR, &n) || n != x->type->rank)
+    return NULL;
+  return refine_value(R, op, &op->results[0], (int32_t)n, a);
+}
+
+static cj_status inf_concatenate(rf *R, cj_op *op) {
+  cj_value *x = op->nopnds ? op->operands[0] : NULL;
+  int64_t dim, d[MAXR];
+  int32_t r = 0;
+  if (!x || !ranked(x) || !cj_op_get_i64(op, "dimension", &dim) || dim < 0 || dim >= x->type->rank)
+    return NULL;
+  dims_of(x->type, d, &r);
+  d[dim] = 0;
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    const cj_type *t = op->operands[i]->type;
+    if (!ranked(op->operands[i]) || t->rank != r) return NULL;
+    for (int32_t k = 0; k < r; k++)
+      if (k != dim && d[k] < 0) d[k] = t->dims[k];
+    d[dim] = (d[dim] < 0 || t->dims[dim] < 0) ? CJ_DYN : d[dim] + t->dims[dim];
+  }
+  return refine_value(R, op, &op->results[0], r, d);
+}
+
+/* pad and dynamic_pad: low a, high b, interior c */
+static cj_status pad_result(rf *R, cj_op *op, const int64_t *a, int64_t n, const int64_t *b,
+                            int64_t n2, const int64_t *c, int64_t n3) {
+  const cj_type *xt = op->operands[0]->type;
+  int64_t d[MAXR];
+  if (n != xt->rank || n2 != n || n3 != n) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t s = xt->dims[i];
+    d[i] = s < 0 ? CJ_DYN : a[i] + b[i] + s + (s > 0 ? (s - 1) * c[i] : 0);
+  }
+  return refine_value(R, op, &op->results[0], (int32_t)n, d);
+}
+
+static cj_status inf_pad(rf *R, cj_op *op) {
+  int64_t a[MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
+  if (!op->nopnds || !ranked(op->operands[0])) return NULL;
+  if (!cj_op_get_i64s(op, "edge_padding_low", a, MAXR, &n) ||
+      !cj_op_get_i64s(op, "edge_padding_high", b, MAXR, &n2) ||
+      !cj_op_get_i64s(op, "interior_padding", c, MAXR, &n3))
+    return NULL;
+  return pad_result(R, op, a, n, b, n2, c, n3);
+}
+
+static cj_status inf_dynamic_pad(rf *R, cj_op *op) {
+  int64_t a[MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
+  if (!op->nopnds || !ranked(op->operands[0])) return NULL;
+  if (!shape_operand(R, op->operands[2], a, MAXR, &n) ||
+      !shape_operand(R, op->operands[3], b, MAXR, &n2) ||
+      !shape_operand(R, op->operands[4], c, MAXR, &n3))
+    return NULL;
+  return pad_result(R, op, a, n, b, n2, c, n3);
+}
+
+static cj_status inf_reduce(rf *R, cj_op *op) {
+  int64_t a[MAXR], d[MAXR], n = 0;
+  if (!cj_op_get_i64s(op, "dimensions", a, MAXR, &n)) return NULL;
+  for (uint32_t i = 0; i < op->nresults && i < op->nopnds; i++) {
+    const cj_type *t = op->operands[i]->type;
+    if (!ranked(op->operands[i])) continue;
+    int32_t r = 0;
+    for (int32_t k = 0; k < t->rank; k++) {
+      bool red = false;
+      for (int64_t j = 0; j < n; j++) red |= a[j] == k;
+      if (!red) d[r++] = t->dims[k];
+    }
+    CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[i], r, d));
+  }
+  return NULL;
+}
+
+static cj_status inf_convolution(rf *R, cj_op *op) { return infer_conv(R, op, NULL); }
+
+static cj_status inf_dynamic_conv(rf *R, cj_op *op) {
+  if (!ranked(op->operands[0])) return NULL;
+  int32_t ns = op->operands[0]->type->rank - 2;
+  int64_t p[2 * MAXR], n = 0;
+  if (ns < 0 || !shape_operand(R, op->operands[2], p, 2 * MAXR, &n) || n != 2 * ns) return NULL;
+  return infer_conv(R, op, p);
+}
+
+static cj_status inf_gather(rf *R, cj_op *op) { return infer_gather(R, op, NULL, 0); }
+
+static cj_status inf_dynamic_gather(rf *R, cj_op *op) {
+  int64_t a[MAXR], n = 0;
+  if (!shape_operand(R, op->operands[2], a, MAXR, &n)) return NULL;
+  return infer_gather(R, op, a, n);
+}
+
+static cj_status inf_top_k(rf *R, cj_op *op) {
+  cj_value *x = op->nopnds ? op->operands[0] : NULL;
+  int64_t k, d[MAXR];
+  int32_t r = 0;
+  if (!x || !ranked(x) || x->type->rank < 1 || !cj_op_get_i64(op, "k", &k)) return NULL;
+  dims_of(x->type, d, &r);
+  d[r - 1] = k;
+  for (uint32_t i = 0; i < op->nresults; i++) CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[i], r, d));
+  return NULL;
+}
+
+static cj_status inf_get_tuple_element(rf *R, cj_op *op) {
+  const cj_type *xt = op->nopnds ? op->operands[0]->type : NULL;
+  int64_t idx;
+  if (!xt || xt->kind != CJ_TYPE_TUPLE || !cj_op_get_i64(op, "index", &idx) || idx < 0 ||
+      idx >= xt->rank)
+    return NULL;
+  op->results[0].type = xt->members[idx];
+  return NULL;
+}
+
+static cj_status inf_tuple(rf *R, cj_op *op) {
+  const cj_type *mem[64];
+  if (op->nopnds > 64) return NULL;
+  for (uint32_t i = 0; i < op->nopnds; i++) mem[i] = op->operands[i]->type;
+  const cj_type *t = cj_type_tuple(R->m, (int32_t)op->nopnds, mem);
+  if (!t) return cj_oom();
+  op->results[0].type = t;
+  return NULL;
+}
+
+static cj_status inf_custom_call(rf *R, cj_op *op) {
+  /* indices_of_shape_operands: result i has the shape operand idx[i] holds */
+  const cj_attr *ia = cj_op_attr(op, "indices_of_shape_operands");
+  int64_t idx[64], ni = 0, d[MAXR], n = 0;
+  if (!ia || !cj_attr_get_i64s(ia, idx, 64, &ni) || ni != op->nresults) return NULL;
+  for (int64_t i = 0; i < ni; i++) {
+    if (idx[i] < 0 || idx[i] >= op->nopnds) return NULL;
+    if (!shape_operand(R, op->operands[idx[i]], d, MAXR, &n)) continue;
+    CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[i], (int32_t)n, d));
+  }
+  return NULL;
+}
+
+static const inf_fn infer_fns[CJ_OP_COUNT] = {
+#define OPF(id, infer, canon, ev, ...) infer,
+#include "ir/opfacts.def"
+#undef OPF
+};
+
+/* Infers the result shapes of op from its operands (ops without regions of their own, or whose
+ * regions were refined already). Ops without a shape rule keep their declared types. */
+static cj_status infer(rf *R, cj_op *op) {
+  inf_fn fn = infer_fns[op->kind];
+  if (op->nresults == 0 || !fn) return NULL;
+  return fn(R, op);
 }
 
 /* ======================================================================== static forms */
@@ -967,260 +1073,305 @@ static cj_status make_constant_i(rf *R, cj_op *op, const int64_t *vals, int64_t 
   return NULL;
 }
 
+/* ---- the CANON column of opfacts.def: static forms ----
+ * A can_* function either replaces op itself (setting *replaced) or builds its static op *out,
+ * which canonicalize puts in op's place. */
+
+typedef cj_status (*can_fn)(rf *R, cj_op *op, cj_op **out, bool *replaced);
+#define can_none NULL
+
+static cj_status can_get_dimension_size(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+  const int64_t *v;
+  int64_t k;
+  if (!eval(R, &op->results[0], 0, &v, &k) || k != 1) return NULL;
+  int64_t val = v[0];
+  *replaced = true;
+  return make_constant_i(R, op, &val, 1);
+}
+
+static cj_status can_set_dimension_size(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+  int64_t a[2 * MAXR], n = 0;
+  int64_t dim;
+  const cj_type *xt = op->operands[0]->type;
+  if (!cj_op_get_i64(op, "dimension", &dim) || !ranked(op->operands[0]) || dim < 0 || dim >= xt->rank)
+    return NULL;
+  if (!shape_operand(R, op->operands[1], a, 1, &n) || n != 1 || xt->dims[dim] < 0) return NULL;
+  if (a[0] != xt->dims[dim])
+    return cj_op_error(op, CJ_UNIMPLEMENTED,
+                       "setting dimension %lld of size %lld to %lld (a padded dynamic "
+                       "dimension) is not supported",
+                       (long long)dim, (long long)xt->dims[dim], (long long)a[0]);
+  if (op->results[0].type != xt) {
+    CJ_RETURN_IF_ERROR(refine_like(R, op, &op->results[0], xt));
+    if (op->results[0].type != xt) return NULL;
+  }
+  cj_value *v = op->operands[0];
+  replace_op(R, op, &v);
+  *replaced = true;
+  return NULL;
+}
+
+static cj_status can_dynamic_broadcast_in_dim(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+  int64_t a[2 * MAXR], n = 0;
+  cj_op *o = NULL;
+  if (!all_static(op) || !cj_type_is_static(op->operands[0]->type)) return NULL;
+  o = new_op_like(R, op, CJ_OP_BROADCAST_IN_DIM, 1, op->operands, 1, 0);
+  if (!o) return cj_oom();
+  if (!cj_op_get_i64s(op, "broadcast_dimensions", a, MAXR, &n))
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing broadcast_dimensions");
+  CJ_RETURN_IF_ERROR(set_i64s(R, o, "broadcast_dimensions", n, a));
+  *out = o;
+  return NULL;
+}
+
+static cj_status can_dynamic_reshape(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+  cj_op *o = NULL;
+  if (!all_static(op) || !cj_type_is_static(op->operands[0]->type)) return NULL;
+  o = new_op_like(R, op, CJ_OP_RESHAPE, 1, op->operands, 1, 0);
+  if (!o) return cj_oom();
+  *out = o;
+  return NULL;
+}
+
+static cj_status can_dynamic_iota(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+  cj_op *o = NULL;
+  int64_t dim;
+  if (!all_static(op) || !cj_op_get_i64(op, "iota_dimension", &dim)) return NULL;
+  o = new_op_like(R, op, CJ_OP_IOTA, 0, NULL, 1, 0);
+  if (!o) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "iota_dimension", cj_attr_int(R->m, dim, NULL)));
+  *out = o;
+  return NULL;
+}
+
+static cj_status can_dynamic_pad(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+  int64_t a[2 * MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
+  cj_op *o = NULL;
+  if (!all_static(op) || !cj_type_is_static(op->operands[0]->type) ||
+      !shape_operand(R, op->operands[2], a, MAXR, &n) ||
+      !shape_operand(R, op->operands[3], b, MAXR, &n2) ||
+      !shape_operand(R, op->operands[4], c, MAXR, &n3))
+    return NULL;
+  o = new_op_like(R, op, CJ_OP_PAD, 2, op->operands, 1, 0);
+  if (!o) return cj_oom();
+  CJ_RETURN_IF_ERROR(set_i64s(R, o, "edge_padding_low", n, a));
+  CJ_RETURN_IF_ERROR(set_i64s(R, o, "edge_padding_high", n2, b));
+  CJ_RETURN_IF_ERROR(set_i64s(R, o, "interior_padding", n3, c));
+  *out = o;
+  return NULL;
+}
+
+static cj_status can_real_dynamic_slice(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+  int64_t a[2 * MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
+  cj_op *o = NULL;
+  if (all_static(op) && cj_type_is_static(op->operands[0]->type) &&
+      !shape_operand(R, op->operands[1], a, MAXR, &n) && rds_sizes(R, op, a, &n) &&
+      n == op->operands[0]->type->rank) {
+    /* start + constant sizes: a dynamic_slice at the (run-time) start */
+    cj_value *opnds[1 + MAXR];
+    opnds[0] = op->operands[0];
+    cj_value *start = op->operands[1];
+    const cj_type *et = start->type->elem;
+    int64_t one1[1] = {1};
+    const cj_type *t1 = cj_type_tensor(R->m, et, 1, one1, NULL, NULL);
+    const cj_type *t0 = cj_type_tensor(R->m, et, 0, NULL, NULL, NULL);
+    if (!t1 || !t0) return cj_oom();
+    for (int64_t i = 0; i < n; i++) {
+      cj_op *sl = cj_build_op(R->m, op, op, CJ_OP_SLICE, 1, &start, t1);
+      if (!sl) return cj_oom();
+      int64_t s0 = i, l0 = i + 1, one = 1;
+      CJ_RETURN_IF_ERROR(set_i64s(R, sl, "start_indices", 1, &s0));
+      CJ_RETURN_IF_ERROR(set_i64s(R, sl, "limit_indices", 1, &l0));
+      CJ_RETURN_IF_ERROR(set_i64s(R, sl, "strides", 1, &one));
+      cj_value *sv = &sl->results[0];
+      cj_op *rs = cj_build_op(R->m, op, op, CJ_OP_RESHAPE, 1, &sv, t0);
+      if (!rs) return cj_oom();
+      opnds[1 + i] = &rs->results[0];
+    }
+    o = new_op_like(R, op, CJ_OP_DYNAMIC_SLICE, (uint32_t)(1 + n), opnds, 1, 0);
+    if (!o) return cj_oom();
+    CJ_RETURN_IF_ERROR(set_i64s(R, o, "slice_sizes", n, a));
+    *out = o;
+    return NULL;
+  }
+  if (!all_static(op) || !cj_type_is_static(op->operands[0]->type) ||
+      !shape_operand(R, op->operands[1], a, MAXR, &n) ||
+      !shape_operand(R, op->operands[2], b, MAXR, &n2) ||
+      !shape_operand(R, op->operands[3], c, MAXR, &n3))
+    return NULL;
+  o = new_op_like(R, op, CJ_OP_SLICE, 1, op->operands, 1, 0);
+  if (!o) return cj_oom();
+  CJ_RETURN_IF_ERROR(set_i64s(R, o, "start_indices", n, a));
+  CJ_RETURN_IF_ERROR(set_i64s(R, o, "limit_indices", n2, b));
+  CJ_RETURN_IF_ERROR(set_i64s(R, o, "strides", n3, c));
+  *out = o;
+  return NULL;
+}
+
+static cj_status can_dynamic_gather(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+  int64_t a[2 * MAXR], n = 0;
+  cj_op *o = NULL;
+  if (!all_static(op) || !shape_operand(R, op->operands[2], a, MAXR, &n)) return NULL;
+  o = new_op_like(R, op, CJ_OP_GATHER, 2, op->operands, 1, 0);
+  if (!o) return cj_oom();
+  CJ_RETURN_IF_ERROR(copy_attrs(R, o, op, NULL));
+  CJ_RETURN_IF_ERROR(set_i64s(R, o, "slice_sizes", n, a));
+  *out = o;
+  return NULL;
+}
+
+static cj_status can_dynamic_conv(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+  int64_t a[2 * MAXR], n = 0;
+  cj_op *o = NULL;
+  if (!all_static(op) || !ranked(op->operands[0])) return NULL;
+  int32_t ns = op->operands[0]->type->rank - 2;
+  if (ns < 0 || !shape_operand(R, op->operands[2], a, 2 * MAXR, &n) || n != 2 * ns) return NULL;
+  o = new_op_like(R, op, CJ_OP_CONVOLUTION, 2, op->operands, 1, 0);
+  if (!o) return cj_oom();
+  CJ_RETURN_IF_ERROR(copy_attrs(R, o, op, NULL));
+  int64_t pd[2] = {ns, 2};
+  const cj_type *pt = cj_type_tensor_of(R->m, CJ_S64, 2, pd);
+  const cj_attr *pa = pt ? cj_attr_dense(R->m, pt, a, sizeof(int64_t) * (size_t)n, false) : NULL;
+  if (!pa) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "padding", pa));
+  *out = o;
+  return NULL;
+}
+
+static cj_status can_custom_call(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+  int64_t a[2 * MAXR], n = 0;
+  cj_op *o = NULL;
+  if (is_target(op, "shape_assertion")) {
+    const int64_t *v;
+    int64_t k;
+    if (op->nopnds >= 1 && eval(R, op->operands[0], 0, &v, &k) && k == 1 && v[0]) {
+      cj_block_remove(op->block, op);
+      *replaced = true;
+    }
+    return NULL;
+  }
+  if (is_target(op, "stablehlo.shape_refinement_operand_wrapper")) {
+    if (op->nopnds < 1 || op->nresults != 1) return NULL;
+    if (op->operands[0]->type != op->results[0].type) return NULL;
+    cj_value *v = op->operands[0];
+    replace_op(R, op, &v);
+    *replaced = true;
+    return NULL;
+  }
+  if (is_target(op, "stablehlo.dynamic_top_k")) {
+    if (op->nopnds != 2 || op->nresults != 2) return NULL;
+    if (!shape_operand(R, op->operands[1], a, 1, &n) || n != 1) return NULL;
+    const cj_type *xt = op->operands[0]->type;
+    if (!ranked(op->operands[0]) || xt->rank < 1) return NULL;
+    int64_t d[MAXR];
+    int32_t r;
+    dims_of(xt, d, &r);
+    d[r - 1] = a[0];
+    CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[0], r, d));
+    CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[1], r, d));
+    o = new_op_like(R, op, CJ_OP_CHLO_TOP_K, 1, op->operands, 2, 0);
+    if (!o) return cj_oom();
+    CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "k", cj_attr_int(R->m, a[0], NULL)));
+    *out = o;
+    return NULL;
+  }
+  if (is_target(op, "stablehlo.dynamic_rng_bit_generator")) {
+    if (op->nopnds != 2 || op->nresults != 2) return NULL;
+    if (!shape_operand(R, op->operands[1], a, MAXR, &n)) return NULL;
+    CJ_RETURN_IF_ERROR(refine_like(R, op, &op->results[0], op->operands[0]->type));
+    CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[1], (int32_t)n, a));
+    const cj_attr *alg = cj_op_attr(op, "rng_algorithm");
+    if (!alg) return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing rng_algorithm");
+    o = new_op_like(R, op, CJ_OP_RNG_BIT_GENERATOR, 1, op->operands, 2, 0);
+    if (!o) return cj_oom();
+    CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "rng_algorithm", alg));
+    *out = o;
+    return NULL;
+  }
+  if (is_target(op, "stablehlo.dynamic_reduce_window")) {
+    uint32_t nres = op->nresults;
+    if (nres == 0 || op->nopnds != 2 * nres + 5) return NULL;
+    int64_t wd[MAXR], ws[MAXR], bd[MAXR], wdl[MAXR], pad[2 * MAXR], k1, k2, k3, k4, k5;
+    uint32_t base = 2 * nres;
+    if (!shape_operand(R, op->operands[base], wd, MAXR, &k1) ||
+        !shape_operand(R, op->operands[base + 1], ws, MAXR, &k2) ||
+        !shape_operand(R, op->operands[base + 2], bd, MAXR, &k3) ||
+        !shape_operand(R, op->operands[base + 3], wdl, MAXR, &k4) ||
+        !shape_operand(R, op->operands[base + 4], pad, 2 * MAXR, &k5))
+      return NULL;
+    const cj_attr *cc = cj_op_attr(op, "called_computations");
+    if (!cc || cc->kind != CJ_ATTR_ARRAY || cc->arr.n != 1 || cc->arr.items[0]->kind != CJ_ATTR_SYMREF)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "expects one called computation (the body)");
+    cj_op *fn = cj_module_lookup_symbol(R->m, cc->arr.items[0]->sym.root);
+    cj_block *fb = fn ? cj_func_body(fn) : NULL;
+    if (!fb) return cj_op_error(op, CJ_INVALID_ARGUMENT, "the body function is missing");
+    o = new_op_like(R, op, CJ_OP_REDUCE_WINDOW, base, op->operands, nres, 1);
+    if (!o) return cj_oom();
+    CJ_RETURN_IF_ERROR(set_i64s(R, o, "window_dimensions", k1, wd));
+    CJ_RETURN_IF_ERROR(set_i64s(R, o, "window_strides", k2, ws));
+    CJ_RETURN_IF_ERROR(set_i64s(R, o, "base_dilations", k3, bd));
+    CJ_RETURN_IF_ERROR(set_i64s(R, o, "window_dilations", k4, wdl));
+    int64_t pd[2] = {k5 / 2, 2};
+    const cj_type *pt = cj_type_tensor_of(R->m, CJ_S64, 2, pd);
+    const cj_attr *pa = pt ? cj_attr_dense(R->m, pt, pad, sizeof(int64_t) * (size_t)k5, false) : NULL;
+    if (!pa) return cj_oom();
+    CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "padding", pa));
+    /* the body: a copy of the function's block, its func.return turned into stablehlo.return */
+    const cj_type *at[64];
+    if (fb->nargs > 64) return cj_op_error(op, CJ_UNIMPLEMENTED, "too many body arguments");
+    for (uint32_t i = 0; i < fb->nargs; i++) at[i] = fb->args[i].type;
+    cj_block *nb = cj_region_add_block(R->m, &o->regions[0], fb->nargs, at);
+    if (!nb) return cj_oom();
+    cj_value *from[256], *to[256];
+    uint32_t nm = 0;
+    for (uint32_t i = 0; i < fb->nargs && nm < 256; i++) {
+      from[nm] = &fb->args[i];
+      to[nm++] = &nb->args[i];
+    }
+    for (cj_op *fo = fb->first; fo; fo = fo->next) {
+      if (fo->kind == CJ_OP_FUNC_RETURN) {
+        cj_op *ret = cj_op_create(R->m, CJ_OP_RETURN, NULL, fo->nopnds, 0, 0);
+        if (!ret) return cj_oom();
+        for (uint32_t i = 0; i < fo->nopnds; i++) {
+          cj_value *v = fo->operands[i];
+          for (uint32_t k = 0; k < nm; k++)
+            if (from[k] == v) v = to[k];
+          ret->operands[i] = v;
+        }
+        cj_block_append(nb, ret);
+        break;
+      }
+      cj_op *cl = cj_op_clone(R->m, fo, nm, from, to);
+      if (!cl) return cj_oom();
+      cj_block_append(nb, cl);
+      for (uint32_t i = 0; i < fo->nresults && nm < 256; i++) {
+        from[nm] = &fo->results[i];
+        to[nm++] = &cl->results[i];
+      }
+    }
+    CJ_RETURN_IF_ERROR(infer_reduce_window(R, o));
+    *out = o;
+    return NULL;
+  }
+  return NULL;
+}
+
+static const can_fn canon_fns[CJ_OP_COUNT] = {
+#define OPF(id, infer, canon, ...) canon,
+#include "ir/opfacts.def"
+#undef OPF
+};
+
 /* Replaces dynamic ops whose shape operands are known by their static forms. *replaced is set
  * when op was removed. */
 static cj_status canonicalize(rf *R, cj_op *op, bool *replaced) {
   *replaced = false;
-  int64_t a[2 * MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
+  can_fn fn = canon_fns[op->kind];
   cj_op *o = NULL;
-  switch (op->kind) {
-    case CJ_OP_GET_DIMENSION_SIZE: {
-      const int64_t *v;
-      int64_t k;
-      if (!eval(R, &op->results[0], 0, &v, &k) || k != 1) return NULL;
-      int64_t val = v[0];
-      *replaced = true;
-      return make_constant_i(R, op, &val, 1);
-    }
-    case CJ_OP_SET_DIMENSION_SIZE: {
-      int64_t dim;
-      const cj_type *xt = op->operands[0]->type;
-      if (!cj_op_get_i64(op, "dimension", &dim) || !ranked(op->operands[0]) || dim < 0 || dim >= xt->rank)
-        return NULL;
-      if (!shape_operand(R, op->operands[1], a, 1, &n) || n != 1 || xt->dims[dim] < 0) return NULL;
-      if (a[0] != xt->dims[dim])
-        return cj_op_error(op, CJ_UNIMPLEMENTED,
-                           "setting dimension %lld of size %lld to %lld (a padded dynamic "
-                           "dimension) is not supported",
-                           (long long)dim, (long long)xt->dims[dim], (long long)a[0]);
-      if (op->results[0].type != xt) {
-        CJ_RETURN_IF_ERROR(refine_like(R, op, &op->results[0], xt));
-        if (op->results[0].type != xt) return NULL;
-      }
-      cj_value *v = op->operands[0];
-      replace_op(R, op, &v);
-      *replaced = true;
-      return NULL;
-    }
-    case CJ_OP_DYNAMIC_BROADCAST_IN_DIM:
-      if (!all_static(op) || !cj_type_is_static(op->operands[0]->type)) return NULL;
-      o = new_op_like(R, op, CJ_OP_BROADCAST_IN_DIM, 1, op->operands, 1, 0);
-      if (!o) return cj_oom();
-      if (!cj_op_get_i64s(op, "broadcast_dimensions", a, MAXR, &n))
-        return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing broadcast_dimensions");
-      CJ_RETURN_IF_ERROR(set_i64s(R, o, "broadcast_dimensions", n, a));
-      break;
-    case CJ_OP_DYNAMIC_RESHAPE:
-      if (!all_static(op) || !cj_type_is_static(op->operands[0]->type)) return NULL;
-      o = new_op_like(R, op, CJ_OP_RESHAPE, 1, op->operands, 1, 0);
-      if (!o) return cj_oom();
-      break;
-    case CJ_OP_DYNAMIC_IOTA: {
-      int64_t dim;
-      if (!all_static(op) || !cj_op_get_i64(op, "iota_dimension", &dim)) return NULL;
-      o = new_op_like(R, op, CJ_OP_IOTA, 0, NULL, 1, 0);
-      if (!o) return cj_oom();
-      CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "iota_dimension", cj_attr_int(R->m, dim, NULL)));
-      break;
-    }
-    case CJ_OP_DYNAMIC_PAD:
-      if (!all_static(op) || !cj_type_is_static(op->operands[0]->type) ||
-          !shape_operand(R, op->operands[2], a, MAXR, &n) ||
-          !shape_operand(R, op->operands[3], b, MAXR, &n2) ||
-          !shape_operand(R, op->operands[4], c, MAXR, &n3))
-        return NULL;
-      o = new_op_like(R, op, CJ_OP_PAD, 2, op->operands, 1, 0);
-      if (!o) return cj_oom();
-      CJ_RETURN_IF_ERROR(set_i64s(R, o, "edge_padding_low", n, a));
-      CJ_RETURN_IF_ERROR(set_i64s(R, o, "edge_padding_high", n2, b));
-      CJ_RETURN_IF_ERROR(set_i64s(R, o, "interior_padding", n3, c));
-      break;
-    case CJ_OP_REAL_DYNAMIC_SLICE:
-      if (all_static(op) && cj_type_is_static(op->operands[0]->type) &&
-          !shape_operand(R, op->operands[1], a, MAXR, &n) && rds_sizes(R, op, a, &n) &&
-          n == op->operands[0]->type->rank) {
-        /* start + constant sizes: a dynamic_slice at the (run-time) start */
-        cj_value *opnds[1 + MAXR];
-        opnds[0] = op->operands[0];
-        cj_value *start = op->operands[1];
-        const cj_type *et = start->type->elem;
-        int64_t one1[1] = {1};
-        const cj_type *t1 = cj_type_tensor(R->m, et, 1, one1, NULL, NULL);
-        const cj_type *t0 = cj_type_tensor(R->m, et, 0, NULL, NULL, NULL);
-        if (!t1 || !t0) return cj_oom();
-        for (int64_t i = 0; i < n; i++) {
-          cj_op *sl = cj_build_op(R->m, op, op, CJ_OP_SLICE, 1, &start, t1);
-          if (!sl) return cj_oom();
-          int64_t s0 = i, l0 = i + 1, one = 1;
-          CJ_RETURN_IF_ERROR(set_i64s(R, sl, "start_indices", 1, &s0));
-          CJ_RETURN_IF_ERROR(set_i64s(R, sl, "limit_indices", 1, &l0));
-          CJ_RETURN_IF_ERROR(set_i64s(R, sl, "strides", 1, &one));
-          cj_value *sv = &sl->results[0];
-          cj_op *rs = cj_build_op(R->m, op, op, CJ_OP_RESHAPE, 1, &sv, t0);
-          if (!rs) return cj_oom();
-          opnds[1 + i] = &rs->results[0];
-        }
-        o = new_op_like(R, op, CJ_OP_DYNAMIC_SLICE, (uint32_t)(1 + n), opnds, 1, 0);
-        if (!o) return cj_oom();
-        CJ_RETURN_IF_ERROR(set_i64s(R, o, "slice_sizes", n, a));
-        break;
-      }
-      if (!all_static(op) || !cj_type_is_static(op->operands[0]->type) ||
-          !shape_operand(R, op->operands[1], a, MAXR, &n) ||
-          !shape_operand(R, op->operands[2], b, MAXR, &n2) ||
-          !shape_operand(R, op->operands[3], c, MAXR, &n3))
-        return NULL;
-      o = new_op_like(R, op, CJ_OP_SLICE, 1, op->operands, 1, 0);
-      if (!o) return cj_oom();
-      CJ_RETURN_IF_ERROR(set_i64s(R, o, "start_indices", n, a));
-      CJ_RETURN_IF_ERROR(set_i64s(R, o, "limit_indices", n2, b));
-      CJ_RETURN_IF_ERROR(set_i64s(R, o, "strides", n3, c));
-      break;
-    case CJ_OP_DYNAMIC_GATHER: {
-      if (!all_static(op) || !shape_operand(R, op->operands[2], a, MAXR, &n)) return NULL;
-      o = new_op_like(R, op, CJ_OP_GATHER, 2, op->operands, 1, 0);
-      if (!o) return cj_oom();
-      CJ_RETURN_IF_ERROR(copy_attrs(R, o, op, NULL));
-      CJ_RETURN_IF_ERROR(set_i64s(R, o, "slice_sizes", n, a));
-      break;
-    }
-    case CJ_OP_DYNAMIC_CONV: {
-      if (!all_static(op) || !ranked(op->operands[0])) return NULL;
-      int32_t ns = op->operands[0]->type->rank - 2;
-      if (ns < 0 || !shape_operand(R, op->operands[2], a, 2 * MAXR, &n) || n != 2 * ns) return NULL;
-      o = new_op_like(R, op, CJ_OP_CONVOLUTION, 2, op->operands, 1, 0);
-      if (!o) return cj_oom();
-      CJ_RETURN_IF_ERROR(copy_attrs(R, o, op, NULL));
-      int64_t pd[2] = {ns, 2};
-      const cj_type *pt = cj_type_tensor_of(R->m, CJ_S64, 2, pd);
-      const cj_attr *pa = pt ? cj_attr_dense(R->m, pt, a, sizeof(int64_t) * (size_t)n, false) : NULL;
-      if (!pa) return cj_oom();
-      CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "padding", pa));
-      break;
-    }
-    case CJ_OP_CUSTOM_CALL: {
-      if (is_target(op, "shape_assertion")) {
-        const int64_t *v;
-        int64_t k;
-        if (op->nopnds >= 1 && eval(R, op->operands[0], 0, &v, &k) && k == 1 && v[0]) {
-          cj_block_remove(op->block, op);
-          *replaced = true;
-        }
-        return NULL;
-      }
-      if (is_target(op, "stablehlo.shape_refinement_operand_wrapper")) {
-        if (op->nopnds < 1 || op->nresults != 1) return NULL;
-        if (op->operands[0]->type != op->results[0].type) return NULL;
-        cj_value *v = op->operands[0];
-        replace_op(R, op, &v);
-        *replaced = true;
-        return NULL;
-      }
-      if (is_target(op, "stablehlo.dynamic_top_k")) {
-        if (op->nopnds != 2 || op->nresults != 2) return NULL;
-        if (!shape_operand(R, op->operands[1], a, 1, &n) || n != 1) return NULL;
-        const cj_type *xt = op->operands[0]->type;
-        if (!ranked(op->operands[0]) || xt->rank < 1) return NULL;
-        int64_t d[MAXR];
-        int32_t r;
-        dims_of(xt, d, &r);
-        d[r - 1] = a[0];
-        CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[0], r, d));
-        CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[1], r, d));
-        o = new_op_like(R, op, CJ_OP_CHLO_TOP_K, 1, op->operands, 2, 0);
-        if (!o) return cj_oom();
-        CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "k", cj_attr_int(R->m, a[0], NULL)));
-        break;
-      }
-      if (is_target(op, "stablehlo.dynamic_rng_bit_generator")) {
-        if (op->nopnds != 2 || op->nresults != 2) return NULL;
-        if (!shape_operand(R, op->operands[1], a, MAXR, &n)) return NULL;
-        CJ_RETURN_IF_ERROR(refine_like(R, op, &op->results[0], op->operands[0]->type));
-        CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[1], (int32_t)n, a));
-        const cj_attr *alg = cj_op_attr(op, "rng_algorithm");
-        if (!alg) return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing rng_algorithm");
-        o = new_op_like(R, op, CJ_OP_RNG_BIT_GENERATOR, 1, op->operands, 2, 0);
-        if (!o) return cj_oom();
-        CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "rng_algorithm", alg));
-        break;
-      }
-      if (is_target(op, "stablehlo.dynamic_reduce_window")) {
-        uint32_t nres = op->nresults;
-        if (nres == 0 || op->nopnds != 2 * nres + 5) return NULL;
-        int64_t wd[MAXR], ws[MAXR], bd[MAXR], wdl[MAXR], pad[2 * MAXR], k1, k2, k3, k4, k5;
-        uint32_t base = 2 * nres;
-        if (!shape_operand(R, op->operands[base], wd, MAXR, &k1) ||
-            !shape_operand(R, op->operands[base + 1], ws, MAXR, &k2) ||
-            !shape_operand(R, op->operands[base + 2], bd, MAXR, &k3) ||
-            !shape_operand(R, op->operands[base + 3], wdl, MAXR, &k4) ||
-            !shape_operand(R, op->operands[base + 4], pad, 2 * MAXR, &k5))
-          return NULL;
-        const cj_attr *cc = cj_op_attr(op, "called_computations");
-        if (!cc || cc->kind != CJ_ATTR_ARRAY || cc->arr.n != 1 || cc->arr.items[0]->kind != CJ_ATTR_SYMREF)
-          return cj_op_error(op, CJ_INVALID_ARGUMENT, "expects one called computation (the body)");
-        cj_op *fn = cj_module_lookup_symbol(R->m, cc->arr.items[0]->sym.root);
-        cj_block *fb = fn ? cj_func_body(fn) : NULL;
-        if (!fb) return cj_op_error(op, CJ_INVALID_ARGUMENT, "the body function is missing");
-        o = new_op_like(R, op, CJ_OP_REDUCE_WINDOW, base, op->operands, nres, 1);
-        if (!o) return cj_oom();
-        CJ_RETURN_IF_ERROR(set_i64s(R, o, "window_dimensions", k1, wd));
-        CJ_RETURN_IF_ERROR(set_i64s(R, o, "window_strides", k2, ws));
-        CJ_RETURN_IF_ERROR(set_i64s(R, o, "base_dilations", k3, bd));
-        CJ_RETURN_IF_ERROR(set_i64s(R, o, "window_dilations", k4, wdl));
-        int64_t pd[2] = {k5 / 2, 2};
-        const cj_type *pt = cj_type_tensor_of(R->m, CJ_S64, 2, pd);
-        const cj_attr *pa = pt ? cj_attr_dense(R->m, pt, pad, sizeof(int64_t) * (size_t)k5, false) : NULL;
-        if (!pa) return cj_oom();
-        CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "padding", pa));
-        /* the body: a copy of the function's block, its func.return turned into stablehlo.return */
-        const cj_type *at[64];
-        if (fb->nargs > 64) return cj_op_error(op, CJ_UNIMPLEMENTED, "too many body arguments");
-        for (uint32_t i = 0; i < fb->nargs; i++) at[i] = fb->args[i].type;
-        cj_block *nb = cj_region_add_block(R->m, &o->regions[0], fb->nargs, at);
-        if (!nb) return cj_oom();
-        cj_value *from[256], *to[256];
-        uint32_t nm = 0;
-        for (uint32_t i = 0; i < fb->nargs && nm < 256; i++) {
-          from[nm] = &fb->args[i];
-          to[nm++] = &nb->args[i];
-        }
-        for (cj_op *fo = fb->first; fo; fo = fo->next) {
-          if (fo->kind == CJ_OP_FUNC_RETURN) {
-            cj_op *ret = cj_op_create(R->m, CJ_OP_RETURN, NULL, fo->nopnds, 0, 0);
-            if (!ret) return cj_oom();
-            for (uint32_t i = 0; i < fo->nopnds; i++) {
-              cj_value *v = fo->operands[i];
-              for (uint32_t k = 0; k < nm; k++)
-                if (from[k] == v) v = to[k];
-              ret->operands[i] = v;
-            }
-            cj_block_append(nb, ret);
-            break;
-          }
-          cj_op *cl = cj_op_clone(R->m, fo, nm, from, to);
-          if (!cl) return cj_oom();
-          cj_block_append(nb, cl);
-          for (uint32_t i = 0; i < fo->nresults && nm < 256; i++) {
-            from[nm] = &fo->results[i];
-            to[nm++] = &cl->results[i];
-          }
-        }
-        CJ_RETURN_IF_ERROR(infer_reduce_window(R, o));
-        break;
-      }
-      return NULL;
-    }
-    default:
-      return NULL;
-  }
-  /* o replaces op */
-  if (op->kind == CJ_OP_DYNAMIC_IOTA || op->kind == CJ_OP_DYNAMIC_RESHAPE ||
-      op->kind == CJ_OP_DYNAMIC_BROADCAST_IN_DIM || op->kind == CJ_OP_DYNAMIC_PAD ||
-      op->kind == CJ_OP_REAL_DYNAMIC_SLICE || op->kind == CJ_OP_DYNAMIC_GATHER ||
-      op->kind == CJ_OP_DYNAMIC_CONV) {
-    /* the static op's result type is the refined one */
-    o->results[0].type = op->results[0].type;
-  }
+  if (!fn) return NULL;
+  CJ_RETURN_IF_ERROR(fn(R, op, &o, replaced));
+  if (!o) return NULL;
+  /* o replaces op; the static op's result types are the refined ones */
   for (uint32_t i = 0; i < op->nresults && i < o->nresults; i++) o->results[i].type = op->results[i].type;
   cj_value *vals[64];
   if (op->nresults > 64) return cj_op_error(op, CJ_UNIMPLEMENTED, "too many results");
@@ -1320,21 +1471,15 @@ static bool needs_refine(cj_block *b) {
   for (uint32_t i = 0; i < b->nargs; i++)
     if (b->args[i].type->kind == CJ_TYPE_TENSOR && !cj_type_is_static(b->args[i].type)) return true;
   for (cj_op *op = b->first; op; op = op->next) {
-    switch (op->kind) {
-      case CJ_OP_GET_DIMENSION_SIZE: case CJ_OP_SET_DIMENSION_SIZE:
-      case CJ_OP_DYNAMIC_BROADCAST_IN_DIM: case CJ_OP_DYNAMIC_RESHAPE: case CJ_OP_DYNAMIC_IOTA:
-      case CJ_OP_DYNAMIC_PAD: case CJ_OP_REAL_DYNAMIC_SLICE: case CJ_OP_DYNAMIC_GATHER:
-      case CJ_OP_DYNAMIC_CONV:
+    can_fn fn = canon_fns[op->kind];
+    if (fn == can_custom_call) {
+      if (is_target(op, "shape_assertion") || cj_op_attr(op, "indices_of_shape_operands") ||
+          is_target(op, "stablehlo.dynamic_top_k") ||
+          is_target(op, "stablehlo.dynamic_rng_bit_generator") ||
+          is_target(op, "stablehlo.dynamic_reduce_window"))
         return true;
-      case CJ_OP_CUSTOM_CALL:
-        if (is_target(op, "shape_assertion") || cj_op_attr(op, "indices_of_shape_operands") ||
-            is_target(op, "stablehlo.dynamic_top_k") ||
-            is_target(op, "stablehlo.dynamic_rng_bit_generator") ||
-            is_target(op, "stablehlo.dynamic_reduce_window"))
-          return true;
-        break;
-      default:
-        break;
+    } else if (fn) {
+      return true; /* a dynamic op with a static form */
     }
     for (uint32_t i = 0; i < op->nresults; i++) {
       const cj_type *t = op->results[i].type;

@@ -866,88 +866,130 @@ static cj_status local_sizes(state *S, cj_op *op, const char *name, const cj_typ
   return a ? cj_op_set_attr(S->m, op, name, a) : cj_oom();
 }
 
-static cj_status rule_passthrough(state *S, cj_op *op) {
-  int32_t rank = op->operands[0]->type->rank;
-  if (rank > 64) return run_whole(S, op, "rank over 64");
+/* Pass-through rules: the op keeps the split of the dims it does not act along (keep[d]); its
+ * first ndata operands are its data. */
+typedef struct pt {
+  int32_t rank;
   bool keep[64];
-  for (int d = 0; d < rank; d++) keep[d] = true;
-  int64_t g[64], a[64], b[64], c[64], n = 0, n2 = 0, n3 = 0, k = 0;
-  global_dims(S, op->operands[0], g);
-  uint32_t ndata = 1;
-  switch (op->kind) {
-    case CJ_OP_SLICE:
-      if (!cj_op_get_i64s(op, "start_indices", a, 64, &n) ||
-          !cj_op_get_i64s(op, "limit_indices", b, 64, &n2) ||
-          !cj_op_get_i64s(op, "strides", c, 64, &n3) || n != rank || n2 != rank || n3 != rank)
-        return run_whole(S, op, "unreadable slice");
-      for (int d = 0; d < rank; d++) keep[d] = a[d] == 0 && b[d] == g[d] && c[d] == 1;
-      break;
-    case CJ_OP_DYNAMIC_SLICE:
-      if (!cj_op_get_i64s(op, "slice_sizes", a, 64, &n) || n != rank)
-        return run_whole(S, op, "unreadable slice_sizes");
-      for (int d = 0; d < rank; d++) keep[d] = a[d] == g[d]; /* starts clamp to 0 */
-      break;
-    case CJ_OP_DYNAMIC_UPDATE_SLICE: { /* dims the update covers whole (its start clamps to 0) */
-      int64_t u[64];
-      if (op->nopnds < 2 || op->operands[1]->type->rank != rank) return run_whole(S, op, "bad update");
-      global_dims(S, op->operands[1], u);
-      for (int d = 0; d < rank; d++) keep[d] = u[d] == g[d];
-      ndata = 2;
-      break;
-    }
-    case CJ_OP_PAD:
-      if (!cj_op_get_i64s(op, "edge_padding_low", a, 64, &n) ||
-          !cj_op_get_i64s(op, "edge_padding_high", b, 64, &n2) ||
-          !cj_op_get_i64s(op, "interior_padding", c, 64, &n3) || n != rank || n2 != rank || n3 != rank)
-        return run_whole(S, op, "unreadable padding");
-      for (int d = 0; d < rank; d++) keep[d] = !a[d] && !b[d] && !c[d];
-      break;
-    case CJ_OP_REVERSE:
-      if (!cj_op_get_i64s(op, "dimensions", a, 64, &n)) return run_whole(S, op, "unreadable dimensions");
-      for (int64_t q = 0; q < n; q++)
-        if (a[q] >= 0 && a[q] < rank) keep[a[q]] = false;
-      break;
-    case CJ_OP_CONCATENATE:
-      if (!cj_op_get_i64(op, "dimension", &k) || k < 0 || k >= rank)
-        return run_whole(S, op, "unreadable dimension");
-      keep[k] = false;
-      ndata = op->nopnds;
-      break;
-    case CJ_OP_SORT:
-      if (!cj_op_get_i64(op, "dimension", &k)) k = -1;
-      if (k < 0) k += rank;
-      if (k < 0 || k >= rank) return run_whole(S, op, "unreadable dimension");
-      keep[k] = false;
-      ndata = op->nopnds;
-      break;
-    case CJ_OP_REDUCE_WINDOW: {
-      ndata = op->nopnds / 2;
-      if (!cj_op_get_i64s(op, "window_dimensions", a, 64, &n) || n != rank)
-        return run_whole(S, op, "unreadable window");
-      for (int d = 0; d < rank; d++) keep[d] = a[d] == 1;
-      const char *ones[3] = {"window_strides", "base_dilations", "window_dilations"};
-      for (int q = 0; q < 3; q++)
-        if (cj_op_get_i64s(op, ones[q], b, 64, &n2) && n2 == rank)
-          for (int d = 0; d < rank; d++) keep[d] &= b[d] == 1;
-      const cj_attr *pad = cj_op_attr(op, "padding");
-      int64_t pv[128], np = 0;
-      if (pad) {
-        if (!cj_attr_get_i64s(pad, pv, 128, &np) || np != 2 * rank)
-          return run_whole(S, op, "unreadable padding");
-        for (int d = 0; d < rank; d++) keep[d] &= !pv[2 * d] && !pv[2 * d + 1];
-      }
-      break;
-    }
-    default:
-      return run_whole(S, op, "no partitioning rule for this op");
-  }
-  bool split;
-  CJ_RETURN_IF_ERROR(passthrough(S, op, ndata, keep, &split));
-  if (!split) return NULL;
-  if (op->kind == CJ_OP_SLICE) return local_sizes(S, op, "limit_indices", op->results[0].type);
-  if (op->kind == CJ_OP_DYNAMIC_SLICE) return local_sizes(S, op, "slice_sizes", op->results[0].type);
-  return NULL;
+  int64_t g[64]; /* operand 0's global dims */
+  uint32_t ndata;
+} pt;
+
+static bool pt_begin(state *S, cj_op *op, pt *p) {
+  p->rank = op->operands[0]->type->rank;
+  if (p->rank > 64) return false;
+  for (int d = 0; d < p->rank; d++) p->keep[d] = true;
+  global_dims(S, op->operands[0], p->g);
+  p->ndata = 1;
+  return true;
 }
+
+/* local_attr: an array attribute of result sizes to make local where split (or NULL) */
+static cj_status pt_end(state *S, cj_op *op, pt *p, const char *local_attr) {
+  bool split;
+  CJ_RETURN_IF_ERROR(passthrough(S, op, p->ndata, p->keep, &split));
+  if (!split || !local_attr) return NULL;
+  return local_sizes(S, op, local_attr, op->results[0].type);
+}
+
+#define PT_BEGIN(p) \
+  pt p;             \
+  if (!pt_begin(S, op, &p)) return run_whole(S, op, "rank over 64")
+
+static cj_status rule_slice(state *S, cj_op *op) {
+  PT_BEGIN(p);
+  int64_t a[64], b[64], c[64], n = 0, n2 = 0, n3 = 0;
+  if (!cj_op_get_i64s(op, "start_indices", a, 64, &n) ||
+      !cj_op_get_i64s(op, "limit_indices", b, 64, &n2) ||
+      !cj_op_get_i64s(op, "strides", c, 64, &n3) || n != p.rank || n2 != p.rank || n3 != p.rank)
+    return run_whole(S, op, "unreadable slice");
+  for (int d = 0; d < p.rank; d++) p.keep[d] = a[d] == 0 && b[d] == p.g[d] && c[d] == 1;
+  return pt_end(S, op, &p, "limit_indices");
+}
+
+static cj_status rule_dynamic_slice(state *S, cj_op *op) {
+  PT_BEGIN(p);
+  int64_t a[64], n = 0;
+  if (!cj_op_get_i64s(op, "slice_sizes", a, 64, &n) || n != p.rank)
+    return run_whole(S, op, "unreadable slice_sizes");
+  for (int d = 0; d < p.rank; d++) p.keep[d] = a[d] == p.g[d]; /* starts clamp to 0 */
+  return pt_end(S, op, &p, "slice_sizes");
+}
+
+/* dims the update covers whole (its start clamps to 0) */
+static cj_status rule_dynamic_update_slice(state *S, cj_op *op) {
+  PT_BEGIN(p);
+  int64_t u[64];
+  if (op->nopnds < 2 || op->operands[1]->type->rank != p.rank) return run_whole(S, op, "bad update");
+  global_dims(S, op->operands[1], u);
+  for (int d = 0; d < p.rank; d++) p.keep[d] = u[d] == p.g[d];
+  p.ndata = 2;
+  return pt_end(S, op, &p, NULL);
+}
+
+static cj_status rule_pad(state *S, cj_op *op) {
+  PT_BEGIN(p);
+  int64_t a[64], b[64], c[64], n = 0, n2 = 0, n3 = 0;
+  if (!cj_op_get_i64s(op, "edge_padding_low", a, 64, &n) ||
+      !cj_op_get_i64s(op, "edge_padding_high", b, 64, &n2) ||
+      !cj_op_get_i64s(op, "interior_padding", c, 64, &n3) || n != p.rank || n2 != p.rank ||
+      n3 != p.rank)
+    return run_whole(S, op, "unreadable padding");
+  for (int d = 0; d < p.rank; d++) p.keep[d] = !a[d] && !b[d] && !c[d];
+  return pt_end(S, op, &p, NULL);
+}
+
+static cj_status rule_reverse(state *S, cj_op *op) {
+  PT_BEGIN(p);
+  int64_t a[64], n = 0;
+  if (!cj_op_get_i64s(op, "dimensions", a, 64, &n)) return run_whole(S, op, "unreadable dimensions");
+  for (int64_t q = 0; q < n; q++)
+    if (a[q] >= 0 && a[q] < p.rank) p.keep[a[q]] = false;
+  return pt_end(S, op, &p, NULL);
+}
+
+static cj_status rule_concatenate(state *S, cj_op *op) {
+  PT_BEGIN(p);
+  int64_t k = 0;
+  if (!cj_op_get_i64(op, "dimension", &k) || k < 0 || k >= p.rank)
+    return run_whole(S, op, "unreadable dimension");
+  p.keep[k] = false;
+  p.ndata = op->nopnds;
+  return pt_end(S, op, &p, NULL);
+}
+
+static cj_status rule_sort(state *S, cj_op *op) {
+  PT_BEGIN(p);
+  int64_t k = 0;
+  if (!cj_op_get_i64(op, "dimension", &k)) k = -1;
+  if (k < 0) k += p.rank;
+  if (k < 0 || k >= p.rank) return run_whole(S, op, "unreadable dimension");
+  p.keep[k] = false;
+  p.ndata = op->nopnds;
+  return pt_end(S, op, &p, NULL);
+}
+
+static cj_status rule_reduce_window(state *S, cj_op *op) {
+  PT_BEGIN(p);
+  int64_t a[64], b[64], n = 0, n2 = 0;
+  p.ndata = op->nopnds / 2;
+  if (!cj_op_get_i64s(op, "window_dimensions", a, 64, &n) || n != p.rank)
+    return run_whole(S, op, "unreadable window");
+  for (int d = 0; d < p.rank; d++) p.keep[d] = a[d] == 1;
+  const char *ones[3] = {"window_strides", "base_dilations", "window_dilations"};
+  for (int q = 0; q < 3; q++)
+    if (cj_op_get_i64s(op, ones[q], b, 64, &n2) && n2 == p.rank)
+      for (int d = 0; d < p.rank; d++) p.keep[d] &= b[d] == 1;
+  const cj_attr *pad = cj_op_attr(op, "padding");
+  int64_t pv[128], np = 0;
+  if (pad) {
+    if (!cj_attr_get_i64s(pad, pv, 128, &np) || np != 2 * p.rank)
+      return run_whole(S, op, "unreadable padding");
+    for (int d = 0; d < p.rank; d++) p.keep[d] &= !pv[2 * d] && !pv[2 * d + 1];
+  }
+  return pt_end(S, op, &p, NULL);
+}
+#undef PT_BEGIN
 
 /* gather: operand dims taken whole (offset dims with a full slice, not indexed) keep their
  * axes, at their offset positions in the result; the indices' batch dims keep theirs (unless
@@ -1096,6 +1138,25 @@ static cj_status rule_while(state *S, cj_op *op) {
 
 /* ======================================================================== dispatch */
 
+/* The SPMD column of opfacts.def: how a split op is partitioned. rule_elementwise takes
+ * same-shaped (or scalar) operands; rule_none runs the op whole (its operands gathered). */
+typedef cj_status (*spmd_rule)(state *S, cj_op *op);
+
+static cj_status rule_none(state *S, cj_op *op) {
+  return run_whole(S, op, "no partitioning rule for this op");
+}
+
+static cj_status rule_ew(state *S, cj_op *op) {
+  if (is_ew(op)) return rule_elementwise(S, op);
+  return rule_none(S, op);
+}
+
+static const spmd_rule spmd_rules[CJ_OP_COUNT] = {
+#define OPF(id, infer, canon, ev, quant, va, spmd, ...) spmd,
+#include "ir/opfacts.def"
+#undef OPF
+};
+
 cj_status cj_spmd_partition_op(state *S, cj_op *op) {
   if (op->kind == CJ_OP_WHILE && any_split_operand(S, op)) {
     for (uint32_t i = 0; i < op->nopnds; i++) {
@@ -1116,33 +1177,5 @@ cj_status cj_spmd_partition_op(state *S, cj_op *op) {
                          "does not support",
                          i, sv->sh.canon);
   }
-  switch (op->kind) {
-    case CJ_OP_BROADCAST_IN_DIM:
-      return rule_broadcast(S, op);
-    case CJ_OP_TRANSPOSE:
-      return rule_transpose(S, op);
-    case CJ_OP_RESHAPE:
-      return rule_reshape(S, op);
-    case CJ_OP_DOT_GENERAL:
-      return rule_dot(S, op);
-    case CJ_OP_REDUCE:
-      return rule_reduce(S, op);
-    case CJ_OP_CONVOLUTION:
-      return rule_convolution(S, op);
-    case CJ_OP_GATHER:
-      return rule_gather(S, op);
-    case CJ_OP_SLICE:
-    case CJ_OP_DYNAMIC_SLICE:
-    case CJ_OP_DYNAMIC_UPDATE_SLICE:
-    case CJ_OP_PAD:
-    case CJ_OP_REVERSE:
-    case CJ_OP_CONCATENATE:
-    case CJ_OP_SORT:
-    case CJ_OP_REDUCE_WINDOW:
-      return rule_passthrough(S, op);
-    default:
-      break;
-  }
-  if (is_ew(op)) return rule_elementwise(S, op);
-  return run_whole(S, op, "no partitioning rule for this op");
+  return spmd_rules[op->kind](S, op);
 }

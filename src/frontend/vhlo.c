@@ -1613,138 +1613,165 @@ static cj_status collective_attrs(alist *l) {
   return NULL;
 }
 
-static cj_status convert_attrs(alist *l, cj_op_kind kind, int v) {
-  cj_status st = NULL;
-  switch (kind) {
-    case CJ_OP_FUNC:
-      if (is_empty_string(peek(l, "sym_visibility"))) drop(l, "sym_visibility");
-      /* lists of empty dictionaries are dropped by bc_normalize_op_attrs */
-      break;
-    case CJ_OP_ALL_GATHER:
-    case CJ_OP_ALL_REDUCE:
-    case CJ_OP_REDUCE_SCATTER:
-    case CJ_OP_ALL_TO_ALL:
-    case CJ_OP_COLLECTIVE_PERMUTE:
-    case CJ_OP_COLLECTIVE_BROADCAST:
-    case CJ_OP_COLLECTIVE_REDUCE:
-      if (is_int(peek(l, "channel_id"), 0)) drop(l, "channel_id");
-      if (is_bool(peek(l, "use_global_device_ids"), false)) drop(l, "use_global_device_ids");
-      if (is_bool(peek(l, "has_dynamic_root"), false)) drop(l, "has_dynamic_root");
-      st = collective_attrs(l);
-      break;
-    case CJ_OP_CHOLESKY:
-      if (is_bool(peek(l, "lower"), false)) drop(l, "lower");
-      break;
-    case CJ_OP_COMPARE:
-      if (is_enum(peek(l, "compare_type"), CJ_EK_COMPARISON_TYPE, CJ_COMPARISON_TYPE_NOTYPE))
-        drop(l, "compare_type");
-      break;
-    case CJ_OP_COMPOSITE:
-      if (is_int(peek(l, "version"), 0)) drop(l, "version");
-      if (is_empty_dict(peek(l, "composite_attributes"))) drop(l, "composite_attributes");
-      break;
-    case CJ_OP_CONVOLUTION:
-    case CJ_OP_DYNAMIC_CONV:
-      if (is_splat_tensor(peek(l, "window_strides"), 1)) drop(l, "window_strides");
-      if (kind == CJ_OP_DYNAMIC_CONV) {
-        drop(l, "padding"); /* dynamic_conv_v1's attribute; v2 takes padding as an operand */
-      } else if (is_splat_tensor(peek(l, "padding"), 0)) {
-        drop(l, "padding");
-      }
-      if (is_splat_tensor(peek(l, "lhs_dilation"), 1)) drop(l, "lhs_dilation");
-      if (is_splat_tensor(peek(l, "rhs_dilation"), 1)) drop(l, "rhs_dilation");
-      if (is_splat_tensor(peek(l, "window_reversal"), 0)) drop(l, "window_reversal");
-      if (is_splat_array(peek(l, "precision_config"), CJ_EK_PRECISION, CJ_PRECISION_DEFAULT))
-        drop(l, "precision_config");
-      st = implode_conv(l);
-      break;
-    case CJ_OP_CUSTOM_CALL:
-      if (is_bool(peek(l, "has_side_effect"), false)) drop(l, "has_side_effect");
-      if (is_empty_string(peek(l, "backend_config")) || is_empty_dict(peek(l, "backend_config")))
-        drop(l, "backend_config");
-      if (is_enum(peek(l, "api_version"), CJ_EK_CUSTOM_CALL_API_VERSION,
-                  CJ_CUSTOM_CALL_API_VERSION_API_VERSION_ORIGINAL))
-        drop(l, "api_version");
-      if (is_empty_array(peek(l, "called_computations"))) drop(l, "called_computations");
-      if (is_empty_array(peek(l, "operand_layouts")) && is_empty_array(peek(l, "result_layouts"))) {
-        drop(l, "operand_layouts");
-        drop(l, "result_layouts");
-      }
-      if (is_empty_array(peek(l, "output_operand_aliases"))) drop(l, "output_operand_aliases");
-      if (is_empty_array(peek(l, "result_tilings"))) drop(l, "result_tilings");
-      break;
-    case CJ_OP_DOT_GENERAL:
-      if (is_splat_array(peek(l, "precision_config"), CJ_EK_PRECISION, CJ_PRECISION_DEFAULT))
-        drop(l, "precision_config");
-      st = implode_dot(l, v);
-      break;
-    case CJ_OP_DOT:
-      if (is_splat_array(peek(l, "precision_config"), CJ_EK_PRECISION, CJ_PRECISION_DEFAULT))
-        drop(l, "precision_config");
-      break;
-    case CJ_OP_DYNAMIC_BROADCAST_IN_DIM:
-      if (is_empty_tensor(peek(l, "known_expanding_dimensions")))
-        drop(l, "known_expanding_dimensions");
-      if (is_empty_tensor(peek(l, "known_nonexpanding_dimensions")))
-        drop(l, "known_nonexpanding_dimensions");
-      break;
-    case CJ_OP_GATHER:
-    case CJ_OP_DYNAMIC_GATHER:
-      if (is_bool(peek(l, "indices_are_sorted"), false)) drop(l, "indices_are_sorted");
-      st = implode_gather(l, v);
-      break;
-    case CJ_OP_INFEED:
-      if (is_empty_string(peek(l, "infeed_config"))) drop(l, "infeed_config");
-      if (is_empty_array(peek(l, "layout"))) drop(l, "layout");
-      break;
-    case CJ_OP_OUTFEED:
-      if (is_empty_string(peek(l, "outfeed_config"))) drop(l, "outfeed_config");
-      break;
-    case CJ_OP_SEND:
-    case CJ_OP_RECV: {
-      if (is_bool(peek(l, "is_host_transfer"), false)) drop(l, "is_host_transfer");
-      if (is_empty_tensor(peek(l, "source_target_pairs"))) drop(l, "source_target_pairs");
-      const cj_attr *id = take(l, "channel_id"), *ty = take(l, "channel_type");
-      if (!id || !ty || id->kind != CJ_ATTR_INT || ty->kind != CJ_ATTR_INT)
-        return cj_invalid("send/recv: channel_id and channel_type must be integers");
-      put(l, "channel_handle", channel_handle(l->m, id, ty));
-      break;
-    }
-    case CJ_OP_REDUCE_WINDOW:
-      if (is_splat_tensor(peek(l, "window_strides"), 1)) drop(l, "window_strides");
-      if (is_splat_tensor(peek(l, "base_dilations"), 1)) drop(l, "base_dilations");
-      if (is_splat_tensor(peek(l, "window_dilations"), 1)) drop(l, "window_dilations");
-      if (is_splat_tensor(peek(l, "padding"), 0)) drop(l, "padding");
-      break;
-    case CJ_OP_SCATTER:
-      if (is_bool(peek(l, "indices_are_sorted"), false)) drop(l, "indices_are_sorted");
-      if (is_bool(peek(l, "unique_indices"), false)) drop(l, "unique_indices");
-      st = implode_scatter(l, v);
-      break;
-    case CJ_OP_SELECT_AND_SCATTER:
-      if (is_splat_tensor(peek(l, "window_strides"), 1)) drop(l, "window_strides");
-      if (is_splat_tensor(peek(l, "padding"), 0)) drop(l, "padding");
-      break;
-    case CJ_OP_SORT:
-      if (is_int(peek(l, "dimension"), -1)) drop(l, "dimension");
-      if (is_bool(peek(l, "is_stable"), false)) drop(l, "is_stable");
-      break;
-    case CJ_OP_CBRT:
-    case CJ_OP_COSINE:
-    case CJ_OP_EXPONENTIAL:
-    case CJ_OP_EXPONENTIAL_MINUS_ONE:
-    case CJ_OP_LOG:
-    case CJ_OP_LOG_PLUS_ONE:
-    case CJ_OP_LOGISTIC:
-    case CJ_OP_RSQRT:
-    case CJ_OP_SINE:
-    case CJ_OP_SQRT:
-    case CJ_OP_TAN:
-    case CJ_OP_TANH:
-      if (is_default_accuracy(peek(l, "result_accuracy"))) drop(l, "result_accuracy");
-      break;
-    default: break;
+/* ---- the VHLO column of opfacts.def: an op's VHLO attributes into StableHLO's ----
+ * va_* drops the attributes VHLO spells out at their defaults (StableHLO leaves them out) and
+ * rebuilds the structured ones from their VHLO pieces; v is the VHLO op's version. */
+
+typedef cj_status (*va_fn)(alist *l, int v);
+#define va_none NULL
+
+static cj_status va_func(alist *l, int v) {
+  if (is_empty_string(peek(l, "sym_visibility"))) drop(l, "sym_visibility");
+  /* lists of empty dictionaries are dropped by bc_normalize_op_attrs */
+  return NULL;
+}
+
+static cj_status va_collective(alist *l, int v) {
+  if (is_int(peek(l, "channel_id"), 0)) drop(l, "channel_id");
+  if (is_bool(peek(l, "use_global_device_ids"), false)) drop(l, "use_global_device_ids");
+  if (is_bool(peek(l, "has_dynamic_root"), false)) drop(l, "has_dynamic_root");
+  return collective_attrs(l);
+}
+
+static cj_status va_cholesky(alist *l, int v) {
+  if (is_bool(peek(l, "lower"), false)) drop(l, "lower");
+  return NULL;
+}
+
+static cj_status va_compare(alist *l, int v) {
+  if (is_enum(peek(l, "compare_type"), CJ_EK_COMPARISON_TYPE, CJ_COMPARISON_TYPE_NOTYPE))
+    drop(l, "compare_type");
+  return NULL;
+}
+
+static cj_status va_composite(alist *l, int v) {
+  if (is_int(peek(l, "version"), 0)) drop(l, "version");
+  if (is_empty_dict(peek(l, "composite_attributes"))) drop(l, "composite_attributes");
+  return NULL;
+}
+
+/* convolution and dynamic_conv */
+static cj_status conv_attrs(alist *l, bool dynamic) {
+  if (is_splat_tensor(peek(l, "window_strides"), 1)) drop(l, "window_strides");
+  if (dynamic) {
+    drop(l, "padding"); /* dynamic_conv_v1's attribute; v2 takes padding as an operand */
+  } else if (is_splat_tensor(peek(l, "padding"), 0)) {
+    drop(l, "padding");
   }
+  if (is_splat_tensor(peek(l, "lhs_dilation"), 1)) drop(l, "lhs_dilation");
+  if (is_splat_tensor(peek(l, "rhs_dilation"), 1)) drop(l, "rhs_dilation");
+  if (is_splat_tensor(peek(l, "window_reversal"), 0)) drop(l, "window_reversal");
+  if (is_splat_array(peek(l, "precision_config"), CJ_EK_PRECISION, CJ_PRECISION_DEFAULT))
+    drop(l, "precision_config");
+  return implode_conv(l);
+}
+
+static cj_status va_convolution(alist *l, int v) { return conv_attrs(l, false); }
+static cj_status va_dynamic_conv(alist *l, int v) { return conv_attrs(l, true); }
+
+static cj_status va_custom_call(alist *l, int v) {
+  if (is_bool(peek(l, "has_side_effect"), false)) drop(l, "has_side_effect");
+  if (is_empty_string(peek(l, "backend_config")) || is_empty_dict(peek(l, "backend_config")))
+    drop(l, "backend_config");
+  if (is_enum(peek(l, "api_version"), CJ_EK_CUSTOM_CALL_API_VERSION,
+              CJ_CUSTOM_CALL_API_VERSION_API_VERSION_ORIGINAL))
+    drop(l, "api_version");
+  if (is_empty_array(peek(l, "called_computations"))) drop(l, "called_computations");
+  if (is_empty_array(peek(l, "operand_layouts")) && is_empty_array(peek(l, "result_layouts"))) {
+    drop(l, "operand_layouts");
+    drop(l, "result_layouts");
+  }
+  if (is_empty_array(peek(l, "output_operand_aliases"))) drop(l, "output_operand_aliases");
+  if (is_empty_array(peek(l, "result_tilings"))) drop(l, "result_tilings");
+  return NULL;
+}
+
+static cj_status va_dot_general(alist *l, int v) {
+  if (is_splat_array(peek(l, "precision_config"), CJ_EK_PRECISION, CJ_PRECISION_DEFAULT))
+    drop(l, "precision_config");
+  return implode_dot(l, v);
+}
+
+static cj_status va_dot(alist *l, int v) {
+  if (is_splat_array(peek(l, "precision_config"), CJ_EK_PRECISION, CJ_PRECISION_DEFAULT))
+    drop(l, "precision_config");
+  return NULL;
+}
+
+static cj_status va_dynamic_broadcast_in_dim(alist *l, int v) {
+  if (is_empty_tensor(peek(l, "known_expanding_dimensions")))
+    drop(l, "known_expanding_dimensions");
+  if (is_empty_tensor(peek(l, "known_nonexpanding_dimensions")))
+    drop(l, "known_nonexpanding_dimensions");
+  return NULL;
+}
+
+static cj_status va_gather(alist *l, int v) {
+  if (is_bool(peek(l, "indices_are_sorted"), false)) drop(l, "indices_are_sorted");
+  return implode_gather(l, v);
+}
+
+static cj_status va_infeed(alist *l, int v) {
+  if (is_empty_string(peek(l, "infeed_config"))) drop(l, "infeed_config");
+  if (is_empty_array(peek(l, "layout"))) drop(l, "layout");
+  return NULL;
+}
+
+static cj_status va_outfeed(alist *l, int v) {
+  if (is_empty_string(peek(l, "outfeed_config"))) drop(l, "outfeed_config");
+  return NULL;
+}
+
+static cj_status va_send_recv(alist *l, int v) {
+  if (is_bool(peek(l, "is_host_transfer"), false)) drop(l, "is_host_transfer");
+  if (is_empty_tensor(peek(l, "source_target_pairs"))) drop(l, "source_target_pairs");
+  const cj_attr *id = take(l, "channel_id"), *ty = take(l, "channel_type");
+  if (!id || !ty || id->kind != CJ_ATTR_INT || ty->kind != CJ_ATTR_INT)
+    return cj_invalid("send/recv: channel_id and channel_type must be integers");
+  put(l, "channel_handle", channel_handle(l->m, id, ty));
+  return NULL;
+}
+
+static cj_status va_reduce_window(alist *l, int v) {
+  if (is_splat_tensor(peek(l, "window_strides"), 1)) drop(l, "window_strides");
+  if (is_splat_tensor(peek(l, "base_dilations"), 1)) drop(l, "base_dilations");
+  if (is_splat_tensor(peek(l, "window_dilations"), 1)) drop(l, "window_dilations");
+  if (is_splat_tensor(peek(l, "padding"), 0)) drop(l, "padding");
+  return NULL;
+}
+
+static cj_status va_scatter(alist *l, int v) {
+  if (is_bool(peek(l, "indices_are_sorted"), false)) drop(l, "indices_are_sorted");
+  if (is_bool(peek(l, "unique_indices"), false)) drop(l, "unique_indices");
+  return implode_scatter(l, v);
+}
+
+static cj_status va_select_and_scatter(alist *l, int v) {
+  if (is_splat_tensor(peek(l, "window_strides"), 1)) drop(l, "window_strides");
+  if (is_splat_tensor(peek(l, "padding"), 0)) drop(l, "padding");
+  return NULL;
+}
+
+static cj_status va_sort(alist *l, int v) {
+  if (is_int(peek(l, "dimension"), -1)) drop(l, "dimension");
+  if (is_bool(peek(l, "is_stable"), false)) drop(l, "is_stable");
+  return NULL;
+}
+
+static cj_status va_result_accuracy(alist *l, int v) {
+  if (is_default_accuracy(peek(l, "result_accuracy"))) drop(l, "result_accuracy");
+  return NULL;
+}
+
+static const va_fn vhlo_attr_fns[CJ_OP_COUNT] = {
+#define OPF(id, infer, canon, ev, quant, va, ...) va,
+#include "ir/opfacts.def"
+#undef OPF
+};
+
+static cj_status convert_attrs(alist *l, cj_op_kind kind, int v) {
+  va_fn fn = (unsigned)kind < CJ_OP_COUNT ? vhlo_attr_fns[kind] : NULL;
+  cj_status st = fn ? fn(l, v) : NULL;
   if (!st && l->oom) st = cj_oom();
   return st;
 }

@@ -55,6 +55,20 @@ static const cj_op_info op_table[CJ_OP_COUNT] = {
 };
 #undef A
 
+/* opfacts.def has one row per op, in ops.def order: each row's position must be its op's kind
+ * (a missing, repeated or misplaced row fails here, when this file compiles). */
+enum {
+#define OPF(id, ...) CJ_FACTROW_##id,
+#include "ir/opfacts.def"
+#undef OPF
+  CJ_FACTROWS
+};
+_Static_assert((int)CJ_FACTROWS == (int)CJ_OP_COUNT, "opfacts.def must have one row per op of ops.def");
+#define OPF(id, ...) \
+  _Static_assert((int)CJ_FACTROW_##id == (int)CJ_OP_##id, "opfacts.def: row " #id " is not where ops.def has it");
+#include "ir/opfacts.def"
+#undef OPF
+
 const cj_op_info *cj_op_info_get(cj_op_kind kind) {
   if ((unsigned)kind >= CJ_OP_COUNT) return &op_table[CJ_OP_UNKNOWN];
   return &op_table[kind];

@@ -22,28 +22,8 @@ static bool ranked(const cj_type *t) { return t && t->kind == CJ_TYPE_TENSOR; }
 
 /* ======================================================================== elementwise */
 
-cj_status cjv_chlo_elementwise(const cj_op *op) {
-  unsigned mask = CJ_EC_FLOAT | CJ_EC_COMPLEX;
-  bool bool_result = false;
-  switch (op->kind) {
-    case CJ_OP_CHLO_ASIN_ACOS_KERNEL: mask = CJ_EC_COMPLEX; break;
-    case CJ_OP_CHLO_DIGAMMA:
-    case CJ_OP_CHLO_ERF:
-    case CJ_OP_CHLO_ERF_INV:
-    case CJ_OP_CHLO_ERFC:
-    case CJ_OP_CHLO_LGAMMA:
-    case CJ_OP_CHLO_NEXT_AFTER:
-    case CJ_OP_CHLO_POLYGAMMA:
-    case CJ_OP_CHLO_ZETA: mask = CJ_EC_FLOAT; break;
-    case CJ_OP_CHLO_IS_INF:
-    case CJ_OP_CHLO_IS_NEG_INF:
-    case CJ_OP_CHLO_IS_POS_INF:
-      mask = CJ_EC_FLOAT;
-      bool_result = true;
-      break;
-    case CJ_OP_CHLO_MULHI: mask = CJ_EC_INT; break;
-    default: break;
-  }
+/* operands and result of element classes mask (bool_result: a boolean result instead) */
+static cj_status chlo_elementwise(const cj_op *op, unsigned mask, bool bool_result) {
   const cj_type *r = R(op, 0);
   char what[32];
   for (uint32_t i = 0; i < op->nopnds; i++) {
@@ -57,6 +37,14 @@ cj_status cjv_chlo_elementwise(const cj_op *op) {
   CJV_TRY(check_any_tensor(op, "result", r, mask));
   return cjv_check_same_elem(op, "operand", T(op, 0), "result", r);
 }
+
+cj_status cjv_chlo_elementwise(const cj_op *op) {
+  return chlo_elementwise(op, CJ_EC_FLOAT | CJ_EC_COMPLEX, false);
+}
+cj_status cjv_chlo_complex(const cj_op *op) { return chlo_elementwise(op, CJ_EC_COMPLEX, false); }
+cj_status cjv_chlo_float(const cj_op *op) { return chlo_elementwise(op, CJ_EC_FLOAT, false); }
+cj_status cjv_chlo_is_inf(const cj_op *op) { return chlo_elementwise(op, CJ_EC_FLOAT, true); }
+cj_status cjv_chlo_int(const cj_op *op) { return chlo_elementwise(op, CJ_EC_INT, false); }
 
 /* ======================================================================== broadcasting */
 
@@ -104,28 +92,20 @@ static cj_status broadcast_shape(const cj_op *op, const cj_type *a, const cj_typ
   return NULL;
 }
 
-cj_status cjv_chlo_broadcast(const cj_op *op) {
-  unsigned mask = ANY_NONQ | CJ_EC_QUANT;
-  switch (op->kind) {
-    case CJ_OP_CHLO_BROADCAST_AND:
-    case CJ_OP_CHLO_BROADCAST_OR:
-    case CJ_OP_CHLO_BROADCAST_XOR: mask = CJ_EC_BOOL | CJ_EC_INT; break;
-    case CJ_OP_CHLO_BROADCAST_COMPLEX:
-    case CJ_OP_CHLO_BROADCAST_NEXT_AFTER:
-    case CJ_OP_CHLO_BROADCAST_POLYGAMMA:
-    case CJ_OP_CHLO_BROADCAST_ZETA: mask = CJ_EC_FLOAT; break;
-    /* the broadcast shifts, like most broadcast ops, take any tensor in ChloOps.td */
-    default: break;
-  }
+enum chlo_result { SAME_ELEM, BOOL_ELEM, COMPLEX_ELEM };
+
+/* lhs and rhs of element classes mask; the result of the same element type, or bool, or the
+ * complex type of the operands' */
+static cj_status chlo_broadcast(const cj_op *op, unsigned mask, enum chlo_result res) {
   const cj_type *a = T(op, 0), *b = T(op, 1), *r = R(op, 0);
   CJV_TRY(check_any_tensor(op, "lhs", a, mask));
   CJV_TRY(check_any_tensor(op, "rhs", b, mask));
   CJV_TRY(cjv_check_same_baseline_elem(op, "lhs", a, "rhs", b));
   cjv_tbuf t1, t2;
   /* result element type */
-  if (op->kind == CJ_OP_CHLO_BROADCAST_COMPARE) {
+  if (res == BOOL_ELEM) {
     CJV_TRY(check_any_tensor(op, "result", r, CJ_EC_BOOL));
-  } else if (op->kind == CJ_OP_CHLO_BROADCAST_COMPLEX) {
+  } else if (res == COMPLEX_ELEM) {
     CJV_TRY(check_any_tensor(op, "result", r, CJ_EC_COMPLEX));
     if (cj_dtype_component(r->dtype) != a->dtype)
       CJV_FAIL(op, "result %s must be complex<%s>", CJV_T(r, t1), CJV_T(a->elem, t2));
@@ -139,6 +119,23 @@ cj_status cjv_chlo_broadcast(const cj_op *op) {
   CJV_TRY(broadcast_shape(op, a, b, expect, &rank));
   if (!ranked(r)) return NULL;
   return cjv_check_shape_is(op, "result", r, expect, rank);
+}
+
+cj_status cjv_chlo_broadcast(const cj_op *op) {
+  /* the broadcast shifts, like most broadcast ops, take any tensor in ChloOps.td */
+  return chlo_broadcast(op, ANY_NONQ | CJ_EC_QUANT, SAME_ELEM);
+}
+cj_status cjv_chlo_broadcast_logical(const cj_op *op) {
+  return chlo_broadcast(op, CJ_EC_BOOL | CJ_EC_INT, SAME_ELEM);
+}
+cj_status cjv_chlo_broadcast_float(const cj_op *op) {
+  return chlo_broadcast(op, CJ_EC_FLOAT, SAME_ELEM);
+}
+cj_status cjv_chlo_broadcast_complex(const cj_op *op) {
+  return chlo_broadcast(op, CJ_EC_FLOAT, COMPLEX_ELEM);
+}
+cj_status cjv_chlo_broadcast_compare(const cj_op *op) {
+  return chlo_broadcast(op, ANY_NONQ | CJ_EC_QUANT, BOOL_ELEM);
 }
 
 cj_status cjv_chlo_broadcast_select(const cj_op *op) {

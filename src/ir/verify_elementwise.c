@@ -49,15 +49,13 @@ static cj_status unary_same_type(const cj_op *op, unsigned mask) {
 }
 
 cj_status cjv_unary_float(const cj_op *op) {
-  unsigned mask = CJ_EC_FLOAT | CJ_EC_COMPLEX | CJ_EC_QTENSOR;
-  switch (op->kind) {
-    case CJ_OP_CEIL:
-    case CJ_OP_FLOOR:
-    case CJ_OP_ROUND_NEAREST_AFZ:
-    case CJ_OP_ROUND_NEAREST_EVEN: mask = CJ_EC_FLOAT | CJ_EC_QTENSOR; break;
-    default: break;
-  }
-  CJV_TRY(unary_same_baseline(op, mask));
+  CJV_TRY(unary_same_baseline(op, CJ_EC_FLOAT | CJ_EC_COMPLEX | CJ_EC_QTENSOR));
+  return check_result_accuracy(op);
+}
+
+/* ceil, floor, round_*: no complex */
+cj_status cjv_unary_rounding(const cj_op *op) {
+  CJV_TRY(unary_same_baseline(op, CJ_EC_FLOAT | CJ_EC_QTENSOR));
   return check_result_accuracy(op);
 }
 
@@ -68,10 +66,11 @@ cj_status cjv_unary_int_or_bool(const cj_op *op) {
 }
 
 cj_status cjv_unary_numeric(const cj_op *op) {
-  unsigned mask = op->kind == CJ_OP_SIGN
-                      ? (CJ_EC_SINT | CJ_EC_FLOAT | CJ_EC_COMPLEX | CJ_EC_QTENSOR)
-                      : (NUMERIC | CJ_EC_QTENSOR);
-  return unary_same_baseline(op, mask);
+  return unary_same_baseline(op, NUMERIC | CJ_EC_QTENSOR);
+}
+
+cj_status cjv_sign(const cj_op *op) {
+  return unary_same_baseline(op, CJ_EC_SINT | CJ_EC_FLOAT | CJ_EC_COMPLEX | CJ_EC_QTENSOR);
 }
 
 /* The real type of a complex element (complex<f32> -> f32); others unchanged. */
@@ -231,26 +230,26 @@ static cj_status binary_same_type(const cj_op *op, unsigned mask) {
   return cjv_check_same_type(op, "lhs", T0(op), "result", R0(op));
 }
 
-cj_status cjv_binary(const cj_op *op) {
+cj_status cjv_add(const cj_op *op) {
   const cj_type *a = T0(op), *b = T1(op), *r = R0(op);
-  switch (op->kind) {
-    case CJ_OP_ADD:
-      CJV_TRY(cjv_check_tensor(op, "lhs", a, CJ_EC_ANY));
-      CJV_TRY(cjv_check_tensor(op, "rhs", b, CJ_EC_ANY));
-      CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_ANY));
-      CJV_TRY(cjv_check_same_shape(op, "lhs", a, "rhs", b));
-      CJV_TRY(cjv_check_same_shape(op, "lhs", a, "result", r));
-      if (cj_shape_is_quant_elem(a->elem) || cj_shape_is_quant_elem(b->elem) ||
-          cj_shape_is_quant_elem(r->elem))
-        return check_add_quant(op, a, b, r);
-      CJV_TRY(cjv_check_same_elem(op, "lhs", a, "rhs", b));
-      return cjv_check_same_elem(op, "lhs", a, "result", r);
-    case CJ_OP_MULTIPLY:
-    case CJ_OP_MAXIMUM:
-    case CJ_OP_MINIMUM: return binary_same_baseline(op, NONQUANT | CJ_EC_QTENSOR);
-    default: return binary_same_baseline(op, NUMERIC | CJ_EC_QTENSOR);
-  }
+  CJV_TRY(cjv_check_tensor(op, "lhs", a, CJ_EC_ANY));
+  CJV_TRY(cjv_check_tensor(op, "rhs", b, CJ_EC_ANY));
+  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_ANY));
+  CJV_TRY(cjv_check_same_shape(op, "lhs", a, "rhs", b));
+  CJV_TRY(cjv_check_same_shape(op, "lhs", a, "result", r));
+  if (cj_shape_is_quant_elem(a->elem) || cj_shape_is_quant_elem(b->elem) ||
+      cj_shape_is_quant_elem(r->elem))
+    return check_add_quant(op, a, b, r);
+  CJV_TRY(cjv_check_same_elem(op, "lhs", a, "rhs", b));
+  return cjv_check_same_elem(op, "lhs", a, "result", r);
 }
+
+/* multiply, maximum, minimum: booleans too */
+cj_status cjv_binary_or_bool(const cj_op *op) {
+  return binary_same_baseline(op, NONQUANT | CJ_EC_QTENSOR);
+}
+
+cj_status cjv_binary(const cj_op *op) { return binary_same_baseline(op, NUMERIC | CJ_EC_QTENSOR); }
 
 cj_status cjv_binary_float(const cj_op *op) {
   return binary_same_baseline(op, CJ_EC_FLOAT | CJ_EC_COMPLEX | CJ_EC_QTENSOR);

@@ -304,11 +304,35 @@ static void test_fold_dce(void) {
   cj_module_free(m);
 }
 
+/* opfacts.def against ops.def: an elementwise op (the EW flag) takes the elementwise shape and
+ * sharding rules and nothing else does, so that a row copied from a neighbour cannot contradict
+ * the op's flags. */
+static void test_opfacts_rows(void) {
+  static const struct {
+    cj_op_kind kind;
+    const char *infer, *spmd;
+  } rows[] = {
+#define OPF(id, infer, canon, ev, quant, va, spmd, ...) {CJ_OP_##id, #infer, #spmd},
+#include "ir/opfacts.def"
+#undef OPF
+  };
+  CHECK_EQ_INT((int)(sizeof rows / sizeof rows[0]), CJ_OP_COUNT);
+  for (int k = 0; k < CJ_OP_COUNT; k++) {
+    bool ew = (cj_op_info_get(rows[k].kind)->flags & CJ_OPF_ELEMENTWISE) != 0;
+    const char *name = cj_op_info_get(rows[k].kind)->name;
+    CHECK_EQ_INT((int)rows[k].kind, k);
+    CHECK_MSG(ew == (strcmp(rows[k].infer, "inf_elementwise") == 0), "%s: INFER %s", name,
+              rows[k].infer);
+    CHECK_MSG(ew == (strcmp(rows[k].spmd, "rule_ew") == 0), "%s: SPMD %s", name, rows[k].spmd);
+  }
+}
+
 int main(void) {
   test_inline();
   test_late_calls();
   test_identities();
   test_chlo();
   test_fold_dce();
+  test_opfacts_rows();
   return check_report("compiler_passes");
 }
