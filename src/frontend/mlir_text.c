@@ -1878,6 +1878,184 @@ static bool dense_all_equal(const unsigned char *d, int64_t nel, int eb) {
 }
 
 /* dense<...> : T. The current token is 'dense'. */
+/* dense<"0x..."> : T, the data as hex (all elements, or one for a splat); d is at the '"'. */
+static const cj_attr *parse_dense_hex(P *p, dlex *d, const cj_type *type, const char *first_q,
+                                      const char *first_qend) {
+  int eb = cj_dtype_bytes(type->dtype);
+  int64_t nel = type->num_elements;
+  const char *q = d->s == first_q ? first_qend : scan_string_end(d->s + 1, d->e);
+  if (!q) {
+    d_err(d, "unterminated string in dense literal");
+    return NULL;
+  }
+  const char *h = d->s + 1;
+  size_t hn = (size_t)(q - h);
+  if (hn < 2 || h[0] != '0' || (h[1] != 'x' && h[1] != 'X')) {
+    d_err(d, "expected a hex string \"0x...\" in dense literal");
+    return NULL;
+  }
+  h += 2;
+  hn -= 2;
+  if (hn % 2) {
+    d_err(d, "odd number of hex digits in dense literal");
+    return NULL;
+  }
+  size_t nb = hn / 2;
+  bool splat;
+  if (nel < 0) {
+    d_err(d, "dense literal needs a static shape");
+    return NULL;
+  }
+  if ((uint64_t)nel * (uint64_t)eb == nb) {
+    splat = false;
+  } else if (nb == (size_t)eb) {
+    splat = true;
+  } else {
+    d_err(d,
+          "elements hex data size is invalid for provided type: %zu bytes for %lld "
+          "elements of %d bytes",
+          nb, (long long)nel, eb);
+    return NULL;
+  }
+  unsigned char *buf = cj_arena_alloc_aligned(&p->m->arena, nb ? nb : 1, 64);
+  if (!buf) {
+    oom(p);
+    return NULL;
+  }
+  size_t bad = 0;
+  if (!hex_decode(h, nb, buf, &bad)) {
+    d->s = h + bad;
+    d_err(d, "invalid hex digit in dense literal");
+    return NULL;
+  }
+  d->s = q + 1;
+  d_ws(d);
+  if (d->s < d->e) {
+    d_err(d, "unexpected text after hex string in dense literal");
+    return NULL;
+  }
+  if (!splat && dense_all_equal(buf, nel, eb)) {
+    splat = true;
+    nb = (size_t)eb;
+  }
+  /* the data is already in the arena: build the attribute around it */
+  cj_attr *a = CJ_ARENA_NEW(&p->m->arena, cj_attr);
+  if (!a) {
+    oom(p);
+    return NULL;
+  }
+  a->kind = CJ_ATTR_DENSE;
+  a->dense.type = type;
+  a->dense.data = buf;
+  a->dense.nbytes = nb;
+  a->dense.splat = splat;
+  return a;
+}
+
+/* dense<[[...], ...]> : T, nested lists of the type's shape; d is at the '['. */
+static const cj_attr *parse_dense_list(P *p, dlex *d, const cj_type *type) {
+  cj_dtype dt = type->dtype;
+  int eb = cj_dtype_bytes(dt);
+  int64_t nel = type->num_elements;
+  if (nel < 0) {
+    d_err(d, "dense literal needs a static shape");
+    return NULL;
+  }
+  int32_t rank = type->rank;
+  if (rank == 0) {
+    d_err(d, "nested list for a rank-0 tensor");
+    return NULL;
+  }
+  /* every element takes at least one character: a type larger than the text cannot match
+   * (and must not make us allocate its size) */
+  if ((uint64_t)nel > (uint64_t)(d->e - d->s)) {
+    d_err(d, "dense literal is too short for the %lld elements of its type", (long long)nel);
+    return NULL;
+  }
+  size_t nb = (size_t)nel * (size_t)eb;
+  unsigned char *buf = cj_arena_alloc_aligned(&p->m->arena, nb ? nb : 1, 64);
+  if (!buf) {
+    oom(p);
+    return NULL;
+  }
+  /* iterative walk over the nesting: cnt[k] elements seen at depth k */
+  int64_t cnt[MAX_RANK];
+  int depth = 0;
+  size_t w = 0;
+  d->s++; /* '[' */
+  cnt[0] = 0;
+  for (;;) {
+    d_ws(d);
+    if (d->s >= d->e) {
+      d_err(d, "unterminated list in dense literal");
+      return NULL;
+    }
+    if (*d->s == ']') {
+      if (cnt[depth] != type->dims[depth]) {
+        d_err(d, "dense literal has %lld elements in dimension %d, the type has %lld",
+              (long long)cnt[depth], depth, (long long)type->dims[depth]);
+        return NULL;
+      }
+      d->s++;
+      if (depth == 0) break;
+      depth--;
+      cnt[depth]++;
+    } else {
+      if (cnt[depth] > 0) {
+        if (*d->s != ',') {
+          d_err(d, "expected ',' or ']' in dense literal");
+          return NULL;
+        }
+        d->s++;
+        d_ws(d);
+      }
+      if (cnt[depth] >= type->dims[depth]) {
+        d_err(d, "dense literal has more than %lld elements in dimension %d",
+              (long long)type->dims[depth], depth);
+        return NULL;
+      }
+      if (depth + 1 < rank) {
+        if (d->s >= d->e || *d->s != '[') {
+          d_err(d, "expected '[' (the type has rank %d)", rank);
+          return NULL;
+        }
+        d->s++;
+        depth++;
+        cnt[depth] = 0;
+      } else {
+        if (d->s < d->e && *d->s == '[') {
+          d_err(d, "dense literal nested deeper than the type's rank %d", rank);
+          return NULL;
+        }
+        if (w >= nb) {
+          d_err(d, "too many elements in dense literal");
+          return NULL;
+        }
+        if (!d_scalar(d, dt, buf + w)) return NULL;
+        w += (size_t)eb;
+        cnt[depth]++;
+      }
+    }
+  }
+  d_ws(d);
+  if (d->s < d->e) {
+    d_err(d, "unexpected text after dense list");
+    return NULL;
+  }
+  cj_attr *a = CJ_ARENA_NEW(&p->m->arena, cj_attr);
+  if (!a) {
+    oom(p);
+    return NULL;
+  }
+  bool splat = dense_all_equal(buf, nel, eb);
+  a->kind = CJ_ATTR_DENSE;
+  a->dense.type = type;
+  a->dense.data = buf;
+  a->dense.nbytes = splat ? (size_t)eb : nb;
+  a->dense.splat = splat;
+  return a;
+}
+
 static const cj_attr *parse_dense(P *p) {
   token at_tok = p->tok;
   next(p);
@@ -1941,171 +2119,9 @@ static const cj_attr *parse_dense(P *p) {
     }
     res = cj_attr_dense(p->m, type, NULL, 0, false);
   } else if (*d.s == '"') {
-    const char *q = d.s == first_q ? first_qend : scan_string_end(d.s + 1, d.e);
-    if (!q) {
-      d_err(&d, "unterminated string in dense literal");
-      return NULL;
-    }
-    const char *h = d.s + 1;
-    size_t hn = (size_t)(q - h);
-    if (hn < 2 || h[0] != '0' || (h[1] != 'x' && h[1] != 'X')) {
-      d_err(&d, "expected a hex string \"0x...\" in dense literal");
-      return NULL;
-    }
-    h += 2;
-    hn -= 2;
-    if (hn % 2) {
-      d_err(&d, "odd number of hex digits in dense literal");
-      return NULL;
-    }
-    size_t nb = hn / 2;
-    bool splat;
-    if (nel < 0) {
-      d_err(&d, "dense literal needs a static shape");
-      return NULL;
-    }
-    if ((uint64_t)nel * (uint64_t)eb == nb) {
-      splat = false;
-    } else if (nb == (size_t)eb) {
-      splat = true;
-    } else {
-      d_err(&d,
-            "elements hex data size is invalid for provided type: %zu bytes for %lld "
-            "elements of %d bytes",
-            nb, (long long)nel, eb);
-      return NULL;
-    }
-    unsigned char *buf = cj_arena_alloc_aligned(&p->m->arena, nb ? nb : 1, 64);
-    if (!buf) {
-      oom(p);
-      return NULL;
-    }
-    size_t bad = 0;
-    if (!hex_decode(h, nb, buf, &bad)) {
-      d.s = h + bad;
-      d_err(&d, "invalid hex digit in dense literal");
-      return NULL;
-    }
-    d.s = q + 1;
-    d_ws(&d);
-    if (d.s < d.e) {
-      d_err(&d, "unexpected text after hex string in dense literal");
-      return NULL;
-    }
-    if (!splat && dense_all_equal(buf, nel, eb)) {
-      splat = true;
-      nb = (size_t)eb;
-    }
-    /* the data is already in the arena: build the attribute around it */
-    cj_attr *a = CJ_ARENA_NEW(&p->m->arena, cj_attr);
-    if (!a) {
-      oom(p);
-      return NULL;
-    }
-    a->kind = CJ_ATTR_DENSE;
-    a->dense.type = type;
-    a->dense.data = buf;
-    a->dense.nbytes = nb;
-    a->dense.splat = splat;
-    return a;
+    return parse_dense_hex(p, &d, type, first_q, first_qend);
   } else if (*d.s == '[') {
-    if (nel < 0) {
-      d_err(&d, "dense literal needs a static shape");
-      return NULL;
-    }
-    int32_t rank = type->rank;
-    if (rank == 0) {
-      d_err(&d, "nested list for a rank-0 tensor");
-      return NULL;
-    }
-    /* every element takes at least one character: a type larger than the text cannot match
-     * (and must not make us allocate its size) */
-    if ((uint64_t)nel > (uint64_t)(d.e - d.s)) {
-      d_err(&d, "dense literal is too short for the %lld elements of its type", (long long)nel);
-      return NULL;
-    }
-    size_t nb = (size_t)nel * (size_t)eb;
-    unsigned char *buf = cj_arena_alloc_aligned(&p->m->arena, nb ? nb : 1, 64);
-    if (!buf) {
-      oom(p);
-      return NULL;
-    }
-    /* iterative walk over the nesting: cnt[k] elements seen at depth k */
-    int64_t cnt[MAX_RANK];
-    int depth = 0;
-    size_t w = 0;
-    d.s++; /* '[' */
-    cnt[0] = 0;
-    for (;;) {
-      d_ws(&d);
-      if (d.s >= d.e) {
-        d_err(&d, "unterminated list in dense literal");
-        return NULL;
-      }
-      if (*d.s == ']') {
-        if (cnt[depth] != type->dims[depth]) {
-          d_err(&d, "dense literal has %lld elements in dimension %d, the type has %lld",
-                (long long)cnt[depth], depth, (long long)type->dims[depth]);
-          return NULL;
-        }
-        d.s++;
-        if (depth == 0) break;
-        depth--;
-        cnt[depth]++;
-      } else {
-        if (cnt[depth] > 0) {
-          if (*d.s != ',') {
-            d_err(&d, "expected ',' or ']' in dense literal");
-            return NULL;
-          }
-          d.s++;
-          d_ws(&d);
-        }
-        if (cnt[depth] >= type->dims[depth]) {
-          d_err(&d, "dense literal has more than %lld elements in dimension %d",
-                (long long)type->dims[depth], depth);
-          return NULL;
-        }
-        if (depth + 1 < rank) {
-          if (d.s >= d.e || *d.s != '[') {
-            d_err(&d, "expected '[' (the type has rank %d)", rank);
-            return NULL;
-          }
-          d.s++;
-          depth++;
-          cnt[depth] = 0;
-        } else {
-          if (d.s < d.e && *d.s == '[') {
-            d_err(&d, "dense literal nested deeper than the type's rank %d", rank);
-            return NULL;
-          }
-          if (w >= nb) {
-            d_err(&d, "too many elements in dense literal");
-            return NULL;
-          }
-          if (!d_scalar(&d, dt, buf + w)) return NULL;
-          w += (size_t)eb;
-          cnt[depth]++;
-        }
-      }
-    }
-    d_ws(&d);
-    if (d.s < d.e) {
-      d_err(&d, "unexpected text after dense list");
-      return NULL;
-    }
-    cj_attr *a = CJ_ARENA_NEW(&p->m->arena, cj_attr);
-    if (!a) {
-      oom(p);
-      return NULL;
-    }
-    bool splat = dense_all_equal(buf, nel, eb);
-    a->kind = CJ_ATTR_DENSE;
-    a->dense.type = type;
-    a->dense.data = buf;
-    a->dense.nbytes = splat ? (size_t)eb : nb;
-    a->dense.splat = splat;
-    return a;
+    return parse_dense_list(p, &d, type);
   } else {
     unsigned char one[16];
     memset(one, 0, sizeof one);
