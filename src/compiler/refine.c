@@ -719,6 +719,50 @@ static cj_status infer_dot_general(rf *R, cj_op *op) {
   return refine_value(R, op, &op->results[0], r, d);
 }
 
+/* pad, dynamic_pad: each dimension grows by its low, high and interior padding */
+static cj_status infer_pad(rf *R, cj_op *op) {
+  cj_value *x = op->nopnds ? op->operands[0] : NULL;
+  const cj_type *xt = x ? x->type : NULL;
+  bool xr = x && ranked(x);
+  int64_t d[MAXR], a[MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
+  if (!xr) return NULL;
+  if (op->kind == CJ_OP_PAD) {
+    if (!cj_op_get_i64s(op, "edge_padding_low", a, MAXR, &n) ||
+        !cj_op_get_i64s(op, "edge_padding_high", b, MAXR, &n2) ||
+        !cj_op_get_i64s(op, "interior_padding", c, MAXR, &n3))
+      return NULL;
+  } else if (!shape_operand(R, op->operands[2], a, MAXR, &n) ||
+             !shape_operand(R, op->operands[3], b, MAXR, &n2) ||
+             !shape_operand(R, op->operands[4], c, MAXR, &n3)) {
+    return NULL;
+  }
+  if (n != xt->rank || n2 != n || n3 != n) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t s = xt->dims[i];
+    d[i] = s < 0 ? CJ_DYN : a[i] + b[i] + s + (s > 0 ? (s - 1) * c[i] : 0);
+  }
+  return refine_value(R, op, &op->results[0], (int32_t)n, d);
+}
+
+/* reduce: each result drops the reduced dimensions of its operand */
+static cj_status infer_reduce(rf *R, cj_op *op) {
+  int64_t d[MAXR], a[MAXR], n = 0;
+  int32_t r = 0;
+  if (!cj_op_get_i64s(op, "dimensions", a, MAXR, &n)) return NULL;
+  for (uint32_t i = 0; i < op->nresults && i < op->nopnds; i++) {
+    const cj_type *t = op->operands[i]->type;
+    if (!ranked(op->operands[i])) continue;
+    r = 0;
+    for (int32_t k = 0; k < t->rank; k++) {
+      bool red = false;
+      for (int64_t j = 0; j < n; j++) red |= a[j] == k;
+      if (!red) d[r++] = t->dims[k];
+    }
+    CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[i], r, d));
+  }
+  return NULL;
+}
+
 /* Infers the result shapes of op from its operands (ops without regions of their own, or whose
  * regions were refined already). Unknown kinds keep their declared types. */
 static cj_status infer(rf *R, cj_op *op) {
@@ -839,40 +883,10 @@ static cj_status infer(rf *R, cj_op *op) {
       return refine_value(R, op, &op->results[0], r, d);
     }
     case CJ_OP_PAD:
-    case CJ_OP_DYNAMIC_PAD: {
-      if (!xr) return NULL;
-      if (op->kind == CJ_OP_PAD) {
-        if (!cj_op_get_i64s(op, "edge_padding_low", a, MAXR, &n) ||
-            !cj_op_get_i64s(op, "edge_padding_high", b, MAXR, &n2) ||
-            !cj_op_get_i64s(op, "interior_padding", c, MAXR, &n3))
-          return NULL;
-      } else if (!shape_operand(R, op->operands[2], a, MAXR, &n) ||
-                 !shape_operand(R, op->operands[3], b, MAXR, &n2) ||
-                 !shape_operand(R, op->operands[4], c, MAXR, &n3)) {
-        return NULL;
-      }
-      if (n != xt->rank || n2 != n || n3 != n) return NULL;
-      for (int64_t i = 0; i < n; i++) {
-        int64_t s = xt->dims[i];
-        d[i] = s < 0 ? CJ_DYN : a[i] + b[i] + s + (s > 0 ? (s - 1) * c[i] : 0);
-      }
-      return refine_value(R, op, &op->results[0], (int32_t)n, d);
-    }
-    case CJ_OP_REDUCE: {
-      if (!cj_op_get_i64s(op, "dimensions", a, MAXR, &n)) return NULL;
-      for (uint32_t i = 0; i < op->nresults && i < op->nopnds; i++) {
-        const cj_type *t = op->operands[i]->type;
-        if (!ranked(op->operands[i])) continue;
-        r = 0;
-        for (int32_t k = 0; k < t->rank; k++) {
-          bool red = false;
-          for (int64_t j = 0; j < n; j++) red |= a[j] == k;
-          if (!red) d[r++] = t->dims[k];
-        }
-        CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[i], r, d));
-      }
-      return NULL;
-    }
+    case CJ_OP_DYNAMIC_PAD:
+      return infer_pad(R, op);
+    case CJ_OP_REDUCE:
+      return infer_reduce(R, op);
     case CJ_OP_REDUCE_WINDOW:
       return infer_reduce_window(R, op);
     case CJ_OP_DOT_GENERAL:
@@ -964,6 +978,97 @@ static cj_status make_constant_i(rf *R, cj_op *op, const int64_t *vals, int64_t 
   CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, c, "value", d));
   cj_value *v = &c->results[0];
   replace_op(R, op, &v);
+  return NULL;
+}
+
+/* custom_call @stablehlo.dynamic_top_k with a known k: chlo.top_k (*out stays NULL when k is
+ * not known). */
+static cj_status canon_dynamic_top_k(rf *R, cj_op *op, cj_op **out) {
+  int64_t a[MAXR], n = 0;
+  cj_op *o = NULL;
+  if (op->nopnds != 2 || op->nresults != 2) return NULL;
+  if (!shape_operand(R, op->operands[1], a, 1, &n) || n != 1) return NULL;
+  const cj_type *xt = op->operands[0]->type;
+  if (!ranked(op->operands[0]) || xt->rank < 1) return NULL;
+  int64_t d[MAXR];
+  int32_t r;
+  dims_of(xt, d, &r);
+  d[r - 1] = a[0];
+  CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[0], r, d));
+  CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[1], r, d));
+  o = new_op_like(R, op, CJ_OP_CHLO_TOP_K, 1, op->operands, 2, 0);
+  if (!o) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "k", cj_attr_int(R->m, a[0], NULL)));
+  *out = o;
+  return NULL;
+}
+
+/* custom_call @stablehlo.dynamic_reduce_window with static window operands: a reduce_window
+ * whose body is a copy of the called function's (*out stays NULL when it cannot be made). */
+static cj_status canon_dynamic_reduce_window(rf *R, cj_op *op, cj_op **out) {
+  cj_op *o = NULL;
+  uint32_t nres = op->nresults;
+  if (nres == 0 || op->nopnds != 2 * nres + 5) return NULL;
+  int64_t wd[MAXR], ws[MAXR], bd[MAXR], wdl[MAXR], pad[2 * MAXR], k1, k2, k3, k4, k5;
+  uint32_t base = 2 * nres;
+  if (!shape_operand(R, op->operands[base], wd, MAXR, &k1) ||
+      !shape_operand(R, op->operands[base + 1], ws, MAXR, &k2) ||
+      !shape_operand(R, op->operands[base + 2], bd, MAXR, &k3) ||
+      !shape_operand(R, op->operands[base + 3], wdl, MAXR, &k4) ||
+      !shape_operand(R, op->operands[base + 4], pad, 2 * MAXR, &k5))
+    return NULL;
+  const cj_attr *cc = cj_op_attr(op, "called_computations");
+  if (!cc || cc->kind != CJ_ATTR_ARRAY || cc->arr.n != 1 || cc->arr.items[0]->kind != CJ_ATTR_SYMREF)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "expects one called computation (the body)");
+  cj_op *fn = cj_module_lookup_symbol(R->m, cc->arr.items[0]->sym.root);
+  cj_block *fb = fn ? cj_func_body(fn) : NULL;
+  if (!fb) return cj_op_error(op, CJ_INVALID_ARGUMENT, "the body function is missing");
+  o = new_op_like(R, op, CJ_OP_REDUCE_WINDOW, base, op->operands, nres, 1);
+  if (!o) return cj_oom();
+  CJ_RETURN_IF_ERROR(set_i64s(R, o, "window_dimensions", k1, wd));
+  CJ_RETURN_IF_ERROR(set_i64s(R, o, "window_strides", k2, ws));
+  CJ_RETURN_IF_ERROR(set_i64s(R, o, "base_dilations", k3, bd));
+  CJ_RETURN_IF_ERROR(set_i64s(R, o, "window_dilations", k4, wdl));
+  int64_t pd[2] = {k5 / 2, 2};
+  const cj_type *pt = cj_type_tensor_of(R->m, CJ_S64, 2, pd);
+  const cj_attr *pa = pt ? cj_attr_dense(R->m, pt, pad, sizeof(int64_t) * (size_t)k5, false) : NULL;
+  if (!pa) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "padding", pa));
+  /* the body: a copy of the function's block, its func.return turned into stablehlo.return */
+  const cj_type *at[64];
+  if (fb->nargs > 64) return cj_op_error(op, CJ_UNIMPLEMENTED, "too many body arguments");
+  for (uint32_t i = 0; i < fb->nargs; i++) at[i] = fb->args[i].type;
+  cj_block *nb = cj_region_add_block(R->m, &o->regions[0], fb->nargs, at);
+  if (!nb) return cj_oom();
+  cj_value *from[256], *to[256];
+  uint32_t nm = 0;
+  for (uint32_t i = 0; i < fb->nargs && nm < 256; i++) {
+    from[nm] = &fb->args[i];
+    to[nm++] = &nb->args[i];
+  }
+  for (cj_op *fo = fb->first; fo; fo = fo->next) {
+    if (fo->kind == CJ_OP_FUNC_RETURN) {
+      cj_op *ret = cj_op_create(R->m, CJ_OP_RETURN, NULL, fo->nopnds, 0, 0);
+      if (!ret) return cj_oom();
+      for (uint32_t i = 0; i < fo->nopnds; i++) {
+        cj_value *v = fo->operands[i];
+        for (uint32_t k = 0; k < nm; k++)
+          if (from[k] == v) v = to[k];
+        ret->operands[i] = v;
+      }
+      cj_block_append(nb, ret);
+      break;
+    }
+    cj_op *cl = cj_op_clone(R->m, fo, nm, from, to);
+    if (!cl) return cj_oom();
+    cj_block_append(nb, cl);
+    for (uint32_t i = 0; i < fo->nresults && nm < 256; i++) {
+      from[nm] = &fo->results[i];
+      to[nm++] = &cl->results[i];
+    }
+  }
+  CJ_RETURN_IF_ERROR(infer_reduce_window(R, o));
+  *out = o;
   return NULL;
 }
 
@@ -1117,19 +1222,8 @@ static cj_status canonicalize(rf *R, cj_op *op, bool *replaced) {
         return NULL;
       }
       if (is_target(op, "stablehlo.dynamic_top_k")) {
-        if (op->nopnds != 2 || op->nresults != 2) return NULL;
-        if (!shape_operand(R, op->operands[1], a, 1, &n) || n != 1) return NULL;
-        const cj_type *xt = op->operands[0]->type;
-        if (!ranked(op->operands[0]) || xt->rank < 1) return NULL;
-        int64_t d[MAXR];
-        int32_t r;
-        dims_of(xt, d, &r);
-        d[r - 1] = a[0];
-        CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[0], r, d));
-        CJ_RETURN_IF_ERROR(refine_value(R, op, &op->results[1], r, d));
-        o = new_op_like(R, op, CJ_OP_CHLO_TOP_K, 1, op->operands, 2, 0);
-        if (!o) return cj_oom();
-        CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "k", cj_attr_int(R->m, a[0], NULL)));
+        CJ_RETURN_IF_ERROR(canon_dynamic_top_k(R, op, &o));
+        if (!o) return NULL;
         break;
       }
       if (is_target(op, "stablehlo.dynamic_rng_bit_generator")) {
@@ -1145,67 +1239,8 @@ static cj_status canonicalize(rf *R, cj_op *op, bool *replaced) {
         break;
       }
       if (is_target(op, "stablehlo.dynamic_reduce_window")) {
-        uint32_t nres = op->nresults;
-        if (nres == 0 || op->nopnds != 2 * nres + 5) return NULL;
-        int64_t wd[MAXR], ws[MAXR], bd[MAXR], wdl[MAXR], pad[2 * MAXR], k1, k2, k3, k4, k5;
-        uint32_t base = 2 * nres;
-        if (!shape_operand(R, op->operands[base], wd, MAXR, &k1) ||
-            !shape_operand(R, op->operands[base + 1], ws, MAXR, &k2) ||
-            !shape_operand(R, op->operands[base + 2], bd, MAXR, &k3) ||
-            !shape_operand(R, op->operands[base + 3], wdl, MAXR, &k4) ||
-            !shape_operand(R, op->operands[base + 4], pad, 2 * MAXR, &k5))
-          return NULL;
-        const cj_attr *cc = cj_op_attr(op, "called_computations");
-        if (!cc || cc->kind != CJ_ATTR_ARRAY || cc->arr.n != 1 || cc->arr.items[0]->kind != CJ_ATTR_SYMREF)
-          return cj_op_error(op, CJ_INVALID_ARGUMENT, "expects one called computation (the body)");
-        cj_op *fn = cj_module_lookup_symbol(R->m, cc->arr.items[0]->sym.root);
-        cj_block *fb = fn ? cj_func_body(fn) : NULL;
-        if (!fb) return cj_op_error(op, CJ_INVALID_ARGUMENT, "the body function is missing");
-        o = new_op_like(R, op, CJ_OP_REDUCE_WINDOW, base, op->operands, nres, 1);
-        if (!o) return cj_oom();
-        CJ_RETURN_IF_ERROR(set_i64s(R, o, "window_dimensions", k1, wd));
-        CJ_RETURN_IF_ERROR(set_i64s(R, o, "window_strides", k2, ws));
-        CJ_RETURN_IF_ERROR(set_i64s(R, o, "base_dilations", k3, bd));
-        CJ_RETURN_IF_ERROR(set_i64s(R, o, "window_dilations", k4, wdl));
-        int64_t pd[2] = {k5 / 2, 2};
-        const cj_type *pt = cj_type_tensor_of(R->m, CJ_S64, 2, pd);
-        const cj_attr *pa = pt ? cj_attr_dense(R->m, pt, pad, sizeof(int64_t) * (size_t)k5, false) : NULL;
-        if (!pa) return cj_oom();
-        CJ_RETURN_IF_ERROR(cj_op_set_attr(R->m, o, "padding", pa));
-        /* the body: a copy of the function's block, its func.return turned into stablehlo.return */
-        const cj_type *at[64];
-        if (fb->nargs > 64) return cj_op_error(op, CJ_UNIMPLEMENTED, "too many body arguments");
-        for (uint32_t i = 0; i < fb->nargs; i++) at[i] = fb->args[i].type;
-        cj_block *nb = cj_region_add_block(R->m, &o->regions[0], fb->nargs, at);
-        if (!nb) return cj_oom();
-        cj_value *from[256], *to[256];
-        uint32_t nm = 0;
-        for (uint32_t i = 0; i < fb->nargs && nm < 256; i++) {
-          from[nm] = &fb->args[i];
-          to[nm++] = &nb->args[i];
-        }
-        for (cj_op *fo = fb->first; fo; fo = fo->next) {
-          if (fo->kind == CJ_OP_FUNC_RETURN) {
-            cj_op *ret = cj_op_create(R->m, CJ_OP_RETURN, NULL, fo->nopnds, 0, 0);
-            if (!ret) return cj_oom();
-            for (uint32_t i = 0; i < fo->nopnds; i++) {
-              cj_value *v = fo->operands[i];
-              for (uint32_t k = 0; k < nm; k++)
-                if (from[k] == v) v = to[k];
-              ret->operands[i] = v;
-            }
-            cj_block_append(nb, ret);
-            break;
-          }
-          cj_op *cl = cj_op_clone(R->m, fo, nm, from, to);
-          if (!cl) return cj_oom();
-          cj_block_append(nb, cl);
-          for (uint32_t i = 0; i < fo->nresults && nm < 256; i++) {
-            from[nm] = &fo->results[i];
-            to[nm++] = &cl->results[i];
-          }
-        }
-        CJ_RETURN_IF_ERROR(infer_reduce_window(R, o));
+        CJ_RETURN_IF_ERROR(canon_dynamic_reduce_window(R, op, &o));
+        if (!o) return NULL;
         break;
       }
       return NULL;
