@@ -1819,6 +1819,28 @@ static bool print_func(pr *P, const cj_op *op, int ind) {
 
 /* ---- the pretty form of each syntax form (syntax.def), dispatched by print_pretty ---- */
 
+/* The pieces most pretty forms share: `name %a, %b` (the first n operands), and
+ * ` {attrs} : (T, T) -> T` or ` {attrs} : T` after them (el: the attributes the form wrote). */
+static void put_head(pr *P, const cj_op *op, const char *nm, uint32_t n) {
+  puts_(P->o, nm);
+  putc_(P->o, ' ');
+  put_operands(P, op, 0, n);
+}
+
+static bool put_tail_functional(pr *P, const cj_op *op, const char *const *el) {
+  put_attr_dict(P, op, el, false);
+  puts_(P->o, " : ");
+  put_functional(P, op);
+  return true;
+}
+
+static bool put_tail_same(pr *P, const cj_op *op, const char *const *el) {
+  put_attr_dict(P, op, el, false);
+  puts_(P->o, " : ");
+  put_same_type(P, op);
+  return true;
+}
+
 typedef bool (*pretty_fn)(pr *P, const cj_op *op, const char *nm, int ind);
 
 /* FUNC */
@@ -1833,19 +1855,14 @@ static bool pp_ew(pr *P, const cj_op *op, const char *nm, int ind) {
   puts_(o, nm);
   if (op->nopnds) putc_(o, ' ');
   put_operands(P, op, 0, op->nopnds);
-  put_attr_dict(P, op, NULL, false);
-  puts_(o, " : ");
-  put_same_type(P, op);
-  return true;
+  return put_tail_same(P, op, NULL);
 }
 
 /* COMPLEX */
 static bool pp_complex(pr *P, const cj_op *op, const char *nm, int ind) {
   out *o = P->o;
   if (op->nopnds != 2 || op->nresults != 1) return false;
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 2);
+  put_head(P, op, nm, 2);
   put_attr_dict(P, op, NULL, false);
   puts_(o, " : ");
   const cj_type *pool[2] = {op->operands[0]->type, op->operands[1]->type};
@@ -1860,9 +1877,7 @@ static bool pp_complex(pr *P, const cj_op *op, const char *nm, int ind) {
 /* SELECT */
 static bool pp_select(pr *P, const cj_op *op, const char *nm, int ind) {
   out *o = P->o;
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 3);
+  put_head(P, op, nm, 3);
   put_attr_dict(P, op, NULL, false);
   puts_(o, " : ");
   if (op->operands[1]->type == op->results[0].type &&
@@ -1882,10 +1897,7 @@ static bool pp_functional(pr *P, const cj_op *op, const char *nm, int ind) {
   puts_(o, nm);
   if (op->nopnds) putc_(o, ' ');
   put_operands(P, op, 0, op->nopnds);
-  put_attr_dict(P, op, NULL, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, NULL);
 }
 
 /* CONSTANT, CHLO_CONSTANT */
@@ -1929,15 +1941,10 @@ static bool pp_dynamic_iota(pr *P, const cj_op *op, const char *nm, int ind) {
   int64_t d;
   if (!int_attr(op, "iota_dimension", &d)) return false;
   static const char *const el[] = {"iota_dimension", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 1);
+  put_head(P, op, nm, 1);
   puts_(o, ", dim = ");
   put_i64(o, d);
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* NULLARY */
@@ -2047,16 +2054,11 @@ static bool pp_get_tuple_element(pr *P, const cj_op *op, const char *nm, int ind
   int64_t i;
   if (!int_attr(op, "index", &i)) return false;
   static const char *const el[] = {"index", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 1);
+  put_head(P, op, nm, 1);
   putc_(o, '[');
   put_i64(o, i);
   putc_(o, ']');
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* TUPLE */
@@ -2094,10 +2096,7 @@ static bool pp_compare(pr *P, const cj_op *op, const char *nm, int ind) {
     puts_(o, ",  ");
     put_enum_value(o, ct);
   }
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* SLICE */
@@ -2111,9 +2110,7 @@ static bool pp_slice(pr *P, const cj_op *op, const char *nm, int ind) {
       na != nc || na > 64)
     return false;
   static const char *const el[] = {"start_indices", "limit_indices", "strides", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 1);
+  put_head(P, op, nm, 1);
   puts_(o, " [");
   for (int64_t i = 0; i < na; i++) {
     if (i) puts_(o, ", ");
@@ -2126,10 +2123,7 @@ static bool pp_slice(pr *P, const cj_op *op, const char *nm, int ind) {
     }
   }
   putc_(o, ']');
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* DYNAMIC_SLICE, BROADCAST, BROADCAST_IN_DIM, DYNAMIC_BROADCAST_IN_DIM, TRANSPOSE, REVERSE */
@@ -2168,9 +2162,7 @@ static bool pp_dynamic_slice(pr *P, const cj_op *op, const char *nm, int ind) {
   }
   if (!list_attr(op, attr) || op->nopnds < nlead || op->nopnds < 1) return false;
   const char *const el[] = {attr, NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, nlead);
+  put_head(P, op, nm, nlead);
   puts_(o, ", ");
   put_kw_list(P, kw, A(op, attr));
   put_attr_dict(P, op, el, false);
@@ -2190,14 +2182,9 @@ static bool pp_cholesky(pr *P, const cj_op *op, const char *nm, int ind) {
   if (lo && !cj_attr_get_bool(lo, &lower)) return false;
   if (lo && lo->kind != CJ_ATTR_BOOL) return false;
   static const char *const el[] = {"lower", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 1);
+  put_head(P, op, nm, 1);
   if (lower) puts_(o, ", lower = true");
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_same_type(P, op);
-  return true;
+  return put_tail_same(P, op, el);
 }
 
 /* CONCATENATE */
@@ -2214,10 +2201,7 @@ static bool pp_concatenate(pr *P, const cj_op *op, const char *nm, int ind) {
   }
   puts_(o, "dim = ");
   put_i64(o, d);
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* COMPOSITE */
@@ -2239,10 +2223,7 @@ static bool pp_composite(pr *P, const cj_op *op, const char *nm, int ind) {
     }
     putc_(o, ')');
   }
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* CONVOLUTION */
@@ -2312,10 +2293,7 @@ static bool pp_convolution(pr *P, const cj_op *op, const char *nm, int ind) {
   static const char *const el[] = {
       "dimension_numbers", "window_strides",  "padding", "lhs_dilation",
       "rhs_dilation",      "window_reversal", NULL};
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* CUSTOM_CALL */
@@ -2330,10 +2308,7 @@ static bool pp_custom_call(pr *P, const cj_op *op, const char *nm, int ind) {
   putc_(o, '(');
   put_operands(P, op, 0, op->nopnds);
   putc_(o, ')');
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* DOT, DOT_GENERAL */
@@ -2351,9 +2326,7 @@ static bool pp_dot(pr *P, const cj_op *op, const char *nm, int ind) {
   if (general && (!dd || dd->kind != CJ_ATTR_STRUCT || dd->st.sk != CJ_SK_DOT)) return false;
   if (alg && (!general || alg->kind != CJ_ATTR_STRUCT || alg->st.sk != CJ_SK_DOT_ALGORITHM))
     return false;
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 2);
+  put_head(P, op, nm, 2);
   if (general) {
     const cj_attr *const *F = dd->st.fields;
     puts_(o, ", ");
@@ -2385,10 +2358,7 @@ static bool pp_dot(pr *P, const cj_op *op, const char *nm, int ind) {
   }
   static const char *const el[] = {"dot_dimension_numbers", "precision_config", "algorithm",
                                    NULL};
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* EINSUM, UNARY_EINSUM */
@@ -2397,15 +2367,10 @@ static bool pp_einsum(pr *P, const cj_op *op, const char *nm, int ind) {
   const cj_attr *c = A(op, "einsum_config");
   if (!c || c->kind != CJ_ATTR_STRING) return false;
   static const char *const el[] = {"einsum_config", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, op->nopnds);
+  put_head(P, op, nm, op->nopnds);
   puts_(o, ", config = ");
   put_escaped(o, c->str.s, c->str.len);
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* FFT */
@@ -2413,17 +2378,12 @@ static bool pp_fft(pr *P, const cj_op *op, const char *nm, int ind) {
   out *o = P->o;
   if (!enum_attr(op, "fft_type", CJ_EK_FFT_TYPE) || !list_attr(op, "fft_length")) return false;
   static const char *const el[] = {"fft_type", "fft_length", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 1);
+  put_head(P, op, nm, 1);
   puts_(o, ", type =  ");
   put_enum_value(o, A(op, "fft_type"));
   puts_(o, ", ");
   put_kw_list(P, "length", A(op, "fft_length"));
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* GET_DIMENSION_SIZE, SET_DIMENSION_SIZE */
@@ -2432,15 +2392,10 @@ static bool pp_get_dimension_size(pr *P, const cj_op *op, const char *nm, int in
   int64_t d;
   if (!int_attr(op, "dimension", &d)) return false;
   static const char *const el[] = {"dimension", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, op->nopnds);
+  put_head(P, op, nm, op->nopnds);
   puts_(o, ", dim = ");
   put_i64(o, d);
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* PAD */
@@ -2451,19 +2406,14 @@ static bool pp_pad(pr *P, const cj_op *op, const char *nm, int ind) {
     return false;
   static const char *const el[] = {"edge_padding_low", "edge_padding_high", "interior_padding",
                                    NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 2);
+  put_head(P, op, nm, 2);
   puts_(o, ", ");
   put_kw_list(P, "low", A(op, "edge_padding_low"));
   puts_(o, ", ");
   put_kw_list(P, "high", A(op, "edge_padding_high"));
   puts_(o, ", ");
   put_kw_list(P, "interior", A(op, "interior_padding"));
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* RETURN */
@@ -2513,15 +2463,10 @@ static bool pp_rng(pr *P, const cj_op *op, const char *nm, int ind) {
   const char *an = rng ? "rng_distribution" : "rng_algorithm";
   if (!enum_attr(op, an, rng ? CJ_EK_RNG_DISTRIBUTION : CJ_EK_RNG_ALGORITHM)) return false;
   const char *const el[] = {an, NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, op->nopnds);
+  put_head(P, op, nm, op->nopnds);
   puts_(o, rng ? ", distribution =  " : ", algorithm =  ");
   put_enum_value(o, A(op, an));
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* REDUCE_PRECISION */
@@ -2532,14 +2477,9 @@ static bool pp_reduce_precision(pr *P, const cj_op *op, const char *nm, int ind)
       m < 0)
     return false;
   static const char *const el[] = {"exponent_bits", "mantissa_bits", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 1);
+  put_head(P, op, nm, 1);
   putf(o, ", format = e%lldm%lld", (long long)e, (long long)m);
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_same_type(P, op);
-  return true;
+  return put_tail_same(P, op, el);
 }
 
 /* CALL */
@@ -2554,18 +2494,13 @@ static bool pp_call(pr *P, const cj_op *op, const char *nm, int ind) {
   putc_(o, '(');
   put_operands(P, op, 0, op->nopnds);
   putc_(o, ')');
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 /* CHLO_UNARY */
 static bool pp_chlo_unary(pr *P, const cj_op *op, const char *nm, int ind) {
   out *o = P->o;
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 1);
+  put_head(P, op, nm, 1);
   put_attr_dict(P, op, NULL, false);
   puts_(o, " : ");
   put_type(o, op->operands[0]->type);
@@ -2577,9 +2512,7 @@ static bool pp_chlo_unary(pr *P, const cj_op *op, const char *nm, int ind) {
 /* CHLO_BINARY_ARROW */
 static bool pp_chlo_binary_arrow(pr *P, const cj_op *op, const char *nm, int ind) {
   out *o = P->o;
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 2);
+  put_head(P, op, nm, 2);
   put_attr_dict(P, op, NULL, false);
   puts_(o, " : ");
   put_type(o, op->operands[0]->type);
@@ -2649,9 +2582,7 @@ static bool pp_check_expect_const(pr *P, const cj_op *op, const char *nm, int in
   if (!v || v->kind != CJ_ATTR_DENSE || v->dense.type != op->operands[0]->type) return false;
   if (tol && tol->kind != CJ_ATTR_FLOAT) return false;
   static const char *const el[] = {"value", "tolerance", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 1);
+  put_head(P, op, nm, 1);
   puts_(o, ", ");
   put_attr(o, v);
   if (tol && !attr_is_default(op, "tolerance", tol)) {
@@ -2669,9 +2600,7 @@ static bool pp_check_expect(pr *P, const cj_op *op, const char *nm, int ind) {
   if (tol && tol->kind != CJ_ATTR_FLOAT) return false;
   if (op->operands[0]->type != op->operands[1]->type) return false;
   static const char *const el[] = {"tolerance", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 2);
+  put_head(P, op, nm, 2);
   if (tol && !attr_is_default(op, "tolerance", tol)) {
     puts_(o, ", tolerance = ");
     put_double(o, tol->f.v);
@@ -2690,9 +2619,7 @@ static bool pp_check_expect_close(pr *P, const cj_op *op, const char *nm, int in
   const cj_attr *mna = A(op, "min_ulp_difference");
   if (mna && !int_attr(op, "min_ulp_difference", &mn)) return false;
   static const char *const el[] = {"max_ulp_difference", "min_ulp_difference", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 2);
+  put_head(P, op, nm, 2);
   puts_(o, ", max_ulp_difference = ");
   put_u64(o, (uint64_t)mx); /* a ui64 attribute upstream, kept as its bits */
   if (mna && mn != 0) {
@@ -2717,9 +2644,7 @@ static bool pp_check_expect_serialized(pr *P, const cj_op *op, const char *nm, i
   const cj_attr *ita = A(op, "iteration");
   if (ita && !int_attr(op, "iteration", &it)) return false;
   static const char *const el[] = {"probe_id", "iteration", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 1);
+  put_head(P, op, nm, 1);
   puts_(o, ", probe_id = ");
   put_escaped(o, id->str.s, id->str.len);
   if (ita && it != 0) {
@@ -2735,9 +2660,7 @@ static bool pp_check_expect_serialized(pr *P, const cj_op *op, const char *nm, i
 /* INTERP_PRINT */
 static bool pp_interp_print(pr *P, const cj_op *op, const char *nm, int ind) {
   out *o = P->o;
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 1);
+  put_head(P, op, nm, 1);
   put_attr_dict(P, op, NULL, false);
   puts_(o, " : ");
   put_type(o, op->operands[0]->type);
@@ -2751,9 +2674,7 @@ static bool pp_interp_probe(pr *P, const cj_op *op, const char *nm, int ind) {
   if (!id || id->kind != CJ_ATTR_STRING || op->results[0].type != op->operands[0]->type)
     return false;
   static const char *const el[] = {"probe_id", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 1);
+  put_head(P, op, nm, 1);
   puts_(o, ", probe_id = ");
   put_escaped(o, id->str.s, id->str.len);
   put_attr_dict(P, op, el, false);
@@ -2789,9 +2710,7 @@ static bool pp_sdy_sharding_constraint(pr *P, const cj_op *op, const char *nm, i
       op->results[0].type != op->operands[0]->type)
     return false;
   static const char *const el[] = {"sharding", NULL};
-  puts_(o, nm);
-  putc_(o, ' ');
-  put_operands(P, op, 0, 1);
+  put_head(P, op, nm, 1);
   putc_(o, ' ');
   put(o, ss, sn);
   put_attr_dict(P, op, el, false);
@@ -2830,10 +2749,7 @@ static bool pp_sdy_manual_computation(pr *P, const cj_op *op, const char *nm, in
   }
   puts_(o, ") ");
   print_region(P, &op->regions[0], ind, false, false);
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_functional(P, op);
-  return true;
+  return put_tail_functional(P, op, el);
 }
 
 static const pretty_fn pretty_forms[CJ_SYN_COUNT] = {
