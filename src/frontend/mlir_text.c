@@ -4008,38 +4008,21 @@ static bool pf_compare(P *p, opst *st, cj_syntax syn) {
   return parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
 }
 
+/* DYNAMIC_SLICE, BROADCAST, BROADCAST_IN_DIM, DYNAMIC_BROADCAST_IN_DIM, TRANSPOSE, REVERSE */
+static bool pf_dims_form(P *p, opst *st, cj_syntax syn) {
+  const cj_dims_form *f = cj_syntax_dims_form(syn);
+  if (!operands_then_comma(p, st, f->nlead ? (int)f->nlead : 1)) return false;
+  while (!f->nlead && at(p, TK_PERCENT)) { /* dynamic_slice: the start indices */
+    if (!push_operand(p, st) || !comma(p)) return false;
+  }
+  return kw_dims_attr(p, st, f->kw, f->attr) && parse_opt_attr_dict(p, st) &&
+         (f->same_type ? parse_colon_same(p, st) : parse_colon_functional(p, st));
+}
+
 /* SLICE */
 static bool pf_slice(P *p, opst *st, cj_syntax syn) {
   return push_operand(p, st) && parse_slice_ranges(p, st) && parse_opt_attr_dict(p, st) &&
          parse_colon_functional(p, st);
-}
-
-/* DYNAMIC_SLICE */
-static bool pf_dynamic_slice(P *p, opst *st, cj_syntax syn) {
-  if (!push_operand(p, st) || !comma(p)) return false;
-  while (at(p, TK_PERCENT)) {
-    if (!push_operand(p, st) || !comma(p)) return false;
-  }
-  return kw_dims_attr(p, st, "sizes", "slice_sizes") && parse_opt_attr_dict(p, st) &&
-         parse_colon_functional(p, st);
-}
-
-/* BROADCAST */
-static bool pf_broadcast(P *p, opst *st, cj_syntax syn) {
-  return operands_then_comma(p, st, 1) && kw_dims_attr(p, st, "sizes", "broadcast_sizes") &&
-         parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-}
-
-/* BROADCAST_IN_DIM */
-static bool pf_broadcast_in_dim(P *p, opst *st, cj_syntax syn) {
-  return operands_then_comma(p, st, 1) && kw_dims_attr(p, st, "dims", "broadcast_dimensions") &&
-         parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-}
-
-/* DYNAMIC_BROADCAST_IN_DIM */
-static bool pf_dynamic_broadcast_in_dim(P *p, opst *st, cj_syntax syn) {
-  return operands_then_comma(p, st, 2) && kw_dims_attr(p, st, "dims", "broadcast_dimensions") &&
-         parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
 }
 
 /* CHOLESKY */
@@ -4132,16 +4115,11 @@ static bool pf_dot_general(P *p, opst *st, cj_syntax syn) {
          parse_colon_functional(p, st);
 }
 
-/* EINSUM */
+/* EINSUM, UNARY_EINSUM */
 static bool pf_einsum(P *p, opst *st, cj_syntax syn) {
-  return operands_then_comma(p, st, 2) && kw_string_attr(p, st, "config", "einsum_config") &&
-         parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-}
-
-/* UNARY_EINSUM */
-static bool pf_unary_einsum(P *p, opst *st, cj_syntax syn) {
-  return operands_then_comma(p, st, 1) && kw_string_attr(p, st, "config", "einsum_config") &&
-         parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
+  return operands_then_comma(p, st, syn == CJ_SYN_EINSUM ? 2 : 1) &&
+         kw_string_attr(p, st, "config", "einsum_config") && parse_opt_attr_dict(p, st) &&
+         parse_colon_functional(p, st);
 }
 
 /* FFT */
@@ -4152,22 +4130,11 @@ static bool pf_fft(P *p, opst *st, cj_syntax syn) {
          parse_colon_functional(p, st);
 }
 
-/* GET_DIMENSION_SIZE */
-static bool pf_get_dimension_size(P *p, opst *st, cj_syntax syn) {
-  return operands_then_comma(p, st, 1) && kw_int_attr(p, st, "dim", "dimension", i64t(p)) &&
-         parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-}
-
-/* SET_DIMENSION_SIZE */
-static bool pf_set_dimension_size(P *p, opst *st, cj_syntax syn) {
-  return operands_then_comma(p, st, 2) && kw_int_attr(p, st, "dim", "dimension", i64t(p)) &&
-         parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-}
-
-/* REVERSE */
-static bool pf_reverse(P *p, opst *st, cj_syntax syn) {
-  return operands_then_comma(p, st, 1) && kw_dims_attr(p, st, "dims", "dimensions") &&
-         parse_opt_attr_dict(p, st) && parse_colon_same(p, st);
+/* GET_DIMENSION_SIZE, SET_DIMENSION_SIZE */
+static bool pf_dimension_size(P *p, opst *st, cj_syntax syn) {
+  return operands_then_comma(p, st, syn == CJ_SYN_SET_DIMENSION_SIZE ? 2 : 1) &&
+         kw_int_attr(p, st, "dim", "dimension", i64t(p)) && parse_opt_attr_dict(p, st) &&
+         parse_colon_functional(p, st);
 }
 
 /* PAD */
@@ -4176,12 +4143,6 @@ static bool pf_pad(P *p, opst *st, cj_syntax syn) {
          comma(p) && kw_dims_attr(p, st, "high", "edge_padding_high") && comma(p) &&
          kw_dims_attr(p, st, "interior", "interior_padding") && parse_opt_attr_dict(p, st) &&
          parse_colon_functional(p, st);
-}
-
-/* TRANSPOSE */
-static bool pf_transpose(P *p, opst *st, cj_syntax syn) {
-  return operands_then_comma(p, st, 1) && kw_dims_attr(p, st, "dims", "permutation") &&
-         parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
 }
 
 /* RETURN */
@@ -4498,10 +4459,10 @@ static const parse_form_fn parse_forms[CJ_SYN_COUNT] = {
     [CJ_SYN_TUPLE] = pf_tuple,
     [CJ_SYN_COMPARE] = pf_compare,
     [CJ_SYN_SLICE] = pf_slice,
-    [CJ_SYN_DYNAMIC_SLICE] = pf_dynamic_slice,
-    [CJ_SYN_BROADCAST] = pf_broadcast,
-    [CJ_SYN_BROADCAST_IN_DIM] = pf_broadcast_in_dim,
-    [CJ_SYN_DYNAMIC_BROADCAST_IN_DIM] = pf_dynamic_broadcast_in_dim,
+    [CJ_SYN_DYNAMIC_SLICE] = pf_dims_form,
+    [CJ_SYN_BROADCAST] = pf_dims_form,
+    [CJ_SYN_BROADCAST_IN_DIM] = pf_dims_form,
+    [CJ_SYN_DYNAMIC_BROADCAST_IN_DIM] = pf_dims_form,
     [CJ_SYN_CHOLESKY] = pf_cholesky,
     [CJ_SYN_CONCATENATE] = pf_concatenate,
     [CJ_SYN_COMPOSITE] = pf_composite,
@@ -4510,13 +4471,13 @@ static const parse_form_fn parse_forms[CJ_SYN_COUNT] = {
     [CJ_SYN_DOT] = pf_dot,
     [CJ_SYN_DOT_GENERAL] = pf_dot_general,
     [CJ_SYN_EINSUM] = pf_einsum,
-    [CJ_SYN_UNARY_EINSUM] = pf_unary_einsum,
+    [CJ_SYN_UNARY_EINSUM] = pf_einsum,
     [CJ_SYN_FFT] = pf_fft,
-    [CJ_SYN_GET_DIMENSION_SIZE] = pf_get_dimension_size,
-    [CJ_SYN_SET_DIMENSION_SIZE] = pf_set_dimension_size,
-    [CJ_SYN_REVERSE] = pf_reverse,
+    [CJ_SYN_GET_DIMENSION_SIZE] = pf_dimension_size,
+    [CJ_SYN_SET_DIMENSION_SIZE] = pf_dimension_size,
+    [CJ_SYN_REVERSE] = pf_dims_form,
     [CJ_SYN_PAD] = pf_pad,
-    [CJ_SYN_TRANSPOSE] = pf_transpose,
+    [CJ_SYN_TRANSPOSE] = pf_dims_form,
     [CJ_SYN_RETURN] = pf_return,
     [CJ_SYN_OPTIMIZATION_BARRIER] = pf_optimization_barrier,
     [CJ_SYN_RNG] = pf_rng,

@@ -2126,52 +2126,28 @@ static bool pp_slice(pr *P, const cj_op *op, const char *nm, int ind) {
   return put_tail_functional(P, op, el);
 }
 
+const cj_dims_form *cj_syntax_dims_form(cj_syntax syn) {
+  static const cj_dims_form forms[CJ_SYN_COUNT] = {
+      [CJ_SYN_DYNAMIC_SLICE] = {0, false, "sizes", "slice_sizes"},
+      [CJ_SYN_BROADCAST] = {1, false, "sizes", "broadcast_sizes"},
+      [CJ_SYN_BROADCAST_IN_DIM] = {1, false, "dims", "broadcast_dimensions"},
+      [CJ_SYN_DYNAMIC_BROADCAST_IN_DIM] = {2, false, "dims", "broadcast_dimensions"},
+      [CJ_SYN_TRANSPOSE] = {1, false, "dims", "permutation"},
+      [CJ_SYN_REVERSE] = {1, true, "dims", "dimensions"},
+  };
+  return (unsigned)syn < CJ_SYN_COUNT && forms[syn].kw ? &forms[syn] : NULL;
+}
+
 /* DYNAMIC_SLICE, BROADCAST, BROADCAST_IN_DIM, DYNAMIC_BROADCAST_IN_DIM, TRANSPOSE, REVERSE */
-static bool pp_dynamic_slice(pr *P, const cj_op *op, const char *nm, int ind) {
-  out *o = P->o;
-  const cj_op_info *info = cj_op_info_get(op->kind);
-  const char *kw, *attr;
-  uint32_t nlead = 1;
-  switch (info->syntax) {
-    case CJ_SYN_DYNAMIC_SLICE:
-      kw = "sizes";
-      attr = "slice_sizes";
-      nlead = op->nopnds;
-      break;
-    case CJ_SYN_BROADCAST:
-      kw = "sizes";
-      attr = "broadcast_sizes";
-      break;
-    case CJ_SYN_BROADCAST_IN_DIM:
-      kw = "dims";
-      attr = "broadcast_dimensions";
-      break;
-    case CJ_SYN_DYNAMIC_BROADCAST_IN_DIM:
-      kw = "dims";
-      attr = "broadcast_dimensions";
-      nlead = 2;
-      break;
-    case CJ_SYN_TRANSPOSE:
-      kw = "dims";
-      attr = "permutation";
-      break;
-    default:
-      kw = "dims";
-      attr = "dimensions";
-      break;
-  }
-  if (!list_attr(op, attr) || op->nopnds < nlead || op->nopnds < 1) return false;
-  const char *const el[] = {attr, NULL};
+static bool pp_dims_form(pr *P, const cj_op *op, const char *nm, int ind) {
+  const cj_dims_form *f = cj_syntax_dims_form(cj_op_info_get(op->kind)->syntax);
+  uint32_t nlead = f->nlead ? f->nlead : op->nopnds;
+  if (!list_attr(op, f->attr) || op->nopnds < nlead || op->nopnds < 1) return false;
+  const char *const el[] = {f->attr, NULL};
   put_head(P, op, nm, nlead);
-  puts_(o, ", ");
-  put_kw_list(P, kw, A(op, attr));
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  if (info->syntax == CJ_SYN_REVERSE)
-    put_same_type(P, op);
-  else
-    put_functional(P, op);
-  return true;
+  puts_(P->o, ", ");
+  put_kw_list(P, f->kw, A(op, f->attr));
+  return f->same_type ? put_tail_same(P, op, el) : put_tail_functional(P, op, el);
 }
 
 /* CHOLESKY */
@@ -2772,12 +2748,12 @@ static const pretty_fn pretty_forms[CJ_SYN_COUNT] = {
     [CJ_SYN_TUPLE] = pp_tuple,
     [CJ_SYN_COMPARE] = pp_compare,
     [CJ_SYN_SLICE] = pp_slice,
-    [CJ_SYN_DYNAMIC_SLICE] = pp_dynamic_slice,
-    [CJ_SYN_BROADCAST] = pp_dynamic_slice,
-    [CJ_SYN_BROADCAST_IN_DIM] = pp_dynamic_slice,
-    [CJ_SYN_DYNAMIC_BROADCAST_IN_DIM] = pp_dynamic_slice,
-    [CJ_SYN_TRANSPOSE] = pp_dynamic_slice,
-    [CJ_SYN_REVERSE] = pp_dynamic_slice,
+    [CJ_SYN_DYNAMIC_SLICE] = pp_dims_form,
+    [CJ_SYN_BROADCAST] = pp_dims_form,
+    [CJ_SYN_BROADCAST_IN_DIM] = pp_dims_form,
+    [CJ_SYN_DYNAMIC_BROADCAST_IN_DIM] = pp_dims_form,
+    [CJ_SYN_TRANSPOSE] = pp_dims_form,
+    [CJ_SYN_REVERSE] = pp_dims_form,
     [CJ_SYN_CHOLESKY] = pp_cholesky,
     [CJ_SYN_CONCATENATE] = pp_concatenate,
     [CJ_SYN_COMPOSITE] = pp_composite,
