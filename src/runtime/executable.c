@@ -1380,8 +1380,8 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
 
   int na = (int)nargs, nr = info->num_results;
   size_t nk = (size_t)ndev * nargs;
-  exec_run *run;
-  int32_t *candidate;
+  exec_run *run = NULL;
+  int32_t *candidate = NULL;
   CJ_RETURN_IF_ERROR(exec_run_new(l, single, ndev, nargs, share, pool, opts, &run, &candidate));
 
   cj_status st = choose_donors(info, opts, nargs, candidate);
