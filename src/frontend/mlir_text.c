@@ -14,7 +14,6 @@
  * in the module's arena.
  */
 #include <errno.h>
-#include <fenv.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/decimal.h"
 #include "frontend/frontend.h"
 
 /* ======================================================================== scratch memory */
@@ -987,50 +987,6 @@ static inline bool lit_is_hex(const char *s, size_t n) {
   return n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
 }
 
-/* strtod under a rounding mode */
-static double strtod_mode(const char *s, int mode) {
-  int old = fegetround();
-  fesetround(mode);
-  volatile double d = strtod(s, NULL);
-  fesetround(old);
-  return d;
-}
-
-/* Rounds the decimal number in s (NUL-terminated, no sign) into dtype `dt` (a float format), once
- * and correctly (nearest, ties to even); returns the bits of the magnitude. */
-static uint64_t decimal_bits(cj_dtype dt, const char *s) {
-  if (dt == CJ_F64) {
-    double d = strtod(s, NULL);
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    return u;
-  }
-  if (dt == CJ_F32) {
-    float f = strtof(s, NULL);
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-  }
-  double d = strtod(s, NULL);
-  uint64_t bits = cj_float_encode(dt, d);
-  if (!isfinite(d) || d == 0) return bits;
-  /* Double rounding can only go wrong when d is exactly halfway between two values of the
-   * target format; such a d has at most mbits+2 significant bits. */
-  const cj_dtype_info *in = cj_dtype_get(dt);
-  uint64_t u;
-  memcpy(&u, &d, 8);
-  uint64_t mant = (u & ((1ull << 52) - 1)) | (((u >> 52) & 0x7ff) ? (1ull << 52) : 0);
-  int sig = mant ? 53 - __builtin_ctzll(mant) : 0;
-  if (sig > in->mbits + 2) return bits;
-  uint64_t lo = cj_float_encode(dt, nextafter(d, 0.0));
-  uint64_t hi = cj_float_encode(dt, nextafter(d, INFINITY));
-  if (lo == hi) return bits; /* not a rounding boundary */
-  double up = strtod_mode(s, FE_UPWARD), down = strtod_mode(s, FE_DOWNWARD);
-  if (up > d) return hi;   /* the exact value lies above the midpoint */
-  if (down < d) return lo; /* below */
-  return bits;             /* exactly the midpoint: ties to even */
-}
-
 /* Float bits of the literal s[0..n) (decimal, integer or 0x bit pattern) in dtype dt. */
 static bool float_lit_bits(P *p, cj_dtype dt, const char *s, size_t n, bool neg, uint64_t *out,
                            int line, const char *ls) {
@@ -1051,7 +1007,7 @@ static bool float_lit_bits(P *p, cj_dtype dt, const char *s, size_t n, bool neg,
   }
   memcpy(z, s, n);
   z[n] = 0;
-  uint64_t mag = decimal_bits(dt, z);
+  uint64_t mag = cj_float_from_decimal(dt, z);
   if (neg) mag = cj_float_encode(dt, -cj_float_decode(dt, mag));
   *out = mag;
   return true;

@@ -7,13 +7,13 @@
  * reads back to the same value, else with enough digits, else as a hex bit pattern. The output
  * parses back (src/frontend/mlir_text.c) to the same module.
  */
-#include <fenv.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/decimal.h"
 #include "ir/ir.h"
 
 /* ======================================================================== output buffer */
@@ -382,59 +382,12 @@ static bool apfloat_to_string(const fparts *f, unsigned prec, unsigned maxpad, b
   return true;
 }
 
-/* strtod under a rounding mode */
-static double strtod_mode(const char *s, int mode) {
-  int old = fegetround();
-  fesetround(mode);
-  volatile double d = strtod(s, NULL);
-  fesetround(old);
-  return d;
-}
-
-/* The decimal s (optionally signed) rounded correctly into dt; bits. */
-static uint64_t decimal_to_bits(cj_dtype dt, const char *s) {
-  bool neg = *s == '-';
-  const char *m = neg || *s == '+' ? s + 1 : s;
-  uint64_t bits;
-  if (dt == CJ_F64) {
-    double d = strtod(m, NULL);
-    memcpy(&bits, &d, 8);
-  } else if (dt == CJ_F32) {
-    float f = strtof(m, NULL);
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    bits = u;
-  } else {
-    double d = strtod(m, NULL);
-    bits = cj_float_encode(dt, d);
-    if (isfinite(d) && d != 0) {
-      uint64_t u;
-      memcpy(&u, &d, 8);
-      uint64_t mant = (u & ((1ull << 52) - 1)) | (((u >> 52) & 0x7ff) ? (1ull << 52) : 0);
-      int sig = mant ? 53 - __builtin_ctzll(mant) : 0;
-      if (sig <= cj_dtype_get(dt)->mbits + 2) {
-        uint64_t lo = cj_float_encode(dt, nextafter(d, 0.0));
-        uint64_t hi = cj_float_encode(dt, nextafter(d, INFINITY));
-        if (lo != hi) {
-          double up = strtod_mode(m, FE_UPWARD), down = strtod_mode(m, FE_DOWNWARD);
-          if (up > d)
-            bits = hi;
-          else if (down < d)
-            bits = lo;
-        }
-      }
-    }
-  }
-  if (neg) bits = cj_float_encode(dt, -cj_float_decode(dt, bits));
-  return bits;
-}
-
 /* Prints the float of dtype dt with bit pattern `bits` as MLIR does. */
 static void put_float(out *o, cj_dtype dt, uint64_t bits) {
   fparts f = float_parts(dt, bits);
   char s[1200];
   if (!f.inf && !f.nan) {
-    if (apfloat_to_string(&f, 6, 0, false, s, sizeof s) && decimal_to_bits(dt, s) == bits) {
+    if (apfloat_to_string(&f, 6, 0, false, s, sizeof s) && cj_float_from_decimal(dt, s) == bits) {
       puts_(o, s);
       return;
     }
