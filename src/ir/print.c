@@ -1794,6 +1794,13 @@ static bool put_tail_same(pr *P, const cj_op *op, const char *const *el) {
   return true;
 }
 
+static bool put_tail_type(pr *P, const cj_op *op, const char *const *el, const cj_type *t) {
+  put_attr_dict(P, op, el, false);
+  puts_(P->o, " : ");
+  put_type(P->o, t);
+  return true;
+}
+
 typedef bool (*pretty_fn)(pr *P, const cj_op *op, const char *nm, int ind);
 
 /* FUNC */
@@ -1882,10 +1889,7 @@ static bool pp_iota(pr *P, const cj_op *op, const char *nm, int ind) {
   puts_(o, nm);
   puts_(o, " dim = ");
   put_i64(o, d);
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_type(o, op->results[0].type);
-  return true;
+  return put_tail_type(P, op, el, op->results[0].type);
 }
 
 /* DYNAMIC_IOTA */
@@ -2024,10 +2028,7 @@ static bool pp_tuple(pr *P, const cj_op *op, const char *nm, int ind) {
   puts_(o, nm);
   if (op->nopnds) putc_(o, ' ');
   put_operands(P, op, 0, op->nopnds);
-  put_attr_dict(P, op, NULL, false);
-  puts_(o, " : ");
-  put_type(o, t);
-  return true;
+  return put_tail_type(P, op, NULL, t);
 }
 
 /* COMPARE */
@@ -2426,27 +2427,16 @@ static bool pp_call(pr *P, const cj_op *op, const char *nm, int ind) {
   return put_tail_functional(P, op, el);
 }
 
-/* CHLO_UNARY */
-static bool pp_chlo_unary(pr *P, const cj_op *op, const char *nm, int ind) {
+/* CHLO_UNARY, CHLO_BINARY_ARROW: `: T -> R`, `: T, T -> R` */
+static bool pp_chlo_arrow(pr *P, const cj_op *op, const char *nm, int ind) {
   out *o = P->o;
-  put_head(P, op, nm, 1);
+  put_head(P, op, nm, op->nopnds);
   put_attr_dict(P, op, NULL, false);
   puts_(o, " : ");
-  put_type(o, op->operands[0]->type);
-  puts_(o, " -> ");
-  put_type(o, op->results[0].type);
-  return true;
-}
-
-/* CHLO_BINARY_ARROW */
-static bool pp_chlo_binary_arrow(pr *P, const cj_op *op, const char *nm, int ind) {
-  out *o = P->o;
-  put_head(P, op, nm, 2);
-  put_attr_dict(P, op, NULL, false);
-  puts_(o, " : ");
-  put_type(o, op->operands[0]->type);
-  puts_(o, ", ");
-  put_type(o, op->operands[1]->type);
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    if (i) puts_(o, ", ");
+    put_type(o, op->operands[i]->type);
+  }
   puts_(o, " -> ");
   put_type(o, op->results[0].type);
   return true;
@@ -2534,10 +2524,7 @@ static bool pp_check_expect(pr *P, const cj_op *op, const char *nm, int ind) {
     puts_(o, ", tolerance = ");
     put_double(o, tol->f.v);
   }
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_type(o, op->operands[0]->type);
-  return true;
+  return put_tail_type(P, op, el, op->operands[0]->type);
 }
 
 /* CHECK_EXPECT_CLOSE */
@@ -2580,20 +2567,13 @@ static bool pp_check_expect_serialized(pr *P, const cj_op *op, const char *nm, i
     puts_(o, ", iter = ");
     put_i64(o, it);
   }
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_type(o, op->operands[0]->type);
-  return true;
+  return put_tail_type(P, op, el, op->operands[0]->type);
 }
 
 /* INTERP_PRINT */
 static bool pp_interp_print(pr *P, const cj_op *op, const char *nm, int ind) {
-  out *o = P->o;
   put_head(P, op, nm, 1);
-  put_attr_dict(P, op, NULL, false);
-  puts_(o, " : ");
-  put_type(o, op->operands[0]->type);
-  return true;
+  return put_tail_type(P, op, NULL, op->operands[0]->type);
 }
 
 /* INTERP_PROBE */
@@ -2606,10 +2586,7 @@ static bool pp_interp_probe(pr *P, const cj_op *op, const char *nm, int ind) {
   put_head(P, op, nm, 1);
   puts_(o, ", probe_id = ");
   put_escaped(o, id->str.s, id->str.len);
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_type(o, op->results[0].type);
-  return true;
+  return put_tail_type(P, op, el, op->results[0].type);
 }
 
 /* SDY_MESH */
@@ -2642,10 +2619,7 @@ static bool pp_sdy_sharding_constraint(pr *P, const cj_op *op, const char *nm, i
   put_head(P, op, nm, 1);
   putc_(o, ' ');
   put(o, ss, sn);
-  put_attr_dict(P, op, el, false);
-  puts_(o, " : ");
-  put_type(o, op->results[0].type);
-  return true;
+  return put_tail_type(P, op, el, op->results[0].type);
 }
 
 /* SDY_MANUAL_COMPUTATION */
@@ -2726,8 +2700,8 @@ static const pretty_fn pretty_forms[CJ_SYN_COUNT] = {
     [CJ_SYN_RNG_BIT_GENERATOR] = pp_rng,
     [CJ_SYN_REDUCE_PRECISION] = pp_reduce_precision,
     [CJ_SYN_CALL] = pp_call,
-    [CJ_SYN_CHLO_UNARY] = pp_chlo_unary,
-    [CJ_SYN_CHLO_BINARY_ARROW] = pp_chlo_binary_arrow,
+    [CJ_SYN_CHLO_UNARY] = pp_chlo_arrow,
+    [CJ_SYN_CHLO_BINARY_ARROW] = pp_chlo_arrow,
     [CJ_SYN_CHLO_TOP_K] = pp_chlo_top_k,
     [CJ_SYN_CHLO_SCAN] = pp_chlo_scan,
     [CJ_SYN_CHECK_EXPECT_CONST] = pp_check_expect_const,
