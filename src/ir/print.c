@@ -518,6 +518,21 @@ static void put_type_list(out *o, const cj_type *const *ts, int n) {
   }
 }
 
+/* the types of op's operands (of its results), separated by commas */
+static void put_operand_types(out *o, const cj_op *op) {
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    if (i) puts_(o, ", ");
+    put_type(o, op->operands[i] ? op->operands[i]->type : NULL);
+  }
+}
+
+static void put_result_type_list(out *o, const cj_op *op) {
+  for (uint32_t i = 0; i < op->nresults; i++) {
+    if (i) puts_(o, ", ");
+    put_type(o, op->results[i].type);
+  }
+}
+
 /* the results of a function type: a single non-function type bare, else in parentheses */
 static void put_result_types(out *o, const cj_type *const *ts, int n) {
   bool wrap = n != 1 || (ts[0] && ts[0]->kind == CJ_TYPE_FUNCTION);
@@ -1472,18 +1487,12 @@ static void put_attr_dict(pr *P, const cj_op *op, const char *const *elide, bool
 static void put_functional(pr *P, const cj_op *op) {
   out *o = P->o;
   putc_(o, '(');
-  for (uint32_t i = 0; i < op->nopnds; i++) {
-    if (i) puts_(o, ", ");
-    put_type(o, op->operands[i] ? op->operands[i]->type : NULL);
-  }
+  put_operand_types(o, op);
   puts_(o, ") -> ");
   bool wrap =
       op->nresults != 1 || (op->results[0].type && op->results[0].type->kind == CJ_TYPE_FUNCTION);
   if (wrap) putc_(o, '(');
-  for (uint32_t i = 0; i < op->nresults; i++) {
-    if (i) puts_(o, ", ");
-    put_type(o, op->results[i].type);
-  }
+  put_result_type_list(o, op);
   if (wrap) putc_(o, ')');
 }
 
@@ -1910,10 +1919,7 @@ static bool pp_nullary(pr *P, const cj_op *op, const char *nm, int ind) {
   puts_(o, nm);
   put_attr_dict(P, op, NULL, false);
   puts_(o, " : ");
-  for (uint32_t i = 0; i < op->nresults; i++) {
-    if (i) puts_(o, ", ");
-    put_type(o, op->results[i].type);
-  }
+  put_result_type_list(o, op);
   return true;
 }
 
@@ -1941,10 +1947,7 @@ static bool pp_while(pr *P, const cj_op *op, const char *nm, int ind) {
   putc_(o, ')');
   if (op->nopnds) {
     puts_(o, " : ");
-    for (uint32_t i = 0; i < op->nopnds; i++) {
-      if (i) puts_(o, ", ");
-      put_type(o, op->operands[i]->type);
-    }
+    put_operand_types(o, op);
   }
   put_attr_dict(P, op, NULL, true);
   putc_(o, '\n');
@@ -2355,10 +2358,7 @@ static bool pp_return(pr *P, const cj_op *op, const char *nm, int ind) {
   put_attr_dict(P, op, NULL, false);
   if (op->nopnds) {
     puts_(o, " : ");
-    for (uint32_t i = 0; i < op->nopnds; i++) {
-      if (i) puts_(o, ", ");
-      put_type(o, op->operands[i]->type);
-    }
+    put_operand_types(o, op);
   }
   return true;
 }
@@ -2378,10 +2378,7 @@ static bool pp_optimization_barrier(pr *P, const cj_op *op, const char *nm, int 
   putc_(o, ' ');
   put_operands(P, op, 0, op->nopnds);
   puts_(o, " : ");
-  for (uint32_t i = 0; i < op->nopnds; i++) {
-    if (i) puts_(o, ", ");
-    put_type(o, op->operands[i]->type);
-  }
+  put_operand_types(o, op);
   return true;
 }
 
@@ -2433,10 +2430,7 @@ static bool pp_chlo_arrow(pr *P, const cj_op *op, const char *nm, int ind) {
   put_head(P, op, nm, op->nopnds);
   put_attr_dict(P, op, NULL, false);
   puts_(o, " : ");
-  for (uint32_t i = 0; i < op->nopnds; i++) {
-    if (i) puts_(o, ", ");
-    put_type(o, op->operands[i]->type);
-  }
+  put_operand_types(o, op);
   puts_(o, " -> ");
   put_type(o, op->results[0].type);
   return true;
