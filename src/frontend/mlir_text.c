@@ -5069,46 +5069,44 @@ cj_status cj_parse_mlir_text_split(const char *text, size_t len, const char *fil
   return NULL;
 }
 
-cj_status cj_parse_attr_text(cj_module *m, const char *text, size_t len, const cj_attr **out) {
-  if (!m || !out || (!text && len)) return cj_invalid("cj_parse_attr_text: bad arguments");
-  *out = NULL;
+/* All of text as one type (is_type) or one attribute: cj_parse_type_text, cj_parse_attr_text. */
+static cj_status parse_one_text(cj_module *m, const char *text, size_t len, bool is_type,
+                                const void **out) {
+  const char *what = is_type ? "type" : "attribute";
   if (!text) text = "";
   P p;
   p_init(&p, m, text, len, text, text + len, 1, text);
   p.in_alias_def = 1; /* no deferred location aliases */
   next(&p);
-  const cj_attr *a = p.err ? NULL : parse_attr(&p);
-  if (a && !at(&p, TK_EOF)) {
+  const void *r = p.err ? NULL : is_type ? (const void *)parse_type(&p) : (const void *)parse_attr(&p);
+  if (r && !at(&p, TK_EOF)) {
     char b[64];
-    perr(&p, "unexpected %s after the attribute", tok_text(&p, b, sizeof b));
+    perr(&p, "unexpected %s after the %s", tok_text(&p, b, sizeof b), what);
   }
   cj_status st = p.err;
   p_free(&p);
   if (st) return st;
-  if (!a) return cj_internal("attribute parse failed");
-  *out = a;
+  if (!r) return cj_internal("%s parse failed", what);
+  *out = r;
   return NULL;
+}
+
+cj_status cj_parse_attr_text(cj_module *m, const char *text, size_t len, const cj_attr **out) {
+  if (!m || !out || (!text && len)) return cj_invalid("cj_parse_attr_text: bad arguments");
+  *out = NULL;
+  const void *r = NULL;
+  cj_status st = parse_one_text(m, text, len, false, &r);
+  *out = r;
+  return st;
 }
 
 cj_status cj_parse_type_text(cj_module *m, const char *text, size_t len, const cj_type **out) {
   if (!m || !out || (!text && len)) return cj_invalid("cj_parse_type_text: bad arguments");
   *out = NULL;
-  if (!text) text = "";
-  P p;
-  p_init(&p, m, text, len, text, text + len, 1, text);
-  p.in_alias_def = 1;
-  next(&p);
-  const cj_type *t = p.err ? NULL : parse_type(&p);
-  if (t && !at(&p, TK_EOF)) {
-    char b[64];
-    perr(&p, "unexpected %s after the type", tok_text(&p, b, sizeof b));
-  }
-  cj_status st = p.err;
-  p_free(&p);
-  if (st) return st;
-  if (!t) return cj_internal("type parse failed");
-  *out = t;
-  return NULL;
+  const void *r = NULL;
+  cj_status st = parse_one_text(m, text, len, true, &r);
+  *out = r;
+  return st;
 }
 
 cj_status cj_read_program(const void *data, size_t len, const char *filename, cj_module **out) {
