@@ -14,71 +14,26 @@
 #include "compiler/spmd.h"
 #include "frontend/compile_options.h"
 #include "frontend/frontend.h"
+#include "frontend/proto_wire.h"
 #include "ir/ir.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small helpers                                                                               */
 
 
-/* A growable byte buffer for the writers below. */
-typedef struct wbuf {
-  unsigned char *p;
-  size_t n, cap;
-  bool oom;
-} wbuf;
-
-static void w_bytes(wbuf *w, const void *d, size_t n) {
-  if (w->oom || !n) return;
-  if (w->n + n > w->cap) {
-    size_t cap = w->cap ? w->cap * 2 : 64;
-    while (cap < w->n + n) cap *= 2;
-    unsigned char *np = realloc(w->p, cap);
-    if (!np) {
-      w->oom = true;
-      return;
-    }
-    w->p = np;
-    w->cap = cap;
-  }
-  memcpy(w->p + w->n, d, n);
-  w->n += n;
-}
+/* The writers below append to a protobuf writer's buffer (frontend/proto_wire.h). */
+typedef cj_pb_buf wbuf;
 
 static void w_u32(wbuf *w, uint32_t v) {
   unsigned char b[4];
   for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
-  w_bytes(w, b, 4);
+  cj_pb_put_bytes(w, b, 4);
 }
 
 static void w_u64(wbuf *w, uint64_t v) {
   unsigned char b[8];
   for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
-  w_bytes(w, b, 8);
-}
-
-static void w_varint(wbuf *w, uint64_t v) {
-  unsigned char b[10];
-  size_t n = 0;
-  do {
-    b[n] = (unsigned char)(v & 0x7f);
-    v >>= 7;
-    if (v) b[n] |= 0x80;
-    n++;
-  } while (v);
-  w_bytes(w, b, n);
-}
-
-/* Protobuf: a field's key. */
-static void w_key(wbuf *w, uint32_t field, int wire_type) {
-  w_varint(w, ((uint64_t)field << 3) | (uint64_t)wire_type);
-}
-
-/* Protobuf: a length-delimited field holding `sub`. */
-static void w_sub(wbuf *w, uint32_t field, const wbuf *sub) {
-  if (sub->oom) w->oom = true;
-  w_key(w, field, 2);
-  w_varint(w, sub->n);
-  w_bytes(w, sub->p, sub->n);
+  cj_pb_put_bytes(w, b, 8);
 }
 
 static uint32_t rd_u32(const unsigned char *p) {
@@ -471,15 +426,15 @@ cj_status cj_executable_serialize(const cj_executable *e, void **out, size_t *le
   CJ_RETURN_IF_ERROR(e->backend->vt->program_serialize(e->program, &prog, &plen));
   const char *bname = e->backend->vt->name;
   wbuf w = {0};
-  w_bytes(&w, kExecMagic, 8);
+  cj_pb_put_bytes(&w, kExecMagic, 8);
   w_u32(&w, kExecVersion);
   w_u32(&w, (e->run_inline ? kFlagInline : 0) | (e->has_collectives ? 0 : kFlagNoCollectives));
   w_u32(&w, (uint32_t)strlen(bname));
-  w_bytes(&w, bname, strlen(bname));
+  cj_pb_put_bytes(&w, bname, strlen(bname));
   w_u64(&w, e->options_len);
-  w_bytes(&w, e->options, e->options_len);
+  cj_pb_put_bytes(&w, e->options, e->options_len);
   w_u64(&w, plen);
-  w_bytes(&w, prog, plen);
+  cj_pb_put_bytes(&w, prog, plen);
   free(prog);
   if (!w.oom) w_u64(&w, cj_fnv64(w.p, w.n, CJ_FNV64_SEED));
   if (w.oom) {
@@ -639,15 +594,15 @@ void cj_loaded_destroy(cj_loaded *l) {
 static cj_status write_assignment_proto(int64_t nr, int64_t np, const int64_t *ids, void **out,
                                         size_t *len) {
   wbuf w = {0};
-  w_key(&w, 1, 0);
-  w_varint(&w, (uint64_t)nr);
-  w_key(&w, 2, 0);
-  w_varint(&w, (uint64_t)np);
+  cj_pb_put_key(&w, 1, 0);
+  cj_pb_put_varint(&w, (uint64_t)nr);
+  cj_pb_put_key(&w, 2, 0);
+  cj_pb_put_varint(&w, (uint64_t)np);
   for (int64_t p = 0; p < np; p++) {
     wbuf packed = {0}, comp = {0};
-    for (int64_t r = 0; r < nr; r++) w_varint(&packed, (uint64_t)ids[r * np + p]);
-    w_sub(&comp, 1, &packed);
-    w_sub(&w, 3, &comp);
+    for (int64_t r = 0; r < nr; r++) cj_pb_put_varint(&packed, (uint64_t)ids[r * np + p]);
+    cj_pb_put_sub(&comp, 1, &packed);
+    cj_pb_put_sub(&w, 3, &comp);
     free(packed.p);
     free(comp.p);
   }
