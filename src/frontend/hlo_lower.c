@@ -846,7 +846,8 @@ static cj_status lower_instr_linalg(sc *s, int32_t idx) {
   return lower_instr_regions(s, idx);
 }
 
-static cj_status lower_instr(sc *s, int32_t idx) {
+/* lower_instr, continued: elementwise and other one-to-one ops */
+static cj_status lower_instr_ew(sc *s, int32_t idx) {
   lw *L = s->L;
   cj_module *m = L->m;
   const hlo_instr *in = &s->c->instrs[idx];
@@ -854,58 +855,6 @@ static cj_status lower_instr(sc *s, int32_t idx) {
   vl *out = &s->vals[idx];
   cj_op *op = NULL;
   setter t = {L, NULL, NULL};
-  /* ---- values that need no op ---- */
-  if (strcmp(oc, "parameter") == 0) {
-    int64_t pn = in->parameter_number;
-    if (pn < 0 || (uint64_t)pn >= s->nparams)
-      return ins_err(s, in, "parameter number %lld of %u", (long long)pn, s->nparams);
-    *out = s->params[pn];
-    if (out->n != leaf_count(&in->shape, 0))
-      return ins_err(s, in, "its shape does not match the value passed");
-    out->shape = &in->shape;
-    return NULL;
-  }
-  if (strcmp(oc, "tuple") == 0) {
-    CJ_RETURN_IF_ERROR(leaf_operands(s, in, &out->v, &out->n));
-    out->shape = &in->shape;
-    return NULL;
-  }
-  if (strcmp(oc, "get-tuple-element") == 0) {
-    CJ_RETURN_IF_ERROR(need_operands(s, in, 1));
-    vl v;
-    CJ_RETURN_IF_ERROR(operand(s, in, 0, &v));
-    const hlo_shape *sh = v.shape;
-    int64_t ti = in->tuple_index;
-    if (!sh || sh->etype != HLO_TUPLE || ti < 0 || ti >= sh->ntuple)
-      return ins_err(s, in, "tuple index %lld is out of range", (long long)ti);
-    uint32_t off = 0;
-    for (int64_t i = 0; i < ti; i++) off += leaf_count(&sh->tuple[i], 0);
-    out->n = leaf_count(&sh->tuple[ti], 0);
-    if (off + out->n > v.n) return ins_err(s, in, "its operand has too few leaves");
-    out->v = v.v + off;
-    out->shape = &sh->tuple[ti];
-    return NULL;
-  }
-  if (strcmp(oc, "copy") == 0 || strcmp(oc, "domain") == 0 || strcmp(oc, "add-dependency") == 0) {
-    if (in->operand_ids.n < 1) return ins_err(s, in, "has no operand");
-    CJ_RETURN_IF_ERROR(operand(s, in, 0, out));
-    out->shape = &in->shape;
-    return NULL;
-  }
-  if (strcmp(oc, "call") == 0 || strcmp(oc, "fusion") == 0) {
-    CJ_RETURN_IF_ERROR(need_called(s, in, 1));
-    const hlo_comp *c = find_comp(L->h, in->called_ids.v[0]);
-    if (!c) return ins_err(s, in, "calls a computation that does not exist");
-    vl *ps = cj_alloc(m, sizeof *ps * (in->operand_ids.n ? in->operand_ids.n : 1));
-    if (!ps) return cj_oom();
-    for (int32_t k = 0; k < in->operand_ids.n; k++) CJ_RETURN_IF_ERROR(operand(s, in, k, &ps[k]));
-    CJ_RETURN_IF_ERROR(lower_comp(L, c, s->blk, ps, (uint32_t)in->operand_ids.n, out));
-    if (out->n != leaf_count(&in->shape, 0))
-      return ins_err(s, in, "the called computation's result does not match its shape");
-    out->shape = &in->shape;
-    return NULL;
-  }
-
   /* ---- elementwise and other one-to-one ops ---- */
   for (size_t i = 0; i < sizeof kElementwise / sizeof *kElementwise; i++)
     if (strcmp(oc, kElementwise[i].opcode) == 0) {
@@ -1043,6 +992,67 @@ static cj_status lower_instr(sc *s, int32_t idx) {
     return results_vl(s, in, op, out);
   }
   return lower_instr_linalg(s, idx);
+}
+
+static cj_status lower_instr(sc *s, int32_t idx) {
+  lw *L = s->L;
+  cj_module *m = L->m;
+  const hlo_instr *in = &s->c->instrs[idx];
+  const char *oc = in->opcode;
+  vl *out = &s->vals[idx];
+
+  /* ---- values that need no op ---- */
+  if (strcmp(oc, "parameter") == 0) {
+    int64_t pn = in->parameter_number;
+    if (pn < 0 || (uint64_t)pn >= s->nparams)
+      return ins_err(s, in, "parameter number %lld of %u", (long long)pn, s->nparams);
+    *out = s->params[pn];
+    if (out->n != leaf_count(&in->shape, 0))
+      return ins_err(s, in, "its shape does not match the value passed");
+    out->shape = &in->shape;
+    return NULL;
+  }
+  if (strcmp(oc, "tuple") == 0) {
+    CJ_RETURN_IF_ERROR(leaf_operands(s, in, &out->v, &out->n));
+    out->shape = &in->shape;
+    return NULL;
+  }
+  if (strcmp(oc, "get-tuple-element") == 0) {
+    CJ_RETURN_IF_ERROR(need_operands(s, in, 1));
+    vl v;
+    CJ_RETURN_IF_ERROR(operand(s, in, 0, &v));
+    const hlo_shape *sh = v.shape;
+    int64_t ti = in->tuple_index;
+    if (!sh || sh->etype != HLO_TUPLE || ti < 0 || ti >= sh->ntuple)
+      return ins_err(s, in, "tuple index %lld is out of range", (long long)ti);
+    uint32_t off = 0;
+    for (int64_t i = 0; i < ti; i++) off += leaf_count(&sh->tuple[i], 0);
+    out->n = leaf_count(&sh->tuple[ti], 0);
+    if (off + out->n > v.n) return ins_err(s, in, "its operand has too few leaves");
+    out->v = v.v + off;
+    out->shape = &sh->tuple[ti];
+    return NULL;
+  }
+  if (strcmp(oc, "copy") == 0 || strcmp(oc, "domain") == 0 || strcmp(oc, "add-dependency") == 0) {
+    if (in->operand_ids.n < 1) return ins_err(s, in, "has no operand");
+    CJ_RETURN_IF_ERROR(operand(s, in, 0, out));
+    out->shape = &in->shape;
+    return NULL;
+  }
+  if (strcmp(oc, "call") == 0 || strcmp(oc, "fusion") == 0) {
+    CJ_RETURN_IF_ERROR(need_called(s, in, 1));
+    const hlo_comp *c = find_comp(L->h, in->called_ids.v[0]);
+    if (!c) return ins_err(s, in, "calls a computation that does not exist");
+    vl *ps = cj_alloc(m, sizeof *ps * (in->operand_ids.n ? in->operand_ids.n : 1));
+    if (!ps) return cj_oom();
+    for (int32_t k = 0; k < in->operand_ids.n; k++) CJ_RETURN_IF_ERROR(operand(s, in, k, &ps[k]));
+    CJ_RETURN_IF_ERROR(lower_comp(L, c, s->blk, ps, (uint32_t)in->operand_ids.n, out));
+    if (out->n != leaf_count(&in->shape, 0))
+      return ins_err(s, in, "the called computation's result does not match its shape");
+    out->shape = &in->shape;
+    return NULL;
+  }
+  return lower_instr_ew(s, idx);
 }
 
 static cj_status too_much_work(const sc *s) {
