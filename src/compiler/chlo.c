@@ -291,6 +291,154 @@ static cj_op *app_cmp(cj_module *m, cj_block *blk, const cj_op *origin, cj_value
   return o;
 }
 
+/* The while body of a scan (bb: args index, carries, outputs): slices the inputs at the step's
+ * index, clones the scan body, writes its outputs there and returns index + 1, the carries and
+ * the outputs. */
+static cj_status scan_body(cj_module *m, cj_op *op, cj_block *body, cj_block *bb, int64_t dim,
+                           int64_t D, bool rev, uint32_t ni, uint32_t nc, uint32_t no) {
+  const cj_type *i64 = scalar_t(m, CJ_S64);
+  uint32_t nw = 1 + nc + no;
+  cj_status st = NULL;
+  cj_value **from = NULL, **to = NULL;
+  uint32_t nmap = 0, cap = 0;
+  cj_value *i = &bb->args[0];
+  cj_value *idx = i;
+  cj_op *zero = app_const(m, bb, op, i64, 0), *one = app_const(m, bb, op, i64, 1);
+  if (!zero || !one) st = cj_oom();
+  if (!st && rev) {
+    cj_op *last = app_const(m, bb, op, i64, D - 1);
+    cj_value *o2[2] = {last ? &last->results[0] : NULL, i};
+    cj_op *sub = last ? app(m, bb, op, CJ_OP_SUBTRACT, 2, o2, i64) : NULL;
+    if (!sub) st = cj_oom();
+    else idx = &sub->results[0];
+  }
+  cap = body->nargs + 64;
+  from = malloc(sizeof(cj_value *) * cap);
+  to = malloc(sizeof(cj_value *) * cap);
+  if (!from || !to) st = cj_oom();
+  /* input slices */
+  for (uint32_t k = 0; k < ni && !st; k++) {
+    cj_value *x = op->operands[k];
+    const cj_type *xt = x->type;
+    if (!cj_type_is_static(xt) || dim >= xt->rank) {
+      st = cj_op_error(op, CJ_UNIMPLEMENTED, "scan input %u must have a static shape", k);
+      break;
+    }
+    int32_t r = xt->rank;
+    cj_value **o = malloc(sizeof(cj_value *) * (size_t)(r + 1));
+    int64_t ss[16];
+    if (!o || r > 16) {
+      free(o);
+      st = cj_oom();
+      break;
+    }
+    o[0] = x;
+    for (int32_t d = 0; d < r; d++) {
+      o[1 + d] = d == dim ? idx : &zero->results[0];
+      ss[d] = d == dim ? 1 : xt->dims[d];
+    }
+    const cj_type *slt = cj_type_tensor(m, xt->elem, r, ss, NULL, NULL);
+    cj_op *ds = app(m, bb, op, CJ_OP_DYNAMIC_SLICE, (uint32_t)(r + 1), o, slt);
+    free(o);
+    if (!ds || cj_op_set_attr(m, ds, "slice_sizes", cj_attr_i64_array(m, r, ss))) {
+      st = cj_oom();
+      break;
+    }
+    cj_value *dv = &ds->results[0];
+    cj_op *rs = app(m, bb, op, CJ_OP_RESHAPE, 1, &dv, body->args[k].type);
+    if (!rs) {
+      st = cj_oom();
+      break;
+    }
+    from[nmap] = &body->args[k];
+    to[nmap++] = &rs->results[0];
+  }
+  for (uint32_t c = 0; c < nc && !st; c++) {
+    from[nmap] = &body->args[ni + c];
+    to[nmap++] = &bb->args[1 + c];
+  }
+  /* the body's ops */
+  cj_op *term = NULL;
+  for (cj_op *bo = body->first; bo && !st; bo = bo->next) {
+    if (bo == body->last && (cj_op_info_get(bo->kind)->flags & CJ_OPF_TERMINATOR)) {
+      term = bo;
+      break;
+    }
+    cj_op *c = cj_op_clone(m, bo, nmap, from, to);
+    if (!c) {
+      st = cj_oom();
+      break;
+    }
+    cj_block_append(bb, c);
+    if (!cj_value_map_add_results(&from, &to, &nmap, &cap, bo, c)) {
+      st = cj_oom();
+      break;
+    }
+  }
+  if (!st && (!term || term->nopnds != no + nc))
+    st = cj_op_error(op, CJ_INVALID_ARGUMENT, "scan body returns %u values for %u outputs and %u carries",
+                     term ? term->nopnds : 0, no, nc);
+  cj_value **ret = st ? NULL : calloc(nw, sizeof *ret);
+  if (!st && !ret) st = cj_oom();
+  if (!st) {
+    cj_value *o2[2] = {i, &one->results[0]};
+    cj_op *inc = app(m, bb, op, CJ_OP_ADD, 2, o2, i64);
+    if (!inc) st = cj_oom();
+    else ret[0] = &inc->results[0];
+  }
+  for (uint32_t k = 0; k < no + nc && !st; k++) {
+    cj_value *v = term->operands[k];
+    for (uint32_t q = nmap; q-- > 0;)
+      if (from[q] == v) {
+        v = to[q];
+        break;
+      }
+    if (k >= no) {
+      ret[1 + (k - no)] = v;
+      continue;
+    }
+    /* output k: written at idx */
+    const cj_type *ot = op->results[k].type;
+    int32_t r = ot->rank;
+    int64_t us[16];
+    if (r > 16) {
+      st = cj_oom();
+      break;
+    }
+    for (int32_t d = 0; d < r; d++) us[d] = d == dim ? 1 : ot->dims[d];
+    const cj_type *ut = cj_type_tensor(m, v->type->elem, r, us, NULL, NULL);
+    cj_op *rs = app(m, bb, op, CJ_OP_RESHAPE, 1, &v, ut);
+    cj_value **o = malloc(sizeof(cj_value *) * (size_t)(r + 2));
+    if (!rs || !o) {
+      free(o);
+      st = cj_oom();
+      break;
+    }
+    o[0] = &bb->args[1 + nc + k];
+    o[1] = &rs->results[0];
+    for (int32_t d = 0; d < r; d++) o[2 + d] = d == dim ? idx : &zero->results[0];
+    cj_op *dus = app(m, bb, op, CJ_OP_DYNAMIC_UPDATE_SLICE, (uint32_t)(r + 2), o, ot);
+    free(o);
+    if (!dus) {
+      st = cj_oom();
+      break;
+    }
+    ret[1 + nc + k] = &dus->results[0];
+  }
+  if (!st) {
+    cj_op *r = cj_op_create(m, CJ_OP_RETURN, NULL, nw, 0, 0);
+    if (!r) st = cj_oom();
+    else {
+      for (uint32_t k = 0; k < nw; k++) r->operands[k] = ret[k];
+      cj_block_append(bb, r);
+    }
+  }
+  free(ret);
+  free(from);
+  free(to);
+  return st;
+}
+
 static cj_status decompose_scan(cj_module *m, cj_op *func, cj_op *op) {
   cj_block *body = op->nregions ? op->regions[0].first : NULL;
   int64_t seg[4], nseg = 0, dim = 0;
@@ -378,145 +526,7 @@ static cj_status decompose_scan(cj_module *m, cj_op *func, cj_op *op) {
     }
   }
   /* body */
-  cj_value **from = NULL, **to = NULL;
-  uint32_t nmap = 0, cap = 0;
-  if (!st) {
-    cj_value *i = &bb->args[0];
-    cj_value *idx = i;
-    cj_op *zero = app_const(m, bb, op, i64, 0), *one = app_const(m, bb, op, i64, 1);
-    if (!zero || !one) st = cj_oom();
-    if (!st && rev) {
-      cj_op *last = app_const(m, bb, op, i64, D - 1);
-      cj_value *o2[2] = {last ? &last->results[0] : NULL, i};
-      cj_op *sub = last ? app(m, bb, op, CJ_OP_SUBTRACT, 2, o2, i64) : NULL;
-      if (!sub) st = cj_oom();
-      else idx = &sub->results[0];
-    }
-    cap = body->nargs + 64;
-    from = malloc(sizeof(cj_value *) * cap);
-    to = malloc(sizeof(cj_value *) * cap);
-    if (!from || !to) st = cj_oom();
-    /* input slices */
-    for (uint32_t k = 0; k < ni && !st; k++) {
-      cj_value *x = op->operands[k];
-      const cj_type *xt = x->type;
-      if (!cj_type_is_static(xt) || dim >= xt->rank) {
-        st = cj_op_error(op, CJ_UNIMPLEMENTED, "scan input %u must have a static shape", k);
-        break;
-      }
-      int32_t r = xt->rank;
-      cj_value **o = malloc(sizeof(cj_value *) * (size_t)(r + 1));
-      int64_t ss[16];
-      if (!o || r > 16) {
-        free(o);
-        st = cj_oom();
-        break;
-      }
-      o[0] = x;
-      for (int32_t d = 0; d < r; d++) {
-        o[1 + d] = d == dim ? idx : &zero->results[0];
-        ss[d] = d == dim ? 1 : xt->dims[d];
-      }
-      const cj_type *slt = cj_type_tensor(m, xt->elem, r, ss, NULL, NULL);
-      cj_op *ds = app(m, bb, op, CJ_OP_DYNAMIC_SLICE, (uint32_t)(r + 1), o, slt);
-      free(o);
-      if (!ds || cj_op_set_attr(m, ds, "slice_sizes", cj_attr_i64_array(m, r, ss))) {
-        st = cj_oom();
-        break;
-      }
-      cj_value *dv = &ds->results[0];
-      cj_op *rs = app(m, bb, op, CJ_OP_RESHAPE, 1, &dv, body->args[k].type);
-      if (!rs) {
-        st = cj_oom();
-        break;
-      }
-      from[nmap] = &body->args[k];
-      to[nmap++] = &rs->results[0];
-    }
-    for (uint32_t c = 0; c < nc && !st; c++) {
-      from[nmap] = &body->args[ni + c];
-      to[nmap++] = &bb->args[1 + c];
-    }
-    /* the body's ops */
-    cj_op *term = NULL;
-    for (cj_op *bo = body->first; bo && !st; bo = bo->next) {
-      if (bo == body->last && (cj_op_info_get(bo->kind)->flags & CJ_OPF_TERMINATOR)) {
-        term = bo;
-        break;
-      }
-      cj_op *c = cj_op_clone(m, bo, nmap, from, to);
-      if (!c) {
-        st = cj_oom();
-        break;
-      }
-      cj_block_append(bb, c);
-      if (!cj_value_map_add_results(&from, &to, &nmap, &cap, bo, c)) {
-        st = cj_oom();
-        break;
-      }
-    }
-    if (!st && (!term || term->nopnds != no + nc))
-      st = cj_op_error(op, CJ_INVALID_ARGUMENT, "scan body returns %u values for %u outputs and %u carries",
-                       term ? term->nopnds : 0, no, nc);
-    cj_value **ret = st ? NULL : calloc(nw, sizeof *ret);
-    if (!st && !ret) st = cj_oom();
-    if (!st) {
-      cj_value *o2[2] = {i, &one->results[0]};
-      cj_op *inc = app(m, bb, op, CJ_OP_ADD, 2, o2, i64);
-      if (!inc) st = cj_oom();
-      else ret[0] = &inc->results[0];
-    }
-    for (uint32_t k = 0; k < no + nc && !st; k++) {
-      cj_value *v = term->operands[k];
-      for (uint32_t q = nmap; q-- > 0;)
-        if (from[q] == v) {
-          v = to[q];
-          break;
-        }
-      if (k >= no) {
-        ret[1 + (k - no)] = v;
-        continue;
-      }
-      /* output k: written at idx */
-      const cj_type *ot = op->results[k].type;
-      int32_t r = ot->rank;
-      int64_t us[16];
-      if (r > 16) {
-        st = cj_oom();
-        break;
-      }
-      for (int32_t d = 0; d < r; d++) us[d] = d == dim ? 1 : ot->dims[d];
-      const cj_type *ut = cj_type_tensor(m, v->type->elem, r, us, NULL, NULL);
-      cj_op *rs = app(m, bb, op, CJ_OP_RESHAPE, 1, &v, ut);
-      cj_value **o = malloc(sizeof(cj_value *) * (size_t)(r + 2));
-      if (!rs || !o) {
-        free(o);
-        st = cj_oom();
-        break;
-      }
-      o[0] = &bb->args[1 + nc + k];
-      o[1] = &rs->results[0];
-      for (int32_t d = 0; d < r; d++) o[2 + d] = d == dim ? idx : &zero->results[0];
-      cj_op *dus = app(m, bb, op, CJ_OP_DYNAMIC_UPDATE_SLICE, (uint32_t)(r + 2), o, ot);
-      free(o);
-      if (!dus) {
-        st = cj_oom();
-        break;
-      }
-      ret[1 + nc + k] = &dus->results[0];
-    }
-    if (!st) {
-      cj_op *r = cj_op_create(m, CJ_OP_RETURN, NULL, nw, 0, 0);
-      if (!r) st = cj_oom();
-      else {
-        for (uint32_t k = 0; k < nw; k++) r->operands[k] = ret[k];
-        cj_block_append(bb, r);
-      }
-    }
-    free(ret);
-  }
-  free(from);
-  free(to);
+  if (!st) st = scan_body(m, op, body, bb, dim, D, rev, ni, nc, no);
   free(init);
   free(wt);
   if (st) return st;

@@ -102,32 +102,26 @@ static inline void select_any(void *o, const void *p, const void *x, const void 
   }
 }
 
+/* a unary kernel over the low `bits` bits of each element (aux->bits, else the width W) */
+#define KBITS(name, T, W, EXPR)                                                                \
+  static void name(void *o_, const void *a_, const void *b_, const void *c_, int64_t n,        \
+                   const cj_ew_aux *aux) {                                                     \
+    (void)b_;                                                                                  \
+    (void)c_;                                                                                  \
+    T *o = o_;                                                                                 \
+    const T *a = a_;                                                                           \
+    int bits = aux && aux->bits ? aux->bits : W;                                               \
+    uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);                                 \
+    for (int64_t i = 0; i < n; i++) o[i] = EXPR;                                               \
+  }
+
 /* kernels shared by signed and unsigned integers: INT_COMMON(suffix, T, UT, width) */
 #define INT_COMMON(S, T, UT, W)                                                                \
   K1(neg_##S, T, T, (T)(UT)(0u - (uint64_t)(UT)x))                                           \
   K1(not_##S, T, T, (T)~x)                                                                   \
   K1(copy_##S, T, T, x)                                                                      \
-  static void popcnt_##S(void *o_, const void *a_, const void *b_, const void *c_, int64_t n,  \
-                         const cj_ew_aux *aux) {                                             \
-    (void)b_;                                                                                \
-    (void)c_;                                                                                \
-    T *o = o_;                                                                               \
-    const T *a = a_;                                                                         \
-    int bits = aux && aux->bits ? aux->bits : W;                                             \
-    uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);                               \
-    for (int64_t i = 0; i < n; i++) o[i] = (T)pop64((uint64_t)(UT)a[i] & mask);              \
-  }                                                                                          \
-  static void clz_##S(void *o_, const void *a_, const void *b_, const void *c_, int64_t n,     \
-                      const cj_ew_aux *aux) {                                                \
-    (void)b_;                                                                                \
-    (void)c_;                                                                                \
-    T *o = o_;                                                                               \
-    const T *a = a_;                                                                         \
-    int bits = aux && aux->bits ? aux->bits : W;                                             \
-    uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);                               \
-    for (int64_t i = 0; i < n; i++)                                                          \
-      o[i] = (T)(clz64((uint64_t)(UT)a[i] & mask) - (64 - bits));                            \
-  }                                                                                          \
+  KBITS(popcnt_##S, T, W, (T)pop64((uint64_t)(UT)a[i] & mask))                              \
+  KBITS(clz_##S, T, W, (T)(clz64((uint64_t)(UT)a[i] & mask) - (64 - bits)))                 \
   K2(add_##S, T, T, (T)(UT)((uint64_t)(UT)x + (uint64_t)(UT)y))                              \
   K2(sub_##S, T, T, (T)(UT)((uint64_t)(UT)x - (uint64_t)(UT)y))                              \
   K2(mul_##S, T, T, (T)(UT)((uint64_t)(UT)x * (uint64_t)(UT)y))                              \
@@ -349,22 +343,17 @@ static inline int64_t tkey_d(double x) {
   int64_t i = (int64_t)cj_f64_bits(x);
   return i < 0 ? (int64_t)(i ^ 0x7fffffffffffffffll) : i;
 }
-static inline float next_after_f(float x, float y) {
-  if (x != x || y != y) return x + y;
-  if (x == y) return y;
-  if (x == 0) return copysignf(cj_bits_f32(1), y);
-  uint32_t u = cj_f32_bits(x);
-  bool up = (y > x) == (x > 0);
-  return cj_bits_f32(up ? u + 1 : u - 1);
-}
-static inline double next_after_d(double x, double y) {
-  if (x != x || y != y) return x + y;
-  if (x == y) return y;
-  if (x == 0) return copysign(cj_bits_f64(1), y);
-  uint64_t u = cj_f64_bits(x);
-  bool up = (y > x) == (x > 0);
-  return cj_bits_f64(up ? u + 1 : u - 1);
-}
+#define NEXT_AFTER(SFX, T, UT, BITS, FROMBITS, COPYSIGN)      \
+  static inline T next_after_##SFX(T x, T y) {               \
+    if (x != x || y != y) return x + y;                      \
+    if (x == y) return y;                                    \
+    if (x == 0) return COPYSIGN(FROMBITS(1), y);             \
+    UT u = BITS(x);                                          \
+    bool up = (y > x) == (x > 0);                            \
+    return FROMBITS(up ? u + 1 : u - 1);                     \
+  }
+NEXT_AFTER(f, float, uint32_t, cj_f32_bits, cj_bits_f32, copysignf)
+NEXT_AFTER(d, double, uint64_t, cj_f64_bits, cj_bits_f64, copysign)
 
 /* reduce_precision (XLA's definition): round the mantissa to m bits (nearest even), then
  * flush/overflow the exponent to an e-bit range; NaN stays NaN. */
@@ -396,24 +385,18 @@ static inline uint64_t rp_bits(uint64_t u, int W, int EB, int MB, int e, int m) 
   if (is_nan) x = m > 0 ? u : exp_mask;
   return x;
 }
-static void reduce_precision_f32(void *o_, const void *a_, const void *b_, const void *c_,
-                                 int64_t n, const cj_ew_aux *aux) {
-  (void)b_;
-  (void)c_;
-  float *o = o_;
-  const float *a = a_;
-  for (int64_t i = 0; i < n; i++)
-    o[i] = cj_bits_f32((uint32_t)rp_bits(cj_f32_bits(a[i]), 32, 8, 23, aux->ebits, aux->mbits));
-}
-static void reduce_precision_f64(void *o_, const void *a_, const void *b_, const void *c_,
-                                 int64_t n, const cj_ew_aux *aux) {
-  (void)b_;
-  (void)c_;
-  double *o = o_;
-  const double *a = a_;
-  for (int64_t i = 0; i < n; i++)
-    o[i] = cj_bits_f64(rp_bits(cj_f64_bits(a[i]), 64, 11, 52, aux->ebits, aux->mbits));
-}
+#define REDUCE_PRECISION(S, T, UT, W, EB, MB, BITS, FROMBITS)                               \
+  static void reduce_precision_##S(void *o_, const void *a_, const void *b_, const void *c_,  \
+                                   int64_t n, const cj_ew_aux *aux) {                         \
+    (void)b_;                                                                                 \
+    (void)c_;                                                                                 \
+    T *o = o_;                                                                                \
+    const T *a = a_;                                                                          \
+    for (int64_t i = 0; i < n; i++)                                                           \
+      o[i] = FROMBITS((UT)rp_bits(BITS(a[i]), W, EB, MB, aux->ebits, aux->mbits));            \
+  }
+REDUCE_PRECISION(f32, float, uint32_t, 32, 8, 23, cj_f32_bits, cj_bits_f32)
+REDUCE_PRECISION(f64, double, uint64_t, 64, 11, 52, cj_f64_bits, cj_bits_f64)
 
 #define FLOAT_KERNELS(S, T, SFX, ABSF, FMODF, TKEY)                                  \
   K1(copy_##S, T, T, x)                                                             \
@@ -626,47 +609,34 @@ CPLX_KERNELS(c128, c128_t, double, fabs, copysign)
 K2(complex_f32, float, c64_t, ((c64_t){x, y}))
 K2(complex_f64, double, c128_t, ((c128_t){x, y}))
 
-#define VMC1(S, T, op, fn)                                                                    \
-  static void op##_##S(void *o_, const void *a_, const void *b_, const void *c_, int64_t n,  \
-                       const cj_ew_aux *aux) {                                               \
-    UNUSED3;                                                                                 \
-    CJ_KM(fn##_##S)((const T *)a_, (T *)o_, n);                                              \
-  }
-#define VMC2(S, T, op, fn)                                                                    \
-  static void op##_##S(void *o_, const void *a_, const void *b_, const void *c_, int64_t n,  \
-                       const cj_ew_aux *aux) {                                               \
-    (void)c_;                                                                                \
-    (void)aux;                                                                               \
-    CJ_KM(fn##_##S)((const T *)a_, (const T *)b_, (T *)o_, n);                               \
-  }
 #define VM_CPLX(S, T)              \
-  VMC1(S, T, abs, abs)             \
-  VMC1(S, T, sign, sign)           \
-  VMC1(S, T, sqrt, sqrt)           \
-  VMC1(S, T, rsqrt, rsqrt)         \
-  VMC1(S, T, exp, exp)             \
-  VMC1(S, T, expm1, expm1)         \
-  VMC1(S, T, log, log)             \
-  VMC1(S, T, log1p, log1p)         \
-  VMC1(S, T, logistic, logistic)   \
-  VMC1(S, T, cos, cos)             \
-  VMC1(S, T, tan, tan)             \
-  VMC1(S, T, tanh, tanh)           \
-  VMC1(S, T, asin, asin)           \
-  VMC1(S, T, acos, acos)           \
-  VMC1(S, T, atan, atan)           \
-  VMC1(S, T, asinh, asinh)         \
-  VMC1(S, T, acosh, acosh)         \
-  VMC1(S, T, atanh, atanh)         \
-  VMC1(S, T, sinh, sinh)           \
-  VMC1(S, T, cosh, cosh)           \
-  VMC1(S, T, square, square)
+  VM1(S, T, abs, abs)             \
+  VM1(S, T, sign, sign)           \
+  VM1(S, T, sqrt, sqrt)           \
+  VM1(S, T, rsqrt, rsqrt)         \
+  VM1(S, T, exp, exp)             \
+  VM1(S, T, expm1, expm1)         \
+  VM1(S, T, log, log)             \
+  VM1(S, T, log1p, log1p)         \
+  VM1(S, T, logistic, logistic)   \
+  VM1(S, T, cos, cos)             \
+  VM1(S, T, tan, tan)             \
+  VM1(S, T, tanh, tanh)           \
+  VM1(S, T, asin, asin)           \
+  VM1(S, T, acos, acos)           \
+  VM1(S, T, atan, atan)           \
+  VM1(S, T, asinh, asinh)         \
+  VM1(S, T, acosh, acosh)         \
+  VM1(S, T, atanh, atanh)         \
+  VM1(S, T, sinh, sinh)           \
+  VM1(S, T, cosh, cosh)           \
+  VM1(S, T, square, square)
 VM_CPLX(c64, float)
 VM_CPLX(c128, double)
-VMC1(c64, float, sin, sin)
-VMC1(c128, double, sin, sin)
-VMC2(c64, float, pow, pow)
-VMC2(c128, double, pow, pow)
+VM1(c64, float, sin, sin)
+VM1(c128, double, sin, sin)
+VM2(c64, float, pow, pow)
+VM2(c128, double, pow, pow)
 
 
 /* ---- chlo.zeta, chlo.polygamma: scalar (rarely used special functions), computed in double.

@@ -777,6 +777,84 @@ static bool qint_form(const kc_dims *d, int32_t rank, const cj_quant *lq, const 
   return nchw;
 }
 
+/* Constant weights: converted (and packed for the GEMM and depthwise paths) once, at lowering;
+ * sets *wbuf (and *zpbuf when the lhs zero point needs per-output offsets). */
+static cj_status conv_const_rhs(cj_lw *L, kc_wprep *wp, const cj_attr *rval, const cj_type *rt,
+                                int64_t wn, int64_t esz, int asz, int64_t packed,
+                                int32_t *wbuf, int32_t *zpbuf) {
+  bool gemm = wp->pack, dw = wp->dw;
+  const kc_geom g = wp->g;
+  char *src = NULL, *raw = malloc((size_t)(wn * esz + 1)), *wv = malloc((size_t)(wn * asz + 1));
+  float *pk = gemm || dw ? malloc(sizeof(float) * (size_t)(packed + 1)) : NULL;
+  int32_t *zp = wp->zpoff ? malloc(sizeof(int32_t) * (size_t)(g.G * g.Og + 1)) : NULL;
+  const char *data = rval->dense.data;
+  if (rval->dense.splat) {
+    src = malloc((size_t)(rt->num_elements * esz + 1));
+    if (src)
+      for (int64_t i = 0; i < rt->num_elements; i++) memcpy(src + i * esz, data, (size_t)esz);
+    data = src;
+  }
+  cj_status st = NULL;
+  if (!raw || !wv || ((gemm || dw) && !pk) || (wp->zpoff && !zp) || !data) {
+    st = cj_oom();
+  } else {
+    rhs_prepare(wp, data, raw, wv, pk, zp);
+    *wbuf = gemm || dw ? cj_lw_const(L, pk, packed * 4) : cj_lw_const(L, wv, wn * asz);
+    if (zp) *zpbuf = cj_lw_const(L, zp, g.G * g.Og * 4);
+  }
+  free(src);
+  free(raw);
+  free(wv);
+  free(pk);
+  free(zp);
+  return st;
+}
+
+/* How the kernel turns accumulators into results: converts, or requantizes for a quantized
+ * result. */
+static cj_status conv_set_fin(cj_lw *L, cj_op *op, kc_gen *p, int mode, cj_dtype adt,
+                              cj_dtype odt, const cj_quant *lq, const cj_quant *rq,
+                              const cj_quant *oq) {
+  kc_fin *f = &p->fin;
+  f->osz = cj_dtype_bytes(odt);
+  cj_dtype fin_src = adt;
+  if (mode == MODE_QINT) {
+    f->mode = FIN_QINT;
+    fin_src = CJ_S64;
+    f->zo = oq->axis < 0 ? (int32_t)oq->zero_points[0] : 0;
+    double cs = lq->scales[0] * rq->scales[0] / oq->scales[0];
+    f->scaled = fabs(cs - 1.0) > 0.001;
+    f->cs = (float)cs;
+    f->has_zpoff = p->has_zpoff;
+  } else if (oq) {
+    f->mode = FIN_QFLT;
+    fin_src = CJ_F32;
+    f->qmin = (float)oq->storage_min;
+    f->qmax = (float)oq->storage_max;
+    if (oq->axis < 0) {
+      f->scale = (float)oq->scales[0];
+      f->zp = (float)oq->zero_points[0];
+    } else {
+      float *s = cj_lw_alloc(L, sizeof(float) * (size_t)oq->nscales);
+      float *z = cj_lw_alloc(L, sizeof(float) * (size_t)oq->nscales);
+      if (!s || !z) return cj_oom();
+      for (int32_t i = 0; i < oq->nscales; i++) {
+        s[i] = (float)oq->scales[i];
+        z[i] = (float)oq->zero_points[i];
+      }
+      f->scales = s;
+      f->zps = z;
+    }
+  } else {
+    f->mode = FIN_CVT;
+  }
+  f->fn = cj_cvt_lookup(fin_src, odt);
+  f->aux.src = fin_src;
+  f->aux.dt = odt;
+  if (!f->fn) return cj_op_error(op, CJ_UNIMPLEMENTED, "no conversion into the result type");
+  return NULL;
+}
+
 static cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_t *lo) {
   const cj_type *lt = op->operands[0]->type, *rt = op->operands[1]->type, *ot = op->results[0].type;
   if (!cj_type_is_static(lt) || !cj_type_is_static(rt) || !cj_type_is_static(ot))
@@ -930,30 +1008,7 @@ static cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_t *lo) {
   int64_t packed = gemm ? kc_gemm_packed_floats(&g) : dw ? wn : 0;
   int32_t wbuf = -1, zpbuf = -1;
   if (rconst) {
-    char *src = NULL, *raw = malloc((size_t)(wn * esz + 1)), *wv = malloc((size_t)(wn * asz + 1));
-    float *pk = gemm || dw ? malloc(sizeof(float) * (size_t)(packed + 1)) : NULL;
-    int32_t *zp = wp->zpoff ? malloc(sizeof(int32_t) * (size_t)(g.G * g.Og + 1)) : NULL;
-    const char *data = rval->dense.data;
-    if (rval->dense.splat) {
-      src = malloc((size_t)(rt->num_elements * esz + 1));
-      if (src)
-        for (int64_t i = 0; i < rt->num_elements; i++) memcpy(src + i * esz, data, (size_t)esz);
-      data = src;
-    }
-    cj_status st = NULL;
-    if (!raw || !wv || ((gemm || dw) && !pk) || (wp->zpoff && !zp) || !data) {
-      st = cj_oom();
-    } else {
-      rhs_prepare(wp, data, raw, wv, pk, zp);
-      wbuf = gemm || dw ? cj_lw_const(L, pk, packed * 4) : cj_lw_const(L, wv, wn * asz);
-      if (zp) zpbuf = cj_lw_const(L, zp, g.G * g.Og * 4);
-    }
-    free(src);
-    free(raw);
-    free(wv);
-    free(pk);
-    free(zp);
-    if (st) return st;
+    CJ_RETURN_IF_ERROR(conv_const_rhs(L, wp, rval, rt, wn, esz, asz, packed, &wbuf, &zpbuf));
   } else {
     int32_t outs[4];
     uint32_t n = 0;
@@ -980,43 +1035,7 @@ static cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_t *lo) {
   p->acc = acc;
   p->asz = asz;
   p->has_zpoff = zpbuf >= 0;
-  kc_fin *f = &p->fin;
-  f->osz = cj_dtype_bytes(odt);
-  cj_dtype fin_src = adt;
-  if (mode == MODE_QINT) {
-    f->mode = FIN_QINT;
-    fin_src = CJ_S64;
-    f->zo = oq->axis < 0 ? (int32_t)oq->zero_points[0] : 0;
-    double cs = lq->scales[0] * rq->scales[0] / oq->scales[0];
-    f->scaled = fabs(cs - 1.0) > 0.001;
-    f->cs = (float)cs;
-    f->has_zpoff = p->has_zpoff;
-  } else if (oq) {
-    f->mode = FIN_QFLT;
-    fin_src = CJ_F32;
-    f->qmin = (float)oq->storage_min;
-    f->qmax = (float)oq->storage_max;
-    if (oq->axis < 0) {
-      f->scale = (float)oq->scales[0];
-      f->zp = (float)oq->zero_points[0];
-    } else {
-      float *s = cj_lw_alloc(L, sizeof(float) * (size_t)oq->nscales);
-      float *z = cj_lw_alloc(L, sizeof(float) * (size_t)oq->nscales);
-      if (!s || !z) return cj_oom();
-      for (int32_t i = 0; i < oq->nscales; i++) {
-        s[i] = (float)oq->scales[i];
-        z[i] = (float)oq->zero_points[i];
-      }
-      f->scales = s;
-      f->zps = z;
-    }
-  } else {
-    f->mode = FIN_CVT;
-  }
-  f->fn = cj_cvt_lookup(fin_src, odt);
-  f->aux.src = fin_src;
-  f->aux.dt = odt;
-  if (!f->fn) return cj_op_error(op, CJ_UNIMPLEMENTED, "no conversion into the result type");
+  CJ_RETURN_IF_ERROR(conv_set_fin(L, op, p, mode, adt, odt, lq, rq, oq));
   int64_t nf = dw ? g.G * g.Og : g.Og;
   cj_lw_set_tls_bytes(L, 3 * ((nf * 16 + 63) & ~(int64_t)63) + 64);
   int32_t ins[3] = {xbuf, wbuf, zpbuf};

@@ -61,15 +61,14 @@ static void ukr_generic(int64_t nseg, int64_t seglen, const float *const *ptrs, 
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#include "cpu/gemm_tile.h"
+#define ROWS GT_ROWS
 
 __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t seglen,
                                                            const float *const *ptrs,
                                                            const float *bp, float *c, int64_t ldc,
                                                            bool acc) {
-#define DECL(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
-  ROWS(DECL)
-#undef DECL
+  GT_ROWS(GT_DECL512)
   for (int64_t s = 0; s < nseg; s++) {
     const float *const *a = ptrs + s * KC_MR;
 #define PTR(i) const float *a##i = a[i];
@@ -77,28 +76,12 @@ __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t 
 #undef PTR
     for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
       __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
-#define FMA(i)                                     \
-  {                                                \
-    __m512 ai = _mm512_set1_ps(a##i[k]);           \
-    c##i##a = _mm512_fmadd_ps(ai, b0, c##i##a);    \
-    c##i##b = _mm512_fmadd_ps(ai, b1, c##i##b);    \
-  }
-      ROWS(FMA)
-#undef FMA
+#define GT_A(i) a##i[k]
+      GT_ROWS(GT_FMA512)
+#undef GT_A
     }
   }
-#define STORE(i)                                                    \
-  {                                                                 \
-    float *cp = c + i * ldc;                                        \
-    if (acc) {                                                      \
-      c##i##a = _mm512_add_ps(c##i##a, _mm512_loadu_ps(cp));        \
-      c##i##b = _mm512_add_ps(c##i##b, _mm512_loadu_ps(cp + 16));   \
-    }                                                               \
-    _mm512_storeu_ps(cp, c##i##a);                                  \
-    _mm512_storeu_ps(cp + 16, c##i##b);                             \
-  }
-  ROWS(STORE)
-#undef STORE
+  GT_ROWS(GT_STORE512)
 }
 
 /* AVX2: the 32 columns in two halves of 16 (8 rows x 2 ymm each) */
@@ -107,22 +90,15 @@ __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t nseg, int64_t s
                                                           const float *bp0, float *c, int64_t ldc,
                                                           bool acc) {
   for (int half = 0; half < 2; half++) {
-#define DECL(i) __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps();
-    ROWS(DECL)
-#undef DECL
+    GT_ROWS(GT_DECL256)
     const float *bp = bp0 + half * 16;
     for (int64_t s = 0; s < nseg; s++) {
       const float *const *a = ptrs + s * KC_MR;
       for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
         __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-#define FMA(i)                                    \
-  {                                               \
-    __m256 ai = _mm256_broadcast_ss(a[i] + k);    \
-    c##i##a = _mm256_fmadd_ps(ai, b0, c##i##a);   \
-    c##i##b = _mm256_fmadd_ps(ai, b1, c##i##b);   \
-  }
-        ROWS(FMA)
-#undef FMA
+#define GT_A(i) a[i][k]
+        GT_ROWS(GT_FMA256)
+#undef GT_A
       }
     }
 #define STORE(i)                                                    \

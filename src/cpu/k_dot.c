@@ -75,40 +75,23 @@ static void ukr64_generic(int64_t kc, const double *ap, const double *bp, double
 #if defined(__x86_64__) && defined(__GNUC__)
 /* The micro-kernels keep the MR x NR accumulator tile in registers: 16 zmm (8 rows x 2 vectors)
  * written out as named variables, since GCC does not keep array elements in registers. */
-#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#include "cpu/gemm_tile.h"
+#define ROWS GT_ROWS
 
 __attribute__((target("avx512f"))) static void ukr32_avx512(int64_t kc, const float *ap,
                                                              const float *bp, float *c,
                                                              int64_t ldc, int64_t mr, int64_t nr,
                                                              bool acc) {
-#define DECL(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
-  ROWS(DECL)
-#undef DECL
+  GT_ROWS(GT_DECL512)
   for (int64_t k = 0; k < kc; k++) {
     __m512 b0 = _mm512_loadu_ps(bp + k * NR32), b1 = _mm512_loadu_ps(bp + k * NR32 + 16);
     const float *a = ap + k * MR;
-#define FMA(i)                               \
-  {                                          \
-    __m512 ai = _mm512_set1_ps(a[i]);        \
-    c##i##a = _mm512_fmadd_ps(ai, b0, c##i##a); \
-    c##i##b = _mm512_fmadd_ps(ai, b1, c##i##b); \
-  }
-    ROWS(FMA)
-#undef FMA
+#define GT_A(i) a[i]
+    GT_ROWS(GT_FMA512)
+#undef GT_A
   }
   if (mr == MR && nr == NR32) {
-#define STORE(i)                                                     \
-  {                                                                  \
-    float *cp = c + i * ldc;                                         \
-    if (acc) {                                                       \
-      c##i##a = _mm512_add_ps(c##i##a, _mm512_loadu_ps(cp));         \
-      c##i##b = _mm512_add_ps(c##i##b, _mm512_loadu_ps(cp + 16));    \
-    }                                                                \
-    _mm512_storeu_ps(cp, c##i##a);                                   \
-    _mm512_storeu_ps(cp + 16, c##i##b);                              \
-  }
-    ROWS(STORE)
-#undef STORE
+    GT_ROWS(GT_STORE512)
     return;
   }
   float t[MR][NR32];
@@ -170,21 +153,14 @@ __attribute__((target("avx2,fma"))) static void ukr32_avx2(int64_t kc, const flo
                                                             const float *bp, float *c, int64_t ldc,
                                                             int64_t mr, int64_t nr, bool acc) {
   for (int half = 0; half < 2; half++) {
-#define DECL(i) __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps();
-    ROWS(DECL)
-#undef DECL
+    GT_ROWS(GT_DECL256)
     const float *bh = bp + half * 16;
     for (int64_t k = 0; k < kc; k++) {
       __m256 b0 = _mm256_loadu_ps(bh + k * NR32), b1 = _mm256_loadu_ps(bh + k * NR32 + 8);
       const float *a = ap + k * MR;
-#define FMA(i)                                 \
-  {                                            \
-    __m256 ai = _mm256_broadcast_ss(a + i);    \
-    c##i##a = _mm256_fmadd_ps(ai, b0, c##i##a);  \
-    c##i##b = _mm256_fmadd_ps(ai, b1, c##i##b);  \
-  }
-      ROWS(FMA)
-#undef FMA
+#define GT_A(i) a[i]
+      GT_ROWS(GT_FMA256)
+#undef GT_A
     }
     float t[MR][16];
 #define SPILL(i)                        \

@@ -348,97 +348,11 @@ static bool lk_layout(const int64_t *mtm, int64_t nl, int32_t r, int core, bool 
 
 static int imax(int a, int b) { return a > b ? a : b; }
 
-cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len) {
-  int t = 0, kind = lk_parse(target, len, &t);
-  if (kind < 0)
-    return cj_op_error(op, CJ_UNIMPLEMENTED,
-                       "custom_call @%.*s is not supported by the CPU backend", (int)len, target);
-  char T[64]; /* the target's name, for messages */
-  snprintf(T, sizeof T, "%.*s", (int)(len < 60 ? len : 60), target);
-  const lk_spec *sp = &lk_specs[kind];
-  if ((int)op->nopnds != sp->nin || (int)op->nresults != sp->nout)
-    return cj_op_error(op, CJ_INVALID_ARGUMENT,
-                       "custom_call @%s takes %d operands and returns %d results, got %u and %u", T,
-                       sp->nin, sp->nout, op->nopnds, op->nresults);
-  static const cj_dtype tdt[4] = {CJ_F32, CJ_F64, CJ_C64, CJ_C128};
-  static const cj_dtype rdt[4] = {CJ_F32, CJ_F64, CJ_F32, CJ_F64};
-  lk_params *p = cj_lw_alloc(L, sizeof *p);
-  if (!p) return cj_oom();
-  p->kind = kind;
-  p->t = t;
-  p->nin = sp->nin;
-  p->nout = sp->nout;
-  int nall = sp->nin + sp->nout;
-  cj_lw_tensor ts[LK_MAXARGS];
-  const cj_attr *ol = cj_op_attr(op, "operand_layouts"), *rl = cj_op_attr(op, "result_layouts");
-  int32_t brank = -1;
-  const int64_t *bdims = NULL;
-  for (int i = 0; i < nall; i++) {
-    bool is_in = i < sp->nin;
-    int idx = is_in ? i : i - sp->nin;
-    cj_lw_tensor *x = &ts[i];
-    CJ_RETURN_IF_ERROR(is_in ? cj_lw_operand(L, op, (uint32_t)idx, x)
-                             : cj_lw_result(L, op, (uint32_t)idx, x));
-    const char *what = is_in ? "operand" : "result";
-    char code = sp->types[i];
-    static const cj_dtype cdt[4] = {CJ_C64, CJ_C128, CJ_C64, CJ_C128};
-    cj_dtype want = code == 'T' ? tdt[t] : code == 'R' ? rdt[t] : code == 'C' ? cdt[t] : CJ_S32;
-    if (x->dtype != want)
-      return cj_op_error(op, CJ_INVALID_ARGUMENT, "custom_call @%s: %s %d must have element type %s, got %s",
-                         T, what, idx, cj_dtype_get(want)->id, cj_dtype_get(x->dtype)->id);
-    lk_arg *g = &p->arg[i];
-    g->core = sp->cores[i] - '0';
-    if (x->rank < g->core)
-      return cj_op_error(op, CJ_INVALID_ARGUMENT, "custom_call @%s: %s %d must have rank >= %d", T,
-                         what, idx, g->core);
-    int32_t br = x->rank - g->core;
-    if (brank < 0) {
-      brank = br;
-      bdims = x->dims;
-    } else {
-      bool same = br == brank;
-      for (int32_t k = 0; same && k < br; k++) same = x->dims[k] == bdims[k];
-      if (!same)
-        return cj_op_error(op, CJ_INVALID_ARGUMENT,
-                           "custom_call @%s: %s %d does not have operand 0's batch dimensions", T,
-                           what, idx);
-    }
-    g->rows = g->core >= 1 ? x->dims[br] : 1;
-    g->cols = g->core == 2 ? x->dims[br + 1] : 1;
-    g->es = cj_dtype_bytes(x->dtype);
-    g->slice = g->rows * g->cols * g->es;
-    g->alias = -1;
-    if (!is_in && sp->alias[idx] != '-') g->alias = sp->alias[idx] - '0';
-    const cj_attr *lays = is_in ? ol : rl;
-    if (lays && lays->kind == CJ_ATTR_ARRAY && idx < lays->arr.n) {
-      int64_t mtm[CJ_MAX_RANK], nl = 0;
-      bool cm = false;
-      if (!cj_attr_get_i64s(lays->arr.items[idx], mtm, CJ_MAX_RANK, &nl) ||
-          !lk_layout(mtm, nl, x->rank, g->core, &cm))
-        return cj_op_error(op, CJ_UNIMPLEMENTED,
-                           "custom_call @%s: the layout of %s %d is not supported (batch "
-                           "dimensions must be major, in order)", T, what, idx);
-      g->transpose = cm && g->rows > 1 && g->cols > 1;
-    }
-  }
-  p->batch = 1;
-  for (int32_t k = 0; k < brank; k++) p->batch *= bdims[k];
-  /* aliased results must have their operand's shape */
-  for (int j = 0; j < sp->nout; j++) {
-    lk_arg *g = &p->arg[sp->nin + j];
-    if (g->alias < 0) continue;
-    const lk_arg *o = &p->arg[g->alias];
-    if (g->rows != o->rows || g->cols != o->cols)
-      return cj_op_error(op, CJ_INVALID_ARGUMENT,
-                         "custom_call @%s: result %d must have operand %d's shape", T, j, g->alias);
-  }
-  for (int i = 0; i < nall; i++)
-    if (p->arg[i].rows > INT32_MAX / 2 || p->arg[i].cols > INT32_MAX / 2)
-      return cj_op_error(op, CJ_INVALID_ARGUMENT, "custom_call @%s: dimensions beyond LAPACK's int", T);
+/* The checks and parameters particular to one LAPACK routine (p->m, n, lda are operand 0's);
+ * sets *out_flops to the routine's cost per batch element. */
+static cj_status lk_check_kind(cj_op *op, const char *T, const lk_spec *sp, int kind,
+                               lk_params *p, double *out_flops) {
   const lk_arg *x = &p->arg[0];
-  p->m = (int)x->rows;
-  p->n = (int)x->cols;
-  p->lda = imax(1, p->m);
   const lk_arg *res = &p->arg[sp->nin];
   int mn = p->m < p->n ? p->m : p->n;
   double flops = 0, M = p->m, N = p->n, K;
@@ -570,6 +484,103 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
       break;
   }
 #undef NEED
+  *out_flops = flops;
+  return NULL;
+}
+
+cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len) {
+  int t = 0, kind = lk_parse(target, len, &t);
+  if (kind < 0)
+    return cj_op_error(op, CJ_UNIMPLEMENTED,
+                       "custom_call @%.*s is not supported by the CPU backend", (int)len, target);
+  char T[64]; /* the target's name, for messages */
+  snprintf(T, sizeof T, "%.*s", (int)(len < 60 ? len : 60), target);
+  const lk_spec *sp = &lk_specs[kind];
+  if ((int)op->nopnds != sp->nin || (int)op->nresults != sp->nout)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "custom_call @%s takes %d operands and returns %d results, got %u and %u", T,
+                       sp->nin, sp->nout, op->nopnds, op->nresults);
+  static const cj_dtype tdt[4] = {CJ_F32, CJ_F64, CJ_C64, CJ_C128};
+  static const cj_dtype rdt[4] = {CJ_F32, CJ_F64, CJ_F32, CJ_F64};
+  lk_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  p->kind = kind;
+  p->t = t;
+  p->nin = sp->nin;
+  p->nout = sp->nout;
+  int nall = sp->nin + sp->nout;
+  cj_lw_tensor ts[LK_MAXARGS];
+  const cj_attr *ol = cj_op_attr(op, "operand_layouts"), *rl = cj_op_attr(op, "result_layouts");
+  int32_t brank = -1;
+  const int64_t *bdims = NULL;
+  for (int i = 0; i < nall; i++) {
+    bool is_in = i < sp->nin;
+    int idx = is_in ? i : i - sp->nin;
+    cj_lw_tensor *x = &ts[i];
+    CJ_RETURN_IF_ERROR(is_in ? cj_lw_operand(L, op, (uint32_t)idx, x)
+                             : cj_lw_result(L, op, (uint32_t)idx, x));
+    const char *what = is_in ? "operand" : "result";
+    char code = sp->types[i];
+    static const cj_dtype cdt[4] = {CJ_C64, CJ_C128, CJ_C64, CJ_C128};
+    cj_dtype want = code == 'T' ? tdt[t] : code == 'R' ? rdt[t] : code == 'C' ? cdt[t] : CJ_S32;
+    if (x->dtype != want)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "custom_call @%s: %s %d must have element type %s, got %s",
+                         T, what, idx, cj_dtype_get(want)->id, cj_dtype_get(x->dtype)->id);
+    lk_arg *g = &p->arg[i];
+    g->core = sp->cores[i] - '0';
+    if (x->rank < g->core)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "custom_call @%s: %s %d must have rank >= %d", T,
+                         what, idx, g->core);
+    int32_t br = x->rank - g->core;
+    if (brank < 0) {
+      brank = br;
+      bdims = x->dims;
+    } else {
+      bool same = br == brank;
+      for (int32_t k = 0; same && k < br; k++) same = x->dims[k] == bdims[k];
+      if (!same)
+        return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                           "custom_call @%s: %s %d does not have operand 0's batch dimensions", T,
+                           what, idx);
+    }
+    g->rows = g->core >= 1 ? x->dims[br] : 1;
+    g->cols = g->core == 2 ? x->dims[br + 1] : 1;
+    g->es = cj_dtype_bytes(x->dtype);
+    g->slice = g->rows * g->cols * g->es;
+    g->alias = -1;
+    if (!is_in && sp->alias[idx] != '-') g->alias = sp->alias[idx] - '0';
+    const cj_attr *lays = is_in ? ol : rl;
+    if (lays && lays->kind == CJ_ATTR_ARRAY && idx < lays->arr.n) {
+      int64_t mtm[CJ_MAX_RANK], nl = 0;
+      bool cm = false;
+      if (!cj_attr_get_i64s(lays->arr.items[idx], mtm, CJ_MAX_RANK, &nl) ||
+          !lk_layout(mtm, nl, x->rank, g->core, &cm))
+        return cj_op_error(op, CJ_UNIMPLEMENTED,
+                           "custom_call @%s: the layout of %s %d is not supported (batch "
+                           "dimensions must be major, in order)", T, what, idx);
+      g->transpose = cm && g->rows > 1 && g->cols > 1;
+    }
+  }
+  p->batch = 1;
+  for (int32_t k = 0; k < brank; k++) p->batch *= bdims[k];
+  /* aliased results must have their operand's shape */
+  for (int j = 0; j < sp->nout; j++) {
+    lk_arg *g = &p->arg[sp->nin + j];
+    if (g->alias < 0) continue;
+    const lk_arg *o = &p->arg[g->alias];
+    if (g->rows != o->rows || g->cols != o->cols)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                         "custom_call @%s: result %d must have operand %d's shape", T, j, g->alias);
+  }
+  for (int i = 0; i < nall; i++)
+    if (p->arg[i].rows > INT32_MAX / 2 || p->arg[i].cols > INT32_MAX / 2)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "custom_call @%s: dimensions beyond LAPACK's int", T);
+  const lk_arg *x = &p->arg[0];
+  p->m = (int)x->rows;
+  p->n = (int)x->cols;
+  p->lda = imax(1, p->m);
+  double flops = 0;
+  CJ_RETURN_IF_ERROR(lk_check_kind(op, T, sp, kind, p, &flops));
   if (p->batch == 0) return NULL;
   if (!lk_query[t](p))
     return cj_op_error(op, CJ_INTERNAL, "custom_call @%s: LAPACK's workspace query failed", T);

@@ -592,80 +592,38 @@ cj_status cj_compile_options_copy(const cj_compile_options *opts, cj_compile_opt
 
 /* ---- writing ---- */
 
-typedef struct wbuf {
-  uint8_t *p;
-  size_t n, cap;
-  bool oom;
-} wbuf;
-
-static void w_bytes(wbuf *w, const void *d, size_t n) {
-  if (w->oom) return;
-  if (w->n + n > w->cap) {
-    size_t ncap = w->cap ? w->cap * 2 : 64;
-    while (ncap < w->n + n) ncap *= 2;
-    uint8_t *np = realloc(w->p, ncap);
-    if (!np) {
-      w->oom = true;
-      return;
-    }
-    w->p = np;
-    w->cap = ncap;
-  }
-  memcpy(w->p + w->n, d, n);
-  w->n += n;
-}
-
-static void w_varint(wbuf *w, uint64_t v) {
-  uint8_t b[10];
-  size_t n = 0;
-  do {
-    b[n] = (uint8_t)(v & 0x7f);
-    v >>= 7;
-    if (v) b[n] |= 0x80;
-    n++;
-  } while (v);
-  w_bytes(w, b, n);
-}
-
-static void w_tag(wbuf *w, uint32_t f, int wt) { w_varint(w, ((uint64_t)f << 3) | (uint64_t)wt); }
-
-static void w_sub(wbuf *w, uint32_t f, const wbuf *sub) {
-  w_tag(w, f, WT_LEN);
-  w_varint(w, sub->n);
-  if (sub->oom) w->oom = true;
-  w_bytes(w, sub->p, sub->n);
-}
+typedef cj_pb_buf wbuf;
 
 cj_status cj_compile_options_write(const cj_compile_options *opts, void **out, size_t *len) {
   *out = NULL;
   *len = 0;
   if (!opts) return cj_invalid("cj_compile_options_write: no options");
   wbuf eb = {0}, da = {0}, top = {0};
-  w_tag(&eb, 4, WT_VARINT);
-  w_varint(&eb, (uint64_t)opts->num_replicas);
-  w_tag(&eb, 5, WT_VARINT);
-  w_varint(&eb, (uint64_t)opts->num_partitions);
-  w_tag(&eb, 6, WT_VARINT);
-  w_varint(&eb, opts->use_spmd_partitioning ? 1 : 0);
+  cj_pb_put_key(&eb, 4, WT_VARINT);
+  cj_pb_put_varint(&eb, (uint64_t)opts->num_replicas);
+  cj_pb_put_key(&eb, 5, WT_VARINT);
+  cj_pb_put_varint(&eb, (uint64_t)opts->num_partitions);
+  cj_pb_put_key(&eb, 6, WT_VARINT);
+  cj_pb_put_varint(&eb, opts->use_spmd_partitioning ? 1 : 0);
   if (opts->device_assignment) {
-    w_tag(&da, 1, WT_VARINT);
-    w_varint(&da, (uint64_t)opts->num_replicas);
-    w_tag(&da, 2, WT_VARINT);
-    w_varint(&da, (uint64_t)opts->num_partitions);
+    cj_pb_put_key(&da, 1, WT_VARINT);
+    cj_pb_put_varint(&da, (uint64_t)opts->num_replicas);
+    cj_pb_put_key(&da, 2, WT_VARINT);
+    cj_pb_put_varint(&da, (uint64_t)opts->num_partitions);
     for (int64_t p = 0; p < opts->num_partitions; p++) {
       wbuf cd = {0}, packed = {0};
       for (int64_t r = 0; r < opts->num_replicas; r++)
-        w_varint(&packed, (uint64_t)opts->device_assignment[r * opts->num_partitions + p]);
-      w_sub(&cd, 1, &packed);
-      w_sub(&da, 3, &cd);
+        cj_pb_put_varint(&packed, (uint64_t)opts->device_assignment[r * opts->num_partitions + p]);
+      cj_pb_put_sub(&cd, 1, &packed);
+      cj_pb_put_sub(&da, 3, &cd);
       free(cd.p);
       free(packed.p);
     }
-    w_sub(&eb, 9, &da);
+    cj_pb_put_sub(&eb, 9, &da);
   }
-  w_tag(&eb, 19, WT_VARINT);
-  w_varint(&eb, opts->use_shardy_partitioner ? 1 : 0);
-  w_sub(&top, 3, &eb);
+  cj_pb_put_key(&eb, 19, WT_VARINT);
+  cj_pb_put_varint(&eb, opts->use_shardy_partitioner ? 1 : 0);
+  cj_pb_put_sub(&top, 3, &eb);
   bool oom = eb.oom || da.oom || top.oom;
   free(eb.p);
   free(da.p);

@@ -520,7 +520,8 @@ static int32_t direction(const char *s) {
   return -1;
 }
 
-static cj_status lower_instr(sc *s, int32_t idx) {
+/* lower_instr, continued: scatter, sort, while, conditional, custom calls and the rest */
+static cj_status lower_instr_control(sc *s, int32_t idx) {
   lw *L = s->L;
   cj_module *m = L->m;
   const hlo_instr *in = &s->c->instrs[idx];
@@ -528,59 +529,371 @@ static cj_status lower_instr(sc *s, int32_t idx) {
   vl *out = &s->vals[idx];
   cj_op *op = NULL;
   setter t = {L, NULL, NULL};
-
-  /* ---- values that need no op ---- */
-  if (strcmp(oc, "parameter") == 0) {
-    int64_t pn = in->parameter_number;
-    if (pn < 0 || (uint64_t)pn >= s->nparams)
-      return ins_err(s, in, "parameter number %lld of %u", (long long)pn, s->nparams);
-    *out = s->params[pn];
-    if (out->n != leaf_count(&in->shape, 0))
-      return ins_err(s, in, "its shape does not match the value passed");
-    out->shape = &in->shape;
-    return NULL;
-  }
-  if (strcmp(oc, "tuple") == 0) {
-    CJ_RETURN_IF_ERROR(leaf_operands(s, in, &out->v, &out->n));
-    out->shape = &in->shape;
-    return NULL;
-  }
-  if (strcmp(oc, "get-tuple-element") == 0) {
-    CJ_RETURN_IF_ERROR(need_operands(s, in, 1));
-    vl v;
-    CJ_RETURN_IF_ERROR(operand(s, in, 0, &v));
-    const hlo_shape *sh = v.shape;
-    int64_t ti = in->tuple_index;
-    if (!sh || sh->etype != HLO_TUPLE || ti < 0 || ti >= sh->ntuple)
-      return ins_err(s, in, "tuple index %lld is out of range", (long long)ti);
-    uint32_t off = 0;
-    for (int64_t i = 0; i < ti; i++) off += leaf_count(&sh->tuple[i], 0);
-    out->n = leaf_count(&sh->tuple[ti], 0);
-    if (off + out->n > v.n) return ins_err(s, in, "its operand has too few leaves");
-    out->v = v.v + off;
-    out->shape = &sh->tuple[ti];
-    return NULL;
-  }
-  if (strcmp(oc, "copy") == 0 || strcmp(oc, "domain") == 0 || strcmp(oc, "add-dependency") == 0) {
-    if (in->operand_ids.n < 1) return ins_err(s, in, "has no operand");
-    CJ_RETURN_IF_ERROR(operand(s, in, 0, out));
-    out->shape = &in->shape;
-    return NULL;
-  }
-  if (strcmp(oc, "call") == 0 || strcmp(oc, "fusion") == 0) {
+  if (strcmp(oc, "scatter") == 0 || strcmp(oc, "sort") == 0) {
+    bool sort = oc[1] == 'o';
     CJ_RETURN_IF_ERROR(need_called(s, in, 1));
-    const hlo_comp *c = find_comp(L->h, in->called_ids.v[0]);
-    if (!c) return ins_err(s, in, "calls a computation that does not exist");
-    vl *ps = cj_alloc(m, sizeof *ps * (in->operand_ids.n ? in->operand_ids.n : 1));
-    if (!ps) return cj_oom();
-    for (int32_t k = 0; k < in->operand_ids.n; k++) CJ_RETURN_IF_ERROR(operand(s, in, k, &ps[k]));
-    CJ_RETURN_IF_ERROR(lower_comp(L, c, s->blk, ps, (uint32_t)in->operand_ids.n, out));
-    if (out->n != leaf_count(&in->shape, 0))
-      return ins_err(s, in, "the called computation's result does not match its shape");
-    out->shape = &in->shape;
-    return NULL;
+    cj_value **ops;
+    uint32_t nops;
+    CJ_RETURN_IF_ERROR(leaf_operands(s, in, &ops, &nops));
+    uint32_t nres = leaf_count(&in->shape, 0);
+    if (sort ? nops != nres : nops != 2 * nres + 1)
+      return ins_err(s, in, "has %u operands for %u results", nops, nres);
+    op = emit(s, in, sort ? CJ_OP_SORT : CJ_OP_SCATTER, nops, ops, nres, 1);
+    if (!op) return cj_oom();
+    CJ_RETURN_IF_ERROR(type_results(s, in, op));
+    CJ_RETURN_IF_ERROR(comp_body(L, in->called_ids.v[0], &op->regions[0], CJ_OP_RETURN,
+                                 sort ? "comparator" : "to_apply", in->name, NULL));
+    t.op = op;
+    if (sort) {
+      if (in->dimensions.n != 1) return ins_err(s, in, "needs exactly one dimension");
+      set(&t, "dimension", i64(L, in->dimensions.v[0]));
+      if (in->is_stable) set(&t, "is_stable", cj_attr_bool(m, true));
+    } else {
+      const cj_attr *f[CJ_SF_SCATTER__COUNT] = {
+          i64a(L, &in->update_window_dims),    i64a(L, &in->inserted_window_dims),
+          i64a(L, &in->input_batching_dims),   i64a(L, &in->scatter_indices_batching_dims),
+          i64a(L, &in->scatter_dims_to_operand_dims), i64(L, in->scatter_index_vector_dim)};
+      for (int i = 0; i < CJ_SF_SCATTER__COUNT; i++)
+        if (!f[i]) return cj_oom();
+      set(&t, "scatter_dimension_numbers", cj_attr_struct(m, CJ_SK_SCATTER, f));
+      if (in->indices_are_sorted) set(&t, "indices_are_sorted", cj_attr_bool(m, true));
+      if (in->unique_indices) set(&t, "unique_indices", cj_attr_bool(m, true));
+    }
+    if (t.st) return t.st;
+    return results_vl(s, in, op, out);
   }
+  if (strcmp(oc, "while") == 0) {
+    CJ_RETURN_IF_ERROR(need_operands(s, in, 1));
+    CJ_RETURN_IF_ERROR(need_called(s, in, 2));
+    vl init;
+    CJ_RETURN_IF_ERROR(operand(s, in, 0, &init));
+    if (init.n != leaf_count(&in->shape, 0)) return ins_err(s, in, "its operand does not match its shape");
+    op = emit(s, in, CJ_OP_WHILE, init.n, init.v, init.n, 2);
+    if (!op) return cj_oom();
+    CJ_RETURN_IF_ERROR(type_results(s, in, op));
+    /* called_computation_ids: body, then condition */
+    CJ_RETURN_IF_ERROR(comp_body(L, in->called_ids.v[1], &op->regions[0], CJ_OP_RETURN,
+                                 "condition", in->name, NULL));
+    CJ_RETURN_IF_ERROR(
+        comp_body(L, in->called_ids.v[0], &op->regions[1], CJ_OP_RETURN, "body", in->name, NULL));
+    return results_vl(s, in, op, out);
+  }
+  if (strcmp(oc, "conditional") == 0) {
+    int32_t nb = in->called_ids.n;
+    if (nb < 1 || in->operand_ids.n != nb + 1)
+      return ins_err(s, in, "has %d branches and %d operands", nb, in->operand_ids.n);
+    cj_value *pred;
+    CJ_RETURN_IF_ERROR(array_operand(s, in, 0, &pred));
+    bool is_if = pred->type->dtype == CJ_PRED;
+    if (is_if && nb != 2) return ins_err(s, in, "a predicated conditional needs 2 branches");
+    uint32_t nres = leaf_count(&in->shape, 0);
+    op = emit(s, in, is_if ? CJ_OP_IF : CJ_OP_CASE, 1, &pred, nres, (uint32_t)nb);
+    if (!op) return cj_oom();
+    CJ_RETURN_IF_ERROR(type_results(s, in, op));
+    for (int32_t b = 0; b < nb; b++) {
+      const hlo_comp *c = find_comp(L->h, in->called_ids.v[b]);
+      if (!c) return ins_err(s, in, "branch %d is not a computation of the module", b);
+      vl arg;
+      CJ_RETURN_IF_ERROR(operand(s, in, b + 1, &arg));
+      cj_block *blk = cj_region_add_block(m, &op->regions[b], 0, NULL);
+      if (!blk) return cj_oom();
+      vl root;
+      CJ_RETURN_IF_ERROR(lower_comp(L, c, blk, &arg, 1, &root));
+      if (root.n != nres) return ins_err(s, in, "branch %d returns %u values, not %u", b, root.n, nres);
+      cj_op *r = cj_op_create(m, CJ_OP_RETURN, NULL, root.n, 0, 0);
+      if (!r) return cj_oom();
+      for (uint32_t i = 0; i < root.n; i++) r->operands[i] = root.v[i];
+      cj_block_append(blk, r);
+    }
+    return results_vl(s, in, op, out);
+  }
+  if (strcmp(oc, "custom-call") == 0 || strcmp(oc, "opt-barrier") == 0 ||
+      strcmp(oc, "rng-bit-generator") == 0 || strcmp(oc, "topk") == 0) {
+    cj_op_kind k = oc[0] == 'c'   ? CJ_OP_CUSTOM_CALL
+                   : oc[0] == 'o' ? CJ_OP_OPTIMIZATION_BARRIER
+                   : oc[0] == 'r' ? CJ_OP_RNG_BIT_GENERATOR
+                                  : CJ_OP_CHLO_TOP_K;
+    cj_value **ops;
+    uint32_t nops;
+    CJ_RETURN_IF_ERROR(leaf_operands(s, in, &ops, &nops));
+    uint32_t nres = leaf_count(&in->shape, 0);
+    op = emit(s, in, k, nops, ops, nres, 0);
+    if (!op) return cj_oom();
+    CJ_RETURN_IF_ERROR(type_results(s, in, op));
+    t.op = op;
+    if (k == CJ_OP_CUSTOM_CALL) {
+      const char *tg = in->custom_call_target ? in->custom_call_target : "";
+      set(&t, "call_target_name", cj_attr_string(m, tg, strlen(tg)));
+      if (in->custom_call_has_side_effect) set(&t, "has_side_effect", cj_attr_bool(m, true));
+      if (in->api_version) set(&t, "api_version", i32(L, in->api_version));
+      if (in->backend_config_len) {
+        const cj_attr *bc = NULL;
+        if (in->api_version == 4) {
+          /* typed FFI: backend_config is a dictionary attribute written as MLIR text */
+          cj_status ps = cj_parse_attr_text(m, in->backend_config, in->backend_config_len, &bc);
+          if (ps || !bc || bc->kind != CJ_ATTR_DICT) {
+            cj_status_free(ps);
+            bc = NULL;
+          }
+        }
+        if (!bc) bc = cj_attr_string(m, in->backend_config, in->backend_config_len);
+        set(&t, "backend_config", bc);
+      }
+      if (in->noperand_layouts > 0) CJ_RETURN_IF_ERROR(set_call_layouts(s, in, &t, nops));
+    } else if (k == CJ_OP_RNG_BIT_GENERATOR) {
+      if (in->rng_algorithm < 0 || in->rng_algorithm > 2) return ins_err(s, in, "unknown algorithm");
+      set(&t, "rng_algorithm", cj_attr_enum(m, CJ_EK_RNG_ALGORITHM, (int32_t)in->rng_algorithm));
+    } else if (k == CJ_OP_CHLO_TOP_K) {
+      if (!in->largest) return ins_err(s, in, "top-k of the smallest values is not supported");
+      set(&t, "k", i64(L, in->k));
+    }
+    if (t.st) return t.st;
+    return results_vl(s, in, op, out);
+  }
+  return unsupported(s, in);
+}
 
+/* lower_instr, continued: reductions, collectives, select-and-scatter */
+static cj_status lower_instr_regions(sc *s, int32_t idx) {
+  lw *L = s->L;
+  cj_module *m = L->m;
+  const hlo_instr *in = &s->c->instrs[idx];
+  const char *oc = in->opcode;
+  vl *out = &s->vals[idx];
+  cj_op *op = NULL;
+  setter t = {L, NULL, NULL};
+  /* ---- ops with regions or several results ---- */
+  if (strcmp(oc, "reduce") == 0 || strcmp(oc, "reduce-window") == 0 ||
+      strcmp(oc, "all-reduce") == 0 || strcmp(oc, "reduce-scatter") == 0) {
+    bool win = strcmp(oc, "reduce-window") == 0, all = strcmp(oc, "all-reduce") == 0,
+         rs = strcmp(oc, "reduce-scatter") == 0;
+    CJ_RETURN_IF_ERROR(need_called(s, in, 1));
+    cj_value **ops;
+    uint32_t nops;
+    CJ_RETURN_IF_ERROR(leaf_operands(s, in, &ops, &nops));
+    uint32_t nres = leaf_count(&in->shape, 0);
+    if (!all && !rs && nops != 2 * nres)
+      return ins_err(s, in, "has %u operands for %u results", nops, nres);
+    cj_op_kind k = all ? CJ_OP_ALL_REDUCE : rs ? CJ_OP_REDUCE_SCATTER : win ? CJ_OP_REDUCE_WINDOW
+                                                                           : CJ_OP_REDUCE;
+    op = emit(s, in, k, nops, ops, nres, 1);
+    if (!op) return cj_oom();
+    CJ_RETURN_IF_ERROR(type_results(s, in, op));
+    CJ_RETURN_IF_ERROR(
+        comp_body(L, in->called_ids.v[0], &op->regions[0], CJ_OP_RETURN, "to_apply", in->name, NULL));
+    t.op = op;
+    if (k == CJ_OP_REDUCE) set(&t, "dimensions", i64a(L, &in->dimensions));
+    if (k == CJ_OP_REDUCE_WINDOW) {
+      set(&t, "window_dimensions", window_field(L, in, 0));
+      set(&t, "window_strides", window_field(L, in, 1));
+      set(&t, "base_dilations", window_field(L, in, 2));
+      set(&t, "window_dilations", window_field(L, in, 3));
+      set(&t, "padding", window_padding(L, in));
+    }
+    if (all || rs) collective_attrs(s, in, &t);
+    if (rs) {
+      if (in->dimensions.n != 1) return ins_err(s, in, "needs exactly one dimension");
+      set(&t, "scatter_dimension", i64(L, in->dimensions.v[0]));
+    }
+    if (t.st) return t.st;
+    return results_vl(s, in, op, out);
+  }
+  if (strcmp(oc, "all-gather") == 0 || strcmp(oc, "all-to-all") == 0 ||
+      strcmp(oc, "collective-permute") == 0) {
+    cj_value **ops;
+    uint32_t nops;
+    CJ_RETURN_IF_ERROR(leaf_operands(s, in, &ops, &nops));
+    uint32_t nres = leaf_count(&in->shape, 0);
+    cj_op_kind k = oc[4] == 'g' ? CJ_OP_ALL_GATHER : oc[4] == 't' ? CJ_OP_ALL_TO_ALL
+                                                                  : CJ_OP_COLLECTIVE_PERMUTE;
+    if (k != CJ_OP_ALL_GATHER && nops != 1) return unsupported(s, in);
+    op = emit(s, in, k, nops, ops, nres, 0);
+    if (!op) return cj_oom();
+    CJ_RETURN_IF_ERROR(type_results(s, in, op));
+    t.op = op;
+    if (k == CJ_OP_COLLECTIVE_PERMUTE) {
+      set(&t, "source_target_pairs",
+          dense2(L, in->source_target.n / 2, 2, in->source_target.n ? in->source_target.v : (int64_t[1]){0}));
+      if (in->channel_id > 0) {
+        const cj_attr *f[CJ_SF_CHANNEL_HANDLE__COUNT] = {i64(L, in->channel_id), i64(L, 1)};
+        set(&t, "channel_handle", cj_attr_struct(m, CJ_SK_CHANNEL_HANDLE, f));
+      }
+    } else {
+      if (in->dimensions.n != 1) return ins_err(s, in, "needs exactly one dimension");
+      collective_attrs(s, in, &t);
+      if (k == CJ_OP_ALL_GATHER) set(&t, "all_gather_dim", i64(L, in->dimensions.v[0]));
+      else {
+        if (!in->ngroups) return ins_err(s, in, "needs replica groups");
+        set(&t, "split_dimension", i64(L, in->dimensions.v[0]));
+        set(&t, "concat_dimension", i64(L, in->dimensions.v[0]));
+        set(&t, "split_count", i64(L, in->groups[0].n));
+      }
+    }
+    if (t.st) return t.st;
+    return results_vl(s, in, op, out);
+  }
+  if (strcmp(oc, "select-and-scatter") == 0) {
+    CJ_RETURN_IF_ERROR(need_operands(s, in, 3));
+    CJ_RETURN_IF_ERROR(need_called(s, in, 2));
+    cj_value **ops;
+    CJ_RETURN_IF_ERROR(array_operands(s, in, &ops));
+    op = emit(s, in, CJ_OP_SELECT_AND_SCATTER, 3, ops, 1, 2);
+    if (!op) return cj_oom();
+    CJ_RETURN_IF_ERROR(type_results(s, in, op));
+    CJ_RETURN_IF_ERROR(
+        comp_body(L, in->called_ids.v[0], &op->regions[0], CJ_OP_RETURN, "select", in->name, NULL));
+    CJ_RETURN_IF_ERROR(
+        comp_body(L, in->called_ids.v[1], &op->regions[1], CJ_OP_RETURN, "scatter", in->name, NULL));
+    t.op = op;
+    set(&t, "window_dimensions", window_field(L, in, 0));
+    set(&t, "window_strides", window_field(L, in, 1));
+    set(&t, "padding", window_padding(L, in));
+    if (t.st) return t.st;
+    return results_vl(s, in, op, out);
+  }
+  return lower_instr_control(s, idx);
+}
+
+/* lower_instr, continued: dot, convolution, gather, fft, triangular-solve, rng, batch norm */
+static cj_status lower_instr_linalg(sc *s, int32_t idx) {
+  lw *L = s->L;
+  cj_module *m = L->m;
+  const hlo_instr *in = &s->c->instrs[idx];
+  const char *oc = in->opcode;
+  vl *out = &s->vals[idx];
+  cj_op *op = NULL;
+  setter t = {L, NULL, NULL};
+  if (strcmp(oc, "dot") == 0) {
+    CJ_RETURN_IF_ERROR(simple(s, in, CJ_OP_DOT_GENERAL, 2, &op));
+    t.op = op;
+    const cj_attr *f[CJ_SF_DOT__COUNT] = {
+        i64a(L, &in->lhs_batch), i64a(L, &in->rhs_batch), i64a(L, &in->lhs_contracting),
+        i64a(L, &in->rhs_contracting)};
+    for (int i = 0; i < CJ_SF_DOT__COUNT; i++)
+      if (!f[i]) return cj_oom();
+    set(&t, "dot_dimension_numbers", cj_attr_struct(m, CJ_SK_DOT, f));
+    if (in->precision.n) set(&t, "precision_config", precision(L, in));
+    if (t.st) return t.st;
+    return results_vl(s, in, op, out);
+  }
+  if (strcmp(oc, "convolution") == 0) {
+    CJ_RETURN_IF_ERROR(simple(s, in, CJ_OP_CONVOLUTION, 2, &op));
+    if (!in->has_conv_dnums) return ins_err(s, in, "has no convolution dimension numbers");
+    t.op = op;
+    const cj_attr *f[CJ_SF_CONV__COUNT] = {
+        i64(L, in->in_batch),      i64(L, in->in_feature),      i64a(L, &in->in_spatial),
+        i64(L, in->k_in_feature),  i64(L, in->k_out_feature),   i64a(L, &in->k_spatial),
+        i64(L, in->out_batch),     i64(L, in->out_feature),     i64a(L, &in->out_spatial)};
+    for (int i = 0; i < CJ_SF_CONV__COUNT; i++)
+      if (!f[i]) return cj_oom();
+    set(&t, "dimension_numbers", cj_attr_struct(m, CJ_SK_CONV, f));
+    if (in->nwindow > 64) return ins_err(s, in, "a window of %d dimensions", in->nwindow);
+    if (in->nwindow) {
+      set(&t, "window_strides", window_field(L, in, 1));
+      set(&t, "padding", window_padding(L, in));
+      set(&t, "lhs_dilation", window_field(L, in, 2));
+      set(&t, "rhs_dilation", window_field(L, in, 3));
+      bool anyrev = false;
+      uint8_t rev[64] = {0};
+      for (int32_t i = 0; i < in->nwindow && i < 64; i++)
+        if ((rev[i] = in->window[i].reversal)) anyrev = true;
+      if (anyrev) set(&t, "window_reversal", cj_attr_dense_array(m, CJ_PRED, in->nwindow, rev));
+    }
+    set(&t, "feature_group_count", i64(L, in->feature_group_count));
+    set(&t, "batch_group_count", i64(L, in->batch_group_count));
+    if (in->precision.n) set(&t, "precision_config", precision(L, in));
+    if (t.st) return t.st;
+    return results_vl(s, in, op, out);
+  }
+  if (strcmp(oc, "gather") == 0) {
+    CJ_RETURN_IF_ERROR(simple(s, in, CJ_OP_GATHER, 2, &op));
+    t.op = op;
+    const cj_attr *f[CJ_SF_GATHER__COUNT] = {
+        i64a(L, &in->offset_dims),           i64a(L, &in->collapsed_slice_dims),
+        i64a(L, &in->operand_batching_dims), i64a(L, &in->start_indices_batching_dims),
+        i64a(L, &in->start_index_map),       i64(L, in->index_vector_dim)};
+    for (int i = 0; i < CJ_SF_GATHER__COUNT; i++)
+      if (!f[i]) return cj_oom();
+    set(&t, "dimension_numbers", cj_attr_struct(m, CJ_SK_GATHER, f));
+    set(&t, "slice_sizes", i64a(L, &in->gather_slice_sizes));
+    if (in->indices_are_sorted) set(&t, "indices_are_sorted", cj_attr_bool(m, true));
+    if (t.st) return t.st;
+    return results_vl(s, in, op, out);
+  }
+  if (strcmp(oc, "fft") == 0) {
+    CJ_RETURN_IF_ERROR(simple(s, in, CJ_OP_FFT, 1, &op));
+    t.op = op;
+    if (in->fft_type < 0 || in->fft_type > 3) return ins_err(s, in, "unknown fft type");
+    set(&t, "fft_type", cj_attr_enum(m, CJ_EK_FFT_TYPE, (int32_t)in->fft_type));
+    set(&t, "fft_length", i64a(L, &in->fft_length));
+    if (t.st) return t.st;
+    return results_vl(s, in, op, out);
+  }
+  if (strcmp(oc, "triangular-solve") == 0) {
+    CJ_RETURN_IF_ERROR(simple(s, in, CJ_OP_TRIANGULAR_SOLVE, 2, &op));
+    t.op = op;
+    int64_t ta = in->transpose_a >= 1 && in->transpose_a <= 3 ? in->transpose_a : 1;
+    set(&t, "left_side", cj_attr_bool(m, in->left_side));
+    set(&t, "lower", cj_attr_bool(m, in->lower));
+    set(&t, "unit_diagonal", cj_attr_bool(m, in->unit_diagonal));
+    set(&t, "transpose_a", cj_attr_enum(m, CJ_EK_TRANSPOSE, (int32_t)ta));
+    if (t.st) return t.st;
+    return results_vl(s, in, op, out);
+  }
+  if (strcmp(oc, "rng") == 0) {
+    CJ_RETURN_IF_ERROR(need_operands(s, in, 2));
+    cj_value *ops[3];
+    CJ_RETURN_IF_ERROR(array_operand(s, in, 0, &ops[0]));
+    CJ_RETURN_IF_ERROR(array_operand(s, in, 1, &ops[1]));
+    int64_t r = in->shape.dims.n;
+    const cj_type *st = cj_type_tensor_of(m, CJ_S64, 1, &r);
+    cj_op *c = st ? emit(s, in, CJ_OP_CONSTANT, 0, NULL, 1, 0) : NULL;
+    if (!c) return cj_oom();
+    c->results[0].type = st;
+    t.op = c;
+    set(&t, "value", cj_attr_dense(m, st, in->shape.dims.v, sizeof(int64_t) * (size_t)r, false));
+    if (t.st) return t.st;
+    ops[2] = &c->results[0];
+    op = emit(s, in, CJ_OP_RNG, 3, ops, 1, 0);
+    if (!op) return cj_oom();
+    CJ_RETURN_IF_ERROR(type_results(s, in, op));
+    t.op = op;
+    if (in->distribution != 1 && in->distribution != 2) return ins_err(s, in, "unknown distribution");
+    set(&t, "rng_distribution", cj_attr_enum(m, CJ_EK_RNG_DISTRIBUTION, (int32_t)in->distribution));
+    if (t.st) return t.st;
+    return results_vl(s, in, op, out);
+  }
+  if (strncmp(oc, "batch-norm-", 11) == 0) {
+    cj_op_kind k;
+    int n, nres;
+    if (strcmp(oc + 11, "training") == 0) k = CJ_OP_BATCH_NORM_TRAINING, n = 3, nres = 3;
+    else if (strcmp(oc + 11, "inference") == 0) k = CJ_OP_BATCH_NORM_INFERENCE, n = 5, nres = 1;
+    else if (strcmp(oc + 11, "grad") == 0) k = CJ_OP_BATCH_NORM_GRAD, n = 5, nres = 3;
+    else return unsupported(s, in);
+    CJ_RETURN_IF_ERROR(need_operands(s, in, n));
+    cj_value **ops;
+    CJ_RETURN_IF_ERROR(array_operands(s, in, &ops));
+    op = emit(s, in, k, (uint32_t)n, ops, (uint32_t)nres, 0);
+    if (!op) return cj_oom();
+    CJ_RETURN_IF_ERROR(type_results(s, in, op));
+    t.op = op;
+    set(&t, "epsilon", cj_attr_float(m, in->epsilon, cj_type_elem(m, CJ_F32)));
+    set(&t, "feature_index", i64(L, in->feature_index));
+    if (t.st) return t.st;
+    return results_vl(s, in, op, out);
+  }
+  return lower_instr_regions(s, idx);
+}
+
+/* lower_instr, continued: elementwise and other one-to-one ops */
+static cj_status lower_instr_ew(sc *s, int32_t idx) {
+  lw *L = s->L;
+  cj_module *m = L->m;
+  const hlo_instr *in = &s->c->instrs[idx];
+  const char *oc = in->opcode;
+  vl *out = &s->vals[idx];
+  cj_op *op = NULL;
+  setter t = {L, NULL, NULL};
   /* ---- elementwise and other one-to-one ops ---- */
   for (size_t i = 0; i < sizeof kElementwise / sizeof *kElementwise; i++)
     if (strcmp(oc, kElementwise[i].opcode) == 0) {
@@ -717,337 +1030,68 @@ static cj_status lower_instr(sc *s, int32_t idx) {
     if (t.st) return t.st;
     return results_vl(s, in, op, out);
   }
-  if (strcmp(oc, "dot") == 0) {
-    CJ_RETURN_IF_ERROR(simple(s, in, CJ_OP_DOT_GENERAL, 2, &op));
-    t.op = op;
-    const cj_attr *f[CJ_SF_DOT__COUNT] = {
-        i64a(L, &in->lhs_batch), i64a(L, &in->rhs_batch), i64a(L, &in->lhs_contracting),
-        i64a(L, &in->rhs_contracting)};
-    for (int i = 0; i < CJ_SF_DOT__COUNT; i++)
-      if (!f[i]) return cj_oom();
-    set(&t, "dot_dimension_numbers", cj_attr_struct(m, CJ_SK_DOT, f));
-    if (in->precision.n) set(&t, "precision_config", precision(L, in));
-    if (t.st) return t.st;
-    return results_vl(s, in, op, out);
-  }
-  if (strcmp(oc, "convolution") == 0) {
-    CJ_RETURN_IF_ERROR(simple(s, in, CJ_OP_CONVOLUTION, 2, &op));
-    if (!in->has_conv_dnums) return ins_err(s, in, "has no convolution dimension numbers");
-    t.op = op;
-    const cj_attr *f[CJ_SF_CONV__COUNT] = {
-        i64(L, in->in_batch),      i64(L, in->in_feature),      i64a(L, &in->in_spatial),
-        i64(L, in->k_in_feature),  i64(L, in->k_out_feature),   i64a(L, &in->k_spatial),
-        i64(L, in->out_batch),     i64(L, in->out_feature),     i64a(L, &in->out_spatial)};
-    for (int i = 0; i < CJ_SF_CONV__COUNT; i++)
-      if (!f[i]) return cj_oom();
-    set(&t, "dimension_numbers", cj_attr_struct(m, CJ_SK_CONV, f));
-    if (in->nwindow > 64) return ins_err(s, in, "a window of %d dimensions", in->nwindow);
-    if (in->nwindow) {
-      set(&t, "window_strides", window_field(L, in, 1));
-      set(&t, "padding", window_padding(L, in));
-      set(&t, "lhs_dilation", window_field(L, in, 2));
-      set(&t, "rhs_dilation", window_field(L, in, 3));
-      bool anyrev = false;
-      uint8_t rev[64] = {0};
-      for (int32_t i = 0; i < in->nwindow && i < 64; i++)
-        if ((rev[i] = in->window[i].reversal)) anyrev = true;
-      if (anyrev) set(&t, "window_reversal", cj_attr_dense_array(m, CJ_PRED, in->nwindow, rev));
-    }
-    set(&t, "feature_group_count", i64(L, in->feature_group_count));
-    set(&t, "batch_group_count", i64(L, in->batch_group_count));
-    if (in->precision.n) set(&t, "precision_config", precision(L, in));
-    if (t.st) return t.st;
-    return results_vl(s, in, op, out);
-  }
-  if (strcmp(oc, "gather") == 0) {
-    CJ_RETURN_IF_ERROR(simple(s, in, CJ_OP_GATHER, 2, &op));
-    t.op = op;
-    const cj_attr *f[CJ_SF_GATHER__COUNT] = {
-        i64a(L, &in->offset_dims),           i64a(L, &in->collapsed_slice_dims),
-        i64a(L, &in->operand_batching_dims), i64a(L, &in->start_indices_batching_dims),
-        i64a(L, &in->start_index_map),       i64(L, in->index_vector_dim)};
-    for (int i = 0; i < CJ_SF_GATHER__COUNT; i++)
-      if (!f[i]) return cj_oom();
-    set(&t, "dimension_numbers", cj_attr_struct(m, CJ_SK_GATHER, f));
-    set(&t, "slice_sizes", i64a(L, &in->gather_slice_sizes));
-    if (in->indices_are_sorted) set(&t, "indices_are_sorted", cj_attr_bool(m, true));
-    if (t.st) return t.st;
-    return results_vl(s, in, op, out);
-  }
-  if (strcmp(oc, "fft") == 0) {
-    CJ_RETURN_IF_ERROR(simple(s, in, CJ_OP_FFT, 1, &op));
-    t.op = op;
-    if (in->fft_type < 0 || in->fft_type > 3) return ins_err(s, in, "unknown fft type");
-    set(&t, "fft_type", cj_attr_enum(m, CJ_EK_FFT_TYPE, (int32_t)in->fft_type));
-    set(&t, "fft_length", i64a(L, &in->fft_length));
-    if (t.st) return t.st;
-    return results_vl(s, in, op, out);
-  }
-  if (strcmp(oc, "triangular-solve") == 0) {
-    CJ_RETURN_IF_ERROR(simple(s, in, CJ_OP_TRIANGULAR_SOLVE, 2, &op));
-    t.op = op;
-    int64_t ta = in->transpose_a >= 1 && in->transpose_a <= 3 ? in->transpose_a : 1;
-    set(&t, "left_side", cj_attr_bool(m, in->left_side));
-    set(&t, "lower", cj_attr_bool(m, in->lower));
-    set(&t, "unit_diagonal", cj_attr_bool(m, in->unit_diagonal));
-    set(&t, "transpose_a", cj_attr_enum(m, CJ_EK_TRANSPOSE, (int32_t)ta));
-    if (t.st) return t.st;
-    return results_vl(s, in, op, out);
-  }
-  if (strcmp(oc, "rng") == 0) {
-    CJ_RETURN_IF_ERROR(need_operands(s, in, 2));
-    cj_value *ops[3];
-    CJ_RETURN_IF_ERROR(array_operand(s, in, 0, &ops[0]));
-    CJ_RETURN_IF_ERROR(array_operand(s, in, 1, &ops[1]));
-    int64_t r = in->shape.dims.n;
-    const cj_type *st = cj_type_tensor_of(m, CJ_S64, 1, &r);
-    cj_op *c = st ? emit(s, in, CJ_OP_CONSTANT, 0, NULL, 1, 0) : NULL;
-    if (!c) return cj_oom();
-    c->results[0].type = st;
-    t.op = c;
-    set(&t, "value", cj_attr_dense(m, st, in->shape.dims.v, sizeof(int64_t) * (size_t)r, false));
-    if (t.st) return t.st;
-    ops[2] = &c->results[0];
-    op = emit(s, in, CJ_OP_RNG, 3, ops, 1, 0);
-    if (!op) return cj_oom();
-    CJ_RETURN_IF_ERROR(type_results(s, in, op));
-    t.op = op;
-    if (in->distribution != 1 && in->distribution != 2) return ins_err(s, in, "unknown distribution");
-    set(&t, "rng_distribution", cj_attr_enum(m, CJ_EK_RNG_DISTRIBUTION, (int32_t)in->distribution));
-    if (t.st) return t.st;
-    return results_vl(s, in, op, out);
-  }
-  if (strncmp(oc, "batch-norm-", 11) == 0) {
-    cj_op_kind k;
-    int n, nres;
-    if (strcmp(oc + 11, "training") == 0) k = CJ_OP_BATCH_NORM_TRAINING, n = 3, nres = 3;
-    else if (strcmp(oc + 11, "inference") == 0) k = CJ_OP_BATCH_NORM_INFERENCE, n = 5, nres = 1;
-    else if (strcmp(oc + 11, "grad") == 0) k = CJ_OP_BATCH_NORM_GRAD, n = 5, nres = 3;
-    else return unsupported(s, in);
-    CJ_RETURN_IF_ERROR(need_operands(s, in, n));
-    cj_value **ops;
-    CJ_RETURN_IF_ERROR(array_operands(s, in, &ops));
-    op = emit(s, in, k, (uint32_t)n, ops, (uint32_t)nres, 0);
-    if (!op) return cj_oom();
-    CJ_RETURN_IF_ERROR(type_results(s, in, op));
-    t.op = op;
-    set(&t, "epsilon", cj_attr_float(m, in->epsilon, cj_type_elem(m, CJ_F32)));
-    set(&t, "feature_index", i64(L, in->feature_index));
-    if (t.st) return t.st;
-    return results_vl(s, in, op, out);
-  }
+  return lower_instr_linalg(s, idx);
+}
 
-  /* ---- ops with regions or several results ---- */
-  if (strcmp(oc, "reduce") == 0 || strcmp(oc, "reduce-window") == 0 ||
-      strcmp(oc, "all-reduce") == 0 || strcmp(oc, "reduce-scatter") == 0) {
-    bool win = strcmp(oc, "reduce-window") == 0, all = strcmp(oc, "all-reduce") == 0,
-         rs = strcmp(oc, "reduce-scatter") == 0;
-    CJ_RETURN_IF_ERROR(need_called(s, in, 1));
-    cj_value **ops;
-    uint32_t nops;
-    CJ_RETURN_IF_ERROR(leaf_operands(s, in, &ops, &nops));
-    uint32_t nres = leaf_count(&in->shape, 0);
-    if (!all && !rs && nops != 2 * nres)
-      return ins_err(s, in, "has %u operands for %u results", nops, nres);
-    cj_op_kind k = all ? CJ_OP_ALL_REDUCE : rs ? CJ_OP_REDUCE_SCATTER : win ? CJ_OP_REDUCE_WINDOW
-                                                                           : CJ_OP_REDUCE;
-    op = emit(s, in, k, nops, ops, nres, 1);
-    if (!op) return cj_oom();
-    CJ_RETURN_IF_ERROR(type_results(s, in, op));
-    CJ_RETURN_IF_ERROR(
-        comp_body(L, in->called_ids.v[0], &op->regions[0], CJ_OP_RETURN, "to_apply", in->name, NULL));
-    t.op = op;
-    if (k == CJ_OP_REDUCE) set(&t, "dimensions", i64a(L, &in->dimensions));
-    if (k == CJ_OP_REDUCE_WINDOW) {
-      set(&t, "window_dimensions", window_field(L, in, 0));
-      set(&t, "window_strides", window_field(L, in, 1));
-      set(&t, "base_dilations", window_field(L, in, 2));
-      set(&t, "window_dilations", window_field(L, in, 3));
-      set(&t, "padding", window_padding(L, in));
-    }
-    if (all || rs) collective_attrs(s, in, &t);
-    if (rs) {
-      if (in->dimensions.n != 1) return ins_err(s, in, "needs exactly one dimension");
-      set(&t, "scatter_dimension", i64(L, in->dimensions.v[0]));
-    }
-    if (t.st) return t.st;
-    return results_vl(s, in, op, out);
+static cj_status lower_instr(sc *s, int32_t idx) {
+  lw *L = s->L;
+  cj_module *m = L->m;
+  const hlo_instr *in = &s->c->instrs[idx];
+  const char *oc = in->opcode;
+  vl *out = &s->vals[idx];
+
+  /* ---- values that need no op ---- */
+  if (strcmp(oc, "parameter") == 0) {
+    int64_t pn = in->parameter_number;
+    if (pn < 0 || (uint64_t)pn >= s->nparams)
+      return ins_err(s, in, "parameter number %lld of %u", (long long)pn, s->nparams);
+    *out = s->params[pn];
+    if (out->n != leaf_count(&in->shape, 0))
+      return ins_err(s, in, "its shape does not match the value passed");
+    out->shape = &in->shape;
+    return NULL;
   }
-  if (strcmp(oc, "all-gather") == 0 || strcmp(oc, "all-to-all") == 0 ||
-      strcmp(oc, "collective-permute") == 0) {
-    cj_value **ops;
-    uint32_t nops;
-    CJ_RETURN_IF_ERROR(leaf_operands(s, in, &ops, &nops));
-    uint32_t nres = leaf_count(&in->shape, 0);
-    cj_op_kind k = oc[4] == 'g' ? CJ_OP_ALL_GATHER : oc[4] == 't' ? CJ_OP_ALL_TO_ALL
-                                                                  : CJ_OP_COLLECTIVE_PERMUTE;
-    if (k != CJ_OP_ALL_GATHER && nops != 1) return unsupported(s, in);
-    op = emit(s, in, k, nops, ops, nres, 0);
-    if (!op) return cj_oom();
-    CJ_RETURN_IF_ERROR(type_results(s, in, op));
-    t.op = op;
-    if (k == CJ_OP_COLLECTIVE_PERMUTE) {
-      set(&t, "source_target_pairs",
-          dense2(L, in->source_target.n / 2, 2, in->source_target.n ? in->source_target.v : (int64_t[1]){0}));
-      if (in->channel_id > 0) {
-        const cj_attr *f[CJ_SF_CHANNEL_HANDLE__COUNT] = {i64(L, in->channel_id), i64(L, 1)};
-        set(&t, "channel_handle", cj_attr_struct(m, CJ_SK_CHANNEL_HANDLE, f));
-      }
-    } else {
-      if (in->dimensions.n != 1) return ins_err(s, in, "needs exactly one dimension");
-      collective_attrs(s, in, &t);
-      if (k == CJ_OP_ALL_GATHER) set(&t, "all_gather_dim", i64(L, in->dimensions.v[0]));
-      else {
-        if (!in->ngroups) return ins_err(s, in, "needs replica groups");
-        set(&t, "split_dimension", i64(L, in->dimensions.v[0]));
-        set(&t, "concat_dimension", i64(L, in->dimensions.v[0]));
-        set(&t, "split_count", i64(L, in->groups[0].n));
-      }
-    }
-    if (t.st) return t.st;
-    return results_vl(s, in, op, out);
+  if (strcmp(oc, "tuple") == 0) {
+    CJ_RETURN_IF_ERROR(leaf_operands(s, in, &out->v, &out->n));
+    out->shape = &in->shape;
+    return NULL;
   }
-  if (strcmp(oc, "select-and-scatter") == 0) {
-    CJ_RETURN_IF_ERROR(need_operands(s, in, 3));
-    CJ_RETURN_IF_ERROR(need_called(s, in, 2));
-    cj_value **ops;
-    CJ_RETURN_IF_ERROR(array_operands(s, in, &ops));
-    op = emit(s, in, CJ_OP_SELECT_AND_SCATTER, 3, ops, 1, 2);
-    if (!op) return cj_oom();
-    CJ_RETURN_IF_ERROR(type_results(s, in, op));
-    CJ_RETURN_IF_ERROR(
-        comp_body(L, in->called_ids.v[0], &op->regions[0], CJ_OP_RETURN, "select", in->name, NULL));
-    CJ_RETURN_IF_ERROR(
-        comp_body(L, in->called_ids.v[1], &op->regions[1], CJ_OP_RETURN, "scatter", in->name, NULL));
-    t.op = op;
-    set(&t, "window_dimensions", window_field(L, in, 0));
-    set(&t, "window_strides", window_field(L, in, 1));
-    set(&t, "padding", window_padding(L, in));
-    if (t.st) return t.st;
-    return results_vl(s, in, op, out);
-  }
-  if (strcmp(oc, "scatter") == 0 || strcmp(oc, "sort") == 0) {
-    bool sort = oc[1] == 'o';
-    CJ_RETURN_IF_ERROR(need_called(s, in, 1));
-    cj_value **ops;
-    uint32_t nops;
-    CJ_RETURN_IF_ERROR(leaf_operands(s, in, &ops, &nops));
-    uint32_t nres = leaf_count(&in->shape, 0);
-    if (sort ? nops != nres : nops != 2 * nres + 1)
-      return ins_err(s, in, "has %u operands for %u results", nops, nres);
-    op = emit(s, in, sort ? CJ_OP_SORT : CJ_OP_SCATTER, nops, ops, nres, 1);
-    if (!op) return cj_oom();
-    CJ_RETURN_IF_ERROR(type_results(s, in, op));
-    CJ_RETURN_IF_ERROR(comp_body(L, in->called_ids.v[0], &op->regions[0], CJ_OP_RETURN,
-                                 sort ? "comparator" : "to_apply", in->name, NULL));
-    t.op = op;
-    if (sort) {
-      if (in->dimensions.n != 1) return ins_err(s, in, "needs exactly one dimension");
-      set(&t, "dimension", i64(L, in->dimensions.v[0]));
-      if (in->is_stable) set(&t, "is_stable", cj_attr_bool(m, true));
-    } else {
-      const cj_attr *f[CJ_SF_SCATTER__COUNT] = {
-          i64a(L, &in->update_window_dims),    i64a(L, &in->inserted_window_dims),
-          i64a(L, &in->input_batching_dims),   i64a(L, &in->scatter_indices_batching_dims),
-          i64a(L, &in->scatter_dims_to_operand_dims), i64(L, in->scatter_index_vector_dim)};
-      for (int i = 0; i < CJ_SF_SCATTER__COUNT; i++)
-        if (!f[i]) return cj_oom();
-      set(&t, "scatter_dimension_numbers", cj_attr_struct(m, CJ_SK_SCATTER, f));
-      if (in->indices_are_sorted) set(&t, "indices_are_sorted", cj_attr_bool(m, true));
-      if (in->unique_indices) set(&t, "unique_indices", cj_attr_bool(m, true));
-    }
-    if (t.st) return t.st;
-    return results_vl(s, in, op, out);
-  }
-  if (strcmp(oc, "while") == 0) {
+  if (strcmp(oc, "get-tuple-element") == 0) {
     CJ_RETURN_IF_ERROR(need_operands(s, in, 1));
-    CJ_RETURN_IF_ERROR(need_called(s, in, 2));
-    vl init;
-    CJ_RETURN_IF_ERROR(operand(s, in, 0, &init));
-    if (init.n != leaf_count(&in->shape, 0)) return ins_err(s, in, "its operand does not match its shape");
-    op = emit(s, in, CJ_OP_WHILE, init.n, init.v, init.n, 2);
-    if (!op) return cj_oom();
-    CJ_RETURN_IF_ERROR(type_results(s, in, op));
-    /* called_computation_ids: body, then condition */
-    CJ_RETURN_IF_ERROR(comp_body(L, in->called_ids.v[1], &op->regions[0], CJ_OP_RETURN,
-                                 "condition", in->name, NULL));
-    CJ_RETURN_IF_ERROR(
-        comp_body(L, in->called_ids.v[0], &op->regions[1], CJ_OP_RETURN, "body", in->name, NULL));
-    return results_vl(s, in, op, out);
+    vl v;
+    CJ_RETURN_IF_ERROR(operand(s, in, 0, &v));
+    const hlo_shape *sh = v.shape;
+    int64_t ti = in->tuple_index;
+    if (!sh || sh->etype != HLO_TUPLE || ti < 0 || ti >= sh->ntuple)
+      return ins_err(s, in, "tuple index %lld is out of range", (long long)ti);
+    uint32_t off = 0;
+    for (int64_t i = 0; i < ti; i++) off += leaf_count(&sh->tuple[i], 0);
+    out->n = leaf_count(&sh->tuple[ti], 0);
+    if (off + out->n > v.n) return ins_err(s, in, "its operand has too few leaves");
+    out->v = v.v + off;
+    out->shape = &sh->tuple[ti];
+    return NULL;
   }
-  if (strcmp(oc, "conditional") == 0) {
-    int32_t nb = in->called_ids.n;
-    if (nb < 1 || in->operand_ids.n != nb + 1)
-      return ins_err(s, in, "has %d branches and %d operands", nb, in->operand_ids.n);
-    cj_value *pred;
-    CJ_RETURN_IF_ERROR(array_operand(s, in, 0, &pred));
-    bool is_if = pred->type->dtype == CJ_PRED;
-    if (is_if && nb != 2) return ins_err(s, in, "a predicated conditional needs 2 branches");
-    uint32_t nres = leaf_count(&in->shape, 0);
-    op = emit(s, in, is_if ? CJ_OP_IF : CJ_OP_CASE, 1, &pred, nres, (uint32_t)nb);
-    if (!op) return cj_oom();
-    CJ_RETURN_IF_ERROR(type_results(s, in, op));
-    for (int32_t b = 0; b < nb; b++) {
-      const hlo_comp *c = find_comp(L->h, in->called_ids.v[b]);
-      if (!c) return ins_err(s, in, "branch %d is not a computation of the module", b);
-      vl arg;
-      CJ_RETURN_IF_ERROR(operand(s, in, b + 1, &arg));
-      cj_block *blk = cj_region_add_block(m, &op->regions[b], 0, NULL);
-      if (!blk) return cj_oom();
-      vl root;
-      CJ_RETURN_IF_ERROR(lower_comp(L, c, blk, &arg, 1, &root));
-      if (root.n != nres) return ins_err(s, in, "branch %d returns %u values, not %u", b, root.n, nres);
-      cj_op *r = cj_op_create(m, CJ_OP_RETURN, NULL, root.n, 0, 0);
-      if (!r) return cj_oom();
-      for (uint32_t i = 0; i < root.n; i++) r->operands[i] = root.v[i];
-      cj_block_append(blk, r);
-    }
-    return results_vl(s, in, op, out);
+  if (strcmp(oc, "copy") == 0 || strcmp(oc, "domain") == 0 || strcmp(oc, "add-dependency") == 0) {
+    if (in->operand_ids.n < 1) return ins_err(s, in, "has no operand");
+    CJ_RETURN_IF_ERROR(operand(s, in, 0, out));
+    out->shape = &in->shape;
+    return NULL;
   }
-  if (strcmp(oc, "custom-call") == 0 || strcmp(oc, "opt-barrier") == 0 ||
-      strcmp(oc, "rng-bit-generator") == 0 || strcmp(oc, "topk") == 0) {
-    cj_op_kind k = oc[0] == 'c'   ? CJ_OP_CUSTOM_CALL
-                   : oc[0] == 'o' ? CJ_OP_OPTIMIZATION_BARRIER
-                   : oc[0] == 'r' ? CJ_OP_RNG_BIT_GENERATOR
-                                  : CJ_OP_CHLO_TOP_K;
-    cj_value **ops;
-    uint32_t nops;
-    CJ_RETURN_IF_ERROR(leaf_operands(s, in, &ops, &nops));
-    uint32_t nres = leaf_count(&in->shape, 0);
-    op = emit(s, in, k, nops, ops, nres, 0);
-    if (!op) return cj_oom();
-    CJ_RETURN_IF_ERROR(type_results(s, in, op));
-    t.op = op;
-    if (k == CJ_OP_CUSTOM_CALL) {
-      const char *tg = in->custom_call_target ? in->custom_call_target : "";
-      set(&t, "call_target_name", cj_attr_string(m, tg, strlen(tg)));
-      if (in->custom_call_has_side_effect) set(&t, "has_side_effect", cj_attr_bool(m, true));
-      if (in->api_version) set(&t, "api_version", i32(L, in->api_version));
-      if (in->backend_config_len) {
-        const cj_attr *bc = NULL;
-        if (in->api_version == 4) {
-          /* typed FFI: backend_config is a dictionary attribute written as MLIR text */
-          cj_status ps = cj_parse_attr_text(m, in->backend_config, in->backend_config_len, &bc);
-          if (ps || !bc || bc->kind != CJ_ATTR_DICT) {
-            cj_status_free(ps);
-            bc = NULL;
-          }
-        }
-        if (!bc) bc = cj_attr_string(m, in->backend_config, in->backend_config_len);
-        set(&t, "backend_config", bc);
-      }
-      if (in->noperand_layouts > 0) CJ_RETURN_IF_ERROR(set_call_layouts(s, in, &t, nops));
-    } else if (k == CJ_OP_RNG_BIT_GENERATOR) {
-      if (in->rng_algorithm < 0 || in->rng_algorithm > 2) return ins_err(s, in, "unknown algorithm");
-      set(&t, "rng_algorithm", cj_attr_enum(m, CJ_EK_RNG_ALGORITHM, (int32_t)in->rng_algorithm));
-    } else if (k == CJ_OP_CHLO_TOP_K) {
-      if (!in->largest) return ins_err(s, in, "top-k of the smallest values is not supported");
-      set(&t, "k", i64(L, in->k));
-    }
-    if (t.st) return t.st;
-    return results_vl(s, in, op, out);
+  if (strcmp(oc, "call") == 0 || strcmp(oc, "fusion") == 0) {
+    CJ_RETURN_IF_ERROR(need_called(s, in, 1));
+    const hlo_comp *c = find_comp(L->h, in->called_ids.v[0]);
+    if (!c) return ins_err(s, in, "calls a computation that does not exist");
+    vl *ps = cj_alloc(m, sizeof *ps * (in->operand_ids.n ? in->operand_ids.n : 1));
+    if (!ps) return cj_oom();
+    for (int32_t k = 0; k < in->operand_ids.n; k++) CJ_RETURN_IF_ERROR(operand(s, in, k, &ps[k]));
+    CJ_RETURN_IF_ERROR(lower_comp(L, c, s->blk, ps, (uint32_t)in->operand_ids.n, out));
+    if (out->n != leaf_count(&in->shape, 0))
+      return ins_err(s, in, "the called computation's result does not match its shape");
+    out->shape = &in->shape;
+    return NULL;
   }
-  return unsupported(s, in);
+  return lower_instr_ew(s, idx);
 }
 
 static cj_status too_much_work(const sc *s) {

@@ -1571,6 +1571,73 @@ typedef struct region_values {
   uint64_t nblocks;
 } region_values;
 
+/* The properties of an op (the inherent attributes MLIR stores apart): an unregistered op's
+ * one dictionary, a VHLO op's attributes in its table order, or a known op's layout. */
+static bool read_op_props(ir_state *s, bc_cur *c, bc_opname *on, const char *full, bool is_vhlo,
+                          int vop, uint32_t *nattrs) {
+  bc_reader *r = s->r;
+  if (on->registered < 0)
+    return bc_fail(r, c, "op '%s' has properties but its name carries no registration flag",
+                   full);
+  if (!on->registered) { /* an unregistered op: properties stored as one attribute */
+    const cj_attr *p = bc_attr_ref(r, c);
+    if (!p) return false;
+    if (p->kind == CJ_ATTR_DICT) {
+      for (int32_t i = 0; i < p->dict.n; i++)
+        if (!add_attr(s, c, nattrs, p->dict.items[i].name, p->dict.items[i].value)) return false;
+    }
+  } else {
+    uint64_t pi;
+    if (!bc_varint(r, c, &pi)) return false;
+    if (pi >= r->nprops)
+      return bc_fail(r, c, "properties index %llu out of range", (unsigned long long)pi);
+    bc_cur pc = {r->props[pi], r->props_end};
+    const uint8_t *pd;
+    uint64_t plen;
+    if (!bc_blob(r, &pc, &pd, &plen)) return false;
+    bc_cur p = {pd, pd + plen};
+    if (is_vhlo) {
+      const char *const *names = vhlo_op_attr_names(vop);
+      for (int i = 0; names[i]; i++) {
+        if (p.p >= p.end)
+          return bc_fail(r, &p, "the properties of '%s' end before its attribute '%s'", full,
+                         names[i]);
+        const cj_attr *v = bc_attr_ref(r, &p);
+        if (!v) return false;
+        if (!add_attr(s, c, nattrs, names[i], v)) return false;
+      }
+    } else {
+      const prop_layout *lay = find_layout(full);
+      prop_layout from_table;
+      if (!lay && table_layout(full, count_varints(p.p, p.end), &from_table)) lay = &from_table;
+      if (!lay)
+        return bc_fail(r, c, "cannot read the properties of op '%s' (unsupported op)", full);
+      for (int i = 0; i < PROP_MAX && lay->names[i]; i++) {
+        const cj_attr *v = NULL;
+        if (p.p >= p.end) {
+          /* written by an older version of the op that did not have this attribute yet: the
+           * optional attributes that would follow are absent */
+          bool rest_optional = true;
+          for (int k = i; k < PROP_MAX && lay->names[k]; k++)
+            rest_optional &= lay->optional[k] != 0;
+          if (rest_optional) break;
+          return bc_fail(r, &p, "the properties of '%s' end before its attribute '%s'", full,
+                         lay->names[i]);
+        }
+        if (lay->optional[i]) {
+          if (!bc_opt_attr_ref(r, &p, &v)) return false;
+        } else if (!(v = bc_attr_ref(r, &p))) {
+          return false;
+        }
+        if (v && !add_attr(s, c, nattrs, lay->names[i], v)) return false;
+      }
+    }
+    if (p.p != p.end)
+      return bc_fail(r, &p, "unexpected trailing bytes in the properties of '%s'", full);
+  }
+  return true;
+}
+
 static bool read_op(ir_state *s, bc_cur *c, cj_block *block, region_values *rv,
                     cj_op_kind parent_kind) {
   bc_reader *r = s->r;
@@ -1610,67 +1677,8 @@ static bool read_op(ir_state *s, bc_cur *c, cj_block *block, region_values *rv,
     for (int32_t i = 0; i < d->dict.n; i++)
       if (!add_attr(s, c, &nattrs, d->dict.items[i].name, d->dict.items[i].value)) return false;
   }
-  if (mask & OPM_PROPERTIES) {
-    if (on->registered < 0)
-      return bc_fail(r, c, "op '%s' has properties but its name carries no registration flag",
-                     full);
-    if (!on->registered) { /* an unregistered op: properties stored as one attribute */
-      const cj_attr *p = bc_attr_ref(r, c);
-      if (!p) return false;
-      if (p->kind == CJ_ATTR_DICT) {
-        for (int32_t i = 0; i < p->dict.n; i++)
-          if (!add_attr(s, c, &nattrs, p->dict.items[i].name, p->dict.items[i].value)) return false;
-      }
-    } else {
-      uint64_t pi;
-      if (!bc_varint(r, c, &pi)) return false;
-      if (pi >= r->nprops)
-        return bc_fail(r, c, "properties index %llu out of range", (unsigned long long)pi);
-      bc_cur pc = {r->props[pi], r->props_end};
-      const uint8_t *pd;
-      uint64_t plen;
-      if (!bc_blob(r, &pc, &pd, &plen)) return false;
-      bc_cur p = {pd, pd + plen};
-      if (is_vhlo) {
-        const char *const *names = vhlo_op_attr_names(vop);
-        for (int i = 0; names[i]; i++) {
-          if (p.p >= p.end)
-            return bc_fail(r, &p, "the properties of '%s' end before its attribute '%s'", full,
-                           names[i]);
-          const cj_attr *v = bc_attr_ref(r, &p);
-          if (!v) return false;
-          if (!add_attr(s, c, &nattrs, names[i], v)) return false;
-        }
-      } else {
-        const prop_layout *lay = find_layout(full);
-        prop_layout from_table;
-        if (!lay && table_layout(full, count_varints(p.p, p.end), &from_table)) lay = &from_table;
-        if (!lay)
-          return bc_fail(r, c, "cannot read the properties of op '%s' (unsupported op)", full);
-        for (int i = 0; i < PROP_MAX && lay->names[i]; i++) {
-          const cj_attr *v = NULL;
-          if (p.p >= p.end) {
-            /* written by an older version of the op that did not have this attribute yet: the
-             * optional attributes that would follow are absent */
-            bool rest_optional = true;
-            for (int k = i; k < PROP_MAX && lay->names[k]; k++)
-              rest_optional &= lay->optional[k] != 0;
-            if (rest_optional) break;
-            return bc_fail(r, &p, "the properties of '%s' end before its attribute '%s'", full,
-                           lay->names[i]);
-          }
-          if (lay->optional[i]) {
-            if (!bc_opt_attr_ref(r, &p, &v)) return false;
-          } else if (!(v = bc_attr_ref(r, &p))) {
-            return false;
-          }
-          if (v && !add_attr(s, c, &nattrs, lay->names[i], v)) return false;
-        }
-      }
-      if (p.p != p.end)
-        return bc_fail(r, &p, "unexpected trailing bytes in the properties of '%s'", full);
-    }
-  }
+  if ((mask & OPM_PROPERTIES) && !read_op_props(s, c, on, full, is_vhlo, vop, &nattrs))
+    return false;
   uint64_t nres = 0;
   if (mask & OPM_RESULTS) {
     if (!bc_count(r, c, &nres)) return false;

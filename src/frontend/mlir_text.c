@@ -14,7 +14,6 @@
  * in the module's arena.
  */
 #include <errno.h>
-#include <fenv.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/decimal.h"
 #include "frontend/frontend.h"
 
 /* ======================================================================== scratch memory */
@@ -987,50 +987,6 @@ static inline bool lit_is_hex(const char *s, size_t n) {
   return n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
 }
 
-/* strtod under a rounding mode */
-static double strtod_mode(const char *s, int mode) {
-  int old = fegetround();
-  fesetround(mode);
-  volatile double d = strtod(s, NULL);
-  fesetround(old);
-  return d;
-}
-
-/* Rounds the decimal number in s (NUL-terminated, no sign) into dtype `dt` (a float format), once
- * and correctly (nearest, ties to even); returns the bits of the magnitude. */
-static uint64_t decimal_bits(cj_dtype dt, const char *s) {
-  if (dt == CJ_F64) {
-    double d = strtod(s, NULL);
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    return u;
-  }
-  if (dt == CJ_F32) {
-    float f = strtof(s, NULL);
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-  }
-  double d = strtod(s, NULL);
-  uint64_t bits = cj_float_encode(dt, d);
-  if (!isfinite(d) || d == 0) return bits;
-  /* Double rounding can only go wrong when d is exactly halfway between two values of the
-   * target format; such a d has at most mbits+2 significant bits. */
-  const cj_dtype_info *in = cj_dtype_get(dt);
-  uint64_t u;
-  memcpy(&u, &d, 8);
-  uint64_t mant = (u & ((1ull << 52) - 1)) | (((u >> 52) & 0x7ff) ? (1ull << 52) : 0);
-  int sig = mant ? 53 - __builtin_ctzll(mant) : 0;
-  if (sig > in->mbits + 2) return bits;
-  uint64_t lo = cj_float_encode(dt, nextafter(d, 0.0));
-  uint64_t hi = cj_float_encode(dt, nextafter(d, INFINITY));
-  if (lo == hi) return bits; /* not a rounding boundary */
-  double up = strtod_mode(s, FE_UPWARD), down = strtod_mode(s, FE_DOWNWARD);
-  if (up > d) return hi;   /* the exact value lies above the midpoint */
-  if (down < d) return lo; /* below */
-  return bits;             /* exactly the midpoint: ties to even */
-}
-
 /* Float bits of the literal s[0..n) (decimal, integer or 0x bit pattern) in dtype dt. */
 static bool float_lit_bits(P *p, cj_dtype dt, const char *s, size_t n, bool neg, uint64_t *out,
                            int line, const char *ls) {
@@ -1051,7 +1007,7 @@ static bool float_lit_bits(P *p, cj_dtype dt, const char *s, size_t n, bool neg,
   }
   memcpy(z, s, n);
   z[n] = 0;
-  uint64_t mag = decimal_bits(dt, z);
+  uint64_t mag = cj_float_from_decimal(dt, z);
   if (neg) mag = cj_float_encode(dt, -cj_float_decode(dt, mag));
   *out = mag;
   return true;
@@ -1878,6 +1834,184 @@ static bool dense_all_equal(const unsigned char *d, int64_t nel, int eb) {
 }
 
 /* dense<...> : T. The current token is 'dense'. */
+/* dense<"0x..."> : T, the data as hex (all elements, or one for a splat); d is at the '"'. */
+static const cj_attr *parse_dense_hex(P *p, dlex *d, const cj_type *type, const char *first_q,
+                                      const char *first_qend) {
+  int eb = cj_dtype_bytes(type->dtype);
+  int64_t nel = type->num_elements;
+  const char *q = d->s == first_q ? first_qend : scan_string_end(d->s + 1, d->e);
+  if (!q) {
+    d_err(d, "unterminated string in dense literal");
+    return NULL;
+  }
+  const char *h = d->s + 1;
+  size_t hn = (size_t)(q - h);
+  if (hn < 2 || h[0] != '0' || (h[1] != 'x' && h[1] != 'X')) {
+    d_err(d, "expected a hex string \"0x...\" in dense literal");
+    return NULL;
+  }
+  h += 2;
+  hn -= 2;
+  if (hn % 2) {
+    d_err(d, "odd number of hex digits in dense literal");
+    return NULL;
+  }
+  size_t nb = hn / 2;
+  bool splat;
+  if (nel < 0) {
+    d_err(d, "dense literal needs a static shape");
+    return NULL;
+  }
+  if ((uint64_t)nel * (uint64_t)eb == nb) {
+    splat = false;
+  } else if (nb == (size_t)eb) {
+    splat = true;
+  } else {
+    d_err(d,
+          "elements hex data size is invalid for provided type: %zu bytes for %lld "
+          "elements of %d bytes",
+          nb, (long long)nel, eb);
+    return NULL;
+  }
+  unsigned char *buf = cj_arena_alloc_aligned(&p->m->arena, nb ? nb : 1, 64);
+  if (!buf) {
+    oom(p);
+    return NULL;
+  }
+  size_t bad = 0;
+  if (!hex_decode(h, nb, buf, &bad)) {
+    d->s = h + bad;
+    d_err(d, "invalid hex digit in dense literal");
+    return NULL;
+  }
+  d->s = q + 1;
+  d_ws(d);
+  if (d->s < d->e) {
+    d_err(d, "unexpected text after hex string in dense literal");
+    return NULL;
+  }
+  if (!splat && dense_all_equal(buf, nel, eb)) {
+    splat = true;
+    nb = (size_t)eb;
+  }
+  /* the data is already in the arena: build the attribute around it */
+  cj_attr *a = CJ_ARENA_NEW(&p->m->arena, cj_attr);
+  if (!a) {
+    oom(p);
+    return NULL;
+  }
+  a->kind = CJ_ATTR_DENSE;
+  a->dense.type = type;
+  a->dense.data = buf;
+  a->dense.nbytes = nb;
+  a->dense.splat = splat;
+  return a;
+}
+
+/* dense<[[...], ...]> : T, nested lists of the type's shape; d is at the '['. */
+static const cj_attr *parse_dense_list(P *p, dlex *d, const cj_type *type) {
+  cj_dtype dt = type->dtype;
+  int eb = cj_dtype_bytes(dt);
+  int64_t nel = type->num_elements;
+  if (nel < 0) {
+    d_err(d, "dense literal needs a static shape");
+    return NULL;
+  }
+  int32_t rank = type->rank;
+  if (rank == 0) {
+    d_err(d, "nested list for a rank-0 tensor");
+    return NULL;
+  }
+  /* every element takes at least one character: a type larger than the text cannot match
+   * (and must not make us allocate its size) */
+  if ((uint64_t)nel > (uint64_t)(d->e - d->s)) {
+    d_err(d, "dense literal is too short for the %lld elements of its type", (long long)nel);
+    return NULL;
+  }
+  size_t nb = (size_t)nel * (size_t)eb;
+  unsigned char *buf = cj_arena_alloc_aligned(&p->m->arena, nb ? nb : 1, 64);
+  if (!buf) {
+    oom(p);
+    return NULL;
+  }
+  /* iterative walk over the nesting: cnt[k] elements seen at depth k */
+  int64_t cnt[MAX_RANK];
+  int depth = 0;
+  size_t w = 0;
+  d->s++; /* '[' */
+  cnt[0] = 0;
+  for (;;) {
+    d_ws(d);
+    if (d->s >= d->e) {
+      d_err(d, "unterminated list in dense literal");
+      return NULL;
+    }
+    if (*d->s == ']') {
+      if (cnt[depth] != type->dims[depth]) {
+        d_err(d, "dense literal has %lld elements in dimension %d, the type has %lld",
+              (long long)cnt[depth], depth, (long long)type->dims[depth]);
+        return NULL;
+      }
+      d->s++;
+      if (depth == 0) break;
+      depth--;
+      cnt[depth]++;
+    } else {
+      if (cnt[depth] > 0) {
+        if (*d->s != ',') {
+          d_err(d, "expected ',' or ']' in dense literal");
+          return NULL;
+        }
+        d->s++;
+        d_ws(d);
+      }
+      if (cnt[depth] >= type->dims[depth]) {
+        d_err(d, "dense literal has more than %lld elements in dimension %d",
+              (long long)type->dims[depth], depth);
+        return NULL;
+      }
+      if (depth + 1 < rank) {
+        if (d->s >= d->e || *d->s != '[') {
+          d_err(d, "expected '[' (the type has rank %d)", rank);
+          return NULL;
+        }
+        d->s++;
+        depth++;
+        cnt[depth] = 0;
+      } else {
+        if (d->s < d->e && *d->s == '[') {
+          d_err(d, "dense literal nested deeper than the type's rank %d", rank);
+          return NULL;
+        }
+        if (w >= nb) {
+          d_err(d, "too many elements in dense literal");
+          return NULL;
+        }
+        if (!d_scalar(d, dt, buf + w)) return NULL;
+        w += (size_t)eb;
+        cnt[depth]++;
+      }
+    }
+  }
+  d_ws(d);
+  if (d->s < d->e) {
+    d_err(d, "unexpected text after dense list");
+    return NULL;
+  }
+  cj_attr *a = CJ_ARENA_NEW(&p->m->arena, cj_attr);
+  if (!a) {
+    oom(p);
+    return NULL;
+  }
+  bool splat = dense_all_equal(buf, nel, eb);
+  a->kind = CJ_ATTR_DENSE;
+  a->dense.type = type;
+  a->dense.data = buf;
+  a->dense.nbytes = splat ? (size_t)eb : nb;
+  a->dense.splat = splat;
+  return a;
+}
+
 static const cj_attr *parse_dense(P *p) {
   token at_tok = p->tok;
   next(p);
@@ -1941,171 +2075,9 @@ static const cj_attr *parse_dense(P *p) {
     }
     res = cj_attr_dense(p->m, type, NULL, 0, false);
   } else if (*d.s == '"') {
-    const char *q = d.s == first_q ? first_qend : scan_string_end(d.s + 1, d.e);
-    if (!q) {
-      d_err(&d, "unterminated string in dense literal");
-      return NULL;
-    }
-    const char *h = d.s + 1;
-    size_t hn = (size_t)(q - h);
-    if (hn < 2 || h[0] != '0' || (h[1] != 'x' && h[1] != 'X')) {
-      d_err(&d, "expected a hex string \"0x...\" in dense literal");
-      return NULL;
-    }
-    h += 2;
-    hn -= 2;
-    if (hn % 2) {
-      d_err(&d, "odd number of hex digits in dense literal");
-      return NULL;
-    }
-    size_t nb = hn / 2;
-    bool splat;
-    if (nel < 0) {
-      d_err(&d, "dense literal needs a static shape");
-      return NULL;
-    }
-    if ((uint64_t)nel * (uint64_t)eb == nb) {
-      splat = false;
-    } else if (nb == (size_t)eb) {
-      splat = true;
-    } else {
-      d_err(&d,
-            "elements hex data size is invalid for provided type: %zu bytes for %lld "
-            "elements of %d bytes",
-            nb, (long long)nel, eb);
-      return NULL;
-    }
-    unsigned char *buf = cj_arena_alloc_aligned(&p->m->arena, nb ? nb : 1, 64);
-    if (!buf) {
-      oom(p);
-      return NULL;
-    }
-    size_t bad = 0;
-    if (!hex_decode(h, nb, buf, &bad)) {
-      d.s = h + bad;
-      d_err(&d, "invalid hex digit in dense literal");
-      return NULL;
-    }
-    d.s = q + 1;
-    d_ws(&d);
-    if (d.s < d.e) {
-      d_err(&d, "unexpected text after hex string in dense literal");
-      return NULL;
-    }
-    if (!splat && dense_all_equal(buf, nel, eb)) {
-      splat = true;
-      nb = (size_t)eb;
-    }
-    /* the data is already in the arena: build the attribute around it */
-    cj_attr *a = CJ_ARENA_NEW(&p->m->arena, cj_attr);
-    if (!a) {
-      oom(p);
-      return NULL;
-    }
-    a->kind = CJ_ATTR_DENSE;
-    a->dense.type = type;
-    a->dense.data = buf;
-    a->dense.nbytes = nb;
-    a->dense.splat = splat;
-    return a;
+    return parse_dense_hex(p, &d, type, first_q, first_qend);
   } else if (*d.s == '[') {
-    if (nel < 0) {
-      d_err(&d, "dense literal needs a static shape");
-      return NULL;
-    }
-    int32_t rank = type->rank;
-    if (rank == 0) {
-      d_err(&d, "nested list for a rank-0 tensor");
-      return NULL;
-    }
-    /* every element takes at least one character: a type larger than the text cannot match
-     * (and must not make us allocate its size) */
-    if ((uint64_t)nel > (uint64_t)(d.e - d.s)) {
-      d_err(&d, "dense literal is too short for the %lld elements of its type", (long long)nel);
-      return NULL;
-    }
-    size_t nb = (size_t)nel * (size_t)eb;
-    unsigned char *buf = cj_arena_alloc_aligned(&p->m->arena, nb ? nb : 1, 64);
-    if (!buf) {
-      oom(p);
-      return NULL;
-    }
-    /* iterative walk over the nesting: cnt[k] elements seen at depth k */
-    int64_t cnt[MAX_RANK];
-    int depth = 0;
-    size_t w = 0;
-    d.s++; /* '[' */
-    cnt[0] = 0;
-    for (;;) {
-      d_ws(&d);
-      if (d.s >= d.e) {
-        d_err(&d, "unterminated list in dense literal");
-        return NULL;
-      }
-      if (*d.s == ']') {
-        if (cnt[depth] != type->dims[depth]) {
-          d_err(&d, "dense literal has %lld elements in dimension %d, the type has %lld",
-                (long long)cnt[depth], depth, (long long)type->dims[depth]);
-          return NULL;
-        }
-        d.s++;
-        if (depth == 0) break;
-        depth--;
-        cnt[depth]++;
-      } else {
-        if (cnt[depth] > 0) {
-          if (*d.s != ',') {
-            d_err(&d, "expected ',' or ']' in dense literal");
-            return NULL;
-          }
-          d.s++;
-          d_ws(&d);
-        }
-        if (cnt[depth] >= type->dims[depth]) {
-          d_err(&d, "dense literal has more than %lld elements in dimension %d",
-                (long long)type->dims[depth], depth);
-          return NULL;
-        }
-        if (depth + 1 < rank) {
-          if (d.s >= d.e || *d.s != '[') {
-            d_err(&d, "expected '[' (the type has rank %d)", rank);
-            return NULL;
-          }
-          d.s++;
-          depth++;
-          cnt[depth] = 0;
-        } else {
-          if (d.s < d.e && *d.s == '[') {
-            d_err(&d, "dense literal nested deeper than the type's rank %d", rank);
-            return NULL;
-          }
-          if (w >= nb) {
-            d_err(&d, "too many elements in dense literal");
-            return NULL;
-          }
-          if (!d_scalar(&d, dt, buf + w)) return NULL;
-          w += (size_t)eb;
-          cnt[depth]++;
-        }
-      }
-    }
-    d_ws(&d);
-    if (d.s < d.e) {
-      d_err(&d, "unexpected text after dense list");
-      return NULL;
-    }
-    cj_attr *a = CJ_ARENA_NEW(&p->m->arena, cj_attr);
-    if (!a) {
-      oom(p);
-      return NULL;
-    }
-    bool splat = dense_all_equal(buf, nel, eb);
-    a->kind = CJ_ATTR_DENSE;
-    a->dense.type = type;
-    a->dense.data = buf;
-    a->dense.nbytes = splat ? (size_t)eb : nb;
-    a->dense.splat = splat;
-    return a;
+    return parse_dense_list(p, &d, type);
   } else {
     unsigned char one[16];
     memset(one, 0, sizeof one);
@@ -3851,480 +3823,644 @@ static const cj_attr *sdy_wrapped(P *p, const char *prefix, const char *suffix, 
   return a;
 }
 
-static bool parse_custom(P *p, opst *st, cj_syntax syn) {
-  cj_module *m = p->m;
-  const cj_op_info *info = cj_op_info_get(st->kind);
-  switch (syn) {
-    case CJ_SYN_EW:
-      if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
-      return parse_colon_same(p, st);
-    case CJ_SYN_COMPLEX: {
-      if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
-      if (!expect(p, TK_COLON, "':'")) return false;
-      token tt = p->tok;
-      const cj_type *t = parse_type(p);
-      if (!t) return false;
-      if (t->kind == CJ_TYPE_FUNCTION) {
-        if (t->nresults != 1) return perr_at(p, &tt, "expected single output");
-        return type_operands(p, st, t->members, (uint32_t)t->rank, &tt) &&
-               set_results(p, st, t->members + t->rank, 1);
-      }
-      const cj_type *r = real_of(p, t);
-      if (!r) return perr_at(p, &tt, "expected tensor with complex element type");
-      for (uint32_t i = 0; i < st->opnds.n; i++)
-        if (!type_operand(p, st, i, r)) return false;
-      return set_result1(p, st, t);
-    }
-    case CJ_SYN_SELECT: {
-      if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
-      if (!expect(p, TK_COLON, "':'")) return false;
-      token tt = p->tok;
-      const cj_type **ts;
-      uint32_t n;
-      if (!parse_type_list_until(p, TK_EOF, &ts, &n)) return false;
-      if (n == 1 && ts[0]->kind == CJ_TYPE_FUNCTION) {
-        const cj_type *f = ts[0];
-        if (f->nresults != 1) return perr_at(p, &tt, "expected single output");
-        return type_operands(p, st, f->members, (uint32_t)f->rank, &tt) &&
-               set_results(p, st, f->members + f->rank, 1);
-      }
-      if (n != 2) return perr_at(p, &tt, "expected functional type or list of two types");
-      const cj_type *three[3] = {ts[0], ts[1], ts[1]};
-      return type_operands(p, st, three, 3, &tt) && set_result1(p, st, ts[1]);
-    }
-    case CJ_SYN_FUNCTIONAL:
-      if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
-      return parse_colon_functional(p, st);
-    case CJ_SYN_CONSTANT:
-    case CJ_SYN_CHLO_CONSTANT: {
-      if (syn == CJ_SYN_CONSTANT && at(p, TK_LPAREN)) { /* stablehlo.constant() <{...}> ... */
-        return parse_generic_rest(p, st);
-      }
-      if (!parse_opt_attr_dict(p, st)) return false;
-      const cj_attr *v = parse_elements_value(p);
-      if (!v || !add_attr(p, st, "value", v)) return false;
-      return set_result1(p, st, v->dense.type);
-    }
-    case CJ_SYN_IOTA: {
-      if (!kw_int_attr(p, st, "dim", "iota_dimension", i64t(p)) || !parse_opt_attr_dict(p, st) ||
-          !expect(p, TK_COLON, "':'"))
-        return false;
-      const cj_type *t = parse_type(p);
-      return t && set_result1(p, st, t);
-    }
-    case CJ_SYN_DYNAMIC_IOTA:
-      return operands_then_comma(p, st, 1) &&
-             kw_int_attr(p, st, "dim", "iota_dimension", i64t(p)) && parse_opt_attr_dict(p, st) &&
-             parse_colon_functional(p, st);
-    case CJ_SYN_NULLARY: {
-      if (!parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'")) return false;
-      const cj_type **ts;
-      uint32_t n;
-      return parse_type_list_until(p, TK_EOF, &ts, &n) && set_results(p, st, ts, n);
-    }
-    case CJ_SYN_VARIADIC_SAME:
-      if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
-      return parse_colon_same(p, st);
-    case CJ_SYN_WHILE:
-      return parse_while(p, st);
-    case CJ_SYN_REDUCE:
-      return parse_reduce(p, st);
-    case CJ_SYN_GET_TUPLE_ELEMENT: {
-      if (!push_operand(p, st) || !expect(p, TK_LSQ, "'['")) return false;
-      int64_t i;
-      if (!parse_signed_int(p, &i) || !expect(p, TK_RSQ, "']'")) return false;
-      if (!add_attr(p, st, "index", cj_attr_int(m, i, i32t(p)))) return false;
-      return parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    }
-    case CJ_SYN_TUPLE: {
-      if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'"))
-        return false;
-      token tt = p->tok;
-      const cj_type *t = parse_type(p);
-      if (!t) return false;
-      if (t->kind != CJ_TYPE_TUPLE) return perr_at(p, &tt, "expected tuple type");
-      return type_operands(p, st, t->members, (uint32_t)t->rank, &tt) && set_result1(p, st, t);
-    }
-    case CJ_SYN_COMPARE: {
-      bool chlo = st->kind == CJ_OP_CHLO_BROADCAST_COMPARE;
-      cj_enum_kind dk = chlo ? CJ_EK_CHLO_COMPARISON_DIRECTION : CJ_EK_COMPARISON_DIRECTION;
-      cj_enum_kind tk = chlo ? CJ_EK_CHLO_COMPARISON_TYPE : CJ_EK_COMPARISON_TYPE;
-      const cj_attr *d = at(p, TK_HASH) ? parse_attr(p) : parse_enum_value(p, dk);
-      if (!d || !add_attr(p, st, "comparison_direction", d) || !comma(p)) return false;
-      if (!push_operand(p, st) || !comma(p) || !push_operand(p, st)) return false;
-      if (accept(p, TK_COMMA)) {
-        const cj_attr *c = at(p, TK_HASH) ? parse_attr(p) : parse_enum_value(p, tk);
-        if (!c || !add_attr(p, st, "compare_type", c)) return false;
-      }
-      return parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    }
-    case CJ_SYN_SLICE:
-      return push_operand(p, st) && parse_slice_ranges(p, st) && parse_opt_attr_dict(p, st) &&
-             parse_colon_functional(p, st);
-    case CJ_SYN_DYNAMIC_SLICE:
-      if (!push_operand(p, st) || !comma(p)) return false;
-      while (at(p, TK_PERCENT)) {
-        if (!push_operand(p, st) || !comma(p)) return false;
-      }
-      return kw_dims_attr(p, st, "sizes", "slice_sizes") && parse_opt_attr_dict(p, st) &&
-             parse_colon_functional(p, st);
-    case CJ_SYN_BROADCAST:
-      return operands_then_comma(p, st, 1) && kw_dims_attr(p, st, "sizes", "broadcast_sizes") &&
-             parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    case CJ_SYN_BROADCAST_IN_DIM:
-      return operands_then_comma(p, st, 1) && kw_dims_attr(p, st, "dims", "broadcast_dimensions") &&
-             parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    case CJ_SYN_DYNAMIC_BROADCAST_IN_DIM:
-      return operands_then_comma(p, st, 2) && kw_dims_attr(p, st, "dims", "broadcast_dimensions") &&
-             parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    case CJ_SYN_CHOLESKY:
-      if (!push_operand(p, st)) return false;
-      if (accept(p, TK_COMMA)) {
-        if (!expect_kw(p, "lower") || !expect(p, TK_EQ, "'='")) return false;
-        bool v;
-        if (accept_kw(p, "true"))
-          v = true;
-        else if (accept_kw(p, "false"))
-          v = false;
-        else
-          return perr(p, "expected 'true' or 'false'");
-        if (!add_attr(p, st, "lower", cj_attr_bool(m, v))) return false;
-      }
-      return parse_opt_attr_dict(p, st) && parse_colon_same(p, st);
-    case CJ_SYN_CONCATENATE:
-      while (at(p, TK_PERCENT)) {
-        if (!push_operand(p, st) || !comma(p)) return false;
-      }
-      return kw_int_attr(p, st, "dim", "dimension", i64t(p)) && parse_opt_attr_dict(p, st) &&
-             parse_colon_functional(p, st);
-    case CJ_SYN_COMPOSITE: {
-      if (!at(p, TK_STRING)) return expect(p, TK_STRING, "the composite name (a string)");
-      size_t n;
-      char *s = decode_string(p, p->tok.s, p->tok.n, &n);
-      if (!s) return false;
-      next(p);
-      if (!add_attr(p, st, "name", cj_attr_string(m, s, n))) return false;
-      if (!parse_operand_list(p, st)) return false;
-      if (at(p, TK_LPAREN)) {
-        if (!parse_region_list(p, st)) return false;
-      }
-      return parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    }
-    case CJ_SYN_CONVOLUTION: {
-      if (!expect(p, TK_LPAREN, "'('") || !parse_operand_list(p, st) ||
-          !expect(p, TK_RPAREN, "')'"))
-        return false;
-      if (!expect_kw(p, "dim_numbers") || !expect(p, TK_EQ, "'='")) return false;
-      const cj_attr *dn = parse_conv_dims(p);
-      if (!dn || !add_attr(p, st, "dimension_numbers", dn) || !comma(p)) return false;
-      return parse_window(p, st) && parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    }
-    case CJ_SYN_CUSTOM_CALL: {
-      if (!at(p, TK_AT)) return expect(p, TK_AT, "the call target '@name'");
-      token t = p->tok;
-      const char *s;
-      size_t n;
-      if (t.n < 2) return perr(p, "expected a symbol name after '@'");
-      if (t.s[1] == '"') {
-        if (!(s = decode_string(p, t.s + 1, t.n - 1, &n))) return false;
-      } else {
-        s = t.s + 1;
-        n = t.n - 1;
-      }
-      next(p);
-      if (!add_attr(p, st, "call_target_name", cj_attr_string(m, s, n))) return false;
-      if (!expect(p, TK_LPAREN, "'('") || !parse_operand_list(p, st) ||
-          !expect(p, TK_RPAREN, "')'"))
-        return false;
-      return parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    }
-    case CJ_SYN_DOT:
-      if (!push_operand(p, st) || !comma(p) || !push_operand(p, st)) return false;
-      return parse_precision_and_algorithm(p, st, false) && parse_opt_attr_dict(p, st) &&
-             parse_colon_functional(p, st);
-    case CJ_SYN_DOT_GENERAL:
-      if (!operands_then_comma(p, st, 2) || !parse_dot_dims(p, st, CJ_SK_DOT)) return false;
-      return parse_precision_and_algorithm(p, st, true) && parse_opt_attr_dict(p, st) &&
-             parse_colon_functional(p, st);
-    case CJ_SYN_EINSUM:
-      return operands_then_comma(p, st, 2) && kw_string_attr(p, st, "config", "einsum_config") &&
-             parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    case CJ_SYN_UNARY_EINSUM:
-      return operands_then_comma(p, st, 1) && kw_string_attr(p, st, "config", "einsum_config") &&
-             parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    case CJ_SYN_FFT:
-      return operands_then_comma(p, st, 1) &&
-             kw_enum_attr(p, st, "type", "fft_type", CJ_EK_FFT_TYPE) && comma(p) &&
-             kw_dims_attr(p, st, "length", "fft_length") && parse_opt_attr_dict(p, st) &&
-             parse_colon_functional(p, st);
-    case CJ_SYN_GET_DIMENSION_SIZE:
-      return operands_then_comma(p, st, 1) && kw_int_attr(p, st, "dim", "dimension", i64t(p)) &&
-             parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    case CJ_SYN_SET_DIMENSION_SIZE:
-      return operands_then_comma(p, st, 2) && kw_int_attr(p, st, "dim", "dimension", i64t(p)) &&
-             parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    case CJ_SYN_REVERSE:
-      return operands_then_comma(p, st, 1) && kw_dims_attr(p, st, "dims", "dimensions") &&
-             parse_opt_attr_dict(p, st) && parse_colon_same(p, st);
-    case CJ_SYN_PAD:
-      return operands_then_comma(p, st, 2) && kw_dims_attr(p, st, "low", "edge_padding_low") &&
-             comma(p) && kw_dims_attr(p, st, "high", "edge_padding_high") && comma(p) &&
-             kw_dims_attr(p, st, "interior", "interior_padding") && parse_opt_attr_dict(p, st) &&
-             parse_colon_functional(p, st);
-    case CJ_SYN_TRANSPOSE:
-      return operands_then_comma(p, st, 1) && kw_dims_attr(p, st, "dims", "permutation") &&
-             parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    case CJ_SYN_RETURN: {
-      if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
-      if (st->opnds.n) {
-        if (!expect(p, TK_COLON, "':' and the result types")) return false;
-        token tt = p->tok;
-        const cj_type **ts;
-        uint32_t n;
-        if (!parse_type_list_until(p, TK_EOF, &ts, &n) || !type_operands(p, st, ts, n, &tt))
-          return false;
-      }
-      return set_results(p, st, NULL, 0);
-    }
-    case CJ_SYN_OPTIMIZATION_BARRIER: {
-      if (!parse_opt_attr_dict(p, st)) return false;
-      if (accept(p, TK_LPAREN)) {
-        if (!expect(p, TK_RPAREN, "')'")) return false;
-        return set_results(p, st, NULL, 0);
-      }
-      if (!parse_operand_list(p, st) || !expect(p, TK_COLON, "':'")) return false;
-      token tt = p->tok;
-      const cj_type **ts;
-      uint32_t n;
-      return parse_type_list_until(p, TK_EOF, &ts, &n) && type_operands(p, st, ts, n, &tt) &&
-             set_results(p, st, ts, n);
-    }
-    case CJ_SYN_RNG:
-      return operands_then_comma(p, st, 3) &&
-             kw_enum_attr(p, st, "distribution", "rng_distribution", CJ_EK_RNG_DISTRIBUTION) &&
-             parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    case CJ_SYN_RNG_BIT_GENERATOR:
-      return operands_then_comma(p, st, 1) &&
-             kw_enum_attr(p, st, "algorithm", "rng_algorithm", CJ_EK_RNG_ALGORITHM) &&
-             parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    case CJ_SYN_REDUCE_PRECISION: {
-      if (!operands_then_comma(p, st, 1) || !expect_kw(p, "format") || !expect(p, TK_EQ, "'='"))
-        return false;
-      token t = p->tok;
-      unsigned e = 0, mnt = 0;
-      int used = 0;
-      char buf[32];
-      if (t.k != TK_BARE || t.n >= sizeof buf)
-        return perr(p, "expected exponent mantissa in format e#m#");
-      memcpy(buf, t.s, t.n);
-      buf[t.n] = 0;
-      if (sscanf(buf, "e%um%u%n", &e, &mnt, &used) != 2 || (size_t)used != t.n || buf[1] == '+' ||
-          e > INT32_MAX || mnt > INT32_MAX)
-        return perr(p, "expected exponent mantissa in format e#m#, saw %s", buf);
-      next(p);
-      return add_attr(p, st, "exponent_bits", cj_attr_int(m, e, i32t(p))) &&
-             add_attr(p, st, "mantissa_bits", cj_attr_int(m, mnt, i32t(p))) &&
-             parse_opt_attr_dict(p, st) && parse_colon_same(p, st);
-    }
-    case CJ_SYN_FUNC:
-      return parse_func(p, st);
-    case CJ_SYN_CALL: {
-      if (!at(p, TK_AT)) return expect(p, TK_AT, "callee '@name'");
-      const cj_attr *c = parse_symref(p);
-      if (!c || !add_attr(p, st, "callee", c)) return false;
-      if (!expect(p, TK_LPAREN, "'('") || !parse_operand_list(p, st) ||
-          !expect(p, TK_RPAREN, "')'"))
-        return false;
-      return parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    }
-    case CJ_SYN_CHLO_UNARY: {
-      if (!push_operand(p, st) || !parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'"))
-        return false;
-      token tt = p->tok;
-      const cj_type *a = parse_type(p);
-      if (!a || !type_operands(p, st, &a, 1, &tt) || !expect(p, TK_ARROW, "'->'")) return false;
-      const cj_type *r = parse_type(p);
-      return r && set_result1(p, st, r);
-    }
-    case CJ_SYN_CHLO_BINARY:
-    case CJ_SYN_CHLO_BROADCAST_SELECT:
-      if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
-      return parse_colon_functional(p, st);
-    case CJ_SYN_CHLO_BINARY_ARROW: {
-      if (!push_operand(p, st) || !comma(p) || !push_operand(p, st) ||
-          !parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'"))
-        return false;
-      token tt = p->tok;
-      const cj_type *ts[2];
-      if (!(ts[0] = parse_type(p)) || !comma(p) || !(ts[1] = parse_type(p)) ||
-          !type_operands(p, st, ts, 2, &tt) || !expect(p, TK_ARROW, "'->'"))
-        return false;
-      const cj_type *r = parse_type(p);
-      return r && set_result1(p, st, r);
-    }
-    case CJ_SYN_CHLO_TOP_K: {
-      if (!expect(p, TK_LPAREN, "'('") || !push_operand(p, st) || !comma(p) ||
-          !kw_int_attr(p, st, "k", "k", i64t(p)))
-        return false;
-      if (accept(p, TK_COMMA)) {
-        if (!expect_kw(p, "is_stable") || !expect(p, TK_EQ, "'='")) return false;
-        bool v;
-        if (accept_kw(p, "true"))
-          v = true;
-        else if (accept_kw(p, "false"))
-          v = false;
-        else
-          return perr(p, "expected 'true' or 'false'");
-        if (!add_attr(p, st, "is_stable", cj_attr_bool(m, v))) return false;
-      }
-      if (!expect(p, TK_RPAREN, "')'") || !parse_opt_attr_dict(p, st) ||
-          !expect(p, TK_COLON, "':'"))
-        return false;
-      token tt = p->tok;
-      const cj_type *a = parse_type(p);
-      if (!a || !type_operands(p, st, &a, 1, &tt) || !expect(p, TK_ARROW, "'->'") ||
-          !expect(p, TK_LPAREN, "'('"))
-        return false;
-      const cj_type *r[2];
-      if (!(r[0] = parse_type(p)) || !comma(p) || !(r[1] = parse_type(p)) ||
-          !expect(p, TK_RPAREN, "')'"))
-        return false;
-      return set_results(p, st, r, 2);
-    }
-    case CJ_SYN_CHLO_SCAN: {
-      if (!expect(p, TK_LPAREN, "'('") || !parse_operand_list(p, st) ||
-          !expect(p, TK_RPAREN, "')'"))
-        return false;
-      uint32_t ninputs = st->opnds.n;
-      if (!expect_kw(p, "inits") || !expect(p, TK_LPAREN, "'('") || !parse_operand_list(p, st) ||
-          !expect(p, TK_RPAREN, "')'"))
-        return false;
-      uint32_t ninits = st->opnds.n - ninputs;
-      if (!kw_int_attr(p, st, "dimension", "dimension", i64t(p))) return false;
-      if (accept_kw(p, "attributes")) {
-        if (!expect(p, TK_LBRACE, "'{'") || !parse_named_list(p, TK_RBRACE, &st->attrs))
-          return false;
-      }
-      cj_region r;
-      if (!parse_region(p, &r, NULL, 0, true) || !VPUSH(p, st->regs, r)) return false;
-      if (!parse_colon_functional(p, st)) return false;
-      if (st->rtypes.n < ninits)
-        return perr_at(p, &st->at, "not enough result types to cover the required carries");
-      int32_t seg[2] = {(int32_t)ninputs, (int32_t)ninits};
-      int32_t rseg[2] = {(int32_t)(st->rtypes.n - ninits), (int32_t)ninits};
-      return add_attr(p, st, "operandSegmentSizes", cj_attr_dense_array(m, CJ_S32, 2, seg)) &&
-             add_attr(p, st, "resultSegmentSizes", cj_attr_dense_array(m, CJ_S32, 2, rseg));
-    }
-    case CJ_SYN_CHECK_EXPECT_CONST: {
-      if (!operands_then_comma(p, st, 1)) return false;
-      const cj_attr *v = parse_elements_value(p);
-      if (!v || !add_attr(p, st, "value", v)) return false;
-      if (!type_operand(p, st, 0, v->dense.type)) return false;
-      if (accept(p, TK_COMMA)) {
-        if (!expect_kw(p, "tolerance") || !expect(p, TK_EQ, "'='")) return false;
-        double x;
-        if (!parse_number_f64(p, &x) ||
-            !add_attr(p, st, "tolerance", cj_attr_float(m, x, cj_type_elem(m, CJ_F64))))
-          return false;
-      }
-      return parse_opt_attr_dict(p, st) && set_results(p, st, NULL, 0);
-    }
-    case CJ_SYN_CHECK_EXPECT: {
-      if (!push_operand(p, st) || !comma(p) || !push_operand(p, st)) return false;
-      if (accept(p, TK_COMMA)) {
-        if (!expect_kw(p, "tolerance") || !expect(p, TK_EQ, "'='")) return false;
-        double x;
-        if (!parse_number_f64(p, &x) ||
-            !add_attr(p, st, "tolerance", cj_attr_float(m, x, cj_type_elem(m, CJ_F64))))
-          return false;
-      }
-      if (!parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'")) return false;
-      token tt = p->tok;
-      const cj_type *t = parse_type(p);
-      const cj_type *two[2] = {t, t};
-      return t && type_operands(p, st, two, 2, &tt) && set_results(p, st, NULL, 0);
-    }
-    case CJ_SYN_CHECK_EXPECT_CLOSE: {
-      if (!operands_then_comma(p, st, 2)) return false;
-      if (!kw_uint_attr(p, st, "max_ulp_difference", "max_ulp_difference")) return false;
-      if (accept(p, TK_COMMA) && !kw_uint_attr(p, st, "min_ulp_difference", "min_ulp_difference"))
-        return false;
-      if (!expect(p, TK_COLON, "':'") || !parse_opt_attr_dict(p, st)) return false;
-      token tt = p->tok;
-      const cj_type *ts[2];
-      if (!(ts[0] = parse_type(p)) || !comma(p) || !(ts[1] = parse_type(p))) return false;
-      return type_operands(p, st, ts, 2, &tt) && set_results(p, st, NULL, 0);
-    }
-    case CJ_SYN_CHECK_EXPECT_SERIALIZED: {
-      if (!operands_then_comma(p, st, 1) || !kw_string_attr(p, st, "probe_id", "probe_id"))
-        return false;
-      if (accept(p, TK_COMMA) && !kw_int_attr(p, st, "iter", "iteration", i32t(p))) return false;
-      if (!parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'")) return false;
-      token tt = p->tok;
-      const cj_type *t = parse_type(p);
-      return t && type_operands(p, st, &t, 1, &tt) && set_results(p, st, NULL, 0);
-    }
-    case CJ_SYN_INTERP_PRINT: {
-      if (!push_operand(p, st) || !parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'"))
-        return false;
-      token tt = p->tok;
-      const cj_type *t = parse_type(p);
-      return t && type_operands(p, st, &t, 1, &tt) && set_results(p, st, NULL, 0);
-    }
-    case CJ_SYN_INTERP_PROBE: {
-      if (!operands_then_comma(p, st, 1) || !kw_string_attr(p, st, "probe_id", "probe_id") ||
-          !parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'"))
-        return false;
-      token tt = p->tok;
-      const cj_type *t = parse_type(p);
-      return t && type_operands(p, st, &t, 1, &tt) && set_result1(p, st, t);
-    }
-    case CJ_SYN_SDY_MESH: {
-      if (!at(p, TK_AT)) return expect(p, TK_AT, "mesh name '@name'");
-      const cj_attr *sym = parse_symref(p);
-      if (!sym ||
-          !add_attr(p, st, "sym_name", cj_attr_string(m, sym->sym.root, strlen(sym->sym.root))))
-        return false;
-      if (!expect(p, TK_EQ, "'='")) return false;
-      const cj_attr *mesh = at(p, TK_HASH) ? parse_attr(p) : sdy_stripped(p, "#sdy.mesh");
-      return mesh && add_attr(p, st, "mesh", mesh) && parse_opt_attr_dict(p, st) &&
-             set_results(p, st, NULL, 0);
-    }
-    case CJ_SYN_SDY_SHARDING_CONSTRAINT: {
-      if (!push_operand(p, st)) return false;
-      const cj_attr *sh = at(p, TK_HASH) ? parse_attr(p) : sdy_stripped(p, "#sdy.sharding");
-      if (!sh || !add_attr(p, st, "sharding", sh) || !parse_opt_attr_dict(p, st) ||
-          !expect(p, TK_COLON, "':'"))
-        return false;
-      token tt = p->tok;
-      const cj_type *t = parse_type(p);
-      return t && type_operands(p, st, &t, 1, &tt) && set_result1(p, st, t);
-    }
-    case CJ_SYN_SDY_MANUAL_COMPUTATION: {
-      if (!expect(p, TK_LPAREN, "'('") || !parse_operand_list(p, st) ||
-          !expect(p, TK_RPAREN, "')'"))
-        return false;
-      const cj_attr *in, *out, *axes;
-      if (!expect_kw(p, "in_shardings") || !expect(p, TK_EQ, "'='") ||
-          !(in = sdy_wrapped(p, "#sdy.sharding_per_value<", ">", TK_LSQ)) ||
-          !add_attr(p, st, "in_shardings", in))
-        return false;
-      if (!expect_kw(p, "out_shardings") || !expect(p, TK_EQ, "'='") ||
-          !(out = sdy_wrapped(p, "#sdy.sharding_per_value<", ">", TK_LSQ)) ||
-          !add_attr(p, st, "out_shardings", out))
-        return false;
-      if (!expect_kw(p, "manual_axes") || !expect(p, TK_EQ, "'='") ||
-          !(axes = sdy_wrapped(p, "#sdy<manual_axes", ">", TK_LBRACE)) ||
-          !add_attr(p, st, "manual_axes", axes))
-        return false;
-      if (!pretty_region_with_args(p, st, true)) return false;
-      return parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
-    }
-    case CJ_SYN_GENERIC:
-    case CJ_SYN_COUNT:
-      break;
+/* ---- the pretty form of each syntax form (syntax.def), dispatched by parse_custom ---- */
+
+typedef bool (*parse_form_fn)(P *p, opst *st, cj_syntax syn);
+
+/* EW */
+static bool pf_ew(P *p, opst *st, cj_syntax syn) {
+  if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
+  return parse_colon_same(p, st);
+}
+
+/* COMPLEX */
+static bool pf_complex(P *p, opst *st, cj_syntax syn) {
+  if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
+  if (!expect(p, TK_COLON, "':'")) return false;
+  token tt = p->tok;
+  const cj_type *t = parse_type(p);
+  if (!t) return false;
+  if (t->kind == CJ_TYPE_FUNCTION) {
+    if (t->nresults != 1) return perr_at(p, &tt, "expected single output");
+    return type_operands(p, st, t->members, (uint32_t)t->rank, &tt) &&
+           set_results(p, st, t->members + t->rank, 1);
   }
-  (void)info;
+  const cj_type *r = real_of(p, t);
+  if (!r) return perr_at(p, &tt, "expected tensor with complex element type");
+  for (uint32_t i = 0; i < st->opnds.n; i++)
+    if (!type_operand(p, st, i, r)) return false;
+  return set_result1(p, st, t);
+}
+
+/* SELECT */
+static bool pf_select(P *p, opst *st, cj_syntax syn) {
+  if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
+  if (!expect(p, TK_COLON, "':'")) return false;
+  token tt = p->tok;
+  const cj_type **ts;
+  uint32_t n;
+  if (!parse_type_list_until(p, TK_EOF, &ts, &n)) return false;
+  if (n == 1 && ts[0]->kind == CJ_TYPE_FUNCTION) {
+    const cj_type *f = ts[0];
+    if (f->nresults != 1) return perr_at(p, &tt, "expected single output");
+    return type_operands(p, st, f->members, (uint32_t)f->rank, &tt) &&
+           set_results(p, st, f->members + f->rank, 1);
+  }
+  if (n != 2) return perr_at(p, &tt, "expected functional type or list of two types");
+  const cj_type *three[3] = {ts[0], ts[1], ts[1]};
+  return type_operands(p, st, three, 3, &tt) && set_result1(p, st, ts[1]);
+}
+
+/* FUNCTIONAL */
+static bool pf_functional(P *p, opst *st, cj_syntax syn) {
+  if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
+  return parse_colon_functional(p, st);
+}
+
+/* CONSTANT, CHLO_CONSTANT */
+static bool pf_constant(P *p, opst *st, cj_syntax syn) {
+  if (syn == CJ_SYN_CONSTANT && at(p, TK_LPAREN)) { /* stablehlo.constant() <{...}> ... */
+    return parse_generic_rest(p, st);
+  }
+  if (!parse_opt_attr_dict(p, st)) return false;
+  const cj_attr *v = parse_elements_value(p);
+  if (!v || !add_attr(p, st, "value", v)) return false;
+  return set_result1(p, st, v->dense.type);
+}
+
+/* IOTA */
+static bool pf_iota(P *p, opst *st, cj_syntax syn) {
+  if (!kw_int_attr(p, st, "dim", "iota_dimension", i64t(p)) || !parse_opt_attr_dict(p, st) ||
+      !expect(p, TK_COLON, "':'"))
+    return false;
+  const cj_type *t = parse_type(p);
+  return t && set_result1(p, st, t);
+}
+
+/* DYNAMIC_IOTA */
+static bool pf_dynamic_iota(P *p, opst *st, cj_syntax syn) {
+  return operands_then_comma(p, st, 1) &&
+         kw_int_attr(p, st, "dim", "iota_dimension", i64t(p)) && parse_opt_attr_dict(p, st) &&
+         parse_colon_functional(p, st);
+}
+
+/* NULLARY */
+static bool pf_nullary(P *p, opst *st, cj_syntax syn) {
+  if (!parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'")) return false;
+  const cj_type **ts;
+  uint32_t n;
+  return parse_type_list_until(p, TK_EOF, &ts, &n) && set_results(p, st, ts, n);
+}
+
+/* VARIADIC_SAME */
+static bool pf_variadic_same(P *p, opst *st, cj_syntax syn) {
+  if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
+  return parse_colon_same(p, st);
+}
+
+/* WHILE */
+static bool pf_while(P *p, opst *st, cj_syntax syn) {
+  return parse_while(p, st);
+}
+
+/* REDUCE */
+static bool pf_reduce(P *p, opst *st, cj_syntax syn) {
+  return parse_reduce(p, st);
+}
+
+/* GET_TUPLE_ELEMENT */
+static bool pf_get_tuple_element(P *p, opst *st, cj_syntax syn) {
+  cj_module *m = p->m;
+  if (!push_operand(p, st) || !expect(p, TK_LSQ, "'['")) return false;
+  int64_t i;
+  if (!parse_signed_int(p, &i) || !expect(p, TK_RSQ, "']'")) return false;
+  if (!add_attr(p, st, "index", cj_attr_int(m, i, i32t(p)))) return false;
+  return parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
+}
+
+/* TUPLE */
+static bool pf_tuple(P *p, opst *st, cj_syntax syn) {
+  if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'"))
+    return false;
+  token tt = p->tok;
+  const cj_type *t = parse_type(p);
+  if (!t) return false;
+  if (t->kind != CJ_TYPE_TUPLE) return perr_at(p, &tt, "expected tuple type");
+  return type_operands(p, st, t->members, (uint32_t)t->rank, &tt) && set_result1(p, st, t);
+}
+
+/* COMPARE */
+static bool pf_compare(P *p, opst *st, cj_syntax syn) {
+  bool chlo = st->kind == CJ_OP_CHLO_BROADCAST_COMPARE;
+  cj_enum_kind dk = chlo ? CJ_EK_CHLO_COMPARISON_DIRECTION : CJ_EK_COMPARISON_DIRECTION;
+  cj_enum_kind tk = chlo ? CJ_EK_CHLO_COMPARISON_TYPE : CJ_EK_COMPARISON_TYPE;
+  const cj_attr *d = at(p, TK_HASH) ? parse_attr(p) : parse_enum_value(p, dk);
+  if (!d || !add_attr(p, st, "comparison_direction", d) || !comma(p)) return false;
+  if (!push_operand(p, st) || !comma(p) || !push_operand(p, st)) return false;
+  if (accept(p, TK_COMMA)) {
+    const cj_attr *c = at(p, TK_HASH) ? parse_attr(p) : parse_enum_value(p, tk);
+    if (!c || !add_attr(p, st, "compare_type", c)) return false;
+  }
+  return parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
+}
+
+/* DYNAMIC_SLICE, BROADCAST, BROADCAST_IN_DIM, DYNAMIC_BROADCAST_IN_DIM, TRANSPOSE, REVERSE */
+static bool pf_dims_form(P *p, opst *st, cj_syntax syn) {
+  const cj_dims_form *f = cj_syntax_dims_form(syn);
+  if (!operands_then_comma(p, st, f->nlead ? (int)f->nlead : 1)) return false;
+  while (!f->nlead && at(p, TK_PERCENT)) { /* dynamic_slice: the start indices */
+    if (!push_operand(p, st) || !comma(p)) return false;
+  }
+  return kw_dims_attr(p, st, f->kw, f->attr) && parse_opt_attr_dict(p, st) &&
+         (f->same_type ? parse_colon_same(p, st) : parse_colon_functional(p, st));
+}
+
+/* SLICE */
+static bool pf_slice(P *p, opst *st, cj_syntax syn) {
+  return push_operand(p, st) && parse_slice_ranges(p, st) && parse_opt_attr_dict(p, st) &&
+         parse_colon_functional(p, st);
+}
+
+/* CHOLESKY */
+static bool pf_cholesky(P *p, opst *st, cj_syntax syn) {
+  cj_module *m = p->m;
+  if (!push_operand(p, st)) return false;
+  if (accept(p, TK_COMMA)) {
+    if (!expect_kw(p, "lower") || !expect(p, TK_EQ, "'='")) return false;
+    bool v;
+    if (accept_kw(p, "true"))
+      v = true;
+    else if (accept_kw(p, "false"))
+      v = false;
+    else
+      return perr(p, "expected 'true' or 'false'");
+    if (!add_attr(p, st, "lower", cj_attr_bool(m, v))) return false;
+  }
+  return parse_opt_attr_dict(p, st) && parse_colon_same(p, st);
+}
+
+/* CONCATENATE */
+static bool pf_concatenate(P *p, opst *st, cj_syntax syn) {
+  while (at(p, TK_PERCENT)) {
+    if (!push_operand(p, st) || !comma(p)) return false;
+  }
+  return kw_int_attr(p, st, "dim", "dimension", i64t(p)) && parse_opt_attr_dict(p, st) &&
+         parse_colon_functional(p, st);
+}
+
+/* COMPOSITE */
+static bool pf_composite(P *p, opst *st, cj_syntax syn) {
+  cj_module *m = p->m;
+  if (!at(p, TK_STRING)) return expect(p, TK_STRING, "the composite name (a string)");
+  size_t n;
+  char *s = decode_string(p, p->tok.s, p->tok.n, &n);
+  if (!s) return false;
+  next(p);
+  if (!add_attr(p, st, "name", cj_attr_string(m, s, n))) return false;
+  if (!parse_operand_list(p, st)) return false;
+  if (at(p, TK_LPAREN)) {
+    if (!parse_region_list(p, st)) return false;
+  }
+  return parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
+}
+
+/* CONVOLUTION */
+static bool pf_convolution(P *p, opst *st, cj_syntax syn) {
+  if (!expect(p, TK_LPAREN, "'('") || !parse_operand_list(p, st) ||
+      !expect(p, TK_RPAREN, "')'"))
+    return false;
+  if (!expect_kw(p, "dim_numbers") || !expect(p, TK_EQ, "'='")) return false;
+  const cj_attr *dn = parse_conv_dims(p);
+  if (!dn || !add_attr(p, st, "dimension_numbers", dn) || !comma(p)) return false;
+  return parse_window(p, st) && parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
+}
+
+/* CUSTOM_CALL */
+static bool pf_custom_call(P *p, opst *st, cj_syntax syn) {
+  cj_module *m = p->m;
+  if (!at(p, TK_AT)) return expect(p, TK_AT, "the call target '@name'");
+  token t = p->tok;
+  const char *s;
+  size_t n;
+  if (t.n < 2) return perr(p, "expected a symbol name after '@'");
+  if (t.s[1] == '"') {
+    if (!(s = decode_string(p, t.s + 1, t.n - 1, &n))) return false;
+  } else {
+    s = t.s + 1;
+    n = t.n - 1;
+  }
+  next(p);
+  if (!add_attr(p, st, "call_target_name", cj_attr_string(m, s, n))) return false;
+  if (!expect(p, TK_LPAREN, "'('") || !parse_operand_list(p, st) ||
+      !expect(p, TK_RPAREN, "')'"))
+    return false;
+  return parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
+}
+
+/* DOT */
+static bool pf_dot(P *p, opst *st, cj_syntax syn) {
+  if (!push_operand(p, st) || !comma(p) || !push_operand(p, st)) return false;
+  return parse_precision_and_algorithm(p, st, false) && parse_opt_attr_dict(p, st) &&
+         parse_colon_functional(p, st);
+}
+
+/* DOT_GENERAL */
+static bool pf_dot_general(P *p, opst *st, cj_syntax syn) {
+  if (!operands_then_comma(p, st, 2) || !parse_dot_dims(p, st, CJ_SK_DOT)) return false;
+  return parse_precision_and_algorithm(p, st, true) && parse_opt_attr_dict(p, st) &&
+         parse_colon_functional(p, st);
+}
+
+/* EINSUM, UNARY_EINSUM */
+static bool pf_einsum(P *p, opst *st, cj_syntax syn) {
+  return operands_then_comma(p, st, syn == CJ_SYN_EINSUM ? 2 : 1) &&
+         kw_string_attr(p, st, "config", "einsum_config") && parse_opt_attr_dict(p, st) &&
+         parse_colon_functional(p, st);
+}
+
+/* FFT */
+static bool pf_fft(P *p, opst *st, cj_syntax syn) {
+  return operands_then_comma(p, st, 1) &&
+         kw_enum_attr(p, st, "type", "fft_type", CJ_EK_FFT_TYPE) && comma(p) &&
+         kw_dims_attr(p, st, "length", "fft_length") && parse_opt_attr_dict(p, st) &&
+         parse_colon_functional(p, st);
+}
+
+/* GET_DIMENSION_SIZE, SET_DIMENSION_SIZE */
+static bool pf_dimension_size(P *p, opst *st, cj_syntax syn) {
+  return operands_then_comma(p, st, syn == CJ_SYN_SET_DIMENSION_SIZE ? 2 : 1) &&
+         kw_int_attr(p, st, "dim", "dimension", i64t(p)) && parse_opt_attr_dict(p, st) &&
+         parse_colon_functional(p, st);
+}
+
+/* PAD */
+static bool pf_pad(P *p, opst *st, cj_syntax syn) {
+  return operands_then_comma(p, st, 2) && kw_dims_attr(p, st, "low", "edge_padding_low") &&
+         comma(p) && kw_dims_attr(p, st, "high", "edge_padding_high") && comma(p) &&
+         kw_dims_attr(p, st, "interior", "interior_padding") && parse_opt_attr_dict(p, st) &&
+         parse_colon_functional(p, st);
+}
+
+/* RETURN */
+static bool pf_return(P *p, opst *st, cj_syntax syn) {
+  if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
+  if (st->opnds.n) {
+    if (!expect(p, TK_COLON, "':' and the result types")) return false;
+    token tt = p->tok;
+    const cj_type **ts;
+    uint32_t n;
+    if (!parse_type_list_until(p, TK_EOF, &ts, &n) || !type_operands(p, st, ts, n, &tt))
+      return false;
+  }
+  return set_results(p, st, NULL, 0);
+}
+
+/* OPTIMIZATION_BARRIER */
+static bool pf_optimization_barrier(P *p, opst *st, cj_syntax syn) {
+  if (!parse_opt_attr_dict(p, st)) return false;
+  if (accept(p, TK_LPAREN)) {
+    if (!expect(p, TK_RPAREN, "')'")) return false;
+    return set_results(p, st, NULL, 0);
+  }
+  if (!parse_operand_list(p, st) || !expect(p, TK_COLON, "':'")) return false;
+  token tt = p->tok;
+  const cj_type **ts;
+  uint32_t n;
+  return parse_type_list_until(p, TK_EOF, &ts, &n) && type_operands(p, st, ts, n, &tt) &&
+         set_results(p, st, ts, n);
+}
+
+/* RNG */
+static bool pf_rng(P *p, opst *st, cj_syntax syn) {
+  return operands_then_comma(p, st, 3) &&
+         kw_enum_attr(p, st, "distribution", "rng_distribution", CJ_EK_RNG_DISTRIBUTION) &&
+         parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
+}
+
+/* RNG_BIT_GENERATOR */
+static bool pf_rng_bit_generator(P *p, opst *st, cj_syntax syn) {
+  return operands_then_comma(p, st, 1) &&
+         kw_enum_attr(p, st, "algorithm", "rng_algorithm", CJ_EK_RNG_ALGORITHM) &&
+         parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
+}
+
+/* REDUCE_PRECISION */
+static bool pf_reduce_precision(P *p, opst *st, cj_syntax syn) {
+  cj_module *m = p->m;
+  if (!operands_then_comma(p, st, 1) || !expect_kw(p, "format") || !expect(p, TK_EQ, "'='"))
+    return false;
+  token t = p->tok;
+  unsigned e = 0, mnt = 0;
+  int used = 0;
+  char buf[32];
+  if (t.k != TK_BARE || t.n >= sizeof buf)
+    return perr(p, "expected exponent mantissa in format e#m#");
+  memcpy(buf, t.s, t.n);
+  buf[t.n] = 0;
+  if (sscanf(buf, "e%um%u%n", &e, &mnt, &used) != 2 || (size_t)used != t.n || buf[1] == '+' ||
+      e > INT32_MAX || mnt > INT32_MAX)
+    return perr(p, "expected exponent mantissa in format e#m#, saw %s", buf);
+  next(p);
+  return add_attr(p, st, "exponent_bits", cj_attr_int(m, e, i32t(p))) &&
+         add_attr(p, st, "mantissa_bits", cj_attr_int(m, mnt, i32t(p))) &&
+         parse_opt_attr_dict(p, st) && parse_colon_same(p, st);
+}
+
+/* FUNC */
+static bool pf_func(P *p, opst *st, cj_syntax syn) {
+  return parse_func(p, st);
+}
+
+/* CALL */
+static bool pf_call(P *p, opst *st, cj_syntax syn) {
+  if (!at(p, TK_AT)) return expect(p, TK_AT, "callee '@name'");
+  const cj_attr *c = parse_symref(p);
+  if (!c || !add_attr(p, st, "callee", c)) return false;
+  if (!expect(p, TK_LPAREN, "'('") || !parse_operand_list(p, st) ||
+      !expect(p, TK_RPAREN, "')'"))
+    return false;
+  return parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
+}
+
+/* CHLO_UNARY */
+static bool pf_chlo_unary(P *p, opst *st, cj_syntax syn) {
+  if (!push_operand(p, st) || !parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'"))
+    return false;
+  token tt = p->tok;
+  const cj_type *a = parse_type(p);
+  if (!a || !type_operands(p, st, &a, 1, &tt) || !expect(p, TK_ARROW, "'->'")) return false;
+  const cj_type *r = parse_type(p);
+  return r && set_result1(p, st, r);
+}
+
+/* CHLO_BINARY, CHLO_BROADCAST_SELECT */
+static bool pf_chlo_binary(P *p, opst *st, cj_syntax syn) {
+  if (!parse_operand_list(p, st) || !parse_opt_attr_dict(p, st)) return false;
+  return parse_colon_functional(p, st);
+}
+
+/* CHLO_BINARY_ARROW */
+static bool pf_chlo_binary_arrow(P *p, opst *st, cj_syntax syn) {
+  if (!push_operand(p, st) || !comma(p) || !push_operand(p, st) ||
+      !parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'"))
+    return false;
+  token tt = p->tok;
+  const cj_type *ts[2];
+  if (!(ts[0] = parse_type(p)) || !comma(p) || !(ts[1] = parse_type(p)) ||
+      !type_operands(p, st, ts, 2, &tt) || !expect(p, TK_ARROW, "'->'"))
+    return false;
+  const cj_type *r = parse_type(p);
+  return r && set_result1(p, st, r);
+}
+
+/* CHLO_TOP_K */
+static bool pf_chlo_top_k(P *p, opst *st, cj_syntax syn) {
+  cj_module *m = p->m;
+  if (!expect(p, TK_LPAREN, "'('") || !push_operand(p, st) || !comma(p) ||
+      !kw_int_attr(p, st, "k", "k", i64t(p)))
+    return false;
+  if (accept(p, TK_COMMA)) {
+    if (!expect_kw(p, "is_stable") || !expect(p, TK_EQ, "'='")) return false;
+    bool v;
+    if (accept_kw(p, "true"))
+      v = true;
+    else if (accept_kw(p, "false"))
+      v = false;
+    else
+      return perr(p, "expected 'true' or 'false'");
+    if (!add_attr(p, st, "is_stable", cj_attr_bool(m, v))) return false;
+  }
+  if (!expect(p, TK_RPAREN, "')'") || !parse_opt_attr_dict(p, st) ||
+      !expect(p, TK_COLON, "':'"))
+    return false;
+  token tt = p->tok;
+  const cj_type *a = parse_type(p);
+  if (!a || !type_operands(p, st, &a, 1, &tt) || !expect(p, TK_ARROW, "'->'") ||
+      !expect(p, TK_LPAREN, "'('"))
+    return false;
+  const cj_type *r[2];
+  if (!(r[0] = parse_type(p)) || !comma(p) || !(r[1] = parse_type(p)) ||
+      !expect(p, TK_RPAREN, "')'"))
+    return false;
+  return set_results(p, st, r, 2);
+}
+
+/* CHLO_SCAN */
+static bool pf_chlo_scan(P *p, opst *st, cj_syntax syn) {
+  cj_module *m = p->m;
+  if (!expect(p, TK_LPAREN, "'('") || !parse_operand_list(p, st) ||
+      !expect(p, TK_RPAREN, "')'"))
+    return false;
+  uint32_t ninputs = st->opnds.n;
+  if (!expect_kw(p, "inits") || !expect(p, TK_LPAREN, "'('") || !parse_operand_list(p, st) ||
+      !expect(p, TK_RPAREN, "')'"))
+    return false;
+  uint32_t ninits = st->opnds.n - ninputs;
+  if (!kw_int_attr(p, st, "dimension", "dimension", i64t(p))) return false;
+  if (accept_kw(p, "attributes")) {
+    if (!expect(p, TK_LBRACE, "'{'") || !parse_named_list(p, TK_RBRACE, &st->attrs))
+      return false;
+  }
+  cj_region r;
+  if (!parse_region(p, &r, NULL, 0, true) || !VPUSH(p, st->regs, r)) return false;
+  if (!parse_colon_functional(p, st)) return false;
+  if (st->rtypes.n < ninits)
+    return perr_at(p, &st->at, "not enough result types to cover the required carries");
+  int32_t seg[2] = {(int32_t)ninputs, (int32_t)ninits};
+  int32_t rseg[2] = {(int32_t)(st->rtypes.n - ninits), (int32_t)ninits};
+  return add_attr(p, st, "operandSegmentSizes", cj_attr_dense_array(m, CJ_S32, 2, seg)) &&
+         add_attr(p, st, "resultSegmentSizes", cj_attr_dense_array(m, CJ_S32, 2, rseg));
+}
+
+/* CHECK_EXPECT_CONST */
+static bool pf_check_expect_const(P *p, opst *st, cj_syntax syn) {
+  cj_module *m = p->m;
+  if (!operands_then_comma(p, st, 1)) return false;
+  const cj_attr *v = parse_elements_value(p);
+  if (!v || !add_attr(p, st, "value", v)) return false;
+  if (!type_operand(p, st, 0, v->dense.type)) return false;
+  if (accept(p, TK_COMMA)) {
+    if (!expect_kw(p, "tolerance") || !expect(p, TK_EQ, "'='")) return false;
+    double x;
+    if (!parse_number_f64(p, &x) ||
+        !add_attr(p, st, "tolerance", cj_attr_float(m, x, cj_type_elem(m, CJ_F64))))
+      return false;
+  }
+  return parse_opt_attr_dict(p, st) && set_results(p, st, NULL, 0);
+}
+
+/* CHECK_EXPECT */
+static bool pf_check_expect(P *p, opst *st, cj_syntax syn) {
+  cj_module *m = p->m;
+  if (!push_operand(p, st) || !comma(p) || !push_operand(p, st)) return false;
+  if (accept(p, TK_COMMA)) {
+    if (!expect_kw(p, "tolerance") || !expect(p, TK_EQ, "'='")) return false;
+    double x;
+    if (!parse_number_f64(p, &x) ||
+        !add_attr(p, st, "tolerance", cj_attr_float(m, x, cj_type_elem(m, CJ_F64))))
+      return false;
+  }
+  if (!parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'")) return false;
+  token tt = p->tok;
+  const cj_type *t = parse_type(p);
+  const cj_type *two[2] = {t, t};
+  return t && type_operands(p, st, two, 2, &tt) && set_results(p, st, NULL, 0);
+}
+
+/* CHECK_EXPECT_CLOSE */
+static bool pf_check_expect_close(P *p, opst *st, cj_syntax syn) {
+  if (!operands_then_comma(p, st, 2)) return false;
+  if (!kw_uint_attr(p, st, "max_ulp_difference", "max_ulp_difference")) return false;
+  if (accept(p, TK_COMMA) && !kw_uint_attr(p, st, "min_ulp_difference", "min_ulp_difference"))
+    return false;
+  if (!expect(p, TK_COLON, "':'") || !parse_opt_attr_dict(p, st)) return false;
+  token tt = p->tok;
+  const cj_type *ts[2];
+  if (!(ts[0] = parse_type(p)) || !comma(p) || !(ts[1] = parse_type(p))) return false;
+  return type_operands(p, st, ts, 2, &tt) && set_results(p, st, NULL, 0);
+}
+
+/* CHECK_EXPECT_SERIALIZED */
+static bool pf_check_expect_serialized(P *p, opst *st, cj_syntax syn) {
+  if (!operands_then_comma(p, st, 1) || !kw_string_attr(p, st, "probe_id", "probe_id"))
+    return false;
+  if (accept(p, TK_COMMA) && !kw_int_attr(p, st, "iter", "iteration", i32t(p))) return false;
+  if (!parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'")) return false;
+  token tt = p->tok;
+  const cj_type *t = parse_type(p);
+  return t && type_operands(p, st, &t, 1, &tt) && set_results(p, st, NULL, 0);
+}
+
+/* INTERP_PRINT */
+static bool pf_interp_print(P *p, opst *st, cj_syntax syn) {
+  if (!push_operand(p, st) || !parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'"))
+    return false;
+  token tt = p->tok;
+  const cj_type *t = parse_type(p);
+  return t && type_operands(p, st, &t, 1, &tt) && set_results(p, st, NULL, 0);
+}
+
+/* INTERP_PROBE */
+static bool pf_interp_probe(P *p, opst *st, cj_syntax syn) {
+  if (!operands_then_comma(p, st, 1) || !kw_string_attr(p, st, "probe_id", "probe_id") ||
+      !parse_opt_attr_dict(p, st) || !expect(p, TK_COLON, "':'"))
+    return false;
+  token tt = p->tok;
+  const cj_type *t = parse_type(p);
+  return t && type_operands(p, st, &t, 1, &tt) && set_result1(p, st, t);
+}
+
+/* SDY_MESH */
+static bool pf_sdy_mesh(P *p, opst *st, cj_syntax syn) {
+  cj_module *m = p->m;
+  if (!at(p, TK_AT)) return expect(p, TK_AT, "mesh name '@name'");
+  const cj_attr *sym = parse_symref(p);
+  if (!sym ||
+      !add_attr(p, st, "sym_name", cj_attr_string(m, sym->sym.root, strlen(sym->sym.root))))
+    return false;
+  if (!expect(p, TK_EQ, "'='")) return false;
+  const cj_attr *mesh = at(p, TK_HASH) ? parse_attr(p) : sdy_stripped(p, "#sdy.mesh");
+  return mesh && add_attr(p, st, "mesh", mesh) && parse_opt_attr_dict(p, st) &&
+         set_results(p, st, NULL, 0);
+}
+
+/* SDY_SHARDING_CONSTRAINT */
+static bool pf_sdy_sharding_constraint(P *p, opst *st, cj_syntax syn) {
+  if (!push_operand(p, st)) return false;
+  const cj_attr *sh = at(p, TK_HASH) ? parse_attr(p) : sdy_stripped(p, "#sdy.sharding");
+  if (!sh || !add_attr(p, st, "sharding", sh) || !parse_opt_attr_dict(p, st) ||
+      !expect(p, TK_COLON, "':'"))
+    return false;
+  token tt = p->tok;
+  const cj_type *t = parse_type(p);
+  return t && type_operands(p, st, &t, 1, &tt) && set_result1(p, st, t);
+}
+
+/* SDY_MANUAL_COMPUTATION */
+static bool pf_sdy_manual_computation(P *p, opst *st, cj_syntax syn) {
+  if (!expect(p, TK_LPAREN, "'('") || !parse_operand_list(p, st) ||
+      !expect(p, TK_RPAREN, "')'"))
+    return false;
+  const cj_attr *in, *out, *axes;
+  if (!expect_kw(p, "in_shardings") || !expect(p, TK_EQ, "'='") ||
+      !(in = sdy_wrapped(p, "#sdy.sharding_per_value<", ">", TK_LSQ)) ||
+      !add_attr(p, st, "in_shardings", in))
+    return false;
+  if (!expect_kw(p, "out_shardings") || !expect(p, TK_EQ, "'='") ||
+      !(out = sdy_wrapped(p, "#sdy.sharding_per_value<", ">", TK_LSQ)) ||
+      !add_attr(p, st, "out_shardings", out))
+    return false;
+  if (!expect_kw(p, "manual_axes") || !expect(p, TK_EQ, "'='") ||
+      !(axes = sdy_wrapped(p, "#sdy<manual_axes", ">", TK_LBRACE)) ||
+      !add_attr(p, st, "manual_axes", axes))
+    return false;
+  if (!pretty_region_with_args(p, st, true)) return false;
+  return parse_opt_attr_dict(p, st) && parse_colon_functional(p, st);
+}
+
+static const parse_form_fn parse_forms[CJ_SYN_COUNT] = {
+    [CJ_SYN_EW] = pf_ew,
+    [CJ_SYN_COMPLEX] = pf_complex,
+    [CJ_SYN_SELECT] = pf_select,
+    [CJ_SYN_FUNCTIONAL] = pf_functional,
+    [CJ_SYN_CONSTANT] = pf_constant,
+    [CJ_SYN_CHLO_CONSTANT] = pf_constant,
+    [CJ_SYN_IOTA] = pf_iota,
+    [CJ_SYN_DYNAMIC_IOTA] = pf_dynamic_iota,
+    [CJ_SYN_NULLARY] = pf_nullary,
+    [CJ_SYN_VARIADIC_SAME] = pf_variadic_same,
+    [CJ_SYN_WHILE] = pf_while,
+    [CJ_SYN_REDUCE] = pf_reduce,
+    [CJ_SYN_GET_TUPLE_ELEMENT] = pf_get_tuple_element,
+    [CJ_SYN_TUPLE] = pf_tuple,
+    [CJ_SYN_COMPARE] = pf_compare,
+    [CJ_SYN_SLICE] = pf_slice,
+    [CJ_SYN_DYNAMIC_SLICE] = pf_dims_form,
+    [CJ_SYN_BROADCAST] = pf_dims_form,
+    [CJ_SYN_BROADCAST_IN_DIM] = pf_dims_form,
+    [CJ_SYN_DYNAMIC_BROADCAST_IN_DIM] = pf_dims_form,
+    [CJ_SYN_CHOLESKY] = pf_cholesky,
+    [CJ_SYN_CONCATENATE] = pf_concatenate,
+    [CJ_SYN_COMPOSITE] = pf_composite,
+    [CJ_SYN_CONVOLUTION] = pf_convolution,
+    [CJ_SYN_CUSTOM_CALL] = pf_custom_call,
+    [CJ_SYN_DOT] = pf_dot,
+    [CJ_SYN_DOT_GENERAL] = pf_dot_general,
+    [CJ_SYN_EINSUM] = pf_einsum,
+    [CJ_SYN_UNARY_EINSUM] = pf_einsum,
+    [CJ_SYN_FFT] = pf_fft,
+    [CJ_SYN_GET_DIMENSION_SIZE] = pf_dimension_size,
+    [CJ_SYN_SET_DIMENSION_SIZE] = pf_dimension_size,
+    [CJ_SYN_REVERSE] = pf_dims_form,
+    [CJ_SYN_PAD] = pf_pad,
+    [CJ_SYN_TRANSPOSE] = pf_dims_form,
+    [CJ_SYN_RETURN] = pf_return,
+    [CJ_SYN_OPTIMIZATION_BARRIER] = pf_optimization_barrier,
+    [CJ_SYN_RNG] = pf_rng,
+    [CJ_SYN_RNG_BIT_GENERATOR] = pf_rng_bit_generator,
+    [CJ_SYN_REDUCE_PRECISION] = pf_reduce_precision,
+    [CJ_SYN_FUNC] = pf_func,
+    [CJ_SYN_CALL] = pf_call,
+    [CJ_SYN_CHLO_UNARY] = pf_chlo_unary,
+    [CJ_SYN_CHLO_BINARY] = pf_chlo_binary,
+    [CJ_SYN_CHLO_BROADCAST_SELECT] = pf_chlo_binary,
+    [CJ_SYN_CHLO_BINARY_ARROW] = pf_chlo_binary_arrow,
+    [CJ_SYN_CHLO_TOP_K] = pf_chlo_top_k,
+    [CJ_SYN_CHLO_SCAN] = pf_chlo_scan,
+    [CJ_SYN_CHECK_EXPECT_CONST] = pf_check_expect_const,
+    [CJ_SYN_CHECK_EXPECT] = pf_check_expect,
+    [CJ_SYN_CHECK_EXPECT_CLOSE] = pf_check_expect_close,
+    [CJ_SYN_CHECK_EXPECT_SERIALIZED] = pf_check_expect_serialized,
+    [CJ_SYN_INTERP_PRINT] = pf_interp_print,
+    [CJ_SYN_INTERP_PROBE] = pf_interp_probe,
+    [CJ_SYN_SDY_MESH] = pf_sdy_mesh,
+    [CJ_SYN_SDY_SHARDING_CONSTRAINT] = pf_sdy_sharding_constraint,
+    [CJ_SYN_SDY_MANUAL_COMPUTATION] = pf_sdy_manual_computation,
+};
+
+static bool parse_custom(P *p, opst *st, cj_syntax syn) {
+  parse_form_fn f = syn < CJ_SYN_COUNT ? parse_forms[syn] : NULL;
+  if (f) return f(p, st, syn);
   return perr_at(p, &st->at, "'%s' has no pretty form; write it in the generic form", st->name);
 }
 
@@ -4933,46 +5069,44 @@ cj_status cj_parse_mlir_text_split(const char *text, size_t len, const char *fil
   return NULL;
 }
 
-cj_status cj_parse_attr_text(cj_module *m, const char *text, size_t len, const cj_attr **out) {
-  if (!m || !out || (!text && len)) return cj_invalid("cj_parse_attr_text: bad arguments");
-  *out = NULL;
+/* All of text as one type (is_type) or one attribute: cj_parse_type_text, cj_parse_attr_text. */
+static cj_status parse_one_text(cj_module *m, const char *text, size_t len, bool is_type,
+                                const void **out) {
+  const char *what = is_type ? "type" : "attribute";
   if (!text) text = "";
   P p;
   p_init(&p, m, text, len, text, text + len, 1, text);
   p.in_alias_def = 1; /* no deferred location aliases */
   next(&p);
-  const cj_attr *a = p.err ? NULL : parse_attr(&p);
-  if (a && !at(&p, TK_EOF)) {
+  const void *r = p.err ? NULL : is_type ? (const void *)parse_type(&p) : (const void *)parse_attr(&p);
+  if (r && !at(&p, TK_EOF)) {
     char b[64];
-    perr(&p, "unexpected %s after the attribute", tok_text(&p, b, sizeof b));
+    perr(&p, "unexpected %s after the %s", tok_text(&p, b, sizeof b), what);
   }
   cj_status st = p.err;
   p_free(&p);
   if (st) return st;
-  if (!a) return cj_internal("attribute parse failed");
-  *out = a;
+  if (!r) return cj_internal("%s parse failed", what);
+  *out = r;
   return NULL;
+}
+
+cj_status cj_parse_attr_text(cj_module *m, const char *text, size_t len, const cj_attr **out) {
+  if (!m || !out || (!text && len)) return cj_invalid("cj_parse_attr_text: bad arguments");
+  *out = NULL;
+  const void *r = NULL;
+  cj_status st = parse_one_text(m, text, len, false, &r);
+  *out = r;
+  return st;
 }
 
 cj_status cj_parse_type_text(cj_module *m, const char *text, size_t len, const cj_type **out) {
   if (!m || !out || (!text && len)) return cj_invalid("cj_parse_type_text: bad arguments");
   *out = NULL;
-  if (!text) text = "";
-  P p;
-  p_init(&p, m, text, len, text, text + len, 1, text);
-  p.in_alias_def = 1;
-  next(&p);
-  const cj_type *t = p.err ? NULL : parse_type(&p);
-  if (t && !at(&p, TK_EOF)) {
-    char b[64];
-    perr(&p, "unexpected %s after the type", tok_text(&p, b, sizeof b));
-  }
-  cj_status st = p.err;
-  p_free(&p);
-  if (st) return st;
-  if (!t) return cj_internal("type parse failed");
-  *out = t;
-  return NULL;
+  const void *r = NULL;
+  cj_status st = parse_one_text(m, text, len, true, &r);
+  *out = r;
+  return st;
 }
 
 cj_status cj_read_program(const void *data, size_t len, const char *filename, cj_module **out) {

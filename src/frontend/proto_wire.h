@@ -1,10 +1,15 @@
 /* cjrt: the protobuf wire format's primitives, shared by our readers of serialized protos
  * (compile_options.c: xla.CompileOptionsProto; hlo_proto.c: xla.HloModuleProto). Each reader
- * keeps its own cursor and turns a cj_pb_err into a message naming what it was reading. */
+ * keeps its own cursor and turns a cj_pb_err into a message naming what it was reading. The
+ * writers (compile_options.c; runtime/executable.c, serialized executables) share cj_pb_buf. */
 #ifndef CJ_FRONTEND_PROTO_WIRE_H
 #define CJ_FRONTEND_PROTO_WIRE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 enum { CJ_WT_VARINT = 0, CJ_WT_I64 = 1, CJ_WT_LEN = 2, CJ_WT_SGROUP = 3, CJ_WT_EGROUP = 4,
        CJ_WT_I32 = 5 };
@@ -54,6 +59,56 @@ static inline cj_pb_err cj_pb_tag(const uint8_t **p, const uint8_t *end, uint32_
   if (f == 0 || f > 0x1fffffff) return CJ_PB_BAD_FIELD;
   *field = (uint32_t)f;
   return CJ_PB_OK;
+}
+
+/* A growable byte buffer the writers append to; on allocation failure oom is set and further
+ * writes are dropped. The caller frees p. */
+typedef struct cj_pb_buf {
+  uint8_t *p;
+  size_t n, cap;
+  bool oom;
+} cj_pb_buf;
+
+static inline void cj_pb_put_bytes(cj_pb_buf *w, const void *d, size_t n) {
+  if (w->oom || !n) return;
+  if (w->n + n > w->cap) {
+    size_t cap = w->cap ? w->cap * 2 : 64;
+    while (cap < w->n + n) cap *= 2;
+    uint8_t *np = realloc(w->p, cap);
+    if (!np) {
+      w->oom = true;
+      return;
+    }
+    w->p = np;
+    w->cap = cap;
+  }
+  memcpy(w->p + w->n, d, n);
+  w->n += n;
+}
+
+static inline void cj_pb_put_varint(cj_pb_buf *w, uint64_t v) {
+  uint8_t b[10];
+  size_t n = 0;
+  do {
+    b[n] = (uint8_t)(v & 0x7f);
+    v >>= 7;
+    if (v) b[n] |= 0x80;
+    n++;
+  } while (v);
+  cj_pb_put_bytes(w, b, n);
+}
+
+/* a field's key: its number and wire type */
+static inline void cj_pb_put_key(cj_pb_buf *w, uint32_t field, int wire_type) {
+  cj_pb_put_varint(w, ((uint64_t)field << 3) | (uint64_t)wire_type);
+}
+
+/* a length-delimited field holding what sub holds (sub running out of memory counts as w) */
+static inline void cj_pb_put_sub(cj_pb_buf *w, uint32_t field, const cj_pb_buf *sub) {
+  if (sub->oom) w->oom = true;
+  cj_pb_put_key(w, field, CJ_WT_LEN);
+  cj_pb_put_varint(w, sub->n);
+  cj_pb_put_bytes(w, sub->p, sub->n);
 }
 
 #endif

@@ -323,6 +323,18 @@ typedef enum cj_syntax {
   CJ_SYN_COUNT
 } cj_syntax;
 
+/* The forms `$operand, ..., kw = [i64, ...] attr-dict : T` (DYNAMIC_SLICE, BROADCAST,
+ * BROADCAST_IN_DIM, DYNAMIC_BROADCAST_IN_DIM, TRANSPOSE, REVERSE), shared by the printer and the
+ * text parser: nlead operands lead (0: all of them), then `kw = [..]` spells the attribute attr;
+ * the type is written in the same-type form when same_type, else as a function type. NULL for
+ * the other forms. */
+typedef struct cj_dims_form {
+  uint32_t nlead;
+  bool same_type;
+  const char *kw, *attr;
+} cj_dims_form;
+const cj_dims_form *cj_syntax_dims_form(cj_syntax syn);
+
 /* Flags (the FLAGS column of ops.def). */
 enum {
   CJ_OPF_ELEMENTWISE = 1u << 0, /* elementwise over same-shaped tensors */

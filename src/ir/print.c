@@ -7,13 +7,13 @@
  * reads back to the same value, else with enough digits, else as a hex bit pattern. The output
  * parses back (src/frontend/mlir_text.c) to the same module.
  */
-#include <fenv.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/decimal.h"
 #include "ir/ir.h"
 
 /* ======================================================================== output buffer */
@@ -382,59 +382,12 @@ static bool apfloat_to_string(const fparts *f, unsigned prec, unsigned maxpad, b
   return true;
 }
 
-/* strtod under a rounding mode */
-static double strtod_mode(const char *s, int mode) {
-  int old = fegetround();
-  fesetround(mode);
-  volatile double d = strtod(s, NULL);
-  fesetround(old);
-  return d;
-}
-
-/* The decimal s (optionally signed) rounded correctly into dt; bits. */
-static uint64_t decimal_to_bits(cj_dtype dt, const char *s) {
-  bool neg = *s == '-';
-  const char *m = neg || *s == '+' ? s + 1 : s;
-  uint64_t bits;
-  if (dt == CJ_F64) {
-    double d = strtod(m, NULL);
-    memcpy(&bits, &d, 8);
-  } else if (dt == CJ_F32) {
-    float f = strtof(m, NULL);
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    bits = u;
-  } else {
-    double d = strtod(m, NULL);
-    bits = cj_float_encode(dt, d);
-    if (isfinite(d) && d != 0) {
-      uint64_t u;
-      memcpy(&u, &d, 8);
-      uint64_t mant = (u & ((1ull << 52) - 1)) | (((u >> 52) & 0x7ff) ? (1ull << 52) : 0);
-      int sig = mant ? 53 - __builtin_ctzll(mant) : 0;
-      if (sig <= cj_dtype_get(dt)->mbits + 2) {
-        uint64_t lo = cj_float_encode(dt, nextafter(d, 0.0));
-        uint64_t hi = cj_float_encode(dt, nextafter(d, INFINITY));
-        if (lo != hi) {
-          double up = strtod_mode(m, FE_UPWARD), down = strtod_mode(m, FE_DOWNWARD);
-          if (up > d)
-            bits = hi;
-          else if (down < d)
-            bits = lo;
-        }
-      }
-    }
-  }
-  if (neg) bits = cj_float_encode(dt, -cj_float_decode(dt, bits));
-  return bits;
-}
-
 /* Prints the float of dtype dt with bit pattern `bits` as MLIR does. */
 static void put_float(out *o, cj_dtype dt, uint64_t bits) {
   fparts f = float_parts(dt, bits);
   char s[1200];
   if (!f.inf && !f.nan) {
-    if (apfloat_to_string(&f, 6, 0, false, s, sizeof s) && decimal_to_bits(dt, s) == bits) {
+    if (apfloat_to_string(&f, 6, 0, false, s, sizeof s) && cj_float_from_decimal(dt, s) == bits) {
       puts_(o, s);
       return;
     }
@@ -562,6 +515,21 @@ static void put_type_list(out *o, const cj_type *const *ts, int n) {
   for (int i = 0; i < n; i++) {
     if (i) puts_(o, ", ");
     put_type(o, ts[i]);
+  }
+}
+
+/* the types of op's operands (of its results), separated by commas */
+static void put_operand_types(out *o, const cj_op *op) {
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    if (i) puts_(o, ", ");
+    put_type(o, op->operands[i] ? op->operands[i]->type : NULL);
+  }
+}
+
+static void put_result_type_list(out *o, const cj_op *op) {
+  for (uint32_t i = 0; i < op->nresults; i++) {
+    if (i) puts_(o, ", ");
+    put_type(o, op->results[i].type);
   }
 }
 
@@ -1519,18 +1487,12 @@ static void put_attr_dict(pr *P, const cj_op *op, const char *const *elide, bool
 static void put_functional(pr *P, const cj_op *op) {
   out *o = P->o;
   putc_(o, '(');
-  for (uint32_t i = 0; i < op->nopnds; i++) {
-    if (i) puts_(o, ", ");
-    put_type(o, op->operands[i] ? op->operands[i]->type : NULL);
-  }
+  put_operand_types(o, op);
   puts_(o, ") -> ");
   bool wrap =
       op->nresults != 1 || (op->results[0].type && op->results[0].type->kind == CJ_TYPE_FUNCTION);
   if (wrap) putc_(o, '(');
-  for (uint32_t i = 0; i < op->nresults; i++) {
-    if (i) puts_(o, ", ");
-    put_type(o, op->results[i].type);
-  }
+  put_result_type_list(o, op);
   if (wrap) putc_(o, ')');
 }
 
@@ -1817,8 +1779,937 @@ static bool print_func(pr *P, const cj_op *op, int ind) {
   return true;
 }
 
-static bool print_pretty(pr *P, const cj_op *op, int ind) {
+/* ---- the pretty form of each syntax form (syntax.def), dispatched by print_pretty ---- */
+
+/* The pieces most pretty forms share: `name %a, %b` (the first n operands), and
+ * ` {attrs} : (T, T) -> T` or ` {attrs} : T` after them (el: the attributes the form wrote). */
+static void put_head(pr *P, const cj_op *op, const char *nm, uint32_t n) {
+  puts_(P->o, nm);
+  putc_(P->o, ' ');
+  put_operands(P, op, 0, n);
+}
+
+static bool put_tail_functional(pr *P, const cj_op *op, const char *const *el) {
+  put_attr_dict(P, op, el, false);
+  puts_(P->o, " : ");
+  put_functional(P, op);
+  return true;
+}
+
+static bool put_tail_same(pr *P, const cj_op *op, const char *const *el) {
+  put_attr_dict(P, op, el, false);
+  puts_(P->o, " : ");
+  put_same_type(P, op);
+  return true;
+}
+
+static bool put_tail_type(pr *P, const cj_op *op, const char *const *el, const cj_type *t) {
+  put_attr_dict(P, op, el, false);
+  puts_(P->o, " : ");
+  put_type(P->o, t);
+  return true;
+}
+
+typedef bool (*pretty_fn)(pr *P, const cj_op *op, const char *nm, int ind);
+
+/* FUNC */
+static bool pp_func(pr *P, const cj_op *op, const char *nm, int ind) {
+  return print_func(P, op, ind);
+}
+
+/* EW, VARIADIC_SAME */
+static bool pp_ew(pr *P, const cj_op *op, const char *nm, int ind) {
   out *o = P->o;
+  if (op->nresults != 1) return false;
+  puts_(o, nm);
+  if (op->nopnds) putc_(o, ' ');
+  put_operands(P, op, 0, op->nopnds);
+  return put_tail_same(P, op, NULL);
+}
+
+/* COMPLEX */
+static bool pp_complex(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  if (op->nopnds != 2 || op->nresults != 1) return false;
+  put_head(P, op, nm, 2);
+  put_attr_dict(P, op, NULL, false);
+  puts_(o, " : ");
+  const cj_type *pool[2] = {op->operands[0]->type, op->operands[1]->type};
+  const cj_type *re = real_type_of(op->results[0].type, pool, 2);
+  if (re && pool[0] == re && pool[1] == re)
+    put_type(o, op->results[0].type);
+  else
+    put_functional(P, op);
+  return true;
+}
+
+/* SELECT */
+static bool pp_select(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  put_head(P, op, nm, 3);
+  put_attr_dict(P, op, NULL, false);
+  puts_(o, " : ");
+  if (op->operands[1]->type == op->results[0].type &&
+      op->operands[2]->type == op->results[0].type) {
+    put_type(o, op->operands[0]->type);
+    puts_(o, ", ");
+    put_type(o, op->results[0].type);
+  } else {
+    put_functional(P, op);
+  }
+  return true;
+}
+
+/* FUNCTIONAL, CHLO_BINARY, CHLO_BROADCAST_SELECT */
+static bool pp_functional(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  puts_(o, nm);
+  if (op->nopnds) putc_(o, ' ');
+  put_operands(P, op, 0, op->nopnds);
+  return put_tail_functional(P, op, NULL);
+}
+
+/* CONSTANT, CHLO_CONSTANT */
+static bool pp_constant(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_op_info *info = cj_op_info_get(op->kind);
+  const cj_attr *v = A(op, "value");
+  if (!v) return false;
+  if (v->kind != CJ_ATTR_DENSE || v->dense.type != op->results[0].type) {
+    if (info->syntax == CJ_SYN_CHLO_CONSTANT) return false;
+    puts_(o, nm);
+    print_generic(P, op, ind, false);
+    return true;
+  }
+  static const char *const el[] = {"value", NULL};
+  puts_(o, nm);
+  put_attr_dict(P, op, el, false);
+  putc_(o, ' ');
+  put_attr(o, v);
+  return true;
+}
+
+/* IOTA */
+static bool pp_iota(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  int64_t d;
+  if (!int_attr(op, "iota_dimension", &d)) return false;
+  static const char *const el[] = {"iota_dimension", NULL};
+  puts_(o, nm);
+  puts_(o, " dim = ");
+  put_i64(o, d);
+  return put_tail_type(P, op, el, op->results[0].type);
+}
+
+/* DYNAMIC_IOTA */
+static bool pp_dynamic_iota(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  int64_t d;
+  if (!int_attr(op, "iota_dimension", &d)) return false;
+  static const char *const el[] = {"iota_dimension", NULL};
+  put_head(P, op, nm, 1);
+  puts_(o, ", dim = ");
+  put_i64(o, d);
+  return put_tail_functional(P, op, el);
+}
+
+/* NULLARY */
+static bool pp_nullary(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  puts_(o, nm);
+  put_attr_dict(P, op, NULL, false);
+  puts_(o, " : ");
+  put_result_type_list(o, op);
+  return true;
+}
+
+/* WHILE */
+static bool pp_while(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  if (op->nresults != op->nopnds) return false;
+  for (uint32_t k = 0; k < 2; k++) {
+    const cj_region *r = &op->regions[k];
+    if (r->nblocks != 1 || r->first->nargs != op->nopnds) return false;
+    for (uint32_t i = 0; i < op->nopnds; i++)
+      if (r->first->args[i].type != op->operands[i]->type) return false;
+  }
+  for (uint32_t i = 0; i < op->nopnds; i++)
+    if (op->results[i].type != op->operands[i]->type) return false;
+  const cj_block *body = op->regions[1].first;
+  puts_(o, nm);
+  putc_(o, '(');
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    if (i) puts_(o, ", ");
+    put_value(P, &body->args[i]);
+    puts_(o, " = ");
+    put_value(P, op->operands[i]);
+  }
+  putc_(o, ')');
+  if (op->nopnds) {
+    puts_(o, " : ");
+    put_operand_types(o, op);
+  }
+  put_attr_dict(P, op, NULL, true);
+  putc_(o, '\n');
+  indent(o, ind);
+  puts_(o, "cond ");
+  print_region(P, &op->regions[0], ind, false, false);
+  puts_(o, " do ");
+  print_region(P, &op->regions[1], ind, false, false);
+  return true;
+}
+
+/* REDUCE */
+static bool pp_reduce(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  if (op->nopnds % 2 || !op->nopnds || !list_attr(op, "dimensions")) return false;
+  uint32_t np = op->nopnds / 2;
+  const cj_region *r = &op->regions[0];
+  const cj_op *inner = reduce_compact_inner(op);
+  if (!inner && (r->nblocks != 1 || r->first->nargs != op->nopnds)) return false;
+  puts_(o, nm);
+  for (uint32_t i = 0; i < np; i++) {
+    if (i) puts_(o, ", ");
+    putc_(o, '(');
+    put_value(P, op->operands[i]);
+    puts_(o, " init: ");
+    put_value(P, op->operands[i + np]);
+    putc_(o, ')');
+  }
+  if (inner) {
+    puts_(o, " applies ");
+    puts_(o, inner->name);
+  }
+  puts_(o, " across ");
+  put_kw_list(P, "dimensions", A(op, "dimensions"));
+  static const char *const el[] = {"dimensions", NULL};
+  put_attr_dict(P, op, el, false);
+  puts_(o, " : ");
+  put_functional(P, op);
+  if (!inner) {
+    putc_(o, '\n');
+    indent(o, ind);
+    puts_(o, " reducer");
+    const cj_block *b = r->first;
+    for (uint32_t i = 0; i < np; i++) {
+      putc_(o, '(');
+      put_value(P, &b->args[i]);
+      puts_(o, ": ");
+      put_type(o, b->args[i].type);
+      puts_(o, ", ");
+      put_value(P, &b->args[i + np]);
+      puts_(o, ": ");
+      put_type(o, b->args[i + np].type);
+      puts_(o, ") ");
+    }
+    putc_(o, ' ');
+    print_region(P, r, ind, false, false);
+  }
+  return true;
+}
+
+/* GET_TUPLE_ELEMENT */
+static bool pp_get_tuple_element(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  int64_t i;
+  if (!int_attr(op, "index", &i)) return false;
+  static const char *const el[] = {"index", NULL};
+  put_head(P, op, nm, 1);
+  putc_(o, '[');
+  put_i64(o, i);
+  putc_(o, ']');
+  return put_tail_functional(P, op, el);
+}
+
+/* TUPLE */
+static bool pp_tuple(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_type *t = op->results[0].type;
+  if (!t || t->kind != CJ_TYPE_TUPLE || (uint32_t)t->rank != op->nopnds) return false;
+  for (uint32_t i = 0; i < op->nopnds; i++)
+    if (t->members[i] != op->operands[i]->type) return false;
+  puts_(o, nm);
+  if (op->nopnds) putc_(o, ' ');
+  put_operands(P, op, 0, op->nopnds);
+  return put_tail_type(P, op, NULL, t);
+}
+
+/* COMPARE */
+static bool pp_compare(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  bool chlo = op->kind == CJ_OP_CHLO_BROADCAST_COMPARE;
+  cj_enum_kind dk = chlo ? CJ_EK_CHLO_COMPARISON_DIRECTION : CJ_EK_COMPARISON_DIRECTION;
+  cj_enum_kind tk = chlo ? CJ_EK_CHLO_COMPARISON_TYPE : CJ_EK_COMPARISON_TYPE;
+  if (!enum_attr(op, "comparison_direction", dk)) return false;
+  const cj_attr *ct = A(op, "compare_type");
+  if (ct && !enum_attr(op, "compare_type", tk)) return false;
+  static const char *const el[] = {"comparison_direction", "compare_type", NULL};
+  puts_(o, nm);
+  puts_(o, "  ");
+  put_enum_value(o, A(op, "comparison_direction"));
+  puts_(o, ", ");
+  put_operands(P, op, 0, 2);
+  if (ct) {
+    puts_(o, ",  ");
+    put_enum_value(o, ct);
+  }
+  return put_tail_functional(P, op, el);
+}
+
+/* SLICE */
+static bool pp_slice(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  int64_t a[64], b[64], c[64], na, nb, nc;
+  const cj_attr *s0 = A(op, "start_indices"), *s1 = A(op, "limit_indices"),
+                *s2 = A(op, "strides");
+  if (!s0 || !s1 || !s2 || !cj_attr_get_i64s(s0, a, 64, &na) ||
+      !cj_attr_get_i64s(s1, b, 64, &nb) || !cj_attr_get_i64s(s2, c, 64, &nc) || na != nb ||
+      na != nc || na > 64)
+    return false;
+  static const char *const el[] = {"start_indices", "limit_indices", "strides", NULL};
+  put_head(P, op, nm, 1);
+  puts_(o, " [");
+  for (int64_t i = 0; i < na; i++) {
+    if (i) puts_(o, ", ");
+    put_i64(o, a[i]);
+    putc_(o, ':');
+    put_i64(o, b[i]);
+    if (c[i] != 1) {
+      putc_(o, ':');
+      put_i64(o, c[i]);
+    }
+  }
+  putc_(o, ']');
+  return put_tail_functional(P, op, el);
+}
+
+const cj_dims_form *cj_syntax_dims_form(cj_syntax syn) {
+  static const cj_dims_form forms[CJ_SYN_COUNT] = {
+      [CJ_SYN_DYNAMIC_SLICE] = {0, false, "sizes", "slice_sizes"},
+      [CJ_SYN_BROADCAST] = {1, false, "sizes", "broadcast_sizes"},
+      [CJ_SYN_BROADCAST_IN_DIM] = {1, false, "dims", "broadcast_dimensions"},
+      [CJ_SYN_DYNAMIC_BROADCAST_IN_DIM] = {2, false, "dims", "broadcast_dimensions"},
+      [CJ_SYN_TRANSPOSE] = {1, false, "dims", "permutation"},
+      [CJ_SYN_REVERSE] = {1, true, "dims", "dimensions"},
+  };
+  return (unsigned)syn < CJ_SYN_COUNT && forms[syn].kw ? &forms[syn] : NULL;
+}
+
+/* DYNAMIC_SLICE, BROADCAST, BROADCAST_IN_DIM, DYNAMIC_BROADCAST_IN_DIM, TRANSPOSE, REVERSE */
+static bool pp_dims_form(pr *P, const cj_op *op, const char *nm, int ind) {
+  const cj_dims_form *f = cj_syntax_dims_form(cj_op_info_get(op->kind)->syntax);
+  uint32_t nlead = f->nlead ? f->nlead : op->nopnds;
+  if (!list_attr(op, f->attr) || op->nopnds < nlead || op->nopnds < 1) return false;
+  const char *const el[] = {f->attr, NULL};
+  put_head(P, op, nm, nlead);
+  puts_(P->o, ", ");
+  put_kw_list(P, f->kw, A(op, f->attr));
+  return f->same_type ? put_tail_same(P, op, el) : put_tail_functional(P, op, el);
+}
+
+/* CHOLESKY */
+static bool pp_cholesky(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_attr *lo = A(op, "lower");
+  bool lower = false;
+  if (lo && !cj_attr_get_bool(lo, &lower)) return false;
+  if (lo && lo->kind != CJ_ATTR_BOOL) return false;
+  static const char *const el[] = {"lower", NULL};
+  put_head(P, op, nm, 1);
+  if (lower) puts_(o, ", lower = true");
+  return put_tail_same(P, op, el);
+}
+
+/* CONCATENATE */
+static bool pp_concatenate(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  int64_t d;
+  if (!int_attr(op, "dimension", &d)) return false;
+  static const char *const el[] = {"dimension", NULL};
+  puts_(o, nm);
+  putc_(o, ' ');
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    put_value(P, op->operands[i]);
+    puts_(o, ", ");
+  }
+  puts_(o, "dim = ");
+  put_i64(o, d);
+  return put_tail_functional(P, op, el);
+}
+
+/* COMPOSITE */
+static bool pp_composite(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_attr *n = A(op, "name");
+  if (!n || n->kind != CJ_ATTR_STRING) return false;
+  static const char *const el[] = {"name", NULL};
+  puts_(o, nm);
+  putc_(o, ' ');
+  put_escaped(o, n->str.s, n->str.len);
+  if (op->nopnds) putc_(o, ' ');
+  put_operands(P, op, 0, op->nopnds);
+  if (op->nregions) {
+    puts_(o, " (");
+    for (uint32_t i = 0; i < op->nregions; i++) {
+      if (i) puts_(o, ", ");
+      print_region(P, &op->regions[i], ind, true, true);
+    }
+    putc_(o, ')');
+  }
+  return put_tail_functional(P, op, el);
+}
+
+/* CONVOLUTION */
+static bool pp_convolution(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_attr *dn = A(op, "dimension_numbers");
+  if (!dn || dn->kind != CJ_ATTR_STRUCT || dn->st.sk != CJ_SK_CONV) return false;
+  const cj_attr *pad = A(op, "padding"), *rev = A(op, "window_reversal");
+  if (pad && (pad->kind != CJ_ATTR_DENSE || !cj_dtype_is_int(pad->dense.type->dtype) ||
+              pad->dense.type->rank != 2 || pad->dense.type->dims[1] != 2))
+    return false;
+  if (rev && rev->kind != CJ_ATTR_DENSE_ARRAY) return false;
+  static const char *const wn[] = {"window_strides", "lhs_dilation", "rhs_dilation"};
+  for (int i = 0; i < 3; i++)
+    if (A(op, wn[i]) && !list_attr(op, wn[i])) return false;
+  size_t mark = o->len;
+  puts_(o, nm);
+  putc_(o, '(');
+  put_operands(P, op, 0, op->nopnds);
+  puts_(o, ") dim_numbers = ");
+  if (!put_conv_dims(o, dn)) {
+    o->len = mark;
+    return false;
+  }
+  puts_(o, ", window = {");
+  bool first = true;
+  if (A(op, "window_strides")) {
+    put_kw_list(P, "stride", A(op, "window_strides"));
+    first = false;
+  }
+  if (pad) {
+    if (!first) puts_(o, ", ");
+    first = false;
+    puts_(o, "pad = [");
+    int64_t rows = pad->dense.type->dims[0];
+    for (int64_t i = 0; i < rows; i++) {
+      if (i) puts_(o, ", ");
+      putc_(o, '[');
+      put_i64(o, cj_dense_get_i64(pad, 2 * i));
+      puts_(o, ", ");
+      put_i64(o, cj_dense_get_i64(pad, 2 * i + 1));
+      putc_(o, ']');
+    }
+    putc_(o, ']');
+  }
+  if (A(op, "lhs_dilation")) {
+    if (!first) puts_(o, ", ");
+    first = false;
+    put_kw_list(P, "lhs_dilate", A(op, "lhs_dilation"));
+  }
+  if (A(op, "rhs_dilation")) {
+    if (!first) puts_(o, ", ");
+    first = false;
+    put_kw_list(P, "rhs_dilate", A(op, "rhs_dilation"));
+  }
+  if (rev) {
+    if (!first) puts_(o, ", ");
+    puts_(o, "reverse = [");
+    for (int64_t i = 0; i < rev->darr.n; i++) {
+      if (i) puts_(o, ", ");
+      int64_t v = cj_elem_get_i64(rev->darr.dtype, rev->darr.data, (size_t)i);
+      puts_(o, v ? "true" : "false");
+    }
+    putc_(o, ']');
+  }
+  putc_(o, '}');
+  static const char *const el[] = {
+      "dimension_numbers", "window_strides",  "padding", "lhs_dilation",
+      "rhs_dilation",      "window_reversal", NULL};
+  return put_tail_functional(P, op, el);
+}
+
+/* CUSTOM_CALL */
+static bool pp_custom_call(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_attr *t = A(op, "call_target_name");
+  if (!t || t->kind != CJ_ATTR_STRING || strlen(t->str.s) != t->str.len) return false;
+  static const char *const el[] = {"call_target_name", NULL};
+  puts_(o, nm);
+  putc_(o, ' ');
+  put_symbol(o, t->str.s);
+  putc_(o, '(');
+  put_operands(P, op, 0, op->nopnds);
+  putc_(o, ')');
+  return put_tail_functional(P, op, el);
+}
+
+/* DOT, DOT_GENERAL */
+static bool pp_dot(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_op_info *info = cj_op_info_get(op->kind);
+  const cj_attr *pc = A(op, "precision_config"), *alg = A(op, "algorithm");
+  const cj_attr *dd = A(op, "dot_dimension_numbers");
+  bool general = info->syntax == CJ_SYN_DOT_GENERAL;
+  if (pc && pc->kind != CJ_ATTR_ARRAY) return false;
+  for (int i = 0; pc && i < pc->arr.n; i++)
+    if (!pc->arr.items[i] || pc->arr.items[i]->kind != CJ_ATTR_ENUM ||
+        pc->arr.items[i]->en.ek != CJ_EK_PRECISION)
+      return false;
+  if (general && (!dd || dd->kind != CJ_ATTR_STRUCT || dd->st.sk != CJ_SK_DOT)) return false;
+  if (alg && (!general || alg->kind != CJ_ATTR_STRUCT || alg->st.sk != CJ_SK_DOT_ALGORITHM))
+    return false;
+  put_head(P, op, nm, 2);
+  if (general) {
+    const cj_attr *const *F = dd->st.fields;
+    puts_(o, ", ");
+    if (!list_empty(F[CJ_SF_DOT_lhs_batching_dimensions]) ||
+        !list_empty(F[CJ_SF_DOT_rhs_batching_dimensions])) {
+      puts_(o, "batching_dims = ");
+      put_i64_list(o, F[CJ_SF_DOT_lhs_batching_dimensions]);
+      puts_(o, " x ");
+      put_i64_list(o, F[CJ_SF_DOT_rhs_batching_dimensions]);
+      puts_(o, ", ");
+    }
+    puts_(o, "contracting_dims = ");
+    put_i64_list(o, F[CJ_SF_DOT_lhs_contracting_dimensions]);
+    puts_(o, " x ");
+    put_i64_list(o, F[CJ_SF_DOT_rhs_contracting_dimensions]);
+  }
+  if (pc) {
+    puts_(o, ", precision = [");
+    for (int i = 0; i < pc->arr.n; i++) {
+      if (i) puts_(o, ", ");
+      put_enum_value(o, pc->arr.items[i]);
+    }
+    putc_(o, ']');
+  }
+  if (alg) {
+    puts_(o, ", algorithm = <");
+    put_struct_fields(o, alg, false);
+    putc_(o, '>');
+  }
+  static const char *const el[] = {"dot_dimension_numbers", "precision_config", "algorithm",
+                                   NULL};
+  return put_tail_functional(P, op, el);
+}
+
+/* EINSUM, UNARY_EINSUM */
+static bool pp_einsum(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_attr *c = A(op, "einsum_config");
+  if (!c || c->kind != CJ_ATTR_STRING) return false;
+  static const char *const el[] = {"einsum_config", NULL};
+  put_head(P, op, nm, op->nopnds);
+  puts_(o, ", config = ");
+  put_escaped(o, c->str.s, c->str.len);
+  return put_tail_functional(P, op, el);
+}
+
+/* FFT */
+static bool pp_fft(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  if (!enum_attr(op, "fft_type", CJ_EK_FFT_TYPE) || !list_attr(op, "fft_length")) return false;
+  static const char *const el[] = {"fft_type", "fft_length", NULL};
+  put_head(P, op, nm, 1);
+  puts_(o, ", type =  ");
+  put_enum_value(o, A(op, "fft_type"));
+  puts_(o, ", ");
+  put_kw_list(P, "length", A(op, "fft_length"));
+  return put_tail_functional(P, op, el);
+}
+
+/* GET_DIMENSION_SIZE, SET_DIMENSION_SIZE */
+static bool pp_get_dimension_size(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  int64_t d;
+  if (!int_attr(op, "dimension", &d)) return false;
+  static const char *const el[] = {"dimension", NULL};
+  put_head(P, op, nm, op->nopnds);
+  puts_(o, ", dim = ");
+  put_i64(o, d);
+  return put_tail_functional(P, op, el);
+}
+
+/* PAD */
+static bool pp_pad(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  if (!list_attr(op, "edge_padding_low") || !list_attr(op, "edge_padding_high") ||
+      !list_attr(op, "interior_padding"))
+    return false;
+  static const char *const el[] = {"edge_padding_low", "edge_padding_high", "interior_padding",
+                                   NULL};
+  put_head(P, op, nm, 2);
+  puts_(o, ", ");
+  put_kw_list(P, "low", A(op, "edge_padding_low"));
+  puts_(o, ", ");
+  put_kw_list(P, "high", A(op, "edge_padding_high"));
+  puts_(o, ", ");
+  put_kw_list(P, "interior", A(op, "interior_padding"));
+  return put_tail_functional(P, op, el);
+}
+
+/* RETURN */
+static bool pp_return(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  puts_(o, nm);
+  if (op->nopnds) putc_(o, ' ');
+  put_operands(P, op, 0, op->nopnds);
+  put_attr_dict(P, op, NULL, false);
+  if (op->nopnds) {
+    puts_(o, " : ");
+    put_operand_types(o, op);
+  }
+  return true;
+}
+
+/* OPTIMIZATION_BARRIER */
+static bool pp_optimization_barrier(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  if (op->nresults != op->nopnds) return false;
+  for (uint32_t i = 0; i < op->nopnds; i++)
+    if (op->results[i].type != op->operands[i]->type) return false;
+  puts_(o, nm);
+  put_attr_dict(P, op, NULL, false);
+  if (!op->nopnds) {
+    puts_(o, " ()");
+    return true;
+  }
+  putc_(o, ' ');
+  put_operands(P, op, 0, op->nopnds);
+  puts_(o, " : ");
+  put_operand_types(o, op);
+  return true;
+}
+
+/* RNG, RNG_BIT_GENERATOR */
+static bool pp_rng(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_op_info *info = cj_op_info_get(op->kind);
+  bool rng = info->syntax == CJ_SYN_RNG;
+  const char *an = rng ? "rng_distribution" : "rng_algorithm";
+  if (!enum_attr(op, an, rng ? CJ_EK_RNG_DISTRIBUTION : CJ_EK_RNG_ALGORITHM)) return false;
+  const char *const el[] = {an, NULL};
+  put_head(P, op, nm, op->nopnds);
+  puts_(o, rng ? ", distribution =  " : ", algorithm =  ");
+  put_enum_value(o, A(op, an));
+  return put_tail_functional(P, op, el);
+}
+
+/* REDUCE_PRECISION */
+static bool pp_reduce_precision(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  int64_t e, m;
+  if (!int_attr(op, "exponent_bits", &e) || !int_attr(op, "mantissa_bits", &m) || e < 0 ||
+      m < 0)
+    return false;
+  static const char *const el[] = {"exponent_bits", "mantissa_bits", NULL};
+  put_head(P, op, nm, 1);
+  putf(o, ", format = e%lldm%lld", (long long)e, (long long)m);
+  return put_tail_same(P, op, el);
+}
+
+/* CALL */
+static bool pp_call(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_attr *c = A(op, "callee");
+  if (!c || c->kind != CJ_ATTR_SYMREF) return false;
+  static const char *const el[] = {"callee", NULL};
+  puts_(o, nm);
+  putc_(o, ' ');
+  put_attr(o, c);
+  putc_(o, '(');
+  put_operands(P, op, 0, op->nopnds);
+  putc_(o, ')');
+  return put_tail_functional(P, op, el);
+}
+
+/* CHLO_UNARY, CHLO_BINARY_ARROW: `: T -> R`, `: T, T -> R` */
+static bool pp_chlo_arrow(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  put_head(P, op, nm, op->nopnds);
+  put_attr_dict(P, op, NULL, false);
+  puts_(o, " : ");
+  put_operand_types(o, op);
+  puts_(o, " -> ");
+  put_type(o, op->results[0].type);
+  return true;
+}
+
+/* CHLO_TOP_K */
+static bool pp_chlo_top_k(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  int64_t k;
+  if (!int_attr(op, "k", &k)) return false;
+  const cj_attr *st = A(op, "is_stable");
+  if (st && st->kind != CJ_ATTR_BOOL) return false;
+  static const char *const el[] = {"k", "is_stable", NULL};
+  puts_(o, nm);
+  putc_(o, '(');
+  put_operands(P, op, 0, 1);
+  puts_(o, ", k = ");
+  put_i64(o, k);
+  if (st && !attr_is_default(op, "is_stable", st))
+    puts_(o, st->b ? ", is_stable = true" : ", is_stable = false");
+  putc_(o, ')');
+  put_attr_dict(P, op, el, false);
+  puts_(o, " : ");
+  put_type(o, op->operands[0]->type);
+  puts_(o, " -> (");
+  put_type(o, op->results[0].type);
+  puts_(o, ", ");
+  put_type(o, op->results[1].type);
+  putc_(o, ')');
+  return true;
+}
+
+/* CHLO_SCAN */
+static bool pp_chlo_scan(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  int64_t d;
+  if (!int_attr(op, "dimension", &d) || op->nregions != 1) return false;
+  uint32_t nin = scan_ninputs(op);
+  if (nin > op->nopnds) return false;
+  static const char *const el[] = {"dimension", "operandSegmentSizes", "resultSegmentSizes",
+                                   NULL};
+  puts_(o, nm);
+  putc_(o, '(');
+  put_operands(P, op, 0, nin);
+  puts_(o, ") inits (");
+  put_operands(P, op, nin, op->nopnds);
+  puts_(o, ") dimension=");
+  put_i64(o, d);
+  putc_(o, ' ');
+  put_attr_dict(P, op, el, true);
+  putc_(o, ' ');
+  print_region(P, &op->regions[0], ind, true, false);
+  puts_(o, " : ");
+  put_functional(P, op);
+  return true;
+}
+
+/* CHECK_EXPECT_CONST */
+static bool pp_check_expect_const(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_attr *v = A(op, "value"), *tol = A(op, "tolerance");
+  if (!v || v->kind != CJ_ATTR_DENSE || v->dense.type != op->operands[0]->type) return false;
+  if (tol && tol->kind != CJ_ATTR_FLOAT) return false;
+  static const char *const el[] = {"value", "tolerance", NULL};
+  put_head(P, op, nm, 1);
+  puts_(o, ", ");
+  put_attr(o, v);
+  if (tol && !attr_is_default(op, "tolerance", tol)) {
+    puts_(o, ", tolerance = ");
+    put_double(o, tol->f.v);
+  }
+  put_attr_dict(P, op, el, false);
+  return true;
+}
+
+/* CHECK_EXPECT */
+static bool pp_check_expect(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_attr *tol = A(op, "tolerance");
+  if (tol && tol->kind != CJ_ATTR_FLOAT) return false;
+  if (op->operands[0]->type != op->operands[1]->type) return false;
+  static const char *const el[] = {"tolerance", NULL};
+  put_head(P, op, nm, 2);
+  if (tol && !attr_is_default(op, "tolerance", tol)) {
+    puts_(o, ", tolerance = ");
+    put_double(o, tol->f.v);
+  }
+  return put_tail_type(P, op, el, op->operands[0]->type);
+}
+
+/* CHECK_EXPECT_CLOSE */
+static bool pp_check_expect_close(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  int64_t mx, mn = 0;
+  if (!int_attr(op, "max_ulp_difference", &mx)) return false;
+  const cj_attr *mna = A(op, "min_ulp_difference");
+  if (mna && !int_attr(op, "min_ulp_difference", &mn)) return false;
+  static const char *const el[] = {"max_ulp_difference", "min_ulp_difference", NULL};
+  put_head(P, op, nm, 2);
+  puts_(o, ", max_ulp_difference = ");
+  put_u64(o, (uint64_t)mx); /* a ui64 attribute upstream, kept as its bits */
+  if (mna && mn != 0) {
+    puts_(o, ", min_ulp_difference = ");
+    put_u64(o, (uint64_t)mn);
+  }
+  puts_(o, " :");
+  put_attr_dict(P, op, el, false);
+  putc_(o, ' ');
+  put_type(o, op->operands[0]->type);
+  puts_(o, ", ");
+  put_type(o, op->operands[1]->type);
+  return true;
+}
+
+/* CHECK_EXPECT_SERIALIZED */
+static bool pp_check_expect_serialized(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_attr *id = A(op, "probe_id");
+  int64_t it = 0;
+  if (!id || id->kind != CJ_ATTR_STRING || op->nopnds != 1) return false;
+  const cj_attr *ita = A(op, "iteration");
+  if (ita && !int_attr(op, "iteration", &it)) return false;
+  static const char *const el[] = {"probe_id", "iteration", NULL};
+  put_head(P, op, nm, 1);
+  puts_(o, ", probe_id = ");
+  put_escaped(o, id->str.s, id->str.len);
+  if (ita && it != 0) {
+    puts_(o, ", iter = ");
+    put_i64(o, it);
+  }
+  return put_tail_type(P, op, el, op->operands[0]->type);
+}
+
+/* INTERP_PRINT */
+static bool pp_interp_print(pr *P, const cj_op *op, const char *nm, int ind) {
+  put_head(P, op, nm, 1);
+  return put_tail_type(P, op, NULL, op->operands[0]->type);
+}
+
+/* INTERP_PROBE */
+static bool pp_interp_probe(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_attr *id = A(op, "probe_id");
+  if (!id || id->kind != CJ_ATTR_STRING || op->results[0].type != op->operands[0]->type)
+    return false;
+  static const char *const el[] = {"probe_id", NULL};
+  put_head(P, op, nm, 1);
+  puts_(o, ", probe_id = ");
+  put_escaped(o, id->str.s, id->str.len);
+  return put_tail_type(P, op, el, op->results[0].type);
+}
+
+/* SDY_MESH */
+static bool pp_sdy_mesh(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const cj_attr *n = A(op, "sym_name");
+  const char *ms;
+  size_t mn;
+  if (!n || n->kind != CJ_ATTR_STRING || !sdy_strip(A(op, "mesh"), "#sdy.mesh", &ms, &mn))
+    return false;
+  static const char *const el[] = {"sym_name", "mesh", NULL};
+  puts_(o, nm);
+  putc_(o, ' ');
+  put_symbol(o, n->str.s);
+  puts_(o, " = ");
+  put(o, ms, mn);
+  put_attr_dict(P, op, el, false);
+  return true;
+}
+
+/* SDY_SHARDING_CONSTRAINT */
+static bool pp_sdy_sharding_constraint(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const char *ss;
+  size_t sn;
+  if (!sdy_strip(A(op, "sharding"), "#sdy.sharding", &ss, &sn) ||
+      op->results[0].type != op->operands[0]->type)
+    return false;
+  static const char *const el[] = {"sharding", NULL};
+  put_head(P, op, nm, 1);
+  putc_(o, ' ');
+  put(o, ss, sn);
+  return put_tail_type(P, op, el, op->results[0].type);
+}
+
+/* SDY_MANUAL_COMPUTATION */
+static bool pp_sdy_manual_computation(pr *P, const cj_op *op, const char *nm, int ind) {
+  out *o = P->o;
+  const char *is, *os_, *as;
+  size_t in, on, an;
+  if (!sdy_strip(A(op, "in_shardings"), "#sdy.sharding_per_value<", &is, &in) ||
+      !sdy_strip(A(op, "out_shardings"), "#sdy.sharding_per_value<", &os_, &on) ||
+      !sdy_strip(A(op, "manual_axes"), "#sdy<manual_axes", &as, &an) || in < 1 || on < 1 ||
+      an < 1 || op->nregions != 1 || op->regions[0].nblocks != 1)
+    return false;
+  static const char *const el[] = {"in_shardings", "out_shardings", "manual_axes", NULL};
+  const cj_block *b = op->regions[0].first;
+  puts_(o, nm);
+  putc_(o, '(');
+  put_operands(P, op, 0, op->nopnds);
+  puts_(o, ") in_shardings=");
+  put(o, is, in - 1);
+  puts_(o, " out_shardings=");
+  put(o, os_, on - 1);
+  puts_(o, " manual_axes=");
+  put(o, as, an - 1);
+  puts_(o, " (");
+  for (uint32_t i = 0; i < b->nargs; i++) {
+    if (i) puts_(o, ", ");
+    put_value(P, &b->args[i]);
+    puts_(o, ": ");
+    put_type(o, b->args[i].type);
+  }
+  puts_(o, ") ");
+  print_region(P, &op->regions[0], ind, false, false);
+  return put_tail_functional(P, op, el);
+}
+
+static const pretty_fn pretty_forms[CJ_SYN_COUNT] = {
+    [CJ_SYN_FUNC] = pp_func,
+    [CJ_SYN_EW] = pp_ew,
+    [CJ_SYN_VARIADIC_SAME] = pp_ew,
+    [CJ_SYN_COMPLEX] = pp_complex,
+    [CJ_SYN_SELECT] = pp_select,
+    [CJ_SYN_FUNCTIONAL] = pp_functional,
+    [CJ_SYN_CHLO_BINARY] = pp_functional,
+    [CJ_SYN_CHLO_BROADCAST_SELECT] = pp_functional,
+    [CJ_SYN_CONSTANT] = pp_constant,
+    [CJ_SYN_CHLO_CONSTANT] = pp_constant,
+    [CJ_SYN_IOTA] = pp_iota,
+    [CJ_SYN_DYNAMIC_IOTA] = pp_dynamic_iota,
+    [CJ_SYN_NULLARY] = pp_nullary,
+    [CJ_SYN_WHILE] = pp_while,
+    [CJ_SYN_REDUCE] = pp_reduce,
+    [CJ_SYN_GET_TUPLE_ELEMENT] = pp_get_tuple_element,
+    [CJ_SYN_TUPLE] = pp_tuple,
+    [CJ_SYN_COMPARE] = pp_compare,
+    [CJ_SYN_SLICE] = pp_slice,
+    [CJ_SYN_DYNAMIC_SLICE] = pp_dims_form,
+    [CJ_SYN_BROADCAST] = pp_dims_form,
+    [CJ_SYN_BROADCAST_IN_DIM] = pp_dims_form,
+    [CJ_SYN_DYNAMIC_BROADCAST_IN_DIM] = pp_dims_form,
+    [CJ_SYN_TRANSPOSE] = pp_dims_form,
+    [CJ_SYN_REVERSE] = pp_dims_form,
+    [CJ_SYN_CHOLESKY] = pp_cholesky,
+    [CJ_SYN_CONCATENATE] = pp_concatenate,
+    [CJ_SYN_COMPOSITE] = pp_composite,
+    [CJ_SYN_CONVOLUTION] = pp_convolution,
+    [CJ_SYN_CUSTOM_CALL] = pp_custom_call,
+    [CJ_SYN_DOT] = pp_dot,
+    [CJ_SYN_DOT_GENERAL] = pp_dot,
+    [CJ_SYN_EINSUM] = pp_einsum,
+    [CJ_SYN_UNARY_EINSUM] = pp_einsum,
+    [CJ_SYN_FFT] = pp_fft,
+    [CJ_SYN_GET_DIMENSION_SIZE] = pp_get_dimension_size,
+    [CJ_SYN_SET_DIMENSION_SIZE] = pp_get_dimension_size,
+    [CJ_SYN_PAD] = pp_pad,
+    [CJ_SYN_RETURN] = pp_return,
+    [CJ_SYN_OPTIMIZATION_BARRIER] = pp_optimization_barrier,
+    [CJ_SYN_RNG] = pp_rng,
+    [CJ_SYN_RNG_BIT_GENERATOR] = pp_rng,
+    [CJ_SYN_REDUCE_PRECISION] = pp_reduce_precision,
+    [CJ_SYN_CALL] = pp_call,
+    [CJ_SYN_CHLO_UNARY] = pp_chlo_arrow,
+    [CJ_SYN_CHLO_BINARY_ARROW] = pp_chlo_arrow,
+    [CJ_SYN_CHLO_TOP_K] = pp_chlo_top_k,
+    [CJ_SYN_CHLO_SCAN] = pp_chlo_scan,
+    [CJ_SYN_CHECK_EXPECT_CONST] = pp_check_expect_const,
+    [CJ_SYN_CHECK_EXPECT] = pp_check_expect,
+    [CJ_SYN_CHECK_EXPECT_CLOSE] = pp_check_expect_close,
+    [CJ_SYN_CHECK_EXPECT_SERIALIZED] = pp_check_expect_serialized,
+    [CJ_SYN_INTERP_PRINT] = pp_interp_print,
+    [CJ_SYN_INTERP_PROBE] = pp_interp_probe,
+    [CJ_SYN_SDY_MESH] = pp_sdy_mesh,
+    [CJ_SYN_SDY_SHARDING_CONSTRAINT] = pp_sdy_sharding_constraint,
+    [CJ_SYN_SDY_MANUAL_COMPUTATION] = pp_sdy_manual_computation,
+};
+
+static bool print_pretty(pr *P, const cj_op *op, int ind) {
   const cj_op_info *info = cj_op_info_get(op->kind);
   if (op->kind == CJ_OP_UNKNOWN || op->nsuccessors) return false;
   /* fixed arities from the table must hold for the pretty form */
@@ -1832,895 +2723,8 @@ static bool print_pretty(pr *P, const cj_op *op, int ind) {
   const char *nm = op->name;
   const cj_op *parent = op->block && op->block->region ? op->block->region->op : NULL;
   if (parent && parent->kind == CJ_OP_FUNC && !strncmp(nm, "func.", 5)) nm += 5;
-  switch (info->syntax) {
-    case CJ_SYN_GENERIC:
-    case CJ_SYN_COUNT:
-      return false;
-    case CJ_SYN_FUNC:
-      return print_func(P, op, ind);
-    case CJ_SYN_EW:
-    case CJ_SYN_VARIADIC_SAME:
-      if (op->nresults != 1) return false;
-      puts_(o, nm);
-      if (op->nopnds) putc_(o, ' ');
-      put_operands(P, op, 0, op->nopnds);
-      put_attr_dict(P, op, NULL, false);
-      puts_(o, " : ");
-      put_same_type(P, op);
-      return true;
-    case CJ_SYN_COMPLEX: {
-      if (op->nopnds != 2 || op->nresults != 1) return false;
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 2);
-      put_attr_dict(P, op, NULL, false);
-      puts_(o, " : ");
-      const cj_type *pool[2] = {op->operands[0]->type, op->operands[1]->type};
-      const cj_type *re = real_type_of(op->results[0].type, pool, 2);
-      if (re && pool[0] == re && pool[1] == re)
-        put_type(o, op->results[0].type);
-      else
-        put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_SELECT:
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 3);
-      put_attr_dict(P, op, NULL, false);
-      puts_(o, " : ");
-      if (op->operands[1]->type == op->results[0].type &&
-          op->operands[2]->type == op->results[0].type) {
-        put_type(o, op->operands[0]->type);
-        puts_(o, ", ");
-        put_type(o, op->results[0].type);
-      } else {
-        put_functional(P, op);
-      }
-      return true;
-    case CJ_SYN_FUNCTIONAL:
-    case CJ_SYN_CHLO_BINARY:
-    case CJ_SYN_CHLO_BROADCAST_SELECT:
-      puts_(o, nm);
-      if (op->nopnds) putc_(o, ' ');
-      put_operands(P, op, 0, op->nopnds);
-      put_attr_dict(P, op, NULL, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    case CJ_SYN_CONSTANT:
-    case CJ_SYN_CHLO_CONSTANT: {
-      const cj_attr *v = A(op, "value");
-      if (!v) return false;
-      if (v->kind != CJ_ATTR_DENSE || v->dense.type != op->results[0].type) {
-        if (info->syntax == CJ_SYN_CHLO_CONSTANT) return false;
-        puts_(o, nm);
-        print_generic(P, op, ind, false);
-        return true;
-      }
-      static const char *const el[] = {"value", NULL};
-      puts_(o, nm);
-      put_attr_dict(P, op, el, false);
-      putc_(o, ' ');
-      put_attr(o, v);
-      return true;
-    }
-    case CJ_SYN_IOTA: {
-      int64_t d;
-      if (!int_attr(op, "iota_dimension", &d)) return false;
-      static const char *const el[] = {"iota_dimension", NULL};
-      puts_(o, nm);
-      puts_(o, " dim = ");
-      put_i64(o, d);
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_type(o, op->results[0].type);
-      return true;
-    }
-    case CJ_SYN_DYNAMIC_IOTA: {
-      int64_t d;
-      if (!int_attr(op, "iota_dimension", &d)) return false;
-      static const char *const el[] = {"iota_dimension", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 1);
-      puts_(o, ", dim = ");
-      put_i64(o, d);
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_NULLARY:
-      puts_(o, nm);
-      put_attr_dict(P, op, NULL, false);
-      puts_(o, " : ");
-      for (uint32_t i = 0; i < op->nresults; i++) {
-        if (i) puts_(o, ", ");
-        put_type(o, op->results[i].type);
-      }
-      return true;
-    case CJ_SYN_WHILE: {
-      if (op->nresults != op->nopnds) return false;
-      for (uint32_t k = 0; k < 2; k++) {
-        const cj_region *r = &op->regions[k];
-        if (r->nblocks != 1 || r->first->nargs != op->nopnds) return false;
-        for (uint32_t i = 0; i < op->nopnds; i++)
-          if (r->first->args[i].type != op->operands[i]->type) return false;
-      }
-      for (uint32_t i = 0; i < op->nopnds; i++)
-        if (op->results[i].type != op->operands[i]->type) return false;
-      const cj_block *body = op->regions[1].first;
-      puts_(o, nm);
-      putc_(o, '(');
-      for (uint32_t i = 0; i < op->nopnds; i++) {
-        if (i) puts_(o, ", ");
-        put_value(P, &body->args[i]);
-        puts_(o, " = ");
-        put_value(P, op->operands[i]);
-      }
-      putc_(o, ')');
-      if (op->nopnds) {
-        puts_(o, " : ");
-        for (uint32_t i = 0; i < op->nopnds; i++) {
-          if (i) puts_(o, ", ");
-          put_type(o, op->operands[i]->type);
-        }
-      }
-      put_attr_dict(P, op, NULL, true);
-      putc_(o, '\n');
-      indent(o, ind);
-      puts_(o, "cond ");
-      print_region(P, &op->regions[0], ind, false, false);
-      puts_(o, " do ");
-      print_region(P, &op->regions[1], ind, false, false);
-      return true;
-    }
-    case CJ_SYN_REDUCE: {
-      if (op->nopnds % 2 || !op->nopnds || !list_attr(op, "dimensions")) return false;
-      uint32_t np = op->nopnds / 2;
-      const cj_region *r = &op->regions[0];
-      const cj_op *inner = reduce_compact_inner(op);
-      if (!inner && (r->nblocks != 1 || r->first->nargs != op->nopnds)) return false;
-      puts_(o, nm);
-      for (uint32_t i = 0; i < np; i++) {
-        if (i) puts_(o, ", ");
-        putc_(o, '(');
-        put_value(P, op->operands[i]);
-        puts_(o, " init: ");
-        put_value(P, op->operands[i + np]);
-        putc_(o, ')');
-      }
-      if (inner) {
-        puts_(o, " applies ");
-        puts_(o, inner->name);
-      }
-      puts_(o, " across ");
-      put_kw_list(P, "dimensions", A(op, "dimensions"));
-      static const char *const el[] = {"dimensions", NULL};
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      if (!inner) {
-        putc_(o, '\n');
-        indent(o, ind);
-        puts_(o, " reducer");
-        const cj_block *b = r->first;
-        for (uint32_t i = 0; i < np; i++) {
-          putc_(o, '(');
-          put_value(P, &b->args[i]);
-          puts_(o, ": ");
-          put_type(o, b->args[i].type);
-          puts_(o, ", ");
-          put_value(P, &b->args[i + np]);
-          puts_(o, ": ");
-          put_type(o, b->args[i + np].type);
-          puts_(o, ") ");
-        }
-        putc_(o, ' ');
-        print_region(P, r, ind, false, false);
-      }
-      return true;
-    }
-    case CJ_SYN_GET_TUPLE_ELEMENT: {
-      int64_t i;
-      if (!int_attr(op, "index", &i)) return false;
-      static const char *const el[] = {"index", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 1);
-      putc_(o, '[');
-      put_i64(o, i);
-      putc_(o, ']');
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_TUPLE: {
-      const cj_type *t = op->results[0].type;
-      if (!t || t->kind != CJ_TYPE_TUPLE || (uint32_t)t->rank != op->nopnds) return false;
-      for (uint32_t i = 0; i < op->nopnds; i++)
-        if (t->members[i] != op->operands[i]->type) return false;
-      puts_(o, nm);
-      if (op->nopnds) putc_(o, ' ');
-      put_operands(P, op, 0, op->nopnds);
-      put_attr_dict(P, op, NULL, false);
-      puts_(o, " : ");
-      put_type(o, t);
-      return true;
-    }
-    case CJ_SYN_COMPARE: {
-      bool chlo = op->kind == CJ_OP_CHLO_BROADCAST_COMPARE;
-      cj_enum_kind dk = chlo ? CJ_EK_CHLO_COMPARISON_DIRECTION : CJ_EK_COMPARISON_DIRECTION;
-      cj_enum_kind tk = chlo ? CJ_EK_CHLO_COMPARISON_TYPE : CJ_EK_COMPARISON_TYPE;
-      if (!enum_attr(op, "comparison_direction", dk)) return false;
-      const cj_attr *ct = A(op, "compare_type");
-      if (ct && !enum_attr(op, "compare_type", tk)) return false;
-      static const char *const el[] = {"comparison_direction", "compare_type", NULL};
-      puts_(o, nm);
-      puts_(o, "  ");
-      put_enum_value(o, A(op, "comparison_direction"));
-      puts_(o, ", ");
-      put_operands(P, op, 0, 2);
-      if (ct) {
-        puts_(o, ",  ");
-        put_enum_value(o, ct);
-      }
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_SLICE: {
-      int64_t a[64], b[64], c[64], na, nb, nc;
-      const cj_attr *s0 = A(op, "start_indices"), *s1 = A(op, "limit_indices"),
-                    *s2 = A(op, "strides");
-      if (!s0 || !s1 || !s2 || !cj_attr_get_i64s(s0, a, 64, &na) ||
-          !cj_attr_get_i64s(s1, b, 64, &nb) || !cj_attr_get_i64s(s2, c, 64, &nc) || na != nb ||
-          na != nc || na > 64)
-        return false;
-      static const char *const el[] = {"start_indices", "limit_indices", "strides", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 1);
-      puts_(o, " [");
-      for (int64_t i = 0; i < na; i++) {
-        if (i) puts_(o, ", ");
-        put_i64(o, a[i]);
-        putc_(o, ':');
-        put_i64(o, b[i]);
-        if (c[i] != 1) {
-          putc_(o, ':');
-          put_i64(o, c[i]);
-        }
-      }
-      putc_(o, ']');
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_DYNAMIC_SLICE:
-    case CJ_SYN_BROADCAST:
-    case CJ_SYN_BROADCAST_IN_DIM:
-    case CJ_SYN_DYNAMIC_BROADCAST_IN_DIM:
-    case CJ_SYN_TRANSPOSE:
-    case CJ_SYN_REVERSE: {
-      const char *kw, *attr;
-      uint32_t nlead = 1;
-      switch (info->syntax) {
-        case CJ_SYN_DYNAMIC_SLICE:
-          kw = "sizes";
-          attr = "slice_sizes";
-          nlead = op->nopnds;
-          break;
-        case CJ_SYN_BROADCAST:
-          kw = "sizes";
-          attr = "broadcast_sizes";
-          break;
-        case CJ_SYN_BROADCAST_IN_DIM:
-          kw = "dims";
-          attr = "broadcast_dimensions";
-          break;
-        case CJ_SYN_DYNAMIC_BROADCAST_IN_DIM:
-          kw = "dims";
-          attr = "broadcast_dimensions";
-          nlead = 2;
-          break;
-        case CJ_SYN_TRANSPOSE:
-          kw = "dims";
-          attr = "permutation";
-          break;
-        default:
-          kw = "dims";
-          attr = "dimensions";
-          break;
-      }
-      if (!list_attr(op, attr) || op->nopnds < nlead || op->nopnds < 1) return false;
-      const char *const el[] = {attr, NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, nlead);
-      puts_(o, ", ");
-      put_kw_list(P, kw, A(op, attr));
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      if (info->syntax == CJ_SYN_REVERSE)
-        put_same_type(P, op);
-      else
-        put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_CHOLESKY: {
-      const cj_attr *lo = A(op, "lower");
-      bool lower = false;
-      if (lo && !cj_attr_get_bool(lo, &lower)) return false;
-      if (lo && lo->kind != CJ_ATTR_BOOL) return false;
-      static const char *const el[] = {"lower", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 1);
-      if (lower) puts_(o, ", lower = true");
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_same_type(P, op);
-      return true;
-    }
-    case CJ_SYN_CONCATENATE: {
-      int64_t d;
-      if (!int_attr(op, "dimension", &d)) return false;
-      static const char *const el[] = {"dimension", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      for (uint32_t i = 0; i < op->nopnds; i++) {
-        put_value(P, op->operands[i]);
-        puts_(o, ", ");
-      }
-      puts_(o, "dim = ");
-      put_i64(o, d);
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_COMPOSITE: {
-      const cj_attr *n = A(op, "name");
-      if (!n || n->kind != CJ_ATTR_STRING) return false;
-      static const char *const el[] = {"name", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_escaped(o, n->str.s, n->str.len);
-      if (op->nopnds) putc_(o, ' ');
-      put_operands(P, op, 0, op->nopnds);
-      if (op->nregions) {
-        puts_(o, " (");
-        for (uint32_t i = 0; i < op->nregions; i++) {
-          if (i) puts_(o, ", ");
-          print_region(P, &op->regions[i], ind, true, true);
-        }
-        putc_(o, ')');
-      }
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_CONVOLUTION: {
-      const cj_attr *dn = A(op, "dimension_numbers");
-      if (!dn || dn->kind != CJ_ATTR_STRUCT || dn->st.sk != CJ_SK_CONV) return false;
-      const cj_attr *pad = A(op, "padding"), *rev = A(op, "window_reversal");
-      if (pad && (pad->kind != CJ_ATTR_DENSE || !cj_dtype_is_int(pad->dense.type->dtype) ||
-                  pad->dense.type->rank != 2 || pad->dense.type->dims[1] != 2))
-        return false;
-      if (rev && rev->kind != CJ_ATTR_DENSE_ARRAY) return false;
-      static const char *const wn[] = {"window_strides", "lhs_dilation", "rhs_dilation"};
-      for (int i = 0; i < 3; i++)
-        if (A(op, wn[i]) && !list_attr(op, wn[i])) return false;
-      size_t mark = o->len;
-      puts_(o, nm);
-      putc_(o, '(');
-      put_operands(P, op, 0, op->nopnds);
-      puts_(o, ") dim_numbers = ");
-      if (!put_conv_dims(o, dn)) {
-        o->len = mark;
-        return false;
-      }
-      puts_(o, ", window = {");
-      bool first = true;
-      if (A(op, "window_strides")) {
-        put_kw_list(P, "stride", A(op, "window_strides"));
-        first = false;
-      }
-      if (pad) {
-        if (!first) puts_(o, ", ");
-        first = false;
-        puts_(o, "pad = [");
-        int64_t rows = pad->dense.type->dims[0];
-        for (int64_t i = 0; i < rows; i++) {
-          if (i) puts_(o, ", ");
-          putc_(o, '[');
-          put_i64(o, cj_dense_get_i64(pad, 2 * i));
-          puts_(o, ", ");
-          put_i64(o, cj_dense_get_i64(pad, 2 * i + 1));
-          putc_(o, ']');
-        }
-        putc_(o, ']');
-      }
-      if (A(op, "lhs_dilation")) {
-        if (!first) puts_(o, ", ");
-        first = false;
-        put_kw_list(P, "lhs_dilate", A(op, "lhs_dilation"));
-      }
-      if (A(op, "rhs_dilation")) {
-        if (!first) puts_(o, ", ");
-        first = false;
-        put_kw_list(P, "rhs_dilate", A(op, "rhs_dilation"));
-      }
-      if (rev) {
-        if (!first) puts_(o, ", ");
-        puts_(o, "reverse = [");
-        for (int64_t i = 0; i < rev->darr.n; i++) {
-          if (i) puts_(o, ", ");
-          int64_t v = cj_elem_get_i64(rev->darr.dtype, rev->darr.data, (size_t)i);
-          puts_(o, v ? "true" : "false");
-        }
-        putc_(o, ']');
-      }
-      putc_(o, '}');
-      static const char *const el[] = {
-          "dimension_numbers", "window_strides",  "padding", "lhs_dilation",
-          "rhs_dilation",      "window_reversal", NULL};
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_CUSTOM_CALL: {
-      const cj_attr *t = A(op, "call_target_name");
-      if (!t || t->kind != CJ_ATTR_STRING || strlen(t->str.s) != t->str.len) return false;
-      static const char *const el[] = {"call_target_name", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_symbol(o, t->str.s);
-      putc_(o, '(');
-      put_operands(P, op, 0, op->nopnds);
-      putc_(o, ')');
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_DOT:
-    case CJ_SYN_DOT_GENERAL: {
-      const cj_attr *pc = A(op, "precision_config"), *alg = A(op, "algorithm");
-      const cj_attr *dd = A(op, "dot_dimension_numbers");
-      bool general = info->syntax == CJ_SYN_DOT_GENERAL;
-      if (pc && pc->kind != CJ_ATTR_ARRAY) return false;
-      for (int i = 0; pc && i < pc->arr.n; i++)
-        if (!pc->arr.items[i] || pc->arr.items[i]->kind != CJ_ATTR_ENUM ||
-            pc->arr.items[i]->en.ek != CJ_EK_PRECISION)
-          return false;
-      if (general && (!dd || dd->kind != CJ_ATTR_STRUCT || dd->st.sk != CJ_SK_DOT)) return false;
-      if (alg && (!general || alg->kind != CJ_ATTR_STRUCT || alg->st.sk != CJ_SK_DOT_ALGORITHM))
-        return false;
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 2);
-      if (general) {
-        const cj_attr *const *F = dd->st.fields;
-        puts_(o, ", ");
-        if (!list_empty(F[CJ_SF_DOT_lhs_batching_dimensions]) ||
-            !list_empty(F[CJ_SF_DOT_rhs_batching_dimensions])) {
-          puts_(o, "batching_dims = ");
-          put_i64_list(o, F[CJ_SF_DOT_lhs_batching_dimensions]);
-          puts_(o, " x ");
-          put_i64_list(o, F[CJ_SF_DOT_rhs_batching_dimensions]);
-          puts_(o, ", ");
-        }
-        puts_(o, "contracting_dims = ");
-        put_i64_list(o, F[CJ_SF_DOT_lhs_contracting_dimensions]);
-        puts_(o, " x ");
-        put_i64_list(o, F[CJ_SF_DOT_rhs_contracting_dimensions]);
-      }
-      if (pc) {
-        puts_(o, ", precision = [");
-        for (int i = 0; i < pc->arr.n; i++) {
-          if (i) puts_(o, ", ");
-          put_enum_value(o, pc->arr.items[i]);
-        }
-        putc_(o, ']');
-      }
-      if (alg) {
-        puts_(o, ", algorithm = <");
-        put_struct_fields(o, alg, false);
-        putc_(o, '>');
-      }
-      static const char *const el[] = {"dot_dimension_numbers", "precision_config", "algorithm",
-                                       NULL};
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_EINSUM:
-    case CJ_SYN_UNARY_EINSUM: {
-      const cj_attr *c = A(op, "einsum_config");
-      if (!c || c->kind != CJ_ATTR_STRING) return false;
-      static const char *const el[] = {"einsum_config", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, op->nopnds);
-      puts_(o, ", config = ");
-      put_escaped(o, c->str.s, c->str.len);
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_FFT: {
-      if (!enum_attr(op, "fft_type", CJ_EK_FFT_TYPE) || !list_attr(op, "fft_length")) return false;
-      static const char *const el[] = {"fft_type", "fft_length", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 1);
-      puts_(o, ", type =  ");
-      put_enum_value(o, A(op, "fft_type"));
-      puts_(o, ", ");
-      put_kw_list(P, "length", A(op, "fft_length"));
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_GET_DIMENSION_SIZE:
-    case CJ_SYN_SET_DIMENSION_SIZE: {
-      int64_t d;
-      if (!int_attr(op, "dimension", &d)) return false;
-      static const char *const el[] = {"dimension", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, op->nopnds);
-      puts_(o, ", dim = ");
-      put_i64(o, d);
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_PAD: {
-      if (!list_attr(op, "edge_padding_low") || !list_attr(op, "edge_padding_high") ||
-          !list_attr(op, "interior_padding"))
-        return false;
-      static const char *const el[] = {"edge_padding_low", "edge_padding_high", "interior_padding",
-                                       NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 2);
-      puts_(o, ", ");
-      put_kw_list(P, "low", A(op, "edge_padding_low"));
-      puts_(o, ", ");
-      put_kw_list(P, "high", A(op, "edge_padding_high"));
-      puts_(o, ", ");
-      put_kw_list(P, "interior", A(op, "interior_padding"));
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_RETURN:
-      puts_(o, nm);
-      if (op->nopnds) putc_(o, ' ');
-      put_operands(P, op, 0, op->nopnds);
-      put_attr_dict(P, op, NULL, false);
-      if (op->nopnds) {
-        puts_(o, " : ");
-        for (uint32_t i = 0; i < op->nopnds; i++) {
-          if (i) puts_(o, ", ");
-          put_type(o, op->operands[i]->type);
-        }
-      }
-      return true;
-    case CJ_SYN_OPTIMIZATION_BARRIER:
-      if (op->nresults != op->nopnds) return false;
-      for (uint32_t i = 0; i < op->nopnds; i++)
-        if (op->results[i].type != op->operands[i]->type) return false;
-      puts_(o, nm);
-      put_attr_dict(P, op, NULL, false);
-      if (!op->nopnds) {
-        puts_(o, " ()");
-        return true;
-      }
-      putc_(o, ' ');
-      put_operands(P, op, 0, op->nopnds);
-      puts_(o, " : ");
-      for (uint32_t i = 0; i < op->nopnds; i++) {
-        if (i) puts_(o, ", ");
-        put_type(o, op->operands[i]->type);
-      }
-      return true;
-    case CJ_SYN_RNG:
-    case CJ_SYN_RNG_BIT_GENERATOR: {
-      bool rng = info->syntax == CJ_SYN_RNG;
-      const char *an = rng ? "rng_distribution" : "rng_algorithm";
-      if (!enum_attr(op, an, rng ? CJ_EK_RNG_DISTRIBUTION : CJ_EK_RNG_ALGORITHM)) return false;
-      const char *const el[] = {an, NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, op->nopnds);
-      puts_(o, rng ? ", distribution =  " : ", algorithm =  ");
-      put_enum_value(o, A(op, an));
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_REDUCE_PRECISION: {
-      int64_t e, m;
-      if (!int_attr(op, "exponent_bits", &e) || !int_attr(op, "mantissa_bits", &m) || e < 0 ||
-          m < 0)
-        return false;
-      static const char *const el[] = {"exponent_bits", "mantissa_bits", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 1);
-      putf(o, ", format = e%lldm%lld", (long long)e, (long long)m);
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_same_type(P, op);
-      return true;
-    }
-    case CJ_SYN_CALL: {
-      const cj_attr *c = A(op, "callee");
-      if (!c || c->kind != CJ_ATTR_SYMREF) return false;
-      static const char *const el[] = {"callee", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_attr(o, c);
-      putc_(o, '(');
-      put_operands(P, op, 0, op->nopnds);
-      putc_(o, ')');
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_CHLO_UNARY:
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 1);
-      put_attr_dict(P, op, NULL, false);
-      puts_(o, " : ");
-      put_type(o, op->operands[0]->type);
-      puts_(o, " -> ");
-      put_type(o, op->results[0].type);
-      return true;
-    case CJ_SYN_CHLO_BINARY_ARROW:
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 2);
-      put_attr_dict(P, op, NULL, false);
-      puts_(o, " : ");
-      put_type(o, op->operands[0]->type);
-      puts_(o, ", ");
-      put_type(o, op->operands[1]->type);
-      puts_(o, " -> ");
-      put_type(o, op->results[0].type);
-      return true;
-    case CJ_SYN_CHLO_TOP_K: {
-      int64_t k;
-      if (!int_attr(op, "k", &k)) return false;
-      const cj_attr *st = A(op, "is_stable");
-      if (st && st->kind != CJ_ATTR_BOOL) return false;
-      static const char *const el[] = {"k", "is_stable", NULL};
-      puts_(o, nm);
-      putc_(o, '(');
-      put_operands(P, op, 0, 1);
-      puts_(o, ", k = ");
-      put_i64(o, k);
-      if (st && !attr_is_default(op, "is_stable", st))
-        puts_(o, st->b ? ", is_stable = true" : ", is_stable = false");
-      putc_(o, ')');
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_type(o, op->operands[0]->type);
-      puts_(o, " -> (");
-      put_type(o, op->results[0].type);
-      puts_(o, ", ");
-      put_type(o, op->results[1].type);
-      putc_(o, ')');
-      return true;
-    }
-    case CJ_SYN_CHLO_SCAN: {
-      int64_t d;
-      if (!int_attr(op, "dimension", &d) || op->nregions != 1) return false;
-      uint32_t nin = scan_ninputs(op);
-      if (nin > op->nopnds) return false;
-      static const char *const el[] = {"dimension", "operandSegmentSizes", "resultSegmentSizes",
-                                       NULL};
-      puts_(o, nm);
-      putc_(o, '(');
-      put_operands(P, op, 0, nin);
-      puts_(o, ") inits (");
-      put_operands(P, op, nin, op->nopnds);
-      puts_(o, ") dimension=");
-      put_i64(o, d);
-      putc_(o, ' ');
-      put_attr_dict(P, op, el, true);
-      putc_(o, ' ');
-      print_region(P, &op->regions[0], ind, true, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-    case CJ_SYN_CHECK_EXPECT_CONST: {
-      const cj_attr *v = A(op, "value"), *tol = A(op, "tolerance");
-      if (!v || v->kind != CJ_ATTR_DENSE || v->dense.type != op->operands[0]->type) return false;
-      if (tol && tol->kind != CJ_ATTR_FLOAT) return false;
-      static const char *const el[] = {"value", "tolerance", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 1);
-      puts_(o, ", ");
-      put_attr(o, v);
-      if (tol && !attr_is_default(op, "tolerance", tol)) {
-        puts_(o, ", tolerance = ");
-        put_double(o, tol->f.v);
-      }
-      put_attr_dict(P, op, el, false);
-      return true;
-    }
-    case CJ_SYN_CHECK_EXPECT: {
-      const cj_attr *tol = A(op, "tolerance");
-      if (tol && tol->kind != CJ_ATTR_FLOAT) return false;
-      if (op->operands[0]->type != op->operands[1]->type) return false;
-      static const char *const el[] = {"tolerance", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 2);
-      if (tol && !attr_is_default(op, "tolerance", tol)) {
-        puts_(o, ", tolerance = ");
-        put_double(o, tol->f.v);
-      }
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_type(o, op->operands[0]->type);
-      return true;
-    }
-    case CJ_SYN_CHECK_EXPECT_CLOSE: {
-      int64_t mx, mn = 0;
-      if (!int_attr(op, "max_ulp_difference", &mx)) return false;
-      const cj_attr *mna = A(op, "min_ulp_difference");
-      if (mna && !int_attr(op, "min_ulp_difference", &mn)) return false;
-      static const char *const el[] = {"max_ulp_difference", "min_ulp_difference", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 2);
-      puts_(o, ", max_ulp_difference = ");
-      put_u64(o, (uint64_t)mx); /* a ui64 attribute upstream, kept as its bits */
-      if (mna && mn != 0) {
-        puts_(o, ", min_ulp_difference = ");
-        put_u64(o, (uint64_t)mn);
-      }
-      puts_(o, " :");
-      put_attr_dict(P, op, el, false);
-      putc_(o, ' ');
-      put_type(o, op->operands[0]->type);
-      puts_(o, ", ");
-      put_type(o, op->operands[1]->type);
-      return true;
-    }
-    case CJ_SYN_CHECK_EXPECT_SERIALIZED: {
-      const cj_attr *id = A(op, "probe_id");
-      int64_t it = 0;
-      if (!id || id->kind != CJ_ATTR_STRING || op->nopnds != 1) return false;
-      const cj_attr *ita = A(op, "iteration");
-      if (ita && !int_attr(op, "iteration", &it)) return false;
-      static const char *const el[] = {"probe_id", "iteration", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 1);
-      puts_(o, ", probe_id = ");
-      put_escaped(o, id->str.s, id->str.len);
-      if (ita && it != 0) {
-        puts_(o, ", iter = ");
-        put_i64(o, it);
-      }
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_type(o, op->operands[0]->type);
-      return true;
-    }
-    case CJ_SYN_INTERP_PRINT:
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 1);
-      put_attr_dict(P, op, NULL, false);
-      puts_(o, " : ");
-      put_type(o, op->operands[0]->type);
-      return true;
-    case CJ_SYN_INTERP_PROBE: {
-      const cj_attr *id = A(op, "probe_id");
-      if (!id || id->kind != CJ_ATTR_STRING || op->results[0].type != op->operands[0]->type)
-        return false;
-      static const char *const el[] = {"probe_id", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 1);
-      puts_(o, ", probe_id = ");
-      put_escaped(o, id->str.s, id->str.len);
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_type(o, op->results[0].type);
-      return true;
-    }
-    case CJ_SYN_SDY_MESH: {
-      const cj_attr *n = A(op, "sym_name");
-      const char *ms;
-      size_t mn;
-      if (!n || n->kind != CJ_ATTR_STRING || !sdy_strip(A(op, "mesh"), "#sdy.mesh", &ms, &mn))
-        return false;
-      static const char *const el[] = {"sym_name", "mesh", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_symbol(o, n->str.s);
-      puts_(o, " = ");
-      put(o, ms, mn);
-      put_attr_dict(P, op, el, false);
-      return true;
-    }
-    case CJ_SYN_SDY_SHARDING_CONSTRAINT: {
-      const char *ss;
-      size_t sn;
-      if (!sdy_strip(A(op, "sharding"), "#sdy.sharding", &ss, &sn) ||
-          op->results[0].type != op->operands[0]->type)
-        return false;
-      static const char *const el[] = {"sharding", NULL};
-      puts_(o, nm);
-      putc_(o, ' ');
-      put_operands(P, op, 0, 1);
-      putc_(o, ' ');
-      put(o, ss, sn);
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_type(o, op->results[0].type);
-      return true;
-    }
-    case CJ_SYN_SDY_MANUAL_COMPUTATION: {
-      const char *is, *os_, *as;
-      size_t in, on, an;
-      if (!sdy_strip(A(op, "in_shardings"), "#sdy.sharding_per_value<", &is, &in) ||
-          !sdy_strip(A(op, "out_shardings"), "#sdy.sharding_per_value<", &os_, &on) ||
-          !sdy_strip(A(op, "manual_axes"), "#sdy<manual_axes", &as, &an) || in < 1 || on < 1 ||
-          an < 1 || op->nregions != 1 || op->regions[0].nblocks != 1)
-        return false;
-      static const char *const el[] = {"in_shardings", "out_shardings", "manual_axes", NULL};
-      const cj_block *b = op->regions[0].first;
-      puts_(o, nm);
-      putc_(o, '(');
-      put_operands(P, op, 0, op->nopnds);
-      puts_(o, ") in_shardings=");
-      put(o, is, in - 1);
-      puts_(o, " out_shardings=");
-      put(o, os_, on - 1);
-      puts_(o, " manual_axes=");
-      put(o, as, an - 1);
-      puts_(o, " (");
-      for (uint32_t i = 0; i < b->nargs; i++) {
-        if (i) puts_(o, ", ");
-        put_value(P, &b->args[i]);
-        puts_(o, ": ");
-        put_type(o, b->args[i].type);
-      }
-      puts_(o, ") ");
-      print_region(P, &op->regions[0], ind, false, false);
-      put_attr_dict(P, op, el, false);
-      puts_(o, " : ");
-      put_functional(P, op);
-      return true;
-    }
-  }
-  return false;
+  pretty_fn f = info->syntax < CJ_SYN_COUNT ? pretty_forms[info->syntax] : NULL;
+  return f && f(P, op, nm, ind);
 }
 
 static void print_op(pr *P, const cj_op *op, int ind) {

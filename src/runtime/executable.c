@@ -15,71 +15,26 @@
 #include "runtime/compile.h"
 #include "frontend/compile_options.h"
 #include "frontend/frontend.h"
+#include "frontend/proto_wire.h"
 #include "ir/ir.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small helpers                                                                               */
 
 
-/* A growable byte buffer for the writers below. */
-typedef struct wbuf {
-  unsigned char *p;
-  size_t n, cap;
-  bool oom;
-} wbuf;
-
-static void w_bytes(wbuf *w, const void *d, size_t n) {
-  if (w->oom || !n) return;
-  if (w->n + n > w->cap) {
-    size_t cap = w->cap ? w->cap * 2 : 64;
-    while (cap < w->n + n) cap *= 2;
-    unsigned char *np = realloc(w->p, cap);
-    if (!np) {
-      w->oom = true;
-      return;
-    }
-    w->p = np;
-    w->cap = cap;
-  }
-  memcpy(w->p + w->n, d, n);
-  w->n += n;
-}
+/* The writers below append to a protobuf writer's buffer (frontend/proto_wire.h). */
+typedef cj_pb_buf wbuf;
 
 static void w_u32(wbuf *w, uint32_t v) {
   unsigned char b[4];
   for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
-  w_bytes(w, b, 4);
+  cj_pb_put_bytes(w, b, 4);
 }
 
 static void w_u64(wbuf *w, uint64_t v) {
   unsigned char b[8];
   for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
-  w_bytes(w, b, 8);
-}
-
-static void w_varint(wbuf *w, uint64_t v) {
-  unsigned char b[10];
-  size_t n = 0;
-  do {
-    b[n] = (unsigned char)(v & 0x7f);
-    v >>= 7;
-    if (v) b[n] |= 0x80;
-    n++;
-  } while (v);
-  w_bytes(w, b, n);
-}
-
-/* Protobuf: a field's key. */
-static void w_key(wbuf *w, uint32_t field, int wire_type) {
-  w_varint(w, ((uint64_t)field << 3) | (uint64_t)wire_type);
-}
-
-/* Protobuf: a length-delimited field holding `sub`. */
-static void w_sub(wbuf *w, uint32_t field, const wbuf *sub) {
-  if (sub->oom) w->oom = true;
-  w_key(w, field, 2);
-  w_varint(w, sub->n);
-  w_bytes(w, sub->p, sub->n);
+  cj_pb_put_bytes(w, b, 8);
 }
 
 static uint32_t rd_u32(const unsigned char *p) {
@@ -468,15 +423,15 @@ cj_status cj_executable_serialize(const cj_executable *e, void **out, size_t *le
   const cj_compiled *c = e->compiled;
   const char *bname = e->backend->vt->name;
   wbuf w = {0};
-  w_bytes(&w, kExecMagic, 8);
+  cj_pb_put_bytes(&w, kExecMagic, 8);
   w_u32(&w, kExecVersion);
   w_u32(&w, (e->run_inline ? kFlagInline : 0) | (e->has_collectives ? 0 : kFlagNoCollectives));
   w_u32(&w, (uint32_t)strlen(bname));
-  w_bytes(&w, bname, strlen(bname));
+  cj_pb_put_bytes(&w, bname, strlen(bname));
   w_u64(&w, e->options_len);
-  w_bytes(&w, e->options, e->options_len);
+  cj_pb_put_bytes(&w, e->options, e->options_len);
   w_u64(&w, c->text_len);
-  w_bytes(&w, c->text, c->text_len);
+  cj_pb_put_bytes(&w, c->text, c->text_len);
   if (!w.oom) w_u64(&w, cj_fnv64(w.p, w.n, CJ_FNV64_SEED));
   if (w.oom) {
     free(w.p);
@@ -641,15 +596,15 @@ void cj_loaded_destroy(cj_loaded *l) {
 static cj_status write_assignment_proto(int64_t nr, int64_t np, const int64_t *ids, void **out,
                                         size_t *len) {
   wbuf w = {0};
-  w_key(&w, 1, 0);
-  w_varint(&w, (uint64_t)nr);
-  w_key(&w, 2, 0);
-  w_varint(&w, (uint64_t)np);
+  cj_pb_put_key(&w, 1, 0);
+  cj_pb_put_varint(&w, (uint64_t)nr);
+  cj_pb_put_key(&w, 2, 0);
+  cj_pb_put_varint(&w, (uint64_t)np);
   for (int64_t p = 0; p < np; p++) {
     wbuf packed = {0}, comp = {0};
-    for (int64_t r = 0; r < nr; r++) w_varint(&packed, (uint64_t)ids[r * np + p]);
-    w_sub(&comp, 1, &packed);
-    w_sub(&w, 3, &comp);
+    for (int64_t r = 0; r < nr; r++) cj_pb_put_varint(&packed, (uint64_t)ids[r * np + p]);
+    cj_pb_put_sub(&comp, 1, &packed);
+    cj_pb_put_sub(&w, 3, &comp);
     free(packed.p);
     free(comp.p);
   }
@@ -1295,29 +1250,13 @@ cj_status cj_loaded_check_call(cj_loaded *l, cj_device *execute_device, size_t n
   return NULL;
 }
 
-cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *const *args,
-                            size_t ndevices, size_t nargs, const cj_execute_options *opts,
-                            cj_buffer **out, cj_event **out_done) {
-  CJ_RETURN_IF_ERROR(cj_loaded_check_call(l, execute_device, ndevices, nargs));
+/* The run of one execution and its per-device arrays, in one allocation (freed with run). */
+static cj_status exec_run_new(cj_loaded *l, cj_device *single, int ndev, size_t nargs, int share,
+                              cj_threadpool *pool, const cj_execute_options *opts,
+                              exec_run **out_run, int32_t **out_candidate) {
   cj_executable *e = l->exec;
-  const cj_program_info *info = e->info;
   cj_client *c = l->client;
-  cj_device *single = execute_device;
-  int ndev = (int)ndevices;
-  /* execute_device on a multi-device executable: that device's share (its place in the
-   * assignment), grouped with its peers' calls when the program has collectives */
-  int share = single && l->ndevices > 1 ? loaded_device_index(l, single) : -1;
-  bool grouped = share >= 0 && e->has_collectives;
-  if (nargs && !args) return cj_invalid("argument_lists is NULL");
-  for (int d = 0; d < ndev; d++) {
-    cj_device *dev = single ? single : l->devices[d];
-    for (size_t i = 0; i < nargs; i++)
-      CJ_RETURN_IF_ERROR(check_argument(l, info, args[(size_t)d * nargs + i], i, d, ndev, dev));
-  }
-  cj_threadpool *pool;
-  CJ_RETURN_IF_ERROR(cj_client_pool(c, &pool));
-
-  /* ---- the run, in one allocation ---- */
+  const cj_program_info *info = e->info;
   int na = (int)nargs, nr = info->num_results;
   size_t nk = (size_t)ndev * nargs;
   carve cv = {NULL, 0};
@@ -1349,7 +1288,7 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
   run->devs = carve_take(&cv, sizeof(dev_run) * (size_t)ndev);
   run->ready = carve_take(&cv, sizeof(cj_event *) * nk);
   run->waits = carve_take(&cv, sizeof(arg_wait) * nk);
-  int32_t *candidate = carve_take(&cv, sizeof(int32_t) * (size_t)nr);
+  *out_candidate = carve_take(&cv, sizeof(int32_t) * (size_t)nr);
   for (int d = 0; d < ndev; d++) {
     dev_run *dv = &run->devs[d];
     dv->run = run;
@@ -1388,9 +1327,51 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
     free(run);
     return cj_oom();
   }
+  *out_run = run;
+  return NULL;
+}
 
-  /* Results that may take their donor argument's storage: the program allows it, the caller
-   * does not forbid it, the shapes agree, and no other result already claimed that argument. */
+/* Undoes steps A-C of cj_loaded_execute after a failure: gives donated storages back, drops
+ * pins, storages, buffers and events, and frees the run. */
+static void exec_run_undo(cj_loaded *l, exec_run *run, cj_buffer *const *args, size_t nargs,
+                          exec_group *spare) {
+  cj_executable *e = l->exec;
+  cj_client *c = l->client;
+  int ndev = run->ndev, na = run->nargs, nr = run->nres;
+  /* Undo: give donated storages back, drop pins, storages, buffers and events. */
+  for (int d = 0; d < ndev; d++) {
+    dev_run *dv = &run->devs[d];
+    cj_buffer *const *list = args + (size_t)d * nargs;
+    for (int i = 0; i < na; i++) {
+      if (dv->pin_writer[i]) {
+        cj_storage *s = dv->pins[i];
+        cj_storage_writer_unref(s);
+        cj_buffer_undo_donate(list[i], s);
+      } else if (dv->consumed[i]) {
+        cj_buffer_undo_donate(list[i], dv->pins[i]);
+      } else {
+        cj_storage_unpin(dv->pins[i]);
+      }
+      cj_event_release(run->ready[(size_t)d * nargs + (size_t)i]);
+    }
+    for (int j = 0; j < nr; j++) {
+      cj_storage_unpin(dv->out_pins[j]);
+      cj_buffer_release(dv->outs[j]);
+    }
+    cj_event_release(dv->done);
+  }
+  cj_client_inflight_release(c);
+  group_free(e->backend, spare);
+  pthread_mutex_destroy(&run->mu);
+  free(run);
+}
+
+/* Results that may take their donor argument's storage: the program allows it, the caller
+ * does not forbid it, the shapes agree, and no other result already claimed that argument.
+ * candidate[j] becomes result j's donor argument, or -1. */
+static cj_status choose_donors(const cj_program_info *info, const cj_execute_options *opts,
+                               size_t nargs, int32_t *candidate) {
+  int na = (int)nargs, nr = info->num_results;
   cj_status st = NULL;
   bool *claimed = calloc(nargs ? nargs : 1, sizeof(bool));
   if (!claimed) st = cj_oom();
@@ -1409,6 +1390,38 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
     candidate[j] = i;
   }
   free(claimed);
+  return st;
+}
+
+cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *const *args,
+                            size_t ndevices, size_t nargs, const cj_execute_options *opts,
+                            cj_buffer **out, cj_event **out_done) {
+  CJ_RETURN_IF_ERROR(cj_loaded_check_call(l, execute_device, ndevices, nargs));
+  cj_executable *e = l->exec;
+  const cj_program_info *info = e->info;
+  cj_client *c = l->client;
+  cj_device *single = execute_device;
+  int ndev = (int)ndevices;
+  /* execute_device on a multi-device executable: that device's share (its place in the
+   * assignment), grouped with its peers' calls when the program has collectives */
+  int share = single && l->ndevices > 1 ? loaded_device_index(l, single) : -1;
+  bool grouped = share >= 0 && e->has_collectives;
+  if (nargs && !args) return cj_invalid("argument_lists is NULL");
+  for (int d = 0; d < ndev; d++) {
+    cj_device *dev = single ? single : l->devices[d];
+    for (size_t i = 0; i < nargs; i++)
+      CJ_RETURN_IF_ERROR(check_argument(l, info, args[(size_t)d * nargs + i], i, d, ndev, dev));
+  }
+  cj_threadpool *pool;
+  CJ_RETURN_IF_ERROR(cj_client_pool(c, &pool));
+
+  int na = (int)nargs, nr = info->num_results;
+  size_t nk = (size_t)ndev * nargs;
+  exec_run *run = NULL;
+  int32_t *candidate = NULL;
+  CJ_RETURN_IF_ERROR(exec_run_new(l, single, ndev, nargs, share, pool, opts, &run, &candidate));
+
+  cj_status st = choose_donors(info, opts, nargs, candidate);
   /* a group to start when this call opens a new one (joined below, once nothing can fail) */
   exec_group *spare = NULL;
   if (!st && grouped) st = group_new(l, opts ? opts->launch_id : 0, &spare);
@@ -1501,32 +1514,7 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
     }
   }
   if (st) {
-    /* Undo: give donated storages back, drop pins, storages, buffers and events. */
-    for (int d = 0; d < ndev; d++) {
-      dev_run *dv = &run->devs[d];
-      cj_buffer *const *list = args + (size_t)d * nargs;
-      for (int i = 0; i < na; i++) {
-        if (dv->pin_writer[i]) {
-          cj_storage *s = dv->pins[i];
-          cj_storage_writer_unref(s);
-          cj_buffer_undo_donate(list[i], s);
-        } else if (dv->consumed[i]) {
-          cj_buffer_undo_donate(list[i], dv->pins[i]);
-        } else {
-          cj_storage_unpin(dv->pins[i]);
-        }
-        cj_event_release(run->ready[(size_t)d * nargs + (size_t)i]);
-      }
-      for (int j = 0; j < nr; j++) {
-        cj_storage_unpin(dv->out_pins[j]);
-        cj_buffer_release(dv->outs[j]);
-      }
-      cj_event_release(dv->done);
-    }
-    cj_client_inflight_release(c);
-    group_free(e->backend, spare);
-    pthread_mutex_destroy(&run->mu);
-    free(run);
+    exec_run_undo(l, run, args, nargs, spare);
     return st;
   }
   /* D: nothing fails from here on. Results take their storages: a fresh one (the buffer keeps
