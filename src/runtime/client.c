@@ -1,5 +1,6 @@
 /* cjrt: clients, devices and memories (see client.h). */
 #include "runtime/client.h"
+#include "runtime/topology.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,6 +310,7 @@ void cj_memory_set_user_data(cj_memory *m, const void *key, void *data, void (*d
 }
 
 const char *cj_client_device_kind(const cj_client *c) {
+  if (!c) return CJ_TOPOLOGY_DEVICE_KIND; /* a described topology's device (runtime/topology.h) */
   const char *k = c->backend->vt->device_kind;
   return k ? k : c->backend->vt->name;
 }

@@ -119,7 +119,7 @@ struct cj_client {
 
 /* The platform name every cjrt client reports (and the name frameworks register us under). */
 #define CJ_PLATFORM_NAME "cjrt"
-/* The device kind string (the backend's device_kind). */
+/* The device kind string (the backend's device_kind; for NULL, a described topology's). */
 const char *cj_client_device_kind(const cj_client *c);
 
 /* Creates a client on `backend` (required: the layer above picks it, e.g. cj_backend_cpu()). */

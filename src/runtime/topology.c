@@ -73,7 +73,7 @@ static cj_status described(int process_count, int n, const int32_t *ids, const i
     d->local_hardware_id = -1;
     snprintf(d->to_string, sizeof d->to_string, "CjrtDevice(id=%d)", ids[i]);
     snprintf(d->debug_string, sizeof d->debug_string, "cjrt:%d (%s, process %d)", ids[i],
-             CJ_DEVICE_KIND, procs[i]);
+             CJ_TOPOLOGY_DEVICE_KIND, procs[i]);
     t->descs[i] = &d->desc;
   }
   snprintf(t->platform_version, sizeof t->platform_version,

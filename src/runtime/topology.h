@@ -67,6 +67,10 @@ struct cj_topology {
   size_t nprocs;
 };
 
+/* The kind of a described topology's devices: the topologies cj_topology_create describes are
+ * the CPU backend's (their names are "", "cjrt" and "cpu"). */
+#define CJ_TOPOLOGY_DEVICE_KIND "cpu"
+
 /* The topology names cj_topology_create accepts: "" (the default), "cjrt" and "cpu". */
 #define CJ_TOPOLOGY_NAMES "\"\", \"cjrt\", \"cpu\""
 
