@@ -171,10 +171,10 @@ static cj_status resolve_assignment(cj_client *c, int64_t nr, int64_t np, const 
     return cj_invalid("%lld replicas x %lld partitions is not a valid device assignment",
                       (long long)nr, (long long)np);
   int64_t n = nr * np;
-  if (n > c->ndevices)
+  if (n > c->nall_devices)
     return cj_invalid("the program needs %lld replicas x %lld partitions = %lld devices, but the "
                       "client has only %d",
-                      (long long)nr, (long long)np, (long long)n, c->ndevices);
+                      (long long)nr, (long long)np, (long long)n, c->nall_devices);
   if (!ids) {
     int *def = malloc(sizeof(int) * (size_t)n);
     if (!def) return cj_oom();
@@ -186,7 +186,7 @@ static cj_status resolve_assignment(cj_client *c, int64_t nr, int64_t np, const 
     free(def);
     return st;
   }
-  bool *seen = calloc((size_t)c->ndevices, sizeof(bool));
+  bool *seen = calloc((size_t)c->nall_devices, sizeof(bool));
   if (!seen) return cj_oom();
   cj_status st = NULL;
   for (int64_t i = 0; i < n && !st; i++) {
@@ -196,7 +196,7 @@ static cj_status resolve_assignment(cj_client *c, int64_t nr, int64_t np, const 
       st = cj_invalid("the device assignment names device %lld (replica %lld, partition %lld), "
                       "which the client does not have (it has devices 0..%d)",
                       (long long)ids[i], (long long)(i / np), (long long)(i % np),
-                      c->ndevices - 1);
+                      c->nall_devices - 1);
     else if (seen[d->index])
       st = cj_invalid("the device assignment names device %lld twice", (long long)ids[i]);
     else {
@@ -615,6 +615,7 @@ static void loaded_free(cj_loaded *l) {
   free(l->assignment);
   free(l->devices);
   free(l->logical);
+  free((int32_t *)l->xproc.proc_of);
   free(l->assignment_proto);
   cj_client *c = l->client;
   free(l);
@@ -720,12 +721,35 @@ cj_status cj_loaded_create(cj_client *c, cj_executable *e, const void *options,
   cj_executable_retain(e);
   l->num_replicas = nr;
   l->num_partitions = np;
-  /* Every device of a cjrt client is addressable: the argument lists follow the assignment,
-   * replica-major. */
-  l->ndevices = (int)n;
+  /* The argument lists follow the assignment, replica-major, keeping this process's devices
+   * (all of them in a single process). */
+  int nlocal = 0;
+  bool remote = false;
   for (size_t i = 0; i < n; i++) {
-    l->logical[i].replica = (int)(i / (size_t)np);
-    l->logical[i].partition = (int)(i % (size_t)np);
+    if (!cj_device_is_local(l->devices[i])) {
+      remote = true;
+      continue;
+    }
+    l->devices[nlocal] = l->devices[i];
+    l->logical[nlocal].replica = (int)(i / (size_t)np);
+    l->logical[nlocal].partition = (int)(i % (size_t)np);
+    nlocal++;
+  }
+  l->ndevices = nlocal;
+  if (remote) {
+    /* The grid's other processes, for cross-process collectives (runtime/backend.h). */
+    int32_t *proc_of = malloc(sizeof(int32_t) * n);
+    if (!proc_of) {
+      cj_loaded_release(l);
+      return cj_oom();
+    }
+    for (size_t i = 0; i < n; i++)
+      proc_of[i] = cj_client_lookup_device(c, (int)l->assignment[i])->process_index;
+    l->xproc.ops = &c->mp->ops;
+    l->xproc.ctx = c->mp;
+    l->xproc.self = c->opts.process_index;
+    l->xproc.ngrid = (int32_t)n;
+    l->xproc.proc_of = proc_of;
   }
   *out = l;
   return NULL;
@@ -838,7 +862,9 @@ static cj_status group_new(cj_loaded *l, int64_t launch_id, exec_group **out) {
   g->ndev = l->ndevices;
   cj_backend *b = l->exec->backend;
   cj_status st = b->vt->launch_create
-                     ? b->vt->launch_create(b, l->exec->program, l->ndevices, &g->launch)
+                     ? b->vt->launch_create(b, l->exec->program,
+                                            (int32_t)(l->num_replicas * l->num_partitions),
+                                            &g->launch)
                      : NULL;
   if (st) {
     group_free(b, g);
@@ -1048,6 +1074,7 @@ static void dev_run_share(dev_run *dv, bool on_pool) {
   a.results = dv->resp;
   a.launch = run->launch;
   a.pool = run->pool;
+  a.xproc = run->le->xproc.ops ? &run->le->xproc : NULL;
   a.ffi_user_data = run->ud.n ? &run->ud : NULL;
   /* one device's share of a grouped launch: every peer must have come */
   cj_status st = run->group ? group_wait(run->group, run->group_dev) : NULL;
@@ -1070,8 +1097,11 @@ static void run_start(exec_run *run, bool in_execute) {
   dev_run *devs = run->devs;
   cj_threadpool *pool = run->pool;
   cj_status fail = run->poison ? cj_status_copy(run->poison) : NULL;
-  if (!fail && ndev > 1 && run->backend->vt->launch_create)
-    fail = run->backend->vt->launch_create(run->backend, run->prog, ndev, &run->launch);
+  /* (a multi-process execution meets its other processes' devices through the launch too) */
+  if (!fail && (ndev > 1 || run->le->xproc.ops) && run->backend->vt->launch_create)
+    fail = run->backend->vt->launch_create(
+        run->backend, run->prog, (int32_t)(run->le->num_replicas * run->le->num_partitions),
+        &run->launch);
   if (fail) {
     if (run->group) { /* its peers must not wait for this device */
       cj_status why = cj_status_annotate(
