@@ -494,3 +494,19 @@ PJRT_Error *cjp_PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args
   args->buffer = (PJRT_Buffer *)b;
   return NULL;
 }
+
+/* JAX tells a multi-process client which processes are alive (and their incarnations) whenever
+ * that changes, and aborts when this fails. cjrt has no recovery from a lost process (MPI's
+ * launcher ends the job), so the news is checked and acknowledged. */
+PJRT_Error *cjp_PJRT_Client_UpdateGlobalProcessInfo(
+    PJRT_Client_UpdateGlobalProcessInfo_Args *args) {
+  CJP_CHECK_ARGS(PJRT_Client_UpdateGlobalProcessInfo, args, num_process_infos);
+  CJP_CLIENT(PJRT_Client_UpdateGlobalProcessInfo, c, args->client, "client");
+  (void)c;
+  if (args->num_process_infos && !args->process_infos)
+    return cjp_errorf(CJ_INVALID_ARGUMENT,
+                      "PJRT_Client_UpdateGlobalProcessInfo: process_infos is NULL but "
+                      "num_process_infos is %zu",
+                      args->num_process_infos);
+  return NULL;
+}

@@ -134,21 +134,37 @@ static cj_status op_allreduce(void *ctx, const int32_t *procs, int32_t n, const 
 
 /* ---- the topology exchange ---- */
 
-static cj_status parse_proc(const char *v, size_t len, int32_t p, cj_mp_proc *out) {
-  char buf[256];
-  if (len >= sizeof buf) len = sizeof buf - 1;
-  memcpy(buf, v, len);
-  buf[len] = 0;
-  int nd = -1, rank = -1, size = -1;
-  char kind[32] = "";
-  if (sscanf(buf, "v1 devices=%d kind=%31s mpi_rank=%d mpi_size=%d", &nd, kind, &rank, &size) !=
-          4 ||
-      nd < 1 || rank < 0)
-    return cj_invalid("process %d published a topology cjrt cannot read: \"%s\"", p, buf);
-  out->ndevices = nd;
-  out->mpi_rank = rank;
-  snprintf(out->kind, sizeof out->kind, "%s", kind);
+/* Publishes `value` under "<prefix><self>" and reads every process's key into vals[p]
+ * (malloc'ed), waiting until `deadline` (ms, now_ms's clock) in all. */
+static cj_status kv_round(const cj_kv *kv, const char *prefix, const char *what, int32_t self,
+                          int32_t nprocs, const char *value, int64_t deadline, int timeout,
+                          char **vals) {
+  char key[64];
+  snprintf(key, sizeof key, "%s%d", prefix, self);
+  cj_status st = kv->put(kv->ctx, key, value, strlen(value));
+  if (st) return cj_status_annotate(st, "publishing this process's %s under '%s'", what, key);
+  for (int32_t p = 0; p < nprocs; p++) {
+    snprintf(key, sizeof key, "%s%d", prefix, p);
+    int64_t left = deadline - now_ms();
+    size_t len = 0;
+    st = kv->get(kv->ctx, key, left > 0 ? (int)left : 0, &vals[p], &len);
+    if (st) {
+      cj_code code = cj_status_code(st);
+      cj_status_free(st);
+      return cj_status_make(code == CJ_DEADLINE_EXCEEDED || code == CJ_NOT_FOUND
+                                ? CJ_DEADLINE_EXCEEDED
+                                : code,
+                            "process %d of %d did not publish its %s (key '%s') within %d ms "
+                            "(CJRT_KV_TIMEOUT_MS): it never started, failed, or was killed",
+                            p, nprocs, what, key, timeout);
+    }
+  }
   return NULL;
+}
+
+static void free_vals(char **vals, int32_t n) {
+  for (int32_t p = 0; p < n; p++) free(vals[p]);
+  free(vals);
 }
 
 cj_status cj_mp_create(const cj_kv *kv, int32_t self, int32_t nprocs, int32_t local_devices,
@@ -156,23 +172,16 @@ cj_status cj_mp_create(const cj_kv *kv, int32_t self, int32_t nprocs, int32_t lo
   *out = NULL;
   if (!kv || !kv->get || !kv->put)
     return cj_invalid("a client of %d processes needs a key-value store", nprocs);
+  /* the module first (a missing one is named at once), MPI itself only once every process has
+   * come: MPI_Init waits for the whole MPI job, and a missing process must be a timeout naming
+   * it, not a hang */
   const cjrt_mpi_module *mod;
   CJ_RETURN_IF_ERROR(load_module(&mod));
-  int rank = -1, size = 0;
-  char err[256] = "";
-  if (mod->init(&rank, &size, err, sizeof err))
-    return cj_status_make(CJ_FAILED_PRECONDITION, "cannot initialize MPI (%s): %s",
-                          mod->library(), err);
-  if (size < 2)
-    return cj_status_make(CJ_FAILED_PRECONDITION,
-                          "a client of %d processes needs an MPI launch (mpirun -n %d, srun ...), "
-                          "but MPI_COMM_WORLD has %d process",
-                          nprocs, nprocs, size);
   cj_mp *m = calloc(1, sizeof *m);
-  if (!m) return cj_oom();
-  m->procs = calloc((size_t)nprocs, sizeof *m->procs);
-  if (!m->procs) {
-    free(m);
+  char **vals = calloc((size_t)nprocs, sizeof(char *));
+  if (!m || !vals || !(m->procs = calloc((size_t)nprocs, sizeof *m->procs))) {
+    free(vals);
+    cj_mp_free(m);
     return cj_oom();
   }
   m->self = self;
@@ -181,34 +190,51 @@ cj_status cj_mp_create(const cj_kv *kv, int32_t self, int32_t nprocs, int32_t lo
   m->ops.allgatherv = op_allgatherv;
   m->ops.allreduce = op_allreduce;
 
-  char key[64], val[160];
-  snprintf(key, sizeof key, "cjrt:topology:%d", self);
-  int vn = snprintf(val, sizeof val, "v1 devices=%d kind=%s mpi_rank=%d mpi_size=%d",
-                    local_devices, kind, rank, size);
-  cj_status st = kv->put(kv->ctx, key, val, (size_t)vn);
-  if (st) st = cj_status_annotate(st, "publishing this process's devices under '%s'", key);
   int timeout = env_ms("CJRT_KV_TIMEOUT_MS", CJ_KV_TIMEOUT_MS_DEFAULT);
-  int64_t deadline = now_ms() + timeout;
+  char val[160];
+  snprintf(val, sizeof val, "v1 devices=%d kind=%s", local_devices, kind);
+  cj_status st = kv_round(kv, "cjrt:topology:", "devices", self, nprocs, val,
+                          now_ms() + timeout, timeout, vals);
   for (int32_t p = 0; p < nprocs && !st; p++) {
-    snprintf(key, sizeof key, "cjrt:topology:%d", p);
-    int64_t left = deadline - now_ms();
-    char *v = NULL;
-    size_t len = 0;
-    st = kv->get(kv->ctx, key, left > 0 ? (int)left : 0, &v, &len);
-    if (st) {
-      cj_code code = cj_status_code(st);
-      cj_status_free(st);
-      st = cj_status_make(code == CJ_DEADLINE_EXCEEDED || code == CJ_NOT_FOUND
-                              ? CJ_DEADLINE_EXCEEDED
-                              : code,
-                          "process %d of %d did not publish its devices (key '%s') within %d ms "
-                          "(CJRT_KV_TIMEOUT_MS): it never started, failed, or was killed",
-                          p, nprocs, key, timeout);
-      break;
-    }
-    st = parse_proc(v, len, p, &m->procs[p]);
-    free(v);
+    int nd = -1;
+    char k[32] = "";
+    if (sscanf(vals[p], "v1 devices=%d kind=%31s", &nd, k) != 2 || nd < 1)
+      st = cj_invalid("process %d published a topology cjrt cannot read: \"%.100s\"", p, vals[p]);
+    m->procs[p].ndevices = nd;
+    snprintf(m->procs[p].kind, sizeof m->procs[p].kind, "%s", k);
   }
+  free_vals(vals, nprocs);
+  vals = NULL;
+
+  int rank = -1, size = 0;
+  char err[256] = "";
+  if (!st && mod->init(&rank, &size, err, sizeof err))
+    st = cj_status_make(CJ_FAILED_PRECONDITION, "cannot initialize MPI (%s): %s",
+                        mod->library(), err);
+  if (!st && size < 2)
+    st = cj_status_make(CJ_FAILED_PRECONDITION,
+                        "a client of %d processes needs an MPI launch (mpirun -n %d, srun ...), "
+                        "but MPI_COMM_WORLD has %d process",
+                        nprocs, nprocs, size);
+  /* the MPI rank of each process (JAX's process ids need not be MPI's ranks) */
+  if (!st) {
+    vals = calloc((size_t)nprocs, sizeof(char *));
+    if (!vals) st = cj_oom();
+  }
+  if (!st) {
+    snprintf(val, sizeof val, "v1 mpi_rank=%d mpi_size=%d", rank, size);
+    st = kv_round(kv, "cjrt:mpi:", "MPI rank", self, nprocs, val, now_ms() + timeout, timeout,
+                  vals);
+  }
+  for (int32_t p = 0; p < nprocs && !st; p++) {
+    int r = -1, sz = -1;
+    if (sscanf(vals[p], "v1 mpi_rank=%d mpi_size=%d", &r, &sz) != 2 || r < 0)
+      st = cj_invalid("process %d published an MPI rank cjrt cannot read: \"%.100s\"", p,
+                      vals[p]);
+    m->procs[p].mpi_rank = r;
+  }
+  if (vals) free_vals(vals, nprocs);
+
   /* ids, and MPI ranks that must name distinct processes of one world */
   int32_t total = 0;
   for (int32_t p = 0; p < nprocs && !st; p++) {
