@@ -11,6 +11,8 @@
  *   missing  num_nodes is one more than the processes launched: every process fails with
  *            DEADLINE_EXCEEDED naming the process that never came, within CJRT_KV_TIMEOUT_MS
  *   nomodule (no launcher needed) CJRT_MPI_MODULE names a missing file: creation fails naming it
+ *   nolaunch two processes started without an MPI launcher (rank from CJRT_TEST_RANK): they
+ *            find each other through the store, then fail saying an MPI launch is needed
  */
 #include <errno.h>
 #include <sys/stat.h>
@@ -359,6 +361,12 @@ int main(int argc, char **argv) {
     setenv("CJRT_MPI_MODULE", "/nonexistent/libcjrt_mpi.so", 1);
     PJRT_Client *c;
     ERR(create(0, 2, 2, &c), FAILED_PRECONDITION, "/nonexistent/libcjrt_mpi.so");
+    return check_report(name);
+  }
+  if (strcmp(mode, "nolaunch") == 0) {
+    PJRT_Client *c;
+    ERR(create(env_int("CJRT_TEST_RANK", "CJRT_TEST_RANK", 0), 2, 2, &c), FAILED_PRECONDITION,
+        "needs an MPI launch");
     return check_report(name);
   }
   if (strcmp(mode, "missing") == 0) {
