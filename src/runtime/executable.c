@@ -1217,12 +1217,20 @@ cj_status cj_loaded_check_call(cj_loaded *l, cj_device *execute_device, size_t n
                                size_t nargs) {
   if (cj_loaded_is_deleted(l))
     return cj_status_make(CJ_FAILED_PRECONDITION, "the executable was deleted");
+  if (l->ndevices == 0)
+    return cj_status_make(CJ_FAILED_PRECONDITION,
+                          "the executable's device assignment has no device of this process (%d)",
+                          l->client->opts.process_index);
   const cj_program_info *info = l->exec->info;
   if (execute_device) {
     if (ndevices != 1)
       return cj_invalid("with execute_device, num_devices must be 1, not %zu", ndevices);
     if (!cj_device_check(execute_device) || execute_device->client != l->client)
       return cj_invalid("execute_device is not a device of the executable's client");
+    if (!cj_device_is_local(execute_device))
+      return cj_invalid("execute_device %d belongs to process %d, not this one (%d)",
+                        execute_device->id, execute_device->process_index,
+                        l->client->opts.process_index);
     if (l->ndevices != 1 && loaded_device_index(l, execute_device) < 0) {
       char ids[256];
       size_t n = 0;

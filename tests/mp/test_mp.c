@@ -211,6 +211,41 @@ static void test_topology(void) {
   buffer_free(b);
 }
 
+/* Executables whose assignment has no device here, or executed on another process's device. */
+static void test_remote_exec(void) {
+  const char *text = "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                     "  %y = stablehlo.add %x, %x : tensor<2xf32>\n"
+                     "  return %y : tensor<2xf32>\n}\n";
+  int64_t other = ((rank + 1) % nprocs) * ndev_local, mine = rank * ndev_local;
+  pb o;
+  compile_options(&o, 1, 1, &other);
+  PJRT_LoadedExecutable *le = compile_ok(client, text, o.b, o.n);
+  if (le) {
+    ARGS(PJRT_LoadedExecutable_AddressableDevices, ad);
+    ad.executable = le;
+    if (OK(api->PJRT_LoadedExecutable_AddressableDevices(&ad)))
+      CHECK_EQ_INT((int)ad.num_addressable_devices, 0);
+    ERR(execute_raw(le, NULL, 0, 0, NULL, 0, NULL, NULL), FAILED_PRECONDITION,
+        "no device of this process");
+    loaded_free(le);
+  }
+  int64_t two[2] = {mine, other};
+  compile_options(&o, 2, 1, two);
+  le = compile_ok(client, text, o.b, o.n);
+  if (le) {
+    size_t n;
+    PJRT_Device *const *all = client_devices(client, &n);
+    float v[2] = {1, 2};
+    int64_t dims[1] = {2};
+    PJRT_Buffer *b = buffer_from_host(client, local_devs[0], PJRT_Buffer_Type_F32, dims, 1, v);
+    PJRT_Buffer *out = NULL;
+    exec_opts eo = {NULL, 0, all ? all[other] : NULL, 0};
+    ERR(execute_raw(le, &b, 1, 1, &out, 1, NULL, &eo), INVALID_ARGUMENT, "belongs to process");
+    buffer_free(b);
+    loaded_free(le);
+  }
+}
+
 static const char kSum[] = "({\n  ^bb0(%%a: tensor<%s>, %%b: tensor<%s>):\n"
                            "    %%s = stablehlo.%s %%a, %%b : tensor<%s>\n"
                            "    stablehlo.return %%s : tensor<%s>\n  })";
@@ -383,6 +418,7 @@ int main(int argc, char **argv) {
   }
   if (!OK(create(rank, nprocs, ndev_local, &client))) return check_report(name);
   test_topology();
+  test_remote_exec();
   test_collectives();
   client_free(client);
   return check_report(name);
