@@ -6,7 +6,8 @@
  *   run      every process creates a client of 2 devices: the global device list (2N devices,
  *            ids, process indices, addressability), then collectives whose groups span the
  *            processes (all_reduce over MPI and over the gather path, all_gather,
- *            reduce_scatter, collective_permute, all_reduce within each process) with exact
+ *            reduce_scatter, collective_permute, collective_broadcast, all_to_all, all_reduce
+ *            within each process) with exact
  *            results; a transfer to another process's device is UNIMPLEMENTED naming it
  *   missing  num_nodes is one more than the processes launched: every process fails with
  *            DEADLINE_EXCEEDED naming the process that never came, within CJRT_KV_TIMEOUT_MS
@@ -367,6 +368,36 @@ static void test_collectives(void) {
            "  return %%r : tensor<%dxi32>\n}\n",
            G, G, pairs, N, G, G, G);
   run_check("collective_permute", text, PJRT_Buffer_Type_S32, G, G, gi, po);
+  /* collective_broadcast from replica N-1 (the last process) to replica 0; the rest: zeros */
+  int32_t *bo = calloc(sizeof(int32_t), G * (size_t)N);
+  memcpy(bo + (N - 1) * G, gi + (N - 1) * G, sizeof(int32_t) * G);
+  memcpy(bo, gi + (N - 1) * G, sizeof(int32_t) * G);
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: tensor<%dxi32>) -> tensor<%dxi32> {\n"
+           "  %%r = \"stablehlo.collective_broadcast\"(%%x) {replica_groups = dense<[[%d, 0]]> : "
+           "tensor<1x2xi64>} : (tensor<%dxi32>) -> tensor<%dxi32>\n"
+           "  return %%r : tensor<%dxi32>\n}\n",
+           G, G, N - 1, G, G, G);
+  run_check("collective_broadcast", text, PJRT_Buffer_Type_S32, G, G, gi, bo);
+
+  /* all_to_all over every device: tensor<2N> split in N parts of 2, part d to device d */
+  int32_t *ai = calloc(sizeof(int32_t), 2 * (size_t)N * (size_t)N), *ao = calloc(sizeof(int32_t), 2 * (size_t)N * (size_t)N);
+  for (int d = 0; d < N; d++)
+    for (int i = 0; i < 2 * N; i++) ai[d * 2 * N + i] = 1000 * d + i;
+  for (int d = 0; d < N; d++)
+    for (int q = 0; q < N; q++)
+      for (int c = 0; c < 2; c++) ao[d * 2 * N + 2 * q + c] = ai[q * 2 * N + 2 * d + c];
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: tensor<%dxi32>) -> tensor<%dxi32> {\n"
+           "  %%r = \"stablehlo.all_to_all\"(%%x) {split_dimension = 0 : i64, concat_dimension = 0 "
+           ": i64, split_count = %d : i64, replica_groups = dense<[[%s]]> : tensor<1x%dxi64>} : "
+           "(tensor<%dxi32>) -> tensor<%dxi32>\n"
+           "  return %%r : tensor<%dxi32>\n}\n",
+           2 * N, 2 * N, N, groups, N, 2 * N, 2 * N, 2 * N);
+  run_check("all_to_all", text, PJRT_Buffer_Type_S32, 2 * N, 2 * N, ai, ao);
+  free(bo);
+  free(ai);
+  free(ao);
   free(xi);
   free(ri);
   free(xf);
