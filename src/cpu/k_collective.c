@@ -826,7 +826,7 @@ static cj_status xp_gather(const cj_xproc *x, const xp_group *G, int64_t bytes,
     st = cj_oom();
   } else {
     for (int32_t i = 0; i < G->nl; i++) memcpy(send + (size_t)i * b, recs[i][k], b);
-    st = x->ops->allgatherv(x->ctx, G->procs, G->np, send, b * (size_t)G->nl, recv, rb);
+    st = x->ops->allgatherv(x->ctx, E->gid, G->procs, G->np, send, b * (size_t)G->nl, recv, rb);
   }
   if (!st)
     for (int32_t s = 0; s < E->size; s++)
@@ -872,7 +872,7 @@ static cj_status xp_lead(cj_exec_ctx *ctx, const cj_step *st, const coll_params 
       }
       bool done = false;
       if (!err && xop >= 0)
-        err = x->ops->allreduce(x->ctx, G->procs, G->np, in0, out0, p->nelems[k],
+        err = x->ops->allreduce(x->ctx, E->gid, G->procs, G->np, in0, out0, p->nelems[k],
                                 p->red.dt, xop, &done);
       if (!err && done) {
         for (int32_t i = 1; i < G->nl; i++)

@@ -1,6 +1,10 @@
 /* cjrt: the MPI module (see cjrt_mpi.h): cross-process collectives for multi-process clients.
  * Built only when CMake finds MPI; loaded by the plugin at run time. Communicators are made once
- * per group of ranks (MPI_Comm_create_group, collective over that group only) and cached. */
+ * per device group and set of ranks (MPI_Comm_create_group, collective over those ranks only)
+ * and cached: groups over the same processes get different communicators, so that their
+ * collectives, started from different threads in an order that differs between processes, are
+ * never matched with each other. With MPI_THREAD_MULTIPLE they run concurrently; with less, one
+ * at a time (which can deadlock when two groups span the same processes: init says so). */
 #include "mpi/cjrt_mpi.h"
 
 #include <limits.h>
@@ -11,10 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static int we_initialized;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;        /* the cache */
+static pthread_mutex_t serial_mu = PTHREAD_MUTEX_INITIALIZER; /* calls, below THREAD_MULTIPLE */
+static int we_initialized, multiple = 1;
 
 typedef struct comm_entry {
+  uint64_t group;
   int32_t n;
   int32_t *ranks;
   MPI_Comm comm;
@@ -44,7 +50,7 @@ static void finalize_at_exit(void) {
   pthread_mutex_lock(&mu);
   for (comm_entry *e = comms, *next; e; e = next) {
     next = e->next;
-    if (e->comm != MPI_COMM_WORLD) MPI_Comm_free(&e->comm);
+    MPI_Comm_free(&e->comm);
     free(e->ranks);
     free(e);
   }
@@ -57,9 +63,14 @@ static int m_init(int *rank, int *size, char *err, size_t errlen) {
   pthread_mutex_lock(&mu);
   int inited = 0, rc = MPI_SUCCESS;
   MPI_Initialized(&inited);
-  if (!inited) {
+  if (inited) { /* the host program's MPI: its thread level decides */
+    int level = 0;
+    MPI_Query_thread(&level);
+    multiple = level >= MPI_THREAD_MULTIPLE;
+  } else {
     int provided = 0;
     rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
+    if (rc == MPI_SUCCESS) multiple = provided >= MPI_THREAD_MULTIPLE;
     if (rc == MPI_SUCCESS) {
       we_initialized = 1;
       atexit(finalize_at_exit);
@@ -75,60 +86,61 @@ static int m_init(int *rank, int *size, char *err, size_t errlen) {
   return 0;
 }
 
-/* The communicator of ranks[0..n) (sorted); called with mu held. */
-static int comm_of(const int32_t *ranks, int32_t n, MPI_Comm *out, char *err, size_t errlen) {
+/* The communicator of `group` over ranks[0..n) (in that order), made once and cached. The cache
+ * lock is not held while a communicator is made: making one is collective over its ranks, and
+ * another group's creation may be what a peer process is busy with. */
+static int get_comm(uint64_t group, const int32_t *ranks, int32_t n, MPI_Comm *out, char *err,
+                    size_t errlen) {
+  pthread_mutex_lock(&mu);
   for (comm_entry *e = comms; e; e = e->next)
-    if (e->n == n && memcmp(e->ranks, ranks, sizeof(int32_t) * (size_t)n) == 0) {
+    if (e->group == group && e->n == n &&
+        memcmp(e->ranks, ranks, sizeof(int32_t) * (size_t)n) == 0) {
       *out = e->comm;
+      pthread_mutex_unlock(&mu);
       return 0;
     }
-  int wsize = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+  pthread_mutex_unlock(&mu);
   comm_entry *e = calloc(1, sizeof *e);
+  int *r = malloc(sizeof(int) * (size_t)n);
   if (e) e->ranks = malloc(sizeof(int32_t) * (size_t)n);
-  if (!e || !e->ranks) {
+  if (!e || !e->ranks || !r) {
+    if (e) free(e->ranks);
     free(e);
+    free(r);
     return fail(err, errlen, "out of memory");
   }
   memcpy(e->ranks, ranks, sizeof(int32_t) * (size_t)n);
   e->n = n;
-  int whole = n == wsize;
-  for (int32_t i = 0; whole && i < n; i++) whole = ranks[i] == i;
-  if (whole) {
-    e->comm = MPI_COMM_WORLD;
-  } else {
-    MPI_Group world, g;
-    int *r = malloc(sizeof(int) * (size_t)n);
-    if (!r) {
-      free(e->ranks);
-      free(e);
-      return fail(err, errlen, "out of memory");
-    }
-    for (int32_t i = 0; i < n; i++) r[i] = ranks[i];
-    int rc = MPI_Comm_group(MPI_COMM_WORLD, &world);
-    if (rc == MPI_SUCCESS) rc = MPI_Group_incl(world, n, r, &g);
-    /* the tag keeps concurrent creations of different groups apart */
-    int tag = 0;
-    for (int32_t i = 0; i < n; i++) tag = (tag * 31 + r[i] + 1) & 0x7fff;
-    if (rc == MPI_SUCCESS) rc = MPI_Comm_create_group(MPI_COMM_WORLD, g, tag, &e->comm);
-    free(r);
-    if (rc != MPI_SUCCESS) {
-      free(e->ranks);
-      free(e);
-      return mpi_fail(err, errlen, "MPI_Comm_create_group", rc);
-    }
+  e->group = group;
+  for (int32_t i = 0; i < n; i++) r[i] = ranks[i];
+  MPI_Group world, g;
+  /* the tag keeps concurrent creations of different groups apart */
+  int tag = (int)((group ^ (group >> 15) ^ (group >> 30) ^ (group >> 45)) & 0x7fff);
+  int rc = MPI_Comm_group(MPI_COMM_WORLD, &world);
+  if (rc == MPI_SUCCESS) rc = MPI_Group_incl(world, n, r, &g);
+  if (rc == MPI_SUCCESS) {
+    rc = MPI_Comm_create_group(MPI_COMM_WORLD, g, tag, &e->comm);
     MPI_Group_free(&g);
-    MPI_Group_free(&world);
-    MPI_Comm_set_errhandler(e->comm, MPI_ERRORS_RETURN);
   }
+  MPI_Group_free(&world);
+  free(r);
+  if (rc != MPI_SUCCESS) {
+    free(e->ranks);
+    free(e);
+    return mpi_fail(err, errlen, "MPI_Comm_create_group", rc);
+  }
+  MPI_Comm_set_errhandler(e->comm, MPI_ERRORS_RETURN);
+  pthread_mutex_lock(&mu);
   e->next = comms;
   comms = e;
+  pthread_mutex_unlock(&mu);
   *out = e->comm;
   return 0;
 }
 
-static int m_allgatherv(const int32_t *ranks, int32_t n, const void *send, size_t send_bytes,
-                        void *recv, const size_t *recv_bytes, char *err, size_t errlen) {
+static int m_allgatherv(uint64_t group, const int32_t *ranks, int32_t n, const void *send,
+                        size_t send_bytes, void *recv, const size_t *recv_bytes, char *err,
+                        size_t errlen) {
   int *counts = malloc(sizeof(int) * (size_t)n), *displs = malloc(sizeof(int) * (size_t)n);
   if (!counts || !displs) {
     free(counts);
@@ -147,14 +159,14 @@ static int m_allgatherv(const int32_t *ranks, int32_t n, const void *send, size_
     displs[i] = (int)off;
     off += recv_bytes[i];
   }
-  pthread_mutex_lock(&mu);
+  if (!multiple) pthread_mutex_lock(&serial_mu);
   MPI_Comm comm;
-  int r = comm_of(ranks, n, &comm, err, errlen);
+  int r = get_comm(group, ranks, n, &comm, err, errlen);
   if (!r) {
     int rc = MPI_Allgatherv(send, (int)send_bytes, MPI_BYTE, recv, counts, displs, MPI_BYTE, comm);
     if (rc != MPI_SUCCESS) r = mpi_fail(err, errlen, "MPI_Allgatherv", rc);
   }
-  pthread_mutex_unlock(&mu);
+  if (!multiple) pthread_mutex_unlock(&serial_mu);
   free(counts);
   free(displs);
   return r;
@@ -179,7 +191,7 @@ static MPI_Datatype type_of(int dt, int *is_float) {
   }
 }
 
-static int m_allreduce(const int32_t *ranks, int32_t n, const void *send, void *recv,
+static int m_allreduce(uint64_t group, const int32_t *ranks, int32_t n, const void *send, void *recv,
                        int64_t count, int dtype, int op, int *supported, char *err,
                        size_t errlen) {
   *supported = 0;
@@ -199,14 +211,14 @@ static int m_allreduce(const int32_t *ranks, int32_t n, const void *send, void *
     default: return 0;
   }
   *supported = 1;
-  pthread_mutex_lock(&mu);
+  if (!multiple) pthread_mutex_lock(&serial_mu);
   MPI_Comm comm;
-  int r = comm_of(ranks, n, &comm, err, errlen);
+  int r = get_comm(group, ranks, n, &comm, err, errlen);
   if (!r) {
     int rc = MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, t, o, comm);
     if (rc != MPI_SUCCESS) r = mpi_fail(err, errlen, "MPI_Allreduce", rc);
   }
-  pthread_mutex_unlock(&mu);
+  if (!multiple) pthread_mutex_unlock(&serial_mu);
   return r;
 }
 

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CJRT_MPI_ABI 1
+#define CJRT_MPI_ABI 2
 #define CJRT_MPI_ENTRY "cjrt_mpi_get_module"
 
 typedef struct cjrt_mpi_module {
@@ -22,12 +22,15 @@ typedef struct cjrt_mpi_module {
   /* Initializes MPI (MPI_THREAD_MULTIPLE) unless the host program did; reports this process's
    * world rank and the world size. Calling it again is harmless. */
   int (*init)(int *rank, int *size, char *err, size_t errlen);
-  /* Gathers byte blocks of the ranks[0..n) (sorted) group; see cj_xproc_ops.allgatherv. */
-  int (*allgatherv)(const int32_t *ranks, int32_t n, const void *send, size_t send_bytes,
-                    void *recv, const size_t *recv_bytes, char *err, size_t errlen);
+  /* Gathers byte blocks of the ranks[0..n) group, in that order; see cj_xproc_ops.allgatherv.
+   * Each (group, ranks) pair gets its own communicator, so different groups may run at once
+   * from different threads. */
+  int (*allgatherv)(uint64_t group, const int32_t *ranks, int32_t n, const void *send,
+                    size_t send_bytes, void *recv, const size_t *recv_bytes, char *err,
+                    size_t errlen);
   /* Reduces over ranks[0..n); *supported = 0 (and 0 returned) for a dtype/op MPI lacks. */
-  int (*allreduce)(const int32_t *ranks, int32_t n, const void *send, void *recv, int64_t count,
-                   int dtype, int op, int *supported, char *err, size_t errlen);
+  int (*allreduce)(uint64_t group, const int32_t *ranks, int32_t n, const void *send, void *recv,
+                   int64_t count, int dtype, int op, int *supported, char *err, size_t errlen);
   /* The library name of the MPI implementation, for messages. */
   const char *(*library)(void);
 } cjrt_mpi_module;

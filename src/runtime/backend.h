@@ -75,15 +75,19 @@ typedef struct cj_program_info {
  * Operations return NULL or a status naming what failed; they block the calling thread and must
  * be called in the same order by every process of `procs` (sorted, distinct, self included). */
 typedef struct cj_xproc_ops {
-  /* Every process of procs[0..n) contributes send (send_bytes); recv receives the contributions
+  /* `group` names the device group (equal in every process, different for different groups):
+   * groups over the same processes may exchange at the same time without mixing their data.
+   * Every process of procs[0..n) contributes send (send_bytes); recv receives the contributions
    * of procs in order, recv_bytes[i] bytes from procs[i], back to back. */
-  cj_status (*allgatherv)(void *ctx, const int32_t *procs, int32_t n, const void *send,
-                          size_t send_bytes, void *recv, const size_t *recv_bytes);
+  cj_status (*allgatherv)(void *ctx, uint64_t group, const int32_t *procs, int32_t n,
+                          const void *send, size_t send_bytes, void *recv,
+                          const size_t *recv_bytes);
   /* Element-wise reduction of `count` elements of dtype `dt` with CJ_XRED_* `op` over procs;
    * send == recv is allowed (in place). *done = false (and NULL) when this pair of op and dtype
    * is not supported: the caller then gathers and reduces itself. */
-  cj_status (*allreduce)(void *ctx, const int32_t *procs, int32_t n, const void *send, void *recv,
-                         int64_t count, cj_dtype dt, int op, bool *done);
+  cj_status (*allreduce)(void *ctx, uint64_t group, const int32_t *procs, int32_t n,
+                         const void *send, void *recv, int64_t count, cj_dtype dt, int op,
+                         bool *done);
 } cj_xproc_ops;
 enum { CJ_XRED_SUM, CJ_XRED_PROD, CJ_XRED_MAX, CJ_XRED_MIN, CJ_XRED_AND, CJ_XRED_OR, CJ_XRED_XOR };
 

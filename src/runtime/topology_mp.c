@@ -99,8 +99,9 @@ static cj_status to_ranks(cj_mp *m, const int32_t *procs, int32_t n, int32_t *ra
   return NULL;
 }
 
-static cj_status op_allgatherv(void *ctx, const int32_t *procs, int32_t n, const void *send,
-                               size_t send_bytes, void *recv, const size_t *recv_bytes) {
+static cj_status op_allgatherv(void *ctx, uint64_t group, const int32_t *procs, int32_t n,
+                               const void *send, size_t send_bytes, void *recv,
+                               const size_t *recv_bytes) {
   cj_mp *m = ctx;
   const cjrt_mpi_module *mod = m->module;
   int32_t stack[MP_MAX_STACK_PROCS];
@@ -108,14 +109,16 @@ static cj_status op_allgatherv(void *ctx, const int32_t *procs, int32_t n, const
   if (!ranks) return cj_oom();
   cj_status st = to_ranks(m, procs, n, ranks);
   char err[256] = "";
-  if (!st && mod->allgatherv(ranks, n, send, send_bytes, recv, recv_bytes, err, sizeof err))
+  if (!st &&
+      mod->allgatherv(group, ranks, n, send, send_bytes, recv, recv_bytes, err, sizeof err))
     st = cj_status_make(CJ_UNAVAILABLE, "cross-process gather over MPI: %s", err);
   if (ranks != stack) free(ranks);
   return st;
 }
 
-static cj_status op_allreduce(void *ctx, const int32_t *procs, int32_t n, const void *send,
-                              void *recv, int64_t count, cj_dtype dt, int op, bool *done) {
+static cj_status op_allreduce(void *ctx, uint64_t group, const int32_t *procs, int32_t n,
+                              const void *send, void *recv, int64_t count, cj_dtype dt, int op,
+                              bool *done) {
   cj_mp *m = ctx;
   const cjrt_mpi_module *mod = m->module;
   *done = false;
@@ -125,7 +128,8 @@ static cj_status op_allreduce(void *ctx, const int32_t *procs, int32_t n, const 
   cj_status st = to_ranks(m, procs, n, ranks);
   char err[256] = "";
   int supported = 0;
-  if (!st && mod->allreduce(ranks, n, send, recv, count, (int)dt, op, &supported, err, sizeof err))
+  if (!st && mod->allreduce(group, ranks, n, send, recv, count, (int)dt, op, &supported, err,
+                            sizeof err))
     st = cj_status_make(CJ_UNAVAILABLE, "cross-process all-reduce over MPI: %s", err);
   if (ranks != stack) free(ranks);
   *done = !st && supported;

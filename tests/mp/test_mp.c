@@ -322,6 +322,52 @@ static void test_collectives(void) {
            E, E, body, pg, nprocs, E, E, E);
   run_check("all_reduce within processes", text, PJRT_Buffer_Type_S32, E, E, xi, ri);
 
+  /* two groups that span the same processes ({0, 2, ..} and {1, 3, ..}): each process has a
+   * member of both, whose exchanges must not be mixed up (run a few times: it is a race) */
+  char eo_groups[512] = "";
+  {
+    int w = snprintf(eo_groups, sizeof eo_groups, "[");
+    for (int d = 0; d < N; d += 2) w += snprintf(eo_groups + w, sizeof eo_groups - (size_t)w, "%s%d", d ? ", " : "", d);
+    w += snprintf(eo_groups + w, sizeof eo_groups - (size_t)w, "], [");
+    for (int d = 1; d < N; d += 2) w += snprintf(eo_groups + w, sizeof eo_groups - (size_t)w, "%s%d", d > 1 ? ", " : "", d);
+    snprintf(eo_groups + w, sizeof eo_groups - (size_t)w, "]");
+  }
+  for (int d = 0; d < N; d++)
+    for (int i = 0; i < E; i++) {
+      int32_t sum = 0;
+      for (int q = d % 2; q < N; q += 2) sum += xi[q * E + i];
+      ri[d * E + i] = sum;
+    }
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: tensor<%dxi32>) -> tensor<%dxi32> {\n"
+           "  %%r = \"stablehlo.all_reduce\"(%%x) %s {replica_groups = dense<[%s]> : "
+           "tensor<2x%dxi64>} : (tensor<%dxi32>) -> tensor<%dxi32>\n"
+           "  return %%r : tensor<%dxi32>\n}\n",
+           E, E, body, eo_groups, N / 2, E, E, E);
+  for (int rep = 0; rep < 5; rep++)
+    run_check("all_reduce in interleaved groups", text, PJRT_Buffer_Type_S32, E, E, xi, ri);
+  /* the same through the gather path (a maximum of f32) */
+  for (int d = 0; d < N; d++)
+    for (int i = 0; i < E; i++) {
+      float mx = xf[(d % 2) * E + i];
+      for (int q = d % 2; q < N; q += 2) mx = xf[q * E + i] > mx ? xf[q * E + i] : mx;
+      rf[d * E + i] = mx;
+    }
+  {
+    char fbody[512];
+    snprintf(fbody, sizeof fbody, "({\n  ^bb0(%%a: tensor<f32>, %%b: tensor<f32>):\n"
+                                  "    %%s = stablehlo.maximum %%a, %%b : tensor<f32>\n"
+                                  "    stablehlo.return %%s : tensor<f32>\n  })");
+    snprintf(text, sizeof text,
+             "func.func @main(%%x: tensor<%dxf32>) -> tensor<%dxf32> {\n"
+             "  %%r = \"stablehlo.all_reduce\"(%%x) %s {replica_groups = dense<[%s]> : "
+             "tensor<2x%dxi64>} : (tensor<%dxf32>) -> tensor<%dxf32>\n"
+             "  return %%r : tensor<%dxf32>\n}\n",
+             E, E, fbody, eo_groups, N / 2, E, E, E);
+  }
+  for (int rep = 0; rep < 5; rep++)
+    run_check("all_reduce max in interleaved groups", text, PJRT_Buffer_Type_F32, E, E, xf, rf);
+
   /* all_gather of tensor<4xi32> -> tensor<4Nxi32> */
   enum { G = 4 };
   int32_t *gi = calloc(sizeof(int32_t), G * (size_t)N), *go = calloc(sizeof(int32_t), G * (size_t)N * (size_t)N);
