@@ -351,6 +351,12 @@ static void test_client_create(void) {
 static void test_client_queries(void) {
   PJRT_Client *c = client_create_n(4);
   if (!c) return;
+  /* JAX reports the processes of a distributed run (and aborts when this fails) */
+  ARGS(PJRT_Client_UpdateGlobalProcessInfo, gp);
+  gp.client = c;
+  OK(api->PJRT_Client_UpdateGlobalProcessInfo(&gp));
+  gp.num_process_infos = 1;
+  ERR(api->PJRT_Client_UpdateGlobalProcessInfo(&gp), INVALID_ARGUMENT, "process_infos");
   ARGS(PJRT_Client_PlatformName, pn);
   pn.client = c;
   OK(api->PJRT_Client_PlatformName(&pn));
