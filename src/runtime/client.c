@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/threadpool.h"
+#include "runtime/event.h"
 
 /* The client whose pool task the calling thread is running (see cj_client_enter_task). */
 static _Thread_local cj_client *tl_task_client;
@@ -43,6 +44,8 @@ static void client_free_now(cj_client *c) {
   cj_pool_destroy(c->pool);
   pthread_cond_destroy(&c->exec_cv);
   pthread_mutex_destroy(&c->exec_mu);
+  for (int i = 0; i < c->mp_nprev; i++) cj_event_release(c->mp_prev[i]);
+  free(c->mp_prev);
   if (c->front_free) c->front_free(c->front);
   if (c->memories)
     for (int i = 0; i < c->nmemories; i++) memory_free(c->memories[i]);

@@ -124,6 +124,11 @@ struct cj_client {
   pthread_cond_t exec_cv;
   cj_threadpool *pool;
   int inflight;
+  /* Multi-process: the done events of the last execution with cross-process collectives
+   * (retained; under exec_mu). The next one starts after them, so that executions reach MPI in
+   * the order they were issued, which is the same in every process (executable.c). */
+  struct cj_event **mp_prev;
+  int mp_nprev;
 };
 
 /* The most executions a client has in flight before Execute blocks its caller. */

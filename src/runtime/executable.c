@@ -1141,6 +1141,45 @@ static void run_arrive(exec_run *run, bool in_execute) {
     run_start(run, in_execute);
 }
 
+/* Multi-process executions with cross-process collectives run one after the other, in the order
+ * they were issued: MPI matches the collectives of one communicator by order, and two
+ * executions whose collectives share a device group would otherwise interleave differently in
+ * different processes (mixing their data, or deadlocking). Issue order is the same everywhere
+ * (every process runs the same program). Each waits for the previous one's devices to finish,
+ * like an argument (whatever its outcome), so no thread blocks. */
+typedef struct order_wait {
+  exec_run *run;
+  cj_event *ev;
+} order_wait;
+
+static void order_ready(void *ctx, cj_status st) {
+  (void)st;
+  order_wait *w = ctx;
+  exec_run *run = w->run;
+  cj_event *ev = w->ev;
+  free(w);
+  run_arrive(run, false);
+  cj_event_release(ev);
+}
+
+/* Takes the client's previous events (*prev, *nprev: references for the caller) and leaves
+ * this run's done events in their place. */
+static cj_status order_swap(cj_client *c, exec_run *run, cj_event ***prev, int *nprev) {
+  cj_event **mine = malloc(sizeof(cj_event *) * (size_t)run->ndev);
+  if (!mine) return cj_oom();
+  for (int d = 0; d < run->ndev; d++) {
+    cj_event_retain(run->devs[d].done);
+    mine[d] = run->devs[d].done;
+  }
+  pthread_mutex_lock(&c->exec_mu);
+  *prev = c->mp_prev;
+  *nprev = c->mp_nprev;
+  c->mp_prev = mine;
+  c->mp_nprev = run->ndev;
+  pthread_mutex_unlock(&c->exec_mu);
+  return NULL;
+}
+
 static void arg_ready(void *ctx, cj_status st) {
   arg_wait *w = ctx;
   exec_run *run = w->run;
@@ -1521,9 +1560,38 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
     run->launch = run->group->launch;
     group_free(e->backend, spare); /* NULL when this call opened the group */
   }
-  /* E: wait for every argument, then start. */
+  /* E: wait for every argument (and, across processes, the previous execution), then start. */
+  cj_event **prev = NULL;
+  int nprev = 0;
+  if (l->xproc.ops && e->has_collectives && !grouped) {
+    cj_status os = order_swap(l->client, run, &prev, &nprev);
+    if (os) { /* out of memory: this one runs unordered */
+      cj_status_free(os);
+      prev = NULL;
+      nprev = 0;
+    }
+  }
   atomic_init(&run->running, ndev);
-  atomic_init(&run->waiting, (int)nk + 1);
+  atomic_init(&run->waiting, (int)nk + 1 + nprev);
+  for (int i = 0; i < nprev; i++) {
+    order_wait *w = malloc(sizeof *w);
+    if (!w) { /* out of memory: do not wait for this one */
+      cj_event_release(prev[i]);
+      run_arrive(run, false);
+      continue;
+    }
+    w->run = run;
+    w->ev = prev[i]; /* the reference goes to the callback */
+    cj_event_retain(prev[i]); /* (kept while registering) */
+    cj_status ws = cj_event_on_ready(prev[i], order_ready, w);
+    cj_event *keep = prev[i];
+    if (ws) {
+      cj_status_free(ws);
+      order_ready(w, NULL);
+    }
+    cj_event_release(keep);
+  }
+  free(prev);
   for (int d = 0; d < ndev; d++)
     for (int i = 0; i < na; i++) {
       size_t k = (size_t)d * nargs + (size_t)i;
