@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,10 +195,18 @@ cj_status cj_mp_create(const cj_kv *kv, int32_t self, int32_t nprocs, int32_t lo
   m->ops.allgatherv = op_allgatherv;
   m->ops.allreduce = op_allreduce;
 
+  /* Keys are namespaced by the client: stores such as JAX's refuse to overwrite a key, and a
+   * process may create several clients (the n-th multi-process client of every process meets
+   * the n-th of the others). */
+  static atomic_int clients_made;
+  int nth = atomic_fetch_add(&clients_made, 1);
+  char prefix_topo[48], prefix_mpi[48];
+  snprintf(prefix_topo, sizeof prefix_topo, "cjrt:%d:topology:", nth);
+  snprintf(prefix_mpi, sizeof prefix_mpi, "cjrt:%d:mpi:", nth);
   int timeout = env_ms("CJRT_KV_TIMEOUT_MS", CJ_KV_TIMEOUT_MS_DEFAULT);
   char val[160];
   snprintf(val, sizeof val, "v1 devices=%d kind=%s", local_devices, kind);
-  cj_status st = kv_round(kv, "cjrt:topology:", "devices", self, nprocs, val,
+  cj_status st = kv_round(kv, prefix_topo, "devices", self, nprocs, val,
                           now_ms() + timeout, timeout, vals);
   for (int32_t p = 0; p < nprocs && !st; p++) {
     int nd = -1;
@@ -227,7 +236,7 @@ cj_status cj_mp_create(const cj_kv *kv, int32_t self, int32_t nprocs, int32_t lo
   }
   if (!st) {
     snprintf(val, sizeof val, "v1 mpi_rank=%d mpi_size=%d", rank, size);
-    st = kv_round(kv, "cjrt:mpi:", "MPI rank", self, nprocs, val, now_ms() + timeout, timeout,
+    st = kv_round(kv, prefix_mpi, "MPI rank", self, nprocs, val, now_ms() + timeout, timeout,
                   vals);
   }
   for (int32_t p = 0; p < nprocs && !st; p++) {

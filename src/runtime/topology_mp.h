@@ -5,11 +5,12 @@
  * Set-up (cj_mp_create), in every process of a run of num_nodes processes:
  *  1. load the MPI module (CJRT_MPI_MODULE, else libcjrt_mpi.so next to the library holding this
  *     code): without it creation fails naming the path;
- *  2. publish "cjrt:topology:<process>" = "v1 devices=<n> kind=<kind>" and read every other
+ *  2. publish "cjrt:<c>:topology:<process>" = "v1 devices=<n> kind=<kind>" (c: this process's
+ *     count of multi-process clients made before: keys are never written twice) and read every
  *     process's key, waiting at most CJRT_KV_TIMEOUT_MS (default 60000): a process that never
  *     publishes is DEADLINE_EXCEEDED naming it (before MPI_Init, which would wait for it forever);
  *  3. initialize MPI (outside an MPI launch: FAILED_PRECONDITION saying so), then publish and
- *     read "cjrt:mpi:<process>" = "v1 mpi_rank=<r> mpi_size=<s>" the same way.
+ *     read "cjrt:<c>:mpi:<process>" = "v1 mpi_rank=<r> mpi_size=<s>" the same way.
  * Global device ids are cumulative: process p's local device d has id
  * (devices of processes 0..p-1) + d.
  *

@@ -35,6 +35,10 @@ static PJRT_Error *kv_put(PJRT_KeyValuePutCallback_Args *a) {
   char path[512], tmp[600];
   kv_path(path, sizeof path, a->key, a->key_size);
   snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+  if (access(path, F_OK) == 0) { /* as JAX's store: a key is written once */
+    const char *m = "kv_put: the key exists already";
+    return (*a->callback_error)(PJRT_Error_Code_ALREADY_EXISTS, m, strlen(m));
+  }
   FILE *f = fopen(tmp, "wb");
   if (!f || fwrite(a->value, 1, a->value_size, f) != a->value_size || fclose(f) != 0 ||
       rename(tmp, path) != 0) {
@@ -546,5 +550,10 @@ int main(int argc, char **argv) {
   test_collectives();
   test_concurrent_executions();
   client_free(client);
+  /* a second client in the same processes (its keys must not collide with the first's) */
+  if (OK(create(rank, nprocs, ndev_local, &client))) {
+    test_topology();
+    client_free(client);
+  }
   return check_report(name);
 }
