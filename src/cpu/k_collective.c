@@ -19,6 +19,8 @@
  * A device whose result overlaps its own operand (a donated argument) while peers read that
  * operand first copies the operand aside, so no peer ever reads overwritten data.
  * A device in a group of one does the work alone, without a meeting.
+ * Groups whose members live in several processes (multi-process clients) take a two-level path
+ * over the runtime's cross-process operations: see "across processes" below.
  */
 #include "base/hash.h"
 #include "cpu/k_collective.h"
