@@ -12,9 +12,10 @@ cd "$(dirname "$0")/.."
 build_pkgs=(build-essential cmake ninja-build pkg-config liblapack-dev libblas-dev libopenblas-dev
             libopenblas-serial-dev)
 # ... and what the test suite adds: clang and its runtime (fuzzing), Python for the Python
-# tests, and Debian's numpy/pytest/torch (the legacy DLPack capsule tests).
+# tests, Debian's numpy/pytest/torch (the legacy DLPack capsule tests), and Open MPI (the
+# multi-process tests: libcjrt_mpi.so is built when MPI is found, tests/mp runs under mpirun).
 test_pkgs=(clang libclang-rt-14-dev python3 python3-venv python3-dev python3-numpy python3-pytest
-           python3-torch)
+           python3-torch openmpi-bin libopenmpi-dev)
 want=("${build_pkgs[@]}")
 if [ "${1:-}" != "--no-python" ]; then want+=("${test_pkgs[@]}"); fi
 need_pkgs=()

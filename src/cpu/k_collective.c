@@ -19,6 +19,8 @@
  * A device whose result overlaps its own operand (a donated argument) while peers read that
  * operand first copies the operand aside, so no peer ever reads overwritten data.
  * A device in a group of one does the work alone, without a meeting.
+ * Groups whose members live in several processes (multi-process clients) take a two-level path
+ * over the runtime's cross-process operations: see "across processes" below.
  */
 #include "base/hash.h"
 #include "cpu/k_collective.h"
@@ -179,6 +181,8 @@ cj_status coll_find_group(const coll_groups *g, const cj_exec_ctx *ctx, const ch
 
 typedef struct red_spec {
   cj_combine_fn comb; /* fast path, or NULL */
+  int32_t rop;        /* its CJ_RED_* op (with comb), else -1 */
+  cj_dtype dt;        /* the body's element type */
   /* general path: the body as a nested plan over scalar slots acc, x -> ret */
   cj_plan body;
   int32_t body_es;
@@ -270,6 +274,8 @@ static cj_status red_lower(cj_lw *L, cj_op *op, uint32_t ndata, const cj_dtype *
   for (uint32_t k = 0; k < ndata; k++) same = same && in_dt[k] == e;
   int rop = same ? cj_reduce_region_op(op, e) : -1;
   r->comb = rop >= 0 ? cj_reduce_combiner(rop, e) : NULL;
+  r->rop = r->comb ? rop : -1;
+  r->dt = e;
   r->body_es = cj_dtype_bytes(e);
   r->cvt = cj_lw_alloc(L, sizeof(cj_ew_fn) * (ndata ? ndata : 1));
   r->cvt_aux = cj_lw_alloc(L, sizeof(cj_ew_aux) * (ndata ? ndata : 1));
@@ -449,6 +455,13 @@ static cj_status group_of(cj_exec_ctx *ctx, const coll_params *p, coll_exec *E) 
   return NULL;
 }
 
+/* Groups that span processes (see "across processes" below). */
+static bool spans_processes(const cj_exec_ctx *ctx, const coll_exec *E);
+static cj_status xp_run(cj_exec_ctx *ctx, const cj_step *st, const coll_params *p,
+                        const coll_exec *E);
+#define XP_DISPATCH(ctx, st, p, E) \
+  if (spans_processes(ctx, &(E))) return xp_run(ctx, st, p, &(E))
+
 /* ======================================================================== all_reduce */
 
 /* The published record of reductions: in[0..n) then out[0..n). */
@@ -456,6 +469,7 @@ static cj_status k_all_reduce(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
+  XP_DISPATCH(ctx, st, p, E);
   void *mine[2 * CJ_COLL_MAX_OPERANDS];
   for (uint32_t k = 0; k < p->n; k++) {
     mine[k] = CJ_PTR(ctx, st->in[k]);
@@ -509,6 +523,7 @@ static cj_status k_collective_reduce(cj_exec_ctx *ctx, const cj_step *st) {
       memset(CJ_PTR(ctx, st->out[k]), 0, (size_t)p->out_bytes[k]);
     return NULL;
   }
+  XP_DISPATCH(ctx, st, p, E);
   void *mine[2 * CJ_COLL_MAX_OPERANDS];
   for (uint32_t k = 0; k < p->n; k++) {
     mine[k] = CJ_PTR(ctx, st->in[k]);
@@ -551,6 +566,7 @@ static cj_status k_reduce_scatter(cj_exec_ctx *ctx, const cj_step *st) {
     return cj_invalid("%s: the operand's scatter dimension is %lld times the result's, but the "
                       "process group has %d members",
                       p->what, (long long)p->dim_ratio, E.size);
+  XP_DISPATCH(ctx, st, p, E);
   void *mine[2] = {CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->out[0])};
   cj_meet *m;
   void *const *peers;
@@ -585,6 +601,7 @@ static cj_status k_all_gather(cj_exec_ctx *ctx, const cj_step *st) {
                         "group has %d members",
                         p->what, k, (long long)(p->in_bytes[k] ? p->out_bytes[k] / p->in_bytes[k] : 0),
                         E.size);
+  XP_DISPATCH(ctx, st, p, E);
   void *mine[2 * CJ_COLL_MAX_OPERANDS];
   for (uint32_t k = 0; k < p->n; k++) {
     mine[k] = CJ_PTR(ctx, st->in[k]);
@@ -640,6 +657,7 @@ static cj_status k_all_to_all(cj_exec_ctx *ctx, const cj_step *st) {
   if (E.size != p->dim_ratio)
     return cj_invalid("%s: split_count is %lld but the process group has %d members", p->what,
                       (long long)p->dim_ratio, E.size);
+  XP_DISPATCH(ctx, st, p, E);
   void *mine[2 * CJ_COLL_MAX_OPERANDS], *copies[CJ_COLL_MAX_OPERANDS];
   for (uint32_t k = 0; k < p->n; k++) {
     mine[k] = CJ_PTR(ctx, st->in[k]);
@@ -684,6 +702,7 @@ static cj_status k_collective_broadcast(cj_exec_ctx *ctx, const cj_step *st) {
       memset(CJ_PTR(ctx, st->out[k]), 0, (size_t)p->out_bytes[k]);
     return NULL;
   }
+  XP_DISPATCH(ctx, st, p, E);
   int32_t roots[CJ_COLL_MAX_OPERANDS];
   for (uint32_t k = 0; k < p->n; k++) CJ_RETURN_IF_ERROR(root_of(ctx, st, p, k, E.size, &roots[k]));
   void *mine[CJ_COLL_MAX_OPERANDS];
@@ -716,6 +735,7 @@ static cj_status k_collective_permute(cj_exec_ctx *ctx, const cj_step *st) {
                         E.size);
     if (t == E.rank) src = s;
   }
+  XP_DISPATCH(ctx, st, p, E);
   void *mine[2] = {CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->out[0])}, *copies[1] = {NULL};
   bool staged;
   cj_status err = stage_inputs(p, mine, copies, &staged);
@@ -740,6 +760,282 @@ static cj_status k_collective_permute(cj_exec_ctx *ctx, const cj_step *st) {
   }
   free_copies(p, copies);
   return err;
+}
+
+/* ======================================================================== across processes */
+
+/* A group whose members live in several processes (a multi-process client: args->xproc) runs in
+ * two levels: the group's members in this process meet as usual (a meeting of their own), and
+ * the first of them, the leader, exchanges data with the other processes through the runtime's
+ * cross-process operations (MPI), computes the results of every member in this process, and
+ * hands its status to them before they all leave. The generic way gathers every member's operand
+ * into every process and computes locally what the in-process kernels compute; all_reduce with
+ * a plain add/multiply/... body reduces the local members first and then reduces across
+ * processes with one MPI all-reduce. */
+
+static bool spans_processes(const cj_exec_ctx *ctx, const coll_exec *E) {
+  const cj_xproc *x = ctx->args->xproc;
+  if (!x || !E->found || E->size < 2) return false;
+  for (int32_t s = 0; s < E->size; s++) {
+    int32_t d = E->members[s];
+    if (d < 0 || d >= x->ngrid || x->proc_of[d] != x->self) return true;
+  }
+  return false;
+}
+
+static int xred_of(int rop) {
+  switch (rop) {
+    case CJ_RED_ADD: return CJ_XRED_SUM;
+    case CJ_RED_MUL: return CJ_XRED_PROD;
+    case CJ_RED_MAX: return CJ_XRED_MAX;
+    case CJ_RED_MIN: return CJ_XRED_MIN;
+    case CJ_RED_AND: return CJ_XRED_AND;
+    case CJ_RED_OR: return CJ_XRED_OR;
+    case CJ_RED_XOR: return CJ_XRED_XOR;
+  }
+  return -1;
+}
+
+typedef struct xp_group {
+  const coll_exec *E;
+  int32_t nl;                         /* members in this process */
+  int32_t lrank[CJ_COLL_MAX_DEVICES]; /* their ranks in the group, ascending */
+  int32_t np;                         /* processes of the group, ascending */
+  int32_t procs[CJ_COLL_MAX_DEVICES];
+  int32_t pcount[CJ_COLL_MAX_DEVICES]; /* members per process */
+  int32_t pidx[CJ_COLL_MAX_DEVICES];   /* member s: its index among its process's members */
+  int32_t pof[CJ_COLL_MAX_DEVICES];    /* member s: index of its process in procs */
+} xp_group;
+
+/* Every member's operand k, gathered: all[s] points into *buf (freed by the caller). */
+static cj_status xp_gather(const cj_xproc *x, const xp_group *G, int64_t bytes,
+                           void *const *const *recs, uint32_t k, char **buf, const char **all) {
+  *buf = NULL;
+  const coll_exec *E = G->E;
+  size_t b = (size_t)bytes;
+  char *send = malloc(b * (size_t)G->nl + 1);
+  size_t *rb = malloc(sizeof(size_t) * (size_t)G->np);
+  size_t *off = malloc(sizeof(size_t) * (size_t)G->np);
+  size_t total = 0;
+  for (int32_t q = 0; rb && off && q < G->np; q++) {
+    rb[q] = b * (size_t)G->pcount[q];
+    off[q] = total;
+    total += rb[q];
+  }
+  char *recv = malloc(total + 1);
+  cj_status st = NULL;
+  if (!send || !rb || !off || !recv) {
+    st = cj_oom();
+  } else {
+    for (int32_t i = 0; i < G->nl; i++) memcpy(send + (size_t)i * b, recs[i][k], b);
+    st = x->ops->allgatherv(x->ctx, E->gid, G->procs, G->np, send, b * (size_t)G->nl, recv, rb);
+  }
+  if (!st)
+    for (int32_t s = 0; s < E->size; s++)
+      all[s] = recv + off[G->pof[s]] + (size_t)G->pidx[s] * b;
+  free(send);
+  free(rb);
+  free(off);
+  if (st) free(recv);
+  else *buf = recv;
+  return st;
+}
+
+/* The leader's work: recs[i] is local member i's record (in[0..n), out[0..n)). */
+static cj_status xp_lead(cj_exec_ctx *ctx, const cj_step *st, const coll_params *p,
+                         const xp_group *G, void *const *const *recs) {
+  const cj_xproc *x = ctx->args->xproc;
+  const coll_exec *E = G->E;
+  int32_t roots[CJ_COLL_MAX_OPERANDS];
+  if (p->kind == K_COLLECTIVE_REDUCE || p->kind == K_BROADCAST)
+    for (uint32_t k = 0; k < p->n; k++)
+      CJ_RETURN_IF_ERROR(root_of(ctx, st, p, k, E->size, &roots[k]));
+  const char **all = malloc(sizeof(char *) * (size_t)E->size);
+  const char **src = malloc(sizeof(char *) * (size_t)E->size);
+  char **dst = malloc(sizeof(char *) * (size_t)(G->nl + 1));
+  cj_status err = all && src && dst ? NULL : cj_oom();
+  for (uint32_t k = 0; k < p->n && !err; k++) {
+    /* all_reduce with a body MPI knows: local reduction, then one all-reduce across processes */
+    int xop = p->kind == K_ALL_REDUCE && p->red.comb ? xred_of(p->red.rop) : -1;
+    bool alias = false; /* a local pre-reduction must not write over an operand */
+    for (int32_t i = 0; i < G->nl && xop >= 0 && G->nl > 1; i++)
+      alias = alias || overlaps(recs[i][k], (size_t)p->in_bytes[k], recs[0][p->n + k],
+                                (size_t)p->out_bytes[k]);
+    if (xop >= 0 && !alias && p->in_es[k] == p->out_es[k]) {
+      char *out0 = recs[0][p->n + k];
+      const char *in0 = recs[0][k];
+      if (G->nl > 1) {
+        for (int32_t i = 0; i < G->nl; i++) src[i] = recs[i][k];
+        dst[0] = out0;
+        red_job J = {&p->red, (int32_t)k, src, G->nl, dst, 1, p->in_es[k], p->out_es[k], 0,
+                     p->nelems[k]};
+        err = red_run(ctx, st, &J);
+        in0 = out0;
+      }
+      bool done = false;
+      if (!err && xop >= 0)
+        err = x->ops->allreduce(x->ctx, E->gid, G->procs, G->np, in0, out0, p->nelems[k],
+                                p->red.dt, xop, &done);
+      if (!err && done) {
+        for (int32_t i = 1; i < G->nl; i++)
+          memcpy(recs[i][p->n + k], out0, (size_t)p->out_bytes[k]);
+        continue;
+      }
+      if (err) break;
+      /* not supported by MPI: fall through to gathering (the operands are unchanged unless the
+       * local reduction wrote into an operand, which only a donated operand allows) */
+    }
+    char *buf;
+    err = xp_gather(x, G, p->in_bytes[k], recs, k, &buf, all);
+    if (err) break;
+    int64_t n = p->nelems[k];
+    switch (p->kind) {
+      case K_ALL_REDUCE: {
+        for (int32_t i = 0; i < G->nl; i++) dst[i] = recs[i][p->n + k];
+        red_job J = {&p->red, (int32_t)k, all, E->size, dst, G->nl, p->in_es[k], p->out_es[k],
+                     0, n};
+        err = red_run(ctx, st, &J);
+        break;
+      }
+      case K_COLLECTIVE_REDUCE:
+        for (int32_t i = 0; i < G->nl && !err; i++) {
+          char *out = recs[i][p->n + k];
+          if (G->lrank[i] != roots[k]) {
+            memset(out, 0, (size_t)p->out_bytes[k]);
+            continue;
+          }
+          dst[0] = out;
+          red_job J = {&p->red, (int32_t)k, all, E->size, dst, 1, p->in_es[k], p->out_es[k], 0,
+                       n};
+          err = red_run(ctx, st, &J);
+        }
+        break;
+      case K_REDUCE_SCATTER: {
+        int64_t blk = p->dim[k] * p->inner[k];
+        for (int32_t i = 0; i < G->nl && !err; i++)
+          for (int64_t o = 0; o < p->outer[k] && !err; o++) {
+            for (int32_t s = 0; s < E->size; s++)
+              src[s] = all[s] + ((o * E->size + G->lrank[i]) * blk) * p->in_es[k];
+            dst[0] = (char *)recs[i][p->n + k] + o * blk * p->out_es[k];
+            red_job J = {&p->red, (int32_t)k, src, E->size, dst, 1, p->in_es[k], p->out_es[k],
+                         0, blk};
+            err = red_run(ctx, st, &J);
+          }
+        break;
+      }
+      case K_ALL_GATHER: {
+        size_t piece = (size_t)(p->dim[k] * p->inner[k] * p->in_es[k]);
+        for (int32_t i = 0; i < G->nl; i++) {
+          char *out = recs[i][p->n + k];
+          for (int32_t s = 0; s < E->size; s++)
+            for (int64_t o = 0; o < p->outer[k]; o++)
+              memcpy(out + ((size_t)o * (size_t)E->size + (size_t)s) * piece,
+                     all[s] + (size_t)o * piece, piece);
+        }
+        break;
+      }
+      case K_ALL_TO_ALL:
+        for (int32_t i = 0; i < G->nl; i++)
+          for (int32_t s = 0; s < E->size; s++) {
+            cj_strided c = p->parts[k];
+            c.soff = G->lrank[i] * p->src_step[k];
+            c.doff = s * p->dst_step[k];
+            cj_strided_run(&c, recs[i][p->n + k], all[s]);
+          }
+        break;
+      case K_BROADCAST:
+        for (int32_t i = 0; i < G->nl; i++)
+          memcpy(recs[i][p->n + k], all[roots[k]], (size_t)p->out_bytes[k]);
+        break;
+      case K_PERMUTE:
+        for (int32_t i = 0; i < G->nl; i++) {
+          int64_t from = -1;
+          for (int64_t j = 0; j < p->npairs; j++)
+            if (p->pairs[2 * j + 1] == G->lrank[i]) from = p->pairs[2 * j];
+          char *out = recs[i][p->n + k];
+          if (from < 0 || from >= E->size)
+            memset(out, 0, (size_t)p->out_bytes[k]);
+          else
+            memcpy(out, all[from], (size_t)p->out_bytes[k]);
+        }
+        break;
+    }
+    free(buf);
+  }
+  free(all);
+  free(src);
+  free(dst);
+  return err;
+}
+
+static cj_status xp_run(cj_exec_ctx *ctx, const cj_step *st, const coll_params *p,
+                        const coll_exec *E) {
+  const cj_xproc *x = ctx->args->xproc;
+  xp_group *G = malloc(sizeof *G);
+  if (!G) return cj_oom();
+  G->E = E;
+  G->nl = 0;
+  G->np = 0;
+  int32_t me = -1;
+  int32_t lmem[CJ_COLL_MAX_DEVICES];
+  for (int32_t s = 0; s < E->size; s++) {
+    int32_t d = E->members[s];
+    int32_t proc = d >= 0 && d < x->ngrid ? x->proc_of[d] : -1;
+    if (proc < 0) {
+      free(G);
+      return cj_internal("%s: member %d of the group is outside the execution's grid", p->what,
+                         d);
+    }
+    if (proc == x->self) {
+      if (s == E->rank) me = G->nl;
+      lmem[G->nl] = d;
+      G->lrank[G->nl++] = s;
+    }
+    int32_t q = 0;
+    while (q < G->np && G->procs[q] < proc) q++;
+    if (q == G->np || G->procs[q] != proc) {
+      memmove(G->procs + q + 1, G->procs + q, sizeof(int32_t) * (size_t)(G->np - q));
+      G->np++;
+      G->procs[q] = proc;
+    }
+  }
+  for (int32_t q = 0; q < G->np; q++) G->pcount[q] = 0;
+  for (int32_t s = 0; s < E->size; s++) {
+    int32_t proc = x->proc_of[E->members[s]], q = 0;
+    while (G->procs[q] != proc) q++;
+    G->pof[s] = q;
+    G->pidx[s] = G->pcount[q]++;
+  }
+  /* the record each local member publishes: operands, results, and its status slot */
+  cj_status mystatus = NULL;
+  void *mine[2 * CJ_COLL_MAX_OPERANDS + 1];
+  for (uint32_t k = 0; k < p->n; k++) {
+    mine[k] = CJ_PTR(ctx, st->in[k]);
+    mine[p->n + k] = CJ_PTR(ctx, st->out[k]);
+  }
+  mine[2 * p->n] = &mystatus;
+  cj_meet *m = NULL;
+  void *const *peers = NULL;
+  void *self_rec[1] = {mine};
+  cj_status err = NULL;
+  if (G->nl > 1) {
+    cj_meet_req req = {p->key, (int64_t)(E->gid ^ 0x5851f42d4c957f2dull), G->nl, me, lmem,
+                       p->check, mine, p->what};
+    err = cj_meet_join(ctx->args->launch, &req, &m, &peers);
+  } else {
+    peers = self_rec;
+  }
+  if (!err && me == 0) {
+    cj_status r = xp_lead(ctx, st, p, G, (void *const *const *)peers);
+    if (r)
+      r = cj_status_annotate(r, "%s: across %d processes", p->what, G->np);
+    for (int32_t i = 1; i < G->nl; i++)
+      *(cj_status *)((void *const *)peers[i])[2 * p->n] = r ? cj_status_copy(r) : NULL;
+    mystatus = r;
+  }
+  if (m) cj_meet_leave(ctx->args->launch, m);
+  free(G);
+  return err ? err : mystatus;
 }
 
 /* ======================================================================== lowering */

@@ -55,6 +55,15 @@ static cj_status check_pair(const p2p_params *p, int64_t id, int64_t len) {
   return NULL;
 }
 
+/* Send/recv between processes (a multi-process client) has no MPI path yet. */
+static cj_status check_local(const cj_exec_ctx *ctx, const p2p_params *p, int32_t peer) {
+  const cj_xproc *x = ctx->args->xproc;
+  if (!x || peer < 0 || peer >= x->ngrid || x->proc_of[peer] == x->self) return NULL;
+  return cj_unimplemented("%s: the peer device (grid position %d) runs in process %d: send/recv "
+                          "across processes is not implemented by cjrt (collective_permute is)",
+                          p->what, peer, x->proc_of[peer]);
+}
+
 static cj_status k_send(cj_exec_ctx *ctx, const cj_step *st) {
   const p2p_params *p = st->params;
   const void *parts[P2P_MAX_PARTS];
@@ -72,6 +81,7 @@ static cj_status k_send(cj_exec_ctx *ctx, const cj_step *st) {
     CJ_RETURN_IF_ERROR(check_pair(p, s, len));
     CJ_RETURN_IF_ERROR(check_pair(p, t, len));
     if (s != me) continue;
+    CJ_RETURN_IF_ERROR(check_local(ctx, p, device_of(ctx, t)));
     CJ_RETURN_IF_ERROR(cj_mail_send(l, p->channel, coll_self(ctx), device_of(ctx, t), parts,
                                     p->sizes, (int32_t)p->nparts, p->what));
   }
@@ -101,6 +111,7 @@ static cj_status k_recv(cj_exec_ctx *ctx, const cj_step *st) {
     for (uint32_t i = 0; i < p->nparts; i++) memset(parts[i], 0, p->sizes[i]);
     return NULL;
   }
+  CJ_RETURN_IF_ERROR(check_local(ctx, p, device_of(ctx, src)));
   return cj_mail_recv(l, p->channel, device_of(ctx, src), coll_self(ctx), parts, p->sizes,
                       (int32_t)p->nparts, p->what);
 }

@@ -78,6 +78,7 @@ static cj_status k_run_parallel(cj_exec_ctx *ctx, const cj_step *st) {
     P->args.partition = k % p->np;
     P->args.launch = l;
     P->args.pool = NULL; /* each process runs on its own thread */
+    P->args.xproc = NULL; /* its own grid, all in this process */
     P->scratch = *ctx->scratch;
     P->scratch.next = NULL;
     P->scratch.ntls = 0;

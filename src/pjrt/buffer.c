@@ -111,6 +111,11 @@ PJRT_Error *cjp_PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args *args) {
                       "%s: the buffer is already on device %d (CopyToDevice cannot accept the "
                       "same source and destination devices)",
                       fn, d->id);
+  if (!cj_device_is_local(d))
+    return cjp_errorf(CJ_UNIMPLEMENTED,
+                      "%s: dst_device %d belongs to process %d; cross-process buffer transfers "
+                      "are not implemented by cjrt (use a collective in a program instead)",
+                      fn, d->id, d->process_index);
   cj_buffer *out;
   cj_status st = cj_buffer_copy_to_memory(b, d->memories[CJ_MEMORY_DEVICE], &out);
   if (st) return cjp_error_in(fn, st);

@@ -99,6 +99,7 @@ static cj_status parse_options(const PJRT_NamedValue *opts, size_t n, cj_client_
   out->device_count = (int)val[OPT_CPU_DEVICE_COUNT];
   out->process_index = (int)val[OPT_NODE_ID];
   out->process_count = (int)val[OPT_NUM_NODES];
+  out->kv = NULL;
   *wants_kv = val[OPT_NUM_NODES] > 1;
   return NULL;
 }
@@ -186,6 +187,59 @@ void cjp_device_attributes(cj_device *d, const PJRT_NamedValue **out, size_t *n)
   *n = sizeof f->device_attrs / sizeof f->device_attrs[0];
 }
 
+/* ---- the caller's key-value store, as the runtime's cj_kv ---- */
+
+/* (callback_error is a pointer to the constructor) */
+static PJRT_CallbackError kv_error_fn = cjp_callback_error;
+
+typedef struct kv_front {
+  PJRT_KeyValueGetCallback get;
+  void *get_arg;
+  PJRT_KeyValuePutCallback put;
+  void *put_arg;
+} kv_front;
+
+static cj_status kv_get(void *ctx, const char *key, int timeout_ms, char **out, size_t *len) {
+  kv_front *f = ctx;
+  *out = NULL;
+  *len = 0;
+  PJRT_KeyValueGetCallback_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = PJRT_KeyValueGetCallback_Args_STRUCT_SIZE;
+  a.key = key;
+  a.key_size = strlen(key);
+  a.timeout_in_ms = timeout_ms;
+  a.callback_error = &kv_error_fn;
+  a.user_arg = f->get_arg;
+  PJRT_Error *e = f->get(&a);
+  if (e) return cjp_error_take(e);
+  char *copy = malloc(a.value_size + 1);
+  if (copy) {
+    if (a.value_size) memcpy(copy, a.value, a.value_size);
+    copy[a.value_size] = 0;
+  }
+  if (a.value && a.value_deleter_callback) a.value_deleter_callback(a.value);
+  if (!copy) return cj_oom();
+  *out = copy;
+  *len = a.value_size;
+  return NULL;
+}
+
+static cj_status kv_put(void *ctx, const char *key, const char *value, size_t len) {
+  kv_front *f = ctx;
+  PJRT_KeyValuePutCallback_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = PJRT_KeyValuePutCallback_Args_STRUCT_SIZE;
+  a.key = key;
+  a.key_size = strlen(key);
+  a.value = value;
+  a.value_size = len;
+  a.callback_error = &kv_error_fn;
+  a.user_arg = f->put_arg;
+  PJRT_Error *e = f->put(&a);
+  return e ? cjp_error_take(e) : NULL;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 PJRT_Error *cjp_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
@@ -201,6 +255,14 @@ PJRT_Error *cjp_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
                       "PJRT_Client_Create: num_nodes = %d needs kv_get_callback and "
                       "kv_put_callback",
                       o.process_count);
+  kv_front kvf;
+  cj_kv kv;
+  if (wants_kv) {
+    kvf = (kv_front){args->kv_get_callback, args->kv_get_user_arg, args->kv_put_callback,
+                     args->kv_put_user_arg};
+    kv = (cj_kv){&kvf, kv_get, kv_put};
+    o.kv = &kv; /* used during creation only */
+  }
   cj_client *c;
   st = cj_client_create(cj_backend_cpu(), &o, &c);
   if (st) return cjp_error_in("PJRT_Client_Create", st);
@@ -249,8 +311,8 @@ PJRT_Error *cjp_PJRT_Client_PlatformVersion(PJRT_Client_PlatformVersion_Args *ar
 PJRT_Error *cjp_PJRT_Client_Devices(PJRT_Client_Devices_Args *args) {
   CJP_CHECK_ARGS(PJRT_Client_Devices, args, num_devices);
   CJP_CLIENT(PJRT_Client_Devices, c, args->client, "client");
-  args->devices = (PJRT_Device *const *)c->devices;
-  args->num_devices = (size_t)c->ndevices;
+  args->devices = (PJRT_Device *const *)c->all_devices;
+  args->num_devices = (size_t)c->nall_devices;
   return NULL;
 }
 
@@ -333,7 +395,12 @@ cj_status cjp_pick_memory(PJRT_Device *device, PJRT_Memory *memory, cj_memory **
   }
   if (!device) return cj_invalid("device and memory are both NULL");
   if (!cj_device_check(device)) return cj_invalid("device is not a live cjrt device");
-  *out = ((cj_device *)device)->memories[CJ_MEMORY_DEVICE];
+  cj_device *d = (cj_device *)device;
+  if (!cj_device_is_local(d))
+    return cj_unimplemented("device %d belongs to process %d, not this one (%d): buffers live only "
+                            "on this process's devices",
+                            d->id, d->process_index, d->client->opts.process_index);
+  *out = d->memories[CJ_MEMORY_DEVICE];
   return NULL;
 }
 
@@ -448,3 +515,4 @@ PJRT_Error *cjp_PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args
   args->buffer = (PJRT_Buffer *)b;
   return NULL;
 }
+

@@ -82,14 +82,21 @@ PJRT_Error *cjp_PJRT_Device_LocalHardwareId(PJRT_Device_LocalHardwareId_Args *ar
 PJRT_Error *cjp_PJRT_Device_AddressableMemories(PJRT_Device_AddressableMemories_Args *args) {
   CJP_CHECK_ARGS(PJRT_Device_AddressableMemories, args, num_memories);
   CJP_DEVICE(PJRT_Device_AddressableMemories, d, args->device, "device");
-  args->memories = (PJRT_Memory *const *)d->memories;
-  args->num_memories = (size_t)d->nmemories;
+  /* another process's device has no memories this process can address */
+  bool local = cj_device_is_local(d);
+  args->memories = local ? (PJRT_Memory *const *)d->memories : NULL;
+  args->num_memories = local ? (size_t)d->nmemories : 0;
   return NULL;
 }
 
 PJRT_Error *cjp_PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args *args) {
   CJP_CHECK_ARGS(PJRT_Device_DefaultMemory, args, memory);
   CJP_DEVICE(PJRT_Device_DefaultMemory, d, args->device, "device");
+  if (!cj_device_is_local(d))
+    return cjp_errorf(CJ_INVALID_ARGUMENT,
+                      "PJRT_Device_DefaultMemory: device %d belongs to process %d and has no "
+                      "memory this process can address",
+                      d->id, d->process_index);
   args->memory = (PJRT_Memory *)d->memories[CJ_MEMORY_DEVICE];
   return NULL;
 }

@@ -84,6 +84,38 @@ typedef struct cj_program_info {
   size_t optimized_len;
 } cj_program_info;
 
+/* Cross-process collectives (multi-process clients): what a backend needs to reach devices of
+ * other processes. The runtime fills it (runtime/topology_mp.c, over the MPI module); the backend
+ * only calls the operations. Processes are named by their process index (PJRT node_id).
+ * Operations return NULL or a status naming what failed; they block the calling thread and must
+ * be called in the same order by every process of `procs` (sorted, distinct, self included). */
+typedef struct cj_xproc_ops {
+  /* `group` names the device group (equal in every process, different for different groups):
+   * groups over the same processes may exchange at the same time without mixing their data.
+   * Every process of procs[0..n) contributes send (send_bytes); recv receives the contributions
+   * of procs in order, recv_bytes[i] bytes from procs[i], back to back. */
+  cj_status (*allgatherv)(void *ctx, uint64_t group, const int32_t *procs, int32_t n,
+                          const void *send, size_t send_bytes, void *recv,
+                          const size_t *recv_bytes);
+  /* Element-wise reduction of `count` elements of dtype `dt` with CJ_XRED_* `op` over procs;
+   * send == recv is allowed (in place). *done = false (and NULL) when this pair of op and dtype
+   * is not supported: the caller then gathers and reduces itself. */
+  cj_status (*allreduce)(void *ctx, uint64_t group, const int32_t *procs, int32_t n,
+                         const void *send, void *recv, int64_t count, cj_dtype dt, int op,
+                         bool *done);
+} cj_xproc_ops;
+enum { CJ_XRED_SUM, CJ_XRED_PROD, CJ_XRED_MAX, CJ_XRED_MIN, CJ_XRED_AND, CJ_XRED_OR, CJ_XRED_XOR };
+
+/* Where the devices of one multi-process execution live: grid position (replica * partitions +
+ * partition) -> process index. Owned by the loaded executable. */
+typedef struct cj_xproc {
+  const cj_xproc_ops *ops;
+  void *ctx;
+  int32_t self;            /* this process */
+  int32_t ngrid;           /* num_replicas * num_partitions */
+  const int32_t *proc_of;  /* ngrid entries */
+} cj_xproc;
+
 /* One device's share of one execution. */
 typedef struct cj_exec_args {
   int32_t replica, partition;   /* this device's place in the device assignment */
@@ -96,6 +128,9 @@ typedef struct cj_exec_args {
   cj_threadpool *pool;          /* the client's pool, for parallel kernels; may be NULL */
   /* FFI user data of this execution (a cj_ffi_user_data_list, runtime/ffi.h), or NULL */
   const struct cj_ffi_user_data_list *ffi_user_data;
+  /* Multi-process executions: where the other devices of the grid live; NULL when every device
+   * of the execution is in this process. */
+  const cj_xproc *xproc;
 } cj_exec_args;
 
 typedef struct cj_backend_vtable {
@@ -131,7 +166,9 @@ typedef struct cj_backend_vtable {
   void (*program_free)(cj_program *p);
 
   /* A launch groups the per-device executions of one multi-device call so that collectives can
-   * meet. Created by the runtime before starting the devices, destroyed after all finished. */
+   * meet. Created by the runtime before starting the devices, destroyed after all finished.
+   * `ndevices` is the program's whole grid (replicas x partitions), of which a multi-process
+   * execution runs only this process's positions here. */
   cj_status (*launch_create)(cj_backend *b, const cj_program *p, int32_t ndevices,
                              cj_launch **out);
   void (*launch_destroy)(cj_launch *l);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/threadpool.h"
+#include "runtime/event.h"
 
 /* The client whose pool task the calling thread is running (see cj_client_enter_task). */
 static _Thread_local cj_client *tl_task_client;
@@ -44,18 +45,22 @@ static void client_free_now(cj_client *c) {
   cj_pool_destroy(c->pool);
   pthread_cond_destroy(&c->exec_cv);
   pthread_mutex_destroy(&c->exec_mu);
+  for (int i = 0; i < c->mp_nprev; i++) cj_event_release(c->mp_prev[i]);
+  free(c->mp_prev);
   if (c->front_free) c->front_free(c->front);
   if (c->memories)
     for (int i = 0; i < c->nmemories; i++) memory_free(c->memories[i]);
-  if (c->devices)
-    for (int i = 0; i < c->ndevices; i++) {
-      if (!c->devices[i]) continue;
-      c->devices[i]->hdr.tag = CJ_TAG_DEAD;
-      c->devices[i]->desc.hdr.tag = CJ_TAG_DEAD;
-      free(c->devices[i]);
+  if (c->all_devices)
+    for (int i = 0; i < c->nall_devices; i++) {
+      if (!c->all_devices[i]) continue;
+      c->all_devices[i]->hdr.tag = CJ_TAG_DEAD;
+      c->all_devices[i]->desc.hdr.tag = CJ_TAG_DEAD;
+      free(c->all_devices[i]);
     }
   free(c->memories);
   free(c->devices);
+  free(c->all_devices);
+  cj_mp_free(c->mp);
   c->hdr.tag = CJ_TAG_DEAD;
   free(c);
 }
@@ -125,51 +130,79 @@ cj_status cj_client_create(cj_backend *backend, const cj_client_options *opts, c
   if (o.process_index < 0 || o.process_index >= o.process_count)
     return cj_invalid("process index %d is out of range [0, %d)", o.process_index,
                       o.process_count);
-  if (o.process_count > 1)
-    return cj_unimplemented("multi-process clients (%d processes) are not implemented by cjrt",
-                            o.process_count);
+  /* A multi-process client learns the other processes' devices first (before anything is
+   * allocated: a process that never comes makes this fail after CJRT_KV_TIMEOUT_MS). */
+  cj_mp *mp = NULL;
+  if (o.process_count > 1) {
+    const char *kind = backend->vt->device_kind ? backend->vt->device_kind : backend->vt->name;
+    cj_status st = cj_mp_create(o.kv, o.process_index, o.process_count, o.device_count, kind,
+                                &mp);
+    if (st)
+      return cj_status_annotate(st, "creating the client of process %d of %d", o.process_index,
+                                o.process_count);
+  }
+  o.kv = NULL; /* borrowed for creation only */
 
   cj_client *c = calloc(1, sizeof *c);
-  if (!c) return cj_oom();
+  if (!c) {
+    cj_mp_free(mp);
+    return cj_oom();
+  }
   if (pthread_mutex_init(&c->exec_mu, NULL) != 0) {
+    cj_mp_free(mp);
     free(c);
     return cj_oom();
   }
   if (pthread_cond_init(&c->exec_cv, NULL) != 0) {
     pthread_mutex_destroy(&c->exec_mu);
+    cj_mp_free(mp);
     free(c);
     return cj_oom();
   }
   cj_object_init(&c->hdr, CJ_TAG_CLIENT);
   c->backend = backend;
   c->opts = o;
+  c->mp = mp;
   c->num_cores = cores;
-  snprintf(c->platform_version, sizeof c->platform_version,
-           "cjrt 0.1.0 (%s backend, %d devices)", c->backend->vt->name, o.device_count);
+  if (mp)
+    snprintf(c->platform_version, sizeof c->platform_version,
+             "cjrt 0.1.0 (%s backend, %d devices, process %d of %d)", c->backend->vt->name,
+             o.device_count, o.process_index, o.process_count);
+  else
+    snprintf(c->platform_version, sizeof c->platform_version,
+             "cjrt 0.1.0 (%s backend, %d devices)", c->backend->vt->name, o.device_count);
   c->ndevices = o.device_count;
+  c->nall_devices = mp ? mp->total_devices : o.device_count;
+  int first = mp ? mp->procs[o.process_index].first_id : 0;
   c->nmemories = o.device_count * per_device;
   c->devices = calloc((size_t)c->ndevices, sizeof *c->devices);
+  c->all_devices = calloc((size_t)c->nall_devices, sizeof *c->all_devices);
   c->memories = calloc((size_t)c->nmemories, sizeof *c->memories);
-  if (!c->devices || !c->memories) goto oom;
-  for (int i = 0; i < c->ndevices; i++) {
+  if (!c->devices || !c->all_devices || !c->memories) goto oom;
+  for (int g = 0, proc = 0; g < c->nall_devices; g++) {
+    while (mp && g >= mp->procs[proc].first_id + mp->procs[proc].ndevices) proc++;
+    int hw = mp ? g - mp->procs[proc].first_id : g;
     cj_device *d = calloc(1, sizeof *d);
     if (!d) goto oom;
-    c->devices[i] = d;
+    c->all_devices[g] = d;
     cj_object_init(&d->hdr, CJ_TAG_DEVICE);
     cj_object_init(&d->desc.hdr, CJ_TAG_DEVDESC);
     d->desc.device = d;
     d->client = c;
-    d->index = i;
-    d->id = i;
-    d->local_hardware_id = i;
-    d->process_index = o.process_index;
-    snprintf(d->to_string, sizeof d->to_string, "CjrtDevice(id=%d)", i);
-    snprintf(d->debug_string, sizeof d->debug_string, "cjrt:%d (%s, process %d)", i,
-             cj_client_device_kind(c), o.process_index);
+    d->index = g;
+    d->id = g;
+    d->local_hardware_id = hw;
+    d->process_index = mp ? proc : o.process_index;
+    snprintf(d->to_string, sizeof d->to_string, "CjrtDevice(id=%d)", g);
+    snprintf(d->debug_string, sizeof d->debug_string, "cjrt:%d (%s, process %d)", g,
+             cj_client_device_kind(c), d->process_index);
     atomic_init(&d->bytes_in_use, 0);
     atomic_init(&d->peak_bytes_in_use, 0);
     atomic_init(&d->num_allocs, 0);
     atomic_init(&d->largest_alloc, 0);
+    if (d->process_index != o.process_index) continue; /* another process's: no memories here */
+    int i = g - first;
+    c->devices[i] = d;
     for (int k = 0; k < CJ_MEMORY_KIND_COUNT; k++) {
       if (!((kinds >> k) & 1)) continue;
       cj_memory *m = calloc(1, sizeof *m);
@@ -211,9 +244,7 @@ void cj_client_set_front(cj_client *c, void *front, void (*free_fn)(void *)) {
 }
 
 cj_device *cj_client_lookup_device(cj_client *c, int id) {
-  for (int i = 0; i < c->ndevices; i++)
-    if (c->devices[i]->id == id) return c->devices[i];
-  return NULL;
+  return id >= 0 && id < c->nall_devices ? c->all_devices[id] : NULL;
 }
 
 cj_device *cj_client_lookup_local_device(cj_client *c, int hw) {
@@ -228,13 +259,14 @@ cj_status cj_client_default_assignment(cj_client *c, int num_replicas, int num_p
     return cj_invalid("num_replicas (%d) and num_partitions (%d) must be >= 1", num_replicas,
                       num_partitions);
   int64_t n = (int64_t)num_replicas * num_partitions;
-  if (n > c->ndevices)
+  if (n > c->nall_devices)
     return cj_invalid(
         "requested device assignment of %d replicas x %d partitions needs %lld devices, but the "
         "client has only %d",
-        num_replicas, num_partitions, (long long)n, c->ndevices);
-  /* Replica r, partition p runs on device r * num_partitions + p. */
-  for (int64_t i = 0; i < n; i++) out[i] = c->devices[i]->id;
+        num_replicas, num_partitions, (long long)n, c->nall_devices);
+  /* Replica r, partition p runs on device r * num_partitions + p (every process's devices in
+   * id order, so a multi-process assignment spans the processes). */
+  for (int64_t i = 0; i < n; i++) out[i] = c->all_devices[i]->id;
   return NULL;
 }
 

@@ -34,6 +34,7 @@
 #include "base/status.h"
 #include "runtime/backend.h"
 #include "runtime/object.h"
+#include "runtime/topology_mp.h"
 
 typedef struct cj_client cj_client;
 typedef struct cj_device cj_device;
@@ -49,6 +50,8 @@ typedef struct cj_client_options {
   int device_count;  /* 0 = the backend's default_device_count (the online cores on the CPU) */
   int process_index; /* this process's index in a multi-process run (0 when single) */
   int process_count; /* >= 1 */
+  /* process_count > 1: the store the processes share (borrowed during cj_client_create only) */
+  const cj_kv *kv;
 } cj_client_options;
 
 /* ---- memory user data (the PJRT_Memory function table's store) ---- */
@@ -82,10 +85,10 @@ struct cj_device {
   cj_object hdr;
   cj_device_desc desc;
   cj_client *client;
-  int index;             /* position in the client's device list */
-  int id;                /* global id (equal to index in a single process) */
-  int local_hardware_id; /* equal to index */
-  int process_index;
+  int index;             /* position in the client's global device list (all_devices) */
+  int id;                /* global id (equal to index) */
+  int local_hardware_id; /* position among its own process's devices */
+  int process_index;     /* remote devices (another process's) have no memories */
   char debug_string[64];
   char to_string[64];
   int nmemories;                             /* the kinds the backend offers */
@@ -99,7 +102,12 @@ struct cj_client {
   cj_backend *backend;
   cj_client_options opts;
   int ndevices;
-  cj_device **devices; /* ndevices; all addressable */
+  cj_device **devices; /* ndevices: this process's (addressable) devices */
+  /* Every process's devices in id order (== devices in a single process). A multi-process client
+   * got the others' from the topology exchange (runtime/topology_mp.h). */
+  int nall_devices;
+  cj_device **all_devices;
+  cj_mp *mp; /* multi-process state, or NULL */
   int nmemories;
   cj_memory **memories; /* ndevices * (memories per device), ordered by device then kind */
   char platform_version[96];
@@ -112,6 +120,11 @@ struct cj_client {
   pthread_cond_t exec_cv;
   cj_threadpool *pool;
   int inflight;
+  /* Multi-process: the done events of the last execution with cross-process collectives
+   * (retained; under exec_mu). The next one starts after them, so that executions reach MPI in
+   * the order they were issued, which is the same in every process (executable.c). */
+  struct cj_event **mp_prev;
+  int mp_nprev;
 };
 
 /* The most executions a client has in flight before Execute blocks its caller. */
@@ -131,13 +144,18 @@ bool cj_client_check(const void *p);
 /* Attaches API-layer data to the client (freed with `free_fn` when the client goes). */
 void cj_client_set_front(cj_client *c, void *front, void (*free_fn)(void *));
 
-/* The device whose global id is `id`, or NULL. */
+/* Whether d belongs to this process. */
+static inline bool cj_device_is_local(const cj_device *d) {
+  return d->process_index == d->client->opts.process_index;
+}
+/* The device whose global id is `id` (any process's), or NULL. */
 cj_device *cj_client_lookup_device(cj_client *c, int id);
 /* The device whose local hardware id is `hw`, or NULL. */
 cj_device *cj_client_lookup_local_device(cj_client *c, int hw);
 
-/* Writes num_replicas * num_partitions device ids, replica-major, into out[0 .. n). Fails when
- * the counts are not positive or need more devices than the client has. */
+/* Writes num_replicas * num_partitions device ids, replica-major, into out[0 .. n) (spanning
+ * every process's devices, in id order). Fails when the counts are not positive or need more
+ * devices than the client has. */
 cj_status cj_client_default_assignment(cj_client *c, int num_replicas, int num_partitions,
                                        int *out);
 

@@ -123,10 +123,10 @@ static cj_status resolve_assignment(cj_client *c, int64_t nr, int64_t np, const 
     return cj_invalid("%lld replicas x %lld partitions is not a valid device assignment",
                       (long long)nr, (long long)np);
   int64_t n = nr * np;
-  if (n > c->ndevices)
+  if (n > c->nall_devices)
     return cj_invalid("the program needs %lld replicas x %lld partitions = %lld devices, but the "
                       "client has only %d",
-                      (long long)nr, (long long)np, (long long)n, c->ndevices);
+                      (long long)nr, (long long)np, (long long)n, c->nall_devices);
   if (!ids) {
     int *def = malloc(sizeof(int) * (size_t)n);
     if (!def) return cj_oom();
@@ -138,7 +138,7 @@ static cj_status resolve_assignment(cj_client *c, int64_t nr, int64_t np, const 
     free(def);
     return st;
   }
-  bool *seen = calloc((size_t)c->ndevices, sizeof(bool));
+  bool *seen = calloc((size_t)c->nall_devices, sizeof(bool));
   if (!seen) return cj_oom();
   cj_status st = NULL;
   for (int64_t i = 0; i < n && !st; i++) {
@@ -148,7 +148,7 @@ static cj_status resolve_assignment(cj_client *c, int64_t nr, int64_t np, const 
       st = cj_invalid("the device assignment names device %lld (replica %lld, partition %lld), "
                       "which the client does not have (it has devices 0..%d)",
                       (long long)ids[i], (long long)(i / np), (long long)(i % np),
-                      c->ndevices - 1);
+                      c->nall_devices - 1);
     else if (seen[d->index])
       st = cj_invalid("the device assignment names device %lld twice", (long long)ids[i]);
     else {
@@ -572,6 +572,7 @@ static void loaded_free(cj_loaded *l) {
   free(l->assignment);
   free(l->devices);
   free(l->logical);
+  free((int32_t *)l->xproc.proc_of);
   free(l->assignment_proto);
   cj_client *c = l->client;
   free(l);
@@ -677,12 +678,35 @@ cj_status cj_loaded_create(cj_client *c, cj_executable *e, const void *options,
   cj_executable_retain(e);
   l->num_replicas = nr;
   l->num_partitions = np;
-  /* Every device of a cjrt client is addressable: the argument lists follow the assignment,
-   * replica-major. */
-  l->ndevices = (int)n;
+  /* The argument lists follow the assignment, replica-major, keeping this process's devices
+   * (all of them in a single process). */
+  int nlocal = 0;
+  bool remote = false;
   for (size_t i = 0; i < n; i++) {
-    l->logical[i].replica = (int)(i / (size_t)np);
-    l->logical[i].partition = (int)(i % (size_t)np);
+    if (!cj_device_is_local(l->devices[i])) {
+      remote = true;
+      continue;
+    }
+    l->devices[nlocal] = l->devices[i];
+    l->logical[nlocal].replica = (int)(i / (size_t)np);
+    l->logical[nlocal].partition = (int)(i % (size_t)np);
+    nlocal++;
+  }
+  l->ndevices = nlocal;
+  if (remote) {
+    /* The grid's other processes, for cross-process collectives (runtime/backend.h). */
+    int32_t *proc_of = malloc(sizeof(int32_t) * n);
+    if (!proc_of) {
+      cj_loaded_release(l);
+      return cj_oom();
+    }
+    for (size_t i = 0; i < n; i++)
+      proc_of[i] = cj_client_lookup_device(c, (int)l->assignment[i])->process_index;
+    l->xproc.ops = &c->mp->ops;
+    l->xproc.ctx = c->mp;
+    l->xproc.self = c->opts.process_index;
+    l->xproc.ngrid = (int32_t)n;
+    l->xproc.proc_of = proc_of;
   }
   *out = l;
   return NULL;
@@ -868,7 +892,9 @@ static cj_status group_new(cj_loaded *l, int64_t launch_id, exec_group **out) {
   g->ndev = l->ndevices;
   cj_backend *b = l->exec->backend;
   cj_status st = b->vt->launch_create
-                     ? b->vt->launch_create(b, l->exec->program, l->ndevices, &g->launch)
+                     ? b->vt->launch_create(b, l->exec->program,
+                                            (int32_t)(l->num_replicas * l->num_partitions),
+                                            &g->launch)
                      : NULL;
   if (st) {
     group_free(b, g);
@@ -1083,6 +1109,7 @@ static void dev_run_share(dev_run *dv, bool on_pool) {
   a.results = dv->resp;
   a.launch = run->launch;
   a.pool = run->pool;
+  a.xproc = run->le->xproc.ops ? &run->le->xproc : NULL;
   a.ffi_user_data = run->ud.n ? &run->ud : NULL;
   /* one device's share of a grouped launch: every peer must have come */
   cj_status st = run->group ? group_wait(run->group, run->group_dev) : NULL;
@@ -1107,8 +1134,11 @@ static void run_start(exec_run *run, bool in_execute) {
   dev_run *devs = run->devs;
   cj_threadpool *pool = run->pool;
   cj_status fail = run->poison ? cj_status_copy(run->poison) : NULL;
-  if (!fail && ndev > 1 && run->backend->vt->launch_create)
-    fail = run->backend->vt->launch_create(run->backend, run->prog, ndev, &run->launch);
+  /* (a multi-process execution meets its other processes' devices through the launch too) */
+  if (!fail && (ndev > 1 || run->le->xproc.ops) && run->backend->vt->launch_create)
+    fail = run->backend->vt->launch_create(
+        run->backend, run->prog, (int32_t)(run->le->num_replicas * run->le->num_partitions),
+        &run->launch);
   if (fail) {
     if (run->group) { /* its peers must not wait for this device */
       cj_status why = cj_status_annotate(
@@ -1146,6 +1176,45 @@ static void run_start(exec_run *run, bool in_execute) {
 static void run_arrive(exec_run *run, bool in_execute) {
   if (atomic_fetch_sub_explicit(&run->waiting, 1, memory_order_acq_rel) == 1)
     run_start(run, in_execute);
+}
+
+/* Multi-process executions with cross-process collectives run one after the other, in the order
+ * they were issued: MPI matches the collectives of one communicator by order, and two
+ * executions whose collectives share a device group would otherwise interleave differently in
+ * different processes (mixing their data, or deadlocking). Issue order is the same everywhere
+ * (every process runs the same program). Each waits for the previous one's devices to finish,
+ * like an argument (whatever its outcome), so no thread blocks. */
+typedef struct order_wait {
+  exec_run *run;
+  cj_event *ev;
+} order_wait;
+
+static void order_ready(void *ctx, cj_status st) {
+  (void)st;
+  order_wait *w = ctx;
+  exec_run *run = w->run;
+  cj_event *ev = w->ev;
+  free(w);
+  run_arrive(run, false);
+  cj_event_release(ev);
+}
+
+/* Takes the client's previous events (*prev, *nprev: references for the caller) and leaves
+ * this run's done events in their place. */
+static cj_status order_swap(cj_client *c, exec_run *run, cj_event ***prev, int *nprev) {
+  cj_event **mine = malloc(sizeof(cj_event *) * (size_t)run->ndev);
+  if (!mine) return cj_oom();
+  for (int d = 0; d < run->ndev; d++) {
+    cj_event_retain(run->devs[d].done);
+    mine[d] = run->devs[d].done;
+  }
+  pthread_mutex_lock(&c->exec_mu);
+  *prev = c->mp_prev;
+  *nprev = c->mp_nprev;
+  c->mp_prev = mine;
+  c->mp_nprev = run->ndev;
+  pthread_mutex_unlock(&c->exec_mu);
+  return NULL;
 }
 
 static void arg_ready(void *ctx, cj_status st) {
@@ -1224,12 +1293,20 @@ cj_status cj_loaded_check_call(cj_loaded *l, cj_device *execute_device, size_t n
                                size_t nargs) {
   if (cj_loaded_is_deleted(l))
     return cj_status_make(CJ_FAILED_PRECONDITION, "the executable was deleted");
+  if (l->ndevices == 0)
+    return cj_status_make(CJ_FAILED_PRECONDITION,
+                          "the executable's device assignment has no device of this process (%d)",
+                          l->client->opts.process_index);
   const cj_program_info *info = l->exec->info;
   if (execute_device) {
     if (ndevices != 1)
       return cj_invalid("with execute_device, num_devices must be 1, not %zu", ndevices);
     if (!cj_device_check(execute_device) || execute_device->client != l->client)
       return cj_invalid("execute_device is not a device of the executable's client");
+    if (!cj_device_is_local(execute_device))
+      return cj_invalid("execute_device %d belongs to process %d, not this one (%d)",
+                        execute_device->id, execute_device->process_index,
+                        l->client->opts.process_index);
     if (l->ndevices != 1 && loaded_device_index(l, execute_device) < 0) {
       char ids[256];
       size_t n = 0;
@@ -1553,9 +1630,38 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
     run->launch = run->group->launch;
     group_free(e->backend, spare); /* NULL when this call opened the group */
   }
-  /* E: wait for every argument, then start. */
+  /* E: wait for every argument (and, across processes, the previous execution), then start. */
+  cj_event **prev = NULL;
+  int nprev = 0;
+  if (l->xproc.ops && e->has_collectives && !grouped) {
+    cj_status os = order_swap(l->client, run, &prev, &nprev);
+    if (os) { /* out of memory: this one runs unordered */
+      cj_status_free(os);
+      prev = NULL;
+      nprev = 0;
+    }
+  }
   atomic_init(&run->running, ndev);
-  atomic_init(&run->waiting, (int)nk + 1);
+  atomic_init(&run->waiting, (int)nk + 1 + nprev);
+  for (int i = 0; i < nprev; i++) {
+    order_wait *w = malloc(sizeof *w);
+    if (!w) { /* out of memory: do not wait for this one */
+      cj_event_release(prev[i]);
+      run_arrive(run, false);
+      continue;
+    }
+    w->run = run;
+    w->ev = prev[i]; /* the reference goes to the callback */
+    cj_event_retain(prev[i]); /* (kept while registering) */
+    cj_status ws = cj_event_on_ready(prev[i], order_ready, w);
+    cj_event *keep = prev[i];
+    if (ws) {
+      cj_status_free(ws);
+      order_ready(w, NULL);
+    }
+    cj_event_release(keep);
+  }
+  free(prev);
   for (int d = 0; d < ndev; d++)
     for (int i = 0; i < na; i++) {
       size_t k = (size_t)d * nargs + (size_t)i;

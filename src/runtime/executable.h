@@ -81,9 +81,12 @@ struct cj_loaded {
   cj_executable *exec; /* retained */
   int64_t num_replicas, num_partitions;
   int64_t *assignment;   /* num_replicas * num_partitions global device ids, replica-major */
-  int ndevices;          /* addressable devices (all of them: cjrt clients are single-process) */
+  int ndevices;          /* this process's devices of the assignment (all in a single process) */
   cj_device **devices;   /* in argument-list order */
   cj_logical_id *logical; /* ndevices */
+  /* Multi-process: where each grid position runs (xproc.proc_of owned here); xproc.ops is NULL
+   * when every device of the assignment is in this process. */
+  cj_xproc xproc;
   void *assignment_proto; /* serialized xla.DeviceAssignmentProto */
   size_t assignment_proto_len;
   atomic_bool deleted;

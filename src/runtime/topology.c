@@ -123,13 +123,14 @@ cj_status cj_topology_for_client(cj_client *c, cj_topology **out) {
   if (!t) return cj_oom();
   t->client = c;
   t->process_count = c->opts.process_count;
-  t->ndevices = c->ndevices;
-  t->descs = calloc((size_t)(c->ndevices ? c->ndevices : 1), sizeof *t->descs);
+  /* every process's devices (a multi-process client's all_devices; one process: its own) */
+  t->ndevices = c->nall_devices;
+  t->descs = calloc((size_t)(c->nall_devices ? c->nall_devices : 1), sizeof *t->descs);
   if (!t->descs) {
     cj_topology_free(t);
     return cj_oom();
   }
-  for (int i = 0; i < c->ndevices; i++) t->descs[i] = &c->devices[i]->desc;
+  for (int i = 0; i < c->nall_devices; i++) t->descs[i] = &c->all_devices[i]->desc;
   snprintf(t->platform_version, sizeof t->platform_version, "%s", c->platform_version);
   *out = t;
   return NULL;
