@@ -566,6 +566,13 @@ static cj_status read_instr(rd *r, hlo_instr *in) {
       case 32 : CJ_RETURN_IF_ERROR(rd_ints(r, wt, &in->fft_length)); break;
       case 63 : CJ_RETURN_IF_ERROR(rd_str(r, wt, &in->comparison_direction, NULL)); break;
       case 72 : CJ_RETURN_IF_ERROR(rd_str(r, wt, &in->comparison_type, NULL)); break;
+      case 102 : { /* comparison order: "TOTAL" is the total order of floats (TOTALORDER) */
+        const char *ord = NULL;
+        size_t ol = 0;
+        CJ_RETURN_IF_ERROR(rd_str(r, wt, &ord, &ol));
+        if (ol == 5 && memcmp(ord, "TOTAL", 5) == 0) in->comparison_type = "TOTALORDER";
+        break;
+      }
       case 33 : {
         rd s;
         CJ_RETURN_IF_ERROR(rd_sub(r, wt, &s, "GatherDimensionNumbers"));

@@ -253,6 +253,18 @@ def linalg_cpu(a, b):
             jnp.linalg.eigvalsh(spd), jnp.linalg.det(a))
 
 
+_nan_x = f32(40)
+_nan_x[[3, 9]] = np.nan
+_nan_x[5] = -0.0
+
+
+@case("sort_nan", _nan_x, i32(0, 4, 40))
+def sort_nan(a, k):
+    """Sorts whose comparators compare floats in total order (NaN last, -0 before +0): newer
+    HloModuleProtos say so in the comparison's order field, HLO text as order=TOTAL."""
+    return jnp.sort(a), lax.sort((k, a), num_keys=1), lax.sort((k, a, -a), num_keys=2)
+
+
 @case("top_k", f32(3, 10))
 def top_k(x):
     return lax.top_k(x, 4)
