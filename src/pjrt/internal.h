@@ -42,7 +42,9 @@
 PJRT_Error *cjp_error(cj_status st);
 /* Wraps a status after prefixing "<fn>: ". */
 PJRT_Error *cjp_error_in(const char *fn, cj_status st);
-PJRT_Error *cjp_errorf(cj_code code, const char *fmt, ...) CJ_PRINTF(2, 3);
+#define cjp_errorf(code, ...) cjp_errorf_at(CJ_LOC, (code), __VA_ARGS__) /* made here */
+PJRT_Error *cjp_errorf_at(const char *file, int line, const char *func, cj_code code,
+                          const char *fmt, ...) CJ_PRINTF(5, 6);
 /* A copy of the status inside one of our errors (NULL for NULL). */
 cj_status cjp_error_status(const PJRT_Error *e);
 /* Takes an error produced by a caller's callback (made with our PJRT_CallbackError), turns it
