@@ -941,7 +941,7 @@ typedef struct opset {
   int n;
 } opset;
 
-static cj_status add_op(cj_op *op, void *ctx) {
+static CJ_MUST_USE cj_status add_op(cj_op *op, void *ctx) {
   opset *s = ctx;
   const char *nm = op->name;
   if (!nm || !strncmp(nm, "func.", 5) || !strncmp(nm, "check.", 6) || !strcmp(nm, "stablehlo.return") ||
@@ -956,7 +956,7 @@ static cj_status add_op(cj_op *op, void *ctx) {
 
 static bool has_op(cj_module *m, const char *name) {
   opset s = {{0}, 0};
-  cj_walk_module(m, add_op, &s);
+  cj_status_ignore(cj_walk_module(m, add_op, &s)); /* add_op never fails */
   for (int i = 0; i < s.n; i++)
     if (!strcmp(s.names[i], name)) return true;
   /* also structural/check names (add_op filters them) */
@@ -968,7 +968,7 @@ typedef struct found {
   bool hit;
 } found;
 
-static cj_status find_name(cj_op *op, void *ctx) {
+static CJ_MUST_USE cj_status find_name(cj_op *op, void *ctx) {
   found *f = ctx;
   if (op->name && !strcmp(op->name, f->name)) f->hit = true;
   return NULL;
@@ -976,7 +976,7 @@ static cj_status find_name(cj_op *op, void *ctx) {
 
 static bool uses(cj_module *m, const char *name) {
   found f = {name, false};
-  cj_walk_module(m, find_name, &f);
+  cj_status_ignore(cj_walk_module(m, find_name, &f)); /* find_name never fails */
   return f.hit || has_op(m, name);
 }
 
@@ -1029,7 +1029,7 @@ static int run_exec_case(conf *c, const char *folder, const char *casename, cons
     return R_FAIL;
   }
   opset ops = {{0}, 0};
-  cj_walk_module(m, add_op, &ops);
+  cj_status_ignore(cj_walk_module(m, add_op, &ops)); /* add_op never fails */
   /* copy the names: the module dies below */
   char *names[256];
   for (int i = 0; i < ops.n; i++) names[i] = xstrdup(ops.names[i]);

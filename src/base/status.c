@@ -17,7 +17,7 @@ struct cj_status_s {
 static struct cj_status_s oom_status = {CJ_RESOURCE_EXHAUSTED, 1, "out of memory", "", "", 0, NULL};
 
 /* A status owning `message` (malloc'ed) and `cause`; on failure frees both. */
-static cj_status status_new(const char *file, int line, const char *func, cj_code code,
+static CJ_MUST_USE cj_status status_new(const char *file, int line, const char *func, cj_code code,
                             char *message, cj_status cause) {
   struct cj_status_s *st = message ? malloc(sizeof *st) : NULL;
   if (!st) {

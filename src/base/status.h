@@ -84,7 +84,7 @@ const char *cj_code_name(cj_code code);      /* "INVALID_ARGUMENT", ... */
 const char *cj_status_file(cj_status st);
 int cj_status_line(cj_status st);
 const char *cj_status_func(cj_status st);
-cj_status cj_status_cause(cj_status st);
+CJ_MUST_USE cj_status cj_status_cause(cj_status st);
 /* Writes the chain of locations, outermost first, as "src/a.c:12 (f) <- src/b.c:40 (g)" into
  * buf (always NUL-terminated when cap > 0); returns the length the full text needs. */
 size_t cj_status_where(cj_status st, char *buf, size_t cap);

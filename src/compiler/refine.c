@@ -93,7 +93,7 @@ static const cj_type *tensor_like(cj_module *m, const cj_type *declared, int32_t
 
 /* Sets the type of value v from inferred dims (CJ_DYN = unknown), keeping what the declared
  * type knows. A static declared dimension that disagrees with the inferred one is an error. */
-static cj_status refine_value(rf *R, const cj_op *op, cj_value *v, int32_t rank, const int64_t *dims) {
+static CJ_MUST_USE cj_status refine_value(rf *R, const cj_op *op, cj_value *v, int32_t rank, const int64_t *dims) {
   const cj_type *t = v->type;
   if (!t || (t->kind != CJ_TYPE_TENSOR && t->kind != CJ_TYPE_UNRANKED)) return NULL;
   if (t->kind == CJ_TYPE_TENSOR && t->rank != rank)
@@ -118,7 +118,7 @@ static cj_status refine_value(rf *R, const cj_op *op, cj_value *v, int32_t rank,
   return NULL;
 }
 
-static cj_status refine_like(rf *R, const cj_op *op, cj_value *v, const cj_type *src) {
+static CJ_MUST_USE cj_status refine_like(rf *R, const cj_op *op, cj_value *v, const cj_type *src) {
   if (!src || src->kind != CJ_TYPE_TENSOR) return NULL;
   return refine_value(R, op, v, src->rank, src->dims);
 }
@@ -142,7 +142,7 @@ static cj_op *new_op_like(rf *R, cj_op *at, cj_op_kind k, uint32_t nopnds, cj_va
   return o;
 }
 
-static cj_status copy_attrs(rf *R, cj_op *to, const cj_op *from, const char *const *skip) {
+static CJ_MUST_USE cj_status copy_attrs(rf *R, cj_op *to, const cj_op *from, const char *const *skip) {
   for (uint32_t i = 0; i < from->nattrs; i++) {
     bool sk = false;
     for (int k = 0; skip && skip[k]; k++)
@@ -524,7 +524,7 @@ static int64_t window_out(int64_t n, int64_t lo, int64_t hi, int64_t base_dil, i
   return (padded - dw) / stride + 1;
 }
 
-static cj_status infer_elementwise(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status infer_elementwise(rf *R, cj_op *op) {
   const cj_type *rt = op->results[0].type;
   if (!rt || rt->kind != CJ_TYPE_TENSOR) {
     /* unranked result: take the first ranked operand of the most rank */
@@ -545,7 +545,7 @@ static cj_status infer_elementwise(rf *R, cj_op *op) {
   return NULL;
 }
 
-static cj_status infer_chlo_broadcast(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status infer_chlo_broadcast(rf *R, cj_op *op) {
   const cj_type *rt = op->results[0].type;
   if (!rt || rt->kind != CJ_TYPE_TENSOR) return NULL;
   int64_t d[MAXR];
@@ -577,7 +577,7 @@ static cj_status infer_chlo_broadcast(rf *R, cj_op *op) {
   return refine_value(R, op, &op->results[0], rt->rank, d);
 }
 
-static cj_status infer_reduce_window(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status infer_reduce_window(rf *R, cj_op *op) {
   uint32_t nin = op->nopnds / 2;
   if (!nin || !ranked(op->operands[0])) return NULL;
   const cj_type *xt = op->operands[0]->type;
@@ -596,7 +596,7 @@ static cj_status infer_reduce_window(rf *R, cj_op *op) {
   return NULL;
 }
 
-static cj_status infer_conv(rf *R, cj_op *op, const int64_t *pad_override) {
+static CJ_MUST_USE cj_status infer_conv(rf *R, cj_op *op, const int64_t *pad_override) {
   if (!ranked(op->operands[0]) || !ranked(op->operands[1])) return NULL;
   const cj_type *lt = op->operands[0]->type, *kt = op->operands[1]->type;
   const cj_attr *dn = cj_op_attr(op, "dimension_numbers");
@@ -641,7 +641,7 @@ static cj_status infer_conv(rf *R, cj_op *op, const int64_t *pad_override) {
   return refine_value(R, op, &op->results[0], r, d);
 }
 
-static cj_status infer_gather(rf *R, cj_op *op, const int64_t *ss_override, int64_t nss) {
+static CJ_MUST_USE cj_status infer_gather(rf *R, cj_op *op, const int64_t *ss_override, int64_t nss) {
   if (!ranked(op->operands[0]) || !ranked(op->operands[1])) return NULL;
   const cj_type *it = op->operands[1]->type;
   const cj_attr *dn = cj_op_attr(op, "dimension_numbers");
@@ -683,7 +683,7 @@ static cj_status infer_gather(rf *R, cj_op *op, const int64_t *ss_override, int6
   return refine_value(R, op, &op->results[0], r, res);
 }
 
-static cj_status infer_dot_general(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status infer_dot_general(rf *R, cj_op *op) {
   if (!ranked(op->operands[0]) || !ranked(op->operands[1])) return NULL;
   const cj_type *lt = op->operands[0]->type, *rt = op->operands[1]->type;
   int64_t lb[MAXR], rb[MAXR], lc[MAXR], rc[MAXR], nlb = 0, nrb = 0, nlc = 0, nrc = 0;
@@ -721,7 +721,7 @@ static cj_status infer_dot_general(rf *R, cj_op *op) {
 
 /* Infers the result shapes of op from its operands (ops without regions of their own, or whose
  * regions were refined already). Unknown kinds keep their declared types. */
-static cj_status infer(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status infer(rf *R, cj_op *op) {
   const cj_op_info *info = cj_op_info_get(op->kind);
   if (op->nresults == 0) return NULL;
   if ((info->flags & CJ_OPF_ELEMENTWISE) && op->kind != CJ_OP_BITCAST_CONVERT)
@@ -945,13 +945,13 @@ static bool all_static(const cj_op *op) {
   return true;
 }
 
-static cj_status set_i64s(rf *R, cj_op *op, const char *name, int64_t n, const int64_t *v) {
+static CJ_MUST_USE cj_status set_i64s(rf *R, cj_op *op, const char *name, int64_t n, const int64_t *v) {
   const cj_attr *a = cj_attr_i64_array(R->m, n, v);
   if (!a) return cj_oom();
   return cj_op_set_attr(R->m, op, name, a);
 }
 
-static cj_status make_constant_i(rf *R, cj_op *op, const int64_t *vals, int64_t n) {
+static CJ_MUST_USE cj_status make_constant_i(rf *R, cj_op *op, const int64_t *vals, int64_t n) {
   const cj_type *t = op->results[0].type;
   int es = cj_dtype_bytes(t->dtype);
   unsigned char *buf = calloc((size_t)(n ? n : 1), (size_t)es);
@@ -969,7 +969,7 @@ static cj_status make_constant_i(rf *R, cj_op *op, const int64_t *vals, int64_t 
 
 /* Replaces dynamic ops whose shape operands are known by their static forms. *replaced is set
  * when op was removed. */
-static cj_status canonicalize(rf *R, cj_op *op, bool *replaced) {
+static CJ_MUST_USE cj_status canonicalize(rf *R, cj_op *op, bool *replaced) {
   *replaced = false;
   int64_t a[2 * MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
   cj_op *o = NULL;
@@ -1232,7 +1232,7 @@ static cj_status canonicalize(rf *R, cj_op *op, bool *replaced) {
 
 /* ======================================================================== the walk */
 
-static cj_status refine_block(rf *R, cj_block *b);
+static CJ_MUST_USE cj_status refine_block(rf *R, cj_block *b);
 
 /* The terminator's operand types of a region's block. */
 static cj_op *terminator(cj_region *r) {
@@ -1240,7 +1240,7 @@ static cj_op *terminator(cj_region *r) {
   return b ? b->last : NULL;
 }
 
-static cj_status refine_region_op(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status refine_region_op(rf *R, cj_op *op) {
   if (op->kind == CJ_OP_WHILE) {
     for (uint32_t r = 0; r < op->nregions; r++) {
       cj_block *b = op->regions[r].first;
@@ -1296,7 +1296,7 @@ static cj_status refine_region_op(rf *R, cj_op *op) {
   return NULL;
 }
 
-static cj_status refine_block(rf *R, cj_block *b) {
+static CJ_MUST_USE cj_status refine_block(rf *R, cj_block *b) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
     if (op->nregions) CJ_RETURN_IF_ERROR(refine_region_op(R, op));
@@ -1349,7 +1349,7 @@ static bool needs_refine(cj_block *b) {
 }
 
 /* the first op (or block argument) still of a dynamic type */
-static cj_status check_static(cj_block *b) {
+static CJ_MUST_USE cj_status check_static(cj_block *b) {
   for (cj_op *op = b->first; op; op = op->next) {
     for (uint32_t r = 0; r < op->nregions; r++)
       for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) {

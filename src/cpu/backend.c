@@ -39,7 +39,7 @@ static void cpu_free(cj_backend *b, void *p) {
   cj_mem_free(p);
 }
 
-static cj_status cpu_copy(cj_backend *b, void *dst, const void *src, size_t n) {
+static CJ_MUST_USE cj_status cpu_copy(cj_backend *b, void *dst, const void *src, size_t n) {
   (void)b;
   if (n) memmove(dst, src, n);
   return NULL;
@@ -85,7 +85,7 @@ static void program_free(cj_program *p) {
   free(p);
 }
 
-static cj_status check_supported(cj_block *b) {
+static CJ_MUST_USE cj_status check_supported(cj_block *b) {
   for (cj_op *op = b->first; op; op = op->next) {
     const char *why = NULL;
     if (!cpu_supports_op(NULL, op, &why))
@@ -96,7 +96,7 @@ static cj_status check_supported(cj_block *b) {
   return NULL;
 }
 
-static cj_status compile_module(cj_module *m, const cj_compile_options *opts, cj_program **out) {
+static CJ_MUST_USE cj_status compile_module(cj_module *m, const cj_compile_options *opts, cj_program **out) {
   *out = NULL;
   cj_program *p = calloc(1, sizeof *p);
   if (!p) return cj_oom();
@@ -190,7 +190,7 @@ static cj_status compile_module(cj_module *m, const cj_compile_options *opts, cj
   return NULL;
 }
 
-static cj_status cpu_compile(cj_backend *b, cj_module *m, const cj_compile_options *opts,
+static CJ_MUST_USE cj_status cpu_compile(cj_backend *b, cj_module *m, const cj_compile_options *opts,
                              cj_program **out) {
   (void)b;
   *out = NULL;
@@ -214,7 +214,7 @@ static void cpu_program_free(cj_program *p) { program_free(p); }
 static const char kMagic[8] = {'C', 'J', 'R', 'T', 'P', 'R', 'G', 0};
 enum { kVersion = 1 };
 
-static cj_status cpu_program_serialize(const cj_program *p, void **out, size_t *len) {
+static CJ_MUST_USE cj_status cpu_program_serialize(const cj_program *p, void **out, size_t *len) {
   *out = NULL;
   *len = 0;
   if (!p) return cj_invalid("serialize: no program");
@@ -254,7 +254,7 @@ static cj_status cpu_program_serialize(const cj_program *p, void **out, size_t *
   return NULL;
 }
 
-static cj_status cpu_program_deserialize(cj_backend *b, const void *data, size_t len,
+static CJ_MUST_USE cj_status cpu_program_deserialize(cj_backend *b, const void *data, size_t len,
                                          cj_program **out) {
   (void)b;
   *out = NULL;
@@ -299,7 +299,7 @@ static cj_status cpu_program_deserialize(cj_backend *b, const void *data, size_t
 
 /* ======================================================================== launches */
 
-static cj_status cpu_launch_create(cj_backend *b, const cj_program *p, int32_t n, cj_launch **out) {
+static CJ_MUST_USE cj_status cpu_launch_create(cj_backend *b, const cj_program *p, int32_t n, cj_launch **out) {
   (void)b;
   *out = NULL;
   /* the grid of the program (src/cpu/launch.c: meetings and mailboxes for collectives) */
@@ -343,7 +343,7 @@ static cj_scratch *scratch_new(const cj_program *p, int ntls) {
   return s;
 }
 
-static cj_status cpu_execute(cj_backend *b, const cj_program *cp, const cj_exec_args *args) {
+static CJ_MUST_USE cj_status cpu_execute(cj_backend *b, const cj_program *cp, const cj_exec_args *args) {
   (void)b;
   cj_program *p = (cj_program *)cp;
   if (!p || !args) return cj_invalid("execute: no program or arguments");

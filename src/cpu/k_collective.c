@@ -216,7 +216,7 @@ static void red_fast_blocks(void *ctx, int64_t b0, int64_t b1) {
   }
 }
 
-static cj_status red_run(cj_exec_ctx *ctx, const cj_step *st, const red_job *J) {
+static CJ_MUST_USE cj_status red_run(cj_exec_ctx *ctx, const cj_step *st, const red_job *J) {
   if (J->hi <= J->lo) return NULL;
   const red_spec *r = J->r;
   if (r->comb) {
@@ -257,7 +257,7 @@ static cj_status red_run(cj_exec_ctx *ctx, const cj_step *st, const red_job *J) 
  * the body is one elementwise op and every operand has the body's type, else a nested plan.
  * Emits nothing; the caller emits the step with `extra` appended to its inputs (acc, x, ret) and
  * calls cj_lw_extend_region(start) after it. */
-static cj_status red_lower(cj_lw *L, cj_op *op, uint32_t ndata, const cj_dtype *in_dt,
+static CJ_MUST_USE cj_status red_lower(cj_lw *L, cj_op *op, uint32_t ndata, const cj_dtype *in_dt,
                            red_spec *r, int32_t extra[3], uint32_t *nextra, int32_t start) {
   cj_block *body = op->nregions == 1 ? op->regions[0].first : NULL;
   if (!body || body->nargs != 2)
@@ -363,7 +363,7 @@ static uint64_t sig_of(cj_lw *L, cj_op *op, uint32_t n) {
   return h;
 }
 
-static cj_status params_new(cj_lw *L, cj_op *op, coll_kind kind, uint32_t n, coll_params **out) {
+static CJ_MUST_USE cj_status params_new(cj_lw *L, cj_op *op, coll_kind kind, uint32_t n, coll_params **out) {
   coll_params *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return cj_oom();
   if (n > CJ_COLL_MAX_OPERANDS)
@@ -387,7 +387,7 @@ static cj_status params_new(cj_lw *L, cj_op *op, coll_kind kind, uint32_t n, col
 }
 
 /* Data operands and results of a collective: inputs/outputs of its step. */
-static cj_status data_slots(cj_lw *L, cj_op *op, coll_params *p, uint32_t nin_total, int32_t *ins,
+static CJ_MUST_USE cj_status data_slots(cj_lw *L, cj_op *op, coll_params *p, uint32_t nin_total, int32_t *ins,
                             int32_t *outs, cj_dtype *in_dt, int32_t start) {
   for (uint32_t k = 0; k < nin_total; k++) {
     cj_lw_tensor t;
@@ -426,7 +426,7 @@ static bool overlaps(const void *a, size_t an, const void *b, size_t bn) {
 }
 
 /* Joins the group's meeting with `mine` (an array of pointers); a group of one needs none. */
-static cj_status meet(cj_exec_ctx *ctx, const coll_params *p, coll_exec *E, void *mine,
+static CJ_MUST_USE cj_status meet(cj_exec_ctx *ctx, const coll_params *p, coll_exec *E, void *mine,
                       cj_meet **m, void *const **peers) {
   *m = NULL;
   *peers = NULL;
@@ -436,7 +436,7 @@ static cj_status meet(cj_exec_ctx *ctx, const coll_params *p, coll_exec *E, void
   return cj_meet_join(ctx->args->launch, &req, m, peers);
 }
 
-static cj_status group_of(cj_exec_ctx *ctx, const coll_params *p, coll_exec *E) {
+static CJ_MUST_USE cj_status group_of(cj_exec_ctx *ctx, const coll_params *p, coll_exec *E) {
   E->found = false;
   E->size = 0;
   E->rank = 0;
@@ -452,7 +452,7 @@ static cj_status group_of(cj_exec_ctx *ctx, const coll_params *p, coll_exec *E) 
 /* ======================================================================== all_reduce */
 
 /* The published record of reductions: in[0..n) then out[0..n). */
-static cj_status k_all_reduce(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_all_reduce(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -488,7 +488,7 @@ static cj_status k_all_reduce(cj_exec_ctx *ctx, const cj_step *st) {
 
 /* ======================================================================== collective_reduce */
 
-static cj_status root_of(const cj_exec_ctx *ctx, const cj_step *st, const coll_params *p,
+static CJ_MUST_USE cj_status root_of(const cj_exec_ctx *ctx, const cj_step *st, const coll_params *p,
                          uint32_t k, int32_t size, int32_t *root) {
   *root = 0;
   if (!p->dynamic_root) return NULL;
@@ -500,7 +500,7 @@ static cj_status root_of(const cj_exec_ctx *ctx, const cj_step *st, const coll_p
   return NULL;
 }
 
-static cj_status k_collective_reduce(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_collective_reduce(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -542,7 +542,7 @@ static cj_status k_collective_reduce(cj_exec_ctx *ctx, const cj_step *st) {
 
 /* ======================================================================== reduce_scatter */
 
-static cj_status k_reduce_scatter(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_reduce_scatter(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -574,7 +574,7 @@ static cj_status k_reduce_scatter(cj_exec_ctx *ctx, const cj_step *st) {
 
 /* ======================================================================== all_gather */
 
-static cj_status k_all_gather(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_all_gather(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -611,7 +611,7 @@ static cj_status k_all_gather(cj_exec_ctx *ctx, const cj_step *st) {
 /* ======================================================================== all_to_all */
 
 /* Operands that the device's own results overlap are copied aside before peers may read them. */
-static cj_status stage_inputs(const coll_params *p, void **mine, void **copies, bool *any) {
+static CJ_MUST_USE cj_status stage_inputs(const coll_params *p, void **mine, void **copies, bool *any) {
   *any = false;
   for (uint32_t k = 0; k < p->n; k++) {
     copies[k] = NULL;
@@ -632,7 +632,7 @@ static void free_copies(const coll_params *p, void **copies) {
   for (uint32_t k = 0; k < p->n; k++) free(copies[k]);
 }
 
-static cj_status k_all_to_all(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_all_to_all(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -675,7 +675,7 @@ static cj_status k_all_to_all(cj_exec_ctx *ctx, const cj_step *st) {
 
 /* ======================================================================== broadcast / permute */
 
-static cj_status k_collective_broadcast(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_collective_broadcast(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -702,7 +702,7 @@ static cj_status k_collective_broadcast(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-static cj_status k_collective_permute(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_collective_permute(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -744,7 +744,7 @@ static cj_status k_collective_permute(cj_exec_ctx *ctx, const cj_step *st) {
 
 /* ======================================================================== lowering */
 
-static cj_status check_tensors(cj_op *op, uint32_t from, uint32_t n) {
+static CJ_MUST_USE cj_status check_tensors(cj_op *op, uint32_t from, uint32_t n) {
   for (uint32_t k = from; k < n; k++)
     if (!cj_type_is_static(op->operands[k]->type))
       return cj_op_error(op, CJ_UNIMPLEMENTED, "operand %u must be a static tensor", k);
@@ -752,7 +752,7 @@ static cj_status check_tensors(cj_op *op, uint32_t from, uint32_t n) {
 }
 
 /* all_reduce, collective_reduce (reductions to every member / to the root) */
-static cj_status lower_reduction(cj_lw *L, cj_op *op, coll_kind kind) {
+static CJ_MUST_USE cj_status lower_reduction(cj_lw *L, cj_op *op, coll_kind kind) {
   bool dyn = kind == K_COLLECTIVE_REDUCE && cj_op_attr(op, "has_dynamic_root") != NULL;
   uint32_t n = dyn ? op->nopnds - 1 : op->nopnds;
   if (op->nresults != n) return cj_op_error(op, CJ_INVALID_ARGUMENT, "operand and result counts differ");

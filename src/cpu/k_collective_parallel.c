@@ -60,7 +60,7 @@ static void proc_free_tls(rp_proc *P) {
   free(P->scratch.tls);
 }
 
-static cj_status k_run_parallel(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_run_parallel(cj_exec_ctx *ctx, const cj_step *st) {
   const rp_params *p = st->params;
   cj_launch *l = NULL;
   CJ_RETURN_IF_ERROR(cj_cpu_launch_new(p->nr, p->np, &l));

@@ -17,7 +17,7 @@
 
 /* ======================================================================== tensors */
 
-static cj_status describe(cj_lw *L, cj_op *op, cj_value *v, bool allow_quant, cj_lw_tensor *out) {
+static CJ_MUST_USE cj_status describe(cj_lw *L, cj_op *op, cj_value *v, bool allow_quant, cj_lw_tensor *out) {
   const cj_type *t = v->type;
   if (!allow_quant || !cj_type_is_quant(t)) return cj_lw_tensor_of(L, op, v, out);
   if (cj_type_is_static(t) && t->elem->quant && t->elem->quant->axis >= 0)

@@ -256,7 +256,7 @@ static void lk_body(void *vx, int64_t b, int64_t e) {
   cj_tls_release(X->ctx, area);
 }
 
-static cj_status k_lapack(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_lapack(cj_exec_ctx *ctx, const cj_step *st) {
   const lk_params *p = st->params;
   lk_exec X = {.p = p, .ctx = ctx};
   for (int j = 0; j < p->nin; j++) X.in[j] = CJ_PTR(ctx, st->in[j]);
@@ -282,7 +282,7 @@ static const cj_attr *lk_config(const cj_op *op, const char *name) {
 }
 
 /* A character attribute (jaxlib's enums are ui8 character codes) among `allowed`. */
-static cj_status lk_char(const cj_op *op, const char *T, const char *name, const char *allowed,
+static CJ_MUST_USE cj_status lk_char(const cj_op *op, const char *T, const char *name, const char *allowed,
                          char *out) {
   int64_t v;
   const cj_attr *a = lk_config(op, name);
@@ -298,7 +298,7 @@ static cj_status lk_char(const cj_op *op, const char *T, const char *name, const
   return NULL;
 }
 
-static cj_status lk_int(const cj_op *op, const char *T, const char *name, int *out) {
+static CJ_MUST_USE cj_status lk_int(const cj_op *op, const char *T, const char *name, int *out) {
   int64_t v;
   const cj_attr *a = lk_config(op, name);
   if (!a || !cj_attr_get_i64(a, &v) || v < INT32_MIN || v > INT32_MAX)

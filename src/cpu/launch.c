@@ -174,7 +174,7 @@ void cj_cpu_launch_finished(cj_launch *l, int32_t device) {
   pthread_mutex_unlock(&l->mu);
 }
 
-static cj_status aborted_error(cj_launch *l, const char *what) {
+static CJ_MUST_USE cj_status aborted_error(cj_launch *l, const char *what) {
   cj_status st = cj_status_copy(l->why);
   if (!st) return cj_oom();
   return cj_status_annotate(st, "%s: cancelled because another device failed",

@@ -4825,7 +4825,7 @@ static void p_free(P *p) {
   free(p->locfix);
 }
 
-static cj_status parse_range(const char *text, size_t len, const char *begin, const char *end,
+static CJ_MUST_USE cj_status parse_range(const char *text, size_t len, const char *begin, const char *end,
                              int line, const char *ls, const char *filename, cj_module **out) {
   *out = NULL;
   cj_module *m = cj_module_create(filename ? filename : "<input>");

@@ -1488,7 +1488,7 @@ static bool int_field(alist *l, const char *name, const cj_attr **out, cj_status
   return true;
 }
 
-static cj_status implode_conv(alist *l) {
+static CJ_MUST_USE cj_status implode_conv(alist *l) {
   const cj_attr *f[CJ_SF_CONV__COUNT] = {NULL};
   cj_status err = NULL;
   if (!int_field(l, "input_batch_dimension", &f[CJ_SF_CONV_input_batch_dimension], &err) ||
@@ -1513,7 +1513,7 @@ static cj_status implode_conv(alist *l) {
   return NULL;
 }
 
-static cj_status implode_dot(alist *l, int version) {
+static CJ_MUST_USE cj_status implode_dot(alist *l, int version) {
   const cj_attr *f[CJ_SF_DOT__COUNT] = {NULL};
   cj_status err = NULL;
   if (!dims_field(l, "lhs_batching_dimensions", &f[CJ_SF_DOT_lhs_batching_dimensions], &err) ||
@@ -1552,7 +1552,7 @@ static cj_status implode_dot(alist *l, int version) {
   return NULL;
 }
 
-static cj_status implode_gather(alist *l, int version) {
+static CJ_MUST_USE cj_status implode_gather(alist *l, int version) {
   const cj_attr *f[CJ_SF_GATHER__COUNT] = {NULL};
   cj_status err = NULL;
   if (!dims_field(l, "offset_dims", &f[CJ_SF_GATHER_offset_dims], &err) ||
@@ -1568,7 +1568,7 @@ static cj_status implode_gather(alist *l, int version) {
   return NULL;
 }
 
-static cj_status implode_scatter(alist *l, int version) {
+static CJ_MUST_USE cj_status implode_scatter(alist *l, int version) {
   const cj_attr *f[CJ_SF_SCATTER__COUNT] = {NULL};
   cj_status err = NULL;
   if (!dims_field(l, "update_window_dims", &f[CJ_SF_SCATTER_update_window_dims], &err) ||
@@ -1594,7 +1594,7 @@ static const cj_attr *channel_handle(cj_module *m, const cj_attr *id, const cj_a
 }
 
 /* channel_id -> channel_handle, boolean flags -> unit attributes (or nothing when false) */
-static cj_status collective_attrs(alist *l) {
+static CJ_MUST_USE cj_status collective_attrs(alist *l) {
   const cj_attr *id = take(l, "channel_id");
   if (id) {
     if (id->kind != CJ_ATTR_INT) return cj_invalid("channel_id must be an integer");
@@ -1613,7 +1613,7 @@ static cj_status collective_attrs(alist *l) {
   return NULL;
 }
 
-static cj_status convert_attrs(alist *l, cj_op_kind kind, int v) {
+static CJ_MUST_USE cj_status convert_attrs(alist *l, cj_op_kind kind, int v) {
   cj_status st = NULL;
   switch (kind) {
     case CJ_OP_FUNC:

@@ -12,7 +12,7 @@ static const cj_type *R(const cj_op *op, uint32_t i) { return cjv_result_type(op
 #define ANY_NONQ (CJ_EC_BOOL | CJ_EC_INT | CJ_EC_FLOAT | CJ_EC_COMPLEX)
 
 /* A ranked or unranked tensor whose element category is in mask. */
-static cj_status check_any_tensor(const cj_op *op, const char *what, const cj_type *t,
+static CJ_MUST_USE cj_status check_any_tensor(const cj_op *op, const char *what, const cj_type *t,
                                   unsigned mask) {
   if (t && t->kind == CJ_TYPE_UNRANKED && (cj_shape_elem_category(t->elem) & mask)) return NULL;
   return cjv_check_tensor(op, what, t, mask);
@@ -62,7 +62,7 @@ cj_status cjv_chlo_elementwise(const cj_op *op) {
 
 /* Numpy-style broadcasting of a and b (or through broadcast_dimensions); fills the expected
  * result dims (CJ_DYN where unknown). */
-static cj_status broadcast_shape(const cj_op *op, const cj_type *a, const cj_type *b,
+static CJ_MUST_USE cj_status broadcast_shape(const cj_op *op, const cj_type *a, const cj_type *b,
                                  int64_t *out, int32_t *out_rank) {
   cjv_tbuf t1, t2;
   const cj_type *big = a->rank >= b->rank ? a : b, *small = a->rank >= b->rank ? b : a;

@@ -28,7 +28,7 @@ static const char *named_value_type_name(PJRT_NamedValue_Type t) {
 
 /* An integer option: kInt64, or a kString holding a decimal integer (frameworks that take
  * options as "key:value" text deliver every value as a string). */
-static cj_status option_int(const PJRT_NamedValue *v, const char *name, int64_t lo, int64_t hi,
+static CJ_MUST_USE cj_status option_int(const PJRT_NamedValue *v, const char *name, int64_t lo, int64_t hi,
                             int64_t *out) {
   int64_t x;
   if (v->type == PJRT_NamedValue_kInt64) {
@@ -58,7 +58,7 @@ static cj_status option_int(const PJRT_NamedValue *v, const char *name, int64_t 
   return NULL;
 }
 
-static cj_status parse_options(const PJRT_NamedValue *opts, size_t n, cj_client_options *out,
+static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n, cj_client_options *out,
                                bool *wants_kv) {
   bool seen[OPT_COUNT] = {false};
   int64_t val[OPT_COUNT] = {0, 0, 1};
@@ -138,7 +138,7 @@ static void cpu_features(char *buf, size_t size) {
 #endif
 }
 
-static cj_status attach_front(cj_client *c) {
+static CJ_MUST_USE cj_status attach_front(cj_client *c) {
   client_front *f = calloc(1, sizeof *f);
   if (!f) return cj_oom();
   cpu_features(f->cpu_features, sizeof f->cpu_features);
@@ -317,7 +317,7 @@ cj_status cjp_pick_memory(PJRT_Device *device, PJRT_Memory *memory, cj_memory **
 }
 
 /* Checks that a memory belongs to the client passed alongside it. */
-static cj_status same_client(cj_client *c, cj_memory *m) {
+static CJ_MUST_USE cj_status same_client(cj_client *c, cj_memory *m) {
   if (m->client != c) return cj_invalid("the memory belongs to another client");
   return NULL;
 }

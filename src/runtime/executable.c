@@ -119,7 +119,7 @@ void cj_executable_set_front(cj_executable *e, void *front, void (*free_fn)(void
 
 /* Wraps a compiled program (consumed) with the options it was compiled from (copied). The
  * device assignment is `assignment` (copied; NULL = none) for `nr` x `np` devices. */
-static cj_status executable_new(cj_backend *b, cj_program *prog, const void *options,
+static CJ_MUST_USE cj_status executable_new(cj_backend *b, cj_program *prog, const void *options,
                                 size_t options_len, const int64_t *assignment,
                                 cj_executable **out) {
   *out = NULL;
@@ -165,7 +165,7 @@ static cj_status executable_new(cj_backend *b, cj_program *prog, const void *opt
 
 /* Checks that the client can run nr x np devices with `ids` (replica-major global ids; NULL =
  * the client's default assignment) and writes the devices to out_devices (may be NULL). */
-static cj_status resolve_assignment(cj_client *c, int64_t nr, int64_t np, const int64_t *ids,
+static CJ_MUST_USE cj_status resolve_assignment(cj_client *c, int64_t nr, int64_t np, const int64_t *ids,
                                     int64_t *out_ids, cj_device **out_devices) {
   if (nr < 1 || np < 1)
     return cj_invalid("%lld replicas x %lld partitions is not a valid device assignment",
@@ -265,7 +265,7 @@ typedef struct module_scan {
   const cj_op *spmd_op; /* an op that only means something to an SPMD partitioner */
 } module_scan;
 
-static cj_status scan_op(cj_op *op, void *ctx) {
+static CJ_MUST_USE cj_status scan_op(cj_op *op, void *ctx) {
   module_scan *s = ctx;
   if (op->kind == CJ_OP_WHILE) s->has_loop = true;
   switch (op->kind) {
@@ -302,7 +302,7 @@ static cj_status scan_op(cj_op *op, void *ctx) {
  * replicated programs, wrong for programs over global shapes that an SPMD partitioner would
  * split. Those fail here, naming what is missing, rather than at execution with shapes that do
  * not match. */
-static cj_status check_partitioning(cj_module *m, const cj_compile_options *o, module_scan *scan) {
+static CJ_MUST_USE cj_status check_partitioning(cj_module *m, const cj_compile_options *o, module_scan *scan) {
   CJ_RETURN_IF_ERROR(cj_walk_module(m, scan_op, scan));
   if (o->num_partitions <= 1 || !o->use_spmd_partitioning) return NULL;
   if (scan->spmd_op)
@@ -362,7 +362,7 @@ static void dump_program(const void *code, size_t len, const void *options, size
  * will run with (the compile options' argument_layouts, which `cjrt run` sends) is refined to
  * them, as JAX refines its exports before compiling. Only dynamic arguments take the given
  * shape; static ones are left to the usual argument checks at execution. */
-static cj_status refine_to_argument_shapes(cj_module *m, const cj_compile_options_storage *os) {
+static CJ_MUST_USE cj_status refine_to_argument_shapes(cj_module *m, const cj_compile_options_storage *os) {
   if (os->nargs < 0) return NULL;
   cj_op *main = cj_module_main(m);
   cj_block *body = main ? cj_func_body(main) : NULL;
@@ -636,7 +636,7 @@ void cj_loaded_destroy(cj_loaded *l) {
 
 /* xla.DeviceAssignmentProto{replica_count = 1, computation_count = 2,
  * computation_devices = 3 {replica_device_ids = 1 (packed)}}, indexed [partition][replica]. */
-static cj_status write_assignment_proto(int64_t nr, int64_t np, const int64_t *ids, void **out,
+static CJ_MUST_USE cj_status write_assignment_proto(int64_t nr, int64_t np, const int64_t *ids, void **out,
                                         size_t *len) {
   wbuf w = {0};
   w_key(&w, 1, 0);
@@ -816,7 +816,7 @@ static void group_free(cj_backend *b, exec_group *g) {
 }
 
 /* A fresh group for `l`'s devices, with its launch (joined by group_join). */
-static cj_status group_new(cj_loaded *l, int64_t launch_id, exec_group **out) {
+static CJ_MUST_USE cj_status group_new(cj_loaded *l, int64_t launch_id, exec_group **out) {
   *out = NULL;
   exec_group *g = calloc(1, sizeof *g);
   if (!g) return cj_oom();
@@ -907,7 +907,7 @@ static int64_t group_timeout_ms(void) {
 }
 
 /* Device d of group g waits until every device joined: NULL, or the reason it never will. */
-static cj_status group_wait(exec_group *g, int d) {
+static CJ_MUST_USE cj_status group_wait(exec_group *g, int d) {
   cj_loaded *l = g->le;
   int64_t ms = group_timeout_ms();
   struct timespec deadline;
@@ -1008,7 +1008,7 @@ static void finish_dev(dev_run *dv, cj_status st) {
  * foreign memory (PJRT_Client_CreateViewOfDeviceBuffer, DLPack) may be anywhere: such an
  * argument is copied into an aligned temporary for the execution (it is never donated: only
  * storages cjrt allocated are). dv->argp[i] then points at the copy; dv->aligned[i] owns it. */
-static cj_status align_arguments(exec_run *run, dev_run *dv) {
+static CJ_MUST_USE cj_status align_arguments(exec_run *run, dev_run *dv) {
   cj_backend *b = run->backend;
   if (!b->vt->memory_is_host) return NULL;
   const cj_program_info *info = run->le->exec->info;
@@ -1146,7 +1146,7 @@ static void arg_name(char *buf, size_t size, size_t i, int d, int ndev) {
     snprintf(buf, size, "argument %zu", i);
 }
 
-static cj_status check_argument(cj_loaded *l, const cj_program_info *info, cj_buffer *b,
+static CJ_MUST_USE cj_status check_argument(cj_loaded *l, const cj_program_info *info, cj_buffer *b,
                                 size_t i, int d, int ndev, cj_device *dev) {
   char name[64];
   arg_name(name, sizeof name, i, d, ndev);

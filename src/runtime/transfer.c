@@ -94,7 +94,7 @@ cj_status cj_transfer_check_index(const cj_transfer *t, int i) {
 /* Takes buffer i for writing: a buffer reference and a pinned-storage reference (both for
  * the caller to release). With `finish`, marks it complete (the slot's writer pin ends);
  * FAILED_PRECONDITION if it already was. */
-static cj_status claim(cj_transfer *t, int i, bool finish, cj_buffer **out, cj_storage **pinned) {
+static CJ_MUST_USE cj_status claim(cj_transfer *t, int i, bool finish, cj_buffer **out, cj_storage **pinned) {
   CJ_RETURN_IF_ERROR(cj_transfer_check_index(t, i));
   pthread_mutex_lock(&t->mu);
   slot *s = &t->slots[i];
@@ -117,7 +117,7 @@ static cj_status claim(cj_transfer *t, int i, bool finish, cj_buffer **out, cj_s
   return NULL;
 }
 
-static cj_status ready_event(cj_event **out_done) {
+static CJ_MUST_USE cj_status ready_event(cj_event **out_done) {
   if (!out_done) return NULL;
   *out_done = cj_event_create_ready(NULL);
   return *out_done ? NULL : cj_oom();

@@ -8,12 +8,12 @@
 
 static int make_line; /* the line the failing helper made its status on */
 
-static cj_status failing_helper(int x) {
+static CJ_MUST_USE cj_status failing_helper(int x) {
   make_line = __LINE__ + 1;
   return cj_invalid("bad value %d", x);
 }
 
-static cj_status caller(void) {
+static CJ_MUST_USE cj_status caller(void) {
   cj_status st = failing_helper(7);
   return cj_status_annotate(st, "while calling"); /* NULL stays NULL */
 }

@@ -67,7 +67,7 @@ static char **list_dir(const char *dir, const char *suffix, int *n) {
   return names;
 }
 
-static cj_status decode_path(const char *path, cj_module **out) {
+static CJ_MUST_USE cj_status decode_path(const char *path, cj_module **out) {
   size_t len;
   char *buf = read_file(path, &len);
   if (!buf) return cj_status_make(CJ_NOT_FOUND, "cannot read %s", path);
@@ -83,7 +83,7 @@ typedef struct stats {
   int with_pos;
 } stats;
 
-static cj_status count_op(cj_op *op, void *ctx) {
+static CJ_MUST_USE cj_status count_op(cj_op *op, void *ctx) {
   stats *s = ctx;
   s->ops++;
   if (op->kind == CJ_OP_UNKNOWN) s->unknown++;

@@ -229,8 +229,8 @@ static char *wrap_polymorphic(const char *bc, size_t len, const char *what, cjrt
     char *ts = NULL, *dt = NULL;
     size_t tl = 0, dl = 0;
     const cj_type *t = cj_type_fn_input(ft, i);
-    cj_print_type(t, &ts, &tl);
-    cj_print_type(t->elem ? t->elem : t, &dt, &dl);
+    CHECK_OK(cj_print_type(t, &ts, &tl));
+    CHECK_OK(cj_print_type(t->elem ? t->elem : t, &dt, &dl));
     char st_type[512];
     size_t sn = (size_t)snprintf(st_type, sizeof st_type, "tensor<");
     for (size_t d = 0; d < ins[i].rank; d++)
@@ -258,14 +258,14 @@ static char *wrap_polymorphic(const char *bc, size_t len, const char *what, cjrt
   char fty[8192];
   char *fts = NULL;
   size_t fl = 0;
-  cj_print_type(ft, &fts, &fl);
+  CHECK_OK(cj_print_type(ft, &fts, &fl));
   snprintf(fty, sizeof fty, "%s", fts ? fts : "?");
   free(fts);
   char *arrow = strstr(fty, ") -> ");
   for (int32_t j = 0; j < ft->nresults; j++) {
     char *ts = NULL;
     size_t tl = 0;
-    cj_print_type(cj_type_fn_result(ft, j), &ts, &tl);
+    CHECK_OK(cj_print_type(cj_type_fn_result(ft, j), &ts, &tl));
     rn += (size_t)snprintf(rtypes + rn, sizeof rtypes - rn, "%s%s", j ? ", " : "", ts ? ts : "?");
     free(ts);
   }

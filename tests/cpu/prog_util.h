@@ -41,7 +41,7 @@ static cj_program *tu_compile(const char *text, cj_status *err) {
 static const cj_program_info *tu_info(cj_program *p) { return cj_backend_cpu()->vt->program_info(p); }
 
 /* Runs p with args; results are malloc'ed into res[j] (caller frees). Returns the status. */
-static cj_status tu_run(cj_program *p, void *const *args, void **res, cj_threadpool *pool) {
+static CJ_MUST_USE cj_status tu_run(cj_program *p, void *const *args, void **res, cj_threadpool *pool) {
   const cj_program_info *in = tu_info(p);
   for (int32_t j = 0; j < in->num_results; j++) {
     if (!res[j]) res[j] = calloc(1, in->results[j].nbytes + 64);
