@@ -646,7 +646,7 @@ static CJ_MUST_USE cj_status decompose_ragged_dot(cj_module *m, cj_op *func, cj_
   if (!e) e = rd_field(dn, CJ_SF_RAGGED_DOT_lhs_ragged_dimensions, lr, &nlr);
   if (!e) e = rd_field(dn, CJ_SF_RAGGED_DOT_rhs_group_dimensions, rg, &nrg);
   if (e) {
-    cj_status_free(e);
+    cj_status_ignore(e); /* rd_field's one message says less than this one */
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad ragged_dot_dimension_numbers");
   }
   (void)i64s_or_empty;

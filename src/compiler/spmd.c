@@ -980,7 +980,8 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
     sharding sh;
     cj_status st = read_per_value(mc, "out_shardings", outs, &S->ms, 0, mc->results[0].type, &sh);
     if (!st) me = sh.mesh;
-    cj_status_free(st);
+    /* unreadable out_shardings name no mesh: the module's only mesh is used, if it has one */
+    cj_status_ignore(st);
   }
   if (!me && S->ms.n == 1) me = &S->ms.m[0];
   if (me && me->total != S->ndev)

@@ -121,7 +121,7 @@ static CJ_MUST_USE cj_status compile_module(cj_module *m, const cj_compile_optio
   if (!st) {
     cj_status ps = cj_print_module(m, 0, &pretty, &plen);
     if (ps) { /* the generic form is enough */
-      cj_status_free(ps);
+      cj_status_ignore(ps); /* the generic form is enough */
       pretty = NULL;
     }
   }
@@ -145,7 +145,8 @@ static CJ_MUST_USE cj_status compile_module(cj_module *m, const cj_compile_optio
     void *ob = NULL;
     size_t olen = 0;
     cj_status os = cj_compile_options_write(&p->opts.opts, &ob, &olen);
-    cj_status_free(os);
+    if (!st) st = os; /* without the options the fingerprint could not tell programs apart */
+    else cj_status_ignore(os); /* the first error is the one to report */
     uint64_t h1 = cj_fnv64(p->text, p->text_len, CJ_FNV64_SEED);
     h1 = cj_fnv64(ob, olen, h1);
     uint64_t h2 = cj_fnv64(p->text, p->text_len, 0x84222325cbf29ce4ull ^ (uint64_t)p->text_len);

@@ -306,7 +306,7 @@ static CJ_MUST_USE cj_status red_lower(cj_lw *L, cj_op *op, uint32_t ndata, cons
   }
   cj_status st2 = cj_lw_plan_end(L, &saved, &r->body);
   if (st) {
-    cj_status_free(st2);
+    cj_status_ignore(st2); /* the first error is the one to report */
     return st;
   }
   CJ_RETURN_IF_ERROR(st2);

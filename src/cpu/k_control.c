@@ -140,7 +140,7 @@ cj_status lower_while(cj_lw *L, cj_op *op) {
     }
     cj_status s2 = cj_lw_plan_end(L, &saved, &p->cond);
     if (st)
-      cj_status_free(s2);
+      cj_status_ignore(s2); /* the first error is the one to report */
     else
       st = s2;
   }
@@ -175,7 +175,7 @@ cj_status lower_while(cj_lw *L, cj_op *op) {
     if (!st) st = parallel_copy(L, term, n, ret, carried);
     cj_status s2 = cj_lw_plan_end(L, &saved, &p->body);
     if (st)
-      cj_status_free(s2);
+      cj_status_ignore(s2); /* the first error is the one to report */
     else
       st = s2;
   }
@@ -272,7 +272,7 @@ static CJ_MUST_USE cj_status lower_branches(cj_lw *L, cj_op *op, bool is_if) {
     if (!st) st = parallel_copy(L, term, n, ret, res);
     cj_status s2 = cj_lw_plan_end(L, &saved, &p->branches[r]);
     if (st)
-      cj_status_free(s2);
+      cj_status_ignore(s2); /* the first error is the one to report */
     else
       st = s2;
   }

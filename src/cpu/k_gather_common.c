@@ -503,7 +503,7 @@ cj_status kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_body 
   b->ret_types = rt;
   cj_status st2 = cj_lw_plan_end(L, &saved, &b->plan);
   if (st) {
-    cj_status_free(st2);
+    cj_status_ignore(st2); /* the first error is the one to report */
     return st;
   }
   return st2;

@@ -615,8 +615,8 @@ static void gen_par_body(void *vp, int64_t b, int64_t e) {
     int64_t o0 = k * G->per, o1 = o0 + G->per < p->nout ? o0 + G->per : p->nout;
     cj_status s = run_outputs(G->ctx, &inner, G->st, o0, o1);
     if (s) {
-      cj_status expected = NULL;
-      if (!atomic_compare_exchange_strong(&G->err, &expected, s)) cj_status_free(s);
+      cj_status expected = NULL; /* the first error wins */
+      if (!atomic_compare_exchange_strong(&G->err, &expected, s)) cj_status_ignore(s);
     }
   }
 }
@@ -1395,7 +1395,7 @@ cj_status lower_reduce(cj_lw *L, cj_op *op) {
   if (!st && !st2 && !cj_lw_slots(L, 4 * n, slots + 2 * n, true)) st = cj_oom();
   p->grp = cj_lw_group_end(L, grp, 16);
   if (st) {
-    cj_status_free(st2);
+    cj_status_ignore(st2); /* the first error is the one to report */
     return st;
   }
   CJ_RETURN_IF_ERROR(st2);

@@ -991,7 +991,7 @@ static CJ_MUST_USE cj_status lower_instr(sc *s, int32_t idx) {
           /* typed FFI: backend_config is a dictionary attribute written as MLIR text */
           cj_status ps = cj_parse_attr_text(m, in->backend_config, in->backend_config_len, &bc);
           if (ps || !bc || bc->kind != CJ_ATTR_DICT) {
-            cj_status_free(ps);
+            cj_status_ignore(ps); /* not a dictionary: the handler gets no attributes */
             bc = NULL;
           }
         }

@@ -783,7 +783,7 @@ static CJ_MUST_USE cj_status instruction(tp *t, hlo_comp *c, int64_t *next_id, c
       hlo_shape dummy = {0};
       cj_status st = shape(t, &dummy, 0);
       if (st || !(t->p < t->end && (*t->p == ' ' || *t->p == '%'))) {
-        cj_status_free(st);
+        cj_status_ignore(st); /* not a shape here: backtrack */
         t->p = save;
       }
       const char *nm;

@@ -887,7 +887,7 @@ static bool print_type_short(const cj_type *t, char *buf, size_t cap) {
   size_t n = 0;
   cj_status st = cj_print_type(t, &s, &n);
   if (st) {
-    cj_status_free(st);
+    cj_status_ignore(st); /* a type for a message: "?" will do */
     snprintf(buf, cap, "?");
     return false;
   }
@@ -4739,7 +4739,7 @@ static bool parse_module_header(P *p) {
     for (uint32_t i = 0; i < v.n; i++) {
       cj_status st = cj_module_set_attr(m, v.v[i].name, v.v[i].value);
       if (st) {
-        cj_status_free(st);
+        cj_status_ignore(st); /* only fails for memory, reported as such by oom() */
         return oom(p);
       }
     }

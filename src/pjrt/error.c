@@ -37,7 +37,7 @@ PJRT_Error *cjp_error(cj_status st) {
   if (!st) return NULL;
   cjp_err *e = malloc(sizeof *e);
   if (!e) {
-    cj_status_free(st);
+    cj_status_ignore(st); /* no memory for the error: the static out-of-memory one replaces it */
     return &oom_error.base;
   }
   e->base.vtable = &error_vtable;

@@ -80,7 +80,7 @@ static void storage_release(cj_storage *s) {
     case ST_HOST_ALIAS:
       if (s->done) {
         cj_status st = cj_event_set(s->done, NULL);
-        cj_status_free(st);
+        cj_status_ignore(st); /* the alias's event is set once, here: cannot fail */
         cj_event_release(s->done);
       }
       break;
@@ -357,7 +357,7 @@ cj_status cj_buffer_create_error(cj_memory *mem, cj_dtype dt, const int64_t *dim
   if (!st) st = cj_shape_check(dt, dims, (size_t)rank, &nbytes);
   if (!st && !error) st = cj_invalid("an error buffer needs a non-OK error");
   if (st) {
-    cj_status_free(error);
+    cj_status_ignore(error); /* consumed; the argument error is what the caller must see */
     return st;
   }
   cj_event *ready = cj_event_create_ready(error);
@@ -585,9 +585,11 @@ static void task_on_ready(void *ctx, cj_status st) {
   cj_status result = st ? cj_status_copy(st) : task_run(t);
   if (t->kind == T_COPY) {
     cj_status copy = cj_status_copy(result);
-    cj_status_free(cj_buffer_set_ready(t->target, copy));
+    /* the copy's target can be ready already (deleted or donated) */
+    cj_status_ignore(cj_buffer_set_ready(t->target, copy));
   }
-  cj_status_free(cj_event_set(t->done, result));
+  /* the task's event is set once, here: cannot fail */
+  cj_status_ignore(cj_event_set(t->done, result));
   task_free(t);
 }
 
@@ -705,7 +707,7 @@ cj_status cj_buffer_copy_raw_deferred(cj_buffer *b, int64_t offset, int64_t size
 
 void cj_raw_copy_complete(cj_raw_copy *rc, void *dst, cj_status err) {
   if (!rc) {
-    cj_status_free(err);
+    cj_status_ignore(err); /* no copy to report to */
     return;
   }
   task *t = rc->t;
@@ -713,7 +715,8 @@ void cj_raw_copy_complete(cj_raw_copy *rc, void *dst, cj_status err) {
   free(rc);
   if (!err && !dst && t->size) err = cj_invalid("the destination is NULL");
   if (err) {
-    cj_status_free(cj_event_set(t->done, err));
+    /* the task's event is set once, here: cannot fail */
+    cj_status_ignore(cj_event_set(t->done, err));
     task_free(t);
     cj_event_release(ready);
     return;
@@ -721,7 +724,8 @@ void cj_raw_copy_complete(cj_raw_copy *rc, void *dst, cj_status err) {
   t->dst = dst;
   cj_status st = cj_event_on_ready(ready, task_on_ready, t);
   if (st) {
-    cj_status_free(cj_event_set(t->done, st));
+    /* the task's event is set once, here: cannot fail */
+    cj_status_ignore(cj_event_set(t->done, st));
     task_free(t);
   }
   cj_event_release(ready);
@@ -808,7 +812,8 @@ static void join_arrive(void *ctx, cj_status st) {
   if (st && !j->first_error) j->first_error = cj_status_copy(st);
   pthread_mutex_unlock(&j->mu);
   if (atomic_fetch_sub(&j->pending, 1) == 1) {
-    cj_status_free(cj_event_set(j->joined, j->first_error));
+    /* the join's event is set once, by the last arrival */
+    cj_status_ignore(cj_event_set(j->joined, j->first_error));
     cj_event_release(j->joined);
     pthread_mutex_destroy(&j->mu);
     free(j);

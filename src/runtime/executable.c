@@ -888,7 +888,7 @@ static void group_fail(exec_group *g, cj_backend *b, cj_status why) {
     pthread_cond_broadcast(&g->cv);
   }
   pthread_mutex_unlock(&l->groups_mu);
-  cj_status_free(why);
+  cj_status_ignore(why); /* g is dead already: its first reason stands */
   if (g->launch && b->vt->launch_abort) {
     cj_status st = cj_status_copy(g->dead); /* g->dead is set once and lives with g */
     b->vt->launch_abort(g->launch, st ? st : cj_oom());
@@ -1000,7 +1000,7 @@ static void finish_dev(dev_run *dv, cj_status st) {
   for (int j = 0; j < run->nres; j++) cj_buffer_release(dv->outs[j]);
   cj_event *done = dv->done; /* dv dies with the run */
   if (atomic_fetch_sub_explicit(&run->running, 1, memory_order_acq_rel) == 1) run_finish(run);
-  cj_status_free(cj_event_set(done, st));
+  cj_status_ignore(cj_event_set(done, st)); /* `done` is set once, here: cannot fail */
   cj_event_release(done);
 }
 
