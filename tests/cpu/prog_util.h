@@ -21,9 +21,9 @@ static cj_threadpool *tu_pool(void) {
 }
 
 /* Compiles `text`; on failure returns NULL and *err gets the status (caller frees). */
-static cj_program *tu_compile(const char *text, cj_status *err) {
+static cj_program *tu_compile_named(const char *text, const char *file, cj_status *err) {
   cj_module *m = NULL;
-  cj_status st = cj_parse_mlir_text(text, strlen(text), "test.mlir", &m);
+  cj_status st = cj_parse_mlir_text(text, strlen(text), file, &m);
   if (!st) st = cj_verify_module(m);
   if (st) {
     cj_module_free(m);
@@ -36,6 +36,11 @@ static cj_program *tu_compile(const char *text, cj_status *err) {
   st = b->vt->compile(b, m, &o, &p);
   *err = st;
   return p;
+}
+
+/* tu_compile_named for a program that is no file of its own: positions name "test.mlir". */
+static cj_program *tu_compile(const char *text, cj_status *err) {
+  return tu_compile_named(text, "test.mlir", err);
 }
 
 static const cj_program_info *tu_info(cj_program *p) { return cj_backend_cpu()->vt->program_info(p); }
