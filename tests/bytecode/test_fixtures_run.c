@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/files.h"
+
 #include "cjrt/array.h"
 #include "cjrt/cjrt.h"
 #include "cjrt/npy.h"
@@ -59,23 +61,6 @@ typedef struct manifest {
   int ndev;
   piece in[MAX_VALUES][MAX_DEVICES], out[MAX_VALUES][MAX_DEVICES];
 } manifest;
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  if (buf) buf[n] = 0;
-  fclose(f);
-  *len = (size_t)n;
-  return buf;
-}
 
 static bool file_exists(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -319,7 +304,7 @@ static void run_one(cjrt_client *client, const char *dir, const char *name, cons
   char path[4096];
   snprintf(path, sizeof path, "%s/%s.%s.mlir.bc", dir, name, kind);
   size_t len = 0;
-  char *bytes = read_file(path, &len);
+  char *bytes = tc_read_file(path, &len);
   CHECK_MSG(bytes != NULL, "cannot read %s", path);
   if (!bytes) return;
   t->ran++;

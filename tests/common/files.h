@@ -6,8 +6,9 @@
 #include <stdlib.h>
 
 /* The whole file, NUL-terminated (malloc'ed; the caller frees), its size in *len when len is not
- * NULL. NULL if it cannot be read (a directory, a missing file, out of memory). */
+ * NULL (0 when NULL is returned). NULL if it cannot be read (a missing file, out of memory). */
 static inline char *tc_read_file(const char *path, size_t *len) {
+  if (len) *len = 0;
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   char *buf = NULL;
