@@ -3,7 +3,8 @@
  *   cjrt conform [--plugin PATH] [--core] [--filter TEXT] [--quiet] [--max-failures N] PATH...
  *
  * Every .mlir file under the given paths (text, split on `// -----` lines; .mlir.bc/.mlirbc
- * through the bytecode reader) is one or more cases. How a case passes depends on its folder
+ * through the bytecode reader) is one or more cases; a case of a split file is reported as
+ * FILE:LINE (its first line), and positions in its messages are lines of FILE. How a case passes depends on its folder
  * (../shared/conformance/README.md):
  *   testdata, testdata/quantized, tests/interpret, tests/math
  *       compiled and executed by the plugin through its C API only, with libcjrt as any
@@ -987,6 +988,7 @@ typedef struct conf {
   int max_failures;
   int npass, nfail, nskip, nprinted;
   tallies folders, ops, reasons;
+  const char *shown; /* the name FAIL/SKIP lines give the case ("FILE:LINE" in a split file) */
 } conf;
 
 static void record(conf *c, const char *folder, const char *casename, opset *ops, int res,
@@ -998,7 +1000,7 @@ static void record(conf *c, const char *folder, const char *casename, opset *ops
   if (ops)
     for (int i = 0; i < ops->n; i++) tally_add(&c->ops, ops->names[i], res);
   if (res == R_FAIL && (c->max_failures < 0 || c->nprinted < c->max_failures)) {
-    printf("FAIL %s: %s\n", casename, msg ? msg : "");
+    printf("FAIL %s: %s\n", c->shown ? c->shown : casename, msg ? msg : "");
     c->nprinted++;
   }
   if (res == R_SKIP) {
@@ -1012,7 +1014,7 @@ static void record(conf *c, const char *folder, const char *casename, opset *ops
     if (key && strlen(key) > 160) key[160] = 0;
     if (key) tally_add(&c->reasons, key, R_SKIP);
     free(key);
-    if (!c->quiet) printf("SKIP %s: %s\n", casename, msg ? msg : "");
+    if (!c->quiet) printf("SKIP %s: %s\n", c->shown ? c->shown : casename, msg ? msg : "");
   }
 }
 
@@ -1308,6 +1310,7 @@ static void run_file(conf *c, const char *path) {
   /* split text on lines that are exactly `// -----` */
   const char *p = data, *end = data + len;
   int k = 0;
+  size_t line = 1; /* the line of FILE that p is on */
   while (p <= end) {
     const char *q = p, *next = NULL;
     const char *cut = end;
@@ -1339,26 +1342,31 @@ static void run_file(conf *c, const char *path) {
       if (t < le && !(le - t >= 2 && t[0] == '/' && t[1] == '/')) empty = false;
       s = eol ? eol + 1 : cut;
     }
+    size_t first = line; /* the chunk's first line that is not blank */
+    for (const char *s = q; s < cut && (*s == '\n' || *s == ' ' || *s == '\r' || *s == '\t'); s++)
+      first += *s == '\n';
     if (!empty) {
-      char *chunk = malloc(clen + 1);
+      /* keep line numbers: blank lines stand for the text before the chunk, so that positions
+       * in messages are lines of the file, which names the program */
+      char *chunk = malloc(line - 1 + clen + 1);
       if (chunk) {
-        /* keep line numbers: blank out the text before the chunk */
-        memcpy(chunk, q, clen);
-        chunk[clen] = 0;
+        memset(chunk, '\n', line - 1);
+        memcpy(chunk + line - 1, q, clen);
+        chunk[line - 1 + clen] = 0;
         char name[PATH_MAX + 32];
-        if (next || k > 0)
-          snprintf(name, sizeof name, "%s#%d", path, k);
-        else
-          snprintf(name, sizeof name, "%s", path);
+        snprintf(name, sizeof name, "%s:%zu", path, first);
+        c->shown = next || k > 0 ? name : NULL;
         if (fk == F_DYNAMIC)
-          run_roundtrip_case(c, folder, name, chunk, clen);
+          run_roundtrip_case(c, folder, path, chunk, line - 1 + clen);
         else
-          run_exec_case(c, folder, name, chunk, clen);
+          run_exec_case(c, folder, path, chunk, line - 1 + clen);
+        c->shown = NULL;
         free(chunk);
       }
       k++;
     }
     if (!next) break;
+    for (const char *s = p; s < next; s++) line += *s == '\n';
     p = next;
   }
   free(data);
