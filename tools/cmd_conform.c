@@ -3,7 +3,8 @@
  *   cjrt conform [--plugin PATH] [--core] [--filter TEXT] [--quiet] [--max-failures N] PATH...
  *
  * Every .mlir file under the given paths (text, split on `// -----` lines; .mlir.bc/.mlirbc
- * through the bytecode reader) is one or more cases. How a case passes depends on its folder
+ * through the bytecode reader) is one or more cases; a case of a split file is reported as
+ * FILE:LINE (its first line), and positions in its messages are lines of FILE. How a case passes depends on its folder
  * (../shared/conformance/README.md):
  *   testdata, testdata/quantized, tests/interpret, tests/math
  *       compiled and executed by the plugin through its C API only, with libcjrt as any
@@ -943,7 +944,7 @@ typedef struct opset {
   int n;
 } opset;
 
-static cj_status add_op(cj_op *op, void *ctx) {
+static CJ_MUST_USE cj_status add_op(cj_op *op, void *ctx) {
   opset *s = ctx;
   const char *nm = op->name;
   if (!nm || !strncmp(nm, "func.", 5) || !strncmp(nm, "check.", 6) || !strcmp(nm, "stablehlo.return") ||
@@ -958,7 +959,7 @@ static cj_status add_op(cj_op *op, void *ctx) {
 
 static bool has_op(cj_module *m, const char *name) {
   opset s = {{0}, 0};
-  cj_walk_module(m, add_op, &s);
+  cj_status_ignore(cj_walk_module(m, add_op, &s)); /* add_op never fails */
   for (int i = 0; i < s.n; i++)
     if (!strcmp(s.names[i], name)) return true;
   /* also structural/check names (add_op filters them) */
@@ -970,7 +971,7 @@ typedef struct found {
   bool hit;
 } found;
 
-static cj_status find_name(cj_op *op, void *ctx) {
+static CJ_MUST_USE cj_status find_name(cj_op *op, void *ctx) {
   found *f = ctx;
   if (op->name && !strcmp(op->name, f->name)) f->hit = true;
   return NULL;
@@ -978,7 +979,7 @@ static cj_status find_name(cj_op *op, void *ctx) {
 
 static bool uses(cj_module *m, const char *name) {
   found f = {name, false};
-  cj_walk_module(m, find_name, &f);
+  cj_status_ignore(cj_walk_module(m, find_name, &f)); /* find_name never fails */
   return f.hit || has_op(m, name);
 }
 
@@ -989,6 +990,7 @@ typedef struct conf {
   int max_failures;
   int npass, nfail, nskip, nprinted;
   tallies folders, ops, reasons;
+  const char *shown; /* the name FAIL/SKIP lines give the case ("FILE:LINE" in a split file) */
 } conf;
 
 static void record(conf *c, const char *folder, const char *casename, opset *ops, int res,
@@ -1000,7 +1002,7 @@ static void record(conf *c, const char *folder, const char *casename, opset *ops
   if (ops)
     for (int i = 0; i < ops->n; i++) tally_add(&c->ops, ops->names[i], res);
   if (res == R_FAIL && (c->max_failures < 0 || c->nprinted < c->max_failures)) {
-    printf("FAIL %s: %s\n", casename, msg ? msg : "");
+    printf("FAIL %s: %s\n", c->shown ? c->shown : casename, msg ? msg : "");
     c->nprinted++;
   }
   if (res == R_SKIP) {
@@ -1014,7 +1016,7 @@ static void record(conf *c, const char *folder, const char *casename, opset *ops
     if (key && strlen(key) > 160) key[160] = 0;
     if (key) tally_add(&c->reasons, key, R_SKIP);
     free(key);
-    if (!c->quiet) printf("SKIP %s: %s\n", casename, msg ? msg : "");
+    if (!c->quiet) printf("SKIP %s: %s\n", c->shown ? c->shown : casename, msg ? msg : "");
   }
 }
 
@@ -1031,7 +1033,7 @@ static int run_exec_case(conf *c, const char *folder, const char *casename, cons
     return R_FAIL;
   }
   opset ops = {{0}, 0};
-  cj_walk_module(m, add_op, &ops);
+  cj_status_ignore(cj_walk_module(m, add_op, &ops)); /* add_op never fails */
   /* copy the names: the module dies below */
   char *names[256];
   for (int i = 0; i < ops.n; i++) names[i] = xstrdup(ops.names[i]);
@@ -1310,6 +1312,7 @@ static void run_file(conf *c, const char *path) {
   /* split text on lines that are exactly `// -----` */
   const char *p = data, *end = data + len;
   int k = 0;
+  size_t line = 1; /* the line of FILE that p is on */
   while (p <= end) {
     const char *q = p, *next = NULL;
     const char *cut = end;
@@ -1341,26 +1344,31 @@ static void run_file(conf *c, const char *path) {
       if (t < le && !(le - t >= 2 && t[0] == '/' && t[1] == '/')) empty = false;
       s = eol ? eol + 1 : cut;
     }
+    size_t first = line; /* the chunk's first line that is not blank */
+    for (const char *s = q; s < cut && (*s == '\n' || *s == ' ' || *s == '\r' || *s == '\t'); s++)
+      first += *s == '\n';
     if (!empty) {
-      char *chunk = malloc(clen + 1);
+      /* keep line numbers: blank lines stand for the text before the chunk, so that positions
+       * in messages are lines of the file, which names the program */
+      char *chunk = malloc(line - 1 + clen + 1);
       if (chunk) {
-        /* keep line numbers: blank out the text before the chunk */
-        memcpy(chunk, q, clen);
-        chunk[clen] = 0;
+        memset(chunk, '\n', line - 1);
+        memcpy(chunk + line - 1, q, clen);
+        chunk[line - 1 + clen] = 0;
         char name[PATH_MAX + 32];
-        if (next || k > 0)
-          snprintf(name, sizeof name, "%s#%d", path, k);
-        else
-          snprintf(name, sizeof name, "%s", path);
+        snprintf(name, sizeof name, "%s:%zu", path, first);
+        c->shown = next || k > 0 ? name : NULL;
         if (fk == F_DYNAMIC)
-          run_roundtrip_case(c, folder, name, chunk, clen);
+          run_roundtrip_case(c, folder, path, chunk, line - 1 + clen);
         else
-          run_exec_case(c, folder, name, chunk, clen);
+          run_exec_case(c, folder, path, chunk, line - 1 + clen);
+        c->shown = NULL;
         free(chunk);
       }
       k++;
     }
     if (!next) break;
+    for (const char *s = p; s < next; s++) line += *s == '\n';
     p = next;
   }
   free(data);

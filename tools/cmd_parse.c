@@ -61,7 +61,7 @@ static char *read_file(const char *path, size_t *len) {
 
 /* Reformats a status message as `FILE:LINE:COL: error: ...`. Parser messages start with
  * "file:line:col: "; verifier messages are "<op> at file:line:col: reason". */
-static void report(const char *file, cj_status st) {
+static void report_message(const char *file, cj_status st) {
   const char *msg = cj_status_message(st);
   /* "name at pos: rest" */
   const char *at = strstr(msg, " at ");
@@ -96,6 +96,16 @@ static void report(const char *file, cj_status st) {
   }
   if (strncmp(msg, file, fl) == 0 && msg[fl] == ':' && msg[fl + 1] == ' ') msg += fl + 2;
   fprintf(stderr, "%s: error: %s\n", file, msg);
+}
+
+/* The error, then (with CJRT_ERROR_LOCATIONS=1, for cjrt's developers) where cjrt made it. */
+static void report(const char *file, cj_status st) {
+  report_message(file, st);
+  if (cj_status_locations_wanted()) {
+    char where[1024];
+    cj_status_where(st, where, sizeof where);
+    fprintf(stderr, "%s: note: made at %s\n", file, where);
+  }
 }
 
 /* Prints m, parses the printout, prints again; 0 if identical. */

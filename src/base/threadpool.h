@@ -36,7 +36,7 @@ void cj_pool_parallel_for(cj_threadpool *p, int64_t n, int64_t grain, cj_range_f
 /* Runs fn(ctx) soon on a task thread. Returns an error only if the task could not be queued
  * (then fn is not called). */
 typedef void (*cj_task_fn)(void *ctx);
-cj_status cj_pool_submit(cj_threadpool *p, cj_task_fn fn, void *ctx);
+CJ_MUST_USE cj_status cj_pool_submit(cj_threadpool *p, cj_task_fn fn, void *ctx);
 
 /* Number of online cores (>= 1). */
 int cj_num_cores(void);

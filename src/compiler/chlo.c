@@ -11,7 +11,7 @@ enum { MAXR = 16 };
 
 /* broadcasts v to the dims of `shape` (keeping v's element type); `bd` (rank(v) entries) maps
  * v's dims to result dims, NULL = numpy-style trailing alignment */
-static cj_status bcast_to(cj_module *m, cj_op *at, cj_value *v, const cj_type *shape,
+static CJ_MUST_USE cj_status bcast_to(cj_module *m, cj_op *at, cj_value *v, const cj_type *shape,
                           const int64_t *bd, cj_value **out) {
   const cj_type *vt = v->type;
   if (!cj_type_is_static(vt) || !cj_type_is_static(shape))
@@ -79,7 +79,7 @@ static bool binary_target(cj_op_kind k, cj_op_kind *out) {
   }
 }
 
-static cj_status decompose_binary(cj_module *m, cj_op *func, cj_op *op, cj_op_kind target) {
+static CJ_MUST_USE cj_status decompose_binary(cj_module *m, cj_op *func, cj_op *op, cj_op_kind target) {
   const cj_type *rt = op->results[0].type;
   int64_t bd[MAXR], nbd = 0;
   bool have_bd = cj_op_get_i64s(op, "broadcast_dimensions", bd, MAXR, &nbd) && nbd > 0;
@@ -109,7 +109,7 @@ static cj_status decompose_binary(cj_module *m, cj_op *func, cj_op *op, cj_op_ki
   return NULL;
 }
 
-static cj_status decompose_select(cj_module *m, cj_op *func, cj_op *op) {
+static CJ_MUST_USE cj_status decompose_select(cj_module *m, cj_op *func, cj_op *op) {
   const cj_type *rt = op->results[0].type;
   cj_value *b[3];
   for (int i = 0; i < 3; i++) CJ_RETURN_IF_ERROR(bcast_to(m, op, op->operands[i], rt, NULL, &b[i]));
@@ -120,7 +120,7 @@ static cj_status decompose_select(cj_module *m, cj_op *func, cj_op *op) {
   return NULL;
 }
 
-static cj_status make_constant(cj_module *m, cj_op *func, cj_op *op, const cj_attr *value) {
+static CJ_MUST_USE cj_status make_constant(cj_module *m, cj_op *func, cj_op *op, const cj_attr *value) {
   cj_op *n = cj_build_op(m, op, op, CJ_OP_CONSTANT, 0, NULL, op->results[0].type);
   if (!n) return cj_oom();
   CJ_RETURN_IF_ERROR(cj_op_set_attr(m, n, "value", value));
@@ -129,7 +129,7 @@ static cj_status make_constant(cj_module *m, cj_op *func, cj_op *op, const cj_at
   return NULL;
 }
 
-static cj_status decompose_constant_like(cj_module *m, cj_op *func, cj_op *op) {
+static CJ_MUST_USE cj_status decompose_constant_like(cj_module *m, cj_op *func, cj_op *op) {
   const cj_type *rt = op->results[0].type;
   const cj_attr *v = cj_op_attr(op, "value");
   if (!cj_type_is_tensor(rt) || !v) return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad constant_like");
@@ -218,7 +218,7 @@ static cj_value *b_select(bld *b, cj_value *p, cj_value *x, cj_value *y) {
 /* cosh(x) = e^(x + log(1/2)) + e^(log(1/2) - x); sinh(x) = e^(x + log(1/2)) - e^(log(1/2) - x)
  * for |x| >= 1 and (expm1(x) + expm1(x) / (expm1(x) + 1)) / 2 below (real types); computed in
  * f32 at least, as upstream's decomposition does, so results match XLA's. */
-static cj_status decompose_sinh_cosh(cj_module *m, cj_op *func, cj_op *op, bool is_sinh) {
+static CJ_MUST_USE cj_status decompose_sinh_cosh(cj_module *m, cj_op *func, cj_op *op, bool is_sinh) {
   const cj_type *t = op->results[0].type;
   if (!cj_type_is_static(t)) return NULL;
   cj_dtype dt = t->dtype;
@@ -294,7 +294,7 @@ static cj_op *app_cmp(cj_module *m, cj_block *blk, const cj_op *origin, cj_value
 /* The while body of a scan (bb: args index, carries, outputs): slices the inputs at the step's
  * index, clones the scan body, writes its outputs there and returns index + 1, the carries and
  * the outputs. */
-static cj_status scan_body(cj_module *m, cj_op *op, cj_block *body, cj_block *bb, int64_t dim,
+static CJ_MUST_USE cj_status scan_body(cj_module *m, cj_op *op, cj_block *body, cj_block *bb, int64_t dim,
                            int64_t D, bool rev, uint32_t ni, uint32_t nc, uint32_t no) {
   const cj_type *i64 = scalar_t(m, CJ_S64);
   uint32_t nw = 1 + nc + no;
@@ -439,7 +439,7 @@ static cj_status scan_body(cj_module *m, cj_op *op, cj_block *body, cj_block *bb
   return st;
 }
 
-static cj_status decompose_scan(cj_module *m, cj_op *func, cj_op *op) {
+static CJ_MUST_USE cj_status decompose_scan(cj_module *m, cj_op *func, cj_op *op) {
   cj_block *body = op->nregions ? op->regions[0].first : NULL;
   int64_t seg[4], nseg = 0, dim = 0;
   if (!body) return cj_op_error(op, CJ_INVALID_ARGUMENT, "scan without a body");
@@ -550,7 +550,7 @@ static const cj_attr *i64s_or_empty(cj_module *m, const cj_attr *a) {
   return a ? a : cj_attr_i64_array(m, 0, NULL);
 }
 
-static cj_status rd_field(const cj_attr *dn, int f, int64_t *out, int64_t *n) {
+static CJ_MUST_USE cj_status rd_field(const cj_attr *dn, int f, int64_t *out, int64_t *n) {
   *n = 0;
   const cj_attr *a = cj_attr_field(dn, CJ_SK_RAGGED_DOT, f);
   if (a && !cj_attr_get_i64s(a, out, 16, n)) return cj_invalid("bad ragged_dot dimension list");
@@ -640,7 +640,7 @@ static cj_value *ragged_mask(bld *b, cj_value *x, cj_value *zero, cj_value *star
   return b_select(b, mk, x, zero);
 }
 
-static cj_status decompose_ragged_dot(cj_module *m, cj_op *func, cj_op *op) {
+static CJ_MUST_USE cj_status decompose_ragged_dot(cj_module *m, cj_op *func, cj_op *op) {
   cj_value *lhs = op->operands[0], *rhs = op->operands[1], *gs = op->operands[2];
   const cj_type *lt = lhs->type, *rt = rhs->type, *ot = op->results[0].type;
   if (!cj_type_is_static(lt) || !cj_type_is_static(rt) || !cj_type_is_static(ot) ||
@@ -656,7 +656,7 @@ static cj_status decompose_ragged_dot(cj_module *m, cj_op *func, cj_op *op) {
   if (!e) e = rd_field(dn, CJ_SF_RAGGED_DOT_lhs_ragged_dimensions, lr, &nlr);
   if (!e) e = rd_field(dn, CJ_SF_RAGGED_DOT_rhs_group_dimensions, rg, &nrg);
   if (e) {
-    cj_status_free(e);
+    cj_status_ignore(e); /* rd_field's one message says less than this one */
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad ragged_dot_dimension_numbers");
   }
   (void)i64s_or_empty;
@@ -734,7 +734,7 @@ static cj_status decompose_ragged_dot(cj_module *m, cj_op *func, cj_op *op) {
  * sends the chlo ops that have no StableHLO twin (erf as @mhlo.erf, top_k as @mhlo.topk, ...).
  * Turned back into the chlo op, with the dictionary's entries as its attributes, and verified
  * as one; a name that is no chlo op is left to the backend (which names it in its error). */
-static cj_status recompose_mhlo_call(cj_module *m, cj_op *func, cj_op *op, cj_op **out) {
+static CJ_MUST_USE cj_status recompose_mhlo_call(cj_module *m, cj_op *func, cj_op *op, cj_op **out) {
   *out = op;
   const char *t = NULL;
   size_t n = 0;
@@ -786,7 +786,7 @@ static const cj_attr *dict_get(const cj_attr *d, const char *name) {
   return NULL;
 }
 
-static cj_status rewrite_approx_top_k(cj_module *m, cj_op *func, cj_op *op, cj_op **out) {
+static CJ_MUST_USE cj_status rewrite_approx_top_k(cj_module *m, cj_op *func, cj_op *op, cj_op **out) {
   *out = op;
   const char *t = NULL;
   size_t n = 0;
@@ -917,7 +917,7 @@ static cj_status rewrite_approx_top_k(cj_module *m, cj_op *func, cj_op *op, cj_o
   return NULL;
 }
 
-static cj_status chlo_block(cj_module *m, cj_op *func, cj_block *b, const cj_compile_hooks *h) {
+static CJ_MUST_USE cj_status chlo_block(cj_module *m, cj_op *func, cj_block *b, const cj_compile_hooks *h) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
     for (uint32_t r = 0; r < op->nregions; r++)

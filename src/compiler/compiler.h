@@ -38,15 +38,15 @@ typedef struct cj_compile_hooks {
 /* Runs every pass on module m; *out_main is the entry function. Calls JAX marks to be inlined
  * late (mhlo.frontend_attributes inlineable = "xla_late") stay calls, their functions compiled
  * by the same passes: the module then is the optimized program a client may read back. */
-cj_status cj_compile_passes(cj_module *m, const cj_compile_hooks *hooks, cj_op **out_main);
+CJ_MUST_USE cj_status cj_compile_passes(cj_module *m, const cj_compile_hooks *hooks, cj_op **out_main);
 /* Inlines what cj_compile_passes kept as calls (then folds and removes dead code), leaving the
  * entry function alone in the module, as backends lower it. Nothing to do for most modules. */
-cj_status cj_compile_late_inline(cj_module *m, cj_op *main);
+CJ_MUST_USE cj_status cj_compile_late_inline(cj_module *m, cj_op *main);
 
 /* The passes, one by one (each works on `func` and everything nested in it). */
-cj_status cj_pass_identities(cj_module *m, cj_op *func);
-cj_status cj_pass_inline(cj_module *m, cj_op *func);
-cj_status cj_pass_chlo(cj_module *m, cj_op *func, const cj_compile_hooks *hooks);
+CJ_MUST_USE cj_status cj_pass_identities(cj_module *m, cj_op *func);
+CJ_MUST_USE cj_status cj_pass_inline(cj_module *m, cj_op *func);
+CJ_MUST_USE cj_status cj_pass_chlo(cj_module *m, cj_op *func, const cj_compile_hooks *hooks);
 /* Shape refinement (refine.c): static argument types (and known argument values) for the
  * entry function, propagated through the program; dynamic ops whose shape operands are known
  * become static ops. Entries of types/values may be NULL (kept / unknown). */
@@ -57,12 +57,12 @@ typedef struct cj_refine_args {
 } cj_refine_args;
 /* args NULL: the entry function's own argument types (which must then be static). Whatever
  * stays dynamic is an error naming the op. */
-cj_status cj_pass_refine(cj_module *m, cj_op *func, const cj_refine_args *args);
+CJ_MUST_USE cj_status cj_pass_refine(cj_module *m, cj_op *func, const cj_refine_args *args);
 /* Quantized types and ops become integer and float math (quant.c); convolutions keep their
  * quantized types, bridged by bitcast_convert. */
-cj_status cj_pass_quant(cj_module *m, cj_op *func);
-cj_status cj_pass_fold(cj_module *m, cj_op *func);
-cj_status cj_pass_dce(cj_module *m, cj_op *func);
+CJ_MUST_USE cj_status cj_pass_quant(cj_module *m, cj_op *func);
+CJ_MUST_USE cj_status cj_pass_fold(cj_module *m, cj_op *func);
+CJ_MUST_USE cj_status cj_pass_dce(cj_module *m, cj_op *func);
 /* Removes every func.func of the module body except `keep`. */
 void cj_pass_strip_functions(cj_module *m, const cj_op *keep);
 

@@ -30,9 +30,9 @@ typedef struct fold_rule {
   enum splat_rule splat;
 } fold_rule;
 
-static cj_status rw_transpose_of_dot(cj_module *m, cj_op *func, cj_op *op, bool *done);
-static cj_status rw_dot_of_transposes(cj_module *m, cj_op *func, cj_op *op, bool *done);
-static cj_status rw_reshape_of_reshape(cj_module *m, cj_op *func, cj_op *op, bool *done);
+static CJ_MUST_USE cj_status rw_transpose_of_dot(cj_module *m, cj_op *func, cj_op *op, bool *done);
+static CJ_MUST_USE cj_status rw_dot_of_transposes(cj_module *m, cj_op *func, cj_op *op, bool *done);
+static CJ_MUST_USE cj_status rw_reshape_of_reshape(cj_module *m, cj_op *func, cj_op *op, bool *done);
 
 static bool id_same_type(const cj_op *op) { return same_type(op); }
 
@@ -108,7 +108,7 @@ static const cj_attr *splat_of(const cj_value *v) {
   return NULL;
 }
 
-static cj_status replace_with_splat(cj_module *m, cj_op *func, cj_op *op, const void *elem) {
+static CJ_MUST_USE cj_status replace_with_splat(cj_module *m, cj_op *func, cj_op *op, const void *elem) {
   const cj_type *rt = op->results[0].type;
   const cj_attr *d = cj_attr_dense(m, rt, elem, (size_t)cj_dtype_bytes(rt->dtype), true);
   if (!d) return cj_oom();
@@ -150,7 +150,7 @@ static bool convert_value(const cj_type *from, const cj_type *to, const void *sr
  * permutation. Valid when x's free dimensions keep their relative order (the result layout
  * lists free dimensions in operand order), e.g. any rank-2 transpose. The transpose then often
  * becomes dead. */
-static cj_status fold_dot_transpose(cj_module *m, cj_op *op, uint32_t side) {
+static CJ_MUST_USE cj_status fold_dot_transpose(cj_module *m, cj_op *op, uint32_t side) {
   cj_value *v = op->operands[side];
   cj_op *t = v->def;
   if (!t || t->kind != CJ_OP_TRANSPOSE) return NULL;
@@ -197,7 +197,7 @@ typedef struct use_count {
   int n;
 } use_count;
 
-static cj_status count_uses_of(cj_op *op, void *ctx) {
+static CJ_MUST_USE cj_status count_uses_of(cj_op *op, void *ctx) {
   use_count *u = ctx;
   for (uint32_t i = 0; i < op->nopnds; i++)
     if (op->operands[i] == u->v) u->n++;
@@ -206,7 +206,7 @@ static cj_status count_uses_of(cj_op *op, void *ctx) {
 
 /* transpose(dot_general(x, y)) with dims [1, 0], no batching and one free dimension per side
  * is dot_general(y, x): the operands swap places and the transpose disappears. */
-static cj_status fold_transpose_dot(cj_module *m, cj_op *func, cj_op *op) {
+static CJ_MUST_USE cj_status fold_transpose_dot(cj_module *m, cj_op *func, cj_op *op) {
   int64_t perm[MAXR], np = 0;
   cj_op *d = op->operands[0]->def;
   if (!d || d->kind != CJ_OP_DOT_GENERAL || d->nopnds != 2) return NULL;
@@ -223,7 +223,7 @@ static cj_status fold_transpose_dot(cj_module *m, cj_op *func, cj_op *op) {
     return NULL;
   use_count u = {&d->results[0], 0};
   cj_block *body = cj_func_body(func);
-  if (body) cj_walk_block(body, count_uses_of, &u);
+  if (body) cj_status_ignore(cj_walk_block(body, count_uses_of, &u)); /* count_uses_of never fails */
   if (u.n != 1) return NULL;
   const cj_attr *fields[CJ_SF_DOT__COUNT] = {NULL};
   fields[CJ_SF_DOT_lhs_contracting_dimensions] = cj_attr_i64_array(m, nrc, rc);
@@ -242,7 +242,7 @@ static cj_status fold_transpose_dot(cj_module *m, cj_op *func, cj_op *op) {
   return NULL;
 }
 
-static cj_status rw_transpose_of_dot(cj_module *m, cj_op *func, cj_op *op, bool *done) {
+static CJ_MUST_USE cj_status rw_transpose_of_dot(cj_module *m, cj_op *func, cj_op *op, bool *done) {
   if (op->nopnds != 1) return NULL;
   cj_block *blk = op->block;
   CJ_RETURN_IF_ERROR(fold_transpose_dot(m, func, op));
@@ -250,14 +250,14 @@ static cj_status rw_transpose_of_dot(cj_module *m, cj_op *func, cj_op *op, bool 
   return NULL;
 }
 
-static cj_status rw_dot_of_transposes(cj_module *m, cj_op *func, cj_op *op, bool *done) {
+static CJ_MUST_USE cj_status rw_dot_of_transposes(cj_module *m, cj_op *func, cj_op *op, bool *done) {
   if (op->nopnds != 2) return NULL;
   CJ_RETURN_IF_ERROR(fold_dot_transpose(m, op, 0));
   return fold_dot_transpose(m, op, 1);
 }
 
 /* reshape(reshape(x)) is reshape(x), and x itself when the types agree */
-static cj_status rw_reshape_of_reshape(cj_module *m, cj_op *func, cj_op *op, bool *done) {
+static CJ_MUST_USE cj_status rw_reshape_of_reshape(cj_module *m, cj_op *func, cj_op *op, bool *done) {
   if (!op->operands[0]->def || op->operands[0]->def->kind != CJ_OP_RESHAPE) return NULL;
   cj_op_set_operand(op, 0, op->operands[0]->def->operands[0]);
   if (is_identity(op)) {
@@ -268,7 +268,7 @@ static cj_status rw_reshape_of_reshape(cj_module *m, cj_op *func, cj_op *op, boo
   return NULL;
 }
 
-static cj_status fold_block(cj_module *m, cj_op *func, cj_block *b) {
+static CJ_MUST_USE cj_status fold_block(cj_module *m, cj_op *func, cj_block *b) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
     for (uint32_t r = 0; r < op->nregions; r++)

@@ -49,9 +49,9 @@ static bool identity_custom_call(const cj_op *op) {
          str_is(t, "xla.sdy.GlobalToLocalShape") || str_is(t, "xla.sdy.LocalToGlobalShape");
 }
 
-static cj_status inline_region_op(cj_module *m, cj_op *func, cj_op *op);
+static CJ_MUST_USE cj_status inline_region_op(cj_module *m, cj_op *func, cj_op *op);
 
-static cj_status identities_block(cj_module *m, cj_op *func, cj_block *b) {
+static CJ_MUST_USE cj_status identities_block(cj_module *m, cj_op *func, cj_block *b) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
     bool ident = op->kind == CJ_OP_SDY_SHARDING_CONSTRAINT || op->kind == CJ_OP_SDY_RESHARD ||
@@ -88,7 +88,7 @@ cj_status cj_pass_identities(cj_module *m, cj_op *func) {
 
 /* Clones the ops of `body` (with its arguments mapped to `args`) before `at`; *rets receives the
  * mapped operands of the body's terminator. */
-static cj_status clone_body(cj_module *m, cj_op *at, cj_block *body, cj_value *const *args,
+static CJ_MUST_USE cj_status clone_body(cj_module *m, cj_op *at, cj_block *body, cj_value *const *args,
                             cj_value ***rets, uint32_t *nrets) {
   uint32_t cap = body->nargs + 64, n = 0;
   cj_value **from = malloc(sizeof(cj_value *) * cap), **to = malloc(sizeof(cj_value *) * cap);
@@ -139,7 +139,7 @@ static cj_status clone_body(cj_module *m, cj_op *at, cj_block *body, cj_value *c
   return st;
 }
 
-static cj_status inline_region_op(cj_module *m, cj_op *func, cj_op *op) {
+static CJ_MUST_USE cj_status inline_region_op(cj_module *m, cj_op *func, cj_op *op) {
   cj_block *body = op->nregions ? op->regions[0].first : NULL;
   if (!body) return cj_op_error(op, CJ_INVALID_ARGUMENT, "region op without a body");
   if (body->nargs != op->nopnds)
@@ -155,7 +155,7 @@ static cj_status inline_region_op(cj_module *m, cj_op *func, cj_op *op) {
   return NULL;
 }
 
-static cj_status inline_call(cj_module *m, cj_op *func, cj_op *op, const char *callee) {
+static CJ_MUST_USE cj_status inline_call(cj_module *m, cj_op *func, cj_op *op, const char *callee) {
   cj_op *f = cj_module_lookup_symbol(m, callee);
   if (!f || f->kind != CJ_OP_FUNC)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "callee @%s is not a function of the module", callee);
@@ -205,7 +205,7 @@ static bool late_call(cj_module *m, const cj_op *op) {
 
 /* one round: inlines every call found (not the calls the inlined bodies contain); with
  * keep_late, the late calls stay */
-static cj_status inline_block(cj_module *m, cj_op *func, cj_block *b, int *count, bool keep_late) {
+static CJ_MUST_USE cj_status inline_block(cj_module *m, cj_op *func, cj_block *b, int *count, bool keep_late) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
     if ((op->kind == CJ_OP_FUNC_CALL || op->kind == CJ_OP_COMPOSITE) &&
@@ -238,7 +238,7 @@ static cj_op *find_call(cj_module *m, cj_block *b, bool keep_late) {
   return NULL;
 }
 
-static cj_status inline_calls(cj_module *m, cj_op *func, bool keep_late) {
+static CJ_MUST_USE cj_status inline_calls(cj_module *m, cj_op *func, bool keep_late) {
   cj_block *b = cj_func_body(func);
   if (!b) return NULL;
   for (int round = 0; round < 64; round++) {
@@ -371,7 +371,7 @@ typedef struct func_list {
 } func_list;
 
 /* Appends the callees of the calls in b that the list lacks. */
-static cj_status add_callees(cj_module *m, const cj_block *b, func_list *l) {
+static CJ_MUST_USE cj_status add_callees(cj_module *m, const cj_block *b, func_list *l) {
   for (const cj_op *op = b->first; op; op = op->next) {
     if (op->kind == CJ_OP_FUNC_CALL) {
       cj_op *f = callee_of(op) ? cj_module_lookup_symbol(m, callee_of(op)) : NULL;
@@ -396,7 +396,7 @@ static cj_status add_callees(cj_module *m, const cj_block *b, func_list *l) {
 }
 
 /* main, then the functions that the kept late calls reach (callees of callees too), each once. */
-static cj_status late_callees(cj_module *m, cj_op *main, cj_op ***out, uint32_t *n) {
+static CJ_MUST_USE cj_status late_callees(cj_module *m, cj_op *main, cj_op ***out, uint32_t *n) {
   func_list l = {NULL, 0, 0};
   l.f = malloc(sizeof *l.f * 8);
   if (!l.f) return cj_oom();

@@ -320,7 +320,7 @@ static void remove_op(cj_op *op) { cj_block_remove(op->block, op); }
 
 /* ======================================================================== the rules */
 
-static cj_status rw_quantize(qb *b, cj_op *op) {
+static CJ_MUST_USE cj_status rw_quantize(qb *b, cj_op *op) {
   cj_value *x = op->operands[0];
   const cj_type *rq = qtype_of(&op->results[0]);
   const cj_quant *out = quant_of_type(rq), *in = qof(x);
@@ -342,7 +342,7 @@ static cj_status rw_quantize(qb *b, cj_op *op) {
   return NULL;
 }
 
-static cj_status rw_dequantize(qb *b, cj_op *op) {
+static CJ_MUST_USE cj_status rw_dequantize(qb *b, cj_op *op) {
   cj_value *x = op->operands[0];
   const cj_quant *q = qof(x);
   if (!q) return cj_op_error(op, CJ_INVALID_ARGUMENT, "the operand is not quantized");
@@ -356,7 +356,7 @@ static cj_status rw_dequantize(qb *b, cj_op *op) {
 }
 
 /* dequantize -> the op in float -> quantize */
-static cj_status rw_qdq(qb *b, cj_op *op) {
+static CJ_MUST_USE cj_status rw_qdq(qb *b, cj_op *op) {
   uint32_t n = op->nopnds;
   cj_value **from = malloc(sizeof(cj_value *) * (n ? n : 1) * 2);
   if (!from) return cj_oom();
@@ -394,7 +394,7 @@ static cj_status rw_qdq(qb *b, cj_op *op) {
   return NULL;
 }
 
-static cj_status rw_add(qb *b, cj_op *op) {
+static CJ_MUST_USE cj_status rw_add(qb *b, cj_op *op) {
   const cj_quant *ql = qof(op->operands[0]), *qr = qof(op->operands[1]);
   const cj_type *rqt = qtype_of(&op->results[0]);
   const cj_quant *qo = quant_of_type(rqt);
@@ -436,7 +436,7 @@ typedef struct dotdims {
   int64_t nb, nc;
 } dotdims;
 
-static cj_status read_dotdims(const cj_op *op, dotdims *d) {
+static CJ_MUST_USE cj_status read_dotdims(const cj_op *op, dotdims *d) {
   memset(d, 0, sizeof *d);
   if (op->kind == CJ_OP_DOT) {
     d->nc = 1;
@@ -531,7 +531,7 @@ static cj_value *zp_broadcast(qb *b, cj_value *c, int32_t trank, const int64_t *
   return r;
 }
 
-static cj_status rw_dot_hybrid(qb *b, cj_op *op) {
+static CJ_MUST_USE cj_status rw_dot_hybrid(qb *b, cj_op *op) {
   cj_value *rhs = op->operands[1];
   const cj_quant *q = qof(rhs);
   cj_value *bar = mk1(b, CJ_OP_OPTIMIZATION_BARRIER, rhs, strip_type(b->m, qtype_of(rhs)));
@@ -555,7 +555,7 @@ static cj_status rw_dot_hybrid(qb *b, cj_op *op) {
   return b->st;
 }
 
-static cj_status rw_dot(qb *b, cj_op *op) {
+static CJ_MUST_USE cj_status rw_dot(qb *b, cj_op *op) {
   cj_value *lhs = op->operands[0], *rhs = op->operands[1];
   const cj_quant *ql = qof(lhs), *qr = qof(rhs);
   const cj_type *rqt = qtype_of(&op->results[0]);
@@ -666,14 +666,14 @@ typedef cj_status (*qr_fn)(qb *b, cj_op *op);
 #define qr_dot rw_dot
 #define qr_qdq rw_qdq
 
-static cj_status qr_storage(qb *b, cj_op *op) { return NULL; }
-static cj_status qr_conv(qb *b, cj_op *op) { return NULL; }
+static CJ_MUST_USE cj_status qr_storage(qb *b, cj_op *op) { return NULL; }
+static CJ_MUST_USE cj_status qr_conv(qb *b, cj_op *op) { return NULL; }
 
-static cj_status qr_unsupported(qb *b, cj_op *op) {
+static CJ_MUST_USE cj_status qr_unsupported(qb *b, cj_op *op) {
   return cj_op_error(op, CJ_UNIMPLEMENTED, "quantized element types are not supported on this op");
 }
 
-static cj_status qr_minmax(qb *b, cj_op *op) {
+static CJ_MUST_USE cj_status qr_minmax(qb *b, cj_op *op) {
   const cj_quant *a = qof(op->operands[0]), *c = qof(op->operands[1]);
   const cj_quant *r = quant_of_type(qtype_of(&op->results[0]));
   /* stored integers compare like the values they stand for */
@@ -687,7 +687,7 @@ static const qr_fn quant_fns[CJ_OP_COUNT] = {
 #undef OPF
 };
 
-static cj_status rewrite_block(qb *b, cj_block *blk) {
+static CJ_MUST_USE cj_status rewrite_block(qb *b, cj_block *blk) {
   for (cj_op *op = blk->first; op;) {
     cj_op *next = op->next;
     for (uint32_t r = 0; r < op->nregions; r++)
@@ -707,7 +707,7 @@ static cj_status rewrite_block(qb *b, cj_block *blk) {
 
 /* ---- convolutions keep quantized types: bitcast bridges ---- */
 
-static cj_status bridge_convs(qb *b, cj_block *blk) {
+static CJ_MUST_USE cj_status bridge_convs(qb *b, cj_block *blk) {
   for (cj_op *op = blk->first; op; op = op->next) {
     for (uint32_t r = 0; r < op->nregions; r++)
       for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
@@ -749,7 +749,7 @@ static cj_status bridge_convs(qb *b, cj_block *blk) {
 
 /* ---- strip quantized types everywhere else ---- */
 
-static cj_status strip_block(qb *b, cj_block *blk) {
+static CJ_MUST_USE cj_status strip_block(qb *b, cj_block *blk) {
   for (uint32_t i = 0; i < blk->nargs; i++) {
     const cj_type *t = strip_type(b->m, blk->args[i].type);
     if (!t) return cj_oom();

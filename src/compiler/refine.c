@@ -93,7 +93,7 @@ static const cj_type *tensor_like(cj_module *m, const cj_type *declared, int32_t
 
 /* Sets the type of value v from inferred dims (CJ_DYN = unknown), keeping what the declared
  * type knows. A static declared dimension that disagrees with the inferred one is an error. */
-static cj_status refine_value(rf *R, const cj_op *op, cj_value *v, int32_t rank, const int64_t *dims) {
+static CJ_MUST_USE cj_status refine_value(rf *R, const cj_op *op, cj_value *v, int32_t rank, const int64_t *dims) {
   const cj_type *t = v->type;
   if (!t || (t->kind != CJ_TYPE_TENSOR && t->kind != CJ_TYPE_UNRANKED)) return NULL;
   if (t->kind == CJ_TYPE_TENSOR && t->rank != rank)
@@ -118,7 +118,7 @@ static cj_status refine_value(rf *R, const cj_op *op, cj_value *v, int32_t rank,
   return NULL;
 }
 
-static cj_status refine_like(rf *R, const cj_op *op, cj_value *v, const cj_type *src) {
+static CJ_MUST_USE cj_status refine_like(rf *R, const cj_op *op, cj_value *v, const cj_type *src) {
   if (!src || src->kind != CJ_TYPE_TENSOR) return NULL;
   return refine_value(R, op, v, src->rank, src->dims);
 }
@@ -142,7 +142,7 @@ static cj_op *new_op_like(rf *R, cj_op *at, cj_op_kind k, uint32_t nopnds, cj_va
   return o;
 }
 
-static cj_status copy_attrs(rf *R, cj_op *to, const cj_op *from, const char *const *skip) {
+static CJ_MUST_USE cj_status copy_attrs(rf *R, cj_op *to, const cj_op *from, const char *const *skip) {
   for (uint32_t i = 0; i < from->nattrs; i++) {
     bool sk = false;
     for (int k = 0; skip && skip[k]; k++)
@@ -567,7 +567,7 @@ static int64_t window_out(int64_t n, int64_t lo, int64_t hi, int64_t base_dil, i
   return (padded - dw) / stride + 1;
 }
 
-static cj_status infer_elementwise(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status infer_elementwise(rf *R, cj_op *op) {
   const cj_type *rt = op->results[0].type;
   if (!rt || rt->kind != CJ_TYPE_TENSOR) {
     /* unranked result: take the first ranked operand of the most rank */
@@ -588,7 +588,7 @@ static cj_status infer_elementwise(rf *R, cj_op *op) {
   return NULL;
 }
 
-static cj_status infer_chlo_broadcast(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status infer_chlo_broadcast(rf *R, cj_op *op) {
   const cj_type *rt = op->results[0].type;
   if (!rt || rt->kind != CJ_TYPE_TENSOR) return NULL;
   int64_t d[MAXR];
@@ -620,7 +620,7 @@ static cj_status infer_chlo_broadcast(rf *R, cj_op *op) {
   return refine_value(R, op, &op->results[0], rt->rank, d);
 }
 
-static cj_status infer_reduce_window(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status infer_reduce_window(rf *R, cj_op *op) {
   uint32_t nin = op->nopnds / 2;
   if (!nin || !ranked(op->operands[0])) return NULL;
   const cj_type *xt = op->operands[0]->type;
@@ -639,7 +639,7 @@ static cj_status infer_reduce_window(rf *R, cj_op *op) {
   return NULL;
 }
 
-static cj_status infer_conv(rf *R, cj_op *op, const int64_t *pad_override) {
+static CJ_MUST_USE cj_status infer_conv(rf *R, cj_op *op, const int64_t *pad_override) {
   if (!ranked(op->operands[0]) || !ranked(op->operands[1])) return NULL;
   const cj_type *lt = op->operands[0]->type, *kt = op->operands[1]->type;
   const cj_attr *dn = cj_op_attr(op, "dimension_numbers");
@@ -684,7 +684,7 @@ static cj_status infer_conv(rf *R, cj_op *op, const int64_t *pad_override) {
   return refine_value(R, op, &op->results[0], r, d);
 }
 
-static cj_status infer_gather(rf *R, cj_op *op, const int64_t *ss_override, int64_t nss) {
+static CJ_MUST_USE cj_status infer_gather(rf *R, cj_op *op, const int64_t *ss_override, int64_t nss) {
   if (!ranked(op->operands[0]) || !ranked(op->operands[1])) return NULL;
   const cj_type *it = op->operands[1]->type;
   const cj_attr *dn = cj_op_attr(op, "dimension_numbers");
@@ -726,7 +726,7 @@ static cj_status infer_gather(rf *R, cj_op *op, const int64_t *ss_override, int6
   return refine_value(R, op, &op->results[0], r, res);
 }
 
-static cj_status infer_dot_general(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status infer_dot_general(rf *R, cj_op *op) {
   if (!ranked(op->operands[0]) || !ranked(op->operands[1])) return NULL;
   const cj_type *lt = op->operands[0]->type, *rt = op->operands[1]->type;
   int64_t lb[MAXR], rb[MAXR], lc[MAXR], rc[MAXR], nlb = 0, nrb = 0, nlc = 0, nrc = 0;
@@ -764,7 +764,7 @@ typedef cj_status (*inf_fn)(rf *R, cj_op *op);
 #define inf_reduce_window infer_reduce_window
 #define inf_dot_general infer_dot_general
 
-static cj_status inf_dot(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_dot(rf *R, cj_op *op) {
   if (!ranked(op->operands[0]) || !ranked(op->operands[1])) return NULL;
   const cj_type *lt = op->operands[0]->type, *rt = op->operands[1]->type;
   int64_t d[2];
@@ -774,7 +774,7 @@ static cj_status inf_dot(rf *R, cj_op *op) {
   return refine_value(R, op, &op->results[0], r, d);
 }
 
-static cj_status inf_bitcast_convert(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_bitcast_convert(rf *R, cj_op *op) {
   cj_value *x = op->nopnds ? op->operands[0] : NULL;
   if (!x || !ranked(x)) return NULL;
   const cj_type *xt = x->type, *rt = op->results[0].type;
@@ -792,7 +792,7 @@ static cj_status inf_bitcast_convert(rf *R, cj_op *op) {
   return refine_value(R, op, &op->results[0], r - 1, d);
 }
 
-static cj_status inf_broadcast_in_dim(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_broadcast_in_dim(rf *R, cj_op *op) {
   cj_value *x = op->nopnds ? op->operands[0] : NULL;
   const cj_type *rt = op->results[0].type;
   int64_t d[MAXR], a[MAXR], n = 0;
@@ -806,15 +806,15 @@ static cj_status inf_broadcast_in_dim(rf *R, cj_op *op) {
 }
 
 /* the result shape is the value of shape operand i */
-static cj_status inf_shape_operand(rf *R, cj_op *op, uint32_t i) {
+static CJ_MUST_USE cj_status inf_shape_operand(rf *R, cj_op *op, uint32_t i) {
   int64_t d[MAXR], n = 0;
   if (!shape_operand(R, op->operands[i], d, MAXR, &n)) return NULL;
   return refine_value(R, op, &op->results[0], (int32_t)n, d);
 }
-static cj_status inf_shape_operand0(rf *R, cj_op *op) { return inf_shape_operand(R, op, 0); }
-static cj_status inf_shape_operand1(rf *R, cj_op *op) { return inf_shape_operand(R, op, 1); }
+static CJ_MUST_USE cj_status inf_shape_operand0(rf *R, cj_op *op) { return inf_shape_operand(R, op, 0); }
+static CJ_MUST_USE cj_status inf_shape_operand1(rf *R, cj_op *op) { return inf_shape_operand(R, op, 1); }
 
-static cj_status inf_reshape(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_reshape(rf *R, cj_op *op) {
   const cj_type *xt = op->nopnds ? op->operands[0]->type : NULL, *rt = op->results[0].type;
   if (!cj_type_is_static(xt) || rt->kind != CJ_TYPE_TENSOR) return NULL;
   int64_t known = 1, d[MAXR];
@@ -834,7 +834,7 @@ static cj_status inf_reshape(rf *R, cj_op *op) {
   return refine_value(R, op, &op->results[0], r, d);
 }
 
-static cj_status inf_transpose(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_transpose(rf *R, cj_op *op) {
   cj_value *x = op->nopnds ? op->operands[0] : NULL;
   int64_t d[MAXR], a[MAXR], n = 0;
   if (!x || !ranked(x) || !cj_op_get_i64s(op, "permutation", a, MAXR, &n) || n != x->type->rank)
@@ -845,27 +845,27 @@ static cj_status inf_transpose(rf *R, cj_op *op) {
 }
 
 /* result 0 has operand i's shape */
-static cj_status inf_like_operand0(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_like_operand0(rf *R, cj_op *op) {
   return op->nopnds && ranked(op->operands[0])
              ? refine_like(R, op, &op->results[0], op->operands[0]->type)
              : NULL;
 }
-static cj_status inf_like_operand1(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_like_operand1(rf *R, cj_op *op) {
   return op->nopnds > 1 && ranked(op->operands[1])
              ? refine_like(R, op, &op->results[0], op->operands[1]->type)
              : NULL;
 }
 
 /* result i has operand i's shape, for the first k results */
-static cj_status inf_like_first(rf *R, cj_op *op, uint32_t k) {
+static CJ_MUST_USE cj_status inf_like_first(rf *R, cj_op *op, uint32_t k) {
   for (uint32_t i = 0; i < op->nresults && i < k; i++)
     CJ_RETURN_IF_ERROR(refine_like(R, op, &op->results[i], op->operands[i]->type));
   return NULL;
 }
-static cj_status inf_like_operands(rf *R, cj_op *op) { return inf_like_first(R, op, op->nopnds); }
-static cj_status inf_scatter(rf *R, cj_op *op) { return inf_like_first(R, op, op->nresults); }
+static CJ_MUST_USE cj_status inf_like_operands(rf *R, cj_op *op) { return inf_like_first(R, op, op->nopnds); }
+static CJ_MUST_USE cj_status inf_scatter(rf *R, cj_op *op) { return inf_like_first(R, op, op->nresults); }
 
-static cj_status inf_slice(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_slice(rf *R, cj_op *op) {
   cj_value *x = op->nopnds ? op->operands[0] : NULL;
   int64_t d[MAXR], a[MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
   if (!x || !ranked(x) || !cj_op_get_i64s(op, "start_indices", a, MAXR, &n) ||
@@ -876,7 +876,7 @@ static cj_status inf_slice(rf *R, cj_op *op) {
   return refine_value(R, op, &op->results[0], (int32_t)n, d);
 }
 
-static cj_status inf_real_dynamic_slice(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_real_dynamic_slice(rf *R, cj_op *op) {
   cj_value *x = op->nopnds ? op->operands[0] : NULL;
   int64_t d[MAXR], a[MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
   if (!x || !ranked(x)) return NULL;
@@ -890,7 +890,7 @@ static cj_status inf_real_dynamic_slice(rf *R, cj_op *op) {
   return refine_value(R, op, &op->results[0], (int32_t)n, d);
 }
 
-static cj_status inf_dynamic_slice(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_dynamic_slice(rf *R, cj_op *op) {
   cj_value *x = op->nopnds ? op->operands[0] : NULL;
   int64_t a[MAXR], n = 0;
   if (!x || !ranked(x) || !cj_op_get_i64s(op, "slice_sizes", a, MAXR, &n) || n != x->type->rank)
@@ -898,7 +898,7 @@ static cj_status inf_dynamic_slice(rf *R, cj_op *op) {
   return refine_value(R, op, &op->results[0], (int32_t)n, a);
 }
 
-static cj_status inf_concatenate(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_concatenate(rf *R, cj_op *op) {
   cj_value *x = op->nopnds ? op->operands[0] : NULL;
   int64_t dim, d[MAXR];
   int32_t r = 0;
@@ -917,7 +917,7 @@ static cj_status inf_concatenate(rf *R, cj_op *op) {
 }
 
 /* pad and dynamic_pad: low a, high b, interior c */
-static cj_status pad_result(rf *R, cj_op *op, const int64_t *a, int64_t n, const int64_t *b,
+static CJ_MUST_USE cj_status pad_result(rf *R, cj_op *op, const int64_t *a, int64_t n, const int64_t *b,
                             int64_t n2, const int64_t *c, int64_t n3) {
   const cj_type *xt = op->operands[0]->type;
   int64_t d[MAXR];
@@ -929,7 +929,7 @@ static cj_status pad_result(rf *R, cj_op *op, const int64_t *a, int64_t n, const
   return refine_value(R, op, &op->results[0], (int32_t)n, d);
 }
 
-static cj_status inf_pad(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_pad(rf *R, cj_op *op) {
   int64_t a[MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
   if (!op->nopnds || !ranked(op->operands[0])) return NULL;
   if (!cj_op_get_i64s(op, "edge_padding_low", a, MAXR, &n) ||
@@ -939,7 +939,7 @@ static cj_status inf_pad(rf *R, cj_op *op) {
   return pad_result(R, op, a, n, b, n2, c, n3);
 }
 
-static cj_status inf_dynamic_pad(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_dynamic_pad(rf *R, cj_op *op) {
   int64_t a[MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
   if (!op->nopnds || !ranked(op->operands[0])) return NULL;
   if (!shape_operand(R, op->operands[2], a, MAXR, &n) ||
@@ -949,7 +949,7 @@ static cj_status inf_dynamic_pad(rf *R, cj_op *op) {
   return pad_result(R, op, a, n, b, n2, c, n3);
 }
 
-static cj_status inf_reduce(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_reduce(rf *R, cj_op *op) {
   int64_t a[MAXR], d[MAXR], n = 0;
   if (!cj_op_get_i64s(op, "dimensions", a, MAXR, &n)) return NULL;
   for (uint32_t i = 0; i < op->nresults && i < op->nopnds; i++) {
@@ -966,9 +966,9 @@ static cj_status inf_reduce(rf *R, cj_op *op) {
   return NULL;
 }
 
-static cj_status inf_convolution(rf *R, cj_op *op) { return infer_conv(R, op, NULL); }
+static CJ_MUST_USE cj_status inf_convolution(rf *R, cj_op *op) { return infer_conv(R, op, NULL); }
 
-static cj_status inf_dynamic_conv(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_dynamic_conv(rf *R, cj_op *op) {
   if (!ranked(op->operands[0])) return NULL;
   int32_t ns = op->operands[0]->type->rank - 2;
   int64_t p[2 * MAXR], n = 0;
@@ -976,15 +976,15 @@ static cj_status inf_dynamic_conv(rf *R, cj_op *op) {
   return infer_conv(R, op, p);
 }
 
-static cj_status inf_gather(rf *R, cj_op *op) { return infer_gather(R, op, NULL, 0); }
+static CJ_MUST_USE cj_status inf_gather(rf *R, cj_op *op) { return infer_gather(R, op, NULL, 0); }
 
-static cj_status inf_dynamic_gather(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_dynamic_gather(rf *R, cj_op *op) {
   int64_t a[MAXR], n = 0;
   if (!shape_operand(R, op->operands[2], a, MAXR, &n)) return NULL;
   return infer_gather(R, op, a, n);
 }
 
-static cj_status inf_top_k(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_top_k(rf *R, cj_op *op) {
   cj_value *x = op->nopnds ? op->operands[0] : NULL;
   int64_t k, d[MAXR];
   int32_t r = 0;
@@ -995,7 +995,7 @@ static cj_status inf_top_k(rf *R, cj_op *op) {
   return NULL;
 }
 
-static cj_status inf_get_tuple_element(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_get_tuple_element(rf *R, cj_op *op) {
   const cj_type *xt = op->nopnds ? op->operands[0]->type : NULL;
   int64_t idx;
   if (!xt || xt->kind != CJ_TYPE_TUPLE || !cj_op_get_i64(op, "index", &idx) || idx < 0 ||
@@ -1005,7 +1005,7 @@ static cj_status inf_get_tuple_element(rf *R, cj_op *op) {
   return NULL;
 }
 
-static cj_status inf_tuple(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_tuple(rf *R, cj_op *op) {
   const cj_type *mem[64];
   if (op->nopnds > 64) return NULL;
   for (uint32_t i = 0; i < op->nopnds; i++) mem[i] = op->operands[i]->type;
@@ -1015,7 +1015,7 @@ static cj_status inf_tuple(rf *R, cj_op *op) {
   return NULL;
 }
 
-static cj_status inf_custom_call(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status inf_custom_call(rf *R, cj_op *op) {
   /* indices_of_shape_operands: result i has the shape operand idx[i] holds */
   const cj_attr *ia = cj_op_attr(op, "indices_of_shape_operands");
   int64_t idx[64], ni = 0, d[MAXR], n = 0;
@@ -1036,7 +1036,7 @@ static const inf_fn infer_fns[CJ_OP_COUNT] = {
 
 /* Infers the result shapes of op from its operands (ops without regions of their own, or whose
  * regions were refined already). Ops without a shape rule keep their declared types. */
-static cj_status infer(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status infer(rf *R, cj_op *op) {
   inf_fn fn = infer_fns[op->kind];
   if (op->nresults == 0 || !fn) return NULL;
   return fn(R, op);
@@ -1051,13 +1051,13 @@ static bool all_static(const cj_op *op) {
   return true;
 }
 
-static cj_status set_i64s(rf *R, cj_op *op, const char *name, int64_t n, const int64_t *v) {
+static CJ_MUST_USE cj_status set_i64s(rf *R, cj_op *op, const char *name, int64_t n, const int64_t *v) {
   const cj_attr *a = cj_attr_i64_array(R->m, n, v);
   if (!a) return cj_oom();
   return cj_op_set_attr(R->m, op, name, a);
 }
 
-static cj_status make_constant_i(rf *R, cj_op *op, const int64_t *vals, int64_t n) {
+static CJ_MUST_USE cj_status make_constant_i(rf *R, cj_op *op, const int64_t *vals, int64_t n) {
   const cj_type *t = op->results[0].type;
   int es = cj_dtype_bytes(t->dtype);
   unsigned char *buf = calloc((size_t)(n ? n : 1), (size_t)es);
@@ -1080,7 +1080,7 @@ static cj_status make_constant_i(rf *R, cj_op *op, const int64_t *vals, int64_t 
 typedef cj_status (*can_fn)(rf *R, cj_op *op, cj_op **out, bool *replaced);
 #define can_none NULL
 
-static cj_status can_get_dimension_size(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+static CJ_MUST_USE cj_status can_get_dimension_size(rf *R, cj_op *op, cj_op **out, bool *replaced) {
   const int64_t *v;
   int64_t k;
   if (!eval(R, &op->results[0], 0, &v, &k) || k != 1) return NULL;
@@ -1089,7 +1089,7 @@ static cj_status can_get_dimension_size(rf *R, cj_op *op, cj_op **out, bool *rep
   return make_constant_i(R, op, &val, 1);
 }
 
-static cj_status can_set_dimension_size(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+static CJ_MUST_USE cj_status can_set_dimension_size(rf *R, cj_op *op, cj_op **out, bool *replaced) {
   int64_t a[2 * MAXR], n = 0;
   int64_t dim;
   const cj_type *xt = op->operands[0]->type;
@@ -1111,7 +1111,7 @@ static cj_status can_set_dimension_size(rf *R, cj_op *op, cj_op **out, bool *rep
   return NULL;
 }
 
-static cj_status can_dynamic_broadcast_in_dim(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+static CJ_MUST_USE cj_status can_dynamic_broadcast_in_dim(rf *R, cj_op *op, cj_op **out, bool *replaced) {
   int64_t a[2 * MAXR], n = 0;
   cj_op *o = NULL;
   if (!all_static(op) || !cj_type_is_static(op->operands[0]->type)) return NULL;
@@ -1124,7 +1124,7 @@ static cj_status can_dynamic_broadcast_in_dim(rf *R, cj_op *op, cj_op **out, boo
   return NULL;
 }
 
-static cj_status can_dynamic_reshape(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+static CJ_MUST_USE cj_status can_dynamic_reshape(rf *R, cj_op *op, cj_op **out, bool *replaced) {
   cj_op *o = NULL;
   if (!all_static(op) || !cj_type_is_static(op->operands[0]->type)) return NULL;
   o = new_op_like(R, op, CJ_OP_RESHAPE, 1, op->operands, 1, 0);
@@ -1133,7 +1133,7 @@ static cj_status can_dynamic_reshape(rf *R, cj_op *op, cj_op **out, bool *replac
   return NULL;
 }
 
-static cj_status can_dynamic_iota(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+static CJ_MUST_USE cj_status can_dynamic_iota(rf *R, cj_op *op, cj_op **out, bool *replaced) {
   cj_op *o = NULL;
   int64_t dim;
   if (!all_static(op) || !cj_op_get_i64(op, "iota_dimension", &dim)) return NULL;
@@ -1144,7 +1144,7 @@ static cj_status can_dynamic_iota(rf *R, cj_op *op, cj_op **out, bool *replaced)
   return NULL;
 }
 
-static cj_status can_dynamic_pad(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+static CJ_MUST_USE cj_status can_dynamic_pad(rf *R, cj_op *op, cj_op **out, bool *replaced) {
   int64_t a[2 * MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
   cj_op *o = NULL;
   if (!all_static(op) || !cj_type_is_static(op->operands[0]->type) ||
@@ -1161,7 +1161,7 @@ static cj_status can_dynamic_pad(rf *R, cj_op *op, cj_op **out, bool *replaced) 
   return NULL;
 }
 
-static cj_status can_real_dynamic_slice(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+static CJ_MUST_USE cj_status can_real_dynamic_slice(rf *R, cj_op *op, cj_op **out, bool *replaced) {
   int64_t a[2 * MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
   cj_op *o = NULL;
   if (all_static(op) && cj_type_is_static(op->operands[0]->type) &&
@@ -1208,7 +1208,7 @@ static cj_status can_real_dynamic_slice(rf *R, cj_op *op, cj_op **out, bool *rep
   return NULL;
 }
 
-static cj_status can_dynamic_gather(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+static CJ_MUST_USE cj_status can_dynamic_gather(rf *R, cj_op *op, cj_op **out, bool *replaced) {
   int64_t a[2 * MAXR], n = 0;
   cj_op *o = NULL;
   if (!all_static(op) || !shape_operand(R, op->operands[2], a, MAXR, &n)) return NULL;
@@ -1220,7 +1220,7 @@ static cj_status can_dynamic_gather(rf *R, cj_op *op, cj_op **out, bool *replace
   return NULL;
 }
 
-static cj_status can_dynamic_conv(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+static CJ_MUST_USE cj_status can_dynamic_conv(rf *R, cj_op *op, cj_op **out, bool *replaced) {
   int64_t a[2 * MAXR], n = 0;
   cj_op *o = NULL;
   if (!all_static(op) || !ranked(op->operands[0])) return NULL;
@@ -1238,7 +1238,7 @@ static cj_status can_dynamic_conv(rf *R, cj_op *op, cj_op **out, bool *replaced)
   return NULL;
 }
 
-static cj_status can_custom_call(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+static CJ_MUST_USE cj_status can_custom_call(rf *R, cj_op *op, cj_op **out, bool *replaced) {
   int64_t a[2 * MAXR], n = 0;
   cj_op *o = NULL;
   if (is_target(op, "shape_assertion")) {
@@ -1364,7 +1364,7 @@ static const can_fn canon_fns[CJ_OP_COUNT] = {
 
 /* Replaces dynamic ops whose shape operands are known by their static forms. *replaced is set
  * when op was removed. */
-static cj_status canonicalize(rf *R, cj_op *op, bool *replaced) {
+static CJ_MUST_USE cj_status canonicalize(rf *R, cj_op *op, bool *replaced) {
   *replaced = false;
   can_fn fn = canon_fns[op->kind];
   cj_op *o = NULL;
@@ -1383,7 +1383,7 @@ static cj_status canonicalize(rf *R, cj_op *op, bool *replaced) {
 
 /* ======================================================================== the walk */
 
-static cj_status refine_block(rf *R, cj_block *b);
+static CJ_MUST_USE cj_status refine_block(rf *R, cj_block *b);
 
 /* The terminator's operand types of a region's block. */
 static cj_op *terminator(cj_region *r) {
@@ -1391,7 +1391,7 @@ static cj_op *terminator(cj_region *r) {
   return b ? b->last : NULL;
 }
 
-static cj_status refine_region_op(rf *R, cj_op *op) {
+static CJ_MUST_USE cj_status refine_region_op(rf *R, cj_op *op) {
   if (op->kind == CJ_OP_WHILE) {
     for (uint32_t r = 0; r < op->nregions; r++) {
       cj_block *b = op->regions[r].first;
@@ -1447,7 +1447,7 @@ static cj_status refine_region_op(rf *R, cj_op *op) {
   return NULL;
 }
 
-static cj_status refine_block(rf *R, cj_block *b) {
+static CJ_MUST_USE cj_status refine_block(rf *R, cj_block *b) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
     if (op->nregions) CJ_RETURN_IF_ERROR(refine_region_op(R, op));
@@ -1494,7 +1494,7 @@ static bool needs_refine(cj_block *b) {
 }
 
 /* the first op (or block argument) still of a dynamic type */
-static cj_status check_static(cj_block *b) {
+static CJ_MUST_USE cj_status check_static(cj_block *b) {
   for (cj_op *op = b->first; op; op = op->next) {
     for (uint32_t r = 0; r < op->nregions; r++)
       for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) {

@@ -186,7 +186,7 @@ static const char *frontend_str(const cj_attr *fe, const char *key, size_t *len)
   return v;
 }
 
-static cj_status round_trip_meshes(cj_module *m, meshes *out) {
+static CJ_MUST_USE cj_status round_trip_meshes(cj_module *m, meshes *out) {
   size_t len = 0;
   const char *text = NULL;
   const cj_attr *ma = cj_module_attr(m, "mhlo.frontend_attributes");
@@ -212,7 +212,7 @@ static cj_status round_trip_meshes(cj_module *m, meshes *out) {
   return cj_invalid("cannot read the meshes of the module's xla.sdy.meshes: %.*s", (int)len, text);
 }
 
-static cj_status collect_meshes(cj_module *m, meshes *out) {
+static CJ_MUST_USE cj_status collect_meshes(cj_module *m, meshes *out) {
   out->n = 0;
   cj_block *b = cj_module_block(m);
   for (cj_op *op = b ? b->first : NULL; op; op = op->next) {
@@ -373,7 +373,7 @@ cj_status cj_spmd_read_sharding(const cj_op *where, const char *what, const cj_a
 }
 
 /* #sdy.sharding_per_value<[<...>, <...>]>: the i-th sharding */
-static cj_status read_per_value(const cj_op *where, const char *what, const cj_attr *a,
+static CJ_MUST_USE cj_status read_per_value(const cj_op *where, const char *what, const cj_attr *a,
                                 const meshes *ms, uint32_t i, const cj_type *t, sharding *out) {
   char why[256] = "";
   mesh inl;
@@ -627,7 +627,7 @@ static bool parse_mesh_axes(const cj_attr *a, const meshes *ms, mesh *inl, const
 }
 
 /* Mesh-axes replica groups on op become the explicit groups they stand for (mesh_groups). */
-static cj_status resolve_mesh_axes(cj_module *m, cj_op *op, const cj_attr *a, const meshes *ms) {
+static CJ_MUST_USE cj_status resolve_mesh_axes(cj_module *m, cj_op *op, const cj_attr *a, const meshes *ms) {
   mesh inl;
   memset(&inl, 0, sizeof inl);
   const mesh *me = NULL;
@@ -657,14 +657,14 @@ typedef struct groups_ctx {
   const meshes *ms;
 } groups_ctx;
 
-static cj_status resolve_op_groups(cj_op *op, void *ctx) {
+static CJ_MUST_USE cj_status resolve_op_groups(cj_op *op, void *ctx) {
   groups_ctx *G = ctx;
   const cj_attr *a = cj_op_attr(op, "replica_groups");
   if (!a || a->kind != CJ_ATTR_OPAQUE) return NULL;
   return resolve_mesh_axes(G->m, op, a, G->ms);
 }
 
-static cj_status find_mesh_axes_groups(cj_op *op, void *ctx) {
+static CJ_MUST_USE cj_status find_mesh_axes_groups(cj_op *op, void *ctx) {
   const cj_attr *a = cj_op_attr(op, "replica_groups");
   if (a && a->kind == CJ_ATTR_OPAQUE) *(bool *)ctx = true;
   return NULL;
@@ -762,7 +762,7 @@ cj_status cj_spmd_gather_whole(state *S, cj_op *before, cj_value *v, const shard
 
 /* Clones the body of manual computation `mc` before it with its arguments mapped to mc's
  * operands; the terminator's mapped operands are returned in rets. */
-static cj_status inline_manual(state *S, cj_op *mc, cj_value ***rets) {
+static CJ_MUST_USE cj_status inline_manual(state *S, cj_op *mc, cj_value ***rets) {
   cj_block *body = mc->regions[0].first;
   uint32_t cap = body->nargs + 64, n = 0;
   cj_value **from = malloc(sizeof(cj_value *) * cap), **to = malloc(sizeof(cj_value *) * cap);
@@ -808,7 +808,7 @@ static cj_status inline_manual(state *S, cj_op *mc, cj_value ***rets) {
 }
 
 /* manual_axes = #sdy<manual_axes{"a", "b"}>: every axis of size > 1 must be manual */
-static cj_status check_manual_axes(state *S, cj_op *mc, const mesh *me) {
+static CJ_MUST_USE cj_status check_manual_axes(state *S, cj_op *mc, const mesh *me) {
   const cj_attr *a = cj_op_attr(mc, "manual_axes");
   if (!a || a->kind != CJ_ATTR_OPAQUE)
     return cj_op_error(mc, CJ_INVALID_ARGUMENT, "sdy.manual_computation without manual_axes");
@@ -856,7 +856,7 @@ static cj_status check_manual_axes(state *S, cj_op *mc, const mesh *me) {
  * partitioner reshards replicated to sharded. The offsets of every partition are computed here
  * into a constant table [rank x partitions]; at run time the device picks its column by
  * partition_id and takes a dynamic_slice of the local type `lt`. */
-static cj_status slice_replicated(state *S, cj_op *mc, cj_value *v, const sharding *sh,
+static CJ_MUST_USE cj_status slice_replicated(state *S, cj_op *mc, cj_value *v, const sharding *sh,
                                   const cj_type *lt, cj_value **out) {
   const mesh *me = sh->mesh;
   int32_t rank = lt->rank;
@@ -933,7 +933,7 @@ static cj_status slice_replicated(state *S, cj_op *mc, cj_value *v, const shardi
   return NULL;
 }
 
-static cj_status manual(state *S, cj_op *mc) {
+static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
   cj_block *body = mc->nregions == 1 ? mc->regions[0].first : NULL;
   if (!body || body->nargs != mc->nopnds)
     return cj_op_error(mc, CJ_INVALID_ARGUMENT, "manual computation body does not match its operands");
@@ -980,7 +980,8 @@ static cj_status manual(state *S, cj_op *mc) {
     sharding sh;
     cj_status st = read_per_value(mc, "out_shardings", outs, &S->ms, 0, mc->results[0].type, &sh);
     if (!st) me = sh.mesh;
-    cj_status_free(st);
+    /* unreadable out_shardings name no mesh: the module's only mesh is used, if it has one */
+    cj_status_ignore(st);
   }
   if (!me && S->ms.n == 1) me = &S->ms.m[0];
   if (me && me->total != S->ndev)
@@ -1036,7 +1037,7 @@ static const cj_attr *without_sharding(cj_module *m, const cj_attr *dict) {
   return cj_attr_dict(m, n, items);
 }
 
-static cj_status strip_attrs(cj_module *m, cj_op *main, const char *key, int32_t count) {
+static CJ_MUST_USE cj_status strip_attrs(cj_module *m, cj_op *main, const char *key, int32_t count) {
   const cj_attr *arr = cj_op_attr(main, key);
   if (!arr || arr->kind != CJ_ATTR_ARRAY) return NULL;
   const cj_attr **items = cj_alloc(m, sizeof(cj_attr *) * (size_t)(arr->arr.n ? arr->arr.n : 1));
@@ -1136,7 +1137,7 @@ static bool hlo_sharding(const sharding *sh, sbuf *b) {
 /* mhlo.spmd_parameters_shardings / mhlo.spmd_output_sharding on the module: how the values each
  * device holds make up @main's global arguments and results. Frameworks read them back from
  * PJRT_Executable_OptimizedProgram (JAX's output shardings come from there). */
-static cj_status set_sharding_attrs(state *S, const sharding *const *args, int32_t nargs,
+static CJ_MUST_USE cj_status set_sharding_attrs(state *S, const sharding *const *args, int32_t nargs,
                                     const sharding *const *results, int32_t nresults) {
   cj_module *m = S->m;
   const cj_attr **items = cj_alloc(m, sizeof(cj_attr *) * (size_t)(nargs ? nargs : 1));
@@ -1201,7 +1202,7 @@ static cj_op *sole_consumer(cj_op *op) {
 }
 
 /* The round-trip triples of a function's body turned back into sdy.manual_computation ops. */
-static cj_status from_round_trip(cj_module *m, cj_op *main) {
+static CJ_MUST_USE cj_status from_round_trip(cj_module *m, cj_op *main) {
   cj_block *b = cj_func_body(main);
   for (cj_op *g = b ? b->first : NULL; g;) {
     if (!is_call_target(g, "xla.sdy.GlobalToLocalShape")) {
@@ -1293,7 +1294,7 @@ static cj_status from_round_trip(cj_module *m, cj_op *main) {
 /* tf.aliasing_output = j on an argument whose per-device type is no longer result j's (they
  * are split differently): the result cannot be written over the argument's buffer, so the
  * alias goes (the donation is then simply not used). */
-static cj_status drop_mismatched_aliases(cj_module *m, cj_op *main, const cj_type **ins,
+static CJ_MUST_USE cj_status drop_mismatched_aliases(cj_module *m, cj_op *main, const cj_type **ins,
                                          int32_t nins, const cj_type **outs, int32_t nouts) {
   const cj_attr *arr = cj_op_attr(main, "arg_attrs");
   if (!arr || arr->kind != CJ_ATTR_ARRAY) return NULL;
@@ -1332,7 +1333,7 @@ static bool is_constraint(const cj_op *op) {
           op->nopnds == 1 && op->nresults == 1);
 }
 
-static cj_status find_spmd_markers(cj_op *op, void *ctx) {
+static CJ_MUST_USE cj_status find_spmd_markers(cj_op *op, void *ctx) {
   if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION || is_constraint(op) ||
       is_call_target(op, "xla.sdy.GlobalToLocalShape"))
     *(bool *)ctx = true;
@@ -1340,7 +1341,7 @@ static cj_status find_spmd_markers(cj_op *op, void *ctx) {
 }
 
 /* The value a sharding constraint asks for: its operand resharded; the op goes away. */
-static cj_status constrain(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
   sharding sh;
   const cj_type *t = op->results[0].type;
   if (op->kind == CJ_OP_CUSTOM_CALL) {

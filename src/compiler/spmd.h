@@ -30,17 +30,17 @@
 #include "base/status.h"
 #include "ir/ir.h"
 
-cj_status cj_pass_run_parallel(cj_module *m, cj_op *func);
+CJ_MUST_USE cj_status cj_pass_run_parallel(cj_module *m, cj_op *func);
 
 /* Replica groups given as mesh axes (#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [...]>,
  * what jaxlib 0.12 emits for collectives over named axes), on every op of m, become the dense
  * [groups x size] tensors of ids they stand for. The mesh is an sdy.mesh of the module (or its
  * round-trip spelling) or an inline #stablehlo.mesh. Sub-axes are not supported. */
-cj_status cj_spmd_resolve_groups(cj_module *m);
+CJ_MUST_USE cj_status cj_spmd_resolve_groups(cj_module *m);
 
 /* Rewrites module m (before cj_compile_passes) into the program one device runs, for a
  * num_replicas x num_partitions execution. Resolves mesh-axes replica groups first (whatever
  * the device count). */
-cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_partitions);
+CJ_MUST_USE cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_partitions);
 
 #endif

@@ -61,32 +61,32 @@ typedef struct state {
 
 /* ---- spmd.c ---- */
 /* #sdy.sharding<...> (or the body <...> alone) on a value of type t */
-cj_status cj_spmd_read_sharding(const cj_op *where, const char *what, const cj_attr *a,
+CJ_MUST_USE cj_status cj_spmd_read_sharding(const cj_op *where, const char *what, const cj_attr *a,
                                 const meshes *ms, const cj_type *t, sharding *out);
 /* The per-device type of a value of global type t split as sh. */
-cj_status cj_spmd_local_type(cj_module *m, const cj_op *where, const char *what, const cj_type *t,
+CJ_MUST_USE cj_status cj_spmd_local_type(cj_module *m, const cj_op *where, const char *what, const cj_type *t,
                              const sharding *sh, const cj_type **out);
 /* Device groups along `axes` of mesh me ([*ng x *gs] ids, malloc'd; NULL: out of memory). */
 int64_t *cj_spmd_mesh_groups(const mesh *me, const int *axes, int naxes, int64_t *ng, int64_t *gs);
 /* Records that value v (a per-device value) is sharded as sh. */
-cj_status cj_spmd_mark(state *S, cj_value *v, const sharding *sh);
+CJ_MUST_USE cj_status cj_spmd_mark(state *S, cj_value *v, const sharding *sh);
 const sharded_val *cj_spmd_find(const state *S, const cj_value *v);
 /* v (sharded as sh) gathered whole on every device, before `before`. */
-cj_status cj_spmd_gather_whole(state *S, cj_op *before, cj_value *v, const sharding *sh,
+CJ_MUST_USE cj_status cj_spmd_gather_whole(state *S, cj_op *before, cj_value *v, const sharding *sh,
                                cj_value **out);
 
 /* Partitions the ops of block b in order (@main's body, or a loop's region): manual
  * computations (only in @main's body), sharding constraints, cj_spmd_partition_op. */
-cj_status cj_spmd_partition_block(state *S, cj_block *b);
+CJ_MUST_USE cj_status cj_spmd_partition_block(state *S, cj_block *b);
 
 /* ---- spmd_partition.c ---- */
 /* Rewrites op (in @main's body, not a manual computation or the return) into its per-device
  * form: operands resharded as its rule needs, result types local, collectives added; results
  * that stay split are recorded (cj_spmd_mark). */
-cj_status cj_spmd_partition_op(state *S, cj_op *op);
+CJ_MUST_USE cj_status cj_spmd_partition_op(state *S, cj_op *op);
 /* v, a per-device value sharded as `from` (NULL: replicated), as `to` (NULL: replicated),
  * inserted before `before`. */
-cj_status cj_spmd_reshard(state *S, cj_op *before, cj_value *v, const sharding *from,
+CJ_MUST_USE cj_status cj_spmd_reshard(state *S, cj_op *before, cj_value *v, const sharding *from,
                           const sharding *to, cj_value **out);
 /* Rewrites the canonical text of sh from its axes (after a rule built it). */
 void cj_spmd_canon(sharding *sh);

@@ -29,7 +29,7 @@ static bool vmap_add(vmap *v, cj_value *from, cj_value *to) {
 
 /* Clones every op of `body` (its terminator included) into block `into`, whose arguments stand
  * for body's. */
-static cj_status clone_into(cj_module *m, cj_block *body, cj_block *into) {
+static CJ_MUST_USE cj_status clone_into(cj_module *m, cj_block *body, cj_block *into) {
   vmap v = {0};
   cj_status st = NULL;
   for (uint32_t i = 0; i < body->nargs && !st; i++)
@@ -54,7 +54,7 @@ static const char *program_name(const cj_attr *a) {
   return a->sym.root;
 }
 
-static cj_status prepare(cj_module *m, cj_op *func, cj_op *op) {
+static CJ_MUST_USE cj_status prepare(cj_module *m, cj_op *func, cj_op *op) {
   if (op->nregions > 0) return NULL; /* already prepared */
   if (cj_op_attr(op, "infeed"))
     return cj_op_error(op, CJ_UNIMPLEMENTED,
@@ -130,7 +130,7 @@ static cj_status prepare(cj_module *m, cj_op *func, cj_op *op) {
   return NULL;
 }
 
-static cj_status prepare_block(cj_module *m, cj_op *func, cj_block *b) {
+static CJ_MUST_USE cj_status prepare_block(cj_module *m, cj_op *func, cj_block *b) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
     if (op->kind == CJ_OP_INTERP_RUN_PARALLEL) {

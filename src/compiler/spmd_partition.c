@@ -125,7 +125,7 @@ static void global_dims(const state *S, const cj_value *v, int64_t *dims) {
 
 /* ======================================================================== building collectives */
 
-static cj_status collective_attrs(cj_module *m, cj_op *op, const mesh *me, const int *axes,
+static CJ_MUST_USE cj_status collective_attrs(cj_module *m, cj_op *op, const mesh *me, const int *axes,
                                   int naxes, int64_t *group_size) {
   int64_t ng = 0, gs = 0;
   int64_t *ids = cj_spmd_mesh_groups(me, axes, naxes, &ng, &gs);
@@ -174,7 +174,7 @@ static int64_t mesh_pos(const mesh *me, int64_t pid) {
 }
 
 /* v (whole along the dims of `mask`) sliced on each device to its tile of `to` along them. */
-static cj_status slice_dims(state *S, cj_op *before, cj_value *v, const sharding *to,
+static CJ_MUST_USE cj_status slice_dims(state *S, cj_op *before, cj_value *v, const sharding *to,
                             const bool *mask, cj_value **out) {
   cj_module *m = S->m;
   const mesh *me = to->mesh;
@@ -318,7 +318,7 @@ cj_status cj_spmd_reshard(state *S, cj_op *before, cj_value *v, const sharding *
 /* A new all_reduce of v over `axes` of me, after `after` (before `after`'s next op), whose
  * combiner is a copy of `body` (two scalar arguments) or, without one, `comb` over v's element
  * type. */
-static cj_status all_reduce_after(state *S, cj_op *after, cj_value *v, const mesh *me,
+static CJ_MUST_USE cj_status all_reduce_after(state *S, cj_op *after, cj_value *v, const mesh *me,
                                   const int *axes, int naxes, const cj_block *body,
                                   cj_op_kind comb, cj_value **out) {
   cj_module *m = S->m;
@@ -383,7 +383,7 @@ static cj_status all_reduce_after(state *S, cj_op *after, cj_value *v, const mes
 /* ======================================================================== rule helpers */
 
 /* Operand i resharded to `want` (NULL or unsplit: replicated). */
-static cj_status need(state *S, cj_op *op, uint32_t i, const sharding *want) {
+static CJ_MUST_USE cj_status need(state *S, cj_op *op, uint32_t i, const sharding *want) {
   cj_value *v = op->operands[i];
   sharding cur;
   bool split = sh_of(S, v, &cur);
@@ -403,7 +403,7 @@ static cj_status need(state *S, cj_op *op, uint32_t i, const sharding *want) {
 }
 
 /* Result j of op becomes the local shape of `sh` and is recorded as sharded so. */
-static cj_status set_result(state *S, cj_op *op, uint32_t j, const sharding *sh) {
+static CJ_MUST_USE cj_status set_result(state *S, cj_op *op, uint32_t j, const sharding *sh) {
   if (!sh || !sh->split) return NULL;
   const cj_type *lt;
   CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, op, "result", op->results[j].type, sh, &lt));
@@ -451,7 +451,7 @@ static bool any_split_operand(const state *S, const cj_op *op) {
  * operand in its position (while loops, sorts, cumulative sums, reverse, ...) is then sliced
  * back to that operand's sharding (free: no data moves), as Shardy's propagation passes a
  * sharding through such ops; other results stay replicated. */
-static cj_status run_whole(state *S, cj_op *op, const char *why) {
+static CJ_MUST_USE cj_status run_whole(state *S, cj_op *op, const char *why) {
   if (any_split_operand(S, op)) say(op, "runs whole on every device (%s)", why);
   uint32_t nkeep = op->nresults < op->nopnds ? op->nresults : op->nopnds;
   if (nkeep > 16) nkeep = 16;
@@ -495,7 +495,7 @@ static bool is_ew(const cj_op *op) {
 
 /* Elementwise: the operand split over the most devices leads; the others' splits join it where
  * they do not conflict; every full-rank operand is resharded to that, scalars stay whole. */
-static cj_status rule_elementwise(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_elementwise(state *S, cj_op *op) {
   sharding best, o;
   bool have = false;
   for (uint32_t i = 0; i < op->nopnds; i++)
@@ -522,7 +522,7 @@ static cj_status rule_elementwise(state *S, cj_op *op) {
   return set_result(S, op, 0, &best);
 }
 
-static cj_status rule_broadcast(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_broadcast(state *S, cj_op *op) {
   sharding a;
   if (!sh_of(S, op->operands[0], &a)) return NULL;
   int64_t bd[64], nb = 0;
@@ -548,7 +548,7 @@ static cj_status rule_broadcast(state *S, cj_op *op) {
   return set_result(S, op, 0, &r);
 }
 
-static cj_status rule_transpose(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_transpose(state *S, cj_op *op) {
   sharding a;
   if (!sh_of(S, op->operands[0], &a)) return NULL;
   int64_t perm[64], np = 0;
@@ -565,7 +565,7 @@ static cj_status rule_transpose(state *S, cj_op *op) {
  * that is the first non-unit dim of its group passes its axes to the first non-unit dim of the
  * result's group when that dim divides evenly (the tiles are the same contiguous runs);
  * other splits are gathered first. */
-static cj_status rule_reshape(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_reshape(state *S, cj_op *op) {
   sharding a;
   if (!sh_of(S, op->operands[0], &a)) return NULL;
   const cj_type *rt = op->results[0].type;
@@ -664,7 +664,7 @@ static int64_t reshard_cost(const cj_type *t, const sharding *from, const shardi
 /* dot_general: batch dims split alike -> local; free dims split -> local; contracting dims
  * split alike on both sides -> local dot + all_reduce(add) over their axes. Otherwise one
  * operand leads and the other is resharded to follow it: whichever moves fewer bytes. */
-static cj_status rule_dot(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_dot(state *S, cj_op *op) {
   sharding l, r;
   bool ls = sh_of(S, op->operands[0], &l), rs = sh_of(S, op->operands[1], &r);
   if (!ls && !rs) return NULL;
@@ -760,7 +760,7 @@ static bool reduce_combinable(const cj_op *op) {
   return true;
 }
 
-static cj_status rule_reduce(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_reduce(state *S, cj_op *op) {
   uint32_t nin = op->nopnds / 2;
   bool any = false;
   sharding a;
@@ -800,7 +800,7 @@ static cj_status rule_reduce(state *S, cj_op *op) {
 
 /* convolution: split along the input batch dimension only (the kernel whole) -> local, the
  * output split along its batch dimension. */
-static cj_status rule_convolution(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_convolution(state *S, cj_op *op) {
   sharding l, r;
   bool ls = sh_of(S, op->operands[0], &l);
   bool rs = sh_of(S, op->operands[1], &r);
@@ -832,7 +832,7 @@ static cj_status rule_convolution(state *S, cj_op *op) {
  * sharding less the dims that are acted on; the rest (init and padding values, indices) come
  * whole; every result is split as the data. Attributes that hold sizes of kept dims are
  * rewritten by the caller. */
-static cj_status passthrough(state *S, cj_op *op, uint32_t ndata, const bool *keep, bool *out_split) {
+static CJ_MUST_USE cj_status passthrough(state *S, cj_op *op, uint32_t ndata, const bool *keep, bool *out_split) {
   *out_split = false;
   sharding lead;
   bool have = false;
@@ -855,7 +855,7 @@ static cj_status passthrough(state *S, cj_op *op, uint32_t ndata, const bool *ke
 
 /* The local sizes of the split dims of result 0 in an array attribute (slice limits, whose
  * starts are 0 there, and slice sizes). */
-static cj_status local_sizes(state *S, cj_op *op, const char *name, const cj_type *t) {
+static CJ_MUST_USE cj_status local_sizes(state *S, cj_op *op, const char *name, const cj_type *t) {
   int64_t v[64], n = 0;
   const sharded_val *sv = cj_spmd_find(S, &op->results[0]);
   if (!sv || !cj_op_get_i64s(op, name, v, 64, &n) || n != t->rank)
@@ -885,7 +885,7 @@ static bool pt_begin(state *S, cj_op *op, pt *p) {
 }
 
 /* local_attr: an array attribute of result sizes to make local where split (or NULL) */
-static cj_status pt_end(state *S, cj_op *op, pt *p, const char *local_attr) {
+static CJ_MUST_USE cj_status pt_end(state *S, cj_op *op, pt *p, const char *local_attr) {
   bool split;
   CJ_RETURN_IF_ERROR(passthrough(S, op, p->ndata, p->keep, &split));
   if (!split || !local_attr) return NULL;
@@ -896,7 +896,7 @@ static cj_status pt_end(state *S, cj_op *op, pt *p, const char *local_attr) {
   pt p;             \
   if (!pt_begin(S, op, &p)) return run_whole(S, op, "rank over 64")
 
-static cj_status rule_slice(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_slice(state *S, cj_op *op) {
   PT_BEGIN(p);
   int64_t a[64], b[64], c[64], n = 0, n2 = 0, n3 = 0;
   if (!cj_op_get_i64s(op, "start_indices", a, 64, &n) ||
@@ -907,7 +907,7 @@ static cj_status rule_slice(state *S, cj_op *op) {
   return pt_end(S, op, &p, "limit_indices");
 }
 
-static cj_status rule_dynamic_slice(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_dynamic_slice(state *S, cj_op *op) {
   PT_BEGIN(p);
   int64_t a[64], n = 0;
   if (!cj_op_get_i64s(op, "slice_sizes", a, 64, &n) || n != p.rank)
@@ -917,7 +917,7 @@ static cj_status rule_dynamic_slice(state *S, cj_op *op) {
 }
 
 /* dims the update covers whole (its start clamps to 0) */
-static cj_status rule_dynamic_update_slice(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_dynamic_update_slice(state *S, cj_op *op) {
   PT_BEGIN(p);
   int64_t u[64];
   if (op->nopnds < 2 || op->operands[1]->type->rank != p.rank) return run_whole(S, op, "bad update");
@@ -927,7 +927,7 @@ static cj_status rule_dynamic_update_slice(state *S, cj_op *op) {
   return pt_end(S, op, &p, NULL);
 }
 
-static cj_status rule_pad(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_pad(state *S, cj_op *op) {
   PT_BEGIN(p);
   int64_t a[64], b[64], c[64], n = 0, n2 = 0, n3 = 0;
   if (!cj_op_get_i64s(op, "edge_padding_low", a, 64, &n) ||
@@ -939,7 +939,7 @@ static cj_status rule_pad(state *S, cj_op *op) {
   return pt_end(S, op, &p, NULL);
 }
 
-static cj_status rule_reverse(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_reverse(state *S, cj_op *op) {
   PT_BEGIN(p);
   int64_t a[64], n = 0;
   if (!cj_op_get_i64s(op, "dimensions", a, 64, &n)) return run_whole(S, op, "unreadable dimensions");
@@ -948,7 +948,7 @@ static cj_status rule_reverse(state *S, cj_op *op) {
   return pt_end(S, op, &p, NULL);
 }
 
-static cj_status rule_concatenate(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_concatenate(state *S, cj_op *op) {
   PT_BEGIN(p);
   int64_t k = 0;
   if (!cj_op_get_i64(op, "dimension", &k) || k < 0 || k >= p.rank)
@@ -958,7 +958,7 @@ static cj_status rule_concatenate(state *S, cj_op *op) {
   return pt_end(S, op, &p, NULL);
 }
 
-static cj_status rule_sort(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_sort(state *S, cj_op *op) {
   PT_BEGIN(p);
   int64_t k = 0;
   if (!cj_op_get_i64(op, "dimension", &k)) k = -1;
@@ -969,7 +969,7 @@ static cj_status rule_sort(state *S, cj_op *op) {
   return pt_end(S, op, &p, NULL);
 }
 
-static cj_status rule_reduce_window(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_reduce_window(state *S, cj_op *op) {
   PT_BEGIN(p);
   int64_t a[64], b[64], n = 0, n2 = 0;
   p.ndata = op->nopnds / 2;
@@ -994,7 +994,7 @@ static cj_status rule_reduce_window(state *S, cj_op *op) {
 /* gather: operand dims taken whole (offset dims with a full slice, not indexed) keep their
  * axes, at their offset positions in the result; the indices' batch dims keep theirs (unless
  * they clash), at the result's batch positions. Each device gathers its rows of its columns. */
-static cj_status rule_gather(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_gather(state *S, cj_op *op) {
   const cj_attr *dn = cj_op_attr(op, "dimension_numbers");
   if (!dn || dn->kind != CJ_ATTR_STRUCT) return run_whole(S, op, "no dimension numbers");
   const cj_attr *const *f = dn->st.fields;
@@ -1067,7 +1067,7 @@ static cj_status rule_gather(state *S, cj_op *op) {
 /* One partitioning of while loop w's regions with carries split as car/sp: arguments marked,
  * condition and body partitioned, the body's yields resharded to the carries (unless dry: then
  * what the body yields for the carries that start whole is returned in y/ysp instead). */
-static cj_status while_regions(state *S, cj_op *w, sharding *car, const bool *sp, bool dry,
+static CJ_MUST_USE cj_status while_regions(state *S, cj_op *w, sharding *car, const bool *sp, bool dry,
                                sharding *y, bool *ysp) {
   uint32_t n = w->nopnds;
   cj_block *cb = w->regions[0].first, *bb = w->regions[1].first;
@@ -1102,7 +1102,7 @@ static cj_status while_regions(state *S, cj_op *w, sharding *car, const bool *sp
  * carry's sharding. A carry that starts whole but that the body splits (an accumulator of
  * split values) is split from the start instead: a dry run on a copy of the loop finds them
  * (slicing the whole start is free). */
-static cj_status rule_while(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_while(state *S, cj_op *op) {
   uint32_t n = op->nopnds;
   cj_block *cb = op->nregions == 2 ? op->regions[0].first : NULL;
   cj_block *bb = op->nregions == 2 ? op->regions[1].first : NULL;
@@ -1142,11 +1142,11 @@ static cj_status rule_while(state *S, cj_op *op) {
  * same-shaped (or scalar) operands; rule_none runs the op whole (its operands gathered). */
 typedef cj_status (*spmd_rule)(state *S, cj_op *op);
 
-static cj_status rule_none(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_none(state *S, cj_op *op) {
   return run_whole(S, op, "no partitioning rule for this op");
 }
 
-static cj_status rule_ew(state *S, cj_op *op) {
+static CJ_MUST_USE cj_status rule_ew(state *S, cj_op *op) {
   if (is_ew(op)) return rule_elementwise(S, op);
   return rule_none(S, op);
 }

@@ -33,7 +33,7 @@ static void cpu_free(cj_backend *b, void *p) {
   cj_mem_free(p);
 }
 
-static cj_status cpu_copy(cj_backend *b, void *dst, const void *src, size_t n) {
+static CJ_MUST_USE cj_status cpu_copy(cj_backend *b, void *dst, const void *src, size_t n) {
   (void)b;
   if (n) memmove(dst, src, n);
   return NULL;
@@ -73,7 +73,7 @@ static void program_free(cj_program *p) {
   free(p);
 }
 
-static cj_status cpu_lower(cj_backend *b, cj_module *m, cj_op *main, const cj_compile_options *opts,
+static CJ_MUST_USE cj_status cpu_lower(cj_backend *b, cj_module *m, cj_op *main, const cj_compile_options *opts,
                            cj_program **out) {
   (void)b;
   *out = NULL;
@@ -128,7 +128,7 @@ static void cpu_program_free(cj_program *p) { program_free(p); }
 
 /* ======================================================================== launches */
 
-static cj_status cpu_launch_create(cj_backend *b, const cj_program *p, int32_t n, cj_launch **out) {
+static CJ_MUST_USE cj_status cpu_launch_create(cj_backend *b, const cj_program *p, int32_t n, cj_launch **out) {
   (void)b;
   *out = NULL;
   /* the grid of the program (src/cpu/launch.c: meetings and mailboxes for collectives) */
@@ -172,7 +172,7 @@ static cj_scratch *scratch_new(const cj_program *p, int ntls) {
   return s;
 }
 
-static cj_status cpu_execute(cj_backend *b, const cj_program *cp, const cj_exec_args *args) {
+static CJ_MUST_USE cj_status cpu_execute(cj_backend *b, const cj_program *cp, const cj_exec_args *args) {
   (void)b;
   cj_program *p = (cj_program *)cp;
   if (!p || !args) return cj_invalid("execute: no program or arguments");

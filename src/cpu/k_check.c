@@ -136,7 +136,7 @@ static bool elem_ok(const check_params *p, const void *a, const void *e, int64_t
   return false;
 }
 
-static cj_status k_check(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_check(cj_exec_ctx *ctx, const cj_step *st) {
   const check_params *p = st->params;
   const char *a = CJ_PTR(ctx, st->in[0]), *e = CJ_PTR(ctx, st->in[1]);
   int64_t bad = -1, nbad = 0;
@@ -173,7 +173,7 @@ static cj_status k_check(cj_exec_ctx *ctx, const cj_step *st) {
                         p->name, st->what, idx, nbad, p->n, va, ve, extra);
 }
 
-static cj_status emit_check(cj_lw *L, cj_op *op, const char *name, int mode, double tol,
+static CJ_MUST_USE cj_status emit_check(cj_lw *L, cj_op *op, const char *name, int mode, double tol,
                             uint64_t min_ulp, uint64_t max_ulp, bool has_const, bool int_exact) {
   cj_lw_tensor a, e;
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &a));
@@ -271,7 +271,7 @@ typedef struct assert_params {
   cj_dtype *dts;       /* the value operands' element types */
 } assert_params;
 
-static cj_status k_shape_assertion(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_shape_assertion(cj_exec_ctx *ctx, const cj_step *st) {
   const assert_params *p = st->params;
   if (*(const uint8_t *)CJ_PTR(ctx, st->in[0])) return NULL;
   char out[1024];
@@ -292,7 +292,7 @@ static cj_status k_shape_assertion(cj_exec_ctx *ctx, const cj_step *st) {
                         out);
 }
 
-static cj_status lower_shape_assertion(cj_lw *L, cj_op *op) {
+static CJ_MUST_USE cj_status lower_shape_assertion(cj_lw *L, cj_op *op) {
   if (op->nopnds < 1) return cj_op_error(op, CJ_INVALID_ARGUMENT, "shape_assertion without a condition");
   const char *msg = NULL;
   size_t mlen = 0;

@@ -220,7 +220,7 @@ static void red_fast_blocks(void *ctx, int64_t b0, int64_t b1) {
   }
 }
 
-static cj_status red_run(cj_exec_ctx *ctx, const cj_step *st, const red_job *J) {
+static CJ_MUST_USE cj_status red_run(cj_exec_ctx *ctx, const cj_step *st, const red_job *J) {
   if (J->hi <= J->lo) return NULL;
   const red_spec *r = J->r;
   if (r->comb) {
@@ -261,7 +261,7 @@ static cj_status red_run(cj_exec_ctx *ctx, const cj_step *st, const red_job *J) 
  * the body is one elementwise op and every operand has the body's type, else a nested plan.
  * Emits nothing; the caller emits the step with `extra` appended to its inputs (acc, x, ret) and
  * calls cj_lw_extend_region(start) after it. */
-static cj_status red_lower(cj_lw *L, cj_op *op, uint32_t ndata, const cj_dtype *in_dt,
+static CJ_MUST_USE cj_status red_lower(cj_lw *L, cj_op *op, uint32_t ndata, const cj_dtype *in_dt,
                            red_spec *r, int32_t extra[3], uint32_t *nextra, int32_t start) {
   cj_block *body = op->nregions == 1 ? op->regions[0].first : NULL;
   if (!body || body->nargs != 2)
@@ -312,7 +312,7 @@ static cj_status red_lower(cj_lw *L, cj_op *op, uint32_t ndata, const cj_dtype *
   }
   cj_status st2 = cj_lw_plan_end(L, &saved, &r->body);
   if (st) {
-    cj_status_free(st2);
+    cj_status_ignore(st2); /* the first error is the one to report */
     return st;
   }
   CJ_RETURN_IF_ERROR(st2);
@@ -369,7 +369,7 @@ static uint64_t sig_of(cj_lw *L, cj_op *op, uint32_t n) {
   return h;
 }
 
-static cj_status params_new(cj_lw *L, cj_op *op, coll_kind kind, uint32_t n, coll_params **out) {
+static CJ_MUST_USE cj_status params_new(cj_lw *L, cj_op *op, coll_kind kind, uint32_t n, coll_params **out) {
   coll_params *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return cj_oom();
   if (n > CJ_COLL_MAX_OPERANDS)
@@ -393,7 +393,7 @@ static cj_status params_new(cj_lw *L, cj_op *op, coll_kind kind, uint32_t n, col
 }
 
 /* Data operands and results of a collective: inputs/outputs of its step. */
-static cj_status data_slots(cj_lw *L, cj_op *op, coll_params *p, uint32_t nin_total, int32_t *ins,
+static CJ_MUST_USE cj_status data_slots(cj_lw *L, cj_op *op, coll_params *p, uint32_t nin_total, int32_t *ins,
                             int32_t *outs, cj_dtype *in_dt, int32_t start) {
   for (uint32_t k = 0; k < nin_total; k++) {
     cj_lw_tensor t;
@@ -432,7 +432,7 @@ static bool overlaps(const void *a, size_t an, const void *b, size_t bn) {
 }
 
 /* Joins the group's meeting with `mine` (an array of pointers); a group of one needs none. */
-static cj_status meet(cj_exec_ctx *ctx, const coll_params *p, coll_exec *E, void *mine,
+static CJ_MUST_USE cj_status meet(cj_exec_ctx *ctx, const coll_params *p, coll_exec *E, void *mine,
                       cj_meet **m, void *const **peers) {
   *m = NULL;
   *peers = NULL;
@@ -442,7 +442,7 @@ static cj_status meet(cj_exec_ctx *ctx, const coll_params *p, coll_exec *E, void
   return cj_meet_join(ctx->args->launch, &req, m, peers);
 }
 
-static cj_status group_of(cj_exec_ctx *ctx, const coll_params *p, coll_exec *E) {
+static CJ_MUST_USE cj_status group_of(cj_exec_ctx *ctx, const coll_params *p, coll_exec *E) {
   E->found = false;
   E->size = 0;
   E->rank = 0;
@@ -457,7 +457,7 @@ static cj_status group_of(cj_exec_ctx *ctx, const coll_params *p, coll_exec *E) 
 
 /* Groups that span processes (see "across processes" below). */
 static bool spans_processes(const cj_exec_ctx *ctx, const coll_exec *E);
-static cj_status xp_run(cj_exec_ctx *ctx, const cj_step *st, const coll_params *p,
+static CJ_MUST_USE cj_status xp_run(cj_exec_ctx *ctx, const cj_step *st, const coll_params *p,
                         const coll_exec *E);
 #define XP_DISPATCH(ctx, st, p, E) \
   if (spans_processes(ctx, &(E))) return xp_run(ctx, st, p, &(E))
@@ -465,7 +465,7 @@ static cj_status xp_run(cj_exec_ctx *ctx, const cj_step *st, const coll_params *
 /* ======================================================================== all_reduce */
 
 /* The published record of reductions: in[0..n) then out[0..n). */
-static cj_status k_all_reduce(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_all_reduce(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -502,7 +502,7 @@ static cj_status k_all_reduce(cj_exec_ctx *ctx, const cj_step *st) {
 
 /* ======================================================================== collective_reduce */
 
-static cj_status root_of(const cj_exec_ctx *ctx, const cj_step *st, const coll_params *p,
+static CJ_MUST_USE cj_status root_of(const cj_exec_ctx *ctx, const cj_step *st, const coll_params *p,
                          uint32_t k, int32_t size, int32_t *root) {
   *root = 0;
   if (!p->dynamic_root) return NULL;
@@ -514,7 +514,7 @@ static cj_status root_of(const cj_exec_ctx *ctx, const cj_step *st, const coll_p
   return NULL;
 }
 
-static cj_status k_collective_reduce(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_collective_reduce(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -557,7 +557,7 @@ static cj_status k_collective_reduce(cj_exec_ctx *ctx, const cj_step *st) {
 
 /* ======================================================================== reduce_scatter */
 
-static cj_status k_reduce_scatter(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_reduce_scatter(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -590,7 +590,7 @@ static cj_status k_reduce_scatter(cj_exec_ctx *ctx, const cj_step *st) {
 
 /* ======================================================================== all_gather */
 
-static cj_status k_all_gather(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_all_gather(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -628,7 +628,7 @@ static cj_status k_all_gather(cj_exec_ctx *ctx, const cj_step *st) {
 /* ======================================================================== all_to_all */
 
 /* Operands that the device's own results overlap are copied aside before peers may read them. */
-static cj_status stage_inputs(const coll_params *p, void **mine, void **copies, bool *any) {
+static CJ_MUST_USE cj_status stage_inputs(const coll_params *p, void **mine, void **copies, bool *any) {
   *any = false;
   for (uint32_t k = 0; k < p->n; k++) {
     copies[k] = NULL;
@@ -649,7 +649,7 @@ static void free_copies(const coll_params *p, void **copies) {
   for (uint32_t k = 0; k < p->n; k++) free(copies[k]);
 }
 
-static cj_status k_all_to_all(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_all_to_all(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -693,7 +693,7 @@ static cj_status k_all_to_all(cj_exec_ctx *ctx, const cj_step *st) {
 
 /* ======================================================================== broadcast / permute */
 
-static cj_status k_collective_broadcast(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_collective_broadcast(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -721,7 +721,7 @@ static cj_status k_collective_broadcast(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-static cj_status k_collective_permute(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_collective_permute(cj_exec_ctx *ctx, const cj_step *st) {
   const coll_params *p = st->params;
   coll_exec E;
   CJ_RETURN_IF_ERROR(group_of(ctx, p, &E));
@@ -808,7 +808,7 @@ typedef struct xp_group {
 } xp_group;
 
 /* Every member's operand k, gathered: all[s] points into *buf (freed by the caller). */
-static cj_status xp_gather(const cj_xproc *x, const xp_group *G, int64_t bytes,
+static CJ_MUST_USE cj_status xp_gather(const cj_xproc *x, const xp_group *G, int64_t bytes,
                            void *const *const *recs, uint32_t k, char **buf, const char **all) {
   *buf = NULL;
   const coll_exec *E = G->E;
@@ -842,7 +842,7 @@ static cj_status xp_gather(const cj_xproc *x, const xp_group *G, int64_t bytes,
 }
 
 /* The leader's work: recs[i] is local member i's record (in[0..n), out[0..n)). */
-static cj_status xp_lead(cj_exec_ctx *ctx, const cj_step *st, const coll_params *p,
+static CJ_MUST_USE cj_status xp_lead(cj_exec_ctx *ctx, const cj_step *st, const coll_params *p,
                          const xp_group *G, void *const *const *recs) {
   const cj_xproc *x = ctx->args->xproc;
   const coll_exec *E = G->E;
@@ -968,7 +968,7 @@ static cj_status xp_lead(cj_exec_ctx *ctx, const cj_step *st, const coll_params 
   return err;
 }
 
-static cj_status xp_run(cj_exec_ctx *ctx, const cj_step *st, const coll_params *p,
+static CJ_MUST_USE cj_status xp_run(cj_exec_ctx *ctx, const cj_step *st, const coll_params *p,
                         const coll_exec *E) {
   const cj_xproc *x = ctx->args->xproc;
   xp_group *G = malloc(sizeof *G);
@@ -1040,7 +1040,7 @@ static cj_status xp_run(cj_exec_ctx *ctx, const cj_step *st, const coll_params *
 
 /* ======================================================================== lowering */
 
-static cj_status check_tensors(cj_op *op, uint32_t from, uint32_t n) {
+static CJ_MUST_USE cj_status check_tensors(cj_op *op, uint32_t from, uint32_t n) {
   for (uint32_t k = from; k < n; k++)
     if (!cj_type_is_static(op->operands[k]->type))
       return cj_op_error(op, CJ_UNIMPLEMENTED, "operand %u must be a static tensor", k);
@@ -1048,7 +1048,7 @@ static cj_status check_tensors(cj_op *op, uint32_t from, uint32_t n) {
 }
 
 /* all_reduce, collective_reduce (reductions to every member / to the root) */
-static cj_status lower_reduction(cj_lw *L, cj_op *op, coll_kind kind) {
+static CJ_MUST_USE cj_status lower_reduction(cj_lw *L, cj_op *op, coll_kind kind) {
   bool dyn = kind == K_COLLECTIVE_REDUCE && cj_op_attr(op, "has_dynamic_root") != NULL;
   uint32_t n = dyn ? op->nopnds - 1 : op->nopnds;
   if (op->nresults != n) return cj_op_error(op, CJ_INVALID_ARGUMENT, "operand and result counts differ");

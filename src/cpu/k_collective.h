@@ -30,14 +30,14 @@ typedef struct coll_groups {
 /* This device's group: members (device indices r * np + p, in rank order), its rank, and an id
  * that differs between groups with different members. *found = false when the device is in no
  * group (then only *found is set). */
-cj_status coll_find_group(const coll_groups *g, const cj_exec_ctx *ctx, const char *what,
+CJ_MUST_USE cj_status coll_find_group(const coll_groups *g, const cj_exec_ctx *ctx, const char *what,
                           int32_t *members, int32_t *size, int32_t *rank, uint64_t *gid,
                           bool *found);
 
 /* Reads replica_groups (and picks the mode from channel_handle / use_global_device_ids as the
  * spec says for `kind`) into *g, in the program arena. */
 enum { CG_GATHER_LIKE, CG_REPLICA_OR_PARTITION };
-cj_status coll_read_groups(cj_lw *L, cj_op *op, int how, coll_groups *g);
+CJ_MUST_USE cj_status coll_read_groups(cj_lw *L, cj_op *op, int how, coll_groups *g);
 int64_t coll_channel(const cj_op *op);
 
 /* The device index of this execution in its launch (0 without one). */

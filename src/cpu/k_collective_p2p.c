@@ -47,7 +47,7 @@ static int32_t device_of(const cj_exec_ctx *ctx, int64_t id) {
   return (int32_t)id * np + ctx->args->partition;
 }
 
-static cj_status check_pair(const p2p_params *p, int64_t id, int64_t len) {
+static CJ_MUST_USE cj_status check_pair(const p2p_params *p, int64_t id, int64_t len) {
   if (id < 0 || id >= len)
     return cj_invalid("%s: source_target_pairs names id %lld but the execution has %lld along "
                       "the axis of the pairs",
@@ -56,7 +56,7 @@ static cj_status check_pair(const p2p_params *p, int64_t id, int64_t len) {
 }
 
 /* Send/recv between processes (a multi-process client) has no MPI path yet. */
-static cj_status check_local(const cj_exec_ctx *ctx, const p2p_params *p, int32_t peer) {
+static CJ_MUST_USE cj_status check_local(const cj_exec_ctx *ctx, const p2p_params *p, int32_t peer) {
   const cj_xproc *x = ctx->args->xproc;
   if (!x || peer < 0 || peer >= x->ngrid || x->proc_of[peer] == x->self) return NULL;
   return cj_unimplemented("%s: the peer device (grid position %d) runs in process %d: send/recv "
@@ -64,7 +64,7 @@ static cj_status check_local(const cj_exec_ctx *ctx, const p2p_params *p, int32_
                           p->what, peer, x->proc_of[peer]);
 }
 
-static cj_status k_send(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_send(cj_exec_ctx *ctx, const cj_step *st) {
   const p2p_params *p = st->params;
   const void *parts[P2P_MAX_PARTS];
   for (uint32_t i = 0; i < p->nparts; i++) parts[i] = CJ_PTR(ctx, st->in[i]);
@@ -88,7 +88,7 @@ static cj_status k_send(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-static cj_status k_recv(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_recv(cj_exec_ctx *ctx, const cj_step *st) {
   const p2p_params *p = st->params;
   void *parts[P2P_MAX_PARTS];
   for (uint32_t i = 0; i < p->nparts; i++) parts[i] = CJ_PTR(ctx, st->out[i]);
@@ -116,7 +116,7 @@ static cj_status k_recv(cj_exec_ctx *ctx, const cj_step *st) {
                       (int32_t)p->nparts, p->what);
 }
 
-static cj_status p2p_params_new(cj_lw *L, cj_op *op, uint32_t nparts, p2p_params **out) {
+static CJ_MUST_USE cj_status p2p_params_new(cj_lw *L, cj_op *op, uint32_t nparts, p2p_params **out) {
   if (nparts > P2P_MAX_PARTS)
     return cj_op_error(op, CJ_UNIMPLEMENTED, "more than %d values in one transfer", P2P_MAX_PARTS);
   p2p_params *p = cj_lw_alloc(L, sizeof *p);
@@ -150,7 +150,7 @@ static cj_status p2p_params_new(cj_lw *L, cj_op *op, uint32_t nparts, p2p_params
   return NULL;
 }
 
-static cj_status bind_token(cj_lw *L, cj_value *v) {
+static CJ_MUST_USE cj_status bind_token(cj_lw *L, cj_value *v) {
   int32_t b = cj_lw_new_buf(L, 0, CJ_BK_NONE);
   return cj_lw_bind(L, v, 1, &b);
 }

@@ -60,7 +60,7 @@ static void proc_free_tls(rp_proc *P) {
   free(P->scratch.tls);
 }
 
-static cj_status k_run_parallel(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_run_parallel(cj_exec_ctx *ctx, const cj_step *st) {
   const rp_params *p = st->params;
   cj_launch *l = NULL;
   CJ_RETURN_IF_ERROR(cj_cpu_launch_new(p->nr, p->np, &l));
@@ -120,11 +120,12 @@ static cj_status k_run_parallel(cj_exec_ctx *ctx, const cj_step *st) {
     /* the first process error is the cause; later ones are mostly "cancelled" */
     if (procs[k].st && (!err || (cj_status_code(err) == CJ_CANCELLED &&
                                  cj_status_code(procs[k].st) != CJ_CANCELLED))) {
-      cj_status_free(err);
+      cj_status_ignore(err); /* a later, less telling error gives way */
       err = procs[k].st;
       procs[k].st = NULL;
     }
-    cj_status_free(procs[k].st);
+    /* later errors are mostly the cancellations the first one caused */
+    cj_status_ignore(procs[k].st);
     proc_free_tls(&procs[k]);
   }
   free(procs);
@@ -250,7 +251,7 @@ cj_status lower_run_parallel(cj_lw *L, cj_op *op) {
     if (!st) resi += term->nopnds;
     cj_status st2 = cj_lw_plan_end(L, &saved, &p->plans[k]);
     if (st)
-      cj_status_free(st2);
+      cj_status_ignore(st2); /* the first error is the one to report */
     else
       st = st2;
   }

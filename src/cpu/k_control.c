@@ -12,7 +12,7 @@ typedef struct while_params {
   cj_plan cond, body;
 } while_params;
 
-static cj_status k_while(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_while(cj_exec_ctx *ctx, const cj_step *st) {
   const while_params *p = st->params;
   const char *pred = CJ_PTR(ctx, st->in[0]);
   for (;;) {
@@ -25,7 +25,7 @@ static cj_status k_while(cj_exec_ctx *ctx, const cj_step *st) {
 }
 
 /* the leaves of all operands, flattened */
-static cj_status operand_leaves(cj_lw *L, cj_op *op, int32_t *out, int32_t cap, int32_t *n) {
+static CJ_MUST_USE cj_status operand_leaves(cj_lw *L, cj_op *op, int32_t *out, int32_t cap, int32_t *n) {
   *n = 0;
   for (uint32_t i = 0; i < op->nopnds; i++) {
     int32_t k;
@@ -39,7 +39,7 @@ static cj_status operand_leaves(cj_lw *L, cj_op *op, int32_t *out, int32_t cap, 
 }
 
 /* binds the block arguments (or the op results) to consecutive leaves */
-static cj_status bind_values(cj_lw *L, cj_value *vals, uint32_t nvals, const int32_t *leaves,
+static CJ_MUST_USE cj_status bind_values(cj_lw *L, cj_value *vals, uint32_t nvals, const int32_t *leaves,
                              int32_t nleaves) {
   int32_t k = 0;
   for (uint32_t i = 0; i < nvals; i++) {
@@ -52,12 +52,12 @@ static cj_status bind_values(cj_lw *L, cj_value *vals, uint32_t nvals, const int
 }
 
 /* leaves of the terminator's operands */
-static cj_status term_leaves(cj_lw *L, cj_op *term, int32_t *out, int32_t cap, int32_t *n) {
+static CJ_MUST_USE cj_status term_leaves(cj_lw *L, cj_op *term, int32_t *out, int32_t cap, int32_t *n) {
   return operand_leaves(L, term, out, cap, n);
 }
 
 /* copies src[i] -> dst[i] where they differ, safely even when some src are dst of others */
-static cj_status parallel_copy(cj_lw *L, const cj_op *op, int32_t n, const int32_t *src,
+static CJ_MUST_USE cj_status parallel_copy(cj_lw *L, const cj_op *op, int32_t n, const int32_t *src,
                                const int32_t *dst) {
   int32_t *s2 = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
   int32_t *d2 = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
@@ -140,7 +140,7 @@ cj_status lower_while(cj_lw *L, cj_op *op) {
     }
     cj_status s2 = cj_lw_plan_end(L, &saved, &p->cond);
     if (st)
-      cj_status_free(s2);
+      cj_status_ignore(s2); /* the first error is the one to report */
     else
       st = s2;
   }
@@ -175,7 +175,7 @@ cj_status lower_while(cj_lw *L, cj_op *op) {
     if (!st) st = parallel_copy(L, term, n, ret, carried);
     cj_status s2 = cj_lw_plan_end(L, &saved, &p->body);
     if (st)
-      cj_status_free(s2);
+      cj_status_ignore(s2); /* the first error is the one to report */
     else
       st = s2;
   }
@@ -207,7 +207,7 @@ typedef struct branch_params {
   bool is_if;
 } branch_params;
 
-static cj_status k_branch(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_branch(cj_exec_ctx *ctx, const cj_step *st) {
   const branch_params *p = st->params;
   const char *sel = CJ_PTR(ctx, st->in[0]);
   int64_t b;
@@ -220,7 +220,7 @@ static cj_status k_branch(cj_exec_ctx *ctx, const cj_step *st) {
   return cj_plan_run(ctx, &p->branches[b]);
 }
 
-static cj_status lower_branches(cj_lw *L, cj_op *op, bool is_if) {
+static CJ_MUST_USE cj_status lower_branches(cj_lw *L, cj_op *op, bool is_if) {
   cj_lw_tensor sel;
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &sel));
   if (sel.nelems != 1) return cj_op_error(op, CJ_INVALID_ARGUMENT, "the selector must be a scalar");
@@ -272,7 +272,7 @@ static cj_status lower_branches(cj_lw *L, cj_op *op, bool is_if) {
     if (!st) st = parallel_copy(L, term, n, ret, res);
     cj_status s2 = cj_lw_plan_end(L, &saved, &p->branches[r]);
     if (st)
-      cj_status_free(s2);
+      cj_status_ignore(s2); /* the first error is the one to report */
     else
       st = s2;
   }

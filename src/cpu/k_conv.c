@@ -46,11 +46,11 @@ static int32_t sat_i32(float f) {
 }
 
 /* Describes a static tensor value (quantized ones as their storage). */
-static cj_status kc_tensor(cj_lw *L, cj_op *op, cj_value *v, cj_lw_tensor *out) {
+static CJ_MUST_USE cj_status kc_tensor(cj_lw *L, cj_op *op, cj_value *v, cj_lw_tensor *out) {
   return cj_lw_storage_tensor_of(L, op, v, out);
 }
 
-static cj_status kc_result(cj_lw *L, cj_op *op, cj_lw_tensor *out) {
+static CJ_MUST_USE cj_status kc_result(cj_lw *L, cj_op *op, cj_lw_tensor *out) {
   cj_value *v = &op->results[0];
   if (!cj_type_is_quant(v->type)) return cj_lw_result(L, op, 0, out);
   int64_t bytes = cj_lw_type_bytes(v->type);
@@ -130,7 +130,7 @@ static void kc_convert(const kc_cvt *c, void *dst, const void *src, int64_t n, i
 
 /* Sets up a dequantizing converter from a quantized type (scales rounded to f32, as the
  * reference lowering's constants are). */
-static cj_status deq_cvt(cj_lw *L, const cj_quant *q, int mode, kc_cvt *c) {
+static CJ_MUST_USE cj_status deq_cvt(cj_lw *L, const cj_quant *q, int mode, kc_cvt *c) {
   memset(c, 0, sizeof *c);
   c->mode = mode;
   c->src = q->storage;
@@ -151,7 +151,7 @@ static cj_status deq_cvt(cj_lw *L, const cj_quant *q, int mode, kc_cvt *c) {
   return NULL;
 }
 
-static cj_status fn_cvt(const cj_op *op, cj_dtype src, cj_dtype dst, kc_cvt *c) {
+static CJ_MUST_USE cj_status fn_cvt(const cj_op *op, cj_dtype src, cj_dtype dst, kc_cvt *c) {
   memset(c, 0, sizeof *c);
   c->mode = CV_FN;
   c->src = src;
@@ -173,7 +173,7 @@ typedef struct kc_dims {
   int64_t fgc, bgc;
 } kc_dims;
 
-static cj_status read_list(const cj_op *op, const char *name, int32_t ns, int64_t *out) {
+static CJ_MUST_USE cj_status read_list(const cj_op *op, const char *name, int32_t ns, int64_t *out) {
   for (int32_t i = 0; i < ns; i++) out[i] = 1;
   const cj_attr *a = cj_op_attr(op, name);
   if (!a) return NULL;
@@ -190,7 +190,7 @@ static cj_status read_list(const cj_op *op, const char *name, int32_t ns, int64_
   return NULL;
 }
 
-static cj_status read_dims(const cj_op *op, int32_t rank, kc_dims *d) {
+static CJ_MUST_USE cj_status read_dims(const cj_op *op, int32_t rank, kc_dims *d) {
   memset(d, 0, sizeof *d);
   int32_t ns = rank - 2;
   if (rank < 2 || ns > KC_MAXS)
@@ -252,7 +252,7 @@ static cj_status read_dims(const cj_op *op, int32_t rank, kc_dims *d) {
 }
 
 /* Sizes of the geometry (tables are built later, when the lhs buffer's strides are known). */
-static cj_status geom_sizes(const cj_op *op, const kc_dims *d, const cj_type *lt, const cj_type *rt,
+static CJ_MUST_USE cj_status geom_sizes(const cj_op *op, const kc_dims *d, const cj_type *lt, const cj_type *rt,
                             const cj_type *ot, kc_geom *g) {
   memset(g, 0, sizeof *g);
   int32_t rank = lt->rank, ns = rank - 2;
@@ -289,7 +289,7 @@ static cj_status geom_sizes(const cj_op *op, const kc_dims *d, const cj_type *lt
 }
 
 /* The spatial tables for a lhs buffer whose spatial strides are xs[i] (elements). */
-static cj_status geom_tables(cj_lw *L, const kc_dims *d, const cj_type *lt, const int64_t *xs,
+static CJ_MUST_USE cj_status geom_tables(cj_lw *L, const kc_dims *d, const cj_type *lt, const int64_t *xs,
                              kc_geom *g) {
   for (int32_t i = 0; i < g->ns; i++) {
     int64_t no = g->odim[i], nk = g->kdim[i];
@@ -393,7 +393,7 @@ static void rhs_prepare(const kc_wprep *p, const char *src, char *raw, char *w, 
 }
 
 /* runtime preparation: in[0] = rhs; out[0] = W, out[1] = raw, then packed, then zpoff */
-static cj_status k_conv_prep_rhs(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_conv_prep_rhs(cj_exec_ctx *ctx, const cj_step *st) {
   const kc_wprep *p = st->params;
   uint32_t k = 2;
   float *wp = NULL;
@@ -428,7 +428,7 @@ static void xprep_body(void *vctx, int64_t b, int64_t e) {
   if (lo < hi) kc_convert(&p->cvt, r->dst + lo * p->asz, r->src + lo * p->esz, hi - lo, 0);
 }
 
-static cj_status k_conv_prep_lhs(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_conv_prep_lhs(cj_exec_ctx *ctx, const cj_step *st) {
   const kc_xprep *p = st->params;
   xprep_run r = {p, CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->out[0])};
   int64_t chunks = (p->n + 4095) / 4096;
@@ -477,7 +477,7 @@ static void tprep_body(void *vctx, int64_t b, int64_t e) {
   }
 }
 
-static cj_status k_conv_prep_nhwc(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_conv_prep_nhwc(cj_exec_ctx *ctx, const cj_step *st) {
   const kc_tprep *p = st->params;
   tprep_run R = {p, CJ_PTR(ctx, st->in[0]), (float *)CJ_PTR(ctx, st->out[0])};
   int64_t grain = 4096 / (p->nc > 0 ? p->nc : 1) + 1;
@@ -702,7 +702,7 @@ static void dw_body(void *vctx, int64_t b, int64_t e) {
   cj_tls_release(R->ctx, a);
 }
 
-static cj_status k_conv_dw(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_conv_dw(cj_exec_ctx *ctx, const cj_step *st) {
   const kc_gen *p = st->params;
   const kc_geom *g = &p->g;
   gen_run R = {p, CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1]), NULL, CJ_PTR(ctx, st->out[0]), ctx};
@@ -715,7 +715,7 @@ static cj_status k_conv_dw(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-static cj_status k_conv_generic(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_conv_generic(cj_exec_ctx *ctx, const cj_step *st) {
   const kc_gen *p = st->params;
   const kc_geom *g = &p->g;
   gen_run R = {p, CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1]),
@@ -779,7 +779,7 @@ static bool qint_form(const kc_dims *d, int32_t rank, const cj_quant *lq, const 
 
 /* Constant weights: converted (and packed for the GEMM and depthwise paths) once, at lowering;
  * sets *wbuf (and *zpbuf when the lhs zero point needs per-output offsets). */
-static cj_status conv_const_rhs(cj_lw *L, kc_wprep *wp, const cj_attr *rval, const cj_type *rt,
+static CJ_MUST_USE cj_status conv_const_rhs(cj_lw *L, kc_wprep *wp, const cj_attr *rval, const cj_type *rt,
                                 int64_t wn, int64_t esz, int asz, int64_t packed,
                                 int32_t *wbuf, int32_t *zpbuf) {
   bool gemm = wp->pack, dw = wp->dw;
@@ -812,7 +812,7 @@ static cj_status conv_const_rhs(cj_lw *L, kc_wprep *wp, const cj_attr *rval, con
 
 /* How the kernel turns accumulators into results: converts, or requantizes for a quantized
  * result. */
-static cj_status conv_set_fin(cj_lw *L, cj_op *op, kc_gen *p, int mode, cj_dtype adt,
+static CJ_MUST_USE cj_status conv_set_fin(cj_lw *L, cj_op *op, kc_gen *p, int mode, cj_dtype adt,
                               cj_dtype odt, const cj_quant *lq, const cj_quant *rq,
                               const cj_quant *oq) {
   kc_fin *f = &p->fin;
@@ -855,7 +855,7 @@ static cj_status conv_set_fin(cj_lw *L, cj_op *op, kc_gen *p, int mode, cj_dtype
   return NULL;
 }
 
-static cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_t *lo) {
+static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_t *lo) {
   const cj_type *lt = op->operands[0]->type, *rt = op->operands[1]->type, *ot = op->results[0].type;
   if (!cj_type_is_static(lt) || !cj_type_is_static(rt) || !cj_type_is_static(ot))
     return cj_op_error(op, CJ_UNIMPLEMENTED,

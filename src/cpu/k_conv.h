@@ -61,7 +61,7 @@ int64_t kc_gemm_packed_floats(const kc_geom *g);
 void kc_gemm_pack(const kc_geom *g, const float *w, float *wp);
 /* Emits the GEMM step: in[0] = lhs (f32, feature stride 1), in[1] = packed weights, in[2] = a
  * zero buffer of at least Cg floats; out[0] = result of dtype out_dt. */
-cj_status kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, int32_t wbuf,
+CJ_MUST_USE cj_status kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, int32_t wbuf,
                        int32_t zbuf, int32_t obuf, cj_dtype out_dt);
 
 #endif

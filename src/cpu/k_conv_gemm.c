@@ -297,7 +297,7 @@ static void kg_body(void *vctx, int64_t b, int64_t e) {
   cj_tls_release(R->ctx, a);
 }
 
-static cj_status k_conv_gemm(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_conv_gemm(cj_exec_ctx *ctx, const cj_step *st) {
   const kg_params *p = st->params;
   kg_run R = {p, (const float *)CJ_PTR(ctx, st->in[0]), (const float *)CJ_PTR(ctx, st->in[1]),
               (const float *)CJ_PTR(ctx, st->in[2]), CJ_PTR(ctx, st->out[0]), ctx};

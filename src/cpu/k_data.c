@@ -146,13 +146,13 @@ void cj_strided_run_par(cj_exec_ctx *ctx, const cj_strided *s, char *dst, const 
   cj_strided_run(s, dst, src);
 }
 
-static cj_status k_strided(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_strided(cj_exec_ctx *ctx, const cj_step *st) {
   cj_strided_run_par(ctx, st->params, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[0]));
   return NULL;
 }
 
 /* emits out = strided view of in */
-static cj_status emit_strided(cj_lw *L, cj_op *op, cj_strided *s, int32_t in, int32_t out) {
+static CJ_MUST_USE cj_status emit_strided(cj_lw *L, cj_op *op, cj_strided *s, int32_t in, int32_t out) {
   cj_strided_simplify(s);
   if (!cj_lw_emit(L, op, k_strided, s, 1, &in, 1, &out)) return cj_oom();
   return NULL;
@@ -165,7 +165,7 @@ typedef struct fill_params {
   int esize;
 } fill_params;
 
-static cj_status k_fill(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_fill(cj_exec_ctx *ctx, const cj_step *st) {
   const fill_params *p = st->params;
   char *d = CJ_PTR(ctx, st->out[0]);
   const char *v = CJ_PTR(ctx, st->in[0]);
@@ -259,7 +259,7 @@ static void iota_fill(const iota_params *p, char *out) {
 }
 #undef IOTA_TYPED
 
-static cj_status k_iota(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_iota(cj_exec_ctx *ctx, const cj_step *st) {
   iota_fill(st->params, CJ_PTR(ctx, st->out[0]));
   return NULL;
 }
@@ -296,7 +296,7 @@ cj_status lower_iota(cj_lw *L, cj_op *op) {
 
 /* ======================================================================== broadcasts */
 
-static cj_status broadcast_common(cj_lw *L, cj_op *op, const int64_t *bd, int64_t nbd) {
+static CJ_MUST_USE cj_status broadcast_common(cj_lw *L, cj_op *op, const int64_t *bd, int64_t nbd) {
   cj_value *v = &op->results[0];
   cj_value *x = op->operands[0];
   const cj_type *t = v->type, *xt = x->type;
@@ -477,7 +477,7 @@ static int64_t dyn_offset(const dyn_params *p, cj_exec_ctx *ctx, const cj_step *
   return off;
 }
 
-static cj_status k_dynamic_slice(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_dynamic_slice(cj_exec_ctx *ctx, const cj_step *st) {
   const dyn_params *p = st->params;
   cj_strided s = p->s;
   s.soff = dyn_offset(p, ctx, st, 1);
@@ -485,7 +485,7 @@ static cj_status k_dynamic_slice(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-static cj_status k_dynamic_update_slice(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_dynamic_update_slice(cj_exec_ctx *ctx, const cj_step *st) {
   const dyn_params *p = st->params;
   char *out = CJ_PTR(ctx, st->out[0]);
   const char *x = CJ_PTR(ctx, st->in[0]);
@@ -496,7 +496,7 @@ static cj_status k_dynamic_update_slice(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-static cj_status dyn_indices(cj_lw *L, cj_op *op, uint32_t first, int32_t rank, dyn_params *p,
+static CJ_MUST_USE cj_status dyn_indices(cj_lw *L, cj_op *op, uint32_t first, int32_t rank, dyn_params *p,
                              int32_t *bufs) {
   if (op->nopnds != first + (uint32_t)rank)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "expected %d start indices", rank);
@@ -580,7 +580,7 @@ typedef struct concat_params {
   int64_t *row;           /* bytes per outer index of each operand */
 } concat_params;
 
-static cj_status k_concat(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_concat(cj_exec_ctx *ctx, const cj_step *st) {
   const concat_params *p = st->params;
   char *out = CJ_PTR(ctx, st->out[0]);
   int64_t off = 0;
@@ -664,7 +664,7 @@ void cj_fill_value(char *out, const char *v, int es, int64_t n) {
   }
 }
 
-static cj_status k_pad(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_pad(cj_exec_ctx *ctx, const cj_step *st) {
   const pad_params *p = st->params;
   char *out = CJ_PTR(ctx, st->out[0]);
   const char *pv = CJ_PTR(ctx, st->in[1]);
@@ -730,7 +730,7 @@ typedef struct bitcast_params {
   int in_bits, out_bits;
 } bitcast_params;
 
-static cj_status k_bitcast(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_bitcast(cj_exec_ctx *ctx, const cj_step *st) {
   const bitcast_params *p = st->params;
   cj_bitcast_copy(CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[0]), p->out_bytes, p->in_bits,
                   p->out_bits, p->n_out);

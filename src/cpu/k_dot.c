@@ -765,7 +765,7 @@ static void dot_generic(const dot_params *p, const char *a, const char *b, char 
 
 /* ======================================================================== kernel */
 
-static cj_status k_dot(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_dot(cj_exec_ctx *ctx, const cj_step *st) {
   const dot_params *p = st->params;
   const char *a = CJ_PTR(ctx, st->in[0]), *b = CJ_PTR(ctx, st->in[1]);
   char *c = CJ_PTR(ctx, st->out[0]);
@@ -839,7 +839,7 @@ static bool affine(const int64_t *t, int64_t n, int64_t *stride) {
   return t[0] == 0;
 }
 
-static cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, const int64_t *lb, int64_t nrb,
+static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, const int64_t *lb, int64_t nrb,
                                 const int64_t *rb, int64_t nlc, const int64_t *lc, int64_t nrc,
                                 const int64_t *rc) {
   cj_lw_tensor x, y, r;

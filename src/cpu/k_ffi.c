@@ -31,7 +31,7 @@ typedef struct ffi_params {
   XLA_FFI_Attrs attrs;
 } ffi_params;
 
-static cj_status k_ffi_call(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_ffi_call(cj_exec_ctx *ctx, const cj_step *st) {
   const ffi_params *p = st->params;
   int32_t na = p->nargs, nr = p->nrets, nall = na + nr;
   XLA_FFI_Buffer stack_bufs[FFI_STACK_BUFFERS];
@@ -109,7 +109,7 @@ static bool default_layout(const cj_attr *layout, int32_t rank) {
   return true;
 }
 
-static cj_status describe(cj_lw *L, cj_op *op, const char *T, bool is_arg, uint32_t i,
+static CJ_MUST_USE cj_status describe(cj_lw *L, cj_op *op, const char *T, bool is_arg, uint32_t i,
                           XLA_FFI_Buffer *b, int32_t *buf, int64_t *bytes) {
   cj_value *v = is_arg ? op->operands[i] : &op->results[i];
   const char *what = is_arg ? "operand" : "result";

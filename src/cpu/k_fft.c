@@ -608,7 +608,7 @@ static void run_lines(fft_run *R, int ax, bool read_in, bool write_out) {
     pass_body(R, 0, lines);
 }
 
-static cj_status k_fft(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_fft(cj_exec_ctx *ctx, const cj_step *st) {
   const fft_params *p = st->params;
   fft_run R = {p, CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->out[0]),
                (cplx *)CJ_PTR(ctx, st->out[1]), 0, false, false, ctx};

@@ -75,7 +75,7 @@ static void gather_range(void *ctx, int64_t b0, int64_t b1) {
   }
 }
 
-static cj_status k_gather(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_gather(cj_exec_ctx *ctx, const cj_step *st) {
   const gather_params *p = st->params;
   gather_run R = {p, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1])};
   if (p->nbatch == 0 || p->slice_elems == 0) return NULL;
@@ -115,7 +115,7 @@ static bool unique_in(const int64_t *l, int64_t n, int64_t lo, int64_t hi, bool 
   return true;
 }
 
-static cj_status gather_emit(cj_lw *L, cj_op *op, const gather_spec *g, int32_t extra_in) {
+static CJ_MUST_USE cj_status gather_emit(cj_lw *L, cj_op *op, const gather_spec *g, int32_t extra_in) {
   cj_lw_tensor x, idx, r;
   CJ_RETURN_IF_ERROR(kg_operand(L, op, 0, true, &x));
   CJ_RETURN_IF_ERROR(kg_operand(L, op, 1, false, &idx));
@@ -232,7 +232,7 @@ static cj_status gather_emit(cj_lw *L, cj_op *op, const gather_spec *g, int32_t 
   return NULL;
 }
 
-static cj_status struct_list(const cj_op *op, const cj_attr *a, cj_struct_kind sk, int field,
+static CJ_MUST_USE cj_status struct_list(const cj_op *op, const cj_attr *a, cj_struct_kind sk, int field,
                              int64_t *out, int64_t *n) {
   *n = 0;
   const cj_attr *f = cj_attr_field(a, sk, field);
@@ -245,7 +245,7 @@ static cj_status struct_list(const cj_op *op, const cj_attr *a, cj_struct_kind s
   return NULL;
 }
 
-static cj_status read_gather_dims(const cj_op *op, gather_spec *g) {
+static CJ_MUST_USE cj_status read_gather_dims(const cj_op *op, gather_spec *g) {
   const cj_attr *a = cj_op_attr(op, "dimension_numbers");
   if (!a || a->kind != CJ_ATTR_STRUCT || a->st.sk != CJ_SK_GATHER)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing dimension_numbers");

@@ -22,8 +22,8 @@
 /* ---- tensors ----
  * Like cj_lw_operand / cj_lw_result, but a per-tensor quantized element type is accepted when
  * allow_quant (its storage dtype is described). */
-cj_status kg_operand(cj_lw *L, cj_op *op, uint32_t i, bool allow_quant, cj_lw_tensor *out);
-cj_status kg_result(cj_lw *L, cj_op *op, uint32_t i, bool allow_quant, cj_lw_tensor *out);
+CJ_MUST_USE cj_status kg_operand(cj_lw *L, cj_op *op, uint32_t i, bool allow_quant, cj_lw_tensor *out);
+CJ_MUST_USE cj_status kg_result(cj_lw *L, cj_op *op, uint32_t i, bool allow_quant, cj_lw_tensor *out);
 
 /* ---- index readers ---- */
 /* Reads one integer index. Unsigned values above INT64_MAX read as INT64_MAX. */
@@ -87,7 +87,7 @@ typedef struct kg_body {
   const cj_type *const *ret_types;
 } kg_body;
 enum { KG_MAX_BODY_VALUES = 64 };
-cj_status kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_body *b,
+CJ_MUST_USE cj_status kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_body *b,
                         int32_t *bufs);
 #define KG_ARG(ctx, st, b, i) CJ_PTR((ctx), (st)->in[(b)->slot0 + (uint32_t)(i)])
 #define KG_RET(ctx, st, b, i) CJ_PTR((ctx), (st)->in[(b)->slot0 + (b)->nargs + (uint32_t)(i)])
@@ -99,6 +99,6 @@ cj_dtype kg_scalar_dtype(const cj_type *t);
  * longer. */
 bool kg_i64s(const cj_op *op, const char *name, int64_t *out, int64_t cap, int64_t *n);
 /* The padding attribute (a [rank, 2] i64 dense) into lo/hi; absent = zeros. */
-cj_status kg_padding(const cj_op *op, int32_t rank, int64_t *lo, int64_t *hi);
+CJ_MUST_USE cj_status kg_padding(const cj_op *op, int32_t rank, int64_t *lo, int64_t *hi);
 
 #endif

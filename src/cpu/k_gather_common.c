@@ -17,7 +17,7 @@
 
 /* ======================================================================== tensors */
 
-static cj_status describe(cj_lw *L, cj_op *op, cj_value *v, bool allow_quant, cj_lw_tensor *out) {
+static CJ_MUST_USE cj_status describe(cj_lw *L, cj_op *op, cj_value *v, bool allow_quant, cj_lw_tensor *out) {
   const cj_type *t = v->type;
   if (!allow_quant || !cj_type_is_quant(t)) return cj_lw_tensor_of(L, op, v, out);
   if (cj_type_is_static(t) && t->elem->quant && t->elem->quant->axis >= 0)
@@ -503,7 +503,7 @@ cj_status kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_body 
   b->ret_types = rt;
   cj_status st2 = cj_lw_plan_end(L, &saved, &b->plan);
   if (st) {
-    cj_status_free(st2);
+    cj_status_ignore(st2); /* the first error is the one to report */
     return st;
   }
   return st2;

@@ -123,7 +123,7 @@ static void fast_window(const scatter_params *p, char *res, const char *upd, int
 }
 
 /* general: the body per element */
-static cj_status body_window(const scatter_run *R, int64_t base, int64_t ubase) {
+static CJ_MUST_USE cj_status body_window(const scatter_run *R, int64_t base, int64_t ubase) {
   const scatter_params *p = R->p;
   cj_exec_ctx *ctx = R->ctx;
   const cj_step *st = R->st;
@@ -251,7 +251,7 @@ static void scatter_range(void *ctx_, int64_t s0, int64_t s1) {
   }
 }
 
-static cj_status k_scatter(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_scatter(cj_exec_ctx *ctx, const cj_step *st) {
   const scatter_params *p = st->params;
   int32_t n = p->n;
   for (int32_t i = 0; i < n; i++) {
@@ -280,7 +280,7 @@ static bool in_list(const int64_t *l, int64_t n, int64_t v) {
   return false;
 }
 
-static cj_status field_list(const cj_op *op, const cj_attr *a, int field, int64_t *out,
+static CJ_MUST_USE cj_status field_list(const cj_op *op, const cj_attr *a, int field, int64_t *out,
                             int64_t *n) {
   *n = 0;
   const cj_attr *f = cj_attr_field(a, CJ_SK_SCATTER, field);

@@ -270,7 +270,7 @@ static void lk_body(void *vx, int64_t b, int64_t e) {
   cj_tls_release(X->ctx, area);
 }
 
-static cj_status k_lapack(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_lapack(cj_exec_ctx *ctx, const cj_step *st) {
   const lk_params *p = st->params;
   lk_exec X = {.p = p, .ctx = ctx};
   for (int j = 0; j < p->nin; j++) X.in[j] = CJ_PTR(ctx, st->in[j]);
@@ -301,7 +301,7 @@ static const cj_attr *lk_config(const cj_op *op, const char *name) {
 }
 
 /* A character attribute (jaxlib's enums are ui8 character codes) among `allowed`. */
-static cj_status lk_char(const cj_op *op, const char *T, const char *name, const char *allowed,
+static CJ_MUST_USE cj_status lk_char(const cj_op *op, const char *T, const char *name, const char *allowed,
                          char *out) {
   int64_t v;
   const cj_attr *a = lk_config(op, name);
@@ -317,7 +317,7 @@ static cj_status lk_char(const cj_op *op, const char *T, const char *name, const
   return NULL;
 }
 
-static cj_status lk_int(const cj_op *op, const char *T, const char *name, int *out) {
+static CJ_MUST_USE cj_status lk_int(const cj_op *op, const char *T, const char *name, int *out) {
   int64_t v;
   const cj_attr *a = lk_config(op, name);
   if (!a || !cj_attr_get_i64(a, &v) || v < INT32_MIN || v > INT32_MAX)
@@ -350,7 +350,7 @@ static int imax(int a, int b) { return a > b ? a : b; }
 
 /* The checks and parameters particular to one LAPACK routine (p->m, n, lda are operand 0's);
  * sets *out_flops to the routine's cost per batch element. */
-static cj_status lk_check_kind(cj_op *op, const char *T, const lk_spec *sp, int kind,
+static CJ_MUST_USE cj_status lk_check_kind(cj_op *op, const char *T, const lk_spec *sp, int kind,
                                lk_params *p, double *out_flops) {
   const lk_arg *x = &p->arg[0];
   const lk_arg *res = &p->arg[sp->nin];

@@ -20,8 +20,8 @@
 /* Whether `target` (len bytes) names one of jaxlib's LAPACK targets (lapack_*). */
 bool cj_lapack_is_target(const char *target, size_t len);
 /* Lowers such a call; an unknown lapack_* name or an unsupported one fails naming it. */
-cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len);
+CJ_MUST_USE cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len);
 /* jaxlib's tridiagonal_solve_perturbed_ffi (k_tridiag.c; needs no LAPACK). */
-cj_status cj_lower_cc_tridiagonal_perturbed(cj_lw *L, cj_op *op);
+CJ_MUST_USE cj_status cj_lower_cc_tridiagonal_perturbed(cj_lw *L, cj_op *op);
 
 #endif

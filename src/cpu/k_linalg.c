@@ -190,7 +190,7 @@ static void batch_body(void *vr, int64_t b, int64_t e) {
   cj_tls_release(R->ctx, area);
 }
 
-static cj_status k_linalg(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_linalg(cj_exec_ctx *ctx, const cj_step *st) {
   const la_params *p = st->params;
   la_run R;
   R.p = p;
@@ -217,7 +217,7 @@ static cj_status k_linalg(cj_exec_ctx *ctx, const cj_step *st) {
 /* ======================================================================== lowering */
 
 /* Sets the conversions between the storage type and the compute type. */
-static cj_status la_types(cj_op *op, la_params *p, cj_dtype dt) {
+static CJ_MUST_USE cj_status la_types(cj_op *op, la_params *p, cj_dtype dt) {
   int ct = la_compute_type(dt);
   if (ct < 0)
     return cj_op_error(op, CJ_UNIMPLEMENTED, "element type %s is not supported",
@@ -240,7 +240,7 @@ static cj_status la_types(cj_op *op, la_params *p, cj_dtype dt) {
   return NULL;
 }
 
-static cj_status la_emit(cj_lw *L, cj_op *op, la_params *p, uint32_t nin, const int32_t *in,
+static CJ_MUST_USE cj_status la_emit(cj_lw *L, cj_op *op, la_params *p, uint32_t nin, const int32_t *in,
                          int32_t out, double flops_per) {
   int nthreads = cj_lw_pool(L) ? cj_pool_size(cj_lw_pool(L)) : 1;
   p->par_batch = p->batch > 1 && (p->batch >= nthreads || p->m < 256);

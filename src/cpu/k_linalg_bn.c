@@ -134,7 +134,7 @@ static void combine(const bn_run *R, int k, double *out) {
 }
 
 /* in: x, scale, offset|mean..., out: per kind (see lowering); the last out slot is the scratch */
-static cj_status k_bn(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_bn(cj_exec_ctx *ctx, const cj_step *st) {
   const bn_params *p = st->params;
   int64_t F = p->F;
   bn_run R;
@@ -195,7 +195,7 @@ static cj_status k_bn(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-static cj_status lower_bn(cj_lw *L, cj_op *op, int kind) {
+static CJ_MUST_USE cj_status lower_bn(cj_lw *L, cj_op *op, int kind) {
   uint32_t nin = kind == BN_TRAIN ? 3 : 5, nout = kind == BN_INF ? 1 : 3;
   cj_lw_tensor in[5], out[3];
   for (uint32_t i = 0; i < nin; i++) CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, i, &in[i]));

@@ -164,7 +164,7 @@ static void gemm_body(void *vr, int64_t b, int64_t e) {
   cj_tls_release(R->ctx, area);
 }
 
-static cj_status k_einsum(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_einsum(cj_exec_ctx *ctx, const cj_step *st) {
   const ein_params *p = st->params;
   char *out = CJ_PTR(ctx, st->out[0]);
   char *ws = CJ_PTR(ctx, st->out[1]);
@@ -213,7 +213,7 @@ typedef struct ein_term {
 } ein_term;
 
 /* labels: letters are their code (< 128); the i-th ellipsis dimension from the right is 200+i */
-static cj_status parse_term(cj_op *op, const char *s, size_t len, int rank, int *emax, ein_term *t) {
+static CJ_MUST_USE cj_status parse_term(cj_op *op, const char *s, size_t len, int rank, int *emax, ein_term *t) {
   int letters = 0;
   size_t i = 0;
   t->has_ellipsis = false;
@@ -286,7 +286,7 @@ static label_info *find_label(label_info *L, int *n, int lab) {
 }
 
 /* the gather of one operand: canonical label order `order` (nord), then the summed labels */
-static cj_status setup_operand(cj_op *op, ein_operand *o, const cj_lw_tensor *t, const label_info *labs,
+static CJ_MUST_USE cj_status setup_operand(cj_op *op, ein_operand *o, const cj_lw_tensor *t, const label_info *labs,
                                int nl, const int *order, int nord, int which, cj_dtype ctype) {
   o->src_eb = cj_dtype_bytes(t->dtype);
   cj_strided *s = &o->gather;
@@ -331,7 +331,7 @@ static cj_status setup_operand(cj_op *op, ein_operand *o, const cj_lw_tensor *t,
   return NULL;
 }
 
-static cj_status lower_einsum_common(cj_lw *L, cj_op *op, bool unary) {
+static CJ_MUST_USE cj_status lower_einsum_common(cj_lw *L, cj_op *op, bool unary) {
   const cj_attr *cfg = cj_op_attr(op, "einsum_config");
   const char *s;
   size_t slen;

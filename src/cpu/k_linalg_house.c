@@ -201,7 +201,7 @@ static void batch_body(void *vr, int64_t b, int64_t e) {
   for (int64_t i = b; i < e; i++) run_one(vr, i);
 }
 
-static cj_status k_house(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_house(cj_exec_ctx *ctx, const cj_step *st) {
   const hh_params *p = st->params;
   hh_run R = {p, CJ_PTR(ctx, st->in[0]), NULL, CJ_PTR(ctx, st->out[0]), NULL, NULL};
   if (p->kind == HH_HP) {
@@ -230,7 +230,7 @@ static bool same_shape(const cj_lw_tensor *t, cj_dtype dt, int32_t rank, const i
 
 /* Types, conversions and the operand checks every target shares: operand 0 is a batch of
  * m x n matrices of a floating-point or complex type. */
-static cj_status hh_setup(cj_lw *L, cj_op *op, const char *target, uint32_t nopnds,
+static CJ_MUST_USE cj_status hh_setup(cj_lw *L, cj_op *op, const char *target, uint32_t nopnds,
                           uint32_t nresults, hh_params **out, cj_lw_tensor *a) {
   if (op->nopnds != nopnds || op->nresults != nresults)
     return cj_op_error(op, CJ_INVALID_ARGUMENT,
@@ -276,7 +276,7 @@ static cj_status hh_setup(cj_lw *L, cj_op *op, const char *target, uint32_t nopn
   return NULL;
 }
 
-static cj_status hh_emit(cj_lw *L, cj_op *op, hh_params *p, uint32_t nin, const int32_t *in,
+static CJ_MUST_USE cj_status hh_emit(cj_lw *L, cj_op *op, hh_params *p, uint32_t nin, const int32_t *in,
                          uint32_t nres, const int32_t *res, double flops) {
   cj_lw_add_cost(L, flops * (double)p->batch, 0);
   p->ws_bytes = (p->ws_bytes + 63) / 64 * 64;
@@ -351,7 +351,7 @@ cj_status cj_lower_cc_householder_product(cj_lw *L, cj_op *op) {
 }
 
 /* "lower,sort_eigenvalues,max_iter,tol" */
-static cj_status parse_eigh_config(cj_op *op, bool *lower, int64_t *max_iter) {
+static CJ_MUST_USE cj_status parse_eigh_config(cj_op *op, bool *lower, int64_t *max_iter) {
   const cj_attr *cfg = cj_op_attr(op, "backend_config");
   const char *s = NULL;
   size_t len = 0;

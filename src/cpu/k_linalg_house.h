@@ -10,8 +10,8 @@
 
 #include "cpu/lower.h"
 
-cj_status cj_lower_cc_qr(cj_lw *L, cj_op *op);
-cj_status cj_lower_cc_householder_product(cj_lw *L, cj_op *op);
-cj_status cj_lower_cc_eigh(cj_lw *L, cj_op *op);
+CJ_MUST_USE cj_status cj_lower_cc_qr(cj_lw *L, cj_op *op);
+CJ_MUST_USE cj_status cj_lower_cc_householder_product(cj_lw *L, cj_op *op);
+CJ_MUST_USE cj_status cj_lower_cc_eigh(cj_lw *L, cj_op *op);
 
 #endif

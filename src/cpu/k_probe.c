@@ -89,7 +89,7 @@ static size_t npy_header(const probe_params *p, char *out, size_t cap) {
   return total;
 }
 
-static cj_status k_probe(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_probe(cj_exec_ctx *ctx, const cj_step *st) {
   const probe_params *p = st->params;
   const char *data = CJ_PTR(ctx, st->in[0]);
   uint64_t serial = atomic_fetch_add(&probe_serial, 1) + 1;
@@ -130,7 +130,7 @@ static cj_status k_probe(cj_exec_ctx *ctx, const cj_step *st) {
 }
 
 /* Finds the `iteration`-th line of DIR/index.csv recording probe `id`: copies its type and path. */
-static cj_status find_record(const probe_params *p, const char *what, char *type, size_t tcap,
+static CJ_MUST_USE cj_status find_record(const probe_params *p, const char *what, char *type, size_t tcap,
                              char *path, size_t pcap) {
   char index[4096];
   snprintf(index, sizeof index, "%s/index.csv", p->dir);
@@ -172,7 +172,7 @@ static cj_status find_record(const probe_params *p, const char *what, char *type
 }
 
 /* Reads the data of a .npy file written by k_probe into buf (p->nbytes), checking its header. */
-static cj_status read_npy(const probe_params *p, const char *what, const char *path, char *buf) {
+static CJ_MUST_USE cj_status read_npy(const probe_params *p, const char *what, const char *path, char *buf) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return cj_status_make(CJ_INVALID_ARGUMENT, "check.expect_serialized_eq failed (%s): %s: %s",
@@ -216,7 +216,7 @@ static bool same_elem(cj_dtype dt, const char *a, const char *b, int64_t i) {
   return x == y;
 }
 
-static cj_status k_expect_serialized(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_expect_serialized(cj_exec_ctx *ctx, const cj_step *st) {
   const probe_params *p = st->params;
   char type[1024], path[4096];
   cj_status err = find_record(p, st->what, type, sizeof type, path, sizeof path);
@@ -242,7 +242,7 @@ static cj_status k_expect_serialized(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-static cj_status probe_setup(cj_lw *L, cj_op *op, const cj_lw_tensor *t, probe_params **out) {
+static CJ_MUST_USE cj_status probe_setup(cj_lw *L, cj_op *op, const cj_lw_tensor *t, probe_params **out) {
   const char *dir = getenv("CJRT_PROBE_DIR");
   if (!dir || !*dir)
     return cj_op_error(op, CJ_UNIMPLEMENTED,

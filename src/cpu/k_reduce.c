@@ -422,7 +422,7 @@ static void split_combine(split_run *S, int64_t a, int64_t b, int depth, void *o
   p->f->vcomb(out, tmp, n);
 }
 
-static cj_status k_reduce_fast(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_reduce_fast(cj_exec_ctx *ctx, const cj_step *st) {
   const fast_params *p = st->params;
   fast_run R = {p, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1]), 1};
   if (p->nout == 0) return NULL;
@@ -482,7 +482,7 @@ typedef struct gen_params {
 
 /* outputs [o0, o1): inputs, inits and results through `outer`, the body's buffers (acc, x,
  * ret and everything its plan uses) through `inner` */
-static cj_status gen_range(const cj_exec_ctx *outer, cj_exec_ctx *inner, const cj_step *st,
+static CJ_MUST_USE cj_status gen_range(const cj_exec_ctx *outer, cj_exec_ctx *inner, const cj_step *st,
                            int64_t o0, int64_t o1) {
   const gen_params *p = st->params;
   int32_t n = p->n;
@@ -525,7 +525,7 @@ static cj_status gen_range(const cj_exec_ctx *outer, cj_exec_ctx *inner, const c
 
 /* the body on vectors: outputs [o0, o1) in chunks of `lanes`, every body value a vector whose
  * lane l belongs to output o0 + l (lanes past the end repeat lane 0's input) */
-static cj_status lanes_range(const cj_exec_ctx *outer, cj_exec_ctx *inner, const cj_step *st,
+static CJ_MUST_USE cj_status lanes_range(const cj_exec_ctx *outer, cj_exec_ctx *inner, const cj_step *st,
                              int64_t o0, int64_t o1) {
   const gen_params *p = st->params;
   int32_t n = p->n;
@@ -587,7 +587,7 @@ static cj_status lanes_range(const cj_exec_ctx *outer, cj_exec_ctx *inner, const
   return NULL;
 }
 
-static cj_status run_outputs(const cj_exec_ctx *outer, cj_exec_ctx *inner, const cj_step *st,
+static CJ_MUST_USE cj_status run_outputs(const cj_exec_ctx *outer, cj_exec_ctx *inner, const cj_step *st,
                              int64_t o0, int64_t o1) {
   const gen_params *p = st->params;
   return p->lanes > 1 ? lanes_range(outer, inner, st, o0, o1) : gen_range(outer, inner, st, o0, o1);
@@ -614,13 +614,13 @@ static void gen_par_body(void *vp, int64_t b, int64_t e) {
     int64_t o0 = k * G->per, o1 = o0 + G->per < p->nout ? o0 + G->per : p->nout;
     cj_status s = run_outputs(G->ctx, &inner, G->st, o0, o1);
     if (s) {
-      cj_status expected = NULL;
-      if (!atomic_compare_exchange_strong(&G->err, &expected, s)) cj_status_free(s);
+      cj_status expected = NULL; /* the first error wins */
+      if (!atomic_compare_exchange_strong(&G->err, &expected, s)) cj_status_ignore(s);
     }
   }
 }
 
-static cj_status k_reduce_general(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_reduce_general(cj_exec_ctx *ctx, const cj_step *st) {
   const gen_params *p = st->params;
   int nthreads = ctx->pool ? cj_pool_size(ctx->pool) : 1;
   int64_t work = p->nout * p->nred * (int64_t)(p->body.nsteps + 2);
@@ -911,7 +911,7 @@ static void am_parts(void *ctx, int64_t k0, int64_t k1) {
   }
 }
 
-static cj_status k_argm(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_argm(cj_exec_ctx *ctx, const cj_step *st) {
   const am_params *p = st->params;
   am_run R = {.p = p,
               .x = CJ_PTR(ctx, st->in[0]),
@@ -1024,7 +1024,7 @@ static bool am_pattern(const cj_op *op, cj_dtype vt, cj_dtype it, bool *gt) {
 }
 
 /* lowers op as an argmax/argmin when its body is that pattern (*done), else leaves it */
-static cj_status lower_argm(cj_lw *L, cj_op *op, const bool *isred, bool *done) {
+static CJ_MUST_USE cj_status lower_argm(cj_lw *L, cj_op *op, const bool *isred, bool *done) {
   *done = false;
   if (op->nresults != 2 || op->nregions != 1) return NULL;
   cj_lw_tensor x, xi, iv, ii, rv, ri;
@@ -1152,7 +1152,7 @@ static bool body_is_elementwise(cj_block *body) {
 }
 
 /* the body with every value a vector of K lanes, in a block of a detached holder op */
-static cj_status lanes_body(cj_lw *L, const cj_op *op, cj_block *body, int64_t K, cj_block **out) {
+static CJ_MUST_USE cj_status lanes_body(cj_lw *L, const cj_op *op, cj_block *body, int64_t K, cj_block **out) {
   cj_module *m = cj_lw_module(L);
   cj_op *holder = cj_op_create(m, CJ_OP_REDUCE, NULL, 0, 0, 1);
   if (!holder) return cj_oom();
@@ -1394,7 +1394,7 @@ cj_status lower_reduce(cj_lw *L, cj_op *op) {
   if (!st && !st2 && !cj_lw_slots(L, 4 * n, slots + 2 * n, true)) st = cj_oom();
   p->grp = cj_lw_group_end(L, grp, 16);
   if (st) {
-    cj_status_free(st2);
+    cj_status_ignore(st2); /* the first error is the one to report */
     return st;
   }
   CJ_RETURN_IF_ERROR(st2);

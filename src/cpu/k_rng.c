@@ -214,7 +214,7 @@ static void rbg_body(void *vr, int64_t b, int64_t e) {
   }
 }
 
-static cj_status k_rbg(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_rbg(cj_exec_ctx *ctx, const cj_step *st) {
   const rbg_params *p = st->params;
   uint64_t s[3] = {0, 0, 0};
   memcpy(s, CJ_PTR(ctx, st->in[0]), (size_t)(8 * p->nstate));
@@ -380,7 +380,7 @@ static double float_pred(cj_dtype dt, double v) {
   return cj_float_decode(dt, u);
 }
 
-static cj_status k_rng(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_rng(cj_exec_ctx *ctx, const cj_step *st) {
   const rng_params *p = st->params;
   rng_run R;
   memset(&R, 0, sizeof R);

@@ -380,7 +380,7 @@ static void gen_sort(gen_cmp *g, int64_t *a, int64_t *tmp, int64_t n) {
   if (src != a) memcpy(a, src, sizeof(int64_t) * (size_t)n);
 }
 
-static cj_status k_sort(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_sort(cj_exec_ctx *ctx, const cj_step *st) {
   const sort_params *p = st->params;
   if (p->len == 0 || p->nslices == 0) return NULL;
   char *scratch = CJ_PTR(ctx, st->in[p->n]);
@@ -699,7 +699,7 @@ static void topk_body(void *ctx_, int64_t r0, int64_t r1) {
   cj_tls_release(R->ctx, a);
 }
 
-static cj_status k_topk(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_topk(cj_exec_ctx *ctx, const cj_step *st) {
   const topk_params *p = st->params;
   topk_run R = {p, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->out[1]), CJ_PTR(ctx, st->in[0]),
                 (kpair *)(void *)CJ_PTR(ctx, st->in[1]), ctx};

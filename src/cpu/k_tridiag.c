@@ -134,7 +134,7 @@ static void tp_body(void *vx, int64_t lo, int64_t hi) {
   cj_tls_release(X->ctx, area);
 }
 
-static cj_status k_tridiag_perturbed(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_tridiag_perturbed(cj_exec_ctx *ctx, const cj_step *st) {
   const tp_params *p = st->params;
   tp_exec X = {.p = p, .ctx = ctx};
   X.dl = CJ_PTR(ctx, st->in[0]);

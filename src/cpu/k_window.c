@@ -452,7 +452,7 @@ static void rw_scan(void *ctx, int64_t o0, int64_t o1) {
   }
 }
 
-static cj_status k_reduce_window_fast(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_reduce_window_fast(cj_exec_ctx *ctx, const cj_step *st) {
   const rw_params *p = st->params;
   rw_run R = {p, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1]), false};
   if (p->nrows == 0 || p->olen == 0) return NULL;
@@ -508,7 +508,7 @@ static bool rw_scan_detect(rw_params *p, const int64_t *phi, int32_t xrank) {
   return true;
 }
 
-static cj_status k_reduce_window_general(cj_exec_ctx *ctx, const cj_step *st);
+static CJ_MUST_USE cj_status k_reduce_window_general(cj_exec_ctx *ctx, const cj_step *st);
 
 /* A cumulative reduction with any body (lax.cumlogsumexp, variadic bodies) as a running fold,
  * once per element instead of once per window element: out[i] = body(out[i-1], x[i]) from
@@ -518,7 +518,7 @@ static cj_status k_reduce_window_general(cj_exec_ctx *ctx, const cj_step *st);
  * running fold is exactly the window's fold. Reversed, the padding comes after the suffix and
  * the suffix is folded from its end (a reduce_window's combine order is the implementation's;
  * XLA evaluates cumulative reductions as scans too). */
-static cj_status k_reduce_window_gscan(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_reduce_window_gscan(cj_exec_ctx *ctx, const cj_step *st) {
   const rw_params *p = st->params;
   const kg_body *b = &p->body;
   int32_t n = p->n;
@@ -555,7 +555,7 @@ static cj_status k_reduce_window_gscan(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-static cj_status k_reduce_window_general(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_reduce_window_general(cj_exec_ctx *ctx, const cj_step *st) {
   const rw_params *p = st->params;
   const kg_body *b = &p->body;
   int32_t n = p->n, rank = p->rank;
@@ -607,7 +607,7 @@ static cj_status k_reduce_window_general(cj_exec_ctx *ctx, const cj_step *st) {
 }
 
 /* window attributes shared by reduce_window and select_and_scatter */
-static cj_status window_attrs(const cj_op *op, int32_t rank, int64_t *wdims, int64_t *wstr,
+static CJ_MUST_USE cj_status window_attrs(const cj_op *op, int32_t rank, int64_t *wdims, int64_t *wstr,
                               int64_t *bdil, int64_t *wdil, int64_t *plo, int64_t *phi,
                               bool wd_optional) {
   int64_t k = 0;
@@ -880,7 +880,7 @@ typedef struct sas_params {
    * out = result */
 } sas_params;
 
-static cj_status k_select_and_scatter(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_select_and_scatter(cj_exec_ctx *ctx, const cj_step *st) {
   const sas_params *p = st->params;
   char *res = CJ_PTR(ctx, st->out[0]);
   const char *x = CJ_PTR(ctx, st->in[0]), *src = CJ_PTR(ctx, st->in[1]),

@@ -16,7 +16,7 @@ typedef struct map_params {
   /* slots: in = [inputs n][body args n, ret 1]; out = result */
 } map_params;
 
-static cj_status k_map(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_map(cj_exec_ctx *ctx, const cj_step *st) {
   const map_params *p = st->params;
   char *out = CJ_PTR(ctx, st->out[0]);
   if (p->comb) {

@@ -116,14 +116,14 @@ static void abort_locked(cj_launch *l, cj_status why) {
     l->aborted = true;
     l->why = why ? why : cj_status_make(CJ_CANCELLED, "the execution was cancelled");
   } else {
-    cj_status_free(why);
+    cj_status_ignore(why); /* aborted already: the first reason stands */
   }
   pthread_cond_broadcast(&l->cv);
 }
 
 void cj_cpu_launch_abort(cj_launch *l, cj_status why) {
   if (!l) {
-    cj_status_free(why);
+    cj_status_ignore(why); /* no launch to abort */
     return;
   }
   pthread_mutex_lock(&l->mu);
@@ -174,7 +174,7 @@ void cj_cpu_launch_finished(cj_launch *l, int32_t device) {
   pthread_mutex_unlock(&l->mu);
 }
 
-static cj_status aborted_error(cj_launch *l, const char *what) {
+static CJ_MUST_USE cj_status aborted_error(cj_launch *l, const char *what) {
   cj_status st = cj_status_copy(l->why);
   if (!st) return cj_oom();
   return cj_status_annotate(st, "%s: cancelled because another device failed",

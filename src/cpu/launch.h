@@ -34,7 +34,7 @@
 #include "base/status.h"
 #include "runtime/backend.h"
 
-cj_status cj_cpu_launch_new(int32_t num_replicas, int32_t num_partitions, cj_launch **out);
+CJ_MUST_USE cj_status cj_cpu_launch_new(int32_t num_replicas, int32_t num_partitions, cj_launch **out);
 void cj_cpu_launch_free(cj_launch *l); /* NULL is fine */
 /* Cancels the launch: waiters fail with `why` (consumed; the first reason is kept). */
 void cj_cpu_launch_abort(cj_launch *l, cj_status why);
@@ -57,16 +57,16 @@ typedef struct cj_meet_req {
 
 /* Joins a meeting and waits for the whole group; *peers then holds the `size` published
  * pointers in rank order. On error (abort, a peer that ended, a mismatch) nothing was joined. */
-cj_status cj_meet_join(cj_launch *l, const cj_meet_req *r, cj_meet **out, void *const **peers);
+CJ_MUST_USE cj_status cj_meet_join(cj_launch *l, const cj_meet_req *r, cj_meet **out, void *const **peers);
 /* Leaves a joined meeting; returns when every member left. */
 void cj_meet_leave(cj_launch *l, cj_meet *m);
 
 /* ---- mailboxes ----
  * from/to are device indices; -1/-1 is the host queue of a channel (run_parallel's host). */
-cj_status cj_mail_send(cj_launch *l, int64_t channel, int32_t from, int32_t to,
+CJ_MUST_USE cj_status cj_mail_send(cj_launch *l, int64_t channel, int32_t from, int32_t to,
                        const void *const *parts, const size_t *sizes, int32_t nparts,
                        const char *what);
-cj_status cj_mail_recv(cj_launch *l, int64_t channel, int32_t from, int32_t to,
+CJ_MUST_USE cj_status cj_mail_recv(cj_launch *l, int64_t channel, int32_t from, int32_t to,
                        void *const *parts, const size_t *sizes, int32_t nparts,
                        const char *what);
 

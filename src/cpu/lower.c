@@ -380,7 +380,7 @@ int32_t cj_lw_type_leaves(const cj_type *t) {
   return 1;
 }
 
-static cj_status leaf_types_rec(const cj_type *t, const cj_type **out, int32_t cap, int32_t *n) {
+static CJ_MUST_USE cj_status leaf_types_rec(const cj_type *t, const cj_type **out, int32_t cap, int32_t *n) {
   if (t->kind == CJ_TYPE_TUPLE) {
     for (int32_t i = 0; i < t->rank; i++) CJ_RETURN_IF_ERROR(leaf_types_rec(t->members[i], out, cap, n));
     return NULL;
@@ -447,12 +447,12 @@ bool cj_lw_only_ew_users(cj_lw *L, cj_value *v) {
 }
 
 /* Materializes a virtual broadcast into a real buffer (a strided gather). */
-static cj_status k_gather(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_gather(cj_exec_ctx *ctx, const cj_step *st) {
   cj_strided_run_par(ctx, st->params, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[0]));
   return NULL;
 }
 
-static cj_status materialize(cj_lw *L, const cj_op *op, cj_value *v) {
+static CJ_MUST_USE cj_status materialize(cj_lw *L, const cj_op *op, cj_value *v) {
   lw_val *x = val(L, v);
   const cj_type *t = v->type;
   cj_strided *s = cj_lw_alloc(L, sizeof *s);
@@ -486,7 +486,7 @@ cj_status cj_lw_leaves(cj_lw *L, const cj_op *op, cj_value *v, int32_t *n, const
   return NULL;
 }
 
-static cj_status tensor_of(cj_lw *L, const cj_op *op, cj_value *v, bool storage,
+static CJ_MUST_USE cj_status tensor_of(cj_lw *L, const cj_op *op, cj_value *v, bool storage,
                            cj_lw_tensor *out) {
   const cj_type *t = v->type;
   if (!t || (t->kind != CJ_TYPE_TENSOR && t->kind != CJ_TYPE_TOKEN))
@@ -608,14 +608,14 @@ typedef struct id_params {
   int bytes;
 } id_params;
 
-static cj_status k_process_id(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_process_id(cj_exec_ctx *ctx, const cj_step *st) {
   const id_params *p = st->params;
   uint32_t v = (uint32_t)(p->which ? ctx->args->partition : ctx->args->replica);
   memcpy(CJ_PTR(ctx, st->out[0]), &v, 4);
   return NULL;
 }
 
-static cj_status lower_process_id(cj_lw *L, cj_op *op, int which) {
+static CJ_MUST_USE cj_status lower_process_id(cj_lw *L, cj_op *op, int which) {
   cj_lw_tensor r;
   CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
   if (r.nbytes != 4) return cj_op_error(op, CJ_INVALID_ARGUMENT, "expected a tensor<ui32> result");
@@ -846,7 +846,7 @@ static int cmp_def(const void *a, const void *b, void *ctx) {
 
 /* Plans the arena buffers of group `group` (-1: the top level) at offsets relative to the
  * group's start; *out_bytes is the space they need. */
-static cj_status plan_set(cj_lw *L, int32_t group, int64_t *out_bytes) {
+static CJ_MUST_USE cj_status plan_set(cj_lw *L, int32_t group, int64_t *out_bytes) {
   int32_t *order = malloc(sizeof(int32_t) * (size_t)(L->nbufs ? L->nbufs : 1));
   int32_t *active = malloc(sizeof(int32_t) * (size_t)(L->nbufs ? L->nbufs : 1));
   int64_t *blk = malloc(sizeof(int64_t) * (size_t)(L->nbufs ? L->nbufs : 1)); /* block size */
@@ -926,7 +926,7 @@ static bool group_within(const cj_lw *L, int32_t g, int32_t outer) {
 /* Groups innermost first (a group is created after its parent): each packed on its own, its
  * copies held by a container buffer of the parent; then the top level; then offsets made
  * absolute outermost first. */
-static cj_status plan_arena(cj_lw *L, int64_t *out_bytes) {
+static CJ_MUST_USE cj_status plan_arena(cj_lw *L, int64_t *out_bytes) {
   for (int32_t g = L->ngroups - 1; g >= 0; g--) {
     lw_group *G = &L->groups[g];
     int64_t size = 0;
@@ -1032,7 +1032,7 @@ static bool has_aliasing_output(cj_op *func, int32_t i) {
   return false;
 }
 
-static cj_status shape_of(cj_lw *L, const cj_type *t, cj_shape *out, const char *what, int32_t i) {
+static CJ_MUST_USE cj_status shape_of(cj_lw *L, const cj_type *t, cj_shape *out, const char *what, int32_t i) {
   if (!t || (t->kind != CJ_TYPE_TENSOR && t->kind != CJ_TYPE_TOKEN))
     return cj_unimplemented("%s %d of the entry function must be a tensor", what, i);
   if (t->kind == CJ_TYPE_TOKEN) {

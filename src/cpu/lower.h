@@ -71,23 +71,23 @@ void cj_lw_merge(cj_lw *L, int32_t from, int32_t into);
 
 /* ---- values ---- */
 /* A (non-virtual) tensor operand: materializes a virtual broadcast if needed. */
-cj_status cj_lw_operand(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *out);
+CJ_MUST_USE cj_status cj_lw_operand(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *out);
 /* Describes value v (which must be a static tensor with a buffer). */
-cj_status cj_lw_tensor_of(cj_lw *L, const cj_op *op, cj_value *v, cj_lw_tensor *out);
+CJ_MUST_USE cj_status cj_lw_tensor_of(cj_lw *L, const cj_op *op, cj_value *v, cj_lw_tensor *out);
 /* The same, describing a quantized tensor as its storage (for kernels that run on the stored
  * integers: data movement, quantized convolution) instead of refusing it. */
-cj_status cj_lw_storage_tensor_of(cj_lw *L, const cj_op *op, cj_value *v, cj_lw_tensor *out);
+CJ_MUST_USE cj_status cj_lw_storage_tensor_of(cj_lw *L, const cj_op *op, cj_value *v, cj_lw_tensor *out);
 /* Creates the buffer of result i (a static tensor or token) and describes it. */
-cj_status cj_lw_result(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *out);
+CJ_MUST_USE cj_status cj_lw_result(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *out);
 /* Makes result i of op share the buffers of value `src` (aliasing ops). */
-cj_status cj_lw_alias(cj_lw *L, cj_op *op, uint32_t i, cj_value *src);
+CJ_MUST_USE cj_status cj_lw_alias(cj_lw *L, cj_op *op, uint32_t i, cj_value *src);
 /* Leaves (buffers) of a value; materializes virtual values. */
-cj_status cj_lw_leaves(cj_lw *L, const cj_op *op, cj_value *v, int32_t *n, const int32_t **leaves);
+CJ_MUST_USE cj_status cj_lw_leaves(cj_lw *L, const cj_op *op, cj_value *v, int32_t *n, const int32_t **leaves);
 /* Binds a value to given leaf buffers (block arguments, control-flow results). */
-cj_status cj_lw_bind(cj_lw *L, cj_value *v, int32_t n, const int32_t *leaves);
+CJ_MUST_USE cj_status cj_lw_bind(cj_lw *L, cj_value *v, int32_t n, const int32_t *leaves);
 /* Number of leaves of a type (tensor/token 1, tuple: sum over members) and their byte sizes. */
 int32_t cj_lw_type_leaves(const cj_type *t);
-cj_status cj_lw_leaf_types(const cj_type *t, const cj_type **out, int32_t cap, int32_t *n);
+CJ_MUST_USE cj_status cj_lw_leaf_types(const cj_type *t, const cj_type **out, int32_t cap, int32_t *n);
 int64_t cj_lw_type_bytes(const cj_type *t); /* static tensor bytes (tokens: 0); -1 if dynamic */
 
 /* ---- steps ---- */
@@ -118,12 +118,12 @@ typedef struct cj_lw_saved {
   uint32_t n, cap;
 } cj_lw_saved;
 void cj_lw_plan_begin(cj_lw *L, cj_lw_saved *saved);
-cj_status cj_lw_plan_end(cj_lw *L, cj_lw_saved *saved, cj_plan *out);
+CJ_MUST_USE cj_status cj_lw_plan_end(cj_lw *L, cj_lw_saved *saved, cj_plan *out);
 /* Numbers the values of a block built during lowering (not part of the function when the
  * lowering began; no nested regions) so that it can be lowered with cj_lw_block. */
-cj_status cj_lw_adopt_block(cj_lw *L, cj_block *b);
+CJ_MUST_USE cj_status cj_lw_adopt_block(cj_lw *L, cj_block *b);
 /* Lowers every op of the block except its terminator, whose operand values are returned. */
-cj_status cj_lw_block(cj_lw *L, cj_block *b, cj_op **out_terminator);
+CJ_MUST_USE cj_status cj_lw_block(cj_lw *L, cj_block *b, cj_op **out_terminator);
 /* Buffers live across [start, now]: every buffer defined before `start` and used at or after it
  * lives until now; every buffer used by the driver step lives from start. Call after emitting a
  * step that runs nested plans repeatedly (while, reduce with a body, ...). */
@@ -148,9 +148,9 @@ int32_t cj_lw_group_begin(cj_lw *L);
 cj_lw_group *cj_lw_group_end(cj_lw *L, int32_t group, int32_t copies);
 
 /* ---- common kernels ---- */
-cj_status cj_k_copy(cj_exec_ctx *ctx, const cj_step *st); /* in[i] -> out[i], params: sizes */
+CJ_MUST_USE cj_status cj_k_copy(cj_exec_ctx *ctx, const cj_step *st); /* in[i] -> out[i], params: sizes */
 /* Emits a copy of `n` buffer pairs (sizes from the buffers). */
-cj_status cj_lw_emit_copies(cj_lw *L, const cj_op *op, uint32_t n, const int32_t *src,
+CJ_MUST_USE cj_status cj_lw_emit_copies(cj_lw *L, const cj_op *op, uint32_t n, const int32_t *src,
                             const int32_t *dst);
 
 /* Whether the CPU backend has a lowering for `op` (its supports_op); on false *why says why. */
@@ -159,8 +159,8 @@ bool cj_cpu_can_lower(const cj_op *op, const char **why);
 /* Elementwise lowering (lower_ew.c): called for every op; returns true if the op was taken
  * into the current fusion group. cj_lw_ew_flush emits the pending group. */
 bool cj_lw_ew_is_fusible(const cj_op *op);
-cj_status cj_lw_ew_add(cj_lw *L, cj_op *op);
-cj_status cj_lw_ew_flush(cj_lw *L);
+CJ_MUST_USE cj_status cj_lw_ew_add(cj_lw *L, cj_op *op);
+CJ_MUST_USE cj_status cj_lw_ew_flush(cj_lw *L);
 /* lower_ew.c's per-lowering state (kept in the cj_lw: cj_lw_ew_state), and whether value v is
  * produced by the pending (not yet emitted) fusion group. */
 void *cj_lw_ew_state_new(void);
@@ -176,7 +176,7 @@ void cj_lw_virtual_view(cj_lw *L, cj_value *v, int32_t *src, cj_dtype *dt, const
 /* Whether every user of v is an elementwise op of the same block (for virtual broadcasts). */
 bool cj_lw_only_ew_users(cj_lw *L, cj_value *v);
 /* Marks v virtual with a view of buffer src. */
-cj_status cj_lw_make_virtual(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt,
+CJ_MUST_USE cj_status cj_lw_make_virtual(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt,
                              const int64_t *strides);
 /* Strided copy parameters / kernel, shared by data movement ops. */
 typedef struct cj_strided {
@@ -220,10 +220,10 @@ static inline void cj_row_strides(int32_t rank, const int64_t *dims, int64_t *ou
 }
 
 /* custom_call to a registered XLA FFI handler (k_ffi.c) */
-cj_status cj_lower_cc_ffi(cj_lw *L, cj_op *op, const char *target, size_t len);
+CJ_MUST_USE cj_status cj_lower_cc_ffi(cj_lw *L, cj_op *op, const char *target, size_t len);
 
 /* lowering functions: one per lower.def row */
-#define LOWER(id, fn) cj_status fn(cj_lw *L, cj_op *op);
+#define LOWER(id, fn) CJ_MUST_USE cj_status fn(cj_lw *L, cj_op *op);
 #include "cpu/lower.def"
 #undef LOWER
 

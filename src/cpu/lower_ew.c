@@ -183,7 +183,7 @@ static void par_body(void *ctx, int64_t b, int64_t e) {
   run_range(R, b * B, hi);
 }
 
-static cj_status k_ew(cj_exec_ctx *ctx, const cj_step *st) {
+static CJ_MUST_USE cj_status k_ew(cj_exec_ctx *ctx, const cj_step *st) {
   const ew_params *p = st->params;
   if (p->n == 0) return NULL; /* an empty result: nothing to compute, and inputs may be NULL */
   ew_run R;
@@ -423,7 +423,7 @@ static void free_reg(gen *G, int t) {
   if (t >= REG0 && !G->reg_pinned[t - REG0]) G->reg_used[t - REG0] = false;
 }
 
-static cj_status emit(gen *G, const cj_op *op, cj_ew_fn fn, const cj_ew_aux *aux, int dst, int s0,
+static CJ_MUST_USE cj_status emit(gen *G, const cj_op *op, cj_ew_fn fn, const cj_ew_aux *aux, int dst, int s0,
                       int s1, int s2) {
   if (G->ninstr >= MAX_INSTR) return cj_op_error(op, CJ_INTERNAL, "fusion group too large");
   if (!fn) return cj_op_error(op, CJ_UNIMPLEMENTED, "no kernel for this element type");
@@ -444,7 +444,7 @@ static cj_status emit(gen *G, const cj_op *op, cj_ew_fn fn, const cj_ew_aux *aux
 }
 
 /* the compute-type location of an operand value (loading external inputs on first use) */
-static cj_status operand_loc(gen *G, const cj_op *op, cj_value *v, int *out) {
+static CJ_MUST_USE cj_status operand_loc(gen *G, const cj_op *op, cj_value *v, int *out) {
   gv *g = find_gv(G, v);
   if (!g) return cj_op_error(op, CJ_INTERNAL, "fusion: unknown operand");
   if (g->loc != 0xff) {
@@ -454,7 +454,7 @@ static cj_status operand_loc(gen *G, const cj_op *op, cj_value *v, int *out) {
   return cj_op_error(op, CJ_INTERNAL, "fusion: operand not available");
 }
 
-static cj_status add_input(gen *G, const cj_op *op, gv *g) {
+static CJ_MUST_USE cj_status add_input(gen *G, const cj_op *op, gv *g) {
   cj_lw *L = G->L;
   int k = G->ninputs;
   if (k >= MAX_INPUTS * 2) return cj_op_error(op, CJ_INTERNAL, "fusion: too many inputs");
@@ -553,7 +553,7 @@ static int result_dst(gen *G, gv *g) {
 }
 
 /* after the instruction wrote `dst`: round/wrap and store as needed */
-static cj_status finish_value(gen *G, const cj_op *op, gv *g, int dst) {
+static CJ_MUST_USE cj_status finish_value(gen *G, const cj_op *op, gv *g, int dst) {
   if (dst < 0) return cj_op_error(op, CJ_INTERNAL, "fusion: out of registers");
   g->loc = (uint8_t)dst;
   if (g->storage != g->ct) {
@@ -593,7 +593,7 @@ static bool is_transcendental(cj_ew_op e) {
   }
 }
 
-static cj_status gen_op(gen *G, int oi) {
+static CJ_MUST_USE cj_status gen_op(gen *G, int oi) {
   cj_op *op = G->S->ops[oi];
   cj_ew_op e;
   ew_op_of(op->kind, &e);

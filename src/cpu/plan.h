@@ -100,7 +100,7 @@ static inline bool cj_exec_ctx_shifted(const cj_exec_ctx *ctx, int64_t delta, ch
 #define CJ_PTR(ctx, s) ((ctx)->bases[(s).base] + (s).off)
 
 /* Runs a plan; stops at the first error. */
-static inline cj_status cj_plan_run(cj_exec_ctx *ctx, const cj_plan *p) {
+static inline CJ_MUST_USE cj_status cj_plan_run(cj_exec_ctx *ctx, const cj_plan *p) {
   const cj_step *s = p->steps, *e = s + p->nsteps;
   for (; s < e; s++) {
     cj_status st = s->fn(ctx, s);

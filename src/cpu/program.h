@@ -35,6 +35,6 @@ typedef struct cj_lower_result {
 } cj_lower_result;
 
 /* Lowers the entry function `func` of module m into a plan allocated in `arena`. */
-cj_status cj_cpu_lower(cj_module *m, cj_op *func, cj_arena *arena, cj_lower_result *out);
+CJ_MUST_USE cj_status cj_cpu_lower(cj_module *m, cj_op *func, cj_arena *arena, cj_lower_result *out);
 
 #endif

@@ -119,7 +119,7 @@ const char *bc_intern_name(bc_reader *r, const char *s);
 int bc_cmp_named(const void *x, const void *y);
 
 /* Sets the op's attributes at once (names interned through bc_intern_name; no duplicates). */
-cj_status bc_set_attrs(bc_reader *r, cj_op *op, const cj_named_attr *attrs, uint32_t n);
+CJ_MUST_USE cj_status bc_set_attrs(bc_reader *r, cj_op *op, const cj_named_attr *attrs, uint32_t n);
 
 /* ---- errors ---- */
 /* Records an error at the cursor position (or at the start when c is NULL) unless one is set.
@@ -182,12 +182,12 @@ const char *vhlo_op_name(int vop);
  * dimension numbers assembled, spellings normalized) and creates the op with room for operands,
  * results and regions (filled by the caller). parent_kind is the kind of the op whose region
  * holds this op (CJ_OP_COUNT at module level). */
-cj_status vhlo_build_op(bc_reader *r, int vop, const cj_named_attr *attrs, uint32_t nattrs,
+CJ_MUST_USE cj_status vhlo_build_op(bc_reader *r, int vop, const cj_named_attr *attrs, uint32_t nattrs,
                         uint32_t nopnds, uint32_t nresults, uint32_t nregions,
                         cj_op_kind parent_kind, cj_op **out);
 
 /* Normalizes an op's attributes to the kinds the op table declares (shared with the plain
  * bytecode path). */
-cj_status bc_normalize_op_attrs(cj_module *m, cj_op *op);
+CJ_MUST_USE cj_status bc_normalize_op_attrs(cj_module *m, cj_op *op);
 
 #endif

@@ -16,22 +16,22 @@ typedef struct rd {
   const char *what; /* message being read */
 } rd;
 
-static cj_status rd_err(const rd *r, const char *msg) {
+static CJ_MUST_USE cj_status rd_err(const rd *r, const char *msg) {
   return cj_invalid("compile options: %s: %s at byte %zu", r->what, msg,
                     (size_t)(r->p - r->base));
 }
 
-static cj_status rd_varint(rd *r, uint64_t *out) {
+static CJ_MUST_USE cj_status rd_varint(rd *r, uint64_t *out) {
   cj_pb_err e = cj_pb_varint(&r->p, r->end, out);
   return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
 }
 
-static cj_status rd_tag(rd *r, uint32_t *field, int *wt) {
+static CJ_MUST_USE cj_status rd_tag(rd *r, uint32_t *field, int *wt) {
   cj_pb_err e = cj_pb_tag(&r->p, r->end, field, wt);
   return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
 }
 
-static cj_status rd_len(rd *r, rd *sub, const char *what) {
+static CJ_MUST_USE cj_status rd_len(rd *r, rd *sub, const char *what) {
   uint64_t n;
   CJ_RETURN_IF_ERROR(rd_varint(r, &n));
   if (n > (uint64_t)(r->end - r->p)) return rd_err(r, "length runs past the end");
@@ -44,7 +44,7 @@ static cj_status rd_len(rd *r, rd *sub, const char *what) {
 }
 
 /* Skips one field's value of wire type wt (groups nest). */
-static cj_status rd_skip(rd *r, uint32_t field, int wt, int depth) {
+static CJ_MUST_USE cj_status rd_skip(rd *r, uint32_t field, int wt, int depth) {
   uint64_t v;
   switch (wt) {
     case WT_VARINT:
@@ -82,7 +82,7 @@ static cj_status rd_skip(rd *r, uint32_t field, int wt, int depth) {
   }
 }
 
-static cj_status expect_wt(const rd *r, int wt, int want, const char *field) {
+static CJ_MUST_USE cj_status expect_wt(const rd *r, int wt, int want, const char *field) {
   if (wt == want) return NULL;
   return cj_invalid("compile options: %s.%s has wire type %d, expected %d at byte %zu", r->what,
                     field, wt, want, (size_t)(r->p - r->base));
@@ -98,7 +98,7 @@ typedef struct dev_assign {
   bool present;
 } dev_assign;
 
-static cj_status push_id(rd *r, dev_assign *da, int64_t v) {
+static CJ_MUST_USE cj_status push_id(rd *r, dev_assign *da, int64_t v) {
   if (da->nids >= MAX_DEVICES) return rd_err(r, "too many device ids");
   if (da->nids == da->cap) {
     int64_t ncap = da->cap ? da->cap * 2 : 16;
@@ -111,7 +111,7 @@ static cj_status push_id(rd *r, dev_assign *da, int64_t v) {
   return NULL;
 }
 
-static cj_status read_computation_devices(rd *r, dev_assign *da, int64_t *count) {
+static CJ_MUST_USE cj_status read_computation_devices(rd *r, dev_assign *da, int64_t *count) {
   *count = 0;
   while (r->p < r->end) {
     uint32_t f = 0;
@@ -142,7 +142,7 @@ static cj_status read_computation_devices(rd *r, dev_assign *da, int64_t *count)
   return NULL;
 }
 
-static cj_status read_device_assignment(rd *r, dev_assign *da) {
+static CJ_MUST_USE cj_status read_device_assignment(rd *r, dev_assign *da) {
   da->present = true;
   int64_t per = -1;
   while (r->p < r->end) {
@@ -188,7 +188,7 @@ typedef struct build_opts {
   dev_assign da;
 } build_opts;
 
-static cj_status read_bool(rd *r, int wt, const char *name, bool *out) {
+static CJ_MUST_USE cj_status read_bool(rd *r, int wt, const char *name, bool *out) {
   CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, name));
   uint64_t v;
   CJ_RETURN_IF_ERROR(rd_varint(r, &v));
@@ -196,7 +196,7 @@ static cj_status read_bool(rd *r, int wt, const char *name, bool *out) {
   return NULL;
 }
 
-static cj_status read_build_options(rd *r, build_opts *b) {
+static CJ_MUST_USE cj_status read_build_options(rd *r, build_opts *b) {
   while (r->p < r->end) {
     uint32_t f = 0;
     int wt = 0;
@@ -306,7 +306,7 @@ static bool str_is_number(const uint8_t *s, size_t n, bool integer) {
  * string_field = 1, bool_field = 2, int_field = 3, double_field = 4}). XLA applies each to the
  * DebugOptions field of that name and refuses unknown names and values of the wrong type; so do
  * we, although cjrt acts on none of them (docs/JAX.md). */
-static cj_status read_option_override(rd *r) {
+static CJ_MUST_USE cj_status read_option_override(rd *r) {
   const uint8_t *key = NULL;
   size_t klen = 0;
   int vfield = 0; /* which OptionOverrideProto field was set */
@@ -391,7 +391,7 @@ typedef struct arg_list {
   int64_t *dims; /* MAX_ARG_RANK per shape */
 } arg_list;
 
-static cj_status read_arg_shape(rd *r, arg_list *al) {
+static CJ_MUST_USE cj_status read_arg_shape(rd *r, arg_list *al) {
   if (al->n >= MAX_ARGS) return rd_err(r, "more than 65536 argument_layouts");
   if (al->n == al->cap) {
     int32_t cap = al->cap ? al->cap * 2 : 8;

@@ -46,14 +46,14 @@ typedef struct cj_compile_options_storage {
 
 /* Parses `len` bytes (len 0 = all defaults: 1 replica, 1 partition, no assignment). On error
  * nothing is owned by *out (it is left zeroed with defaults). */
-cj_status cj_compile_options_read(const void *data, size_t len, cj_compile_options_storage *out);
+CJ_MUST_USE cj_status cj_compile_options_read(const void *data, size_t len, cj_compile_options_storage *out);
 void cj_compile_options_storage_free(cj_compile_options_storage *s);
 
 /* Copies `opts` (with its device assignment) into storage owned by *out. */
-cj_status cj_compile_options_copy(const cj_compile_options *opts, cj_compile_options_storage *out);
+CJ_MUST_USE cj_status cj_compile_options_copy(const cj_compile_options *opts, cj_compile_options_storage *out);
 
 /* Serializes the fields we understand back into an xla.CompileOptionsProto (for
  * PJRT_Executable_GetCompileOptions); *out is malloc'ed, the caller frees it. */
-cj_status cj_compile_options_write(const cj_compile_options *opts, void **out, size_t *len);
+CJ_MUST_USE cj_status cj_compile_options_write(const cj_compile_options *opts, void **out, size_t *len);
 
 #endif

@@ -27,18 +27,18 @@
 /* Parses one module. A file of bare top-level ops (no `module`) is an implicit module. Text that
  * holds `// -----` separators is an error here (use cj_parse_mlir_text_split). The result is not
  * verified (call cj_verify_module). `filename` is used in messages and op positions. */
-cj_status cj_parse_mlir_text(const char *text, size_t len, const char *filename, cj_module **out);
+CJ_MUST_USE cj_status cj_parse_mlir_text(const char *text, size_t len, const char *filename, cj_module **out);
 
 /* Splits on lines that are exactly `// -----` and parses each piece; *out receives a malloc'ed
  * array of *n modules (each cj_module_free'd by the caller, then free() the array). Positions keep
  * the line numbers of the whole file. If a piece fails, the status names it and *out is NULL. */
-cj_status cj_parse_mlir_text_split(const char *text, size_t len, const char *filename,
+CJ_MUST_USE cj_status cj_parse_mlir_text_split(const char *text, size_t len, const char *filename,
                                    cj_module ***out, size_t *n);
 
 /* Parses a single attribute or type written in MLIR syntax into module m (used by the bytecode
  * reader for attributes stored in their textual form). */
-cj_status cj_parse_attr_text(cj_module *m, const char *text, size_t len, const cj_attr **out);
-cj_status cj_parse_type_text(cj_module *m, const char *text, size_t len, const cj_type **out);
+CJ_MUST_USE cj_status cj_parse_attr_text(cj_module *m, const char *text, size_t len, const cj_attr **out);
+CJ_MUST_USE cj_status cj_parse_type_text(cj_module *m, const char *text, size_t len, const cj_type **out);
 
 /* ---- bytecode (src/frontend/mlir_bytecode.c, vhlo.c) ---- */
 
@@ -48,7 +48,7 @@ int cj_is_mlir_bytecode(const void *data, size_t len);
 /* Reads a StableHLO portable artifact (VHLO in MLIR bytecode) or plain MLIR bytecode of the
  * stablehlo/func/chlo/sdy dialects. An artifact newer than we support fails naming both
  * versions. */
-cj_status cj_read_mlir_bytecode(const void *data, size_t len, const char *filename,
+CJ_MUST_USE cj_status cj_read_mlir_bytecode(const void *data, size_t len, const char *filename,
                                 cj_module **out);
 
 /* The StableHLO versions the reader supports (PJRT_Plugin_Attributes advertises them). */
@@ -69,12 +69,12 @@ typedef enum cj_hlo_format {
  * computations become regions or are inlined, and tuples are flattened. Not verified (call
  * cj_verify_module). An opcode without a StableHLO counterpart fails naming the instruction:
  *   "hlo: instruction %x (opcode infeed) in computation %main is not supported" */
-cj_status cj_read_hlo_program(const void *data, size_t len, cj_hlo_format format,
+CJ_MUST_USE cj_status cj_read_hlo_program(const void *data, size_t len, cj_hlo_format format,
                               const char *filename, cj_module **out);
 
 /* ---- either ---- */
 
 /* Text or bytecode, told apart by the magic bytes. */
-cj_status cj_read_program(const void *data, size_t len, const char *filename, cj_module **out);
+CJ_MUST_USE cj_status cj_read_program(const void *data, size_t len, const char *filename, cj_module **out);
 
 #endif

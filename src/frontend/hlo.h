@@ -143,11 +143,11 @@ bool hlo_push_i64(hlo_module *h, hlo_i64s *a, int64_t v);
 void *hlo_push(hlo_module *h, void **items, int32_t *n, int32_t *cap, size_t size);
 
 /* Readers: fill *out (owned by the caller) or fail naming what was wrong. */
-cj_status hlo_read_proto(const void *data, size_t len, bool with_config, hlo_module **out);
-cj_status hlo_read_text(const char *text, size_t len, const char *filename, hlo_module **out);
+CJ_MUST_USE cj_status hlo_read_proto(const void *data, size_t len, bool with_config, hlo_module **out);
+CJ_MUST_USE cj_status hlo_read_text(const char *text, size_t len, const char *filename, hlo_module **out);
 
 /* Lowers an HLO module into a StableHLO module whose func.func @main is the entry computation
  * (entry parameters become arguments, a tuple root becomes several results). */
-cj_status hlo_lower(const hlo_module *h, const char *filename, cj_module **out);
+CJ_MUST_USE cj_status hlo_lower(const hlo_module *h, const char *filename, cj_module **out);
 
 #endif

@@ -53,8 +53,8 @@ typedef struct sc {
   int odepth;
 } sc;
 
-static cj_status ins_err(const sc *s, const hlo_instr *in, const char *fmt, ...) CJ_PRINTF(3, 4);
-static cj_status ins_err(const sc *s, const hlo_instr *in, const char *fmt, ...) {
+static CJ_MUST_USE cj_status ins_err(const sc *s, const hlo_instr *in, const char *fmt, ...) CJ_PRINTF(3, 4);
+static CJ_MUST_USE cj_status ins_err(const sc *s, const hlo_instr *in, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
@@ -64,7 +64,7 @@ static cj_status ins_err(const sc *s, const hlo_instr *in, const char *fmt, ...)
                     s->c->name, msg);
 }
 
-static cj_status unsupported(const sc *s, const hlo_instr *in) {
+static CJ_MUST_USE cj_status unsupported(const sc *s, const hlo_instr *in) {
   return cj_unimplemented("hlo: instruction %s (opcode %s) in computation %s is not supported",
                           in->name, in->opcode, s->c->name);
 }
@@ -79,7 +79,7 @@ static uint32_t leaf_count(const hlo_shape *sh, int depth) {
   return n;
 }
 
-static cj_status array_type(lw *L, const hlo_shape *sh, const cj_type **out) {
+static CJ_MUST_USE cj_status array_type(lw *L, const hlo_shape *sh, const cj_type **out) {
   *out = NULL;
   if (sh->etype == HLO_TOKEN) {
     *out = cj_type_token(L->m);
@@ -109,7 +109,7 @@ static cj_status array_type(lw *L, const hlo_shape *sh, const cj_type **out) {
 }
 
 /* the types of a shape's leaves, appended to types[*n] (cap entries) */
-static cj_status leaf_types(lw *L, const hlo_shape *sh, const cj_type **types, uint32_t *n,
+static CJ_MUST_USE cj_status leaf_types(lw *L, const hlo_shape *sh, const cj_type **types, uint32_t *n,
                             uint32_t cap, int depth) {
   if (depth > 32) return cj_invalid("hlo: tuple shapes nested too deeply");
   if (sh->etype == HLO_TUPLE) {
@@ -180,7 +180,7 @@ static const cj_attr *layout_attr(cj_module *m, const hlo_shape *sh) {
 /* A custom call with operand_shapes_with_layout sees its operands in those layouts and its
  * results in the layouts of its own shape (XLA's layout constraint), as StableHLO's
  * operand_layouts / result_layouts say. */
-static cj_status set_call_layouts(sc *s, const hlo_instr *in, setter *t, uint32_t nops) {
+static CJ_MUST_USE cj_status set_call_layouts(sc *s, const hlo_instr *in, setter *t, uint32_t nops) {
   cj_module *m = s->L->m;
   if ((uint32_t)in->noperand_layouts != nops)
     return ins_err(s, in, "operand_shapes_with_layout has %d shapes for %u operands",
@@ -217,7 +217,7 @@ static cj_op *emit(sc *s, const hlo_instr *in, cj_op_kind k, uint32_t nop, cj_va
   return op;
 }
 
-static cj_status results_vl(sc *s, const hlo_instr *in, cj_op *op, vl *out) {
+static CJ_MUST_USE cj_status results_vl(sc *s, const hlo_instr *in, cj_op *op, vl *out) {
   out->n = op->nresults;
   out->shape = &in->shape;
   out->v = cj_alloc(s->L->m, sizeof(cj_value *) * (op->nresults ? op->nresults : 1));
@@ -227,7 +227,7 @@ static cj_status results_vl(sc *s, const hlo_instr *in, cj_op *op, vl *out) {
 }
 
 /* result types of op from the instruction's shape (its leaves must number op->nresults) */
-static cj_status type_results(sc *s, const hlo_instr *in, cj_op *op) {
+static CJ_MUST_USE cj_status type_results(sc *s, const hlo_instr *in, cj_op *op) {
   uint32_t n;
   cj_status st;
   const cj_type **t = shape_types(s->L, &in->shape, &n, &st);
@@ -247,11 +247,11 @@ static const hlo_comp *find_comp(const hlo_module *h, int64_t id) {
   return NULL;
 }
 
-static cj_status lower_comp(lw *L, const hlo_comp *c, cj_block *blk, const vl *params,
+static CJ_MUST_USE cj_status lower_comp(lw *L, const hlo_comp *c, cj_block *blk, const vl *params,
                             uint32_t nparams, vl *root);
 
 /* the parameters of c by number: *np of them, pars[i] its parameter i */
-static cj_status comp_params(lw *L, const hlo_comp *c, const hlo_instr ***pars, uint32_t *np) {
+static CJ_MUST_USE cj_status comp_params(lw *L, const hlo_comp *c, const hlo_instr ***pars, uint32_t *np) {
   uint32_t n = 0;
   for (int32_t i = 0; i < c->n; i++)
     if (strcmp(c->instrs[i].opcode, "parameter") == 0) n++;
@@ -273,7 +273,7 @@ static cj_status comp_params(lw *L, const hlo_comp *c, const hlo_instr ***pars, 
 
 /* Fills region r's one block from computation `id`: its parameters' leaves are the block
  * arguments, and `ret` (stablehlo.return or func.return) returns the root's leaves. */
-static cj_status comp_body(lw *L, int64_t id, cj_region *r, cj_op_kind ret, const char *what,
+static CJ_MUST_USE cj_status comp_body(lw *L, int64_t id, cj_region *r, cj_op_kind ret, const char *what,
                            const char *caller, vl *root_out) {
   const hlo_comp *c = find_comp(L->h, id);
   if (!c) return cj_invalid("hlo: %s: no computation with id %lld (%s)", caller, (long long)id, what);
@@ -311,9 +311,9 @@ static cj_status comp_body(lw *L, int64_t id, cj_region *r, cj_op_kind ret, cons
 
 /* ------------------------------------------------------------------ instructions */
 
-static cj_status ensure(sc *s, int32_t idx);
+static CJ_MUST_USE cj_status ensure(sc *s, int32_t idx);
 
-static cj_status operand(sc *s, const hlo_instr *in, int32_t k, vl *out) {
+static CJ_MUST_USE cj_status operand(sc *s, const hlo_instr *in, int32_t k, vl *out) {
   if (k >= in->operand_ids.n) return ins_err(s, in, "has no operand %d", k);
   int64_t id = in->operand_ids.v[k];
   int32_t lo = 0, hi = s->c->n - 1;
@@ -332,7 +332,7 @@ static cj_status operand(sc *s, const hlo_instr *in, int32_t k, vl *out) {
                  (long long)id);
 }
 
-static cj_status array_operand(sc *s, const hlo_instr *in, int32_t k, cj_value **out) {
+static CJ_MUST_USE cj_status array_operand(sc *s, const hlo_instr *in, int32_t k, cj_value **out) {
   vl v;
   CJ_RETURN_IF_ERROR(operand(s, in, k, &v));
   if (v.n != 1 || (v.shape && v.shape->etype == HLO_TUPLE))
@@ -342,7 +342,7 @@ static cj_status array_operand(sc *s, const hlo_instr *in, int32_t k, cj_value *
 }
 
 /* all operands, each an array */
-static cj_status array_operands(sc *s, const hlo_instr *in, cj_value ***out) {
+static CJ_MUST_USE cj_status array_operands(sc *s, const hlo_instr *in, cj_value ***out) {
   cj_value **v = cj_alloc(s->L->m, sizeof *v * (in->operand_ids.n ? in->operand_ids.n : 1));
   if (!v) return cj_oom();
   for (int32_t k = 0; k < in->operand_ids.n; k++)
@@ -352,7 +352,7 @@ static cj_status array_operands(sc *s, const hlo_instr *in, cj_value ***out) {
 }
 
 /* the leaves of all operands, concatenated */
-static cj_status leaf_operands(sc *s, const hlo_instr *in, cj_value ***out, uint32_t *n) {
+static CJ_MUST_USE cj_status leaf_operands(sc *s, const hlo_instr *in, cj_value ***out, uint32_t *n) {
   uint32_t total = 0;
   for (int32_t k = 0; k < in->operand_ids.n; k++) {
     vl v;
@@ -372,13 +372,13 @@ static cj_status leaf_operands(sc *s, const hlo_instr *in, cj_value ***out, uint
   return NULL;
 }
 
-static cj_status need_operands(sc *s, const hlo_instr *in, int32_t n) {
+static CJ_MUST_USE cj_status need_operands(sc *s, const hlo_instr *in, int32_t n) {
   if (in->operand_ids.n != n)
     return ins_err(s, in, "has %d operands, expected %d", in->operand_ids.n, n);
   return NULL;
 }
 
-static cj_status need_called(sc *s, const hlo_instr *in, int32_t n) {
+static CJ_MUST_USE cj_status need_called(sc *s, const hlo_instr *in, int32_t n) {
   if (in->called_ids.n != n)
     return ins_err(s, in, "calls %d computations, expected %d", in->called_ids.n, n);
   return NULL;
@@ -447,7 +447,7 @@ static const ew_row kElementwise[] = {
 };
 
 /* a single-result op of `k` over the array operands, typed by the instruction's shape */
-static cj_status simple(sc *s, const hlo_instr *in, cj_op_kind k, int nopnds, cj_op **out) {
+static CJ_MUST_USE cj_status simple(sc *s, const hlo_instr *in, cj_op_kind k, int nopnds, cj_op **out) {
   if (nopnds >= 0) CJ_RETURN_IF_ERROR(need_operands(s, in, nopnds));
   cj_value **ops;
   CJ_RETURN_IF_ERROR(array_operands(s, in, &ops));
@@ -521,7 +521,7 @@ static int32_t direction(const char *s) {
 }
 
 /* lower_instr, continued: scatter, sort, while, conditional, custom calls and the rest */
-static cj_status lower_instr_control(sc *s, int32_t idx) {
+static CJ_MUST_USE cj_status lower_instr_control(sc *s, int32_t idx) {
   lw *L = s->L;
   cj_module *m = L->m;
   const hlo_instr *in = &s->c->instrs[idx];
@@ -632,7 +632,7 @@ static cj_status lower_instr_control(sc *s, int32_t idx) {
           /* typed FFI: backend_config is a dictionary attribute written as MLIR text */
           cj_status ps = cj_parse_attr_text(m, in->backend_config, in->backend_config_len, &bc);
           if (ps || !bc || bc->kind != CJ_ATTR_DICT) {
-            cj_status_free(ps);
+            cj_status_ignore(ps); /* not a dictionary: the handler gets no attributes */
             bc = NULL;
           }
         }
@@ -654,7 +654,7 @@ static cj_status lower_instr_control(sc *s, int32_t idx) {
 }
 
 /* lower_instr, continued: reductions, collectives, select-and-scatter */
-static cj_status lower_instr_regions(sc *s, int32_t idx) {
+static CJ_MUST_USE cj_status lower_instr_regions(sc *s, int32_t idx) {
   lw *L = s->L;
   cj_module *m = L->m;
   const hlo_instr *in = &s->c->instrs[idx];
@@ -755,7 +755,7 @@ static cj_status lower_instr_regions(sc *s, int32_t idx) {
 }
 
 /* lower_instr, continued: dot, convolution, gather, fft, triangular-solve, rng, batch norm */
-static cj_status lower_instr_linalg(sc *s, int32_t idx) {
+static CJ_MUST_USE cj_status lower_instr_linalg(sc *s, int32_t idx) {
   lw *L = s->L;
   cj_module *m = L->m;
   const hlo_instr *in = &s->c->instrs[idx];
@@ -886,7 +886,7 @@ static cj_status lower_instr_linalg(sc *s, int32_t idx) {
 }
 
 /* lower_instr, continued: elementwise and other one-to-one ops */
-static cj_status lower_instr_ew(sc *s, int32_t idx) {
+static CJ_MUST_USE cj_status lower_instr_ew(sc *s, int32_t idx) {
   lw *L = s->L;
   cj_module *m = L->m;
   const hlo_instr *in = &s->c->instrs[idx];
@@ -1033,7 +1033,7 @@ static cj_status lower_instr_ew(sc *s, int32_t idx) {
   return lower_instr_linalg(s, idx);
 }
 
-static cj_status lower_instr(sc *s, int32_t idx) {
+static CJ_MUST_USE cj_status lower_instr(sc *s, int32_t idx) {
   lw *L = s->L;
   cj_module *m = L->m;
   const hlo_instr *in = &s->c->instrs[idx];
@@ -1094,14 +1094,14 @@ static cj_status lower_instr(sc *s, int32_t idx) {
   return lower_instr_ew(s, idx);
 }
 
-static cj_status too_much_work(const sc *s) {
+static CJ_MUST_USE cj_status too_much_work(const sc *s) {
   return cj_status_make(CJ_RESOURCE_EXHAUSTED,
                         "hlo: computation %s: more than %d instructions once calls and fusions are "
                         "inlined",
                         s->c->name, (int)MAX_WORK);
 }
 
-static cj_status ensure(sc *s, int32_t idx) {
+static CJ_MUST_USE cj_status ensure(sc *s, int32_t idx) {
   if (s->state[idx] == 2) return NULL;
   const hlo_instr *in = &s->c->instrs[idx];
   if (s->state[idx] == 1)
@@ -1126,7 +1126,7 @@ static int cmp_idpos(const void *a, const void *b) {
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static cj_status lower_comp(lw *L, const hlo_comp *c, cj_block *blk, const vl *params,
+static CJ_MUST_USE cj_status lower_comp(lw *L, const hlo_comp *c, cj_block *blk, const vl *params,
                             uint32_t nparams, vl *root) {
   if (L->depth >= MAX_COMP_DEPTH)
     return cj_invalid("hlo: computation %s: calls nested too deeply (recursive?)", c->name);

@@ -61,21 +61,21 @@ typedef struct rd {
   int depth;
 } rd;
 
-static cj_status rd_err(const rd *r, const char *msg) {
+static CJ_MUST_USE cj_status rd_err(const rd *r, const char *msg) {
   return cj_invalid("hlo proto: %s: %s at byte %zu", r->what, msg, (size_t)(r->p - r->base));
 }
 
-static cj_status rd_varint(rd *r, uint64_t *out) {
+static CJ_MUST_USE cj_status rd_varint(rd *r, uint64_t *out) {
   cj_pb_err e = cj_pb_varint(&r->p, r->end, out);
   return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
 }
 
-static cj_status rd_tag(rd *r, uint32_t *field, int *wt) {
+static CJ_MUST_USE cj_status rd_tag(rd *r, uint32_t *field, int *wt) {
   cj_pb_err e = cj_pb_tag(&r->p, r->end, field, wt);
   return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
 }
 
-static cj_status rd_sub(rd *r, int wt, rd *sub, const char *what) {
+static CJ_MUST_USE cj_status rd_sub(rd *r, int wt, rd *sub, const char *what) {
   if (wt != WT_LEN) return rd_err(r, "expected a length-delimited field");
   uint64_t n;
   CJ_RETURN_IF_ERROR(rd_varint(r, &n));
@@ -86,7 +86,7 @@ static cj_status rd_sub(rd *r, int wt, rd *sub, const char *what) {
   return NULL;
 }
 
-static cj_status rd_skip(rd *r, uint32_t field, int wt, int depth) {
+static CJ_MUST_USE cj_status rd_skip(rd *r, uint32_t field, int wt, int depth) {
   uint64_t v = 0;
   switch (wt) {
     case WT_VARINT: return rd_varint(r, &v);
@@ -117,7 +117,7 @@ static cj_status rd_skip(rd *r, uint32_t field, int wt, int depth) {
   }
 }
 
-static cj_status rd_int(rd *r, int wt, int64_t *out) {
+static CJ_MUST_USE cj_status rd_int(rd *r, int wt, int64_t *out) {
   if (wt != WT_VARINT) return rd_err(r, "expected a varint field");
   uint64_t v = 0;
   CJ_RETURN_IF_ERROR(rd_varint(r, &v));
@@ -125,7 +125,7 @@ static cj_status rd_int(rd *r, int wt, int64_t *out) {
   return NULL;
 }
 
-static cj_status rd_bool(rd *r, int wt, bool *out) {
+static CJ_MUST_USE cj_status rd_bool(rd *r, int wt, bool *out) {
   int64_t v = 0;
   CJ_RETURN_IF_ERROR(rd_int(r, wt, &v));
   *out = v != 0;
@@ -133,7 +133,7 @@ static cj_status rd_bool(rd *r, int wt, bool *out) {
 }
 
 /* repeated int64/int32/bool/enum: packed or one at a time */
-static cj_status rd_ints(rd *r, int wt, hlo_i64s *a) {
+static CJ_MUST_USE cj_status rd_ints(rd *r, int wt, hlo_i64s *a) {
   if (wt == WT_VARINT) {
     int64_t v = 0;
     CJ_RETURN_IF_ERROR(rd_int(r, wt, &v));
@@ -150,7 +150,7 @@ static cj_status rd_ints(rd *r, int wt, hlo_i64s *a) {
 }
 
 /* string/bytes into the arena, NUL-terminated */
-static cj_status rd_str(rd *r, int wt, const char **out, size_t *len) {
+static CJ_MUST_USE cj_status rd_str(rd *r, int wt, const char **out, size_t *len) {
   rd sub;
   CJ_RETURN_IF_ERROR(rd_sub(r, wt, &sub, r->what));
   size_t n = (size_t)(sub.end - sub.p);
@@ -174,14 +174,14 @@ static cj_status rd_str(rd *r, int wt, const char **out, size_t *len) {
 
 /* ------------------------------------------------------------------ xla_data.proto messages */
 
-static cj_status read_shape(rd *r, hlo_shape *s);
+static CJ_MUST_USE cj_status read_shape(rd *r, hlo_shape *s);
 
-static cj_status read_layout(rd *r, hlo_shape *s) {
+static CJ_MUST_USE cj_status read_layout(rd *r, hlo_shape *s) {
   FIELDS(r, case 1 : CJ_RETURN_IF_ERROR(rd_ints(r, wt, &s->minor_to_major)); break;)
   return NULL;
 }
 
-static cj_status read_shape(rd *r, hlo_shape *s) {
+static CJ_MUST_USE cj_status read_shape(rd *r, hlo_shape *s) {
   FIELDS(r, case 2 : {
     int64_t v = 0;
     CJ_RETURN_IF_ERROR(rd_int(r, wt, &v));
@@ -227,7 +227,7 @@ static bool bytes_put(bytes *b, const void *src, size_t n) {
 }
 
 /* repeated varint field into `size`-byte little-endian elements */
-static cj_status lit_varints(rd *r, int wt, bytes *b, int size) {
+static CJ_MUST_USE cj_status lit_varints(rd *r, int wt, bytes *b, int size) {
   rd sub;
   if (wt == WT_VARINT) {
     sub = *r;
@@ -246,7 +246,7 @@ static cj_status lit_varints(rd *r, int wt, bytes *b, int size) {
 }
 
 /* repeated fixed32/fixed64 field */
-static cj_status lit_fixed(rd *r, int wt, bytes *b, int size) {
+static CJ_MUST_USE cj_status lit_fixed(rd *r, int wt, bytes *b, int size) {
   if ((size == 4 && wt == WT_I32) || (size == 8 && wt == WT_I64)) {
     if (r->end - r->p < size) return rd_err(r, "truncated fixed value");
     if (!bytes_put(b, r->p, (size_t)size)) return cj_oom();
@@ -259,13 +259,13 @@ static cj_status lit_fixed(rd *r, int wt, bytes *b, int size) {
   return bytes_put(b, sub.p, (size_t)(sub.end - sub.p)) ? NULL : cj_oom();
 }
 
-static cj_status lit_bytes(rd *r, int wt, bytes *b) {
+static CJ_MUST_USE cj_status lit_bytes(rd *r, int wt, bytes *b) {
   rd sub;
   CJ_RETURN_IF_ERROR(rd_sub(r, wt, &sub, "LiteralProto"));
   return bytes_put(b, sub.p, (size_t)(sub.end - sub.p)) ? NULL : cj_oom();
 }
 
-static cj_status read_literal_fields(rd *r, hlo_literal *l, bytes *b) {
+static CJ_MUST_USE cj_status read_literal_fields(rd *r, hlo_literal *l, bytes *b) {
   FIELDS(r, case 1 : {
     rd sub;
     CJ_RETURN_IF_ERROR(rd_sub(r, wt, &sub, "LiteralProto.shape"));
@@ -308,7 +308,7 @@ static void relayout(const hlo_shape *s, const hlo_i64s *m2m, const uint8_t *src
 }
 
 /* Checks a layout is a permutation of the dimensions; true if it is not row-major. */
-static cj_status layout_kind(const hlo_shape *s, bool *permuted) {
+static CJ_MUST_USE cj_status layout_kind(const hlo_shape *s, bool *permuted) {
   *permuted = false;
   const hlo_i64s *m = &s->minor_to_major;
   if (!m->n) return NULL;
@@ -326,7 +326,7 @@ static cj_status layout_kind(const hlo_shape *s, bool *permuted) {
   return NULL;
 }
 
-static cj_status read_literal(rd *r, hlo_literal *l) {
+static CJ_MUST_USE cj_status read_literal(rd *r, hlo_literal *l) {
   bytes b = {0};
   cj_status st = read_literal_fields(r, l, &b);
   if (st) {
@@ -372,7 +372,7 @@ static cj_status read_literal(rd *r, hlo_literal *l) {
   return st;
 }
 
-static cj_status read_window(rd *r, hlo_instr *in) {
+static CJ_MUST_USE cj_status read_window(rd *r, hlo_instr *in) {
   in->has_window = true;
   FIELDS(r, case 1 : {
     rd s;
@@ -398,7 +398,7 @@ static cj_status read_window(rd *r, hlo_instr *in) {
   return NULL;
 }
 
-static cj_status read_conv_dnums(rd *r, hlo_instr *in) {
+static CJ_MUST_USE cj_status read_conv_dnums(rd *r, hlo_instr *in) {
   in->has_conv_dnums = true;
   FIELDS(r, case 7 : CJ_RETURN_IF_ERROR(rd_int(r, wt, &in->in_batch)); break;
          case 8 : CJ_RETURN_IF_ERROR(rd_int(r, wt, &in->in_feature)); break;
@@ -412,7 +412,7 @@ static cj_status read_conv_dnums(rd *r, hlo_instr *in) {
   return NULL;
 }
 
-static cj_status read_replica_group(rd *r, hlo_instr *in) {
+static CJ_MUST_USE cj_status read_replica_group(rd *r, hlo_instr *in) {
   hlo_i64s *g = PUSH(r->h, in->groups, in->ngroups, in->gcap);
   if (!g) return cj_oom();
   FIELDS(r, case 1 : CJ_RETURN_IF_ERROR(rd_ints(r, wt, g)); break;)
@@ -421,7 +421,7 @@ static cj_status read_replica_group(rd *r, hlo_instr *in) {
 
 /* IotaReplicaGroupListProto: iota(prod(dims)) reshaped to dims, transposed by perm, read as
  * num_groups rows of per_group ids. */
-static cj_status read_iota_groups(rd *r, hlo_instr *in) {
+static CJ_MUST_USE cj_status read_iota_groups(rd *r, hlo_instr *in) {
   int64_t ng = 0, per = 0;
   hlo_i64s dims = {0}, perm = {0};
   FIELDS(r, case 1 : CJ_RETURN_IF_ERROR(rd_int(r, wt, &ng)); break;
@@ -475,7 +475,7 @@ static cj_status read_iota_groups(rd *r, hlo_instr *in) {
   return NULL;
 }
 
-static cj_status read_instr(rd *r, hlo_instr *in) {
+static CJ_MUST_USE cj_status read_instr(rd *r, hlo_instr *in) {
   in->feature_group_count = in->batch_group_count = 1;
   FIELDS(
       r, case 1 : CJ_RETURN_IF_ERROR(rd_str(r, wt, &in->name, NULL)); break;
@@ -676,7 +676,7 @@ static cj_status read_instr(rd *r, hlo_instr *in) {
   return NULL;
 }
 
-static cj_status read_comp(rd *r, hlo_comp *c) {
+static CJ_MUST_USE cj_status read_comp(rd *r, hlo_comp *c) {
   FIELDS(r, case 1 : CJ_RETURN_IF_ERROR(rd_str(r, wt, &c->name, NULL)); break;
          case 2 : {
            rd s;
@@ -691,7 +691,7 @@ static cj_status read_comp(rd *r, hlo_comp *c) {
   return NULL;
 }
 
-static cj_status read_module(rd *r, hlo_module *h) {
+static CJ_MUST_USE cj_status read_module(rd *r, hlo_module *h) {
   FIELDS(r, case 1 : CJ_RETURN_IF_ERROR(rd_str(r, wt, &h->name, NULL)); break;
          case 2 : CJ_RETURN_IF_ERROR(rd_str(r, wt, &h->entry_name, NULL)); break;
          case 6 : CJ_RETURN_IF_ERROR(rd_int(r, wt, &h->entry_id)); h->has_entry_id = true; break;
@@ -707,7 +707,7 @@ static cj_status read_module(rd *r, hlo_module *h) {
 }
 
 /* HloModuleProtoWithConfig: hlo_module = 1, config = 2 (HloModuleConfigProto, not read) */
-static cj_status read_with_config(rd *r, hlo_module *h) {
+static CJ_MUST_USE cj_status read_with_config(rd *r, hlo_module *h) {
   bool seen = false;
   FIELDS(r, case 1 : {
     rd s;

@@ -29,8 +29,8 @@ typedef struct tp {
   hlo_module *h;
 } tp;
 
-static cj_status terr(const tp *t, const char *fmt, ...) CJ_PRINTF(2, 3);
-static cj_status terr(const tp *t, const char *fmt, ...) {
+static CJ_MUST_USE cj_status terr(const tp *t, const char *fmt, ...) CJ_PRINTF(2, 3);
+static CJ_MUST_USE cj_status terr(const tp *t, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
@@ -76,7 +76,7 @@ static bool name_char(char c) {
 }
 
 /* a name (without a leading '%'), copied into the arena */
-static cj_status ident(tp *t, const char **out) {
+static CJ_MUST_USE cj_status ident(tp *t, const char **out) {
   skip_ws(t);
   if (t->p < t->end && *t->p == '%') t->p++;
   const char *s = t->p;
@@ -87,7 +87,7 @@ static cj_status ident(tp *t, const char **out) {
 }
 
 /* a decimal integer (the text is not NUL-terminated: no strtoll) */
-static cj_status integer(tp *t, int64_t *out) {
+static CJ_MUST_USE cj_status integer(tp *t, int64_t *out) {
   skip_ws(t);
   bool neg = false;
   if (t->p < t->end && (*t->p == '-' || *t->p == '+')) neg = *t->p++ == '-';
@@ -103,7 +103,7 @@ static cj_status integer(tp *t, int64_t *out) {
 }
 
 /* skips a balanced {...}, (...), [...] or "..." value, or a plain token up to ',' / ')' */
-static cj_status skip_value(tp *t) {
+static CJ_MUST_USE cj_status skip_value(tp *t) {
   skip_ws(t);
   int depth = 0;
   while (t->p < t->end && *t->p != '\n') {
@@ -140,7 +140,7 @@ static int32_t etype_of(const char *s, size_t n) {
   return -1;
 }
 
-static cj_status shape(tp *t, hlo_shape *s, int depth) {
+static CJ_MUST_USE cj_status shape(tp *t, hlo_shape *s, int depth) {
   if (depth > 32) return terr(t, "shapes nested too deeply");
   skip_ws(t);
   if (eat(t, '(')) {
@@ -201,7 +201,7 @@ static cj_status shape(tp *t, hlo_shape *s, int depth) {
 
 /* ------------------------------------------------------------------ attribute values */
 
-static cj_status int_list(tp *t, hlo_i64s *a) {
+static CJ_MUST_USE cj_status int_list(tp *t, hlo_i64s *a) {
   if (!eat(t, '{')) return terr(t, "expected '{'");
   if (eat(t, '}')) return NULL;
   do {
@@ -212,7 +212,7 @@ static cj_status int_list(tp *t, hlo_i64s *a) {
   return eat(t, '}') ? NULL : terr(t, "expected '}'");
 }
 
-static cj_status word(tp *t, const char **s, size_t *n) {
+static CJ_MUST_USE cj_status word(tp *t, const char **s, size_t *n) {
   skip_ws(t);
   *s = t->p;
   while (t->p < t->end && (isalnum((unsigned char)*t->p) || *t->p == '_' || *t->p == '.' ||
@@ -226,7 +226,7 @@ static bool word_is(const char *s, size_t n, const char *w) {
   return strlen(w) == n && strncmp(s, w, n) == 0;
 }
 
-static cj_status boolean(tp *t, bool *out) {
+static CJ_MUST_USE cj_status boolean(tp *t, bool *out) {
   const char *s;
   size_t n;
   CJ_RETURN_IF_ERROR(word(t, &s, &n));
@@ -237,7 +237,7 @@ static cj_status boolean(tp *t, bool *out) {
 }
 
 /* "a_bxc_d[_i]x..." numbers separated by '_' within a dimension and 'x' between dimensions */
-static cj_status dims_x(tp *t, hlo_i64s *parts, int per, int *ndims) {
+static CJ_MUST_USE cj_status dims_x(tp *t, hlo_i64s *parts, int per, int *ndims) {
   *ndims = 0;
   for (;;) {
     for (int k = 0; k < per; k++) {
@@ -258,7 +258,7 @@ static cj_status dims_x(tp *t, hlo_i64s *parts, int per, int *ndims) {
   }
 }
 
-static cj_status window(tp *t, hlo_instr *in) {
+static CJ_MUST_USE cj_status window(tp *t, hlo_instr *in) {
   if (!eat(t, '{')) return terr(t, "expected '{' after window=");
   in->has_window = true;
   while (!eat(t, '}')) {
@@ -292,7 +292,7 @@ static cj_status window(tp *t, hlo_instr *in) {
 }
 
 /* dim_labels=b01f_01io->b01f */
-static cj_status dim_labels(tp *t, hlo_instr *in) {
+static CJ_MUST_USE cj_status dim_labels(tp *t, hlo_instr *in) {
   const char *s;
   size_t n;
   skip_ws(t);
@@ -334,7 +334,7 @@ static cj_status dim_labels(tp *t, hlo_instr *in) {
 }
 
 /* {{0,1},{2,3}} or [G,S]<=[dims]T(perm) */
-static cj_status groups(tp *t, hlo_instr *in) {
+static CJ_MUST_USE cj_status groups(tp *t, hlo_instr *in) {
   in->has_groups = true;
   if (peek(t, '{')) {
     t->p++;
@@ -413,7 +413,7 @@ static cj_status groups(tp *t, hlo_instr *in) {
 }
 
 /* a string value "..." with C escapes, or a raw {...} value (backend_config of typed FFI) */
-static cj_status str_value(tp *t, const char **out, size_t *len) {
+static CJ_MUST_USE cj_status str_value(tp *t, const char **out, size_t *len) {
   skip_ws(t);
   if (t->p < t->end && *t->p == '"') {
     t->p++;
@@ -453,7 +453,7 @@ static cj_status str_value(tp *t, const char **out, size_t *len) {
   return *out ? NULL : cj_oom();
 }
 
-static cj_status push_name(tp *t, const char ***arr, int32_t *n, int32_t *cap, const char *s) {
+static CJ_MUST_USE cj_status push_name(tp *t, const char ***arr, int32_t *n, int32_t *cap, const char *s) {
   void *items = *arr;
   const char **slot = hlo_push(t->h, &items, n, cap, sizeof(const char *));
   if (!slot) return cj_oom();
@@ -462,7 +462,7 @@ static cj_status push_name(tp *t, const char ***arr, int32_t *n, int32_t *cap, c
   return NULL;
 }
 
-static cj_status called(tp *t, hlo_instr *in) {
+static CJ_MUST_USE cj_status called(tp *t, hlo_instr *in) {
   const char *nm;
   if (peek(t, '{')) {
     t->p++;
@@ -483,7 +483,7 @@ static int64_t enum_of(const char *s, size_t n, const char *const *names, int co
   return dflt;
 }
 
-static cj_status attribute(tp *t, hlo_instr *in, const char **cond, const char **body,
+static CJ_MUST_USE cj_status attribute(tp *t, hlo_instr *in, const char **cond, const char **body,
                            const char **tcomp, const char **fcomp, const char **sel,
                            const char **scat) {
   const char *k;
@@ -668,7 +668,7 @@ static cj_status attribute(tp *t, hlo_instr *in, const char **cond, const char *
 
 /* ------------------------------------------------------------------ constants */
 
-static cj_status literal(tp *t, hlo_instr *in) {
+static CJ_MUST_USE cj_status literal(tp *t, hlo_instr *in) {
   hlo_literal *l = CJ_ARENA_NEW(&t->h->arena, hlo_literal);
   if (!l) return cj_oom();
   l->shape = in->shape;
@@ -759,7 +759,7 @@ static cj_status literal(tp *t, hlo_instr *in) {
 
 /* ------------------------------------------------------------------ instructions */
 
-static cj_status instruction(tp *t, hlo_comp *c, int64_t *next_id, const char **root) {
+static CJ_MUST_USE cj_status instruction(tp *t, hlo_comp *c, int64_t *next_id, const char **root) {
   hlo_instr *in = PUSH(t->h, c->instrs, c->n, c->cap);
   if (!in) return cj_oom();
   in->feature_group_count = in->batch_group_count = 1;
@@ -793,7 +793,7 @@ static cj_status instruction(tp *t, hlo_comp *c, int64_t *next_id, const char **
       hlo_shape dummy = {0};
       cj_status st = shape(t, &dummy, 0);
       if (st || !(t->p < t->end && (*t->p == ' ' || *t->p == '%'))) {
-        cj_status_free(st);
+        cj_status_ignore(st); /* not a shape here: backtrack */
         t->p = save;
       }
       const char *nm;
@@ -835,7 +835,7 @@ static int find_name(const hlo_comp *c, const char *name) {
   return -1;
 }
 
-static cj_status resolve(hlo_module *h, const char *file) {
+static CJ_MUST_USE cj_status resolve(hlo_module *h, const char *file) {
   for (int32_t ci = 0; ci < h->n; ci++) {
     hlo_comp *c = &h->comps[ci];
     for (int32_t i = 0; i < c->n; i++) {
@@ -860,7 +860,7 @@ static cj_status resolve(hlo_module *h, const char *file) {
   return NULL;
 }
 
-static cj_status module_text(tp *t, hlo_module *h) {
+static CJ_MUST_USE cj_status module_text(tp *t, hlo_module *h) {
   while (t->p < t->end && blank_or_comment(t)) next_line(t);
   skip_ws(t);
   if (t->end - t->p < 9 || memcmp(t->p, "HloModule", 9) != 0)

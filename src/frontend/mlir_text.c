@@ -887,7 +887,7 @@ static bool print_type_short(const cj_type *t, char *buf, size_t cap) {
   size_t n = 0;
   cj_status st = cj_print_type(t, &s, &n);
   if (st) {
-    cj_status_free(st);
+    cj_status_ignore(st); /* a type for a message: "?" will do */
     snprintf(buf, cap, "?");
     return false;
   }
@@ -4875,7 +4875,7 @@ static bool parse_module_header(P *p) {
     for (uint32_t i = 0; i < v.n; i++) {
       cj_status st = cj_module_set_attr(m, v.v[i].name, v.v[i].value);
       if (st) {
-        cj_status_free(st);
+        cj_status_ignore(st); /* only fails for memory, reported as such by oom() */
         return oom(p);
       }
     }
@@ -4961,7 +4961,7 @@ static void p_free(P *p) {
   free(p->locfix);
 }
 
-static cj_status parse_range(const char *text, size_t len, const char *begin, const char *end,
+static CJ_MUST_USE cj_status parse_range(const char *text, size_t len, const char *begin, const char *end,
                              int line, const char *ls, const char *filename, cj_module **out) {
   *out = NULL;
   cj_module *m = cj_module_create(filename ? filename : "<input>");
@@ -5070,7 +5070,7 @@ cj_status cj_parse_mlir_text_split(const char *text, size_t len, const char *fil
 }
 
 /* All of text as one type (is_type) or one attribute: cj_parse_type_text, cj_parse_attr_text. */
-static cj_status parse_one_text(cj_module *m, const char *text, size_t len, bool is_type,
+static CJ_MUST_USE cj_status parse_one_text(cj_module *m, const char *text, size_t len, bool is_type,
                                 const void **out) {
   const char *what = is_type ? "type" : "attribute";
   if (!text) text = "";

@@ -1488,7 +1488,7 @@ static bool int_field(alist *l, const char *name, const cj_attr **out, cj_status
   return true;
 }
 
-static cj_status implode_conv(alist *l) {
+static CJ_MUST_USE cj_status implode_conv(alist *l) {
   const cj_attr *f[CJ_SF_CONV__COUNT] = {NULL};
   cj_status err = NULL;
   if (!int_field(l, "input_batch_dimension", &f[CJ_SF_CONV_input_batch_dimension], &err) ||
@@ -1513,7 +1513,7 @@ static cj_status implode_conv(alist *l) {
   return NULL;
 }
 
-static cj_status implode_dot(alist *l, int version) {
+static CJ_MUST_USE cj_status implode_dot(alist *l, int version) {
   const cj_attr *f[CJ_SF_DOT__COUNT] = {NULL};
   cj_status err = NULL;
   if (!dims_field(l, "lhs_batching_dimensions", &f[CJ_SF_DOT_lhs_batching_dimensions], &err) ||
@@ -1552,7 +1552,7 @@ static cj_status implode_dot(alist *l, int version) {
   return NULL;
 }
 
-static cj_status implode_gather(alist *l, int version) {
+static CJ_MUST_USE cj_status implode_gather(alist *l, int version) {
   const cj_attr *f[CJ_SF_GATHER__COUNT] = {NULL};
   cj_status err = NULL;
   if (!dims_field(l, "offset_dims", &f[CJ_SF_GATHER_offset_dims], &err) ||
@@ -1568,7 +1568,7 @@ static cj_status implode_gather(alist *l, int version) {
   return NULL;
 }
 
-static cj_status implode_scatter(alist *l, int version) {
+static CJ_MUST_USE cj_status implode_scatter(alist *l, int version) {
   const cj_attr *f[CJ_SF_SCATTER__COUNT] = {NULL};
   cj_status err = NULL;
   if (!dims_field(l, "update_window_dims", &f[CJ_SF_SCATTER_update_window_dims], &err) ||
@@ -1594,7 +1594,7 @@ static const cj_attr *channel_handle(cj_module *m, const cj_attr *id, const cj_a
 }
 
 /* channel_id -> channel_handle, boolean flags -> unit attributes (or nothing when false) */
-static cj_status collective_attrs(alist *l) {
+static CJ_MUST_USE cj_status collective_attrs(alist *l) {
   const cj_attr *id = take(l, "channel_id");
   if (id) {
     if (id->kind != CJ_ATTR_INT) return cj_invalid("channel_id must be an integer");
@@ -1620,38 +1620,38 @@ static cj_status collective_attrs(alist *l) {
 typedef cj_status (*va_fn)(alist *l, int v);
 #define va_none NULL
 
-static cj_status va_func(alist *l, int v) {
+static CJ_MUST_USE cj_status va_func(alist *l, int v) {
   if (is_empty_string(peek(l, "sym_visibility"))) drop(l, "sym_visibility");
   /* lists of empty dictionaries are dropped by bc_normalize_op_attrs */
   return NULL;
 }
 
-static cj_status va_collective(alist *l, int v) {
+static CJ_MUST_USE cj_status va_collective(alist *l, int v) {
   if (is_int(peek(l, "channel_id"), 0)) drop(l, "channel_id");
   if (is_bool(peek(l, "use_global_device_ids"), false)) drop(l, "use_global_device_ids");
   if (is_bool(peek(l, "has_dynamic_root"), false)) drop(l, "has_dynamic_root");
   return collective_attrs(l);
 }
 
-static cj_status va_cholesky(alist *l, int v) {
+static CJ_MUST_USE cj_status va_cholesky(alist *l, int v) {
   if (is_bool(peek(l, "lower"), false)) drop(l, "lower");
   return NULL;
 }
 
-static cj_status va_compare(alist *l, int v) {
+static CJ_MUST_USE cj_status va_compare(alist *l, int v) {
   if (is_enum(peek(l, "compare_type"), CJ_EK_COMPARISON_TYPE, CJ_COMPARISON_TYPE_NOTYPE))
     drop(l, "compare_type");
   return NULL;
 }
 
-static cj_status va_composite(alist *l, int v) {
+static CJ_MUST_USE cj_status va_composite(alist *l, int v) {
   if (is_int(peek(l, "version"), 0)) drop(l, "version");
   if (is_empty_dict(peek(l, "composite_attributes"))) drop(l, "composite_attributes");
   return NULL;
 }
 
 /* convolution and dynamic_conv */
-static cj_status conv_attrs(alist *l, bool dynamic) {
+static CJ_MUST_USE cj_status conv_attrs(alist *l, bool dynamic) {
   if (is_splat_tensor(peek(l, "window_strides"), 1)) drop(l, "window_strides");
   if (dynamic) {
     drop(l, "padding"); /* dynamic_conv_v1's attribute; v2 takes padding as an operand */
@@ -1666,10 +1666,10 @@ static cj_status conv_attrs(alist *l, bool dynamic) {
   return implode_conv(l);
 }
 
-static cj_status va_convolution(alist *l, int v) { return conv_attrs(l, false); }
-static cj_status va_dynamic_conv(alist *l, int v) { return conv_attrs(l, true); }
+static CJ_MUST_USE cj_status va_convolution(alist *l, int v) { return conv_attrs(l, false); }
+static CJ_MUST_USE cj_status va_dynamic_conv(alist *l, int v) { return conv_attrs(l, true); }
 
-static cj_status va_custom_call(alist *l, int v) {
+static CJ_MUST_USE cj_status va_custom_call(alist *l, int v) {
   if (is_bool(peek(l, "has_side_effect"), false)) drop(l, "has_side_effect");
   if (is_empty_string(peek(l, "backend_config")) || is_empty_dict(peek(l, "backend_config")))
     drop(l, "backend_config");
@@ -1686,19 +1686,19 @@ static cj_status va_custom_call(alist *l, int v) {
   return NULL;
 }
 
-static cj_status va_dot_general(alist *l, int v) {
+static CJ_MUST_USE cj_status va_dot_general(alist *l, int v) {
   if (is_splat_array(peek(l, "precision_config"), CJ_EK_PRECISION, CJ_PRECISION_DEFAULT))
     drop(l, "precision_config");
   return implode_dot(l, v);
 }
 
-static cj_status va_dot(alist *l, int v) {
+static CJ_MUST_USE cj_status va_dot(alist *l, int v) {
   if (is_splat_array(peek(l, "precision_config"), CJ_EK_PRECISION, CJ_PRECISION_DEFAULT))
     drop(l, "precision_config");
   return NULL;
 }
 
-static cj_status va_dynamic_broadcast_in_dim(alist *l, int v) {
+static CJ_MUST_USE cj_status va_dynamic_broadcast_in_dim(alist *l, int v) {
   if (is_empty_tensor(peek(l, "known_expanding_dimensions")))
     drop(l, "known_expanding_dimensions");
   if (is_empty_tensor(peek(l, "known_nonexpanding_dimensions")))
@@ -1706,23 +1706,23 @@ static cj_status va_dynamic_broadcast_in_dim(alist *l, int v) {
   return NULL;
 }
 
-static cj_status va_gather(alist *l, int v) {
+static CJ_MUST_USE cj_status va_gather(alist *l, int v) {
   if (is_bool(peek(l, "indices_are_sorted"), false)) drop(l, "indices_are_sorted");
   return implode_gather(l, v);
 }
 
-static cj_status va_infeed(alist *l, int v) {
+static CJ_MUST_USE cj_status va_infeed(alist *l, int v) {
   if (is_empty_string(peek(l, "infeed_config"))) drop(l, "infeed_config");
   if (is_empty_array(peek(l, "layout"))) drop(l, "layout");
   return NULL;
 }
 
-static cj_status va_outfeed(alist *l, int v) {
+static CJ_MUST_USE cj_status va_outfeed(alist *l, int v) {
   if (is_empty_string(peek(l, "outfeed_config"))) drop(l, "outfeed_config");
   return NULL;
 }
 
-static cj_status va_send_recv(alist *l, int v) {
+static CJ_MUST_USE cj_status va_send_recv(alist *l, int v) {
   if (is_bool(peek(l, "is_host_transfer"), false)) drop(l, "is_host_transfer");
   if (is_empty_tensor(peek(l, "source_target_pairs"))) drop(l, "source_target_pairs");
   const cj_attr *id = take(l, "channel_id"), *ty = take(l, "channel_type");
@@ -1732,7 +1732,7 @@ static cj_status va_send_recv(alist *l, int v) {
   return NULL;
 }
 
-static cj_status va_reduce_window(alist *l, int v) {
+static CJ_MUST_USE cj_status va_reduce_window(alist *l, int v) {
   if (is_splat_tensor(peek(l, "window_strides"), 1)) drop(l, "window_strides");
   if (is_splat_tensor(peek(l, "base_dilations"), 1)) drop(l, "base_dilations");
   if (is_splat_tensor(peek(l, "window_dilations"), 1)) drop(l, "window_dilations");
@@ -1740,25 +1740,25 @@ static cj_status va_reduce_window(alist *l, int v) {
   return NULL;
 }
 
-static cj_status va_scatter(alist *l, int v) {
+static CJ_MUST_USE cj_status va_scatter(alist *l, int v) {
   if (is_bool(peek(l, "indices_are_sorted"), false)) drop(l, "indices_are_sorted");
   if (is_bool(peek(l, "unique_indices"), false)) drop(l, "unique_indices");
   return implode_scatter(l, v);
 }
 
-static cj_status va_select_and_scatter(alist *l, int v) {
+static CJ_MUST_USE cj_status va_select_and_scatter(alist *l, int v) {
   if (is_splat_tensor(peek(l, "window_strides"), 1)) drop(l, "window_strides");
   if (is_splat_tensor(peek(l, "padding"), 0)) drop(l, "padding");
   return NULL;
 }
 
-static cj_status va_sort(alist *l, int v) {
+static CJ_MUST_USE cj_status va_sort(alist *l, int v) {
   if (is_int(peek(l, "dimension"), -1)) drop(l, "dimension");
   if (is_bool(peek(l, "is_stable"), false)) drop(l, "is_stable");
   return NULL;
 }
 
-static cj_status va_result_accuracy(alist *l, int v) {
+static CJ_MUST_USE cj_status va_result_accuracy(alist *l, int v) {
   if (is_default_accuracy(peek(l, "result_accuracy"))) drop(l, "result_accuracy");
   return NULL;
 }
@@ -1769,7 +1769,7 @@ static const va_fn vhlo_attr_fns[CJ_OP_COUNT] = {
 #undef OPF
 };
 
-static cj_status convert_attrs(alist *l, cj_op_kind kind, int v) {
+static CJ_MUST_USE cj_status convert_attrs(alist *l, cj_op_kind kind, int v) {
   va_fn fn = (unsigned)kind < CJ_OP_COUNT ? vhlo_attr_fns[kind] : NULL;
   cj_status st = fn ? fn(l, v) : NULL;
   if (!st && l->oom) st = cj_oom();

@@ -143,7 +143,7 @@ const cj_attr *cj_module_attr(const cj_module *m, const char *name) {
   return NULL;
 }
 
-static cj_status set_named(cj_module *m, cj_named_attr **attrs, uint32_t *n, const char *name,
+static CJ_MUST_USE cj_status set_named(cj_module *m, cj_named_attr **attrs, uint32_t *n, const char *name,
                            const cj_attr *value) {
   for (uint32_t i = 0; i < *n; i++) {
     if (strcmp((*attrs)[i].name, name) == 0) {

@@ -478,7 +478,7 @@ cj_op *cj_module_lookup_symbol(const cj_module *m, const char *name);
 /* The entry function: @main, else the only func.func, else NULL. */
 cj_op *cj_module_main(const cj_module *m);
 const cj_attr *cj_module_attr(const cj_module *m, const char *name);
-cj_status cj_module_set_attr(cj_module *m, const char *name, const cj_attr *value);
+CJ_MUST_USE cj_status cj_module_set_attr(cj_module *m, const char *name, const cj_attr *value);
 
 /* Interned strings (names of attributes, symbols, SSA names): equal strings give equal
  * pointers within one module. NULL only on out-of-memory. */
@@ -493,7 +493,7 @@ cj_op *cj_op_create(cj_module *m, cj_op_kind kind, const char *name, uint32_t no
                     uint32_t nresults, uint32_t nregions);
 void cj_op_set_operand(cj_op *op, uint32_t i, cj_value *v);
 /* Sets (or replaces) an attribute; NULL value removes it. */
-cj_status cj_op_set_attr(cj_module *m, cj_op *op, const char *name, const cj_attr *value);
+CJ_MUST_USE cj_status cj_op_set_attr(cj_module *m, cj_op *op, const char *name, const cj_attr *value);
 const cj_attr *cj_op_attr(const cj_op *op, const char *name); /* NULL if absent */
 cj_block *cj_region_add_block(cj_module *m, cj_region *r, uint32_t nargs,
                               const cj_type *const *arg_types);
@@ -531,14 +531,14 @@ cj_block *cj_func_body(const cj_op *func);              /* NULL for a declaratio
 /* Calls fn on every op nested in `b` (pre-order, including ops inside regions); stops and returns
  * the first non-NULL status. */
 typedef cj_status (*cj_walk_fn)(cj_op *op, void *ctx);
-cj_status cj_walk_block(cj_block *b, cj_walk_fn fn, void *ctx);
-cj_status cj_walk_module(cj_module *m, cj_walk_fn fn, void *ctx);
+CJ_MUST_USE cj_status cj_walk_block(cj_block *b, cj_walk_fn fn, void *ctx);
+CJ_MUST_USE cj_status cj_walk_module(cj_module *m, cj_walk_fn fn, void *ctx);
 
 /* ---- messages ----
  * Makes an error naming the op, its position and the reason:
  *   "stablehlo.dot_general at prog.mlir:12:5: lhs contracting dim 1 has size 3, ..."
  * The position is op->pos if known, else the op's FileLineColLoc, else "unknown location". */
-cj_status cj_op_error(const cj_op *op, cj_code code, const char *fmt, ...) CJ_PRINTF(3, 4);
+CJ_MUST_USE cj_status cj_op_error(const cj_op *op, cj_code code, const char *fmt, ...) CJ_PRINTF(3, 4);
 /* Writes "file:line:col" (or "unknown location") for op into buf. */
 void cj_op_where(const cj_op *op, char *buf, size_t cap);
 
@@ -547,16 +547,16 @@ void cj_op_where(const cj_op *op, char *buf, size_t cap);
 /* Verifies the module: arity against the op table, attribute kinds, SSA dominance and use of
  * undefined values, terminators, symbol references, then each op's spec verifier. Returns the
  * first failure (src/ir/verify.c). */
-cj_status cj_verify_module(const cj_module *m);
-cj_status cj_verify_op(const cj_op *op);
+CJ_MUST_USE cj_status cj_verify_module(const cj_module *m);
+CJ_MUST_USE cj_status cj_verify_op(const cj_op *op);
 
 /* Prints the module in the pretty form upstream's printer uses (src/ir/print.c). The output is
  * appended to *buf (malloc'ed, grown as needed; *len is its length without the NUL). Flags:
  * CJ_PRINT_GENERIC prints every op in generic form; CJ_PRINT_LOCS prints locations. */
 enum { CJ_PRINT_GENERIC = 1, CJ_PRINT_LOCS = 2 };
-cj_status cj_print_module(const cj_module *m, unsigned flags, char **buf, size_t *len);
-cj_status cj_print_type(const cj_type *t, char **buf, size_t *len);
-cj_status cj_print_attr(const cj_attr *a, char **buf, size_t *len);
-cj_status cj_print_op(const cj_op *op, unsigned flags, char **buf, size_t *len);
+CJ_MUST_USE cj_status cj_print_module(const cj_module *m, unsigned flags, char **buf, size_t *len);
+CJ_MUST_USE cj_status cj_print_type(const cj_type *t, char **buf, size_t *len);
+CJ_MUST_USE cj_status cj_print_attr(const cj_attr *a, char **buf, size_t *len);
+CJ_MUST_USE cj_status cj_print_op(const cj_op *op, unsigned flags, char **buf, size_t *len);
 
 #endif

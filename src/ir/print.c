@@ -2769,7 +2769,7 @@ static out out_begin(char **buf, size_t *len) {
   return o;
 }
 
-static cj_status out_end(out *o, char **buf, size_t *len) {
+static CJ_MUST_USE cj_status out_end(out *o, char **buf, size_t *len) {
   if (o->oom) {
     *buf = o->buf;
     return cj_oom();

@@ -198,7 +198,7 @@ static bool attr_matches(const cj_attr *a, const cj_attr_spec *s) {
   return false;
 }
 
-static cj_status check_struct_fields(const cj_op *op, const char *name, const cj_attr *a) {
+static CJ_MUST_USE cj_status check_struct_fields(const cj_op *op, const char *name, const cj_attr *a) {
   int bad = -1;
   if (a->kind == CJ_ATTR_STRUCT && !struct_fields_ok(a, &bad)) {
     static const char *const fk_names[] = {"an integer", "a list of integers", "a bool",
@@ -213,7 +213,7 @@ static cj_status check_struct_fields(const cj_op *op, const char *name, const cj
   return NULL;
 }
 
-static cj_status check_attrs(const cj_op *op, const cj_op_info *info) {
+static CJ_MUST_USE cj_status check_attrs(const cj_op *op, const cj_op_info *info) {
   for (const cj_attr_spec *s = info->attrs; s && s->name; s++) {
     const cj_attr *a = cjv_attr(op, s->name);
     if (!a) {
@@ -266,7 +266,7 @@ static void float_range(cj_dtype dt, double *lo, double *hi) {
 
 /* Checks a value type (a result, a block argument, a function signature entry). `what` names
  * it in the message: "result #0", "argument #1 of region #0". */
-static cj_status check_value_type(const cj_op *op, const char *what, const cj_type *t, int depth) {
+static CJ_MUST_USE cj_status check_value_type(const cj_op *op, const char *what, const cj_type *t, int depth) {
   cjv_tbuf tb;
   if (!t) CJV_FAIL(op, "%s has no type", what);
   if (depth > 32) CJV_FAIL(op, "%s has a type nested too deeply", what);
@@ -388,14 +388,14 @@ static bool terminator_ok(const cj_op *parent, const cj_op *t) {
   }
 }
 
-static cj_status check_count(const cj_op *op, const char *noun, int16_t expect, uint32_t got) {
+static CJ_MUST_USE cj_status check_count(const cj_op *op, const char *noun, int16_t expect, uint32_t got) {
   if (expect >= 0 && (uint32_t)expect != got)
     CJV_FAIL(op, "expects %d %s%s, got %u", expect, noun, expect == 1 ? "" : "s", got);
   return NULL;
 }
 
 /* Arity, operands present, attributes, regions and their terminators, result types. */
-static cj_status verify_local(const cj_op *op) {
+static CJ_MUST_USE cj_status verify_local(const cj_op *op) {
   if ((unsigned)op->kind >= CJ_OP_COUNT) CJV_FAIL(op, "has an invalid op kind %d", (int)op->kind);
   const cj_op_info *info = cj_op_info_get(op->kind);
   CJV_TRY(check_count(op, "operand", info->nopnds, op->nopnds));
@@ -442,7 +442,7 @@ static cj_status verify_local(const cj_op *op) {
 }
 
 /* The op's spec verifier (the VERIFY column of ops.def). */
-static cj_status spec_verify(const cj_op *op) {
+static CJ_MUST_USE cj_status spec_verify(const cj_op *op) {
   const cj_op_info *info = cj_op_info_get(op->kind);
   return info->verify ? info->verify(op) : NULL;
 }
@@ -591,12 +591,12 @@ typedef struct walker {
   const cj_op *iso_op;
 } walker;
 
-static cj_status walk_block(walker *w, const cj_block *b);
+static CJ_MUST_USE cj_status walk_block(walker *w, const cj_block *b);
 
 /* Graph regions (the module body, and the regions of ops we only carry, as MLIR treats
  * unregistered ops) allow uses before definitions: every value of the region's blocks is put in
  * scope before the ops are walked. */
-static cj_status declare_graph_block(walker *w, const cj_block *b) {
+static CJ_MUST_USE cj_status declare_graph_block(walker *w, const cj_block *b) {
   for (uint32_t i = 0; i < b->nargs; i++)
     if (!scope_add(&w->sc, &b->args[i], w->depth)) return cj_oom();
   for (const cj_op *op = b->first; op; op = op->next)
@@ -612,7 +612,7 @@ static void value_label(const cj_value *v, char *buf, size_t cap) {
     buf[0] = 0;
 }
 
-static cj_status check_operands_in_scope(walker *w, const cj_op *op) {
+static CJ_MUST_USE cj_status check_operands_in_scope(walker *w, const cj_op *op) {
   for (uint32_t i = 0; i < op->nopnds; i++) {
     const cj_value *v = op->operands[i];
     int64_t d = scope_find(&w->sc, v);
@@ -632,7 +632,7 @@ static cj_status check_operands_in_scope(walker *w, const cj_op *op) {
   return NULL;
 }
 
-static cj_status walk_op(walker *w, const cj_op *op) {
+static CJ_MUST_USE cj_status walk_op(walker *w, const cj_op *op) {
   const cj_op_info *info = cj_op_info_get(op->kind);
   CJV_TRY(verify_local(op));
   CJV_TRY(check_operands_in_scope(w, op));
@@ -675,14 +675,14 @@ static cj_status walk_op(walker *w, const cj_op *op) {
   return NULL;
 }
 
-static cj_status walk_block(walker *w, const cj_block *b) {
+static CJ_MUST_USE cj_status walk_block(walker *w, const cj_block *b) {
   for (uint32_t i = 0; i < b->nargs; i++)
     if (!scope_add(&w->sc, &b->args[i], w->depth)) return cj_oom();
   for (const cj_op *op = b->first; op; op = op->next) CJV_TRY(walk_op(w, op));
   return NULL;
 }
 
-static cj_status check_symbols_unique(const cj_block *top) {
+static CJ_MUST_USE cj_status check_symbols_unique(const cj_block *top) {
   /* the symbols' names, gathered once (top-level blocks hold a few functions) */
   const cj_attr *small[64];
   const cj_op *small_ops[64];

@@ -12,7 +12,7 @@ static const cj_type *R(const cj_op *op, uint32_t i) { return cjv_result_type(op
 #define ANY_NONQ (CJ_EC_BOOL | CJ_EC_INT | CJ_EC_FLOAT | CJ_EC_COMPLEX)
 
 /* A ranked or unranked tensor whose element category is in mask. */
-static cj_status check_any_tensor(const cj_op *op, const char *what, const cj_type *t,
+static CJ_MUST_USE cj_status check_any_tensor(const cj_op *op, const char *what, const cj_type *t,
                                   unsigned mask) {
   if (t && t->kind == CJ_TYPE_UNRANKED && (cj_shape_elem_category(t->elem) & mask)) return NULL;
   return cjv_check_tensor(op, what, t, mask);
@@ -23,7 +23,7 @@ static bool ranked(const cj_type *t) { return t && t->kind == CJ_TYPE_TENSOR; }
 /* ======================================================================== elementwise */
 
 /* operands and result of element classes mask (bool_result: a boolean result instead) */
-static cj_status chlo_elementwise(const cj_op *op, unsigned mask, bool bool_result) {
+static CJ_MUST_USE cj_status chlo_elementwise(const cj_op *op, unsigned mask, bool bool_result) {
   const cj_type *r = R(op, 0);
   char what[32];
   for (uint32_t i = 0; i < op->nopnds; i++) {
@@ -50,7 +50,7 @@ cj_status cjv_chlo_int(const cj_op *op) { return chlo_elementwise(op, CJ_EC_INT,
 
 /* Numpy-style broadcasting of a and b (or through broadcast_dimensions); fills the expected
  * result dims (CJ_DYN where unknown). */
-static cj_status broadcast_shape(const cj_op *op, const cj_type *a, const cj_type *b,
+static CJ_MUST_USE cj_status broadcast_shape(const cj_op *op, const cj_type *a, const cj_type *b,
                                  int64_t *out, int32_t *out_rank) {
   cjv_tbuf t1, t2;
   const cj_type *big = a->rank >= b->rank ? a : b, *small = a->rank >= b->rank ? b : a;
@@ -96,7 +96,7 @@ enum chlo_result { SAME_ELEM, BOOL_ELEM, COMPLEX_ELEM };
 
 /* lhs and rhs of element classes mask; the result of the same element type, or bool, or the
  * complex type of the operands' */
-static cj_status chlo_broadcast(const cj_op *op, unsigned mask, enum chlo_result res) {
+static CJ_MUST_USE cj_status chlo_broadcast(const cj_op *op, unsigned mask, enum chlo_result res) {
   const cj_type *a = T(op, 0), *b = T(op, 1), *r = R(op, 0);
   CJV_TRY(check_any_tensor(op, "lhs", a, mask));
   CJV_TRY(check_any_tensor(op, "rhs", b, mask));

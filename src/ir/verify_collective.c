@@ -68,7 +68,7 @@ typedef struct groups {
 } groups;
 
 /* #stablehlo.replica_group_mesh_axes<mesh = @name, ...>: the mesh symbol must exist. */
-static cj_status check_mesh_axes(const cj_op *op, const cj_attr *g) {
+static CJ_MUST_USE cj_status check_mesh_axes(const cj_op *op, const cj_attr *g) {
   const char *t = g->opaque.text, *end = t + g->opaque.len;
   const char *m = NULL;
   for (const char *p = t; p + 4 < end; p++)
@@ -103,7 +103,7 @@ static cj_status check_mesh_axes(const cj_op *op, const cj_attr *g) {
 
 /* replica_groups: a rank-2 i64 tensor of unique ids covering 0..k-1 (-1 pads groups of ops
  * that allow groups of different sizes). */
-static cj_status check_replica_groups(const cj_op *op, bool same_size, bool global_ids,
+static CJ_MUST_USE cj_status check_replica_groups(const cj_op *op, bool same_size, bool global_ids,
                                       groups *out) {
   const cj_attr *g = cjv_attr(op, "replica_groups");
   memset(out, 0, sizeof *out);
@@ -207,7 +207,7 @@ cj_status cjv_all_gather(const cj_op *op) {
 
 /* all_reduce / collective_reduce: each data operand reduced by the computation, results of the
  * operands' shapes in the computation's element type. */
-static cj_status check_reduced(const cj_op *op, uint32_t ndata) {
+static CJ_MUST_USE cj_status check_reduced(const cj_op *op, uint32_t ndata) {
   if (op->nresults != ndata)
     CJV_FAIL(op, "has %u data operands but %u results", ndata, op->nresults);
   char w1[48], w2[48];
@@ -239,7 +239,7 @@ cj_status cjv_all_reduce(const cj_op *op) {
 }
 
 /* has_dynamic_root: the last operand is a rank-1 i32 tensor with one entry per data operand. */
-static cj_status check_dynamic_root(const cj_op *op, uint32_t *ndata) {
+static CJ_MUST_USE cj_status check_dynamic_root(const cj_op *op, uint32_t *ndata) {
   bool dyn = cjv_attr(op, "has_dynamic_root") != NULL;
   *ndata = op->nopnds;
   if (!dyn) {
@@ -392,7 +392,7 @@ cj_status cjv_all_to_all(const cj_op *op) {
 /* ======================================================================== point to point */
 
 /* source_target_pairs: shape [N, 2], non-negative, unique sources and unique targets. */
-static cj_status check_source_target_pairs(const cj_op *op) {
+static CJ_MUST_USE cj_status check_source_target_pairs(const cj_op *op) {
   const cj_attr *p = cjv_attr(op, "source_target_pairs");
   if (!p || p->kind != CJ_ATTR_DENSE) return NULL;
   if (!cjv_dense_readable(p, true)) CJV_FAIL(op, "source_target_pairs must be a dense integer tensor");
@@ -432,7 +432,7 @@ cj_status cjv_collective_permute(const cj_op *op) {
 }
 
 /* channel type of send (DEVICE_TO_HOST when is_host_transfer) and recv (HOST_TO_DEVICE) */
-static cj_status check_channel_type(const cj_op *op, int64_t host_type, const char *host_name) {
+static CJ_MUST_USE cj_status check_channel_type(const cj_op *op, int64_t host_type, const char *host_name) {
   /* an absent type field is 0 (CHANNEL_TYPE_INVALID) */
   int64_t t = cjv_field_i64(cjv_attr(op, "channel_handle"), CJ_SK_CHANNEL_HANDLE,
                             CJ_SF_CHANNEL_HANDLE_type, 0);
@@ -448,7 +448,7 @@ static cj_status check_channel_type(const cj_op *op, int64_t host_type, const ch
 }
 
 /* results of recv/infeed: tensors then one token */
-static cj_status check_results_then_token(const cj_op *op) {
+static CJ_MUST_USE cj_status check_results_then_token(const cj_op *op) {
   if (op->nresults == 0) CJV_FAIL(op, "must have at least one result (the token)");
   char w[48];
   cjv_tbuf t1;
@@ -463,7 +463,7 @@ static cj_status check_results_then_token(const cj_op *op) {
 }
 
 /* operands of send/outfeed: tensors then one token */
-static cj_status check_operands_then_token(const cj_op *op) {
+static CJ_MUST_USE cj_status check_operands_then_token(const cj_op *op) {
   if (op->nopnds == 0) CJV_FAIL(op, "must have at least one operand (the token)");
   cjv_tbuf t1;
   for (uint32_t i = 0; i + 1 < op->nopnds; i++) {

@@ -16,7 +16,7 @@ static const cj_type *R0(const cj_op *op) { return cjv_result_type(op, 0); }
 
 /* ======================================================================== unary */
 
-static cj_status check_result_accuracy(const cj_op *op) {
+static CJ_MUST_USE cj_status check_result_accuracy(const cj_op *op) {
   const cj_attr *ra = cjv_attr(op, "result_accuracy");
   if (!ra) return NULL;
   double atol = 0, rtol = 0;
@@ -35,14 +35,14 @@ static cj_status check_result_accuracy(const cj_op *op) {
 }
 
 /* operand and result: tensors of `mask`, baseline_type(operand) = baseline_type(result). */
-static cj_status unary_same_baseline(const cj_op *op, unsigned mask) {
+static CJ_MUST_USE cj_status unary_same_baseline(const cj_op *op, unsigned mask) {
   CJV_TRY(cjv_check_tensor(op, "operand", T0(op), mask));
   CJV_TRY(cjv_check_tensor(op, "result", R0(op), mask));
   return cjv_check_same_baseline(op, "operand", T0(op), "result", R0(op));
 }
 
 /* operand and result: tensors of `mask` with equal types. */
-static cj_status unary_same_type(const cj_op *op, unsigned mask) {
+static CJ_MUST_USE cj_status unary_same_type(const cj_op *op, unsigned mask) {
   CJV_TRY(cjv_check_tensor(op, "operand", T0(op), mask));
   CJV_TRY(cjv_check_tensor(op, "result", R0(op), mask));
   return cjv_check_same_type(op, "operand", T0(op), "result", R0(op));
@@ -191,7 +191,7 @@ cj_status cjv_bitcast_convert(const cj_op *op) {
 
 /* ======================================================================== binary */
 
-static cj_status check_add_quant(const cj_op *op, const cj_type *a, const cj_type *b,
+static CJ_MUST_USE cj_status check_add_quant(const cj_op *op, const cj_type *a, const cj_type *b,
                                  const cj_type *r) {
   const cj_type *ea = a->elem, *eb = b->elem, *er = r->elem;
   if (ea->kind != CJ_TYPE_QUANT || eb->kind != CJ_TYPE_QUANT || er->kind != CJ_TYPE_QUANT)
@@ -214,7 +214,7 @@ static cj_status check_add_quant(const cj_op *op, const cj_type *a, const cj_typ
 }
 
 /* lhs, rhs, result: tensors of `mask`, same baseline types. */
-static cj_status binary_same_baseline(const cj_op *op, unsigned mask) {
+static CJ_MUST_USE cj_status binary_same_baseline(const cj_op *op, unsigned mask) {
   CJV_TRY(cjv_check_tensor(op, "lhs", T0(op), mask));
   CJV_TRY(cjv_check_tensor(op, "rhs", T1(op), mask));
   CJV_TRY(cjv_check_tensor(op, "result", R0(op), mask));
@@ -222,7 +222,7 @@ static cj_status binary_same_baseline(const cj_op *op, unsigned mask) {
   return cjv_check_same_baseline(op, "lhs", T0(op), "result", R0(op));
 }
 
-static cj_status binary_same_type(const cj_op *op, unsigned mask) {
+static CJ_MUST_USE cj_status binary_same_type(const cj_op *op, unsigned mask) {
   CJV_TRY(cjv_check_tensor(op, "lhs", T0(op), mask));
   CJV_TRY(cjv_check_tensor(op, "rhs", T1(op), mask));
   CJV_TRY(cjv_check_tensor(op, "result", R0(op), mask));

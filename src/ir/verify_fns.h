@@ -5,7 +5,7 @@
 
 #include "ir/ir.h"
 
-#define OP(id, name, no, nr, ng, syn, fl, vf, attrs) cj_status vf(const cj_op *op);
+#define OP(id, name, no, nr, ng, syn, fl, vf, attrs) CJ_MUST_USE cj_status vf(const cj_op *op);
 #include "ir/ops.def"
 #undef OP
 

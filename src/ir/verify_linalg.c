@@ -11,7 +11,7 @@ static const cj_type *R(const cj_op *op, uint32_t i) { return cjv_result_type(op
 
 #define NONQUANT (CJ_EC_BOOL | CJ_EC_INT | CJ_EC_FLOAT | CJ_EC_COMPLEX)
 
-static cj_status check_precision_config(const cj_op *op, bool *all_default) {
+static CJ_MUST_USE cj_status check_precision_config(const cj_op *op, bool *all_default) {
   const cj_attr *pc = cjv_attr(op, "precision_config");
   *all_default = true;
   if (!pc) return NULL;
@@ -23,7 +23,7 @@ static cj_status check_precision_config(const cj_op *op, bool *all_default) {
 }
 
 /* Quantization constraints shared by dot_general and convolution (C14-C20 / C28-C34). */
-static cj_status check_quant_common(const cj_op *op, const cj_type *le, const cj_type *re,
+static CJ_MUST_USE cj_status check_quant_common(const cj_op *op, const cj_type *le, const cj_type *re,
                                     const cj_type *oe) {
   bool lq = cj_shape_is_quant_elem(le), rq = cj_shape_is_quant_elem(re),
        oq = cj_shape_is_quant_elem(oe);
@@ -140,7 +140,7 @@ cj_status cjv_dot(const cj_op *op) {
   return cjv_check_shape_is(op, "result", o, expect, k);
 }
 
-static cj_status check_einsum_config(const cj_op *op, bool binary) {
+static CJ_MUST_USE cj_status check_einsum_config(const cj_op *op, bool binary) {
   const cj_attr *c = cjv_attr(op, "einsum_config");
   const char *s = c->str.s;
   const char *arrow = strstr(s, "->");
@@ -171,7 +171,7 @@ typedef struct conv_dims {
   int64_t nis, nks, nos;
 } conv_dims;
 
-static cj_status read_conv_dims(const cj_op *op, conv_dims *c) {
+static CJ_MUST_USE cj_status read_conv_dims(const cj_op *op, conv_dims *c) {
   const cj_attr *dn = cjv_attr(op, "dimension_numbers");
   c->ib = cjv_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_input_batch_dimension, 0);
   c->ifd = cjv_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_input_feature_dimension, 0);
@@ -188,7 +188,7 @@ static cj_status read_conv_dims(const cj_op *op, conv_dims *c) {
   return NULL;
 }
 
-static cj_status check_dim_group(const cj_op *op, const char *what, int64_t a, int64_t b,
+static CJ_MUST_USE cj_status check_dim_group(const cj_op *op, const char *what, int64_t a, int64_t b,
                                  const int64_t *s, int64_t ns, int32_t n) {
   int64_t all[CJV_MAX_DIMS + 2];
   all[0] = a;
@@ -199,7 +199,7 @@ static cj_status check_dim_group(const cj_op *op, const char *what, int64_t a, i
 }
 
 /* Window attributes (strides, dilations, reversal) and the result shape they give. */
-static cj_status check_conv_window(const cj_op *op, const cj_type *l, const cj_type *r,
+static CJ_MUST_USE cj_status check_conv_window(const cj_op *op, const cj_type *l, const cj_type *r,
                                    const cj_type *o, const conv_dims *c, const int64_t *lo,
                                    const int64_t *hi, int64_t bgc) {
   int32_t n = l->rank;
@@ -245,7 +245,7 @@ static cj_status check_conv_window(const cj_op *op, const cj_type *l, const cj_t
 
 /* convolution (padding from the attribute) and dynamic_conv (padding from operand 2, used when
  * it is a constant). */
-static cj_status check_convolution(const cj_op *op, bool dynamic) {
+static CJ_MUST_USE cj_status check_convolution(const cj_op *op, bool dynamic) {
   const cj_type *l = T(op, 0), *r = T(op, 1), *o = R(op, 0);
   CJV_TRY(cjv_check_tensor(op, "lhs", l, NONQUANT | CJ_EC_QTENSOR));
   CJV_TRY(cjv_check_tensor(op, "rhs", r, CJ_EC_ANY));
@@ -462,7 +462,7 @@ cj_status cjv_fft(const cj_op *op) {
 
 /* multi-dimensional values share a shape; 1-D values share a size that equals the feature
  * dimension; all share a baseline element type. */
-static cj_status check_batch_norm(const cj_op *op, const cj_type *const *multi, const char *const *mnames,
+static CJ_MUST_USE cj_status check_batch_norm(const cj_op *op, const cj_type *const *multi, const char *const *mnames,
                                   int nm, const cj_type *const *single, const char *const *snames,
                                   int nsg) {
   for (int i = 0; i < nm; i++) CJV_TRY(cjv_check_tensor(op, mnames[i], multi[i], BN));

@@ -13,7 +13,7 @@ cj_status cjv_none(const cj_op *op) {
 
 /* ======================================================================== func */
 
-static cj_status check_attr_array(const cj_op *op, const char *name, int32_t n) {
+static CJ_MUST_USE cj_status check_attr_array(const cj_op *op, const char *name, int32_t n) {
   const cj_attr *a = cjv_attr(op, name);
   if (!a) return NULL;
   if (a->arr.n != n)
@@ -83,7 +83,7 @@ cj_status cjv_return(const cj_op *op) {
 }
 
 /* Resolves a symbol attribute to a func.func (NULL result and no error when op is detached). */
-static cj_status resolve_func(const cj_op *op, const char *attr, const cj_attr *sym,
+static CJ_MUST_USE cj_status resolve_func(const cj_op *op, const char *attr, const cj_attr *sym,
                               const cj_op **out) {
   *out = NULL;
   if (!sym || sym->kind != CJ_ATTR_SYMREF) CJV_FAIL(op, "'%s' must be a symbol reference", attr);
@@ -102,7 +102,7 @@ static cj_status resolve_func(const cj_op *op, const char *attr, const cj_attr *
 }
 
 /* Operand and result types must equal the function's signature exactly. */
-static cj_status check_signature(const cj_op *op, const cj_op *f, const char *role) {
+static CJ_MUST_USE cj_status check_signature(const cj_op *op, const cj_op *f, const char *role) {
   const cj_type *ft = cjv_func_type(f);
   const char *fname = cjv_func_name(f);
   if (!ft) return NULL;
@@ -173,7 +173,7 @@ cj_status cjv_composite(const cj_op *op) {
 
 /* ======================================================================== custom_call */
 
-static cj_status check_layouts(const cj_op *op, const char *noun, const cj_attr *layouts,
+static CJ_MUST_USE cj_status check_layouts(const cj_op *op, const char *noun, const cj_attr *layouts,
                                uint32_t ntypes, const cj_type *single, bool from_tuple) {
   if ((uint32_t)layouts->arr.n != ntypes)
     CJV_FAIL(op, "the number of %ss (%u) must match the number of %s layouts (%d)", noun, ntypes,

@@ -19,7 +19,7 @@ static bool value_types_agree(const cj_type *a, const cj_type *b) {
   return false;
 }
 
-static cj_status check_agree(const cj_op *op, const char *wa, uint32_t ia, const cj_type *a,
+static CJ_MUST_USE cj_status check_agree(const cj_op *op, const char *wa, uint32_t ia, const cj_type *a,
                              const char *wb, uint32_t ib, const cj_type *b) {
   if (value_types_agree(a, b)) return NULL;
   cjv_tbuf t1, t2;
@@ -30,7 +30,7 @@ static cj_status check_agree(const cj_op *op, const char *wa, uint32_t ia, const
 /* ======================================================================== if, case */
 
 /* Every branch takes no arguments and returns the types of the op's results. */
-static cj_status check_branches(const cj_op *op, const char *noun) {
+static CJ_MUST_USE cj_status check_branches(const cj_op *op, const char *noun) {
   const cj_type *p = T(op, 0);
   cjv_tbuf t1;
   if (op->kind == CJ_OP_IF) {
@@ -143,7 +143,7 @@ cj_status cjv_map(const cj_op *op) {
 
 /* N inputs followed by N init values: checks the inputs share a shape and the init values are
  * 0-D of the inputs' element types. */
-static cj_status check_inputs_inits(const cj_op *op, uint32_t n, const cj_type **ins,
+static CJ_MUST_USE cj_status check_inputs_inits(const cj_op *op, uint32_t n, const cj_type **ins,
                                     const cj_type **inits) {
   char w1[48], w2[48];
   for (uint32_t i = 0; i < n; i++) {
@@ -160,7 +160,7 @@ static cj_status check_inputs_inits(const cj_op *op, uint32_t n, const cj_type *
   return NULL;
 }
 
-static cj_status count_inputs(const cj_op *op, uint32_t *n) {
+static CJ_MUST_USE cj_status count_inputs(const cj_op *op, uint32_t *n) {
   if (op->nopnds == 0 || op->nopnds % 2)
     CJV_FAIL(op, "takes N inputs and N init values (N >= 1), got %u operands", op->nopnds);
   *n = op->nopnds / 2;
@@ -206,7 +206,7 @@ typedef struct window {
 
 /* Reads an optional per-dimension list: absent means all `dflt`; present must have rank entries
  * each >= min. */
-static cj_status read_window_list(const cj_op *op, const char *name, int32_t rank, int64_t dflt,
+static CJ_MUST_USE cj_status read_window_list(const cj_op *op, const char *name, int32_t rank, int64_t dflt,
                                   int64_t min, int64_t *out) {
   int64_t n;
   bool present;

@@ -19,7 +19,7 @@ static bool same_quant_params(const cj_quant *a, const cj_quant *b) {
 
 /* Element types of ops that move data: equal, except that per-axis quantized types may differ
  * in quantization dimension (and, for broadcasts, in scales and zero points). */
-static cj_status check_moved_elem(const cj_op *op, const cj_type *x, const cj_type *r,
+static CJ_MUST_USE cj_status check_moved_elem(const cj_op *op, const cj_type *x, const cj_type *r,
                                   bool params_may_differ) {
   const cj_type *ex = x->elem, *er = r->elem;
   if (ex == er) return NULL;
@@ -38,7 +38,7 @@ static cj_status check_moved_elem(const cj_op *op, const cj_type *x, const cj_ty
 /* ======================================================================== broadcasts */
 
 /* broadcast_in_dim and dynamic_broadcast_in_dim share C1-C6. */
-static cj_status check_broadcast_dims(const cj_op *op, const cj_type *x, const cj_type *r,
+static CJ_MUST_USE cj_status check_broadcast_dims(const cj_op *op, const cj_type *x, const cj_type *r,
                                       const int64_t *dims, int64_t n) {
   cjv_tbuf t1, t2;
   if (n != x->rank)
@@ -144,7 +144,7 @@ static int64_t prod_dims(const int64_t *d, int32_t from, int32_t to) {
   return p;
 }
 
-static cj_status check_reshape_elems(const cj_op *op, const cj_type *x, const cj_type *r) {
+static CJ_MUST_USE cj_status check_reshape_elems(const cj_op *op, const cj_type *x, const cj_type *r) {
   CJV_TRY(check_moved_elem(op, x, r, false));
   cjv_tbuf t1, t2;
   if (cj_shape_is_per_axis(x->elem) && cj_shape_is_per_axis(r->elem)) {
@@ -267,7 +267,7 @@ cj_status cjv_slice(const cj_op *op) {
 
 /* start_indices operands of dynamic_slice / dynamic_update_slice: 0-D integer tensors of one
  * type, one per operand dimension. */
-static cj_status check_start_indices(const cj_op *op, uint32_t first, int32_t rank) {
+static CJ_MUST_USE cj_status check_start_indices(const cj_op *op, uint32_t first, int32_t rank) {
   uint32_t n = op->nopnds - first;
   if ((int32_t)n != rank)
     CJV_FAIL(op, "takes %d start indices (one per operand dimension), got %u", rank, n);
@@ -518,7 +518,7 @@ typedef struct gather_dims {
   int64_t index_vector_dim;
 } gather_dims;
 
-static cj_status read_gather_dims(const cj_op *op, gather_dims *g) {
+static CJ_MUST_USE cj_status read_gather_dims(const cj_op *op, gather_dims *g) {
   const cj_attr *dn = cjv_attr(op, "dimension_numbers");
   CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_GATHER, CJ_SF_GATHER_offset_dims, "offset_dims",
                              g->offset, &g->noffset));
@@ -535,7 +535,7 @@ static cj_status read_gather_dims(const cj_op *op, gather_dims *g) {
 }
 
 /* gather and dynamic_gather: C1-C23; `sizes` NULL when the slice sizes are not known. */
-static cj_status check_gather(const cj_op *op, const gather_dims *g, const cj_type *x,
+static CJ_MUST_USE cj_status check_gather(const cj_op *op, const gather_dims *g, const cj_type *x,
                               const cj_type *idx, const cj_type *r, const int64_t *sizes,
                               int64_t nsizes) {
   cjv_tbuf t1, t2;

@@ -269,7 +269,8 @@ static void donation_dependency_ready(PJRT_Buffer_DonateWithControlDependency_Ca
                        a->struct_size)
           : cjp_status_from_code(a->error_code, a->error_message, a->error_message_size,
                                  "the donation's control dependency failed");
-  cj_status_free(cj_event_set(dep, st));
+  /* the dependency can be set already (a second call, reported by the caller's check) */
+  cj_status_ignore(cj_event_set(dep, st));
   cj_event_release(dep);
 }
 

@@ -58,7 +58,7 @@ cj_status cjp_option_int(const PJRT_NamedValue *v, const char *name, int64_t lo,
   return NULL;
 }
 
-static cj_status parse_options(const PJRT_NamedValue *opts, size_t n, cj_client_options *out,
+static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n, cj_client_options *out,
                                bool *wants_kv) {
   bool seen[OPT_COUNT] = {false};
   int64_t val[OPT_COUNT] = {0, 0, 1};
@@ -147,7 +147,7 @@ static void cpu_features(char *buf, size_t size) {
 #endif
 }
 
-static cj_status attach_front(cj_client *c) {
+static CJ_MUST_USE cj_status attach_front(cj_client *c) {
   client_front *f = calloc(1, sizeof *f);
   if (!f) return cj_oom();
   cpu_features(f->cpu_features, sizeof f->cpu_features);
@@ -199,7 +199,7 @@ typedef struct kv_front {
   void *put_arg;
 } kv_front;
 
-static cj_status kv_get(void *ctx, const char *key, int timeout_ms, char **out, size_t *len) {
+static CJ_MUST_USE cj_status kv_get(void *ctx, const char *key, int timeout_ms, char **out, size_t *len) {
   kv_front *f = ctx;
   *out = NULL;
   *len = 0;
@@ -225,7 +225,7 @@ static cj_status kv_get(void *ctx, const char *key, int timeout_ms, char **out, 
   return NULL;
 }
 
-static cj_status kv_put(void *ctx, const char *key, const char *value, size_t len) {
+static CJ_MUST_USE cj_status kv_put(void *ctx, const char *key, const char *value, size_t len) {
   kv_front *f = ctx;
   PJRT_KeyValuePutCallback_Args a;
   memset(&a, 0, sizeof a);
@@ -405,7 +405,7 @@ cj_status cjp_pick_memory(PJRT_Device *device, PJRT_Memory *memory, cj_memory **
 }
 
 /* Checks that a memory belongs to the client passed alongside it. */
-static cj_status same_client(cj_client *c, cj_memory *m) {
+static CJ_MUST_USE cj_status same_client(cj_client *c, cj_memory *m) {
   if (m->client != c) return cj_invalid("the memory belongs to another client");
   return NULL;
 }

@@ -9,6 +9,7 @@
 typedef struct cjp_err {
   PJRT_Error base; /* vtable; must be first */
   cj_status st;    /* never NULL */
+  char *text;      /* the message with " [at <where>]" when CJRT_ERROR_LOCATIONS asks; or NULL */
 } cjp_err;
 
 static void vt_destroy(PJRT_Error *e);
@@ -27,7 +28,7 @@ static const PJRT_Error_FunctionTable error_vtable = {
 };
 
 /* Returned when not even an error can be allocated; never freed. */
-static cjp_err oom_error = {{&error_vtable}, NULL};
+static cjp_err oom_error = {{&error_vtable}, NULL, NULL};
 static const char oom_message[] = "out of memory";
 
 static bool is_ours(const PJRT_Error *e) { return e && e->vtable == &error_vtable; }
@@ -36,11 +37,24 @@ PJRT_Error *cjp_error(cj_status st) {
   if (!st) return NULL;
   cjp_err *e = malloc(sizeof *e);
   if (!e) {
-    cj_status_free(st);
+    cj_status_ignore(st); /* no memory for the error: the static out-of-memory one replaces it */
     return &oom_error.base;
   }
   e->base.vtable = &error_vtable;
   e->st = st;
+  e->text = NULL;
+  if (cj_status_locations_wanted()) {
+    /* for cjrt's developers: where the error was made, and where each cause was */
+    const char *m = cj_status_message(st);
+    size_t nm = strlen(m), nw = cj_status_where(st, NULL, 0);
+    e->text = malloc(nm + nw + 7);
+    if (e->text) {
+      memcpy(e->text, m, nm);
+      memcpy(e->text + nm, " [at ", 5);
+      cj_status_where(st, e->text + nm + 5, nw + 1);
+      memcpy(e->text + nm + 5 + nw, "]", 2);
+    }
+  }
   return &e->base;
 }
 
@@ -49,10 +63,11 @@ PJRT_Error *cjp_error_in(const char *fn, cj_status st) {
   return cjp_error(cj_status_annotate(st, "%s", fn));
 }
 
-PJRT_Error *cjp_errorf(cj_code code, const char *fmt, ...) {
+PJRT_Error *cjp_errorf_at(const char *file, int line, const char *func, cj_code code,
+                          const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  cj_status st = cj_status_makev(code, fmt, ap);
+  cj_status st = cj_status_makev_at(file, line, func, code, fmt, ap);
   va_end(ap);
   return cjp_error(st);
 }
@@ -61,6 +76,7 @@ static void vt_destroy(PJRT_Error *e) {
   if (!e || e == &oom_error.base || !is_ours(e)) return;
   cjp_err *x = (cjp_err *)e;
   cj_status_free(x->st);
+  free(x->text);
   x->base.vtable = NULL;
   free(x);
 }
@@ -70,7 +86,8 @@ static void vt_message(const PJRT_Error *e, const char **msg, size_t *size) {
   if (e == &oom_error.base)
     m = oom_message;
   else if (is_ours(e))
-    m = cj_status_message(((const cjp_err *)e)->st);
+    m = ((const cjp_err *)e)->text ? ((const cjp_err *)e)->text
+                                    : cj_status_message(((const cjp_err *)e)->st);
   if (msg) *msg = m;
   if (size) *size = strlen(m);
 }

@@ -69,7 +69,7 @@ static void named_float(PJRT_NamedValue *v, const char *name, double x) {
 }
 
 /* Attaches the front to a new executable; on failure the executable is released. */
-static cj_status attach_front(cj_executable *e) {
+static CJ_MUST_USE cj_status attach_front(cj_executable *e) {
   const cj_program_info *in = e->info;
   size_t nres = (size_t)in->num_results, narg = (size_t)in->num_args, ndims = 0;
   for (size_t j = 0; j < nres; j++) ndims += (size_t)in->results[j].rank;
@@ -113,7 +113,7 @@ static exec_front *front_of(const cj_executable *e) { return e->front; }
 
 /* Checks a PJRT_Program for compiling: present, big enough, format "mlir", "hlo" or
  * "hlo_with_config" (*format). */
-static cj_status check_program(const PJRT_Program *p, cj_program_format *format) {
+static CJ_MUST_USE cj_status check_program(const PJRT_Program *p, cj_program_format *format) {
   if (!p) return cj_invalid("program is NULL");
   if (p->struct_size < (size_t)PJRT_STRUCT_SIZE(PJRT_Program, format_size))
     return cj_invalid("program->struct_size %zu is too small (PJRT_Program is %zu bytes)",
@@ -136,7 +136,7 @@ static cj_status check_program(const PJRT_Program *p, cj_program_format *format)
 }
 
 /* Compiles for `client` (may be NULL: any client may load it later). */
-static cj_status compile(cj_client *client, const PJRT_Program *program, const char *options,
+static CJ_MUST_USE cj_status compile(cj_client *client, const PJRT_Program *program, const char *options,
                          size_t options_len, cj_executable **out) {
   *out = NULL;
   cj_program_format format = CJ_PROGRAM_MLIR;

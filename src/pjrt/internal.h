@@ -43,17 +43,19 @@
 PJRT_Error *cjp_error(cj_status st);
 /* Wraps a status after prefixing "<fn>: ". */
 PJRT_Error *cjp_error_in(const char *fn, cj_status st);
-PJRT_Error *cjp_errorf(cj_code code, const char *fmt, ...) CJ_PRINTF(2, 3);
+#define cjp_errorf(code, ...) cjp_errorf_at(CJ_LOC, (code), __VA_ARGS__) /* made here */
+PJRT_Error *cjp_errorf_at(const char *file, int line, const char *func, cj_code code,
+                          const char *fmt, ...) CJ_PRINTF(5, 6);
 /* A copy of the status inside one of our errors (NULL for NULL). */
-cj_status cjp_error_status(const PJRT_Error *e);
+CJ_MUST_USE cj_status cjp_error_status(const PJRT_Error *e);
 /* Takes an error produced by a caller's callback (made with our PJRT_CallbackError), turns it
  * into a status and frees it. */
-cj_status cjp_error_take(PJRT_Error *e);
+CJ_MUST_USE cj_status cjp_error_take(PJRT_Error *e);
 /* The constructor handed to callbacks (PJRT_CallbackError). */
 PJRT_Error *cjp_callback_error(PJRT_Error_Code code, const char *message, size_t message_size);
 /* A status from a PJRT (code, message) pair; NULL for OK. `what` names the source when the
  * message is empty. */
-cj_status cjp_status_from_code(PJRT_Error_Code code, const char *msg, size_t size,
+CJ_MUST_USE cj_status cjp_status_from_code(PJRT_Error_Code code, const char *msg, size_t size,
                                const char *what);
 
 /* ---- argument checks ---- */
@@ -105,7 +107,7 @@ cj_status cjp_status_from_code(PJRT_Error_Code code, const char *msg, size_t siz
 
 /* An integer create option (client.c): kInt64, or a kString holding a decimal integer, within
  * [lo, hi]. */
-cj_status cjp_option_int(const PJRT_NamedValue *v, const char *name, int64_t lo, int64_t hi,
+CJ_MUST_USE cj_status cjp_option_int(const PJRT_NamedValue *v, const char *name, int64_t lo, int64_t hi,
                          int64_t *out);
 const char *cjp_named_value_type_name(PJRT_NamedValue_Type t);
 
@@ -123,21 +125,21 @@ void cjp_memory_attach(cj_client *c);
 
 /* ---- shapes and layouts (layout.c) ---- */
 /* Checks a PJRT element type value; *out is the matching cj_dtype. */
-cj_status cjp_dtype(PJRT_Buffer_Type t, cj_dtype *out);
+CJ_MUST_USE cj_status cjp_dtype(PJRT_Buffer_Type t, cj_dtype *out);
 /* Checks (dims, num_dims) as a shape with dtype dt. */
-cj_status cjp_shape(cj_dtype dt, const int64_t *dims, size_t num_dims);
+CJ_MUST_USE cj_status cjp_shape(cj_dtype dt, const int64_t *dims, size_t num_dims);
 /* Accepts a device layout only when it describes the dense row-major layout cjrt uses
  * (NULL is that layout). */
-cj_status cjp_check_device_layout(const PJRT_Buffer_MemoryLayout *layout, cj_dtype dt,
+CJ_MUST_USE cj_status cjp_check_device_layout(const PJRT_Buffer_MemoryLayout *layout, cj_dtype dt,
                                   const int64_t *dims, size_t rank);
 /* Byte strides for a host-side layout (NULL: dense row-major); *out_span is the number of bytes
  * the layout covers from the data pointer. Negative strides are refused here. */
-cj_status cjp_host_layout_strides(const PJRT_Buffer_MemoryLayout *layout, cj_dtype dt,
+CJ_MUST_USE cj_status cjp_host_layout_strides(const PJRT_Buffer_MemoryLayout *layout, cj_dtype dt,
                                   const int64_t *dims, size_t rank, int64_t *out_strides,
                                   size_t *out_span);
 
 /* Picks the memory for calls taking (device, memory): memory when given, else the device's
  * default memory. */
-cj_status cjp_pick_memory(PJRT_Device *device, PJRT_Memory *memory, cj_memory **out);
+CJ_MUST_USE cj_status cjp_pick_memory(PJRT_Device *device, PJRT_Memory *memory, cj_memory **out);
 
 #endif

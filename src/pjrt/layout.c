@@ -94,7 +94,7 @@ static const char *fmt_list(char *buf, size_t size, const int64_t *v, size_t n) 
   return buf;
 }
 
-static cj_status check_layout_header(const PJRT_Buffer_MemoryLayout *l) {
+static CJ_MUST_USE cj_status check_layout_header(const PJRT_Buffer_MemoryLayout *l) {
   /* struct_size is not checked: jaxlib sets it wrong (0.10 leaves it 0, 0.7 writes 8 for
    * 4-bit types) although it always passes the whole struct, which has kept its fields since
    * it was introduced; XLA's own plugins do not read it either. */
@@ -105,7 +105,7 @@ static cj_status check_layout_header(const PJRT_Buffer_MemoryLayout *l) {
 }
 
 /* Byte strides of a tiled layout without tiles: minor_to_major must be a permutation. */
-static cj_status tiled_strides(const PJRT_Buffer_MemoryLayout_Tiled *t, size_t elem,
+static CJ_MUST_USE cj_status tiled_strides(const PJRT_Buffer_MemoryLayout_Tiled *t, size_t elem,
                                const int64_t *dims, size_t rank, int64_t *out) {
   char buf[128];
   if (t->minor_to_major_size != rank)

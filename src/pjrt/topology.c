@@ -40,7 +40,7 @@ void cjp_topology_attach(cj_topology *t) {
 
 /* ---- Create options ---- */
 
-static cj_status parse_options(const PJRT_NamedValue *opts, size_t n, int *devices,
+static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n, int *devices,
                                int *processes) {
   static const char *const names[2] = {"cpu_device_count", "num_nodes"};
   int64_t val[2] = {0, 1};

@@ -80,7 +80,7 @@ static void storage_release(cj_storage *s) {
     case ST_HOST_ALIAS:
       if (s->done) {
         cj_status st = cj_event_set(s->done, NULL);
-        cj_status_free(st);
+        cj_status_ignore(st); /* the alias's event is set once, here: cannot fail */
         cj_event_release(s->done);
       }
       break;
@@ -90,7 +90,7 @@ static void storage_release(cj_storage *s) {
 }
 
 /* Copies n bytes between two storages' data (device to device). */
-static cj_status storage_copy(cj_client *c, void *dst, const void *src, size_t n) {
+static CJ_MUST_USE cj_status storage_copy(cj_client *c, void *dst, const void *src, size_t n) {
   if (!n) return NULL;
   if (cj_client_memory_is_host(c)) {
     memmove(dst, src, n);
@@ -217,7 +217,7 @@ struct cj_buffer {
 bool cj_buffer_check(const void *p) { return cj_object_is(p, CJ_TAG_BUFFER); }
 
 /* Takes ownership of `storage` and `ready` (even on failure). */
-static cj_status buffer_new(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
+static CJ_MUST_USE cj_status buffer_new(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
                             size_t nbytes, cj_storage *storage, cj_event *ready, cj_buffer **out) {
   *out = NULL;
   cj_buffer *b = calloc(1, sizeof *b);
@@ -287,7 +287,7 @@ cj_memory *cj_buffer_memory(const cj_buffer *b) { return b->memory; }
 cj_device *cj_buffer_device(const cj_buffer *b) { return b->memory->device; }
 cj_client *cj_buffer_client(const cj_buffer *b) { return b->client; }
 
-static cj_status check_memory(cj_memory *mem) {
+static CJ_MUST_USE cj_status check_memory(cj_memory *mem) {
   if (!cj_memory_check(mem)) return cj_invalid("the memory is not a valid cjrt memory");
   return NULL;
 }
@@ -357,7 +357,7 @@ cj_status cj_buffer_create_error(cj_memory *mem, cj_dtype dt, const int64_t *dim
   if (!st) st = cj_shape_check(dt, dims, (size_t)rank, &nbytes);
   if (!st && !error) st = cj_invalid("an error buffer needs a non-OK error");
   if (st) {
-    cj_status_free(error);
+    cj_status_ignore(error); /* consumed; the argument error is what the caller must see */
     return st;
   }
   cj_event *ready = cj_event_create_ready(error);
@@ -366,7 +366,7 @@ cj_status cj_buffer_create_error(cj_memory *mem, cj_dtype dt, const int64_t *dim
 }
 
 /* Writes host data into a storage. */
-static cj_status write_host(cj_client *c, void *dst, const void *src, const int64_t *src_strides,
+static CJ_MUST_USE cj_status write_host(cj_client *c, void *dst, const void *src, const int64_t *src_strides,
                             const int64_t *dims, int rank, size_t elem, size_t nbytes) {
   if (!nbytes) return NULL;
   if (strides_dense(dims, rank, elem, src_strides))
@@ -473,7 +473,7 @@ bool cj_buffer_is_deleted(cj_buffer *b) {
 }
 
 /* The error for using a deleted buffer; call with the lock held. */
-static cj_status deleted_error(cj_buffer *b) {
+static CJ_MUST_USE cj_status deleted_error(cj_buffer *b) {
   return cj_invalid("the buffer was %s", b->donated ? "donated" : "deleted");
 }
 
@@ -496,7 +496,7 @@ cj_status cj_buffer_ready_event(cj_buffer *b, cj_event **out) {
 
 /* Takes a storage reference and a ready-event reference under the lock. For an error buffer
  * *out_storage is NULL (its ready event carries the error). */
-static cj_status acquire(cj_buffer *b, cj_storage **out_storage, cj_event **out_ready) {
+static CJ_MUST_USE cj_status acquire(cj_buffer *b, cj_storage **out_storage, cj_event **out_ready) {
   pthread_mutex_lock(&b->mu);
   if (b->deleted) {
     cj_status err = deleted_error(b);
@@ -541,7 +541,7 @@ static void task_free(task *t) {
   free(t);
 }
 
-static cj_status task_run(task *t) {
+static CJ_MUST_USE cj_status task_run(task *t) {
   cj_client *c = t->client;
   if (t->kind == T_ALIAS) return NULL;
   if (!t->src) return cj_internal("the buffer has no storage");
@@ -589,15 +589,17 @@ static void task_on_ready(void *ctx, cj_status st) {
   cj_status result = st ? cj_status_copy(st) : task_run(t);
   if (t->kind == T_COPY || t->kind == T_ALIAS) {
     cj_status copy = cj_status_copy(result);
-    cj_status_free(cj_buffer_set_ready(t->target, copy));
+    /* the copy's target can be ready already (deleted or donated) */
+    cj_status_ignore(cj_buffer_set_ready(t->target, copy));
   }
-  cj_status_free(cj_event_set(t->done, result));
+  /* the task's event is set once, here: cannot fail */
+  cj_status_ignore(cj_event_set(t->done, result));
   task_free(t);
 }
 
 /* Starts `t` once the buffer is ready; on success *out_done (if asked) is a new reference to
  * t->done. Consumes `t` either way. */
-static cj_status task_start(cj_buffer *b, task *t, cj_event **out_done) {
+static CJ_MUST_USE cj_status task_start(cj_buffer *b, task *t, cj_event **out_done) {
   cj_event *ready = NULL;
   cj_status st = acquire(b, &t->src, &ready);
   if (st) {
@@ -645,7 +647,7 @@ cj_status cj_buffer_to_host(cj_buffer *b, void *dst, const int64_t *dst_strides,
   return task_start(b, t, out_done);
 }
 
-static cj_status check_range(const cj_buffer *b, int64_t offset, int64_t size) {
+static CJ_MUST_USE cj_status check_range(const cj_buffer *b, int64_t offset, int64_t size) {
   if (offset < 0 || size < 0 || (uint64_t)offset > b->nbytes ||
       (uint64_t)size > b->nbytes - (uint64_t)offset)
     return cj_invalid("byte range [%lld, %lld + %lld) is outside the buffer's %zu bytes",
@@ -709,7 +711,7 @@ cj_status cj_buffer_copy_raw_deferred(cj_buffer *b, int64_t offset, int64_t size
 
 void cj_raw_copy_complete(cj_raw_copy *rc, void *dst, cj_status err) {
   if (!rc) {
-    cj_status_free(err);
+    cj_status_ignore(err); /* no copy to report to */
     return;
   }
   task *t = rc->t;
@@ -717,7 +719,8 @@ void cj_raw_copy_complete(cj_raw_copy *rc, void *dst, cj_status err) {
   free(rc);
   if (!err && !dst && t->size) err = cj_invalid("the destination is NULL");
   if (err) {
-    cj_status_free(cj_event_set(t->done, err));
+    /* the task's event is set once, here: cannot fail */
+    cj_status_ignore(cj_event_set(t->done, err));
     task_free(t);
     cj_event_release(ready);
     return;
@@ -725,7 +728,8 @@ void cj_raw_copy_complete(cj_raw_copy *rc, void *dst, cj_status err) {
   t->dst = dst;
   cj_status st = cj_event_on_ready(ready, task_on_ready, t);
   if (st) {
-    cj_status_free(cj_event_set(t->done, st));
+    /* the task's event is set once, here: cannot fail */
+    cj_status_ignore(cj_event_set(t->done, st));
     task_free(t);
   }
   cj_event_release(ready);
@@ -855,14 +859,15 @@ static void join_arrive(void *ctx, cj_status st) {
   if (st && !j->first_error) j->first_error = cj_status_copy(st);
   pthread_mutex_unlock(&j->mu);
   if (atomic_fetch_sub(&j->pending, 1) == 1) {
-    cj_status_free(cj_event_set(j->joined, j->first_error));
+    /* the join's event is set once, by the last arrival */
+    cj_status_ignore(cj_event_set(j->joined, j->first_error));
     cj_event_release(j->joined);
     pthread_mutex_destroy(&j->mu);
     free(j);
   }
 }
 
-static cj_status event_join(cj_event *a, cj_event *b, cj_event **out) {
+static CJ_MUST_USE cj_status event_join(cj_event *a, cj_event *b, cj_event **out) {
   *out = NULL;
   join *j = calloc(1, sizeof *j);
   cj_event *joined = cj_event_create(false);
@@ -889,7 +894,7 @@ static cj_status event_join(cj_event *a, cj_event *b, cj_event **out) {
 }
 
 /* Moves b's storage into a new buffer; `ready` (consumed) is the new buffer's ready event. */
-static cj_status move_storage(cj_buffer *b, cj_dtype dt, const int64_t *dims, int rank,
+static CJ_MUST_USE cj_status move_storage(cj_buffer *b, cj_dtype dt, const int64_t *dims, int rank,
                               size_t nbytes, cj_event *dependency, bool refuse_external,
                               cj_buffer **out) {
   *out = NULL;

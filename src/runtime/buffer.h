@@ -50,7 +50,7 @@ typedef enum cj_host_semantics {
 } cj_host_semantics;
 
 /* Checks an array shape and computes its dense size in bytes. `what` prefixes messages. */
-cj_status cj_shape_check(cj_dtype dt, const int64_t *dims, size_t rank, size_t *out_nbytes);
+CJ_MUST_USE cj_status cj_shape_check(cj_dtype dt, const int64_t *dims, size_t rank, size_t *out_nbytes);
 
 /* Copies an array of `rank` dims with `elem` bytes per element between two strided layouts
  * (byte strides, possibly negative; each pointer addresses element [0, 0, ...]). */
@@ -66,25 +66,25 @@ void cj_dense_strides(const int64_t *dims, int rank, size_t elem, int64_t *out);
  * host memory; otherwise it is copied. *out_done (may be NULL to not ask) becomes ready when the
  * caller may free or reuse `data`: at once after a copy, when the buffer's storage is freed
  * after zero-copy. */
-cj_status cj_buffer_from_host(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
+CJ_MUST_USE cj_status cj_buffer_from_host(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
                               const void *data, const int64_t *byte_strides,
                               cj_host_semantics sem, cj_event **out_done, cj_buffer **out);
 /* Allocated, contents unspecified, ready. */
-cj_status cj_buffer_create_uninitialized(cj_memory *mem, cj_dtype dt, const int64_t *dims,
+CJ_MUST_USE cj_status cj_buffer_create_uninitialized(cj_memory *mem, cj_dtype dt, const int64_t *dims,
                                          int rank, cj_buffer **out);
 /* Allocated, not ready: the data arrives later (cj_buffer_write, cj_buffer_set_ready). */
-cj_status cj_buffer_create_pending(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
+CJ_MUST_USE cj_status cj_buffer_create_pending(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
                                    cj_buffer **out);
 /* A view of memory at `ptr` owned by someone else; on_delete(ptr, arg) (optional) runs when no
  * user of the buffer's storage remains. Ready. `ptr` may have any alignment (backends promise
  * 64 bytes for their own memory): executions copy an unaligned view into an aligned temporary
  * for their run (executable.c, align_arguments), so kernels may keep assuming alignment; views
  * are never donated. */
-cj_status cj_buffer_create_view(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
+CJ_MUST_USE cj_status cj_buffer_create_view(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
                                 void *ptr, void (*on_delete)(void *ptr, void *arg), void *arg,
                                 cj_buffer **out);
 /* No storage; the ready event carries `error` (consumed, must be non-NULL). */
-cj_status cj_buffer_create_error(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
+CJ_MUST_USE cj_status cj_buffer_create_error(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
                                  cj_status error, cj_buffer **out);
 
 /* ---- references ---- */
@@ -109,20 +109,20 @@ void cj_buffer_delete(cj_buffer *b);
 bool cj_buffer_is_deleted(cj_buffer *b);
 /* A new reference to the ready event; for a deleted or donated buffer, a new event already
  * ready with an error. */
-cj_status cj_buffer_ready_event(cj_buffer *b, cj_event **out);
+CJ_MUST_USE cj_status cj_buffer_ready_event(cj_buffer *b, cj_event **out);
 
 /* ---- reading ---- */
 /* Copies the array into dst (dst_strides = NULL: dense row-major), once the buffer is ready;
  * *out_done becomes ready with the outcome. `dst` must stay valid until then. */
-cj_status cj_buffer_to_host(cj_buffer *b, void *dst, const int64_t *dst_strides,
+CJ_MUST_USE cj_status cj_buffer_to_host(cj_buffer *b, void *dst, const int64_t *dst_strides,
                             cj_event **out_done);
 /* Copies on-device bytes [offset, offset + size) into dst, once the buffer is ready. */
-cj_status cj_buffer_copy_raw_to_host(cj_buffer *b, void *dst, int64_t offset, int64_t size,
+CJ_MUST_USE cj_status cj_buffer_copy_raw_to_host(cj_buffer *b, void *dst, int64_t offset, int64_t size,
                                      cj_event **out_done);
 
 /* A raw copy whose destination is provided later (PJRT_Buffer_CopyRawToHostFuture). */
 typedef struct cj_raw_copy cj_raw_copy;
-cj_status cj_buffer_copy_raw_deferred(cj_buffer *b, int64_t offset, int64_t size,
+CJ_MUST_USE cj_status cj_buffer_copy_raw_deferred(cj_buffer *b, int64_t offset, int64_t size,
                                       cj_event **out_done, cj_raw_copy **out);
 /* Provides the destination (or an error, consumed) and frees `rc`. Call exactly once. */
 void cj_raw_copy_complete(cj_raw_copy *rc, void *dst, cj_status err);
@@ -130,18 +130,18 @@ void cj_raw_copy_complete(cj_raw_copy *rc, void *dst, cj_status err);
 /* ---- copies, aliases ---- */
 /* A new buffer in `dst` holding a copy (ready when the copy is done). INVALID_ARGUMENT when
  * `dst` is the buffer's own memory or belongs to another client. */
-cj_status cj_buffer_copy_to_memory(cj_buffer *b, cj_memory *dst, cj_buffer **out);
+CJ_MUST_USE cj_status cj_buffer_copy_to_memory(cj_buffer *b, cj_memory *dst, cj_buffer **out);
 /* The device address of the data (an error for deleted and error buffers). */
-cj_status cj_buffer_data_pointer(cj_buffer *b, void **out);
+CJ_MUST_USE cj_status cj_buffer_data_pointer(cj_buffer *b, void **out);
 /* External references pin the storage (it outlives delete) until decremented. */
-cj_status cj_buffer_external_ref(cj_buffer *b, int delta);
+CJ_MUST_USE cj_status cj_buffer_external_ref(cj_buffer *b, int delta);
 /* Moves the storage into a new buffer whose ready event waits for this buffer's readiness and
  * for `dependency` (retained; NULL = none); this buffer becomes deleted. Fails for deleted
  * buffers and buffers with external references. */
-cj_status cj_buffer_donate(cj_buffer *b, cj_event *dependency, cj_buffer **out);
+CJ_MUST_USE cj_status cj_buffer_donate(cj_buffer *b, cj_event *dependency, cj_buffer **out);
 /* Moves the storage into a new buffer with another dtype and dims of the same on-device size;
  * this buffer becomes deleted. */
-cj_status cj_buffer_bitcast(cj_buffer *b, cj_dtype dt, const int64_t *dims, int rank,
+CJ_MUST_USE cj_status cj_buffer_bitcast(cj_buffer *b, cj_dtype dt, const int64_t *dims, int rank,
                             cj_buffer **out);
 
 /* ---- alias buffers (PJRT_Client_CreateAliasBuffer) ---- */
@@ -151,7 +151,7 @@ cj_status cj_buffer_bitcast(cj_buffer *b, cj_dtype dt, const int64_t *dims, int 
  * storage, or, when the alias's own storage is already in use (an execution or a copy queued on
  * the pending alias), receives a copy of src's bytes. Fails (changing nothing) for deleted `src`
  * and mismatched shapes. */
-cj_status cj_buffer_fulfill_alias(cj_buffer *alias, cj_buffer *src);
+CJ_MUST_USE cj_status cj_buffer_fulfill_alias(cj_buffer *alias, cj_buffer *src);
 
 /* ---- filling pending buffers (transfer managers, streams) ---- */
 /* A writer pins the storage of the buffer it fills, so that deleting the buffer meanwhile does
@@ -163,18 +163,18 @@ cj_storage *cj_buffer_pin(cj_buffer *b);
 cj_storage *cj_storage_ref(cj_storage *s); /* another (plain) reference (NULL for NULL) */
 void cj_storage_unpin(cj_storage *s);       /* drops a plain one; NULL is fine */
 /* Copies size bytes to on-device offset of the pinned storage of `b` (ranges are checked). */
-cj_status cj_buffer_write(cj_buffer *b, cj_storage *pinned, int64_t offset, const void *data,
+CJ_MUST_USE cj_status cj_buffer_write(cj_buffer *b, cj_storage *pinned, int64_t offset, const void *data,
                           int64_t size);
 /* Copies a whole array laid out with src_strides (NULL: dense row-major) into the pinned
  * storage of `b`. */
-cj_status cj_buffer_write_array(cj_buffer *b, cj_storage *pinned, const void *src,
+CJ_MUST_USE cj_status cj_buffer_write_array(cj_buffer *b, cj_storage *pinned, const void *src,
                                 const int64_t *src_strides);
 /* Makes a pending buffer ready with `st` (consumed). FAILED_PRECONDITION if it already is. */
-cj_status cj_buffer_set_ready(cj_buffer *b, cj_status st);
+CJ_MUST_USE cj_status cj_buffer_set_ready(cj_buffer *b, cj_status st);
 
 /* ---- executions (executable.c) ---- */
 /* Device memory of `size` bytes on mem's device, as a storage with one reference. */
-cj_status cj_storage_alloc(cj_memory *mem, size_t size, cj_storage **out);
+CJ_MUST_USE cj_status cj_storage_alloc(cj_memory *mem, size_t size, cj_storage **out);
 void *cj_storage_data(const cj_storage *s);
 /* A reference held by an execution writing the storage's contents (released with
  * cj_storage_writer_unref): unlike other references it does not forbid donating the storage to a
@@ -184,7 +184,7 @@ void cj_storage_writer_unref(cj_storage *s); /* NULL is fine */
 size_t cj_storage_size(const cj_storage *s);
 /* An argument's storage (NULL for an error buffer) and ready event, as new references, taken
  * together so that a concurrent delete cannot come between them. Fails for deleted buffers. */
-cj_status cj_buffer_acquire(cj_buffer *b, cj_storage **out_storage, cj_event **out_ready);
+CJ_MUST_USE cj_status cj_buffer_acquire(cj_buffer *b, cj_storage **out_storage, cj_event **out_ready);
 /* Donation to an execution. When the buffer is used by nobody else (no external references, no
  * pending reads, no other buffer), moves its storage out (*out_storage, with the buffer's
  * reference) with a new reference to the ready event and marks the buffer deleted and donated:
@@ -197,7 +197,7 @@ int cj_buffer_try_donate(cj_buffer *b, cj_storage **out_storage, cj_event **out_
  * again: an execution that failed before it was launched undoes its donations. */
 void cj_buffer_undo_donate(cj_buffer *b, cj_storage *s);
 /* A buffer over `storage` (consumed; NULL = none yet) whose ready event is `ready` (consumed). */
-cj_status cj_buffer_create_with_storage(cj_memory *mem, cj_dtype dt, const int64_t *dims,
+CJ_MUST_USE cj_status cj_buffer_create_with_storage(cj_memory *mem, cj_dtype dt, const int64_t *dims,
                                         int rank, cj_storage *storage, cj_event *ready,
                                         cj_buffer **out);
 /* Attaches a storage (consumed) to a buffer made without one by cj_buffer_create_with_storage. */

@@ -136,7 +136,7 @@ struct cj_client {
 const char *cj_client_device_kind(const cj_client *c);
 
 /* Creates a client on `backend` (required: the layer above picks it, e.g. cj_backend_cpu()). */
-cj_status cj_client_create(cj_backend *backend, const cj_client_options *opts, cj_client **out);
+CJ_MUST_USE cj_status cj_client_create(cj_backend *backend, const cj_client_options *opts, cj_client **out);
 void cj_client_retain(cj_client *c);
 void cj_client_release(cj_client *c); /* NULL is fine */
 bool cj_client_check(const void *p);
@@ -156,7 +156,7 @@ cj_device *cj_client_lookup_local_device(cj_client *c, int hw);
 /* Writes num_replicas * num_partitions device ids, replica-major, into out[0 .. n) (spanning
  * every process's devices, in id order). Fails when the counts are not positive or need more
  * devices than the client has. */
-cj_status cj_client_default_assignment(cj_client *c, int num_replicas, int num_partitions,
+CJ_MUST_USE cj_status cj_client_default_assignment(cj_client *c, int num_replicas, int num_partitions,
                                        int *out);
 
 bool cj_device_check(const void *p);
@@ -185,7 +185,7 @@ bool cj_client_memory_is_host(const cj_client *c);
 
 /* The client's thread pool (one per client, as many threads as cores), created on first use.
  * The pointer stays valid as long as the client. */
-cj_status cj_client_pool(cj_client *c, cj_threadpool **out);
+CJ_MUST_USE cj_status cj_client_pool(cj_client *c, cj_threadpool **out);
 
 /* Takes one of the client's CJ_MAX_INFLIGHT execution slots, waiting while all are taken, except
  * on one of the client's own task threads (a callback of a finishing execution must not wait for

@@ -15,7 +15,7 @@ static bool native_op(const cj_op *op, void *ctx) {
 }
 
 /* Ops the compiler passes handle (calls, composites, functions, terminators) are not asked. */
-static cj_status check_supported(cj_backend *be, cj_block *b) {
+static CJ_MUST_USE cj_status check_supported(cj_backend *be, cj_block *b) {
   for (cj_op *op = b->first; op; op = op->next) {
     bool passes_handle = op->kind == CJ_OP_FUNC_CALL || op->kind == CJ_OP_COMPOSITE ||
                          op->kind == CJ_OP_FUNC ||
@@ -41,10 +41,11 @@ void cj_compiled_free(cj_compiled *c) {
   free(c);
 }
 
-static void fingerprint(const cj_compiled *c, uint64_t out[2]) {
+static CJ_MUST_USE cj_status fingerprint(const cj_compiled *c, uint64_t out[2]) {
   void *ob = NULL;
   size_t olen = 0;
-  cj_status_free(cj_compile_options_write(&c->opts.opts, &ob, &olen));
+  /* without the options the fingerprint could not tell programs apart */
+  CJ_RETURN_IF_ERROR(cj_compile_options_write(&c->opts.opts, &ob, &olen));
   uint64_t h1 = cj_fnv64(c->text, c->text_len, CJ_FNV64_SEED);
   h1 = cj_fnv64(ob, olen, h1);
   uint64_t h2 = cj_fnv64(c->text, c->text_len, 0x84222325cbf29ce4ull ^ (uint64_t)c->text_len);
@@ -52,9 +53,10 @@ static void fingerprint(const cj_compiled *c, uint64_t out[2]) {
   free(ob);
   out[0] = h1;
   out[1] = h2;
+  return NULL;
 }
 
-static cj_status compile(cj_backend *b, cj_module *m, const cj_compile_options *opts,
+static CJ_MUST_USE cj_status compile(cj_backend *b, cj_module *m, const cj_compile_options *opts,
                          cj_compiled *c) {
   CJ_RETURN_IF_ERROR(cj_compile_options_copy(opts, &c->opts));
   cj_op *main = NULL;
@@ -65,8 +67,8 @@ static cj_status compile(cj_backend *b, cj_module *m, const cj_compile_options *
   char *pretty = NULL;
   size_t plen = 0;
   cj_status ps = cj_print_module(m, 0, &pretty, &plen);
-  if (ps) { /* the generic form is enough */
-    cj_status_free(ps);
+  if (ps) {
+    cj_status_ignore(ps); /* the generic form is enough */
     pretty = NULL;
   }
   const char *shown = pretty ? pretty : c->text;
@@ -93,8 +95,7 @@ static cj_status compile(cj_backend *b, cj_module *m, const cj_compile_options *
   c->info.device_assignment = c->opts.opts.device_assignment;
   c->info.optimized_text = c->shown;
   c->info.optimized_len = slen;
-  fingerprint(c, c->info.fingerprint);
-  return NULL;
+  return fingerprint(c, c->info.fingerprint);
 }
 
 cj_status cj_compile_module(cj_backend *backend, cj_module *m, const cj_compile_options *opts,

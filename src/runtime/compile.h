@@ -47,12 +47,12 @@ typedef struct cj_compiled {
 } cj_compiled;
 
 /* Compiles module m (consumed) for `backend` under `opts` (NULL: one replica, one partition). */
-cj_status cj_compile_module(cj_backend *backend, cj_module *m, const cj_compile_options *opts,
+CJ_MUST_USE cj_status cj_compile_module(cj_backend *backend, cj_module *m, const cj_compile_options *opts,
                             cj_compiled **out);
 
 /* Parses `text` (a cj_compiled's text: generic MLIR, as a serialized executable carries it),
  * verifies it and compiles it as cj_compile_module does. */
-cj_status cj_compile_text(cj_backend *backend, const char *text, size_t len,
+CJ_MUST_USE cj_status cj_compile_text(cj_backend *backend, const char *text, size_t len,
                           const cj_compile_options *opts, cj_compiled **out);
 
 void cj_compiled_free(cj_compiled *c);

@@ -41,7 +41,7 @@ cj_event *cj_event_create(bool settable_by_user) {
 cj_event *cj_event_create_ready(cj_status st) {
   cj_event *e = cj_event_create(false);
   if (!e) {
-    cj_status_free(st);
+    cj_status_ignore(st); /* no event to carry it: the caller learns of the failure from NULL */
     return NULL;
   }
   e->ready = true;
@@ -92,7 +92,7 @@ cj_status cj_event_set(cj_event *e, cj_status st) {
   pthread_mutex_lock(&e->mu);
   if (e->ready) {
     pthread_mutex_unlock(&e->mu);
-    cj_status_free(st);
+    cj_status_ignore(st); /* the event keeps its first status; this late one has no reader */
     return cj_status_make(CJ_FAILED_PRECONDITION, "the event is already set");
   }
   e->ready = true;

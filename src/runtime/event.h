@@ -39,16 +39,16 @@ bool cj_event_settable_by_user(const cj_event *e);
 
 /* Makes the event ready with `st` (consumed) and runs its callbacks. FAILED_PRECONDITION if it
  * was already ready (the event keeps its first status). */
-cj_status cj_event_set(cj_event *e, cj_status st);
+CJ_MUST_USE cj_status cj_event_set(cj_event *e, cj_status st);
 
 bool cj_event_is_ready(cj_event *e);
 /* A copy of the status of a ready event (NULL = success); FAILED_PRECONDITION if not ready. */
-cj_status cj_event_status(cj_event *e);
+CJ_MUST_USE cj_status cj_event_status(cj_event *e);
 /* Blocks until ready; returns a copy of its status. */
-cj_status cj_event_wait(cj_event *e);
+CJ_MUST_USE cj_status cj_event_wait(cj_event *e);
 
 /* Registers fn(ctx, status) to run once when the event is ready (now, if it is). Only fails on
  * OOM, and then fn is not called. */
-cj_status cj_event_on_ready(cj_event *e, cj_event_fn fn, void *ctx);
+CJ_MUST_USE cj_status cj_event_on_ready(cj_event *e, cj_event_fn fn, void *ctx);
 
 #endif

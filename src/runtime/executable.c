@@ -75,7 +75,7 @@ void cj_executable_set_front(cj_executable *e, void *front, void (*free_fn)(void
 
 /* Wraps a compiled program (consumed) with the options it was compiled from (copied). The
  * device assignment is `assignment` (copied; NULL = none) for `nr` x `np` devices. */
-static cj_status executable_new(cj_compiled *compiled, const void *options, size_t options_len,
+static CJ_MUST_USE cj_status executable_new(cj_compiled *compiled, const void *options, size_t options_len,
                                 const int64_t *assignment, cj_executable **out) {
   *out = NULL;
   cj_executable *e = calloc(1, sizeof *e);
@@ -117,7 +117,7 @@ static cj_status executable_new(cj_compiled *compiled, const void *options, size
 
 /* Checks that the client can run nr x np devices with `ids` (replica-major global ids; NULL =
  * the client's default assignment) and writes the devices to out_devices (may be NULL). */
-static cj_status resolve_assignment(cj_client *c, int64_t nr, int64_t np, const int64_t *ids,
+static CJ_MUST_USE cj_status resolve_assignment(cj_client *c, int64_t nr, int64_t np, const int64_t *ids,
                                     int64_t *out_ids, cj_device **out_devices) {
   if (nr < 1 || np < 1)
     return cj_invalid("%lld replicas x %lld partitions is not a valid device assignment",
@@ -217,7 +217,7 @@ typedef struct module_scan {
   const cj_op *spmd_op; /* an op that only means something to an SPMD partitioner */
 } module_scan;
 
-static cj_status scan_op(cj_op *op, void *ctx) {
+static CJ_MUST_USE cj_status scan_op(cj_op *op, void *ctx) {
   module_scan *s = ctx;
   if (op->kind == CJ_OP_WHILE) s->has_loop = true;
   switch (op->kind) {
@@ -254,7 +254,7 @@ static cj_status scan_op(cj_op *op, void *ctx) {
  * replicated programs, wrong for programs over global shapes that an SPMD partitioner would
  * split. Those fail here, naming what is missing, rather than at execution with shapes that do
  * not match. */
-static cj_status check_partitioning(cj_module *m, const cj_compile_options *o, module_scan *scan) {
+static CJ_MUST_USE cj_status check_partitioning(cj_module *m, const cj_compile_options *o, module_scan *scan) {
   CJ_RETURN_IF_ERROR(cj_walk_module(m, scan_op, scan));
   if (o->num_partitions <= 1 || !o->use_spmd_partitioning) return NULL;
   if (scan->spmd_op)
@@ -314,7 +314,7 @@ static void dump_program(const void *code, size_t len, const void *options, size
  * will run with (the compile options' argument_layouts, which `cjrt run` sends) is refined to
  * them, as JAX refines its exports before compiling. Only dynamic arguments take the given
  * shape; static ones are left to the usual argument checks at execution. */
-static cj_status refine_to_argument_shapes(cj_module *m, const cj_compile_options_storage *os) {
+static CJ_MUST_USE cj_status refine_to_argument_shapes(cj_module *m, const cj_compile_options_storage *os) {
   if (os->nargs < 0) return NULL;
   cj_op *main = cj_module_main(m);
   cj_block *body = main ? cj_func_body(main) : NULL;
@@ -594,7 +594,7 @@ void cj_loaded_destroy(cj_loaded *l) {
 
 /* xla.DeviceAssignmentProto{replica_count = 1, computation_count = 2,
  * computation_devices = 3 {replica_device_ids = 1 (packed)}}, indexed [partition][replica]. */
-static cj_status write_assignment_proto(int64_t nr, int64_t np, const int64_t *ids, void **out,
+static CJ_MUST_USE cj_status write_assignment_proto(int64_t nr, int64_t np, const int64_t *ids, void **out,
                                         size_t *len) {
   wbuf w = {0};
   cj_pb_put_key(&w, 1, 0);
@@ -768,7 +768,7 @@ static void poison_register(dev_run *dv, cj_device *dev, int64_t launch_id) {
 /* Takes the share out of the registry; returns its poison (owned by the caller), if any.
  * `registered` is written before the share can start (see cj_loaded_execute) and only cleared
  * here, by the share's own thread, so reading it unlocked is safe. */
-static cj_status poison_unregister(dev_run *dv) {
+static CJ_MUST_USE cj_status poison_unregister(dev_run *dv) {
   if (!dv->registered) return NULL; /* small inline runs are never registered */
   pthread_mutex_lock(&poison_mu);
   if (dv->registered) {
@@ -808,7 +808,7 @@ bool cj_device_poison(cj_device *d, int64_t launch_id, cj_status error) {
     break;
   }
   pthread_mutex_unlock(&poison_mu);
-  cj_status_free(error);
+  cj_status_ignore(error); /* consumed; no running share of that launch on d to carry it */
   return done;
 }
 
@@ -870,7 +870,7 @@ static void group_free(cj_backend *b, exec_group *g) {
 }
 
 /* A fresh group for `l`'s devices, with its launch (joined by group_join). */
-static cj_status group_new(cj_loaded *l, int64_t launch_id, exec_group **out) {
+static CJ_MUST_USE cj_status group_new(cj_loaded *l, int64_t launch_id, exec_group **out) {
   *out = NULL;
   exec_group *g = calloc(1, sizeof *g);
   if (!g) return cj_oom();
@@ -944,7 +944,7 @@ static void group_fail(exec_group *g, cj_backend *b, cj_status why) {
     pthread_cond_broadcast(&g->cv);
   }
   pthread_mutex_unlock(&l->groups_mu);
-  cj_status_free(why);
+  cj_status_ignore(why); /* g is dead already: its first reason stands */
   if (g->launch && b->vt->launch_abort) {
     cj_status st = cj_status_copy(g->dead); /* g->dead is set once and lives with g */
     b->vt->launch_abort(g->launch, st ? st : cj_oom());
@@ -963,7 +963,7 @@ static int64_t group_timeout_ms(void) {
 }
 
 /* Device d of group g waits until every device joined: NULL, or the reason it never will. */
-static cj_status group_wait(exec_group *g, int d) {
+static CJ_MUST_USE cj_status group_wait(exec_group *g, int d) {
   cj_loaded *l = g->le;
   int64_t ms = group_timeout_ms();
   struct timespec deadline;
@@ -1043,7 +1043,7 @@ static void finish_dev(dev_run *dv, cj_status st) {
   exec_run *run = dv->run;
   cj_status poison = poison_unregister(dv);
   if (poison) { /* PoisonExecution: the share's outputs carry that error instead */
-    cj_status_free(st);
+    cj_status_ignore(st); /* the poison is what the outputs must report */
     st = poison;
   }
   for (int i = 0; i < run->nargs; i++) {
@@ -1061,7 +1061,7 @@ static void finish_dev(dev_run *dv, cj_status st) {
   for (int j = 0; j < run->nres; j++) cj_buffer_release(dv->outs[j]);
   cj_event *done = dv->done; /* dv dies with the run */
   if (atomic_fetch_sub_explicit(&run->running, 1, memory_order_acq_rel) == 1) run_finish(run);
-  cj_status_free(cj_event_set(done, st));
+  cj_status_ignore(cj_event_set(done, st)); /* `done` is set once, here: cannot fail */
   cj_event_release(done);
 }
 
@@ -1069,7 +1069,7 @@ static void finish_dev(dev_run *dv, cj_status st) {
  * foreign memory (PJRT_Client_CreateViewOfDeviceBuffer, DLPack) may be anywhere: such an
  * argument is copied into an aligned temporary for the execution (it is never donated: only
  * storages cjrt allocated are). dv->argp[i] then points at the copy; dv->aligned[i] owns it. */
-static cj_status align_arguments(exec_run *run, dev_run *dv) {
+static CJ_MUST_USE cj_status align_arguments(exec_run *run, dev_run *dv) {
   cj_backend *b = run->backend;
   if (!b->vt->memory_is_host) return NULL;
   const cj_program_info *info = run->le->exec->info;
@@ -1201,7 +1201,7 @@ static void order_ready(void *ctx, cj_status st) {
 
 /* Takes the client's previous events (*prev, *nprev: references for the caller) and leaves
  * this run's done events in their place. */
-static cj_status order_swap(cj_client *c, exec_run *run, cj_event ***prev, int *nprev) {
+static CJ_MUST_USE cj_status order_swap(cj_client *c, exec_run *run, cj_event ***prev, int *nprev) {
   cj_event **mine = malloc(sizeof(cj_event *) * (size_t)run->ndev);
   if (!mine) return cj_oom();
   for (int d = 0; d < run->ndev; d++) {
@@ -1252,7 +1252,7 @@ static void arg_name(char *buf, size_t size, size_t i, int d, int ndev) {
     snprintf(buf, size, "argument %zu", i);
 }
 
-static cj_status check_argument(cj_loaded *l, const cj_program_info *info, cj_buffer *b,
+static CJ_MUST_USE cj_status check_argument(cj_loaded *l, const cj_program_info *info, cj_buffer *b,
                                 size_t i, int d, int ndev, cj_device *dev) {
   char name[64];
   arg_name(name, sizeof name, i, d, ndev);
@@ -1328,7 +1328,7 @@ cj_status cj_loaded_check_call(cj_loaded *l, cj_device *execute_device, size_t n
 }
 
 /* The run of one execution and its per-device arrays, in one allocation (freed with run). */
-static cj_status exec_run_new(cj_loaded *l, cj_device *single, int ndev, size_t nargs, int share,
+static CJ_MUST_USE cj_status exec_run_new(cj_loaded *l, cj_device *single, int ndev, size_t nargs, int share,
                               cj_threadpool *pool, const cj_execute_options *opts,
                               exec_run **out_run, int32_t **out_candidate) {
   cj_executable *e = l->exec;
@@ -1446,7 +1446,7 @@ static void exec_run_undo(cj_loaded *l, exec_run *run, cj_buffer *const *args, s
 /* Results that may take their donor argument's storage: the program allows it, the caller
  * does not forbid it, the shapes agree, and no other result already claimed that argument.
  * candidate[j] becomes result j's donor argument, or -1. */
-static cj_status choose_donors(const cj_program_info *info, const cj_execute_options *opts,
+static CJ_MUST_USE cj_status choose_donors(const cj_program_info *info, const cj_execute_options *opts,
                                size_t nargs, int32_t *candidate) {
   int na = (int)nargs, nr = info->num_results;
   cj_status st = NULL;
@@ -1635,8 +1635,8 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
   int nprev = 0;
   if (l->xproc.ops && e->has_collectives && !grouped) {
     cj_status os = order_swap(l->client, run, &prev, &nprev);
-    if (os) { /* out of memory: this one runs unordered */
-      cj_status_free(os);
+    if (os) {
+      cj_status_ignore(os); /* out of memory: this one runs unordered */
       prev = NULL;
       nprev = 0;
     }
@@ -1656,7 +1656,7 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
     cj_status ws = cj_event_on_ready(prev[i], order_ready, w);
     cj_event *keep = prev[i];
     if (ws) {
-      cj_status_free(ws);
+      cj_status_ignore(ws); /* out of memory: do not wait for the previous execution */
       order_ready(w, NULL);
     }
     cj_event_release(keep);

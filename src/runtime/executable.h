@@ -103,7 +103,7 @@ struct cj_loaded {
  * assignment the options ask for is checked against it before compiling. Errors: INVALID_ARGUMENT
  * for unreadable options or programs and impossible assignments, the compiler's own code (e.g.
  * UNIMPLEMENTED naming an op) otherwise. */
-cj_status cj_executable_compile(cj_backend *backend, cj_client *client, const void *code,
+CJ_MUST_USE cj_status cj_executable_compile(cj_backend *backend, cj_client *client, const void *code,
                                 size_t len, const void *options, size_t options_len,
                                 cj_executable **out);
 
@@ -116,19 +116,19 @@ typedef enum cj_program_format {
 } cj_program_format;
 
 /* cj_executable_compile for a program of the given form. */
-cj_status cj_executable_compile_format(cj_backend *backend, cj_client *client,
+CJ_MUST_USE cj_status cj_executable_compile_format(cj_backend *backend, cj_client *client,
                                        cj_program_format format, const void *code, size_t len,
                                        const void *options, size_t options_len,
                                        cj_executable **out);
 
 /* A versioned byte form of ours: the backend's name, the compile options and the optimized
  * program text (malloc'ed; see executable.c). */
-cj_status cj_executable_serialize(const cj_executable *e, void **out, size_t *len);
+CJ_MUST_USE cj_status cj_executable_serialize(const cj_executable *e, void **out, size_t *len);
 /* Reads cj_executable_serialize's bytes; corrupted or foreign bytes fail with INVALID_ARGUMENT.
  * `override_options` (NULL: none) replaces the stored compile options: it must ask for the same
  * replicas and partitions as the program was compiled for; its device assignment, if any, is
  * used when loading. */
-cj_status cj_executable_deserialize(cj_backend *backend, const void *data, size_t len,
+CJ_MUST_USE cj_status cj_executable_deserialize(cj_backend *backend, const void *data, size_t len,
                                     const void *override_options, size_t override_len,
                                     cj_executable **out);
 
@@ -142,7 +142,7 @@ void cj_executable_set_front(cj_executable *e, void *front, void (*free_fn)(void
 /* Puts `e` on client c. `options` (NULL: none), when given, are serialized compile options
  * whose device assignment (if any) replaces the executable's; their replica and partition counts
  * must match the program's. */
-cj_status cj_loaded_create(cj_client *c, cj_executable *e, const void *options,
+CJ_MUST_USE cj_status cj_loaded_create(cj_client *c, cj_executable *e, const void *options,
                            size_t options_len, cj_loaded **out);
 void cj_loaded_retain(cj_loaded *l);
 void cj_loaded_release(cj_loaded *l); /* NULL is fine */
@@ -170,7 +170,7 @@ enum { CJ_EXEC_MAX_USER_DATA = 8 };
 /* The checks cj_loaded_execute starts with, before it reads any argument: not deleted, the
  * device count (or execute_device: one of the executable's devices, unless it runs on one)
  * and the argument count fit the executable. */
-cj_status cj_loaded_check_call(cj_loaded *l, cj_device *execute_device, size_t ndevices,
+CJ_MUST_USE cj_status cj_loaded_check_call(cj_loaded *l, cj_device *execute_device, size_t ndevices,
                                size_t nargs);
 
 /* Runs the executable. args[d * nargs + i] is argument i of device d, where d indexes the
@@ -192,7 +192,7 @@ cj_status cj_loaded_check_call(cj_loaded *l, cj_device *execute_device, size_t n
  * out_done[d] a new reference to an event set when device d's share has finished (with its
  * failure, if any; the outputs then carry the same error). On failure nothing is written and
  * nothing is consumed or donated (donations decided before a failure are undone). */
-cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *const *args,
+CJ_MUST_USE cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *const *args,
                             size_t ndevices, size_t nargs, const cj_execute_options *opts,
                             cj_buffer **out, cj_event **out_done);
 

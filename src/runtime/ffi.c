@@ -465,7 +465,7 @@ static const XLA_FFI_Api api = {
 
 const XLA_FFI_Api *cj_ffi_api(void) { return &api; }
 
-static cj_status status_of(XLA_FFI_Error *e, const char *what) {
+static CJ_MUST_USE cj_status status_of(XLA_FFI_Error *e, const char *what) {
   cj_code code = e->code == XLA_FFI_Error_Code_OK ? CJ_UNKNOWN : (cj_code)e->code;
   if (code > CJ_UNAUTHENTICATED) code = CJ_UNKNOWN;
   cj_status st = cj_status_make(code, "%s: the FFI handler failed: %s", what, e->message);
@@ -508,15 +508,15 @@ typedef struct attr_builder {
 
 static void *ab_alloc(attr_builder *b, size_t n) { return b->alloc(b->actx, n ? n : 1); }
 
-static cj_status bad_attr(const char *name, const char *why) {
+static CJ_MUST_USE cj_status bad_attr(const char *name, const char *why) {
   return cj_status_make(CJ_INVALID_ARGUMENT, "FFI attribute %s: %s", name, why);
 }
 
-static cj_status build_dict(attr_builder *b, const cj_attr *dict, XLA_FFI_Attrs *out,
+static CJ_MUST_USE cj_status build_dict(attr_builder *b, const cj_attr *dict, XLA_FFI_Attrs *out,
                             const char *path);
 
 /* An attribute's FFI form: its kind and the pointer the frame holds. */
-static cj_status build_one(attr_builder *b, const char *name, const cj_attr *a,
+static CJ_MUST_USE cj_status build_one(attr_builder *b, const char *name, const cj_attr *a,
                            XLA_FFI_AttrType *type, void **out) {
   switch (a->kind) {
     case CJ_ATTR_BOOL:
@@ -601,7 +601,7 @@ static cj_status build_one(attr_builder *b, const char *name, const cj_attr *a,
   }
 }
 
-static cj_status build_dict(attr_builder *b, const cj_attr *dict, XLA_FFI_Attrs *out,
+static CJ_MUST_USE cj_status build_dict(attr_builder *b, const cj_attr *dict, XLA_FFI_Attrs *out,
                             const char *path) {
   memset(out, 0, sizeof *out);
   out->struct_size = XLA_FFI_Attrs_STRUCT_SIZE;

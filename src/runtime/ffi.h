@@ -30,7 +30,7 @@ bool cj_ffi_platform_is_ours(const char *platform, size_t len);
 
 /* Registers `bundle` (execute required) for `target` on `platform`. Registering the same
  * handlers again is fine; other handlers for a taken pair fail with ALREADY_EXISTS. */
-cj_status cj_ffi_register_handler(const char *target, size_t target_len, const char *platform,
+CJ_MUST_USE cj_status cj_ffi_register_handler(const char *target, size_t target_len, const char *platform,
                                   size_t platform_len, const XLA_FFI_Handler_Bundle *bundle,
                                   uint32_t traits);
 
@@ -39,7 +39,7 @@ bool cj_ffi_find_handler(const char *target, size_t len, XLA_FFI_Handler_Bundle 
 
 /* Type ids: *inout_id 0 asks for a new id (or the one `name` already has); a nonzero id must
  * match the name's id, or is taken for it when the name is new. `deleter` may be NULL. */
-cj_status cj_ffi_register_type(const char *name, size_t len, int64_t *inout_id,
+CJ_MUST_USE cj_status cj_ffi_register_type(const char *name, size_t len, int64_t *inout_id,
                                void (*deleter)(void *));
 /* The deleter registered with a type id, or NULL. */
 void (*cj_ffi_type_deleter(int64_t type_id))(void *);
@@ -78,7 +78,7 @@ typedef struct cj_ffi_invoke_ctx {
 
 /* Calls `handler` with `frame` (whose api and ctx this fills in), waits for its future if it
  * set one, and turns a returned error into a status naming `what` ("custom_call @target"). */
-cj_status cj_ffi_call(XLA_FFI_Handler *handler, XLA_FFI_CallFrame *frame, cj_ffi_invoke_ctx *ctx,
+CJ_MUST_USE cj_status cj_ffi_call(XLA_FFI_Handler *handler, XLA_FFI_CallFrame *frame, cj_ffi_invoke_ctx *ctx,
                       const char *what);
 
 /* The XLA_FFI_DataType of a dtype (xla::PrimitiveType numbers), INVALID when it has none. */
@@ -90,7 +90,7 @@ XLA_FFI_DataType cj_ffi_dtype(cj_dtype dt);
  * die first). `alloc` returns zeroed memory. An attribute
  * of any other kind fails naming it (INVALID_ARGUMENT). */
 typedef void *(*cj_ffi_alloc_fn)(void *actx, size_t bytes);
-cj_status cj_ffi_attrs_build(const cj_attr *dict, cj_ffi_alloc_fn alloc, void *actx,
+CJ_MUST_USE cj_status cj_ffi_attrs_build(const cj_attr *dict, cj_ffi_alloc_fn alloc, void *actx,
                              XLA_FFI_Attrs *out);
 
 #endif

@@ -49,7 +49,7 @@ void cj_topology_set_front(cj_topology *t, void *front, void (*free_fn)(void *))
 }
 
 /* A described topology of n devices with these ids and process indices. */
-static cj_status described(int process_count, int n, const int32_t *ids, const int32_t *procs,
+static CJ_MUST_USE cj_status described(int process_count, int n, const int32_t *ids, const int32_t *procs,
                            cj_topology **out) {
   *out = NULL;
   cj_topology *t = topology_new();

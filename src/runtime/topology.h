@@ -77,10 +77,10 @@ struct cj_topology {
 /* A described topology of `process_count` processes with `devices_per_process` devices each
  * (0: the number of online cores, as a client would have). Device ids are numbered
  * process-major: process p's k-th device is p * devices_per_process + k. */
-cj_status cj_topology_create(const char *name, size_t name_len, int devices_per_process,
+CJ_MUST_USE cj_status cj_topology_create(const char *name, size_t name_len, int devices_per_process,
                              int process_count, cj_topology **out);
 /* The topology of a client's devices. */
-cj_status cj_topology_for_client(cj_client *c, cj_topology **out);
+CJ_MUST_USE cj_status cj_topology_for_client(cj_client *c, cj_topology **out);
 void cj_topology_free(cj_topology *t); /* NULL is fine */
 bool cj_topology_check(const void *p);
 /* Attaches API-layer data (freed with `free_fn` when the topology goes). */
@@ -90,15 +90,15 @@ void cj_topology_set_front(cj_topology *t, void *front, void (*free_fn)(void *))
 cj_device_desc *cj_topology_lookup(const cj_topology *t, int64_t id);
 
 /* Serialized bytes (malloc'ed) and reading them back. */
-cj_status cj_topology_serialize(const cj_topology *t, void **out, size_t *len);
-cj_status cj_topology_deserialize(const void *data, size_t len, cj_topology **out);
+CJ_MUST_USE cj_status cj_topology_serialize(const cj_topology *t, void **out, size_t *len);
+CJ_MUST_USE cj_status cj_topology_deserialize(const void *data, size_t len, cj_topology **out);
 /* A 64-bit fingerprint of what the topology describes (equal for equal serialized forms). */
 uint64_t cj_topology_fingerprint(const cj_topology *t);
 
 /* Whether a program compiled for num_replicas x num_partitions devices with the given global
  * device ids (replica-major; NULL: the default assignment, the first devices in order) fits the
  * topology. INVALID_ARGUMENT naming what does not. */
-cj_status cj_topology_check_assignment(const cj_topology *t, int64_t num_replicas,
+CJ_MUST_USE cj_status cj_topology_check_assignment(const cj_topology *t, int64_t num_replicas,
                                        int64_t num_partitions, const int64_t *ids);
 
 /* The memory-space kind ids a device of the topology has (cj_memory_kind values), *out_n of
@@ -106,13 +106,13 @@ cj_status cj_topology_check_assignment(const cj_topology *t, int64_t num_replica
 const int *cj_topology_memory_kind_ids(size_t *out_n);
 /* The canonical on-device shape of an array of `dt` and `dims` in memory-space kind `kind_id`,
  * as a serialized xla.ShapeProto (malloc'ed): the dense row-major layout cjrt uses everywhere. */
-cj_status cj_topology_canonical_shape(const cj_topology *t, int kind_id, cj_dtype dt,
+CJ_MUST_USE cj_status cj_topology_canonical_shape(const cj_topology *t, int kind_id, cj_dtype dt,
                                       const int64_t *dims, size_t rank, void **out, size_t *len);
 
 /* Replaces the process table with `n` entries (copied); fails (changing nothing) on a negative
  * or repeated task id, or a state outside 0..4. */
-cj_status cj_topology_set_processes(cj_topology *t, const cj_process_info *infos, size_t n);
+CJ_MUST_USE cj_status cj_topology_set_processes(cj_topology *t, const cj_process_info *infos, size_t n);
 /* A copy of the entry for task `task_id` (its message owned by the caller), or NOT_FOUND. */
-cj_status cj_topology_process(cj_topology *t, int task_id, cj_process_info *out);
+CJ_MUST_USE cj_status cj_topology_process(cj_topology *t, int task_id, cj_process_info *out);
 
 #endif

@@ -36,7 +36,7 @@ static int env_ms(const char *name, int dflt) {
 static pthread_mutex_t module_mu = PTHREAD_MUTEX_INITIALIZER;
 static const cjrt_mpi_module *module_loaded;
 
-static cj_status load_module(const cjrt_mpi_module **out) {
+static CJ_MUST_USE cj_status load_module(const cjrt_mpi_module **out) {
   *out = NULL;
   pthread_mutex_lock(&module_mu);
   if (module_loaded) {
@@ -91,7 +91,7 @@ static cj_status load_module(const cjrt_mpi_module **out) {
 
 enum { MP_MAX_STACK_PROCS = 64 };
 
-static cj_status to_ranks(cj_mp *m, const int32_t *procs, int32_t n, int32_t *ranks) {
+static CJ_MUST_USE cj_status to_ranks(cj_mp *m, const int32_t *procs, int32_t n, int32_t *ranks) {
   for (int32_t i = 0; i < n; i++) {
     if (procs[i] < 0 || procs[i] >= m->nprocs)
       return cj_internal("cross-process collective names process %d of %d", procs[i], m->nprocs);
@@ -100,7 +100,7 @@ static cj_status to_ranks(cj_mp *m, const int32_t *procs, int32_t n, int32_t *ra
   return NULL;
 }
 
-static cj_status op_allgatherv(void *ctx, uint64_t group, const int32_t *procs, int32_t n,
+static CJ_MUST_USE cj_status op_allgatherv(void *ctx, uint64_t group, const int32_t *procs, int32_t n,
                                const void *send, size_t send_bytes, void *recv,
                                const size_t *recv_bytes) {
   cj_mp *m = ctx;
@@ -117,7 +117,7 @@ static cj_status op_allgatherv(void *ctx, uint64_t group, const int32_t *procs, 
   return st;
 }
 
-static cj_status op_allreduce(void *ctx, uint64_t group, const int32_t *procs, int32_t n,
+static CJ_MUST_USE cj_status op_allreduce(void *ctx, uint64_t group, const int32_t *procs, int32_t n,
                               const void *send, void *recv, int64_t count, cj_dtype dt, int op,
                               bool *done) {
   cj_mp *m = ctx;
@@ -141,7 +141,7 @@ static cj_status op_allreduce(void *ctx, uint64_t group, const int32_t *procs, i
 
 /* Publishes `value` under "<prefix><self>" and reads every process's key into vals[p]
  * (malloc'ed), waiting until `deadline` (ms, now_ms's clock) in all. */
-static cj_status kv_round(const cj_kv *kv, const char *prefix, const char *what, int32_t self,
+static CJ_MUST_USE cj_status kv_round(const cj_kv *kv, const char *prefix, const char *what, int32_t self,
                           int32_t nprocs, const char *value, int64_t deadline, int timeout,
                           char **vals) {
   char key[64];
@@ -155,7 +155,7 @@ static cj_status kv_round(const cj_kv *kv, const char *prefix, const char *what,
     st = kv->get(kv->ctx, key, left > 0 ? (int)left : 0, &vals[p], &len);
     if (st) {
       cj_code code = cj_status_code(st);
-      cj_status_free(st);
+      cj_status_ignore(st); /* its code is kept; the message below says what a user can act on */
       return cj_status_make(code == CJ_DEADLINE_EXCEEDED || code == CJ_NOT_FOUND
                                 ? CJ_DEADLINE_EXCEEDED
                                 : code,

@@ -55,7 +55,7 @@ typedef struct cj_mp {
 /* The default for CJRT_KV_TIMEOUT_MS. */
 #define CJ_KV_TIMEOUT_MS_DEFAULT 60000
 
-cj_status cj_mp_create(const cj_kv *kv, int32_t self, int32_t nprocs, int32_t local_devices,
+CJ_MUST_USE cj_status cj_mp_create(const cj_kv *kv, int32_t self, int32_t nprocs, int32_t local_devices,
                        const char *kind, cj_mp **out);
 void cj_mp_free(cj_mp *m); /* NULL is fine */
 

@@ -28,8 +28,9 @@ static void transfer_free(cj_transfer *t) {
   for (int i = 0; i < t->n; i++) {
     if (!t->slots[i].buffer) continue;
     cj_storage_writer_unref(t->slots[i].pinned);
+    /* the buffer can be ready already (set by a failed piece) */
     if (!t->slots[i].complete)
-      cj_status_free(cj_buffer_set_ready(
+      cj_status_ignore(cj_buffer_set_ready(
           t->slots[i].buffer,
           cj_status_make(CJ_CANCELLED,
                          "the transfer manager was destroyed before buffer %d was complete", i)));
@@ -94,7 +95,7 @@ cj_status cj_transfer_check_index(const cj_transfer *t, int i) {
 /* Takes buffer i for writing: a buffer reference and a pinned-storage reference (both for
  * the caller to release). With `finish`, marks it complete (the slot's writer pin ends);
  * FAILED_PRECONDITION if it already was. */
-static cj_status claim(cj_transfer *t, int i, bool finish, cj_buffer **out, cj_storage **pinned) {
+static CJ_MUST_USE cj_status claim(cj_transfer *t, int i, bool finish, cj_buffer **out, cj_storage **pinned) {
   CJ_RETURN_IF_ERROR(cj_transfer_check_index(t, i));
   pthread_mutex_lock(&t->mu);
   slot *s = &t->slots[i];
@@ -117,7 +118,7 @@ static cj_status claim(cj_transfer *t, int i, bool finish, cj_buffer **out, cj_s
   return NULL;
 }
 
-static cj_status ready_event(cj_event **out_done) {
+static CJ_MUST_USE cj_status ready_event(cj_event **out_done) {
   if (!out_done) return NULL;
   *out_done = cj_event_create_ready(NULL);
   return *out_done ? NULL : cj_oom();
@@ -135,8 +136,9 @@ cj_status cj_transfer_data(cj_transfer *t, int i, const void *data, int64_t offs
   cj_storage *pinned;
   CJ_RETURN_IF_ERROR(claim(t, i, last, &b, &pinned));
   cj_status st = cj_buffer_write(b, pinned, offset, data, size);
-  /* A failed last piece: the data is lost, the buffer carries the failure. */
-  if (last) cj_status_free(cj_buffer_set_ready(b, st ? cj_status_copy(st) : NULL));
+  /* A failed last piece: the data is lost, the buffer carries the failure. The buffer is set once,
+   * by the last piece (claim() says which), so setting it cannot fail. */
+  if (last) cj_status_ignore(cj_buffer_set_ready(b, st ? cj_status_copy(st) : NULL));
   cj_storage_unpin(pinned);
   cj_buffer_release(b);
   if (st) return cj_status_annotate(st, "buffer %d", i);
@@ -159,7 +161,8 @@ cj_status cj_transfer_literal(cj_transfer *t, int i, const void *data, cj_dtype 
   cj_storage *pinned;
   CJ_RETURN_IF_ERROR(claim(t, i, true, &b, &pinned));
   cj_status st = cj_buffer_write_array(b, pinned, data, src_strides);
-  cj_status_free(cj_buffer_set_ready(b, st ? cj_status_copy(st) : NULL));
+  /* set once, here; its failure is `st`, returned below */
+  cj_status_ignore(cj_buffer_set_ready(b, st ? cj_status_copy(st) : NULL));
   cj_storage_unpin(pinned);
   cj_buffer_release(b);
   if (st) return cj_status_annotate(st, "buffer %d", i);
@@ -171,7 +174,7 @@ cj_status cj_transfer_set_error(cj_transfer *t, int i, cj_status error) {
   cj_storage *pinned;
   cj_status st = claim(t, i, true, &b, &pinned);
   if (st) {
-    cj_status_free(error);
+    cj_status_ignore(error); /* the claim's failure is what the caller must see */
     return st;
   }
   cj_storage_unpin(pinned);
@@ -227,7 +230,7 @@ cj_status cj_stream_create(cj_buffer *dst, int64_t granule, cj_stream **out) {
   s->pinned = cj_buffer_pin(dst);
   if (s->total == 0) {
     s->complete = true;
-    cj_status_free(cj_buffer_set_ready(dst, NULL));
+    cj_status_ignore(cj_buffer_set_ready(dst, NULL)); /* a new buffer: setting it cannot fail */
   }
   *out = s;
   return NULL;
@@ -237,7 +240,7 @@ void cj_stream_destroy(cj_stream *s) {
   if (!s) return;
   if (!cj_object_release(&s->hdr)) return;
   if (!s->complete)
-    cj_status_free(cj_buffer_set_ready(
+    cj_status_ignore(cj_buffer_set_ready( /* the buffer can be ready already */
         s->dst, cj_status_make(CJ_CANCELLED,
                                "the stream was destroyed after %lld of %lld bytes",
                                (long long)s->current, (long long)s->total)));
@@ -289,7 +292,8 @@ cj_status cj_stream_add_chunk(cj_stream *s, const void *data, size_t size, cj_ev
       s->complete = true;
       pthread_mutex_unlock(&s->mu);
     }
-    if (finished) cj_status_free(cj_buffer_set_ready(s->dst, cj_status_copy(problem)));
+    /* `finished` says it was not complete: setting it cannot fail */
+    if (finished) cj_status_ignore(cj_buffer_set_ready(s->dst, cj_status_copy(problem)));
   }
   cj_event *e = cj_event_create_ready(problem);
   if (!e) return cj_oom();

@@ -18,24 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/files.h"
+
 #include "common/check.h"
 #include "frontend/frontend.h"
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc(n > 0 ? (size_t)n : 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *len = (size_t)n;
-  return buf;
-}
 
 static bool ends_with(const char *s, const char *suffix) {
   size_t a = strlen(s), b = strlen(suffix);
@@ -67,9 +53,9 @@ static char **list_dir(const char *dir, const char *suffix, int *n) {
   return names;
 }
 
-static cj_status decode_path(const char *path, cj_module **out) {
+static CJ_MUST_USE cj_status decode_path(const char *path, cj_module **out) {
   size_t len;
-  char *buf = read_file(path, &len);
+  char *buf = tc_read_file(path, &len);
   if (!buf) return cj_status_make(CJ_NOT_FOUND, "cannot read %s", path);
   cj_status st = cj_read_mlir_bytecode(buf, len, path, out);
   free(buf);
@@ -83,7 +69,7 @@ typedef struct stats {
   int with_pos;
 } stats;
 
-static cj_status count_op(cj_op *op, void *ctx) {
+static CJ_MUST_USE cj_status count_op(cj_op *op, void *ctx) {
   stats *s = ctx;
   s->ops++;
   if (op->kind == CJ_OP_UNKNOWN) s->unknown++;
@@ -677,7 +663,7 @@ static void test_damage(const char *corpus, const char *fixtures) {
   cj_status_free(st);
 
   snprintf(path, sizeof path, "%s/vhlo_emit_version_api.1_1_0.mlir.bc", corpus);
-  char *small = read_file(path, &len);
+  char *small = tc_read_file(path, &len);
   CHECK(small != NULL);
   if (small) {
     /* a newer container version */
@@ -711,7 +697,7 @@ static void test_damage(const char *corpus, const char *fixtures) {
                                       "native/shard_map.export.mlirbc"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     snprintf(path, sizeof path, "%s/%s", fixtures, files[i]);
-    char *d = read_file(path, &len);
+    char *d = tc_read_file(path, &len);
     CHECK_MSG(d != NULL, "cannot read %s", path);
     if (!d) continue;
     check_truncations(files[i], d, len, 1);
@@ -719,7 +705,7 @@ static void test_damage(const char *corpus, const char *fixtures) {
     free(d);
   }
   snprintf(path, sizeof path, "%s/stablehlo_legalize_to_vhlo.1_20_0.mlir.bc", corpus);
-  char *big = read_file(path, &len);
+  char *big = tc_read_file(path, &len);
   CHECK(big != NULL);
   if (big) {
     check_truncations("1_20_0", big, len, 31);
@@ -727,7 +713,7 @@ static void test_damage(const char *corpus, const char *fixtures) {
     free(big);
   }
   snprintf(path, sizeof path, "%s/stablehlo_legalize_to_vhlo.0_9_0.mlir.bc", corpus);
-  char *old = read_file(path, &len);
+  char *old = tc_read_file(path, &len);
   CHECK(old != NULL);
   if (old) {
     check_truncations("0_9_0", old, len, 37);

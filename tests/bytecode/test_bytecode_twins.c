@@ -15,25 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/files.h"
+
 #include "common/check.h"
 #include "frontend/frontend.h"
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  if (buf) buf[n] = 0;
-  fclose(f);
-  *len = (size_t)n;
-  return buf;
-}
 
 static bool ends_with(const char *s, const char *suffix) {
   size_t a = strlen(s), b = strlen(suffix);
@@ -88,8 +73,8 @@ static void show_first_difference(const char *name, const char *a, const char *b
 /* 1 if the pair matches, 0 if not (checks counted). */
 static int compare_pair(const char *label, const char *bc_path, const char *text_path) {
   size_t blen, tlen;
-  char *bc = read_file(bc_path, &blen);
-  char *text = read_file(text_path, &tlen);
+  char *bc = tc_read_file(bc_path, &blen);
+  char *text = tc_read_file(text_path, &tlen);
   CHECK_MSG(bc && text, "cannot read %s or %s", bc_path, text_path);
   int ok = 0;
   cj_module *mb = NULL, *mt = NULL;

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/files.h"
+
 #include "cjrt/array.h"
 #include "cjrt/cjrt.h"
 #include "cjrt/npy.h"
@@ -59,23 +61,6 @@ typedef struct manifest {
   int ndev;
   piece in[MAX_VALUES][MAX_DEVICES], out[MAX_VALUES][MAX_DEVICES];
 } manifest;
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  if (buf) buf[n] = 0;
-  fclose(f);
-  *len = (size_t)n;
-  return buf;
-}
 
 static bool file_exists(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -229,8 +214,8 @@ static char *wrap_polymorphic(const char *bc, size_t len, const char *what, cjrt
     char *ts = NULL, *dt = NULL;
     size_t tl = 0, dl = 0;
     const cj_type *t = cj_type_fn_input(ft, i);
-    cj_print_type(t, &ts, &tl);
-    cj_print_type(t->elem ? t->elem : t, &dt, &dl);
+    CHECK_OK(cj_print_type(t, &ts, &tl));
+    CHECK_OK(cj_print_type(t->elem ? t->elem : t, &dt, &dl));
     char st_type[512];
     size_t sn = (size_t)snprintf(st_type, sizeof st_type, "tensor<");
     for (size_t d = 0; d < ins[i].rank; d++)
@@ -258,14 +243,14 @@ static char *wrap_polymorphic(const char *bc, size_t len, const char *what, cjrt
   char fty[8192];
   char *fts = NULL;
   size_t fl = 0;
-  cj_print_type(ft, &fts, &fl);
+  CHECK_OK(cj_print_type(ft, &fts, &fl));
   snprintf(fty, sizeof fty, "%s", fts ? fts : "?");
   free(fts);
   char *arrow = strstr(fty, ") -> ");
   for (int32_t j = 0; j < ft->nresults; j++) {
     char *ts = NULL;
     size_t tl = 0;
-    cj_print_type(cj_type_fn_result(ft, j), &ts, &tl);
+    CHECK_OK(cj_print_type(cj_type_fn_result(ft, j), &ts, &tl));
     rn += (size_t)snprintf(rtypes + rn, sizeof rtypes - rn, "%s%s", j ? ", " : "", ts ? ts : "?");
     free(ts);
   }
@@ -319,7 +304,7 @@ static void run_one(cjrt_client *client, const char *dir, const char *name, cons
   char path[4096];
   snprintf(path, sizeof path, "%s/%s.%s.mlir.bc", dir, name, kind);
   size_t len = 0;
-  char *bytes = read_file(path, &len);
+  char *bytes = tc_read_file(path, &len);
   CHECK_MSG(bytes != NULL, "cannot read %s", path);
   if (!bytes) return;
   t->ran++;

@@ -202,6 +202,16 @@ MLIR
   printf 'func.func @main(%%x: tensor<f32>) -> tensor<f32> {\n  %%y = stablehlo.add %%x\n' >"$TMP/bad.mlir"
   run malformed 1 "$CJRT" run "$TMP/bad.mlir" --plugin "$PLUGIN" --input 1:f32
   has malformed err "cjrt run: compiling $TMP/bad.mlir: PJRT_Client_Compile"
+  # the message carries no C source location unless CJRT_ERROR_LOCATIONS asks for it
+  checks=$((checks + 1))
+  if grep -qF "[at src/" "$TMP/malformed.err"; then
+    fails=$((fails + 1))
+    echo "FAIL malformed: a source location without CJRT_ERROR_LOCATIONS" >&2
+  fi
+  CJRT_ERROR_LOCATIONS=1 run malformed_at 1 "$CJRT" run "$TMP/bad.mlir" --plugin "$PLUGIN" --input 1:f32
+  has malformed_at err "PJRT_Client_Compile: "
+  has malformed_at err " [at src/pjrt/error.c:"
+  has malformed_at err " <- src/frontend/mlir_text.c:"
   printf 'ML\357R\000garbage' >"$TMP/bad.mlirbc"
   run bad_bytecode 1 "$CJRT" run "$TMP/bad.mlirbc" --plugin "$PLUGIN"
   has bad_bytecode err "PJRT_Client_Compile"

@@ -49,6 +49,16 @@ static int check_count = 0;
     CHECK_MSG(h_ && strstr(h_, n_), "\"%s\" does not contain \"%s\"", h_ ? h_ : "(null)", n_); \
   } while (0)
 
+/* Checks that a cj_status-returning call succeeds (include base/status.h first); a failure
+ * prints the status's message and where it was made, and frees it. */
+#define CHECK_OK(expr)                                                                       \
+  do {                                                                                       \
+    cj_status ok_st_ = (expr);                                                               \
+    CHECK_MSG(ok_st_ == NULL, "%s: %s (made at %s:%d)", #expr, cj_status_message(ok_st_),    \
+              cj_status_file(ok_st_), cj_status_line(ok_st_));                              \
+    cj_status_free(ok_st_);                                                                  \
+  } while (0)
+
 static inline int check_report(const char *name) {
   if (check_failures)
     fprintf(stderr, "%s: %d of %d checks failed\n", name, check_failures, check_count);

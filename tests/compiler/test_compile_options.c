@@ -7,23 +7,8 @@
 #include <string.h>
 
 #include "../common/check.h"
+#include "../common/files.h"
 #include "frontend/compile_options.h"
-
-static unsigned char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc((size_t)n + 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
 
 static void expect_error(const void *d, size_t n, const char *needle) {
   cj_compile_options_storage s;
@@ -163,7 +148,7 @@ int main(int argc, char **argv) {
   /* jax: 1 replica x 4 partitions on devices 5..8, spmd + shardy */
   snprintf(path, sizeof path, "%s/compile_options_1r4p_spmd_shardy.pb", dir);
   size_t n1;
-  unsigned char *p1 = read_file(path, &n1);
+  unsigned char *p1 = (unsigned char *)tc_read_file(path, &n1);
   CHECK_MSG(p1 != NULL, "cannot read %s", path);
   if (p1) {
     cj_status st = cj_compile_options_read(p1, n1, &s);
@@ -181,7 +166,7 @@ int main(int argc, char **argv) {
   /* jax: 2 replicas x 3 partitions, assignment [[3,4,5],[9,10,11]] (replica-major) */
   snprintf(path, sizeof path, "%s/compile_options_2r3p.pb", dir);
   size_t n2;
-  unsigned char *p2 = read_file(path, &n2);
+  unsigned char *p2 = (unsigned char *)tc_read_file(path, &n2);
   CHECK(p2 != NULL);
   if (p2) {
     cj_status st = cj_compile_options_read(p2, n2, &s);

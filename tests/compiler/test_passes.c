@@ -31,7 +31,7 @@ typedef struct counter {
   int n;
 } counter;
 
-static cj_status count_fn(cj_op *op, void *ctx) {
+static CJ_MUST_USE cj_status count_fn(cj_op *op, void *ctx) {
   counter *c = ctx;
   if (op->name && !strcmp(op->name, c->name)) c->n++;
   return NULL;
@@ -39,7 +39,7 @@ static cj_status count_fn(cj_op *op, void *ctx) {
 
 static int count(cj_module *m, const char *name) {
   counter c = {name, 0};
-  cj_walk_module(m, count_fn, &c);
+  CHECK_OK(cj_walk_module(m, count_fn, &c));
   return c.n;
 }
 
@@ -51,7 +51,7 @@ static bool native_none(const cj_op *op, void *ctx) {
   return false;
 }
 
-static cj_status run_passes(cj_module *m, cj_op **main) {
+static CJ_MUST_USE cj_status run_passes(cj_module *m, cj_op **main) {
   cj_compile_hooks h = {native_none, NULL};
   return cj_compile_passes(m, &h, main);
 }

@@ -41,7 +41,7 @@ static char *read_text(const char *path, size_t *len) {
 }
 
 /* Compiles one corpus program with '?' = N; returns NULL or the error (caller frees). */
-static cj_status compile_dynamic(const char *path, int *ran, bool *refined) {
+static CJ_MUST_USE cj_status compile_dynamic(const char *path, int *ran, bool *refined) {
   size_t len;
   char *text = read_text(path, &len);
   if (!text) return cj_invalid("cannot read %s", path);

@@ -22,9 +22,9 @@ static cj_threadpool *tu_pool(void) {
 }
 
 /* Compiles `text`; on failure returns NULL and *err gets the status (caller frees). */
-static cj_compiled *tu_compile(const char *text, cj_status *err) {
+static cj_compiled *tu_compile_named(const char *text, const char *file, cj_status *err) {
   cj_module *m = NULL;
-  cj_status st = cj_parse_mlir_text(text, strlen(text), "test.mlir", &m);
+  cj_status st = cj_parse_mlir_text(text, strlen(text), file, &m);
   if (!st) st = cj_verify_module(m);
   if (st) {
     cj_module_free(m);
@@ -39,10 +39,15 @@ static cj_compiled *tu_compile(const char *text, cj_status *err) {
   return p;
 }
 
+/* tu_compile_named for a program that is no file of its own: positions name "test.mlir". */
+static cj_compiled *tu_compile(const char *text, cj_status *err) {
+  return tu_compile_named(text, "test.mlir", err);
+}
+
 static const cj_program_info *tu_info(cj_compiled *p) { return &p->info; }
 
 /* Runs p with args; results are malloc'ed into res[j] (caller frees). Returns the status. */
-static cj_status tu_run(cj_compiled *p, void *const *args, void **res, cj_threadpool *pool) {
+static CJ_MUST_USE cj_status tu_run(cj_compiled *p, void *const *args, void **res, cj_threadpool *pool) {
   const cj_program_info *in = tu_info(p);
   for (int32_t j = 0; j < in->num_results; j++) {
     if (!res[j]) res[j] = calloc(1, in->results[j].nbytes + 64);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/files.h"
+
 #include "cjrt/array.h"
 #include "cjrt/cjrt.h"
 #include "cjrt/npy.h"
@@ -22,25 +24,6 @@ static int failures;
     fprintf(stderr, "\n");                        \
     failures++;                                   \
   } while (0)
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  if (b) {
-    b[n] = 0;
-    *len = (size_t)n;
-  }
-  return b;
-}
 
 static double half_to_double(uint16_t h) {
   int e = (h >> 10) & 31, m = h & 1023;
@@ -284,7 +267,7 @@ int main(int argc, char **argv) {
     ncases++;
     size_t len = 0;
     snprintf(path, sizeof path, "%s/%s.pb", dir, name);
-    char *code = slurp(path, &len);
+    char *code = tc_read_file(path, &len);
     if (!code) {
       FAIL("%s: cannot read %s", name, path);
       continue;
@@ -311,7 +294,7 @@ int main(int argc, char **argv) {
     }
     free(code);
     snprintf(path, sizeof path, "%s/%s.hlo", dir, name);
-    code = slurp(path, &len);
+    code = tc_read_file(path, &len);
     if (!code) {
       FAIL("%s: cannot read %s", name, path);
       continue;

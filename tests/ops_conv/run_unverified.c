@@ -10,33 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/files.h"
+
 #include "base/threadpool.h"
 #include "frontend/frontend.h"
 #include "runtime/backend.h"
 #include "runtime/compile.h"
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  if (b) {
-    b[n] = 0;
-    *len = (size_t)n;
-  }
-  return b;
-}
-
 static int run_file(const char *path, cj_threadpool *pool) {
   size_t len = 0;
-  char *text = slurp(path, &len);
+  char *text = tc_read_file(path, &len);
   if (!text) {
     fprintf(stderr, "%s: cannot read\n", path);
     return 0;

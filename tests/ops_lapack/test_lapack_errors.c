@@ -8,53 +8,10 @@
 #include "../common/check.h"
 #include "frontend/frontend.h"
 #include "runtime/backend.h"
-#include "runtime/compile.h"
+#include "../common/compile_check.h"
 
-/* Parses, verifies and compiles `text`; returns the compile error message (malloc'ed) or NULL
- * when it compiled. */
-static char *compile_error(const char *text) {
-  cj_module *m = NULL;
-  cj_status st = cj_parse_mlir_text(text, strlen(text), "prog.mlir", &m);
-  if (!st) st = cj_verify_module(m);
-  if (st) {
-    char *msg = malloc(strlen(cj_status_message(st)) + 32);
-    if (msg) sprintf(msg, "(parse or verify) %s", cj_status_message(st));
-    cj_status_free(st);
-    cj_module_free(m);
-    return msg;
-  }
-  cj_backend *b = cj_backend_cpu();
-  cj_compiled *p = NULL;
-  cj_compile_options o = {1, 1, NULL, false, false};
-  st = cj_compile_module(b, m, &o, &p); /* consumes m */
-  if (!st) {
-    cj_compiled_free(p);
-    return NULL;
-  }
-  char *msg = strdup(cj_status_message(st));
-  cj_status_free(st);
-  return msg;
-}
-
-static void expect_error_at(const char *text, const char *what, int line) {
-  char *e = compile_error(text);
-  CHECK_MSG(e != NULL, "line %d: compiled, expected \"%s\"", line, what);
-  if (e) {
-    CHECK_MSG(strstr(e, "stablehlo.custom_call at prog.mlir:2:") != NULL,
-              "line %d: \"%s\" does not name the op and its location", line, e);
-    CHECK_MSG(strstr(e, what) != NULL, "line %d: \"%s\" does not contain \"%s\"", line, e, what);
-    CHECK_MSG(strstr(e, "(parse or verify)") == NULL, "line %d: %s", line, e);
-  }
-  free(e);
-}
-#define expect_error(text, what) expect_error_at((text), (what), __LINE__)
-
-static void expect_ok_at(const char *text, int line) {
-  char *e = compile_error(text);
-  CHECK_MSG(e == NULL, "line %d: %s", line, e ? e : "");
-  free(e);
-}
-#define expect_ok(text) expect_ok_at((text), __LINE__)
+#define expect_error(text, what) \
+  tc_expect_compile_error_at((text), "stablehlo.custom_call at prog.mlir:2:", (what), __LINE__)
 
 /* potrf-shaped: one operand, (matrix, info) results */
 #define CC2(target, attrs, ta, tr0, tr1)                                                        \

@@ -185,6 +185,30 @@ static void test_callback_error(void) {
   drop(e);
 }
 
+/* Messages carry no location unless CJRT_ERROR_LOCATIONS asks; then the chain is appended. */
+static void test_error_locations(void) {
+  unsetenv("CJRT_ERROR_LOCATIONS");
+  PJRT_Error *e = cjp_errorf(CJ_INVALID_ARGUMENT, "plain %d", 1);
+  CHECK_EQ_STR(msg_of(e), "plain 1");
+  drop(e);
+  setenv("CJRT_ERROR_LOCATIONS", "1", 1);
+  int line = __LINE__ + 1;
+  e = cjp_error_in("PJRT_Thing", cj_invalid("inner"));
+  cj_status copy = cjp_error_status(e); /* keeps the locations */
+  CHECK_EQ_STR(cj_status_file(copy), "src/pjrt/error.c");
+  CHECK_EQ_INT(cj_status_line(cj_status_cause(copy)), line);
+  char want[256];
+  snprintf(want, sizeof want,
+           "PJRT_Thing: inner [at src/pjrt/error.c:%d (cjp_error_in) <- %s:%d "
+           "(test_error_locations)]",
+           cj_status_line(copy), __FILE__, line);
+  cj_status_free(copy);
+  CHECK_EQ_STR(msg_of(e), want);
+  CHECK_EQ_INT(code_of(e), PJRT_Error_Code_INVALID_ARGUMENT);
+  drop(e);
+  unsetenv("CJRT_ERROR_LOCATIONS");
+}
+
 /* Reference strided copy, one element at a time. */
 static void naive_copy(char *dst, const int64_t *ds, const char *src, const int64_t *ss,
                        const int64_t *dims, int rank, size_t elem) {
@@ -290,6 +314,7 @@ int main(void) {
   api = GetPjrtApi();
   test_streams();
   test_callback_error();
+  test_error_locations();
   test_strided_copy();
   test_event_races();
   return check_report("pjrt_internal");

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../common/files.h"
+
 #include "frontend/frontend.h"
 #include "ir/ir.h"
 
@@ -18,25 +20,6 @@ typedef struct counts {
   int files, modules, ok, failed;
   size_t bytes;
 } counts;
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)(n > 0 ? n : 0) + 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  if (b) {
-    b[n] = 0;
-    *len = (size_t)n;
-  }
-  return b;
-}
 
 static int failures_shown = 0;
 
@@ -88,7 +71,7 @@ done:
 
 static void check_file(const char *path, counts *c) {
   size_t len = 0;
-  char *text = slurp(path, &len);
+  char *text = tc_read_file(path, &len);
   c->files++;
   if (!text) {
     fail(path, "cannot read", NULL);

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../common/files.h"
+
 #include "frontend/frontend.h"
 #include "ir/ir.h"
 
@@ -26,32 +28,13 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  if (buf) {
-    buf[n] = 0;
-    *len = (size_t)n;
-  }
-  return buf;
-}
-
 static void show(stats *s, const char *what, const char *path, const char *msg) {
   if (s->shown++ < s->show_max) fprintf(stderr, "%s: %s\n  %s\n", what, path, msg);
 }
 
 static void do_file(stats *s, const char *path) {
   size_t len;
-  char *text = read_file(path, &len);
+  char *text = tc_read_file(path, &len);
   if (!text) {
     s->parse_failed++;
     show(s, "cannot read", path, "");

@@ -41,9 +41,9 @@ static cj_op *mk(cj_block *b, cj_op_kind kind, uint32_t nopnds, cj_value *const 
 static cj_block *mkfunc(const char *name, int nin, const cj_type *const *ins, int nout,
                         const cj_type *const *outs, cj_op **out_func) {
   cj_op *f = mk(cj_module_block(M), CJ_OP_FUNC, 0, NULL, 0, NULL, 1);
-  cj_op_set_attr(M, f, "sym_name", cj_attr_string(M, name, strlen(name)));
-  cj_op_set_attr(M, f, "function_type",
-                 cj_attr_type(M, cj_type_function(M, nin, ins, nout, outs)));
+  CHECK_OK(cj_op_set_attr(M, f, "sym_name", cj_attr_string(M, name, strlen(name))));
+  CHECK_OK(cj_op_set_attr(M, f, "function_type",
+                 cj_attr_type(M, cj_type_function(M, nin, ins, nout, outs))));
   cj_block *b = cj_region_add_block(M, &f->regions[0], (uint32_t)nin, ins);
   if (out_func) *out_func = f;
   return b;
@@ -102,16 +102,16 @@ static void test_arity_and_attrs(void) {
   cj_op *iota = mk(b, CJ_OP_IOTA, 0, NULL, 1, &t2, 0);
   ret(b, 1, (cj_value *[]){&iota->results[0]});
   EXPECT("stablehlo.iota at t.mlir:2:3: requires attribute 'iota_dimension'");
-  cj_op_set_attr(M, iota, "iota_dimension", cj_attr_string(M, "0", 1));
+  CHECK_OK(cj_op_set_attr(M, iota, "iota_dimension", cj_attr_string(M, "0", 1)));
   EXPECT("stablehlo.iota at t.mlir:2:3: attribute 'iota_dimension' must be an integer of type "
          "i64, got a string");
-  cj_op_set_attr(M, iota, "iota_dimension", cj_attr_int(M, 0, cj_type_elem(M, CJ_S32)));
+  CHECK_OK(cj_op_set_attr(M, iota, "iota_dimension", cj_attr_int(M, 0, cj_type_elem(M, CJ_S32))));
   EXPECT("stablehlo.iota at t.mlir:2:3: attribute 'iota_dimension' must be an integer of type "
          "i64, got an integer of type i32");
-  cj_op_set_attr(M, iota, "iota_dimension", cj_attr_int(M, 1, cj_type_elem(M, CJ_S64)));
+  CHECK_OK(cj_op_set_attr(M, iota, "iota_dimension", cj_attr_int(M, 1, cj_type_elem(M, CJ_S64))));
   EXPECT("stablehlo.iota at t.mlir:2:3: iota_dimension 1 is out of range [0, 1) for "
          "tensor<2xf32>");
-  cj_op_set_attr(M, iota, "iota_dimension", cj_attr_int(M, 0, NULL)); /* untyped = i64 */
+  CHECK_OK(cj_op_set_attr(M, iota, "iota_dimension", cj_attr_int(M, 0, NULL))); /* untyped = i64 */
   EXPECT(NULL);
 
   /* an enum of the wrong kind */
@@ -121,15 +121,15 @@ static void test_arity_and_attrs(void) {
   b = mkfunc("main", 1, &t2, 1, &b2, NULL);
   a = &b->args[0];
   cj_op *cmp = mk(b, CJ_OP_COMPARE, 2, (cj_value *[]){a, a}, 1, &b2, 0);
-  cj_op_set_attr(M, cmp, "comparison_direction", cj_attr_enum(M, CJ_EK_PRECISION, 0));
+  CHECK_OK(cj_op_set_attr(M, cmp, "comparison_direction", cj_attr_enum(M, CJ_EK_PRECISION, 0)));
   ret(b, 1, (cj_value *[]){&cmp->results[0]});
   EXPECT("stablehlo.compare at t.mlir:2:3: attribute 'comparison_direction' must be a "
          "#stablehlo<comparison_direction> enum, got a #stablehlo<precision> enum");
-  cj_op_set_attr(M, cmp, "comparison_direction",
-                 cj_attr_enum(M, CJ_EK_COMPARISON_DIRECTION, CJ_COMPARISON_DIRECTION_LT));
+  CHECK_OK(cj_op_set_attr(M, cmp, "comparison_direction",
+                 cj_attr_enum(M, CJ_EK_COMPARISON_DIRECTION, CJ_COMPARISON_DIRECTION_LT)));
   EXPECT(NULL);
-  cj_op_set_attr(M, cmp, "compare_type",
-                 cj_attr_enum(M, CJ_EK_COMPARISON_TYPE, CJ_COMPARISON_TYPE_SIGNED));
+  CHECK_OK(cj_op_set_attr(M, cmp, "compare_type",
+                 cj_attr_enum(M, CJ_EK_COMPARISON_TYPE, CJ_COMPARISON_TYPE_SIGNED)));
   /* the spec ties compare_type to the element type, but StableHLO does not enforce it and the
    * conformance corpus compares f32 as SIGNED: accepted (see verify_elementwise.c) */
   EXPECT(NULL);
@@ -144,16 +144,16 @@ static void test_arity_and_attrs(void) {
   int64_t one = 1, zero = 0;
   fields[CJ_SF_DOT_lhs_contracting_dimensions] = cj_attr_i64_array(M, 1, &one);
   fields[CJ_SF_DOT_rhs_contracting_dimensions] = cj_attr_int(M, 0, NULL);
-  cj_op_set_attr(M, dot, "dot_dimension_numbers", cj_attr_struct(M, CJ_SK_DOT, fields));
+  CHECK_OK(cj_op_set_attr(M, dot, "dot_dimension_numbers", cj_attr_struct(M, CJ_SK_DOT, fields)));
   ret(b, 1, (cj_value *[]){&dot->results[0]});
   EXPECT("stablehlo.dot_general at t.mlir:2:3: attribute 'dot_dimension_numbers': field "
          "'rhs_contracting_dimensions' must be a list of integers, got an integer of type i64 "
          "(untyped)");
   fields[CJ_SF_DOT_rhs_contracting_dimensions] = cj_attr_i64_array(M, 1, &zero);
-  cj_op_set_attr(M, dot, "dot_dimension_numbers", cj_attr_struct(M, CJ_SK_DOT, fields));
+  CHECK_OK(cj_op_set_attr(M, dot, "dot_dimension_numbers", cj_attr_struct(M, CJ_SK_DOT, fields)));
   EXPECT(NULL);
   fields[CJ_SF_DOT_rhs_contracting_dimensions] = cj_attr_i64_array(M, 1, &one);
-  cj_op_set_attr(M, dot, "dot_dimension_numbers", cj_attr_struct(M, CJ_SK_DOT, fields));
+  CHECK_OK(cj_op_set_attr(M, dot, "dot_dimension_numbers", cj_attr_struct(M, CJ_SK_DOT, fields)));
   EXPECT("stablehlo.dot_general at t.mlir:2:3: lhs contracting dimension 1 has size 3 but rhs "
          "contracting dimension 1 has size 4");
 }
@@ -207,9 +207,9 @@ static void test_dominance(void) {
   t2 = tt(CJ_F32, 1, (int64_t)2);
   b = mkfunc("main", 1, &t2, 1, &t2, NULL);
   cj_op *mc = mk(b, CJ_OP_SDY_MANUAL_COMPUTATION, 1, (cj_value *[]){&b->args[0]}, 1, &t2, 1);
-  cj_op_set_attr(M, mc, "in_shardings", cj_attr_opaque(M, "#sdy<x>", 7));
-  cj_op_set_attr(M, mc, "out_shardings", cj_attr_opaque(M, "#sdy<x>", 7));
-  cj_op_set_attr(M, mc, "manual_axes", cj_attr_opaque(M, "#sdy<x>", 7));
+  CHECK_OK(cj_op_set_attr(M, mc, "in_shardings", cj_attr_opaque(M, "#sdy<x>", 7)));
+  CHECK_OK(cj_op_set_attr(M, mc, "out_shardings", cj_attr_opaque(M, "#sdy<x>", 7)));
+  CHECK_OK(cj_op_set_attr(M, mc, "manual_axes", cj_attr_opaque(M, "#sdy<x>", 7)));
   cj_block *mb = cj_region_add_block(M, &mc->regions[0], 1, &t2);
   cj_op *sret = mk(mb, CJ_OP_SDY_RETURN, 1, (cj_value *[]){&mb->args[0]}, 0, NULL, 0);
   ret(b, 1, (cj_value *[]){&mc->results[0]});
@@ -281,12 +281,12 @@ static void test_symbols(void) {
   ret(fb, 1, (cj_value *[]){&fb->args[0]});
   cj_block *b = mkfunc("main", 1, &t2, 1, &t2, NULL);
   cj_op *call = mk(b, CJ_OP_FUNC_CALL, 1, (cj_value *[]){&b->args[0]}, 1, &t2, 0);
-  cj_op_set_attr(M, call, "callee", cj_attr_symref(M, "callee", 0, NULL));
+  CHECK_OK(cj_op_set_attr(M, call, "callee", cj_attr_symref(M, "callee", 0, NULL)));
   ret(b, 1, (cj_value *[]){&call->results[0]});
   EXPECT(NULL);
-  cj_op_set_attr(M, call, "callee", cj_attr_symref(M, "nowhere", 0, NULL));
+  CHECK_OK(cj_op_set_attr(M, call, "callee", cj_attr_symref(M, "nowhere", 0, NULL)));
   EXPECT("func.call at t.mlir:4:3: 'callee' @nowhere does not name a function in this module");
-  cj_op_set_attr(M, call, "callee", cj_attr_symref(M, "callee", 0, NULL));
+  CHECK_OK(cj_op_set_attr(M, call, "callee", cj_attr_symref(M, "callee", 0, NULL)));
   call->results[0].type = t3;
   EXPECT("func.call at t.mlir:4:3: result #0 has type tensor<3xf32> but callee @callee returns "
          "tensor<2xf32>");
@@ -307,7 +307,7 @@ static void test_symbols(void) {
   cj_op *f;
   fb = mkfunc("main", 1, &t2, 1, &t2, &f);
   ret(fb, 1, (cj_value *[]){&fb->args[0]});
-  cj_op_set_attr(M, f, "function_type", cj_attr_type(M, cj_type_function(M, 1, &t3, 1, &t2)));
+  CHECK_OK(cj_op_set_attr(M, f, "function_type", cj_attr_type(M, cj_type_function(M, 1, &t3, 1, &t2))));
   EXPECT("func.func at t.mlir:1:3: @main: body argument #0 has type tensor<2xf32> but the "
          "function type says tensor<3xf32>");
 
@@ -315,10 +315,10 @@ static void test_symbols(void) {
   fresh();
   t2 = tt(CJ_F32, 1, (int64_t)2);
   f = mk(cj_module_block(M), CJ_OP_FUNC, 0, NULL, 0, NULL, 1);
-  cj_op_set_attr(M, f, "sym_name", cj_attr_string(M, "ext", 3));
-  cj_op_set_attr(M, f, "function_type", cj_attr_type(M, cj_type_function(M, 1, &t2, 1, &t2)));
+  CHECK_OK(cj_op_set_attr(M, f, "sym_name", cj_attr_string(M, "ext", 3)));
+  CHECK_OK(cj_op_set_attr(M, f, "function_type", cj_attr_type(M, cj_type_function(M, 1, &t2, 1, &t2))));
   EXPECT("func.func at t.mlir:1:3: function declaration @ext (no body) must be private");
-  cj_op_set_attr(M, f, "sym_visibility", cj_attr_string(M, "private", 7));
+  CHECK_OK(cj_op_set_attr(M, f, "sym_visibility", cj_attr_string(M, "private", 7)));
   EXPECT(NULL);
 }
 
@@ -362,11 +362,11 @@ static void test_single_op(void) {
   cj_value *a = &b->args[0];
   /* a detached call: its callee cannot be resolved, the rest is checked */
   cj_op *call = mk(NULL, CJ_OP_FUNC_CALL, 1, (cj_value *[]){a}, 1, &t2, 0);
-  cj_op_set_attr(M, call, "callee", cj_attr_symref(M, "anything", 0, NULL));
+  CHECK_OK(cj_op_set_attr(M, call, "callee", cj_attr_symref(M, "anything", 0, NULL)));
   cj_status st = cj_verify_op(call);
   CHECK_MSG(st == NULL, "%s", cj_status_message(st));
   cj_status_free(st);
-  cj_op_set_attr(M, call, "callee", NULL);
+  CHECK_OK(cj_op_set_attr(M, call, "callee", NULL));
   st = cj_verify_op(call);
   CHECK_EQ_STR(cj_status_message(st), "func.call at t.mlir:2:3: requires attribute 'callee'");
   cj_status_free(st);

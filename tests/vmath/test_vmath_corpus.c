@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/files.h"
+
 #include "base/dtype.h"
 #include "common/check.h"
 #include "cpu/vmath.h"
@@ -77,22 +79,6 @@ static const opfn ops[] = {
     {"stablehlo.power ", 0, 0, 0, 0, cj_vm_pow_f32, cj_vm_pow_f64, cj_vm_pow_c64, cj_vm_pow_c128},
 };
 #define NOPS ((int)(sizeof ops / sizeof ops[0]))
-
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-    free(s);
-    s = NULL;
-  }
-  if (s) s[n] = 0;
-  fclose(f);
-  return s;
-}
 
 /* the hex payload of the k-th dense<"0x..."> after `from`; returns bytes (malloc) */
 static uint8_t *hex_after(const char *from, int k, size_t *nbytes, const char **end) {
@@ -413,7 +399,7 @@ static void run_dir(const char *dir, tally *t, int verbose) {
   for (size_t i = 0; i < n; i++) {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    char *text = read_file(path);
+    char *text = tc_read_file(path, NULL);
     if (text) run_case(path, text, t, verbose);
     free(text);
     free(names[i]);
