@@ -1470,6 +1470,61 @@ static CJ_MUST_USE cj_status choose_donors(const cj_program_info *info, const cj
   return st;
 }
 
+/* Step D of cj_loaded_execute, once nothing can fail: results take their storages (a fresh one,
+ * whose allocation reference the buffer keeps and whose writer reference the run keeps, or the
+ * donor's), and the caller gets its references to the results and the completion events. */
+static void exec_run_attach(exec_run *run, int ndev, int nr, cj_buffer **out, cj_event **out_done) {
+  for (int d = 0; d < ndev; d++) {
+    dev_run *dv = &run->devs[d];
+    for (int j = 0; j < nr; j++) {
+      cj_storage *s;
+      if (dv->res_donor[j] >= 0) {
+        s = dv->pins[dv->res_donor[j]];
+      } else {
+        s = dv->out_pins[j];
+        cj_storage_writer_ref(s);
+        dv->out_pins[j] = s; /* now the writer reference */
+      }
+      cj_buffer_attach_storage(dv->outs[j], s);
+    }
+  }
+  for (int d = 0; d < ndev; d++) {
+    dev_run *dv = &run->devs[d];
+    for (int j = 0; j < nr; j++) {
+      cj_buffer_retain(dv->outs[j]);
+      out[(size_t)d * (size_t)nr + (size_t)j] = dv->outs[j];
+    }
+    if (out_done) {
+      cj_event_retain(dv->done);
+      out_done[d] = dv->done;
+    }
+  }
+}
+
+/* Step E of cj_loaded_execute across processes: the run waits (one count of `waiting` each) for
+ * the previous executions it must follow; prev holds one reference each, which the callbacks
+ * take. Out of memory drops a wait: that run is then unordered. */
+static void exec_run_wait_prev(exec_run *run, cj_event **prev, int nprev) {
+  for (int i = 0; i < nprev; i++) {
+    order_wait *w = malloc(sizeof *w);
+    if (!w) { /* out of memory: do not wait for this one */
+      cj_event_release(prev[i]);
+      run_arrive(run, false);
+      continue;
+    }
+    w->run = run;
+    w->ev = prev[i]; /* the reference goes to the callback */
+    cj_event_retain(prev[i]); /* (kept while registering) */
+    cj_status ws = cj_event_on_ready(prev[i], order_ready, w);
+    cj_event *keep = prev[i];
+    if (ws) {
+      cj_status_ignore(ws); /* out of memory: do not wait for the previous execution */
+      order_ready(w, NULL);
+    }
+    cj_event_release(keep);
+  }
+}
+
 cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *const *args,
                             size_t ndevices, size_t nargs, const cj_execute_options *opts,
                             cj_buffer **out, cj_event **out_done) {
@@ -1594,34 +1649,7 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
     exec_run_undo(l, run, args, nargs, spare);
     return st;
   }
-  /* D: nothing fails from here on. Results take their storages: a fresh one (the buffer keeps
-   * the allocation's reference, the run a writer reference) or the donor's. */
-  for (int d = 0; d < ndev; d++) {
-    dev_run *dv = &run->devs[d];
-    for (int j = 0; j < nr; j++) {
-      cj_storage *s;
-      if (dv->res_donor[j] >= 0) {
-        s = dv->pins[dv->res_donor[j]];
-      } else {
-        s = dv->out_pins[j];
-        cj_storage_writer_ref(s);
-        dv->out_pins[j] = s; /* now the writer reference */
-      }
-      cj_buffer_attach_storage(dv->outs[j], s);
-    }
-  }
-  /* The caller's references. */
-  for (int d = 0; d < ndev; d++) {
-    dev_run *dv = &run->devs[d];
-    for (int j = 0; j < nr; j++) {
-      cj_buffer_retain(dv->outs[j]);
-      out[(size_t)d * (size_t)nr + (size_t)j] = dv->outs[j];
-    }
-    if (out_done) {
-      cj_event_retain(dv->done);
-      out_done[d] = dv->done;
-    }
-  }
+  exec_run_attach(run, ndev, nr, out, out_done);
   cj_loaded_retain(l);
   run->le = l;
   if (grouped) {
@@ -1643,24 +1671,7 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
   }
   atomic_init(&run->running, ndev);
   atomic_init(&run->waiting, (int)nk + 1 + nprev);
-  for (int i = 0; i < nprev; i++) {
-    order_wait *w = malloc(sizeof *w);
-    if (!w) { /* out of memory: do not wait for this one */
-      cj_event_release(prev[i]);
-      run_arrive(run, false);
-      continue;
-    }
-    w->run = run;
-    w->ev = prev[i]; /* the reference goes to the callback */
-    cj_event_retain(prev[i]); /* (kept while registering) */
-    cj_status ws = cj_event_on_ready(prev[i], order_ready, w);
-    cj_event *keep = prev[i];
-    if (ws) {
-      cj_status_ignore(ws); /* out of memory: do not wait for the previous execution */
-      order_ready(w, NULL);
-    }
-    cj_event_release(keep);
-  }
+  exec_run_wait_prev(run, prev, nprev);
   free(prev);
   for (int d = 0; d < ndev; d++)
     for (int i = 0; i < na; i++) {
