@@ -309,3 +309,23 @@ def test_large_splat_constant_fill(cj, dtype, value):
         c = jnp.full((n,), value, dt)
         return c, lax.dynamic_slice(c, (x,), (5,))
     _same(f, np.int32(n - 4))
+
+
+# ---------------------------------------------------------------------------- fused broadcasts
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "int32", "uint8"])
+@pytest.mark.parametrize("shape,k", [((7, 23), 3), ((24, 23), 3), ((5, 9, 37), 2),
+                                     ((3, 700), 3), ((2, 3, 345), 4), ((40, 31), 5),
+                                     ((9, 130), 16), ((11, 13), 17), ((1, 5000), 3)])
+def test_elementwise_broadcast_along_short_inner_dim(cj, dtype, shape, k):
+    """x[..., None] broadcast along a short innermost dim inside a fused elementwise chain
+    (cloth's per-spring length times its 3-vector): rows repeated in one loop, with fusion
+    blocks that start and end inside a row and inside the outer dims."""
+    dt = jaxcheck.dtype(dtype)
+    x = _exact(shape, dtype, seed=11)
+    y = _exact(shape + (k,), dtype, seed=12)
+
+    def f(x, y):
+        b = jnp.broadcast_to(x[..., None], shape + (k,))
+        return b * y + b, jnp.maximum(y, b) - y
+    _same(f, x, y)
