@@ -329,3 +329,26 @@ def test_elementwise_broadcast_along_short_inner_dim(cj, dtype, shape, k):
         b = jnp.broadcast_to(x[..., None], shape + (k,))
         return b * y + b, jnp.maximum(y, b) - y
     _same(f, x, y)
+
+
+# ---------------------------------------------------------------------------- matrix-vector
+
+@pytest.mark.parametrize("k", [1, 7, 63, 64, 65, 256, 1000, 1024, 1025, 2100])
+def test_gemv_row_dots_lane_tails(cj, k):
+    """Matrix-vector products along contiguous rows (64 lanes per block of 1024, added pairwise),
+    with row lengths at and around the lane and block edges: the error against a float64
+    reference stays within XLA:CPU's (plus a few ulps of the magnitude)."""
+    rng = np.random.default_rng(k)
+    a = rng.normal(size=(37, k)).astype(np.float32)
+    x = rng.normal(size=(k,)).astype(np.float32)
+
+    def f(a, x):
+        return a @ x, x @ a.T[:, :5]
+    got = [np.asarray(v, np.float64) for v in jaxcheck.run_on(jaxcheck.cj(), f, a, x)]
+    want = [np.asarray(v, np.float64) for v in jaxcheck.run_on(jaxcheck.cpu(), f, a, x)]
+    a64, x64 = a.astype(np.float64), x.astype(np.float64)
+    refs = [a64 @ x64, x64 @ a64.T[:, :5]]
+    mags = [np.abs(a64) @ np.abs(x64), np.abs(x64) @ np.abs(a64.T[:, :5])]
+    eps = np.finfo(np.float32).eps
+    for g, w, r, m in zip(got, want, refs, mags):
+        assert np.all(np.abs(g - r) <= 2 * np.abs(w - r) + 4 * eps * m), (g - r, w - r)
