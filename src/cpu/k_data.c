@@ -169,7 +169,23 @@ static CJ_MUST_USE cj_status k_fill(cj_exec_ctx *ctx, const cj_step *st) {
   const fill_params *p = st->params;
   char *d = CJ_PTR(ctx, st->out[0]);
   const char *v = CJ_PTR(ctx, st->in[0]);
-  for (int64_t i = 0; i < p->n; i++) memcpy(d + i * p->esize, v, (size_t)p->esize);
+  size_t es = (size_t)p->esize, total = (size_t)p->n * es;
+  if (total == 0) return NULL;
+  bool bytes_equal = true;
+  for (size_t i = 1; i < es; i++) bytes_equal = bytes_equal && v[i] == v[0];
+  if (bytes_equal) { /* zeros, all-ones, ...: one memset */
+    memset(d, v[0], total);
+    return NULL;
+  }
+  /* one element, then doubling copies of what is filled so far (a few KiB at a time) */
+  memcpy(d, v, es);
+  size_t done = es;
+  while (done < total) {
+    size_t m = done < ((size_t)1 << 16) ? done : ((size_t)1 << 16) / es * es;
+    if (m > total - done) m = total - done;
+    memcpy(d + done, d, m);
+    done += m;
+  }
   return NULL;
 }
 

@@ -43,6 +43,10 @@ typedef struct scatter_params {
   int32_t wdim[CJ_MAX_RANK];   /* input dim */
   int64_t wupd[CJ_MAX_RANK];   /* update element stride */
   int64_t wnelems;             /* window elements (0: nothing to do) */
+  /* the window walked as runs: window dims merged where they are contiguous in both the
+   * result and the updates (whole rows of a table: one run per scatter position) */
+  int32_t nr;
+  int64_t rsize[CJ_MAX_RANK], rres[CJ_MAX_RANK], rupd[CJ_MAX_RANK]; /* elements */
   /* fast path */
   kg_comb_fn comb;
   int32_t es;                  /* result element bytes (fast path) */
@@ -52,6 +56,7 @@ typedef struct scatter_params {
   kg_idx_block_fn rdb;
   /* initial copies */
   kg_cvt *init_cvt;            /* n: input -> result */
+  cj_strided **init_view;      /* n: a virtual broadcast input's view (else NULL) */
   int64_t *nelems_in;
   /* general path */
   kg_body body;
@@ -96,26 +101,30 @@ static bool in_bounds(const scatter_params *p, const int64_t *start, int64_t *ba
 static void fast_window(const scatter_params *p, char *res, const char *upd, int64_t base,
                         int64_t ubase) {
   int32_t es = p->es;
-  if (p->nw == 0) {
+  if (p->nr == 0) {
     p->comb(res + base * es, es, upd + ubase * es, es, 1);
     return;
   }
-  int32_t in = p->nw - 1;
-  int64_t run = p->wsize[p->wdim[in]];
-  int64_t ras = p->istr[p->wdim[in]] * es, rus = p->wupd[in] * es;
-  int64_t pos[CJ_MAX_RANK];
-  for (int32_t w = 0; w < in; w++) pos[w] = 0;
+  int32_t in = p->nr - 1;
+  int64_t run = p->rsize[in];
+  int64_t ras = p->rres[in] * es, rus = p->rupd[in] * es;
   char *r = res + base * es;
   const char *u = upd + ubase * es;
+  if (in == 0) {
+    p->comb(r, ras, u, rus, run);
+    return;
+  }
+  int64_t pos[CJ_MAX_RANK];
+  for (int32_t w = 0; w < in; w++) pos[w] = 0;
   for (;;) {
     p->comb(r, ras, u, rus, run);
     int32_t w = in - 1;
     for (; w >= 0; w--) {
-      r += p->istr[p->wdim[w]] * es;
-      u += p->wupd[w] * es;
-      if (++pos[w] < p->wsize[p->wdim[w]]) break;
-      r -= p->istr[p->wdim[w]] * es * pos[w];
-      u -= p->wupd[w] * es * pos[w];
+      r += p->rres[w] * es;
+      u += p->rupd[w] * es;
+      if (++pos[w] < p->rsize[w]) break;
+      r -= p->rres[w] * es * pos[w];
+      u -= p->rupd[w] * es * pos[w];
       pos[w] = 0;
     }
     if (w < 0) break;
@@ -130,7 +139,7 @@ static CJ_MUST_USE cj_status body_window(const scatter_run *R, int64_t base, int
   const kg_body *b = &p->body;
   int32_t n = p->n;
   int64_t pos[CJ_MAX_RANK];
-  for (int32_t w = 0; w < p->nw; w++) pos[w] = 0;
+  for (int32_t w = 0; w < p->nr; w++) pos[w] = 0;
   int64_t r = base, u = ubase;
   for (;;) {
     for (int32_t i = 0; i < n; i++) {
@@ -145,13 +154,13 @@ static CJ_MUST_USE cj_status body_window(const scatter_run *R, int64_t base, int
       char *res = CJ_PTR(ctx, st->out[i]);
       memcpy(res + r * p->res_es[i], KG_RET(ctx, st, b, i), (size_t)p->res_es[i]);
     }
-    int32_t w = p->nw - 1;
+    int32_t w = p->nr - 1;
     for (; w >= 0; w--) {
-      r += p->istr[p->wdim[w]];
-      u += p->wupd[w];
-      if (++pos[w] < p->wsize[p->wdim[w]]) break;
-      r -= p->istr[p->wdim[w]] * pos[w];
-      u -= p->wupd[w] * pos[w];
+      r += p->rres[w];
+      u += p->rupd[w];
+      if (++pos[w] < p->rsize[w]) break;
+      r -= p->rres[w] * pos[w];
+      u -= p->rupd[w] * pos[w];
       pos[w] = 0;
     }
     if (w < 0) break;
@@ -257,7 +266,10 @@ static CJ_MUST_USE cj_status k_scatter(cj_exec_ctx *ctx, const cj_step *st) {
   for (int32_t i = 0; i < n; i++) {
     char *out = CJ_PTR(ctx, st->out[i]);
     const char *in = CJ_PTR(ctx, st->in[i]);
-    if (out != in) kg_cvt_run(&p->init_cvt[i], out, in, p->nelems_in[i]);
+    if (p->init_view[i]) /* a broadcast (zeros for gradients): filled, never materialized */
+      cj_strided_run_par(ctx, p->init_view[i], out, in);
+    else if (out != in)
+      kg_cvt_run(&p->init_cvt[i], out, in, p->nelems_in[i]);
   }
   /* nothing to update; an empty input must stop here: the one-element-window path checks only
    * the dims the index vector maps, and an unmapped inserted dim of size 0 has no element */
@@ -293,6 +305,49 @@ static CJ_MUST_USE cj_status field_list(const cj_op *op, const cj_attr *a, int f
   return NULL;
 }
 
+/* Scatter input i: a virtual broadcast of the result's type stays a view (*view: a strided copy
+ * from t->buf, its source), anything else is an ordinary operand. */
+static cj_status scatter_input(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *t,
+                               cj_strided **view) {
+  cj_value *v = op->operands[i];
+  const cj_type *ty = v->type;
+  *view = NULL;
+  if (cj_lw_value_is_virtual(L, v) && ty && ty->kind == CJ_TYPE_TENSOR &&
+      cj_type_is_static(ty) && !cj_type_is_quant(ty) && ty->rank <= CJ_MAX_RANK &&
+      op->results[i].type->dtype == ty->dtype) {
+    int32_t src;
+    cj_dtype dt;
+    const int64_t *vs;
+    cj_lw_virtual_view(L, v, &src, &dt, &vs);
+    if (dt == ty->dtype) {
+      cj_strided *s = cj_lw_alloc(L, sizeof *s);
+      if (!s) return cj_oom();
+      memset(s, 0, sizeof *s);
+      int es = cj_dtype_bytes(dt);
+      int64_t ds[CJ_MAX_RANK];
+      cj_row_strides(ty->rank, ty->dims, ds);
+      s->rank = ty->rank;
+      s->esize = es;
+      for (int32_t d = 0; d < ty->rank; d++) {
+        s->dims[d] = ty->dims[d];
+        s->sstride[d] = vs[d] * es;
+        s->dstride[d] = ds[d] * es;
+      }
+      cj_strided_simplify(s);
+      t->buf = src;
+      t->type = ty;
+      t->dtype = dt;
+      t->rank = ty->rank;
+      t->dims = ty->dims;
+      t->nelems = ty->num_elements;
+      t->nbytes = cj_lw_type_bytes(ty);
+      *view = s;
+      return NULL;
+    }
+  }
+  return cj_lw_operand(L, op, i, t);
+}
+
 cj_status lower_scatter(cj_lw *L, cj_op *op) {
   if (op->nopnds < 3 || op->nopnds % 2 != 1 || op->nregions != 1)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "scatter needs N inputs, indices, N updates");
@@ -322,7 +377,8 @@ cj_status lower_scatter(cj_lw *L, cj_op *op) {
   cj_op_get_bool(op, "unique_indices", &unique);
 
   cj_lw_tensor x0, idx, u0;
-  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x0));
+  cj_strided *view0 = NULL;
+  CJ_RETURN_IF_ERROR(scatter_input(L, op, 0, &x0, &view0));
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)n, &idx));
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)n + 1, &u0));
   kg_idx_fn rd = kg_idx_reader(idx.dtype);
@@ -357,13 +413,14 @@ cj_status lower_scatter(cj_lw *L, cj_op *op) {
   p->rank = xr;
   p->rd = rd;
   p->init_cvt = cj_lw_alloc(L, sizeof(kg_cvt) * (size_t)n);
+  p->init_view = cj_lw_alloc(L, sizeof(cj_strided *) * (size_t)n);
   p->upd_cvt = cj_lw_alloc(L, sizeof(kg_cvt) * (size_t)n);
   p->nelems_in = cj_lw_alloc(L, sizeof(int64_t) * (size_t)n);
   p->res_es = cj_lw_alloc(L, sizeof(int32_t) * (size_t)n);
   p->upd_es = cj_lw_alloc(L, sizeof(int32_t) * (size_t)n);
   int32_t *ins = cj_lw_alloc(L, sizeof(int32_t) * (size_t)(2 * n + 1 + 3 * n));
   int32_t *outs = cj_lw_alloc(L, sizeof(int32_t) * (size_t)n);
-  if (!p->init_cvt || !p->upd_cvt || !p->nelems_in || !p->res_es || !p->upd_es || !ins || !outs)
+  if (!p->init_cvt || !p->init_view || !p->upd_cvt || !p->nelems_in || !p->res_es || !p->upd_es || !ins || !outs)
     return cj_oom();
   for (int32_t d = 0; d < xr; d++) p->dims[d] = x0.dims[d];
   cj_row_strides(xr, x0.dims, p->istr);
@@ -422,6 +479,22 @@ cj_status lower_scatter(cj_lw *L, cj_op *op) {
   }
   if (p->nscatter * p->wnelems != u0.nelems)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "updates shape does not match the scatter");
+  /* runs: merge window dim w into the run before it when one step of that run's outer dim is
+   * exactly the extent of w in both the result and the updates */
+  for (int32_t w = 0; w < p->nw; w++) {
+    int64_t sz = p->wsize[p->wdim[w]], rs = p->istr[p->wdim[w]], us_ = p->wupd[w];
+    int32_t k = p->nr - 1;
+    if (k >= 0 && p->rres[k] == rs * sz && p->rupd[k] == us_ * sz) {
+      p->rsize[k] *= sz;
+      p->rres[k] = rs;
+      p->rupd[k] = us_;
+    } else {
+      p->rsize[p->nr] = sz;
+      p->rres[p->nr] = rs;
+      p->rupd[p->nr] = us_;
+      p->nr++;
+    }
+  }
 
   /* operands and results */
   cj_block *blk = op->regions[0].first;
@@ -430,7 +503,7 @@ cj_status lower_scatter(cj_lw *L, cj_op *op) {
                        2 * n);
   for (int32_t i = 0; i < n; i++) {
     cj_lw_tensor x, u;
-    CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)i, &x));
+    CJ_RETURN_IF_ERROR(scatter_input(L, op, (uint32_t)i, &x, &p->init_view[i]));
     CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)(n + 1 + i), &u));
     if (x.nelems != x0.nelems || x.rank != xr || u.nelems != u0.nelems || u.rank != ur)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "inputs or updates differ in shape");
@@ -462,7 +535,7 @@ cj_status lower_scatter(cj_lw *L, cj_op *op) {
     cj_lw_tensor r;
     CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
     if (r.nelems != x0.nelems) return cj_op_error(op, CJ_INVALID_ARGUMENT, "result shape");
-    if (u0.buf != x0.buf && idx.buf != x0.buf) cj_lw_hint_inplace(L, r.buf, x0.buf);
+    if (!view0 && u0.buf != x0.buf && idx.buf != x0.buf) cj_lw_hint_inplace(L, r.buf, x0.buf);
     if (!cj_lw_emit(L, op, k_scatter, p, 3, ins, 1, &r.buf)) return cj_oom();
     return NULL;
   }

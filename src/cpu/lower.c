@@ -707,6 +707,12 @@ static void number_block(cj_block *b, uint32_t *n) {
 
 static cj_block *value_block(cj_value *v) { return v->def ? v->def->block : v->block; }
 
+/* Operand i of op may stay a virtual broadcast: elementwise ops, and the inputs of a scatter
+ * (whose initial copy reads the view; k_gather_scatter.c). */
+static bool takes_virtual(const cj_op *op, bool ew, uint32_t i) {
+  return ew || (op->kind == CJ_OP_SCATTER && op->nopnds % 2 == 1 && i < op->nopnds / 2);
+}
+
 static void users_block(cj_lw *L, cj_block *b) {
   for (cj_op *op = b->first; op; op = op->next) {
     bool ew = cj_lw_ew_is_fusible(op);
@@ -714,7 +720,7 @@ static void users_block(cj_lw *L, cj_block *b) {
       cj_value *v = op->operands[i];
       if (!v || v->id >= L->nvals) continue;
       L->nuses[v->id]++;
-      if (!ew || value_block(v) != b) L->non_ew_user[v->id] = 1;
+      if (!takes_virtual(op, ew, i) || value_block(v) != b) L->non_ew_user[v->id] = 1;
     }
     for (uint32_t r = 0; r < op->nregions; r++)
       for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) users_block(L, nb);
@@ -753,7 +759,7 @@ cj_status cj_lw_adopt_block(cj_lw *L, cj_block *b) {
         cj_value *v = op->operands[i];
         if (!v || v->id < first || v->id >= L->nvals) continue;
         L->nuses[v->id]++;
-        if (!ew || value_block(v) != b) L->non_ew_user[v->id] = 1;
+        if (!takes_virtual(op, ew, i) || value_block(v) != b) L->non_ew_user[v->id] = 1;
       }
     }
   }

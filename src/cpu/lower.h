@@ -173,7 +173,8 @@ uint32_t cj_lw_num_uses(cj_lw *L, cj_value *v);
 bool cj_lw_value_is_virtual(cj_lw *L, cj_value *v);
 /* For a virtual value: its source buffer, dtype and element strides (rank of v). */
 void cj_lw_virtual_view(cj_lw *L, cj_value *v, int32_t *src, cj_dtype *dt, const int64_t **strides);
-/* Whether every user of v is an elementwise op of the same block (for virtual broadcasts). */
+/* Whether every user of v is an elementwise op of the same block, or a scatter reading it as an
+ * input (for virtual broadcasts). */
 bool cj_lw_only_ew_users(cj_lw *L, cj_value *v);
 /* Marks v virtual with a view of buffer src. */
 CJ_MUST_USE cj_status cj_lw_make_virtual(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt,

@@ -92,6 +92,34 @@ static void strided_elems(char *dst, const char *src, int es, int64_t stride, in
   }
 }
 
+/* rows elements of src (stride s2 elements) each repeated k times into dst: a broadcast along a
+ * short innermost dim ([.., n, 1] -> [.., n, 3]) in one loop instead of a fill per element. */
+#define REP_ROWS(T)                                                       \
+  do {                                                                    \
+    T *d = (T *)dst;                                                      \
+    const T *sp = (const T *)src;                                         \
+    if (k == 2)                                                           \
+      for (int64_t j = 0; j < rows; j++, d += 2) d[0] = d[1] = sp[j * s2]; \
+    else if (k == 3)                                                      \
+      for (int64_t j = 0; j < rows; j++, d += 3) d[0] = d[1] = d[2] = sp[j * s2]; \
+    else                                                                  \
+      for (int64_t j = 0; j < rows; j++, d += k)                          \
+        for (int64_t i = 0; i < k; i++) d[i] = sp[j * s2];                \
+  } while (0)
+
+static void rep_rows(char *dst, const char *src, int es, int64_t s2, int64_t rows, int64_t k) {
+  switch (es) {
+    case 1: REP_ROWS(uint8_t); break;
+    case 2: REP_ROWS(uint16_t); break;
+    case 4: REP_ROWS(uint32_t); break;
+    case 8: REP_ROWS(uint64_t); break;
+    default:
+      for (int64_t j = 0; j < rows; j++)
+        for (int64_t i = 0; i < k; i++) memcpy(dst + (j * k + i) * es, src + j * s2 * es, (size_t)es);
+  }
+}
+#undef REP_ROWS
+
 /* Gathers elements [start, start+m) of a broadcast view into dst. */
 static void gather(char *dst, const char *src, const ew_input *in, int64_t start, int64_t m) {
   int es = in->esize, r = in->rank;
@@ -107,6 +135,29 @@ static void gather(char *dst, const char *src, const ew_input *in, int64_t start
   }
   int64_t inner = in->dims[r - 1], sin = in->strides[r - 1];
   while (m > 0) {
+    if (sin == 0 && inner <= 16 && r >= 2 && idx[r - 1] == 0 && m >= inner) {
+      /* whole rows of a short broadcast innermost dim, up to the end of dim r-2 */
+      int64_t rows = in->dims[r - 2] - idx[r - 2];
+      if (rows > m / inner) rows = m / inner;
+      int64_t s2 = in->strides[r - 2];
+      rep_rows(dst, src + off * es, es, s2, rows, inner);
+      dst += rows * inner * es;
+      m -= rows * inner;
+      off += rows * s2;
+      idx[r - 2] += rows;
+      if (idx[r - 2] == in->dims[r - 2]) {
+        off -= in->dims[r - 2] * s2;
+        idx[r - 2] = 0;
+        for (int d = r - 3; d >= 0; d--) {
+          idx[d]++;
+          off += in->strides[d];
+          if (idx[d] < in->dims[d]) break;
+          off -= in->dims[d] * in->strides[d];
+          idx[d] = 0;
+        }
+      }
+      continue;
+    }
     int64_t run = inner - idx[r - 1];
     if (run > m) run = m;
     const char *s = src + off * es;

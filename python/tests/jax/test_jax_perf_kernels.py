@@ -196,3 +196,159 @@ def test_cumulative_general_body_variadic_and_non_idempotent_init(cj):
     got = np.asarray(jaxcheck.run_on(jaxcheck.cj(), padded_sum_sq, y))
     want = 1 + (n - 1 - np.arange(n)) + np.cumsum(y * y, axis=1)
     np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+# ---------------------------------------------------------------------------- scatter
+
+SCATTER_DTYPES = FLOATS + INTS
+
+
+def _exact(shape, dtype, seed):
+    """Small multiples of 1/4 (floats) or small integers: sums of a few are exact in every
+    dtype, so any accumulation order gives XLA:CPU's bits."""
+    rng = np.random.default_rng(seed)
+    dt = jaxcheck.dtype(dtype)
+    if np.dtype(dt).kind == "u":
+        return rng.integers(0, 4, shape).astype(dt)
+    if np.dtype(dt).kind == "i":
+        return rng.integers(-3, 4, shape).astype(dt)
+    return (rng.integers(-8, 9, shape) / 4).astype(dt)
+
+
+def _idx(n, count, seed, oob=False):
+    """Indices in [0, n) with many duplicates (a Zipf-like skew); with oob, some negative and
+    some >= n as well."""
+    rng = np.random.default_rng(seed)
+    i = np.minimum(rng.zipf(1.5, count) - 1, n - 1)
+    if oob:
+        sel = rng.random(count)
+        i = np.where(sel < 0.1, -1 - rng.integers(0, 3, count), i)
+        i = np.where(sel > 0.9, n + rng.integers(0, 3, count), i)
+    return i.astype(np.int32)
+
+
+INITS = {
+    "zeros": lambda shape, dt: jnp.zeros(shape, dt),
+    "splat": lambda shape, dt: jnp.full(shape, 3, dt),
+    "row_bcast": lambda shape, dt: jnp.broadcast_to(
+        jnp.arange(shape[-1], dtype=dt)[None, :] % 5, shape),
+    "col_bcast": lambda shape, dt: jnp.broadcast_to(
+        jnp.arange(shape[0], dtype=dt)[:, None] % 3, shape),
+}
+
+
+@pytest.mark.parametrize("dtype", SCATTER_DTYPES)
+@pytest.mark.parametrize("init", sorted(INITS))
+@pytest.mark.parametrize("op", ["add", "max", "min", "mul", "set"])
+def test_scatter_into_broadcast_rows(cj, dtype, init, op):
+    """Whole rows scattered (an embedding gradient) into a broadcast that stays a view (the
+    scatter's initial copy fills it): duplicates combine, the row window is contiguous."""
+    dt = jaxcheck.dtype(dtype)
+    ids = _idx(40, 96, seed=1)
+    u = _exact((96, 24), dtype, seed=2)
+
+    def f(ids, u):
+        t = INITS[init]((40, 24), dt)
+        return getattr(t.at[ids], op)(u), t.at[ids].get().sum(0) if op == "add" else u
+    _same(f, ids, u)
+
+
+@pytest.mark.parametrize("dtype", SCATTER_DTYPES)
+@pytest.mark.parametrize("mode", ["drop", "clip", "promise_in_bounds"])
+def test_scatter_into_broadcast_modes_and_windows(cj, dtype, mode):
+    """Out-of-bounds modes (a window partly or wholly outside is dropped or clipped), windows
+    that are not contiguous in the result (a column range of rows, a [k, 2, 3] block of a 3-D
+    table), one-element windows, and a 2-D index vector."""
+    dt = jaxcheck.dtype(dtype)
+    oob = mode != "promise_in_bounds"
+    ids = _idx(30, 64, seed=3, oob=oob)
+    cols = _exact((64, 3), dtype, seed=4)
+    blk = _exact((64, 2, 3), dtype, seed=5)
+    one = _exact((64,), dtype, seed=6)
+    ij = np.stack([_idx(30, 64, seed=7, oob=oob), _idx(9, 64, seed=8, oob=oob)], axis=1)
+
+    def f(ids, ij, cols, blk, one):
+        z2 = jnp.zeros((30, 9), dt)
+        z3 = jnp.full((30, 4, 6), 1, dt)
+        a = z2.at[ids, 2:5].add(cols, mode=mode)
+        b = z3.at[ids, 1:3, 3:6].add(blk, mode=mode)
+        c = z2.at[ids, 4].add(one, mode=mode)
+        d = z2.at[ij[:, 0], ij[:, 1]].add(one, mode=mode)
+        e = z3.at[:, 2, ids % 6].max(jnp.broadcast_to(one, (30, 64)), mode=mode)
+        return a, b, c, d, e
+    _same(f, ids, ij, cols, blk, one)
+
+
+def test_scatter_into_large_zeros_table(cj):
+    """The benchmark's shape class: a 10000x128 float32 table (above the size below which
+    splat constants are expanded at compile time), 2048 rows added with heavy duplication,
+    and the same table read by another op as well (it is then materialized once)."""
+    ids = _idx(10000, 2048, seed=9)
+    u = _exact((2048, 128), "float32", seed=10)
+
+    def f(ids, u):
+        t = jnp.zeros((10000, 128), jnp.float32)
+        return t.at[ids].add(u)
+
+    def g(ids, u):
+        t = jnp.full((10000, 128), 0.5, jnp.float32)
+        return t.at[ids].add(u), jnp.sin(t[:2]), t
+    _same(f, ids, u)
+    _same(g, ids, u)
+
+
+@pytest.mark.parametrize("dtype,value", [("float32", 1.5), ("float32", -0.0), ("int32", -1),
+                                         ("float16", 0.1), ("int8", 7), ("bfloat16", -2.25)])
+def test_large_splat_constant_fill(cj, dtype, value):
+    """Splat constants too large to expand at compile time are filled at run time (a memset
+    when all bytes agree, else doubling copies): results, and operands of non-elementwise ops."""
+    dt = jaxcheck.dtype(dtype)
+    n = (5 << 20) // np.dtype(dt).itemsize + 3  # above 4 MiB, not a multiple of a block
+
+    def f(x):
+        c = jnp.full((n,), value, dt)
+        return c, lax.dynamic_slice(c, (x,), (5,))
+    _same(f, np.int32(n - 4))
+
+
+# ---------------------------------------------------------------------------- fused broadcasts
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "int32", "uint8"])
+@pytest.mark.parametrize("shape,k", [((7, 23), 3), ((24, 23), 3), ((5, 9, 37), 2),
+                                     ((3, 700), 3), ((2, 3, 345), 4), ((40, 31), 5),
+                                     ((9, 130), 16), ((11, 13), 17), ((1, 5000), 3)])
+def test_elementwise_broadcast_along_short_inner_dim(cj, dtype, shape, k):
+    """x[..., None] broadcast along a short innermost dim inside a fused elementwise chain
+    (cloth's per-spring length times its 3-vector): rows repeated in one loop, with fusion
+    blocks that start and end inside a row and inside the outer dims."""
+    dt = jaxcheck.dtype(dtype)
+    x = _exact(shape, dtype, seed=11)
+    y = _exact(shape + (k,), dtype, seed=12)
+
+    def f(x, y):
+        b = jnp.broadcast_to(x[..., None], shape + (k,))
+        return b * y + b, jnp.maximum(y, b) - y
+    _same(f, x, y)
+
+
+# ---------------------------------------------------------------------------- matrix-vector
+
+@pytest.mark.parametrize("k", [1, 7, 63, 64, 65, 256, 1000, 1024, 1025, 2100])
+def test_gemv_row_dots_lane_tails(cj, k):
+    """Matrix-vector products along contiguous rows (64 lanes per block of 1024, added pairwise),
+    with row lengths at and around the lane and block edges: the error against a float64
+    reference stays within XLA:CPU's (plus a few ulps of the magnitude)."""
+    rng = np.random.default_rng(k)
+    a = rng.normal(size=(37, k)).astype(np.float32)
+    x = rng.normal(size=(k,)).astype(np.float32)
+
+    def f(a, x):
+        return a @ x, x @ a.T[:, :5]
+    got = [np.asarray(v, np.float64) for v in jaxcheck.run_on(jaxcheck.cj(), f, a, x)]
+    want = [np.asarray(v, np.float64) for v in jaxcheck.run_on(jaxcheck.cpu(), f, a, x)]
+    a64, x64 = a.astype(np.float64), x.astype(np.float64)
+    refs = [a64 @ x64, x64 @ a64.T[:, :5]]
+    mags = [np.abs(a64) @ np.abs(x64), np.abs(x64) @ np.abs(a64.T[:, :5])]
+    eps = np.finfo(np.float32).eps
+    for g, w, r, m in zip(got, want, refs, mags):
+        assert np.all(np.abs(g - r) <= 2 * np.abs(w - r) + 4 * eps * m), (g - r, w - r)
