@@ -348,6 +348,54 @@ static cj_status scatter_input(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *t,
   return cj_lw_operand(L, op, i, t);
 }
 
+/* The scatter's update window in the result (input dims neither inserted nor batching take
+ * update_window_dims in order) and its contiguous runs: window dim w merges into the run before
+ * it when one step of that run's outer dim is exactly the extent of w in both the result and
+ * the updates. */
+static CJ_MUST_USE cj_status scatter_window(const cj_op *op, scatter_params *p,
+                                            const cj_lw_tensor *x0, const cj_lw_tensor *u0,
+                                            const int64_t *us, const int64_t *uwd, int64_t n_uwd,
+                                            const int64_t *iwd, int64_t n_iwd, const int64_t *ibd,
+                                            int64_t n_ibd) {
+  int32_t xr = x0->rank, ur = u0->rank;
+  int64_t j = 0;
+  p->wnelems = 1;
+  for (int32_t d = 0; d < xr; d++) {
+    if (in_list(iwd, n_iwd, d) || in_list(ibd, n_ibd, d)) {
+      p->wsize[d] = 1;
+      continue;
+    }
+    if (j >= n_uwd) return cj_op_error(op, CJ_INVALID_ARGUMENT, "too few update_window_dims");
+    int64_t udim = uwd[j++];
+    if (udim < 0 || udim >= ur || u0->dims[udim] > x0->dims[d])
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad update window dim %lld", (long long)udim);
+    p->wsize[d] = u0->dims[udim];
+    p->wnelems *= u0->dims[udim];
+    if (u0->dims[udim] != 1) {
+      p->wdim[p->nw] = d;
+      p->wupd[p->nw] = us[udim];
+      p->nw++;
+    }
+  }
+  if (p->nscatter * p->wnelems != u0->nelems)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "updates shape does not match the scatter");
+  for (int32_t w = 0; w < p->nw; w++) {
+    int64_t sz = p->wsize[p->wdim[w]], rs = p->istr[p->wdim[w]], us_ = p->wupd[w];
+    int32_t k = p->nr - 1;
+    if (k >= 0 && p->rres[k] == rs * sz && p->rupd[k] == us_ * sz) {
+      p->rsize[k] *= sz;
+      p->rres[k] = rs;
+      p->rupd[k] = us_;
+    } else {
+      p->rsize[p->nr] = sz;
+      p->rres[p->nr] = rs;
+      p->rupd[p->nr] = us_;
+      p->nr++;
+    }
+  }
+  return NULL;
+}
+
 cj_status lower_scatter(cj_lw *L, cj_op *op) {
   if (op->nopnds < 3 || op->nopnds % 2 != 1 || op->nregions != 1)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "scatter needs N inputs, indices, N updates");
@@ -457,44 +505,7 @@ cj_status lower_scatter(cj_lw *L, cj_op *op) {
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad scatter_dims_to_operand_dims");
     p->k_dim[k] = (int32_t)sdod[k];
   }
-  /* window: input dims not inserted/batching take update_window_dims in order */
-  int64_t j = 0;
-  p->wnelems = 1;
-  for (int32_t d = 0; d < xr; d++) {
-    if (in_list(iwd, n_iwd, d) || in_list(ibd, n_ibd, d)) {
-      p->wsize[d] = 1;
-      continue;
-    }
-    if (j >= n_uwd) return cj_op_error(op, CJ_INVALID_ARGUMENT, "too few update_window_dims");
-    int64_t udim = uwd[j++];
-    if (udim < 0 || udim >= ur || u0.dims[udim] > x0.dims[d])
-      return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad update window dim %lld", (long long)udim);
-    p->wsize[d] = u0.dims[udim];
-    p->wnelems *= u0.dims[udim];
-    if (u0.dims[udim] != 1) {
-      p->wdim[p->nw] = d;
-      p->wupd[p->nw] = us[udim];
-      p->nw++;
-    }
-  }
-  if (p->nscatter * p->wnelems != u0.nelems)
-    return cj_op_error(op, CJ_INVALID_ARGUMENT, "updates shape does not match the scatter");
-  /* runs: merge window dim w into the run before it when one step of that run's outer dim is
-   * exactly the extent of w in both the result and the updates */
-  for (int32_t w = 0; w < p->nw; w++) {
-    int64_t sz = p->wsize[p->wdim[w]], rs = p->istr[p->wdim[w]], us_ = p->wupd[w];
-    int32_t k = p->nr - 1;
-    if (k >= 0 && p->rres[k] == rs * sz && p->rupd[k] == us_ * sz) {
-      p->rsize[k] *= sz;
-      p->rres[k] = rs;
-      p->rupd[k] = us_;
-    } else {
-      p->rsize[p->nr] = sz;
-      p->rres[p->nr] = rs;
-      p->rupd[p->nr] = us_;
-      p->nr++;
-    }
-  }
+  CJ_RETURN_IF_ERROR(scatter_window(op, p, &x0, &u0, us, uwd, n_uwd, iwd, n_iwd, ibd, n_ibd));
 
   /* operands and results */
   cj_block *blk = op->regions[0].first;
