@@ -229,8 +229,12 @@ static char *take_error(cjrt_error *e, const char *what, cjrt_code *code) {
 
 static char *runner_init(runner *r, const char *plugin) {
   if (r->core) {
-    r->backend = cj_backend_cpu();
-    cj_status st = NULL;
+    cj_status st = cj_backend_select(NULL, &r->backend); /* $CJRT_BACKEND, else cpu */
+    if (st) {
+      char *m = xstrdup(cj_status_message(st));
+      cj_status_free(st);
+      return m;
+    }
     r->pool = cj_pool_create(0, &st);
     if (!r->pool) {
       char *m = xstrdup(cj_status_message(st));

@@ -131,5 +131,15 @@ struct cj_backend {
 
 /* The CPU backend (src/cpu/). */
 cj_backend *cj_backend_cpu(void);
+/* The reference backend (src/reference/): a plain interpreter, slow but complete. */
+cj_backend *cj_backend_reference(void);
+
+/* The registry (runtime/backend.c): a backend by name ("cpu", "reference"), NULL if unknown;
+ * the known names as one line ("cpu, reference"); and the backend a client uses: `name` if
+ * given (non-empty), else $CJRT_BACKEND if set, else the CPU backend. An unknown name is an
+ * INVALID_ARGUMENT error listing the known ones. */
+cj_backend *cj_backend_by_name(const char *name);
+const char *cj_backend_names(void);
+cj_status cj_backend_select(const char *name, cj_backend **out);
 
 #endif

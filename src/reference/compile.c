@@ -1,0 +1,187 @@
+/* cjrt reference backend: compiling a module into a cj_program.
+ *
+ * TO BE REPLACED BY THE SHARED COMPILE DRIVER: everything in rf_compile_module up to "the
+ * backend's own part" mirrors what src/cpu/backend.c does today (the compiler passes, the
+ * optimized program printed once for OptimizedProgram / Serialize / the fingerprint, late
+ * inlining, the program's argument and result shapes and donation). When the target-independent
+ * part moves into a function above the backends, this file shrinks to the numbering of values
+ * and the op check.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hash.h"
+#include "compiler/compiler.h"
+#include "frontend/compile_options.h"
+#include "reference/ref.h"
+
+/* The reference backend runs every chlo function itself: none is decomposed for it beyond
+ * what the passes always do. */
+static bool native_op(const cj_op *op, void *ctx) {
+  (void)ctx;
+  return rf_is_ew(op->kind);
+}
+
+static cj_status check_supported(cj_block *b) {
+  for (cj_op *op = b->first; op; op = op->next) {
+    const char *why = NULL;
+    if (!rf_supports(op, &why))
+      return cj_op_error(op, CJ_UNIMPLEMENTED, "%s", why ? why : "not supported by the reference backend");
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) CJ_RETURN_IF_ERROR(check_supported(nb));
+  }
+  return NULL;
+}
+
+static cj_status shape_of(cj_program *p, const cj_type *t, cj_shape *out, const char *what, int32_t i) {
+  if (t && t->kind == CJ_TYPE_TOKEN) {
+    out->dtype = CJ_TOKEN;
+    out->rank = 0;
+    out->dims = NULL;
+    out->nbytes = 0;
+    return NULL;
+  }
+  if (!cj_type_is_static(t))
+    return cj_unimplemented("%s %d of the entry function must be a static tensor", what, i);
+  if (cj_type_is_quant(t))
+    return cj_unimplemented("%s %d of the entry function has a quantized type", what, i);
+  out->dtype = t->dtype;
+  out->rank = t->rank;
+  int64_t *d = cj_arena_alloc(&p->arena, sizeof(int64_t) * (size_t)(t->rank ? t->rank : 1));
+  if (!d) return cj_oom();
+  memcpy(d, t->dims, sizeof(int64_t) * (size_t)t->rank);
+  out->dims = d;
+  out->nbytes = (size_t)t->num_elements * (size_t)cj_dtype_bytes(t->dtype);
+  return NULL;
+}
+
+/* tf.aliasing_output = j on an argument, else the first unused jax.buffer_donor of the type */
+static int32_t donor_of_result(cj_op *func, int32_t nargs, int32_t j, const int32_t *taken) {
+  const cj_type *ft = cj_func_type(func);
+  for (int32_t i = 0; i < nargs; i++) {
+    const cj_attr *d = cj_func_arg_attrs(func, (uint32_t)i);
+    if (!d) continue;
+    for (int32_t k = 0; k < d->dict.n; k++) {
+      int64_t v;
+      if (strcmp(d->dict.items[k].name, "tf.aliasing_output") == 0 &&
+          cj_attr_get_i64(d->dict.items[k].value, &v) && v == j && !taken[i])
+        return i;
+    }
+  }
+  for (int32_t i = 0; i < nargs; i++) {
+    const cj_attr *d = cj_func_arg_attrs(func, (uint32_t)i);
+    if (!d || taken[i]) continue;
+    for (int32_t k = 0; k < d->dict.n; k++) {
+      bool bv = false;
+      if (strcmp(d->dict.items[k].name, "jax.buffer_donor") == 0 &&
+          cj_attr_get_bool(d->dict.items[k].value, &bv) && bv &&
+          cj_type_fn_input(ft, i) == cj_type_fn_result(ft, j))
+        return i;
+    }
+  }
+  return -1;
+}
+
+void rf_program_free(cj_program *p) {
+  if (!p) return;
+  cj_module_free(p->module);
+  free(p->text);
+  free(p->opts_bytes);
+  cj_arena_release(&p->arena);
+  free(p);
+}
+
+static cj_status describe(cj_program *p, const cj_compile_options *opts) {
+  cj_program_info *in = &p->info;
+  cj_block *body = cj_func_body(p->main);
+  const cj_type *ft = cj_func_type(p->main);
+  if (!body || !ft) return cj_invalid("the entry function has no body");
+  int32_t nargs = (int32_t)body->nargs, nres = ft->nresults;
+  cj_shape *args = cj_arena_alloc(&p->arena, sizeof(cj_shape) * (size_t)(nargs ? nargs : 1));
+  cj_shape *res = cj_arena_alloc(&p->arena, sizeof(cj_shape) * (size_t)(nres ? nres : 1));
+  int32_t *donor = cj_arena_alloc(&p->arena, sizeof(int32_t) * (size_t)(nres ? nres : 1));
+  int32_t *taken = calloc((size_t)(nargs ? nargs : 1), sizeof(int32_t));
+  cj_status st = (!args || !res || !donor || !taken) ? cj_oom() : NULL;
+  for (int32_t i = 0; i < nargs && !st; i++) st = shape_of(p, body->args[i].type, &args[i], "argument", i);
+  for (int32_t j = 0; j < nres && !st; j++) {
+    st = shape_of(p, cj_type_fn_result(ft, j), &res[j], "result", j);
+    if (!st) {
+      donor[j] = donor_of_result(p->main, nargs, j, taken);
+      if (donor[j] >= 0) taken[donor[j]] = 1;
+    }
+  }
+  free(taken);
+  if (st) return st;
+  in->num_args = nargs;
+  in->num_results = nres;
+  in->args = args;
+  in->results = res;
+  in->result_donor = donor;
+  in->num_replicas = opts->num_replicas;
+  in->num_partitions = opts->num_partitions;
+  if (opts->device_assignment) {
+    size_t n = (size_t)(opts->num_replicas * opts->num_partitions);
+    int64_t *da = cj_arena_alloc(&p->arena, sizeof(int64_t) * n);
+    if (!da) return cj_oom();
+    memcpy(da, opts->device_assignment, sizeof(int64_t) * n);
+    in->device_assignment = da;
+  }
+  return NULL;
+}
+
+cj_status rf_compile_module(cj_module *m, const cj_compile_options *opts, cj_program **out) {
+  *out = NULL;
+  cj_program *p = calloc(1, sizeof *p);
+  if (!p) {
+    cj_module_free(m);
+    return cj_oom();
+  }
+  cj_arena_init(&p->arena);
+  p->module = m;
+  cj_compile_hooks hooks = {native_op, NULL};
+  cj_status st = cj_compile_passes(m, &hooks, &p->main);
+  if (!st) st = cj_print_module(m, CJ_PRINT_GENERIC, &p->text, &p->text_len);
+  char *pretty = NULL;
+  size_t plen = 0;
+  if (!st) {
+    cj_status ps = cj_print_module(m, 0, &pretty, &plen);
+    if (ps) {
+      cj_status_free(ps);
+      pretty = NULL;
+    }
+  }
+  if (!st) st = cj_compile_late_inline(m, p->main);
+  if (!st) st = cj_compile_options_write(opts, &p->opts_bytes, &p->opts_len);
+  /* ---- the backend's own part ---- */
+  if (!st) st = check_supported(cj_func_body(p->main));
+  if (!st) st = rf_number_values(p);
+  if (!st) st = describe(p, opts);
+  if (!st) {
+    cj_program_info *in = &p->info;
+    in->name = cj_arena_strdup(&p->arena, m->name ? m->name : "main");
+    uint64_t h1 = cj_fnv64(p->text, p->text_len, CJ_FNV64_SEED ^ 0x7265666572656e63ull);
+    h1 = cj_fnv64(p->opts_bytes, p->opts_len, h1);
+    uint64_t h2 = cj_fnv64(p->text, p->text_len, 0x84222325cbf29ce4ull ^ (uint64_t)p->text_len);
+    h2 = cj_fnv64(p->opts_bytes, p->opts_len, h2);
+    in->fingerprint[0] = h1;
+    in->fingerprint[1] = h2;
+    const char *shown = pretty ? pretty : p->text;
+    size_t slen = pretty ? plen : p->text_len;
+    char *ot = cj_arena_alloc(&p->arena, slen + 1);
+    if (!ot || !in->name) {
+      st = cj_oom();
+    } else {
+      memcpy(ot, shown, slen);
+      ot[slen] = 0;
+      in->optimized_text = ot;
+      in->optimized_len = slen;
+    }
+  }
+  free(pretty);
+  if (st) {
+    rf_program_free(p);
+    return st;
+  }
+  *out = p;
+  return NULL;
+}
