@@ -239,6 +239,7 @@ static void take(const rv *in, rv *out, int64_t d, int64_t off) {
 static cj_status run_collective(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   int32_t members[MAXDEV], size = 0, rank = 0;
   bool gather_like = op->kind == CJ_OP_ALL_GATHER || op->kind == CJ_OP_ALL_REDUCE || op->kind == CJ_OP_REDUCE_SCATTER;
+  if (op->kind == CJ_OP_COLLECTIVE_REDUCE) gather_like = false;
   if (op->kind == CJ_OP_COLLECTIVE_PERMUTE) {
     /* every device along the axis meets; pairs name replicas (no channel) or partitions */
     bool part = channel_of(op) > 0;
@@ -250,7 +251,7 @@ static cj_status run_collective(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
     CJ_RETURN_IF_ERROR(group_of(x, op, gather_like, members, &size, &rank));
   }
   if (size == 0) { /* in no group: zeros (collective_broadcast), else its own operand */
-    if (op->kind != CJ_OP_COLLECTIVE_BROADCAST)
+    if (op->kind != CJ_OP_COLLECTIVE_BROADCAST && op->kind != CJ_OP_COLLECTIVE_REDUCE)
       for (uint32_t k = 0; k < op->nresults && k < op->nopnds; k++)
         if (outs[k]->n == ins[k]->n) memcpy(outs[k]->data, ins[k]->data, (size_t)ins[k]->n * (size_t)ins[k]->esize);
     return NULL;
@@ -309,9 +310,21 @@ static cj_status run_collective(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
       break;
     }
     case CJ_OP_COLLECTIVE_BROADCAST:
-      for (uint32_t k = 0; k < op->nresults; k++)
-        memcpy(outs[k]->data, posted[0][k]->data, (size_t)outs[k]->n * (size_t)outs[k]->esize);
+    case CJ_OP_COLLECTIVE_REDUCE: {
+      /* the root of operand k: member 0, or element k of the last operand (has_dynamic_root) */
+      bool dyn = cj_op_attr(op, "has_dynamic_root") != NULL;
+      for (uint32_t k = 0; k < op->nresults && !st; k++) {
+        int32_t root = dyn ? (int32_t)rf_geti(ins[op->nopnds - 1]->dt, ins[op->nopnds - 1]->data, k) : 0;
+        if (root < 0 || root >= size) {
+          st = cj_op_error(op, CJ_INVALID_ARGUMENT, "root %d is outside its group of %d", root, size);
+        } else if (op->kind == CJ_OP_COLLECTIVE_BROADCAST) {
+          memcpy(outs[k]->data, posted[root][k]->data, (size_t)outs[k]->n * (size_t)outs[k]->esize);
+        } else if (rank == root) {
+          st = reduce_into(x, op, posted, size, k, outs[k], 0);
+        }
+      }
       break;
+    }
     case CJ_OP_COLLECTIVE_PERMUTE: {
       const cj_attr *a = cj_op_attr(op, "source_target_pairs");
       int64_t npairs = a && a->kind == CJ_ATTR_DENSE && a->dense.type && a->dense.type->rank == 2 ? a->dense.type->dims[0] : 0;
@@ -340,6 +353,7 @@ cj_status rf_coll_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled) 
     case CJ_OP_REDUCE_SCATTER:
     case CJ_OP_ALL_TO_ALL:
     case CJ_OP_COLLECTIVE_PERMUTE:
+    case CJ_OP_COLLECTIVE_REDUCE:
     case CJ_OP_COLLECTIVE_BROADCAST: return run_collective(x, op, ins, outs);
     default: *handled = false; return NULL;
   }

@@ -144,9 +144,11 @@ static double next_after(cj_dtype dt, double a, double b) {
 /* ---------------------------------------------------------------- reduce_precision */
 
 static double reduce_precision(cj_dtype dt, double x, int ebits, int mbits) {
-  if (isnan(x)) return x;
-  uint64_t u;
+  if (isnan(x)) return mbits > 0 ? x : copysign(INFINITY, x); /* no mantissa: no NaN */
+  uint64_t u, sign = 0;
   memcpy(&u, &x, 8);
+  sign = u & (1ull << 63);
+  u &= ~(1ull << 63); /* round the magnitude */
   if (mbits < 52) {
     int drop = 52 - mbits;
     uint64_t last = (u >> drop) & 1, half = (1ull << (drop - 1)) - 1 + last;
@@ -157,10 +159,11 @@ static double reduce_precision(cj_dtype dt, double x, int ebits, int mbits) {
   if (ebits < src_ebits) {
     int64_t max_exp = (1ll << (ebits - 1)) - 1, min_exp = 1 - max_exp;
     int64_t e = (int64_t)((u >> 52) & 0x7ff) - 1023;
-    uint64_t s = u & (1ull << 63);
+    uint64_t s = 0;
     if (e > max_exp) u = s | 0x7ff0000000000000ull;
     else if (e < min_exp) u = s;
   }
+  u |= sign;
   double r;
   memcpy(&r, &u, 8);
   return r;
@@ -420,6 +423,20 @@ static cj_status float_op(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
   return NULL;
 }
 
+/* e^x (cos y + i sin y), with XLA's special values: exp(x + 0i) = e^x + 0i, a non-finite y gives
+ * NaN + NaN i (also for x = -inf) */
+static double complex cexp_xla(double complex z) {
+  double x = creal(z), y = cimag(z);
+  if (y == 0) return CMPLX(exp(x), y);
+  if (!isfinite(y)) return CMPLX(NAN, NAN);
+  double e = exp(x);
+  if (isinf(e) && isfinite(x)) { /* e^x overflows, e^x cos y may not */
+    double h = exp(x / 2);
+    return CMPLX(h * cos(y) * h, h * sin(y) * h);
+  }
+  return CMPLX(e * cos(y), e * sin(y));
+}
+
 static cj_status complex_op(const cj_op *op, const rs *a, rs *r) {
   double complex x = a[0].c, y = op->nopnds > 1 ? a[1].c : 0, v;
   switch (op->kind) {
@@ -428,6 +445,14 @@ static cj_status complex_op(const cj_op *op, const rs *a, rs *r) {
     case CJ_OP_MULTIPLY: v = x * y; break;
     case CJ_OP_DIVIDE: v = x / y; break;
     case CJ_OP_POWER: v = cpow(x, y); break;
+    case CJ_OP_ATAN2: v = -I * clog((y + I * x) / csqrt(x * x + y * y)); break;
+    case CJ_OP_CBRT: v = cpow(x, 1.0 / 3); break;
+    case CJ_OP_MAXIMUM:
+    case CJ_OP_MINIMUM: { /* lexicographic on (real, imaginary) */
+      bool lt = creal(x) < creal(y) || (creal(x) == creal(y) && cimag(x) < cimag(y));
+      v = (op->kind == CJ_OP_MAXIMUM) == lt ? y : x;
+      break;
+    }
     case CJ_OP_NEGATE: v = -x; break;
     case CJ_OP_SIGN: {
       double m = cabs(x);
@@ -437,7 +462,7 @@ static cj_status complex_op(const cj_op *op, const rs *a, rs *r) {
     }
     case CJ_OP_SQRT: v = csqrt(x); break;
     case CJ_OP_RSQRT: v = 1 / csqrt(x); break;
-    case CJ_OP_EXPONENTIAL: v = cexp(x); break;
+    case CJ_OP_EXPONENTIAL: v = cexp_xla(x); break;
     case CJ_OP_EXPONENTIAL_MINUS_ONE: {
       /* exp(x) - 1 accurately: expm1(re) * cos(im) + cos(im) - 1 + i exp(re) sin(im) */
       double re = creal(x), im = cimag(x);
@@ -468,7 +493,12 @@ static cj_status complex_op(const cj_op *op, const rs *a, rs *r) {
     case CJ_OP_CHLO_ATANH: v = catanh(x); break;
     case CJ_OP_CHLO_COSH: v = ccosh(x); break;
     case CJ_OP_CHLO_SINH: v = csinh(x); break;
-    case CJ_OP_CHLO_SQUARE: v = x * x; break;
+    case CJ_OP_CHLO_SQUARE: { /* (re - im)(re + im) + 2 re im i, exact 0 when |re| == |im| */
+      double re = creal(x), im = cimag(x);
+      double rr = fabs(re) == fabs(im) && isfinite(re) ? 0 : (re - im) * (re + im);
+      v = CMPLX(rr, (re * im) * 2);
+      break;
+    }
     case CJ_OP_CHLO_CONJ: v = conj(x); break;
     default:
       return cj_op_error(op, CJ_UNIMPLEMENTED, "%s on complex numbers is not supported by the reference backend", op->name);

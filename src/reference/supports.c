@@ -71,6 +71,7 @@ bool rf_supports(const cj_op *op, const char **why) {
     case CJ_OP_ALL_TO_ALL:
     case CJ_OP_COLLECTIVE_PERMUTE:
     case CJ_OP_COLLECTIVE_BROADCAST:
+    case CJ_OP_COLLECTIVE_REDUCE:
     case CJ_OP_INTERP_RUN_PARALLEL:
     /* interp_check.c */
     case CJ_OP_CHECK_EXPECT_EQ:
