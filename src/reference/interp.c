@@ -114,7 +114,9 @@ cj_status rf_call_scalar(rf_exec *x, cj_block *b, const rs *args, rs *res) {
       }
       rs a[4];
       for (uint32_t i = 0; i < op->nopnds && i < 4; i++) a[i] = s[op->operands[i]->id];
-      CJ_RETURN_IF_ERROR(rf_ew_scalar(op, a, &s[op->results[0].id]));
+      rs r;
+      CJ_RETURN_IF_ERROR(rf_ew_scalar(op, a, &r));
+      s[op->results[0].id] = rs_round(op->results[0].type->dtype, r); /* as a tensor would hold it */
     }
     return cj_internal("reference backend: region without a terminator");
   }

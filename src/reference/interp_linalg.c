@@ -24,10 +24,26 @@ static bool in_list(int64_t d, const int64_t *l, int64_t n) {
 /* an element of v converted to the domain of dtype `to` */
 static rs elem_as(const rv *v, int64_t i, cj_dtype to) { return rs_convert(v->dt, to, rs_get(v->dt, v->data, i)); }
 
-static void acc_add(cj_dtype_kind k, rs *acc, rs a, rs b) {
-  switch (k) {
-    case CJ_DK_FLOAT: acc->f += a.f * b.f; break;
-    case CJ_DK_COMPLEX: acc->c += a.c * b.c; break;
+/* The type sums of products are kept in: the result's type, at least f32 (the spec sums in the
+ * result type; narrower floats accumulate in f32 as XLA does). Each product and each partial sum
+ * is rounded to it, so results match a float32 machine's. */
+static cj_dtype acc_type(cj_dtype out) {
+  if (cj_dtype_is_float(out)) return out == CJ_F64 ? CJ_F64 : CJ_F32;
+  return out;
+}
+
+static double rnd(cj_dtype dt, double v) { return dt == CJ_F32 || dt == CJ_C64 ? (double)(float)v : v; }
+
+static void acc_add(cj_dtype adt, rs *acc, rs a, rs b) {
+  switch (cj_dtype_kindof(adt)) {
+    case CJ_DK_FLOAT: acc->f = rnd(adt, acc->f + rnd(adt, a.f * b.f)); break;
+    case CJ_DK_COMPLEX: {
+      double ar = creal(a.c), ai = cimag(a.c), br = creal(b.c), bi = cimag(b.c);
+      double complex p = CMPLX(rnd(adt, rnd(adt, ar * br) - rnd(adt, ai * bi)),
+                               rnd(adt, rnd(adt, ar * bi) + rnd(adt, ai * br)));
+      acc->c = CMPLX(rnd(adt, creal(acc->c) + creal(p)), rnd(adt, cimag(acc->c) + cimag(p)));
+      break;
+    }
     case CJ_DK_BOOL: acc->i = acc->i || (a.i && b.i); break;
     default: acc->i = (int64_t)((uint64_t)acc->i + (uint64_t)a.i * (uint64_t)b.i); break;
   }
@@ -53,6 +69,7 @@ static cj_status dot_run(cj_op *op, const rv *l, const rv *r, rv *out, const dot
     cn *= cdims[k];
   }
   cj_dtype_kind kind = cj_dtype_kindof(out->dt);
+  cj_dtype adt = acc_type(out->dt);
   int64_t oi[RF_MAX_RANK], li[RF_MAX_RANK], ri[RF_MAX_RANK], ci[RF_MAX_RANK];
   for (int64_t o = 0; o < out->n; o++) {
     rf_unravel(o, out->rank, out->dims, oi);
@@ -70,7 +87,7 @@ static cj_status dot_run(cj_op *op, const rv *l, const rv *r, rv *out, const dot
         li[dd->lc[k]] = ci[k];
         ri[dd->rc[k]] = ci[k];
       }
-      acc_add(kind, &acc, elem_as(l, ravel(l->rank, l->dims, li), out->dt), elem_as(r, ravel(r->rank, r->dims, ri), out->dt));
+      acc_add(adt, &acc, elem_as(l, ravel(l->rank, l->dims, li), adt), elem_as(r, ravel(r->rank, r->dims, ri), adt));
     }
     if (kind == CJ_DK_SINT || kind == CJ_DK_UINT) acc.i = rf_wrap(out->dt, acc.i);
     rs_set(out->dt, out->data, o, acc);
@@ -155,6 +172,7 @@ static cj_status convolution(cj_op *op, rv **ins, rv *out) {
     kn *= kdims[i];
   }
   cj_dtype_kind kind = cj_dtype_kindof(out->dt);
+  cj_dtype adt = acc_type(out->dt);
   int64_t oi[RF_MAX_RANK], li[RF_MAX_RANK], ri[RF_MAX_RANK], ki[RF_MAX_RANK];
   for (int64_t o = 0; o < out->n; o++) {
     rf_unravel(o, out->rank, out->dims, oi);
@@ -176,7 +194,7 @@ static cj_status convolution(cj_op *op, rv **ins, rv *out) {
           ri[ksp[i]] = rev[i] ? kdims[i] - 1 - ki[i] : ki[i];
         }
         if (!inside) continue;
-        acc_add(kind, &acc, elem_as(l, ravel(l->rank, l->dims, li), out->dt), elem_as(r, ravel(r->rank, r->dims, ri), out->dt));
+        acc_add(adt, &acc, elem_as(l, ravel(l->rank, l->dims, li), adt), elem_as(r, ravel(r->rank, r->dims, ri), adt));
       }
     }
     if (kind == CJ_DK_SINT || kind == CJ_DK_UINT) acc.i = rf_wrap(out->dt, acc.i);

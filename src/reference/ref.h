@@ -67,6 +67,8 @@ typedef struct rs {
 } rs;
 rs rs_get(cj_dtype dt, const void *data, int64_t i);
 void rs_set(cj_dtype dt, void *data, int64_t i, rs v);
+/* The scalar rounded (or wrapped) to what dt can hold. */
+rs rs_round(cj_dtype dt, rs v);
 /* Converts a scalar between dtypes (stablehlo.convert semantics). */
 rs rs_convert(cj_dtype from, cj_dtype to, rs v);
 

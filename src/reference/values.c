@@ -251,6 +251,12 @@ rs rs_convert(cj_dtype from, cj_dtype to, rs v) {
   return r;
 }
 
+rs rs_round(cj_dtype dt, rs v) {
+  unsigned char tmp[16];
+  rs_set(dt, tmp, 0, v);
+  return rs_get(dt, tmp, 0);
+}
+
 void rf_strides(int32_t rank, const int64_t *dims, int64_t *strides) {
   int64_t s = 1;
   for (int32_t d = rank - 1; d >= 0; d--) {
