@@ -87,6 +87,7 @@ void rf_program_free(cj_program *p) {
   cj_module_free(p->module);
   free(p->text);
   free(p->opts_bytes);
+  free(p->probe_dir);
   cj_arena_release(&p->arena);
   free(p);
 }
@@ -155,6 +156,12 @@ cj_status rf_compile_module(cj_module *m, const cj_compile_options *opts, cj_pro
   /* ---- the backend's own part ---- */
   if (!st) st = check_supported(cj_func_body(p->main));
   if (!st) st = rf_number_values(p);
+  const char *pd = getenv("CJRT_PROBE_DIR");
+  if (!st && pd && *pd) {
+    p->probe_dir = malloc(strlen(pd) + 1);
+    if (!p->probe_dir) st = cj_oom();
+    else memcpy(p->probe_dir, pd, strlen(pd) + 1);
+  }
   if (!st) st = describe(p, opts);
   if (!st) {
     cj_program_info *in = &p->info;

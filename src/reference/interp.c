@@ -296,6 +296,7 @@ static cj_status exec_op(rf_exec *x, cj_op *op) {
       if (!st && !handled) st = rf_linalg_op(x, op, ins, outs, &handled);
       if (!st && !handled) st = rf_coll_op(x, op, ins, outs, &handled);
       if (!st && !handled) st = rf_check_op(x, op, ins, outs, &handled);
+      if (!st && !handled) st = rf_probe_op(x, op, ins, outs, &handled);
       if (!st && !handled)
         st = cj_op_error(op, CJ_UNIMPLEMENTED, "%s is not supported by the reference backend", op->name);
     }

@@ -111,6 +111,11 @@ static cj_status check(cj_op *op, const char *name, int mode, const rv *a, const
                      name, bad, nbad, a->n, va, ve);
 }
 
+cj_status rf_check_equal(cj_op *op, const char *name, const rv *a, const rv *e);
+cj_status rf_check_equal(cj_op *op, const char *name, const rv *a, const rv *e) {
+  return check(op, name, MODE_EQ, a, e, 0, 0, 0, NULL);
+}
+
 /* the expected value of a *_const check, as a tensor like `like` */
 static cj_status expected_const(cj_op *op, const rv *like, rv **out) {
   const cj_attr *v = cj_op_attr(op, "value");

@@ -23,12 +23,21 @@ typedef struct meeting {
   struct meeting *next;
 } meeting;
 
+/* a value sent to the host on a channel (run_parallel plays the host: one FIFO per channel) */
+typedef struct hostmsg {
+  int64_t channel;
+  rv *value;
+  struct hostmsg *next;
+} hostmsg;
+
 struct rf_launch {
   int32_t nr, np;
   pthread_mutex_t mu;
   pthread_cond_t cv;
   cj_status aborted;
   meeting *meetings;
+  hostmsg *host; /* in order of sending */
+  bool plays_host; /* made by run_parallel */
 };
 
 cj_status rf_launch_new(int32_t nr, int32_t np, rf_launch **out) {
@@ -50,6 +59,12 @@ void rf_launch_free(rf_launch *l) {
     l->meetings = m->next;
     free(m->posted);
     free(m);
+  }
+  while (l->host) {
+    hostmsg *h = l->host;
+    l->host = h->next;
+    rv_free(h->value);
+    free(h);
   }
   cj_status_free(l->aborted);
   pthread_mutex_destroy(&l->mu);
@@ -345,9 +360,68 @@ static cj_status run_collective(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   return st;
 }
 
+/* send / recv with is_host_transfer and outfeed, inside run_parallel: the driver is the host */
+static cj_status host_transfer(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+  rf_launch *l = x->launch;
+  if (!l || !l->plays_host)
+    return cj_op_error(op, CJ_UNIMPLEMENTED, "%s to the host runs only inside interpreter.run_parallel", op->name);
+  if (op->kind == CJ_OP_OUTFEED) return NULL; /* the host takes it */
+  int64_t ch = channel_of(op);
+  if (op->kind == CJ_OP_SEND) {
+    for (uint32_t k = 0; k + 1 < op->nopnds; k++) {
+      hostmsg *h = calloc(1, sizeof *h);
+      if (!h) return cj_oom();
+      cj_status st = rv_clone(ins[k], &h->value);
+      if (st) {
+        free(h);
+        return st;
+      }
+      h->channel = ch;
+      pthread_mutex_lock(&l->mu);
+      hostmsg **pp = &l->host;
+      while (*pp) pp = &(*pp)->next;
+      *pp = h;
+      pthread_cond_broadcast(&l->cv);
+      pthread_mutex_unlock(&l->mu);
+    }
+    return NULL;
+  }
+  /* recv: every result but the token, in order, from the channel's queue */
+  for (uint32_t k = 0; k + 1 < op->nresults; k++) {
+    pthread_mutex_lock(&l->mu);
+    hostmsg *h = NULL;
+    for (;;) {
+      hostmsg **pp = &l->host;
+      while (*pp && (*pp)->channel != ch) pp = &(*pp)->next;
+      if (*pp) {
+        h = *pp;
+        *pp = h->next;
+        break;
+      }
+      if (l->aborted) break;
+      pthread_cond_wait(&l->cv, &l->mu);
+    }
+    cj_status st = h ? NULL : cancelled(l, op);
+    pthread_mutex_unlock(&l->mu);
+    if (st) return st;
+    if (h->value->kind != RV_TENSOR || h->value->n != outs[k]->n || h->value->dt != outs[k]->dt) {
+      rv_free(h->value);
+      free(h);
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "recv: the value sent on channel %lld has another type", (long long)ch);
+    }
+    memcpy(outs[k]->data, h->value->data, (size_t)outs[k]->n * (size_t)outs[k]->esize);
+    rv_free(h->value);
+    free(h);
+  }
+  return NULL;
+}
+
 cj_status rf_coll_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled) {
   *handled = true;
   switch (op->kind) {
+    case CJ_OP_SEND:
+    case CJ_OP_RECV:
+    case CJ_OP_OUTFEED: return host_transfer(x, op, ins, outs);
     case CJ_OP_ALL_REDUCE:
     case CJ_OP_ALL_GATHER:
     case CJ_OP_REDUCE_SCATTER:
@@ -392,6 +466,7 @@ cj_status rf_run_parallel(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   int32_t n = (int32_t)op->nregions;
   rf_launch *l = NULL;
   CJ_RETURN_IF_ERROR(rf_launch_new((int32_t)g[0], (int32_t)g[1], &l));
+  l->plays_host = true;
   proc *ps = calloc((size_t)n, sizeof *ps);
   if (!ps) {
     rf_launch_free(l);

@@ -90,6 +90,7 @@ struct cj_program {
   size_t text_len;
   void *opts_bytes;           /* the compile options, serialized (xla.CompileOptionsProto) */
   size_t opts_len;
+  char *probe_dir;            /* $CJRT_PROBE_DIR at compile time (interp_probe.c), or NULL */
 };
 
 /* One execution (one device's share). */
@@ -127,6 +128,7 @@ cj_status rf_linalg_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled
 cj_status rf_coll_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled);
 cj_status rf_check_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled);
 cj_status rf_run_parallel(rf_exec *x, cj_op *op, rv **ins, rv **outs);
+cj_status rf_probe_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled);
 
 /* launches (interp_coll.c) */
 cj_status rf_launch_new(int32_t nr, int32_t np, rf_launch **out);

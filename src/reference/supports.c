@@ -2,6 +2,7 @@
  * remove (calls, composites, chlo broadcasts, quantized ops) are accepted: the passes run first.
  * Anything else is refused at compile time with the op named. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "reference/ref.h"
@@ -80,6 +81,24 @@ bool rf_supports(const cj_op *op, const char **why) {
     case CJ_OP_CHECK_EXPECT_ALMOST_EQ_CONST:
     case CJ_OP_CHECK_EXPECT_CLOSE:
       return true;
+    case CJ_OP_INTERP_PROBE:
+    case CJ_OP_CHECK_EXPECT_SERIALIZED_EQ: /* files in $CJRT_PROBE_DIR (interp_probe.c) */
+      if (getenv("CJRT_PROBE_DIR") && *getenv("CJRT_PROBE_DIR")) return true;
+      snprintf(msg, sizeof msg, "%s needs CJRT_PROBE_DIR (the interpreter's --probe-output-dir)", op->name);
+      *why = msg;
+      return false;
+    case CJ_OP_SEND:
+    case CJ_OP_RECV:
+    case CJ_OP_OUTFEED: { /* host transfers: run_parallel's driver plays the host */
+      bool host = false;
+      cj_op_get_bool(op, "is_host_transfer", &host);
+      for (const cj_op *p = op; p && p->block && p->block->region; p = p->block->region->op)
+        if (p->kind == CJ_OP_INTERP_RUN_PARALLEL && (host || op->kind == CJ_OP_OUTFEED)) return true;
+      snprintf(msg, sizeof msg, "%s is supported by the reference backend only as a host transfer inside "
+               "interpreter.run_parallel", op->name);
+      *why = msg;
+      return false;
+    }
     case CJ_OP_CUSTOM_CALL: {
       const char *t = NULL;
       size_t n = 0;
