@@ -420,6 +420,47 @@ static cj_status cholesky(cj_op *op, const rv *A, rv *out) {
   return NULL;
 }
 
+/* ---------------------------------------------------------------- rng_bit_generator */
+
+/* Threefry-2x32, 20 rounds (Salmon et al., Random123) */
+static void threefry2x32(uint32_t k0, uint32_t k1, uint32_t *x0, uint32_t *x1) {
+  static const int rot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+  uint32_t ks[3] = {k0, k1, 0x1BD11BDAu ^ k0 ^ k1};
+  uint32_t a = *x0 + k0, b = *x1 + k1;
+  for (int r = 0; r < 20; r++) {
+    a += b;
+    b = (b << rot[r % 8]) | (b >> (32 - rot[r % 8]));
+    b ^= a;
+    if (r % 4 == 3) {
+      uint32_t s = (uint32_t)(r + 1) / 4;
+      a += ks[s % 3];
+      b += ks[(s + 1) % 3] + s;
+    }
+  }
+  *x0 = a;
+  *x1 = b;
+}
+
+/* THREE_FRY with 64-bit outputs, XLA's stream: the key is state[0] (low word first), element i
+ * is the output pair for the 64-bit counter state[1] + i (low word first); the new state is
+ * [key, state[1] + count]. (Narrower outputs and PHILOX are refused by supports_op.) */
+static cj_status rng_bit_generator(cj_op *op, rv **ins, rv **outs) {
+  const rv *st = ins[0];
+  rv *ns = outs[0], *out = outs[1];
+  uint64_t key = (uint64_t)rf_geti(st->dt, st->data, 0), ctr = (uint64_t)rf_geti(st->dt, st->data, 1);
+  if (cj_dtype_bits(out->dt) != 64 || st->n != 2) return cj_op_error(op, CJ_UNIMPLEMENTED, "rng_bit_generator form");
+  for (int64_t i = 0; i < out->n; i++) {
+    uint64_t c = ctr + (uint64_t)i;
+    uint32_t x0 = (uint32_t)c, x1 = (uint32_t)(c >> 32);
+    threefry2x32((uint32_t)key, (uint32_t)(key >> 32), &x0, &x1);
+    uint64_t v = (uint64_t)x0 | (uint64_t)x1 << 32;
+    memcpy(out->data + i * 8, &v, 8);
+  }
+  rf_seti(ns->dt, ns->data, 0, (int64_t)key);
+  rf_seti(ns->dt, ns->data, 1, (int64_t)(ctr + (uint64_t)out->n));
+  return NULL;
+}
+
 cj_status rf_linalg_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled) {
   (void)x;
   *handled = true;
@@ -430,6 +471,7 @@ cj_status rf_linalg_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled
     case CJ_OP_FFT: return fft(op, ins[0], outs[0]);
     case CJ_OP_TRIANGULAR_SOLVE: return triangular_solve(op, ins, outs[0]);
     case CJ_OP_CHOLESKY: return cholesky(op, ins[0], outs[0]);
+    case CJ_OP_RNG_BIT_GENERATOR: return rng_bit_generator(op, ins, outs);
     default: *handled = false; return NULL;
   }
 }

@@ -87,6 +87,19 @@ bool rf_supports(const cj_op *op, const char **why) {
       snprintf(msg, sizeof msg, "%s needs CJRT_PROBE_DIR (the interpreter's --probe-output-dir)", op->name);
       *why = msg;
       return false;
+    case CJ_OP_RNG_BIT_GENERATOR: {
+      int32_t alg = 0;
+      cj_op_get_enum(op, "rng_algorithm", CJ_EK_RNG_ALGORITHM, &alg);
+      const cj_type *t = op->nresults == 2 ? op->results[1].type : NULL;
+      const cj_type *s = op->nopnds == 1 ? op->operands[0]->type : NULL;
+      if (alg == CJ_RNG_ALGORITHM_THREE_FRY && t && cj_type_is_static(t) && cj_dtype_bits(t->dtype) == 64 &&
+          cj_type_is_static(s) && s->num_elements == 2)
+        return true;
+      snprintf(msg, sizeof msg, "stablehlo.rng_bit_generator is supported by the reference backend only "
+               "as THREE_FRY with a state of 2 and 64-bit outputs");
+      *why = msg;
+      return false;
+    }
     case CJ_OP_SEND:
     case CJ_OP_RECV:
     case CJ_OP_OUTFEED: { /* host transfers: run_parallel's driver plays the host */
