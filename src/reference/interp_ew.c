@@ -439,12 +439,13 @@ static double complex cexp_xla(double complex z) {
   return CMPLX(e * cos(y), e * sin(y));
 }
 
-/* complex<f32> products as the element type's arithmetic computes them: each real product and
- * sum rounded to f32 (what the corpus' expected values were computed with) */
+/* complex products as XLA computes them: re = fma(a.re, b.re, -(a.im b.im)),
+ * im = fma(a.im, b.re, a.re b.im), in the element type's precision (what the corpus' expected
+ * values were computed with, e.g. cumulative products) */
 static double complex cmul(bool f32, double complex x, double complex y) {
   double ar = creal(x), ai = cimag(x), br = creal(y), bi = cimag(y);
-  if (!f32) return x * y;
-  float rr = (float)((float)(ar * br) - (float)(ai * bi)), ri = (float)((float)(ar * bi) + (float)(ai * br));
+  if (!f32) return CMPLX(fma(ar, br, -(ai * bi)), fma(ai, br, ar * bi));
+  float rr = fmaf((float)ar, (float)br, -(float)(ai * bi)), ri = fmaf((float)ai, (float)br, (float)(ar * bi));
   return CMPLX(rr, ri);
 }
 

@@ -39,8 +39,9 @@ static void acc_add(cj_dtype adt, rs *acc, rs a, rs b) {
     case CJ_DK_FLOAT: acc->f = rnd(adt, acc->f + rnd(adt, a.f * b.f)); break;
     case CJ_DK_COMPLEX: {
       double ar = creal(a.c), ai = cimag(a.c), br = creal(b.c), bi = cimag(b.c);
-      double complex p = CMPLX(rnd(adt, rnd(adt, ar * br) - rnd(adt, ai * bi)),
-                               rnd(adt, rnd(adt, ar * bi) + rnd(adt, ai * br)));
+      double complex p = adt == CJ_C64 ? CMPLX(fmaf((float)ar, (float)br, -(float)(ai * bi)),
+                                               fmaf((float)ar, (float)bi, (float)(ai * br)))
+                                       : CMPLX(ar * br - ai * bi, ar * bi + ai * br);
       acc->c = CMPLX(rnd(adt, creal(acc->c) + creal(p)), rnd(adt, cimag(acc->c) + cimag(p)));
       break;
     }
