@@ -216,6 +216,7 @@ typedef struct runner {
   /* plugin, through libcjrt */
   cjrt_plugin *plugin;
   cjrt_client *client;
+  char version[160]; /* the client's platform version (names the backend) */
 } runner;
 
 /* The message of a cjrt error, prefixed with `what` (malloc'd); *code gets its code. The error is
@@ -245,6 +246,7 @@ static char *runner_init(runner *r, const char *plugin) {
   }
   cjrt_error *e = cjrt_plugin_open(plugin, &r->plugin);
   if (!e) e = cjrt_client_create(r->plugin, NULL, 0, &r->client);
+  if (!e) snprintf(r->version, sizeof r->version, "%s", cjrt_client_platform_version(r->client));
   return e ? take_error(e, plugin ? plugin : "the default plugin", NULL) : NULL;
 }
 
@@ -1457,7 +1459,10 @@ int cjrt_cmd_conform(int argc, char **argv) {
     for (size_t i = 0; i < c.reasons.n; i++) printf("  %5d  %s\n", c.reasons.t[i].skip, c.reasons.t[i].key);
   }
   double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-  printf("\n(%.2f s, %s)\n", secs, c.r.core ? "in-process CPU backend" : "through the plugin's C API");
+  if (c.r.core)
+    printf("\n(%.2f s, in-process %s backend)\n", secs, c.r.backend->vt->name);
+  else
+    printf("\n(%.2f s, through the plugin's C API: %s)\n", secs, c.r.version);
   printf("conform: %d passed, %d failed, %d skipped\n", c.npass, c.nfail, c.nskip);
   tallies_free(&c.folders);
   tallies_free(&c.ops);
