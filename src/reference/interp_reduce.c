@@ -35,6 +35,16 @@ static void get_i64s_or(const cj_op *op, const char *name, int64_t *out, int32_t
 
 /* ---------------------------------------------------------------- reduce */
 
+/* the body is `return add(arg0, arg1)` on a float type */
+static bool float_sum_body(const cj_block *b) {
+  const cj_op *op = b ? b->first : NULL;
+  if (!op || b->nargs != 2 || op->kind != CJ_OP_ADD || !op->next || op->next->kind != CJ_OP_RETURN) return false;
+  if (op->next->nopnds != 1 || op->next->operands[0] != &op->results[0]) return false;
+  if (!cj_dtype_is_float(op->results[0].type->dtype)) return false;
+  const cj_value *x = op->operands[0], *y = op->operands[1];
+  return (x == &b->args[0] && y == &b->args[1]) || (x == &b->args[1] && y == &b->args[0]);
+}
+
 static cj_status reduce(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   uint32_t n = op->nopnds / 2;
   if (n == 0 || n > MAXN) return cj_op_error(op, CJ_UNIMPLEMENTED, "reduce of %u operands", n);
@@ -46,6 +56,21 @@ static cj_status reduce(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
     for (int64_t j = 0; j < outs[k]->n; j++) memcpy(outs[k]->data + j * outs[k]->esize, ins[n + k]->data, (size_t)outs[k]->esize);
   cj_block *b = op->regions[0].first;
   rs a[2 * MAXN], r[MAXN];
+  if (n == 1 && float_sum_body(b)) { /* a float sum: exact in double, rounded once */
+    double *sum = calloc((size_t)(o0->n ? o0->n : 1), sizeof(double));
+    if (!sum) return cj_oom();
+    for (int64_t j = 0; j < o0->n; j++) sum[j] = rf_getf(o0->dt, o0->data, j);
+    for (int64_t i = 0; i < in0->n; i++) {
+      rf_unravel(i, in0->rank, in0->dims, idx);
+      int32_t q = 0;
+      for (int32_t d = 0; d < in0->rank; d++)
+        if (!in_list(d, dims, nd)) oi[q++] = idx[d];
+      sum[ravel(o0->rank, o0->dims, oi)] += rf_getf(in0->dt, in0->data, i);
+    }
+    for (int64_t j = 0; j < o0->n; j++) rf_setf(o0->dt, o0->data, j, sum[j]);
+    free(sum);
+    return NULL;
+  }
   for (int64_t i = 0; i < in0->n; i++) {
     rf_unravel(i, in0->rank, in0->dims, idx);
     int32_t q = 0;
