@@ -97,13 +97,20 @@ static bool scalar_block(const cj_block *b) {
   return true;
 }
 
+/* a scalar region's value: its slot, or element 0 of a value defined outside the region */
+static rs scalar_of(rf_exec *x, const cj_block *b, const cj_value *v) {
+  bool inner = v->def ? v->def->block == b : v->block == b;
+  const rv *outer = inner ? NULL : x->env[v->id];
+  return outer ? rs_get(outer->dt, outer->data, 0) : x->senv[v->id];
+}
+
 cj_status rf_call_scalar(rf_exec *x, cj_block *b, const rs *args, rs *res) {
   if (scalar_block(b)) {
     rs *s = x->senv;
     for (uint32_t i = 0; i < b->nargs; i++) s[b->args[i].id] = args[i];
     for (cj_op *op = b->first; op; op = op->next) {
       if (op->kind == CJ_OP_RETURN) {
-        for (uint32_t i = 0; i < op->nopnds; i++) res[i] = s[op->operands[i]->id];
+        for (uint32_t i = 0; i < op->nopnds; i++) res[i] = scalar_of(x, b, op->operands[i]);
         return NULL;
       }
       if (op->kind == CJ_OP_CONSTANT) {
@@ -113,7 +120,7 @@ cj_status rf_call_scalar(rf_exec *x, cj_block *b, const rs *args, rs *res) {
         continue;
       }
       rs a[4];
-      for (uint32_t i = 0; i < op->nopnds && i < 4; i++) a[i] = s[op->operands[i]->id];
+      for (uint32_t i = 0; i < op->nopnds && i < 4; i++) a[i] = scalar_of(x, b, op->operands[i]);
       rs r;
       CJ_RETURN_IF_ERROR(rf_ew_scalar(op, a, &r));
       s[op->results[0].id] = rs_round(op->results[0].type->dtype, r); /* as a tensor would hold it */

@@ -397,11 +397,13 @@ static cj_status cholesky(cj_op *op, const rv *A, rv *out) {
         double complex v = cx ? s.c : s.f;
         L[i * n + j] = lower ? v : conj(v);
       }
+    bool failed = false; /* not positive definite (or NaN): the whole matrix is NaN, as XLA gives */
     for (int64_t j = 0; j < n; j++) {
       double complex d = L[j * n + j];
       for (int64_t k = 0; k < j; k++) d -= L[j * n + k] * conj(L[j * n + k]);
       double dr = creal(d);
       double ljj = dr > 0 ? sqrt(dr) : NAN;
+      if (!(dr > 0)) failed = true;
       L[j * n + j] = ljj;
       for (int64_t i = j + 1; i < n; i++) {
         double complex s = L[i * n + j];
@@ -412,7 +414,7 @@ static cj_status cholesky(cj_op *op, const rv *A, rv *out) {
     }
     for (int64_t i = 0; i < n; i++)
       for (int64_t j = 0; j < n; j++) {
-        double complex v = lower ? L[i * n + j] : conj(L[j * n + i]);
+        double complex v = failed ? NAN : lower ? L[i * n + j] : conj(L[j * n + i]);
         rs s = {creal(v), 0, v};
         rs_set(out->dt, out->data, bi * n * n + i * n + j, s);
       }

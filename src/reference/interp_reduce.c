@@ -52,8 +52,10 @@ static cj_status reduce(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   cj_op_get_i64s(op, "dimensions", dims, RF_MAX_RANK, &nd);
   const rv *in0 = ins[0];
   rv *o0 = outs[0];
-  for (uint32_t k = 0; k < n; k++)
-    for (int64_t j = 0; j < outs[k]->n; j++) memcpy(outs[k]->data + j * outs[k]->esize, ins[n + k]->data, (size_t)outs[k]->esize);
+  for (uint32_t k = 0; k < n; k++) {
+    rs init = rs_convert(ins[n + k]->dt, outs[k]->dt, rs_get(ins[n + k]->dt, ins[n + k]->data, 0));
+    for (int64_t j = 0; j < outs[k]->n; j++) rs_set(outs[k]->dt, outs[k]->data, j, init);
+  }
   cj_block *b = op->regions[0].first;
   rs a[2 * MAXN], r[MAXN];
   if (n == 1 && float_sum_body(b)) { /* a float sum: exact in double, rounded once */
@@ -364,10 +366,15 @@ static cj_status scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   field(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_scatter_indices_batching_dims, &sbat);
   field(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_scatter_dims_to_operand_dims, &s2o);
   int64_t ivd = field1(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_index_vector_dim);
-  for (uint32_t k = 0; k < n; k++) memcpy(outs[k]->data, ins[k]->data, (size_t)ins[k]->n * (size_t)ins[k]->esize);
-  int64_t wdims[RF_MAX_RANK], nwd = 0;
-  for (int32_t d = 0; d < in->rank; d++)
+  for (uint32_t k = 0; k < n; k++) /* (the result type may be wider: promoted scatters) */
+    for (int64_t i = 0; i < ins[k]->n; i++)
+      rs_set(outs[k]->dt, outs[k]->data, i, rs_convert(ins[k]->dt, outs[k]->dt, rs_get(ins[k]->dt, ins[k]->data, i)));
+  int64_t wdims[RF_MAX_RANK], nwd = 0, wsize[RF_MAX_RANK];
+  for (int32_t d = 0; d < in->rank; d++) {
+    wsize[d] = 1;
     if (!in_list(d, iwd.v, iwd.n) && !in_list(d, ibat.v, ibat.n)) wdims[nwd++] = d;
+  }
+  for (int64_t k = 0; k < nwd && k < uwd.n; k++) wsize[wdims[k]] = up0->dims[uwd.v[k]];
   int64_t ui[RF_MAX_RANK], bi[RF_MAX_RANK], wi[RF_MAX_RANK], vec[RF_MAX_RANK], full[RF_MAX_RANK];
   cj_block *b = op->regions[0].first;
   rs a[2 * MAXN], r[MAXN];
@@ -385,11 +392,13 @@ static cj_status scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
       int64_t sd = sbat.v[k];
       full[ibat.v[k]] += bi[sd < ivd ? sd : sd - 1];
     }
-    for (int64_t k = 0; k < nwd && k < nw; k++) full[wdims[k]] += wi[k];
+    /* a window that does not fit whole is dropped whole (XLA's semantics; the spec leaves
+     * out-of-bounds updates to the implementation) */
     bool inside = true;
     for (int32_t d = 0; d < in->rank; d++)
-      if (full[d] < 0 || full[d] >= in->dims[d]) inside = false;
+      if (full[d] < 0 || full[d] + wsize[d] > in->dims[d]) inside = false;
     if (!inside) continue;
+    for (int64_t k = 0; k < nwd && k < nw; k++) full[wdims[k]] += wi[k];
     int64_t o = ravel(in->rank, in->dims, full);
     for (uint32_t k = 0; k < n; k++) {
       a[k] = rs_get(outs[k]->dt, outs[k]->data, o);
