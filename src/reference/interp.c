@@ -287,6 +287,11 @@ static cj_status exec_op(rf_exec *x, cj_op *op) {
     ins[i] = rf_in(x, op, i);
     if (!ins[i]) st = cj_op_error(op, CJ_INTERNAL, "operand %u has no value", i);
   }
+  if (st) {
+    if (ins != ins_small) free(ins);
+    if (outs != outs_small) free(outs);
+    return st;
+  }
   for (uint32_t i = 0; i < nout; i++) outs[i] = NULL;
   for (uint32_t i = 0; i < nout && !st; i++) st = rv_new_type(op->results[i].type, &outs[i]);
   if (!st) {
