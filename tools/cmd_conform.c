@@ -22,8 +22,9 @@
  * interpreter.run_parallel run as one program whose processes meet at collectives (the compiler
  * makes the op self-contained; src/cpu/k_collective_parallel.c runs them concurrently).
  *
- * --core runs cases in-process through the CPU backend's vtable instead of a plugin (for
- * developing the backend; the default is $CJRT_PLUGIN, else the cjrt plugin next to libcjrt).
+ * --core runs cases in-process through a backend's vtable instead of a plugin (for developing
+ * a backend: $CJRT_BACKEND names it, default cpu; the default runner is $CJRT_PLUGIN, else the
+ * cjrt plugin next to libcjrt, which reads $CJRT_BACKEND too).
  *
  * Output: each failure with its reason, a pass/fail/skip table per folder and per op (a case
  * counts for every op its program uses), the skip reasons, and the last line
