@@ -378,8 +378,27 @@ static cj_status scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   int64_t ui[RF_MAX_RANK], bi[RF_MAX_RANK], wi[RF_MAX_RANK], vec[RF_MAX_RANK], full[RF_MAX_RANK];
   cj_block *b = op->regions[0].first;
   rs a[2 * MAXN], r[MAXN];
-  for (int64_t u = 0; u < up0->n; u++) {
-    rf_unravel(u, up0->rank, up0->dims, ui);
+  /* updates are applied one scatter index after the other, each whole window in order (XLA's
+   * order, which decides overlapping non-commutative updates) */
+  int64_t bd[RF_MAX_RANK], bdsz[RF_MAX_RANK], wd_[RF_MAX_RANK], wdsz[RF_MAX_RANK], nbd = 0, nwd_ = 0, bn = 1, wn = 1;
+  for (int32_t d = 0; d < up0->rank; d++) {
+    if (in_list(d, uwd.v, uwd.n)) {
+      wd_[nwd_] = d;
+      wdsz[nwd_++] = up0->dims[d];
+      wn *= up0->dims[d];
+    } else {
+      bd[nbd] = d;
+      bdsz[nbd++] = up0->dims[d];
+      bn *= up0->dims[d];
+    }
+  }
+  int64_t bix[RF_MAX_RANK], wix[RF_MAX_RANK];
+  for (int64_t ub = 0; ub < bn * wn; ub++) {
+    rf_unravel(ub / wn, (int32_t)nbd, bdsz, bix);
+    rf_unravel(ub % wn, (int32_t)nwd_, wdsz, wix);
+    for (int64_t k = 0; k < nbd; k++) ui[bd[k]] = bix[k];
+    for (int64_t k = 0; k < nwd_; k++) ui[wd_[k]] = wix[k];
+    int64_t u = ravel(up0->rank, up0->dims, ui);
     int32_t nb = 0, nw = 0;
     for (int32_t d = 0; d < up0->rank; d++) {
       if (in_list(d, uwd.v, uwd.n)) wi[nw++] = ui[d];
