@@ -82,6 +82,58 @@ static int32_t donor_of_result(cj_op *func, int32_t nargs, int32_t j, const int3
   return -1;
 }
 
+/* ---- GetCostAnalysis: a plain count over the program (regions counted once) ---- */
+
+static double elems(const cj_type *t) { return cj_type_is_static(t) ? (double)t->num_elements : 0; }
+static double bytes(const cj_type *t) { return elems(t) * (cj_type_is_static(t) ? cj_dtype_bytes(t->dtype) : 0); }
+
+static bool transcendental(cj_op_kind k) {
+  switch (k) {
+    case CJ_OP_EXPONENTIAL: case CJ_OP_EXPONENTIAL_MINUS_ONE: case CJ_OP_LOG: case CJ_OP_LOG_PLUS_ONE:
+    case CJ_OP_LOGISTIC: case CJ_OP_SINE: case CJ_OP_COSINE: case CJ_OP_TAN: case CJ_OP_TANH:
+    case CJ_OP_SQRT: case CJ_OP_RSQRT: case CJ_OP_CBRT: case CJ_OP_POWER: case CJ_OP_ATAN2: return true;
+    default: return false;
+  }
+}
+
+static void cost_block(const cj_block *b, cj_program_info *in) {
+  for (const cj_op *op = b->first; op; op = op->next) {
+    double out = op->nresults ? elems(op->results[0].type) : 0;
+    for (uint32_t i = 0; i < op->nopnds; i++) in->bytes_accessed += bytes(op->operands[i]->type);
+    for (uint32_t i = 0; i < op->nresults; i++) in->bytes_accessed += bytes(op->results[i].type);
+    if (op->kind == CJ_OP_DOT_GENERAL || op->kind == CJ_OP_DOT) {
+      /* 2 x result elements x the contracted size (lhs elements / lhs elements kept) */
+      const cj_type *l = op->operands[0]->type;
+      int64_t lb[16], lc[16], nb = 0, nc = 0;
+      const cj_attr *dn = cj_op_attr(op, "dot_dimension_numbers");
+      if (dn) {
+        cj_attr_get_i64s(cj_attr_field(dn, CJ_SK_DOT, CJ_SF_DOT_lhs_batching_dimensions), lb, 16, &nb);
+        cj_attr_get_i64s(cj_attr_field(dn, CJ_SK_DOT, CJ_SF_DOT_lhs_contracting_dimensions), lc, 16, &nc);
+      } else if (cj_type_is_static(l) && l->rank) {
+        lc[0] = l->rank - 1;
+        nc = 1;
+      }
+      double k = 1;
+      for (int64_t i = 0; i < nc && cj_type_is_static(l); i++) k *= (double)l->dims[lc[i]];
+      in->flops += 2 * out * k;
+    } else if (op->kind == CJ_OP_CONVOLUTION) {
+      const cj_type *r = op->operands[1]->type;
+      double kin = elems(r), of = 1;
+      const cj_attr *dn = cj_op_attr(op, "dimension_numbers");
+      int64_t kof = 0;
+      if (dn && cj_attr_get_i64(cj_attr_field(dn, CJ_SK_CONV, CJ_SF_CONV_kernel_output_feature_dimension), &kof) &&
+          cj_type_is_static(r))
+        of = (double)r->dims[kof];
+      in->flops += 2 * out * (of ? kin / of : 0);
+    } else if (rf_is_ew(op->kind) || op->kind == CJ_OP_REDUCE || op->kind == CJ_OP_REDUCE_WINDOW) {
+      in->flops += op->kind == CJ_OP_REDUCE ? elems(op->operands[0]->type) : out;
+      if (transcendental(op->kind)) in->transcendentals += out;
+    }
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (const cj_block *nb = op->regions[r].first; nb; nb = nb->next) cost_block(nb, in);
+  }
+}
+
 void rf_program_free(cj_program *p) {
   if (!p) return;
   cj_module_free(p->module);
@@ -163,6 +215,7 @@ cj_status rf_compile_module(cj_module *m, const cj_compile_options *opts, cj_pro
     else memcpy(p->probe_dir, pd, strlen(pd) + 1);
   }
   if (!st) st = describe(p, opts);
+  if (!st) cost_block(cj_func_body(p->main), &p->info);
   if (!st) {
     cj_program_info *in = &p->info;
     in->name = cj_arena_strdup(&p->arena, m->name ? m->name : "main");
