@@ -23,8 +23,9 @@
  * interpreter.run_parallel run as one program whose processes meet at collectives (the compiler
  * makes the op self-contained; src/cpu/k_collective_parallel.c runs them concurrently).
  *
- * --core runs cases in-process through the CPU backend's vtable instead of a plugin (for
- * developing the backend; the default is $CJRT_PLUGIN, else the cjrt plugin next to libcjrt).
+ * --core runs cases in-process through a backend's vtable instead of a plugin (for developing
+ * a backend: $CJRT_BACKEND names it, default cpu; the default runner is $CJRT_PLUGIN, else the
+ * cjrt plugin next to libcjrt, which reads $CJRT_BACKEND too).
  *
  * Output: each failure with its reason, a pass/fail/skip table per folder and per op (a case
  * counts for every op its program uses), the skip reasons, and the last line
@@ -41,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/registry.h"
 #include "base/threadpool.h"
 #include "cjrt/cjrt.h"
 #include "frontend/frontend.h"
@@ -218,6 +220,7 @@ typedef struct runner {
   /* plugin, through libcjrt */
   cjrt_plugin *plugin;
   cjrt_client *client;
+  char version[160]; /* the client's platform version (names the backend) */
 } runner;
 
 /* The message of a cjrt error, prefixed with `what` (malloc'd); *code gets its code. The error is
@@ -231,8 +234,12 @@ static char *take_error(cjrt_error *e, const char *what, cjrt_code *code) {
 
 static char *runner_init(runner *r, const char *plugin) {
   if (r->core) {
-    r->backend = cj_backend_cpu();
-    cj_status st = NULL;
+    cj_status st = cj_backend_select(NULL, &r->backend); /* $CJRT_BACKEND, else cpu */
+    if (st) {
+      char *m = xstrdup(cj_status_message(st));
+      cj_status_free(st);
+      return m;
+    }
     r->pool = cj_pool_create(0, &st);
     if (!r->pool) {
       char *m = xstrdup(cj_status_message(st));
@@ -243,6 +250,7 @@ static char *runner_init(runner *r, const char *plugin) {
   }
   cjrt_error *e = cjrt_plugin_open(plugin, &r->plugin);
   if (!e) e = cjrt_client_create(r->plugin, NULL, 0, &r->client);
+  if (!e) snprintf(r->version, sizeof r->version, "%s", cjrt_client_platform_version(r->client));
   return e ? take_error(e, plugin ? plugin : "the default plugin", NULL) : NULL;
 }
 
@@ -1463,7 +1471,10 @@ int cjrt_cmd_conform(int argc, char **argv) {
     for (size_t i = 0; i < c.reasons.n; i++) printf("  %5d  %s\n", c.reasons.t[i].skip, c.reasons.t[i].key);
   }
   double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-  printf("\n(%.2f s, %s)\n", secs, c.r.core ? "in-process CPU backend" : "through the plugin's C API");
+  if (c.r.core)
+    printf("\n(%.2f s, in-process %s backend)\n", secs, c.r.backend->vt->name);
+  else
+    printf("\n(%.2f s, through the plugin's C API: %s)\n", secs, c.r.version);
   printf("conform: %d passed, %d failed, %d skipped\n", c.npass, c.nfail, c.nskip);
   tallies_free(&c.folders);
   tallies_free(&c.ops);

@@ -5,15 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/registry.h"
 #include "pjrt/internal.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Create options                                                                              */
 
 /* Every option cjrt accepts, with the type it must have. */
-typedef enum opt_id { OPT_CPU_DEVICE_COUNT, OPT_NODE_ID, OPT_NUM_NODES, OPT_COUNT } opt_id;
-static const char *const opt_names[OPT_COUNT] = {"cpu_device_count", "node_id", "num_nodes"};
-#define OPT_LIST "cpu_device_count, node_id, num_nodes"
+typedef enum opt_id { OPT_CPU_DEVICE_COUNT, OPT_NODE_ID, OPT_NUM_NODES, OPT_BACKEND, OPT_COUNT } opt_id;
+static const char *const opt_names[OPT_COUNT] = {"cpu_device_count", "node_id", "num_nodes",
+                                                 "backend"};
+#define OPT_LIST "cpu_device_count, node_id, num_nodes, backend"
 
 const char *cjp_named_value_type_name(PJRT_NamedValue_Type t) {
   switch (t) {
@@ -58,8 +60,9 @@ cj_status cjp_option_int(const PJRT_NamedValue *v, const char *name, int64_t lo,
   return NULL;
 }
 
-static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n, cj_client_options *out,
-                               bool *wants_kv) {
+static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n,
+                                           cj_client_options *out, bool *wants_kv,
+                                           cj_backend **backend) {
   bool seen[OPT_COUNT] = {false};
   int64_t val[OPT_COUNT] = {0, 0, 1};
   *wants_kv = false;
@@ -90,9 +93,20 @@ static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n
       case OPT_NUM_NODES:
         CJ_RETURN_IF_ERROR(cjp_option_int(v, opt_names[id], 1, INT32_MAX, &val[id]));
         break;
+      case OPT_BACKEND: { /* a backend by name (backends/registry.c), else $CJRT_BACKEND */
+        char name[64];
+        if (v->type != PJRT_NamedValue_kString || !v->string_value || v->value_size == 0 ||
+            v->value_size >= sizeof name)
+          return cj_invalid("create option 'backend' must be a backend name (%s)", cj_backend_names());
+        memcpy(name, v->string_value, v->value_size);
+        name[v->value_size] = 0;
+        CJ_RETURN_IF_ERROR(cj_backend_select(name, backend));
+        break;
+      }
       case OPT_COUNT: break;
     }
   }
+  if (!seen[OPT_BACKEND]) CJ_RETURN_IF_ERROR(cj_backend_select(NULL, backend));
   if (val[OPT_NODE_ID] >= val[OPT_NUM_NODES])
     return cj_invalid("create option node_id (%lld) must be smaller than num_nodes (%lld)",
                       (long long)val[OPT_NODE_ID], (long long)val[OPT_NUM_NODES]);
@@ -246,7 +260,8 @@ PJRT_Error *cjp_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
   CJP_CHECK_ARGS(PJRT_Client_Create, args, client);
   cj_client_options o;
   bool wants_kv;
-  cj_status st = parse_options(args->create_options, args->num_options, &o, &wants_kv);
+  cj_backend *backend = NULL;
+  cj_status st = parse_options(args->create_options, args->num_options, &o, &wants_kv, &backend);
   if (st) return cjp_error_in("PJRT_Client_Create", st);
   /* The key-value callbacks are only read when a multi-process option asks for them: callers
    * in single-process runs may leave them uninitialized. */
@@ -264,7 +279,7 @@ PJRT_Error *cjp_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
     o.kv = &kv; /* used during creation only */
   }
   cj_client *c;
-  st = cj_client_create(cj_backend_cpu(), &o, &c);
+  st = cj_client_create(backend, &o, &c);
   if (st) return cjp_error_in("PJRT_Client_Create", st);
   st = attach_front(c);
   if (st) {

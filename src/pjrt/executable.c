@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/registry.h"
 #include "frontend/frontend.h"
 #include "pjrt/internal.h"
 #include "runtime/executable.h"
@@ -143,7 +144,10 @@ static CJ_MUST_USE cj_status compile(cj_client *client, const PJRT_Program *prog
   CJ_RETURN_IF_ERROR(check_program(program, &format));
   if (!options && options_len)
     return cj_invalid("compile_options is NULL but compile_options_size is %zu", options_len);
-  cj_backend *b = client ? client->backend : cj_backend_cpu();
+  /* without a client (PJRT_Compile for a topology): the backend a client of this process would
+   * get (backends/registry.h: $CJRT_BACKEND, else cpu), so that the executable loads there */
+  cj_backend *b = client ? client->backend : NULL;
+  if (!b) CJ_RETURN_IF_ERROR(cj_backend_select(NULL, &b));
   cj_executable *e;
   CJ_RETURN_IF_ERROR(
       cj_executable_compile_format(b, client, format, program->code, program->code_size, options,

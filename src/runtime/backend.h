@@ -187,5 +187,7 @@ struct cj_backend {
 
 /* The CPU backend (src/cpu/). */
 cj_backend *cj_backend_cpu(void);
+/* The reference backend (src/reference/): a plain interpreter, slow but complete. */
+cj_backend *cj_backend_reference(void);
 
 #endif

@@ -349,6 +349,32 @@ static void test_client_create(void) {
   free(saved);
   mp[1] = opt_int("node_id", 2);
   ERR(api->PJRT_Client_Create(&b), INVALID_ARGUMENT, "node_id");
+
+  /* The backend option (backends/registry.c): a known name picks that backend, which the platform
+   * version names; an unknown one lists the known ones. */
+  PJRT_NamedValue be;
+  memset(&be, 0, sizeof be);
+  be.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  be.name = "backend";
+  be.name_size = strlen("backend");
+  be.type = PJRT_NamedValue_kString;
+  be.string_value = "reference";
+  be.value_size = strlen("reference");
+  ARGS(PJRT_Client_Create, rb);
+  rb.create_options = &be;
+  rb.num_options = 1;
+  if (OK(api->PJRT_Client_Create(&rb))) {
+    ARGS(PJRT_Client_PlatformVersion, pv);
+    pv.client = rb.client;
+    if (OK(api->PJRT_Client_PlatformVersion(&pv)))
+      CHECK(memmem(pv.platform_version, pv.platform_version_size, "(reference backend", 18) != NULL);
+    client_free(rb.client);
+  }
+  be.string_value = "tpu";
+  be.value_size = 3;
+  ERR(api->PJRT_Client_Create(&rb), INVALID_ARGUMENT, "unknown backend 'tpu' (known backends: cpu, reference)");
+  be.type = PJRT_NamedValue_kInt64;
+  ERR(api->PJRT_Client_Create(&rb), INVALID_ARGUMENT, "create option 'backend' must be a backend name");
 }
 
 static void test_client_queries(void) {

@@ -1965,6 +1965,57 @@ static void test_serialization(void) {
   client_free(c);
 }
 
+/* The reference backend (CJRT_BACKEND=reference) through the runtime's compile driver: a program
+ * compiled without a client is for the backend this process's clients get (so it loads on them,
+ * and not on a client of another backend), and the runtime's serialized form compiles again
+ * through the reference backend's lower. */
+static void test_reference_backend(void) {
+  setenv("CJRT_BACKEND", "reference", 1);
+  PJRT_Client *c = client_create_n(2);
+  PJRT_Program prog;
+  memset(&prog, 0, sizeof prog);
+  prog.struct_size = PJRT_Program_STRUCT_SIZE;
+  prog.code = (char *)kAdd;
+  prog.code_size = strlen(kAdd);
+  prog.format = "mlir";
+  prog.format_size = 4;
+  ARGS(PJRT_Compile, pc);
+  pc.program = &prog;
+  PJRT_Error *e = c ? api->PJRT_Compile(&pc) : NULL;
+  unsetenv("CJRT_BACKEND");
+  if (!c || !OK(e)) {
+    client_free(c);
+    return;
+  }
+  ARGS(PJRT_Client_Load, ld);
+  ld.client = c;
+  ld.executable = pc.executable;
+  if (OK(api->PJRT_Client_Load(&ld))) {
+    check_add_runs(c, ld.loaded_executable, device_at(c, 0));
+    unsigned char *bytes;
+    size_t len;
+    serialize(ld.loaded_executable, &bytes, &len);
+    PJRT_LoadedExecutable *back;
+    if (bytes && OK(deserialize(c, bytes, len, NULL, 0, &back))) {
+      check_add_runs(c, back, device_at(c, 0));
+      loaded_free(back);
+    }
+    PJRT_Client *cpu = client_create_n(1);
+    if (cpu && bytes)
+      ERR(deserialize(cpu, bytes, len, NULL, 0, &back), INVALID_ARGUMENT,
+          "serialized for backend 'reference', not 'cpu'");
+    ld.client = cpu;
+    if (cpu)
+      ERR(api->PJRT_Client_Load(&ld), INVALID_ARGUMENT,
+          "compiled for backend 'reference', the client runs 'cpu'");
+    client_free(cpu);
+    free(bytes);
+    loaded_free(ld.loaded_executable);
+  }
+  executable_free(pc.executable);
+  client_free(c);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Ahead of time: PJRT_Compile against a described topology, serialized, loaded elsewhere       */
 
@@ -2362,6 +2413,7 @@ static void run_all(void) {
   test_execute_device_shares();
   test_serialization();
   test_aot_topology();
+  test_reference_backend();
   test_alias_argument();
   test_poison_execution();
   test_threads();
