@@ -137,7 +137,8 @@ def _run_via_hlo(dev, f, args, static_argnums, jit_kw):
         comp = lowered.compiler_ir("hlo")
     except Exception:  # noqa: BLE001
         return _through_jax("JAX cannot convert it to HLO")
-    code = comp.as_hlo_text() if VIA == "hlo_text" else comp.as_serialized_hlo_module_proto()
+    code = (comp.as_hlo_text(print_large_constants=True) if VIA == "hlo_text"
+            else comp.as_serialized_hlo_module_proto())
     exe = _client_for_hlo().compile(code, format="hlo")
     outs = exe(*[np.asarray(x) for x in flat])
     outs = outs if isinstance(outs, tuple) else (outs,)
