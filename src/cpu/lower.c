@@ -1002,34 +1002,6 @@ static void patch_slots(cj_lw *L, int32_t nargs) {
 
 /* ======================================================================== entry */
 
-static int32_t donor_of_result(cj_op *func, int32_t nargs, int32_t j, const int32_t *taken) {
-  const cj_type *ft = cj_func_type(func);
-  /* tf.aliasing_output = j on an argument */
-  for (int32_t i = 0; i < nargs; i++) {
-    const cj_attr *d = cj_func_arg_attrs(func, (uint32_t)i);
-    if (!d) continue;
-    for (int32_t k = 0; k < d->dict.n; k++) {
-      int64_t v;
-      if (strcmp(d->dict.items[k].name, "tf.aliasing_output") == 0 &&
-          cj_attr_get_i64(d->dict.items[k].value, &v) && v == j && !taken[i])
-        return i;
-    }
-  }
-  /* jax.buffer_donor = true: the first unused donor of the same type */
-  for (int32_t i = 0; i < nargs; i++) {
-    const cj_attr *d = cj_func_arg_attrs(func, (uint32_t)i);
-    if (!d || taken[i]) continue;
-    for (int32_t k = 0; k < d->dict.n; k++) {
-      bool bv = false;
-      if (strcmp(d->dict.items[k].name, "jax.buffer_donor") == 0 &&
-          cj_attr_get_bool(d->dict.items[k].value, &bv) && bv &&
-          cj_type_fn_input(ft, i) == cj_type_fn_result(ft, j))
-        return i;
-    }
-  }
-  return -1;
-}
-
 static bool has_aliasing_output(cj_op *func, int32_t i) {
   const cj_attr *d = cj_func_arg_attrs(func, (uint32_t)i);
   if (!d) return false;
@@ -1143,7 +1115,7 @@ cj_status cj_cpu_lower(cj_module *m, cj_op *func, cj_arena *arena, cj_lower_resu
     if (!st && n != 1) st = cj_op_error(term, CJ_UNIMPLEMENTED, "tuple results are not supported");
     if (!st) res_leaf[j] = lv[0];
     if (!st) {
-      int32_t d = donor_of_result(func, nargs, j, taken);
+      int32_t d = cj_func_result_donor(func, nargs, j, taken);
       out->result_donor[j] = d;
       if (d >= 0) taken[d] = 1;
     }

@@ -1118,6 +1118,34 @@ cj_block *cj_func_body(const cj_op *func) {
   return func->nregions ? func->regions[0].first : NULL;
 }
 
+int32_t cj_func_result_donor(const cj_op *func, int32_t nargs, int32_t j, const int32_t *taken) {
+  const cj_type *ft = cj_func_type(func);
+  /* tf.aliasing_output = j on an argument */
+  for (int32_t i = 0; i < nargs; i++) {
+    const cj_attr *d = cj_func_arg_attrs(func, (uint32_t)i);
+    if (!d) continue;
+    for (int32_t k = 0; k < d->dict.n; k++) {
+      int64_t v;
+      if (strcmp(d->dict.items[k].name, "tf.aliasing_output") == 0 &&
+          cj_attr_get_i64(d->dict.items[k].value, &v) && v == j && !taken[i])
+        return i;
+    }
+  }
+  /* jax.buffer_donor = true: the first unused donor of the same type */
+  for (int32_t i = 0; i < nargs; i++) {
+    const cj_attr *d = cj_func_arg_attrs(func, (uint32_t)i);
+    if (!d || taken[i]) continue;
+    for (int32_t k = 0; k < d->dict.n; k++) {
+      bool bv = false;
+      if (strcmp(d->dict.items[k].name, "jax.buffer_donor") == 0 &&
+          cj_attr_get_bool(d->dict.items[k].value, &bv) && bv &&
+          cj_type_fn_input(ft, i) == cj_type_fn_result(ft, j))
+        return i;
+    }
+  }
+  return -1;
+}
+
 /* ---- walking ---- */
 
 cj_status cj_walk_block(cj_block *b, cj_walk_fn fn, void *ctx) {

@@ -33,33 +33,6 @@ static CJ_MUST_USE cj_status shape_of(cj_program *p, const cj_type *t, cj_shape 
   return NULL;
 }
 
-/* tf.aliasing_output = j on an argument, else the first unused jax.buffer_donor of the type */
-static int32_t donor_of_result(cj_op *func, int32_t nargs, int32_t j, const int32_t *taken) {
-  const cj_type *ft = cj_func_type(func);
-  for (int32_t i = 0; i < nargs; i++) {
-    const cj_attr *d = cj_func_arg_attrs(func, (uint32_t)i);
-    if (!d) continue;
-    for (int32_t k = 0; k < d->dict.n; k++) {
-      int64_t v;
-      if (strcmp(d->dict.items[k].name, "tf.aliasing_output") == 0 &&
-          cj_attr_get_i64(d->dict.items[k].value, &v) && v == j && !taken[i])
-        return i;
-    }
-  }
-  for (int32_t i = 0; i < nargs; i++) {
-    const cj_attr *d = cj_func_arg_attrs(func, (uint32_t)i);
-    if (!d || taken[i]) continue;
-    for (int32_t k = 0; k < d->dict.n; k++) {
-      bool bv = false;
-      if (strcmp(d->dict.items[k].name, "jax.buffer_donor") == 0 &&
-          cj_attr_get_bool(d->dict.items[k].value, &bv) && bv &&
-          cj_type_fn_input(ft, i) == cj_type_fn_result(ft, j))
-        return i;
-    }
-  }
-  return -1;
-}
-
 /* ---- GetCostAnalysis: a plain count over the program (regions counted once) ---- */
 
 static double elems(const cj_type *t) { return cj_type_is_static(t) ? (double)t->num_elements : 0; }
@@ -135,7 +108,7 @@ static CJ_MUST_USE cj_status describe(cj_program *p, const cj_compile_options *o
   for (int32_t j = 0; j < nres && !st; j++) {
     st = shape_of(p, cj_type_fn_result(ft, j), &res[j], "result", j);
     if (!st) {
-      donor[j] = donor_of_result(p->main, nargs, j, taken);
+      donor[j] = cj_func_result_donor(p->main, nargs, j, taken);
       if (donor[j] >= 0) taken[donor[j]] = 1;
     }
   }
