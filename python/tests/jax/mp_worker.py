@@ -3,7 +3,8 @@ devices per process. Prints "MP-OK <process>" when every check passed, raises ot
 
 Modes (argv[1]): "run" (the checks), "stuck" (process 1 never creates its client, as if it had
 died after jax.distributed.initialize(): process 0 must fail with a clear error naming it within
-CJRT_KV_TIMEOUT_MS instead of hanging).
+CJRT_KV_TIMEOUT_MS instead of hanging), "killed" (process 1 is killed after the clients exist,
+before the first collective: the job must end, naming it, instead of process 0 waiting forever).
 """
 import os
 import sys
@@ -47,6 +48,11 @@ assert jax.process_index() == rank and jax.process_count() == size
 assert [d.process_index for d in devs] == [i // 2 for i in range(2 * size)], devs
 assert [d.id for d in devs] == list(range(2 * size)), devs
 
+if mode == "killed" and rank == 1:  # dies (SIGKILL) after joining, before the first collective
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+
 mesh = Mesh(np.array(devs), ("i",))
 n = 8 * size
 full = np.arange(n, dtype=np.float32)
@@ -66,6 +72,43 @@ for s in y.addressable_shards:
 # a plain jit over the global array: XLA-style SPMD with a cross-process reduction
 tot = jax.jit(lambda a: jnp.sum(a * 2.0), out_shardings=NamedSharding(mesh, P()))(x)
 np.testing.assert_array_equal(np.asarray(tot.addressable_shards[0].data), np.float32(full.sum() * 2))
+
+# a data-parallel training step, the way users write one: parameters replicated, the batch split
+# over every device of every process, jit partitions it (the gradients' batch contraction becomes
+# a cross-process all-reduce); three SGD steps against the same steps in float64 numpy
+rng = np.random.default_rng(0)
+W1 = (rng.standard_normal((4, 8)) * 0.5).astype(np.float32)
+W2 = (rng.standard_normal((8, 1)) * 0.5).astype(np.float32)
+X = rng.standard_normal((8 * size, 4)).astype(np.float32)
+Y = rng.standard_normal((8 * size, 1)).astype(np.float32)
+rep, bsh = NamedSharding(mesh, P()), NamedSharding(mesh, P("i"))
+
+
+def put(a, s):
+    return jax.make_array_from_callback(a.shape, s, lambda idx: a[idx])
+
+
+def loss_fn(p, xb, yb):
+    return jnp.mean((jnp.tanh(xb @ p[0]) @ p[1] - yb) ** 2)
+
+
+step = jax.jit(lambda p, xb, yb: (lambda lg: (lg[0], jax.tree.map(lambda a, b: a - 0.1 * b, p, lg[1])))(
+    jax.value_and_grad(loss_fn)(p, xb, yb)), out_shardings=(rep, (rep, rep)))
+params, xb, yb = (put(W1, rep), put(W2, rep)), put(X, bsh), put(Y, bsh)
+w1, w2, x64, y64 = W1.astype(np.float64), W2.astype(np.float64), X.astype(np.float64), Y.astype(np.float64)
+for it in range(3):
+    loss, params = step(params, xb, yb)
+    h = np.tanh(x64 @ w1)
+    err = h @ w2 - y64
+    want_loss = np.mean(err ** 2)
+    dpred = 2 * err / len(x64)
+    g2 = h.T @ dpred
+    g1 = x64.T @ ((dpred @ w2.T) * (1 - h ** 2))
+    w1, w2 = w1 - 0.1 * g1, w2 - 0.1 * g2
+    np.testing.assert_allclose(np.asarray(loss.addressable_shards[0].data), want_loss, rtol=2e-5)
+    for got, want in zip(params, (w1, w2)):
+        for s in got.addressable_shards:
+            np.testing.assert_allclose(np.asarray(s.data), want, rtol=2e-5, atol=2e-6)
 
 g = multihost_utils.process_allgather(np.array([rank * 10 + 1], dtype=np.int32))
 np.testing.assert_array_equal(np.asarray(g).reshape(-1), [p * 10 + 1 for p in range(size)])

@@ -1,6 +1,7 @@
 """cjrt past one process: jax.distributed with 2 processes (started by mpirun) x 2 cjrt devices
-see 4 global devices, and shard_map+psum, a jit reduction over a global array and
-multihost_utils.process_allgather give the single-process answers (mp_worker.py). A process that
+see 4 global devices, and shard_map+psum, a jit reduction over a global array, a data-parallel
+training step (batch split over both processes' devices) and multihost_utils.process_allgather
+give the single-process answers (mp_worker.py). A process that
 never creates its client (stuck or dead) makes the other fail with a clear error naming it within
 CJRT_KV_TIMEOUT_MS.
 
@@ -69,4 +70,21 @@ def test_missing_peer_fails_clearly_within_timeout():
     assert r.returncode not in (0, 124), out[-4000:]
     assert "process 1 of 2 did not publish its devices" in out, out[-4000:]
     assert "MP-OK" not in out
+    assert took < 80, f"took {took:.0f} s"
+
+
+def test_killed_peer_ends_the_job_instead_of_hanging():
+    """A peer killed mid-run (after the clients agreed on the topology, before the first
+    collective): Open MPI's launcher ends the job, naming the dead process, and process 0 does not
+    wait forever in its collective. (cjrt itself does not outlive a lost MPI peer; see
+    docs/MULTIPROCESS.md.)"""
+    import time
+
+    t0 = time.monotonic()
+    r = _launch("killed", timeout=90)
+    took = time.monotonic() - t0
+    out = r.stdout + r.stderr
+    assert r.returncode not in (0, 124), out[-4000:]
+    assert "MP-OK" not in out
+    assert "signal 9" in out or "Killed" in out, out[-4000:]
     assert took < 80, f"took {took:.0f} s"
