@@ -38,15 +38,6 @@ static CJ_MUST_USE cj_status shape_of(cj_program *p, const cj_type *t, cj_shape 
 static double elems(const cj_type *t) { return cj_type_is_static(t) ? (double)t->num_elements : 0; }
 static double bytes(const cj_type *t) { return elems(t) * (cj_type_is_static(t) ? cj_dtype_bytes(t->dtype) : 0); }
 
-static bool transcendental(cj_op_kind k) {
-  switch (k) {
-    case CJ_OP_EXPONENTIAL: case CJ_OP_EXPONENTIAL_MINUS_ONE: case CJ_OP_LOG: case CJ_OP_LOG_PLUS_ONE:
-    case CJ_OP_LOGISTIC: case CJ_OP_SINE: case CJ_OP_COSINE: case CJ_OP_TAN: case CJ_OP_TANH:
-    case CJ_OP_SQRT: case CJ_OP_RSQRT: case CJ_OP_CBRT: case CJ_OP_POWER: case CJ_OP_ATAN2: return true;
-    default: return false;
-  }
-}
-
 static void cost_block(const cj_block *b, cj_program_info *in) {
   for (const cj_op *op = b->first; op; op = op->next) {
     double out = op->nresults ? elems(op->results[0].type) : 0;
@@ -78,7 +69,7 @@ static void cost_block(const cj_block *b, cj_program_info *in) {
       in->flops += 2 * out * (of ? kin / of : 0);
     } else if (rf_is_ew(op->kind) || op->kind == CJ_OP_REDUCE || op->kind == CJ_OP_REDUCE_WINDOW) {
       in->flops += op->kind == CJ_OP_REDUCE ? elems(op->operands[0]->type) : out;
-      if (transcendental(op->kind)) in->transcendentals += out;
+      if (rf_is_transcendental(op->kind)) in->transcendentals += out;
     }
     for (uint32_t r = 0; r < op->nregions; r++)
       for (const cj_block *nb = op->regions[r].first; nb; nb = nb->next) cost_block(nb, in);

@@ -161,7 +161,7 @@ static CJ_MUST_USE cj_status bind_results(rf_exec *x, cj_op *op, rv **res, uint3
   return NULL;
 }
 
-static CJ_MUST_USE cj_status exec_while(rf_exec *x, cj_op *op) {
+cj_status rf_x_while(rf_exec *x, cj_op *op) {
   uint32_t n = op->nopnds;
   rv **cur = calloc(n + 1, sizeof(rv *));
   if (!cur) return cj_oom();
@@ -202,7 +202,8 @@ static CJ_MUST_USE cj_status exec_branch(rf_exec *x, cj_op *op, uint32_t r) {
   return bind_results(x, op, res, n);
 }
 
-static CJ_MUST_USE cj_status exec_map(rf_exec *x, cj_op *op, rv *out) {
+cj_status rf_x_map(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+  rv *out = outs[0];
   cj_block *b = op->regions[0].first;
   rs a[16], r;
   if (op->nopnds > 16) return cj_op_error(op, CJ_UNIMPLEMENTED, "map of more than 16 operands");
@@ -217,67 +218,82 @@ static CJ_MUST_USE cj_status exec_map(rf_exec *x, cj_op *op, rv *out) {
   return NULL;
 }
 
-/* ---------------------------------------------------------------- dispatch */
+cj_status rf_x_if(rf_exec *x, cj_op *op) { return exec_branch(x, op, truth(rf_in(x, op, 0)) ? 0 : 1); }
 
-static CJ_MUST_USE cj_status exec_structural(rf_exec *x, cj_op *op, bool *handled) {
-  *handled = true;
-  switch (op->kind) {
-    case CJ_OP_WHILE: return exec_while(x, op);
-    case CJ_OP_IF: return exec_branch(x, op, truth(rf_in(x, op, 0)) ? 0 : 1);
-    case CJ_OP_CASE: {
-      rv *ix = rf_in(x, op, 0);
-      int64_t k = rf_geti(ix->dt, ix->data, 0);
-      if (k < 0 || k >= (int64_t)op->nregions) k = op->nregions - 1;
-      return exec_branch(x, op, (uint32_t)k);
-    }
-    case CJ_OP_TUPLE: {
-      rv *t = calloc(1, sizeof *t);
-      if (!t) return cj_oom();
-      t->kind = RV_TUPLE;
-      t->nmem = (int32_t)op->nopnds;
-      t->mem = calloc(op->nopnds + 1, sizeof(rv *));
-      if (!t->mem) {
-        free(t);
-        return cj_oom();
-      }
-      for (uint32_t i = 0; i < op->nopnds; i++) {
-        cj_status st = rv_clone(rf_in(x, op, i), &t->mem[i]);
-        if (st) {
-          rv_free(t);
-          return st;
-        }
-      }
-      env_set(x, &op->results[0], t);
-      return NULL;
-    }
-    case CJ_OP_GET_TUPLE_ELEMENT: {
-      rv *t = rf_in(x, op, 0);
-      int64_t k = 0;
-      cj_op_get_i64(op, "index", &k);
-      if (t->kind != RV_TUPLE || k < 0 || k >= t->nmem)
-        return cj_op_error(op, CJ_INVALID_ARGUMENT, "get_tuple_element index %lld out of range", (long long)k);
-      rv *c;
-      CJ_RETURN_IF_ERROR(rv_clone(t->mem[k], &c));
-      env_set(x, &op->results[0], c);
-      return NULL;
-    }
-    case CJ_OP_OPTIMIZATION_BARRIER:
-    case CJ_OP_SDY_SHARDING_CONSTRAINT:
-    case CJ_OP_SDY_RESHARD:
-      for (uint32_t i = 0; i < op->nresults; i++) {
-        rv *c;
-        CJ_RETURN_IF_ERROR(rv_clone(rf_in(x, op, i), &c));
-        env_set(x, &op->results[i], c);
-      }
-      return NULL;
-    default: *handled = false; return NULL;
-  }
+cj_status rf_x_case(rf_exec *x, cj_op *op) {
+  rv *ix = rf_in(x, op, 0);
+  int64_t k = rf_geti(ix->dt, ix->data, 0);
+  if (k < 0 || k >= (int64_t)op->nregions) k = op->nregions - 1;
+  return exec_branch(x, op, (uint32_t)k);
 }
 
+/* ---------------------------------------------------------------- tuples */
+
+cj_status rf_x_tuple(rf_exec *x, cj_op *op) {
+  rv *t = calloc(1, sizeof *t);
+  if (!t) return cj_oom();
+  t->kind = RV_TUPLE;
+  t->nmem = (int32_t)op->nopnds;
+  t->mem = calloc(op->nopnds + 1, sizeof(rv *));
+  if (!t->mem) {
+    free(t);
+    return cj_oom();
+  }
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    cj_status st = rv_clone(rf_in(x, op, i), &t->mem[i]);
+    if (st) {
+      rv_free(t);
+      return st;
+    }
+  }
+  env_set(x, &op->results[0], t);
+  return NULL;
+}
+
+cj_status rf_x_get_tuple_element(rf_exec *x, cj_op *op) {
+  rv *t = rf_in(x, op, 0);
+  int64_t k = 0;
+  cj_op_get_i64(op, "index", &k);
+  if (t->kind != RV_TUPLE || k < 0 || k >= t->nmem)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "get_tuple_element index %lld out of range", (long long)k);
+  rv *c;
+  CJ_RETURN_IF_ERROR(rv_clone(t->mem[k], &c));
+  env_set(x, &op->results[0], c);
+  return NULL;
+}
+
+/* optimization_barrier and the sharding annotations: results are the operands */
+cj_status rf_x_identity(rf_exec *x, cj_op *op) {
+  for (uint32_t i = 0; i < op->nresults; i++) {
+    rv *c;
+    CJ_RETURN_IF_ERROR(rv_clone(rf_in(x, op, i), &c));
+    env_set(x, &op->results[i], c);
+  }
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+typedef cj_status rf_run_fn(rf_exec *x, cj_op *op, rv **ins, rv **outs);
+typedef cj_status rf_bind_fn(rf_exec *x, cj_op *op);
+
+/* ref.def's rows by op kind: run (results allocated here) or bind (binds its own results) */
+static const struct {
+  rf_run_fn *run;
+  rf_bind_fn *bind;
+} rows[CJ_OP_COUNT] = {
+#define REF(OP, fn) [CJ_OP_##OP] = {fn, NULL},
+#define REF_IF(OP, fn, can) [CJ_OP_##OP] = {fn, NULL},
+#define REF_BIND(OP, fn) [CJ_OP_##OP] = {NULL, fn},
+#define REF_EW(OP, i, f, c, b) [CJ_OP_##OP] = {rf_ew, NULL},
+#define REF_EWT(OP, i, f, c, b) [CJ_OP_##OP] = {rf_ew, NULL},
+#define REF_EW_ANY(OP, fn) [CJ_OP_##OP] = {rf_ew, NULL},
+#include "reference/ref.def"
+};
+
 static CJ_MUST_USE cj_status exec_op(rf_exec *x, cj_op *op) {
-  bool handled = false;
-  CJ_RETURN_IF_ERROR(exec_structural(x, op, &handled));
-  if (handled) return NULL;
+  rf_run_fn *run = (unsigned)op->kind < CJ_OP_COUNT ? rows[op->kind].run : NULL;
+  if ((unsigned)op->kind < CJ_OP_COUNT && rows[op->kind].bind) return rows[op->kind].bind(x, op);
   uint32_t nin = op->nopnds, nout = op->nresults;
   rv *ins_small[8], *outs_small[8];
   rv **ins = nin <= 8 ? ins_small : calloc(nin, sizeof(rv *));
@@ -294,25 +310,9 @@ static CJ_MUST_USE cj_status exec_op(rf_exec *x, cj_op *op) {
   }
   for (uint32_t i = 0; i < nout; i++) outs[i] = NULL;
   for (uint32_t i = 0; i < nout && !st; i++) st = rv_new_type(op->results[i].type, &outs[i]);
-  if (!st) {
-    if (rf_is_ew(op->kind)) {
-      st = rf_ew(x, op, ins, outs[0]);
-    } else if (op->kind == CJ_OP_MAP) {
-      st = exec_map(x, op, outs[0]);
-    } else if (op->kind == CJ_OP_INTERP_RUN_PARALLEL) {
-      st = rf_run_parallel(x, op, ins, outs);
-    } else {
-      handled = false;
-      st = rf_data_op(x, op, ins, outs, &handled);
-      if (!st && !handled) st = rf_reduce_op(x, op, ins, outs, &handled);
-      if (!st && !handled) st = rf_linalg_op(x, op, ins, outs, &handled);
-      if (!st && !handled) st = rf_coll_op(x, op, ins, outs, &handled);
-      if (!st && !handled) st = rf_check_op(x, op, ins, outs, &handled);
-      if (!st && !handled) st = rf_probe_op(x, op, ins, outs, &handled);
-      if (!st && !handled)
-        st = cj_op_error(op, CJ_UNIMPLEMENTED, "%s is not supported by the reference backend", op->name);
-    }
-  }
+  if (!st)
+    st = run ? run(x, op, ins, outs)
+             : cj_op_error(op, CJ_UNIMPLEMENTED, "%s is not supported by the reference backend", op->name);
   for (uint32_t i = 0; i < nout; i++) {
     if (!st)
       env_set(x, &op->results[i], outs[i]);

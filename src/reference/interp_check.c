@@ -143,34 +143,42 @@ bool rf_is_check_target(const char *t, size_t n) {
 #undef IS
 }
 
-cj_status rf_check_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled) {
-  (void)x;
-  *handled = true;
+/* ---------------------------------------------------------------- ref.def's rows */
+
+static double tolerance(const cj_op *op) {
   double tol = 1e-4;
   cj_attr_get_f64(cj_op_attr(op, "tolerance"), &tol);
-  switch (op->kind) {
-    case CJ_OP_CHECK_EXPECT_EQ: return check(op, "check.expect_eq", MODE_EQ, ins[0], ins[1], 0, 0, 0, NULL);
-    case CJ_OP_CHECK_EXPECT_ALMOST_EQ:
-      return check(op, "check.expect_almost_eq", MODE_ALMOST, ins[0], ins[1], tol, 0, 0, NULL);
-    case CJ_OP_CHECK_EXPECT_CLOSE: {
-      int64_t mx = 0, mn = 0;
-      cj_op_get_i64(op, "max_ulp_difference", &mx);
-      cj_op_get_i64(op, "min_ulp_difference", &mn);
-      return check(op, "check.expect_close", MODE_CLOSE, ins[0], ins[1], 0, (uint64_t)mn, (uint64_t)mx, NULL);
-    }
-    case CJ_OP_CHECK_EXPECT_EQ_CONST:
-    case CJ_OP_CHECK_EXPECT_ALMOST_EQ_CONST: {
-      rv *e = NULL;
-      CJ_RETURN_IF_ERROR(expected_const(op, ins[0], &e));
-      bool eq = op->kind == CJ_OP_CHECK_EXPECT_EQ_CONST;
-      cj_status st = check(op, eq ? "check.expect_eq_const" : "check.expect_almost_eq_const",
-                           eq ? MODE_EQ : MODE_ALMOST, ins[0], e, tol, 0, 0, NULL);
-      rv_free(e);
-      return st;
-    }
-    case CJ_OP_CUSTOM_CALL: break;
-    default: *handled = false; return NULL;
-  }
+  return tol;
+}
+
+cj_status rf_x_expect_eq(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+  return check(op, "check.expect_eq", MODE_EQ, ins[0], ins[1], 0, 0, 0, NULL);
+}
+
+cj_status rf_x_expect_almost_eq(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+  return check(op, "check.expect_almost_eq", MODE_ALMOST, ins[0], ins[1], tolerance(op), 0, 0, NULL);
+}
+
+cj_status rf_x_expect_close(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+  int64_t mx = 0, mn = 0;
+  cj_op_get_i64(op, "max_ulp_difference", &mx);
+  cj_op_get_i64(op, "min_ulp_difference", &mn);
+  return check(op, "check.expect_close", MODE_CLOSE, ins[0], ins[1], 0, (uint64_t)mn, (uint64_t)mx, NULL);
+}
+
+/* check.expect_eq_const and check.expect_almost_eq_const */
+cj_status rf_x_expect_eq_const(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+  rv *e = NULL;
+  CJ_RETURN_IF_ERROR(expected_const(op, ins[0], &e));
+  bool eq = op->kind == CJ_OP_CHECK_EXPECT_EQ_CONST;
+  cj_status st = check(op, eq ? "check.expect_eq_const" : "check.expect_almost_eq_const",
+                       eq ? MODE_EQ : MODE_ALMOST, ins[0], e, tolerance(op), 0, 0, NULL);
+  rv_free(e);
+  return st;
+}
+
+/* custom_call @check.* (the targets rf_is_check_target accepts) */
+cj_status rf_x_custom_call(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   const char *t = NULL;
   size_t n = 0;
   cj_attr_get_str(cj_op_attr(op, "call_target_name"), &t, &n);

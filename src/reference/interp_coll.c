@@ -416,22 +416,10 @@ static CJ_MUST_USE cj_status host_transfer(rf_exec *x, cj_op *op, rv **ins, rv *
   return NULL;
 }
 
-cj_status rf_coll_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled) {
-  *handled = true;
-  switch (op->kind) {
-    case CJ_OP_SEND:
-    case CJ_OP_RECV:
-    case CJ_OP_OUTFEED: return host_transfer(x, op, ins, outs);
-    case CJ_OP_ALL_REDUCE:
-    case CJ_OP_ALL_GATHER:
-    case CJ_OP_REDUCE_SCATTER:
-    case CJ_OP_ALL_TO_ALL:
-    case CJ_OP_COLLECTIVE_PERMUTE:
-    case CJ_OP_COLLECTIVE_REDUCE:
-    case CJ_OP_COLLECTIVE_BROADCAST: return run_collective(x, op, ins, outs);
-    default: *handled = false; return NULL;
-  }
-}
+/* ---------------------------------------------------------------- ref.def's rows */
+
+cj_status rf_x_collective(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs); }
+cj_status rf_x_host_transfer(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return host_transfer(x, op, ins, outs); }
 
 /* ---------------------------------------------------------------- run_parallel */
 

@@ -199,30 +199,32 @@ static CJ_MUST_USE cj_status bitcast_convert(cj_op *op, const rv *in, rv *out) {
   return NULL;
 }
 
-cj_status rf_data_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled) {
-  *handled = true;
-  rv *out = op->nresults ? outs[0] : NULL;
-  switch (op->kind) {
-    case CJ_OP_CONSTANT:
-    case CJ_OP_CHLO_CONSTANT: return constant(op, out);
-    case CJ_OP_IOTA: return iota(op, out);
-    case CJ_OP_BROADCAST_IN_DIM: return broadcast_in_dim(op, ins[0], out);
-    case CJ_OP_BROADCAST: return broadcast(op, ins[0], out);
-    case CJ_OP_RESHAPE:
-      memcpy(out->data, ins[0]->data, (size_t)ins[0]->n * (size_t)ins[0]->esize);
-      return NULL;
-    case CJ_OP_TRANSPOSE: return transpose(op, ins[0], out);
-    case CJ_OP_REVERSE: return reverse(op, ins[0], out);
-    case CJ_OP_SLICE: return slice(op, ins[0], out);
-    case CJ_OP_DYNAMIC_SLICE: return dynamic_slice(op, ins, out);
-    case CJ_OP_DYNAMIC_UPDATE_SLICE: return dynamic_update_slice(op, ins, out);
-    case CJ_OP_CONCATENATE: return concatenate(op, ins, out);
-    case CJ_OP_PAD: return pad(op, ins, out);
-    case CJ_OP_BITCAST_CONVERT: return bitcast_convert(op, ins[0], out);
-    case CJ_OP_REPLICA_ID: rf_seti(out->dt, out->data, 0, x->replica); return NULL;
-    case CJ_OP_PARTITION_ID: rf_seti(out->dt, out->data, 0, x->partition); return NULL;
-    case CJ_OP_AFTER_ALL:
-    case CJ_OP_CREATE_TOKEN: return NULL;
-    default: *handled = false; return NULL;
-  }
+/* ---------------------------------------------------------------- ref.def's rows */
+
+cj_status rf_x_constant(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return constant(op, op->nresults ? outs[0] : NULL); }
+cj_status rf_x_iota(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return iota(op, outs[0]); }
+cj_status rf_x_broadcast_in_dim(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return broadcast_in_dim(op, ins[0], outs[0]); }
+cj_status rf_x_broadcast(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return broadcast(op, ins[0], outs[0]); }
+cj_status rf_x_reshape(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+  memcpy(outs[0]->data, ins[0]->data, (size_t)ins[0]->n * (size_t)ins[0]->esize);
+  return NULL;
 }
+cj_status rf_x_transpose(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return transpose(op, ins[0], outs[0]); }
+cj_status rf_x_reverse(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return reverse(op, ins[0], outs[0]); }
+cj_status rf_x_slice(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return slice(op, ins[0], outs[0]); }
+cj_status rf_x_dynamic_slice(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return dynamic_slice(op, ins, outs[0]); }
+cj_status rf_x_dynamic_update_slice(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+  return dynamic_update_slice(op, ins, outs[0]);
+}
+cj_status rf_x_concatenate(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return concatenate(op, ins, outs[0]); }
+cj_status rf_x_pad(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return pad(op, ins, outs[0]); }
+cj_status rf_x_bitcast_convert(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return bitcast_convert(op, ins[0], outs[0]); }
+cj_status rf_x_replica_id(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+  rf_seti(outs[0]->dt, outs[0]->data, 0, x->replica);
+  return NULL;
+}
+cj_status rf_x_partition_id(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+  rf_seti(outs[0]->dt, outs[0]->data, 0, x->partition);
+  return NULL;
+}
+cj_status rf_x_token(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return NULL; }

@@ -247,103 +247,107 @@ static int64_t ipow(cj_dtype dt, int64_t b, int64_t e) {
   return rf_wrap(dt, (int64_t)r);
 }
 
-static CJ_MUST_USE cj_status int_op(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
-  bool uns = cj_dtype_kindof(dt) == CJ_DK_UINT;
-  int bits = cj_dtype_bits(dt);
-  int64_t x = a[0].i, y = op->nopnds > 1 ? a[1].i : 0;
-  uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
-  uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-  int64_t v;
-  switch (op->kind) {
-    case CJ_OP_ADD: v = (int64_t)(ux + uy); break;
-    case CJ_OP_SUBTRACT: v = (int64_t)(ux - uy); break;
-    case CJ_OP_MULTIPLY: v = (int64_t)(ux * uy); break;
-    case CJ_OP_DIVIDE:
-      if (y == 0) v = -1;
-      else if (uns) v = (int64_t)(ux / uy);
-      else if (y == -1) v = (int64_t)(0 - ux);
-      else v = x / y;
-      break;
-    case CJ_OP_REMAINDER:
-      if (y == 0) v = x;
-      else if (uns) v = (int64_t)(ux % uy);
-      else if (y == -1) v = 0;
-      else v = x % y;
-      break;
-    case CJ_OP_MAXIMUM: v = uns ? (ux > uy ? x : y) : (x > y ? x : y); break;
-    case CJ_OP_MINIMUM: v = uns ? (ux < uy ? x : y) : (x < y ? x : y); break;
-    case CJ_OP_POWER: v = ipow(dt, x, y); break;
-    case CJ_OP_AND: v = x & y; break;
-    case CJ_OP_OR: v = x | y; break;
-    case CJ_OP_XOR: v = x ^ y; break;
-    case CJ_OP_NOT: v = ~x; break;
-    case CJ_OP_NEGATE: v = (int64_t)(0 - ux); break;
-    case CJ_OP_ABS: v = x < 0 && !uns ? (int64_t)(0 - ux) : x; break;
-    case CJ_OP_SIGN: v = uns ? (x != 0) : (x > 0) - (x < 0); break;
-    case CJ_OP_SHIFT_LEFT: v = (uy >= (uint64_t)bits) ? 0 : (int64_t)(ux << uy); break;
-    case CJ_OP_SHIFT_RIGHT_LOGICAL: v = (uy >= (uint64_t)bits) ? 0 : (int64_t)((ux & mask) >> uy); break;
-    case CJ_OP_SHIFT_RIGHT_ARITHMETIC: {
-      int64_t sx = rf_wrap(dt == CJ_U8 ? CJ_S8 : dt == CJ_U16 ? CJ_S16 : dt == CJ_U32 ? CJ_S32 : dt == CJ_U64 ? CJ_S64 : dt, x);
-      if (uns) { /* sign bit of the width */
-        sx = (ux >> (bits - 1)) & 1 ? (int64_t)(ux | ~mask) : x;
-      }
-      v = (uy >= (uint64_t)bits) ? (sx < 0 ? -1 : 0) : sx >> uy;
-      break;
-    }
-    case CJ_OP_POPCNT: v = __builtin_popcountll(ux & mask); break;
-    case CJ_OP_COUNT_LEADING_ZEROS: {
-      uint64_t m = ux & mask;
-      v = m ? __builtin_clzll(m) - (64 - bits) : bits;
-      break;
-    }
-    case CJ_OP_CLAMP: { /* clamp(min, x, max) */
-      int64_t lo = a[0].i, xv = a[1].i, hi = a[2].i;
-      if (uns) {
-        uint64_t t = (uint64_t)xv < (uint64_t)lo ? (uint64_t)lo : (uint64_t)xv;
-        v = (int64_t)(t > (uint64_t)hi ? (uint64_t)hi : t);
-      } else {
-        int64_t t = xv < lo ? lo : xv;
-        v = t > hi ? hi : t;
-      }
-      break;
-    }
-    case CJ_OP_CHLO_MULHI: {
-      if (uns) {
-        unsigned __int128 p = (unsigned __int128)(ux & mask) * (uy & mask);
-        v = (int64_t)(uint64_t)(p >> bits);
-      } else {
-        __int128 p = (__int128)x * y;
-        v = (int64_t)(p >> bits);
-      }
-      break;
-    }
-    default:
-      return cj_op_error(op, CJ_UNIMPLEMENTED, "%s on integers is not supported by the reference backend", op->name);
-  }
-  r->i = rf_wrap(dt, v);
-  return NULL;
+/* Integer scalars: operands as int64 (zero-extended for unsigned), the result wrapped to dt. */
+typedef struct iarg {
+  bool uns;
+  int bits;
+  int64_t x, y;
+  uint64_t ux, uy, mask;
+} iarg;
+
+static iarg iarg_of(const cj_op *op, cj_dtype dt, const rs *a) {
+  iarg A;
+  A.uns = cj_dtype_kindof(dt) == CJ_DK_UINT;
+  A.bits = cj_dtype_bits(dt);
+  A.x = a[0].i;
+  A.y = op->nopnds > 1 ? a[1].i : 0;
+  A.ux = (uint64_t)A.x;
+  A.uy = (uint64_t)A.y;
+  A.mask = A.bits >= 64 ? ~0ull : (1ull << A.bits) - 1;
+  return A;
 }
 
-static CJ_MUST_USE cj_status bool_op(const cj_op *op, const rs *a, rs *r) {
-  int64_t x = a[0].i != 0, y = op->nopnds > 1 ? a[1].i != 0 : 0;
-  switch (op->kind) {
-    case CJ_OP_AND:
-    case CJ_OP_MULTIPLY:
-    case CJ_OP_MINIMUM: r->i = x & y; return NULL;
-    case CJ_OP_OR:
-    case CJ_OP_ADD:
-    case CJ_OP_MAXIMUM: r->i = x | y; return NULL;
-    case CJ_OP_XOR:
-    case CJ_OP_SUBTRACT: r->i = x ^ y; return NULL;
-    case CJ_OP_NOT: r->i = !x; return NULL;
-    case CJ_OP_CLAMP: {
-      int64_t lo = a[0].i != 0, v = a[1].i != 0, hi = a[2].i != 0;
-      v = v < lo ? lo : v;
-      r->i = v > hi ? hi : v;
-      return NULL;
-    }
-    default: return cj_op_error(op, CJ_UNIMPLEMENTED, "%s on booleans is not supported by the reference backend", op->name);
+#define RF_INT(name, expr)                                              \
+  static void name(const cj_op *op, cj_dtype dt, const rs *a, rs *r) { \
+    iarg A = iarg_of(op, dt, a);                                        \
+    int64_t v = (expr);                                                 \
+    r->i = rf_wrap(dt, v);                                              \
   }
+
+RF_INT(i_add, (int64_t)(A.ux + A.uy))
+RF_INT(i_sub, (int64_t)(A.ux - A.uy))
+RF_INT(i_mul, (int64_t)(A.ux * A.uy))
+RF_INT(i_div, A.y == 0 ? -1 : A.uns ? (int64_t)(A.ux / A.uy) : A.y == -1 ? (int64_t)(0 - A.ux) : A.x / A.y)
+RF_INT(i_rem, A.y == 0 ? A.x : A.uns ? (int64_t)(A.ux % A.uy) : A.y == -1 ? 0 : A.x % A.y)
+RF_INT(i_max, A.uns ? (A.ux > A.uy ? A.x : A.y) : (A.x > A.y ? A.x : A.y))
+RF_INT(i_min, A.uns ? (A.ux < A.uy ? A.x : A.y) : (A.x < A.y ? A.x : A.y))
+RF_INT(i_pow, ipow(dt, A.x, A.y))
+RF_INT(i_and, A.x & A.y)
+RF_INT(i_or, A.x | A.y)
+RF_INT(i_xor, A.x ^ A.y)
+RF_INT(i_not, ~A.x)
+RF_INT(i_neg, (int64_t)(0 - A.ux))
+RF_INT(i_abs, A.x < 0 && !A.uns ? (int64_t)(0 - A.ux) : A.x)
+RF_INT(i_sign, A.uns ? (A.x != 0) : (A.x > 0) - (A.x < 0))
+RF_INT(i_shl, (A.uy >= (uint64_t)A.bits) ? 0 : (int64_t)(A.ux << A.uy))
+RF_INT(i_shrl, (A.uy >= (uint64_t)A.bits) ? 0 : (int64_t)((A.ux & A.mask) >> A.uy))
+RF_INT(i_popcnt, __builtin_popcountll(A.ux & A.mask))
+RF_INT(i_clz, (A.ux & A.mask) ? __builtin_clzll(A.ux & A.mask) - (64 - A.bits) : A.bits)
+#undef RF_INT
+
+static void i_shra(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
+  iarg A = iarg_of(op, dt, a);
+  int64_t sx = rf_wrap(dt == CJ_U8 ? CJ_S8 : dt == CJ_U16 ? CJ_S16 : dt == CJ_U32 ? CJ_S32 : dt == CJ_U64 ? CJ_S64 : dt, A.x);
+  if (A.uns) { /* sign bit of the width */
+    sx = (A.ux >> (A.bits - 1)) & 1 ? (int64_t)(A.ux | ~A.mask) : A.x;
+  }
+  int64_t v = (A.uy >= (uint64_t)A.bits) ? (sx < 0 ? -1 : 0) : sx >> A.uy;
+  r->i = rf_wrap(dt, v);
+}
+
+static void i_clamp(const cj_op *op, cj_dtype dt, const rs *a, rs *r) { /* clamp(min, x, max) */
+  bool uns = cj_dtype_kindof(dt) == CJ_DK_UINT;
+  int64_t lo = a[0].i, xv = a[1].i, hi = a[2].i, v;
+  if (uns) {
+    uint64_t t = (uint64_t)xv < (uint64_t)lo ? (uint64_t)lo : (uint64_t)xv;
+    v = (int64_t)(t > (uint64_t)hi ? (uint64_t)hi : t);
+  } else {
+    int64_t t = xv < lo ? lo : xv;
+    v = t > hi ? hi : t;
+  }
+  r->i = rf_wrap(dt, v);
+}
+
+static void i_mulhi(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
+  iarg A = iarg_of(op, dt, a);
+  int64_t v;
+  if (A.uns) {
+    unsigned __int128 p = (unsigned __int128)(A.ux & A.mask) * (A.uy & A.mask);
+    v = (int64_t)(uint64_t)(p >> A.bits);
+  } else {
+    __int128 p = (__int128)A.x * A.y;
+    v = (int64_t)(p >> A.bits);
+  }
+  r->i = rf_wrap(dt, v);
+}
+
+/* Booleans: 0 or 1. */
+#define RF_BOOL(name, expr)                                             \
+  static void name(const cj_op *op, cj_dtype dt, const rs *a, rs *r) { \
+    int64_t x = a[0].i != 0, y = op->nopnds > 1 ? a[1].i != 0 : 0;      \
+    (void)y;                                                            \
+    r->i = (expr);                                                      \
+  }
+RF_BOOL(b_and, x & y)
+RF_BOOL(b_or, x | y)
+RF_BOOL(b_xor, x ^ y)
+RF_BOOL(b_not, !x)
+#undef RF_BOOL
+
+static void b_clamp(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
+  int64_t lo = a[0].i != 0, v = a[1].i != 0, hi = a[2].i != 0;
+  v = v < lo ? lo : v;
+  r->i = v > hi ? hi : v;
 }
 
 /* ---------------------------------------------------------------- floats */
@@ -359,70 +363,71 @@ static double fmin_nan(double x, double y) {
   return x < y ? x : y;
 }
 
-static CJ_MUST_USE cj_status float_op(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
-  double x = a[0].f, y = op->nopnds > 1 ? a[1].f : 0, v;
-  switch (op->kind) {
-    case CJ_OP_ADD: v = x + y; break;
-    case CJ_OP_SUBTRACT: v = x - y; break;
-    case CJ_OP_MULTIPLY: v = x * y; break;
-    case CJ_OP_DIVIDE: v = x / y; break;
-    case CJ_OP_REMAINDER: v = fmod(x, y); break;
-    case CJ_OP_MAXIMUM: v = fmax_nan(x, y); break;
-    case CJ_OP_MINIMUM: v = fmin_nan(x, y); break;
-    case CJ_OP_POWER: v = pow(x, y); break;
-    case CJ_OP_ATAN2: v = atan2(x, y); break;
-    case CJ_OP_NEGATE: v = -x; break;
-    case CJ_OP_ABS: v = fabs(x); break;
-    case CJ_OP_SIGN: v = isnan(x) ? x : x > 0 ? 1 : x < 0 ? -1 : x; break;
-    case CJ_OP_CEIL: v = ceil(x); break;
-    case CJ_OP_FLOOR: v = floor(x); break;
-    case CJ_OP_ROUND_NEAREST_AFZ: v = round(x); break;
-    case CJ_OP_ROUND_NEAREST_EVEN: v = nearbyint(x); break;
-    case CJ_OP_SQRT: v = sqrt(x); break;
-    case CJ_OP_RSQRT: v = 1 / sqrt(x); break;
-    case CJ_OP_CBRT: v = cbrt(x); break;
-    case CJ_OP_EXPONENTIAL: v = exp(x); break;
-    case CJ_OP_EXPONENTIAL_MINUS_ONE: v = expm1(x); break;
-    case CJ_OP_LOG: v = log(x); break;
-    case CJ_OP_LOG_PLUS_ONE: v = log1p(x); break;
-    case CJ_OP_LOGISTIC: v = 1 / (1 + exp(-x)); break;
-    case CJ_OP_SINE: v = sin(x); break;
-    case CJ_OP_COSINE: v = cos(x); break;
-    case CJ_OP_TAN:
-    case CJ_OP_CHLO_TAN: v = tan(x); break;
-    case CJ_OP_TANH: v = tanh(x); break;
-    case CJ_OP_CLAMP: v = fmin_nan(fmax_nan(a[1].f, a[0].f), a[2].f); break;
-    case CJ_OP_REDUCE_PRECISION: {
-      int64_t eb = 8, mb = 23;
-      cj_op_get_i64(op, "exponent_bits", &eb);
-      cj_op_get_i64(op, "mantissa_bits", &mb);
-      v = reduce_precision(dt, x, (int)eb, (int)mb);
-      break;
-    }
-    case CJ_OP_CHLO_ACOS: v = acos(x); break;
-    case CJ_OP_CHLO_ACOSH: v = acosh(x); break;
-    case CJ_OP_CHLO_ASIN: v = asin(x); break;
-    case CJ_OP_CHLO_ASINH: v = asinh(x); break;
-    case CJ_OP_CHLO_ATAN: v = atan(x); break;
-    case CJ_OP_CHLO_ATANH: v = atanh(x); break;
-    case CJ_OP_CHLO_COSH: v = cosh(x); break;
-    case CJ_OP_CHLO_SINH: v = sinh(x); break;
-    case CJ_OP_CHLO_ERF: v = erf(x); break;
-    case CJ_OP_CHLO_ERFC: v = erfc(x); break;
-    case CJ_OP_CHLO_ERF_INV: v = erfinv(x); break;
-    case CJ_OP_CHLO_LGAMMA: v = isinf(x) ? INFINITY : lgamma(x); break;
-    case CJ_OP_CHLO_DIGAMMA: v = digamma(x); break;
-    case CJ_OP_CHLO_BESSEL_I1E: v = bessel_i1e(x); break;
-    case CJ_OP_CHLO_SQUARE: v = x * x; break;
-    case CJ_OP_CHLO_CONJ: v = x; break;
-    case CJ_OP_CHLO_NEXT_AFTER: v = next_after(dt, x, y); break;
-    case CJ_OP_CHLO_POLYGAMMA: v = polygamma(x, y); break;
-    case CJ_OP_CHLO_ZETA: v = zeta(x, y); break;
-    default:
-      return cj_op_error(op, CJ_UNIMPLEMENTED, "%s on floats is not supported by the reference backend", op->name);
+
+/* Floats: computed in double, rounded to the result type (dt) when stored. */
+#define RF_FLT(name, expr)                                              \
+  static void name(const cj_op *op, cj_dtype dt, const rs *a, rs *r) { \
+    double x = a[0].f, y = op->nopnds > 1 ? a[1].f : 0;                 \
+    (void)x;                                                            \
+    (void)y;                                                            \
+    (void)dt;                                                           \
+    r->f = (expr);                                                      \
   }
-  r->f = v;
-  return NULL;
+RF_FLT(f_add, x + y)
+RF_FLT(f_sub, x - y)
+RF_FLT(f_mul, x * y)
+RF_FLT(f_div, x / y)
+RF_FLT(f_rem, fmod(x, y))
+RF_FLT(f_max, fmax_nan(x, y))
+RF_FLT(f_min, fmin_nan(x, y))
+RF_FLT(f_pow, pow(x, y))
+RF_FLT(f_atan2, atan2(x, y))
+RF_FLT(f_neg, -x)
+RF_FLT(f_abs, fabs(x))
+RF_FLT(f_sign, isnan(x) ? x : x > 0 ? 1 : x < 0 ? -1 : x)
+RF_FLT(f_ceil, ceil(x))
+RF_FLT(f_floor, floor(x))
+RF_FLT(f_round_afz, round(x))
+RF_FLT(f_round_even, nearbyint(x))
+RF_FLT(f_sqrt, sqrt(x))
+RF_FLT(f_rsqrt, 1 / sqrt(x))
+RF_FLT(f_cbrt, cbrt(x))
+RF_FLT(f_exp, exp(x))
+RF_FLT(f_expm1, expm1(x))
+RF_FLT(f_log, log(x))
+RF_FLT(f_log1p, log1p(x))
+RF_FLT(f_logistic, 1 / (1 + exp(-x)))
+RF_FLT(f_sin, sin(x))
+RF_FLT(f_cos, cos(x))
+RF_FLT(f_tan, tan(x))
+RF_FLT(f_tanh, tanh(x))
+RF_FLT(f_clamp, fmin_nan(fmax_nan(a[1].f, a[0].f), a[2].f))
+RF_FLT(f_acos, acos(x))
+RF_FLT(f_acosh, acosh(x))
+RF_FLT(f_asin, asin(x))
+RF_FLT(f_asinh, asinh(x))
+RF_FLT(f_atan, atan(x))
+RF_FLT(f_atanh, atanh(x))
+RF_FLT(f_cosh, cosh(x))
+RF_FLT(f_sinh, sinh(x))
+RF_FLT(f_erf, erf(x))
+RF_FLT(f_erfc, erfc(x))
+RF_FLT(f_erf_inv, erfinv(x))
+RF_FLT(f_lgamma, isinf(x) ? INFINITY : lgamma(x))
+RF_FLT(f_digamma, digamma(x))
+RF_FLT(f_bessel_i1e, bessel_i1e(x))
+RF_FLT(f_square, x * x)
+RF_FLT(f_conj, x)
+RF_FLT(f_next_after, next_after(dt, x, y))
+RF_FLT(f_polygamma, polygamma(x, y))
+RF_FLT(f_zeta, zeta(x, y))
+#undef RF_FLT
+
+static void f_reduce_precision(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
+  int64_t eb = 8, mb = 23;
+  cj_op_get_i64(op, "exponent_bits", &eb);
+  cj_op_get_i64(op, "mantissa_bits", &mb);
+  r->f = reduce_precision(dt, a[0].f, (int)eb, (int)mb);
 }
 
 /* e^x (cos y + i sin y), with XLA's special values: exp(x + 0i) = e^x + 0i, a non-finite y gives
@@ -449,122 +454,146 @@ static double complex cmul(bool f32, double complex x, double complex y) {
   return CMPLX(rr, ri);
 }
 
-static CJ_MUST_USE cj_status complex_op(const cj_op *op, const rs *a, rs *r) {
-  double complex x = a[0].c, y = op->nopnds > 1 ? a[1].c : 0, v;
-  bool f32 = op->results[0].type->dtype == CJ_C64;
-  switch (op->kind) {
-    case CJ_OP_ADD: v = x + y; break;
-    case CJ_OP_SUBTRACT: v = x - y; break;
-    case CJ_OP_MULTIPLY: v = cmul(f32, x, y); break;
-    case CJ_OP_DIVIDE: v = x / y; break;
-    case CJ_OP_POWER: v = f32 ? (double complex)cpowf((float complex)x, (float complex)y) : cpow(x, y); break;
-    case CJ_OP_ATAN2: v = -I * clog((y + I * x) / csqrt(x * x + y * y)); break;
-    case CJ_OP_CBRT: v = cpow(x, 1.0 / 3); break;
-    case CJ_OP_MAXIMUM:
-    case CJ_OP_MINIMUM: { /* lexicographic on (real, imaginary) */
-      bool lt = creal(x) < creal(y) || (creal(x) == creal(y) && cimag(x) < cimag(y));
-      v = (op->kind == CJ_OP_MAXIMUM) == lt ? y : x;
-      break;
-    }
-    case CJ_OP_NEGATE: v = -x; break;
-    case CJ_OP_SIGN: {
-      double m = cabs(x);
-      if (isnan(creal(x)) || isnan(cimag(x))) v = CMPLX(NAN, NAN);
-      else v = m == 0 ? 0 : x / m;
-      break;
-    }
-    case CJ_OP_SQRT: v = csqrt(x); break;
-    case CJ_OP_RSQRT: v = 1 / csqrt(x); break;
-    case CJ_OP_EXPONENTIAL: v = cexp_xla(x); break;
-    case CJ_OP_EXPONENTIAL_MINUS_ONE: {
-      /* exp(x) - 1 accurately: expm1(re) * cos(im) + cos(im) - 1 + i exp(re) sin(im) */
-      double re = creal(x), im = cimag(x);
-      double c = cos(im), s = sin(im);
-      double cm1 = -2 * sin(im / 2) * sin(im / 2);
-      v = CMPLX(expm1(re) * c + cm1, exp(re) * s);
-      break;
-    }
-    case CJ_OP_LOG: v = clog(x); break;
-    case CJ_OP_LOG_PLUS_ONE: {
-      double re = creal(x), im = cimag(x);
-      double l = log1p(re * re + 2 * re + im * im) / 2; /* log|1+x| */
-      if (fabs(re) > 1e8 || fabs(im) > 1e8) l = log(cabs(1 + x));
-      v = CMPLX(l, atan2(im, 1 + re));
-      break;
-    }
-    case CJ_OP_LOGISTIC: v = 1 / (1 + cexp(-x)); break;
-    case CJ_OP_SINE: v = f32 ? CMPLX(sinf((float)creal(x)) * coshf((float)cimag(x)), cosf((float)creal(x)) * sinhf((float)cimag(x))) : csin(x); break;
-    case CJ_OP_COSINE: v = f32 ? CMPLX(cosf((float)creal(x)) * coshf((float)cimag(x)), -sinf((float)creal(x)) * sinhf((float)cimag(x))) : ccos(x); break;
-    case CJ_OP_TAN:
-    case CJ_OP_CHLO_TAN: v = ctan(x); break;
-    case CJ_OP_TANH: v = ctanh(x); break;
-    case CJ_OP_CHLO_ACOS: v = cacos(x); break;
-    case CJ_OP_CHLO_ACOSH: v = cacosh(x); break;
-    case CJ_OP_CHLO_ASIN: v = casin(x); break;
-    case CJ_OP_CHLO_ASINH: v = casinh(x); break;
-    case CJ_OP_CHLO_ATAN: v = catan(x); break;
-    case CJ_OP_CHLO_ATANH: v = catanh(x); break;
-    case CJ_OP_CHLO_COSH: v = ccosh(x); break;
-    case CJ_OP_CHLO_SINH: v = csinh(x); break;
-    case CJ_OP_CHLO_SQUARE: { /* (re - im)(re + im) + 2 re im i, exact 0 when |re| == |im| */
-      double re = creal(x), im = cimag(x);
-      double rr = fabs(re) == fabs(im) && isfinite(re) ? 0 : (re - im) * (re + im);
-      v = CMPLX(rr, (re * im) * 2);
-      break;
-    }
-    case CJ_OP_CHLO_CONJ: v = conj(x); break;
-    default:
-      return cj_op_error(op, CJ_UNIMPLEMENTED, "%s on complex numbers is not supported by the reference backend", op->name);
+/* Complex numbers: computed in double complex (c64 products in float, as XLA does). */
+#define RF_CPX(name, expr)                                              \
+  static void name(const cj_op *op, cj_dtype dt, const rs *a, rs *r) { \
+    double complex x = a[0].c, y = op->nopnds > 1 ? a[1].c : 0;         \
+    bool f32 = op->results[0].type->dtype == CJ_C64;                    \
+    (void)x;                                                            \
+    (void)y;                                                            \
+    (void)f32;                                                          \
+    r->c = (expr);                                                      \
   }
-  r->c = v;
-  return NULL;
+RF_CPX(c_add, x + y)
+RF_CPX(c_sub, x - y)
+RF_CPX(c_mul, cmul(f32, x, y))
+RF_CPX(c_div, x / y)
+RF_CPX(c_pow, f32 ? (double complex)cpowf((float complex)x, (float complex)y) : cpow(x, y))
+RF_CPX(c_atan2, -I * clog((y + I * x) / csqrt(x * x + y * y)))
+RF_CPX(c_cbrt, cpow(x, 1.0 / 3))
+/* maximum / minimum: lexicographic on (real, imaginary) */
+RF_CPX(c_max, (creal(x) < creal(y) || (creal(x) == creal(y) && cimag(x) < cimag(y))) ? y : x)
+RF_CPX(c_min, (creal(x) < creal(y) || (creal(x) == creal(y) && cimag(x) < cimag(y))) ? x : y)
+RF_CPX(c_neg, -x)
+RF_CPX(c_sqrt, csqrt(x))
+RF_CPX(c_rsqrt, 1 / csqrt(x))
+RF_CPX(c_exp, cexp_xla(x))
+RF_CPX(c_log, clog(x))
+RF_CPX(c_logistic, 1 / (1 + cexp(-x)))
+RF_CPX(c_sin, f32 ? CMPLX(sinf((float)creal(x)) * coshf((float)cimag(x)), cosf((float)creal(x)) * sinhf((float)cimag(x))) : csin(x))
+RF_CPX(c_cos, f32 ? CMPLX(cosf((float)creal(x)) * coshf((float)cimag(x)), -sinf((float)creal(x)) * sinhf((float)cimag(x))) : ccos(x))
+RF_CPX(c_tan, ctan(x))
+RF_CPX(c_tanh, ctanh(x))
+RF_CPX(c_acos, cacos(x))
+RF_CPX(c_acosh, cacosh(x))
+RF_CPX(c_asin, casin(x))
+RF_CPX(c_asinh, casinh(x))
+RF_CPX(c_atan, catan(x))
+RF_CPX(c_atanh, catanh(x))
+RF_CPX(c_cosh, ccosh(x))
+RF_CPX(c_sinh, csinh(x))
+RF_CPX(c_conj, conj(x))
+#undef RF_CPX
+
+static void c_abs(const cj_op *op, cj_dtype dt, const rs *a, rs *r) { r->f = cabs(a[0].c); } /* a real result */
+
+static void c_sign(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
+  double complex x = a[0].c;
+  double m = cabs(x);
+  if (isnan(creal(x)) || isnan(cimag(x))) r->c = CMPLX(NAN, NAN);
+  else r->c = m == 0 ? 0 : x / m;
 }
+
+static void c_expm1(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
+  /* exp(x) - 1 accurately: expm1(re) * cos(im) + cos(im) - 1 + i exp(re) sin(im) */
+  double re = creal(a[0].c), im = cimag(a[0].c);
+  double c = cos(im), s = sin(im);
+  double cm1 = -2 * sin(im / 2) * sin(im / 2);
+  r->c = CMPLX(expm1(re) * c + cm1, exp(re) * s);
+}
+
+static void c_log1p(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
+  double complex x = a[0].c;
+  double re = creal(x), im = cimag(x);
+  double l = log1p(re * re + 2 * re + im * im) / 2; /* log|1+x| */
+  if (fabs(re) > 1e8 || fabs(im) > 1e8) l = log(cabs(1 + x));
+  r->c = CMPLX(l, atan2(im, 1 + re));
+}
+
+static void c_square(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
+  /* (re - im)(re + im) + 2 re im i, exact 0 when |re| == |im| */
+  double re = creal(a[0].c), im = cimag(a[0].c);
+  double rr = fabs(re) == fabs(im) && isfinite(re) ? 0 : (re - im) * (re + im);
+  r->c = CMPLX(rr, (re * im) * 2);
+}
+
+/* ---------------------------------------------------------------- every dtype class */
+
+static void e_convert(const cj_op *op, cj_dtype in, const rs *a, rs *r) {
+  *r = rs_convert(in, op->results[0].type->dtype, a[0]);
+}
+static void e_compare(const cj_op *op, cj_dtype in, const rs *a, rs *r) { r->i = compare(op, in, a[0], a[1]); }
+static void e_select(const cj_op *op, cj_dtype in, const rs *a, rs *r) { *r = a[0].i ? a[1] : a[2]; }
+static void e_real(const cj_op *op, cj_dtype in, const rs *a, rs *r) {
+  if (cj_dtype_kindof(in) == CJ_DK_COMPLEX) r->f = creal(a[0].c);
+  else *r = a[0];
+}
+static void e_imag(const cj_op *op, cj_dtype in, const rs *a, rs *r) {
+  r->f = cj_dtype_kindof(in) == CJ_DK_COMPLEX ? cimag(a[0].c) : 0;
+}
+static void e_complex(const cj_op *op, cj_dtype in, const rs *a, rs *r) { r->c = CMPLX(a[0].f, a[1].f); }
+static void e_is_finite(const cj_op *op, cj_dtype in, const rs *a, rs *r) { r->i = isfinite(a[0].f); }
+static void e_is_inf(const cj_op *op, cj_dtype in, const rs *a, rs *r) { r->i = isinf(a[0].f); }
+static void e_is_neg_inf(const cj_op *op, cj_dtype in, const rs *a, rs *r) { r->i = isinf(a[0].f) && a[0].f < 0; }
+static void e_is_pos_inf(const cj_op *op, cj_dtype in, const rs *a, rs *r) { r->i = isinf(a[0].f) && a[0].f > 0; }
 
 /* ---------------------------------------------------------------- dispatch */
 
+typedef void rf_scalar_fn(const cj_op *op, cj_dtype dt, const rs *a, rs *r);
+
+/* an elementwise op's row of ref.def: one function for every class, or one per class */
+typedef struct ew_row {
+  rf_scalar_fn *any, *i, *f, *c, *b;
+  bool transcendental;
+} ew_row;
+
+static const ew_row ew_rows[CJ_OP_COUNT] = {
+#define REF_EW(OP, I, F, C, B) [CJ_OP_##OP] = {NULL, I, F, C, B, false},
+#define REF_EWT(OP, I, F, C, B) [CJ_OP_##OP] = {NULL, I, F, C, B, true},
+#define REF_EW_ANY(OP, FN) [CJ_OP_##OP] = {FN, NULL, NULL, NULL, NULL, false},
+#include "reference/ref.def"
+};
+
+bool rf_is_transcendental(cj_op_kind k) { return (unsigned)k < CJ_OP_COUNT && ew_rows[k].transcendental; }
+
 cj_status rf_ew_scalar(const cj_op *op, const rs *a, rs *r) {
   cj_dtype in = op->operands[0]->type->dtype, out = op->results[0].type->dtype;
-  cj_dtype_kind ik = cj_dtype_kindof(in), ok = cj_dtype_kindof(out);
+  static const ew_row none;
+  const ew_row *w = (unsigned)op->kind < CJ_OP_COUNT ? &ew_rows[op->kind] : &none;
   memset(r, 0, sizeof *r);
-  switch (op->kind) {
-    case CJ_OP_CONVERT: *r = rs_convert(in, out, a[0]); return NULL;
-    case CJ_OP_COMPARE: r->i = compare(op, in, a[0], a[1]); return NULL;
-    case CJ_OP_SELECT: *r = a[0].i ? a[1] : a[2]; return NULL;
-    case CJ_OP_REAL:
-      if (ik == CJ_DK_COMPLEX) r->f = creal(a[0].c);
-      else *r = a[0];
-      return NULL;
-    case CJ_OP_IMAG:
-      r->f = ik == CJ_DK_COMPLEX ? cimag(a[0].c) : 0;
-      return NULL;
-    case CJ_OP_COMPLEX: r->c = CMPLX(a[0].f, a[1].f); return NULL;
-    case CJ_OP_IS_FINITE: r->i = isfinite(a[0].f); return NULL;
-    case CJ_OP_CHLO_IS_INF: r->i = isinf(a[0].f); return NULL;
-    case CJ_OP_CHLO_IS_NEG_INF: r->i = isinf(a[0].f) && a[0].f < 0; return NULL;
-    case CJ_OP_CHLO_IS_POS_INF: r->i = isinf(a[0].f) && a[0].f > 0; return NULL;
-    case CJ_OP_ABS:
-      if (ik == CJ_DK_COMPLEX) {
-        r->f = cabs(a[0].c);
-        return NULL;
-      }
-      break;
-    default: break;
+  if (w->any) {
+    w->any(op, in, a, r);
+    return NULL;
   }
   cj_dtype dt = op->kind == CJ_OP_CLAMP ? op->operands[1]->type->dtype : in;
-  cj_dtype_kind k = cj_dtype_kindof(dt);
-  (void)ok;
-  switch (k) {
-    case CJ_DK_BOOL: return bool_op(op, a, r);
+  rf_scalar_fn *fn;
+  const char *what;
+  switch (cj_dtype_kindof(dt)) {
+    case CJ_DK_BOOL: fn = w->b, what = "booleans"; break;
     case CJ_DK_SINT:
-    case CJ_DK_UINT: return int_op(op, dt, a, r);
-    case CJ_DK_FLOAT: return float_op(op, out, a, r);
-    case CJ_DK_COMPLEX: return complex_op(op, a, r);
+    case CJ_DK_UINT: fn = w->i, what = "integers"; break;
+    case CJ_DK_FLOAT: fn = w->f, what = "floats", dt = out; break;
+    case CJ_DK_COMPLEX: fn = w->c, what = "complex numbers"; break;
     default: return cj_op_error(op, CJ_UNIMPLEMENTED, "%s on this element type", op->name);
   }
+  if (!fn) return cj_op_error(op, CJ_UNIMPLEMENTED, "%s on %s is not supported by the reference backend", op->name, what);
+  fn(op, dt, a, r);
+  return NULL;
 }
 
-cj_status rf_ew(rf_exec *x, cj_op *op, rv **ins, rv *out) {
+cj_status rf_ew(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   (void)x;
+  rv *out = outs[0];
   uint32_t n = op->nopnds;
   if (n > 4) return cj_op_error(op, CJ_UNIMPLEMENTED, "elementwise op with %u operands", n);
   rs a[4], r;

@@ -464,17 +464,12 @@ static CJ_MUST_USE cj_status rng_bit_generator(cj_op *op, rv **ins, rv **outs) {
   return NULL;
 }
 
-cj_status rf_linalg_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled) {
-  (void)x;
-  *handled = true;
-  switch (op->kind) {
-    case CJ_OP_DOT_GENERAL: return dot_general(op, ins, outs[0]);
-    case CJ_OP_DOT: return dot(op, ins, outs[0]);
-    case CJ_OP_CONVOLUTION: return convolution(op, ins, outs[0]);
-    case CJ_OP_FFT: return fft(op, ins[0], outs[0]);
-    case CJ_OP_TRIANGULAR_SOLVE: return triangular_solve(op, ins, outs[0]);
-    case CJ_OP_CHOLESKY: return cholesky(op, ins[0], outs[0]);
-    case CJ_OP_RNG_BIT_GENERATOR: return rng_bit_generator(op, ins, outs);
-    default: *handled = false; return NULL;
-  }
-}
+/* ---------------------------------------------------------------- ref.def's rows */
+
+cj_status rf_x_dot_general(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return dot_general(op, ins, outs[0]); }
+cj_status rf_x_dot(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return dot(op, ins, outs[0]); }
+cj_status rf_x_convolution(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return convolution(op, ins, outs[0]); }
+cj_status rf_x_fft(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return fft(op, ins[0], outs[0]); }
+cj_status rf_x_triangular_solve(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return triangular_solve(op, ins, outs[0]); }
+cj_status rf_x_cholesky(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return cholesky(op, ins[0], outs[0]); }
+cj_status rf_x_rng_bit_generator(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return rng_bit_generator(op, ins, outs); }

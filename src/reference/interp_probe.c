@@ -161,13 +161,10 @@ static CJ_MUST_USE cj_status expect_serialized(rf_exec *x, cj_op *op, const rv *
   return st;
 }
 
-cj_status rf_probe_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled) {
-  *handled = true;
-  if (op->kind == CJ_OP_INTERP_PROBE) return probe(x, op, ins[0], outs[0]);
-  if (op->kind == CJ_OP_CHECK_EXPECT_SERIALIZED_EQ) {
-    for (uint32_t k = 0; k < op->nopnds; k++) CJ_RETURN_IF_ERROR(expect_serialized(x, op, ins[k]));
-    return NULL;
-  }
-  *handled = false;
+/* ---------------------------------------------------------------- ref.def's rows */
+
+cj_status rf_x_probe(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return probe(x, op, ins[0], outs[0]); }
+cj_status rf_x_expect_serialized(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+  for (uint32_t k = 0; k < op->nopnds; k++) CJ_RETURN_IF_ERROR(expect_serialized(x, op, ins[k]));
   return NULL;
 }

@@ -429,16 +429,14 @@ static CJ_MUST_USE cj_status scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs)
   return NULL;
 }
 
-cj_status rf_reduce_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled) {
-  *handled = true;
-  switch (op->kind) {
-    case CJ_OP_REDUCE: return reduce(x, op, ins, outs);
-    case CJ_OP_REDUCE_WINDOW: return reduce_window(x, op, ins, outs);
-    case CJ_OP_SELECT_AND_SCATTER: return select_and_scatter(x, op, ins, outs[0]);
-    case CJ_OP_SORT: return sort(x, op, ins, outs);
-    case CJ_OP_CHLO_TOP_K: return top_k(x, op, ins, outs);
-    case CJ_OP_GATHER: return gather(op, ins, outs[0]);
-    case CJ_OP_SCATTER: return scatter(x, op, ins, outs);
-    default: *handled = false; return NULL;
-  }
+/* ---------------------------------------------------------------- ref.def's rows */
+
+cj_status rf_x_reduce(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return reduce(x, op, ins, outs); }
+cj_status rf_x_reduce_window(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return reduce_window(x, op, ins, outs); }
+cj_status rf_x_select_and_scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+  return select_and_scatter(x, op, ins, outs[0]);
 }
+cj_status rf_x_sort(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return sort(x, op, ins, outs); }
+cj_status rf_x_top_k(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return top_k(x, op, ins, outs); }
+cj_status rf_x_gather(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return gather(op, ins, outs[0]); }
+cj_status rf_x_scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return scatter(x, op, ins, outs); }

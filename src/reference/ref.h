@@ -113,18 +113,16 @@ bool rf_supports(const cj_op *op, const char **why);
 
 /* interp_ew.c: elementwise ops */
 bool rf_is_ew(cj_op_kind k);
-CJ_MUST_USE cj_status rf_ew(rf_exec *x, cj_op *op, rv **ins, rv *out);
+bool rf_is_transcendental(cj_op_kind k); /* a REF_EWT row (the cost estimate) */
+CJ_MUST_USE cj_status rf_ew(rf_exec *x, cj_op *op, rv **ins, rv **outs); /* every REF_EW* row */
 CJ_MUST_USE cj_status rf_ew_scalar(const cj_op *op, const rs *a, rs *r); /* dtypes from op's types */
 int rf_compare_total(cj_dtype dt, rs a, rs b); /* -1, 0, 1 in the total order */
 
-/* interp_data.c: structural ops; interp_reduce.c; interp_linalg.c; interp_coll.c */
-CJ_MUST_USE cj_status rf_data_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled);
-CJ_MUST_USE cj_status rf_reduce_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled);
-CJ_MUST_USE cj_status rf_linalg_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled);
-CJ_MUST_USE cj_status rf_coll_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled);
-CJ_MUST_USE cj_status rf_check_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled);
-CJ_MUST_USE cj_status rf_run_parallel(rf_exec *x, cj_op *op, rv **ins, rv **outs);
-CJ_MUST_USE cj_status rf_probe_op(rf_exec *x, cj_op *op, rv **ins, rv **outs, bool *handled);
+/* The functions ref.def's rows name, in the interpreter's files (interp*.c). */
+#define REF(OP, fn) CJ_MUST_USE cj_status fn(rf_exec *x, cj_op *op, rv **ins, rv **outs);
+#define REF_IF(OP, fn, can) CJ_MUST_USE cj_status fn(rf_exec *x, cj_op *op, rv **ins, rv **outs);
+#define REF_BIND(OP, fn) CJ_MUST_USE cj_status fn(rf_exec *x, cj_op *op);
+#include "reference/ref.def"
 
 /* launches (interp_coll.c) */
 CJ_MUST_USE cj_status rf_launch_new(int32_t nr, int32_t np, rf_launch **out);
