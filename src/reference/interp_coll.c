@@ -251,7 +251,95 @@ static void take(const rv *in, rv *out, int64_t d, int64_t off) {
   }
 }
 
-static CJ_MUST_USE cj_status run_collective(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+/* What each collective makes of the members' operands (posted[q] for member q of size; this
+ * device is member rank). */
+typedef cj_status combine_fn(rf_exec *x, cj_op *op, rv ***posted, int32_t size, int32_t rank, rv **ins, rv **outs);
+
+static CJ_MUST_USE cj_status all_reduce(rf_exec *x, cj_op *op, rv ***posted, int32_t size, int32_t rank, rv **ins,
+                                        rv **outs) {
+  cj_status st = NULL;
+  for (uint32_t k = 0; k < op->nresults && !st; k++) st = reduce_into(x, op, posted, size, k, outs[k], 0);
+  return st;
+}
+
+static CJ_MUST_USE cj_status reduce_scatter(rf_exec *x, cj_op *op, rv ***posted, int32_t size, int32_t rank, rv **ins,
+                                            rv **outs) {
+  int64_t d = 0;
+  cj_op_get_i64(op, "scatter_dimension", &d);
+  /* reduce the whole operand, then take this member's block */
+  rv *full = NULL;
+  cj_status st = rv_new(outs[0]->dt, ins[0]->rank, ins[0]->dims, &full);
+  if (!st) st = reduce_into(x, op, posted, size, 0, full, 0);
+  if (!st) take(full, outs[0], d, (int64_t)rank * outs[0]->dims[d]);
+  rv_free(full);
+  return st;
+}
+
+static CJ_MUST_USE cj_status all_gather(rf_exec *x, cj_op *op, rv ***posted, int32_t size, int32_t rank, rv **ins,
+                                        rv **outs) {
+  int64_t d = 0;
+  cj_op_get_i64(op, "all_gather_dim", &d);
+  for (uint32_t k = 0; k < op->nresults; k++)
+    for (int32_t q = 0; q < size; q++) place(posted[q][k], outs[k], d, q * posted[q][k]->dims[d]);
+  return NULL;
+}
+
+static CJ_MUST_USE cj_status all_to_all(rf_exec *x, cj_op *op, rv ***posted, int32_t size, int32_t rank, rv **ins,
+                                        rv **outs) {
+  int64_t sd = 0, cd = 0, cnt = 1;
+  cj_op_get_i64(op, "split_dimension", &sd);
+  cj_op_get_i64(op, "concat_dimension", &cd);
+  cj_op_get_i64(op, "split_count", &cnt);
+  cj_status st = NULL;
+  for (uint32_t k = 0; k < op->nresults && !st; k++) {
+    int64_t pd[RF_MAX_RANK];
+    memcpy(pd, ins[k]->dims, sizeof(int64_t) * (size_t)ins[k]->rank);
+    pd[sd] /= cnt;
+    for (int32_t q = 0; q < size && !st; q++) {
+      rv *part = NULL;
+      st = rv_new(ins[k]->dt, ins[k]->rank, pd, &part);
+      if (st) break;
+      take(posted[q][k], part, sd, (int64_t)rank * pd[sd]);
+      place(part, outs[k], cd, q * pd[cd]);
+      rv_free(part);
+    }
+  }
+  return st;
+}
+
+/* collective_broadcast and collective_reduce */
+static CJ_MUST_USE cj_status to_root(rf_exec *x, cj_op *op, rv ***posted, int32_t size, int32_t rank, rv **ins,
+                                     rv **outs) {
+  /* the root of operand k: member 0, or element k of the last operand (has_dynamic_root) */
+  bool dyn = cj_op_attr(op, "has_dynamic_root") != NULL;
+  cj_status st = NULL;
+  for (uint32_t k = 0; k < op->nresults && !st; k++) {
+    int32_t root = dyn ? (int32_t)rf_geti(ins[op->nopnds - 1]->dt, ins[op->nopnds - 1]->data, k) : 0;
+    if (root < 0 || root >= size) {
+      st = cj_op_error(op, CJ_INVALID_ARGUMENT, "root %d is outside its group of %d", root, size);
+    } else if (op->kind == CJ_OP_COLLECTIVE_BROADCAST) {
+      memcpy(outs[k]->data, posted[root][k]->data, (size_t)outs[k]->n * (size_t)outs[k]->esize);
+    } else if (rank == root) {
+      st = reduce_into(x, op, posted, size, k, outs[k], 0);
+    }
+  }
+  return st;
+}
+
+static CJ_MUST_USE cj_status permute(rf_exec *x, cj_op *op, rv ***posted, int32_t size, int32_t rank, rv **ins,
+                                     rv **outs) {
+  const cj_attr *a = cj_op_attr(op, "source_target_pairs");
+  int64_t npairs = a && a->kind == CJ_ATTR_DENSE && a->dense.type && a->dense.type->rank == 2 ? a->dense.type->dims[0] : 0;
+  for (int64_t q = 0; q < npairs; q++) {
+    int64_t s = cj_dense_get_i64(a, 2 * q), t = cj_dense_get_i64(a, 2 * q + 1);
+    if (t == rank && s >= 0 && s < size)
+      memcpy(outs[0]->data, posted[s][0]->data, (size_t)outs[0]->n * (size_t)outs[0]->esize);
+  }
+  return NULL;
+}
+
+/* meets the op's group (none for a group of one), combines, leaves */
+static CJ_MUST_USE cj_status run_collective(rf_exec *x, cj_op *op, rv **ins, rv **outs, combine_fn *combine) {
   int32_t members[MAXDEV], size = 0, rank = 0;
   bool gather_like = op->kind == CJ_OP_ALL_GATHER || op->kind == CJ_OP_ALL_REDUCE || op->kind == CJ_OP_REDUCE_SCATTER;
   if (op->kind == CJ_OP_COLLECTIVE_REDUCE) gather_like = false;
@@ -281,77 +369,7 @@ static CJ_MUST_USE cj_status run_collective(rf_exec *x, cj_op *op, rv **ins, rv 
     CJ_RETURN_IF_ERROR(meet(x, op, members, size, rank, mine, &m));
     posted = m->posted;
   }
-  cj_status st = NULL;
-  switch (op->kind) {
-    case CJ_OP_ALL_REDUCE:
-      for (uint32_t k = 0; k < op->nresults && !st; k++) st = reduce_into(x, op, posted, size, k, outs[k], 0);
-      break;
-    case CJ_OP_REDUCE_SCATTER: {
-      int64_t d = 0;
-      cj_op_get_i64(op, "scatter_dimension", &d);
-      /* reduce the whole operand, then take this member's block */
-      rv *full = NULL;
-      st = rv_new(outs[0]->dt, ins[0]->rank, ins[0]->dims, &full);
-      if (!st) st = reduce_into(x, op, posted, size, 0, full, 0);
-      if (!st) take(full, outs[0], d, (int64_t)rank * outs[0]->dims[d]);
-      rv_free(full);
-      break;
-    }
-    case CJ_OP_ALL_GATHER: {
-      int64_t d = 0;
-      cj_op_get_i64(op, "all_gather_dim", &d);
-      for (uint32_t k = 0; k < op->nresults; k++)
-        for (int32_t q = 0; q < size; q++) place(posted[q][k], outs[k], d, q * posted[q][k]->dims[d]);
-      break;
-    }
-    case CJ_OP_ALL_TO_ALL: {
-      int64_t sd = 0, cd = 0, cnt = 1;
-      cj_op_get_i64(op, "split_dimension", &sd);
-      cj_op_get_i64(op, "concat_dimension", &cd);
-      cj_op_get_i64(op, "split_count", &cnt);
-      for (uint32_t k = 0; k < op->nresults && !st; k++) {
-        int64_t pd[RF_MAX_RANK];
-        memcpy(pd, ins[k]->dims, sizeof(int64_t) * (size_t)ins[k]->rank);
-        pd[sd] /= cnt;
-        for (int32_t q = 0; q < size && !st; q++) {
-          rv *part = NULL;
-          st = rv_new(ins[k]->dt, ins[k]->rank, pd, &part);
-          if (st) break;
-          take(posted[q][k], part, sd, (int64_t)rank * pd[sd]);
-          place(part, outs[k], cd, q * pd[cd]);
-          rv_free(part);
-        }
-      }
-      break;
-    }
-    case CJ_OP_COLLECTIVE_BROADCAST:
-    case CJ_OP_COLLECTIVE_REDUCE: {
-      /* the root of operand k: member 0, or element k of the last operand (has_dynamic_root) */
-      bool dyn = cj_op_attr(op, "has_dynamic_root") != NULL;
-      for (uint32_t k = 0; k < op->nresults && !st; k++) {
-        int32_t root = dyn ? (int32_t)rf_geti(ins[op->nopnds - 1]->dt, ins[op->nopnds - 1]->data, k) : 0;
-        if (root < 0 || root >= size) {
-          st = cj_op_error(op, CJ_INVALID_ARGUMENT, "root %d is outside its group of %d", root, size);
-        } else if (op->kind == CJ_OP_COLLECTIVE_BROADCAST) {
-          memcpy(outs[k]->data, posted[root][k]->data, (size_t)outs[k]->n * (size_t)outs[k]->esize);
-        } else if (rank == root) {
-          st = reduce_into(x, op, posted, size, k, outs[k], 0);
-        }
-      }
-      break;
-    }
-    case CJ_OP_COLLECTIVE_PERMUTE: {
-      const cj_attr *a = cj_op_attr(op, "source_target_pairs");
-      int64_t npairs = a && a->kind == CJ_ATTR_DENSE && a->dense.type && a->dense.type->rank == 2 ? a->dense.type->dims[0] : 0;
-      for (int64_t q = 0; q < npairs; q++) {
-        int64_t s = cj_dense_get_i64(a, 2 * q), t = cj_dense_get_i64(a, 2 * q + 1);
-        if (t == rank && s >= 0 && s < size)
-          memcpy(outs[0]->data, posted[s][0]->data, (size_t)outs[0]->n * (size_t)outs[0]->esize);
-      }
-      break;
-    }
-    default: st = cj_op_error(op, CJ_INTERNAL, "not a collective");
-  }
+  cj_status st = combine(x, op, posted, size, rank, ins, outs);
   if (m) {
     cj_status ls = leave(x, op, m);
     if (!st) st = ls;
@@ -418,7 +436,14 @@ static CJ_MUST_USE cj_status host_transfer(rf_exec *x, cj_op *op, rv **ins, rv *
 
 /* ---------------------------------------------------------------- ref.def's rows */
 
-cj_status rf_x_collective(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs); }
+cj_status rf_x_all_reduce(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, all_reduce); }
+cj_status rf_x_reduce_scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+  return run_collective(x, op, ins, outs, reduce_scatter);
+}
+cj_status rf_x_all_gather(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, all_gather); }
+cj_status rf_x_all_to_all(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, all_to_all); }
+cj_status rf_x_to_root(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, to_root); }
+cj_status rf_x_permute(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, permute); }
 cj_status rf_x_host_transfer(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return host_transfer(x, op, ins, outs); }
 
 /* ---------------------------------------------------------------- run_parallel */
