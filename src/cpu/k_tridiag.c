@@ -33,14 +33,6 @@
 #define TMIN FLT_MIN
 #define TMAX FLT_MAX
 #include "cpu/k_tridiag_t.h"
-#undef TT
-#undef TR
-#undef TS
-#undef TABS
-#undef TRE
-#undef TEPS
-#undef TMIN
-#undef TMAX
 
 #define TT double
 #define TR double
@@ -51,14 +43,6 @@
 #define TMIN DBL_MIN
 #define TMAX DBL_MAX
 #include "cpu/k_tridiag_t.h"
-#undef TT
-#undef TR
-#undef TS
-#undef TABS
-#undef TRE
-#undef TEPS
-#undef TMIN
-#undef TMAX
 
 #define TT float complex
 #define TR float
@@ -69,14 +53,6 @@
 #define TMIN FLT_MIN
 #define TMAX FLT_MAX
 #include "cpu/k_tridiag_t.h"
-#undef TT
-#undef TR
-#undef TS
-#undef TABS
-#undef TRE
-#undef TEPS
-#undef TMIN
-#undef TMAX
 
 #define TT double complex
 #define TR double
@@ -87,14 +63,6 @@
 #define TMIN DBL_MIN
 #define TMAX DBL_MAX
 #include "cpu/k_tridiag_t.h"
-#undef TT
-#undef TR
-#undef TS
-#undef TABS
-#undef TRE
-#undef TEPS
-#undef TMIN
-#undef TMAX
 
 typedef struct tp_params {
   int t;            /* 0 f32, 1 f64, 2 c64, 3 c128 */

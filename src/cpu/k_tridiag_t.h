@@ -3,7 +3,7 @@
  *
  * Before inclusion: TT (the element type), TR (its real type), TS(name) (a name for this type's
  * copy), TABS(x) (|x| in TR), TRE(x) (the real part), TEPS / TMIN / TMAX (the real type's epsilon,
- * smallest normal and largest finite value).
+ * smallest normal and largest finite value). The header undefines them at its end.
  *
  * One batch element: dl, d, du hold the sub-, main and super-diagonal (n each; dl[0] and du[n-1]
  * are not part of the matrix), b and x are n x k, row-major (row i = k contiguous elements).
@@ -123,3 +123,12 @@ static void TS(tp_solve)(int64_t n, int64_t k, const TT *dl, const TT *d, const 
     for (int64_t j = 0; j < k; j++) xi[j] = row[j] * r;
   }
 }
+
+#undef TT
+#undef TR
+#undef TS
+#undef TABS
+#undef TRE
+#undef TEPS
+#undef TMIN
+#undef TMAX
