@@ -112,6 +112,9 @@ typedef struct hlo_instr {
   int64_t rng_algorithm;
   int64_t k;
   bool largest;
+  /* sharding as HloSharding text ("{devices=[2,1]<=[2]}", "{replicated}", a tuple as
+   * "{{...}, {...}}"), NULL when the instruction has none */
+  const char *sharding;
   /* HLO text only: operand and called computation names, resolved to ids once all is read */
   const char **onames, **cnames;
   int32_t nonames, oncap, ncnames, cncap;

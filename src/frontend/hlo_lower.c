@@ -640,6 +640,8 @@ static CJ_MUST_USE cj_status lower_instr_control(sc *s, int32_t idx) {
         set(&t, "backend_config", bc);
       }
       if (in->noperand_layouts > 0) CJ_RETURN_IF_ERROR(set_call_layouts(s, in, &t, nops));
+      /* @Sharding and the SPMD shape calls carry their sharding as GSPMD's StableHLO does */
+      if (in->sharding) set(&t, "mhlo.sharding", cj_attr_string(m, in->sharding, strlen(in->sharding)));
     } else if (k == CJ_OP_RNG_BIT_GENERATOR) {
       if (in->rng_algorithm < 0 || in->rng_algorithm > 2) return ins_err(s, in, "unknown algorithm");
       set(&t, "rng_algorithm", cj_attr_enum(m, CJ_EK_RNG_ALGORITHM, (int32_t)in->rng_algorithm));
@@ -1167,6 +1169,106 @@ static CJ_MUST_USE cj_status lower_comp(lw *L, const hlo_comp *c, cj_block *blk,
   return st;
 }
 
+/* ------------------------------------------------------------------ shardings */
+
+/* Splits HloSharding text into the shardings of n leaves: a tuple "{{a}, {b}}" gives one per
+ * element (XLA flattens nested tuples), anything else is the sharding of every leaf. false when
+ * the counts differ or out of memory (*oom says which). */
+static bool split_sharding(cj_module *m, const char *s, uint32_t n, const char **out, bool *oom) {
+  size_t len = strlen(s);
+  *oom = false;
+  if (len < 2 || s[0] != '{' || s[len - 1] != '}') return false;
+  if (s[1] != '{' && !(len == 2 && n == 0)) {
+    for (uint32_t i = 0; i < n; i++) out[i] = s;
+    return true;
+  }
+  uint32_t k = 0;
+  int depth = 0;
+  const char *start = s + 1, *end = s + len - 1;
+  for (const char *p = start; p <= end; p++) {
+    char c = p < end ? *p : ',';
+    if (c == '{' || c == '[' || c == '(') depth++;
+    else if (c == '}' || c == ']' || c == ')') depth--;
+    if (depth < 0) return false;
+    if (c != ',' || depth) continue;
+    const char *a = start, *b = p;
+    while (a < b && *a == ' ') a++;
+    while (b > a && b[-1] == ' ') b--;
+    start = p + 1;
+    if (a == b && p == end && k == 0) break; /* "{}" */
+    if (k >= n || a == b) return false;
+    char *e = cj_alloc(m, (size_t)(b - a) + 1);
+    if (!e) {
+      *oom = true;
+      return false;
+    }
+    memcpy(e, a, (size_t)(b - a));
+    e[b - a] = 0;
+    out[k++] = e;
+  }
+  return k == n && depth == 0;
+}
+
+/* { mhlo.sharding = "..." } for each leaf of a sharded instruction; NULL entries stay empty */
+static CJ_MUST_USE cj_status leaf_shardings(lw *L, const hlo_instr *in, uint32_t nleaves,
+                                            const char **out, bool *any) {
+  if (!in->sharding) return NULL;
+  bool oom = false;
+  if (!split_sharding(L->m, in->sharding, nleaves, out, &oom))
+    return oom ? cj_oom()
+               : cj_invalid("hlo: instruction %s: sharding %s does not fit its %u values",
+                            in->name, in->sharding, nleaves);
+  *any = true;
+  return NULL;
+}
+
+static const cj_attr *sharding_dicts(cj_module *m, uint32_t n, const char **sh) {
+  const cj_attr **d = cj_alloc(m, sizeof *d * (n ? n : 1));
+  const char *key = cj_intern(m, "mhlo.sharding", 13);
+  if (!d || !key) return NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    cj_named_attr it = {key, sh[i] ? cj_attr_string(m, sh[i], strlen(sh[i])) : NULL};
+    d[i] = sh[i] ? (it.value ? cj_attr_dict(m, 1, &it) : NULL) : cj_attr_dict(m, 0, NULL);
+    if (!d[i]) return NULL;
+  }
+  return cj_attr_array(m, (int32_t)n, d);
+}
+
+/* The entry's parameter and root shardings become mhlo.sharding on @main's arguments and
+ * results, the form GSPMD programs in StableHLO have (src/compiler/spmd.c reads it). */
+static CJ_MUST_USE cj_status set_entry_shardings(lw *L, const hlo_comp *c, cj_op *fn, const vl *root) {
+  cj_module *m = L->m;
+  cj_block *b = cj_func_body(fn);
+  const hlo_instr **pars = NULL;
+  uint32_t np = 0, at = 0;
+  CJ_RETURN_IF_ERROR(comp_params(L, c, &pars, &np));
+  const char **ash = cj_alloc(m, sizeof *ash * (b->nargs ? b->nargs : 1));
+  const char **rsh = cj_alloc(m, sizeof *rsh * (root->n ? root->n : 1));
+  if (!ash || !rsh) return cj_oom();
+  memset(ash, 0, sizeof *ash * (b->nargs ? b->nargs : 1));
+  memset(rsh, 0, sizeof *rsh * (root->n ? root->n : 1));
+  bool anya = false, anyr = false;
+  for (uint32_t i = 0; i < np; i++) {
+    uint32_t nl = leaf_count(&pars[i]->shape, 0);
+    if (at + nl > b->nargs) return cj_invalid("hlo: the entry's parameters do not match @main");
+    CJ_RETURN_IF_ERROR(leaf_shardings(L, pars[i], nl, ash + at, &anya));
+    at += nl;
+  }
+  const hlo_instr *ri = c->n ? &c->instrs[c->n - 1] : NULL;
+  for (int32_t i = 0; c->has_root && i < c->n; i++)
+    if (c->instrs[i].id == c->root_id) ri = &c->instrs[i];
+  if (ri) CJ_RETURN_IF_ERROR(leaf_shardings(L, ri, root->n, rsh, &anyr));
+  if (anya) {
+    const cj_attr *a = sharding_dicts(m, b->nargs, ash);
+    CJ_RETURN_IF_ERROR(a ? cj_op_set_attr(m, fn, "arg_attrs", a) : cj_oom());
+  }
+  if (anyr) {
+    const cj_attr *a = sharding_dicts(m, root->n, rsh);
+    CJ_RETURN_IF_ERROR(a ? cj_op_set_attr(m, fn, "res_attrs", a) : cj_oom());
+  }
+  return NULL;
+}
+
 cj_status hlo_lower(const hlo_module *h, const char *filename, cj_module **out) {
   *out = NULL;
   const hlo_comp *entry = NULL;
@@ -1205,6 +1307,7 @@ cj_status hlo_lower(const hlo_module *h, const char *filename, cj_module **out) 
     if (!st && !ft) st = cj_oom();
     if (!st) st = cj_op_set_attr(m, fn, "sym_name", cj_attr_string(m, "main", 4));
     if (!st) st = cj_op_set_attr(m, fn, "function_type", cj_attr_type(m, ft));
+    if (!st) st = set_entry_shardings(&L, entry, fn, &root);
   }
   if (st) {
     cj_module_free(m);

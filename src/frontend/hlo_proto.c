@@ -1,6 +1,8 @@
 /* cjrt: xla.HloModuleProto (and xla.HloModuleProtoWithConfig) read with our own protobuf
  * wire-format reader into the hlo_module record of hlo.h. Field numbers are those of
  * xla/service/hlo.proto and xla/xla_data.proto; unknown fields are skipped. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -475,6 +477,132 @@ static CJ_MUST_USE cj_status read_iota_groups(rd *r, hlo_instr *in) {
   return NULL;
 }
 
+/* xla.OpSharding, rendered as the HloSharding text XLA prints and mhlo.sharding attributes carry
+ * ("{devices=[2,1]<=[2]}", "{replicated}", "{maximal device=1}", "{manual}", a tuple as
+ * "{{...}, {...}}"): the one form the partitioner reads, whichever way the program came. */
+enum { SHARDING_MAX_DEPTH = 8, SHARDING_MAX_LEN = 1 << 16 };
+
+static bool sb_putf(bytes *b, const char *fmt, ...) {
+  char tmp[64];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  return n >= 0 && (size_t)n < sizeof tmp && b->n + (size_t)n < SHARDING_MAX_LEN &&
+         bytes_put(b, tmp, (size_t)n);
+}
+
+static bool sb_ints(bytes *b, const hlo_i64s *a, const char *sep) {
+  for (int32_t i = 0; i < a->n; i++)
+    if (!sb_putf(b, "%s%lld", i ? sep : "", (long long)a->v[i])) return false;
+  return true;
+}
+
+typedef struct sharding_fields {
+  int64_t type;
+  bool last_replicate;
+  hlo_i64s dims, devs, iota, perm, last;
+  bytes tuple; /* the rendered tuple elements, ", "-separated (freed by the caller) */
+  int32_t ntuple;
+} sharding_fields;
+
+static CJ_MUST_USE cj_status render_sharding(rd *r, bytes *out, int depth);
+
+static CJ_MUST_USE cj_status read_sharding_fields(rd *r, sharding_fields *sf, int depth) {
+  FIELDS(r, case 1 : CJ_RETURN_IF_ERROR(rd_int(r, wt, &sf->type)); break;
+         case 3 : CJ_RETURN_IF_ERROR(rd_ints(r, wt, &sf->dims)); break;
+         case 4 : CJ_RETURN_IF_ERROR(rd_ints(r, wt, &sf->devs)); break;
+         case 5 : {
+           rd sub;
+           CJ_RETURN_IF_ERROR(rd_sub(r, wt, &sub, "OpSharding.tuple_shardings"));
+           if (sf->ntuple++ && !bytes_put(&sf->tuple, ", ", 2)) return cj_oom();
+           CJ_RETURN_IF_ERROR(render_sharding(&sub, &sf->tuple, depth + 1));
+           break;
+         } case 6 : {
+           int64_t v = 0;
+           CJ_RETURN_IF_ERROR(rd_int(r, wt, &v));
+           sf->last_replicate = v != 0;
+           break;
+         } case 8 : CJ_RETURN_IF_ERROR(rd_ints(r, wt, &sf->last)); break;
+         case 9 : CJ_RETURN_IF_ERROR(rd_ints(r, wt, &sf->iota)); break;
+         case 10 : CJ_RETURN_IF_ERROR(rd_ints(r, wt, &sf->perm)); break;)
+  return NULL;
+}
+
+/* "{devices=[dims]<assignment>[ last_tile_dim_replicate][ last_tile_dims={...}]}" */
+static CJ_MUST_USE cj_status render_tiled(rd *r, const sharding_fields *f, bytes *out) {
+  static const char *const kinds[] = {"replicate", NULL, NULL, NULL, "manual", "unknown",
+                                      "unreduced"};
+  if (!f->dims.n) return rd_err(r, "a tiled OpSharding without tile_assignment_dimensions");
+  int64_t n = 1;
+  for (int32_t i = 0; i < f->dims.n; i++) {
+    if (f->dims.v[i] <= 0 || n > (1 << 24) / f->dims.v[i])
+      return rd_err(r, "an OpSharding tile assignment of a bad size");
+    n *= f->dims.v[i];
+  }
+  if (f->devs.n && f->devs.n != n)
+    return rd_err(r, "an OpSharding whose device list does not fill its tile assignment");
+  bool ok = sb_putf(out, "{devices=[") && sb_ints(out, &f->dims, ",") && sb_putf(out, "]");
+  if (f->devs.n) {
+    ok = ok && sb_ints(out, &f->devs, ",");
+  } else if (f->iota.n) {
+    ok = ok && sb_putf(out, "<=[") && sb_ints(out, &f->iota, ",") && sb_putf(out, "]");
+    if (f->perm.n) ok = ok && sb_putf(out, "T(") && sb_ints(out, &f->perm, ",") && sb_putf(out, ")");
+  } else {
+    ok = ok && sb_putf(out, "<=[%lld]", (long long)n);
+  }
+  if (f->last_replicate) ok = ok && sb_putf(out, " last_tile_dim_replicate");
+  if (f->last.n) {
+    ok = ok && sb_putf(out, " last_tile_dims={");
+    for (int32_t i = 0; i < f->last.n; i++) {
+      int64_t k = f->last.v[i];
+      if (k < 0 || k > 6 || !kinds[k]) return rd_err(r, "an OpSharding last_tile_dims entry of a bad type");
+      ok = ok && sb_putf(out, "%s%s", i ? ", " : "", kinds[k]);
+    }
+    ok = ok && sb_putf(out, "}");
+  }
+  ok = ok && sb_putf(out, "}");
+  return ok ? NULL : rd_err(r, "an OpSharding too large to render");
+}
+
+static CJ_MUST_USE cj_status render_sharding(rd *r, bytes *out, int depth) {
+  if (depth > SHARDING_MAX_DEPTH) return rd_err(r, "OpSharding nested too deeply");
+  sharding_fields f = {0};
+  cj_status st = read_sharding_fields(r, &f, depth);
+  bool ok = true;
+  if (!st) {
+    switch (f.type) {
+      case 0: ok = sb_putf(out, "{replicated}"); break;
+      case 1:
+        if (f.devs.n != 1) st = rd_err(r, "a maximal OpSharding without exactly one device");
+        else ok = sb_putf(out, "{maximal device=%lld}", (long long)f.devs.v[0]);
+        break;
+      case 2: ok = sb_putf(out, "{") && bytes_put(out, f.tuple.p, f.tuple.n) && sb_putf(out, "}"); break;
+      case 3: st = render_tiled(r, &f, out); break;
+      case 4: ok = sb_putf(out, "{manual}"); break;
+      case 5: ok = sb_putf(out, "{unknown}"); break;
+      case 6: ok = sb_putf(out, "{unreduced}"); break;
+      default: st = rd_err(r, "an OpSharding of an unknown type");
+    }
+  }
+  free(f.tuple.p);
+  if (!st && !ok) st = rd_err(r, "an OpSharding too large to render");
+  return st;
+}
+
+static CJ_MUST_USE cj_status read_instr_sharding(rd *r, int wt, hlo_instr *in) {
+  rd s;
+  CJ_RETURN_IF_ERROR(rd_sub(r, wt, &s, "HloInstructionProto.sharding"));
+  bytes b = {0};
+  cj_status st = render_sharding(&s, &b, 0);
+  if (!st) {
+    in->sharding = cj_arena_strndup(&r->h->arena, b.p ? (const char *)b.p : "", b.n);
+    if (!in->sharding) st = cj_oom();
+  }
+  free(b.p);
+  return st;
+}
+
 static CJ_MUST_USE cj_status read_instr(rd *r, hlo_instr *in) {
   in->feature_group_count = in->batch_group_count = 1;
   FIELDS(
@@ -597,6 +725,7 @@ static CJ_MUST_USE cj_status read_instr(rd *r, hlo_instr *in) {
         CJ_RETURN_IF_ERROR(read_shape(&s, o));
         break;
       }
+      case 40 : CJ_RETURN_IF_ERROR(read_instr_sharding(r, wt, in)); break;
       case 43 : CJ_RETURN_IF_ERROR(rd_str(r, wt, &in->backend_config, &in->backend_config_len));
       break;
       case 49 : {

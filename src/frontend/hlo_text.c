@@ -8,7 +8,8 @@
  *
  * Instructions are one per line. Operands and called computations are read as names and turned
  * into ids once the whole module is read. Attributes the lowering does not use (metadata,
- * sharding, frontend_attributes, ...) are skipped. Constants printed elided (`{...}`) fail. */
+ * frontend_attributes, ...) are skipped; `sharding={...}` is kept as its text. Constants
+ * printed elided (`{...}`) fail. */
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -617,6 +618,7 @@ static CJ_MUST_USE cj_status attribute(tp *t, hlo_instr *in, const char **cond, 
     } while (eat(t, ','));
     return eat(t, '}') ? NULL : terr(t, "expected '}' after operand_layout_constraints");
   }
+  if (IS("sharding")) return str_value(t, &in->sharding, &n);
   if (IS("custom_call_target")) return str_value(t, &in->custom_call_target, &n);
   if (IS("backend_config")) return str_value(t, &in->backend_config, &in->backend_config_len);
   if (IS("api_version")) {
@@ -663,7 +665,7 @@ static CJ_MUST_USE cj_status attribute(tp *t, hlo_instr *in, const char **cond, 
     return eat(t, '}') ? NULL : terr(t, "expected '}'");
   }
 #undef IS
-  return skip_value(t); /* metadata, sharding, frontend_attributes, kind, ... */
+  return skip_value(t); /* metadata, frontend_attributes, kind, ... */
 }
 
 /* ------------------------------------------------------------------ constants */

@@ -231,6 +231,18 @@ MLIR
   run hlo_parse 0 "$CJRT" parse "$HLO/fori_loop.pb" "$HLO/fori_loop.hlo"
   has hlo_parse out "stablehlo.while"
   has hlo_parse out "parse: 2 ok, 0 failed"
+  # shardings (OpSharding in a proto, sharding={...} in text) become mhlo.sharding attributes
+  SH=$EXAMPLES/../tests/hlo/sharding
+  run hlo_sharding 0 "$CJRT" parse "$SH/sharded.hlo" "$SH/torch_xla_spmd_step.pb"
+  has hlo_sharding out '%arg0: tensor<4x2xf32> {mhlo.sharding = "{devices=[2,1]0,1}"}'
+  has hlo_sharding out '%arg1: tensor<2xf32> {mhlo.sharding = "{replicated}"}'
+  has hlo_sharding out '-> (tensor<4x2xf32> {mhlo.sharding = "{devices=[2,1,2]<=[4] last_tile_dim_replicate}"}, tensor<2xf32> {mhlo.sharding = "{maximal device=1}"})'
+  has hlo_sharding out 'stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[1,2]<=[2]}"}'
+  has hlo_sharding out '%arg0: tensor<16xi64> {mhlo.sharding = "{devices=[2]0,1}"}'
+  has hlo_sharding out 'tensor<16x3x16x16xf32> {mhlo.sharding = "{devices=[2,1,1,1]0,1}"}'
+  sed 's/sharding={devices=\[2,1\]0,1}/sharding={{replicated}, {replicated}}/' "$SH/sharded.hlo" >"$TMP/badsh.hlo"
+  run hlo_sharding_bad 1 "$CJRT" parse "$TMP/badsh.hlo"
+  has hlo_sharding_bad err "instruction p0: sharding {{replicated}, {replicated}} does not fit its 1 values"
 
   # ---- programs for several devices: global inputs in, global outputs out ----
   # two replicas meeting at an all_reduce (the client gets cpu_device_count=2 by itself)
