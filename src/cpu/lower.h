@@ -179,6 +179,14 @@ bool cj_lw_only_ew_users(cj_lw *L, cj_value *v);
 /* Marks v virtual with a view of buffer src. */
 CJ_MUST_USE cj_status cj_lw_make_virtual(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt,
                              const int64_t *strides);
+/* Views with an offset (static slices read in place by fused loops, lower.c): the same, starting
+ * `off` elements into src. cj_lw_value_is_virtual is false for them (readers that know no
+ * offset materialize them); cj_lw_value_is_view is true for every virtual value, and
+ * cj_lw_view_offset gives its offset (0 for broadcasts). */
+CJ_MUST_USE cj_status cj_lw_make_view(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt, int64_t off,
+                                      const int64_t *strides);
+bool cj_lw_value_is_view(cj_lw *L, cj_value *v);
+int64_t cj_lw_view_offset(cj_lw *L, cj_value *v);
 /* Strided copy parameters / kernel, shared by data movement ops. */
 typedef struct cj_strided {
   int32_t rank;        /* after collapsing */

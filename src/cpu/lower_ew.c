@@ -30,6 +30,7 @@ typedef struct ew_input {
   uint8_t esize;
   uint8_t reg; /* BCAST/SCALAR: table index of the register it is gathered into */
   int32_t rank;
+  int64_t off; /* elements from the start of the buffer (a slice read in place) */
   int64_t dims[CJ_MAX_RANK];
   int64_t strides[CJ_MAX_RANK]; /* elements */
 } ew_input;
@@ -240,7 +241,8 @@ static CJ_MUST_USE cj_status k_ew(cj_exec_ctx *ctx, const cj_step *st) {
   ew_run R;
   R.p = p;
   R.ctx = ctx;
-  for (int k = 0; k < p->ninputs; k++) R.base[k] = CJ_PTR(ctx, st->in[k]);
+  for (int k = 0; k < p->ninputs; k++)
+    R.base[k] = CJ_PTR(ctx, st->in[k]) + p->inputs[k].off * p->esize[k];
   for (int k = 0; k < p->noutputs; k++) R.base[p->ninputs + k] = CJ_PTR(ctx, st->out[k]);
   if (p->n * (p->flops_per_elem + 1) >= CJ_PAR_MIN_ELEMS * 2 && ctx->pool &&
       cj_pool_size(ctx->pool) > 1) {
@@ -516,9 +518,10 @@ static CJ_MUST_USE cj_status add_input(gen *G, const cj_op *op, gv *g) {
   int64_t n = G->S->shape->num_elements;
   cj_dtype sdt = t->dtype;
   int32_t buf;
-  if (cj_lw_value_is_virtual(L, v)) {
+  if (cj_lw_value_is_view(L, v)) {
     const int64_t *strides;
     cj_lw_virtual_view(L, v, &buf, &sdt, &strides);
+    in->off = cj_lw_view_offset(L, v);
     in->mode = IN_BCAST;
     in->rank = t->rank;
     for (int32_t d = 0; d < t->rank; d++) {
@@ -742,6 +745,16 @@ static CJ_MUST_USE cj_status gen_op(gen *G, int oi) {
   return NULL;
 }
 
+/* Input j is a view with an offset, or another input reads the same buffer (a slice or a
+ * broadcast of it, at other indices): writing an output over it in place would change what the
+ * other reads, block after block. */
+static bool shares_buffer(const gen *G, int nin, int j) {
+  if (G->inputs[j].off != 0) return true;
+  for (int k = 0; k < nin; k++)
+    if (k != j && G->in_buf[k] == G->in_buf[j]) return true;
+  return false;
+}
+
 cj_status cj_lw_ew_flush(cj_lw *L) {
   ew_state *S = cj_lw_ew_state(L);
   if (!S || !S->nops) return NULL;
@@ -860,7 +873,7 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
         for (int k = 0; k < nout; k++)
           for (int j = 0; j < nin; j++) {
             if (inp[j].mode != IN_FULL || p->esize[j] != p->esize[nin + k]) continue;
-            if (G->in_last_read[j] > G->out_written_by[k]) continue;
+            if (G->in_last_read[j] > G->out_written_by[k] || shares_buffer(G, nin, j)) continue;
             cj_lw_hint_inplace(L, G->out_buf[k], G->in_buf[j]);
           }
         step = cj_lw_emit(L, S->ops[S->nops - 1], k_ew, p, (uint32_t)nin, G->in_buf,
