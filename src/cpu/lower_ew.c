@@ -855,7 +855,7 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
             p->esize[nin + k] = (uint8_t)cj_dtype_bytes(G->vals[i].storage);
       }
       p->n = S->shape->num_elements;
-      p->block = 8192 / max_es;
+      p->block = 2048 / max_es; /* 2 KiB per register: a group's registers stay in L1 */
       if (p->block < 64) p->block = 64;
       p->ninstr = G->ninstr;
       p->ninputs = nin;
