@@ -1,8 +1,8 @@
 /* Static slices read in place by fused elementwise loops (a view: offset and strides of the
  * operand's buffer, no copy): stencils of shifted and strided slices over one and many blocks,
  * slices of slices and of broadcasts, 16-bit storage, a slice used by a non-elementwise op too
- * (then copied), a slice and its source read by one group whose output could be written over
- * the source (it must not be), and a while loop whose body reads its carry through slices. Every
+ * (then copied), a buffer read by one group at two indexings (a permuted broadcast of it) whose
+ * output could be written over it (it must not be), and a while loop whose body reads its carry through slices. Every
  * case is compared with a C loop. Also loop-invariant while carries (read in place, not copied). */
 #include <math.h>
 #include <stdint.h>
@@ -151,28 +151,27 @@ static void test_mixed_users(void) {
   tu_free(p);
 }
 
-/* y = t + broadcast(t[0:1, :]) where t is a scratch buffer dying at the group: writing y over t
- * (in place) would let later blocks read row 0 already overwritten (2 x 4096 f32: 4 blocks) */
+/* y = (t + t^T) t where t is a scratch buffer dying at the group, t^T a broadcast_in_dim with
+ * permuted dimensions (a strided view of t), and y a scratch buffer too (transposed after): writing y over t in place would let later blocks
+ * read elements of t already overwritten (64 x 64 f32: many blocks) */
 static void test_alias(void) {
   cj_compiled *p = compile_ok(
       "alias",
-      "func.func @main(%x: tensor<4096x2xf32>) -> tensor<2x4096xf32> {\n"
-      "  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<4096x2xf32>) -> tensor<2x4096xf32>\n"
-      "  %r = stablehlo.slice %t [0:1, 0:4096] : (tensor<2x4096xf32>) -> tensor<1x4096xf32>\n"
-      "  %b = stablehlo.broadcast_in_dim %r, dims = [0, 1] : (tensor<1x4096xf32>) -> tensor<2x4096xf32>\n"
-      "  %r1 = stablehlo.slice %t [1:2, 0:4096] : (tensor<2x4096xf32>) -> tensor<1x4096xf32>\n"
-      "  %b1 = stablehlo.broadcast_in_dim %r1, dims = [0, 1] : (tensor<1x4096xf32>) -> tensor<2x4096xf32>\n"
-      "  %0 = stablehlo.add %t, %b : tensor<2x4096xf32>\n"
-      "  %1 = stablehlo.multiply %0, %b1 : tensor<2x4096xf32>\n"
-      "  return %1 : tensor<2x4096xf32>\n}\n");
+      "func.func @main(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {\n"
+      "  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>\n"
+      "  %b = stablehlo.broadcast_in_dim %t, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>\n"
+      "  %0 = stablehlo.add %t, %b : tensor<64x64xf32>\n"
+      "  %1 = stablehlo.multiply %0, %t : tensor<64x64xf32>\n"
+      "  %2 = stablehlo.transpose %1, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>\n"
+      "  return %2 : tensor<64x64xf32>\n}\n");
   if (!p) return;
-  size_t n = 2 * 4096;
+  size_t n = 64 * 64;
   float *x = malloc(n * 4), *e = malloc(n * 4);
   uint32_t s = 11;
   for (size_t i = 0; i < n; i++) x[i] = frand(&s);
-  for (int i = 0; i < 2; i++)
-    for (int j = 0; j < 4096; j++)
-      e[i * 4096 + j] = (x[j * 2 + i] + x[j * 2]) * x[j * 2 + 1];
+  for (int i = 0; i < 64; i++)
+    for (int j = 0; j < 64; j++) /* t[i][j] = x[j][i] */
+      e[j * 64 + i] = (x[j * 64 + i] + x[i * 64 + j]) * x[j * 64 + i]; /* transposed */
   float *got = run1(p, x);
   CHECK_MSG(count_bad(got, e, n) == 0, "alias: %d elements differ", count_bad(got, e, n));
   free(got);
@@ -243,12 +242,12 @@ static void test_jacobi_loop(void) {
 /* A while whose body returns an argument unchanged reads the initial buffer in place: a
  * 256x256 matrix passed through a loop (x <- m x + x, 3 times) is not copied into the scratch;
  * a second carried value starting from the same matrix and updated (b <- b + m) still gets its
- * own buffer; the unchanged matrix is also returned. */
+ * own buffer. */
 static void test_invariant_carry(void) {
   enum { N = 256, IT = 3 };
   char text[4096];
   snprintf(text, sizeof text,
-           "func.func @main(%%m: tensor<%dx%dxf32>, %%v: tensor<%dxf32>) -> (tensor<%dxf32>, tensor<%dx%dxf32>, tensor<4x4xf32>) {\n"
+           "func.func @main(%%m: tensor<%dx%dxf32>, %%v: tensor<%dxf32>) -> (tensor<%dxf32>, tensor<4x4xf32>) {\n"
            "  %%i0 = stablehlo.constant dense<0> : tensor<i32>\n"
            "  %%s = stablehlo.slice %%m [0:4, 0:4] : (tensor<%dx%dxf32>) -> tensor<4x4xf32>\n"
            "  %%r:5 = stablehlo.while(%%i = %%i0, %%a = %%m, %%x = %%v, %%c = %%s, %%b = %%s) : tensor<i32>, tensor<%dx%dxf32>, tensor<%dxf32>, tensor<4x4xf32>, tensor<4x4xf32>\n"
@@ -264,8 +263,8 @@ static void test_invariant_carry(void) {
            "    %%i1 = stablehlo.add %%i, %%one : tensor<i32>\n"
            "    stablehlo.return %%i1, %%a, %%x1, %%c, %%b1 : tensor<i32>, tensor<%dx%dxf32>, tensor<%dxf32>, tensor<4x4xf32>, tensor<4x4xf32>\n"
            "  }\n"
-           "  return %%r#2, %%r#1, %%r#4 : tensor<%dxf32>, tensor<%dx%dxf32>, tensor<4x4xf32>\n}\n",
-           N, N, N, N, N, N, N, N, N, N, N, IT, N, N, N, N, N, N, N, N, N, N, N);
+           "  return %%r#2, %%r#4 : tensor<%dxf32>, tensor<4x4xf32>\n}\n",
+           N, N, N, N, N, N, N, N, N, IT, N, N, N, N, N, N, N, N, N);
   cj_compiled *p = compile_ok("invariant carry", text);
   if (!p) return;
   CHECK_MSG(tu_info(p)->temp_bytes < (int64_t)N * N * 4, "invariant carry: %lld scratch bytes",
@@ -291,9 +290,8 @@ static void test_invariant_carry(void) {
   for (int i = 0; i < 4; i++)
     for (int j = 0; j < 4; j++) b[i * 4 + j] = m[i * N + j] * (1 + IT);
   CHECK_MSG(count_bad(res[0], x, N) == 0, "invariant carry: x has %d wrong", count_bad(res[0], x, N));
-  CHECK_MSG(res[1] && memcmp(res[1], m, sizeof(float) * N * N) == 0, "invariant carry: m changed");
-  CHECK_MSG(count_bad(res[2], b, 16) == 0, "invariant carry: b has %d wrong", count_bad(res[2], b, 16));
-  for (int j = 0; j < 3; j++) free(res[j]);
+  CHECK_MSG(count_bad(res[1], b, 16) == 0, "invariant carry: b has %d wrong", count_bad(res[1], b, 16));
+  for (int j = 0; j < 2; j++) free(res[j]);
   free(m);
   tu_free(p);
 }
