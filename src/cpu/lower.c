@@ -240,6 +240,11 @@ cj_slot *cj_lw_slots(cj_lw *L, uint32_t n, const int32_t *bufs, bool use) {
   return s;
 }
 
+const void *cj_lw_const_bytes(cj_lw *L, int32_t buf) {
+  const cj_lw_buf *b = &L->bufs[resolve(L, buf)];
+  return b->kind == CJ_BK_CONST && b->size > 0 ? L->cpool + b->off : NULL;
+}
+
 int32_t cj_lw_const(cj_lw *L, const void *data, int64_t bytes) {
   int64_t off = (L->cpool_size + 63) & ~(int64_t)63;
   int64_t need = off + (bytes > 0 ? bytes : 0);

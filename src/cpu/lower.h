@@ -102,6 +102,9 @@ void *cj_lw_alloc(cj_lw *L, size_t bytes);
 cj_slot *cj_lw_slots(cj_lw *L, uint32_t n, const int32_t *bufs, bool use);
 /* A constant buffer holding `bytes` (copied into the pool). */
 int32_t cj_lw_const(cj_lw *L, const void *data, int64_t bytes);
+/* The bytes of a constant buffer while lowering (NULL if `buf` is no constant); valid until the
+ * next cj_lw_const. */
+const void *cj_lw_const_bytes(cj_lw *L, int32_t buf);
 /* Cost analysis (GetCostAnalysis): flops and transcendental evaluations this op performs. */
 void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
 /* A kernel that claims a per-thread temporary area (cj_tls_claim) needs at least `bytes`. */

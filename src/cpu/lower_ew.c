@@ -29,6 +29,7 @@ typedef struct ew_input {
   uint8_t mode;
   uint8_t esize;
   uint8_t reg; /* BCAST/SCALAR: table index of the register it is gathered into */
+  bool prefilled; /* SCALAR: the buffer already holds a block of copies (a constant) */
   int32_t rank;
   int64_t off; /* elements from the start of the buffer (a slice read in place) */
   int64_t dims[CJ_MAX_RANK];
@@ -218,7 +219,9 @@ static void run_range(ew_run *R, int64_t b0, int64_t b1) {
   /* scalar inputs: fill their registers once */
   for (int k = 0; k < p->ninputs; k++) {
     const ew_input *in = &p->inputs[k];
-    if (in->mode == IN_SCALAR) {
+    if (in->mode == IN_SCALAR && in->prefilled) {
+      cur[in->reg] = R->base[k];
+    } else if (in->mode == IN_SCALAR) {
       int64_t m = p->block < p->n ? p->block : p->n;
       fill(cur[in->reg], R->base[k], in->esize, m);
     }
@@ -449,6 +452,7 @@ typedef struct gen {
   int ninputs, noutputs;
   int obase; /* table index of output 0 (= number of external inputs) */
   int32_t in_buf[MAX_INPUTS * 2], out_buf[MAX_OPS];
+  int64_t block; /* elements per block */
   ew_input inputs[MAX_INPUTS * 2];
   uint8_t esize[MAX_TAB];
   /* registers: free list by liveness */
@@ -517,6 +521,26 @@ static CJ_MUST_USE cj_status operand_loc(gen *G, const cj_op *op, cj_value *v, i
   return cj_op_error(op, CJ_INTERNAL, "fusion: operand not available");
 }
 
+/* A constant scalar input of a group whose whole index space is one block is expanded at
+ * compile time into a constant array of that block: no fill on every call (the scalars of a
+ * small loop body's arithmetic). */
+static CJ_MUST_USE cj_status prefill_const(gen *G, ew_input *in, int32_t *buf) {
+  int64_t n = G->S->shape->num_elements;
+  const char *v = cj_lw_const_bytes(G->L, *buf);
+  if (!v || n > G->block) return NULL;
+  char val[16];
+  if (in->esize > sizeof val) return NULL;
+  memcpy(val, v + in->off * in->esize, in->esize);
+  char *arr = malloc((size_t)(n * in->esize));
+  if (!arr) return cj_oom();
+  fill(arr, val, in->esize, n);
+  *buf = cj_lw_const(G->L, arr, n * in->esize);
+  free(arr);
+  in->off = 0;
+  in->prefilled = true;
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status add_input(gen *G, const cj_op *op, gv *g) {
   cj_lw *L = G->L;
   int k = G->ninputs;
@@ -582,6 +606,7 @@ static CJ_MUST_USE cj_status add_input(gen *G, const cj_op *op, gv *g) {
     }
   }
   in->esize = (uint8_t)cj_dtype_bytes(sdt);
+  if (in->mode == IN_SCALAR) CJ_RETURN_IF_ERROR(prefill_const(G, in, &buf));
   G->esize[k] = in->esize;
   G->in_buf[k] = buf;
   G->in_last_read[k] = -1;
@@ -818,6 +843,8 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
     if (es > max_es) max_es = es;
     if (ec > max_es) max_es = ec;
   }
+  G->block = 2048 / max_es; /* 2 KiB per register: a group's registers stay in L1 */
+  if (G->block < 64) G->block = 64;
   /* load every external input first (in table order), so that the registers of broadcast
    * inputs, gathered at each block start, are never reused by earlier instructions */
   for (int k = 0; k < S->next && !st; k++) {
@@ -855,8 +882,7 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
             p->esize[nin + k] = (uint8_t)cj_dtype_bytes(G->vals[i].storage);
       }
       p->n = S->shape->num_elements;
-      p->block = 2048 / max_es; /* 2 KiB per register: a group's registers stay in L1 */
-      if (p->block < 64) p->block = 64;
+      p->block = G->block;
       p->ninstr = G->ninstr;
       p->ninputs = nin;
       p->noutputs = nout;

@@ -307,6 +307,25 @@ static void test_const_slice(void) {
                         "  %0 = stablehlo.add %a, %b : tensor<2x2xi32>\n"
                         "  return %0 : tensor<2x2xi32>\n}\n",
                         e, sizeof e));
+  /* one element of a constant (a scalar read at an offset, expanded at compile time) and
+   * splat constants in a small group with an argument */
+  cj_compiled *p = compile_ok(
+      "constant element",
+      "func.func @main(%x: tensor<1x2xi32>) -> tensor<1x2xi32> {\n"
+      "  %c = stablehlo.constant dense<[[0, 1, 5], [2, 3, 6]]> : tensor<2x3xi32>\n"
+      "  %a = stablehlo.slice %c [1:2, 1:2] : (tensor<2x3xi32>) -> tensor<1x1xi32>\n"
+      "  %b = stablehlo.broadcast_in_dim %a, dims = [0, 1] : (tensor<1x1xi32>) -> tensor<1x2xi32>\n"
+      "  %s = stablehlo.constant dense<7> : tensor<1x2xi32>\n"
+      "  %0 = stablehlo.multiply %x, %s : tensor<1x2xi32>\n"
+      "  %1 = stablehlo.add %0, %b : tensor<1x2xi32>\n"
+      "  return %1 : tensor<1x2xi32>\n}\n");
+  if (!p) return;
+  int32_t x[2] = {4, -5}, e2[2] = {4 * 7 + 3, -5 * 7 + 3};
+  int32_t *got = (int32_t *)run1(p, (float *)x);
+  CHECK_MSG(got && got[0] == e2[0] && got[1] == e2[1], "constant element: %d %d", got ? got[0] : 0,
+            got ? got[1] : 0);
+  free(got);
+  tu_free(p);
 }
 
 int main(void) {
