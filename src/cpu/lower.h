@@ -9,8 +9,9 @@
  *
  * Values: a tensor or token value has one buffer; a tuple value has one per leaf (flattened).
  * Aliasing ops (reshape, bitcast of equal width, get_tuple_element, tuple, optimization_barrier)
- * share buffers. Elementwise ops are fused (lower_ew.c): broadcast_in_dim and splat constants
- * whose users are all elementwise ops stay virtual (a strided view of their source).
+ * share buffers. Elementwise ops are fused (lower_ew.c): broadcast_in_dim, splat constants and
+ * static slices whose users are all elementwise ops stay virtual (a strided view of their
+ * source, at an offset for slices).
  *
  * Adding an op: write `cj_status lower_<x>(cj_lw *L, cj_op *op)` using the helpers below and add
  * a row LOWER(<OP_ID>, lower_<x>) to lower.def.

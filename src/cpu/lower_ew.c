@@ -1,8 +1,9 @@
 /* cjrt: elementwise fusion. Consecutive elementwise ops of one shape become one step that runs
- * a small instruction list over blocks of the index space (a few KiB per operand, so the
- * intermediate values stay in L1/L2), calling one array kernel per instruction and block.
- * Inputs are read in place, or gathered per block when they are broadcasts (broadcast_in_dim
- * and splat constants whose users are all elementwise stay virtual: no step, no buffer).
+ * a small instruction list over blocks of the index space (2 KiB per operand, so the
+ * intermediate values stay in L1), calling one array kernel per instruction and block.
+ * Inputs are read in place, or gathered per block when they are broadcasts or slices
+ * (broadcast_in_dim, splat constants and static slices whose users are all elementwise stay
+ * virtual: no step, no buffer; a slice is its operand's buffer at an offset, with strides).
  * Small floats compute in f32 and are rounded after every op; sub-byte integers compute in
  * s32/u32 and wrap. Large groups run in parallel over blocks.
  */

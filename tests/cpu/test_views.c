@@ -1,9 +1,11 @@
 /* Static slices read in place by fused elementwise loops (a view: offset and strides of the
  * operand's buffer, no copy): stencils of shifted and strided slices over one and many blocks,
- * slices of slices and of broadcasts, 16-bit storage, a slice used by a non-elementwise op too
- * (then copied), a buffer read by one group at two indexings (a permuted broadcast of it) whose
- * output could be written over it (it must not be), and a while loop whose body reads its carry through slices. Every
- * case is compared with a C loop. Also loop-invariant while carries (read in place, not copied). */
+ * slices of slices and of broadcasts, 16-bit storage, slices of constants, a slice used by a
+ * non-elementwise op too (then copied), a buffer read by one group at two indexings (a permuted
+ * broadcast of it) whose output could be written over it (it must not be), and a while loop
+ * whose body reads its carry through slices. Also loop-invariant while carries (read in place,
+ * not copied) and constant scalars expanded at compile time. Every case is compared with a C
+ * loop. */
 #include <math.h>
 #include <stdint.h>
 
