@@ -97,24 +97,41 @@ static CJ_MUST_USE cj_status parallel_copy(cj_lw *L, const cj_op *op, int32_t n,
 
 enum { MAX_LEAVES = 4096 };
 
+/* Leaf i of a while whose operands are single leaves is loop-invariant when the body returns its
+ * own argument i: the loop then reads the initial buffer in place instead of a carried copy (a
+ * matrix passed through a solver's loop is not copied on every execution). */
+static bool invariant_leaf(const cj_op *op, const cj_block *bb, int32_t n, int32_t i) {
+  if ((uint32_t)n != op->nopnds || bb->nargs != op->nopnds) return false;
+  const cj_op *t = bb->last;
+  return t && t->nopnds == op->nopnds && t->operands[i] == &bb->args[i];
+}
+
 cj_status lower_while(cj_lw *L, cj_op *op) {
   if (op->nregions != 2) return cj_op_error(op, CJ_INVALID_ARGUMENT, "while needs 2 regions");
   cj_block *cb = op->regions[0].first, *bb = op->regions[1].first;
   if (!cb || !bb) return cj_op_error(op, CJ_INVALID_ARGUMENT, "while regions need a block");
-  int32_t *init = malloc(sizeof(int32_t) * MAX_LEAVES * 3);
+  int32_t *init = malloc(sizeof(int32_t) * MAX_LEAVES * 5);
   if (!init) return cj_oom();
   int32_t *carried = init + MAX_LEAVES, *ret = init + 2 * MAX_LEAVES;
   int32_t n = 0, nr = 0;
   cj_status st = operand_leaves(L, op, init, MAX_LEAVES, &n);
-  /* carried buffers, initialized by copies (in place when an init dies here) */
+  /* carried buffers, initialized by copies (in place when an init dies here); invariant
+   * leaves are their initial buffers */
+  int32_t ncopy = 0, *csrc = init + 3 * MAX_LEAVES, *cdst = init + 4 * MAX_LEAVES;
   for (int32_t i = 0; !st && i < n; i++) {
+    if (invariant_leaf(op, bb, n, i)) {
+      carried[i] = init[i];
+      continue;
+    }
     carried[i] = cj_lw_new_buf(L, cj_lw_buf_at(L, init[i])->size, CJ_BK_ARENA);
     cj_lw_hint_inplace(L, carried[i], init[i]);
+    csrc[ncopy] = init[i];
+    cdst[ncopy++] = carried[i];
   }
   int32_t start = cj_lw_pos(L);
   if (!st) {
-    if (n) {
-      st = cj_lw_emit_copies(L, op, (uint32_t)n, init, carried);
+    if (ncopy) {
+      st = cj_lw_emit_copies(L, op, (uint32_t)ncopy, csrc, cdst);
     } else {
       cj_lw_advance(L);
     }
@@ -180,7 +197,8 @@ cj_status lower_while(cj_lw *L, cj_op *op) {
       st = s2;
   }
   if (!st) {
-    for (int32_t i = 0; i < n; i++) cj_lw_def_at(L, carried[i], start);
+    for (int32_t i = 0; i < n; i++)
+      if (carried[i] != init[i]) cj_lw_def_at(L, carried[i], start);
     /* the driver reads the predicate and keeps the carried buffers alive */
     int32_t *ins = malloc(sizeof(int32_t) * (size_t)(n + 1));
     if (!ins) {

@@ -17,6 +17,7 @@ typedef struct lw_val {
   int32_t vsrc;
   cj_dtype vdt;
   int64_t *vstrides;
+  int64_t voff; /* elements of vdt from the start of vsrc (slices) */
 } lw_val;
 
 typedef struct slot_list {
@@ -239,6 +240,11 @@ cj_slot *cj_lw_slots(cj_lw *L, uint32_t n, const int32_t *bufs, bool use) {
   return s;
 }
 
+const void *cj_lw_const_bytes(cj_lw *L, int32_t buf) {
+  const cj_lw_buf *b = &L->bufs[resolve(L, buf)];
+  return b->kind == CJ_BK_CONST && b->size > 0 ? L->cpool + b->off : NULL;
+}
+
 int32_t cj_lw_const(cj_lw *L, const void *data, int64_t bytes) {
   int64_t off = (L->cpool_size + 63) & ~(int64_t)63;
   int64_t need = off + (bytes > 0 ? bytes : 0);
@@ -414,7 +420,17 @@ cj_status cj_lw_bind(cj_lw *L, cj_value *v, int32_t n, const int32_t *leaves) {
 
 bool cj_lw_value_is_virtual(cj_lw *L, cj_value *v) {
   lw_val *x = val(L, v);
+  return x && x->virt && !x->bound && x->voff == 0;
+}
+
+bool cj_lw_value_is_view(cj_lw *L, cj_value *v) {
+  lw_val *x = val(L, v);
   return x && x->virt && !x->bound;
+}
+
+int64_t cj_lw_view_offset(cj_lw *L, cj_value *v) {
+  lw_val *x = val(L, v);
+  return x && x->virt && !x->bound ? x->voff : 0;
 }
 
 void cj_lw_virtual_view(cj_lw *L, cj_value *v, int32_t *src, cj_dtype *dt,
@@ -437,6 +453,14 @@ cj_status cj_lw_make_virtual(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt,
   x->bound = false;
   x->vsrc = src;
   x->vdt = dt;
+  x->voff = 0;
+  return NULL;
+}
+
+cj_status cj_lw_make_view(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt, int64_t off,
+                          const int64_t *strides) {
+  CJ_RETURN_IF_ERROR(cj_lw_make_virtual(L, v, src, dt, strides));
+  val(L, v)->voff = off;
   return NULL;
 }
 
@@ -467,6 +491,7 @@ static CJ_MUST_USE cj_status materialize(cj_lw *L, const cj_op *op, cj_value *v)
     s->sstride[d] = x->vstrides[d] * esize;
     s->dstride[d] = ds[d] * esize;
   }
+  s->soff = x->voff * esize;
   cj_strided_simplify(s);
   int32_t out = cj_lw_new_buf(L, cj_lw_type_bytes(t), CJ_BK_ARENA);
   int32_t in = x->vsrc;
@@ -658,9 +683,52 @@ bool cj_cpu_can_lower(const cj_op *op, const char **why) {
 
 static bool may_skip_flush(cj_lw *L, cj_op *op) {
   if (op->kind == CJ_OP_CONSTANT) return op->nresults == 1 && cj_lw_only_ew_users(L, &op->results[0]);
-  if (op->kind == CJ_OP_BROADCAST_IN_DIM)
+  if (op->kind == CJ_OP_BROADCAST_IN_DIM || op->kind == CJ_OP_SLICE)
     return cj_lw_only_ew_users(L, &op->results[0]) && !cj_lw_ew_pending_value(L, op->operands[0]);
   return false;
+}
+
+/* A static slice whose users are all elementwise ops of its block stays virtual: a view (offset
+ * and strides) of its operand's buffer, read by the fused loops instead of copied. Sets *done
+ * when it did; otherwise the slice is lowered as a copy (lower_slice). */
+static CJ_MUST_USE cj_status slice_view(cj_lw *L, cj_op *op, bool *done) {
+  *done = false;
+  cj_value *v = &op->results[0], *x = op->operands[0];
+  const cj_type *t = v->type, *xt = x->type;
+  if (op->nresults != 1 || !cj_type_is_static(t) || !cj_type_is_static(xt) ||
+      cj_type_is_quant(t) || cj_type_is_quant(xt) || t->num_elements <= 0 ||
+      t->rank != xt->rank || t->rank > CJ_MAX_RANK || !cj_lw_only_ew_users(L, v))
+    return NULL;
+  int64_t start[CJ_MAX_RANK], stride[CJ_MAX_RANK], n1 = 0, n2 = 0;
+  if (!cj_op_get_i64s(op, "start_indices", start, CJ_MAX_RANK, &n1) ||
+      !cj_op_get_i64s(op, "strides", stride, CJ_MAX_RANK, &n2) || n1 != t->rank || n2 != t->rank)
+    return NULL; /* lower_slice reports it */
+  for (int32_t d = 0; d < t->rank; d++)
+    if (start[d] < 0 || stride[d] < 1 || start[d] + (t->dims[d] - 1) * stride[d] >= xt->dims[d])
+      return NULL;
+  int32_t src;
+  cj_dtype dt = xt->dtype;
+  int64_t xs[CJ_MAX_RANK], off = 0;
+  if (cj_lw_value_is_view(L, x)) { /* a slice of a view: compose */
+    const int64_t *vs;
+    cj_lw_virtual_view(L, x, &src, &dt, &vs);
+    memcpy(xs, vs, sizeof(int64_t) * (size_t)t->rank);
+    off = cj_lw_view_offset(L, x);
+  } else {
+    int32_t n;
+    const int32_t *leaves;
+    CJ_RETURN_IF_ERROR(cj_lw_leaves(L, op, x, &n, &leaves));
+    if (n != 1) return NULL;
+    src = leaves[0];
+    cj_row_strides(t->rank, xt->dims, xs);
+  }
+  int64_t strides[CJ_MAX_RANK];
+  for (int32_t d = 0; d < t->rank; d++) {
+    off += start[d] * xs[d];
+    strides[d] = xs[d] * stride[d];
+  }
+  *done = true;
+  return cj_lw_make_view(L, v, src, dt, off, strides);
 }
 
 cj_status cj_lw_block(cj_lw *L, cj_block *b, cj_op **out_terminator) {
@@ -678,6 +746,11 @@ cj_status cj_lw_block(cj_lw *L, cj_block *b, cj_op **out_terminator) {
       continue;
     }
     if (!may_skip_flush(L, op)) CJ_RETURN_IF_ERROR(cj_lw_ew_flush(L));
+    if (op->kind == CJ_OP_SLICE) {
+      bool done;
+      CJ_RETURN_IF_ERROR(slice_view(L, op, &done));
+      if (done) continue;
+    }
     cj_status (*fn)(cj_lw *, cj_op *) = lower_fn_for(op->kind);
     if (!fn) {
       if (op->kind == CJ_OP_FUNC_CALL)

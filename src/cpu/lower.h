@@ -9,8 +9,9 @@
  *
  * Values: a tensor or token value has one buffer; a tuple value has one per leaf (flattened).
  * Aliasing ops (reshape, bitcast of equal width, get_tuple_element, tuple, optimization_barrier)
- * share buffers. Elementwise ops are fused (lower_ew.c): broadcast_in_dim and splat constants
- * whose users are all elementwise ops stay virtual (a strided view of their source).
+ * share buffers. Elementwise ops are fused (lower_ew.c): broadcast_in_dim, splat constants and
+ * static slices whose users are all elementwise ops stay virtual (a strided view of their
+ * source, at an offset for slices).
  *
  * Adding an op: write `cj_status lower_<x>(cj_lw *L, cj_op *op)` using the helpers below and add
  * a row LOWER(<OP_ID>, lower_<x>) to lower.def.
@@ -102,6 +103,9 @@ void *cj_lw_alloc(cj_lw *L, size_t bytes);
 cj_slot *cj_lw_slots(cj_lw *L, uint32_t n, const int32_t *bufs, bool use);
 /* A constant buffer holding `bytes` (copied into the pool). */
 int32_t cj_lw_const(cj_lw *L, const void *data, int64_t bytes);
+/* The bytes of a constant buffer while lowering (NULL if `buf` is no constant); valid until the
+ * next cj_lw_const. */
+const void *cj_lw_const_bytes(cj_lw *L, int32_t buf);
 /* Cost analysis (GetCostAnalysis): flops and transcendental evaluations this op performs. */
 void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
 /* A kernel that claims a per-thread temporary area (cj_tls_claim) needs at least `bytes`. */
@@ -179,6 +183,14 @@ bool cj_lw_only_ew_users(cj_lw *L, cj_value *v);
 /* Marks v virtual with a view of buffer src. */
 CJ_MUST_USE cj_status cj_lw_make_virtual(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt,
                              const int64_t *strides);
+/* Views with an offset (static slices read in place by fused loops, lower.c): the same, starting
+ * `off` elements into src. cj_lw_value_is_virtual is false for them (readers that know no
+ * offset materialize them); cj_lw_value_is_view is true for every virtual value, and
+ * cj_lw_view_offset gives its offset (0 for broadcasts). */
+CJ_MUST_USE cj_status cj_lw_make_view(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt, int64_t off,
+                                      const int64_t *strides);
+bool cj_lw_value_is_view(cj_lw *L, cj_value *v);
+int64_t cj_lw_view_offset(cj_lw *L, cj_value *v);
 /* Strided copy parameters / kernel, shared by data movement ops. */
 typedef struct cj_strided {
   int32_t rank;        /* after collapsing */

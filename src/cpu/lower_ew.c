@@ -1,8 +1,9 @@
 /* cjrt: elementwise fusion. Consecutive elementwise ops of one shape become one step that runs
- * a small instruction list over blocks of the index space (a few KiB per operand, so the
- * intermediate values stay in L1/L2), calling one array kernel per instruction and block.
- * Inputs are read in place, or gathered per block when they are broadcasts (broadcast_in_dim
- * and splat constants whose users are all elementwise stay virtual: no step, no buffer).
+ * a small instruction list over blocks of the index space (2 KiB per operand, so the
+ * intermediate values stay in L1), calling one array kernel per instruction and block.
+ * Inputs are read in place, or gathered per block when they are broadcasts or slices
+ * (broadcast_in_dim, splat constants and static slices whose users are all elementwise stay
+ * virtual: no step, no buffer; a slice is its operand's buffer at an offset, with strides).
  * Small floats compute in f32 and are rounded after every op; sub-byte integers compute in
  * s32/u32 and wrap. Large groups run in parallel over blocks.
  */
@@ -29,7 +30,9 @@ typedef struct ew_input {
   uint8_t mode;
   uint8_t esize;
   uint8_t reg; /* BCAST/SCALAR: table index of the register it is gathered into */
+  bool prefilled; /* SCALAR: the buffer already holds a block of copies (a constant) */
   int32_t rank;
+  int64_t off; /* elements from the start of the buffer (a slice read in place) */
   int64_t dims[CJ_MAX_RANK];
   int64_t strides[CJ_MAX_RANK]; /* elements */
 } ew_input;
@@ -44,7 +47,17 @@ typedef struct ew_params {
   uint8_t esize[MAX_TAB]; /* per table entry: element bytes (inputs, outputs); 0 for registers */
 } ew_params;
 
-static void fill(char *dst, const char *src, int es, int64_t m) {
+/* The fill loops below are vectorized (as ew.c's kernels): a scalar input of a fused group is
+ * written out to a block-sized register on every call, and a plain store loop is not
+ * vectorized at -O2. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define EW_FILL_CLONES \
+  __attribute__((target_clones("avx512f", "avx2", "default"), optimize("tree-vectorize")))
+#else
+#define EW_FILL_CLONES
+#endif
+
+EW_FILL_CLONES static void fill(char *dst, const char *src, int es, int64_t m) {
   switch (es) {
     case 1: memset(dst, *src, (size_t)m); break;
     case 2: {
@@ -207,7 +220,9 @@ static void run_range(ew_run *R, int64_t b0, int64_t b1) {
   /* scalar inputs: fill their registers once */
   for (int k = 0; k < p->ninputs; k++) {
     const ew_input *in = &p->inputs[k];
-    if (in->mode == IN_SCALAR) {
+    if (in->mode == IN_SCALAR && in->prefilled) {
+      cur[in->reg] = R->base[k];
+    } else if (in->mode == IN_SCALAR) {
       int64_t m = p->block < p->n ? p->block : p->n;
       fill(cur[in->reg], R->base[k], in->esize, m);
     }
@@ -240,7 +255,8 @@ static CJ_MUST_USE cj_status k_ew(cj_exec_ctx *ctx, const cj_step *st) {
   ew_run R;
   R.p = p;
   R.ctx = ctx;
-  for (int k = 0; k < p->ninputs; k++) R.base[k] = CJ_PTR(ctx, st->in[k]);
+  for (int k = 0; k < p->ninputs; k++)
+    R.base[k] = CJ_PTR(ctx, st->in[k]) + p->inputs[k].off * p->esize[k];
   for (int k = 0; k < p->noutputs; k++) R.base[p->ninputs + k] = CJ_PTR(ctx, st->out[k]);
   if (p->n * (p->flops_per_elem + 1) >= CJ_PAR_MIN_ELEMS * 2 && ctx->pool &&
       cj_pool_size(ctx->pool) > 1) {
@@ -437,6 +453,7 @@ typedef struct gen {
   int ninputs, noutputs;
   int obase; /* table index of output 0 (= number of external inputs) */
   int32_t in_buf[MAX_INPUTS * 2], out_buf[MAX_OPS];
+  int64_t block; /* elements per block */
   ew_input inputs[MAX_INPUTS * 2];
   uint8_t esize[MAX_TAB];
   /* registers: free list by liveness */
@@ -505,6 +522,26 @@ static CJ_MUST_USE cj_status operand_loc(gen *G, const cj_op *op, cj_value *v, i
   return cj_op_error(op, CJ_INTERNAL, "fusion: operand not available");
 }
 
+/* A constant scalar input of a group whose whole index space is one block is expanded at
+ * compile time into a constant array of that block: no fill on every call (the scalars of a
+ * small loop body's arithmetic). */
+static CJ_MUST_USE cj_status prefill_const(gen *G, ew_input *in, int32_t *buf) {
+  int64_t n = G->S->shape->num_elements;
+  const char *v = cj_lw_const_bytes(G->L, *buf);
+  if (!v || n > G->block) return NULL;
+  char val[16];
+  if (in->esize > sizeof val) return NULL;
+  memcpy(val, v + in->off * in->esize, in->esize);
+  char *arr = malloc((size_t)(n * in->esize));
+  if (!arr) return cj_oom();
+  fill(arr, val, in->esize, n);
+  *buf = cj_lw_const(G->L, arr, n * in->esize);
+  free(arr);
+  in->off = 0;
+  in->prefilled = true;
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status add_input(gen *G, const cj_op *op, gv *g) {
   cj_lw *L = G->L;
   int k = G->ninputs;
@@ -516,9 +553,10 @@ static CJ_MUST_USE cj_status add_input(gen *G, const cj_op *op, gv *g) {
   int64_t n = G->S->shape->num_elements;
   cj_dtype sdt = t->dtype;
   int32_t buf;
-  if (cj_lw_value_is_virtual(L, v)) {
+  if (cj_lw_value_is_view(L, v)) {
     const int64_t *strides;
     cj_lw_virtual_view(L, v, &buf, &sdt, &strides);
+    in->off = cj_lw_view_offset(L, v);
     in->mode = IN_BCAST;
     in->rank = t->rank;
     for (int32_t d = 0; d < t->rank; d++) {
@@ -569,6 +607,7 @@ static CJ_MUST_USE cj_status add_input(gen *G, const cj_op *op, gv *g) {
     }
   }
   in->esize = (uint8_t)cj_dtype_bytes(sdt);
+  if (in->mode == IN_SCALAR) CJ_RETURN_IF_ERROR(prefill_const(G, in, &buf));
   G->esize[k] = in->esize;
   G->in_buf[k] = buf;
   G->in_last_read[k] = -1;
@@ -742,6 +781,16 @@ static CJ_MUST_USE cj_status gen_op(gen *G, int oi) {
   return NULL;
 }
 
+/* Input j is a view with an offset, or another input reads the same buffer (a slice or a
+ * broadcast of it, at other indices): writing an output over it in place would change what the
+ * other reads, block after block. */
+static bool shares_buffer(const gen *G, int nin, int j) {
+  if (G->inputs[j].off != 0) return true;
+  for (int k = 0; k < nin; k++)
+    if (k != j && G->in_buf[k] == G->in_buf[j]) return true;
+  return false;
+}
+
 cj_status cj_lw_ew_flush(cj_lw *L) {
   ew_state *S = cj_lw_ew_state(L);
   if (!S || !S->nops) return NULL;
@@ -795,6 +844,8 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
     if (es > max_es) max_es = es;
     if (ec > max_es) max_es = ec;
   }
+  G->block = 2048 / max_es; /* 2 KiB per register: a group's registers stay in L1 */
+  if (G->block < 64) G->block = 64;
   /* load every external input first (in table order), so that the registers of broadcast
    * inputs, gathered at each block start, are never reused by earlier instructions */
   for (int k = 0; k < S->next && !st; k++) {
@@ -832,8 +883,7 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
             p->esize[nin + k] = (uint8_t)cj_dtype_bytes(G->vals[i].storage);
       }
       p->n = S->shape->num_elements;
-      p->block = 8192 / max_es;
-      if (p->block < 64) p->block = 64;
+      p->block = G->block;
       p->ninstr = G->ninstr;
       p->ninputs = nin;
       p->noutputs = nout;
@@ -860,7 +910,7 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
         for (int k = 0; k < nout; k++)
           for (int j = 0; j < nin; j++) {
             if (inp[j].mode != IN_FULL || p->esize[j] != p->esize[nin + k]) continue;
-            if (G->in_last_read[j] > G->out_written_by[k]) continue;
+            if (G->in_last_read[j] > G->out_written_by[k] || shares_buffer(G, nin, j)) continue;
             cj_lw_hint_inplace(L, G->out_buf[k], G->in_buf[j]);
           }
         step = cj_lw_emit(L, S->ops[S->nops - 1], k_ew, p, (uint32_t)nin, G->in_buf,
