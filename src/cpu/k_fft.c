@@ -44,6 +44,8 @@ typedef struct vc {
 } vc;
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+/* the copies into and out of vector layout are loops over the V lanes: vectorized */
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 #define FFT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define FFT_CLONES
@@ -622,8 +624,62 @@ static inline void st(bool f32, char *b, int64_t i, double v) {
     ((double *)b)[i] = v;
 }
 
+/* complex lines in vector layout, of element type T: the lanes side by side in memory
+ * (contiguous offsets, a strided axis) or each line contiguous (es == 1, the last axis) */
+#define FFT_CPLX_COPY(T, TO_D)                                                                     \
+  if (side) {                                                                                      \
+    for (int64_t k = 0; k < n; k++) {                                                              \
+      T *q = (T *)s->base + 2 * (s->off[0] + k * s->es);                                           \
+      double *e = d + k * 2 * V;                                                                   \
+      for (int j = 0; j < V; j++) {                                                                \
+        if (TO_D)                                                                                  \
+          e[j] = sre * q[2 * j], e[V + j] = sim * q[2 * j + 1];                                    \
+        else                                                                                       \
+          q[2 * j] = (T)(sre * e[j]), q[2 * j + 1] = (T)(sim * e[V + j]);                          \
+      }                                                                                            \
+    }                                                                                              \
+  } else {                                                                                         \
+    T *q = (T *)s->base + 2 * s->off[0];                                                           \
+    int64_t lo[V];                                                                                 \
+    for (int j = 0; j < V; j++) lo[j] = 2 * (s->off[j] - s->off[0]);                               \
+    for (int64_t k = 0; k < n; k++, q += 2) {                                                      \
+      double *e = d + k * 2 * V;                                                                   \
+      for (int j = 0; j < V; j++) {                                                                \
+        if (TO_D)                                                                                  \
+          e[j] = sre * q[lo[j]], e[V + j] = sim * q[lo[j] + 1];                                    \
+        else                                                                                       \
+          q[lo[j]] = (T)(sre * e[j]), q[lo[j] + 1] = (T)(sim * e[V + j]);                          \
+      }                                                                                            \
+    }                                                                                              \
+  }
+
+/* the common case of gather and scatter: V complex lines in vector layout, either side by side
+ * or each contiguous; false if the block is not such a case */
+FFT_CLONES static bool copy_fast(double *d, lay y, int cnt, int64_t n, const lend *s, double sre,
+                                 double sim, bool to_d) {
+  if (cnt != V || y.lanes != V || (s->dt != CJ_C64 && s->dt != CJ_C128)) return false;
+  bool side = true;
+  for (int j = 1; j < V; j++) side = side && s->off[j] == s->off[0] + j;
+  if (!side && s->es != 1) return false;
+  if (s->dt == CJ_C64) {
+    if (to_d) {
+      FFT_CPLX_COPY(float, 1)
+    } else {
+      FFT_CPLX_COPY(float, 0)
+    }
+  } else {
+    if (to_d) {
+      FFT_CPLX_COPY(double, 1)
+    } else {
+      FFT_CPLX_COPY(double, 0)
+    }
+  }
+  return true;
+}
+
 /* n elements of cnt lines into d (lanes past cnt zeroed), imaginary parts times sim */
 static void gather(double *d, lay y, int cnt, int64_t n, const lend *s, int mode, double sim) {
+  if (mode == M_CPLX && copy_fast(d, y, cnt, n, s, 1.0, sim, true)) return;
   bool f32 = s->dt == CJ_F32 || s->dt == CJ_C64;
   int64_t mul = mode == M_CPLX ? 2 : 1, eso = mode == M_PAIRS ? 2 * s->es : s->es;
   int64_t di = mode == M_CPLX ? 1 : s->es;
@@ -643,6 +699,7 @@ static void gather(double *d, lay y, int cnt, int64_t n, const lend *s, int mode
 /* n elements of cnt lines from d, real parts times sre and imaginary ones times sim */
 static void scatter(const double *d, lay y, int cnt, int64_t n, const lend *s, int mode,
                     double sre, double sim) {
+  if (mode == M_CPLX && copy_fast((double *)d, y, cnt, n, s, sre, sim, false)) return;
   bool f32 = s->dt == CJ_F32 || s->dt == CJ_C64;
   int64_t mul = mode == M_CPLX ? 2 : 1, eso = mode == M_PAIRS ? 2 * s->es : s->es;
   int64_t di = mode == M_CPLX ? 1 : s->es;
