@@ -133,11 +133,11 @@ FFT_INLINE void dft4(vc *a, vc *b, vc *c, vc *e) {
 /* radix R stage of a Stockham FFT: butterfly g * ns + k (k < ns) reads src[g * ns + k + r * nr],
  * writes dst[g * ns * R + k + q * ns] */
 FFT_INLINE void stage8(int64_t ns, int64_t nr, const cplx *tw, const vc *src, vc *dst) {
-  const double h = 0.70710678118654752440084436210485;
   for (int64_t g0 = 0; g0 < nr; g0 += ns) {
     const vc *in = src + g0;
     vc *out = dst + g0 * 8;
     for (int64_t k = 0; k < ns; k++) {
+      const double h = 0.70710678118654752440084436210485; /* sqrt(1/2) */
       vc x[8];
       for (int r = 0; r < 8; r++) x[r] = in[k + r * nr];
       if (ns > 1)
