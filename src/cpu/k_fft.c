@@ -70,7 +70,7 @@ typedef struct fft_plan {
   bool big;
   int64_t n1, n2;
   const struct fft_plan *p1, *p2;
-  const cplx *ftw;             /* n: exp(-2 pi i k1 j / n) at k1 * n2 + j */
+  const vc *ftw;               /* exp(-2 pi i k1 (j0 + l) / n) in lane l of ftw[j0 / V * n1 + k1] */
   int64_t scratch;             /* vc elements of scratch an execution needs */
 } fft_plan;
 
@@ -316,13 +316,12 @@ FFT_CLONES static void four_step(const fft_plan *p, cplx *x, vc *scr) {
         vb[i].re[l] = c.re, vb[i].im[l] = c.im;
       }
     fftv_exec(p->p1, vb, sub);
-    for (int64_t k1 = 0; k1 < n1; k1++)
-      for (int l = 0; l < cnt; l++) {
-        cplx w = p->ftw[k1 * n2 + j0 + l];
-        double re = vb[k1].re[l], im = vb[k1].im[l];
-        tmp[k1 * n2 + j0 + l].re = re * w.re - im * w.im;
-        tmp[k1 * n2 + j0 + l].im = re * w.im + im * w.re;
-      }
+    const vc *w = p->ftw + j0 / V * n1;
+    for (int64_t k1 = 0; k1 < n1; k1++) {
+      vd re = vb[k1].re * w[k1].re - vb[k1].im * w[k1].im;
+      vd im = vb[k1].re * w[k1].im + vb[k1].im * w[k1].re;
+      for (int l = 0; l < cnt; l++) tmp[k1 * n2 + j0 + l].re = re[l], tmp[k1 * n2 + j0 + l].im = im[l];
+    }
   }
   for (int64_t r0 = 0; r0 < n1; r0 += V) {
     int cnt = n1 - r0 < V ? (int)(n1 - r0) : V;
@@ -385,12 +384,18 @@ static int64_t big_split(int64_t n) {
 
 static bool plan_four_step(cj_lw *L, fft_plan *p, int64_t n1) {
   int64_t n = p->n, n2 = n / n1;
-  cplx *ftw = cj_lw_alloc(L, sizeof(cplx) * (size_t)n);
+  int64_t nb = (n2 + V - 1) / V;
+  char *raw = cj_lw_alloc(L, sizeof(vc) * (size_t)(nb * n1) + 64);
   p->p1 = plan_new(L, n1, false);
   p->p2 = plan_new(L, n2, false);
-  if (!ftw || !p->p1 || !p->p2) return false;
-  for (int64_t k1 = 0; k1 < n1; k1++)
-    for (int64_t j = 0; j < n2; j++) ftw[k1 * n2 + j] = cexpi_frac(k1 * j, n);
+  if (!raw || !p->p1 || !p->p2) return false;
+  vc *ftw = (vc *)(raw + (64 - (uintptr_t)raw % 64) % 64);
+  for (int64_t b = 0; b < nb; b++)
+    for (int64_t k1 = 0; k1 < n1; k1++)
+      for (int l = 0; l < V; l++) {
+        cplx w = cexpi_frac(k1 * (b * V + l), n);
+        ftw[b * n1 + k1].re[l] = w.re, ftw[b * n1 + k1].im[l] = w.im;
+      }
   p->big = true;
   p->n1 = n1;
   p->n2 = n2;
