@@ -51,8 +51,9 @@ static void ref_rec(const lc *x, int64_t xs, int64_t n, lc *out, const lc *root,
     for (int64_t k = 0; k < m; k++) {
       int64_t kk = k + m * q;
       ldbl re = 0, im = 0;
-      for (int64_t r = 0; r < p; r++) {
-        lc w = root[(int64_t)(((__int128)r * kk % n) * rs % N)];
+      int64_t idx = 0; /* r kk mod n */
+      for (int64_t r = 0; r < p; r++, idx = idx + kk >= n ? idx + kk - n : idx + kk) {
+        lc w = root[idx * rs];
         lc v = y[r * m + k];
         re += v.re * w.re - v.im * w.im;
         im += v.re * w.im + v.im * w.re;
@@ -225,7 +226,16 @@ static void check(int type, bool f32, int rank, const int64_t *dims, int nax) {
   int64_t n = dims[rank - 1];
   bool xla_f32 = f32 && type == T_RFFT && n >= 7 && n < 135 && n % 2;
   for (int64_t d = 3; xla_f32 && d * d <= n; d += 2) xla_f32 = n % d != 0;
-  double bound = xla_f32 ? 2.5 : f32 ? 1.0 : 2.0 + 0.5 * log2((double)len + 1.0);
+  /* lengths with a prime factor above 61 go through Bluestein's convolution: three transforms
+   * of twice the length, about twice the rounding */
+  bool blue = false;
+  for (int a = rank - nax; a < rank; a++) {
+    int64_t m = dims[a], lp = 1; /* its largest prime factor */
+    for (int64_t d = 2; d * d <= m; d++)
+      while (m % d == 0) m /= d, lp = d;
+    blue = blue || (m > lp ? m : lp) > 61;
+  }
+  double bound = xla_f32 ? 4.0 : f32 ? 1.0 : (2.0 + 0.5 * log2((double)len + 1.0)) * (blue ? 2 : 1);
   bool ok = s >= 0 && s <= bound;
   cases++;
   if (s > worst[f32]) worst[f32] = s;
@@ -248,7 +258,7 @@ int main(void) {
     bool f32 = f == 0;
     for (int t = T_FFT; t <= T_IRFFT; t++) {
       for (int64_t n = 1; n <= 64; n++) check1(t, f32, n < 17 ? 11 : 3, n);
-      for (size_t i = 0; i < sizeof primes / sizeof *primes; i++) check1(t, f32, 2, primes[i]);
+      for (size_t i = 0; i < sizeof primes / sizeof *primes; i++) check1(t, f32, primes[i] < 2000 ? 2 : 1, primes[i]);
       for (int e = 7; e <= 16; e++) check1(t, f32, e < 12 ? 9 : 1, (int64_t)1 << e);
       for (size_t i = 0; i < sizeof comps / sizeof *comps; i++) check1(t, f32, comps[i] < 5000 ? 3 : 1, comps[i]);
       int64_t d2[3] = {16, 128, 128}, d2b[3] = {3, 6, 10}, d2c[2] = {45, 64}, d3[4] = {14, 15, 16, 17};
