@@ -644,10 +644,10 @@ static inline void st(bool f32, char *b, int64_t i, double v) {
       }                                                                                            \
     }                                                                                              \
   } else {                                                                                         \
-    T *q = (T *)s->base + 2 * s->off[0];                                                           \
+    T *q = (T *)s->base + 2 * (s->off[0] + k0);                                                    \
     int64_t lo[V];                                                                                 \
     for (int j = 0; j < V; j++) lo[j] = 2 * (s->off[j] - s->off[0]);                               \
-    for (int64_t k = 0; k < n; k++, q += 2) {                                                      \
+    for (int64_t k = k0; k < n; k++, q += 2) {                                                     \
       double *e = d + k * 2 * V;                                                                   \
       for (int j = 0; j < V; j++) {                                                                \
         if (TO_D)                                                                                  \
@@ -658,6 +658,75 @@ static inline void st(bool f32, char *b, int64_t i, double v) {
     }                                                                                              \
   }
 
+typedef float vf8 __attribute__((vector_size(8 * sizeof(float))));
+typedef long long vi8 __attribute__((vector_size(8 * sizeof(long long))));
+
+/* r[j] (row j) becomes column j of the 8 x 8 matrix in place */
+FFT_INLINE void transpose8(vd *r) {
+  const vi8 m1a = {0, 8, 2, 10, 4, 12, 6, 14}, m1b = {1, 9, 3, 11, 5, 13, 7, 15};
+  const vi8 m2a = {0, 1, 8, 9, 4, 5, 12, 13}, m2b = {2, 3, 10, 11, 6, 7, 14, 15};
+  const vi8 m3a = {0, 1, 2, 3, 8, 9, 10, 11}, m3b = {4, 5, 6, 7, 12, 13, 14, 15};
+  vd t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = __builtin_shuffle(r[i], r[i + 1], m1a);
+    t[i + 1] = __builtin_shuffle(r[i], r[i + 1], m1b);
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int c = 0; c < 2; c++) {
+      u[i + c] = __builtin_shuffle(t[i + c], t[i + c + 2], m2a);
+      u[i + c + 2] = __builtin_shuffle(t[i + c], t[i + c + 2], m2b);
+    }
+  for (int c = 0; c < 4; c++) {
+    r[c] = __builtin_shuffle(u[c], u[c + 4], m3a);
+    r[c + 4] = __builtin_shuffle(u[c], u[c + 4], m3b);
+  }
+}
+
+/* V = 8 complex lines, each contiguous in memory at q + lo[j] (element type f32 or f64), to or
+ * from vector layout d, 8 elements at a time (8 x 8 transposes); returns the elements done */
+FFT_INLINE int64_t copy_transposed(double *d, int64_t n, bool f32, char *base, const int64_t *off,
+                                   double sre, double sim, bool to_d) {
+  _Static_assert(V == 8, "copy_transposed moves 8 x 8 blocks");
+  const vi8 even = {0, 2, 4, 6, 8, 10, 12, 14}, odd = {1, 3, 5, 7, 9, 11, 13, 15};
+  const vi8 lo = {0, 8, 1, 9, 2, 10, 3, 11}, hi = {4, 12, 5, 13, 6, 14, 7, 15};
+  size_t es = f32 ? sizeof(float) : sizeof(double);
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    vd re[8], im[8];
+    vc *e = (vc *)d + k;
+    if (to_d) {
+      for (int j = 0; j < 8; j++) {
+        const char *p = base + (size_t)(2 * (off[j] + k)) * es;
+        vd a, b;
+        if (f32) {
+          vf8 fa, fb;
+          memcpy(&fa, p, sizeof fa), memcpy(&fb, p + sizeof fa, sizeof fb);
+          a = __builtin_convertvector(fa, vd), b = __builtin_convertvector(fb, vd);
+        } else {
+          memcpy(&a, p, sizeof a), memcpy(&b, p + sizeof a, sizeof b);
+        }
+        re[j] = __builtin_shuffle(a, b, even) * sre, im[j] = __builtin_shuffle(a, b, odd) * sim;
+      }
+      transpose8(re), transpose8(im);
+      for (int c = 0; c < 8; c++) e[c].re = re[c], e[c].im = im[c];
+    } else {
+      for (int c = 0; c < 8; c++) re[c] = e[c].re * sre, im[c] = e[c].im * sim;
+      transpose8(re), transpose8(im);
+      for (int j = 0; j < 8; j++) {
+        char *p = base + (size_t)(2 * (off[j] + k)) * es;
+        vd a = __builtin_shuffle(re[j], im[j], lo), b = __builtin_shuffle(re[j], im[j], hi);
+        if (f32) {
+          vf8 fa = __builtin_convertvector(a, vf8), fb = __builtin_convertvector(b, vf8);
+          memcpy(p, &fa, sizeof fa), memcpy(p + sizeof fa, &fb, sizeof fb);
+        } else {
+          memcpy(p, &a, sizeof a), memcpy(p + sizeof a, &b, sizeof b);
+        }
+      }
+    }
+  }
+  return k;
+}
+
 /* the common case of gather and scatter: V complex lines in vector layout, either side by side
  * or each contiguous; false if the block is not such a case */
 FFT_CLONES static bool copy_fast(double *d, lay y, int cnt, int64_t n, const lend *s, double sre,
@@ -666,6 +735,7 @@ FFT_CLONES static bool copy_fast(double *d, lay y, int cnt, int64_t n, const len
   bool side = true;
   for (int j = 1; j < V; j++) side = side && s->off[j] == s->off[0] + j;
   if (!side && s->es != 1) return false;
+  int64_t k0 = side ? 0 : copy_transposed(d, n, s->dt == CJ_C64, s->base, s->off, sre, sim, to_d);
   if (s->dt == CJ_C64) {
     if (to_d) {
       FFT_CPLX_COPY(float, 1)
