@@ -923,15 +923,41 @@ static void run_lines(fft_run *R, int ax, bool read_in, bool write_out) {
     pass_body(R, 0, lines);
 }
 
+/* pass i of a transform: its axis (FFT, RFFT: the last axis first, then the earlier ones;
+ * IFFT, IRFFT: the axes in order) */
+static int pass_axis(const fft_params *p, int i) {
+  return p->type == T_FFT || p->type == T_RFFT ? p->nax - 1 - i : i;
+}
+
+/* batch elements b..e-1 through all passes, one element after the other, so that its slice of
+ * the work buffer stays in cache between the passes */
+static void batch_body(void *vctx, int64_t b, int64_t e) {
+  fft_run R = *(const fft_run *)vctx;
+  const fft_params *p = R.p;
+  for (int64_t bi = b; bi < e; bi++)
+    for (int i = 0; i < p->nax; i++) {
+      R.ax = pass_axis(p, i);
+      R.read_in = i == 0;
+      R.write_out = i == p->nax - 1;
+      int64_t per = p->wsize / p->sdim[R.ax];
+      pass_body(&R, bi * per, (bi + 1) * per);
+    }
+}
+
+enum { BATCH_WISE_BYTES = 1 << 19 };
+
 static CJ_MUST_USE cj_status k_fft(cj_exec_ctx *ctx, const cj_step *st) {
   const fft_params *p = st->params;
   fft_run R = {p, CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->out[1]), 0,
                false, false, ctx};
-  int last = p->nax - 1;
-  if (p->type == T_FFT || p->type == T_RFFT) /* the last axis first, then the earlier ones */
-    for (int ax = last; ax >= 0; ax--) run_lines(&R, ax, ax == last, ax == 0);
-  else /* the axes in order */
-    for (int ax = 0; ax <= last; ax++) run_lines(&R, ax, ax == 0, ax == last);
+  if (p->nax > 1 && p->batch > 1 && p->wsize * (int64_t)sizeof(cplx) <= BATCH_WISE_BYTES) {
+    if (ctx->pool && cj_pool_size(ctx->pool) > 1)
+      cj_pool_parallel_for(ctx->pool, p->batch, 1, batch_body, &R);
+    else
+      batch_body(&R, 0, p->batch);
+    return NULL;
+  }
+  for (int i = 0; i < p->nax; i++) run_lines(&R, pass_axis(p, i), i == 0, i == p->nax - 1);
   return NULL;
 }
 cj_status lower_fft(cj_lw *L, cj_op *op) {
