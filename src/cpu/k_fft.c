@@ -660,25 +660,28 @@ static inline void st(bool f32, char *b, int64_t i, double v) {
 
 typedef float vf8 __attribute__((vector_size(8 * sizeof(float))));
 typedef long long vi8 __attribute__((vector_size(8 * sizeof(long long))));
+/* lanes of two 8-lane vectors picked by constant indices (0..7 the first, 8..15 the second) */
+#ifdef __clang__
+#define SHUF8(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define SHUF8(a, b, ...) __builtin_shuffle(a, b, (vi8){__VA_ARGS__})
+#endif
 
 /* r[j] (row j) becomes column j of the 8 x 8 matrix in place */
 FFT_INLINE void transpose8(vd *r) {
-  const vi8 m1a = {0, 8, 2, 10, 4, 12, 6, 14}, m1b = {1, 9, 3, 11, 5, 13, 7, 15};
-  const vi8 m2a = {0, 1, 8, 9, 4, 5, 12, 13}, m2b = {2, 3, 10, 11, 6, 7, 14, 15};
-  const vi8 m3a = {0, 1, 2, 3, 8, 9, 10, 11}, m3b = {4, 5, 6, 7, 12, 13, 14, 15};
   vd t[8], u[8];
   for (int i = 0; i < 8; i += 2) {
-    t[i] = __builtin_shuffle(r[i], r[i + 1], m1a);
-    t[i + 1] = __builtin_shuffle(r[i], r[i + 1], m1b);
+    t[i] = SHUF8(r[i], r[i + 1], 0, 8, 2, 10, 4, 12, 6, 14);
+    t[i + 1] = SHUF8(r[i], r[i + 1], 1, 9, 3, 11, 5, 13, 7, 15);
   }
   for (int i = 0; i < 8; i += 4)
     for (int c = 0; c < 2; c++) {
-      u[i + c] = __builtin_shuffle(t[i + c], t[i + c + 2], m2a);
-      u[i + c + 2] = __builtin_shuffle(t[i + c], t[i + c + 2], m2b);
+      u[i + c] = SHUF8(t[i + c], t[i + c + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + c + 2] = SHUF8(t[i + c], t[i + c + 2], 2, 3, 10, 11, 6, 7, 14, 15);
     }
   for (int c = 0; c < 4; c++) {
-    r[c] = __builtin_shuffle(u[c], u[c + 4], m3a);
-    r[c + 4] = __builtin_shuffle(u[c], u[c + 4], m3b);
+    r[c] = SHUF8(u[c], u[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    r[c + 4] = SHUF8(u[c], u[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
   }
 }
 
@@ -687,8 +690,6 @@ FFT_INLINE void transpose8(vd *r) {
 FFT_INLINE int64_t copy_transposed(double *d, int64_t n, bool f32, char *base, const int64_t *off,
                                    double sre, double sim, bool to_d) {
   _Static_assert(V == 8, "copy_transposed moves 8 x 8 blocks");
-  const vi8 even = {0, 2, 4, 6, 8, 10, 12, 14}, odd = {1, 3, 5, 7, 9, 11, 13, 15};
-  const vi8 lo = {0, 8, 1, 9, 2, 10, 3, 11}, hi = {4, 12, 5, 13, 6, 14, 7, 15};
   size_t es = f32 ? sizeof(float) : sizeof(double);
   int64_t k = 0;
   for (; k + 8 <= n; k += 8) {
@@ -705,7 +706,8 @@ FFT_INLINE int64_t copy_transposed(double *d, int64_t n, bool f32, char *base, c
         } else {
           memcpy(&a, p, sizeof a), memcpy(&b, p + sizeof a, sizeof b);
         }
-        re[j] = __builtin_shuffle(a, b, even) * sre, im[j] = __builtin_shuffle(a, b, odd) * sim;
+        re[j] = SHUF8(a, b, 0, 2, 4, 6, 8, 10, 12, 14) * sre;
+        im[j] = SHUF8(a, b, 1, 3, 5, 7, 9, 11, 13, 15) * sim;
       }
       transpose8(re), transpose8(im);
       for (int c = 0; c < 8; c++) e[c].re = re[c], e[c].im = im[c];
@@ -714,7 +716,8 @@ FFT_INLINE int64_t copy_transposed(double *d, int64_t n, bool f32, char *base, c
       transpose8(re), transpose8(im);
       for (int j = 0; j < 8; j++) {
         char *p = base + (size_t)(2 * (off[j] + k)) * es;
-        vd a = __builtin_shuffle(re[j], im[j], lo), b = __builtin_shuffle(re[j], im[j], hi);
+        vd a = SHUF8(re[j], im[j], 0, 8, 1, 9, 2, 10, 3, 11);
+        vd b = SHUF8(re[j], im[j], 4, 12, 5, 13, 6, 14, 7, 15);
         if (f32) {
           vf8 fa = __builtin_convertvector(a, vf8), fb = __builtin_convertvector(b, vf8);
           memcpy(p, &fa, sizeof fa), memcpy(p + sizeof fa, &fb, sizeof fb);
