@@ -88,10 +88,6 @@ PJRT_Error *cjp_PJRT_Client_DmaMap(PJRT_Client_DmaMap_Args *args) {
   return NULL; /* host memory needs no registration on the CPU */
 }
 
-PJRT_Error *cjp_PJRT_Client_DmaUnmap(PJRT_Client_DmaUnmap_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_DmaUnmap, args, data);
-  CJP_CLIENT(PJRT_Client_DmaUnmap, c, args->client, "client");
-  (void)c;
-  CJP_REQUIRE(PJRT_Client_DmaUnmap, args->data, "data is NULL");
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_DmaUnmap, data,
+    (void)c;
+    CJP_REQUIRE(PJRT_Client_DmaUnmap, args->data, "data is NULL");)

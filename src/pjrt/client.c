@@ -291,53 +291,26 @@ PJRT_Error *cjp_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_Client_Destroy(PJRT_Client_Destroy_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_Destroy, args, client);
-  if (!args->client) return NULL;
-  CJP_CLIENT(PJRT_Client_Destroy, c, args->client, "client");
-  cj_client_release(c);
-  return NULL;
-}
+CJP_DESTROY_SLOT(PJRT_Client_Destroy, client, cj_client, cj_client_check, cj_client_release)
 
-PJRT_Error *cjp_PJRT_Client_PlatformName(PJRT_Client_PlatformName_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_PlatformName, args, platform_name_size);
-  CJP_CLIENT(PJRT_Client_PlatformName, c, args->client, "client");
-  (void)c;
-  args->platform_name = CJ_PLATFORM_NAME;
-  args->platform_name_size = sizeof CJ_PLATFORM_NAME - 1;
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_PlatformName, platform_name_size,
+    (void)c;
+    args->platform_name = CJ_PLATFORM_NAME;
+    args->platform_name_size = sizeof CJ_PLATFORM_NAME - 1;)
 
-PJRT_Error *cjp_PJRT_Client_ProcessIndex(PJRT_Client_ProcessIndex_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_ProcessIndex, args, process_index);
-  CJP_CLIENT(PJRT_Client_ProcessIndex, c, args->client, "client");
-  args->process_index = c->opts.process_index;
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_ProcessIndex, process_index,
+    args->process_index = c->opts.process_index;)
 
-PJRT_Error *cjp_PJRT_Client_PlatformVersion(PJRT_Client_PlatformVersion_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_PlatformVersion, args, platform_version_size);
-  CJP_CLIENT(PJRT_Client_PlatformVersion, c, args->client, "client");
-  args->platform_version = c->platform_version;
-  args->platform_version_size = strlen(c->platform_version);
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_PlatformVersion, platform_version_size,
+    CJP_SET_STR(args, platform_version, c->platform_version);)
 
-PJRT_Error *cjp_PJRT_Client_Devices(PJRT_Client_Devices_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_Devices, args, num_devices);
-  CJP_CLIENT(PJRT_Client_Devices, c, args->client, "client");
-  args->devices = (PJRT_Device *const *)c->all_devices;
-  args->num_devices = (size_t)c->nall_devices;
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_Devices, num_devices,
+    args->devices = (PJRT_Device *const *)c->all_devices;
+    args->num_devices = (size_t)c->nall_devices;)
 
-PJRT_Error *cjp_PJRT_Client_AddressableDevices(PJRT_Client_AddressableDevices_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_AddressableDevices, args, num_addressable_devices);
-  CJP_CLIENT(PJRT_Client_AddressableDevices, c, args->client, "client");
-  args->addressable_devices = (PJRT_Device *const *)c->devices;
-  args->num_addressable_devices = (size_t)c->ndevices;
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_AddressableDevices, num_addressable_devices,
+    args->addressable_devices = (PJRT_Device *const *)c->devices;
+    args->num_addressable_devices = (size_t)c->ndevices;)
 
 PJRT_Error *cjp_PJRT_Client_LookupDevice(PJRT_Client_LookupDevice_Args *args) {
   CJP_CHECK_ARGS(PJRT_Client_LookupDevice, args, device);
@@ -365,13 +338,9 @@ PJRT_Error *cjp_PJRT_Client_LookupAddressableDevice(
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_Client_AddressableMemories(PJRT_Client_AddressableMemories_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_AddressableMemories, args, num_addressable_memories);
-  CJP_CLIENT(PJRT_Client_AddressableMemories, c, args->client, "client");
-  args->addressable_memories = (PJRT_Memory *const *)c->memories;
-  args->num_addressable_memories = (size_t)c->nmemories;
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_AddressableMemories, num_addressable_memories,
+    args->addressable_memories = (PJRT_Memory *const *)c->memories;
+    args->num_addressable_memories = (size_t)c->nmemories;)
 
 PJRT_Error *cjp_PJRT_Client_DefaultDeviceAssignment(
     PJRT_Client_DefaultDeviceAssignment_Args *args) {

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "base/dtype.h"
 #include "base/status.h"
@@ -104,6 +105,47 @@ CJ_MUST_USE cj_status cjp_status_from_code(PJRT_Error_Code code, const char *msg
   CJP_HANDLE(NAME, cj_buffer, cj_buffer_check, var, expr, field)
 #define CJP_EVENT(NAME, var, expr, field) \
   CJP_HANDLE(NAME, cj_event, cj_event_check, var, expr, field)
+
+/* Hands out string s (NUL-terminated, outliving the handle's use) as args->field and its
+ * length as args->field_size. */
+#define CJP_SET_STR(args, field, s)                  \
+  do {                                               \
+    (args)->field = (s);                             \
+    (args)->field##_size = strlen((args)->field);    \
+  } while (0)
+
+/* Defines cjp_NAME in the shape most slots have: checks args up to `last`, runs `declare` (a
+ * CJP_<kind> handle declaration, such as CJP_BUFFER(NAME, b, args->buffer, "buffer")), then the
+ * statements given, and returns NULL. Each file names its common declarations in a shorter
+ * macro of its own. */
+#define CJP_SLOT_DEF(NAME, last, declare, ...) \
+  PJRT_Error *cjp_##NAME(NAME##_Args *args) {  \
+    CJP_CHECK_ARGS(NAME, args, last);          \
+    declare;                                   \
+    __VA_ARGS__                                \
+    return NULL;                               \
+  }
+
+/* CJP_SLOT_DEF for the slots of one client, device, memory or event handle (c, d, m, e). */
+#define CJP_CLIENT_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_CLIENT(NAME, c, args->client, "client"), __VA_ARGS__)
+#define CJP_DEVICE_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_DEVICE(NAME, d, args->device, "device"), __VA_ARGS__)
+#define CJP_MEMORY_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_MEMORY(NAME, m, args->memory, "memory"), __VA_ARGS__)
+#define CJP_EVENT_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_EVENT(NAME, e, args->event, "event"), __VA_ARGS__)
+
+/* Defines the destructor slot cjp_NAME of handle `field`: NULL is accepted and does nothing,
+ * anything else must be a live `ctype` (check()), handed to destroy(). */
+#define CJP_DESTROY_SLOT(NAME, field, ctype, check, destroy)                 \
+  PJRT_Error *cjp_##NAME(NAME##_Args *args) {                                \
+    CJP_CHECK_ARGS(NAME, args, field);                                       \
+    if (!args->field) return NULL;                                           \
+    CJP_HANDLE(NAME, ctype, check, h_, args->field, #field);                 \
+    destroy(h_);                                                             \
+    return NULL;                                                             \
+  }
 
 /* An integer create option (client.c): kInt64, or a kString holding a decimal integer, within
  * [lo, hi]. */

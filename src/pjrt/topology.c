@@ -17,6 +17,8 @@
 
 #define CJP_TOPO(NAME, var, expr) \
   CJP_HANDLE(NAME, cj_topology, cj_topology_check, var, expr, "topology")
+#define CJP_TOPO_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_TOPO(NAME, t, args->topology), __VA_ARGS__)
 
 /* ---- API data: the topology's attributes ---- */
 
@@ -98,33 +100,17 @@ PJRT_Error *cjp_PJRT_TopologyDescription_Destroy(PJRT_TopologyDescription_Destro
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_TopologyDescription_PlatformName(
-    PJRT_TopologyDescription_PlatformName_Args *args) {
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_PlatformName, args, platform_name_size);
-  CJP_TOPO(PJRT_TopologyDescription_PlatformName, t, args->topology);
-  (void)t;
-  args->platform_name = CJ_PLATFORM_NAME;
-  args->platform_name_size = sizeof CJ_PLATFORM_NAME - 1;
-  return NULL;
-}
+CJP_TOPO_SLOT(PJRT_TopologyDescription_PlatformName, platform_name_size,
+    (void)t;
+    args->platform_name = CJ_PLATFORM_NAME;
+    args->platform_name_size = sizeof CJ_PLATFORM_NAME - 1;)
 
-PJRT_Error *cjp_PJRT_TopologyDescription_PlatformVersion(
-    PJRT_TopologyDescription_PlatformVersion_Args *args) {
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_PlatformVersion, args, platform_version_size);
-  CJP_TOPO(PJRT_TopologyDescription_PlatformVersion, t, args->topology);
-  args->platform_version = t->platform_version;
-  args->platform_version_size = strlen(t->platform_version);
-  return NULL;
-}
+CJP_TOPO_SLOT(PJRT_TopologyDescription_PlatformVersion, platform_version_size,
+    CJP_SET_STR(args, platform_version, t->platform_version);)
 
-PJRT_Error *cjp_PJRT_TopologyDescription_GetDeviceDescriptions(
-    PJRT_TopologyDescription_GetDeviceDescriptions_Args *args) {
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_GetDeviceDescriptions, args, num_descriptions);
-  CJP_TOPO(PJRT_TopologyDescription_GetDeviceDescriptions, t, args->topology);
-  args->descriptions = (PJRT_DeviceDescription *const *)t->descs;
-  args->num_descriptions = (size_t)t->ndevices;
-  return NULL;
-}
+CJP_TOPO_SLOT(PJRT_TopologyDescription_GetDeviceDescriptions, num_descriptions,
+    args->descriptions = (PJRT_DeviceDescription *const *)t->descs;
+    args->num_descriptions = (size_t)t->ndevices;)
 
 static void serialized_free(PJRT_SerializedTopology *s) { free(s); }
 
@@ -156,22 +142,12 @@ PJRT_Error *cjp_PJRT_TopologyDescription_Deserialize(
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_TopologyDescription_Attributes(
-    PJRT_TopologyDescription_Attributes_Args *args) {
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_Attributes, args, num_attributes);
-  CJP_TOPO(PJRT_TopologyDescription_Attributes, t, args->topology);
-  args->attributes = t->front;
-  args->num_attributes = t->front ? kNumTopoAttrs : 0;
-  return NULL;
-}
+CJP_TOPO_SLOT(PJRT_TopologyDescription_Attributes, num_attributes,
+    args->attributes = t->front;
+    args->num_attributes = t->front ? kNumTopoAttrs : 0;)
 
-PJRT_Error *cjp_PJRT_TopologyDescription_Fingerprint(
-    PJRT_TopologyDescription_Fingerprint_Args *args) {
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_Fingerprint, args, fingerprint);
-  CJP_TOPO(PJRT_TopologyDescription_Fingerprint, t, args->topology);
-  args->fingerprint = cj_topology_fingerprint(t);
-  return NULL;
-}
+CJP_TOPO_SLOT(PJRT_TopologyDescription_Fingerprint, fingerprint,
+    args->fingerprint = cj_topology_fingerprint(t);)
 
 PJRT_Error *cjp_PJRT_TopologyDescription_GetMemorySpaceKindIds(
     PJRT_TopologyDescription_GetMemorySpaceKindIds_Args *args) {
@@ -210,12 +186,8 @@ PJRT_Error *cjp_PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(
 /* ------------------------------------------------------------------------------------------ */
 /* The client's topology and process table                                                     */
 
-PJRT_Error *cjp_PJRT_Client_TopologyDescription(PJRT_Client_TopologyDescription_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_TopologyDescription, args, topology);
-  CJP_CLIENT(PJRT_Client_TopologyDescription, c, args->client, "client");
-  args->topology = (PJRT_TopologyDescription *)cjp_client_topology(c);
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_TopologyDescription, topology,
+    args->topology = (PJRT_TopologyDescription *)cjp_client_topology(c);)
 
 /* The most process infos one update may carry (a sanity bound far above any real run). */
 enum { kMaxProcessInfos = 1 << 20 };
