@@ -60,6 +60,25 @@ cj_status cjp_option_int(const PJRT_NamedValue *v, const char *name, int64_t lo,
   return NULL;
 }
 
+cj_status cjp_option_find(const PJRT_NamedValue *v, size_t i, const char *const *names,
+                          int count, bool *seen, const char *kind, const char *accepted,
+                          int *id) {
+  if (v->struct_size < (size_t)PJRT_STRUCT_SIZE(PJRT_NamedValue, value_size))
+    return cj_invalid("create option %zu has struct_size %zu, smaller than PJRT_NamedValue's "
+                      "%zu",
+                      i, v->struct_size, (size_t)PJRT_NamedValue_STRUCT_SIZE);
+  if (!v->name || v->name_size == 0) return cj_invalid("create option %zu has no name", i);
+  *id = -1;
+  for (int k = 0; k < count; k++)
+    if (strlen(names[k]) == v->name_size && memcmp(names[k], v->name, v->name_size) == 0) *id = k;
+  if (*id < 0)
+    return cj_invalid("unknown %s option '%.*s' (cjrt accepts %s)", kind,
+                      (int)(v->name_size < 200 ? v->name_size : 200), v->name, accepted);
+  if (seen[*id]) return cj_invalid("create option '%s' is given twice", names[*id]);
+  seen[*id] = true;
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n,
                                            cj_client_options *out, bool *wants_kv,
                                            cj_backend **backend) {
@@ -69,20 +88,9 @@ static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n
   if (n && !opts) return cj_invalid("create_options is NULL but num_options is %zu", n);
   for (size_t i = 0; i < n; i++) {
     const PJRT_NamedValue *v = &opts[i];
-    if (v->struct_size < (size_t)PJRT_STRUCT_SIZE(PJRT_NamedValue, value_size))
-      return cj_invalid("create option %zu has struct_size %zu, smaller than PJRT_NamedValue's "
-                        "%zu",
-                        i, v->struct_size, (size_t)PJRT_NamedValue_STRUCT_SIZE);
-    if (!v->name || v->name_size == 0) return cj_invalid("create option %zu has no name", i);
-    int id = -1;
-    for (int k = 0; k < OPT_COUNT; k++)
-      if (strlen(opt_names[k]) == v->name_size && memcmp(opt_names[k], v->name, v->name_size) == 0)
-        id = k;
-    if (id < 0)
-      return cj_invalid("unknown create option '%.*s' (cjrt accepts " OPT_LIST ")",
-                        (int)(v->name_size < 200 ? v->name_size : 200), v->name);
-    if (seen[id]) return cj_invalid("create option '%s' is given twice", opt_names[id]);
-    seen[id] = true;
+    int id;
+    CJ_RETURN_IF_ERROR(
+        cjp_option_find(v, i, opt_names, OPT_COUNT, seen, "create", OPT_LIST, &id));
     switch ((opt_id)id) {
       case OPT_CPU_DEVICE_COUNT:
         CJ_RETURN_IF_ERROR(cjp_option_int(v, opt_names[id], 1, CJ_MAX_DEVICES, &val[id]));

@@ -152,6 +152,12 @@ CJ_MUST_USE cj_status cjp_status_from_code(PJRT_Error_Code code, const char *msg
 CJ_MUST_USE cj_status cjp_option_int(const PJRT_NamedValue *v, const char *name, int64_t lo, int64_t hi,
                          int64_t *out);
 const char *cjp_named_value_type_name(PJRT_NamedValue_Type t);
+/* Looks create option v (number i of its list) up among names[0..count) (client.c): checks its
+ * struct_size and name, refuses an unknown name ("unknown <kind> option ..., cjrt accepts
+ * <accepted>") and one seen before, marks it in seen[] and sets *id to its index. */
+CJ_MUST_USE cj_status cjp_option_find(const PJRT_NamedValue *v, size_t i, const char *const *names,
+                                      int count, bool *seen, const char *kind,
+                                      const char *accepted, int *id);
 
 /* The client's own topology (client.c), made with the client and freed with it. */
 cj_topology *cjp_client_topology(cj_client *c);

@@ -50,20 +50,9 @@ static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n
   if (n && !opts) return cj_invalid("create_options is NULL but num_options is %zu", n);
   for (size_t i = 0; i < n; i++) {
     const PJRT_NamedValue *v = &opts[i];
-    if (v->struct_size < (size_t)PJRT_STRUCT_SIZE(PJRT_NamedValue, value_size))
-      return cj_invalid("create option %zu has struct_size %zu, smaller than PJRT_NamedValue's "
-                        "%zu",
-                        i, v->struct_size, (size_t)PJRT_NamedValue_STRUCT_SIZE);
-    if (!v->name || v->name_size == 0) return cj_invalid("create option %zu has no name", i);
-    int id = -1;
-    for (int k = 0; k < 2; k++)
-      if (strlen(names[k]) == v->name_size && memcmp(names[k], v->name, v->name_size) == 0) id = k;
-    if (id < 0)
-      return cj_invalid("unknown topology option '%.*s' (cjrt accepts cpu_device_count, "
-                        "num_nodes)",
-                        (int)(v->name_size < 200 ? v->name_size : 200), v->name);
-    if (seen[id]) return cj_invalid("create option '%s' is given twice", names[id]);
-    seen[id] = true;
+    int id;
+    CJ_RETURN_IF_ERROR(cjp_option_find(v, i, names, 2, seen, "topology",
+                                       "cpu_device_count, num_nodes", &id));
     CJ_RETURN_IF_ERROR(cjp_option_int(v, names[id], 1, CJ_MAX_DEVICES, &val[id]));
   }
   *devices = (int)val[0];
