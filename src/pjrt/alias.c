@@ -29,10 +29,8 @@ PJRT_Error *cjp_PJRT_Client_CreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Args
   if (mem->client != c)
     return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: the memory belongs to another client", fn);
   cj_dtype dt;
-  cj_status st = cjp_dtype(args->shape_element_type, &dt);
-  if (!st) st = cjp_shape(dt, args->shape_dims, args->shape_num_dims);
-  if (!st)
-    st = cjp_check_device_layout(args->shape_layout, dt, args->shape_dims, args->shape_num_dims);
+  cj_status st = cjp_device_array(args->shape_element_type, args->shape_dims, args->shape_num_dims,
+                                  args->shape_layout, &dt);
   if (st) return cjp_error_in(fn, st);
   alias_promise *p = calloc(1, sizeof *p);
   if (!p) return cjp_error_in(fn, cj_oom());

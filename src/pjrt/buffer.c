@@ -237,9 +237,8 @@ PJRT_Error *cjp_PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args *args) {
   CJP_CHECK_ARGS(PJRT_Buffer_Bitcast, args, out_buffer);
   CJP_BUF(PJRT_Buffer_Bitcast, b, args->buffer);
   cj_dtype dt;
-  cj_status st = cjp_dtype(args->element_type, &dt);
-  if (!st) st = cjp_shape(dt, args->dims, args->num_dims);
-  if (!st) st = cjp_check_device_layout(args->device_layout, dt, args->dims, args->num_dims);
+  cj_status st = cjp_device_array(args->element_type, args->dims, args->num_dims,
+                                  args->device_layout, &dt);
   cj_buffer *out = NULL;
   if (!st) st = cj_buffer_bitcast(b, dt, args->dims, (int)args->num_dims, &out);
   if (st) return cjp_error_in(fn, st);

@@ -444,10 +444,8 @@ PJRT_Error *cjp_PJRT_Client_CreateUninitializedBuffer(
   CJP_CLIENT(PJRT_Client_CreateUninitializedBuffer, c, args->client, "client");
   cj_dtype dt;
   cj_memory *mem;
-  cj_status st = cjp_dtype(args->shape_element_type, &dt);
-  if (!st) st = cjp_shape(dt, args->shape_dims, args->shape_num_dims);
-  if (!st)
-    st = cjp_check_device_layout(args->shape_layout, dt, args->shape_dims, args->shape_num_dims);
+  cj_status st = cjp_device_array(args->shape_element_type, args->shape_dims, args->shape_num_dims,
+                                  args->shape_layout, &dt);
   if (!st) st = cjp_pick_memory(args->device, args->memory, &mem);
   if (!st) st = same_client(c, mem);
   cj_buffer *b = NULL;
@@ -469,9 +467,8 @@ PJRT_Error *cjp_PJRT_Client_CreateViewOfDeviceBuffer(
                       fn);
   cj_dtype dt;
   cj_memory *mem;
-  cj_status st = cjp_dtype(args->element_type, &dt);
-  if (!st) st = cjp_shape(dt, args->dims, args->num_dims);
-  if (!st) st = cjp_check_device_layout(args->layout, dt, args->dims, args->num_dims);
+  cj_status st =
+      cjp_device_array(args->element_type, args->dims, args->num_dims, args->layout, &dt);
   if (!st) st = cjp_pick_memory(args->device, memory, &mem);
   if (!st) st = same_client(c, mem);
   cj_buffer *b = NULL;
@@ -493,10 +490,8 @@ PJRT_Error *cjp_PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args
   CJP_MEMORY(PJRT_Client_CreateErrorBuffer, mem, args->memory, "memory");
   /* Payloads (0.103) are accepted and not kept: cjrt errors carry none. */
   cj_dtype dt;
-  cj_status st = cjp_dtype(args->shape_element_type, &dt);
-  if (!st) st = cjp_shape(dt, args->shape_dims, args->shape_num_dims);
-  if (!st)
-    st = cjp_check_device_layout(args->shape_layout, dt, args->shape_dims, args->shape_num_dims);
+  cj_status st = cjp_device_array(args->shape_element_type, args->shape_dims, args->shape_num_dims,
+                                  args->shape_layout, &dt);
   if (!st) st = same_client(c, mem);
   if (st) return cjp_error_in(fn, st);
   cj_status err = cjp_status_from_code(args->error_code, args->error_message,

@@ -180,6 +180,10 @@ CJ_MUST_USE cj_status cjp_shape(cj_dtype dt, const int64_t *dims, size_t num_dim
  * (NULL is that layout). */
 CJ_MUST_USE cj_status cjp_check_device_layout(const PJRT_Buffer_MemoryLayout *layout, cj_dtype dt,
                                   const int64_t *dims, size_t rank);
+/* Checks an array described by (element type, dims, num_dims, device layout): cjp_dtype, then
+ * cjp_shape, then cjp_check_device_layout; *out is its cj_dtype. */
+CJ_MUST_USE cj_status cjp_device_array(PJRT_Buffer_Type t, const int64_t *dims, size_t num_dims,
+                                       const PJRT_Buffer_MemoryLayout *layout, cj_dtype *out);
 /* Byte strides for a host-side layout (NULL: dense row-major); *out_span is the number of bytes
  * the layout covers from the data pointer. Negative strides are refused here. */
 CJ_MUST_USE cj_status cjp_host_layout_strides(const PJRT_Buffer_MemoryLayout *layout, cj_dtype dt,

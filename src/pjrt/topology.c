@@ -157,9 +157,8 @@ PJRT_Error *cjp_PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(
                  serialized_shape_deleter);
   CJP_TOPO(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, t, args->topology);
   cj_dtype dt;
-  cj_status st = cjp_dtype(args->element_type, &dt);
-  if (!st) st = cjp_shape(dt, args->dims, args->num_dims);
-  if (!st) st = cjp_check_device_layout(args->layout, dt, args->dims, args->num_dims);
+  cj_status st =
+      cjp_device_array(args->element_type, args->dims, args->num_dims, args->layout, &dt);
   void *bytes = NULL;
   size_t len = 0;
   if (!st)
