@@ -36,6 +36,17 @@ typedef struct register_v2 {
 _Static_assert(offsetof(register_v2, traits) + sizeof(int) == kRegisterV2Size,
                "version 2 Register_Handler_Args");
 
+/* The fields both layouts have, by the same names. */
+#define READ_HANDLER_ARGS(a)                \
+  do {                                      \
+    target = (a)->target_name;              \
+    target_len = (a)->target_name_size;     \
+    handler = (a)->handler;                 \
+    platform = (a)->platform_name;          \
+    platform_len = (a)->platform_name_size; \
+    traits = (uint32_t)(a)->traits;         \
+  } while (0)
+
 static PJRT_Error *ffi_register_handler(PJRT_FFI_Register_Handler_Args *args) {
   static const char fn[] = "PJRT_FFI_Register_Handler";
   if (!args) return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: args is NULL", fn);
@@ -51,20 +62,10 @@ static PJRT_Error *ffi_register_handler(PJRT_FFI_Register_Handler_Args *args) {
                         "supported by cjrt; register a typed XLA FFI handler (api_version 1)",
                         fn, (int)(a->target_name ? a->target_name_size : 0),
                         a->target_name ? a->target_name : "", a->api_version);
-    target = a->target_name;
-    target_len = a->target_name_size;
-    handler = a->handler;
-    platform = a->platform_name;
-    platform_len = a->platform_name_size;
-    traits = (uint32_t)a->traits;
+    READ_HANDLER_ARGS(a);
   } else {
     CJP_CHECK_ARGS(PJRT_FFI_Register_Handler, args, traits);
-    target = args->target_name;
-    target_len = args->target_name_size;
-    handler = args->handler;
-    platform = args->platform_name;
-    platform_len = args->platform_name_size;
-    traits = (uint32_t)args->traits;
+    READ_HANDLER_ARGS(args);
   }
   if (!target || target_len == 0) return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: no target name", fn);
   if (!handler)
@@ -77,6 +78,7 @@ static PJRT_Error *ffi_register_handler(PJRT_FFI_Register_Handler_Args *args) {
                                          &b, traits);
   return st ? cjp_error_in(fn, st) : NULL;
 }
+#undef READ_HANDLER_ARGS
 
 static PJRT_Error *ffi_type_register(PJRT_FFI_Type_Register_Args *args) {
   static const char fn[] = "PJRT_FFI_Type_Register";
