@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "compiler/compiler.h"
 
 enum { MAXR = 16, MAX_EVAL = 4096, MAX_DEPTH = 64 };
@@ -157,19 +158,11 @@ static CJ_MUST_USE cj_status copy_attrs(rf *R, cj_op *to, const cj_op *from, con
 
 static bool eval(rf *R, const cj_value *v, int depth, const int64_t **out, int64_t *n);
 
-static uint32_t hash_ptr(const void *p) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  return (uint32_t)x;
-}
-
 /* the memo is an open-addressing table of capmemo (a power of two) slots */
 static struct memo *memo_slot(rf *R, const cj_value *v) {
   if (!R->capmemo) return NULL;
   uint32_t mask = (uint32_t)R->capmemo - 1;
-  for (uint32_t i = hash_ptr(v) & mask;; i = (i + 1) & mask)
+  for (uint32_t i = cj_hash_ptr(v) & mask;; i = (i + 1) & mask)
     if (R->memo[i].v == v || !R->memo[i].v) return &R->memo[i];
 }
 
