@@ -884,6 +884,17 @@ const cj_attr *cj_op_attr(const cj_op *op, const char *name) {
   return NULL;
 }
 
+void cj_region_append_block(cj_region *r, cj_block *b) {
+  b->region = r;
+  b->next = NULL;
+  if (r->last)
+    r->last->next = b;
+  else
+    r->first = b;
+  r->last = b;
+  r->nblocks++;
+}
+
 cj_block *cj_region_add_block(cj_module *m, cj_region *r, uint32_t nargs,
                               const cj_type *const *arg_types) {
   cj_block *b = CJ_ARENA_NEW(&m->arena, cj_block);
@@ -899,12 +910,7 @@ cj_block *cj_region_add_block(cj_module *m, cj_region *r, uint32_t nargs,
       b->args[i].index = i;
     }
   }
-  if (r->last)
-    r->last->next = b;
-  else
-    r->first = b;
-  r->last = b;
-  r->nblocks++;
+  cj_region_append_block(r, b);
   return b;
 }
 

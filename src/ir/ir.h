@@ -495,6 +495,8 @@ void cj_op_set_operand(cj_op *op, uint32_t i, cj_value *v);
 /* Sets (or replaces) an attribute; NULL value removes it. */
 CJ_MUST_USE cj_status cj_op_set_attr(cj_module *m, cj_op *op, const char *name, const cj_attr *value);
 const cj_attr *cj_op_attr(const cj_op *op, const char *name); /* NULL if absent */
+/* Appends block b (made elsewhere, not yet in a region) to r. */
+void cj_region_append_block(cj_region *r, cj_block *b);
 cj_block *cj_region_add_block(cj_module *m, cj_region *r, uint32_t nargs,
                               const cj_type *const *arg_types);
 static inline cj_block *cj_region_block(const cj_region *r) { return r->first; }
