@@ -1415,21 +1415,11 @@ static bool skip_use_list_orders(bc_reader *r, bc_cur *c, uint64_t nvalues) {
   return true;
 }
 
-/* Where an op was read from: the first FileLineColLoc in its location (callee first). */
-static const cj_attr *first_file_loc(const cj_attr *loc, int depth) {
-  if (!loc || loc->kind != CJ_ATTR_LOC || depth > 64) return NULL;
-  if (loc->loc.lk == CJ_LOC_FILE) return loc;
-  for (int i = 0; i < loc->loc.n; i++) {
-    const cj_attr *f = first_file_loc(loc->loc.children[i], depth + 1);
-    if (f) return f;
-  }
-  return NULL;
-}
-
 static void set_loc(cj_op *op, const cj_attr *loc) {
   if (!loc || loc->loc.lk == CJ_LOC_UNKNOWN) return;
   op->loc = loc;
-  const cj_attr *f = first_file_loc(loc, 0);
+  /* where the op was read from: the first FileLineColLoc in its location */
+  const cj_attr *f = cj_loc_first_file(loc, 64);
   if (f) {
     op->pos.file = f->loc.name;
     op->pos.line = f->loc.line;

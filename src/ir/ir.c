@@ -1173,15 +1173,19 @@ cj_status cj_walk_module(cj_module *m, cj_walk_fn fn, void *ctx) {
 
 /* ---- messages ---- */
 
-static const cj_attr *find_file_loc(const cj_attr *loc, int depth) {
-  if (!loc || loc->kind != CJ_ATTR_LOC || depth > 32) return NULL;
+static const cj_attr *file_loc_at(const cj_attr *loc, int depth, int max_depth) {
+  if (!loc || loc->kind != CJ_ATTR_LOC || depth > max_depth) return NULL;
   if (loc->loc.lk == CJ_LOC_FILE) return loc;
   /* for a call site, the callee's position is where the op is */
   for (int i = 0; i < loc->loc.n; i++) {
-    const cj_attr *f = find_file_loc(loc->loc.children[i], depth + 1);
+    const cj_attr *f = file_loc_at(loc->loc.children[i], depth + 1, max_depth);
     if (f) return f;
   }
   return NULL;
+}
+
+const cj_attr *cj_loc_first_file(const cj_attr *loc, int max_depth) {
+  return file_loc_at(loc, 0, max_depth);
 }
 
 void cj_op_where(const cj_op *op, char *buf, size_t cap) {
@@ -1191,7 +1195,7 @@ void cj_op_where(const cj_op *op, char *buf, size_t cap) {
              op->pos.col);
     return;
   }
-  const cj_attr *f = op ? find_file_loc(op->loc, 0) : NULL;
+  const cj_attr *f = op ? cj_loc_first_file(op->loc, 32) : NULL;
   if (f) {
     snprintf(buf, cap, "%s:%d:%d", f->loc.name ? f->loc.name : "", f->loc.line, f->loc.col);
     return;

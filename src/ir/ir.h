@@ -268,6 +268,9 @@ const cj_attr *cj_attr_struct(cj_module *m, cj_struct_kind sk, const cj_attr *co
 const cj_attr *cj_attr_loc(cj_module *m, cj_loc_kind lk, const char *name, int32_t line,
                            int32_t col, int32_t n, const cj_attr *const *children,
                            const cj_attr *metadata);
+/* The first file location (CJ_LOC_FILE) in location loc, children in order (for a call site,
+ * the callee first), looking no deeper than max_depth levels; NULL if none. */
+const cj_attr *cj_loc_first_file(const cj_attr *loc, int max_depth);
 const cj_attr *cj_attr_opaque(cj_module *m, const char *text, size_t len);
 
 bool cj_attr_equal(const cj_attr *a, const cj_attr *b);
