@@ -262,15 +262,6 @@ typedef struct uses {
   uint32_t cap;
 } uses;
 
-static void number_values(cj_block *b, uint32_t *n) {
-  for (uint32_t i = 0; i < b->nargs; i++) b->args[i].id = (*n)++;
-  for (cj_op *op = b->first; op; op = op->next) {
-    for (uint32_t i = 0; i < op->nresults; i++) op->results[i].id = (*n)++;
-    for (uint32_t r = 0; r < op->nregions; r++)
-      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) number_values(nb, n);
-  }
-}
-
 static void count_uses(cj_block *b, uint32_t *u, uint32_t nv) {
   for (cj_op *op = b->first; op; op = op->next) {
     for (uint32_t i = 0; i < op->nopnds; i++)
@@ -333,7 +324,7 @@ cj_status cj_pass_dce(cj_module *m, cj_op *func) {
   cj_block *b = cj_func_body(func);
   if (!b) return NULL;
   uint32_t nv = 0;
-  number_values(b, &nv);
+  cj_block_number_values(b, &nv);
   uint32_t *u = calloc(nv ? nv : 1, sizeof(uint32_t));
   if (!u) return cj_oom();
   count_uses(b, u, nv);

@@ -916,6 +916,15 @@ cj_block *cj_region_add_block(cj_module *m, cj_region *r, uint32_t nargs,
 
 void cj_block_append(cj_block *b, cj_op *op) { cj_block_insert_before(b, NULL, op); }
 
+void cj_block_number_values(cj_block *b, uint32_t *n) {
+  for (uint32_t i = 0; i < b->nargs; i++) b->args[i].id = (*n)++;
+  for (cj_op *op = b->first; op; op = op->next) {
+    for (uint32_t i = 0; i < op->nresults; i++) op->results[i].id = (*n)++;
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) cj_block_number_values(nb, n);
+  }
+}
+
 void cj_block_insert_before(cj_block *b, cj_op *before, cj_op *op) {
   op->block = b;
   if (!before) {

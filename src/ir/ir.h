@@ -505,6 +505,9 @@ cj_block *cj_region_add_block(cj_module *m, cj_region *r, uint32_t nargs,
 static inline cj_block *cj_region_block(const cj_region *r) { return r->first; }
 void cj_block_append(cj_block *b, cj_op *op);
 void cj_block_insert_before(cj_block *b, cj_op *before, cj_op *op); /* before NULL = append */
+/* Numbers the values of block b and of every region nested in it (their `id`s) in program
+ * order, block arguments before their ops' results, from *n on; *n ends past the last. */
+void cj_block_number_values(cj_block *b, uint32_t *n);
 void cj_block_remove(cj_block *b, cj_op *op);                       /* detaches, frees nothing */
 static inline cj_op *cj_block_terminator(const cj_block *b) { return b ? b->last : NULL; }
 /* Replaces every use of `from` by `to` inside `scope` (an op, including its nested regions) */
