@@ -1137,25 +1137,31 @@ static CJ_MUST_USE cj_status can_dynamic_iota(rf *R, cj_op *op, cj_op **out, boo
   return NULL;
 }
 
-static CJ_MUST_USE cj_status can_dynamic_pad(rf *R, cj_op *op, cj_op **out, bool *replaced) {
-  int64_t a[2 * MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
-  cj_op *o = NULL;
-  if (!all_static(op) || !cj_type_is_static(op->operands[0]->type) ||
-      !shape_operand(R, op->operands[2], a, MAXR, &n) ||
-      !shape_operand(R, op->operands[3], b, MAXR, &n2) ||
-      !shape_operand(R, op->operands[4], c, MAXR, &n3))
-    return NULL;
-  o = new_op_like(R, op, CJ_OP_PAD, 2, op->operands, 1, 0);
+/* An op whose operands first .. first + 2 are static shapes (and whose operand 0 has a static
+ * type) becomes op `kind` on its first nkeep operands, with those shapes as the i64 list
+ * attributes names[0..3). */
+static CJ_MUST_USE cj_status shapes_to_attrs(rf *R, cj_op *op, cj_op_kind kind, uint32_t nkeep,
+                                             uint32_t first, const char *const names[3],
+                                             cj_op **out) {
+  int64_t v[3][MAXR], n[3] = {0, 0, 0};
+  if (!all_static(op) || !cj_type_is_static(op->operands[0]->type)) return NULL;
+  for (int i = 0; i < 3; i++)
+    if (!shape_operand(R, op->operands[first + (uint32_t)i], v[i], MAXR, &n[i])) return NULL;
+  cj_op *o = new_op_like(R, op, kind, nkeep, op->operands, 1, 0);
   if (!o) return cj_oom();
-  CJ_RETURN_IF_ERROR(set_i64s(R, o, "edge_padding_low", n, a));
-  CJ_RETURN_IF_ERROR(set_i64s(R, o, "edge_padding_high", n2, b));
-  CJ_RETURN_IF_ERROR(set_i64s(R, o, "interior_padding", n3, c));
+  for (int i = 0; i < 3; i++) CJ_RETURN_IF_ERROR(set_i64s(R, o, names[i], n[i], v[i]));
   *out = o;
   return NULL;
 }
 
+static CJ_MUST_USE cj_status can_dynamic_pad(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+  static const char *const names[3] = {"edge_padding_low", "edge_padding_high",
+                                       "interior_padding"};
+  return shapes_to_attrs(R, op, CJ_OP_PAD, 2, 2, names, out);
+}
+
 static CJ_MUST_USE cj_status can_real_dynamic_slice(rf *R, cj_op *op, cj_op **out, bool *replaced) {
-  int64_t a[2 * MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
+  int64_t a[2 * MAXR], n = 0;
   cj_op *o = NULL;
   if (all_static(op) && cj_type_is_static(op->operands[0]->type) &&
       !shape_operand(R, op->operands[1], a, MAXR, &n) && rds_sizes(R, op, a, &n) &&
@@ -1187,18 +1193,8 @@ static CJ_MUST_USE cj_status can_real_dynamic_slice(rf *R, cj_op *op, cj_op **ou
     *out = o;
     return NULL;
   }
-  if (!all_static(op) || !cj_type_is_static(op->operands[0]->type) ||
-      !shape_operand(R, op->operands[1], a, MAXR, &n) ||
-      !shape_operand(R, op->operands[2], b, MAXR, &n2) ||
-      !shape_operand(R, op->operands[3], c, MAXR, &n3))
-    return NULL;
-  o = new_op_like(R, op, CJ_OP_SLICE, 1, op->operands, 1, 0);
-  if (!o) return cj_oom();
-  CJ_RETURN_IF_ERROR(set_i64s(R, o, "start_indices", n, a));
-  CJ_RETURN_IF_ERROR(set_i64s(R, o, "limit_indices", n2, b));
-  CJ_RETURN_IF_ERROR(set_i64s(R, o, "strides", n3, c));
-  *out = o;
-  return NULL;
+  static const char *const names[3] = {"start_indices", "limit_indices", "strides"};
+  return shapes_to_attrs(R, op, CJ_OP_SLICE, 1, 1, names, out);
 }
 
 static CJ_MUST_USE cj_status can_dynamic_gather(rf *R, cj_op *op, cj_op **out, bool *replaced) {
