@@ -21,15 +21,7 @@ static CJ_MUST_USE cj_status rd_err(const rd *r, const char *msg) {
                     (size_t)(r->p - r->base));
 }
 
-static CJ_MUST_USE cj_status rd_varint(rd *r, uint64_t *out) {
-  cj_pb_err e = cj_pb_varint(&r->p, r->end, out);
-  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
-}
-
-static CJ_MUST_USE cj_status rd_tag(rd *r, uint32_t *field, int *wt) {
-  cj_pb_err e = cj_pb_tag(&r->p, r->end, field, wt);
-  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
-}
+CJ_PB_READER_PRIMITIVES(rd, rd_err)
 
 static CJ_MUST_USE cj_status rd_len(rd *r, rd *sub, const char *what) {
   uint64_t n;
@@ -45,41 +37,8 @@ static CJ_MUST_USE cj_status rd_len(rd *r, rd *sub, const char *what) {
 
 /* Skips one field's value of wire type wt (groups nest). */
 static CJ_MUST_USE cj_status rd_skip(rd *r, uint32_t field, int wt, int depth) {
-  uint64_t v;
-  switch (wt) {
-    case WT_VARINT:
-      return rd_varint(r, &v);
-    case WT_I64:
-      if (r->end - r->p < 8) return rd_err(r, "truncated fixed64");
-      r->p += 8;
-      return NULL;
-    case WT_I32:
-      if (r->end - r->p < 4) return rd_err(r, "truncated fixed32");
-      r->p += 4;
-      return NULL;
-    case WT_LEN: {
-      rd sub;
-      return rd_len(r, &sub, r->what);
-    }
-    case WT_SGROUP: {
-      if (depth >= MAX_DEPTH) return rd_err(r, "groups nested too deeply");
-      for (;;) {
-        if (r->p >= r->end) return rd_err(r, "unterminated group");
-        uint32_t f = 0;
-        int w = 0;
-        CJ_RETURN_IF_ERROR(rd_tag(r, &f, &w));
-        if (w == WT_EGROUP) {
-          if (f != field) return rd_err(r, "mismatched end-group");
-          return NULL;
-        }
-        CJ_RETURN_IF_ERROR(rd_skip(r, f, w, depth + 1));
-      }
-    }
-    case WT_EGROUP:
-      return rd_err(r, "unexpected end-group");
-    default:
-      return rd_err(r, "invalid wire type");
-  }
+  cj_pb_err e = cj_pb_skip(&r->p, r->end, field, wt, depth, MAX_DEPTH, false);
+  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
 }
 
 static CJ_MUST_USE cj_status expect_wt(const rd *r, int wt, int want, const char *field) {

@@ -65,15 +65,7 @@ static CJ_MUST_USE cj_status rd_err(const rd *r, const char *msg) {
   return cj_invalid("hlo proto: %s: %s at byte %zu", r->what, msg, (size_t)(r->p - r->base));
 }
 
-static CJ_MUST_USE cj_status rd_varint(rd *r, uint64_t *out) {
-  cj_pb_err e = cj_pb_varint(&r->p, r->end, out);
-  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
-}
-
-static CJ_MUST_USE cj_status rd_tag(rd *r, uint32_t *field, int *wt) {
-  cj_pb_err e = cj_pb_tag(&r->p, r->end, field, wt);
-  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
-}
+CJ_PB_READER_PRIMITIVES(rd, rd_err)
 
 static CJ_MUST_USE cj_status rd_sub(rd *r, int wt, rd *sub, const char *what) {
   if (wt != WT_LEN) return rd_err(r, "expected a length-delimited field");
@@ -87,34 +79,9 @@ static CJ_MUST_USE cj_status rd_sub(rd *r, int wt, rd *sub, const char *what) {
 }
 
 static CJ_MUST_USE cj_status rd_skip(rd *r, uint32_t field, int wt, int depth) {
-  uint64_t v = 0;
-  switch (wt) {
-    case WT_VARINT: return rd_varint(r, &v);
-    case WT_I64:
-      if (r->end - r->p < 8) return rd_err(r, "truncated fixed64");
-      r->p += 8;
-      return NULL;
-    case WT_I32:
-      if (r->end - r->p < 4) return rd_err(r, "truncated fixed32");
-      r->p += 4;
-      return NULL;
-    case WT_LEN: {
-      rd sub;
-      return rd_sub(r, wt, &sub, r->what);
-    }
-    case WT_SGROUP:
-      if (depth >= MAX_DEPTH) return rd_err(r, "groups nested too deeply");
-      for (;;) {
-        if (r->p >= r->end) return rd_err(r, "unterminated group");
-        uint32_t f = 0;
-        int w = 0;
-        CJ_RETURN_IF_ERROR(rd_tag(r, &f, &w));
-        if (w == WT_EGROUP) return f == field ? NULL : rd_err(r, "mismatched end-group");
-        CJ_RETURN_IF_ERROR(rd_skip(r, f, w, depth + 1));
-      }
-    case WT_EGROUP: return rd_err(r, "unexpected end-group");
-    default: return rd_err(r, "invalid wire type");
-  }
+  /* rd_sub's nesting limit holds for the length-delimited values skipped too */
+  cj_pb_err e = cj_pb_skip(&r->p, r->end, field, wt, depth, MAX_DEPTH, r->depth >= MAX_DEPTH);
+  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
 }
 
 static CJ_MUST_USE cj_status rd_int(rd *r, int wt, int64_t *out) {
