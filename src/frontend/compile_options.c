@@ -47,6 +47,12 @@ static CJ_MUST_USE cj_status expect_wt(const rd *r, int wt, int want, const char
                     field, wt, want, (size_t)(r->p - r->base));
 }
 
+/* A varint field's value, checking its wire type first. */
+static CJ_MUST_USE cj_status read_varint(rd *r, int wt, const char *name, uint64_t *v) {
+  CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, name));
+  return rd_varint(r, v);
+}
+
 /* ---- DeviceAssignmentProto ---- */
 
 typedef struct dev_assign {
@@ -111,13 +117,11 @@ static CJ_MUST_USE cj_status read_device_assignment(rd *r, dev_assign *da) {
     uint64_t v = 0;
     switch (f) {
       case 1:
-        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "replica_count"));
-        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
+        CJ_RETURN_IF_ERROR(read_varint(r, wt, "replica_count", &v));
         da->replica_count = (int32_t)v;
         break;
       case 2:
-        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "computation_count"));
-        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
+        CJ_RETURN_IF_ERROR(read_varint(r, wt, "computation_count", &v));
         da->computation_count = (int32_t)v;
         break;
       case 3: {
@@ -147,10 +151,16 @@ typedef struct build_opts {
   dev_assign da;
 } build_opts;
 
-static CJ_MUST_USE cj_status read_bool(rd *r, int wt, const char *name, bool *out) {
-  CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, name));
+static CJ_MUST_USE cj_status read_int64(rd *r, int wt, const char *name, int64_t *out) {
   uint64_t v;
-  CJ_RETURN_IF_ERROR(rd_varint(r, &v));
+  CJ_RETURN_IF_ERROR(read_varint(r, wt, name, &v));
+  *out = (int64_t)v;
+  return NULL;
+}
+
+static CJ_MUST_USE cj_status read_bool(rd *r, int wt, const char *name, bool *out) {
+  uint64_t v;
+  CJ_RETURN_IF_ERROR(read_varint(r, wt, name, &v));
   *out = v != 0;
   return NULL;
 }
@@ -160,22 +170,15 @@ static CJ_MUST_USE cj_status read_build_options(rd *r, build_opts *b) {
     uint32_t f = 0;
     int wt = 0;
     CJ_RETURN_IF_ERROR(rd_tag(r, &f, &wt));
-    uint64_t v = 0;
     switch (f) {
       case 1:
-        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "device_ordinal"));
-        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
-        b->device_ordinal = (int64_t)v;
+        CJ_RETURN_IF_ERROR(read_int64(r, wt, "device_ordinal", &b->device_ordinal));
         break;
       case 4:
-        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "num_replicas"));
-        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
-        b->num_replicas = (int64_t)v;
+        CJ_RETURN_IF_ERROR(read_int64(r, wt, "num_replicas", &b->num_replicas));
         break;
       case 5:
-        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "num_partitions"));
-        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
-        b->num_partitions = (int64_t)v;
+        CJ_RETURN_IF_ERROR(read_int64(r, wt, "num_partitions", &b->num_partitions));
         break;
       case 6:
         CJ_RETURN_IF_ERROR(read_bool(r, wt, "use_spmd_partitioning", &b->spmd));
@@ -371,8 +374,7 @@ static CJ_MUST_USE cj_status read_arg_shape(rd *r, arg_list *al) {
     int wt = 0;
     CJ_RETURN_IF_ERROR(rd_tag(r, &f, &wt));
     if (f == 2) {
-      CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "ShapeProto.element_type"));
-      CJ_RETURN_IF_ERROR(rd_varint(r, &et));
+      CJ_RETURN_IF_ERROR(read_varint(r, wt, "ShapeProto.element_type", &et));
     } else if (f == 3 && (wt == WT_LEN || wt == WT_VARINT)) {
       rd packed, *src = r; /* packed (proto3's default) or one varint per entry */
       if (wt == WT_LEN) {
