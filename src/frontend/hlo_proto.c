@@ -52,6 +52,47 @@ bool hlo_push_i64(hlo_module *h, hlo_i64s *a, int64_t v) {
 
 #define PUSH(h, arr, n, cap) hlo_push((h), (void **)&(arr), &(n), &(cap), sizeof *(arr))
 
+bool hlo_iota_perm_ok(const hlo_i64s *perm) {
+  uint32_t used = 0;
+  for (int32_t i = 0; i < perm->n; i++) {
+    if (perm->v[i] < 0 || perm->v[i] >= perm->n || (used >> perm->v[i] & 1)) return false;
+    used |= 1u << perm->v[i];
+  }
+  return true;
+}
+
+cj_status hlo_iota_groups(hlo_module *h, hlo_instr *in, int64_t ng, int64_t per,
+                          const hlo_i64s *dims, const hlo_i64s *perm) {
+  /* transposed dims and the source strides */
+  int32_t rank = dims->n;
+  int64_t tdims[16], tstride[16], stride[16], idx[16] = {0};
+  int64_t s = 1;
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    stride[d] = s;
+    s *= dims->v[d];
+  }
+  for (int32_t d = 0; d < rank; d++) {
+    int64_t src = perm->n ? perm->v[d] : d;
+    tdims[d] = dims->v[src];
+    tstride[d] = stride[src];
+  }
+  for (int64_t gi = 0; gi < ng; gi++) {
+    hlo_i64s *g = PUSH(h, in->groups, in->ngroups, in->gcap);
+    if (!g) return cj_oom();
+    for (int64_t j = 0; j < per; j++) {
+      int64_t v = 0;
+      for (int32_t d = 0; d < rank; d++) v += idx[d] * tstride[d];
+      if (!rank) v = gi * per + j;
+      if (!hlo_push_i64(h, g, v)) return cj_oom();
+      for (int32_t d = rank - 1; d >= 0; d--) {
+        if (++idx[d] < tdims[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+  return NULL;
+}
+
 /* ------------------------------------------------------------------ wire format */
 
 typedef struct rd {
@@ -406,40 +447,8 @@ static CJ_MUST_USE cj_status read_iota_groups(rd *r, hlo_instr *in) {
   }
   if (!dims.n) prod = total;
   if (prod != total) return rd_err(r, "iota replica group dims do not match the group sizes");
-  uint32_t used = 0;
-  for (int32_t i = 0; i < perm.n; i++) {
-    if (perm.v[i] < 0 || perm.v[i] >= perm.n || (used >> perm.v[i] & 1))
-      return rd_err(r, "iota_transpose_perm is not a permutation");
-    used |= 1u << perm.v[i];
-  }
-  /* transposed dims and the source strides */
-  int32_t rank = dims.n;
-  int64_t tdims[16], tstride[16], stride[16], idx[16] = {0};
-  int64_t s = 1;
-  for (int32_t d = rank - 1; d >= 0; d--) {
-    stride[d] = s;
-    s *= dims.v[d];
-  }
-  for (int32_t d = 0; d < rank; d++) {
-    int64_t src = perm.n ? perm.v[d] : d;
-    tdims[d] = dims.v[src];
-    tstride[d] = stride[src];
-  }
-  for (int64_t gi = 0; gi < ng; gi++) {
-    hlo_i64s *g = PUSH(r->h, in->groups, in->ngroups, in->gcap);
-    if (!g) return cj_oom();
-    for (int64_t j = 0; j < per; j++) {
-      int64_t v = 0;
-      for (int32_t d = 0; d < rank; d++) v += idx[d] * tstride[d];
-      if (!rank) v = gi * per + j;
-      if (!hlo_push_i64(r->h, g, v)) return cj_oom();
-      for (int32_t d = rank - 1; d >= 0; d--) {
-        if (++idx[d] < tdims[d]) break;
-        idx[d] = 0;
-      }
-    }
-  }
-  return NULL;
+  if (!hlo_iota_perm_ok(&perm)) return rd_err(r, "iota_transpose_perm is not a permutation");
+  return hlo_iota_groups(r->h, in, ng, per, &dims, &perm);
 }
 
 static CJ_MUST_USE cj_status read_instr(rd *r, hlo_instr *in) {

@@ -379,37 +379,8 @@ static CJ_MUST_USE cj_status groups(tp *t, hlo_instr *in) {
     prod *= dims.v[i];
   }
   if (ng < 0 || per < 0 || ng * per != prod) return terr(t, "iota replica group sizes differ");
-  uint32_t used = 0;
-  for (int32_t i = 0; i < perm.n; i++) {
-    if (perm.v[i] < 0 || perm.v[i] >= perm.n || (used >> perm.v[i] & 1))
-      return terr(t, "iota transpose is not a permutation");
-    used |= 1u << perm.v[i];
-  }
-  int32_t rank = dims.n;
-  int64_t stride[16], tdims[16], tstride[16], idx[16] = {0}, s = 1;
-  for (int32_t d = rank - 1; d >= 0; d--) {
-    stride[d] = s;
-    s *= dims.v[d];
-  }
-  for (int32_t d = 0; d < rank; d++) {
-    int64_t src = perm.n ? perm.v[d] : d;
-    tdims[d] = dims.v[src];
-    tstride[d] = stride[src];
-  }
-  for (int64_t g = 0; g < ng; g++) {
-    hlo_i64s *gr = PUSH(t->h, in->groups, in->ngroups, in->gcap);
-    if (!gr) return cj_oom();
-    for (int64_t j = 0; j < per; j++) {
-      int64_t v = 0;
-      for (int32_t d = 0; d < rank; d++) v += idx[d] * tstride[d];
-      if (!hlo_push_i64(t->h, gr, v)) return cj_oom();
-      for (int32_t d = rank - 1; d >= 0; d--) {
-        if (++idx[d] < tdims[d]) break;
-        idx[d] = 0;
-      }
-    }
-  }
-  return NULL;
+  if (!hlo_iota_perm_ok(&perm)) return terr(t, "iota transpose is not a permutation");
+  return hlo_iota_groups(t->h, in, ng, per, &dims, &perm);
 }
 
 /* a string value "..." with C escapes, or a raw {...} value (backend_config of typed FFI) */
