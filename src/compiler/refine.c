@@ -225,16 +225,9 @@ static int64_t rem_int(int64_t a, int64_t b, cj_dtype dt) {
 }
 
 static bool compare_int(int64_t a, int64_t b, int32_t dir, bool uns) {
-  if (uns) {
-    uint64_t x = (uint64_t)a, y = (uint64_t)b;
-    switch (dir) {
-      case CJ_COMPARISON_DIRECTION_EQ: return x == y;
-      case CJ_COMPARISON_DIRECTION_NE: return x != y;
-      case CJ_COMPARISON_DIRECTION_GE: return x >= y;
-      case CJ_COMPARISON_DIRECTION_GT: return x > y;
-      case CJ_COMPARISON_DIRECTION_LE: return x <= y;
-      default: return x < y;
-    }
+  if (uns) { /* flipping the top bit maps unsigned order onto signed order */
+    a = (int64_t)((uint64_t)a ^ (UINT64_C(1) << 63));
+    b = (int64_t)((uint64_t)b ^ (UINT64_C(1) << 63));
   }
   switch (dir) {
     case CJ_COMPARISON_DIRECTION_EQ: return a == b;
@@ -307,17 +300,22 @@ static bool ev_reshape(ev_ctx *c, int64_t *r) {
   return true;
 }
 
+/* The row-major element strides of shape t. */
+static void row_major_strides(const cj_type *t, int64_t *strides) {
+  int64_t s = 1;
+  for (int32_t d = t->rank - 1; d >= 0; d--) {
+    strides[d] = s;
+    s *= t->dims[d];
+  }
+}
+
 static bool ev_broadcast_in_dim(ev_ctx *c, int64_t *r) {
   if (!ev_operands(c)) return false;
   const cj_type *xt = c->xt, *rt = c->rt;
   int64_t bd[MAXR], nbd = 0, xs[MAXR], rs[MAXR];
   if (!cj_op_get_i64s(c->op, "broadcast_dimensions", bd, MAXR, &nbd) || nbd != xt->rank)
     return false;
-  int64_t s = 1;
-  for (int32_t d = xt->rank - 1; d >= 0; d--) {
-    xs[d] = s;
-    s *= xt->dims[d];
-  }
+  row_major_strides(xt, xs);
   for (int64_t i = 0; i < c->n; i++) {
     int64_t rem = i, off = 0;
     for (int32_t d = rt->rank - 1; d >= 0; d--) {
@@ -355,11 +353,7 @@ static bool ev_slice(ev_ctx *c, int64_t *r) {
   if (!cj_op_get_i64s(c->op, "start_indices", st, MAXR, &ns) ||
       !cj_op_get_i64s(c->op, "strides", sd, MAXR, &nd) || ns != xt->rank || nd != xt->rank)
     return false;
-  int64_t s = 1;
-  for (int32_t d = xt->rank - 1; d >= 0; d--) {
-    xs[d] = s;
-    s *= xt->dims[d];
-  }
+  row_major_strides(xt, xs);
   for (int64_t i = 0; i < c->n; i++) {
     int64_t rem = i, off = 0;
     for (int32_t d = rt->rank - 1; d >= 0; d--) {
