@@ -1476,27 +1476,37 @@ static bool needs_refine(cj_block *b) {
   return false;
 }
 
+static bool is_dynamic(const cj_type *t) {
+  return t->kind == CJ_TYPE_UNRANKED || (t->kind == CJ_TYPE_TENSOR && !cj_type_is_static(t));
+}
+
+/* Whether block b has an argument of a dynamic type: the first one's index and type text. */
+static bool dynamic_arg(const cj_block *b, uint32_t *i, char *s, size_t cap) {
+  for (*i = 0; *i < b->nargs; (*i)++)
+    if (is_dynamic(b->args[*i].type)) {
+      type_str(b->args[*i].type, s, cap);
+      return true;
+    }
+  return false;
+}
+
 /* the first op (or block argument) still of a dynamic type */
 static CJ_MUST_USE cj_status check_static(cj_block *b) {
   for (cj_op *op = b->first; op; op = op->next) {
     for (uint32_t r = 0; r < op->nregions; r++)
       for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) {
-        for (uint32_t i = 0; i < nb->nargs; i++) {
-          const cj_type *t = nb->args[i].type;
-          if (t->kind == CJ_TYPE_UNRANKED || (t->kind == CJ_TYPE_TENSOR && !cj_type_is_static(t))) {
-            char s[128];
-            type_str(t, s, sizeof s);
-            return cj_op_error(op, CJ_UNIMPLEMENTED,
-                               "region argument %u keeps the dynamic type %s: its shape depends on "
-                               "values known only at run time",
-                               i, s);
-          }
-        }
+        uint32_t i;
+        char s[128];
+        if (dynamic_arg(nb, &i, s, sizeof s))
+          return cj_op_error(op, CJ_UNIMPLEMENTED,
+                             "region argument %u keeps the dynamic type %s: its shape depends on "
+                             "values known only at run time",
+                             i, s);
         CJ_RETURN_IF_ERROR(check_static(nb));
       }
     for (uint32_t i = 0; i < op->nresults; i++) {
       const cj_type *t = op->results[i].type;
-      if (t && (t->kind == CJ_TYPE_UNRANKED || (t->kind == CJ_TYPE_TENSOR && !cj_type_is_static(t)))) {
+      if (t && is_dynamic(t)) {
         char s[128];
         type_str(t, s, sizeof s);
         return cj_op_error(op, CJ_UNIMPLEMENTED,
@@ -1558,19 +1568,15 @@ cj_status cj_pass_refine(cj_module *m, cj_op *func, const cj_refine_args *args) 
     }
   }
   /* the entry function's arguments must be static now */
-  for (uint32_t i = 0; i < body->nargs; i++) {
-    const cj_type *t = body->args[i].type;
-    if (t->kind == CJ_TYPE_UNRANKED || (t->kind == CJ_TYPE_TENSOR && !cj_type_is_static(t))) {
-      char s[128];
-      type_str(t, s, sizeof s);
-      return cj_op_error(func, CJ_UNIMPLEMENTED,
-                         "argument %u of the entry function has the dynamic type %s: a "
-                         "shape-polymorphic program must be given static argument shapes before "
-                         "it is compiled (jax.export refines them when the exported function is "
-                         "called on concrete arrays)",
-                         i, s);
-    }
-  }
+  uint32_t darg;
+  char dtype_s[128];
+  if (dynamic_arg(body, &darg, dtype_s, sizeof dtype_s))
+    return cj_op_error(func, CJ_UNIMPLEMENTED,
+                       "argument %u of the entry function has the dynamic type %s: a "
+                       "shape-polymorphic program must be given static argument shapes before "
+                       "it is compiled (jax.export refines them when the exported function is "
+                       "called on concrete arrays)",
+                       darg, dtype_s);
   if (!sig_changed && !needs_refine(body)) return NULL;
   cj_status st = refine_block(&R, body);
   memo_free(&R);
