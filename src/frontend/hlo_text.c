@@ -201,14 +201,20 @@ static CJ_MUST_USE cj_status shape(tp *t, hlo_shape *s, int depth) {
 
 /* ------------------------------------------------------------------ attribute values */
 
-static CJ_MUST_USE cj_status int_list(tp *t, hlo_i64s *a) {
-  if (!eat(t, '{')) return terr(t, "expected '{'");
-  if (eat(t, '}')) return NULL;
+/* one or more comma-separated integers, appended to a */
+static CJ_MUST_USE cj_status int_seq(tp *t, hlo_i64s *a) {
   do {
     int64_t v;
     CJ_RETURN_IF_ERROR(integer(t, &v));
     if (!hlo_push_i64(t->h, a, v)) return cj_oom();
   } while (eat(t, ','));
+  return NULL;
+}
+
+static CJ_MUST_USE cj_status int_list(tp *t, hlo_i64s *a) {
+  if (!eat(t, '{')) return terr(t, "expected '{'");
+  if (eat(t, '}')) return NULL;
+  CJ_RETURN_IF_ERROR(int_seq(t, a));
   return eat(t, '}') ? NULL : terr(t, "expected '}'");
 }
 
@@ -348,27 +354,15 @@ static CJ_MUST_USE cj_status groups(tp *t, hlo_instr *in) {
   }
   hlo_i64s gs = {0}, dims = {0}, perm = {0};
   if (!eat(t, '[')) return terr(t, "expected replica groups");
-  do {
-    int64_t v;
-    CJ_RETURN_IF_ERROR(integer(t, &v));
-    if (!hlo_push_i64(t->h, &gs, v)) return cj_oom();
-  } while (eat(t, ','));
+  CJ_RETURN_IF_ERROR(int_seq(t, &gs));
   if (!eat(t, ']') || !eat(t, '<') || !eat(t, '=') || !eat(t, '['))
     return terr(t, "malformed iota replica groups");
-  do {
-    int64_t v;
-    CJ_RETURN_IF_ERROR(integer(t, &v));
-    if (!hlo_push_i64(t->h, &dims, v)) return cj_oom();
-  } while (eat(t, ','));
+  CJ_RETURN_IF_ERROR(int_seq(t, &dims));
   if (!eat(t, ']')) return terr(t, "malformed iota replica groups");
   if (peek(t, 'T')) {
     t->p++;
     if (!eat(t, '(')) return terr(t, "malformed iota replica groups");
-    do {
-      int64_t v;
-      CJ_RETURN_IF_ERROR(integer(t, &v));
-      if (!hlo_push_i64(t->h, &perm, v)) return cj_oom();
-    } while (eat(t, ','));
+    CJ_RETURN_IF_ERROR(int_seq(t, &perm));
     if (!eat(t, ')')) return terr(t, "malformed iota replica groups");
   }
   if (gs.n != 2 || dims.n < 1 || dims.n > 16 || (perm.n && perm.n != dims.n))
