@@ -59,8 +59,7 @@ CJP_BUF_SLOT(PJRT_Buffer_IsDeleted, is_deleted,
     args->is_deleted = cj_buffer_is_deleted(b);)
 
 PJRT_Error *cjp_PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args *args) {
-  static const char fn[] = "PJRT_Buffer_CopyToDevice";
-  CJP_CHECK_ARGS(PJRT_Buffer_CopyToDevice, args, dst_buffer);
+  CJP_ENTER(PJRT_Buffer_CopyToDevice, dst_buffer);
   CJP_BUF(PJRT_Buffer_CopyToDevice, b, args->buffer);
   CJP_DEVICE(PJRT_Buffer_CopyToDevice, d, args->dst_device, "dst_device");
   if (d->client != cj_buffer_client(b))
@@ -83,8 +82,7 @@ PJRT_Error *cjp_PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args *args) {
 }
 
 PJRT_Error *cjp_PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args *args) {
-  static const char fn[] = "PJRT_Buffer_CopyToMemory";
-  CJP_CHECK_ARGS(PJRT_Buffer_CopyToMemory, args, dst_buffer);
+  CJP_ENTER(PJRT_Buffer_CopyToMemory, dst_buffer);
   CJP_BUF(PJRT_Buffer_CopyToMemory, b, args->buffer);
   CJP_MEMORY(PJRT_Buffer_CopyToMemory, m, args->dst_memory, "dst_memory");
   cj_buffer *out;
@@ -95,8 +93,7 @@ PJRT_Error *cjp_PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args *args) {
 }
 
 PJRT_Error *cjp_PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args *args) {
-  static const char fn[] = "PJRT_Buffer_ToHostBuffer";
-  CJP_CHECK_ARGS(PJRT_Buffer_ToHostBuffer, args, event);
+  CJP_ENTER(PJRT_Buffer_ToHostBuffer, event);
   CJP_BUFFER(PJRT_Buffer_ToHostBuffer, b, args->src, "src");
   int64_t strides[CJ_MAX_RANK];
   size_t need;
@@ -215,8 +212,7 @@ static void donation_dependency_ready(PJRT_Buffer_DonateWithControlDependency_Ca
 
 PJRT_Error *cjp_PJRT_Buffer_DonateWithControlDependency(
     PJRT_Buffer_DonateWithControlDependency_Args *args) {
-  static const char fn[] = "PJRT_Buffer_DonateWithControlDependency";
-  CJP_CHECK_ARGS(PJRT_Buffer_DonateWithControlDependency, args, out_buffer);
+  CJP_ENTER(PJRT_Buffer_DonateWithControlDependency, out_buffer);
   CJP_BUF(PJRT_Buffer_DonateWithControlDependency, b, args->buffer);
   cj_event *dep = cj_event_create(false);
   if (!dep) return cjp_errorf(CJ_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
@@ -233,8 +229,7 @@ PJRT_Error *cjp_PJRT_Buffer_DonateWithControlDependency(
 }
 
 PJRT_Error *cjp_PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args *args) {
-  static const char fn[] = "PJRT_Buffer_Bitcast";
-  CJP_CHECK_ARGS(PJRT_Buffer_Bitcast, args, out_buffer);
+  CJP_ENTER(PJRT_Buffer_Bitcast, out_buffer);
   CJP_BUF(PJRT_Buffer_Bitcast, b, args->buffer);
   cj_dtype dt;
   cj_status st = cjp_device_array(args->element_type, args->dims, args->num_dims,

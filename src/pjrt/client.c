@@ -403,8 +403,7 @@ static CJ_MUST_USE cj_status same_client(cj_client *c, cj_memory *m) {
 }
 
 PJRT_Error *cjp_PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args *args) {
-  static const char fn[] = "PJRT_Client_BufferFromHostBuffer";
-  CJP_CHECK_ARGS(PJRT_Client_BufferFromHostBuffer, args, buffer);
+  CJP_ENTER(PJRT_Client_BufferFromHostBuffer, buffer);
   CJP_CLIENT(PJRT_Client_BufferFromHostBuffer, c, args->client, "client");
   cj_dtype dt;
   cj_status st = cjp_dtype(args->type, &dt);
@@ -439,8 +438,7 @@ PJRT_Error *cjp_PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffe
 
 PJRT_Error *cjp_PJRT_Client_CreateUninitializedBuffer(
     PJRT_Client_CreateUninitializedBuffer_Args *args) {
-  static const char fn[] = "PJRT_Client_CreateUninitializedBuffer";
-  CJP_CHECK_ARGS(PJRT_Client_CreateUninitializedBuffer, args, buffer);
+  CJP_ENTER(PJRT_Client_CreateUninitializedBuffer, buffer);
   CJP_CLIENT(PJRT_Client_CreateUninitializedBuffer, c, args->client, "client");
   cj_dtype dt;
   cj_memory *mem;
@@ -458,8 +456,7 @@ PJRT_Error *cjp_PJRT_Client_CreateUninitializedBuffer(
 
 PJRT_Error *cjp_PJRT_Client_CreateViewOfDeviceBuffer(
     PJRT_Client_CreateViewOfDeviceBuffer_Args *args) {
-  static const char fn[] = "PJRT_Client_CreateViewOfDeviceBuffer";
-  CJP_CHECK_ARGS(PJRT_Client_CreateViewOfDeviceBuffer, args, buffer);
+  CJP_ENTER(PJRT_Client_CreateViewOfDeviceBuffer, buffer);
   CJP_CLIENT(PJRT_Client_CreateViewOfDeviceBuffer, c, args->client, "client");
   PJRT_Memory *memory = CJP_FIELD(PJRT_Client_CreateViewOfDeviceBuffer, args, memory);
   if (args->stream)
@@ -481,8 +478,7 @@ PJRT_Error *cjp_PJRT_Client_CreateViewOfDeviceBuffer(
 }
 
 PJRT_Error *cjp_PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args *args) {
-  static const char fn[] = "PJRT_Client_CreateErrorBuffer";
-  CJP_CHECK_ARGS(PJRT_Client_CreateErrorBuffer, args, buffer);
+  CJP_ENTER(PJRT_Client_CreateErrorBuffer, buffer);
   CJP_CLIENT(PJRT_Client_CreateErrorBuffer, c, args->client, "client");
   if (args->error_code == PJRT_Error_Code_OK)
     return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: error_code is OK; an error buffer needs an error",

@@ -112,8 +112,7 @@ CJP_DESTROY_SLOT(PJRT_AsyncTrackingEvent_Destroy, event,
  * says whether one was found. An OK error_code is refused (there would be nothing to fail
  * with). Payloads (0.100) are accepted and not kept: cjrt errors carry none. */
 PJRT_Error *cjp_PJRT_Device_PoisonExecution(PJRT_Device_PoisonExecution_Args *args) {
-  static const char fn[] = "PJRT_Device_PoisonExecution";
-  CJP_CHECK_ARGS(PJRT_Device_PoisonExecution, args, poisoned);
+  CJP_ENTER(PJRT_Device_PoisonExecution, poisoned);
   CJP_DEVICE(PJRT_Device_PoisonExecution, d, args->device, "device");
   if (args->error_code == PJRT_Error_Code_OK)
     return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: error_code is OK; poisoning needs an error", fn);

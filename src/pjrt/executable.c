@@ -164,24 +164,27 @@ static CJ_MUST_USE cj_status compile(cj_client *client, const PJRT_Program *prog
 /* ------------------------------------------------------------------------------------------ */
 /* Compiling and loading                                                                       */
 
+/* Puts e (whose reference this takes) on client c with its own device assignment. */
+static CJ_MUST_USE cj_status load_and_release(cj_client *c, cj_executable *e, cj_loaded **out) {
+  cj_status st = cj_loaded_create(c, e, NULL, 0, out);
+  cj_executable_release(e);
+  return st;
+}
+
 PJRT_Error *cjp_PJRT_Client_Compile(PJRT_Client_Compile_Args *args) {
-  static const char fn[] = "PJRT_Client_Compile";
-  CJP_CHECK_ARGS(PJRT_Client_Compile, args, executable);
+  CJP_ENTER(PJRT_Client_Compile, executable);
   CJP_CLIENT(PJRT_Client_Compile, c, args->client, "client");
   cj_executable *e;
   cj_status st = compile(c, args->program, args->compile_options, args->compile_options_size, &e);
-  if (st) return cjp_error_in(fn, st);
-  cj_loaded *l;
-  st = cj_loaded_create(c, e, NULL, 0, &l);
-  cj_executable_release(e);
+  cj_loaded *l = NULL;
+  if (!st) st = load_and_release(c, e, &l);
   if (st) return cjp_error_in(fn, st);
   args->executable = (PJRT_LoadedExecutable *)l;
   return NULL;
 }
 
 PJRT_Error *cjp_PJRT_Compile(PJRT_Compile_Args *args) {
-  static const char fn[] = "PJRT_Compile";
-  CJP_CHECK_ARGS(PJRT_Compile, args, executable);
+  CJP_ENTER(PJRT_Compile, executable);
   /* The program is compiled for the topology: its device count and device assignment must fit
    * it (a NULL topology accepts any; PJRT_Client_Load checks against the client then). With a
    * client, the assignment is also checked against the client's devices now. */
@@ -208,8 +211,7 @@ PJRT_Error *cjp_PJRT_Compile(PJRT_Compile_Args *args) {
 }
 
 PJRT_Error *cjp_PJRT_Client_Load(PJRT_Client_Load_Args *args) {
-  static const char fn[] = "PJRT_Client_Load";
-  CJP_CHECK_ARGS(PJRT_Client_Load, args, loaded_executable);
+  CJP_ENTER(PJRT_Client_Load, loaded_executable);
   CJP_CLIENT(PJRT_Client_Load, c, args->client, "client");
   CJP_EXEC(PJRT_Client_Load, e, args->executable, "executable");
   if (!args->compile_options && args->compile_options_size)
@@ -308,8 +310,7 @@ CJP_EXEC_SLOT(PJRT_Executable_ParameterMemoryKinds, memory_kind_sizes,
     args->memory_kind_sizes = front_of(e)->param_kind_sizes;)
 
 PJRT_Error *cjp_PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args *args) {
-  static const char fn[] = "PJRT_Executable_OptimizedProgram";
-  CJP_CHECK_ARGS(PJRT_Executable_OptimizedProgram, args, program);
+  CJP_ENTER(PJRT_Executable_OptimizedProgram, program);
   CJP_EXEC(PJRT_Executable_OptimizedProgram, e, args->executable, "executable");
   PJRT_Program *p = args->program;
   if (!p) return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: program is NULL", fn);
@@ -368,8 +369,7 @@ PJRT_Error *cjp_PJRT_Executable_GetCompileOptions(PJRT_Executable_GetCompileOpti
 }
 
 PJRT_Error *cjp_PJRT_Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAndLoad_Args *args) {
-  static const char fn[] = "PJRT_Executable_DeserializeAndLoad";
-  CJP_CHECK_ARGS(PJRT_Executable_DeserializeAndLoad, args, loaded_executable);
+  CJP_ENTER(PJRT_Executable_DeserializeAndLoad, loaded_executable);
   CJP_CLIENT(PJRT_Executable_DeserializeAndLoad, c, args->client, "client");
   if (!args->serialized_executable && args->serialized_executable_size)
     return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: serialized_executable is NULL", fn);
@@ -387,10 +387,8 @@ PJRT_Error *cjp_PJRT_Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAn
   cj_status st = cj_executable_deserialize(c->backend, args->serialized_executable,
                                            args->serialized_executable_size, ov, ov_len, &e);
   if (!st) st = attach_front(e);
-  if (st) return cjp_error_in(fn, st);
-  cj_loaded *l;
-  st = cj_loaded_create(c, e, NULL, 0, &l);
-  cj_executable_release(e);
+  cj_loaded *l = NULL;
+  if (!st) st = load_and_release(c, e, &l);
   if (st) return cjp_error_in(fn, st);
   args->loaded_executable = (PJRT_LoadedExecutable *)l;
   return NULL;
@@ -453,8 +451,7 @@ CJP_LOADED_SLOT(PJRT_LoadedExecutable_Fingerprint, executable_fingerprint_size,
     CJP_SET_STR(args, executable_fingerprint, l->exec->fingerprint);)
 
 PJRT_Error *cjp_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args *args) {
-  static const char fn[] = "PJRT_LoadedExecutable_Execute";
-  CJP_CHECK_ARGS(PJRT_LoadedExecutable_Execute, args, output_lists);
+  CJP_ENTER(PJRT_LoadedExecutable_Execute, output_lists);
   CJP_LOADED(PJRT_LoadedExecutable_Execute, l, args->executable, "executable");
   PJRT_Event **events = CJP_FIELD(PJRT_LoadedExecutable_Execute, args, device_complete_events);
   PJRT_Device *exec_device = CJP_FIELD(PJRT_LoadedExecutable_Execute, args, execute_device);

@@ -81,8 +81,7 @@ static PJRT_Error *ffi_register_handler(PJRT_FFI_Register_Handler_Args *args) {
 #undef READ_HANDLER_ARGS
 
 static PJRT_Error *ffi_type_register(PJRT_FFI_Type_Register_Args *args) {
-  static const char fn[] = "PJRT_FFI_Type_Register";
-  CJP_CHECK_ARGS(PJRT_FFI_Type_Register, args, type_id);
+  CJP_ENTER(PJRT_FFI_Type_Register, type_id);
   void (*deleter)(void *) = NULL;
   if (CJP_HAS(PJRT_FFI_Type_Register, args, type_info) && args->type_info)
     deleter = args->type_info->deleter;
@@ -92,8 +91,7 @@ static PJRT_Error *ffi_type_register(PJRT_FFI_Type_Register_Args *args) {
 }
 
 static PJRT_Error *ffi_user_data_add(PJRT_FFI_UserData_Add_Args *args) {
-  static const char fn[] = "PJRT_FFI_UserData_Add";
-  CJP_CHECK_ARGS(PJRT_FFI_UserData_Add, args, user_data);
+  CJP_ENTER(PJRT_FFI_UserData_Add, user_data);
   CJP_HANDLE(PJRT_FFI_UserData_Add, cj_exec_context, cj_exec_context_check, c, args->context,
              "context");
   /* version 2 carried a deleter after `data`; it runs when the context is destroyed */

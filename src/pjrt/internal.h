@@ -75,6 +75,12 @@ CJ_MUST_USE cj_status cjp_status_from_code(PJRT_Error_Code code, const char *msg
                         (size_t)NAME##_Args_STRUCT_SIZE);                                       \
   } while (0)
 
+/* The start of a slot that names itself in its messages: declares fn ("NAME") and checks args
+ * as CJP_CHECK_ARGS does. */
+#define CJP_ENTER(NAME, last)                  \
+  static const char fn[] = #NAME;              \
+  CJP_CHECK_ARGS(NAME, args, last)
+
 /* Whether the caller's struct covers `field`. */
 #define CJP_HAS(NAME, args, field) ((args)->struct_size >= CJP_ARGS_SIZE(NAME, field))
 /* The field's value, or zero when the caller's struct does not reach it. */
@@ -146,6 +152,16 @@ CJ_MUST_USE cj_status cjp_status_from_code(PJRT_Error_Code code, const char *msg
     destroy(h_);                                                             \
     return NULL;                                                             \
   }
+
+/* Declares the client c (args->client) and its memory mem (args->memory) of slot NAME; a memory
+ * of another client is INVALID_ARGUMENT. */
+#define CJP_CLIENT_MEMORY(NAME, c, mem)                                                      \
+  CJP_CLIENT(NAME, c, args->client, "client");                                               \
+  CJP_MEMORY(NAME, mem, args->memory, "memory");                                             \
+  do {                                                                                       \
+    if (mem->client != c)                                                                    \
+      return cjp_errorf(CJ_INVALID_ARGUMENT, #NAME ": the memory belongs to another client"); \
+  } while (0)
 
 /* An integer create option (client.c): kInt64, or a kString holding a decimal integer, within
  * [lo, hi]. */

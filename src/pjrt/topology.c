@@ -63,8 +63,7 @@ static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n
 /* ------------------------------------------------------------------------------------------ */
 
 PJRT_Error *cjp_PJRT_TopologyDescription_Create(PJRT_TopologyDescription_Create_Args *args) {
-  static const char fn[] = "PJRT_TopologyDescription_Create";
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_Create, args, topology);
+  CJP_ENTER(PJRT_TopologyDescription_Create, topology);
   int devices = 0, processes = 1;
   cj_status st = parse_options(args->create_options, args->num_options, &devices, &processes);
   cj_topology *t = NULL;
@@ -120,8 +119,7 @@ PJRT_Error *cjp_PJRT_TopologyDescription_Serialize(
 
 PJRT_Error *cjp_PJRT_TopologyDescription_Deserialize(
     PJRT_TopologyDescription_Deserialize_Args *args) {
-  static const char fn[] = "PJRT_TopologyDescription_Deserialize";
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_Deserialize, args, topology);
+  CJP_ENTER(PJRT_TopologyDescription_Deserialize, topology);
   cj_topology *t;
   cj_status st =
       cj_topology_deserialize(args->serialized_topology, args->serialized_topology_size, &t);
@@ -152,9 +150,7 @@ static void shape_free(const char *p) { free((void *)p); }
 
 PJRT_Error *cjp_PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(
     PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args *args) {
-  static const char fn[] = "PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace";
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, args,
-                 serialized_shape_deleter);
+  CJP_ENTER(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, serialized_shape_deleter);
   CJP_TOPO(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, t, args->topology);
   cj_dtype dt;
   cj_status st =
@@ -182,8 +178,7 @@ enum { kMaxProcessInfos = 1 << 20 };
 
 PJRT_Error *cjp_PJRT_Client_UpdateGlobalProcessInfo(
     PJRT_Client_UpdateGlobalProcessInfo_Args *args) {
-  static const char fn[] = "PJRT_Client_UpdateGlobalProcessInfo";
-  CJP_CHECK_ARGS(PJRT_Client_UpdateGlobalProcessInfo, args, num_process_infos);
+  CJP_ENTER(PJRT_Client_UpdateGlobalProcessInfo, num_process_infos);
   CJP_CLIENT(PJRT_Client_UpdateGlobalProcessInfo, c, args->client, "client");
   size_t n = args->num_process_infos;
   if (n && !args->process_infos)

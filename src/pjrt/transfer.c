@@ -12,12 +12,8 @@
 
 PJRT_Error *cjp_PJRT_Client_CreateBuffersForAsyncHostToDevice(
     PJRT_Client_CreateBuffersForAsyncHostToDevice_Args *args) {
-  static const char fn[] = "PJRT_Client_CreateBuffersForAsyncHostToDevice";
-  CJP_CHECK_ARGS(PJRT_Client_CreateBuffersForAsyncHostToDevice, args, transfer_manager);
-  CJP_CLIENT(PJRT_Client_CreateBuffersForAsyncHostToDevice, c, args->client, "client");
-  CJP_MEMORY(PJRT_Client_CreateBuffersForAsyncHostToDevice, mem, args->memory, "memory");
-  if (mem->client != c)
-    return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: the memory belongs to another client", fn);
+  CJP_ENTER(PJRT_Client_CreateBuffersForAsyncHostToDevice, transfer_manager);
+  CJP_CLIENT_MEMORY(PJRT_Client_CreateBuffersForAsyncHostToDevice, c, mem);
   size_t n = args->num_shape_specs;
   if (n > (size_t)INT32_MAX)
     return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: num_shape_specs %zu is too large", fn, n);
@@ -76,9 +72,7 @@ PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_TransferData(
 
 PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_TransferLiteral(
     PJRT_AsyncHostToDeviceTransferManager_TransferLiteral_Args *args) {
-  static const char fn[] = "PJRT_AsyncHostToDeviceTransferManager_TransferLiteral";
-  CJP_CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_TransferLiteral, args,
-                 done_with_h2d_transfer);
+  CJP_ENTER(PJRT_AsyncHostToDeviceTransferManager_TransferLiteral, done_with_h2d_transfer);
   CJP_XFER(PJRT_AsyncHostToDeviceTransferManager_TransferLiteral, t, args->transfer_manager);
   cj_dtype dt;
   int64_t strides[CJ_MAX_RANK];
@@ -116,8 +110,7 @@ CJP_XFER_SLOT(PJRT_AsyncHostToDeviceTransferManager_BufferSize, buffer_size,
 
 PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_SetBufferError(
     PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args *args) {
-  static const char fn[] = "PJRT_AsyncHostToDeviceTransferManager_SetBufferError";
-  CJP_CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_SetBufferError, args, error_message_size);
+  CJP_ENTER(PJRT_AsyncHostToDeviceTransferManager_SetBufferError, error_message_size);
   CJP_XFER(PJRT_AsyncHostToDeviceTransferManager_SetBufferError, t, args->transfer_manager);
   if (args->error_code == PJRT_Error_Code_OK)
     return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: error_code is OK; an error is needed", fn);
@@ -149,8 +142,7 @@ CJP_DESTROY_SLOT(PJRT_CopyToDeviceStream_Destroy, stream,
                  cj_stream, cj_stream_check, cj_stream_destroy)
 
 PJRT_Error *cjp_PJRT_CopyToDeviceStream_AddChunk(PJRT_CopyToDeviceStream_AddChunk_Args *args) {
-  static const char fn[] = "PJRT_CopyToDeviceStream_AddChunk";
-  CJP_CHECK_ARGS(PJRT_CopyToDeviceStream_AddChunk, args, transfer_complete);
+  CJP_ENTER(PJRT_CopyToDeviceStream_AddChunk, transfer_complete);
   CJP_REQUIRE(PJRT_CopyToDeviceStream_AddChunk, args->chunk, "chunk is NULL");
   PJRT_Chunk chunk = *args->chunk;
   cj_status st = NULL;
