@@ -119,6 +119,11 @@ CJ_MUST_USE cj_status cjv_check_disjoint(const cj_op *op, const char *wa, const 
 CJ_MUST_USE cj_status cjv_check_paired_dims(const cj_op *op, const char *an, const cj_type *a,
                                             const int64_t *ad, const char *bn, const cj_type *b,
                                             const int64_t *bd, int64_t n);
+/* Each of a and b has no duplicate, and they are disjoint (cjv_check_unique twice, then
+ * cjv_check_disjoint). */
+CJ_MUST_USE cj_status cjv_check_unique_disjoint(const cj_op *op, const char *wa, const int64_t *a,
+                                                int64_t na, const char *wb, const int64_t *b,
+                                                int64_t nb);
 /* dot_general's dimension numbers for operands l and r: as many batching and contracting
  * dimensions on both sides, each list unique and in range, batching and contracting disjoint,
  * paired dimensions of compatible sizes (dot_general, chlo.ragged_dot). */

@@ -181,20 +181,23 @@ cj_status cjv_check_dot_dims(const cj_op *op, const cj_type *l, const cj_type *r
     CJV_FAIL(op,
              "lhs and rhs must have the same number of contracting dimensions, got %lld and %lld",
              (long long)nlc, (long long)nrc);
-  CJV_TRY(cjv_check_unique(op, "lhs_batching_dimensions", lb, nlb));
-  CJV_TRY(cjv_check_unique(op, "lhs_contracting_dimensions", lc, nlc));
-  CJV_TRY(cjv_check_disjoint(op, "lhs_batching_dimensions", lb, nlb,
-                             "lhs_contracting_dimensions", lc, nlc));
-  CJV_TRY(cjv_check_unique(op, "rhs_batching_dimensions", rb, nrb));
-  CJV_TRY(cjv_check_unique(op, "rhs_contracting_dimensions", rc, nrc));
-  CJV_TRY(cjv_check_disjoint(op, "rhs_batching_dimensions", rb, nrb,
-                             "rhs_contracting_dimensions", rc, nrc));
+  CJV_TRY(cjv_check_unique_disjoint(op, "lhs_batching_dimensions", lb, nlb,
+                                    "lhs_contracting_dimensions", lc, nlc));
+  CJV_TRY(cjv_check_unique_disjoint(op, "rhs_batching_dimensions", rb, nrb,
+                                    "rhs_contracting_dimensions", rc, nrc));
   CJV_TRY(cjv_check_dims_in_range(op, "lhs_batching_dimensions", lb, nlb, l->rank));
   CJV_TRY(cjv_check_dims_in_range(op, "lhs_contracting_dimensions", lc, nlc, l->rank));
   CJV_TRY(cjv_check_dims_in_range(op, "rhs_batching_dimensions", rb, nrb, r->rank));
   CJV_TRY(cjv_check_dims_in_range(op, "rhs_contracting_dimensions", rc, nrc, r->rank));
   CJV_TRY(cjv_check_paired_dims(op, "lhs batching", l, lb, "rhs batching", r, rb, nlb));
   return cjv_check_paired_dims(op, "lhs contracting", l, lc, "rhs contracting", r, rc, nlc);
+}
+
+cj_status cjv_check_unique_disjoint(const cj_op *op, const char *wa, const int64_t *a,
+                                    int64_t na, const char *wb, const int64_t *b, int64_t nb) {
+  CJV_TRY(cjv_check_unique(op, wa, a, na));
+  CJV_TRY(cjv_check_unique(op, wb, b, nb));
+  return cjv_check_disjoint(op, wa, a, na, wb, b, nb);
 }
 
 cj_status cjv_check_paired_dims(const cj_op *op, const char *an, const cj_type *a,

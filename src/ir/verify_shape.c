@@ -95,10 +95,8 @@ cj_status cjv_dynamic_broadcast_in_dim(const cj_op *op) {
   int64_t ke[CJV_MAX_DIMS], nke, kn[CJV_MAX_DIMS], nkn;
   CJV_TRY(cjv_get_i64s(op, "known_expanding_dimensions", ke, &nke, NULL));
   CJV_TRY(cjv_get_i64s(op, "known_nonexpanding_dimensions", kn, &nkn, NULL));
-  CJV_TRY(cjv_check_unique(op, "known_expanding_dimensions", ke, nke));
-  CJV_TRY(cjv_check_unique(op, "known_nonexpanding_dimensions", kn, nkn));
-  CJV_TRY(cjv_check_disjoint(op, "known_expanding_dimensions", ke, nke,
-                             "known_nonexpanding_dimensions", kn, nkn));
+  CJV_TRY(cjv_check_unique_disjoint(op, "known_expanding_dimensions", ke, nke,
+                                    "known_nonexpanding_dimensions", kn, nkn));
   CJV_TRY(cjv_check_dims_in_range(op, "known_expanding_dimensions", ke, nke, x->rank));
   CJV_TRY(cjv_check_dims_in_range(op, "known_nonexpanding_dimensions", kn, nkn, x->rank));
   /* with a constant shape operand, static operand dimensions must be 1 or match it */
