@@ -448,6 +448,57 @@ static int64_t enum_of(const char *s, size_t n, const char *const *names, int co
   return dflt;
 }
 
+/* The attributes that set one field of the instruction as written: an integer list, a bool or an
+ * integer. */
+typedef enum { PA_LIST, PA_BOOL, PA_INT } plain_kind;
+static const struct plain_row {
+  const char *name;
+  plain_kind kind;
+  size_t offset;
+} kPlainAttrs[] = {
+    {"dimensions", PA_LIST, offsetof(hlo_instr, dimensions)},
+    {"index", PA_INT, offsetof(hlo_instr, tuple_index)},
+    {"offset_dims", PA_LIST, offsetof(hlo_instr, offset_dims)},
+    {"collapsed_slice_dims", PA_LIST, offsetof(hlo_instr, collapsed_slice_dims)},
+    {"start_index_map", PA_LIST, offsetof(hlo_instr, start_index_map)},
+    {"operand_batching_dims", PA_LIST, offsetof(hlo_instr, operand_batching_dims)},
+    {"start_indices_batching_dims", PA_LIST, offsetof(hlo_instr, start_indices_batching_dims)},
+    {"slice_sizes", PA_LIST, offsetof(hlo_instr, gather_slice_sizes)},
+    {"update_window_dims", PA_LIST, offsetof(hlo_instr, update_window_dims)},
+    {"inserted_window_dims", PA_LIST, offsetof(hlo_instr, inserted_window_dims)},
+    {"scatter_dims_to_operand_dims", PA_LIST, offsetof(hlo_instr, scatter_dims_to_operand_dims)},
+    {"input_batching_dims", PA_LIST, offsetof(hlo_instr, input_batching_dims)},
+    {"scatter_indices_batching_dims", PA_LIST, offsetof(hlo_instr, scatter_indices_batching_dims)},
+    {"dynamic_slice_sizes", PA_LIST, offsetof(hlo_instr, dynamic_slice_sizes)},
+    {"fft_length", PA_LIST, offsetof(hlo_instr, fft_length)},
+    {"indices_are_sorted", PA_BOOL, offsetof(hlo_instr, indices_are_sorted)},
+    {"unique_indices", PA_BOOL, offsetof(hlo_instr, unique_indices)},
+    {"is_stable", PA_BOOL, offsetof(hlo_instr, is_stable)},
+    {"left_side", PA_BOOL, offsetof(hlo_instr, left_side)},
+    {"lower", PA_BOOL, offsetof(hlo_instr, lower)},
+    {"unit_diagonal", PA_BOOL, offsetof(hlo_instr, unit_diagonal)},
+    {"largest", PA_BOOL, offsetof(hlo_instr, largest)},
+    {"use_global_device_ids", PA_BOOL, offsetof(hlo_instr, use_global_device_ids)},
+    {"custom_call_has_side_effect", PA_BOOL, offsetof(hlo_instr, custom_call_has_side_effect)},
+    {"feature_group_count", PA_INT, offsetof(hlo_instr, feature_group_count)},
+    {"batch_group_count", PA_INT, offsetof(hlo_instr, batch_group_count)},
+    {"exponent_bits", PA_INT, offsetof(hlo_instr, exponent_bits)},
+    {"mantissa_bits", PA_INT, offsetof(hlo_instr, mantissa_bits)},
+    {"feature_index", PA_INT, offsetof(hlo_instr, feature_index)},
+    {"channel_id", PA_INT, offsetof(hlo_instr, channel_id)},
+    {"k", PA_INT, offsetof(hlo_instr, k)},
+};
+
+static CJ_MUST_USE cj_status plain_attr(tp *t, hlo_instr *in, const struct plain_row *row) {
+  char *field = (char *)in + row->offset;
+  switch (row->kind) {
+    case PA_LIST: return int_list(t, (hlo_i64s *)field);
+    case PA_BOOL: return boolean(t, (bool *)field);
+    case PA_INT: return integer(t, (int64_t *)field);
+  }
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status attribute(tp *t, hlo_instr *in, const char **cond, const char **body,
                            const char **tcomp, const char **fcomp, const char **sel,
                            const char **scat) {
@@ -458,8 +509,8 @@ static CJ_MUST_USE cj_status attribute(tp *t, hlo_instr *in, const char **cond, 
   const char *s;
   size_t n;
 #define IS(w) word_is(k, kn, w)
-  if (IS("dimensions")) return int_list(t, &in->dimensions);
-  if (IS("index")) return integer(t, &in->tuple_index);
+  for (size_t i = 0; i < sizeof kPlainAttrs / sizeof *kPlainAttrs; i++)
+    if (IS(kPlainAttrs[i].name)) return plain_attr(t, in, &kPlainAttrs[i]);
   if (IS("iota_dimension")) {
     int64_t v;
     CJ_RETURN_IF_ERROR(integer(t, &v));
@@ -517,40 +568,11 @@ static CJ_MUST_USE cj_status attribute(tp *t, hlo_instr *in, const char **cond, 
   if (IS("rhs_contracting_dims")) return in->has_dot_dnums = true, int_list(t, &in->rhs_contracting);
   if (IS("lhs_batch_dims")) return in->has_dot_dnums = true, int_list(t, &in->lhs_batch);
   if (IS("rhs_batch_dims")) return in->has_dot_dnums = true, int_list(t, &in->rhs_batch);
-  if (IS("offset_dims")) return int_list(t, &in->offset_dims);
-  if (IS("collapsed_slice_dims")) return int_list(t, &in->collapsed_slice_dims);
-  if (IS("start_index_map")) return int_list(t, &in->start_index_map);
-  if (IS("operand_batching_dims")) return int_list(t, &in->operand_batching_dims);
-  if (IS("start_indices_batching_dims")) return int_list(t, &in->start_indices_batching_dims);
   if (IS("index_vector_dim")) {
     CJ_RETURN_IF_ERROR(integer(t, &in->index_vector_dim));
     in->scatter_index_vector_dim = in->index_vector_dim;
     return NULL;
   }
-  if (IS("slice_sizes")) return int_list(t, &in->gather_slice_sizes);
-  if (IS("update_window_dims")) return int_list(t, &in->update_window_dims);
-  if (IS("inserted_window_dims")) return int_list(t, &in->inserted_window_dims);
-  if (IS("scatter_dims_to_operand_dims")) return int_list(t, &in->scatter_dims_to_operand_dims);
-  if (IS("input_batching_dims")) return int_list(t, &in->input_batching_dims);
-  if (IS("scatter_indices_batching_dims")) return int_list(t, &in->scatter_indices_batching_dims);
-  if (IS("dynamic_slice_sizes")) return int_list(t, &in->dynamic_slice_sizes);
-  if (IS("fft_length")) return int_list(t, &in->fft_length);
-  if (IS("indices_are_sorted")) return boolean(t, &in->indices_are_sorted);
-  if (IS("unique_indices")) return boolean(t, &in->unique_indices);
-  if (IS("is_stable")) return boolean(t, &in->is_stable);
-  if (IS("left_side")) return boolean(t, &in->left_side);
-  if (IS("lower")) return boolean(t, &in->lower);
-  if (IS("unit_diagonal")) return boolean(t, &in->unit_diagonal);
-  if (IS("largest")) return boolean(t, &in->largest);
-  if (IS("use_global_device_ids")) return boolean(t, &in->use_global_device_ids);
-  if (IS("custom_call_has_side_effect")) return boolean(t, &in->custom_call_has_side_effect);
-  if (IS("feature_group_count")) return integer(t, &in->feature_group_count);
-  if (IS("batch_group_count")) return integer(t, &in->batch_group_count);
-  if (IS("exponent_bits")) return integer(t, &in->exponent_bits);
-  if (IS("mantissa_bits")) return integer(t, &in->mantissa_bits);
-  if (IS("feature_index")) return integer(t, &in->feature_index);
-  if (IS("channel_id")) return integer(t, &in->channel_id);
-  if (IS("k")) return integer(t, &in->k);
   if (IS("epsilon")) {
     CJ_RETURN_IF_ERROR(word(t, &s, &n));
     char buf[64];
