@@ -884,14 +884,20 @@ const cj_attr *cj_op_attr(const cj_op *op, const char *name) {
   return NULL;
 }
 
+/* Links node at the end of the first/last/next list `list` (a region's blocks, a block's ops). */
+#define LIST_APPEND(list, node)     \
+  do {                              \
+    (node)->next = NULL;            \
+    if ((list)->last)               \
+      (list)->last->next = (node);  \
+    else                            \
+      (list)->first = (node);       \
+    (list)->last = (node);          \
+  } while (0)
+
 void cj_region_append_block(cj_region *r, cj_block *b) {
   b->region = r;
-  b->next = NULL;
-  if (r->last)
-    r->last->next = b;
-  else
-    r->first = b;
-  r->last = b;
+  LIST_APPEND(r, b);
   r->nblocks++;
 }
 
@@ -929,12 +935,7 @@ void cj_block_insert_before(cj_block *b, cj_op *before, cj_op *op) {
   op->block = b;
   if (!before) {
     op->prev = b->last;
-    op->next = NULL;
-    if (b->last)
-      b->last->next = op;
-    else
-      b->first = op;
-    b->last = op;
+    LIST_APPEND(b, op);
   } else {
     op->next = before;
     op->prev = before->prev;
