@@ -348,10 +348,7 @@ PJRT_Error *cjp_PJRT_Executable_Serialize(PJRT_Executable_Serialize_Args *args) 
   size_t len;
   cj_status st = cj_executable_serialize(e, &bytes, &len);
   if (st) return cjp_error_in("PJRT_Executable_Serialize", st);
-  args->serialized_bytes = bytes;
-  args->serialized_bytes_size = len;
-  args->serialized_executable = (PJRT_SerializedExecutable *)bytes;
-  args->serialized_executable_deleter = blob_free_exec;
+  CJP_SET_SERIALIZED(args, executable, PJRT_SerializedExecutable, bytes, len, blob_free_exec);
   return NULL;
 }
 
@@ -361,10 +358,8 @@ PJRT_Error *cjp_PJRT_Executable_GetCompileOptions(PJRT_Executable_GetCompileOpti
   char *copy = malloc(e->options_len ? e->options_len : 1);
   if (!copy) return cjp_error_in("PJRT_Executable_GetCompileOptions", cj_oom());
   if (e->options_len) memcpy(copy, e->options, e->options_len);
-  args->serialized_bytes = copy;
-  args->serialized_bytes_size = e->options_len;
-  args->serialized_compile_options = (PJRT_SerializedCompileOptions *)copy;
-  args->serialized_compile_options_deleter = blob_free_options;
+  CJP_SET_SERIALIZED(args, compile_options, PJRT_SerializedCompileOptions, copy, e->options_len,
+                     blob_free_options);
   return NULL;
 }
 
@@ -434,10 +429,8 @@ PJRT_Error *cjp_PJRT_LoadedExecutable_GetDeviceAssignment(
   char *copy = malloc(n ? n : 1);
   if (!copy) return cjp_error_in("PJRT_LoadedExecutable_GetDeviceAssignment", cj_oom());
   if (n) memcpy(copy, l->assignment_proto, n);
-  args->serialized_bytes = copy;
-  args->serialized_bytes_size = n;
-  args->serialized_device_assignment = (PJRT_DeviceAssignmentSerialized *)copy;
-  args->serialized_device_assignment_deleter = blob_free_assignment;
+  CJP_SET_SERIALIZED(args, device_assignment, PJRT_DeviceAssignmentSerialized, copy, n,
+                     blob_free_assignment);
   return NULL;
 }
 

@@ -120,6 +120,16 @@ CJ_MUST_USE cj_status cjp_status_from_code(PJRT_Error_Code code, const char *msg
     (args)->field##_size = strlen((args)->field);    \
   } while (0)
 
+/* Hands out a malloc'ed serialization (bytes, len) as args->serialized_bytes(_size) and as the
+ * opaque args->serialized_<what> (of type T) freed by args->serialized_<what>_deleter. */
+#define CJP_SET_SERIALIZED(args, what, T, bytes, len, deleter) \
+  do {                                                         \
+    (args)->serialized_bytes = (bytes);                        \
+    (args)->serialized_bytes_size = (len);                     \
+    (args)->serialized_##what = (T *)(bytes);                  \
+    (args)->serialized_##what##_deleter = (deleter);           \
+  } while (0)
+
 /* Defines cjp_NAME in the shape most slots have: checks args up to `last`, runs `declare` (a
  * CJP_<kind> handle declaration, such as CJP_BUFFER(NAME, b, args->buffer, "buffer")), then the
  * statements given, and returns NULL. Each file names its common declarations in a shorter

@@ -110,10 +110,7 @@ PJRT_Error *cjp_PJRT_TopologyDescription_Serialize(
   size_t len;
   cj_status st = cj_topology_serialize(t, &bytes, &len);
   if (st) return cjp_error_in("PJRT_TopologyDescription_Serialize", st);
-  args->serialized_bytes = bytes;
-  args->serialized_bytes_size = len;
-  args->serialized_topology = (PJRT_SerializedTopology *)bytes;
-  args->serialized_topology_deleter = serialized_free;
+  CJP_SET_SERIALIZED(args, topology, PJRT_SerializedTopology, bytes, len, serialized_free);
   return NULL;
 }
 
