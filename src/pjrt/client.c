@@ -221,18 +221,24 @@ typedef struct kv_front {
   void *put_arg;
 } kv_front;
 
+/* The fields the get and put callbacks' args share (the rest zero). */
+#define KV_ARGS(a, T, k, user)               \
+  do {                                       \
+    memset(&(a), 0, sizeof(a));              \
+    (a).struct_size = T##_STRUCT_SIZE;       \
+    (a).key = (k);                           \
+    (a).key_size = strlen(k);                \
+    (a).callback_error = &kv_error_fn;       \
+    (a).user_arg = (user);                   \
+  } while (0)
+
 static CJ_MUST_USE cj_status kv_get(void *ctx, const char *key, int timeout_ms, char **out, size_t *len) {
   kv_front *f = ctx;
   *out = NULL;
   *len = 0;
   PJRT_KeyValueGetCallback_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = PJRT_KeyValueGetCallback_Args_STRUCT_SIZE;
-  a.key = key;
-  a.key_size = strlen(key);
+  KV_ARGS(a, PJRT_KeyValueGetCallback_Args, key, f->get_arg);
   a.timeout_in_ms = timeout_ms;
-  a.callback_error = &kv_error_fn;
-  a.user_arg = f->get_arg;
   PJRT_Error *e = f->get(&a);
   if (e) return cjp_error_take(e);
   char *copy = malloc(a.value_size + 1);
@@ -250,14 +256,9 @@ static CJ_MUST_USE cj_status kv_get(void *ctx, const char *key, int timeout_ms, 
 static CJ_MUST_USE cj_status kv_put(void *ctx, const char *key, const char *value, size_t len) {
   kv_front *f = ctx;
   PJRT_KeyValuePutCallback_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = PJRT_KeyValuePutCallback_Args_STRUCT_SIZE;
-  a.key = key;
-  a.key_size = strlen(key);
+  KV_ARGS(a, PJRT_KeyValuePutCallback_Args, key, f->put_arg);
   a.value = value;
   a.value_size = len;
-  a.callback_error = &kv_error_fn;
-  a.user_arg = f->put_arg;
   PJRT_Error *e = f->put(&a);
   return e ? cjp_error_take(e) : NULL;
 }
@@ -402,6 +403,13 @@ static CJ_MUST_USE cj_status same_client(cj_client *c, cj_memory *m) {
   return NULL;
 }
 
+/* cjp_pick_memory, refusing a memory of another client than c. */
+static CJ_MUST_USE cj_status client_memory(cj_client *c, PJRT_Device *device, PJRT_Memory *memory,
+                                           cj_memory **out) {
+  CJ_RETURN_IF_ERROR(cjp_pick_memory(device, memory, out));
+  return same_client(c, *out);
+}
+
 PJRT_Error *cjp_PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args *args) {
   CJP_ENTER(PJRT_Client_BufferFromHostBuffer, buffer);
   CJP_CLIENT(PJRT_Client_BufferFromHostBuffer, c, args->client, "client");
@@ -422,8 +430,7 @@ PJRT_Error *cjp_PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffe
     return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: host_buffer_semantics %u is not a valid value", fn,
                       sem);
   cj_memory *mem;
-  st = cjp_pick_memory(args->device, args->memory, &mem);
-  if (!st) st = same_client(c, mem);
+  st = client_memory(c, args->device, args->memory, &mem);
   if (!st) st = cjp_check_device_layout(args->device_layout, dt, args->dims, args->num_dims);
   if (st) return cjp_error_in(fn, st);
   cj_event *done = NULL;
@@ -444,8 +451,7 @@ PJRT_Error *cjp_PJRT_Client_CreateUninitializedBuffer(
   cj_memory *mem;
   cj_status st = cjp_device_array(args->shape_element_type, args->shape_dims, args->shape_num_dims,
                                   args->shape_layout, &dt);
-  if (!st) st = cjp_pick_memory(args->device, args->memory, &mem);
-  if (!st) st = same_client(c, mem);
+  if (!st) st = client_memory(c, args->device, args->memory, &mem);
   cj_buffer *b = NULL;
   if (!st)
     st = cj_buffer_create_uninitialized(mem, dt, args->shape_dims, (int)args->shape_num_dims, &b);
@@ -466,8 +472,7 @@ PJRT_Error *cjp_PJRT_Client_CreateViewOfDeviceBuffer(
   cj_memory *mem;
   cj_status st =
       cjp_device_array(args->element_type, args->dims, args->num_dims, args->layout, &dt);
-  if (!st) st = cjp_pick_memory(args->device, memory, &mem);
-  if (!st) st = same_client(c, mem);
+  if (!st) st = client_memory(c, args->device, memory, &mem);
   cj_buffer *b = NULL;
   if (!st)
     st = cj_buffer_create_view(mem, dt, args->dims, (int)args->num_dims, args->device_buffer_ptr,
