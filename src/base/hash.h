@@ -1,5 +1,5 @@
 /* cjrt: FNV-1a, 64 bits: the fingerprints of programs and serialized executables, and the keys
- * of collective groups. Not for anything adversarial. */
+ * of collective groups; and the hash of pointer-keyed tables. Not for anything adversarial. */
 #ifndef CJ_BASE_HASH_H
 #define CJ_BASE_HASH_H
 
@@ -16,6 +16,16 @@ static inline uint64_t cj_fnv64(const void *p, size_t n, uint64_t h) {
     h *= 0x100000001b3ull;
   }
   return h;
+}
+
+/* A 32-bit hash of an address (the first steps of MurmurHash3's 64-bit finalizer), for the
+ * open-addressing tables keyed by pointers. */
+static inline uint32_t cj_hash_ptr(const void *p) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return (uint32_t)x;
 }
 
 #endif

@@ -139,20 +139,37 @@ static CJ_MUST_USE cj_status clone_body(cj_module *m, cj_op *at, cj_block *body,
   return st;
 }
 
-static CJ_MUST_USE cj_status inline_region_op(cj_module *m, cj_op *func, cj_op *op) {
-  cj_block *body = op->nregions ? op->regions[0].first : NULL;
-  if (!body) return cj_op_error(op, CJ_INVALID_ARGUMENT, "region op without a body");
+/* Replaces op by a copy of body (the region of a region op, or the body of the function
+ * @callee a call names: callee is NULL for a region op and names the function in errors). */
+static CJ_MUST_USE cj_status inline_body(cj_module *m, cj_op *func, cj_op *op, cj_block *body,
+                                         const char *callee) {
   if (body->nargs != op->nopnds)
-    return cj_op_error(op, CJ_INVALID_ARGUMENT, "region has %u arguments for %u operands",
-                       body->nargs, op->nopnds);
+    return callee ? cj_op_error(op, CJ_INVALID_ARGUMENT, "@%s takes %u arguments, %u given",
+                                callee, body->nargs, op->nopnds)
+                  : cj_op_error(op, CJ_INVALID_ARGUMENT,
+                                "region has %u arguments for %u operands", body->nargs,
+                                op->nopnds);
   cj_value **rets = NULL;
   uint32_t nrets = 0;
   CJ_RETURN_IF_ERROR(clone_body(m, op, body, op->operands, &rets, &nrets));
   if (nrets != op->nresults)
-    return cj_op_error(op, CJ_INVALID_ARGUMENT, "region returns %u values for %u results", nrets,
-                       op->nresults);
+    return callee ? cj_op_error(op, CJ_INVALID_ARGUMENT,
+                                "@%s returns %u values, the call expects %u", callee, nrets,
+                                op->nresults)
+                  : cj_op_error(op, CJ_INVALID_ARGUMENT, "region returns %u values for %u results",
+                                nrets, op->nresults);
+  for (uint32_t i = 0; callee && i < nrets; i++)
+    if (rets[i]->type != op->results[i].type)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "@%s result %u has another type than the call's",
+                         callee, i);
   replace_op(func, op, rets);
   return NULL;
+}
+
+static CJ_MUST_USE cj_status inline_region_op(cj_module *m, cj_op *func, cj_op *op) {
+  cj_block *body = op->nregions ? op->regions[0].first : NULL;
+  if (!body) return cj_op_error(op, CJ_INVALID_ARGUMENT, "region op without a body");
+  return inline_body(m, func, op, body, NULL);
 }
 
 static CJ_MUST_USE cj_status inline_call(cj_module *m, cj_op *func, cj_op *op, const char *callee) {
@@ -161,21 +178,7 @@ static CJ_MUST_USE cj_status inline_call(cj_module *m, cj_op *func, cj_op *op, c
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "callee @%s is not a function of the module", callee);
   cj_block *body = cj_func_body(f);
   if (!body) return cj_op_error(op, CJ_INVALID_ARGUMENT, "callee @%s has no body", callee);
-  if (body->nargs != op->nopnds)
-    return cj_op_error(op, CJ_INVALID_ARGUMENT, "@%s takes %u arguments, %u given", callee,
-                       body->nargs, op->nopnds);
-  cj_value **rets = NULL;
-  uint32_t nrets = 0;
-  CJ_RETURN_IF_ERROR(clone_body(m, op, body, op->operands, &rets, &nrets));
-  if (nrets != op->nresults)
-    return cj_op_error(op, CJ_INVALID_ARGUMENT, "@%s returns %u values, the call expects %u", callee,
-                       nrets, op->nresults);
-  for (uint32_t i = 0; i < nrets; i++)
-    if (rets[i]->type != op->results[i].type)
-      return cj_op_error(op, CJ_INVALID_ARGUMENT, "@%s result %u has another type than the call's",
-                         callee, i);
-  replace_op(func, op, rets);
-  return NULL;
+  return inline_body(m, func, op, body, callee);
 }
 
 static const char *callee_of(const cj_op *op) {
@@ -262,15 +265,6 @@ typedef struct uses {
   uint32_t cap;
 } uses;
 
-static void number_values(cj_block *b, uint32_t *n) {
-  for (uint32_t i = 0; i < b->nargs; i++) b->args[i].id = (*n)++;
-  for (cj_op *op = b->first; op; op = op->next) {
-    for (uint32_t i = 0; i < op->nresults; i++) op->results[i].id = (*n)++;
-    for (uint32_t r = 0; r < op->nregions; r++)
-      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) number_values(nb, n);
-  }
-}
-
 static void count_uses(cj_block *b, uint32_t *u, uint32_t nv) {
   for (cj_op *op = b->first; op; op = op->next) {
     for (uint32_t i = 0; i < op->nopnds; i++)
@@ -333,7 +327,7 @@ cj_status cj_pass_dce(cj_module *m, cj_op *func) {
   cj_block *b = cj_func_body(func);
   if (!b) return NULL;
   uint32_t nv = 0;
-  number_values(b, &nv);
+  cj_block_number_values(b, &nv);
   uint32_t *u = calloc(nv ? nv : 1, sizeof(uint32_t));
   if (!u) return cj_oom();
   count_uses(b, u, nv);

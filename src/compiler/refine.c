@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "compiler/compiler.h"
 
 enum { MAXR = 16, MAX_EVAL = 4096, MAX_DEPTH = 64 };
@@ -157,19 +158,11 @@ static CJ_MUST_USE cj_status copy_attrs(rf *R, cj_op *to, const cj_op *from, con
 
 static bool eval(rf *R, const cj_value *v, int depth, const int64_t **out, int64_t *n);
 
-static uint32_t hash_ptr(const void *p) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  return (uint32_t)x;
-}
-
 /* the memo is an open-addressing table of capmemo (a power of two) slots */
 static struct memo *memo_slot(rf *R, const cj_value *v) {
   if (!R->capmemo) return NULL;
   uint32_t mask = (uint32_t)R->capmemo - 1;
-  for (uint32_t i = hash_ptr(v) & mask;; i = (i + 1) & mask)
+  for (uint32_t i = cj_hash_ptr(v) & mask;; i = (i + 1) & mask)
     if (R->memo[i].v == v || !R->memo[i].v) return &R->memo[i];
 }
 
@@ -232,16 +225,9 @@ static int64_t rem_int(int64_t a, int64_t b, cj_dtype dt) {
 }
 
 static bool compare_int(int64_t a, int64_t b, int32_t dir, bool uns) {
-  if (uns) {
-    uint64_t x = (uint64_t)a, y = (uint64_t)b;
-    switch (dir) {
-      case CJ_COMPARISON_DIRECTION_EQ: return x == y;
-      case CJ_COMPARISON_DIRECTION_NE: return x != y;
-      case CJ_COMPARISON_DIRECTION_GE: return x >= y;
-      case CJ_COMPARISON_DIRECTION_GT: return x > y;
-      case CJ_COMPARISON_DIRECTION_LE: return x <= y;
-      default: return x < y;
-    }
+  if (uns) { /* flipping the top bit maps unsigned order onto signed order */
+    a = (int64_t)((uint64_t)a ^ (UINT64_C(1) << 63));
+    b = (int64_t)((uint64_t)b ^ (UINT64_C(1) << 63));
   }
   switch (dir) {
     case CJ_COMPARISON_DIRECTION_EQ: return a == b;
@@ -314,17 +300,22 @@ static bool ev_reshape(ev_ctx *c, int64_t *r) {
   return true;
 }
 
+/* The row-major element strides of shape t. */
+static void row_major_strides(const cj_type *t, int64_t *strides) {
+  int64_t s = 1;
+  for (int32_t d = t->rank - 1; d >= 0; d--) {
+    strides[d] = s;
+    s *= t->dims[d];
+  }
+}
+
 static bool ev_broadcast_in_dim(ev_ctx *c, int64_t *r) {
   if (!ev_operands(c)) return false;
   const cj_type *xt = c->xt, *rt = c->rt;
   int64_t bd[MAXR], nbd = 0, xs[MAXR], rs[MAXR];
   if (!cj_op_get_i64s(c->op, "broadcast_dimensions", bd, MAXR, &nbd) || nbd != xt->rank)
     return false;
-  int64_t s = 1;
-  for (int32_t d = xt->rank - 1; d >= 0; d--) {
-    xs[d] = s;
-    s *= xt->dims[d];
-  }
+  row_major_strides(xt, xs);
   for (int64_t i = 0; i < c->n; i++) {
     int64_t rem = i, off = 0;
     for (int32_t d = rt->rank - 1; d >= 0; d--) {
@@ -362,11 +353,7 @@ static bool ev_slice(ev_ctx *c, int64_t *r) {
   if (!cj_op_get_i64s(c->op, "start_indices", st, MAXR, &ns) ||
       !cj_op_get_i64s(c->op, "strides", sd, MAXR, &nd) || ns != xt->rank || nd != xt->rank)
     return false;
-  int64_t s = 1;
-  for (int32_t d = xt->rank - 1; d >= 0; d--) {
-    xs[d] = s;
-    s *= xt->dims[d];
-  }
+  row_major_strides(xt, xs);
   for (int64_t i = 0; i < c->n; i++) {
     int64_t rem = i, off = 0;
     for (int32_t d = rt->rank - 1; d >= 0; d--) {
@@ -1144,25 +1131,31 @@ static CJ_MUST_USE cj_status can_dynamic_iota(rf *R, cj_op *op, cj_op **out, boo
   return NULL;
 }
 
-static CJ_MUST_USE cj_status can_dynamic_pad(rf *R, cj_op *op, cj_op **out, bool *replaced) {
-  int64_t a[2 * MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
-  cj_op *o = NULL;
-  if (!all_static(op) || !cj_type_is_static(op->operands[0]->type) ||
-      !shape_operand(R, op->operands[2], a, MAXR, &n) ||
-      !shape_operand(R, op->operands[3], b, MAXR, &n2) ||
-      !shape_operand(R, op->operands[4], c, MAXR, &n3))
-    return NULL;
-  o = new_op_like(R, op, CJ_OP_PAD, 2, op->operands, 1, 0);
+/* An op whose operands first .. first + 2 are static shapes (and whose operand 0 has a static
+ * type) becomes op `kind` on its first nkeep operands, with those shapes as the i64 list
+ * attributes names[0..3). */
+static CJ_MUST_USE cj_status shapes_to_attrs(rf *R, cj_op *op, cj_op_kind kind, uint32_t nkeep,
+                                             uint32_t first, const char *const names[3],
+                                             cj_op **out) {
+  int64_t v[3][MAXR], n[3] = {0, 0, 0};
+  if (!all_static(op) || !cj_type_is_static(op->operands[0]->type)) return NULL;
+  for (int i = 0; i < 3; i++)
+    if (!shape_operand(R, op->operands[first + (uint32_t)i], v[i], MAXR, &n[i])) return NULL;
+  cj_op *o = new_op_like(R, op, kind, nkeep, op->operands, 1, 0);
   if (!o) return cj_oom();
-  CJ_RETURN_IF_ERROR(set_i64s(R, o, "edge_padding_low", n, a));
-  CJ_RETURN_IF_ERROR(set_i64s(R, o, "edge_padding_high", n2, b));
-  CJ_RETURN_IF_ERROR(set_i64s(R, o, "interior_padding", n3, c));
+  for (int i = 0; i < 3; i++) CJ_RETURN_IF_ERROR(set_i64s(R, o, names[i], n[i], v[i]));
   *out = o;
   return NULL;
 }
 
+static CJ_MUST_USE cj_status can_dynamic_pad(rf *R, cj_op *op, cj_op **out, bool *replaced) {
+  static const char *const names[3] = {"edge_padding_low", "edge_padding_high",
+                                       "interior_padding"};
+  return shapes_to_attrs(R, op, CJ_OP_PAD, 2, 2, names, out);
+}
+
 static CJ_MUST_USE cj_status can_real_dynamic_slice(rf *R, cj_op *op, cj_op **out, bool *replaced) {
-  int64_t a[2 * MAXR], b[MAXR], c[MAXR], n = 0, n2 = 0, n3 = 0;
+  int64_t a[2 * MAXR], n = 0;
   cj_op *o = NULL;
   if (all_static(op) && cj_type_is_static(op->operands[0]->type) &&
       !shape_operand(R, op->operands[1], a, MAXR, &n) && rds_sizes(R, op, a, &n) &&
@@ -1194,18 +1187,8 @@ static CJ_MUST_USE cj_status can_real_dynamic_slice(rf *R, cj_op *op, cj_op **ou
     *out = o;
     return NULL;
   }
-  if (!all_static(op) || !cj_type_is_static(op->operands[0]->type) ||
-      !shape_operand(R, op->operands[1], a, MAXR, &n) ||
-      !shape_operand(R, op->operands[2], b, MAXR, &n2) ||
-      !shape_operand(R, op->operands[3], c, MAXR, &n3))
-    return NULL;
-  o = new_op_like(R, op, CJ_OP_SLICE, 1, op->operands, 1, 0);
-  if (!o) return cj_oom();
-  CJ_RETURN_IF_ERROR(set_i64s(R, o, "start_indices", n, a));
-  CJ_RETURN_IF_ERROR(set_i64s(R, o, "limit_indices", n2, b));
-  CJ_RETURN_IF_ERROR(set_i64s(R, o, "strides", n3, c));
-  *out = o;
-  return NULL;
+  static const char *const names[3] = {"start_indices", "limit_indices", "strides"};
+  return shapes_to_attrs(R, op, CJ_OP_SLICE, 1, 1, names, out);
 }
 
 static CJ_MUST_USE cj_status can_dynamic_gather(rf *R, cj_op *op, cj_op **out, bool *replaced) {
@@ -1493,27 +1476,37 @@ static bool needs_refine(cj_block *b) {
   return false;
 }
 
+static bool is_dynamic(const cj_type *t) {
+  return t->kind == CJ_TYPE_UNRANKED || (t->kind == CJ_TYPE_TENSOR && !cj_type_is_static(t));
+}
+
+/* Whether block b has an argument of a dynamic type: the first one's index and type text. */
+static bool dynamic_arg(const cj_block *b, uint32_t *i, char *s, size_t cap) {
+  for (*i = 0; *i < b->nargs; (*i)++)
+    if (is_dynamic(b->args[*i].type)) {
+      type_str(b->args[*i].type, s, cap);
+      return true;
+    }
+  return false;
+}
+
 /* the first op (or block argument) still of a dynamic type */
 static CJ_MUST_USE cj_status check_static(cj_block *b) {
   for (cj_op *op = b->first; op; op = op->next) {
     for (uint32_t r = 0; r < op->nregions; r++)
       for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) {
-        for (uint32_t i = 0; i < nb->nargs; i++) {
-          const cj_type *t = nb->args[i].type;
-          if (t->kind == CJ_TYPE_UNRANKED || (t->kind == CJ_TYPE_TENSOR && !cj_type_is_static(t))) {
-            char s[128];
-            type_str(t, s, sizeof s);
-            return cj_op_error(op, CJ_UNIMPLEMENTED,
-                               "region argument %u keeps the dynamic type %s: its shape depends on "
-                               "values known only at run time",
-                               i, s);
-          }
-        }
+        uint32_t i;
+        char s[128];
+        if (dynamic_arg(nb, &i, s, sizeof s))
+          return cj_op_error(op, CJ_UNIMPLEMENTED,
+                             "region argument %u keeps the dynamic type %s: its shape depends on "
+                             "values known only at run time",
+                             i, s);
         CJ_RETURN_IF_ERROR(check_static(nb));
       }
     for (uint32_t i = 0; i < op->nresults; i++) {
       const cj_type *t = op->results[i].type;
-      if (t && (t->kind == CJ_TYPE_UNRANKED || (t->kind == CJ_TYPE_TENSOR && !cj_type_is_static(t)))) {
+      if (t && is_dynamic(t)) {
         char s[128];
         type_str(t, s, sizeof s);
         return cj_op_error(op, CJ_UNIMPLEMENTED,
@@ -1575,19 +1568,15 @@ cj_status cj_pass_refine(cj_module *m, cj_op *func, const cj_refine_args *args) 
     }
   }
   /* the entry function's arguments must be static now */
-  for (uint32_t i = 0; i < body->nargs; i++) {
-    const cj_type *t = body->args[i].type;
-    if (t->kind == CJ_TYPE_UNRANKED || (t->kind == CJ_TYPE_TENSOR && !cj_type_is_static(t))) {
-      char s[128];
-      type_str(t, s, sizeof s);
-      return cj_op_error(func, CJ_UNIMPLEMENTED,
-                         "argument %u of the entry function has the dynamic type %s: a "
-                         "shape-polymorphic program must be given static argument shapes before "
-                         "it is compiled (jax.export refines them when the exported function is "
-                         "called on concrete arrays)",
-                         i, s);
-    }
-  }
+  uint32_t darg;
+  char dtype_s[128];
+  if (dynamic_arg(body, &darg, dtype_s, sizeof dtype_s))
+    return cj_op_error(func, CJ_UNIMPLEMENTED,
+                       "argument %u of the entry function has the dynamic type %s: a "
+                       "shape-polymorphic program must be given static argument shapes before "
+                       "it is compiled (jax.export refines them when the exported function is "
+                       "called on concrete arrays)",
+                       darg, dtype_s);
   if (!sig_changed && !needs_refine(body)) return NULL;
   cj_status st = refine_block(&R, body);
   memo_free(&R);

@@ -140,6 +140,20 @@ bool bc_string(bc_reader *r, bc_cur *c, const char **s, size_t *len);
 bool bc_apint(bc_reader *r, bc_cur *c, unsigned width, uint64_t *out);
 /* A list count that cannot exceed the remaining bytes (each element takes >= 1 byte). */
 bool bc_count(bc_reader *r, bc_cur *c, uint64_t *out);
+/* A list of dimension sizes (each >= 0 or CJ_DYN): in stack when it holds nstack, else malloc'ed
+ * (free *dims when it is not stack). */
+bool bc_dims(bc_reader *r, bc_cur *c, int64_t **dims, uint64_t *rank, int64_t *stack,
+             size_t nstack);
+/* A list of type references into *out (malloc'ed; NULL after a failure). */
+bool bc_type_list(bc_reader *r, bc_cur *c, const cj_type ***out, uint64_t *n);
+/* A function type: its input type list, then its result type list. */
+const cj_type *bc_function_type(bc_reader *r, bc_cur *c);
+/* A tuple type: its member type list. */
+const cj_type *bc_tuple_type(bc_reader *r, bc_cur *c);
+/* A dictionary attribute: a count, then (name, attribute) pairs, each name read by key (a string
+ * attribute, or NULL after failing with the dialect's own message). */
+typedef const cj_attr *(*bc_attr_reader)(bc_reader *r, bc_cur *c);
+const cj_attr *bc_dict_attr(bc_reader *r, bc_cur *c, bc_attr_reader key);
 
 /* attribute / type references (an index into the tables, decoded on first use) */
 const cj_attr *bc_attr_ref(bc_reader *r, bc_cur *c);

@@ -21,15 +21,7 @@ static CJ_MUST_USE cj_status rd_err(const rd *r, const char *msg) {
                     (size_t)(r->p - r->base));
 }
 
-static CJ_MUST_USE cj_status rd_varint(rd *r, uint64_t *out) {
-  cj_pb_err e = cj_pb_varint(&r->p, r->end, out);
-  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
-}
-
-static CJ_MUST_USE cj_status rd_tag(rd *r, uint32_t *field, int *wt) {
-  cj_pb_err e = cj_pb_tag(&r->p, r->end, field, wt);
-  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
-}
+CJ_PB_READER_PRIMITIVES(rd, rd_err)
 
 static CJ_MUST_USE cj_status rd_len(rd *r, rd *sub, const char *what) {
   uint64_t n;
@@ -45,47 +37,20 @@ static CJ_MUST_USE cj_status rd_len(rd *r, rd *sub, const char *what) {
 
 /* Skips one field's value of wire type wt (groups nest). */
 static CJ_MUST_USE cj_status rd_skip(rd *r, uint32_t field, int wt, int depth) {
-  uint64_t v;
-  switch (wt) {
-    case WT_VARINT:
-      return rd_varint(r, &v);
-    case WT_I64:
-      if (r->end - r->p < 8) return rd_err(r, "truncated fixed64");
-      r->p += 8;
-      return NULL;
-    case WT_I32:
-      if (r->end - r->p < 4) return rd_err(r, "truncated fixed32");
-      r->p += 4;
-      return NULL;
-    case WT_LEN: {
-      rd sub;
-      return rd_len(r, &sub, r->what);
-    }
-    case WT_SGROUP: {
-      if (depth >= MAX_DEPTH) return rd_err(r, "groups nested too deeply");
-      for (;;) {
-        if (r->p >= r->end) return rd_err(r, "unterminated group");
-        uint32_t f = 0;
-        int w = 0;
-        CJ_RETURN_IF_ERROR(rd_tag(r, &f, &w));
-        if (w == WT_EGROUP) {
-          if (f != field) return rd_err(r, "mismatched end-group");
-          return NULL;
-        }
-        CJ_RETURN_IF_ERROR(rd_skip(r, f, w, depth + 1));
-      }
-    }
-    case WT_EGROUP:
-      return rd_err(r, "unexpected end-group");
-    default:
-      return rd_err(r, "invalid wire type");
-  }
+  cj_pb_err e = cj_pb_skip(&r->p, r->end, field, wt, depth, MAX_DEPTH, false);
+  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
 }
 
 static CJ_MUST_USE cj_status expect_wt(const rd *r, int wt, int want, const char *field) {
   if (wt == want) return NULL;
   return cj_invalid("compile options: %s.%s has wire type %d, expected %d at byte %zu", r->what,
                     field, wt, want, (size_t)(r->p - r->base));
+}
+
+/* A varint field's value, checking its wire type first. */
+static CJ_MUST_USE cj_status read_varint(rd *r, int wt, const char *name, uint64_t *v) {
+  CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, name));
+  return rd_varint(r, v);
 }
 
 /* ---- DeviceAssignmentProto ---- */
@@ -152,13 +117,11 @@ static CJ_MUST_USE cj_status read_device_assignment(rd *r, dev_assign *da) {
     uint64_t v = 0;
     switch (f) {
       case 1:
-        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "replica_count"));
-        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
+        CJ_RETURN_IF_ERROR(read_varint(r, wt, "replica_count", &v));
         da->replica_count = (int32_t)v;
         break;
       case 2:
-        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "computation_count"));
-        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
+        CJ_RETURN_IF_ERROR(read_varint(r, wt, "computation_count", &v));
         da->computation_count = (int32_t)v;
         break;
       case 3: {
@@ -188,10 +151,16 @@ typedef struct build_opts {
   dev_assign da;
 } build_opts;
 
-static CJ_MUST_USE cj_status read_bool(rd *r, int wt, const char *name, bool *out) {
-  CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, name));
+static CJ_MUST_USE cj_status read_int64(rd *r, int wt, const char *name, int64_t *out) {
   uint64_t v;
-  CJ_RETURN_IF_ERROR(rd_varint(r, &v));
+  CJ_RETURN_IF_ERROR(read_varint(r, wt, name, &v));
+  *out = (int64_t)v;
+  return NULL;
+}
+
+static CJ_MUST_USE cj_status read_bool(rd *r, int wt, const char *name, bool *out) {
+  uint64_t v;
+  CJ_RETURN_IF_ERROR(read_varint(r, wt, name, &v));
   *out = v != 0;
   return NULL;
 }
@@ -201,22 +170,15 @@ static CJ_MUST_USE cj_status read_build_options(rd *r, build_opts *b) {
     uint32_t f = 0;
     int wt = 0;
     CJ_RETURN_IF_ERROR(rd_tag(r, &f, &wt));
-    uint64_t v = 0;
     switch (f) {
       case 1:
-        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "device_ordinal"));
-        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
-        b->device_ordinal = (int64_t)v;
+        CJ_RETURN_IF_ERROR(read_int64(r, wt, "device_ordinal", &b->device_ordinal));
         break;
       case 4:
-        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "num_replicas"));
-        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
-        b->num_replicas = (int64_t)v;
+        CJ_RETURN_IF_ERROR(read_int64(r, wt, "num_replicas", &b->num_replicas));
         break;
       case 5:
-        CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "num_partitions"));
-        CJ_RETURN_IF_ERROR(rd_varint(r, &v));
-        b->num_partitions = (int64_t)v;
+        CJ_RETURN_IF_ERROR(read_int64(r, wt, "num_partitions", &b->num_partitions));
         break;
       case 6:
         CJ_RETURN_IF_ERROR(read_bool(r, wt, "use_spmd_partitioning", &b->spmd));
@@ -412,8 +374,7 @@ static CJ_MUST_USE cj_status read_arg_shape(rd *r, arg_list *al) {
     int wt = 0;
     CJ_RETURN_IF_ERROR(rd_tag(r, &f, &wt));
     if (f == 2) {
-      CJ_RETURN_IF_ERROR(expect_wt(r, wt, WT_VARINT, "ShapeProto.element_type"));
-      CJ_RETURN_IF_ERROR(rd_varint(r, &et));
+      CJ_RETURN_IF_ERROR(read_varint(r, wt, "ShapeProto.element_type", &et));
     } else if (f == 3 && (wt == WT_LEN || wt == WT_VARINT)) {
       rd packed, *src = r; /* packed (proto3's default) or one varint per entry */
       if (wt == WT_LEN) {

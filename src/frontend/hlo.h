@@ -145,6 +145,15 @@ void hlo_module_free(hlo_module *h);
 bool hlo_push_i64(hlo_module *h, hlo_i64s *a, int64_t v);
 void *hlo_push(hlo_module *h, void **items, int32_t *n, int32_t *cap, size_t size);
 
+/* Iota replica groups (both readers; hlo_proto.c). Whether perm (empty: none) is a permutation
+ * of 0 .. perm->n - 1, perm->n at most 32. */
+bool hlo_iota_perm_ok(const hlo_i64s *perm);
+/* Appends to in->groups the ng groups of `per` ids each that the iota list stands for: the
+ * ids 0 .. ng * per - 1 laid out as dims (at most 16), transposed by perm (checked above; empty:
+ * none), read in order. With no dims, the ids in order. */
+CJ_MUST_USE cj_status hlo_iota_groups(hlo_module *h, hlo_instr *in, int64_t ng, int64_t per,
+                                      const hlo_i64s *dims, const hlo_i64s *perm);
+
 /* Readers: fill *out (owned by the caller) or fail naming what was wrong. */
 CJ_MUST_USE cj_status hlo_read_proto(const void *data, size_t len, bool with_config, hlo_module **out);
 CJ_MUST_USE cj_status hlo_read_text(const char *text, size_t len, const char *filename, hlo_module **out);

@@ -54,6 +54,47 @@ bool hlo_push_i64(hlo_module *h, hlo_i64s *a, int64_t v) {
 
 #define PUSH(h, arr, n, cap) hlo_push((h), (void **)&(arr), &(n), &(cap), sizeof *(arr))
 
+bool hlo_iota_perm_ok(const hlo_i64s *perm) {
+  uint32_t used = 0;
+  for (int32_t i = 0; i < perm->n; i++) {
+    if (perm->v[i] < 0 || perm->v[i] >= perm->n || (used >> perm->v[i] & 1)) return false;
+    used |= 1u << perm->v[i];
+  }
+  return true;
+}
+
+cj_status hlo_iota_groups(hlo_module *h, hlo_instr *in, int64_t ng, int64_t per,
+                          const hlo_i64s *dims, const hlo_i64s *perm) {
+  /* transposed dims and the source strides */
+  int32_t rank = dims->n;
+  int64_t tdims[16], tstride[16], stride[16], idx[16] = {0};
+  int64_t s = 1;
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    stride[d] = s;
+    s *= dims->v[d];
+  }
+  for (int32_t d = 0; d < rank; d++) {
+    int64_t src = perm->n ? perm->v[d] : d;
+    tdims[d] = dims->v[src];
+    tstride[d] = stride[src];
+  }
+  for (int64_t gi = 0; gi < ng; gi++) {
+    hlo_i64s *g = PUSH(h, in->groups, in->ngroups, in->gcap);
+    if (!g) return cj_oom();
+    for (int64_t j = 0; j < per; j++) {
+      int64_t v = 0;
+      for (int32_t d = 0; d < rank; d++) v += idx[d] * tstride[d];
+      if (!rank) v = gi * per + j;
+      if (!hlo_push_i64(h, g, v)) return cj_oom();
+      for (int32_t d = rank - 1; d >= 0; d--) {
+        if (++idx[d] < tdims[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+  return NULL;
+}
+
 /* ------------------------------------------------------------------ wire format */
 
 typedef struct rd {
@@ -67,15 +108,7 @@ static CJ_MUST_USE cj_status rd_err(const rd *r, const char *msg) {
   return cj_invalid("hlo proto: %s: %s at byte %zu", r->what, msg, (size_t)(r->p - r->base));
 }
 
-static CJ_MUST_USE cj_status rd_varint(rd *r, uint64_t *out) {
-  cj_pb_err e = cj_pb_varint(&r->p, r->end, out);
-  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
-}
-
-static CJ_MUST_USE cj_status rd_tag(rd *r, uint32_t *field, int *wt) {
-  cj_pb_err e = cj_pb_tag(&r->p, r->end, field, wt);
-  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
-}
+CJ_PB_READER_PRIMITIVES(rd, rd_err)
 
 static CJ_MUST_USE cj_status rd_sub(rd *r, int wt, rd *sub, const char *what) {
   if (wt != WT_LEN) return rd_err(r, "expected a length-delimited field");
@@ -89,34 +122,9 @@ static CJ_MUST_USE cj_status rd_sub(rd *r, int wt, rd *sub, const char *what) {
 }
 
 static CJ_MUST_USE cj_status rd_skip(rd *r, uint32_t field, int wt, int depth) {
-  uint64_t v = 0;
-  switch (wt) {
-    case WT_VARINT: return rd_varint(r, &v);
-    case WT_I64:
-      if (r->end - r->p < 8) return rd_err(r, "truncated fixed64");
-      r->p += 8;
-      return NULL;
-    case WT_I32:
-      if (r->end - r->p < 4) return rd_err(r, "truncated fixed32");
-      r->p += 4;
-      return NULL;
-    case WT_LEN: {
-      rd sub;
-      return rd_sub(r, wt, &sub, r->what);
-    }
-    case WT_SGROUP:
-      if (depth >= MAX_DEPTH) return rd_err(r, "groups nested too deeply");
-      for (;;) {
-        if (r->p >= r->end) return rd_err(r, "unterminated group");
-        uint32_t f = 0;
-        int w = 0;
-        CJ_RETURN_IF_ERROR(rd_tag(r, &f, &w));
-        if (w == WT_EGROUP) return f == field ? NULL : rd_err(r, "mismatched end-group");
-        CJ_RETURN_IF_ERROR(rd_skip(r, f, w, depth + 1));
-      }
-    case WT_EGROUP: return rd_err(r, "unexpected end-group");
-    default: return rd_err(r, "invalid wire type");
-  }
+  /* rd_sub's nesting limit holds for the length-delimited values skipped too */
+  cj_pb_err e = cj_pb_skip(&r->p, r->end, field, wt, depth, MAX_DEPTH, r->depth >= MAX_DEPTH);
+  return e ? rd_err(r, cj_pb_err_text(e)) : NULL;
 }
 
 static CJ_MUST_USE cj_status rd_int(rd *r, int wt, int64_t *out) {
@@ -441,40 +449,8 @@ static CJ_MUST_USE cj_status read_iota_groups(rd *r, hlo_instr *in) {
   }
   if (!dims.n) prod = total;
   if (prod != total) return rd_err(r, "iota replica group dims do not match the group sizes");
-  uint32_t used = 0;
-  for (int32_t i = 0; i < perm.n; i++) {
-    if (perm.v[i] < 0 || perm.v[i] >= perm.n || (used >> perm.v[i] & 1))
-      return rd_err(r, "iota_transpose_perm is not a permutation");
-    used |= 1u << perm.v[i];
-  }
-  /* transposed dims and the source strides */
-  int32_t rank = dims.n;
-  int64_t tdims[16], tstride[16], stride[16], idx[16] = {0};
-  int64_t s = 1;
-  for (int32_t d = rank - 1; d >= 0; d--) {
-    stride[d] = s;
-    s *= dims.v[d];
-  }
-  for (int32_t d = 0; d < rank; d++) {
-    int64_t src = perm.n ? perm.v[d] : d;
-    tdims[d] = dims.v[src];
-    tstride[d] = stride[src];
-  }
-  for (int64_t gi = 0; gi < ng; gi++) {
-    hlo_i64s *g = PUSH(r->h, in->groups, in->ngroups, in->gcap);
-    if (!g) return cj_oom();
-    for (int64_t j = 0; j < per; j++) {
-      int64_t v = 0;
-      for (int32_t d = 0; d < rank; d++) v += idx[d] * tstride[d];
-      if (!rank) v = gi * per + j;
-      if (!hlo_push_i64(r->h, g, v)) return cj_oom();
-      for (int32_t d = rank - 1; d >= 0; d--) {
-        if (++idx[d] < tdims[d]) break;
-        idx[d] = 0;
-      }
-    }
-  }
-  return NULL;
+  if (!hlo_iota_perm_ok(&perm)) return rd_err(r, "iota_transpose_perm is not a permutation");
+  return hlo_iota_groups(r->h, in, ng, per, &dims, &perm);
 }
 
 /* xla.OpSharding, rendered as the HloSharding text XLA prints and mhlo.sharding attributes carry

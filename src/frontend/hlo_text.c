@@ -202,14 +202,20 @@ static CJ_MUST_USE cj_status shape(tp *t, hlo_shape *s, int depth) {
 
 /* ------------------------------------------------------------------ attribute values */
 
-static CJ_MUST_USE cj_status int_list(tp *t, hlo_i64s *a) {
-  if (!eat(t, '{')) return terr(t, "expected '{'");
-  if (eat(t, '}')) return NULL;
+/* one or more comma-separated integers, appended to a */
+static CJ_MUST_USE cj_status int_seq(tp *t, hlo_i64s *a) {
   do {
     int64_t v;
     CJ_RETURN_IF_ERROR(integer(t, &v));
     if (!hlo_push_i64(t->h, a, v)) return cj_oom();
   } while (eat(t, ','));
+  return NULL;
+}
+
+static CJ_MUST_USE cj_status int_list(tp *t, hlo_i64s *a) {
+  if (!eat(t, '{')) return terr(t, "expected '{'");
+  if (eat(t, '}')) return NULL;
+  CJ_RETURN_IF_ERROR(int_seq(t, a));
   return eat(t, '}') ? NULL : terr(t, "expected '}'");
 }
 
@@ -349,27 +355,15 @@ static CJ_MUST_USE cj_status groups(tp *t, hlo_instr *in) {
   }
   hlo_i64s gs = {0}, dims = {0}, perm = {0};
   if (!eat(t, '[')) return terr(t, "expected replica groups");
-  do {
-    int64_t v;
-    CJ_RETURN_IF_ERROR(integer(t, &v));
-    if (!hlo_push_i64(t->h, &gs, v)) return cj_oom();
-  } while (eat(t, ','));
+  CJ_RETURN_IF_ERROR(int_seq(t, &gs));
   if (!eat(t, ']') || !eat(t, '<') || !eat(t, '=') || !eat(t, '['))
     return terr(t, "malformed iota replica groups");
-  do {
-    int64_t v;
-    CJ_RETURN_IF_ERROR(integer(t, &v));
-    if (!hlo_push_i64(t->h, &dims, v)) return cj_oom();
-  } while (eat(t, ','));
+  CJ_RETURN_IF_ERROR(int_seq(t, &dims));
   if (!eat(t, ']')) return terr(t, "malformed iota replica groups");
   if (peek(t, 'T')) {
     t->p++;
     if (!eat(t, '(')) return terr(t, "malformed iota replica groups");
-    do {
-      int64_t v;
-      CJ_RETURN_IF_ERROR(integer(t, &v));
-      if (!hlo_push_i64(t->h, &perm, v)) return cj_oom();
-    } while (eat(t, ','));
+    CJ_RETURN_IF_ERROR(int_seq(t, &perm));
     if (!eat(t, ')')) return terr(t, "malformed iota replica groups");
   }
   if (gs.n != 2 || dims.n < 1 || dims.n > 16 || (perm.n && perm.n != dims.n))
@@ -380,37 +374,8 @@ static CJ_MUST_USE cj_status groups(tp *t, hlo_instr *in) {
     prod *= dims.v[i];
   }
   if (ng < 0 || per < 0 || ng * per != prod) return terr(t, "iota replica group sizes differ");
-  uint32_t used = 0;
-  for (int32_t i = 0; i < perm.n; i++) {
-    if (perm.v[i] < 0 || perm.v[i] >= perm.n || (used >> perm.v[i] & 1))
-      return terr(t, "iota transpose is not a permutation");
-    used |= 1u << perm.v[i];
-  }
-  int32_t rank = dims.n;
-  int64_t stride[16], tdims[16], tstride[16], idx[16] = {0}, s = 1;
-  for (int32_t d = rank - 1; d >= 0; d--) {
-    stride[d] = s;
-    s *= dims.v[d];
-  }
-  for (int32_t d = 0; d < rank; d++) {
-    int64_t src = perm.n ? perm.v[d] : d;
-    tdims[d] = dims.v[src];
-    tstride[d] = stride[src];
-  }
-  for (int64_t g = 0; g < ng; g++) {
-    hlo_i64s *gr = PUSH(t->h, in->groups, in->ngroups, in->gcap);
-    if (!gr) return cj_oom();
-    for (int64_t j = 0; j < per; j++) {
-      int64_t v = 0;
-      for (int32_t d = 0; d < rank; d++) v += idx[d] * tstride[d];
-      if (!hlo_push_i64(t->h, gr, v)) return cj_oom();
-      for (int32_t d = rank - 1; d >= 0; d--) {
-        if (++idx[d] < tdims[d]) break;
-        idx[d] = 0;
-      }
-    }
-  }
-  return NULL;
+  if (!hlo_iota_perm_ok(&perm)) return terr(t, "iota transpose is not a permutation");
+  return hlo_iota_groups(t->h, in, ng, per, &dims, &perm);
 }
 
 /* a string value "..." with C escapes, or a raw {...} value (backend_config of typed FFI) */
@@ -484,6 +449,57 @@ static int64_t enum_of(const char *s, size_t n, const char *const *names, int co
   return dflt;
 }
 
+/* The attributes that set one field of the instruction as written: an integer list, a bool or an
+ * integer. */
+typedef enum { PA_LIST, PA_BOOL, PA_INT } plain_kind;
+static const struct plain_row {
+  const char *name;
+  plain_kind kind;
+  size_t offset;
+} kPlainAttrs[] = {
+    {"dimensions", PA_LIST, offsetof(hlo_instr, dimensions)},
+    {"index", PA_INT, offsetof(hlo_instr, tuple_index)},
+    {"offset_dims", PA_LIST, offsetof(hlo_instr, offset_dims)},
+    {"collapsed_slice_dims", PA_LIST, offsetof(hlo_instr, collapsed_slice_dims)},
+    {"start_index_map", PA_LIST, offsetof(hlo_instr, start_index_map)},
+    {"operand_batching_dims", PA_LIST, offsetof(hlo_instr, operand_batching_dims)},
+    {"start_indices_batching_dims", PA_LIST, offsetof(hlo_instr, start_indices_batching_dims)},
+    {"slice_sizes", PA_LIST, offsetof(hlo_instr, gather_slice_sizes)},
+    {"update_window_dims", PA_LIST, offsetof(hlo_instr, update_window_dims)},
+    {"inserted_window_dims", PA_LIST, offsetof(hlo_instr, inserted_window_dims)},
+    {"scatter_dims_to_operand_dims", PA_LIST, offsetof(hlo_instr, scatter_dims_to_operand_dims)},
+    {"input_batching_dims", PA_LIST, offsetof(hlo_instr, input_batching_dims)},
+    {"scatter_indices_batching_dims", PA_LIST, offsetof(hlo_instr, scatter_indices_batching_dims)},
+    {"dynamic_slice_sizes", PA_LIST, offsetof(hlo_instr, dynamic_slice_sizes)},
+    {"fft_length", PA_LIST, offsetof(hlo_instr, fft_length)},
+    {"indices_are_sorted", PA_BOOL, offsetof(hlo_instr, indices_are_sorted)},
+    {"unique_indices", PA_BOOL, offsetof(hlo_instr, unique_indices)},
+    {"is_stable", PA_BOOL, offsetof(hlo_instr, is_stable)},
+    {"left_side", PA_BOOL, offsetof(hlo_instr, left_side)},
+    {"lower", PA_BOOL, offsetof(hlo_instr, lower)},
+    {"unit_diagonal", PA_BOOL, offsetof(hlo_instr, unit_diagonal)},
+    {"largest", PA_BOOL, offsetof(hlo_instr, largest)},
+    {"use_global_device_ids", PA_BOOL, offsetof(hlo_instr, use_global_device_ids)},
+    {"custom_call_has_side_effect", PA_BOOL, offsetof(hlo_instr, custom_call_has_side_effect)},
+    {"feature_group_count", PA_INT, offsetof(hlo_instr, feature_group_count)},
+    {"batch_group_count", PA_INT, offsetof(hlo_instr, batch_group_count)},
+    {"exponent_bits", PA_INT, offsetof(hlo_instr, exponent_bits)},
+    {"mantissa_bits", PA_INT, offsetof(hlo_instr, mantissa_bits)},
+    {"feature_index", PA_INT, offsetof(hlo_instr, feature_index)},
+    {"channel_id", PA_INT, offsetof(hlo_instr, channel_id)},
+    {"k", PA_INT, offsetof(hlo_instr, k)},
+};
+
+static CJ_MUST_USE cj_status plain_attr(tp *t, hlo_instr *in, const struct plain_row *row) {
+  char *field = (char *)in + row->offset;
+  switch (row->kind) {
+    case PA_LIST: return int_list(t, (hlo_i64s *)field);
+    case PA_BOOL: return boolean(t, (bool *)field);
+    case PA_INT: return integer(t, (int64_t *)field);
+  }
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status attribute(tp *t, hlo_instr *in, const char **cond, const char **body,
                            const char **tcomp, const char **fcomp, const char **sel,
                            const char **scat) {
@@ -494,8 +510,8 @@ static CJ_MUST_USE cj_status attribute(tp *t, hlo_instr *in, const char **cond, 
   const char *s;
   size_t n;
 #define IS(w) word_is(k, kn, w)
-  if (IS("dimensions")) return int_list(t, &in->dimensions);
-  if (IS("index")) return integer(t, &in->tuple_index);
+  for (size_t i = 0; i < sizeof kPlainAttrs / sizeof *kPlainAttrs; i++)
+    if (IS(kPlainAttrs[i].name)) return plain_attr(t, in, &kPlainAttrs[i]);
   if (IS("iota_dimension")) {
     int64_t v;
     CJ_RETURN_IF_ERROR(integer(t, &v));
@@ -553,40 +569,11 @@ static CJ_MUST_USE cj_status attribute(tp *t, hlo_instr *in, const char **cond, 
   if (IS("rhs_contracting_dims")) return in->has_dot_dnums = true, int_list(t, &in->rhs_contracting);
   if (IS("lhs_batch_dims")) return in->has_dot_dnums = true, int_list(t, &in->lhs_batch);
   if (IS("rhs_batch_dims")) return in->has_dot_dnums = true, int_list(t, &in->rhs_batch);
-  if (IS("offset_dims")) return int_list(t, &in->offset_dims);
-  if (IS("collapsed_slice_dims")) return int_list(t, &in->collapsed_slice_dims);
-  if (IS("start_index_map")) return int_list(t, &in->start_index_map);
-  if (IS("operand_batching_dims")) return int_list(t, &in->operand_batching_dims);
-  if (IS("start_indices_batching_dims")) return int_list(t, &in->start_indices_batching_dims);
   if (IS("index_vector_dim")) {
     CJ_RETURN_IF_ERROR(integer(t, &in->index_vector_dim));
     in->scatter_index_vector_dim = in->index_vector_dim;
     return NULL;
   }
-  if (IS("slice_sizes")) return int_list(t, &in->gather_slice_sizes);
-  if (IS("update_window_dims")) return int_list(t, &in->update_window_dims);
-  if (IS("inserted_window_dims")) return int_list(t, &in->inserted_window_dims);
-  if (IS("scatter_dims_to_operand_dims")) return int_list(t, &in->scatter_dims_to_operand_dims);
-  if (IS("input_batching_dims")) return int_list(t, &in->input_batching_dims);
-  if (IS("scatter_indices_batching_dims")) return int_list(t, &in->scatter_indices_batching_dims);
-  if (IS("dynamic_slice_sizes")) return int_list(t, &in->dynamic_slice_sizes);
-  if (IS("fft_length")) return int_list(t, &in->fft_length);
-  if (IS("indices_are_sorted")) return boolean(t, &in->indices_are_sorted);
-  if (IS("unique_indices")) return boolean(t, &in->unique_indices);
-  if (IS("is_stable")) return boolean(t, &in->is_stable);
-  if (IS("left_side")) return boolean(t, &in->left_side);
-  if (IS("lower")) return boolean(t, &in->lower);
-  if (IS("unit_diagonal")) return boolean(t, &in->unit_diagonal);
-  if (IS("largest")) return boolean(t, &in->largest);
-  if (IS("use_global_device_ids")) return boolean(t, &in->use_global_device_ids);
-  if (IS("custom_call_has_side_effect")) return boolean(t, &in->custom_call_has_side_effect);
-  if (IS("feature_group_count")) return integer(t, &in->feature_group_count);
-  if (IS("batch_group_count")) return integer(t, &in->batch_group_count);
-  if (IS("exponent_bits")) return integer(t, &in->exponent_bits);
-  if (IS("mantissa_bits")) return integer(t, &in->mantissa_bits);
-  if (IS("feature_index")) return integer(t, &in->feature_index);
-  if (IS("channel_id")) return integer(t, &in->channel_id);
-  if (IS("k")) return integer(t, &in->k);
   if (IS("epsilon")) {
     CJ_RETURN_IF_ERROR(word(t, &s, &n));
     char buf[64];

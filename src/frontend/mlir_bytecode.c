@@ -149,6 +149,64 @@ bool bc_count(bc_reader *r, bc_cur *c, uint64_t *out) {
   return true;
 }
 
+bool bc_dims(bc_reader *r, bc_cur *c, int64_t **dims, uint64_t *rank, int64_t *stack,
+             size_t nstack) {
+  if (!bc_count(r, c, rank)) return false;
+  if (*rank > INT32_MAX) return bc_fail(r, c, "rank too large");
+  *dims = *rank <= nstack ? stack : malloc(sizeof(int64_t) * (size_t)*rank);
+  if (!*dims) return bc_fail(r, c, "out of memory");
+  for (uint64_t i = 0; i < *rank; i++) {
+    bool ok = bc_svarint(r, c, &(*dims)[i]);
+    if (ok && (*dims)[i] < 0 && (*dims)[i] != CJ_DYN)
+      ok = bc_fail(r, c, "invalid dimension size %lld", (long long)(*dims)[i]);
+    if (!ok) {
+      if (*dims != stack) free(*dims);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool bc_type_list(bc_reader *r, bc_cur *c, const cj_type ***out, uint64_t *n) {
+  if (!bc_count(r, c, n)) return false;
+  *out = malloc(sizeof(cj_type *) * (size_t)(*n ? *n : 1));
+  if (!*out) return bc_fail(r, c, "out of memory");
+  for (uint64_t i = 0; i < *n; i++) {
+    (*out)[i] = bc_type_ref(r, c);
+    if (!(*out)[i]) {
+      free(*out);
+      *out = NULL;
+      return false;
+    }
+  }
+  return true;
+}
+
+const cj_type *bc_function_type(bc_reader *r, bc_cur *c) {
+  const cj_type **ins = NULL, **outs = NULL;
+  uint64_t nin, nout;
+  if (!bc_type_list(r, c, &ins, &nin)) return NULL;
+  if (!bc_type_list(r, c, &outs, &nout)) {
+    free(ins);
+    return NULL;
+  }
+  const cj_type *t = cj_type_function(r->m, (int32_t)nin, ins, (int32_t)nout, outs);
+  free(ins);
+  free(outs);
+  if (!t) bc_fail(r, c, "out of memory");
+  return t;
+}
+
+const cj_type *bc_tuple_type(bc_reader *r, bc_cur *c) {
+  const cj_type **mem = NULL;
+  uint64_t n;
+  if (!bc_type_list(r, c, &mem, &n)) return NULL;
+  const cj_type *t = cj_type_tuple(r->m, (int32_t)n, mem);
+  free(mem);
+  if (!t) bc_fail(r, c, "out of memory");
+  return t;
+}
+
 bool bc_string(bc_reader *r, bc_cur *c, const char **s, size_t *len) {
   uint64_t i;
   *s = "";
@@ -510,25 +568,6 @@ static const cj_type *int_type(bc_reader *r, bc_cur *c, unsigned width, unsigned
   return t;
 }
 
-static bool read_dims(bc_reader *r, bc_cur *c, int64_t **dims, uint64_t *rank, int64_t *stack,
-                      size_t stack_n) {
-  if (!bc_count(r, c, rank)) return false;
-  if (*rank > INT32_MAX) return bc_fail(r, c, "rank too large");
-  *dims = *rank <= stack_n ? stack : malloc(sizeof(int64_t) * (size_t)*rank);
-  if (!*dims) return bc_fail(r, c, "out of memory");
-  for (uint64_t i = 0; i < *rank; i++) {
-    if (!bc_svarint(r, c, &(*dims)[i])) {
-      if (*dims != stack) free(*dims);
-      return false;
-    }
-    if ((*dims)[i] < 0 && (*dims)[i] != CJ_DYN) {
-      if (*dims != stack) free(*dims);
-      return bc_fail(r, c, "invalid dimension size %lld", (long long)(*dims)[i]);
-    }
-  }
-  return true;
-}
-
 /* A ranked tensor from an encoding attribute (or NULL), dims and an element type. */
 static const cj_type *make_tensor(bc_reader *r, bc_cur *c, const cj_attr *enc, int64_t *dims,
                                   uint64_t rank, const cj_type *elem) {
@@ -562,21 +601,6 @@ static const cj_type *make_tensor(bc_reader *r, bc_cur *c, const cj_attr *enc, i
   return t;
 }
 
-static bool read_type_list(bc_reader *r, bc_cur *c, const cj_type ***out, uint64_t *n) {
-  if (!bc_count(r, c, n)) return false;
-  *out = malloc(sizeof(cj_type *) * (size_t)(*n ? *n : 1));
-  if (!*out) return bc_fail(r, c, "out of memory");
-  for (uint64_t i = 0; i < *n; i++) {
-    (*out)[i] = bc_type_ref(r, c);
-    if (!(*out)[i]) {
-      free(*out);
-      *out = NULL;
-      return false;
-    }
-  }
-  return true;
-}
-
 /* The textual form of an element type for carried types. */
 static bool put_elem_name(char *buf, size_t cap, size_t *k, const cj_type *e) {
   const char *n = e->kind == CJ_TYPE_ELEM     ? cj_dtype_get(e->dtype)->mlir
@@ -594,7 +618,7 @@ static bool put_elem_name(char *buf, size_t cap, size_t *k, const cj_type *e) {
 static const cj_type *memref_type(bc_reader *r, bc_cur *c) {
   int64_t stack[8], *dims;
   uint64_t rank;
-  if (!read_dims(r, c, &dims, &rank, stack, 8)) return NULL;
+  if (!bc_dims(r, c, &dims, &rank, stack, 8)) return NULL;
   const cj_type *e = bc_type_ref(r, c);
   uint64_t li = 0;
   bool ok = e && bc_varint(r, c, &li);
@@ -655,20 +679,7 @@ static const cj_type *builtin_type(bc_reader *r, bc_cur *c) {
       return int_type(r, c, (unsigned)(v >> 2), (unsigned)(v & 3));
     }
     case 1: return cj_type_elem(m, CJ_INDEX);
-    case 2: { /* FunctionType */
-      const cj_type **ins = NULL, **outs = NULL;
-      uint64_t nin, nout;
-      if (!read_type_list(r, c, &ins, &nin)) return NULL;
-      if (!read_type_list(r, c, &outs, &nout)) {
-        free(ins);
-        return NULL;
-      }
-      const cj_type *t = cj_type_function(m, (int32_t)nin, ins, (int32_t)nout, outs);
-      free(ins);
-      free(outs);
-      if (!t) bc_fail(r, c, "out of memory");
-      return t;
-    }
+    case 2: return bc_function_type(r, c); /* FunctionType */
     case 3: return cj_type_elem(m, CJ_BF16);
     case 4: return cj_type_elem(m, CJ_F16);
     case 5: return cj_type_elem(m, CJ_F32);
@@ -689,21 +700,13 @@ static const cj_type *builtin_type(bc_reader *r, bc_cur *c) {
       if (code == 14 && !(enc = bc_attr_ref(r, c))) return NULL;
       int64_t stack[8], *dims;
       uint64_t rank;
-      if (!read_dims(r, c, &dims, &rank, stack, 8)) return NULL;
+      if (!bc_dims(r, c, &dims, &rank, stack, 8)) return NULL;
       const cj_type *e = bc_type_ref(r, c);
       const cj_type *t = e ? make_tensor(r, c, enc, dims, rank, e) : NULL;
       if (dims != stack) free(dims);
       return t;
     }
-    case 15: { /* TupleType */
-      const cj_type **mem = NULL;
-      uint64_t n;
-      if (!read_type_list(r, c, &mem, &n)) return NULL;
-      const cj_type *t = cj_type_tuple(m, (int32_t)n, mem);
-      free(mem);
-      if (!t) bc_fail(r, c, "out of memory");
-      return t;
-    }
+    case 15: return bc_tuple_type(r, c); /* TupleType */
     case 18: { /* UnrankedTensorType */
       const cj_type *e = bc_type_ref(r, c);
       return e ? cj_type_unranked(m, e) : NULL;
@@ -744,6 +747,28 @@ static const cj_attr *string_ref(bc_reader *r, bc_cur *c) {
     return NULL;
   }
   return a;
+}
+
+const cj_attr *bc_dict_attr(bc_reader *r, bc_cur *c, bc_attr_reader key) {
+  uint64_t n;
+  if (!bc_count(r, c, &n)) return NULL;
+  cj_named_attr *items = malloc(sizeof(cj_named_attr) * (size_t)(n ? n : 1));
+  if (!items) return oom_attr(r, c);
+  for (uint64_t i = 0; i < n; i++) {
+    const cj_attr *k = key(r, c);
+    const cj_attr *v = k ? bc_attr_ref(r, c) : NULL;
+    if (!v) {
+      free(items);
+      return NULL;
+    }
+    items[i].name = k->str.s;
+    items[i].value = v;
+  }
+  /* sorted here in O(n log n): cj_attr_dict's insertion sort is then linear */
+  qsort(items, (size_t)n, sizeof *items, bc_cmp_named);
+  const cj_attr *a = cj_attr_dict(r->m, (int32_t)n, items);
+  free(items);
+  return a ? a : oom_attr(r, c);
 }
 
 static const cj_attr *read_locs(bc_reader *r, bc_cur *c, cj_loc_kind lk, bool meta) {
@@ -912,27 +937,7 @@ static const cj_attr *builtin_attr(bc_reader *r, bc_cur *c) {
       free(items);
       return a ? a : oom_attr(r, c);
     }
-    case 1: { /* DictionaryAttr */
-      uint64_t n;
-      if (!bc_count(r, c, &n)) return NULL;
-      cj_named_attr *items = malloc(sizeof(cj_named_attr) * (size_t)(n ? n : 1));
-      if (!items) return oom_attr(r, c);
-      for (uint64_t i = 0; i < n; i++) {
-        const cj_attr *k = string_ref(r, c);
-        const cj_attr *v = k ? bc_attr_ref(r, c) : NULL;
-        if (!v) {
-          free(items);
-          return NULL;
-        }
-        items[i].name = k->str.s;
-        items[i].value = v;
-      }
-      /* sorted here in O(n log n): cj_attr_dict's insertion sort is then linear */
-      qsort(items, (size_t)n, sizeof *items, bc_cmp_named);
-      const cj_attr *a = cj_attr_dict(m, (int32_t)n, items);
-      free(items);
-      return a ? a : oom_attr(r, c);
-    }
+    case 1: return bc_dict_attr(r, c, string_ref); /* DictionaryAttr */
     case 2:   /* StringAttr */
     case 3: { /* StringAttr with a type */
       const char *s;
@@ -1415,21 +1420,11 @@ static bool skip_use_list_orders(bc_reader *r, bc_cur *c, uint64_t nvalues) {
   return true;
 }
 
-/* Where an op was read from: the first FileLineColLoc in its location (callee first). */
-static const cj_attr *first_file_loc(const cj_attr *loc, int depth) {
-  if (!loc || loc->kind != CJ_ATTR_LOC || depth > 64) return NULL;
-  if (loc->loc.lk == CJ_LOC_FILE) return loc;
-  for (int i = 0; i < loc->loc.n; i++) {
-    const cj_attr *f = first_file_loc(loc->loc.children[i], depth + 1);
-    if (f) return f;
-  }
-  return NULL;
-}
-
 static void set_loc(cj_op *op, const cj_attr *loc) {
   if (!loc || loc->loc.lk == CJ_LOC_UNKNOWN) return;
   op->loc = loc;
-  const cj_attr *f = first_file_loc(loc, 0);
+  /* where the op was read from: the first FileLineColLoc in its location */
+  const cj_attr *f = cj_loc_first_file(loc, 64);
   if (f) {
     op->pos.file = f->loc.name;
     op->pos.line = f->loc.line;

@@ -3123,17 +3123,6 @@ static bool block_set_args(P *p, cj_block *b, const rarg *args, uint32_t n) {
   return true;
 }
 
-static void region_append(cj_region *r, cj_block *b) {
-  b->region = r;
-  b->next = NULL;
-  if (r->last)
-    r->last->next = b;
-  else
-    r->first = b;
-  r->last = b;
-  r->nblocks++;
-}
-
 typedef struct vec_rarg {
   rarg *v;
   uint32_t n, cap;
@@ -3181,12 +3170,12 @@ static bool parse_region(P *p, cj_region *r, const rarg *args, uint32_t nargs, b
   if (args) {
     cj_block *b = new_block(p);
     if (!b || !block_set_args(p, b, args, nargs)) goto fail;
-    region_append(r, b);
+    cj_region_append_block(r, b);
     if (!parse_block_ops(p, b)) goto fail;
   } else if (!at(p, TK_RBRACE) && !at(p, TK_CARET)) {
     cj_block *b = new_block(p);
     if (!b) goto fail;
-    region_append(r, b);
+    cj_region_append_block(r, b);
     if (!parse_block_ops(p, b)) goto fail;
   }
   while (at(p, TK_CARET)) {
@@ -3217,7 +3206,7 @@ static bool parse_region(P *p, cj_region *r, const rarg *args, uint32_t nargs, b
     if (at(p, TK_LPAREN) && !parse_block_arg_list(p, &ba)) goto fail;
     if (!expect(p, TK_COLON, "':' after block label")) goto fail;
     if (!block_set_args(p, b, ba.v, ba.n)) goto fail;
-    region_append(r, b);
+    cj_region_append_block(r, b);
     if (!parse_block_ops(p, b)) goto fail;
   }
   if (!expect(p, TK_RBRACE, "'}' to end the region")) goto fail;
@@ -3541,7 +3530,7 @@ static bool parse_reduce(P *p, opst *st) {
     ra[0].type = ra[1].type = et;
     ra[0].loc = ra[1].loc = loc;
     if (!block_set_args(p, b, ra, 2)) return false;
-    region_append(&r, b);
+    cj_region_append_block(&r, b);
     cj_op *iop = cj_op_create(p->m, ik, NULL, 2, 1, 0);
     cj_op *ret = cj_op_create(p->m, CJ_OP_RETURN, NULL, 1, 0, 0);
     if (!iop || !ret) return oom(p);

@@ -20,6 +20,15 @@ typedef enum cj_pb_err {
   CJ_PB_OVER_64_BITS,  /* "varint longer than 64 bits" */
   CJ_PB_OVER_10_BYTES, /* "varint longer than 10 bytes" */
   CJ_PB_BAD_FIELD,     /* "invalid field number" */
+  CJ_PB_SHORT_I64,     /* "truncated fixed64" */
+  CJ_PB_SHORT_I32,     /* "truncated fixed32" */
+  CJ_PB_PAST_END,      /* "length runs past the end" */
+  CJ_PB_DEEP_MESSAGE,  /* "messages nested too deeply" */
+  CJ_PB_DEEP_GROUP,    /* "groups nested too deeply" */
+  CJ_PB_OPEN_GROUP,    /* "unterminated group" */
+  CJ_PB_BAD_END_GROUP, /* "mismatched end-group" */
+  CJ_PB_END_GROUP,     /* "unexpected end-group" */
+  CJ_PB_BAD_WIRE_TYPE, /* "invalid wire type" */
 } cj_pb_err;
 
 static inline const char *cj_pb_err_text(cj_pb_err e) {
@@ -28,6 +37,15 @@ static inline const char *cj_pb_err_text(cj_pb_err e) {
     case CJ_PB_OVER_64_BITS: return "varint longer than 64 bits";
     case CJ_PB_OVER_10_BYTES: return "varint longer than 10 bytes";
     case CJ_PB_BAD_FIELD: return "invalid field number";
+    case CJ_PB_SHORT_I64: return "truncated fixed64";
+    case CJ_PB_SHORT_I32: return "truncated fixed32";
+    case CJ_PB_PAST_END: return "length runs past the end";
+    case CJ_PB_DEEP_MESSAGE: return "messages nested too deeply";
+    case CJ_PB_DEEP_GROUP: return "groups nested too deeply";
+    case CJ_PB_OPEN_GROUP: return "unterminated group";
+    case CJ_PB_BAD_END_GROUP: return "mismatched end-group";
+    case CJ_PB_END_GROUP: return "unexpected end-group";
+    case CJ_PB_BAD_WIRE_TYPE: return "invalid wire type";
     default: return "";
   }
 }
@@ -60,6 +78,58 @@ static inline cj_pb_err cj_pb_tag(const uint8_t **p, const uint8_t *end, uint32_
   *field = (uint32_t)f;
   return CJ_PB_OK;
 }
+
+/* Skips the value of a field numbered `field` of wire type wt at *p (never past end), advancing
+ * *p. Groups nest up to max_depth (depth: the groups around this one). With no_len, a
+ * length-delimited value is refused once its length is read and checked (a reader whose
+ * messages are nested as deep as it allows). */
+static inline cj_pb_err cj_pb_skip(const uint8_t **p, const uint8_t *end, uint32_t field, int wt,
+                                   int depth, int max_depth, bool no_len) {
+  uint64_t v;
+  cj_pb_err e;
+  switch (wt) {
+    case CJ_WT_VARINT: return cj_pb_varint(p, end, &v);
+    case CJ_WT_I64:
+      if (end - *p < 8) return CJ_PB_SHORT_I64;
+      *p += 8;
+      return CJ_PB_OK;
+    case CJ_WT_I32:
+      if (end - *p < 4) return CJ_PB_SHORT_I32;
+      *p += 4;
+      return CJ_PB_OK;
+    case CJ_WT_LEN:
+      if ((e = cj_pb_varint(p, end, &v))) return e;
+      if (v > (uint64_t)(end - *p)) return CJ_PB_PAST_END;
+      if (no_len) return CJ_PB_DEEP_MESSAGE;
+      *p += v;
+      return CJ_PB_OK;
+    case CJ_WT_SGROUP:
+      if (depth >= max_depth) return CJ_PB_DEEP_GROUP;
+      for (;;) {
+        if (*p >= end) return CJ_PB_OPEN_GROUP;
+        uint32_t f = 0;
+        int w = 0;
+        if ((e = cj_pb_tag(p, end, &f, &w))) return e;
+        if (w == CJ_WT_EGROUP) return f == field ? CJ_PB_OK : CJ_PB_BAD_END_GROUP;
+        if ((e = cj_pb_skip(p, end, f, w, depth + 1, max_depth, no_len))) return e;
+      }
+    case CJ_WT_EGROUP: return CJ_PB_END_GROUP;
+    default: return CJ_PB_BAD_WIRE_TYPE;
+  }
+}
+
+/* Defines a reader's rd_varint(RD *r, uint64_t *out) and rd_tag(RD *r, uint32_t *field, int *wt)
+ * over cj_pb_varint and cj_pb_tag, for its cursor type RD (with members p and end) and its error
+ * maker ERR(const RD *r, const char *msg), which names what the reader was reading. */
+#define CJ_PB_READER_PRIMITIVES(RD, ERR)                                      \
+  static CJ_MUST_USE cj_status rd_varint(RD *r, uint64_t *out) {             \
+    cj_pb_err e = cj_pb_varint(&r->p, r->end, out);                          \
+    return e ? ERR(r, cj_pb_err_text(e)) : NULL;                             \
+  }                                                                           \
+  static CJ_MUST_USE cj_status rd_tag(RD *r, uint32_t *field, int *wt) {     \
+    cj_pb_err e = cj_pb_tag(&r->p, r->end, field, wt);                       \
+    return e ? ERR(r, cj_pb_err_text(e)) : NULL;                             \
+  }
 
 /* A growable byte buffer the writers append to; on allocation failure oom is set and further
  * writes are dropped. The caller frees p. */

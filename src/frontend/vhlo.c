@@ -225,37 +225,6 @@ static const cj_type *elem(bc_reader *r, bc_cur *c, cj_dtype dt) {
   return t ? t : fail_type(r, c, "out of memory");
 }
 
-static bool read_types(bc_reader *r, bc_cur *c, const cj_type ***out, uint64_t *n) {
-  if (!bc_count(r, c, n)) return false;
-  *out = malloc(sizeof(cj_type *) * (size_t)(*n ? *n : 1));
-  if (!*out) return bc_fail(r, c, "out of memory");
-  for (uint64_t i = 0; i < *n; i++)
-    if (!((*out)[i] = bc_type_ref(r, c))) {
-      free(*out);
-      *out = NULL;
-      return false;
-    }
-  return true;
-}
-
-static bool read_dims(bc_reader *r, bc_cur *c, int64_t **dims, uint64_t *rank, int64_t *stack,
-                      size_t nstack) {
-  if (!bc_count(r, c, rank)) return false;
-  if (*rank > 0x7fffffff) return bc_fail(r, c, "rank too large");
-  *dims = *rank <= nstack ? stack : malloc(sizeof(int64_t) * (size_t)*rank);
-  if (!*dims) return bc_fail(r, c, "out of memory");
-  for (uint64_t i = 0; i < *rank; i++) {
-    bool ok = bc_svarint(r, c, &(*dims)[i]);
-    if (ok && (*dims)[i] < 0 && (*dims)[i] != CJ_DYN)
-      ok = bc_fail(r, c, "invalid dimension size %lld", (long long)(*dims)[i]);
-    if (!ok) {
-      if (*dims != stack) free(*dims);
-      return false;
-    }
-  }
-  return true;
-}
-
 static bool is_elem_type(const cj_type *t) {
   return t && (t->kind == CJ_TYPE_ELEM || t->kind == CJ_TYPE_QUANT || t->kind == CJ_TYPE_OPAQUE);
 }
@@ -265,7 +234,7 @@ static const cj_type *ranked_tensor(bc_reader *r, bc_cur *c, bool with_encoding)
   if (with_encoding && !(enc = bc_attr_ref(r, c))) return NULL;
   int64_t stack[8], *dims;
   uint64_t rank;
-  if (!read_dims(r, c, &dims, &rank, stack, 8)) return NULL;
+  if (!bc_dims(r, c, &dims, &rank, stack, 8)) return NULL;
   const cj_type *e = bc_type_ref(r, c);
   const cj_type *t = NULL;
   if (e && !is_elem_type(e)) {
@@ -401,19 +370,7 @@ const cj_type *vhlo_read_type(bc_reader *r, bc_cur *c) {
     case 5: return elem(r, c, CJ_F64);
     case 6: return elem(r, c, CJ_F8E4M3FN);
     case 7: return elem(r, c, CJ_F8E5M2);
-    case 8: { /* function */
-      const cj_type **ins = NULL, **outs = NULL;
-      uint64_t nin, nout;
-      if (!read_types(r, c, &ins, &nin)) return NULL;
-      if (!read_types(r, c, &outs, &nout)) {
-        free(ins);
-        return NULL;
-      }
-      const cj_type *t = cj_type_function(m, (int32_t)nin, ins, (int32_t)nout, outs);
-      free(ins);
-      free(outs);
-      return t ? t : fail_type(r, c, "out of memory");
-    }
+    case 8: return bc_function_type(r, c); /* function */
     case 9: return elem(r, c, CJ_INDEX);
     case 10: return elem(r, c, CJ_S4);
     case 11: return elem(r, c, CJ_S8);
@@ -431,14 +388,7 @@ const cj_type *vhlo_read_type(bc_reader *r, bc_cur *c) {
       const cj_type *t = cj_type_token(m);
       return t ? t : fail_type(r, c, "out of memory");
     }
-    case 23: { /* tuple */
-      const cj_type **mem = NULL;
-      uint64_t n;
-      if (!read_types(r, c, &mem, &n)) return NULL;
-      const cj_type *t = cj_type_tuple(m, (int32_t)n, mem);
-      free(mem);
-      return t ? t : fail_type(r, c, "out of memory");
-    }
+    case 23: return bc_tuple_type(r, c); /* tuple */
     case 24: return quant_type(r, c, false);
     case 25: { /* unranked tensor */
       const cj_type *e = bc_type_ref(r, c);
@@ -474,7 +424,7 @@ const cj_type *vhlo_read_type(bc_reader *r, bc_cur *c) {
       if (code == 41) {
         int64_t stack[8], *dims;
         uint64_t rank;
-        if (!read_dims(r, c, &dims, &rank, stack, 8)) return NULL;
+        if (!bc_dims(r, c, &dims, &rank, stack, 8)) return NULL;
         const cj_type *e = bc_type_ref(r, c);
         if (e) {
           sb_puts(&b, "memref<");
@@ -495,7 +445,7 @@ const cj_type *vhlo_read_type(bc_reader *r, bc_cur *c) {
       } else {
         const cj_type **mem = NULL;
         uint64_t n;
-        if (!read_types(r, c, &mem, &n)) return NULL;
+        if (!bc_type_list(r, c, &mem, &n)) return NULL;
         sb_puts(&b, "!stablehlo.future<");
         for (uint64_t i = 0; i < n; i++) {
           if (i) sb_puts(&b, ", ");
@@ -706,26 +656,7 @@ const cj_attr *vhlo_read_attr(bc_reader *r, bc_cur *c) {
     case 3: return enum_attr(r, c, CJ_EK_COMPARISON_DIRECTION);
     case 4: return enum_attr(r, c, CJ_EK_COMPARISON_TYPE);
     case 5: return enum_attr(r, c, CJ_EK_CUSTOM_CALL_API_VERSION);
-    case 6: { /* dictionary of (string attribute, attribute) */
-      uint64_t n;
-      if (!bc_count(r, c, &n)) return NULL;
-      cj_named_attr *items = malloc(sizeof *items * (size_t)(n ? n : 1));
-      if (!items) return fail_attr(r, c, "out of memory");
-      for (uint64_t i = 0; i < n; i++) {
-        const cj_attr *k = vstring(r, c);
-        const cj_attr *v = k ? bc_attr_ref(r, c) : NULL;
-        if (!v) {
-          free(items);
-          return NULL;
-        }
-        items[i].name = k->str.s;
-        items[i].value = v;
-      }
-      qsort(items, (size_t)n, sizeof *items, bc_cmp_named); /* keeps cj_attr_dict linear */
-      const cj_attr *a = cj_attr_dict(m, (int32_t)n, items);
-      free(items);
-      return a ? a : fail_attr(r, c, "out of memory");
-    }
+    case 6: return bc_dict_attr(r, c, vstring); /* dictionary of (string attribute, attribute) */
     case 7: return enum_attr(r, c, CJ_EK_FFT_TYPE);
     case 8: { /* float: type, APFloat */
       const cj_type *t = bc_type_ref(r, c);
@@ -1295,7 +1226,7 @@ const cj_type *stablehlo_read_type(bc_reader *r, bc_cur *c) {
   if (code == 1) { /* future */
     const cj_type **mem = NULL;
     uint64_t n;
-    if (!read_types(r, c, &mem, &n)) return NULL;
+    if (!bc_type_list(r, c, &mem, &n)) return NULL;
     sbuf b = {0};
     sb_puts(&b, "!stablehlo.future<");
     for (uint64_t i = 0; i < n; i++) {

@@ -884,6 +884,23 @@ const cj_attr *cj_op_attr(const cj_op *op, const char *name) {
   return NULL;
 }
 
+/* Links node at the end of the first/last/next list `list` (a region's blocks, a block's ops). */
+#define LIST_APPEND(list, node)     \
+  do {                              \
+    (node)->next = NULL;            \
+    if ((list)->last)               \
+      (list)->last->next = (node);  \
+    else                            \
+      (list)->first = (node);       \
+    (list)->last = (node);          \
+  } while (0)
+
+void cj_region_append_block(cj_region *r, cj_block *b) {
+  b->region = r;
+  LIST_APPEND(r, b);
+  r->nblocks++;
+}
+
 cj_block *cj_region_add_block(cj_module *m, cj_region *r, uint32_t nargs,
                               const cj_type *const *arg_types) {
   cj_block *b = CJ_ARENA_NEW(&m->arena, cj_block);
@@ -899,27 +916,26 @@ cj_block *cj_region_add_block(cj_module *m, cj_region *r, uint32_t nargs,
       b->args[i].index = i;
     }
   }
-  if (r->last)
-    r->last->next = b;
-  else
-    r->first = b;
-  r->last = b;
-  r->nblocks++;
+  cj_region_append_block(r, b);
   return b;
 }
 
 void cj_block_append(cj_block *b, cj_op *op) { cj_block_insert_before(b, NULL, op); }
 
+void cj_block_number_values(cj_block *b, uint32_t *n) {
+  for (uint32_t i = 0; i < b->nargs; i++) b->args[i].id = (*n)++;
+  for (cj_op *op = b->first; op; op = op->next) {
+    for (uint32_t i = 0; i < op->nresults; i++) op->results[i].id = (*n)++;
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) cj_block_number_values(nb, n);
+  }
+}
+
 void cj_block_insert_before(cj_block *b, cj_op *before, cj_op *op) {
   op->block = b;
   if (!before) {
     op->prev = b->last;
-    op->next = NULL;
-    if (b->last)
-      b->last->next = op;
-    else
-      b->first = op;
-    b->last = op;
+    LIST_APPEND(b, op);
   } else {
     op->next = before;
     op->prev = before->prev;
@@ -1167,15 +1183,19 @@ cj_status cj_walk_module(cj_module *m, cj_walk_fn fn, void *ctx) {
 
 /* ---- messages ---- */
 
-static const cj_attr *find_file_loc(const cj_attr *loc, int depth) {
-  if (!loc || loc->kind != CJ_ATTR_LOC || depth > 32) return NULL;
+static const cj_attr *file_loc_at(const cj_attr *loc, int depth, int max_depth) {
+  if (!loc || loc->kind != CJ_ATTR_LOC || depth > max_depth) return NULL;
   if (loc->loc.lk == CJ_LOC_FILE) return loc;
   /* for a call site, the callee's position is where the op is */
   for (int i = 0; i < loc->loc.n; i++) {
-    const cj_attr *f = find_file_loc(loc->loc.children[i], depth + 1);
+    const cj_attr *f = file_loc_at(loc->loc.children[i], depth + 1, max_depth);
     if (f) return f;
   }
   return NULL;
+}
+
+const cj_attr *cj_loc_first_file(const cj_attr *loc, int max_depth) {
+  return file_loc_at(loc, 0, max_depth);
 }
 
 void cj_op_where(const cj_op *op, char *buf, size_t cap) {
@@ -1185,7 +1205,7 @@ void cj_op_where(const cj_op *op, char *buf, size_t cap) {
              op->pos.col);
     return;
   }
-  const cj_attr *f = op ? find_file_loc(op->loc, 0) : NULL;
+  const cj_attr *f = op ? cj_loc_first_file(op->loc, 32) : NULL;
   if (f) {
     snprintf(buf, cap, "%s:%d:%d", f->loc.name ? f->loc.name : "", f->loc.line, f->loc.col);
     return;

@@ -268,6 +268,9 @@ const cj_attr *cj_attr_struct(cj_module *m, cj_struct_kind sk, const cj_attr *co
 const cj_attr *cj_attr_loc(cj_module *m, cj_loc_kind lk, const char *name, int32_t line,
                            int32_t col, int32_t n, const cj_attr *const *children,
                            const cj_attr *metadata);
+/* The first file location (CJ_LOC_FILE) in location loc, children in order (for a call site,
+ * the callee first), looking no deeper than max_depth levels; NULL if none. */
+const cj_attr *cj_loc_first_file(const cj_attr *loc, int max_depth);
 const cj_attr *cj_attr_opaque(cj_module *m, const char *text, size_t len);
 
 bool cj_attr_equal(const cj_attr *a, const cj_attr *b);
@@ -495,11 +498,16 @@ void cj_op_set_operand(cj_op *op, uint32_t i, cj_value *v);
 /* Sets (or replaces) an attribute; NULL value removes it. */
 CJ_MUST_USE cj_status cj_op_set_attr(cj_module *m, cj_op *op, const char *name, const cj_attr *value);
 const cj_attr *cj_op_attr(const cj_op *op, const char *name); /* NULL if absent */
+/* Appends block b (made elsewhere, not yet in a region) to r. */
+void cj_region_append_block(cj_region *r, cj_block *b);
 cj_block *cj_region_add_block(cj_module *m, cj_region *r, uint32_t nargs,
                               const cj_type *const *arg_types);
 static inline cj_block *cj_region_block(const cj_region *r) { return r->first; }
 void cj_block_append(cj_block *b, cj_op *op);
 void cj_block_insert_before(cj_block *b, cj_op *before, cj_op *op); /* before NULL = append */
+/* Numbers the values of block b and of every region nested in it (their `id`s) in program
+ * order, block arguments before their ops' results, from *n on; *n ends past the last. */
+void cj_block_number_values(cj_block *b, uint32_t *n);
 void cj_block_remove(cj_block *b, cj_op *op);                       /* detaches, frees nothing */
 static inline cj_op *cj_block_terminator(const cj_block *b) { return b ? b->last : NULL; }
 /* Replaces every use of `from` by `to` inside `scope` (an op, including its nested regions) */

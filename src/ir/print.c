@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/decimal.h"
+#include "base/hash.h"
 #include "ir/ir.h"
 
 /* ======================================================================== output buffer */
@@ -1142,14 +1143,6 @@ typedef struct ctr {
   uint32_t value, arg, conflict;
 } ctr;
 
-static uint32_t ptr_hash(const void *p) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  return (uint32_t)x;
-}
-
 static uint32_t str_hash(const char *s) {
   uint32_t h = 2166136261u;
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
@@ -1158,7 +1151,7 @@ static uint32_t str_hash(const char *s) {
 
 static nslot *ns_find(const names *ns, const void *key) {
   if (!ns->cap) return NULL;
-  uint32_t j = ptr_hash(key) & (ns->cap - 1);
+  uint32_t j = cj_hash_ptr(key) & (ns->cap - 1);
   while (ns->slots[j].key) {
     if (ns->slots[j].key == key) return &ns->slots[j];
     j = (j + 1) & (ns->cap - 1);
@@ -1176,7 +1169,7 @@ static nslot *ns_insert(names *ns, const void *key) {
     }
     for (uint32_t i = 0; i < ns->cap; i++) {
       if (!ns->slots[i].key) continue;
-      uint32_t j = ptr_hash(ns->slots[i].key) & (nc - 1);
+      uint32_t j = cj_hash_ptr(ns->slots[i].key) & (nc - 1);
       while (s[j].key) j = (j + 1) & (nc - 1);
       s[j] = ns->slots[i];
     }
@@ -1184,7 +1177,7 @@ static nslot *ns_insert(names *ns, const void *key) {
     ns->slots = s;
     ns->cap = nc;
   }
-  uint32_t j = ptr_hash(key) & (ns->cap - 1);
+  uint32_t j = cj_hash_ptr(key) & (ns->cap - 1);
   while (ns->slots[j].key && ns->slots[j].key != key) j = (j + 1) & (ns->cap - 1);
   if (!ns->slots[j].key) ns->count++;
   ns->slots[j].key = key;

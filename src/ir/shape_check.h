@@ -114,6 +114,16 @@ CJ_MUST_USE cj_status cjv_check_unique(const cj_op *op, const char *what, const 
 /* No entry of a repeats in b (and vice versa). */
 CJ_MUST_USE cj_status cjv_check_disjoint(const cj_op *op, const char *wa, const int64_t *a, int64_t na,
                              const char *wb, const int64_t *b, int64_t nb);
+/* Dimension ad[i] of a and dimension bd[i] of b have compatible sizes (i < n): else "<an>
+ * dimension .. has size .. but <bn> dimension .. has size ..". */
+CJ_MUST_USE cj_status cjv_check_paired_dims(const cj_op *op, const char *an, const cj_type *a,
+                                            const int64_t *ad, const char *bn, const cj_type *b,
+                                            const int64_t *bd, int64_t n);
+/* Each of a and b has no duplicate, and they are disjoint (cjv_check_unique twice, then
+ * cjv_check_disjoint). */
+CJ_MUST_USE cj_status cjv_check_unique_disjoint(const cj_op *op, const char *wa, const int64_t *a,
+                                                int64_t na, const char *wb, const int64_t *b,
+                                                int64_t nb);
 /* dot_general's dimension numbers for operands l and r: as many batching and contracting
  * dimensions on both sides, each list unique and in range, batching and contracting disjoint,
  * paired dimensions of compatible sizes (dot_general, chlo.ragged_dot). */

@@ -220,6 +220,14 @@ static void sb_quant(sbuf *b, const cj_quant *q) {
   sb_printf(b, ">");
 }
 
+/* types[0..n), comma-separated */
+static void sb_types(sbuf *b, const cj_type *const *types, int32_t n, int depth) {
+  for (int32_t i = 0; i < n; i++) {
+    if (i) sb_printf(b, ", ");
+    sb_type(b, types[i], depth);
+  }
+}
+
 static void sb_type(sbuf *b, const cj_type *t, int depth) {
   if (!t) {
     sb_printf(b, "<null>");
@@ -263,24 +271,15 @@ static void sb_type(sbuf *b, const cj_type *t, int depth) {
     case CJ_TYPE_TOKEN: sb_printf(b, "!stablehlo.token"); return;
     case CJ_TYPE_TUPLE:
       sb_printf(b, "tuple<");
-      for (int32_t i = 0; i < t->rank; i++) {
-        if (i) sb_printf(b, ", ");
-        sb_type(b, t->members[i], depth + 1);
-      }
+      sb_types(b, t->members, t->rank, depth + 1);
       sb_printf(b, ">");
       return;
     case CJ_TYPE_FUNCTION:
       sb_printf(b, "(");
-      for (int32_t i = 0; i < t->rank; i++) {
-        if (i) sb_printf(b, ", ");
-        sb_type(b, t->members[i], depth + 1);
-      }
+      sb_types(b, t->members, t->rank, depth + 1);
       sb_printf(b, ") -> ");
       if (t->nresults != 1) sb_printf(b, "(");
-      for (int32_t i = 0; i < t->nresults; i++) {
-        if (i) sb_printf(b, ", ");
-        sb_type(b, t->members[t->rank + i], depth + 1);
-      }
+      sb_types(b, t->members + t->rank, t->nresults, depth + 1);
       if (t->nresults != 1) sb_printf(b, ")");
       return;
     case CJ_TYPE_NONE: sb_printf(b, "none"); return;

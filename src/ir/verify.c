@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "ir/shape_check.h"
 #include "ir/verify_fns.h"
 
@@ -475,14 +476,6 @@ static void scope_init(scope *s) {
   s->scap = SCOPE_INLINE;
 }
 
-static uint32_t ptr_hash(const void *p) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return (uint32_t)x;
-}
-
 static bool scope_rehash(scope *s, uint32_t ncap) {
   const cj_value **keys = calloc(ncap, sizeof *keys);
   uint32_t *depth = malloc(sizeof *depth * ncap);
@@ -494,7 +487,7 @@ static bool scope_rehash(scope *s, uint32_t ncap) {
   for (uint32_t i = 0; i < s->cap; i++) {
     const cj_value *k = s->keys[i];
     if (!k || k == TOMB) continue;
-    uint32_t j = ptr_hash(k) & (ncap - 1);
+    uint32_t j = cj_hash_ptr(k) & (ncap - 1);
     while (keys[j]) j = (j + 1) & (ncap - 1);
     keys[j] = k;
     depth[j] = s->depth[i];
@@ -536,7 +529,7 @@ static bool scope_add(scope *s, const cj_value *v, uint32_t depth) {
     s->stack = st;
     s->scap = n;
   }
-  uint32_t j = ptr_hash(v) & (s->cap - 1);
+  uint32_t j = cj_hash_ptr(v) & (s->cap - 1);
   uint32_t tomb = UINT32_MAX;
   while (s->keys[j]) {
     if (s->keys[j] == v) {
@@ -559,7 +552,7 @@ static bool scope_add(scope *s, const cj_value *v, uint32_t depth) {
 
 /* The depth v was defined at, or -1 if it is not in scope. */
 static int64_t scope_find(const scope *s, const cj_value *v) {
-  uint32_t j = ptr_hash(v) & (s->cap - 1);
+  uint32_t j = cj_hash_ptr(v) & (s->cap - 1);
   while (s->keys[j]) {
     if (s->keys[j] == v) return s->depth[j];
     j = (j + 1) & (s->cap - 1);
@@ -570,7 +563,7 @@ static int64_t scope_find(const scope *s, const cj_value *v) {
 static void scope_pop_to(scope *s, uint32_t mark) {
   while (s->sp > mark) {
     const cj_value *v = s->stack[--s->sp];
-    uint32_t j = ptr_hash(v) & (s->cap - 1);
+    uint32_t j = cj_hash_ptr(v) & (s->cap - 1);
     while (s->keys[j]) {
       if (s->keys[j] == v) {
         s->keys[j] = TOMB;

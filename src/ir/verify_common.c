@@ -181,31 +181,33 @@ cj_status cjv_check_dot_dims(const cj_op *op, const cj_type *l, const cj_type *r
     CJV_FAIL(op,
              "lhs and rhs must have the same number of contracting dimensions, got %lld and %lld",
              (long long)nlc, (long long)nrc);
-  CJV_TRY(cjv_check_unique(op, "lhs_batching_dimensions", lb, nlb));
-  CJV_TRY(cjv_check_unique(op, "lhs_contracting_dimensions", lc, nlc));
-  CJV_TRY(cjv_check_disjoint(op, "lhs_batching_dimensions", lb, nlb,
-                             "lhs_contracting_dimensions", lc, nlc));
-  CJV_TRY(cjv_check_unique(op, "rhs_batching_dimensions", rb, nrb));
-  CJV_TRY(cjv_check_unique(op, "rhs_contracting_dimensions", rc, nrc));
-  CJV_TRY(cjv_check_disjoint(op, "rhs_batching_dimensions", rb, nrb,
-                             "rhs_contracting_dimensions", rc, nrc));
+  CJV_TRY(cjv_check_unique_disjoint(op, "lhs_batching_dimensions", lb, nlb,
+                                    "lhs_contracting_dimensions", lc, nlc));
+  CJV_TRY(cjv_check_unique_disjoint(op, "rhs_batching_dimensions", rb, nrb,
+                                    "rhs_contracting_dimensions", rc, nrc));
   CJV_TRY(cjv_check_dims_in_range(op, "lhs_batching_dimensions", lb, nlb, l->rank));
   CJV_TRY(cjv_check_dims_in_range(op, "lhs_contracting_dimensions", lc, nlc, l->rank));
   CJV_TRY(cjv_check_dims_in_range(op, "rhs_batching_dimensions", rb, nrb, r->rank));
   CJV_TRY(cjv_check_dims_in_range(op, "rhs_contracting_dimensions", rc, nrc, r->rank));
-  for (int64_t i = 0; i < nlb; i++)
-    if (!cj_shape_dim_compatible(l->dims[lb[i]], r->dims[rb[i]]))
-      CJV_FAIL(op, "lhs batching dimension %lld has size %lld but rhs batching dimension %lld has "
-                   "size %lld",
-               (long long)lb[i], (long long)l->dims[lb[i]], (long long)rb[i],
-               (long long)r->dims[rb[i]]);
-  for (int64_t i = 0; i < nlc; i++)
-    if (!cj_shape_dim_compatible(l->dims[lc[i]], r->dims[rc[i]]))
-      CJV_FAIL(op,
-               "lhs contracting dimension %lld has size %lld but rhs contracting dimension %lld "
-               "has size %lld",
-               (long long)lc[i], (long long)l->dims[lc[i]], (long long)rc[i],
-               (long long)r->dims[rc[i]]);
+  CJV_TRY(cjv_check_paired_dims(op, "lhs batching", l, lb, "rhs batching", r, rb, nlb));
+  return cjv_check_paired_dims(op, "lhs contracting", l, lc, "rhs contracting", r, rc, nlc);
+}
+
+cj_status cjv_check_unique_disjoint(const cj_op *op, const char *wa, const int64_t *a,
+                                    int64_t na, const char *wb, const int64_t *b, int64_t nb) {
+  CJV_TRY(cjv_check_unique(op, wa, a, na));
+  CJV_TRY(cjv_check_unique(op, wb, b, nb));
+  return cjv_check_disjoint(op, wa, a, na, wb, b, nb);
+}
+
+cj_status cjv_check_paired_dims(const cj_op *op, const char *an, const cj_type *a,
+                                const int64_t *ad, const char *bn, const cj_type *b,
+                                const int64_t *bd, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    if (!cj_shape_dim_compatible(a->dims[ad[i]], b->dims[bd[i]]))
+      CJV_FAIL(op, "%s dimension %lld has size %lld but %s dimension %lld has size %lld", an,
+               (long long)ad[i], (long long)a->dims[ad[i]], bn, (long long)bd[i],
+               (long long)b->dims[bd[i]]);
   return NULL;
 }
 

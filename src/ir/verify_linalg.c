@@ -53,11 +53,20 @@ static CJ_MUST_USE cj_status check_quant_common(const cj_op *op, const cj_type *
 
 /* ======================================================================== dot */
 
+/* The operands and result of the dot ops: tensors, the lhs not quantized per axis. */
+static CJ_MUST_USE cj_status check_dot_tensors(const cj_op *op, const cj_type **l,
+                                               const cj_type **r, const cj_type **o) {
+  *l = T(op, 0);
+  *r = T(op, 1);
+  *o = R(op, 0);
+  CJV_TRY(cjv_check_tensor(op, "lhs", *l, NONQUANT | CJ_EC_QTENSOR));
+  CJV_TRY(cjv_check_tensor(op, "rhs", *r, CJ_EC_ANY));
+  return cjv_check_tensor(op, "result", *o, CJ_EC_ANY);
+}
+
 cj_status cjv_dot_general(const cj_op *op) {
-  const cj_type *l = T(op, 0), *r = T(op, 1), *o = R(op, 0);
-  CJV_TRY(cjv_check_tensor(op, "lhs", l, NONQUANT | CJ_EC_QTENSOR));
-  CJV_TRY(cjv_check_tensor(op, "rhs", r, CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "result", o, CJ_EC_ANY));
+  const cj_type *l, *r, *o;
+  CJV_TRY(check_dot_tensors(op, &l, &r, &o));
   const cj_attr *dn = cjv_attr(op, "dot_dimension_numbers");
   int64_t lb[CJV_MAX_DIMS], rb[CJV_MAX_DIMS], lc[CJV_MAX_DIMS], rc[CJV_MAX_DIMS];
   int64_t nlb, nrb, nlc, nrc;
@@ -121,10 +130,8 @@ cj_status cjv_dot_general(const cj_op *op) {
 }
 
 cj_status cjv_dot(const cj_op *op) {
-  const cj_type *l = T(op, 0), *r = T(op, 1), *o = R(op, 0);
-  CJV_TRY(cjv_check_tensor(op, "lhs", l, NONQUANT | CJ_EC_QTENSOR));
-  CJV_TRY(cjv_check_tensor(op, "rhs", r, CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "result", o, CJ_EC_ANY));
+  const cj_type *l, *r, *o;
+  CJV_TRY(check_dot_tensors(op, &l, &r, &o));
   bool dflt;
   CJV_TRY(check_precision_config(op, &dflt));
   cjv_tbuf t1, t2;
@@ -246,10 +253,8 @@ static CJ_MUST_USE cj_status check_conv_window(const cj_op *op, const cj_type *l
 /* convolution (padding from the attribute) and dynamic_conv (padding from operand 2, used when
  * it is a constant). */
 static CJ_MUST_USE cj_status check_convolution(const cj_op *op, bool dynamic) {
-  const cj_type *l = T(op, 0), *r = T(op, 1), *o = R(op, 0);
-  CJV_TRY(cjv_check_tensor(op, "lhs", l, NONQUANT | CJ_EC_QTENSOR));
-  CJV_TRY(cjv_check_tensor(op, "rhs", r, CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "result", o, CJ_EC_ANY));
+  const cj_type *l, *r, *o;
+  CJV_TRY(check_dot_tensors(op, &l, &r, &o));
   cjv_tbuf t1, t2;
   int32_t n = l->rank;
   if (n < 2) CJV_FAIL(op, "lhs must have rank at least 2, got %s", CJV_T(l, t1));

@@ -141,10 +141,21 @@ cj_status cjv_map(const cj_op *op) {
 
 /* ======================================================================== reduce */
 
-/* N inputs followed by N init values: checks the inputs share a shape and the init values are
- * 0-D of the inputs' element types. */
-static CJ_MUST_USE cj_status check_inputs_inits(const cj_op *op, uint32_t n, const cj_type **ins,
+static CJ_MUST_USE cj_status count_inputs(const cj_op *op, uint32_t *n) {
+  if (op->nopnds == 0 || op->nopnds % 2)
+    CJV_FAIL(op, "takes N inputs and N init values (N >= 1), got %u operands", op->nopnds);
+  *n = op->nopnds / 2;
+  if (op->nresults != *n) CJV_FAIL(op, "has %u inputs but %u results", *n, op->nresults);
+  if (*n > CJV_MAX_DIMS) CJV_FAIL(op, "has too many inputs (%u)", *n);
+  return NULL;
+}
+
+/* N inputs followed by N init values (*np = N): checks the inputs share a shape and the init
+ * values are 0-D of the inputs' element types. */
+static CJ_MUST_USE cj_status check_inputs_inits(const cj_op *op, uint32_t *np, const cj_type **ins,
                                     const cj_type **inits) {
+  CJV_TRY(count_inputs(op, np));
+  uint32_t n = *np;
   char w1[48], w2[48];
   for (uint32_t i = 0; i < n; i++) {
     ins[i] = T(op, i);
@@ -160,20 +171,29 @@ static CJ_MUST_USE cj_status check_inputs_inits(const cj_op *op, uint32_t n, con
   return NULL;
 }
 
-static CJ_MUST_USE cj_status count_inputs(const cj_op *op, uint32_t *n) {
-  if (op->nopnds == 0 || op->nopnds % 2)
-    CJV_FAIL(op, "takes N inputs and N init values (N >= 1), got %u operands", op->nopnds);
-  *n = op->nopnds / 2;
-  if (op->nresults != *n) CJV_FAIL(op, "has %u inputs but %u results", *n, op->nresults);
-  if (*n > CJV_MAX_DIMS) CJV_FAIL(op, "has too many inputs (%u)", *n);
+/* The n results of a reduction: tensors of shape expect[0..rank) whose element types are what
+ * the body returns (elems). */
+static CJ_MUST_USE cj_status check_reduce_results(const cj_op *op, uint32_t n,
+                                                  const int64_t *expect, int32_t rank,
+                                                  const cj_type *const *elems) {
+  char what[48];
+  cjv_tbuf t1, t2;
+  for (uint32_t i = 0; i < n; i++) {
+    const cj_type *r = cjv_result_type(op, i);
+    snprintf(what, sizeof what, "result #%u", i);
+    CJV_TRY(cjv_check_tensor(op, what, r, PER_TENSOR));
+    CJV_TRY(cjv_check_shape_is(op, what, r, expect, rank));
+    if (r->elem != elems[i])
+      CJV_FAIL(op, "%s has element type %s but the body returns %s", what, CJV_T(r, t1),
+               CJV_T(elems[i], t2));
+  }
   return NULL;
 }
 
 cj_status cjv_reduce(const cj_op *op) {
   uint32_t n = 0;
-  CJV_TRY(count_inputs(op, &n));
   const cj_type *ins[CJV_MAX_DIMS], *inits[CJV_MAX_DIMS], *elems[CJV_MAX_DIMS];
-  CJV_TRY(check_inputs_inits(op, n, ins, inits));
+  CJV_TRY(check_inputs_inits(op, &n, ins, inits));
   int64_t dims[CJV_MAX_DIMS], nd;
   CJV_TRY(cjv_get_i64s(op, "dimensions", dims, &nd, NULL));
   int32_t rank = ins[0]->rank;
@@ -184,18 +204,7 @@ cj_status cjv_reduce(const cj_op *op) {
   for (int32_t d = 0; d < rank; d++)
     if (!cjv_contains(dims, nd, d)) expect[k++] = ins[0]->dims[d];
   CJV_TRY(cjv_check_reducer(op, 0, "body", n, ins, NULL, inits, expect, k, elems));
-  char what[48];
-  cjv_tbuf t1, t2;
-  for (uint32_t i = 0; i < n; i++) {
-    const cj_type *r = cjv_result_type(op, i);
-    snprintf(what, sizeof what, "result #%u", i);
-    CJV_TRY(cjv_check_tensor(op, what, r, PER_TENSOR));
-    CJV_TRY(cjv_check_shape_is(op, what, r, expect, k));
-    if (r->elem != elems[i])
-      CJV_FAIL(op, "%s has element type %s but the body returns %s", what, CJV_T(r, t1),
-               CJV_T(elems[i], t2));
-  }
-  return NULL;
+  return check_reduce_results(op, n, expect, k, elems);
 }
 
 /* window attributes of reduce_window and select_and_scatter (and their padding) */
@@ -224,6 +233,21 @@ static CJ_MUST_USE cj_status read_window_list(const cj_op *op, const char *name,
   return NULL;
 }
 
+/* window_dimensions (rank entries, each positive; `of` names what has that rank) and
+ * window_strides. */
+static CJ_MUST_USE cj_status read_window_dims(const cj_op *op, int32_t rank, const char *of,
+                                              window *w) {
+  int64_t nd;
+  CJV_TRY(cjv_get_i64s(op, "window_dimensions", w->dims, &nd, NULL));
+  if (nd != rank)
+    CJV_FAIL(op, "window_dimensions has %lld entries but the %s rank is %d", (long long)nd, of,
+             rank);
+  for (int32_t i = 0; i < rank; i++)
+    if (w->dims[i] <= 0)
+      CJV_FAIL(op, "window_dimensions[%d] = %lld must be positive", i, (long long)w->dims[i]);
+  return read_window_list(op, "window_strides", rank, 1, 1, w->strides);
+}
+
 cj_status cjv_read_padding(const cj_op *op, int32_t rank, int64_t *lo, int64_t *hi) {
   const cj_attr *p = cjv_attr(op, "padding");
   for (int32_t i = 0; i < rank; i++) lo[i] = hi[i] = 0;
@@ -244,20 +268,11 @@ cj_status cjv_read_padding(const cj_op *op, int32_t rank, int64_t *lo, int64_t *
 
 cj_status cjv_reduce_window(const cj_op *op) {
   uint32_t n = 0;
-  CJV_TRY(count_inputs(op, &n));
   const cj_type *ins[CJV_MAX_DIMS], *inits[CJV_MAX_DIMS], *elems[CJV_MAX_DIMS];
-  CJV_TRY(check_inputs_inits(op, n, ins, inits));
+  CJV_TRY(check_inputs_inits(op, &n, ins, inits));
   int32_t rank = ins[0]->rank;
   window w;
-  int64_t nd;
-  CJV_TRY(cjv_get_i64s(op, "window_dimensions", w.dims, &nd, NULL));
-  if (nd != rank)
-    CJV_FAIL(op, "window_dimensions has %lld entries but the input rank is %d", (long long)nd,
-             rank);
-  for (int32_t i = 0; i < rank; i++)
-    if (w.dims[i] <= 0)
-      CJV_FAIL(op, "window_dimensions[%d] = %lld must be positive", i, (long long)w.dims[i]);
-  CJV_TRY(read_window_list(op, "window_strides", rank, 1, 1, w.strides));
+  CJV_TRY(read_window_dims(op, rank, "input", &w));
   CJV_TRY(read_window_list(op, "base_dilations", rank, 1, 1, w.base));
   CJV_TRY(read_window_list(op, "window_dilations", rank, 1, 1, w.wdil));
   CJV_TRY(cjv_read_padding(op, rank, w.lo, w.hi));
@@ -272,18 +287,7 @@ cj_status cjv_reduce_window(const cj_op *op) {
     int64_t padded = w.lo[d] + cj_shape_dilated(in, w.base[d]) + w.hi[d];
     expect[d] = cj_shape_num_windows(padded, cj_shape_dilated(w.dims[d], w.wdil[d]), w.strides[d]);
   }
-  char what[48];
-  cjv_tbuf t1, t2;
-  for (uint32_t i = 0; i < n; i++) {
-    const cj_type *r = cjv_result_type(op, i);
-    snprintf(what, sizeof what, "result #%u", i);
-    CJV_TRY(cjv_check_tensor(op, what, r, PER_TENSOR));
-    CJV_TRY(cjv_check_shape_is(op, what, r, expect, rank));
-    if (r->elem != elems[i])
-      CJV_FAIL(op, "%s has element type %s but the body returns %s", what, CJV_T(r, t1),
-               CJV_T(elems[i], t2));
-  }
-  return NULL;
+  return check_reduce_results(op, n, expect, rank, elems);
 }
 
 cj_status cjv_select_and_scatter(const cj_op *op) {
@@ -297,15 +301,7 @@ cj_status cjv_select_and_scatter(const cj_op *op) {
   int32_t rank = x->rank;
   window w;
   /* window_dimensions is optional in the op's syntax but an absent one is an empty list */
-  int64_t nwd;
-  CJV_TRY(cjv_get_i64s(op, "window_dimensions", w.dims, &nwd, NULL));
-  if (nwd != rank)
-    CJV_FAIL(op, "window_dimensions has %lld entries but the operand rank is %d", (long long)nwd,
-             rank);
-  for (int32_t i = 0; i < rank; i++)
-    if (w.dims[i] <= 0)
-      CJV_FAIL(op, "window_dimensions[%d] = %lld must be positive", i, (long long)w.dims[i]);
-  CJV_TRY(read_window_list(op, "window_strides", rank, 1, 1, w.strides));
+  CJV_TRY(read_window_dims(op, rank, "operand", &w));
   CJV_TRY(cjv_read_padding(op, rank, w.lo, w.hi));
   int64_t expect[CJV_MAX_DIMS];
   for (int32_t d = 0; d < rank; d++) {

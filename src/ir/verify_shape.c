@@ -95,10 +95,8 @@ cj_status cjv_dynamic_broadcast_in_dim(const cj_op *op) {
   int64_t ke[CJV_MAX_DIMS], nke, kn[CJV_MAX_DIMS], nkn;
   CJV_TRY(cjv_get_i64s(op, "known_expanding_dimensions", ke, &nke, NULL));
   CJV_TRY(cjv_get_i64s(op, "known_nonexpanding_dimensions", kn, &nkn, NULL));
-  CJV_TRY(cjv_check_unique(op, "known_expanding_dimensions", ke, nke));
-  CJV_TRY(cjv_check_unique(op, "known_nonexpanding_dimensions", kn, nkn));
-  CJV_TRY(cjv_check_disjoint(op, "known_expanding_dimensions", ke, nke,
-                             "known_nonexpanding_dimensions", kn, nkn));
+  CJV_TRY(cjv_check_unique_disjoint(op, "known_expanding_dimensions", ke, nke,
+                                    "known_nonexpanding_dimensions", kn, nkn));
   CJV_TRY(cjv_check_dims_in_range(op, "known_expanding_dimensions", ke, nke, x->rank));
   CJV_TRY(cjv_check_dims_in_range(op, "known_nonexpanding_dimensions", kn, nkn, x->rank));
   /* with a constant shape operand, static operand dimensions must be 1 or match it */
@@ -572,14 +570,8 @@ static CJ_MUST_USE cj_status check_gather(const cj_op *op, const gather_dims *g,
              "operand_batching_dims (%lld entries) and start_indices_batching_dims (%lld) must "
              "have the same size",
              (long long)g->nobatch, (long long)g->nibatch);
-  for (int64_t i = 0; i < g->nobatch; i++) {
-    int64_t a = x->dims[g->obatch[i]], b = idx->dims[g->ibatch[i]];
-    if (!cj_shape_dim_compatible(a, b))
-      CJV_FAIL(op,
-               "operand batching dimension %lld has size %lld but start_indices batching "
-               "dimension %lld has size %lld",
-               (long long)g->obatch[i], (long long)a, (long long)g->ibatch[i], (long long)b);
-  }
+  CJV_TRY(cjv_check_paired_dims(op, "operand batching", x, g->obatch, "start_indices batching",
+                                idx, g->ibatch, g->nobatch));
   CJV_TRY(cjv_check_unique(op, "start_index_map", g->start_map, g->nstart_map));
   CJV_TRY(cjv_check_disjoint(op, "start_index_map", g->start_map, g->nstart_map,
                              "operand_batching_dims", g->obatch, g->nobatch));
@@ -755,13 +747,8 @@ cj_status cjv_scatter(const cj_op *op) {
              "input_batching_dims (%lld entries) and scatter_indices_batching_dims (%lld) must "
              "have the same size",
              (long long)nib, (long long)nsib);
-  for (int64_t i = 0; i < nib; i++)
-    if (!cj_shape_dim_compatible(x->dims[ib[i]], idx->dims[sib[i]]))
-      CJV_FAIL(op,
-               "input batching dimension %lld has size %lld but scatter_indices batching "
-               "dimension %lld has size %lld",
-               (long long)ib[i], (long long)x->dims[ib[i]], (long long)sib[i],
-               (long long)idx->dims[sib[i]]);
+  CJV_TRY(cjv_check_paired_dims(op, "input batching", x, ib, "scatter_indices batching", idx,
+                                sib, nib));
   int64_t index_size = ivd == idx->rank ? 1 : idx->dims[ivd];
   if (index_size != CJ_DYN && index_size != ns2o)
     CJV_FAIL(op,

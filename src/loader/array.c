@@ -451,36 +451,52 @@ static void shortest_digits(cjrt_dtype ft, double v, char *digits, int *exp10) {
   digits[n] = 0;
 }
 
-/* numpy's dragon4_positional(unique=True, precision=prec, fractional) for finite v, trim '.':
- * int part (with sign) and fraction digits (possibly empty). */
-static void positional(cjrt_dtype ft, double v, int prec, bool plus, char *ip, char *fp) {
-  char digits[32];
-  int e10 = 0;
-  bool neg = signbit(v);
+/* The start of positional and scientific: sign is what to print before the digits; a zero is
+ * written out ("0", no fraction digits) and false returned, else digits and *e10 are v's
+ * shortest digits and decimal exponent. */
+static bool start_digits(cjrt_dtype ft, double v, bool plus, char sign[2], char *ip, char *fp,
+                         char digits[32], int *e10) {
   double a = fabs(v);
-  char sign[2] = {neg ? '-' : (plus ? '+' : 0), 0};
+  sign[0] = signbit(v) ? '-' : (plus ? '+' : 0);
+  sign[1] = 0;
   if (a == 0) {
     sprintf(ip, "%s0", sign);
     fp[0] = 0;
-    return;
+    return false;
   }
-  shortest_digits(ft, a, digits, &e10);
+  shortest_digits(ft, a, digits, e10);
+  return true;
+}
+
+/* Splits a printf-rounded "int.frac" in buf (changed) into ip (sign first) and fp (frac without
+ * trailing zeros). */
+static void split_rounded(char *buf, const char *sign, char *ip, char *fp) {
+  char *dot = strchr(buf, '.');
+  size_t flen = 0;
+  if (dot) {
+    *dot = 0;
+    flen = strlen(dot + 1);
+    while (flen && dot[flen] == '0') flen--;
+    dot[flen + 1] = 0;
+  }
+  sprintf(ip, "%s%s", sign, buf);
+  strcpy(fp, dot ? dot + 1 : "");
+}
+
+/* numpy's dragon4_positional(unique=True, precision=prec, fractional) for finite v, trim '.':
+ * int part (with sign) and fraction digits (possibly empty). */
+static void positional(cjrt_dtype ft, double v, int prec, bool plus, char *ip, char *fp) {
+  char digits[32], sign[2];
+  int e10 = 0;
+  double a = fabs(v);
+  if (!start_digits(ft, v, plus, sign, ip, fp, digits, &e10)) return;
   int nd = (int)strlen(digits);
   int frac_digits = nd - 1 - e10; /* digits after the point */
   if (frac_digits > prec) {
     /* cut off: round the exact value at prec fractional digits */
     char buf[400];
     snprintf(buf, sizeof buf, "%.*f", prec, a);
-    char *dot = strchr(buf, '.');
-    size_t flen = 0;
-    if (dot) {
-      *dot = 0;
-      flen = strlen(dot + 1);
-      while (flen && dot[flen] == '0') flen--;
-      dot[flen + 1] = 0;
-    }
-    sprintf(ip, "%s%s", sign, buf);
-    strcpy(fp, dot ? dot + 1 : "");
+    split_rounded(buf, sign, ip, fp);
     return;
   }
   /* integer part */
@@ -507,17 +523,10 @@ static void positional(cjrt_dtype ft, double v, int prec, bool plus, char *ip, c
 /* numpy's dragon4_scientific(unique=True, precision=prec) for finite v: mantissa int part (sign
  * and one digit), fraction digits, exponent value. Returns the exponent. */
 static int scientific(cjrt_dtype ft, double v, int prec, bool plus, char *ip, char *fp) {
-  char digits[32];
+  char digits[32], sign[2];
   int e10 = 0;
-  bool neg = signbit(v);
   double a = fabs(v);
-  char sign[2] = {neg ? '-' : (plus ? '+' : 0), 0};
-  if (a == 0) {
-    sprintf(ip, "%s0", sign);
-    fp[0] = 0;
-    return 0;
-  }
-  shortest_digits(ft, a, digits, &e10);
+  if (!start_digits(ft, v, plus, sign, ip, fp, digits, &e10)) return 0;
   int nd = (int)strlen(digits);
   if (nd - 1 > prec) {
     char buf[64];
@@ -525,16 +534,7 @@ static int scientific(cjrt_dtype ft, double v, int prec, bool plus, char *ip, ch
     char *e = strchr(buf, 'e');
     e10 = atoi(e + 1);
     *e = 0;
-    char *dot = strchr(buf, '.');
-    size_t flen = 0;
-    if (dot) {
-      flen = strlen(dot + 1);
-      while (flen && dot[flen] == '0') flen--;
-      dot[flen + 1] = 0;
-      *dot = 0;
-    }
-    sprintf(ip, "%s%s", sign, buf);
-    strcpy(fp, dot ? dot + 1 : "");
+    split_rounded(buf, sign, ip, fp);
     return e10;
   }
   sprintf(ip, "%s%c", sign, digits[0]);

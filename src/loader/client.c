@@ -59,6 +59,19 @@ static cjrt_error *add_memory(cjrt_client *c, PJRT_Memory *raw, cjrt_memory **ou
   return NULL;
 }
 
+/* The wrappers of memories raw[0..n) (a device's or the client's list) into *out. */
+static cjrt_error *add_memories(cjrt_client *c, PJRT_Memory *const *raw, size_t n,
+                                cjrt_memory ***out, size_t *nout) {
+  if (!n) return NULL;
+  *out = calloc(n, sizeof **out);
+  if (!*out) return cjrt__oom();
+  for (size_t i = 0; i < n; i++) {
+    CJRT_TRY(add_memory(c, raw[i], &(*out)[i]));
+    (*nout)++;
+  }
+  return NULL;
+}
+
 static cjrt_error *read_device(cjrt_client *c, cjrt_device *d) {
   cjrt_lib *lib = c->lib;
   PJRT_Device_GetDescription_Args ga = {.struct_size = PJRT_Device_GetDescription_Args_STRUCT_SIZE,
@@ -102,20 +115,28 @@ static cjrt_error *read_device(cjrt_client *c, cjrt_device *d) {
   PJRT_Device_AddressableMemories_Args ma = {
       .struct_size = PJRT_Device_AddressableMemories_Args_STRUCT_SIZE, .device = d->raw};
   e = CJRT_PJRT(lib, PJRT_Device_AddressableMemories, &ma);
-  if (!e && ma.num_memories) {
-    d->memories = calloc(ma.num_memories, sizeof *d->memories);
-    if (!d->memories) return cjrt__oom();
-    for (size_t i = 0; i < ma.num_memories; i++) {
-      CJRT_TRY(add_memory(c, ma.memories[i], &d->memories[i]));
-      d->num_memories++;
-    }
-  }
+  if (!e) CJRT_TRY(add_memories(c, ma.memories, ma.num_memories, &d->memories, &d->num_memories));
   cjrt_error_free(e);
   PJRT_Device_DefaultMemory_Args dm = {.struct_size = PJRT_Device_DefaultMemory_Args_STRUCT_SIZE,
                                        .device = d->raw};
   e = CJRT_PJRT(lib, PJRT_Device_DefaultMemory, &dm);
   if (!e && dm.memory) CJRT_TRY(add_memory(c, dm.memory, &d->default_memory));
   cjrt_error_free(e);
+  return NULL;
+}
+
+cjrt_error *cjrt__client_map_devices(const cjrt_client *c, PJRT_Device *const *raw, size_t n,
+                                     const char *missing, cjrt_device ***out, size_t *nout) {
+  if (!n) return NULL;
+  *out = calloc(n, sizeof **out);
+  if (!*out) return cjrt__oom();
+  for (size_t i = 0; i < n; i++) {
+    cjrt_device *d = cjrt__client_find_device(c, raw[i]);
+    if (d)
+      (*out)[(*nout)++] = d;
+    else if (missing)
+      return cjrt__error(CJRT_INTERNAL, "%s", missing);
+  }
   return NULL;
 }
 
@@ -146,29 +167,16 @@ static cjrt_error *read_client(cjrt_client *c) {
   PJRT_Client_AddressableDevices_Args aa = {
       .struct_size = PJRT_Client_AddressableDevices_Args_STRUCT_SIZE, .client = c->raw};
   CJRT_TRY(CJRT_PJRT(lib, PJRT_Client_AddressableDevices, &aa));
-  if (aa.num_addressable_devices) {
-    c->addressable = calloc(aa.num_addressable_devices, sizeof *c->addressable);
-    if (!c->addressable) return cjrt__oom();
-    for (size_t i = 0; i < aa.num_addressable_devices; i++) {
-      cjrt_device *d = cjrt__client_find_device(c, aa.addressable_devices[i]);
-      if (!d)
-        return cjrt__error(CJRT_INTERNAL,
-                           "PJRT_Client_AddressableDevices returned a device that "
-                           "PJRT_Client_Devices does not list");
-      c->addressable[c->num_addressable++] = d;
-    }
-  }
+  CJRT_TRY(cjrt__client_map_devices(c, aa.addressable_devices, aa.num_addressable_devices,
+                                     "PJRT_Client_AddressableDevices returned a device that "
+                                     "PJRT_Client_Devices does not list",
+                                     &c->addressable, &c->num_addressable));
   PJRT_Client_AddressableMemories_Args ma = {
       .struct_size = PJRT_Client_AddressableMemories_Args_STRUCT_SIZE, .client = c->raw};
   e = CJRT_PJRT(lib, PJRT_Client_AddressableMemories, &ma);
-  if (!e && ma.num_addressable_memories) {
-    c->client_memories = calloc(ma.num_addressable_memories, sizeof *c->client_memories);
-    if (!c->client_memories) return cjrt__oom();
-    for (size_t i = 0; i < ma.num_addressable_memories; i++) {
-      CJRT_TRY(add_memory(c, ma.addressable_memories[i], &c->client_memories[i]));
-      c->num_client_memories++;
-    }
-  }
+  if (!e)
+    CJRT_TRY(add_memories(c, ma.addressable_memories, ma.num_addressable_memories,
+                          &c->client_memories, &c->num_client_memories));
   cjrt_error_free(e);
   /* which devices can reach each memory */
   for (size_t i = 0; i < c->num_memories; i++) {
@@ -176,14 +184,9 @@ static cjrt_error *read_client(cjrt_client *c) {
     PJRT_Memory_AddressableByDevices_Args ba = {
         .struct_size = PJRT_Memory_AddressableByDevices_Args_STRUCT_SIZE, .memory = m->raw};
     e = CJRT_PJRT(lib, PJRT_Memory_AddressableByDevices, &ba);
-    if (!e && ba.num_devices) {
-      m->devices = calloc(ba.num_devices, sizeof *m->devices);
-      if (!m->devices) return cjrt__oom();
-      for (size_t k = 0; k < ba.num_devices; k++) {
-        cjrt_device *d = cjrt__client_find_device(c, ba.devices[k]);
-        if (d) m->devices[m->num_devices++] = d;
-      }
-    }
+    if (!e)
+      CJRT_TRY(cjrt__client_map_devices(c, ba.devices, ba.num_devices, NULL, &m->devices,
+                                         &m->num_devices));
     cjrt_error_free(e);
   }
   return NULL;

@@ -20,35 +20,58 @@ static bool subbyte(cjrt_dtype dt) {
   }
 }
 
+/* The DLPack type of each element type DLPack has, one row a type; the float8/6/4 codes exist
+ * from DLPack 1.1 on (v1_1). */
+static const struct dl_row {
+  cjrt_dtype dt;
+  uint8_t code, bits;
+  bool v1_1;
+} kDlTypes[] = {
+    {CJRT_PRED, CJRT_DL_BOOL, 8, false},
+    {CJRT_S8, CJRT_DL_INT, 8, false},
+    {CJRT_S16, CJRT_DL_INT, 16, false},
+    {CJRT_S32, CJRT_DL_INT, 32, false},
+    {CJRT_S64, CJRT_DL_INT, 64, false},
+    {CJRT_S4, CJRT_DL_INT, 4, false},
+    {CJRT_S2, CJRT_DL_INT, 2, false},
+    {CJRT_S1, CJRT_DL_INT, 1, false},
+    {CJRT_U8, CJRT_DL_UINT, 8, false},
+    {CJRT_U16, CJRT_DL_UINT, 16, false},
+    {CJRT_U32, CJRT_DL_UINT, 32, false},
+    {CJRT_U64, CJRT_DL_UINT, 64, false},
+    {CJRT_U4, CJRT_DL_UINT, 4, false},
+    {CJRT_U2, CJRT_DL_UINT, 2, false},
+    {CJRT_U1, CJRT_DL_UINT, 1, false},
+    {CJRT_F16, CJRT_DL_FLOAT, 16, false},
+    {CJRT_F32, CJRT_DL_FLOAT, 32, false},
+    {CJRT_F64, CJRT_DL_FLOAT, 64, false},
+    {CJRT_BF16, CJRT_DL_BFLOAT, 16, false},
+    {CJRT_C64, CJRT_DL_COMPLEX, 64, false},
+    {CJRT_C128, CJRT_DL_COMPLEX, 128, false},
+    {CJRT_F8E3M4, CJRT_DL_FLOAT8_E3M4, 8, true},
+    {CJRT_F8E4M3, CJRT_DL_FLOAT8_E4M3, 8, true},
+    {CJRT_F8E4M3B11FNUZ, CJRT_DL_FLOAT8_E4M3B11FNUZ, 8, true},
+    {CJRT_F8E4M3FN, CJRT_DL_FLOAT8_E4M3FN, 8, true},
+    {CJRT_F8E4M3FNUZ, CJRT_DL_FLOAT8_E4M3FNUZ, 8, true},
+    {CJRT_F8E5M2, CJRT_DL_FLOAT8_E5M2, 8, true},
+    {CJRT_F8E5M2FNUZ, CJRT_DL_FLOAT8_E5M2FNUZ, 8, true},
+    {CJRT_F8E8M0FNU, CJRT_DL_FLOAT8_E8M0FNU, 8, true},
+    {CJRT_F6E2M3FN, CJRT_DL_FLOAT6_E2M3FN, 6, true},
+    {CJRT_F6E3M2FN, CJRT_DL_FLOAT6_E3M2FN, 6, true},
+    {CJRT_F4E2M1FN, CJRT_DL_FLOAT4_E2M1FN, 4, true},
+};
+
 CJRT_API cjrt_error *cjrt_dtype_to_dlpack(cjrt_dtype dt, int minor, cjrt_dl_dtype *out,
                                           uint64_t *out_flags) {
   *out = (cjrt_dl_dtype){0, 0, 1};
   *out_flags = 0;
-  int code = -1, bits = cjrt_dtype_bits(dt);
-  bool needs_1_1 = false;
-  switch (dt) {
-    case CJRT_PRED: code = CJRT_DL_BOOL; bits = 8; break;
-    case CJRT_S8: case CJRT_S16: case CJRT_S32: case CJRT_S64:
-    case CJRT_S4: case CJRT_S2: case CJRT_S1: code = CJRT_DL_INT; break;
-    case CJRT_U8: case CJRT_U16: case CJRT_U32: case CJRT_U64:
-    case CJRT_U4: case CJRT_U2: case CJRT_U1: code = CJRT_DL_UINT; break;
-    case CJRT_F16: case CJRT_F32: case CJRT_F64: code = CJRT_DL_FLOAT; break;
-    case CJRT_BF16: code = CJRT_DL_BFLOAT; break;
-    case CJRT_C64: case CJRT_C128: code = CJRT_DL_COMPLEX; break;
-    case CJRT_F8E3M4: code = CJRT_DL_FLOAT8_E3M4; needs_1_1 = true; break;
-    case CJRT_F8E4M3: code = CJRT_DL_FLOAT8_E4M3; needs_1_1 = true; break;
-    case CJRT_F8E4M3B11FNUZ: code = CJRT_DL_FLOAT8_E4M3B11FNUZ; needs_1_1 = true; break;
-    case CJRT_F8E4M3FN: code = CJRT_DL_FLOAT8_E4M3FN; needs_1_1 = true; break;
-    case CJRT_F8E4M3FNUZ: code = CJRT_DL_FLOAT8_E4M3FNUZ; needs_1_1 = true; break;
-    case CJRT_F8E5M2: code = CJRT_DL_FLOAT8_E5M2; needs_1_1 = true; break;
-    case CJRT_F8E5M2FNUZ: code = CJRT_DL_FLOAT8_E5M2FNUZ; needs_1_1 = true; break;
-    case CJRT_F8E8M0FNU: code = CJRT_DL_FLOAT8_E8M0FNU; needs_1_1 = true; break;
-    case CJRT_F6E2M3FN: code = CJRT_DL_FLOAT6_E2M3FN; needs_1_1 = true; break;
-    case CJRT_F6E3M2FN: code = CJRT_DL_FLOAT6_E3M2FN; needs_1_1 = true; break;
-    case CJRT_F4E2M1FN: code = CJRT_DL_FLOAT4_E2M1FN; needs_1_1 = true; break;
-    default:
-      return cjrt__error(CJRT_INVALID_ARGUMENT, "DLPack has no type for %s", cjrt_dtype_name(dt));
-  }
+  const struct dl_row *row = NULL;
+  for (size_t i = 0; i < sizeof kDlTypes / sizeof *kDlTypes && !row; i++)
+    if (kDlTypes[i].dt == dt) row = &kDlTypes[i];
+  if (!row)
+    return cjrt__error(CJRT_INVALID_ARGUMENT, "DLPack has no type for %s", cjrt_dtype_name(dt));
+  int code = row->code, bits = row->bits;
+  bool needs_1_1 = row->v1_1;
   if (subbyte(dt)) {
     /* stored one element per byte: only a versioned 1.1 tensor can say so */
     if (minor < 1)
@@ -76,36 +99,8 @@ CJRT_API cjrt_error *cjrt_dtype_from_dlpack(cjrt_dl_dtype t, uint64_t flags, cjr
     return cjrt__error(CJRT_UNIMPLEMENTED, "DLPack vector types (lanes = %u) are not supported", t.lanes);
   bool padded = flags & CJRT_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED;
   cjrt_dtype dt = CJRT_INVALID;
-  switch (t.code) {
-    case CJRT_DL_INT:
-      dt = t.bits == 8 ? CJRT_S8 : t.bits == 16 ? CJRT_S16 : t.bits == 32 ? CJRT_S32
-         : t.bits == 64 ? CJRT_S64 : t.bits == 4 ? CJRT_S4 : t.bits == 2 ? CJRT_S2
-         : t.bits == 1 ? CJRT_S1 : CJRT_INVALID;
-      break;
-    case CJRT_DL_UINT:
-      dt = t.bits == 8 ? CJRT_U8 : t.bits == 16 ? CJRT_U16 : t.bits == 32 ? CJRT_U32
-         : t.bits == 64 ? CJRT_U64 : t.bits == 4 ? CJRT_U4 : t.bits == 2 ? CJRT_U2
-         : t.bits == 1 ? CJRT_U1 : CJRT_INVALID;
-      break;
-    case CJRT_DL_FLOAT:
-      dt = t.bits == 16 ? CJRT_F16 : t.bits == 32 ? CJRT_F32 : t.bits == 64 ? CJRT_F64 : CJRT_INVALID;
-      break;
-    case CJRT_DL_BFLOAT: dt = t.bits == 16 ? CJRT_BF16 : CJRT_INVALID; break;
-    case CJRT_DL_COMPLEX: dt = t.bits == 64 ? CJRT_C64 : t.bits == 128 ? CJRT_C128 : CJRT_INVALID; break;
-    case CJRT_DL_BOOL: dt = t.bits == 8 ? CJRT_PRED : CJRT_INVALID; break;
-    case CJRT_DL_FLOAT8_E3M4: dt = t.bits == 8 ? CJRT_F8E3M4 : CJRT_INVALID; break;
-    case CJRT_DL_FLOAT8_E4M3: dt = t.bits == 8 ? CJRT_F8E4M3 : CJRT_INVALID; break;
-    case CJRT_DL_FLOAT8_E4M3B11FNUZ: dt = t.bits == 8 ? CJRT_F8E4M3B11FNUZ : CJRT_INVALID; break;
-    case CJRT_DL_FLOAT8_E4M3FN: dt = t.bits == 8 ? CJRT_F8E4M3FN : CJRT_INVALID; break;
-    case CJRT_DL_FLOAT8_E4M3FNUZ: dt = t.bits == 8 ? CJRT_F8E4M3FNUZ : CJRT_INVALID; break;
-    case CJRT_DL_FLOAT8_E5M2: dt = t.bits == 8 ? CJRT_F8E5M2 : CJRT_INVALID; break;
-    case CJRT_DL_FLOAT8_E5M2FNUZ: dt = t.bits == 8 ? CJRT_F8E5M2FNUZ : CJRT_INVALID; break;
-    case CJRT_DL_FLOAT8_E8M0FNU: dt = t.bits == 8 ? CJRT_F8E8M0FNU : CJRT_INVALID; break;
-    case CJRT_DL_FLOAT6_E2M3FN: dt = t.bits == 6 ? CJRT_F6E2M3FN : CJRT_INVALID; break;
-    case CJRT_DL_FLOAT6_E3M2FN: dt = t.bits == 6 ? CJRT_F6E3M2FN : CJRT_INVALID; break;
-    case CJRT_DL_FLOAT4_E2M1FN: dt = t.bits == 4 ? CJRT_F4E2M1FN : CJRT_INVALID; break;
-    default: break;
-  }
+  for (size_t i = 0; i < sizeof kDlTypes / sizeof *kDlTypes; i++)
+    if (kDlTypes[i].code == t.code && kDlTypes[i].bits == t.bits) dt = kDlTypes[i].dt;
   if (dt == CJRT_INVALID)
     return cjrt__error(CJRT_UNIMPLEMENTED, "DLPack type (code %u, %u bits) has no PJRT element type",
                        t.code, t.bits);

@@ -137,15 +137,10 @@ static cjrt_error *describe(cjrt_executable *e) {
   PJRT_LoadedExecutable_AddressableDevices_Args ad = {
       .struct_size = PJRT_LoadedExecutable_AddressableDevices_Args_STRUCT_SIZE, .executable = e->raw};
   CJRT_TRY(CJRT_PJRT(lib, PJRT_LoadedExecutable_AddressableDevices, &ad));
-  if (ad.num_addressable_devices) {
-    e->devices = calloc(ad.num_addressable_devices, sizeof *e->devices);
-    if (!e->devices) return cjrt__oom();
-    for (size_t i = 0; i < ad.num_addressable_devices; i++) {
-      cjrt_device *d = cjrt__client_find_device(e->client, ad.addressable_devices[i]);
-      if (!d) return cjrt__error(CJRT_INTERNAL, "the executable runs on a device the client does not list");
-      e->devices[e->num_devices++] = d;
-    }
-  }
+  CJRT_TRY(cjrt__client_map_devices(e->client, ad.addressable_devices,
+                                     ad.num_addressable_devices,
+                                     "the executable runs on a device the client does not list",
+                                     &e->devices, &e->num_devices));
   PJRT_LoadedExecutable_GetExecutable_Args ge = {
       .struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE, .loaded_executable = e->raw};
   CJRT_TRY(CJRT_PJRT(lib, PJRT_LoadedExecutable_GetExecutable, &ge));

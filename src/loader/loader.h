@@ -123,6 +123,10 @@ cjrt_plugin *cjrt__plugin_retain(cjrt_plugin *p);
 cjrt_client *cjrt__client_retain(cjrt_client *c);
 void cjrt__client_release(cjrt_client *c);
 cjrt_device *cjrt__client_find_device(const cjrt_client *c, PJRT_Device *raw);
+/* The wrappers of devices raw[0..n) into a new array *out (*nout of them): a device the client
+ * does not list is skipped when `missing` is NULL, else an INTERNAL error with that message. */
+cjrt_error *cjrt__client_map_devices(const cjrt_client *c, PJRT_Device *const *raw, size_t n,
+                                     const char *missing, cjrt_device ***out, size_t *nout);
 cjrt_device *cjrt__default_device(cjrt_client *c, cjrt_device *d, cjrt_error **err);
 /* Wraps a PJRT buffer (takes it: destroyed on failure), reading its type, dims and device. */
 cjrt_error *cjrt__wrap_buffer(cjrt_client *c, PJRT_Buffer *raw, cjrt_buffer **out);

@@ -22,17 +22,11 @@ typedef struct alias_promise {
 static bool promise_check(const void *p) { return cj_object_is(p, CJ_TAG_ALIAS); }
 
 PJRT_Error *cjp_PJRT_Client_CreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Args *args) {
-  static const char fn[] = "PJRT_Client_CreateAliasBuffer";
-  CJP_CHECK_ARGS(PJRT_Client_CreateAliasBuffer, args, fulfill_alias_buffer_cb);
-  CJP_CLIENT(PJRT_Client_CreateAliasBuffer, c, args->client, "client");
-  CJP_MEMORY(PJRT_Client_CreateAliasBuffer, mem, args->memory, "memory");
-  if (mem->client != c)
-    return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: the memory belongs to another client", fn);
+  CJP_ENTER(PJRT_Client_CreateAliasBuffer, fulfill_alias_buffer_cb);
+  CJP_CLIENT_MEMORY(PJRT_Client_CreateAliasBuffer, c, mem);
   cj_dtype dt;
-  cj_status st = cjp_dtype(args->shape_element_type, &dt);
-  if (!st) st = cjp_shape(dt, args->shape_dims, args->shape_num_dims);
-  if (!st)
-    st = cjp_check_device_layout(args->shape_layout, dt, args->shape_dims, args->shape_num_dims);
+  cj_status st = cjp_device_array(args->shape_element_type, args->shape_dims, args->shape_num_dims,
+                                  args->shape_layout, &dt);
   if (st) return cjp_error_in(fn, st);
   alias_promise *p = calloc(1, sizeof *p);
   if (!p) return cjp_error_in(fn, cj_oom());
@@ -51,8 +45,7 @@ PJRT_Error *cjp_PJRT_Client_CreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Args
 }
 
 PJRT_Error *cjp_PJRT_Client_FulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_Args *args) {
-  static const char fn[] = "PJRT_Client_FulfillAliasBuffer";
-  CJP_CHECK_ARGS(PJRT_Client_FulfillAliasBuffer, args, fulfill_alias_buffer_cb);
+  CJP_ENTER(PJRT_Client_FulfillAliasBuffer, fulfill_alias_buffer_cb);
   CJP_CLIENT(PJRT_Client_FulfillAliasBuffer, c, args->client, "client");
   CJP_HANDLE(PJRT_Client_FulfillAliasBuffer, alias_promise, promise_check, p,
              args->fulfill_alias_buffer_cb, "fulfill_alias_buffer_cb");
@@ -88,10 +81,6 @@ PJRT_Error *cjp_PJRT_Client_DmaMap(PJRT_Client_DmaMap_Args *args) {
   return NULL; /* host memory needs no registration on the CPU */
 }
 
-PJRT_Error *cjp_PJRT_Client_DmaUnmap(PJRT_Client_DmaUnmap_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_DmaUnmap, args, data);
-  CJP_CLIENT(PJRT_Client_DmaUnmap, c, args->client, "client");
-  (void)c;
-  CJP_REQUIRE(PJRT_Client_DmaUnmap, args->data, "data is NULL");
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_DmaUnmap, data,
+    (void)c;
+    CJP_REQUIRE(PJRT_Client_DmaUnmap, args->data, "data is NULL");)

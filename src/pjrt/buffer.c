@@ -4,48 +4,27 @@
 #include "pjrt/internal.h"
 
 #define CJP_BUF(NAME, var, expr) CJP_BUFFER(NAME, var, expr, "buffer")
+#define CJP_BUF_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_BUF(NAME, b, args->buffer), __VA_ARGS__)
 
-PJRT_Error *cjp_PJRT_Buffer_Destroy(PJRT_Buffer_Destroy_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_Destroy, args, buffer);
-  if (!args->buffer) return NULL;
-  CJP_BUF(PJRT_Buffer_Destroy, b, args->buffer);
-  cj_buffer_destroy(b);
-  return NULL;
-}
+CJP_DESTROY_SLOT(PJRT_Buffer_Destroy, buffer, cj_buffer, cj_buffer_check, cj_buffer_destroy)
 
-PJRT_Error *cjp_PJRT_Buffer_ElementType(PJRT_Buffer_ElementType_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_ElementType, args, type);
-  CJP_BUF(PJRT_Buffer_ElementType, b, args->buffer);
-  args->type = (PJRT_Buffer_Type)cj_buffer_dtype(b);
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_ElementType, type,
+    args->type = (PJRT_Buffer_Type)cj_buffer_dtype(b);)
 
-PJRT_Error *cjp_PJRT_Buffer_Dimensions(PJRT_Buffer_Dimensions_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_Dimensions, args, num_dims);
-  CJP_BUF(PJRT_Buffer_Dimensions, b, args->buffer);
-  args->dims = cj_buffer_dims(b);
-  args->num_dims = (size_t)cj_buffer_rank(b);
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_Dimensions, num_dims,
+    args->dims = cj_buffer_dims(b);
+    args->num_dims = (size_t)cj_buffer_rank(b);)
 
-PJRT_Error *cjp_PJRT_Buffer_UnpaddedDimensions(PJRT_Buffer_UnpaddedDimensions_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_UnpaddedDimensions, args, num_dims);
-  CJP_BUF(PJRT_Buffer_UnpaddedDimensions, b, args->buffer);
-  /* Shapes are static: nothing is padded. */
-  args->unpadded_dims = cj_buffer_dims(b);
-  args->num_dims = (size_t)cj_buffer_rank(b);
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_UnpaddedDimensions, num_dims,
+    /* Shapes are static: nothing is padded. */
+    args->unpadded_dims = cj_buffer_dims(b);
+    args->num_dims = (size_t)cj_buffer_rank(b);)
 
-PJRT_Error *cjp_PJRT_Buffer_DynamicDimensionIndices(
-    PJRT_Buffer_DynamicDimensionIndices_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_DynamicDimensionIndices, args, num_dynamic_dims);
-  CJP_BUF(PJRT_Buffer_DynamicDimensionIndices, b, args->buffer);
-  (void)b;
-  args->dynamic_dim_indices = NULL;
-  args->num_dynamic_dims = 0;
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_DynamicDimensionIndices, num_dynamic_dims,
+    (void)b;
+    args->dynamic_dim_indices = NULL;
+    args->num_dynamic_dims = 0;)
 
 PJRT_Error *cjp_PJRT_Buffer_GetMemoryLayout(PJRT_Buffer_GetMemoryLayout_Args *args) {
   CJP_CHECK_ARGS(PJRT_Buffer_GetMemoryLayout, args, layout);
@@ -64,44 +43,23 @@ PJRT_Error *cjp_PJRT_Buffer_GetMemoryLayout(PJRT_Buffer_GetMemoryLayout_Args *ar
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_Buffer_OnDeviceSizeInBytes(PJRT_Buffer_OnDeviceSizeInBytes_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_OnDeviceSizeInBytes, args, on_device_size_in_bytes);
-  CJP_BUF(PJRT_Buffer_OnDeviceSizeInBytes, b, args->buffer);
-  args->on_device_size_in_bytes = cj_buffer_nbytes(b);
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_OnDeviceSizeInBytes, on_device_size_in_bytes,
+    args->on_device_size_in_bytes = cj_buffer_nbytes(b);)
 
-PJRT_Error *cjp_PJRT_Buffer_Device(PJRT_Buffer_Device_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_Device, args, device);
-  CJP_BUF(PJRT_Buffer_Device, b, args->buffer);
-  args->device = (PJRT_Device *)cj_buffer_device(b);
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_Device, device,
+    args->device = (PJRT_Device *)cj_buffer_device(b);)
 
-PJRT_Error *cjp_PJRT_Buffer_Memory(PJRT_Buffer_Memory_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_Memory, args, memory);
-  CJP_BUF(PJRT_Buffer_Memory, b, args->buffer);
-  args->memory = (PJRT_Memory *)cj_buffer_memory(b);
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_Memory, memory,
+    args->memory = (PJRT_Memory *)cj_buffer_memory(b);)
 
-PJRT_Error *cjp_PJRT_Buffer_Delete(PJRT_Buffer_Delete_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_Delete, args, buffer);
-  CJP_BUF(PJRT_Buffer_Delete, b, args->buffer);
-  cj_buffer_delete(b);
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_Delete, buffer,
+    cj_buffer_delete(b);)
 
-PJRT_Error *cjp_PJRT_Buffer_IsDeleted(PJRT_Buffer_IsDeleted_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_IsDeleted, args, is_deleted);
-  CJP_BUF(PJRT_Buffer_IsDeleted, b, args->buffer);
-  args->is_deleted = cj_buffer_is_deleted(b);
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_IsDeleted, is_deleted,
+    args->is_deleted = cj_buffer_is_deleted(b);)
 
 PJRT_Error *cjp_PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args *args) {
-  static const char fn[] = "PJRT_Buffer_CopyToDevice";
-  CJP_CHECK_ARGS(PJRT_Buffer_CopyToDevice, args, dst_buffer);
+  CJP_ENTER(PJRT_Buffer_CopyToDevice, dst_buffer);
   CJP_BUF(PJRT_Buffer_CopyToDevice, b, args->buffer);
   CJP_DEVICE(PJRT_Buffer_CopyToDevice, d, args->dst_device, "dst_device");
   if (d->client != cj_buffer_client(b))
@@ -124,8 +82,7 @@ PJRT_Error *cjp_PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args *args) {
 }
 
 PJRT_Error *cjp_PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args *args) {
-  static const char fn[] = "PJRT_Buffer_CopyToMemory";
-  CJP_CHECK_ARGS(PJRT_Buffer_CopyToMemory, args, dst_buffer);
+  CJP_ENTER(PJRT_Buffer_CopyToMemory, dst_buffer);
   CJP_BUF(PJRT_Buffer_CopyToMemory, b, args->buffer);
   CJP_MEMORY(PJRT_Buffer_CopyToMemory, m, args->dst_memory, "dst_memory");
   cj_buffer *out;
@@ -136,8 +93,7 @@ PJRT_Error *cjp_PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args *args) {
 }
 
 PJRT_Error *cjp_PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args *args) {
-  static const char fn[] = "PJRT_Buffer_ToHostBuffer";
-  CJP_CHECK_ARGS(PJRT_Buffer_ToHostBuffer, args, event);
+  CJP_ENTER(PJRT_Buffer_ToHostBuffer, event);
   CJP_BUFFER(PJRT_Buffer_ToHostBuffer, b, args->src, "src");
   int64_t strides[CJ_MAX_RANK];
   size_t need;
@@ -161,43 +117,26 @@ PJRT_Error *cjp_PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args *args) {
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_Buffer_IsOnCpu(PJRT_Buffer_IsOnCpu_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_IsOnCpu, args, is_on_cpu);
-  CJP_BUF(PJRT_Buffer_IsOnCpu, b, args->buffer);
-  args->is_on_cpu = cj_client_memory_is_host(cj_buffer_client(b));
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_IsOnCpu, is_on_cpu,
+    args->is_on_cpu = cj_client_memory_is_host(cj_buffer_client(b));)
 
-PJRT_Error *cjp_PJRT_Buffer_ReadyEvent(PJRT_Buffer_ReadyEvent_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_ReadyEvent, args, event);
-  CJP_BUF(PJRT_Buffer_ReadyEvent, b, args->buffer);
-  cj_event *e;
-  cj_status st = cj_buffer_ready_event(b, &e);
-  if (st) return cjp_error_in("PJRT_Buffer_ReadyEvent", st);
-  args->event = (PJRT_Event *)e;
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_ReadyEvent, event,
+    cj_event *e;
+    cj_status st = cj_buffer_ready_event(b, &e);
+    if (st) return cjp_error_in("PJRT_Buffer_ReadyEvent", st);
+    args->event = (PJRT_Event *)e;)
 
-PJRT_Error *cjp_PJRT_Buffer_UnsafePointer(PJRT_Buffer_UnsafePointer_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_UnsafePointer, args, buffer_pointer);
-  CJP_BUF(PJRT_Buffer_UnsafePointer, b, args->buffer);
-  void *p;
-  cj_status st = cj_buffer_data_pointer(b, &p);
-  if (st) return cjp_error_in("PJRT_Buffer_UnsafePointer", st);
-  args->buffer_pointer = (uintptr_t)p;
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_UnsafePointer, buffer_pointer,
+    void *p;
+    cj_status st = cj_buffer_data_pointer(b, &p);
+    if (st) return cjp_error_in("PJRT_Buffer_UnsafePointer", st);
+    args->buffer_pointer = (uintptr_t)p;)
 
-PJRT_Error *cjp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer(
-    PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_OpaqueDeviceMemoryDataPointer, args, device_memory_ptr);
-  CJP_BUF(PJRT_Buffer_OpaqueDeviceMemoryDataPointer, b, args->buffer);
-  void *p;
-  cj_status st = cj_buffer_data_pointer(b, &p);
-  if (st) return cjp_error_in("PJRT_Buffer_OpaqueDeviceMemoryDataPointer", st);
-  args->device_memory_ptr = p;
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_OpaqueDeviceMemoryDataPointer, device_memory_ptr,
+    void *p;
+    cj_status st = cj_buffer_data_pointer(b, &p);
+    if (st) return cjp_error_in("PJRT_Buffer_OpaqueDeviceMemoryDataPointer", st);
+    args->device_memory_ptr = p;)
 
 PJRT_Error *cjp_PJRT_Buffer_IncreaseExternalReferenceCount(
     PJRT_Buffer_IncreaseExternalReferenceCount_Args *args) {
@@ -214,15 +153,12 @@ PJRT_Error *cjp_PJRT_Buffer_DecreaseExternalReferenceCount(
                       cj_buffer_external_ref(b, -1));
 }
 
-PJRT_Error *cjp_PJRT_Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Buffer_CopyRawToHost, args, event);
-  CJP_BUF(PJRT_Buffer_CopyRawToHost, b, args->buffer);
-  cj_event *done;
-  cj_status st = cj_buffer_copy_raw_to_host(b, args->dst, args->offset, args->transfer_size, &done);
-  if (st) return cjp_error_in("PJRT_Buffer_CopyRawToHost", st);
-  args->event = (PJRT_Event *)done;
-  return NULL;
-}
+CJP_BUF_SLOT(PJRT_Buffer_CopyRawToHost, event,
+    cj_event *done;
+    cj_status st =
+        cj_buffer_copy_raw_to_host(b, args->dst, args->offset, args->transfer_size, &done);
+    if (st) return cjp_error_in("PJRT_Buffer_CopyRawToHost", st);
+    args->event = (PJRT_Event *)done;)
 
 /* The caller hands over the destination (or an error) for a CopyRawToHostFuture. */
 static void raw_future_ready(PJRT_Buffer_CopyRawToHostFuture_Callback_Args *a) {
@@ -276,8 +212,7 @@ static void donation_dependency_ready(PJRT_Buffer_DonateWithControlDependency_Ca
 
 PJRT_Error *cjp_PJRT_Buffer_DonateWithControlDependency(
     PJRT_Buffer_DonateWithControlDependency_Args *args) {
-  static const char fn[] = "PJRT_Buffer_DonateWithControlDependency";
-  CJP_CHECK_ARGS(PJRT_Buffer_DonateWithControlDependency, args, out_buffer);
+  CJP_ENTER(PJRT_Buffer_DonateWithControlDependency, out_buffer);
   CJP_BUF(PJRT_Buffer_DonateWithControlDependency, b, args->buffer);
   cj_event *dep = cj_event_create(false);
   if (!dep) return cjp_errorf(CJ_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
@@ -294,13 +229,11 @@ PJRT_Error *cjp_PJRT_Buffer_DonateWithControlDependency(
 }
 
 PJRT_Error *cjp_PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args *args) {
-  static const char fn[] = "PJRT_Buffer_Bitcast";
-  CJP_CHECK_ARGS(PJRT_Buffer_Bitcast, args, out_buffer);
+  CJP_ENTER(PJRT_Buffer_Bitcast, out_buffer);
   CJP_BUF(PJRT_Buffer_Bitcast, b, args->buffer);
   cj_dtype dt;
-  cj_status st = cjp_dtype(args->element_type, &dt);
-  if (!st) st = cjp_shape(dt, args->dims, args->num_dims);
-  if (!st) st = cjp_check_device_layout(args->device_layout, dt, args->dims, args->num_dims);
+  cj_status st = cjp_device_array(args->element_type, args->dims, args->num_dims,
+                                  args->device_layout, &dt);
   cj_buffer *out = NULL;
   if (!st) st = cj_buffer_bitcast(b, dt, args->dims, (int)args->num_dims, &out);
   if (st) return cjp_error_in(fn, st);

@@ -60,6 +60,25 @@ cj_status cjp_option_int(const PJRT_NamedValue *v, const char *name, int64_t lo,
   return NULL;
 }
 
+cj_status cjp_option_find(const PJRT_NamedValue *v, size_t i, const char *const *names,
+                          int count, bool *seen, const char *kind, const char *accepted,
+                          int *id) {
+  if (v->struct_size < (size_t)PJRT_STRUCT_SIZE(PJRT_NamedValue, value_size))
+    return cj_invalid("create option %zu has struct_size %zu, smaller than PJRT_NamedValue's "
+                      "%zu",
+                      i, v->struct_size, (size_t)PJRT_NamedValue_STRUCT_SIZE);
+  if (!v->name || v->name_size == 0) return cj_invalid("create option %zu has no name", i);
+  *id = -1;
+  for (int k = 0; k < count; k++)
+    if (strlen(names[k]) == v->name_size && memcmp(names[k], v->name, v->name_size) == 0) *id = k;
+  if (*id < 0)
+    return cj_invalid("unknown %s option '%.*s' (cjrt accepts %s)", kind,
+                      (int)(v->name_size < 200 ? v->name_size : 200), v->name, accepted);
+  if (seen[*id]) return cj_invalid("create option '%s' is given twice", names[*id]);
+  seen[*id] = true;
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n,
                                            cj_client_options *out, bool *wants_kv,
                                            cj_backend **backend) {
@@ -69,20 +88,9 @@ static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n
   if (n && !opts) return cj_invalid("create_options is NULL but num_options is %zu", n);
   for (size_t i = 0; i < n; i++) {
     const PJRT_NamedValue *v = &opts[i];
-    if (v->struct_size < (size_t)PJRT_STRUCT_SIZE(PJRT_NamedValue, value_size))
-      return cj_invalid("create option %zu has struct_size %zu, smaller than PJRT_NamedValue's "
-                        "%zu",
-                        i, v->struct_size, (size_t)PJRT_NamedValue_STRUCT_SIZE);
-    if (!v->name || v->name_size == 0) return cj_invalid("create option %zu has no name", i);
-    int id = -1;
-    for (int k = 0; k < OPT_COUNT; k++)
-      if (strlen(opt_names[k]) == v->name_size && memcmp(opt_names[k], v->name, v->name_size) == 0)
-        id = k;
-    if (id < 0)
-      return cj_invalid("unknown create option '%.*s' (cjrt accepts " OPT_LIST ")",
-                        (int)(v->name_size < 200 ? v->name_size : 200), v->name);
-    if (seen[id]) return cj_invalid("create option '%s' is given twice", opt_names[id]);
-    seen[id] = true;
+    int id;
+    CJ_RETURN_IF_ERROR(
+        cjp_option_find(v, i, opt_names, OPT_COUNT, seen, "create", OPT_LIST, &id));
     switch ((opt_id)id) {
       case OPT_CPU_DEVICE_COUNT:
         CJ_RETURN_IF_ERROR(cjp_option_int(v, opt_names[id], 1, CJ_MAX_DEVICES, &val[id]));
@@ -213,18 +221,24 @@ typedef struct kv_front {
   void *put_arg;
 } kv_front;
 
+/* The fields the get and put callbacks' args share (the rest zero). */
+#define KV_ARGS(a, T, k, user)               \
+  do {                                       \
+    memset(&(a), 0, sizeof(a));              \
+    (a).struct_size = T##_STRUCT_SIZE;       \
+    (a).key = (k);                           \
+    (a).key_size = strlen(k);                \
+    (a).callback_error = &kv_error_fn;       \
+    (a).user_arg = (user);                   \
+  } while (0)
+
 static CJ_MUST_USE cj_status kv_get(void *ctx, const char *key, int timeout_ms, char **out, size_t *len) {
   kv_front *f = ctx;
   *out = NULL;
   *len = 0;
   PJRT_KeyValueGetCallback_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = PJRT_KeyValueGetCallback_Args_STRUCT_SIZE;
-  a.key = key;
-  a.key_size = strlen(key);
+  KV_ARGS(a, PJRT_KeyValueGetCallback_Args, key, f->get_arg);
   a.timeout_in_ms = timeout_ms;
-  a.callback_error = &kv_error_fn;
-  a.user_arg = f->get_arg;
   PJRT_Error *e = f->get(&a);
   if (e) return cjp_error_take(e);
   char *copy = malloc(a.value_size + 1);
@@ -242,14 +256,9 @@ static CJ_MUST_USE cj_status kv_get(void *ctx, const char *key, int timeout_ms, 
 static CJ_MUST_USE cj_status kv_put(void *ctx, const char *key, const char *value, size_t len) {
   kv_front *f = ctx;
   PJRT_KeyValuePutCallback_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = PJRT_KeyValuePutCallback_Args_STRUCT_SIZE;
-  a.key = key;
-  a.key_size = strlen(key);
+  KV_ARGS(a, PJRT_KeyValuePutCallback_Args, key, f->put_arg);
   a.value = value;
   a.value_size = len;
-  a.callback_error = &kv_error_fn;
-  a.user_arg = f->put_arg;
   PJRT_Error *e = f->put(&a);
   return e ? cjp_error_take(e) : NULL;
 }
@@ -291,53 +300,26 @@ PJRT_Error *cjp_PJRT_Client_Create(PJRT_Client_Create_Args *args) {
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_Client_Destroy(PJRT_Client_Destroy_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_Destroy, args, client);
-  if (!args->client) return NULL;
-  CJP_CLIENT(PJRT_Client_Destroy, c, args->client, "client");
-  cj_client_release(c);
-  return NULL;
-}
+CJP_DESTROY_SLOT(PJRT_Client_Destroy, client, cj_client, cj_client_check, cj_client_release)
 
-PJRT_Error *cjp_PJRT_Client_PlatformName(PJRT_Client_PlatformName_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_PlatformName, args, platform_name_size);
-  CJP_CLIENT(PJRT_Client_PlatformName, c, args->client, "client");
-  (void)c;
-  args->platform_name = CJ_PLATFORM_NAME;
-  args->platform_name_size = sizeof CJ_PLATFORM_NAME - 1;
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_PlatformName, platform_name_size,
+    (void)c;
+    args->platform_name = CJ_PLATFORM_NAME;
+    args->platform_name_size = sizeof CJ_PLATFORM_NAME - 1;)
 
-PJRT_Error *cjp_PJRT_Client_ProcessIndex(PJRT_Client_ProcessIndex_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_ProcessIndex, args, process_index);
-  CJP_CLIENT(PJRT_Client_ProcessIndex, c, args->client, "client");
-  args->process_index = c->opts.process_index;
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_ProcessIndex, process_index,
+    args->process_index = c->opts.process_index;)
 
-PJRT_Error *cjp_PJRT_Client_PlatformVersion(PJRT_Client_PlatformVersion_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_PlatformVersion, args, platform_version_size);
-  CJP_CLIENT(PJRT_Client_PlatformVersion, c, args->client, "client");
-  args->platform_version = c->platform_version;
-  args->platform_version_size = strlen(c->platform_version);
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_PlatformVersion, platform_version_size,
+    CJP_SET_STR(args, platform_version, c->platform_version);)
 
-PJRT_Error *cjp_PJRT_Client_Devices(PJRT_Client_Devices_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_Devices, args, num_devices);
-  CJP_CLIENT(PJRT_Client_Devices, c, args->client, "client");
-  args->devices = (PJRT_Device *const *)c->all_devices;
-  args->num_devices = (size_t)c->nall_devices;
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_Devices, num_devices,
+    args->devices = (PJRT_Device *const *)c->all_devices;
+    args->num_devices = (size_t)c->nall_devices;)
 
-PJRT_Error *cjp_PJRT_Client_AddressableDevices(PJRT_Client_AddressableDevices_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_AddressableDevices, args, num_addressable_devices);
-  CJP_CLIENT(PJRT_Client_AddressableDevices, c, args->client, "client");
-  args->addressable_devices = (PJRT_Device *const *)c->devices;
-  args->num_addressable_devices = (size_t)c->ndevices;
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_AddressableDevices, num_addressable_devices,
+    args->addressable_devices = (PJRT_Device *const *)c->devices;
+    args->num_addressable_devices = (size_t)c->ndevices;)
 
 PJRT_Error *cjp_PJRT_Client_LookupDevice(PJRT_Client_LookupDevice_Args *args) {
   CJP_CHECK_ARGS(PJRT_Client_LookupDevice, args, device);
@@ -365,13 +347,9 @@ PJRT_Error *cjp_PJRT_Client_LookupAddressableDevice(
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_Client_AddressableMemories(PJRT_Client_AddressableMemories_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_AddressableMemories, args, num_addressable_memories);
-  CJP_CLIENT(PJRT_Client_AddressableMemories, c, args->client, "client");
-  args->addressable_memories = (PJRT_Memory *const *)c->memories;
-  args->num_addressable_memories = (size_t)c->nmemories;
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_AddressableMemories, num_addressable_memories,
+    args->addressable_memories = (PJRT_Memory *const *)c->memories;
+    args->num_addressable_memories = (size_t)c->nmemories;)
 
 PJRT_Error *cjp_PJRT_Client_DefaultDeviceAssignment(
     PJRT_Client_DefaultDeviceAssignment_Args *args) {
@@ -425,9 +403,15 @@ static CJ_MUST_USE cj_status same_client(cj_client *c, cj_memory *m) {
   return NULL;
 }
 
+/* cjp_pick_memory, refusing a memory of another client than c. */
+static CJ_MUST_USE cj_status client_memory(cj_client *c, PJRT_Device *device, PJRT_Memory *memory,
+                                           cj_memory **out) {
+  CJ_RETURN_IF_ERROR(cjp_pick_memory(device, memory, out));
+  return same_client(c, *out);
+}
+
 PJRT_Error *cjp_PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args *args) {
-  static const char fn[] = "PJRT_Client_BufferFromHostBuffer";
-  CJP_CHECK_ARGS(PJRT_Client_BufferFromHostBuffer, args, buffer);
+  CJP_ENTER(PJRT_Client_BufferFromHostBuffer, buffer);
   CJP_CLIENT(PJRT_Client_BufferFromHostBuffer, c, args->client, "client");
   cj_dtype dt;
   cj_status st = cjp_dtype(args->type, &dt);
@@ -446,8 +430,7 @@ PJRT_Error *cjp_PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffe
     return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: host_buffer_semantics %u is not a valid value", fn,
                       sem);
   cj_memory *mem;
-  st = cjp_pick_memory(args->device, args->memory, &mem);
-  if (!st) st = same_client(c, mem);
+  st = client_memory(c, args->device, args->memory, &mem);
   if (!st) st = cjp_check_device_layout(args->device_layout, dt, args->dims, args->num_dims);
   if (st) return cjp_error_in(fn, st);
   cj_event *done = NULL;
@@ -462,17 +445,13 @@ PJRT_Error *cjp_PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffe
 
 PJRT_Error *cjp_PJRT_Client_CreateUninitializedBuffer(
     PJRT_Client_CreateUninitializedBuffer_Args *args) {
-  static const char fn[] = "PJRT_Client_CreateUninitializedBuffer";
-  CJP_CHECK_ARGS(PJRT_Client_CreateUninitializedBuffer, args, buffer);
+  CJP_ENTER(PJRT_Client_CreateUninitializedBuffer, buffer);
   CJP_CLIENT(PJRT_Client_CreateUninitializedBuffer, c, args->client, "client");
   cj_dtype dt;
   cj_memory *mem;
-  cj_status st = cjp_dtype(args->shape_element_type, &dt);
-  if (!st) st = cjp_shape(dt, args->shape_dims, args->shape_num_dims);
-  if (!st)
-    st = cjp_check_device_layout(args->shape_layout, dt, args->shape_dims, args->shape_num_dims);
-  if (!st) st = cjp_pick_memory(args->device, args->memory, &mem);
-  if (!st) st = same_client(c, mem);
+  cj_status st = cjp_device_array(args->shape_element_type, args->shape_dims, args->shape_num_dims,
+                                  args->shape_layout, &dt);
+  if (!st) st = client_memory(c, args->device, args->memory, &mem);
   cj_buffer *b = NULL;
   if (!st)
     st = cj_buffer_create_uninitialized(mem, dt, args->shape_dims, (int)args->shape_num_dims, &b);
@@ -483,8 +462,7 @@ PJRT_Error *cjp_PJRT_Client_CreateUninitializedBuffer(
 
 PJRT_Error *cjp_PJRT_Client_CreateViewOfDeviceBuffer(
     PJRT_Client_CreateViewOfDeviceBuffer_Args *args) {
-  static const char fn[] = "PJRT_Client_CreateViewOfDeviceBuffer";
-  CJP_CHECK_ARGS(PJRT_Client_CreateViewOfDeviceBuffer, args, buffer);
+  CJP_ENTER(PJRT_Client_CreateViewOfDeviceBuffer, buffer);
   CJP_CLIENT(PJRT_Client_CreateViewOfDeviceBuffer, c, args->client, "client");
   PJRT_Memory *memory = CJP_FIELD(PJRT_Client_CreateViewOfDeviceBuffer, args, memory);
   if (args->stream)
@@ -492,11 +470,9 @@ PJRT_Error *cjp_PJRT_Client_CreateViewOfDeviceBuffer(
                       fn);
   cj_dtype dt;
   cj_memory *mem;
-  cj_status st = cjp_dtype(args->element_type, &dt);
-  if (!st) st = cjp_shape(dt, args->dims, args->num_dims);
-  if (!st) st = cjp_check_device_layout(args->layout, dt, args->dims, args->num_dims);
-  if (!st) st = cjp_pick_memory(args->device, memory, &mem);
-  if (!st) st = same_client(c, mem);
+  cj_status st =
+      cjp_device_array(args->element_type, args->dims, args->num_dims, args->layout, &dt);
+  if (!st) st = client_memory(c, args->device, memory, &mem);
   cj_buffer *b = NULL;
   if (!st)
     st = cj_buffer_create_view(mem, dt, args->dims, (int)args->num_dims, args->device_buffer_ptr,
@@ -507,8 +483,7 @@ PJRT_Error *cjp_PJRT_Client_CreateViewOfDeviceBuffer(
 }
 
 PJRT_Error *cjp_PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args *args) {
-  static const char fn[] = "PJRT_Client_CreateErrorBuffer";
-  CJP_CHECK_ARGS(PJRT_Client_CreateErrorBuffer, args, buffer);
+  CJP_ENTER(PJRT_Client_CreateErrorBuffer, buffer);
   CJP_CLIENT(PJRT_Client_CreateErrorBuffer, c, args->client, "client");
   if (args->error_code == PJRT_Error_Code_OK)
     return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: error_code is OK; an error buffer needs an error",
@@ -516,10 +491,8 @@ PJRT_Error *cjp_PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args
   CJP_MEMORY(PJRT_Client_CreateErrorBuffer, mem, args->memory, "memory");
   /* Payloads (0.103) are accepted and not kept: cjrt errors carry none. */
   cj_dtype dt;
-  cj_status st = cjp_dtype(args->shape_element_type, &dt);
-  if (!st) st = cjp_shape(dt, args->shape_dims, args->shape_num_dims);
-  if (!st)
-    st = cjp_check_device_layout(args->shape_layout, dt, args->shape_dims, args->shape_num_dims);
+  cj_status st = cjp_device_array(args->shape_element_type, args->shape_dims, args->shape_num_dims,
+                                  args->shape_layout, &dt);
   if (!st) st = same_client(c, mem);
   if (st) return cjp_error_in(fn, st);
   cj_status err = cjp_status_from_code(args->error_code, args->error_message,

@@ -10,11 +10,5 @@ PJRT_Error *cjp_PJRT_ExecuteContext_Create(PJRT_ExecuteContext_Create_Args *args
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_ExecuteContext_Destroy(PJRT_ExecuteContext_Destroy_Args *args) {
-  CJP_CHECK_ARGS(PJRT_ExecuteContext_Destroy, args, context);
-  if (!args->context) return NULL;
-  CJP_HANDLE(PJRT_ExecuteContext_Destroy, cj_exec_context, cj_exec_context_check, c,
-             args->context, "context");
-  cj_exec_context_destroy(c);
-  return NULL;
-}
+CJP_DESTROY_SLOT(PJRT_ExecuteContext_Destroy, context,
+                 cj_exec_context, cj_exec_context_check, cj_exec_context_destroy)

@@ -3,20 +3,10 @@
 
 #include "pjrt/internal.h"
 
-PJRT_Error *cjp_PJRT_Event_Destroy(PJRT_Event_Destroy_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Event_Destroy, args, event);
-  if (!args->event) return NULL;
-  CJP_EVENT(PJRT_Event_Destroy, e, args->event, "event");
-  cj_event_release(e);
-  return NULL;
-}
+CJP_DESTROY_SLOT(PJRT_Event_Destroy, event, cj_event, cj_event_check, cj_event_release)
 
-PJRT_Error *cjp_PJRT_Event_IsReady(PJRT_Event_IsReady_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Event_IsReady, args, is_ready);
-  CJP_EVENT(PJRT_Event_IsReady, e, args->event, "event");
-  args->is_ready = cj_event_is_ready(e);
-  return NULL;
-}
+CJP_EVENT_SLOT(PJRT_Event_IsReady, is_ready,
+    args->is_ready = cj_event_is_ready(e);)
 
 PJRT_Error *cjp_PJRT_Event_Error(PJRT_Event_Error_Args *args) {
   CJP_CHECK_ARGS(PJRT_Event_Error, args, event);

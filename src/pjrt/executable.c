@@ -28,6 +28,10 @@ _Static_assert(sizeof(cj_logical_id) == sizeof(PJRT_LogicalDeviceIds) &&
   CJP_HANDLE(NAME, cj_executable, cj_executable_check, var, expr, field)
 #define CJP_LOADED(NAME, var, expr, field) \
   CJP_HANDLE(NAME, cj_loaded, cj_loaded_check, var, expr, field)
+#define CJP_EXEC_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_EXEC(NAME, e, args->executable, "executable"), __VA_ARGS__)
+#define CJP_LOADED_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_LOADED(NAME, l, args->executable, "executable"), __VA_ARGS__)
 
 static const char kDeviceKind[] = "device";
 static const char kMlir[] = "mlir";
@@ -160,24 +164,27 @@ static CJ_MUST_USE cj_status compile(cj_client *client, const PJRT_Program *prog
 /* ------------------------------------------------------------------------------------------ */
 /* Compiling and loading                                                                       */
 
+/* Puts e (whose reference this takes) on client c with its own device assignment. */
+static CJ_MUST_USE cj_status load_and_release(cj_client *c, cj_executable *e, cj_loaded **out) {
+  cj_status st = cj_loaded_create(c, e, NULL, 0, out);
+  cj_executable_release(e);
+  return st;
+}
+
 PJRT_Error *cjp_PJRT_Client_Compile(PJRT_Client_Compile_Args *args) {
-  static const char fn[] = "PJRT_Client_Compile";
-  CJP_CHECK_ARGS(PJRT_Client_Compile, args, executable);
+  CJP_ENTER(PJRT_Client_Compile, executable);
   CJP_CLIENT(PJRT_Client_Compile, c, args->client, "client");
   cj_executable *e;
   cj_status st = compile(c, args->program, args->compile_options, args->compile_options_size, &e);
-  if (st) return cjp_error_in(fn, st);
-  cj_loaded *l;
-  st = cj_loaded_create(c, e, NULL, 0, &l);
-  cj_executable_release(e);
+  cj_loaded *l = NULL;
+  if (!st) st = load_and_release(c, e, &l);
   if (st) return cjp_error_in(fn, st);
   args->executable = (PJRT_LoadedExecutable *)l;
   return NULL;
 }
 
 PJRT_Error *cjp_PJRT_Compile(PJRT_Compile_Args *args) {
-  static const char fn[] = "PJRT_Compile";
-  CJP_CHECK_ARGS(PJRT_Compile, args, executable);
+  CJP_ENTER(PJRT_Compile, executable);
   /* The program is compiled for the topology: its device count and device assignment must fit
    * it (a NULL topology accepts any; PJRT_Client_Load checks against the client then). With a
    * client, the assignment is also checked against the client's devices now. */
@@ -204,8 +211,7 @@ PJRT_Error *cjp_PJRT_Compile(PJRT_Compile_Args *args) {
 }
 
 PJRT_Error *cjp_PJRT_Client_Load(PJRT_Client_Load_Args *args) {
-  static const char fn[] = "PJRT_Client_Load";
-  CJP_CHECK_ARGS(PJRT_Client_Load, args, loaded_executable);
+  CJP_ENTER(PJRT_Client_Load, loaded_executable);
   CJP_CLIENT(PJRT_Client_Load, c, args->client, "client");
   CJP_EXEC(PJRT_Client_Load, e, args->executable, "executable");
   if (!args->compile_options && args->compile_options_size)
@@ -222,68 +228,32 @@ PJRT_Error *cjp_PJRT_Client_Load(PJRT_Client_Load_Args *args) {
 /* ------------------------------------------------------------------------------------------ */
 /* Executables                                                                                 */
 
-PJRT_Error *cjp_PJRT_Executable_Destroy(PJRT_Executable_Destroy_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Executable_Destroy, args, executable);
-  if (!args->executable) return NULL;
-  CJP_EXEC(PJRT_Executable_Destroy, e, args->executable, "executable");
-  cj_executable_release(e);
-  return NULL;
-}
+CJP_DESTROY_SLOT(PJRT_Executable_Destroy, executable,
+                 cj_executable, cj_executable_check, cj_executable_release)
 
-PJRT_Error *cjp_PJRT_Executable_Name(PJRT_Executable_Name_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Executable_Name, args, executable_name_size);
-  CJP_EXEC(PJRT_Executable_Name, e, args->executable, "executable");
-  const char *name = e->info->name ? e->info->name : "main";
-  args->executable_name = name;
-  args->executable_name_size = strlen(name);
-  return NULL;
-}
+CJP_EXEC_SLOT(PJRT_Executable_Name, executable_name_size,
+    const char *name = e->info->name ? e->info->name : "main";
+    CJP_SET_STR(args, executable_name, name);)
 
-PJRT_Error *cjp_PJRT_Executable_NumReplicas(PJRT_Executable_NumReplicas_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Executable_NumReplicas, args, num_replicas);
-  CJP_EXEC(PJRT_Executable_NumReplicas, e, args->executable, "executable");
-  args->num_replicas = (size_t)e->num_replicas;
-  return NULL;
-}
+CJP_EXEC_SLOT(PJRT_Executable_NumReplicas, num_replicas,
+    args->num_replicas = (size_t)e->num_replicas;)
 
-PJRT_Error *cjp_PJRT_Executable_NumPartitions(PJRT_Executable_NumPartitions_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Executable_NumPartitions, args, num_partitions);
-  CJP_EXEC(PJRT_Executable_NumPartitions, e, args->executable, "executable");
-  args->num_partitions = (size_t)e->num_partitions;
-  return NULL;
-}
+CJP_EXEC_SLOT(PJRT_Executable_NumPartitions, num_partitions,
+    args->num_partitions = (size_t)e->num_partitions;)
 
-PJRT_Error *cjp_PJRT_Executable_NumOutputs(PJRT_Executable_NumOutputs_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Executable_NumOutputs, args, num_outputs);
-  CJP_EXEC(PJRT_Executable_NumOutputs, e, args->executable, "executable");
-  args->num_outputs = (size_t)e->info->num_results;
-  return NULL;
-}
+CJP_EXEC_SLOT(PJRT_Executable_NumOutputs, num_outputs,
+    args->num_outputs = (size_t)e->info->num_results;)
 
-PJRT_Error *cjp_PJRT_Executable_SizeOfGeneratedCodeInBytes(
-    PJRT_Executable_SizeOfGeneratedCodeInBytes_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Executable_SizeOfGeneratedCodeInBytes, args, size_in_bytes);
-  CJP_EXEC(PJRT_Executable_SizeOfGeneratedCodeInBytes, e, args->executable, "executable");
-  args->size_in_bytes = e->info->code_bytes;
-  return NULL;
-}
+CJP_EXEC_SLOT(PJRT_Executable_SizeOfGeneratedCodeInBytes, size_in_bytes,
+    args->size_in_bytes = e->info->code_bytes;)
 
-PJRT_Error *cjp_PJRT_Executable_Fingerprint(PJRT_Executable_Fingerprint_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Executable_Fingerprint, args, executable_fingerprint_size);
-  CJP_EXEC(PJRT_Executable_Fingerprint, e, args->executable, "executable");
-  args->executable_fingerprint = e->fingerprint;
-  args->executable_fingerprint_size = strlen(e->fingerprint);
-  return NULL;
-}
+CJP_EXEC_SLOT(PJRT_Executable_Fingerprint, executable_fingerprint_size,
+    CJP_SET_STR(args, executable_fingerprint, e->fingerprint);)
 
-PJRT_Error *cjp_PJRT_Executable_GetCostAnalysis(PJRT_Executable_GetCostAnalysis_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Executable_GetCostAnalysis, args, properties);
-  CJP_EXEC(PJRT_Executable_GetCostAnalysis, e, args->executable, "executable");
-  exec_front *f = front_of(e);
-  args->properties = f->cost;
-  args->num_properties = sizeof f->cost / sizeof f->cost[0];
-  return NULL;
-}
+CJP_EXEC_SLOT(PJRT_Executable_GetCostAnalysis, properties,
+    exec_front *f = front_of(e);
+    args->properties = f->cost;
+    args->num_properties = sizeof f->cost / sizeof f->cost[0];)
 
 PJRT_Error *cjp_PJRT_Executable_GetCompiledMemoryStats(
     PJRT_Executable_GetCompiledMemoryStats_Args *args) {
@@ -320,45 +290,27 @@ PJRT_Error *cjp_PJRT_Executable_GetCompiledMemoryStats(
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_Executable_OutputElementTypes(PJRT_Executable_OutputElementTypes_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Executable_OutputElementTypes, args, num_output_types);
-  CJP_EXEC(PJRT_Executable_OutputElementTypes, e, args->executable, "executable");
-  args->output_types = front_of(e)->out_types;
-  args->num_output_types = (size_t)e->info->num_results;
-  return NULL;
-}
+CJP_EXEC_SLOT(PJRT_Executable_OutputElementTypes, num_output_types,
+    args->output_types = front_of(e)->out_types;
+    args->num_output_types = (size_t)e->info->num_results;)
 
-PJRT_Error *cjp_PJRT_Executable_OutputDimensions(PJRT_Executable_OutputDimensions_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Executable_OutputDimensions, args, dim_sizes);
-  CJP_EXEC(PJRT_Executable_OutputDimensions, e, args->executable, "executable");
-  args->num_outputs = (size_t)e->info->num_results;
-  args->dims = front_of(e)->out_dims;
-  args->dim_sizes = front_of(e)->out_ranks;
-  return NULL;
-}
+CJP_EXEC_SLOT(PJRT_Executable_OutputDimensions, dim_sizes,
+    args->num_outputs = (size_t)e->info->num_results;
+    args->dims = front_of(e)->out_dims;
+    args->dim_sizes = front_of(e)->out_ranks;)
 
-PJRT_Error *cjp_PJRT_Executable_OutputMemoryKinds(PJRT_Executable_OutputMemoryKinds_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Executable_OutputMemoryKinds, args, memory_kind_sizes);
-  CJP_EXEC(PJRT_Executable_OutputMemoryKinds, e, args->executable, "executable");
-  args->num_outputs = (size_t)e->info->num_results;
-  args->memory_kinds = front_of(e)->out_kinds;
-  args->memory_kind_sizes = front_of(e)->out_kind_sizes;
-  return NULL;
-}
+CJP_EXEC_SLOT(PJRT_Executable_OutputMemoryKinds, memory_kind_sizes,
+    args->num_outputs = (size_t)e->info->num_results;
+    args->memory_kinds = front_of(e)->out_kinds;
+    args->memory_kind_sizes = front_of(e)->out_kind_sizes;)
 
-PJRT_Error *cjp_PJRT_Executable_ParameterMemoryKinds(
-    PJRT_Executable_ParameterMemoryKinds_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Executable_ParameterMemoryKinds, args, memory_kind_sizes);
-  CJP_EXEC(PJRT_Executable_ParameterMemoryKinds, e, args->executable, "executable");
-  args->num_parameters = (size_t)e->info->num_args;
-  args->memory_kinds = front_of(e)->param_kinds;
-  args->memory_kind_sizes = front_of(e)->param_kind_sizes;
-  return NULL;
-}
+CJP_EXEC_SLOT(PJRT_Executable_ParameterMemoryKinds, memory_kind_sizes,
+    args->num_parameters = (size_t)e->info->num_args;
+    args->memory_kinds = front_of(e)->param_kinds;
+    args->memory_kind_sizes = front_of(e)->param_kind_sizes;)
 
 PJRT_Error *cjp_PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args *args) {
-  static const char fn[] = "PJRT_Executable_OptimizedProgram";
-  CJP_CHECK_ARGS(PJRT_Executable_OptimizedProgram, args, program);
+  CJP_ENTER(PJRT_Executable_OptimizedProgram, program);
   CJP_EXEC(PJRT_Executable_OptimizedProgram, e, args->executable, "executable");
   PJRT_Program *p = args->program;
   if (!p) return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: program is NULL", fn);
@@ -396,10 +348,7 @@ PJRT_Error *cjp_PJRT_Executable_Serialize(PJRT_Executable_Serialize_Args *args) 
   size_t len;
   cj_status st = cj_executable_serialize(e, &bytes, &len);
   if (st) return cjp_error_in("PJRT_Executable_Serialize", st);
-  args->serialized_bytes = bytes;
-  args->serialized_bytes_size = len;
-  args->serialized_executable = (PJRT_SerializedExecutable *)bytes;
-  args->serialized_executable_deleter = blob_free_exec;
+  CJP_SET_SERIALIZED(args, executable, PJRT_SerializedExecutable, bytes, len, blob_free_exec);
   return NULL;
 }
 
@@ -409,16 +358,13 @@ PJRT_Error *cjp_PJRT_Executable_GetCompileOptions(PJRT_Executable_GetCompileOpti
   char *copy = malloc(e->options_len ? e->options_len : 1);
   if (!copy) return cjp_error_in("PJRT_Executable_GetCompileOptions", cj_oom());
   if (e->options_len) memcpy(copy, e->options, e->options_len);
-  args->serialized_bytes = copy;
-  args->serialized_bytes_size = e->options_len;
-  args->serialized_compile_options = (PJRT_SerializedCompileOptions *)copy;
-  args->serialized_compile_options_deleter = blob_free_options;
+  CJP_SET_SERIALIZED(args, compile_options, PJRT_SerializedCompileOptions, copy, e->options_len,
+                     blob_free_options);
   return NULL;
 }
 
 PJRT_Error *cjp_PJRT_Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAndLoad_Args *args) {
-  static const char fn[] = "PJRT_Executable_DeserializeAndLoad";
-  CJP_CHECK_ARGS(PJRT_Executable_DeserializeAndLoad, args, loaded_executable);
+  CJP_ENTER(PJRT_Executable_DeserializeAndLoad, loaded_executable);
   CJP_CLIENT(PJRT_Executable_DeserializeAndLoad, c, args->client, "client");
   if (!args->serialized_executable && args->serialized_executable_size)
     return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: serialized_executable is NULL", fn);
@@ -436,10 +382,8 @@ PJRT_Error *cjp_PJRT_Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAn
   cj_status st = cj_executable_deserialize(c->backend, args->serialized_executable,
                                            args->serialized_executable_size, ov, ov_len, &e);
   if (!st) st = attach_front(e);
-  if (st) return cjp_error_in(fn, st);
-  cj_loaded *l;
-  st = cj_loaded_create(c, e, NULL, 0, &l);
-  cj_executable_release(e);
+  cj_loaded *l = NULL;
+  if (!st) st = load_and_release(c, e, &l);
   if (st) return cjp_error_in(fn, st);
   args->loaded_executable = (PJRT_LoadedExecutable *)l;
   return NULL;
@@ -448,13 +392,8 @@ PJRT_Error *cjp_PJRT_Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAn
 /* ------------------------------------------------------------------------------------------ */
 /* Loaded executables                                                                          */
 
-PJRT_Error *cjp_PJRT_LoadedExecutable_Destroy(PJRT_LoadedExecutable_Destroy_Args *args) {
-  CJP_CHECK_ARGS(PJRT_LoadedExecutable_Destroy, args, executable);
-  if (!args->executable) return NULL;
-  CJP_LOADED(PJRT_LoadedExecutable_Destroy, l, args->executable, "executable");
-  cj_loaded_destroy(l);
-  return NULL;
-}
+CJP_DESTROY_SLOT(PJRT_LoadedExecutable_Destroy, executable,
+                 cj_loaded, cj_loaded_check, cj_loaded_destroy)
 
 PJRT_Error *cjp_PJRT_LoadedExecutable_GetExecutable(
     PJRT_LoadedExecutable_GetExecutable_Args *args) {
@@ -466,14 +405,9 @@ PJRT_Error *cjp_PJRT_LoadedExecutable_GetExecutable(
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_LoadedExecutable_AddressableDevices(
-    PJRT_LoadedExecutable_AddressableDevices_Args *args) {
-  CJP_CHECK_ARGS(PJRT_LoadedExecutable_AddressableDevices, args, num_addressable_devices);
-  CJP_LOADED(PJRT_LoadedExecutable_AddressableDevices, l, args->executable, "executable");
-  args->addressable_devices = (PJRT_Device *const *)l->devices;
-  args->num_addressable_devices = (size_t)l->ndevices;
-  return NULL;
-}
+CJP_LOADED_SLOT(PJRT_LoadedExecutable_AddressableDevices, num_addressable_devices,
+    args->addressable_devices = (PJRT_Device *const *)l->devices;
+    args->num_addressable_devices = (size_t)l->ndevices;)
 
 PJRT_Error *cjp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds(
     PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args *args) {
@@ -495,38 +429,22 @@ PJRT_Error *cjp_PJRT_LoadedExecutable_GetDeviceAssignment(
   char *copy = malloc(n ? n : 1);
   if (!copy) return cjp_error_in("PJRT_LoadedExecutable_GetDeviceAssignment", cj_oom());
   if (n) memcpy(copy, l->assignment_proto, n);
-  args->serialized_bytes = copy;
-  args->serialized_bytes_size = n;
-  args->serialized_device_assignment = (PJRT_DeviceAssignmentSerialized *)copy;
-  args->serialized_device_assignment_deleter = blob_free_assignment;
+  CJP_SET_SERIALIZED(args, device_assignment, PJRT_DeviceAssignmentSerialized, copy, n,
+                     blob_free_assignment);
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_LoadedExecutable_Delete(PJRT_LoadedExecutable_Delete_Args *args) {
-  CJP_CHECK_ARGS(PJRT_LoadedExecutable_Delete, args, executable);
-  CJP_LOADED(PJRT_LoadedExecutable_Delete, l, args->executable, "executable");
-  cj_loaded_delete(l);
-  return NULL;
-}
+CJP_LOADED_SLOT(PJRT_LoadedExecutable_Delete, executable,
+    cj_loaded_delete(l);)
 
-PJRT_Error *cjp_PJRT_LoadedExecutable_IsDeleted(PJRT_LoadedExecutable_IsDeleted_Args *args) {
-  CJP_CHECK_ARGS(PJRT_LoadedExecutable_IsDeleted, args, is_deleted);
-  CJP_LOADED(PJRT_LoadedExecutable_IsDeleted, l, args->executable, "executable");
-  args->is_deleted = cj_loaded_is_deleted(l);
-  return NULL;
-}
+CJP_LOADED_SLOT(PJRT_LoadedExecutable_IsDeleted, is_deleted,
+    args->is_deleted = cj_loaded_is_deleted(l);)
 
-PJRT_Error *cjp_PJRT_LoadedExecutable_Fingerprint(PJRT_LoadedExecutable_Fingerprint_Args *args) {
-  CJP_CHECK_ARGS(PJRT_LoadedExecutable_Fingerprint, args, executable_fingerprint_size);
-  CJP_LOADED(PJRT_LoadedExecutable_Fingerprint, l, args->executable, "executable");
-  args->executable_fingerprint = l->exec->fingerprint;
-  args->executable_fingerprint_size = strlen(l->exec->fingerprint);
-  return NULL;
-}
+CJP_LOADED_SLOT(PJRT_LoadedExecutable_Fingerprint, executable_fingerprint_size,
+    CJP_SET_STR(args, executable_fingerprint, l->exec->fingerprint);)
 
 PJRT_Error *cjp_PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args *args) {
-  static const char fn[] = "PJRT_LoadedExecutable_Execute";
-  CJP_CHECK_ARGS(PJRT_LoadedExecutable_Execute, args, output_lists);
+  CJP_ENTER(PJRT_LoadedExecutable_Execute, output_lists);
   CJP_LOADED(PJRT_LoadedExecutable_Execute, l, args->executable, "executable");
   PJRT_Event **events = CJP_FIELD(PJRT_LoadedExecutable_Execute, args, device_complete_events);
   PJRT_Device *exec_device = CJP_FIELD(PJRT_LoadedExecutable_Execute, args, execute_device);

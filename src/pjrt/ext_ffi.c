@@ -36,6 +36,17 @@ typedef struct register_v2 {
 _Static_assert(offsetof(register_v2, traits) + sizeof(int) == kRegisterV2Size,
                "version 2 Register_Handler_Args");
 
+/* The fields both layouts have, by the same names. */
+#define READ_HANDLER_ARGS(a)                \
+  do {                                      \
+    target = (a)->target_name;              \
+    target_len = (a)->target_name_size;     \
+    handler = (a)->handler;                 \
+    platform = (a)->platform_name;          \
+    platform_len = (a)->platform_name_size; \
+    traits = (uint32_t)(a)->traits;         \
+  } while (0)
+
 static PJRT_Error *ffi_register_handler(PJRT_FFI_Register_Handler_Args *args) {
   static const char fn[] = "PJRT_FFI_Register_Handler";
   if (!args) return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: args is NULL", fn);
@@ -51,20 +62,10 @@ static PJRT_Error *ffi_register_handler(PJRT_FFI_Register_Handler_Args *args) {
                         "supported by cjrt; register a typed XLA FFI handler (api_version 1)",
                         fn, (int)(a->target_name ? a->target_name_size : 0),
                         a->target_name ? a->target_name : "", a->api_version);
-    target = a->target_name;
-    target_len = a->target_name_size;
-    handler = a->handler;
-    platform = a->platform_name;
-    platform_len = a->platform_name_size;
-    traits = (uint32_t)a->traits;
+    READ_HANDLER_ARGS(a);
   } else {
     CJP_CHECK_ARGS(PJRT_FFI_Register_Handler, args, traits);
-    target = args->target_name;
-    target_len = args->target_name_size;
-    handler = args->handler;
-    platform = args->platform_name;
-    platform_len = args->platform_name_size;
-    traits = (uint32_t)args->traits;
+    READ_HANDLER_ARGS(args);
   }
   if (!target || target_len == 0) return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: no target name", fn);
   if (!handler)
@@ -77,10 +78,10 @@ static PJRT_Error *ffi_register_handler(PJRT_FFI_Register_Handler_Args *args) {
                                          &b, traits);
   return st ? cjp_error_in(fn, st) : NULL;
 }
+#undef READ_HANDLER_ARGS
 
 static PJRT_Error *ffi_type_register(PJRT_FFI_Type_Register_Args *args) {
-  static const char fn[] = "PJRT_FFI_Type_Register";
-  CJP_CHECK_ARGS(PJRT_FFI_Type_Register, args, type_id);
+  CJP_ENTER(PJRT_FFI_Type_Register, type_id);
   void (*deleter)(void *) = NULL;
   if (CJP_HAS(PJRT_FFI_Type_Register, args, type_info) && args->type_info)
     deleter = args->type_info->deleter;
@@ -90,8 +91,7 @@ static PJRT_Error *ffi_type_register(PJRT_FFI_Type_Register_Args *args) {
 }
 
 static PJRT_Error *ffi_user_data_add(PJRT_FFI_UserData_Add_Args *args) {
-  static const char fn[] = "PJRT_FFI_UserData_Add";
-  CJP_CHECK_ARGS(PJRT_FFI_UserData_Add, args, user_data);
+  CJP_ENTER(PJRT_FFI_UserData_Add, user_data);
   CJP_HANDLE(PJRT_FFI_UserData_Add, cj_exec_context, cj_exec_context_check, c, args->context,
              "context");
   /* version 2 carried a deleter after `data`; it runs when the context is destroyed */

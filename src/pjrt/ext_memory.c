@@ -45,8 +45,7 @@ static PJRT_Error *memory_kind(PJRT_MemoryDescription_Kind_Args *args) {
   CJP_HANDLE(PJRT_MemoryDescription_Kind, const memory_desc, desc_check, m,
              args->memory_description, "memory_description");
   const char *kind = cj_memory_kind_name(m->kind);
-  args->kind = kind;
-  args->kind_size = strlen(kind);
+  CJP_SET_STR(args, kind, kind);
   args->kind_id = (int)m->kind;
   return NULL;
 }

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "base/dtype.h"
 #include "base/status.h"
@@ -74,6 +75,12 @@ CJ_MUST_USE cj_status cjp_status_from_code(PJRT_Error_Code code, const char *msg
                         (size_t)NAME##_Args_STRUCT_SIZE);                                       \
   } while (0)
 
+/* The start of a slot that names itself in its messages: declares fn ("NAME") and checks args
+ * as CJP_CHECK_ARGS does. */
+#define CJP_ENTER(NAME, last)                  \
+  static const char fn[] = #NAME;              \
+  CJP_CHECK_ARGS(NAME, args, last)
+
 /* Whether the caller's struct covers `field`. */
 #define CJP_HAS(NAME, args, field) ((args)->struct_size >= CJP_ARGS_SIZE(NAME, field))
 /* The field's value, or zero when the caller's struct does not reach it. */
@@ -105,11 +112,78 @@ CJ_MUST_USE cj_status cjp_status_from_code(PJRT_Error_Code code, const char *msg
 #define CJP_EVENT(NAME, var, expr, field) \
   CJP_HANDLE(NAME, cj_event, cj_event_check, var, expr, field)
 
+/* Hands out string s (NUL-terminated, outliving the handle's use) as args->field and its
+ * length as args->field_size. */
+#define CJP_SET_STR(args, field, s)                  \
+  do {                                               \
+    (args)->field = (s);                             \
+    (args)->field##_size = strlen((args)->field);    \
+  } while (0)
+
+/* Hands out a malloc'ed serialization (bytes, len) as args->serialized_bytes(_size) and as the
+ * opaque args->serialized_<what> (of type T) freed by args->serialized_<what>_deleter. */
+#define CJP_SET_SERIALIZED(args, what, T, bytes, len, deleter) \
+  do {                                                         \
+    (args)->serialized_bytes = (bytes);                        \
+    (args)->serialized_bytes_size = (len);                     \
+    (args)->serialized_##what = (T *)(bytes);                  \
+    (args)->serialized_##what##_deleter = (deleter);           \
+  } while (0)
+
+/* Defines cjp_NAME in the shape most slots have: checks args up to `last`, runs `declare` (a
+ * CJP_<kind> handle declaration, such as CJP_BUFFER(NAME, b, args->buffer, "buffer")), then the
+ * statements given, and returns NULL. Each file names its common declarations in a shorter
+ * macro of its own. */
+#define CJP_SLOT_DEF(NAME, last, declare, ...) \
+  PJRT_Error *cjp_##NAME(NAME##_Args *args) {  \
+    CJP_CHECK_ARGS(NAME, args, last);          \
+    declare;                                   \
+    __VA_ARGS__                                \
+    return NULL;                               \
+  }
+
+/* CJP_SLOT_DEF for the slots of one client, device, memory or event handle (c, d, m, e). */
+#define CJP_CLIENT_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_CLIENT(NAME, c, args->client, "client"), __VA_ARGS__)
+#define CJP_DEVICE_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_DEVICE(NAME, d, args->device, "device"), __VA_ARGS__)
+#define CJP_MEMORY_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_MEMORY(NAME, m, args->memory, "memory"), __VA_ARGS__)
+#define CJP_EVENT_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_EVENT(NAME, e, args->event, "event"), __VA_ARGS__)
+
+/* Defines the destructor slot cjp_NAME of handle `field`: NULL is accepted and does nothing,
+ * anything else must be a live `ctype` (check()), handed to destroy(). */
+#define CJP_DESTROY_SLOT(NAME, field, ctype, check, destroy)                 \
+  PJRT_Error *cjp_##NAME(NAME##_Args *args) {                                \
+    CJP_CHECK_ARGS(NAME, args, field);                                       \
+    if (!args->field) return NULL;                                           \
+    CJP_HANDLE(NAME, ctype, check, h_, args->field, #field);                 \
+    destroy(h_);                                                             \
+    return NULL;                                                             \
+  }
+
+/* Declares the client c (args->client) and its memory mem (args->memory) of slot NAME; a memory
+ * of another client is INVALID_ARGUMENT. */
+#define CJP_CLIENT_MEMORY(NAME, c, mem)                                                      \
+  CJP_CLIENT(NAME, c, args->client, "client");                                               \
+  CJP_MEMORY(NAME, mem, args->memory, "memory");                                             \
+  do {                                                                                       \
+    if (mem->client != c)                                                                    \
+      return cjp_errorf(CJ_INVALID_ARGUMENT, #NAME ": the memory belongs to another client"); \
+  } while (0)
+
 /* An integer create option (client.c): kInt64, or a kString holding a decimal integer, within
  * [lo, hi]. */
 CJ_MUST_USE cj_status cjp_option_int(const PJRT_NamedValue *v, const char *name, int64_t lo, int64_t hi,
                          int64_t *out);
 const char *cjp_named_value_type_name(PJRT_NamedValue_Type t);
+/* Looks create option v (number i of its list) up among names[0..count) (client.c): checks its
+ * struct_size and name, refuses an unknown name ("unknown <kind> option ..., cjrt accepts
+ * <accepted>") and one seen before, marks it in seen[] and sets *id to its index. */
+CJ_MUST_USE cj_status cjp_option_find(const PJRT_NamedValue *v, size_t i, const char *const *names,
+                                      int count, bool *seen, const char *kind,
+                                      const char *accepted, int *id);
 
 /* The client's own topology (client.c), made with the client and freed with it. */
 cj_topology *cjp_client_topology(cj_client *c);
@@ -132,6 +206,10 @@ CJ_MUST_USE cj_status cjp_shape(cj_dtype dt, const int64_t *dims, size_t num_dim
  * (NULL is that layout). */
 CJ_MUST_USE cj_status cjp_check_device_layout(const PJRT_Buffer_MemoryLayout *layout, cj_dtype dt,
                                   const int64_t *dims, size_t rank);
+/* Checks an array described by (element type, dims, num_dims, device layout): cjp_dtype, then
+ * cjp_shape, then cjp_check_device_layout; *out is its cj_dtype. */
+CJ_MUST_USE cj_status cjp_device_array(PJRT_Buffer_Type t, const int64_t *dims, size_t num_dims,
+                                       const PJRT_Buffer_MemoryLayout *layout, cj_dtype *out);
 /* Byte strides for a host-side layout (NULL: dense row-major); *out_span is the number of bytes
  * the layout covers from the data pointer. Negative strides are refused here. */
 CJ_MUST_USE cj_status cjp_host_layout_strides(const PJRT_Buffer_MemoryLayout *layout, cj_dtype dt,

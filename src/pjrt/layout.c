@@ -194,3 +194,10 @@ cj_status cjp_host_layout_strides(const PJRT_Buffer_MemoryLayout *l, cj_dtype dt
   *out_span = (size_t)span;
   return NULL;
 }
+
+cj_status cjp_device_array(PJRT_Buffer_Type t, const int64_t *dims, size_t num_dims,
+                           const PJRT_Buffer_MemoryLayout *layout, cj_dtype *out) {
+  CJ_RETURN_IF_ERROR(cjp_dtype(t, out));
+  CJ_RETURN_IF_ERROR(cjp_shape(*out, dims, num_dims));
+  return cjp_check_device_layout(layout, *out, dims, num_dims);
+}

@@ -28,49 +28,22 @@ void cjp_memory_attach(cj_client *c) {
   for (int i = 0; i < c->nmemories; i++) c->memories[i]->front_vtable = &memory_vtable;
 }
 
-PJRT_Error *cjp_PJRT_Memory_Id(PJRT_Memory_Id_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Memory_Id, args, id);
-  CJP_MEMORY(PJRT_Memory_Id, m, args->memory, "memory");
-  args->id = m->id;
-  return NULL;
-}
+CJP_MEMORY_SLOT(PJRT_Memory_Id, id,
+    args->id = m->id;)
 
-PJRT_Error *cjp_PJRT_Memory_Kind(PJRT_Memory_Kind_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Memory_Kind, args, kind_size);
-  CJP_MEMORY(PJRT_Memory_Kind, m, args->memory, "memory");
-  args->kind = cj_memory_kind_name(m->kind);
-  args->kind_size = strlen(args->kind);
-  return NULL;
-}
+CJP_MEMORY_SLOT(PJRT_Memory_Kind, kind_size,
+    CJP_SET_STR(args, kind, cj_memory_kind_name(m->kind));)
 
-PJRT_Error *cjp_PJRT_Memory_Kind_Id(PJRT_Memory_Kind_Id_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Memory_Kind_Id, args, kind_id);
-  CJP_MEMORY(PJRT_Memory_Kind_Id, m, args->memory, "memory");
-  args->kind_id = (int)m->kind;
-  return NULL;
-}
+CJP_MEMORY_SLOT(PJRT_Memory_Kind_Id, kind_id,
+    args->kind_id = (int)m->kind;)
 
-PJRT_Error *cjp_PJRT_Memory_DebugString(PJRT_Memory_DebugString_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Memory_DebugString, args, debug_string_size);
-  CJP_MEMORY(PJRT_Memory_DebugString, m, args->memory, "memory");
-  args->debug_string = m->debug_string;
-  args->debug_string_size = strlen(m->debug_string);
-  return NULL;
-}
+CJP_MEMORY_SLOT(PJRT_Memory_DebugString, debug_string_size,
+    CJP_SET_STR(args, debug_string, m->debug_string);)
 
-PJRT_Error *cjp_PJRT_Memory_ToString(PJRT_Memory_ToString_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Memory_ToString, args, to_string_size);
-  CJP_MEMORY(PJRT_Memory_ToString, m, args->memory, "memory");
-  args->to_string = m->to_string;
-  args->to_string_size = strlen(m->to_string);
-  return NULL;
-}
+CJP_MEMORY_SLOT(PJRT_Memory_ToString, to_string_size,
+    CJP_SET_STR(args, to_string, m->to_string);)
 
-PJRT_Error *cjp_PJRT_Memory_AddressableByDevices(PJRT_Memory_AddressableByDevices_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Memory_AddressableByDevices, args, num_devices);
-  CJP_MEMORY(PJRT_Memory_AddressableByDevices, m, args->memory, "memory");
-  /* Each memory belongs to one device: a one-element list. */
-  args->devices = (PJRT_Device *const *)&m->device;
-  args->num_devices = 1;
-  return NULL;
-}
+CJP_MEMORY_SLOT(PJRT_Memory_AddressableByDevices, num_devices,
+    /* Each memory belongs to one device: a one-element list. */
+    args->devices = (PJRT_Device *const *)&m->device;
+    args->num_devices = 1;)

@@ -1,5 +1,6 @@
 /* cjrt: PJRT_Plugin_*: one-time set-up and plugin-wide attributes. */
 #include <pthread.h>
+#include <string.h>
 
 #include "frontend/frontend.h"
 #include "pjrt/internal.h"
@@ -12,6 +13,16 @@ static int64_t current_version[3], minimum_version[3];
 static PJRT_NamedValue attributes[3];
 static pthread_once_t attributes_once = PTHREAD_ONCE_INIT;
 
+/* *v is the kInt64List `name` = values[0..3). */
+static void version_attribute(PJRT_NamedValue *v, const char *name, const int64_t *values) {
+  v->struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  v->name = name;
+  v->name_size = strlen(name);
+  v->type = PJRT_NamedValue_kInt64List;
+  v->int64_array_value = values;
+  v->value_size = 3;
+}
+
 static void attributes_init(void) {
   cj_stablehlo_version_current(current_version);
   cj_stablehlo_version_minimum(minimum_version);
@@ -22,18 +33,8 @@ static void attributes_init(void) {
   a[0].type = PJRT_NamedValue_kInt64;
   a[0].int64_value = 2;
   a[0].value_size = 1;
-  a[1].struct_size = PJRT_NamedValue_STRUCT_SIZE;
-  a[1].name = "stablehlo_current_version";
-  a[1].name_size = sizeof "stablehlo_current_version" - 1;
-  a[1].type = PJRT_NamedValue_kInt64List;
-  a[1].int64_array_value = current_version;
-  a[1].value_size = 3;
-  a[2].struct_size = PJRT_NamedValue_STRUCT_SIZE;
-  a[2].name = "stablehlo_minimum_version";
-  a[2].name_size = sizeof "stablehlo_minimum_version" - 1;
-  a[2].type = PJRT_NamedValue_kInt64List;
-  a[2].int64_array_value = minimum_version;
-  a[2].value_size = 3;
+  version_attribute(&a[1], "stablehlo_current_version", current_version);
+  version_attribute(&a[2], "stablehlo_minimum_version", minimum_version);
 }
 
 PJRT_Error *cjp_PJRT_Plugin_Initialize(PJRT_Plugin_Initialize_Args *args) {

@@ -17,6 +17,8 @@
 
 #define CJP_TOPO(NAME, var, expr) \
   CJP_HANDLE(NAME, cj_topology, cj_topology_check, var, expr, "topology")
+#define CJP_TOPO_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_TOPO(NAME, t, args->topology), __VA_ARGS__)
 
 /* ---- API data: the topology's attributes ---- */
 
@@ -48,20 +50,9 @@ static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n
   if (n && !opts) return cj_invalid("create_options is NULL but num_options is %zu", n);
   for (size_t i = 0; i < n; i++) {
     const PJRT_NamedValue *v = &opts[i];
-    if (v->struct_size < (size_t)PJRT_STRUCT_SIZE(PJRT_NamedValue, value_size))
-      return cj_invalid("create option %zu has struct_size %zu, smaller than PJRT_NamedValue's "
-                        "%zu",
-                        i, v->struct_size, (size_t)PJRT_NamedValue_STRUCT_SIZE);
-    if (!v->name || v->name_size == 0) return cj_invalid("create option %zu has no name", i);
-    int id = -1;
-    for (int k = 0; k < 2; k++)
-      if (strlen(names[k]) == v->name_size && memcmp(names[k], v->name, v->name_size) == 0) id = k;
-    if (id < 0)
-      return cj_invalid("unknown topology option '%.*s' (cjrt accepts cpu_device_count, "
-                        "num_nodes)",
-                        (int)(v->name_size < 200 ? v->name_size : 200), v->name);
-    if (seen[id]) return cj_invalid("create option '%s' is given twice", names[id]);
-    seen[id] = true;
+    int id;
+    CJ_RETURN_IF_ERROR(cjp_option_find(v, i, names, 2, seen, "topology",
+                                       "cpu_device_count, num_nodes", &id));
     CJ_RETURN_IF_ERROR(cjp_option_int(v, names[id], 1, CJ_MAX_DEVICES, &val[id]));
   }
   *devices = (int)val[0];
@@ -72,8 +63,7 @@ static CJ_MUST_USE cj_status parse_options(const PJRT_NamedValue *opts, size_t n
 /* ------------------------------------------------------------------------------------------ */
 
 PJRT_Error *cjp_PJRT_TopologyDescription_Create(PJRT_TopologyDescription_Create_Args *args) {
-  static const char fn[] = "PJRT_TopologyDescription_Create";
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_Create, args, topology);
+  CJP_ENTER(PJRT_TopologyDescription_Create, topology);
   int devices = 0, processes = 1;
   cj_status st = parse_options(args->create_options, args->num_options, &devices, &processes);
   cj_topology *t = NULL;
@@ -98,33 +88,17 @@ PJRT_Error *cjp_PJRT_TopologyDescription_Destroy(PJRT_TopologyDescription_Destro
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_TopologyDescription_PlatformName(
-    PJRT_TopologyDescription_PlatformName_Args *args) {
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_PlatformName, args, platform_name_size);
-  CJP_TOPO(PJRT_TopologyDescription_PlatformName, t, args->topology);
-  (void)t;
-  args->platform_name = CJ_PLATFORM_NAME;
-  args->platform_name_size = sizeof CJ_PLATFORM_NAME - 1;
-  return NULL;
-}
+CJP_TOPO_SLOT(PJRT_TopologyDescription_PlatformName, platform_name_size,
+    (void)t;
+    args->platform_name = CJ_PLATFORM_NAME;
+    args->platform_name_size = sizeof CJ_PLATFORM_NAME - 1;)
 
-PJRT_Error *cjp_PJRT_TopologyDescription_PlatformVersion(
-    PJRT_TopologyDescription_PlatformVersion_Args *args) {
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_PlatformVersion, args, platform_version_size);
-  CJP_TOPO(PJRT_TopologyDescription_PlatformVersion, t, args->topology);
-  args->platform_version = t->platform_version;
-  args->platform_version_size = strlen(t->platform_version);
-  return NULL;
-}
+CJP_TOPO_SLOT(PJRT_TopologyDescription_PlatformVersion, platform_version_size,
+    CJP_SET_STR(args, platform_version, t->platform_version);)
 
-PJRT_Error *cjp_PJRT_TopologyDescription_GetDeviceDescriptions(
-    PJRT_TopologyDescription_GetDeviceDescriptions_Args *args) {
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_GetDeviceDescriptions, args, num_descriptions);
-  CJP_TOPO(PJRT_TopologyDescription_GetDeviceDescriptions, t, args->topology);
-  args->descriptions = (PJRT_DeviceDescription *const *)t->descs;
-  args->num_descriptions = (size_t)t->ndevices;
-  return NULL;
-}
+CJP_TOPO_SLOT(PJRT_TopologyDescription_GetDeviceDescriptions, num_descriptions,
+    args->descriptions = (PJRT_DeviceDescription *const *)t->descs;
+    args->num_descriptions = (size_t)t->ndevices;)
 
 static void serialized_free(PJRT_SerializedTopology *s) { free(s); }
 
@@ -136,17 +110,13 @@ PJRT_Error *cjp_PJRT_TopologyDescription_Serialize(
   size_t len;
   cj_status st = cj_topology_serialize(t, &bytes, &len);
   if (st) return cjp_error_in("PJRT_TopologyDescription_Serialize", st);
-  args->serialized_bytes = bytes;
-  args->serialized_bytes_size = len;
-  args->serialized_topology = (PJRT_SerializedTopology *)bytes;
-  args->serialized_topology_deleter = serialized_free;
+  CJP_SET_SERIALIZED(args, topology, PJRT_SerializedTopology, bytes, len, serialized_free);
   return NULL;
 }
 
 PJRT_Error *cjp_PJRT_TopologyDescription_Deserialize(
     PJRT_TopologyDescription_Deserialize_Args *args) {
-  static const char fn[] = "PJRT_TopologyDescription_Deserialize";
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_Deserialize, args, topology);
+  CJP_ENTER(PJRT_TopologyDescription_Deserialize, topology);
   cj_topology *t;
   cj_status st =
       cj_topology_deserialize(args->serialized_topology, args->serialized_topology_size, &t);
@@ -156,22 +126,12 @@ PJRT_Error *cjp_PJRT_TopologyDescription_Deserialize(
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_TopologyDescription_Attributes(
-    PJRT_TopologyDescription_Attributes_Args *args) {
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_Attributes, args, num_attributes);
-  CJP_TOPO(PJRT_TopologyDescription_Attributes, t, args->topology);
-  args->attributes = t->front;
-  args->num_attributes = t->front ? kNumTopoAttrs : 0;
-  return NULL;
-}
+CJP_TOPO_SLOT(PJRT_TopologyDescription_Attributes, num_attributes,
+    args->attributes = t->front;
+    args->num_attributes = t->front ? kNumTopoAttrs : 0;)
 
-PJRT_Error *cjp_PJRT_TopologyDescription_Fingerprint(
-    PJRT_TopologyDescription_Fingerprint_Args *args) {
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_Fingerprint, args, fingerprint);
-  CJP_TOPO(PJRT_TopologyDescription_Fingerprint, t, args->topology);
-  args->fingerprint = cj_topology_fingerprint(t);
-  return NULL;
-}
+CJP_TOPO_SLOT(PJRT_TopologyDescription_Fingerprint, fingerprint,
+    args->fingerprint = cj_topology_fingerprint(t);)
 
 PJRT_Error *cjp_PJRT_TopologyDescription_GetMemorySpaceKindIds(
     PJRT_TopologyDescription_GetMemorySpaceKindIds_Args *args) {
@@ -187,14 +147,11 @@ static void shape_free(const char *p) { free((void *)p); }
 
 PJRT_Error *cjp_PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(
     PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args *args) {
-  static const char fn[] = "PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace";
-  CJP_CHECK_ARGS(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, args,
-                 serialized_shape_deleter);
+  CJP_ENTER(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, serialized_shape_deleter);
   CJP_TOPO(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, t, args->topology);
   cj_dtype dt;
-  cj_status st = cjp_dtype(args->element_type, &dt);
-  if (!st) st = cjp_shape(dt, args->dims, args->num_dims);
-  if (!st) st = cjp_check_device_layout(args->layout, dt, args->dims, args->num_dims);
+  cj_status st =
+      cjp_device_array(args->element_type, args->dims, args->num_dims, args->layout, &dt);
   void *bytes = NULL;
   size_t len = 0;
   if (!st)
@@ -210,20 +167,15 @@ PJRT_Error *cjp_PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(
 /* ------------------------------------------------------------------------------------------ */
 /* The client's topology and process table                                                     */
 
-PJRT_Error *cjp_PJRT_Client_TopologyDescription(PJRT_Client_TopologyDescription_Args *args) {
-  CJP_CHECK_ARGS(PJRT_Client_TopologyDescription, args, topology);
-  CJP_CLIENT(PJRT_Client_TopologyDescription, c, args->client, "client");
-  args->topology = (PJRT_TopologyDescription *)cjp_client_topology(c);
-  return NULL;
-}
+CJP_CLIENT_SLOT(PJRT_Client_TopologyDescription, topology,
+    args->topology = (PJRT_TopologyDescription *)cjp_client_topology(c);)
 
 /* The most process infos one update may carry (a sanity bound far above any real run). */
 enum { kMaxProcessInfos = 1 << 20 };
 
 PJRT_Error *cjp_PJRT_Client_UpdateGlobalProcessInfo(
     PJRT_Client_UpdateGlobalProcessInfo_Args *args) {
-  static const char fn[] = "PJRT_Client_UpdateGlobalProcessInfo";
-  CJP_CHECK_ARGS(PJRT_Client_UpdateGlobalProcessInfo, args, num_process_infos);
+  CJP_ENTER(PJRT_Client_UpdateGlobalProcessInfo, num_process_infos);
   CJP_CLIENT(PJRT_Client_UpdateGlobalProcessInfo, c, args->client, "client");
   size_t n = args->num_process_infos;
   if (n && !args->process_infos)

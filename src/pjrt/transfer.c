@@ -7,15 +7,13 @@
 
 #define CJP_XFER(NAME, var, expr)                                                       \
   CJP_HANDLE(NAME, cj_transfer, cj_transfer_check, var, expr, "transfer_manager")
+#define CJP_XFER_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_XFER(NAME, t, args->transfer_manager), __VA_ARGS__)
 
 PJRT_Error *cjp_PJRT_Client_CreateBuffersForAsyncHostToDevice(
     PJRT_Client_CreateBuffersForAsyncHostToDevice_Args *args) {
-  static const char fn[] = "PJRT_Client_CreateBuffersForAsyncHostToDevice";
-  CJP_CHECK_ARGS(PJRT_Client_CreateBuffersForAsyncHostToDevice, args, transfer_manager);
-  CJP_CLIENT(PJRT_Client_CreateBuffersForAsyncHostToDevice, c, args->client, "client");
-  CJP_MEMORY(PJRT_Client_CreateBuffersForAsyncHostToDevice, mem, args->memory, "memory");
-  if (mem->client != c)
-    return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: the memory belongs to another client", fn);
+  CJP_ENTER(PJRT_Client_CreateBuffersForAsyncHostToDevice, transfer_manager);
+  CJP_CLIENT_MEMORY(PJRT_Client_CreateBuffersForAsyncHostToDevice, c, mem);
   size_t n = args->num_shape_specs;
   if (n > (size_t)INT32_MAX)
     return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: num_shape_specs %zu is too large", fn, n);
@@ -56,14 +54,8 @@ PJRT_Error *cjp_PJRT_Client_CreateBuffersForAsyncHostToDevice(
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_Destroy(
-    PJRT_AsyncHostToDeviceTransferManager_Destroy_Args *args) {
-  CJP_CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_Destroy, args, transfer_manager);
-  if (!args->transfer_manager) return NULL;
-  CJP_XFER(PJRT_AsyncHostToDeviceTransferManager_Destroy, t, args->transfer_manager);
-  cj_transfer_destroy(t);
-  return NULL;
-}
+CJP_DESTROY_SLOT(PJRT_AsyncHostToDeviceTransferManager_Destroy, transfer_manager,
+                 cj_transfer, cj_transfer_check, cj_transfer_destroy)
 
 PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_TransferData(
     PJRT_AsyncHostToDeviceTransferManager_TransferData_Args *args) {
@@ -80,9 +72,7 @@ PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_TransferData(
 
 PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_TransferLiteral(
     PJRT_AsyncHostToDeviceTransferManager_TransferLiteral_Args *args) {
-  static const char fn[] = "PJRT_AsyncHostToDeviceTransferManager_TransferLiteral";
-  CJP_CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_TransferLiteral, args,
-                 done_with_h2d_transfer);
+  CJP_ENTER(PJRT_AsyncHostToDeviceTransferManager_TransferLiteral, done_with_h2d_transfer);
   CJP_XFER(PJRT_AsyncHostToDeviceTransferManager_TransferLiteral, t, args->transfer_manager);
   cj_dtype dt;
   int64_t strides[CJ_MAX_RANK];
@@ -101,47 +91,26 @@ PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_TransferLiteral(
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer(
-    PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args *args) {
-  CJP_CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer, args, buffer_out);
-  CJP_XFER(PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer, t, args->transfer_manager);
-  cj_buffer *b;
-  cj_status st = cj_transfer_retrieve(t, args->buffer_index, &b);
-  if (st) return cjp_error_in("PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer", st);
-  args->buffer_out = (PJRT_Buffer *)b;
-  return NULL;
-}
+CJP_XFER_SLOT(PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer, buffer_out,
+    cj_buffer *b;
+    cj_status st = cj_transfer_retrieve(t, args->buffer_index, &b);
+    if (st) return cjp_error_in("PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer", st);
+    args->buffer_out = (PJRT_Buffer *)b;)
 
-PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_Device(
-    PJRT_AsyncHostToDeviceTransferManager_Device_Args *args) {
-  CJP_CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_Device, args, device_out);
-  CJP_XFER(PJRT_AsyncHostToDeviceTransferManager_Device, t, args->transfer_manager);
-  args->device_out = (PJRT_Device *)cj_transfer_device(t);
-  return NULL;
-}
+CJP_XFER_SLOT(PJRT_AsyncHostToDeviceTransferManager_Device, device_out,
+    args->device_out = (PJRT_Device *)cj_transfer_device(t);)
 
-PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_BufferCount(
-    PJRT_AsyncHostToDeviceTransferManager_BufferCount_Args *args) {
-  CJP_CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_BufferCount, args, buffer_count);
-  CJP_XFER(PJRT_AsyncHostToDeviceTransferManager_BufferCount, t, args->transfer_manager);
-  args->buffer_count = (size_t)cj_transfer_count(t);
-  return NULL;
-}
+CJP_XFER_SLOT(PJRT_AsyncHostToDeviceTransferManager_BufferCount, buffer_count,
+    args->buffer_count = (size_t)cj_transfer_count(t);)
 
-PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_BufferSize(
-    PJRT_AsyncHostToDeviceTransferManager_BufferSize_Args *args) {
-  CJP_CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_BufferSize, args, buffer_size);
-  CJP_XFER(PJRT_AsyncHostToDeviceTransferManager_BufferSize, t, args->transfer_manager);
-  cj_status st = cj_transfer_check_index(t, args->buffer_index);
-  if (st) return cjp_error_in("PJRT_AsyncHostToDeviceTransferManager_BufferSize", st);
-  args->buffer_size = cj_transfer_buffer_size(t, args->buffer_index);
-  return NULL;
-}
+CJP_XFER_SLOT(PJRT_AsyncHostToDeviceTransferManager_BufferSize, buffer_size,
+    cj_status st = cj_transfer_check_index(t, args->buffer_index);
+    if (st) return cjp_error_in("PJRT_AsyncHostToDeviceTransferManager_BufferSize", st);
+    args->buffer_size = cj_transfer_buffer_size(t, args->buffer_index);)
 
 PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_SetBufferError(
     PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args *args) {
-  static const char fn[] = "PJRT_AsyncHostToDeviceTransferManager_SetBufferError";
-  CJP_CHECK_ARGS(PJRT_AsyncHostToDeviceTransferManager_SetBufferError, args, error_message_size);
+  CJP_ENTER(PJRT_AsyncHostToDeviceTransferManager_SetBufferError, error_message_size);
   CJP_XFER(PJRT_AsyncHostToDeviceTransferManager_SetBufferError, t, args->transfer_manager);
   if (args->error_code == PJRT_Error_Code_OK)
     return cjp_errorf(CJ_INVALID_ARGUMENT, "%s: error_code is OK; an error is needed", fn);
@@ -166,18 +135,14 @@ PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_AddMetadata(
 
 #define CJP_STREAM(NAME, var, expr) \
   CJP_HANDLE(NAME, cj_stream, cj_stream_check, var, expr, "stream")
+#define CJP_STREAM_SLOT(NAME, last, ...) \
+  CJP_SLOT_DEF(NAME, last, CJP_STREAM(NAME, s, args->stream), __VA_ARGS__)
 
-PJRT_Error *cjp_PJRT_CopyToDeviceStream_Destroy(PJRT_CopyToDeviceStream_Destroy_Args *args) {
-  CJP_CHECK_ARGS(PJRT_CopyToDeviceStream_Destroy, args, stream);
-  if (!args->stream) return NULL;
-  CJP_STREAM(PJRT_CopyToDeviceStream_Destroy, s, args->stream);
-  cj_stream_destroy(s);
-  return NULL;
-}
+CJP_DESTROY_SLOT(PJRT_CopyToDeviceStream_Destroy, stream,
+                 cj_stream, cj_stream_check, cj_stream_destroy)
 
 PJRT_Error *cjp_PJRT_CopyToDeviceStream_AddChunk(PJRT_CopyToDeviceStream_AddChunk_Args *args) {
-  static const char fn[] = "PJRT_CopyToDeviceStream_AddChunk";
-  CJP_CHECK_ARGS(PJRT_CopyToDeviceStream_AddChunk, args, transfer_complete);
+  CJP_ENTER(PJRT_CopyToDeviceStream_AddChunk, transfer_complete);
   CJP_REQUIRE(PJRT_CopyToDeviceStream_AddChunk, args->chunk, "chunk is NULL");
   PJRT_Chunk chunk = *args->chunk;
   cj_status st = NULL;
@@ -193,25 +158,11 @@ PJRT_Error *cjp_PJRT_CopyToDeviceStream_AddChunk(PJRT_CopyToDeviceStream_AddChun
   return NULL;
 }
 
-PJRT_Error *cjp_PJRT_CopyToDeviceStream_TotalBytes(PJRT_CopyToDeviceStream_TotalBytes_Args *args) {
-  CJP_CHECK_ARGS(PJRT_CopyToDeviceStream_TotalBytes, args, total_bytes);
-  CJP_STREAM(PJRT_CopyToDeviceStream_TotalBytes, s, args->stream);
-  args->total_bytes = cj_stream_total_bytes(s);
-  return NULL;
-}
+CJP_STREAM_SLOT(PJRT_CopyToDeviceStream_TotalBytes, total_bytes,
+    args->total_bytes = cj_stream_total_bytes(s);)
 
-PJRT_Error *cjp_PJRT_CopyToDeviceStream_GranuleSize(
-    PJRT_CopyToDeviceStream_GranuleSize_Args *args) {
-  CJP_CHECK_ARGS(PJRT_CopyToDeviceStream_GranuleSize, args, granule_size_in_bytes);
-  CJP_STREAM(PJRT_CopyToDeviceStream_GranuleSize, s, args->stream);
-  args->granule_size_in_bytes = cj_stream_granule(s);
-  return NULL;
-}
+CJP_STREAM_SLOT(PJRT_CopyToDeviceStream_GranuleSize, granule_size_in_bytes,
+    args->granule_size_in_bytes = cj_stream_granule(s);)
 
-PJRT_Error *cjp_PJRT_CopyToDeviceStream_CurrentBytes(
-    PJRT_CopyToDeviceStream_CurrentBytes_Args *args) {
-  CJP_CHECK_ARGS(PJRT_CopyToDeviceStream_CurrentBytes, args, current_bytes);
-  CJP_STREAM(PJRT_CopyToDeviceStream_CurrentBytes, s, args->stream);
-  args->current_bytes = cj_stream_current_bytes(s);
-  return NULL;
-}
+CJP_STREAM_SLOT(PJRT_CopyToDeviceStream_CurrentBytes, current_bytes,
+    args->current_bytes = cj_stream_current_bytes(s);)

@@ -138,15 +138,6 @@ static const cj_attr *copy_attr(copier *c, const cj_attr *a) {
   return NULL;
 }
 
-static void number(cj_block *b, uint32_t *n) {
-  for (uint32_t i = 0; i < b->nargs; i++) b->args[i].id = (*n)++;
-  for (cj_op *op = b->first; op; op = op->next) {
-    for (uint32_t i = 0; i < op->nresults; i++) op->results[i].id = (*n)++;
-    for (uint32_t r = 0; r < op->nregions; r++)
-      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) number(nb, n);
-  }
-}
-
 static CJ_MUST_USE cj_status copy_op(copier *c, const cj_op *op, cj_op **out);
 
 static CJ_MUST_USE cj_status copy_region(copier *c, const cj_region *src, cj_region *dst) {
@@ -210,7 +201,7 @@ cj_status rf_copy_main(const cj_module *src, cj_op *main, cj_module **out_m, cj_
   cj_block *body = cj_func_body(main);
   if (!body) return cj_invalid("reference backend: the entry function has no body");
   copier c = {0};
-  number(body, &c.nvalues);
+  cj_block_number_values(body, &c.nvalues);
   c.m = cj_module_create(src->filename);
   c.map = calloc(c.nvalues ? c.nvalues : 1, sizeof *c.map);
   cj_status st = (!c.m || !c.map) ? cj_oom() : NULL;

@@ -10,20 +10,11 @@
 
 /* ---------------------------------------------------------------- numbering */
 
-static void number_block(cj_block *b, uint32_t *n) {
-  for (uint32_t i = 0; i < b->nargs; i++) b->args[i].id = (*n)++;
-  for (cj_op *op = b->first; op; op = op->next) {
-    for (uint32_t i = 0; i < op->nresults; i++) op->results[i].id = (*n)++;
-    for (uint32_t r = 0; r < op->nregions; r++)
-      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) number_block(nb, n);
-  }
-}
-
 cj_status rf_number_values(cj_program *p) {
   uint32_t n = 0;
   cj_block *b = cj_func_body(p->main);
   if (!b) return cj_invalid("reference backend: the entry function has no body");
-  number_block(b, &n);
+  cj_block_number_values(b, &n);
   p->nvalues = n;
   return NULL;
 }

@@ -209,12 +209,6 @@ static CJ_MUST_USE cj_status group_of(rf_exec *x, const cj_op *op, bool gather_l
 
 /* ---------------------------------------------------------------- the collectives */
 
-static int64_t ravel(int32_t rank, const int64_t *dims, const int64_t *idx) {
-  int64_t k = 0;
-  for (int32_t d = 0; d < rank; d++) k = k * dims[d] + idx[d];
-  return k;
-}
-
 /* out = the elementwise reduction of the members' operand k, in rank order */
 static CJ_MUST_USE cj_status reduce_into(rf_exec *x, cj_op *op, rv ***posted, int32_t size, uint32_t k, rv *out,
                              int64_t off /* first element of the block */) {
@@ -237,7 +231,7 @@ static void place(const rv *in, rv *out, int64_t d, int64_t off) {
   for (int64_t i = 0; i < in->n; i++) {
     rf_unravel(i, in->rank, in->dims, idx);
     idx[d] += off;
-    memcpy(out->data + ravel(out->rank, out->dims, idx) * out->esize, in->data + i * in->esize, (size_t)in->esize);
+    memcpy(out->data + rf_ravel(out->rank, out->dims, idx) * out->esize, in->data + i * in->esize, (size_t)in->esize);
   }
 }
 
@@ -247,7 +241,7 @@ static void take(const rv *in, rv *out, int64_t d, int64_t off) {
   for (int64_t i = 0; i < out->n; i++) {
     rf_unravel(i, out->rank, out->dims, idx);
     idx[d] += off;
-    memcpy(out->data + i * out->esize, in->data + ravel(in->rank, in->dims, idx) * in->esize, (size_t)out->esize);
+    memcpy(out->data + i * out->esize, in->data + rf_ravel(in->rank, in->dims, idx) * in->esize, (size_t)out->esize);
   }
 }
 

@@ -9,18 +9,6 @@
 
 enum { MAXN = 16 };
 
-static int64_t ravel(int32_t rank, const int64_t *dims, const int64_t *idx) {
-  int64_t k = 0;
-  for (int32_t d = 0; d < rank; d++) k = k * dims[d] + idx[d];
-  return k;
-}
-
-static bool in_list(int64_t d, const int64_t *l, int64_t n) {
-  for (int64_t i = 0; i < n; i++)
-    if (l[i] == d) return true;
-  return false;
-}
-
 static int64_t pad_at(const cj_op *op, const char *name, int32_t d, int side) {
   const cj_attr *a = cj_op_attr(op, name);
   if (!a || a->kind != CJ_ATTR_DENSE) return 0;
@@ -66,8 +54,8 @@ static CJ_MUST_USE cj_status reduce(rf_exec *x, cj_op *op, rv **ins, rv **outs) 
       rf_unravel(i, in0->rank, in0->dims, idx);
       int32_t q = 0;
       for (int32_t d = 0; d < in0->rank; d++)
-        if (!in_list(d, dims, nd)) oi[q++] = idx[d];
-      sum[ravel(o0->rank, o0->dims, oi)] += rf_getf(in0->dt, in0->data, i);
+        if (!rf_in_list(d, dims, nd)) oi[q++] = idx[d];
+      sum[rf_ravel(o0->rank, o0->dims, oi)] += rf_getf(in0->dt, in0->data, i);
     }
     for (int64_t j = 0; j < o0->n; j++) rf_setf(o0->dt, o0->data, j, sum[j]);
     free(sum);
@@ -77,8 +65,8 @@ static CJ_MUST_USE cj_status reduce(rf_exec *x, cj_op *op, rv **ins, rv **outs) 
     rf_unravel(i, in0->rank, in0->dims, idx);
     int32_t q = 0;
     for (int32_t d = 0; d < in0->rank; d++)
-      if (!in_list(d, dims, nd)) oi[q++] = idx[d];
-    int64_t o = ravel(o0->rank, o0->dims, oi);
+      if (!rf_in_list(d, dims, nd)) oi[q++] = idx[d];
+    int64_t o = rf_ravel(o0->rank, o0->dims, oi);
     for (uint32_t k = 0; k < n; k++) {
       a[k] = rs_get(outs[k]->dt, outs[k]->data, o);
       a[n + k] = rs_get(ins[k]->dt, ins[k]->data, i);
@@ -119,7 +107,7 @@ static CJ_MUST_USE cj_status reduce_window(rf_exec *x, cj_op *op, rv **ins, rv *
         if (p < 0 || p % bdl[d] != 0 || p / bdl[d] >= in0->dims[d]) inside = false;
         else ii[d] = p / bdl[d];
       }
-      int64_t src = inside ? ravel(R, in0->dims, ii) : 0;
+      int64_t src = inside ? rf_ravel(R, in0->dims, ii) : 0;
       for (uint32_t k = 0; k < n; k++) {
         a[k] = acc[k];
         a[n + k] = inside ? rs_get(ins[k]->dt, ins[k]->data, src) : rs_get(ins[n + k]->dt, ins[n + k]->data, 0);
@@ -157,7 +145,7 @@ static CJ_MUST_USE cj_status select_and_scatter(rf_exec *x, cj_op *op, rv **ins,
         if (ii[d] < 0 || ii[d] >= in->dims[d]) inside = false;
       }
       if (!inside) continue;
-      int64_t e = ravel(R, in->dims, ii);
+      int64_t e = rf_ravel(R, in->dims, ii);
       rs ev = rs_get(in->dt, in->data, e);
       if (best < 0) {
         best = e;
@@ -311,7 +299,29 @@ static void index_vector(const rv *ix, int64_t ivd, const int64_t *bi, int64_t *
   for (int32_t d = 0; d < ix->rank; d++) idx[d] = d == ivd ? 0 : bi[q++];
   for (int64_t k = 0; k < nvec; k++) {
     if (ivd < ix->rank) idx[ivd] = k;
-    vec[k] = rf_geti(ix->dt, ix->data, ravel(ix->rank, ix->dims, idx));
+    vec[k] = rf_geti(ix->dt, ix->data, rf_ravel(ix->rank, ix->dims, idx));
+  }
+}
+
+/* Splits index idx (rank entries) into the coordinates of the dims in l (to in_l, in order) and
+ * those of the other dims (to rest); returns how many went to in_l. */
+static int32_t split_index(int32_t rank, const int64_t *idx, const dims_list *l, int64_t *in_l,
+                           int64_t *rest) {
+  int32_t nl = 0, nr = 0;
+  for (int32_t d = 0; d < rank; d++) {
+    if (rf_in_list(d, l->v, l->n)) in_l[nl++] = idx[d];
+    else rest[nr++] = idx[d];
+  }
+  return nl;
+}
+
+/* Adds to the operand index `full` the batch coordinates bi of its batching dims (obat[k] pairs
+ * with indices batching dim sbat[k]; bi leaves out the index vector dim ivd). */
+static void add_batching(int64_t *full, const dims_list *obat, const dims_list *sbat,
+                         const int64_t *bi, int64_t ivd) {
+  for (int64_t k = 0; k < obat->n; k++) {
+    int64_t sd = sbat->v[k];
+    full[obat->v[k]] += bi[sd < ivd ? sd : sd - 1];
   }
 }
 
@@ -330,26 +340,19 @@ static CJ_MUST_USE cj_status gather(cj_op *op, rv **ins, rv *out) {
   /* operand dims that take offset coordinates, in order */
   int64_t odims[RF_MAX_RANK], nod = 0;
   for (int32_t d = 0; d < in->rank; d++)
-    if (!in_list(d, coll.v, coll.n) && !in_list(d, obat.v, obat.n)) odims[nod++] = d;
+    if (!rf_in_list(d, coll.v, coll.n) && !rf_in_list(d, obat.v, obat.n)) odims[nod++] = d;
   for (int64_t r = 0; r < out->n; r++) {
     rf_unravel(r, out->rank, out->dims, ri);
-    int32_t nb = 0, no = 0;
-    for (int32_t d = 0; d < out->rank; d++) {
-      if (in_list(d, offd.v, offd.n)) oi[no++] = ri[d];
-      else bi[nb++] = ri[d];
-    }
+    int32_t no = split_index(out->rank, ri, &offd, oi, bi);
     index_vector(ix, ivd, bi, vec, smap.n);
     for (int32_t d = 0; d < in->rank; d++) full[d] = 0;
     for (int64_t k = 0; k < smap.n; k++) {
       int64_t d = smap.v[k], hi = in->dims[d] - ss.v[d], s = vec[k];
       full[d] = s < 0 ? 0 : s > hi ? hi : s;
     }
-    for (int64_t k = 0; k < obat.n; k++) {
-      int64_t sd = sbat.v[k];
-      full[obat.v[k]] += bi[sd < ivd ? sd : sd - 1];
-    }
+    add_batching(full, &obat, &sbat, bi, ivd);
     for (int64_t k = 0; k < nod && k < no; k++) full[odims[k]] += oi[k];
-    memcpy(out->data + r * out->esize, in->data + ravel(in->rank, in->dims, full) * in->esize, (size_t)out->esize);
+    memcpy(out->data + r * out->esize, in->data + rf_ravel(in->rank, in->dims, full) * in->esize, (size_t)out->esize);
   }
   return NULL;
 }
@@ -372,7 +375,7 @@ static CJ_MUST_USE cj_status scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs)
   int64_t wdims[RF_MAX_RANK], nwd = 0, wsize[RF_MAX_RANK];
   for (int32_t d = 0; d < in->rank; d++) {
     wsize[d] = 1;
-    if (!in_list(d, iwd.v, iwd.n) && !in_list(d, ibat.v, ibat.n)) wdims[nwd++] = d;
+    if (!rf_in_list(d, iwd.v, iwd.n) && !rf_in_list(d, ibat.v, ibat.n)) wdims[nwd++] = d;
   }
   for (int64_t k = 0; k < nwd && k < uwd.n; k++) wsize[wdims[k]] = up0->dims[uwd.v[k]];
   int64_t ui[RF_MAX_RANK], bi[RF_MAX_RANK], wi[RF_MAX_RANK], vec[RF_MAX_RANK], full[RF_MAX_RANK];
@@ -382,7 +385,7 @@ static CJ_MUST_USE cj_status scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs)
    * order, which decides overlapping non-commutative updates) */
   int64_t bd[RF_MAX_RANK], bdsz[RF_MAX_RANK], wd_[RF_MAX_RANK], wdsz[RF_MAX_RANK], nbd = 0, nwd_ = 0, bn = 1, wn = 1;
   for (int32_t d = 0; d < up0->rank; d++) {
-    if (in_list(d, uwd.v, uwd.n)) {
+    if (rf_in_list(d, uwd.v, uwd.n)) {
       wd_[nwd_] = d;
       wdsz[nwd_++] = up0->dims[d];
       wn *= up0->dims[d];
@@ -398,19 +401,12 @@ static CJ_MUST_USE cj_status scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs)
     rf_unravel(ub % wn, (int32_t)nwd_, wdsz, wix);
     for (int64_t k = 0; k < nbd; k++) ui[bd[k]] = bix[k];
     for (int64_t k = 0; k < nwd_; k++) ui[wd_[k]] = wix[k];
-    int64_t u = ravel(up0->rank, up0->dims, ui);
-    int32_t nb = 0, nw = 0;
-    for (int32_t d = 0; d < up0->rank; d++) {
-      if (in_list(d, uwd.v, uwd.n)) wi[nw++] = ui[d];
-      else bi[nb++] = ui[d];
-    }
+    int64_t u = rf_ravel(up0->rank, up0->dims, ui);
+    int32_t nw = split_index(up0->rank, ui, &uwd, wi, bi);
     index_vector(ix, ivd, bi, vec, s2o.n);
     for (int32_t d = 0; d < in->rank; d++) full[d] = 0;
     for (int64_t k = 0; k < s2o.n; k++) full[s2o.v[k]] = vec[k];
-    for (int64_t k = 0; k < ibat.n; k++) {
-      int64_t sd = sbat.v[k];
-      full[ibat.v[k]] += bi[sd < ivd ? sd : sd - 1];
-    }
+    add_batching(full, &ibat, &sbat, bi, ivd);
     /* a window that does not fit whole is dropped whole (XLA's semantics; the spec leaves
      * out-of-bounds updates to the implementation) */
     bool inside = true;
@@ -418,7 +414,7 @@ static CJ_MUST_USE cj_status scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs)
       if (full[d] < 0 || full[d] + wsize[d] > in->dims[d]) inside = false;
     if (!inside) continue;
     for (int64_t k = 0; k < nwd && k < nw; k++) full[wdims[k]] += wi[k];
-    int64_t o = ravel(in->rank, in->dims, full);
+    int64_t o = rf_ravel(in->rank, in->dims, full);
     for (uint32_t k = 0; k < n; k++) {
       a[k] = rs_get(outs[k]->dt, outs[k]->data, o);
       a[n + k] = rs_get(ins[n + 1 + k]->dt, ins[n + 1 + k]->data, u);

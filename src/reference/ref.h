@@ -75,6 +75,10 @@ rs rs_convert(cj_dtype from, cj_dtype to, rs v);
 /* Index helpers: row-major strides and unravel. */
 void rf_strides(int32_t rank, const int64_t *dims, int64_t *strides);
 void rf_unravel(int64_t i, int32_t rank, const int64_t *dims, int64_t *idx);
+/* The row-major position of index idx in dims (rf_unravel's inverse). */
+int64_t rf_ravel(int32_t rank, const int64_t *dims, const int64_t *idx);
+/* Whether d is one of l[0..n). */
+bool rf_in_list(int64_t d, const int64_t *l, int64_t n);
 
 /* ---------------------------------------------------------------- programs and execution */
 

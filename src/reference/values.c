@@ -265,6 +265,18 @@ void rf_strides(int32_t rank, const int64_t *dims, int64_t *strides) {
   }
 }
 
+int64_t rf_ravel(int32_t rank, const int64_t *dims, const int64_t *idx) {
+  int64_t k = 0;
+  for (int32_t d = 0; d < rank; d++) k = k * dims[d] + idx[d];
+  return k;
+}
+
+bool rf_in_list(int64_t d, const int64_t *l, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    if (l[i] == d) return true;
+  return false;
+}
+
 void rf_unravel(int64_t i, int32_t rank, const int64_t *dims, int64_t *idx) {
   for (int32_t d = rank - 1; d >= 0; d--) {
     if (dims[d] > 0) {

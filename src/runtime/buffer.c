@@ -292,15 +292,17 @@ static CJ_MUST_USE cj_status check_memory(cj_memory *mem) {
   return NULL;
 }
 
-cj_status cj_buffer_create_uninitialized(cj_memory *mem, cj_dtype dt, const int64_t *dims,
-                                         int rank, cj_buffer **out) {
+/* A new buffer with storage of its own, ready (contents undefined) or pending (a producer sets
+ * its event). */
+static CJ_MUST_USE cj_status create_owned(cj_memory *mem, cj_dtype dt, const int64_t *dims,
+                                          int rank, bool ready_now, cj_buffer **out) {
   *out = NULL;
   CJ_RETURN_IF_ERROR(check_memory(mem));
   size_t nbytes;
   CJ_RETURN_IF_ERROR(cj_shape_check(dt, dims, (size_t)rank, &nbytes));
   cj_storage *s;
   CJ_RETURN_IF_ERROR(cj_storage_alloc(mem, nbytes, &s));
-  cj_event *ready = cj_event_create_ready(NULL);
+  cj_event *ready = ready_now ? cj_event_create_ready(NULL) : cj_event_create(false);
   if (!ready) {
     storage_release(s);
     return cj_oom();
@@ -308,20 +310,14 @@ cj_status cj_buffer_create_uninitialized(cj_memory *mem, cj_dtype dt, const int6
   return buffer_new(mem, dt, dims, rank, nbytes, s, ready, out);
 }
 
+cj_status cj_buffer_create_uninitialized(cj_memory *mem, cj_dtype dt, const int64_t *dims,
+                                         int rank, cj_buffer **out) {
+  return create_owned(mem, dt, dims, rank, true, out);
+}
+
 cj_status cj_buffer_create_pending(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
                                    cj_buffer **out) {
-  *out = NULL;
-  CJ_RETURN_IF_ERROR(check_memory(mem));
-  size_t nbytes;
-  CJ_RETURN_IF_ERROR(cj_shape_check(dt, dims, (size_t)rank, &nbytes));
-  cj_storage *s;
-  CJ_RETURN_IF_ERROR(cj_storage_alloc(mem, nbytes, &s));
-  cj_event *ready = cj_event_create(false);
-  if (!ready) {
-    storage_release(s);
-    return cj_oom();
-  }
-  return buffer_new(mem, dt, dims, rank, nbytes, s, ready, out);
+  return create_owned(mem, dt, dims, rank, false, out);
 }
 
 cj_status cj_buffer_create_view(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,

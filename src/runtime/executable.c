@@ -266,19 +266,20 @@ static CJ_MUST_USE cj_status check_partitioning(cj_module *m, const cj_compile_o
   cj_op *main = cj_module_main(m);
   const cj_type *ft = main ? cj_func_type(main) : NULL;
   if (!ft) return NULL;
-  const char *which = NULL;
-  for (int32_t i = 0; i < ft->rank; i++)
-    if (dict_splits(cj_func_arg_attrs(main, (uint32_t)i), &which))
-      return cj_unimplemented("SPMD partitioning is not implemented by cjrt: argument %d of "
-                              "@main is sharded (%s) across the program's %lld partitions; "
-                              "replicate the inputs or run on one device",
-                              i, which, (long long)o->num_partitions);
-  for (int32_t j = 0; j < ft->nresults; j++)
-    if (dict_splits(cj_func_res_attrs(main, (uint32_t)j), &which))
-      return cj_unimplemented("SPMD partitioning is not implemented by cjrt: result %d of "
-                              "@main is sharded (%s) across the program's %lld partitions; "
-                              "replicate the outputs or run on one device",
-                              j, which, (long long)o->num_partitions);
+  for (int side = 0; side < 2; side++) {
+    bool res = side == 1;
+    for (int32_t i = 0; i < (res ? ft->nresults : ft->rank); i++) {
+      const char *which = NULL;
+      const cj_attr *attrs =
+          res ? cj_func_res_attrs(main, (uint32_t)i) : cj_func_arg_attrs(main, (uint32_t)i);
+      if (dict_splits(attrs, &which))
+        return cj_unimplemented("SPMD partitioning is not implemented by cjrt: %s %d of "
+                                "@main is sharded (%s) across the program's %lld partitions; "
+                                "replicate the %s or run on one device",
+                                res ? "result" : "argument", i, which,
+                                (long long)o->num_partitions, res ? "outputs" : "inputs");
+    }
+  }
   return NULL;
 }
 

@@ -91,13 +91,29 @@ static CJ_MUST_USE cj_status load_module(const cjrt_mpi_module **out) {
 
 enum { MP_MAX_STACK_PROCS = 64 };
 
-static CJ_MUST_USE cj_status to_ranks(cj_mp *m, const int32_t *procs, int32_t n, int32_t *ranks) {
+/* The MPI ranks of a collective's processes: in `stack` when they fit, else malloc'ed. */
+typedef struct mp_ranks {
+  int32_t stack[MP_MAX_STACK_PROCS];
+  int32_t *ranks;
+} mp_ranks;
+
+/* Fills r->ranks with the ranks of procs[0..n); release it with ranks_free, also on error. */
+static CJ_MUST_USE cj_status ranks_of(cj_mp *m, const int32_t *procs, int32_t n, mp_ranks *r) {
+  r->ranks = n <= MP_MAX_STACK_PROCS ? r->stack : malloc(sizeof(int32_t) * (size_t)n);
+  if (!r->ranks) {
+    r->ranks = r->stack;
+    return cj_oom();
+  }
   for (int32_t i = 0; i < n; i++) {
     if (procs[i] < 0 || procs[i] >= m->nprocs)
       return cj_internal("cross-process collective names process %d of %d", procs[i], m->nprocs);
-    ranks[i] = m->procs[procs[i]].mpi_rank;
+    r->ranks[i] = m->procs[procs[i]].mpi_rank;
   }
   return NULL;
+}
+
+static void ranks_free(mp_ranks *r) {
+  if (r->ranks != r->stack) free(r->ranks);
 }
 
 static CJ_MUST_USE cj_status op_allgatherv(void *ctx, uint64_t group, const int32_t *procs, int32_t n,
@@ -105,15 +121,13 @@ static CJ_MUST_USE cj_status op_allgatherv(void *ctx, uint64_t group, const int3
                                const size_t *recv_bytes) {
   cj_mp *m = ctx;
   const cjrt_mpi_module *mod = m->module;
-  int32_t stack[MP_MAX_STACK_PROCS];
-  int32_t *ranks = n <= MP_MAX_STACK_PROCS ? stack : malloc(sizeof(int32_t) * (size_t)n);
-  if (!ranks) return cj_oom();
-  cj_status st = to_ranks(m, procs, n, ranks);
+  mp_ranks r;
+  cj_status st = ranks_of(m, procs, n, &r);
   char err[256] = "";
   if (!st &&
-      mod->allgatherv(group, ranks, n, send, send_bytes, recv, recv_bytes, err, sizeof err))
+      mod->allgatherv(group, r.ranks, n, send, send_bytes, recv, recv_bytes, err, sizeof err))
     st = cj_status_make(CJ_UNAVAILABLE, "cross-process gather over MPI: %s", err);
-  if (ranks != stack) free(ranks);
+  ranks_free(&r);
   return st;
 }
 
@@ -123,16 +137,14 @@ static CJ_MUST_USE cj_status op_allreduce(void *ctx, uint64_t group, const int32
   cj_mp *m = ctx;
   const cjrt_mpi_module *mod = m->module;
   *done = false;
-  int32_t stack[MP_MAX_STACK_PROCS];
-  int32_t *ranks = n <= MP_MAX_STACK_PROCS ? stack : malloc(sizeof(int32_t) * (size_t)n);
-  if (!ranks) return cj_oom();
-  cj_status st = to_ranks(m, procs, n, ranks);
+  mp_ranks r;
+  cj_status st = ranks_of(m, procs, n, &r);
   char err[256] = "";
   int supported = 0;
-  if (!st && mod->allreduce(group, ranks, n, send, recv, count, (int)dt, op, &supported, err,
+  if (!st && mod->allreduce(group, r.ranks, n, send, recv, count, (int)dt, op, &supported, err,
                             sizeof err))
     st = cj_status_make(CJ_UNAVAILABLE, "cross-process all-reduce over MPI: %s", err);
-  if (ranks != stack) free(ranks);
+  ranks_free(&r);
   *done = !st && supported;
   return st;
 }
