@@ -731,6 +731,204 @@ static CJ_MUST_USE cj_status k_conv_generic(cj_exec_ctx *ctx, const cj_step *st)
   return NULL;
 }
 
+/* ======================================================================== lhs-dilated GEMMs */
+
+/* A convolution with lhs dilation (the input gradient of a strided convolution, a transposed
+ * convolution) meets a dilation hole at most (output, kernel position) pairs: with dilation s
+ * in a dimension only about one kernel tap in s reads an input element. The holes depend only
+ * on the output position's residue class, so the outputs split into phases (one residue per
+ * dilated dimension), each an ordinary convolution over its own taps: the GEMM path runs one
+ * product per phase, with the phase's weights packed per execution and its outputs written
+ * compactly to scratch, then copied into place. Sums skip only zero terms. */
+enum { KC_MAXPH = 16 };
+
+typedef struct kc_phase {
+  kc_geom g;         /* the phase's convolution: its outputs, its taps, compact result strides */
+  int64_t *qmap;     /* [g.Q]: full kernel position of each of the phase's taps */
+  cj_strided copy;   /* scratch -> result */
+} kc_phase;
+
+typedef struct kc_phases {
+  int32_t n;
+  int64_t K, Cg, Og, G; /* of the full convolution */
+  kc_phase ph[KC_MAXPH];
+} kc_phases;
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* The taps of dimension i that output residue o0 can meet (ascending); returns their number. */
+static int64_t phase_taps(const kc_dims *d, const kc_geom *g, int32_t i, int64_t o0, int64_t *k) {
+  int64_t nk = g->kdim[i], n = 0, s = d->ldil[i];
+  for (int64_t j = 0; j < nk; j++) {
+    int64_t kk = d->rev[i] ? nk - 1 - j : j;
+    int64_t pos = o0 * d->stride[i] + kk * d->rdil[i] - d->lo[i];
+    if (((pos % s) + s) % s == 0) k[n++] = j;
+  }
+  return n;
+}
+
+/* One phase: output residues o0[i] (step ostep[i]); *ok false if it has no output or no tap. */
+static CJ_MUST_USE cj_status phase_geom(cj_lw *L, const kc_dims *d, const kc_geom *g,
+                                        const int64_t *o0, const int64_t *ostep, int esz,
+                                        kc_phase *ph, bool *ok) {
+  kc_geom *p = &ph->g;
+  *p = *g;
+  *ok = false;
+  int64_t taps[KC_MAXS][64], nt[KC_MAXS];
+  p->P = p->Q = 1;
+  for (int32_t i = 0; i < g->ns; i++) {
+    if (g->kdim[i] > 64) return NULL;
+    nt[i] = phase_taps(d, g, i, o0[i], taps[i]);
+    p->odim[i] = (g->odim[i] - o0[i] + ostep[i] - 1) / ostep[i];
+    p->kdim[i] = nt[i];
+    p->P *= p->odim[i];
+    p->Q *= nt[i];
+  }
+  if (p->P == 0 || p->Q == 0) return NULL;
+  p->K = p->Q * g->Cg;
+  p->M = g->Bout * p->P;
+  for (int32_t i = 0; i < g->ns; i++) {
+    int64_t *t = cj_lw_alloc(L, sizeof(int64_t) * (size_t)(p->odim[i] * nt[i]));
+    if (!t) return cj_oom();
+    for (int64_t o = 0; o < p->odim[i]; o++)
+      for (int64_t j = 0; j < nt[i]; j++)
+        t[o * nt[i] + j] = g->tab[i][(o0[i] + o * ostep[i]) * g->kdim[i] + taps[i][j]];
+    p->tab[i] = t;
+  }
+  /* compact result [Bout][odim...][G * Og] in scratch, copied with the result's strides */
+  int64_t of = g->G * g->Og, s = of;
+  p->of = 1;
+  cj_strided *c = &ph->copy;
+  memset(c, 0, sizeof *c);
+  c->rank = g->ns + 2;
+  c->esize = esz;
+  c->dims[g->ns + 1] = of;
+  c->sstride[g->ns + 1] = esz;
+  c->dstride[g->ns + 1] = g->of * esz;
+  for (int32_t i = g->ns - 1; i >= 0; i--) {
+    p->os[i] = s;
+    c->dims[i + 1] = p->odim[i];
+    c->sstride[i + 1] = s * esz;
+    c->dstride[i + 1] = g->os[i] * ostep[i] * esz;
+    c->doff += o0[i] * g->os[i] * esz;
+    s *= p->odim[i];
+  }
+  p->ob = s;
+  c->dims[0] = g->Bout;
+  c->sstride[0] = s * esz;
+  c->dstride[0] = g->ob * esz;
+  cj_strided_simplify(c);
+  /* the phase's taps as full kernel positions (row-major over the kernel's spatial dims) */
+  ph->qmap = cj_lw_alloc(L, sizeof(int64_t) * (size_t)p->Q);
+  if (!ph->qmap) return cj_oom();
+  int64_t kc[KC_MAXS] = {0};
+  for (int64_t q = 0; q < p->Q; q++) {
+    int64_t full = 0;
+    for (int32_t i = 0; i < g->ns; i++) full = full * g->kdim[i] + taps[i][kc[i]];
+    ph->qmap[q] = full;
+    for (int32_t i = g->ns - 1; i >= 0; i--) {
+      if (++kc[i] < nt[i]) break;
+      kc[i] = 0;
+    }
+  }
+  *ok = true; /* the whole convolution was worth a GEMM; its phases run with the same kernel */
+  return NULL;
+}
+
+/* Splits g (GEMM path, tables built) into phases when its lhs is dilated and the phases do
+ * less than 3/4 of its work; *ph->n = 0 otherwise. */
+static CJ_MUST_USE cj_status conv_phases(cj_lw *L, const kc_dims *d, const kc_geom *g, int esz,
+                                         kc_phases **out) {
+  *out = NULL;
+  int64_t ostep[KC_MAXS], np = 1;
+  bool dilated = false;
+  for (int32_t i = 0; i < g->ns; i++) {
+    ostep[i] = d->ldil[i] / gcd64(d->stride[i], d->ldil[i]);
+    if (ostep[i] > g->odim[i]) ostep[i] = g->odim[i] > 0 ? g->odim[i] : 1;
+    dilated = dilated || d->ldil[i] > 1;
+    np *= ostep[i];
+  }
+  if (!dilated || np < 2 || np > KC_MAXPH) return NULL;
+  kc_phases *P = cj_lw_alloc(L, sizeof *P);
+  if (!P) return cj_oom();
+  P->K = g->K;
+  P->Cg = g->Cg;
+  P->Og = g->Og;
+  P->G = g->G;
+  int64_t o0[KC_MAXS] = {0};
+  double work = 0;
+  for (int64_t n = 0; n < np; n++) {
+    bool ok;
+    CJ_RETURN_IF_ERROR(phase_geom(L, d, g, o0, ostep, esz, &P->ph[n], &ok));
+    if (!ok) return NULL; /* a phase without outputs or taps: left to the one GEMM */
+    work += (double)P->ph[n].g.M * (double)P->ph[n].g.K;
+    for (int32_t i = g->ns - 1; i >= 0; i--) {
+      if (++o0[i] < ostep[i]) break;
+      o0[i] = 0;
+    }
+  }
+  if (work > 0.75 * (double)g->M * (double)g->K) return NULL;
+  P->n = (int32_t)np;
+  *out = P;
+  return NULL;
+}
+
+/* in[0] = canonical f32 weights W[G][K][Og]; out = each phase's packed panels, then scratch for
+ * one phase's canonical weights */
+static CJ_MUST_USE cj_status k_conv_phase_pack(cj_exec_ctx *ctx, const cj_step *st) {
+  const kc_phases *P = st->params;
+  const float *w = (const float *)CJ_PTR(ctx, st->in[0]);
+  float *sub = (float *)CJ_PTR(ctx, st->out[P->n]);
+  int64_t row = P->Cg * P->Og;
+  for (int32_t n = 0; n < P->n; n++) {
+    const kc_phase *ph = &P->ph[n];
+    for (int64_t grp = 0; grp < P->G; grp++)
+      for (int64_t q = 0; q < ph->g.Q; q++)
+        memcpy(sub + (grp * ph->g.Q + q) * row, w + grp * P->K * P->Og + ph->qmap[q] * row,
+               sizeof(float) * (size_t)row);
+    kc_gemm_pack(&ph->g, sub, (float *)CJ_PTR(ctx, st->out[n]));
+  }
+  return NULL;
+}
+
+/* in = each phase's compact result; out[0] = the result */
+static CJ_MUST_USE cj_status k_conv_phase_place(cj_exec_ctx *ctx, const cj_step *st) {
+  const kc_phases *P = st->params;
+  char *out = CJ_PTR(ctx, st->out[0]);
+  for (int32_t n = 0; n < P->n; n++) cj_strided_run(&P->ph[n].copy, out, CJ_PTR(ctx, st->in[n]));
+  return NULL;
+}
+
+/* Emits the phases: packing from the canonical weights wv, one GEMM per phase, the placing. */
+static CJ_MUST_USE cj_status conv_phases_emit(cj_lw *L, cj_op *op, const kc_phases *P,
+                                              int32_t xbuf, int32_t wv, int32_t zbuf,
+                                              int32_t obuf, cj_dtype odt) {
+  int32_t packs[KC_MAXPH + 1], parts[KC_MAXPH];
+  int64_t maxsub = 1;
+  for (int32_t n = 0; n < P->n; n++) {
+    packs[n] = cj_lw_new_buf(L, kc_gemm_packed_floats(&P->ph[n].g) * 4, CJ_BK_ARENA);
+    int64_t s = P->G * P->ph[n].g.K * P->Og;
+    if (s > maxsub) maxsub = s;
+  }
+  packs[P->n] = cj_lw_new_buf(L, maxsub * 4, CJ_BK_ARENA);
+  if (!cj_lw_emit(L, op, k_conv_phase_pack, P, 1, &wv, (uint32_t)P->n + 1, packs)) return cj_oom();
+  int64_t esz = cj_dtype_bytes(odt);
+  for (int32_t n = 0; n < P->n; n++) {
+    const kc_geom *g = &P->ph[n].g;
+    parts[n] = cj_lw_new_buf(L, g->Bout * g->P * P->G * P->Og * esz, CJ_BK_ARENA);
+    CJ_RETURN_IF_ERROR(kc_gemm_emit(L, op, g, xbuf, packs[n], zbuf, parts[n], odt));
+  }
+  if (!cj_lw_emit(L, op, k_conv_phase_place, P, (uint32_t)P->n, parts, 1, &obuf)) return cj_oom();
+  return NULL;
+}
+
 /* ======================================================================== lowering */
 
 enum { MODE_PLAIN, MODE_QINT, MODE_HYBRID, MODE_QDQ };
@@ -988,13 +1186,15 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
     }
   }
 
+  kc_phases *phases = NULL; /* a dilated lhs: one GEMM per output phase */
+  if (gemm && !rconst) CJ_RETURN_IF_ERROR(conv_phases(L, &d, &g, cj_dtype_bytes(odt), &phases));
   /* the weights */
   kc_wprep *wp = cj_lw_alloc(L, sizeof *wp);
   if (!wp) return cj_oom();
   wp->g = g;
   wp->cvt = rcv;
   wp->acc_dt = adt;
-  wp->pack = gemm;
+  wp->pack = gemm && !phases;
   wp->dw = dw;
   wp->r.dt = rdt;
   int64_t rstr[CJ_MAX_RANK];
@@ -1005,18 +1205,18 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
   wp->lhs_zp = mode == MODE_QINT ? (int32_t)lq->zero_points[0] : 0;
   wp->zpoff = mode == MODE_QINT && wp->lhs_zp != 0;
   int64_t wn = g.G * g.K * g.Og, esz = cj_dtype_bytes(rdt);
-  int64_t packed = gemm ? kc_gemm_packed_floats(&g) : dw ? wn : 0;
-  int32_t wbuf = -1, zpbuf = -1;
+  int64_t packed = wp->pack ? kc_gemm_packed_floats(&g) : dw ? wn : 0;
+  int32_t wbuf = -1, zpbuf = -1, wv = -1;
   if (rconst) {
     CJ_RETURN_IF_ERROR(conv_const_rhs(L, wp, rval, rt, wn, esz, asz, packed, &wbuf, &zpbuf));
   } else {
     int32_t outs[4];
     uint32_t n = 0;
-    int32_t wv = cj_lw_new_buf(L, wn * asz, CJ_BK_ARENA);
+    wv = cj_lw_new_buf(L, wn * asz, CJ_BK_ARENA);
     outs[n++] = wv;
     outs[n++] = cj_lw_new_buf(L, wn * esz, CJ_BK_ARENA);
     wbuf = wv;
-    if (gemm || dw) outs[n++] = wbuf = cj_lw_new_buf(L, packed * 4, CJ_BK_ARENA);
+    if (wp->pack || dw) outs[n++] = wbuf = cj_lw_new_buf(L, packed * 4, CJ_BK_ARENA);
     if (wp->zpoff) outs[n++] = zpbuf = cj_lw_new_buf(L, g.G * g.Og * 4, CJ_BK_ARENA);
     if (!cj_lw_emit(L, op, k_conv_prep_rhs, wp, 1, &w.buf, n, outs)) return cj_oom();
   }
@@ -1026,6 +1226,7 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
     if (!z) return cj_oom();
     int32_t zbuf = cj_lw_const(L, z, 4 * (g.Cg > 0 ? g.Cg : 1));
     free(z);
+    if (phases) return conv_phases_emit(L, op, phases, xbuf, wv, zbuf, r.buf, odt);
     return kc_gemm_emit(L, op, &g, xbuf, wbuf, zbuf, r.buf, odt);
   }
 

@@ -578,6 +578,18 @@ qcase("q_qdq_per_axis_nchw", 4, 1, 2, 3, [5, 5], [2, 2], "nchw", 0.05, -7, 0.01,
       per_axis=True, qdq=True)
 
 
+# ---------------------------------------------------------------- GEMM path, lhs dilation split
+# into output phases (runtime weights): the input gradient of a stride-2 3x3 conv, a 1-D
+# dilation 3 with stride 2 (three phases), phases with feature and batch groups. Added last so
+# the cases above keep their random values.
+case("gemm_phases_input_grad", 4, 2, 16, 12, [8, 8], [3, 3], ldil=[2, 2], pad=[[1, 2], [1, 2]],
+     rev=[True, True], runtime_rhs=True)
+case("gemm_phases_1d", 3, 4, 16, 16, [40], [5], ldil=[3], stride=[2], pad=[[2, 1]], runtime_rhs=True)
+case("gemm_phases_groups_nchw", 4, 4, 8, 8, [9, 7], [3, 3], lay="nchw", fgc=2, ldil=[2, 1],
+     rdil=[1, 2], pad=[[2, 2], [1, 1]], runtime_rhs=True)
+case("gemm_phases_batch_groups", 4, 4, 8, 8, [6, 6], [2, 2], bgc=2, ldil=[2, 2],
+     pad=[[1, 1], [1, 1]], runtime_rhs=True)
+
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
