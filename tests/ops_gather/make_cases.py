@@ -274,6 +274,18 @@ def gather_cases():
              '(tensor<4x3xui8>, tensor<i32>) -> %s' % (c.const(x), c.const(idx), ttype(e.shape, e.dtype)))
     c.expect(r, e)
     cs.append(c)
+    # blocked kernel paths (own generator, so the cases above keep their values): columns
+    # x[:, ids] (one strided run per slice, f32) with a 2-D batch space whose inner dim crosses
+    # the 256-position block, clamped ids; one-element slices with a batching dim and i64 ids
+    r2 = np.random.default_rng(20261127)
+    x = r2.standard_normal((6, 40)).astype(np.float32)
+    si = r2.integers(-5, 45, (2, 300)).astype(np.int32)
+    cs.append(gather_case("columns by a 2x300 id block, clamped", x, si, [0], [1], [], [], [1], 2,
+                          [6, 1]))
+    x = r2.standard_normal((3, 50)).astype(np.float64)
+    si = r2.integers(-3, 53, (3, 270, 1)).astype(np.int64)
+    cs.append(gather_case("take_along_axis elements, batching dim, i64 ids", x, si, [], [1], [0], [0],
+                          [1], 2, [1, 1]))
     return cs
 
 
