@@ -445,6 +445,7 @@ typedef struct kc_tprep {
   cj_dtype src;
   int64_t nb, nc, sb, sc, npos;
   int64_t sdim[KC_MAXS], sstr[KC_MAXS];
+  int64_t plo, phi; /* zero positions before / after the innermost spatial dim (merged taps) */
 } kc_tprep;
 
 typedef struct tprep_run {
@@ -463,7 +464,9 @@ static void tprep_body(void *vctx, int64_t b, int64_t e) {
       rem /= p->sdim[i];
     }
     off += rem * p->sb;
-    float *d = R->dst + pos * p->nc;
+    int64_t in = p->ns ? p->sdim[p->ns - 1] : 1, dpos = pos;
+    if (p->plo | p->phi) dpos = pos / in * (in + p->plo + p->phi) + pos % in + p->plo;
+    float *d = R->dst + dpos * p->nc;
     if (p->src == CJ_F32) {
       const float *s = (const float *)R->src + off;
       for (int64_t c = 0; c < p->nc; c++) d[c] = s[c * p->sc];
@@ -480,6 +483,14 @@ static void tprep_body(void *vctx, int64_t b, int64_t e) {
 static CJ_MUST_USE cj_status k_conv_prep_nhwc(cj_exec_ctx *ctx, const cj_step *st) {
   const kc_tprep *p = st->params;
   tprep_run R = {p, CJ_PTR(ctx, st->in[0]), (float *)CJ_PTR(ctx, st->out[0])};
+  if (p->plo | p->phi) { /* the padding rows */
+    int64_t in = p->sdim[p->ns - 1], rows = p->npos / (in > 0 ? in : 1), w = in + p->plo + p->phi;
+    for (int64_t r = 0; r < rows && in > 0; r++) {
+      float *row = R.dst + r * w * p->nc;
+      memset(row, 0, sizeof(float) * (size_t)(p->plo * p->nc));
+      memset(row + (p->plo + in) * p->nc, 0, sizeof(float) * (size_t)(p->phi * p->nc));
+    }
+  }
   int64_t grain = 4096 / (p->nc > 0 ? p->nc : 1) + 1;
   if (ctx->pool && p->npos * p->nc >= CJ_PAR_MIN_ELEMS)
     cj_pool_parallel_for(ctx->pool, p->npos, grain, tprep_body, &R);
@@ -929,6 +940,69 @@ static CJ_MUST_USE cj_status conv_phases_emit(cj_lw *L, cj_op *op, const kc_phas
   return NULL;
 }
 
+/* ======================================================================== merged taps */
+
+/* A GEMM convolution with few input features per group (Cg) reads its lhs rows in runs of Cg
+ * floats, one per kernel position: the kernel gradient of a 1-D convolution (features = the
+ * batch of the forward pass, kernel = the whole output gradient) is a long dot product cut into
+ * runs of 4. When the innermost kernel dimension walks the lhs contiguously (no dilations, no
+ * reversal, one group) and the lhs is prepared in [batch][spatial...][feature] with that
+ * dimension's padding written out as zeros, consecutive kernel positions are consecutive runs:
+ * the dimension merges into the features (Cg' = kdim * Cg, the weights' K order unchanged). */
+static bool conv_merge_ok(const kc_dims *d, const kc_geom *g, const cj_type *lt, int64_t *plo,
+                          int64_t *phi) {
+  int32_t i = g->ns - 1;
+  if (i < 0 || g->G != 1 || g->Cg >= 16 || g->kdim[i] < 2 || d->rdil[i] != 1 ||
+      d->ldil[i] != 1 || d->rev[i] || g->odim[i] < 1)
+    return false;
+  int64_t in = lt->dims[d->is[i]];
+  int64_t last = (g->odim[i] - 1) * d->stride[i] + g->kdim[i] - 1 - d->lo[i];
+  *plo = d->lo[i] > 0 ? d->lo[i] : 0;
+  *phi = last > in - 1 ? last - (in - 1) : 0;
+  return in > 0 && *plo + *phi <= 4 * in + 64; /* padding within reason */
+}
+
+/* The merged geometry of g (tables built for the padded lhs, strides xs). */
+static CJ_MUST_USE cj_status conv_merge_geom(cj_lw *L, const kc_dims *d, const kc_geom *g,
+                                             const int64_t *xs, int64_t plo, kc_geom *m) {
+  int32_t i = g->ns - 1;
+  *m = *g;
+  int64_t *t = cj_lw_alloc(L, sizeof(int64_t) * (size_t)g->odim[i]);
+  if (!t) return cj_oom();
+  for (int64_t o = 0; o < g->odim[i]; o++) t[o] = (o * d->stride[i] - d->lo[i] + plo) * xs[i];
+  m->tab[i] = t;
+  m->Cg = g->Cg * g->kdim[i];
+  m->Q = g->Q / g->kdim[i];
+  m->kdim[i] = 1;
+  return NULL;
+}
+
+/* The prep step writing the lhs as [batch][spatial...][feature] f32 (innermost spatial dim
+ * padded by plo / phi zero positions). */
+static CJ_MUST_USE cj_status emit_tprep(cj_lw *L, cj_op *op, const kc_dims *d, const cj_type *lt,
+                                        const int64_t *lstr, int64_t plo, int64_t phi,
+                                        int32_t src, int32_t dst) {
+  kc_tprep *tp = cj_lw_alloc(L, sizeof *tp);
+  if (!tp) return cj_oom();
+  int32_t ns = lt->rank - 2;
+  tp->ns = ns;
+  tp->src = lt->dtype;
+  tp->nb = lt->dims[d->ib];
+  tp->nc = lt->dims[d->ifd];
+  tp->sb = lstr[d->ib];
+  tp->sc = lstr[d->ifd];
+  tp->npos = tp->nb;
+  tp->plo = plo;
+  tp->phi = phi;
+  for (int32_t i = 0; i < ns; i++) {
+    tp->sdim[i] = lt->dims[d->is[i]];
+    tp->sstr[i] = lstr[d->is[i]];
+    tp->npos *= tp->sdim[i];
+  }
+  if (!cj_lw_emit(L, op, k_conv_prep_nhwc, tp, 1, &src, 1, &dst)) return cj_oom();
+  return NULL;
+}
+
 /* ======================================================================== lowering */
 
 enum { MODE_PLAIN, MODE_QINT, MODE_HYBRID, MODE_QDQ };
@@ -1141,7 +1215,9 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
   int64_t lstr[CJ_MAX_RANK], xs[KC_MAXS];
   cj_row_strides(lt->rank, lt->dims, lstr);
   int32_t xbuf = x.buf;
-  bool lhs_direct = mode == MODE_PLAIN && ldt == adt && (!gemm || lstr[d.ifd] == 1);
+  int64_t plo = 0, phi = 0;
+  bool merge = gemm && conv_merge_ok(&d, &g, lt, &plo, &phi);
+  bool lhs_direct = mode == MODE_PLAIN && ldt == adt && (!gemm || lstr[d.ifd] == 1) && !merge;
   if (lhs_direct || !gemm) {
     g.xb = lstr[d.ib];
     g.xc = lstr[d.ifd];
@@ -1151,30 +1227,18 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
     g.xc = 1;
     for (int32_t i = g.ns - 1; i >= 0; i--) {
       xs[i] = s;
-      s *= lt->dims[d.is[i]];
+      s *= lt->dims[d.is[i]] + (i == g.ns - 1 ? plo + phi : 0);
     }
     g.xb = s;
   }
   CJ_RETURN_IF_ERROR(geom_tables(L, &d, lt, xs, &g));
+  kc_geom gm = g; /* the geometry the GEMM runs */
+  if (merge) CJ_RETURN_IF_ERROR(conv_merge_geom(L, &d, &g, xs, plo, &gm));
 
   if (!lhs_direct) {
-    xbuf = cj_lw_new_buf(L, x.nelems * asz, CJ_BK_ARENA);
+    xbuf = cj_lw_new_buf(L, (gemm ? g.xb * lt->dims[d.ib] : x.nelems) * asz, CJ_BK_ARENA);
     if (gemm) {
-      kc_tprep *tp = cj_lw_alloc(L, sizeof *tp);
-      if (!tp) return cj_oom();
-      tp->ns = g.ns;
-      tp->src = ldt;
-      tp->nb = lt->dims[d.ib];
-      tp->nc = lt->dims[d.ifd];
-      tp->sb = lstr[d.ib];
-      tp->sc = lstr[d.ifd];
-      tp->npos = tp->nb;
-      for (int32_t i = 0; i < g.ns; i++) {
-        tp->sdim[i] = lt->dims[d.is[i]];
-        tp->sstr[i] = lstr[d.is[i]];
-        tp->npos *= tp->sdim[i];
-      }
-      if (!cj_lw_emit(L, op, k_conv_prep_nhwc, tp, 1, &x.buf, 1, &xbuf)) return cj_oom();
+      CJ_RETURN_IF_ERROR(emit_tprep(L, op, &d, lt, lstr, plo, phi, x.buf, xbuf));
     } else {
       kc_xprep *xp = cj_lw_alloc(L, sizeof *xp);
       if (!xp) return cj_oom();
@@ -1187,7 +1251,8 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
   }
 
   kc_phases *phases = NULL; /* a dilated lhs: one GEMM per output phase */
-  if (gemm && !rconst) CJ_RETURN_IF_ERROR(conv_phases(L, &d, &g, cj_dtype_bytes(odt), &phases));
+  if (gemm && !rconst && !merge)
+    CJ_RETURN_IF_ERROR(conv_phases(L, &d, &g, cj_dtype_bytes(odt), &phases));
   /* the weights */
   kc_wprep *wp = cj_lw_alloc(L, sizeof *wp);
   if (!wp) return cj_oom();
@@ -1222,12 +1287,12 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
   }
 
   if (gemm) {
-    float *z = calloc((size_t)(g.Cg > 0 ? g.Cg : 1), sizeof(float));
+    float *z = calloc((size_t)(gm.Cg > 0 ? gm.Cg : 1), sizeof(float));
     if (!z) return cj_oom();
-    int32_t zbuf = cj_lw_const(L, z, 4 * (g.Cg > 0 ? g.Cg : 1));
+    int32_t zbuf = cj_lw_const(L, z, 4 * (gm.Cg > 0 ? gm.Cg : 1));
     free(z);
     if (phases) return conv_phases_emit(L, op, phases, xbuf, wv, zbuf, r.buf, odt);
-    return kc_gemm_emit(L, op, &g, xbuf, wbuf, zbuf, r.buf, odt);
+    return kc_gemm_emit(L, op, &gm, xbuf, wbuf, zbuf, r.buf, odt);
   }
 
   kc_gen *p = cj_lw_alloc(L, sizeof *p);

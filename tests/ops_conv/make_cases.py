@@ -589,6 +589,13 @@ case("gemm_phases_groups_nchw", 4, 4, 8, 8, [9, 7], [3, 3], lay="nchw", fgc=2, l
      rdil=[1, 2], pad=[[2, 2], [1, 1]], runtime_rhs=True)
 case("gemm_phases_batch_groups", 4, 4, 8, 8, [6, 6], [2, 2], bgc=2, ldil=[2, 2],
      pad=[[1, 1], [1, 1]], runtime_rhs=True)
+# GEMM path, the innermost kernel dim merged into few input features (its padding written out):
+# the kernel gradient of a causal dilated 1-D conv (features = the forward batch, stride = the
+# forward dilation, left padding), and a 2-D case with padding on both sides and a stride
+case("gemm_merged_1d_kernel_grad", 3, 8, 4, 16, [300], [150], stride=[2], pad=[[2, 0]], lo=-2,
+     hi=2, runtime_rhs=True)
+case("gemm_merged_2d", 4, 4, 3, 16, [12, 11], [3, 4], stride=[1, 2], pad=[[1, 1], [2, 3]],
+     runtime_rhs=True)
 
 def main():
     if os.path.isdir(OUT):
