@@ -750,17 +750,21 @@ static CJ_MUST_USE cj_status k_conv_generic(cj_exec_ctx *ctx, const cj_step *st)
  * on the output position's residue class, so the outputs split into phases (one residue per
  * dilated dimension), each an ordinary convolution over its own taps: the GEMM path runs one
  * product per phase, with the phase's weights packed per execution and its outputs written
- * compactly to scratch, then copied into place. Sums skip only zero terms. */
+ * compactly to scratch, then copied into place; outputs that no tap reaches (kernel dilation and
+ * lhs dilation sharing a factor) are zeros. Sums skip only zero terms. */
 enum { KC_MAXPH = 16 };
 
+enum { PH_GEMM, PH_ZERO, PH_NONE }; /* a product; outputs no tap reaches; no outputs */
+
 typedef struct kc_phase {
+  int kind;
   kc_geom g;         /* the phase's convolution: its outputs, its taps, compact result strides */
   int64_t *qmap;     /* [g.Q]: full kernel position of each of the phase's taps */
   cj_strided copy;   /* scratch -> result */
 } kc_phase;
 
 typedef struct kc_phases {
-  int32_t n;
+  int32_t n, ngemm;
   int64_t K, Cg, Og, G; /* of the full convolution */
   kc_phase ph[KC_MAXPH];
 } kc_phases;
@@ -785,7 +789,31 @@ static int64_t phase_taps(const kc_dims *d, const kc_geom *g, int32_t i, int64_t
   return n;
 }
 
-/* One phase: output residues o0[i] (step ostep[i]); *ok false if it has no output or no tap. */
+/* The copy of a phase's compact result [Bout][odim...][G * Og] into the result (a zero phase:
+ * from one zero element, stride 0). */
+static void phase_copy(const kc_geom *g, const kc_geom *p, const int64_t *o0, const int64_t *ostep,
+                       int esz, bool zero, cj_strided *c) {
+  int64_t of = g->G * g->Og, s = of;
+  memset(c, 0, sizeof *c);
+  c->rank = g->ns + 2;
+  c->esize = esz;
+  c->dims[g->ns + 1] = of;
+  c->sstride[g->ns + 1] = zero ? 0 : esz;
+  c->dstride[g->ns + 1] = g->of * esz;
+  for (int32_t i = g->ns - 1; i >= 0; i--) {
+    c->dims[i + 1] = p->odim[i];
+    c->sstride[i + 1] = zero ? 0 : s * esz;
+    c->dstride[i + 1] = g->os[i] * ostep[i] * esz;
+    c->doff += o0[i] * g->os[i] * esz;
+    s *= p->odim[i];
+  }
+  c->dims[0] = g->Bout;
+  c->sstride[0] = zero ? 0 : s * esz;
+  c->dstride[0] = g->ob * esz;
+  cj_strided_simplify(c);
+}
+
+/* One phase: output residues o0[i] (step ostep[i]); *ok false if it cannot be split off. */
 static CJ_MUST_USE cj_status phase_geom(cj_lw *L, const kc_dims *d, const kc_geom *g,
                                         const int64_t *o0, const int64_t *ostep, int esz,
                                         kc_phase *ph, bool *ok) {
@@ -802,7 +830,11 @@ static CJ_MUST_USE cj_status phase_geom(cj_lw *L, const kc_dims *d, const kc_geo
     p->P *= p->odim[i];
     p->Q *= nt[i];
   }
-  if (p->P == 0 || p->Q == 0) return NULL;
+  *ok = true;
+  ph->kind = p->P == 0 ? PH_NONE : p->Q == 0 ? PH_ZERO : PH_GEMM;
+  if (ph->kind == PH_NONE) return NULL;
+  phase_copy(g, p, o0, ostep, esz, ph->kind == PH_ZERO, &ph->copy);
+  if (ph->kind == PH_ZERO) return NULL; /* outputs no tap reaches: zeros */
   p->K = p->Q * g->Cg;
   p->M = g->Bout * p->P;
   for (int32_t i = 0; i < g->ns; i++) {
@@ -813,29 +845,14 @@ static CJ_MUST_USE cj_status phase_geom(cj_lw *L, const kc_dims *d, const kc_geo
         t[o * nt[i] + j] = g->tab[i][(o0[i] + o * ostep[i]) * g->kdim[i] + taps[i][j]];
     p->tab[i] = t;
   }
-  /* compact result [Bout][odim...][G * Og] in scratch, copied with the result's strides */
-  int64_t of = g->G * g->Og, s = of;
+  /* compact result strides in scratch */
+  int64_t s = g->G * g->Og;
   p->of = 1;
-  cj_strided *c = &ph->copy;
-  memset(c, 0, sizeof *c);
-  c->rank = g->ns + 2;
-  c->esize = esz;
-  c->dims[g->ns + 1] = of;
-  c->sstride[g->ns + 1] = esz;
-  c->dstride[g->ns + 1] = g->of * esz;
   for (int32_t i = g->ns - 1; i >= 0; i--) {
     p->os[i] = s;
-    c->dims[i + 1] = p->odim[i];
-    c->sstride[i + 1] = s * esz;
-    c->dstride[i + 1] = g->os[i] * ostep[i] * esz;
-    c->doff += o0[i] * g->os[i] * esz;
     s *= p->odim[i];
   }
   p->ob = s;
-  c->dims[0] = g->Bout;
-  c->sstride[0] = s * esz;
-  c->dstride[0] = g->ob * esz;
-  cj_strided_simplify(c);
   /* the phase's taps as full kernel positions (row-major over the kernel's spatial dims) */
   ph->qmap = cj_lw_alloc(L, sizeof(int64_t) * (size_t)p->Q);
   if (!ph->qmap) return cj_oom();
@@ -849,7 +866,6 @@ static CJ_MUST_USE cj_status phase_geom(cj_lw *L, const kc_dims *d, const kc_geo
       kc[i] = 0;
     }
   }
-  *ok = true; /* the whole convolution was worth a GEMM; its phases run with the same kernel */
   return NULL;
 }
 
@@ -878,8 +894,8 @@ static CJ_MUST_USE cj_status conv_phases(cj_lw *L, const kc_dims *d, const kc_ge
   for (int64_t n = 0; n < np; n++) {
     bool ok;
     CJ_RETURN_IF_ERROR(phase_geom(L, d, g, o0, ostep, esz, &P->ph[n], &ok));
-    if (!ok) return NULL; /* a phase without outputs or taps: left to the one GEMM */
-    work += (double)P->ph[n].g.M * (double)P->ph[n].g.K;
+    if (!ok) return NULL; /* a kernel too long for a phase: left to the one GEMM */
+    if (P->ph[n].kind == PH_GEMM) work += (double)P->ph[n].g.M * (double)P->ph[n].g.K;
     for (int32_t i = g->ns - 1; i >= 0; i--) {
       if (++o0[i] < ostep[i]) break;
       o0[i] = 0;
@@ -887,33 +903,37 @@ static CJ_MUST_USE cj_status conv_phases(cj_lw *L, const kc_dims *d, const kc_ge
   }
   if (work > 0.75 * (double)g->M * (double)g->K) return NULL;
   P->n = (int32_t)np;
+  for (int32_t n = 0; n < P->n; n++) P->ngemm += P->ph[n].kind == PH_GEMM;
   *out = P;
   return NULL;
 }
 
-/* in[0] = canonical f32 weights W[G][K][Og]; out = each phase's packed panels, then scratch for
- * one phase's canonical weights */
+/* in[0] = canonical f32 weights W[G][K][Og]; out = the packed panels of each GEMM phase, then
+ * scratch for one phase's canonical weights */
 static CJ_MUST_USE cj_status k_conv_phase_pack(cj_exec_ctx *ctx, const cj_step *st) {
   const kc_phases *P = st->params;
   const float *w = (const float *)CJ_PTR(ctx, st->in[0]);
-  float *sub = (float *)CJ_PTR(ctx, st->out[P->n]);
+  float *sub = (float *)CJ_PTR(ctx, st->out[P->ngemm]);
   int64_t row = P->Cg * P->Og;
-  for (int32_t n = 0; n < P->n; n++) {
+  for (int32_t n = 0, j = 0; n < P->n; n++) {
     const kc_phase *ph = &P->ph[n];
+    if (ph->kind != PH_GEMM) continue;
     for (int64_t grp = 0; grp < P->G; grp++)
       for (int64_t q = 0; q < ph->g.Q; q++)
         memcpy(sub + (grp * ph->g.Q + q) * row, w + grp * P->K * P->Og + ph->qmap[q] * row,
                sizeof(float) * (size_t)row);
-    kc_gemm_pack(&ph->g, sub, (float *)CJ_PTR(ctx, st->out[n]));
+    kc_gemm_pack(&ph->g, sub, (float *)CJ_PTR(ctx, st->out[j]));
+    j++;
   }
   return NULL;
 }
 
-/* in = each phase's compact result; out[0] = the result */
+/* in = each phase's compact result (a zero element for zero phases); out[0] = the result */
 static CJ_MUST_USE cj_status k_conv_phase_place(cj_exec_ctx *ctx, const cj_step *st) {
   const kc_phases *P = st->params;
   char *out = CJ_PTR(ctx, st->out[0]);
-  for (int32_t n = 0; n < P->n; n++) cj_strided_run(&P->ph[n].copy, out, CJ_PTR(ctx, st->in[n]));
+  for (int32_t n = 0; n < P->n; n++)
+    if (P->ph[n].kind != PH_NONE) cj_strided_run(&P->ph[n].copy, out, CJ_PTR(ctx, st->in[n]));
   return NULL;
 }
 
@@ -922,19 +942,25 @@ static CJ_MUST_USE cj_status conv_phases_emit(cj_lw *L, cj_op *op, const kc_phas
                                               int32_t xbuf, int32_t wv, int32_t zbuf,
                                               int32_t obuf, cj_dtype odt) {
   int32_t packs[KC_MAXPH + 1], parts[KC_MAXPH];
-  int64_t maxsub = 1;
+  int64_t maxsub = 1, esz = cj_dtype_bytes(odt);
+  int32_t j = 0;
   for (int32_t n = 0; n < P->n; n++) {
-    packs[n] = cj_lw_new_buf(L, kc_gemm_packed_floats(&P->ph[n].g) * 4, CJ_BK_ARENA);
+    if (P->ph[n].kind != PH_GEMM) continue;
+    packs[j++] = cj_lw_new_buf(L, kc_gemm_packed_floats(&P->ph[n].g) * 4, CJ_BK_ARENA);
     int64_t s = P->G * P->ph[n].g.K * P->Og;
     if (s > maxsub) maxsub = s;
   }
-  packs[P->n] = cj_lw_new_buf(L, maxsub * 4, CJ_BK_ARENA);
-  if (!cj_lw_emit(L, op, k_conv_phase_pack, P, 1, &wv, (uint32_t)P->n + 1, packs)) return cj_oom();
-  int64_t esz = cj_dtype_bytes(odt);
+  packs[j] = cj_lw_new_buf(L, maxsub * 4, CJ_BK_ARENA);
+  if (!cj_lw_emit(L, op, k_conv_phase_pack, P, 1, &wv, (uint32_t)j + 1, packs)) return cj_oom();
+  static const unsigned char zero16[16];
+  int32_t zel = cj_lw_const(L, zero16, (size_t)esz);
+  j = 0;
   for (int32_t n = 0; n < P->n; n++) {
     const kc_geom *g = &P->ph[n].g;
+    parts[n] = zel;
+    if (P->ph[n].kind != PH_GEMM) continue;
     parts[n] = cj_lw_new_buf(L, g->Bout * g->P * P->G * P->Og * esz, CJ_BK_ARENA);
-    CJ_RETURN_IF_ERROR(kc_gemm_emit(L, op, g, xbuf, packs[n], zbuf, parts[n], odt));
+    CJ_RETURN_IF_ERROR(kc_gemm_emit(L, op, g, xbuf, packs[j++], zbuf, parts[n], odt));
   }
   if (!cj_lw_emit(L, op, k_conv_phase_place, P, (uint32_t)P->n, parts, 1, &obuf)) return cj_oom();
   return NULL;

@@ -596,6 +596,9 @@ case("gemm_merged_1d_kernel_grad", 3, 8, 4, 16, [300], [150], stride=[2], pad=[[
      hi=2, runtime_rhs=True)
 case("gemm_merged_2d", 4, 4, 3, 16, [12, 11], [3, 4], stride=[1, 2], pad=[[1, 1], [2, 3]],
      runtime_rhs=True)
+# phases that no tap reaches (lhs dilation 4, kernel dilation 2: odd outputs are zeros), as in
+# the input gradient of a stride-4 dilation-2 1-D conv
+case("gemm_phases_zero", 3, 4, 16, 16, [60], [5], ldil=[4], rdil=[2], pad=[[4, 5]], runtime_rhs=True)
 
 def main():
     if os.path.isdir(OUT):
