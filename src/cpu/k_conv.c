@@ -440,12 +440,26 @@ static CJ_MUST_USE cj_status k_conv_prep_lhs(cj_exec_ctx *ctx, const cj_step *st
 }
 
 /* GEMM path: any lhs layout / f32, bf16, f16 into [batch][spatial...][feature] f32 */
+/* The innermost spatial dim of a prepared lhs when kernel taps merge into the features (see
+ * conv_merge_ok): plo / phi zero positions around the input, and the padded positions stored
+ * deinterleaved by the kernel dilation r (position p at (p % r) * wq + p / r, wq = ceil(width /
+ * r)), so that taps r apart are adjacent. r = 0: no merge. */
+typedef struct kc_merge {
+  int64_t plo, phi, r, wq;
+} kc_merge;
+
+/* stored position of padded position pp */
+static inline int64_t kc_merge_pos(const kc_merge *m, int64_t pp) {
+  return (pp % m->r) * m->wq + pp / m->r;
+}
+
 typedef struct kc_tprep {
   int32_t ns;
   cj_dtype src;
   int64_t nb, nc, sb, sc, npos;
   int64_t sdim[KC_MAXS], sstr[KC_MAXS];
-  int64_t plo, phi; /* zero positions before / after the innermost spatial dim (merged taps) */
+  kc_merge mg;
+  bool binner; /* iterate batch-inner (see tprep_body) */
 } kc_tprep;
 
 typedef struct tprep_run {
@@ -457,7 +471,12 @@ typedef struct tprep_run {
 static void tprep_body(void *vctx, int64_t b, int64_t e) {
   tprep_run *R = vctx;
   const kc_tprep *p = R->p;
-  for (int64_t pos = b; pos < e; pos++) {
+  int64_t S = p->npos / (p->nb > 0 ? p->nb : 1); /* spatial positions per batch */
+  for (int64_t it = b; it < e; it++) {
+    /* batch-inner order when the batch is the source's dense dim (the lhs of a kernel
+     * gradient: [feature = batch of the forward pass][spatial][batch = its features]), so the
+     * reads of neighbouring iterations share cache lines */
+    int64_t pos = p->binner ? (it % p->nb) * S + it / p->nb : it;
     int64_t rem = pos, off = 0;
     for (int32_t i = p->ns - 1; i >= 0; i--) {
       off += (rem % p->sdim[i]) * p->sstr[i];
@@ -465,7 +484,7 @@ static void tprep_body(void *vctx, int64_t b, int64_t e) {
     }
     off += rem * p->sb;
     int64_t in = p->ns ? p->sdim[p->ns - 1] : 1, dpos = pos;
-    if (p->plo | p->phi) dpos = pos / in * (in + p->plo + p->phi) + pos % in + p->plo;
+    if (p->mg.r) dpos = pos / in * p->mg.wq * p->mg.r + kc_merge_pos(&p->mg, pos % in + p->mg.plo);
     float *d = R->dst + dpos * p->nc;
     if (p->src == CJ_F32) {
       const float *s = (const float *)R->src + off;
@@ -483,13 +502,15 @@ static void tprep_body(void *vctx, int64_t b, int64_t e) {
 static CJ_MUST_USE cj_status k_conv_prep_nhwc(cj_exec_ctx *ctx, const cj_step *st) {
   const kc_tprep *p = st->params;
   tprep_run R = {p, CJ_PTR(ctx, st->in[0]), (float *)CJ_PTR(ctx, st->out[0])};
-  if (p->plo | p->phi) { /* the padding rows */
-    int64_t in = p->sdim[p->ns - 1], rows = p->npos / (in > 0 ? in : 1), w = in + p->plo + p->phi;
-    for (int64_t r = 0; r < rows && in > 0; r++) {
-      float *row = R.dst + r * w * p->nc;
-      memset(row, 0, sizeof(float) * (size_t)(p->plo * p->nc));
-      memset(row + (p->plo + in) * p->nc, 0, sizeof(float) * (size_t)(p->phi * p->nc));
-    }
+  const kc_merge *m = &p->mg;
+  if (m->r && (m->plo | m->phi)) { /* the padding positions */
+    int64_t in = p->sdim[p->ns - 1], rows = p->npos / (in > 0 ? in : 1), w = m->wq * m->r;
+    for (int64_t r = 0; r < rows && in > 0; r++)
+      for (int64_t pp = 0; pp < in + m->plo + m->phi; pp++) {
+        if (pp == m->plo) pp += in;
+        if (pp >= in + m->plo + m->phi) break;
+        memset(R.dst + (r * w + kc_merge_pos(m, pp)) * p->nc, 0, sizeof(float) * (size_t)p->nc);
+      }
   }
   int64_t grain = 4096 / (p->nc > 0 ? p->nc : 1) + 1;
   if (ctx->pool && p->npos * p->nc >= CJ_PAR_MIN_ELEMS)
@@ -971,31 +992,38 @@ static CJ_MUST_USE cj_status conv_phases_emit(cj_lw *L, cj_op *op, const kc_phas
 /* A GEMM convolution with few input features per group (Cg) reads its lhs rows in runs of Cg
  * floats, one per kernel position: the kernel gradient of a 1-D convolution (features = the
  * batch of the forward pass, kernel = the whole output gradient) is a long dot product cut into
- * runs of 4. When the innermost kernel dimension walks the lhs contiguously (no dilations, no
- * reversal, one group) and the lhs is prepared in [batch][spatial...][feature] with that
- * dimension's padding written out as zeros, consecutive kernel positions are consecutive runs:
- * the dimension merges into the features (Cg' = kdim * Cg, the weights' K order unchanged). */
-static bool conv_merge_ok(const kc_dims *d, const kc_geom *g, const cj_type *lt, int64_t *plo,
-                          int64_t *phi) {
+ * runs of 4. With one group, no lhs dilation and no reversal in the innermost kernel dimension,
+ * the lhs is prepared in [batch][spatial...][feature] with that dimension's padding written out
+ * as zeros and its positions deinterleaved by the kernel dilation (kc_merge): consecutive kernel
+ * positions are then consecutive runs, and the dimension merges into the features (Cg' = kdim *
+ * Cg, the weights' K order unchanged). The kernel gradient of a strided conv has the stride as
+ * its kernel dilation. */
+static bool conv_merge_ok(const kc_dims *d, const kc_geom *g, const cj_type *lt, kc_merge *m) {
   int32_t i = g->ns - 1;
-  if (i < 0 || g->G != 1 || g->Cg >= 16 || g->kdim[i] < 2 || d->rdil[i] != 1 ||
-      d->ldil[i] != 1 || d->rev[i] || g->odim[i] < 1)
+  memset(m, 0, sizeof *m);
+  if (i < 0 || g->G != 1 || g->Cg >= 16 || g->kdim[i] < 2 || d->ldil[i] != 1 || d->rev[i] ||
+      g->odim[i] < 1)
     return false;
   int64_t in = lt->dims[d->is[i]];
-  int64_t last = (g->odim[i] - 1) * d->stride[i] + g->kdim[i] - 1 - d->lo[i];
-  *plo = d->lo[i] > 0 ? d->lo[i] : 0;
-  *phi = last > in - 1 ? last - (in - 1) : 0;
-  return in > 0 && *plo + *phi <= 4 * in + 64; /* padding within reason */
+  int64_t last = (g->odim[i] - 1) * d->stride[i] + (g->kdim[i] - 1) * d->rdil[i] - d->lo[i];
+  m->plo = d->lo[i] > 0 ? d->lo[i] : 0;
+  m->phi = last > in - 1 ? last - (in - 1) : 0;
+  m->r = d->rdil[i];
+  m->wq = (in + m->plo + m->phi + m->r - 1) / m->r;
+  if (in > 0 && m->plo + m->phi <= 4 * in + 64) return true; /* padding within reason */
+  m->r = 0;
+  return false;
 }
 
 /* The merged geometry of g (tables built for the padded lhs, strides xs). */
 static CJ_MUST_USE cj_status conv_merge_geom(cj_lw *L, const kc_dims *d, const kc_geom *g,
-                                             const int64_t *xs, int64_t plo, kc_geom *m) {
+                                             const int64_t *xs, const kc_merge *mg, kc_geom *m) {
   int32_t i = g->ns - 1;
   *m = *g;
   int64_t *t = cj_lw_alloc(L, sizeof(int64_t) * (size_t)g->odim[i]);
   if (!t) return cj_oom();
-  for (int64_t o = 0; o < g->odim[i]; o++) t[o] = (o * d->stride[i] - d->lo[i] + plo) * xs[i];
+  for (int64_t o = 0; o < g->odim[i]; o++)
+    t[o] = kc_merge_pos(mg, o * d->stride[i] - d->lo[i] + mg->plo) * xs[i];
   m->tab[i] = t;
   m->Cg = g->Cg * g->kdim[i];
   m->Q = g->Q / g->kdim[i];
@@ -1006,8 +1034,8 @@ static CJ_MUST_USE cj_status conv_merge_geom(cj_lw *L, const kc_dims *d, const k
 /* The prep step writing the lhs as [batch][spatial...][feature] f32 (innermost spatial dim
  * padded by plo / phi zero positions). */
 static CJ_MUST_USE cj_status emit_tprep(cj_lw *L, cj_op *op, const kc_dims *d, const cj_type *lt,
-                                        const int64_t *lstr, int64_t plo, int64_t phi,
-                                        int32_t src, int32_t dst) {
+                                        const int64_t *lstr, const kc_merge *mg, int32_t src,
+                                        int32_t dst) {
   kc_tprep *tp = cj_lw_alloc(L, sizeof *tp);
   if (!tp) return cj_oom();
   int32_t ns = lt->rank - 2;
@@ -1018,8 +1046,8 @@ static CJ_MUST_USE cj_status emit_tprep(cj_lw *L, cj_op *op, const kc_dims *d, c
   tp->sb = lstr[d->ib];
   tp->sc = lstr[d->ifd];
   tp->npos = tp->nb;
-  tp->plo = plo;
-  tp->phi = phi;
+  tp->mg = *mg;
+  tp->binner = tp->sb < tp->sc && tp->nb > 1;
   for (int32_t i = 0; i < ns; i++) {
     tp->sdim[i] = lt->dims[d->is[i]];
     tp->sstr[i] = lstr[d->is[i]];
@@ -1241,8 +1269,8 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
   int64_t lstr[CJ_MAX_RANK], xs[KC_MAXS];
   cj_row_strides(lt->rank, lt->dims, lstr);
   int32_t xbuf = x.buf;
-  int64_t plo = 0, phi = 0;
-  bool merge = gemm && conv_merge_ok(&d, &g, lt, &plo, &phi);
+  kc_merge mg = {0, 0, 0, 0};
+  bool merge = gemm && conv_merge_ok(&d, &g, lt, &mg);
   bool lhs_direct = mode == MODE_PLAIN && ldt == adt && (!gemm || lstr[d.ifd] == 1) && !merge;
   if (lhs_direct || !gemm) {
     g.xb = lstr[d.ib];
@@ -1253,18 +1281,18 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
     g.xc = 1;
     for (int32_t i = g.ns - 1; i >= 0; i--) {
       xs[i] = s;
-      s *= lt->dims[d.is[i]] + (i == g.ns - 1 ? plo + phi : 0);
+      s *= merge && i == g.ns - 1 ? mg.wq * mg.r : lt->dims[d.is[i]];
     }
     g.xb = s;
   }
   CJ_RETURN_IF_ERROR(geom_tables(L, &d, lt, xs, &g));
   kc_geom gm = g; /* the geometry the GEMM runs */
-  if (merge) CJ_RETURN_IF_ERROR(conv_merge_geom(L, &d, &g, xs, plo, &gm));
+  if (merge) CJ_RETURN_IF_ERROR(conv_merge_geom(L, &d, &g, xs, &mg, &gm));
 
   if (!lhs_direct) {
     xbuf = cj_lw_new_buf(L, (gemm ? g.xb * lt->dims[d.ib] : x.nelems) * asz, CJ_BK_ARENA);
     if (gemm) {
-      CJ_RETURN_IF_ERROR(emit_tprep(L, op, &d, lt, lstr, plo, phi, x.buf, xbuf));
+      CJ_RETURN_IF_ERROR(emit_tprep(L, op, &d, lt, lstr, &mg, x.buf, xbuf));
     } else {
       kc_xprep *xp = cj_lw_alloc(L, sizeof *xp);
       if (!xp) return cj_oom();

@@ -599,6 +599,12 @@ case("gemm_merged_2d", 4, 4, 3, 16, [12, 11], [3, 4], stride=[1, 2], pad=[[1, 1]
 # phases that no tap reaches (lhs dilation 4, kernel dilation 2: odd outputs are zeros), as in
 # the input gradient of a stride-4 dilation-2 1-D conv
 case("gemm_phases_zero", 3, 4, 16, 16, [60], [5], ldil=[4], rdil=[2], pad=[[4, 5]], runtime_rhs=True)
+# merged taps through a deinterleaved lhs: kernel gradients of strided 1-D convs (kernel
+# dilation 2 and 4, a negative high padding, a left padding)
+case("gemm_merged_dilated_kernel", 3, 8, 8, 16, [400], [190], rdil=[2], pad=[[0, -1]], lo=-2, hi=2,
+     runtime_rhs=True)
+case("gemm_merged_dilated_padded", 3, 6, 4, 16, [203], [50], rdil=[4], stride=[2], pad=[[3, 2]],
+     lo=-2, hi=2, runtime_rhs=True)
 
 def main():
     if os.path.isdir(OUT):
