@@ -459,7 +459,6 @@ typedef struct kc_tprep {
   int64_t nb, nc, sb, sc, npos;
   int64_t sdim[KC_MAXS], sstr[KC_MAXS];
   kc_merge mg;
-  bool binner; /* iterate batch-inner (see tprep_body) */
 } kc_tprep;
 
 typedef struct tprep_run {
@@ -468,33 +467,45 @@ typedef struct tprep_run {
   float *dst;
 } tprep_run;
 
+/* One position: nc features from stride sc to contiguous f32. */
+static inline void tprep_pos(const kc_tprep *p, float *d, const char *src, int64_t off) {
+  if (p->src == CJ_F32) {
+    const float *s = (const float *)src + off;
+    for (int64_t c = 0; c < p->nc; c++) d[c] = s[c * p->sc];
+  } else if (p->src == CJ_BF16) {
+    const uint16_t *s = (const uint16_t *)src + off;
+    for (int64_t c = 0; c < p->nc; c++) d[c] = cj_bf16_to_f32(s[c * p->sc]);
+  } else {
+    const uint16_t *s = (const uint16_t *)src + off;
+    for (int64_t c = 0; c < p->nc; c++) d[c] = cj_f16_to_f32(s[c * p->sc]);
+  }
+}
+
+/* Rows [b, e) of the innermost spatial dim (one position per batch without spatial dims): the
+ * row's coordinates are decoded once, its positions walked with running offsets. */
 static void tprep_body(void *vctx, int64_t b, int64_t e) {
   tprep_run *R = vctx;
   const kc_tprep *p = R->p;
-  int64_t S = p->npos / (p->nb > 0 ? p->nb : 1); /* spatial positions per batch */
-  for (int64_t it = b; it < e; it++) {
-    /* batch-inner order when the batch is the source's dense dim (the lhs of a kernel
-     * gradient: [feature = batch of the forward pass][spatial][batch = its features]), so the
-     * reads of neighbouring iterations share cache lines */
-    int64_t pos = p->binner ? (it % p->nb) * S + it / p->nb : it;
-    int64_t rem = pos, off = 0;
-    for (int32_t i = p->ns - 1; i >= 0; i--) {
+  const kc_merge *m = &p->mg;
+  int32_t in_d = p->ns - 1;
+  int64_t in = p->ns ? p->sdim[in_d] : 1, istr = p->ns ? p->sstr[in_d] : 0;
+  int64_t w = m->r ? m->wq * m->r : in; /* stored positions per row */
+  for (int64_t row = b; row < e; row++) {
+    int64_t rem = row, off = 0;
+    for (int32_t i = in_d - 1; i >= 0; i--) {
       off += (rem % p->sdim[i]) * p->sstr[i];
       rem /= p->sdim[i];
     }
     off += rem * p->sb;
-    int64_t in = p->ns ? p->sdim[p->ns - 1] : 1, dpos = pos;
-    if (p->mg.r) dpos = pos / in * p->mg.wq * p->mg.r + kc_merge_pos(&p->mg, pos % in + p->mg.plo);
-    float *d = R->dst + dpos * p->nc;
-    if (p->src == CJ_F32) {
-      const float *s = (const float *)R->src + off;
-      for (int64_t c = 0; c < p->nc; c++) d[c] = s[c * p->sc];
-    } else if (p->src == CJ_BF16) {
-      const uint16_t *s = (const uint16_t *)R->src + off;
-      for (int64_t c = 0; c < p->nc; c++) d[c] = cj_bf16_to_f32(s[c * p->sc]);
-    } else {
-      const uint16_t *s = (const uint16_t *)R->src + off;
-      for (int64_t c = 0; c < p->nc; c++) d[c] = cj_f16_to_f32(s[c * p->sc]);
+    float *drow = R->dst + row * w * p->nc;
+    int64_t r = m->r ? m->r : 1, ph = m->r ? m->plo % r : 0, q = m->r ? m->plo / r : 0;
+    int64_t wq = m->r ? m->wq : 0;
+    for (int64_t j = 0; j < in; j++, off += istr) {
+      tprep_pos(p, drow + (ph * wq + q) * p->nc, R->src, off);
+      if (++ph == r) { /* next position: deinterleaved by r (r = 1: in order) */
+        ph = 0;
+        q++;
+      }
     }
   }
 }
@@ -503,20 +514,22 @@ static CJ_MUST_USE cj_status k_conv_prep_nhwc(cj_exec_ctx *ctx, const cj_step *s
   const kc_tprep *p = st->params;
   tprep_run R = {p, CJ_PTR(ctx, st->in[0]), (float *)CJ_PTR(ctx, st->out[0])};
   const kc_merge *m = &p->mg;
+  int64_t in = p->ns ? p->sdim[p->ns - 1] : 1, rows = in > 0 ? p->npos / in : 0;
   if (m->r && (m->plo | m->phi)) { /* the padding positions */
-    int64_t in = p->sdim[p->ns - 1], rows = p->npos / (in > 0 ? in : 1), w = m->wq * m->r;
-    for (int64_t r = 0; r < rows && in > 0; r++)
+    int64_t w = m->wq * m->r;
+    for (int64_t r = 0; r < rows; r++)
       for (int64_t pp = 0; pp < in + m->plo + m->phi; pp++) {
         if (pp == m->plo) pp += in;
         if (pp >= in + m->plo + m->phi) break;
         memset(R.dst + (r * w + kc_merge_pos(m, pp)) * p->nc, 0, sizeof(float) * (size_t)p->nc);
       }
   }
-  int64_t grain = 4096 / (p->nc > 0 ? p->nc : 1) + 1;
+  int64_t per_row = in * (p->nc > 0 ? p->nc : 1);
+  int64_t grain = 4096 / (per_row > 0 ? per_row : 1) + 1;
   if (ctx->pool && p->npos * p->nc >= CJ_PAR_MIN_ELEMS)
-    cj_pool_parallel_for(ctx->pool, p->npos, grain, tprep_body, &R);
+    cj_pool_parallel_for(ctx->pool, rows, grain, tprep_body, &R);
   else
-    tprep_body(&R, 0, p->npos);
+    tprep_body(&R, 0, rows);
   return NULL;
 }
 
@@ -902,6 +915,7 @@ static CJ_MUST_USE cj_status conv_phases(cj_lw *L, const kc_dims *d, const kc_ge
     if (ostep[i] > g->odim[i]) ostep[i] = g->odim[i] > 0 ? g->odim[i] : 1;
     dilated = dilated || d->ldil[i] > 1;
     np *= ostep[i];
+    if (np > KC_MAXPH) return NULL; /* (and no overflow: each ostep is at most its odim) */
   }
   if (!dilated || np < 2 || np > KC_MAXPH) return NULL;
   kc_phases *P = cj_lw_alloc(L, sizeof *P);
@@ -1047,7 +1061,6 @@ static CJ_MUST_USE cj_status emit_tprep(cj_lw *L, cj_op *op, const kc_dims *d, c
   tp->sc = lstr[d->ifd];
   tp->npos = tp->nb;
   tp->mg = *mg;
-  tp->binner = tp->sb < tp->sc && tp->nb > 1;
   for (int32_t i = 0; i < ns; i++) {
     tp->sdim[i] = lt->dims[d->is[i]];
     tp->sstr[i] = lstr[d->is[i]];
