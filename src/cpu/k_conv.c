@@ -440,11 +440,25 @@ static CJ_MUST_USE cj_status k_conv_prep_lhs(cj_exec_ctx *ctx, const cj_step *st
 }
 
 /* GEMM path: any lhs layout / f32, bf16, f16 into [batch][spatial...][feature] f32 */
+/* The innermost spatial dim of a prepared lhs when kernel taps merge into the features (see
+ * conv_merge_ok): plo / phi zero positions around the input, and the padded positions stored
+ * deinterleaved by the kernel dilation r (position p at (p % r) * wq + p / r, wq = ceil(width /
+ * r)), so that taps r apart are adjacent. r = 0: no merge. */
+typedef struct kc_merge {
+  int64_t plo, phi, r, wq;
+} kc_merge;
+
+/* stored position of padded position pp */
+static inline int64_t kc_merge_pos(const kc_merge *m, int64_t pp) {
+  return (pp % m->r) * m->wq + pp / m->r;
+}
+
 typedef struct kc_tprep {
   int32_t ns;
   cj_dtype src;
   int64_t nb, nc, sb, sc, npos;
   int64_t sdim[KC_MAXS], sstr[KC_MAXS];
+  kc_merge mg;
 } kc_tprep;
 
 typedef struct tprep_run {
@@ -453,26 +467,45 @@ typedef struct tprep_run {
   float *dst;
 } tprep_run;
 
+/* One position: nc features from stride sc to contiguous f32. */
+static inline void tprep_pos(const kc_tprep *p, float *d, const char *src, int64_t off) {
+  if (p->src == CJ_F32) {
+    const float *s = (const float *)src + off;
+    for (int64_t c = 0; c < p->nc; c++) d[c] = s[c * p->sc];
+  } else if (p->src == CJ_BF16) {
+    const uint16_t *s = (const uint16_t *)src + off;
+    for (int64_t c = 0; c < p->nc; c++) d[c] = cj_bf16_to_f32(s[c * p->sc]);
+  } else {
+    const uint16_t *s = (const uint16_t *)src + off;
+    for (int64_t c = 0; c < p->nc; c++) d[c] = cj_f16_to_f32(s[c * p->sc]);
+  }
+}
+
+/* Rows [b, e) of the innermost spatial dim (one position per batch without spatial dims): the
+ * row's coordinates are decoded once, its positions walked with running offsets. */
 static void tprep_body(void *vctx, int64_t b, int64_t e) {
   tprep_run *R = vctx;
   const kc_tprep *p = R->p;
-  for (int64_t pos = b; pos < e; pos++) {
-    int64_t rem = pos, off = 0;
-    for (int32_t i = p->ns - 1; i >= 0; i--) {
+  const kc_merge *m = &p->mg;
+  int32_t in_d = p->ns - 1;
+  int64_t in = p->ns ? p->sdim[in_d] : 1, istr = p->ns ? p->sstr[in_d] : 0;
+  int64_t w = m->r ? m->wq * m->r : in; /* stored positions per row */
+  for (int64_t row = b; row < e; row++) {
+    int64_t rem = row, off = 0;
+    for (int32_t i = in_d - 1; i >= 0; i--) {
       off += (rem % p->sdim[i]) * p->sstr[i];
       rem /= p->sdim[i];
     }
     off += rem * p->sb;
-    float *d = R->dst + pos * p->nc;
-    if (p->src == CJ_F32) {
-      const float *s = (const float *)R->src + off;
-      for (int64_t c = 0; c < p->nc; c++) d[c] = s[c * p->sc];
-    } else if (p->src == CJ_BF16) {
-      const uint16_t *s = (const uint16_t *)R->src + off;
-      for (int64_t c = 0; c < p->nc; c++) d[c] = cj_bf16_to_f32(s[c * p->sc]);
-    } else {
-      const uint16_t *s = (const uint16_t *)R->src + off;
-      for (int64_t c = 0; c < p->nc; c++) d[c] = cj_f16_to_f32(s[c * p->sc]);
+    float *drow = R->dst + row * w * p->nc;
+    int64_t r = m->r ? m->r : 1, ph = m->r ? m->plo % r : 0, q = m->r ? m->plo / r : 0;
+    int64_t wq = m->r ? m->wq : 0;
+    for (int64_t j = 0; j < in; j++, off += istr) {
+      tprep_pos(p, drow + (ph * wq + q) * p->nc, R->src, off);
+      if (++ph == r) { /* next position: deinterleaved by r (r = 1: in order) */
+        ph = 0;
+        q++;
+      }
     }
   }
 }
@@ -480,11 +513,23 @@ static void tprep_body(void *vctx, int64_t b, int64_t e) {
 static CJ_MUST_USE cj_status k_conv_prep_nhwc(cj_exec_ctx *ctx, const cj_step *st) {
   const kc_tprep *p = st->params;
   tprep_run R = {p, CJ_PTR(ctx, st->in[0]), (float *)CJ_PTR(ctx, st->out[0])};
-  int64_t grain = 4096 / (p->nc > 0 ? p->nc : 1) + 1;
+  const kc_merge *m = &p->mg;
+  int64_t in = p->ns ? p->sdim[p->ns - 1] : 1, rows = in > 0 ? p->npos / in : 0;
+  if (m->r && (m->plo | m->phi)) { /* the padding positions */
+    int64_t w = m->wq * m->r;
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t pp = 0; pp < in + m->plo + m->phi; pp++) {
+        if (pp == m->plo) pp += in;
+        if (pp >= in + m->plo + m->phi) break;
+        memset(R.dst + (r * w + kc_merge_pos(m, pp)) * p->nc, 0, sizeof(float) * (size_t)p->nc);
+      }
+  }
+  int64_t per_row = in * (p->nc > 0 ? p->nc : 1);
+  int64_t grain = 4096 / (per_row > 0 ? per_row : 1) + 1;
   if (ctx->pool && p->npos * p->nc >= CJ_PAR_MIN_ELEMS)
-    cj_pool_parallel_for(ctx->pool, p->npos, grain, tprep_body, &R);
+    cj_pool_parallel_for(ctx->pool, rows, grain, tprep_body, &R);
   else
-    tprep_body(&R, 0, p->npos);
+    tprep_body(&R, 0, rows);
   return NULL;
 }
 
@@ -731,6 +776,300 @@ static CJ_MUST_USE cj_status k_conv_generic(cj_exec_ctx *ctx, const cj_step *st)
   return NULL;
 }
 
+/* ======================================================================== lhs-dilated GEMMs */
+
+/* A convolution with lhs dilation (the input gradient of a strided convolution, a transposed
+ * convolution) meets a dilation hole at most (output, kernel position) pairs: with dilation s
+ * in a dimension only about one kernel tap in s reads an input element. The holes depend only
+ * on the output position's residue class, so the outputs split into phases (one residue per
+ * dilated dimension), each an ordinary convolution over its own taps: the GEMM path runs one
+ * product per phase, with the phase's weights packed per execution and its outputs written
+ * compactly to scratch, then copied into place; outputs that no tap reaches (kernel dilation and
+ * lhs dilation sharing a factor) are zeros. Sums skip only zero terms. */
+enum { KC_MAXPH = 16 };
+
+enum { PH_GEMM, PH_ZERO, PH_NONE }; /* a product; outputs no tap reaches; no outputs */
+
+typedef struct kc_phase {
+  int kind;
+  kc_geom g;         /* the phase's convolution: its outputs, its taps, compact result strides */
+  int64_t *qmap;     /* [g.Q]: full kernel position of each of the phase's taps */
+  cj_strided copy;   /* scratch -> result */
+} kc_phase;
+
+typedef struct kc_phases {
+  int32_t n, ngemm;
+  int64_t K, Cg, Og, G; /* of the full convolution */
+  kc_phase ph[KC_MAXPH];
+} kc_phases;
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* The taps of dimension i that output residue o0 can meet (ascending); returns their number. */
+static int64_t phase_taps(const kc_dims *d, const kc_geom *g, int32_t i, int64_t o0, int64_t *k) {
+  int64_t nk = g->kdim[i], n = 0, s = d->ldil[i];
+  for (int64_t j = 0; j < nk; j++) {
+    int64_t kk = d->rev[i] ? nk - 1 - j : j;
+    int64_t pos = o0 * d->stride[i] + kk * d->rdil[i] - d->lo[i];
+    if (((pos % s) + s) % s == 0) k[n++] = j;
+  }
+  return n;
+}
+
+/* The copy of a phase's compact result [Bout][odim...][G * Og] into the result (a zero phase:
+ * from one zero element, stride 0). */
+static void phase_copy(const kc_geom *g, const kc_geom *p, const int64_t *o0, const int64_t *ostep,
+                       int esz, bool zero, cj_strided *c) {
+  int64_t of = g->G * g->Og, s = of;
+  memset(c, 0, sizeof *c);
+  c->rank = g->ns + 2;
+  c->esize = esz;
+  c->dims[g->ns + 1] = of;
+  c->sstride[g->ns + 1] = zero ? 0 : esz;
+  c->dstride[g->ns + 1] = g->of * esz;
+  for (int32_t i = g->ns - 1; i >= 0; i--) {
+    c->dims[i + 1] = p->odim[i];
+    c->sstride[i + 1] = zero ? 0 : s * esz;
+    c->dstride[i + 1] = g->os[i] * ostep[i] * esz;
+    c->doff += o0[i] * g->os[i] * esz;
+    s *= p->odim[i];
+  }
+  c->dims[0] = g->Bout;
+  c->sstride[0] = zero ? 0 : s * esz;
+  c->dstride[0] = g->ob * esz;
+  cj_strided_simplify(c);
+}
+
+/* One phase: output residues o0[i] (step ostep[i]); *ok false if it cannot be split off. */
+static CJ_MUST_USE cj_status phase_geom(cj_lw *L, const kc_dims *d, const kc_geom *g,
+                                        const int64_t *o0, const int64_t *ostep, int esz,
+                                        kc_phase *ph, bool *ok) {
+  kc_geom *p = &ph->g;
+  *p = *g;
+  *ok = false;
+  int64_t taps[KC_MAXS][64], nt[KC_MAXS];
+  p->P = p->Q = 1;
+  for (int32_t i = 0; i < g->ns; i++) {
+    if (g->kdim[i] > 64) return NULL;
+    nt[i] = phase_taps(d, g, i, o0[i], taps[i]);
+    p->odim[i] = (g->odim[i] - o0[i] + ostep[i] - 1) / ostep[i];
+    p->kdim[i] = nt[i];
+    p->P *= p->odim[i];
+    p->Q *= nt[i];
+  }
+  *ok = true;
+  ph->kind = p->P == 0 ? PH_NONE : p->Q == 0 ? PH_ZERO : PH_GEMM;
+  if (ph->kind == PH_NONE) return NULL;
+  phase_copy(g, p, o0, ostep, esz, ph->kind == PH_ZERO, &ph->copy);
+  if (ph->kind == PH_ZERO) return NULL; /* outputs no tap reaches: zeros */
+  p->K = p->Q * g->Cg;
+  p->M = g->Bout * p->P;
+  for (int32_t i = 0; i < g->ns; i++) {
+    int64_t *t = cj_lw_alloc(L, sizeof(int64_t) * (size_t)(p->odim[i] * nt[i]));
+    if (!t) return cj_oom();
+    for (int64_t o = 0; o < p->odim[i]; o++)
+      for (int64_t j = 0; j < nt[i]; j++)
+        t[o * nt[i] + j] = g->tab[i][(o0[i] + o * ostep[i]) * g->kdim[i] + taps[i][j]];
+    p->tab[i] = t;
+  }
+  /* compact result strides in scratch */
+  int64_t s = g->G * g->Og;
+  p->of = 1;
+  for (int32_t i = g->ns - 1; i >= 0; i--) {
+    p->os[i] = s;
+    s *= p->odim[i];
+  }
+  p->ob = s;
+  /* the phase's taps as full kernel positions (row-major over the kernel's spatial dims) */
+  ph->qmap = cj_lw_alloc(L, sizeof(int64_t) * (size_t)p->Q);
+  if (!ph->qmap) return cj_oom();
+  int64_t kc[KC_MAXS] = {0};
+  for (int64_t q = 0; q < p->Q; q++) {
+    int64_t full = 0;
+    for (int32_t i = 0; i < g->ns; i++) full = full * g->kdim[i] + taps[i][kc[i]];
+    ph->qmap[q] = full;
+    for (int32_t i = g->ns - 1; i >= 0; i--) {
+      if (++kc[i] < nt[i]) break;
+      kc[i] = 0;
+    }
+  }
+  return NULL;
+}
+
+/* Splits g (GEMM path, tables built) into phases when its lhs is dilated and the phases do
+ * less than 3/4 of its work; *ph->n = 0 otherwise. */
+static CJ_MUST_USE cj_status conv_phases(cj_lw *L, const kc_dims *d, const kc_geom *g, int esz,
+                                         kc_phases **out) {
+  *out = NULL;
+  int64_t ostep[KC_MAXS], np = 1;
+  bool dilated = false;
+  for (int32_t i = 0; i < g->ns; i++) {
+    ostep[i] = d->ldil[i] / gcd64(d->stride[i], d->ldil[i]);
+    if (ostep[i] > g->odim[i]) ostep[i] = g->odim[i] > 0 ? g->odim[i] : 1;
+    dilated = dilated || d->ldil[i] > 1;
+    np *= ostep[i];
+    if (np > KC_MAXPH) return NULL; /* (and no overflow: each ostep is at most its odim) */
+  }
+  if (!dilated || np < 2 || np > KC_MAXPH) return NULL;
+  kc_phases *P = cj_lw_alloc(L, sizeof *P);
+  if (!P) return cj_oom();
+  P->K = g->K;
+  P->Cg = g->Cg;
+  P->Og = g->Og;
+  P->G = g->G;
+  int64_t o0[KC_MAXS] = {0};
+  double work = 0;
+  for (int64_t n = 0; n < np; n++) {
+    bool ok;
+    CJ_RETURN_IF_ERROR(phase_geom(L, d, g, o0, ostep, esz, &P->ph[n], &ok));
+    if (!ok) return NULL; /* a kernel too long for a phase: left to the one GEMM */
+    if (P->ph[n].kind == PH_GEMM) work += (double)P->ph[n].g.M * (double)P->ph[n].g.K;
+    for (int32_t i = g->ns - 1; i >= 0; i--) {
+      if (++o0[i] < ostep[i]) break;
+      o0[i] = 0;
+    }
+  }
+  if (work > 0.75 * (double)g->M * (double)g->K) return NULL;
+  P->n = (int32_t)np;
+  for (int32_t n = 0; n < P->n; n++) P->ngemm += P->ph[n].kind == PH_GEMM;
+  *out = P;
+  return NULL;
+}
+
+/* in[0] = canonical f32 weights W[G][K][Og]; out = the packed panels of each GEMM phase, then
+ * scratch for one phase's canonical weights */
+static CJ_MUST_USE cj_status k_conv_phase_pack(cj_exec_ctx *ctx, const cj_step *st) {
+  const kc_phases *P = st->params;
+  const float *w = (const float *)CJ_PTR(ctx, st->in[0]);
+  float *sub = (float *)CJ_PTR(ctx, st->out[P->ngemm]);
+  int64_t row = P->Cg * P->Og;
+  for (int32_t n = 0, j = 0; n < P->n; n++) {
+    const kc_phase *ph = &P->ph[n];
+    if (ph->kind != PH_GEMM) continue;
+    for (int64_t grp = 0; grp < P->G; grp++)
+      for (int64_t q = 0; q < ph->g.Q; q++)
+        memcpy(sub + (grp * ph->g.Q + q) * row, w + grp * P->K * P->Og + ph->qmap[q] * row,
+               sizeof(float) * (size_t)row);
+    kc_gemm_pack(&ph->g, sub, (float *)CJ_PTR(ctx, st->out[j]));
+    j++;
+  }
+  return NULL;
+}
+
+/* in = each phase's compact result (a zero element for zero phases); out[0] = the result */
+static CJ_MUST_USE cj_status k_conv_phase_place(cj_exec_ctx *ctx, const cj_step *st) {
+  const kc_phases *P = st->params;
+  char *out = CJ_PTR(ctx, st->out[0]);
+  for (int32_t n = 0; n < P->n; n++)
+    if (P->ph[n].kind != PH_NONE) cj_strided_run(&P->ph[n].copy, out, CJ_PTR(ctx, st->in[n]));
+  return NULL;
+}
+
+/* Emits the phases: packing from the canonical weights wv, one GEMM per phase, the placing. */
+static CJ_MUST_USE cj_status conv_phases_emit(cj_lw *L, cj_op *op, const kc_phases *P,
+                                              int32_t xbuf, int32_t wv, int32_t zbuf,
+                                              int32_t obuf, cj_dtype odt) {
+  int32_t packs[KC_MAXPH + 1], parts[KC_MAXPH];
+  int64_t maxsub = 1, esz = cj_dtype_bytes(odt);
+  int32_t j = 0;
+  for (int32_t n = 0; n < P->n; n++) {
+    if (P->ph[n].kind != PH_GEMM) continue;
+    packs[j++] = cj_lw_new_buf(L, kc_gemm_packed_floats(&P->ph[n].g) * 4, CJ_BK_ARENA);
+    int64_t s = P->G * P->ph[n].g.K * P->Og;
+    if (s > maxsub) maxsub = s;
+  }
+  packs[j] = cj_lw_new_buf(L, maxsub * 4, CJ_BK_ARENA);
+  if (!cj_lw_emit(L, op, k_conv_phase_pack, P, 1, &wv, (uint32_t)j + 1, packs)) return cj_oom();
+  static const unsigned char zero16[16];
+  int32_t zel = cj_lw_const(L, zero16, (size_t)esz);
+  j = 0;
+  for (int32_t n = 0; n < P->n; n++) {
+    const kc_geom *g = &P->ph[n].g;
+    parts[n] = zel;
+    if (P->ph[n].kind != PH_GEMM) continue;
+    parts[n] = cj_lw_new_buf(L, g->Bout * g->P * P->G * P->Og * esz, CJ_BK_ARENA);
+    CJ_RETURN_IF_ERROR(kc_gemm_emit(L, op, g, xbuf, packs[j++], zbuf, parts[n], odt));
+  }
+  if (!cj_lw_emit(L, op, k_conv_phase_place, P, (uint32_t)P->n, parts, 1, &obuf)) return cj_oom();
+  return NULL;
+}
+
+/* ======================================================================== merged taps */
+
+/* A GEMM convolution with few input features per group (Cg) reads its lhs rows in runs of Cg
+ * floats, one per kernel position: the kernel gradient of a 1-D convolution (features = the
+ * batch of the forward pass, kernel = the whole output gradient) is a long dot product cut into
+ * runs of 4. With one group, no lhs dilation and no reversal in the innermost kernel dimension,
+ * the lhs is prepared in [batch][spatial...][feature] with that dimension's padding written out
+ * as zeros and its positions deinterleaved by the kernel dilation (kc_merge): consecutive kernel
+ * positions are then consecutive runs, and the dimension merges into the features (Cg' = kdim *
+ * Cg, the weights' K order unchanged). The kernel gradient of a strided conv has the stride as
+ * its kernel dilation. */
+static bool conv_merge_ok(const kc_dims *d, const kc_geom *g, const cj_type *lt, kc_merge *m) {
+  int32_t i = g->ns - 1;
+  memset(m, 0, sizeof *m);
+  if (i < 0 || g->G != 1 || g->Cg >= 16 || g->kdim[i] < 2 || d->ldil[i] != 1 || d->rev[i] ||
+      g->odim[i] < 1)
+    return false;
+  int64_t in = lt->dims[d->is[i]];
+  int64_t last = (g->odim[i] - 1) * d->stride[i] + (g->kdim[i] - 1) * d->rdil[i] - d->lo[i];
+  m->plo = d->lo[i] > 0 ? d->lo[i] : 0;
+  m->phi = last > in - 1 ? last - (in - 1) : 0;
+  m->r = d->rdil[i];
+  m->wq = (in + m->plo + m->phi + m->r - 1) / m->r;
+  if (in > 0 && m->plo + m->phi <= 4 * in + 64) return true; /* padding within reason */
+  m->r = 0;
+  return false;
+}
+
+/* The merged geometry of g (tables built for the padded lhs, strides xs). */
+static CJ_MUST_USE cj_status conv_merge_geom(cj_lw *L, const kc_dims *d, const kc_geom *g,
+                                             const int64_t *xs, const kc_merge *mg, kc_geom *m) {
+  int32_t i = g->ns - 1;
+  *m = *g;
+  int64_t *t = cj_lw_alloc(L, sizeof(int64_t) * (size_t)g->odim[i]);
+  if (!t) return cj_oom();
+  for (int64_t o = 0; o < g->odim[i]; o++)
+    t[o] = kc_merge_pos(mg, o * d->stride[i] - d->lo[i] + mg->plo) * xs[i];
+  m->tab[i] = t;
+  m->Cg = g->Cg * g->kdim[i];
+  m->Q = g->Q / g->kdim[i];
+  m->kdim[i] = 1;
+  return NULL;
+}
+
+/* The prep step writing the lhs as [batch][spatial...][feature] f32 (innermost spatial dim
+ * padded by plo / phi zero positions). */
+static CJ_MUST_USE cj_status emit_tprep(cj_lw *L, cj_op *op, const kc_dims *d, const cj_type *lt,
+                                        const int64_t *lstr, const kc_merge *mg, int32_t src,
+                                        int32_t dst) {
+  kc_tprep *tp = cj_lw_alloc(L, sizeof *tp);
+  if (!tp) return cj_oom();
+  int32_t ns = lt->rank - 2;
+  tp->ns = ns;
+  tp->src = lt->dtype;
+  tp->nb = lt->dims[d->ib];
+  tp->nc = lt->dims[d->ifd];
+  tp->sb = lstr[d->ib];
+  tp->sc = lstr[d->ifd];
+  tp->npos = tp->nb;
+  tp->mg = *mg;
+  for (int32_t i = 0; i < ns; i++) {
+    tp->sdim[i] = lt->dims[d->is[i]];
+    tp->sstr[i] = lstr[d->is[i]];
+    tp->npos *= tp->sdim[i];
+  }
+  if (!cj_lw_emit(L, op, k_conv_prep_nhwc, tp, 1, &src, 1, &dst)) return cj_oom();
+  return NULL;
+}
+
 /* ======================================================================== lowering */
 
 enum { MODE_PLAIN, MODE_QINT, MODE_HYBRID, MODE_QDQ };
@@ -943,7 +1282,9 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
   int64_t lstr[CJ_MAX_RANK], xs[KC_MAXS];
   cj_row_strides(lt->rank, lt->dims, lstr);
   int32_t xbuf = x.buf;
-  bool lhs_direct = mode == MODE_PLAIN && ldt == adt && (!gemm || lstr[d.ifd] == 1);
+  kc_merge mg = {0, 0, 0, 0};
+  bool merge = gemm && conv_merge_ok(&d, &g, lt, &mg);
+  bool lhs_direct = mode == MODE_PLAIN && ldt == adt && (!gemm || lstr[d.ifd] == 1) && !merge;
   if (lhs_direct || !gemm) {
     g.xb = lstr[d.ib];
     g.xc = lstr[d.ifd];
@@ -953,30 +1294,18 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
     g.xc = 1;
     for (int32_t i = g.ns - 1; i >= 0; i--) {
       xs[i] = s;
-      s *= lt->dims[d.is[i]];
+      s *= merge && i == g.ns - 1 ? mg.wq * mg.r : lt->dims[d.is[i]];
     }
     g.xb = s;
   }
   CJ_RETURN_IF_ERROR(geom_tables(L, &d, lt, xs, &g));
+  kc_geom gm = g; /* the geometry the GEMM runs */
+  if (merge) CJ_RETURN_IF_ERROR(conv_merge_geom(L, &d, &g, xs, &mg, &gm));
 
   if (!lhs_direct) {
-    xbuf = cj_lw_new_buf(L, x.nelems * asz, CJ_BK_ARENA);
+    xbuf = cj_lw_new_buf(L, (gemm ? g.xb * lt->dims[d.ib] : x.nelems) * asz, CJ_BK_ARENA);
     if (gemm) {
-      kc_tprep *tp = cj_lw_alloc(L, sizeof *tp);
-      if (!tp) return cj_oom();
-      tp->ns = g.ns;
-      tp->src = ldt;
-      tp->nb = lt->dims[d.ib];
-      tp->nc = lt->dims[d.ifd];
-      tp->sb = lstr[d.ib];
-      tp->sc = lstr[d.ifd];
-      tp->npos = tp->nb;
-      for (int32_t i = 0; i < g.ns; i++) {
-        tp->sdim[i] = lt->dims[d.is[i]];
-        tp->sstr[i] = lstr[d.is[i]];
-        tp->npos *= tp->sdim[i];
-      }
-      if (!cj_lw_emit(L, op, k_conv_prep_nhwc, tp, 1, &x.buf, 1, &xbuf)) return cj_oom();
+      CJ_RETURN_IF_ERROR(emit_tprep(L, op, &d, lt, lstr, &mg, x.buf, xbuf));
     } else {
       kc_xprep *xp = cj_lw_alloc(L, sizeof *xp);
       if (!xp) return cj_oom();
@@ -988,13 +1317,16 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
     }
   }
 
+  kc_phases *phases = NULL; /* a dilated lhs: one GEMM per output phase */
+  if (gemm && !rconst && !merge)
+    CJ_RETURN_IF_ERROR(conv_phases(L, &d, &g, cj_dtype_bytes(odt), &phases));
   /* the weights */
   kc_wprep *wp = cj_lw_alloc(L, sizeof *wp);
   if (!wp) return cj_oom();
   wp->g = g;
   wp->cvt = rcv;
   wp->acc_dt = adt;
-  wp->pack = gemm;
+  wp->pack = gemm && !phases;
   wp->dw = dw;
   wp->r.dt = rdt;
   int64_t rstr[CJ_MAX_RANK];
@@ -1005,28 +1337,29 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
   wp->lhs_zp = mode == MODE_QINT ? (int32_t)lq->zero_points[0] : 0;
   wp->zpoff = mode == MODE_QINT && wp->lhs_zp != 0;
   int64_t wn = g.G * g.K * g.Og, esz = cj_dtype_bytes(rdt);
-  int64_t packed = gemm ? kc_gemm_packed_floats(&g) : dw ? wn : 0;
-  int32_t wbuf = -1, zpbuf = -1;
+  int64_t packed = wp->pack ? kc_gemm_packed_floats(&g) : dw ? wn : 0;
+  int32_t wbuf = -1, zpbuf = -1, wv = -1;
   if (rconst) {
     CJ_RETURN_IF_ERROR(conv_const_rhs(L, wp, rval, rt, wn, esz, asz, packed, &wbuf, &zpbuf));
   } else {
     int32_t outs[4];
     uint32_t n = 0;
-    int32_t wv = cj_lw_new_buf(L, wn * asz, CJ_BK_ARENA);
+    wv = cj_lw_new_buf(L, wn * asz, CJ_BK_ARENA);
     outs[n++] = wv;
     outs[n++] = cj_lw_new_buf(L, wn * esz, CJ_BK_ARENA);
     wbuf = wv;
-    if (gemm || dw) outs[n++] = wbuf = cj_lw_new_buf(L, packed * 4, CJ_BK_ARENA);
+    if (wp->pack || dw) outs[n++] = wbuf = cj_lw_new_buf(L, packed * 4, CJ_BK_ARENA);
     if (wp->zpoff) outs[n++] = zpbuf = cj_lw_new_buf(L, g.G * g.Og * 4, CJ_BK_ARENA);
     if (!cj_lw_emit(L, op, k_conv_prep_rhs, wp, 1, &w.buf, n, outs)) return cj_oom();
   }
 
   if (gemm) {
-    float *z = calloc((size_t)(g.Cg > 0 ? g.Cg : 1), sizeof(float));
+    float *z = calloc((size_t)(gm.Cg > 0 ? gm.Cg : 1), sizeof(float));
     if (!z) return cj_oom();
-    int32_t zbuf = cj_lw_const(L, z, 4 * (g.Cg > 0 ? g.Cg : 1));
+    int32_t zbuf = cj_lw_const(L, z, 4 * (gm.Cg > 0 ? gm.Cg : 1));
     free(z);
-    return kc_gemm_emit(L, op, &g, xbuf, wbuf, zbuf, r.buf, odt);
+    if (phases) return conv_phases_emit(L, op, phases, xbuf, wv, zbuf, r.buf, odt);
+    return kc_gemm_emit(L, op, &gm, xbuf, wbuf, zbuf, r.buf, odt);
   }
 
   kc_gen *p = cj_lw_alloc(L, sizeof *p);

@@ -23,6 +23,11 @@
  *   gemm (k_conv_gemm.c)  f32 (and bf16/f16 computed in f32) with a register-blocked AVX-512 /
  *                         AVX2 micro-kernel reading the lhs rows through pointers (implicit
  *                         im2col), in parallel over row blocks.
+ * Two reformulations of a GEMM geometry (k_conv.c): a lhs-dilated convolution (input gradient of
+ * a strided conv) runs one GEMM per output phase over the taps that phase meets (no products
+ * with dilation holes); with few input features per group, the innermost kernel dimension is
+ * merged into the features over a prepared lhs (padding written out, positions deinterleaved by
+ * the kernel dilation), so kernel gradients run long contiguous dot products.
  */
 #ifndef CJ_CPU_K_CONV_H
 #define CJ_CPU_K_CONV_H

@@ -2,11 +2,14 @@
  *
  * All three become one gather step. The lowering splits the result's index space into the batch
  * space (the result dims that are not offset dims, in the order of start_indices' dims without
- * index_vector_dim) and the slice (the offset dims). For each batch position the kernel reads
- * the index vector, clamps each start to [0, dim - slice size] as the spec says, adds the
- * batching-dim offsets, and copies one slice with strides computed at lowering time (a memcpy
- * when the slice is contiguous in both tensors). Large gathers split the batch space across the
- * pool. Quantized operands (per-tensor) are moved as their storage values. */
+ * index_vector_dim) and the slice (the offset dims). The kernel walks the batch space in blocks
+ * along its innermost dim: for a block it reads each index vector component as one strided run,
+ * clamps each start to [0, dim - slice size] as the spec says, adds the batching-dim offsets,
+ * and then copies the block's slices with strides computed at lowering time: contiguous slices
+ * as spans (fixed-size copies for one-element slices), slices that are one strided run
+ * (x[:, ids]) run-outer and batch-inner, any others as strided copies. Large gathers split the
+ * batch space across the pool. Quantized operands (per-tensor) are moved as their storage
+ * values. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +27,7 @@ typedef struct gather_params {
   int64_t k_opd[CJ_MAX_RANK];       /* operand byte stride of start_index_map[k] */
   int64_t k_limit[CJ_MAX_RANK];     /* operand dim - slice size there */
   kg_idx_fn rd;
+  kg_idx_block_fn rdb;              /* NULL for sub-byte index types */
   cj_strided slice;                 /* one slice, operand -> result (offsets 0) */
   int64_t slice_bytes;              /* contiguous in both: bytes of a slice, else -1 */
   int64_t slice_elems;
@@ -34,6 +38,65 @@ typedef struct gather_run {
   char *out;
   const char *x, *idx;
 } gather_run;
+
+enum { GB = 256 }; /* batch positions handled together */
+
+/* Source offsets of m batch positions along the innermost batch dim: oo + i * bopd plus each
+ * start index (clamped to [0, limit]) times its operand stride. Indices are read as a block. */
+static void gather_offsets(const gather_params *p, const char *iv, int64_t istride, int64_t oo,
+                           int64_t bopd, int64_t m, int64_t *off) {
+  int64_t v[GB];
+  for (int64_t i = 0; i < m; i++) off[i] = oo + i * bopd;
+  for (int32_t k = 0; k < p->nk; k++) {
+    const char *ik = iv + k * p->k_idx;
+    if (p->rdb) {
+      p->rdb(ik, istride, m, v);
+    } else {
+      for (int64_t i = 0; i < m; i++) v[i] = p->rd(ik + i * istride);
+    }
+    int64_t lim = p->k_limit[k], str = p->k_opd[k];
+    for (int64_t i = 0; i < m; i++) {
+      int64_t s = v[i] < 0 ? 0 : v[i] > lim ? lim : v[i];
+      off[i] += s * str;
+    }
+  }
+}
+
+/* copies of n bytes (a constant after inlining) from x + off[i] to out + ro + i * rs */
+#define GATHER_SPANS(NB)                                                   \
+  for (int64_t i = 0; i < m; i++) memcpy(out + ro + i * rs, x + off[i], NB)
+
+/* Copies m slices: contiguous ones as spans; a slice of one strided run walked run-outer and
+ * batch-inner (x[:, ids] reads along rows of x); others as strided copies. */
+static void gather_copy(const gather_params *p, char *out, const char *x, int64_t ro, int64_t rs,
+                        const int64_t *off, int64_t m) {
+  int64_t sb = p->slice_bytes;
+  if (sb >= 0) {
+    switch (sb) {
+      case 1: GATHER_SPANS(1); break;
+      case 2: GATHER_SPANS(2); break;
+      case 4: GATHER_SPANS(4); break;
+      case 8: GATHER_SPANS(8); break;
+      case 16: GATHER_SPANS(16); break;
+      default: GATHER_SPANS((size_t)sb);
+    }
+    return;
+  }
+  const cj_strided *s = &p->slice;
+  if (s->rank == 1 && (s->esize == 4 || s->esize == 8)) {
+    int64_t n = s->dims[0], ss = s->sstride[0], ds = s->dstride[0];
+    for (int64_t j = 0; j < n; j++) {
+      char *o = out + ro + j * ds;
+      const char *xj = x + j * ss;
+      if (s->esize == 4)
+        for (int64_t i = 0; i < m; i++) memcpy(o + i * rs, xj + off[i], 4);
+      else
+        for (int64_t i = 0; i < m; i++) memcpy(o + i * rs, xj + off[i], 8);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < m; i++) cj_strided_run(s, out + ro + i * rs, x + off[i]);
+}
 
 static void gather_range(void *ctx, int64_t b0, int64_t b1) {
   const gather_run *R = ctx;
@@ -48,29 +111,30 @@ static void gather_range(void *ctx, int64_t b0, int64_t b1) {
     ro += pos[d] * p->b_res[d];
     oo += pos[d] * p->b_opd[d];
   }
-  for (int64_t b = b0; b < b1; b++) {
-    int64_t off = oo;
-    const char *iv = R->idx + io;
-    for (int32_t k = 0; k < p->nk; k++) {
-      int64_t s = p->rd(iv + k * p->k_idx);
-      if (s < 0) s = 0;
-      if (s > p->k_limit[k]) s = p->k_limit[k];
-      off += s * p->k_opd[k];
-    }
-    if (p->slice_bytes >= 0)
-      memcpy(R->out + ro, R->x + off, (size_t)p->slice_bytes);
-    else
-      cj_strided_run(&p->slice, R->out + ro, R->x + off);
-    /* next batch position */
-    for (int32_t d = p->nb - 1; d >= 0; d--) {
-      io += p->b_idx[d];
-      ro += p->b_res[d];
-      oo += p->b_opd[d];
-      if (++pos[d] < p->bdims[d]) break;
-      io -= p->b_idx[d] * p->bdims[d];
-      ro -= p->b_res[d] * p->bdims[d];
-      oo -= p->b_opd[d] * p->bdims[d];
+  /* blocks of the innermost batch dim (one position when the batch space is rank 0) */
+  int32_t in = p->nb - 1;
+  int64_t ib = in >= 0 ? p->b_idx[in] : 0, rb = in >= 0 ? p->b_res[in] : 0;
+  int64_t ob = in >= 0 ? p->b_opd[in] : 0;
+  int64_t off[GB];
+  for (int64_t b = b0; b < b1;) {
+    int64_t m = in >= 0 ? p->bdims[in] - pos[in] : 1;
+    if (m > b1 - b) m = b1 - b;
+    if (m > GB) m = GB;
+    gather_offsets(p, R->idx + io, ib, oo, ob, m, off);
+    gather_copy(p, R->out, R->x, ro, rb, off, m);
+    b += m;
+    if (in < 0) break;
+    /* next batch position: m along the innermost dim, then carries */
+    pos[in] += m;
+    io += m * ib;
+    ro += m * rb;
+    oo += m * ob;
+    for (int32_t d = in; d > 0 && pos[d] == p->bdims[d]; d--) {
+      io += p->b_idx[d - 1] - p->b_idx[d] * p->bdims[d];
+      ro += p->b_res[d - 1] - p->b_res[d] * p->bdims[d];
+      oo += p->b_opd[d - 1] - p->b_opd[d] * p->bdims[d];
       pos[d] = 0;
+      pos[d - 1]++;
     }
   }
 }
@@ -163,6 +227,7 @@ static CJ_MUST_USE cj_status gather_emit(cj_lw *L, cj_op *op, const gather_spec 
   gather_params *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return cj_oom();
   p->rd = rd;
+  p->rdb = kg_idx_block_reader(idx.dtype);
   /* batch space: start_indices dims except index_vector_dim, in order; they are the result
    * dims not in offset_dims, in order */
   int32_t rdim = 0;

@@ -54,6 +54,8 @@ typedef struct scatter_params {
   bool scalar;                 /* fast path, one-element windows and no batching dims */
   kg_sc_fn sc;                 /* scalar with a one-dim scatter space: blocks of elements */
   kg_idx_block_fn rdb;
+  bool rows;                   /* fast path, one index component, a one-dim scatter space, no
+                                * batching, one run per window: blocks of positions */
   /* initial copies */
   kg_cvt *init_cvt;            /* n: input -> result */
   cj_strided **init_view;      /* n: a virtual broadcast input's view (else NULL) */
@@ -220,11 +222,34 @@ static void scalar_range(scatter_run *R, int64_t s0, int64_t s1) {
   }
 }
 
+/* fast path, whole windows of one run (table.at[ids].add(rows)): a block of indices is read at
+ * once and each in-bounds window is one combine */
+static void rows_range(scatter_run *R, int64_t s0, int64_t s1) {
+  const scatter_params *p = R->p;
+  enum { B = 256 };
+  int64_t v[B];
+  int32_t d = p->k_dim[0], es = p->es;
+  uint64_t lim = (uint64_t)(p->dims[d] - p->wsize[d]);
+  int64_t str = p->istr[d] * es, us = p->s_upd[0] * es;
+  int64_t run = p->nr ? p->rsize[0] : 1, ras = p->nr ? p->rres[0] * es : es;
+  int64_t rus = p->nr ? p->rupd[0] * es : es;
+  for (int64_t s = s0; s < s1; s += B) {
+    int64_t m = s1 - s < B ? s1 - s : B;
+    p->rdb(R->idx + s * p->s_idx[0], p->s_idx[0], m, v);
+    for (int64_t i = 0; i < m; i++)
+      if ((uint64_t)v[i] <= lim) p->comb(R->res0 + v[i] * str, ras, R->upd0 + (s + i) * us, rus, run);
+  }
+}
+
 static void scatter_range(void *ctx_, int64_t s0, int64_t s1) {
   scatter_run *R = ctx_;
   const scatter_params *p = R->p;
   if (p->scalar) {
     scalar_range(R, s0, s1);
+    return;
+  }
+  if (p->rows) {
+    rows_range(R, s0, s1);
     return;
   }
   int64_t spos[CJ_MAX_RANK], start[CJ_MAX_RANK];
@@ -543,6 +568,9 @@ cj_status lower_scatter(cj_lw *L, cj_op *op) {
     p->scalar = p->nw == 0 && n_ibd == 0;
     p->sc = kg_sc_lookup(kop, x0.dtype);
     p->rdb = kg_idx_block_reader(idx.dtype);
+    p->rows = p->rdb && p->nk == 1 && p->ns == 1 && n_ibd == 0 && p->nr <= 1;
+    for (int32_t dd = 0; dd < p->rank; dd++) /* the windows fit in the other dims (start 0) */
+      p->rows = p->rows && (dd == p->k_dim[0] || p->wsize[dd] <= p->dims[dd]);
     cj_lw_tensor r;
     CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
     if (r.nelems != x0.nelems) return cj_op_error(op, CJ_INVALID_ARGUMENT, "result shape");

@@ -578,6 +578,34 @@ qcase("q_qdq_per_axis_nchw", 4, 1, 2, 3, [5, 5], [2, 2], "nchw", 0.05, -7, 0.01,
       per_axis=True, qdq=True)
 
 
+# ---------------------------------------------------------------- GEMM path, lhs dilation split
+# into output phases (runtime weights): the input gradient of a stride-2 3x3 conv, a 1-D
+# dilation 3 with stride 2 (three phases), phases with feature and batch groups. Added last so
+# the cases above keep their random values.
+case("gemm_phases_input_grad", 4, 2, 16, 12, [8, 8], [3, 3], ldil=[2, 2], pad=[[1, 2], [1, 2]],
+     rev=[True, True], runtime_rhs=True)
+case("gemm_phases_1d", 3, 4, 16, 16, [40], [5], ldil=[3], stride=[2], pad=[[2, 1]], runtime_rhs=True)
+case("gemm_phases_groups_nchw", 4, 4, 8, 8, [9, 7], [3, 3], lay="nchw", fgc=2, ldil=[2, 1],
+     rdil=[1, 2], pad=[[2, 2], [1, 1]], runtime_rhs=True)
+case("gemm_phases_batch_groups", 4, 4, 8, 8, [6, 6], [2, 2], bgc=2, ldil=[2, 2],
+     pad=[[1, 1], [1, 1]], runtime_rhs=True)
+# GEMM path, the innermost kernel dim merged into few input features (its padding written out):
+# the kernel gradient of a causal dilated 1-D conv (features = the forward batch, stride = the
+# forward dilation, left padding), and a 2-D case with padding on both sides and a stride
+case("gemm_merged_1d_kernel_grad", 3, 8, 4, 16, [300], [150], stride=[2], pad=[[2, 0]], lo=-2,
+     hi=2, runtime_rhs=True)
+case("gemm_merged_2d", 4, 4, 3, 16, [12, 11], [3, 4], stride=[1, 2], pad=[[1, 1], [2, 3]],
+     runtime_rhs=True)
+# phases that no tap reaches (lhs dilation 4, kernel dilation 2: odd outputs are zeros), as in
+# the input gradient of a stride-4 dilation-2 1-D conv
+case("gemm_phases_zero", 3, 4, 16, 16, [60], [5], ldil=[4], rdil=[2], pad=[[4, 5]], runtime_rhs=True)
+# merged taps through a deinterleaved lhs: kernel gradients of strided 1-D convs (kernel
+# dilation 2 and 4, a negative high padding, a left padding)
+case("gemm_merged_dilated_kernel", 3, 8, 8, 16, [400], [190], rdil=[2], pad=[[0, -1]], lo=-2, hi=2,
+     runtime_rhs=True)
+case("gemm_merged_dilated_padded", 3, 6, 4, 16, [203], [50], rdil=[4], stride=[2], pad=[[3, 2]],
+     lo=-2, hi=2, runtime_rhs=True)
+
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)

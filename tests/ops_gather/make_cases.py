@@ -274,6 +274,18 @@ def gather_cases():
              '(tensor<4x3xui8>, tensor<i32>) -> %s' % (c.const(x), c.const(idx), ttype(e.shape, e.dtype)))
     c.expect(r, e)
     cs.append(c)
+    # blocked kernel paths (own generator, so the cases above keep their values): columns
+    # x[:, ids] (one strided run per slice, f32) with a 2-D batch space whose inner dim crosses
+    # the 256-position block, clamped ids; one-element slices with a batching dim and i64 ids
+    r2 = np.random.default_rng(20261127)
+    x = r2.standard_normal((6, 40)).astype(np.float32)
+    si = r2.integers(-5, 45, (2, 300)).astype(np.int32)
+    cs.append(gather_case("columns by a 2x300 id block, clamped", x, si, [0], [1], [], [], [1], 2,
+                          [6, 1]))
+    x = r2.standard_normal((3, 50)).astype(np.float64)
+    si = r2.integers(-3, 53, (3, 270, 1)).astype(np.int64)
+    cs.append(gather_case("take_along_axis elements, batching dim, i64 ids", x, si, [], [1], [0], [0],
+                          [1], 2, [1, 1]))
     return cs
 
 
@@ -468,6 +480,22 @@ def scatter_cases():
     c.expect_same(s, z, (0, 16), f32)
     c.expect(y2, 3 * np.arange(16, dtype=f32))
     cs.append(c)
+    # whole rows by a block of 600 ids (the blocked rows path crosses its 256-id block), with
+    # duplicates and out-of-range ids on both sides (own generator: the cases above keep their
+    # values); max body
+    r2 = np.random.default_rng(20261128)
+    x = r2.standard_normal((40, 8)).astype(f32)
+    si = r2.integers(-4, 44, (600, 1)).astype(np.int32)
+    u = r2.standard_normal((600, 8)).astype(f32)
+    cs.append(scatter_case("rows by 600 ids, duplicates, out of range", [x], si, [u],
+                           ([1], [0], [], [], [0], 1), f32,
+                           body2(f32, "stablehlo.add %a, %b : {t}"), add))
+    mx = lambda cur, upd: [wrap(np.maximum)(cur[0], upd[0])]  # noqa: E731
+    si = r2.integers(-2, 42, (300,)).astype(np.int64)
+    u = r2.standard_normal((300, 8)).astype(f32)
+    cs.append(scatter_case("rows max by 300 scalar i64 ids", [x], si, [u],
+                           ([1], [0], [], [], [0], 1), f32,
+                           body2(f32, "stablehlo.maximum %a, %b : {t}"), mx))
     return cs
 
 
