@@ -15,17 +15,26 @@
 #include <immintrin.h>
 #endif
 
+#include "cpu/k_linalg.h"
 #include "cpu/lower.h"
 
 
-typedef void (*ukr32_t)(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
+/* B's row k at bp + k * ldb (ldb = NR32 for a packed panel) */
+typedef void (*ukr32_t)(int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c, int64_t ldc,
                         int64_t mr, int64_t nr, bool acc);
 typedef void (*ukr64_t)(int64_t kc, const double *ap, const double *bp, double *c, int64_t ldc,
                         int64_t mr, int64_t nr, bool acc);
 
+/* dst[k * ds + i] = rows[i][k] for i < 8, k < n: 8 rows contiguous along k into a k-major panel
+ * (packing an operand whose rows run along the contraction) */
+typedef void (*tr8_t)(const float *const *rows, int64_t n, float *dst, int64_t ds);
+
 typedef struct dot_params {
   ukr32_t u32; /* micro-kernels picked from CPUID at compile time */
   ukr64_t u64;
+  cj_la_cvi cvi; /* 16-bit <-> f32 rows, picked from CPUID at compile time */
+  cj_la_cvo cvo;
+  tr8_t tr8;
   int64_t B, M, N, K;
   int64_t *ab, *am, *ak; /* lhs element offsets: batch, row, contraction */
   int64_t *bb, *bk, *bn; /* rhs element offsets: batch, contraction, column */
@@ -45,15 +54,17 @@ enum { MR = 8, NR32 = 32, NR64 = 16, KC = 256, MC = 128, NC = 512 };
 /* long contractions (K > KTREE) are summed in chunks (see gemm_task), a task then covers at
  * most TREE_ROWS rows (its chunk sums need a scratch region of that many rows) */
 enum { KTREE = 16 * KC, TREE_ROWS = 2 * MC };
+/* tasks of at most this many rows multiply by f32 B panels in place, unpacked (see run32) */
+enum { BDIRECT_ROWS = 4 * MR };
 
-static void ukr32_generic(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
+static void ukr32_generic(int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c, int64_t ldc,
                           int64_t mr, int64_t nr, bool acc) {
   float t[MR][NR32];
   memset(t, 0, sizeof t);
   for (int64_t k = 0; k < kc; k++)
     for (int i = 0; i < MR; i++) {
       float a = ap[k * MR + i];
-      for (int j = 0; j < NR32; j++) t[i][j] += a * bp[k * NR32 + j];
+      for (int j = 0; j < NR32; j++) t[i][j] += a * bp[k * ldb + j];
     }
   for (int64_t i = 0; i < mr; i++)
     for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
@@ -79,12 +90,12 @@ static void ukr64_generic(int64_t kc, const double *ap, const double *bp, double
 #define ROWS GT_ROWS
 
 __attribute__((target("avx512f"))) static void ukr32_avx512(int64_t kc, const float *ap,
-                                                             const float *bp, float *c,
+                                                             const float *bp, int64_t ldb, float *c,
                                                              int64_t ldc, int64_t mr, int64_t nr,
                                                              bool acc) {
   GT_ROWS(GT_DECL512)
   for (int64_t k = 0; k < kc; k++) {
-    __m512 b0 = _mm512_loadu_ps(bp + k * NR32), b1 = _mm512_loadu_ps(bp + k * NR32 + 16);
+    __m512 b0 = _mm512_loadu_ps(bp + k * ldb), b1 = _mm512_loadu_ps(bp + k * ldb + 16);
     const float *a = ap + k * MR;
 #define GT_A(i) a[i]
     GT_ROWS(GT_FMA512)
@@ -150,13 +161,13 @@ __attribute__((target("avx512f"))) static void ukr64_avx512(int64_t kc, const do
 
 /* AVX2: 8 rows x 16 columns per call (2 ymm per row), twice for the 32-column panel */
 __attribute__((target("avx2,fma"))) static void ukr32_avx2(int64_t kc, const float *ap,
-                                                            const float *bp, float *c, int64_t ldc,
+                                                            const float *bp, int64_t ldb, float *c, int64_t ldc,
                                                             int64_t mr, int64_t nr, bool acc) {
   for (int half = 0; half < 2; half++) {
     GT_ROWS(GT_DECL256)
     const float *bh = bp + half * 16;
     for (int64_t k = 0; k < kc; k++) {
-      __m256 b0 = _mm256_loadu_ps(bh + k * NR32), b1 = _mm256_loadu_ps(bh + k * NR32 + 8);
+      __m256 b0 = _mm256_loadu_ps(bh + k * ldb), b1 = _mm256_loadu_ps(bh + k * ldb + 8);
       const float *a = ap + k * MR;
 #define GT_A(i) a[i]
       GT_ROWS(GT_FMA256)
@@ -204,6 +215,173 @@ static inline float ld32(cj_dtype dt, const char *base, int64_t off) {
   }
 }
 
+/* ======================================================================== 16-bit <-> f32 */
+
+static void cvi_generic(const uint16_t *src, int64_t ss, float *dst, int64_t ds, int64_t rows,
+                        int64_t n, bool bf) {
+  for (int64_t r = 0; r < rows; r++, src += ss, dst += ds)
+    for (int64_t i = 0; i < n; i++) dst[i] = bf ? cj_bf16_to_f32(src[i]) : cj_f16_to_f32(src[i]);
+}
+static void cvo_generic(const float *src, uint16_t *dst, int64_t n, bool bf) {
+  for (int64_t i = 0; i < n; i++) dst[i] = bf ? cj_f32_to_bf16(src[i]) : cj_f32_to_f16(src[i]);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f,f16c"))) static inline __m512 cv_in16(const uint16_t *s, bool bf) {
+  __m256i h = _mm256_loadu_si256((const __m256i *)s);
+  if (bf) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  return _mm512_cvtph_ps(h);
+}
+__attribute__((target("avx512f,f16c"))) static void cvi_avx512(const uint16_t *src, int64_t ss,
+                                                              float *dst, int64_t ds,
+                                                              int64_t rows, int64_t n, bool bf) {
+  for (int64_t r = 0; r < rows; r++, src += ss, dst += ds) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, cv_in16(src + i, bf));
+    if (i < n) {
+      uint16_t tb[16] = {0};
+      float fb[16];
+      memcpy(tb, src + i, sizeof(uint16_t) * (size_t)(n - i));
+      _mm512_storeu_ps(fb, cv_in16(tb, bf));
+      memcpy(dst + i, fb, sizeof(float) * (size_t)(n - i));
+    }
+  }
+}
+__attribute__((target("avx512f,f16c"))) static inline __m256i cv_out16(__m512 x, bool bf) {
+  if (!bf) return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512i u = _mm512_castps_si512(x), hi = _mm512_srli_epi32(u, 16);
+  __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
+  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+  __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
+  return _mm512_cvtepi32_epi16(r);
+}
+__attribute__((target("avx512f,f16c"))) static void cvo_avx512(const float *src, uint16_t *dst,
+                                                              int64_t n, bool bf) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm256_storeu_si256((__m256i *)(dst + i), cv_out16(_mm512_loadu_ps(src + i), bf));
+  if (i < n) {
+    float fb[16] = {0};
+    uint16_t tb[16];
+    memcpy(fb, src + i, sizeof(float) * (size_t)(n - i));
+    _mm256_storeu_si256((__m256i *)tb, cv_out16(_mm512_loadu_ps(fb), bf));
+    memcpy(dst + i, tb, sizeof(uint16_t) * (size_t)(n - i));
+  }
+}
+
+__attribute__((target("avx2,f16c"))) static inline __m256 cv_in8(const uint16_t *s, bool bf) {
+  __m128i h = _mm_loadu_si128((const __m128i *)s);
+  if (bf) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  return _mm256_cvtph_ps(h);
+}
+__attribute__((target("avx2,f16c"))) static void cvi_avx2(const uint16_t *src, int64_t ss,
+                                                         float *dst, int64_t ds, int64_t rows,
+                                                         int64_t n, bool bf) {
+  for (int64_t r = 0; r < rows; r++, src += ss, dst += ds) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, cv_in8(src + i, bf));
+    if (i < n) {
+      uint16_t tb[8] = {0};
+      float fb[8];
+      memcpy(tb, src + i, sizeof(uint16_t) * (size_t)(n - i));
+      _mm256_storeu_ps(fb, cv_in8(tb, bf));
+      memcpy(dst + i, fb, sizeof(float) * (size_t)(n - i));
+    }
+  }
+}
+__attribute__((target("avx2,f16c"))) static inline __m128i cv_out8(__m256 x, bool bf) {
+  if (!bf) return _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256i u = _mm256_castps_si256(x), hi = _mm256_srli_epi32(u, 16);
+  __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
+  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+  __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  r = _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
+  r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xd8);
+  return _mm256_castsi256_si128(r);
+}
+__attribute__((target("avx2,f16c"))) static void cvo_avx2(const float *src, uint16_t *dst,
+                                                         int64_t n, bool bf) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm_storeu_si128((__m128i *)(dst + i), cv_out8(_mm256_loadu_ps(src + i), bf));
+  if (i < n) {
+    float fb[8] = {0};
+    uint16_t tb[8];
+    memcpy(fb, src + i, sizeof(float) * (size_t)(n - i));
+    _mm_storeu_si128((__m128i *)tb, cv_out8(_mm256_loadu_ps(fb), bf));
+    memcpy(dst + i, tb, sizeof(uint16_t) * (size_t)(n - i));
+  }
+}
+#endif
+
+cj_la_cvi cj_la_cvi_pick(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) return cvi_avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return cvi_avx2;
+#endif
+  return cvi_generic;
+}
+cj_la_cvo cj_la_cvo_pick(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) return cvo_avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return cvo_avx2;
+#endif
+  return cvo_generic;
+}
+
+/* ======================================================================== 8-row transpose */
+
+
+static void tr8_generic(const float *const *rows, int64_t n, float *dst, int64_t ds) {
+  for (int i = 0; i < 8; i++)
+    for (int64_t k = 0; k < n; k++) dst[k * ds + i] = rows[i][k];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* 8 x 8 blocks through registers: unpack pairs, shuffle quads, swap 128-bit halves */
+__attribute__((target("avx2"))) static void tr8_avx2(const float *const *rows, int64_t n,
+                                                     float *dst, int64_t ds) {
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    __m256 r0 = _mm256_loadu_ps(rows[0] + k), r1 = _mm256_loadu_ps(rows[1] + k);
+    __m256 r2 = _mm256_loadu_ps(rows[2] + k), r3 = _mm256_loadu_ps(rows[3] + k);
+    __m256 r4 = _mm256_loadu_ps(rows[4] + k), r5 = _mm256_loadu_ps(rows[5] + k);
+    __m256 r6 = _mm256_loadu_ps(rows[6] + k), r7 = _mm256_loadu_ps(rows[7] + k);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+    float *d = dst + k * ds;
+    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(d + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(d + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(d + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(d + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(d + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(d + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(d + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+  }
+  if (k < n) {
+    const float *rest[8];
+    for (int i = 0; i < 8; i++) rest[i] = rows[i] + k;
+    tr8_generic(rest, n - k, dst + k * ds, ds);
+  }
+}
+#endif
+
+static tr8_t pick_tr8(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) return tr8_avx2;
+#endif
+  return tr8_generic;
+}
+
 typedef struct gemm_ctx {
   const dot_params *p;
   const char *a, *b;
@@ -214,26 +392,51 @@ typedef struct gemm_ctx {
   ukr64_t u64;
 } gemm_ctx;
 
-/* A block [mc x kc] into MR-row panels (k-major, zero padded) */
+/* rows x n elements of dtype dt (f32, bf16 or f16) at element offset off of base, row stride
+ * ss, as f32 into dst (row stride ds) */
+static inline void ld_rows(const dot_params *p, cj_dtype dt, const char *base, int64_t off,
+                           int64_t ss, float *dst, int64_t ds, int64_t rows, int64_t n) {
+  if (dt == CJ_F32) {
+    for (int64_t r = 0; r < rows; r++)
+      memcpy(dst + r * ds, (const float *)base + off + r * ss, sizeof(float) * (size_t)n);
+    return;
+  }
+  p->cvi((const uint16_t *)base + off, ss, dst, ds, rows, n, dt == CJ_BF16);
+}
+/* n contiguous elements at element offset off as f32: in place when f32, else converted into sc */
+static inline const float *ld_run(const dot_params *p, cj_dtype dt, const char *base,
+                                  int64_t off, int64_t n, float *sc) {
+  if (dt == CJ_F32) return (const float *)base + off;
+  p->cvi((const uint16_t *)base + off, 0, sc, 0, 1, n, dt == CJ_BF16);
+  return sc;
+}
+
+/* A block [mc x kc] into MR-row panels (k-major, zero padded); sc: MR x KC floats of scratch */
 static void pack_a32(const dot_params *p, const char *a, int64_t ab, int64_t m0, int64_t mc,
-                     int64_t k0, int64_t kc, float *ap) {
-  const float *af = (const float *)a;
+                     int64_t k0, int64_t kc, float *ap, float *sc) {
   for (int64_t i0 = 0; i0 < mc; i0 += MR) {
     float *dst = ap + i0 * kc;
     int64_t mr = mc - i0 < MR ? mc - i0 : MR;
-    if (p->lt == CJ_F32 && p->a_affine && p->sak == 1) { /* rows contiguous along k */
+    if (p->a_affine && p->sak == 1 && mr == MR) { /* rows contiguous along k: transpose */
+      const float *rows[MR];
+      for (int64_t i = 0; i < MR; i++)
+        rows[i] = ld_run(p, p->lt, a, ab + (m0 + i0 + i) * p->sam + k0, kc, sc + i * KC);
+      p->tr8(rows, kc, dst, MR);
+      continue;
+    }
+    if (p->a_affine && p->sak == 1) {
       for (int64_t i = 0; i < MR; i++) {
         if (i >= mr) {
           for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
           continue;
         }
-        const float *src = af + ab + (m0 + i0 + i) * p->sam + k0;
+        const float *src = ld_run(p, p->lt, a, ab + (m0 + i0 + i) * p->sam + k0, kc, sc);
         for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = src[k];
       }
       continue;
     }
-    if (p->lt == CJ_F32 && p->a_affine && p->sam == 1 && mr == MR) { /* columns contiguous */
-      for (int64_t k = 0; k < kc; k++) memcpy(dst + k * MR, af + ab + (k0 + k) * p->sak + m0 + i0, sizeof(float) * MR);
+    if (p->a_affine && p->sam == 1 && mr == MR) { /* columns contiguous */
+      ld_rows(p, p->lt, a, ab + k0 * p->sak + m0 + i0, p->sak, dst, MR, kc, MR);
       continue;
     }
     for (int64_t k = 0; k < kc; k++) {
@@ -244,32 +447,34 @@ static void pack_a32(const dot_params *p, const char *a, int64_t ab, int64_t m0,
   }
 }
 
-/* B block [kc x nc] into NR-column panels (zero padded) */
+/* B block [kc x nc] into NR-column panels (zero padded); sc: MR x KC floats of scratch */
 static void pack_b32(const dot_params *p, const char *b, int64_t bb, int64_t n0, int64_t nc,
-                     int64_t k0, int64_t kc, float *bp) {
-  const float *bf = (const float *)b;
+                     int64_t k0, int64_t kc, float *bp, float *sc) {
   for (int64_t j0 = 0; j0 < nc; j0 += NR32) {
     float *dst = bp + j0 * kc;
     int64_t nr = nc - j0 < NR32 ? nc - j0 : NR32;
-    if (p->rt == CJ_F32 && p->b_affine && p->sbn == 1) { /* rows contiguous along n */
-      for (int64_t k = 0; k < kc; k++) {
-        const float *src = bf + bb + (k0 + k) * p->sbk + n0 + j0;
-        if (nr == NR32) {
-          memcpy(dst + k * NR32, src, sizeof(float) * NR32);
-        } else {
-          memcpy(dst + k * NR32, src, sizeof(float) * (size_t)nr);
-          memset(dst + k * NR32 + nr, 0, sizeof(float) * (size_t)(NR32 - nr));
-        }
+    if (p->b_affine && p->sbn == 1) { /* rows contiguous along n */
+      ld_rows(p, p->rt, b, bb + k0 * p->sbk + n0 + j0, p->sbk, dst, NR32, kc, nr);
+      if (nr < NR32)
+        for (int64_t k = 0; k < kc; k++) memset(dst + k * NR32 + nr, 0, sizeof(float) * (size_t)(NR32 - nr));
+      continue;
+    }
+    if (p->b_affine && p->sbk == 1 && nr == NR32) { /* columns contiguous along k: transpose */
+      for (int64_t j = 0; j < NR32; j += 8) {
+        const float *cols[8];
+        for (int64_t i = 0; i < 8; i++)
+          cols[i] = ld_run(p, p->rt, b, bb + (n0 + j0 + j + i) * p->sbn + k0, kc, sc + i * KC);
+        p->tr8(cols, kc, dst + j, NR32);
       }
       continue;
     }
-    if (p->rt == CJ_F32 && p->b_affine && p->sbk == 1) { /* columns contiguous along k */
+    if (p->b_affine && p->sbk == 1) {
       for (int64_t j = 0; j < NR32; j++) {
         if (j >= nr) {
           for (int64_t k = 0; k < kc; k++) dst[k * NR32 + j] = 0.0f;
           continue;
         }
-        const float *src = bf + bb + (n0 + j0 + j) * p->sbn + k0;
+        const float *src = ld_run(p, p->rt, b, bb + (n0 + j0 + j) * p->sbn + k0, kc, sc);
         for (int64_t k = 0; k < kc; k++) dst[k * NR32 + j] = src[k];
       }
       continue;
@@ -314,11 +519,7 @@ static void store_out32(const dot_params *p, char *c, int64_t off, const float *
   switch (p->ot) {
     case CJ_F32: memcpy((float *)c + off, t, sizeof(float) * (size_t)n); break;
     case CJ_BF16:
-      for (int64_t j = 0; j < n; j++) ((uint16_t *)c)[off + j] = cj_f32_to_bf16(t[j]);
-      break;
-    case CJ_F16:
-      for (int64_t j = 0; j < n; j++) ((uint16_t *)c)[off + j] = cj_f32_to_f16(t[j]);
-      break;
+    case CJ_F16: p->cvo(t, (uint16_t *)c + off, n, p->ot == CJ_BF16); break;
     case CJ_F64:
       for (int64_t j = 0; j < n; j++) ((double *)c)[off + j] = t[j];
       break;
@@ -335,17 +536,25 @@ static inline __attribute__((always_inline)) void run32(gemm_ctx *G, char *tmp, 
                                                         int64_t n0, int64_t nc, int64_t kb,
                                                         int64_t ke, float *dst, int64_t ldd) {
   const dot_params *p = G->p;
-  float *ap = (float *)tmp, *bp = ap + MC * KC;
+  float *ap = (float *)tmp, *bp = ap + MC * KC, *sc = bp + KC * NC;
   for (int64_t k0 = kb; k0 < ke; k0 += KC) {
     int64_t kc = ke - k0 < KC ? ke - k0 : KC;
-    pack_b32(p, G->b, bb, n0, nc, k0, kc, bp);
+    /* few rows: whole B panels are read in place (packing them cost as much as using them),
+     * only the last, partial one is packed */
+    int64_t jt = 0;
+    if (p->rt == CJ_F32 && p->b_affine && p->sbn == 1 && mhi - mlo <= BDIRECT_ROWS) jt = nc / NR32 * NR32;
+    const float *bdir = (const float *)G->b + bb + k0 * p->sbk + n0;
+    if (jt < nc) pack_b32(p, G->b, bb, n0 + jt, nc - jt, k0, kc, bp, sc);
     for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
       int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
-      pack_a32(p, G->a, ab, m0, mc, k0, kc, ap);
-      for (int64_t j0 = 0; j0 < nc; j0 += NR32)
+      pack_a32(p, G->a, ab, m0, mc, k0, kc, ap, sc);
+      for (int64_t j0 = 0; j0 < nc; j0 += NR32) {
+        const float *bj = j0 < jt ? bdir + j0 : bp + (j0 - jt) * kc;
+        int64_t ldb = j0 < jt ? p->sbk : NR32;
         for (int64_t i0 = 0; i0 < mc; i0 += MR)
-          G->u32(kc, ap + i0 * kc, bp + j0 * kc, dst + (m0 - mlo + i0) * ldd + j0, ldd,
+          G->u32(kc, ap + i0 * kc, bj, ldb, dst + (m0 - mlo + i0) * ldd + j0, ldd,
                  mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR32 ? nc - j0 : NR32, k0 > kb);
+      }
     }
   }
 }
@@ -399,7 +608,7 @@ static void gemm_task(gemm_ctx *G, int64_t t, char *tmp) {
     }
     return;
   }
-  float *bp = (float *)tmp + MC * KC, *tile = bp + KC * NC, *T = tile + MC * NC;
+  float *bp = (float *)tmp + MC * KC, *tile = bp + KC * NC + MR * KC, *T = tile + MC * NC;
   if (p->ot == CJ_F32) {
     float *c = (float *)G->c + cbase + mlo * p->N + n0;
     if (K == 0)
@@ -922,6 +1131,9 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
                        (long long)r.nelems, (long long)(p->B * p->M * p->N));
   p->u32 = pick32();
   p->u64 = pick64();
+  p->cvi = cj_la_cvi_pick();
+  p->cvo = cj_la_cvo_pick();
+  p->tr8 = pick_tr8();
   p->lt = x.dtype;
   p->rt = y.dtype;
   p->ot = r.dtype;
@@ -966,7 +1178,7 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
       cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (p->K + levels * P));
     }
     else
-      cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (MC * KC + KC * NC + MC * NC + treg));
+      cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (MC * KC + KC * NC + MR * KC + MC * NC + treg));
   } else {
     p->kind = DK_GENERIC;
   }
