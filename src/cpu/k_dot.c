@@ -226,90 +226,105 @@ static void cvo_generic(const float *src, uint16_t *dst, int64_t n, bool bf) {
   for (int64_t i = 0; i < n; i++) dst[i] = bf ? cj_f32_to_bf16(src[i]) : cj_f32_to_f16(src[i]);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx512f,f16c"))) static inline __m512 cv_in16(const uint16_t *s, bool bf) {
-  __m256i h = _mm256_loadu_si256((const __m256i *)s);
-  if (bf) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-  return _mm512_cvtph_ps(h);
-}
-__attribute__((target("avx512f,f16c"))) static void cvi_avx512(const uint16_t *src, int64_t ss,
-                                                              float *dst, int64_t ds,
-                                                              int64_t rows, int64_t n, bool bf) {
+/* rows through a converter of one vector of W elements (load, convert, store); a row's tail
+ * through zero-padded buffers (inlined, so that `vec` is a direct call in each ISA's copy) */
+static inline __attribute__((always_inline)) void cv_rows_in(
+    void (*vec)(const uint16_t *, float *, bool), int64_t W, const uint16_t *src, int64_t ss,
+    float *dst, int64_t ds, int64_t rows, int64_t n, bool bf) {
   for (int64_t r = 0; r < rows; r++, src += ss, dst += ds) {
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, cv_in16(src + i, bf));
+    for (; i + W <= n; i += W) vec(src + i, dst + i, bf);
     if (i < n) {
       uint16_t tb[16] = {0};
       float fb[16];
       memcpy(tb, src + i, sizeof(uint16_t) * (size_t)(n - i));
-      _mm512_storeu_ps(fb, cv_in16(tb, bf));
+      vec(tb, fb, bf);
       memcpy(dst + i, fb, sizeof(float) * (size_t)(n - i));
     }
   }
 }
-__attribute__((target("avx512f,f16c"))) static inline __m256i cv_out16(__m512 x, bool bf) {
-  if (!bf) return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512i u = _mm512_castps_si512(x), hi = _mm512_srli_epi32(u, 16);
-  __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
-  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
-  __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-  r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
-  return _mm512_cvtepi32_epi16(r);
-}
-__attribute__((target("avx512f,f16c"))) static void cvo_avx512(const float *src, uint16_t *dst,
-                                                              int64_t n, bool bf) {
+static inline __attribute__((always_inline)) void cv_row_out(
+    void (*vec)(const float *, uint16_t *, bool), int64_t W, const float *src, uint16_t *dst,
+    int64_t n, bool bf) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) _mm256_storeu_si256((__m256i *)(dst + i), cv_out16(_mm512_loadu_ps(src + i), bf));
+  for (; i + W <= n; i += W) vec(src + i, dst + i, bf);
   if (i < n) {
     float fb[16] = {0};
     uint16_t tb[16];
     memcpy(fb, src + i, sizeof(float) * (size_t)(n - i));
-    _mm256_storeu_si256((__m256i *)tb, cv_out16(_mm512_loadu_ps(fb), bf));
+    vec(fb, tb, bf);
     memcpy(dst + i, tb, sizeof(uint16_t) * (size_t)(n - i));
   }
 }
 
-__attribute__((target("avx2,f16c"))) static inline __m256 cv_in8(const uint16_t *s, bool bf) {
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f,f16c"))) static inline void cv_in16(const uint16_t *s, float *d,
+                                                                  bool bf) {
+  __m256i h = _mm256_loadu_si256((const __m256i *)s);
+  if (bf)
+    _mm512_storeu_ps(d, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)));
+  else
+    _mm512_storeu_ps(d, _mm512_cvtph_ps(h));
+}
+__attribute__((target("avx512f,f16c"))) static inline void cv_out16(const float *s, uint16_t *d,
+                                                                   bool bf) {
+  __m512 x = _mm512_loadu_ps(s);
+  __m256i o;
+  if (!bf) {
+    o = _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  } else { /* round to nearest even on the bits; NaN keeps its top bits, made quiet */
+    __m512i u = _mm512_castps_si512(x), hi = _mm512_srli_epi32(u, 16);
+    __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
+    o = _mm512_cvtepi32_epi16(r);
+  }
+  _mm256_storeu_si256((__m256i *)d, o);
+}
+__attribute__((target("avx512f,f16c"))) static void cvi_avx512(const uint16_t *src, int64_t ss,
+                                                              float *dst, int64_t ds,
+                                                              int64_t rows, int64_t n, bool bf) {
+  cv_rows_in(cv_in16, 16, src, ss, dst, ds, rows, n, bf);
+}
+__attribute__((target("avx512f,f16c"))) static void cvo_avx512(const float *src, uint16_t *dst,
+                                                              int64_t n, bool bf) {
+  cv_row_out(cv_out16, 16, src, dst, n, bf);
+}
+
+__attribute__((target("avx2,f16c"))) static inline void cv_in8(const uint16_t *s, float *d,
+                                                              bool bf) {
   __m128i h = _mm_loadu_si128((const __m128i *)s);
-  if (bf) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-  return _mm256_cvtph_ps(h);
+  if (bf)
+    _mm256_storeu_ps(d, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
+  else
+    _mm256_storeu_ps(d, _mm256_cvtph_ps(h));
+}
+__attribute__((target("avx2,f16c"))) static inline void cv_out8(const float *s, uint16_t *d,
+                                                               bool bf) {
+  __m256 x = _mm256_loadu_ps(s);
+  __m128i o;
+  if (!bf) {
+    o = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  } else {
+    __m256i u = _mm256_castps_si256(x), hi = _mm256_srli_epi32(u, 16);
+    __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
+    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+    __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    r = _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
+    r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xd8);
+    o = _mm256_castsi256_si128(r);
+  }
+  _mm_storeu_si128((__m128i *)d, o);
 }
 __attribute__((target("avx2,f16c"))) static void cvi_avx2(const uint16_t *src, int64_t ss,
                                                          float *dst, int64_t ds, int64_t rows,
                                                          int64_t n, bool bf) {
-  for (int64_t r = 0; r < rows; r++, src += ss, dst += ds) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, cv_in8(src + i, bf));
-    if (i < n) {
-      uint16_t tb[8] = {0};
-      float fb[8];
-      memcpy(tb, src + i, sizeof(uint16_t) * (size_t)(n - i));
-      _mm256_storeu_ps(fb, cv_in8(tb, bf));
-      memcpy(dst + i, fb, sizeof(float) * (size_t)(n - i));
-    }
-  }
-}
-__attribute__((target("avx2,f16c"))) static inline __m128i cv_out8(__m256 x, bool bf) {
-  if (!bf) return _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256i u = _mm256_castps_si256(x), hi = _mm256_srli_epi32(u, 16);
-  __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
-  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
-  __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-  r = _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
-  r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xd8);
-  return _mm256_castsi256_si128(r);
+  cv_rows_in(cv_in8, 8, src, ss, dst, ds, rows, n, bf);
 }
 __attribute__((target("avx2,f16c"))) static void cvo_avx2(const float *src, uint16_t *dst,
                                                          int64_t n, bool bf) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm_storeu_si128((__m128i *)(dst + i), cv_out8(_mm256_loadu_ps(src + i), bf));
-  if (i < n) {
-    float fb[8] = {0};
-    uint16_t tb[8];
-    memcpy(fb, src + i, sizeof(float) * (size_t)(n - i));
-    _mm_storeu_si128((__m128i *)tb, cv_out8(_mm256_loadu_ps(fb), bf));
-    memcpy(dst + i, tb, sizeof(uint16_t) * (size_t)(n - i));
-  }
+  cv_row_out(cv_out8, 8, src, dst, n, bf);
 }
 #endif
 
