@@ -411,9 +411,14 @@ typedef struct gemm_ctx {
  * ss, as f32 into dst (row stride ds) */
 static inline void ld_rows(const dot_params *p, cj_dtype dt, const char *base, int64_t off,
                            int64_t ss, float *dst, int64_t ds, int64_t rows, int64_t n) {
-  if (dt == CJ_F32) {
-    for (int64_t r = 0; r < rows; r++)
-      memcpy(dst + r * ds, (const float *)base + off + r * ss, sizeof(float) * (size_t)n);
+  if (dt == CJ_F32) { /* the panel widths as constant sizes: moves, not calls */
+    const float *src = (const float *)base + off;
+    if (n == NR32)
+      for (int64_t r = 0; r < rows; r++) memcpy(dst + r * ds, src + r * ss, sizeof(float) * NR32);
+    else if (n == MR)
+      for (int64_t r = 0; r < rows; r++) memcpy(dst + r * ds, src + r * ss, sizeof(float) * MR);
+    else
+      for (int64_t r = 0; r < rows; r++) memcpy(dst + r * ds, src + r * ss, sizeof(float) * (size_t)n);
     return;
   }
   p->cvi((const uint16_t *)base + off, ss, dst, ds, rows, n, dt == CJ_BF16);
