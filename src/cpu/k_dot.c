@@ -42,8 +42,9 @@ typedef struct dot_params {
   int kind;              /* DK_F32, DK_F64, DK_GENERIC */
   int64_t kchunk;        /* contraction indices summed in one chunk (see gemm_task) */
   int gv;                /* GV_NONE or a matrix-vector form (see gemv) */
-  bool a_affine, b_affine;
-  int64_t sam, sak, sbk, sbn; /* element strides when affine */
+  bool a_affine, b_affine;   /* both of the operand's tables affine */
+  bool ak_aff, bk_aff;       /* the contraction's tables affine */
+  int64_t sam, sak, sbk, sbn; /* element strides of the affine tables */
 } dot_params;
 
 enum { DK_F32, DK_F64, DK_GENERIC };
@@ -431,78 +432,94 @@ static inline const float *ld_run(const dot_params *p, cj_dtype dt, const char *
   return sc;
 }
 
-/* A block [mc x kc] into MR-row panels (k-major, zero padded); sc: MR x KC floats of scratch */
+/* whether offsets t[0..n) are t[0] + 0, 1, ..., n - 1 (a run of contiguous elements) */
+static inline bool run_of(const int64_t *t, int64_t n) {
+  for (int64_t i = 1; i < n; i++)
+    if (t[i] != t[0] + i) return false;
+  return true;
+}
+
+/* A block [mc x kc] into MR-row panels (k-major, zero padded); sc: MR x KC floats of scratch.
+ * Each table is used as it is: rows contiguous along k need only the contraction's offsets to
+ * be affine with stride 1 (any row offsets), a panel's 8 rows contiguous only their 8 offsets. */
 static void pack_a32(const dot_params *p, const char *a, int64_t ab, int64_t m0, int64_t mc,
                      int64_t k0, int64_t kc, float *ap, float *sc) {
+  bool krow = p->ak_aff && p->sak == 1;
   for (int64_t i0 = 0; i0 < mc; i0 += MR) {
     float *dst = ap + i0 * kc;
     int64_t mr = mc - i0 < MR ? mc - i0 : MR;
-    if (p->a_affine && p->sak == 1 && mr == MR) { /* rows contiguous along k: transpose */
+    const int64_t *am = p->am + m0 + i0;
+    if (krow && mr == MR) { /* rows contiguous along k: transpose */
       const float *rows[MR];
-      for (int64_t i = 0; i < MR; i++)
-        rows[i] = ld_run(p, p->lt, a, ab + (m0 + i0 + i) * p->sam + k0, kc, sc + i * KC);
+      for (int64_t i = 0; i < MR; i++) rows[i] = ld_run(p, p->lt, a, ab + am[i] + k0, kc, sc + i * KC);
       p->tr8(rows, kc, dst, MR);
       continue;
     }
-    if (p->a_affine && p->sak == 1) {
+    if (krow) {
       for (int64_t i = 0; i < MR; i++) {
         if (i >= mr) {
           for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
           continue;
         }
-        const float *src = ld_run(p, p->lt, a, ab + (m0 + i0 + i) * p->sam + k0, kc, sc);
+        const float *src = ld_run(p, p->lt, a, ab + am[i] + k0, kc, sc);
         for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = src[k];
       }
       continue;
     }
-    if (p->a_affine && p->sam == 1 && mr == MR) { /* columns contiguous */
-      ld_rows(p, p->lt, a, ab + k0 * p->sak + m0 + i0, p->sak, dst, MR, kc, MR);
+    if (mr == MR && run_of(am, MR)) { /* the panel's rows contiguous */
+      if (p->ak_aff)
+        ld_rows(p, p->lt, a, ab + k0 * p->sak + am[0], p->sak, dst, MR, kc, MR);
+      else
+        for (int64_t k = 0; k < kc; k++) ld_rows(p, p->lt, a, ab + p->ak[k0 + k] + am[0], 0, dst + k * MR, MR, 1, MR);
       continue;
     }
     for (int64_t k = 0; k < kc; k++) {
       int64_t ko = ab + p->ak[k0 + k];
-      for (int64_t i = 0; i < MR; i++)
-        dst[k * MR + i] = i < mr ? ld32(p->lt, a, ko + p->am[m0 + i0 + i]) : 0.0f;
+      for (int64_t i = 0; i < MR; i++) dst[k * MR + i] = i < mr ? ld32(p->lt, a, ko + am[i]) : 0.0f;
     }
   }
 }
 
-/* B block [kc x nc] into NR-column panels (zero padded); sc: MR x KC floats of scratch */
+/* B block [kc x nc] into NR-column panels (zero padded); sc: MR x KC floats of scratch; the
+ * tables used as in pack_a32 */
 static void pack_b32(const dot_params *p, const char *b, int64_t bb, int64_t n0, int64_t nc,
                      int64_t k0, int64_t kc, float *bp, float *sc) {
+  bool kcol = p->bk_aff && p->sbk == 1;
   for (int64_t j0 = 0; j0 < nc; j0 += NR32) {
     float *dst = bp + j0 * kc;
     int64_t nr = nc - j0 < NR32 ? nc - j0 : NR32;
-    if (p->b_affine && p->sbn == 1) { /* rows contiguous along n */
-      ld_rows(p, p->rt, b, bb + k0 * p->sbk + n0 + j0, p->sbk, dst, NR32, kc, nr);
+    const int64_t *bn = p->bn + n0 + j0;
+    if (!kcol && run_of(bn, nr)) { /* the panel's columns contiguous */
+      if (p->bk_aff)
+        ld_rows(p, p->rt, b, bb + k0 * p->sbk + bn[0], p->sbk, dst, NR32, kc, nr);
+      else
+        for (int64_t k = 0; k < kc; k++) ld_rows(p, p->rt, b, bb + p->bk[k0 + k] + bn[0], 0, dst + k * NR32, NR32, 1, nr);
       if (nr < NR32)
         for (int64_t k = 0; k < kc; k++) memset(dst + k * NR32 + nr, 0, sizeof(float) * (size_t)(NR32 - nr));
       continue;
     }
-    if (p->b_affine && p->sbk == 1 && nr == NR32) { /* columns contiguous along k: transpose */
+    if (kcol && nr == NR32) { /* columns contiguous along k: transpose */
       for (int64_t j = 0; j < NR32; j += 8) {
         const float *cols[8];
-        for (int64_t i = 0; i < 8; i++)
-          cols[i] = ld_run(p, p->rt, b, bb + (n0 + j0 + j + i) * p->sbn + k0, kc, sc + i * KC);
+        for (int64_t i = 0; i < 8; i++) cols[i] = ld_run(p, p->rt, b, bb + bn[j + i] + k0, kc, sc + i * KC);
         p->tr8(cols, kc, dst + j, NR32);
       }
       continue;
     }
-    if (p->b_affine && p->sbk == 1) {
+    if (kcol) {
       for (int64_t j = 0; j < NR32; j++) {
         if (j >= nr) {
           for (int64_t k = 0; k < kc; k++) dst[k * NR32 + j] = 0.0f;
           continue;
         }
-        const float *src = ld_run(p, p->rt, b, bb + (n0 + j0 + j) * p->sbn + k0, kc, sc);
+        const float *src = ld_run(p, p->rt, b, bb + bn[j] + k0, kc, sc);
         for (int64_t k = 0; k < kc; k++) dst[k * NR32 + j] = src[k];
       }
       continue;
     }
     for (int64_t k = 0; k < kc; k++) {
       int64_t ko = bb + p->bk[k0 + k];
-      for (int64_t j = 0; j < NR32; j++)
-        dst[k * NR32 + j] = j < nr ? ld32(p->rt, b, ko + p->bn[n0 + j0 + j]) : 0.0f;
+      for (int64_t j = 0; j < NR32; j++) dst[k * NR32 + j] = j < nr ? ld32(p->rt, b, ko + bn[j]) : 0.0f;
     }
   }
 }
@@ -1158,8 +1175,11 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
   p->rt = y.dtype;
   p->ot = r.dtype;
   int64_t s1 = 0, s2 = 0;
-  p->a_affine = affine(p->am, p->M, &p->sam) && affine(p->ak, p->K, &p->sak);
-  p->b_affine = affine(p->bk, p->K, &s1) && affine(p->bn, p->N, &s2);
+  bool am_aff = affine(p->am, p->M, &p->sam), bn_aff = affine(p->bn, p->N, &s2);
+  p->ak_aff = affine(p->ak, p->K, &p->sak);
+  p->bk_aff = affine(p->bk, p->K, &s1);
+  p->a_affine = am_aff && p->ak_aff;
+  p->b_affine = p->bk_aff && bn_aff;
   p->sbk = s1;
   p->sbn = s2;
   bool small_f = (x.dtype == CJ_F32 || x.dtype == CJ_BF16 || x.dtype == CJ_F16) &&

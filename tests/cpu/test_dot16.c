@@ -146,6 +146,58 @@ static void dot16_case(const char *name, cj_dtype lt, cj_dtype rt, cj_dtype ot, 
   tu_free(p);
 }
 
+/* rows and columns that are two dimensions each, contractions over two dimensions: lhs
+ * [a1, k1, a2, k2] x rhs [k1, n1, k2, n2] -> [a1, a2, n1, n2]; none of the index tables is
+ * affine, runs of them are */
+static void dot16_split_case(const char *name, cj_dtype t, int a1, int a2, int k1, int k2, int n1,
+                             int n2) {
+  char lty[64], rty[64], oty[64], text[1024];
+  snprintf(lty, sizeof lty, "tensor<%dx%dx%dx%dx%s>", a1, k1, a2, k2, tname(t));
+  snprintf(rty, sizeof rty, "tensor<%dx%dx%dx%dx%s>", k1, n1, k2, n2, tname(t));
+  snprintf(oty, sizeof oty, "tensor<%dx%dx%dx%dx%s>", a1, a2, n1, n2, tname(t));
+  snprintf(text, sizeof text,
+           "func.func @main(%%a: %s, %%b: %s) -> %s {\n"
+           "  %%r = stablehlo.dot_general %%a, %%b, contracting_dims = [1, 3] x [0, 2] : (%s, %s) -> %s\n"
+           "  return %%r : %s\n}\n",
+           lty, rty, oty, lty, rty, oty, oty);
+  cj_status err = NULL;
+  cj_compiled *p = tu_compile(text, &err);
+  CHECK_MSG(p != NULL, "%s: %s", name, cj_status_message(err));
+  cj_status_free(err);
+  if (!p) return;
+  long na = (long)a1 * k1 * a2 * k2, nb = (long)k1 * n1 * k2 * n2;
+  double *av = malloc(sizeof(double) * (size_t)na), *bv = malloc(sizeof(double) * (size_t)nb);
+  uint32_t s = 13;
+  void *a = fill(t, na, &s, av), *b = fill(t, nb, &s, bv);
+  void *args[2] = {a, b};
+  void *res[1] = {0};
+  cj_status st = tu_run(p, args, res, NULL);
+  CHECK_MSG(st == NULL, "%s: %s", name, cj_status_message(st));
+  cj_status_free(st);
+  int bad = 0;
+  long oi = 0;
+  for (int i1 = 0; i1 < a1 && res[0]; i1++)
+    for (int i2 = 0; i2 < a2; i2++)
+      for (int j1 = 0; j1 < n1; j1++)
+        for (int j2 = 0; j2 < n2; j2++, oi++) {
+          double acc = 0, sumabs = 0;
+          for (int c1 = 0; c1 < k1; c1++)
+            for (int c2 = 0; c2 < k2; c2++) {
+              double pr = av[(((long)i1 * k1 + c1) * a2 + i2) * k2 + c2] * bv[(((long)c1 * n1 + j1) * k2 + c2) * n2 + j2];
+              acc += pr;
+              sumabs += fabs(pr);
+            }
+          if (!(fabs(get(t, res[0], oi) - acc) <= tol_of(t, acc, sumabs, (long)k1 * k2))) bad++;
+        }
+  CHECK_MSG(bad == 0, "%s: %d elements differ", name, bad);
+  free(res[0]);
+  free(a);
+  free(b);
+  free(av);
+  free(bv);
+  tu_free(p);
+}
+
 static void test_dot16(void) {
   cj_dtype H = CJ_F16, BF = CJ_BF16, F = CJ_F32;
   dot16_case("f16 odd", H, H, H, 2, 37, 300, 45, false, false, NULL);
@@ -160,6 +212,9 @@ static void test_dot16(void) {
   dot16_case("bf16 long K", BF, BF, BF, 1, 8, 1100, 32, false, false, NULL);
   dot16_case("f16 large parallel", H, H, H, 1, 200, 520, 600, false, false, tu_pool());
   dot16_case("bf16 large parallel transposed", BF, BF, BF, 2, 130, 260, 97, true, true, tu_pool());
+  dot16_split_case("bf16 split dims", BF, 3, 16, 5, 9, 2, 40);
+  dot16_split_case("f16 split dims odd", H, 2, 11, 7, 3, 3, 33);
+  dot16_split_case("f32 split dims", F, 3, 24, 4, 8, 2, 64);
 }
 
 /* NHWC x HWIO convolution, 3x3, stride `stride`, SAME-like padding 1, in dtype t */
