@@ -227,124 +227,93 @@ static void cvo_generic(const float *src, uint16_t *dst, int64_t n, bool bf) {
   for (int64_t i = 0; i < n; i++) dst[i] = bf ? cj_f32_to_bf16(src[i]) : cj_f32_to_f16(src[i]);
 }
 
-/* rows through a converter of one vector of W elements (load, convert, store); a row's tail
- * through zero-padded buffers (inlined, so that `vec` is a direct call in each ISA's copy) */
-static inline __attribute__((always_inline)) void cv_rows_in(
-    void (*vec)(const uint16_t *, float *, bool), int64_t W, const uint16_t *src, int64_t ss,
-    float *dst, int64_t ds, int64_t rows, int64_t n, bool bf) {
-  for (int64_t r = 0; r < rows; r++, src += ss, dst += ds) {
-    int64_t i = 0;
-    for (; i + W <= n; i += W) vec(src + i, dst + i, bf);
-    if (i < n) {
-      uint16_t tb[16] = {0};
-      float fb[16];
-      memcpy(tb, src + i, sizeof(uint16_t) * (size_t)(n - i));
-      vec(tb, fb, bf);
-      memcpy(dst + i, fb, sizeof(float) * (size_t)(n - i));
-    }
-  }
-}
-static inline __attribute__((always_inline)) void cv_row_out(
-    void (*vec)(const float *, uint16_t *, bool), int64_t W, const float *src, uint16_t *dst,
-    int64_t n, bool bf) {
+/* n elements of sb bytes each at src converted to elements of db bytes at dst, W at a time by
+ * `vec`, the tail through zero-padded buffers (inlined, so that `vec` is a direct call) */
+static inline __attribute__((always_inline)) void cv_row(void (*vec)(const void *, void *, bool),
+                                                         int64_t W, const char *src, int64_t sb,
+                                                         char *dst, int64_t db, int64_t n,
+                                                         bool bf) {
   int64_t i = 0;
-  for (; i + W <= n; i += W) vec(src + i, dst + i, bf);
+  for (; i + W <= n; i += W) vec(src + i * sb, dst + i * db, bf);
   if (i < n) {
-    float fb[16] = {0};
-    uint16_t tb[16];
-    memcpy(fb, src + i, sizeof(float) * (size_t)(n - i));
-    vec(fb, tb, bf);
-    memcpy(dst + i, tb, sizeof(uint16_t) * (size_t)(n - i));
+    char tb[64] = {0}, fb[64];
+    memcpy(tb, src + i * sb, (size_t)((n - i) * sb));
+    vec(tb, fb, bf);
+    memcpy(dst + i * db, fb, (size_t)((n - i) * db));
   }
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx512f,f16c"))) static inline void cv_in16(const uint16_t *s, float *d,
-                                                                  bool bf) {
-  __m256i h = _mm256_loadu_si256((const __m256i *)s);
-  if (bf)
-    _mm512_storeu_ps(d, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)));
-  else
-    _mm512_storeu_ps(d, _mm512_cvtph_ps(h));
-}
-__attribute__((target("avx512f,f16c"))) static inline void cv_out16(const float *s, uint16_t *d,
-                                                                   bool bf) {
-  __m512 x = _mm512_loadu_ps(s);
-  __m256i o;
-  if (!bf) {
-    o = _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  } else { /* round to nearest even on the bits; NaN keeps its top bits, made quiet */
-    __m512i u = _mm512_castps_si512(x), hi = _mm512_srli_epi32(u, 16);
-    __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
-    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
-    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
-    o = _mm512_cvtepi32_epi16(r);
+/* One vector of W elements each way, written once for both ISAs with GCC vector types: bf16 by
+ * shifts (rounding to nearest even on the bits; a NaN keeps its top bits, made quiet), f16 by
+ * the F16C instruction of the width (HF: __m256i -> __m512 or __m128i -> __m256; FH back). */
+#define CV_VEC(SFX, TGT, W, HV, FV, HF, FH)                                                    \
+  typedef uint16_t cv_h##SFX __attribute__((vector_size(2 * W)));                            \
+  typedef uint32_t cv_u##SFX __attribute__((vector_size(4 * W)));                            \
+  __attribute__((target(TGT))) static inline void cv_in_##SFX(const void *s, void *d,        \
+                                                              bool bf) {                     \
+    cv_h##SFX h;                                                                             \
+    memcpy(&h, s, sizeof h);                                                                 \
+    FV f;                                                                                    \
+    if (bf) {                                                                                \
+      cv_u##SFX u = __builtin_convertvector(h, cv_u##SFX) << 16;                             \
+      memcpy(&f, &u, sizeof f);                                                              \
+    } else {                                                                                 \
+      f = HF((HV)h);                                                                         \
+    }                                                                                        \
+    memcpy(d, &f, sizeof f);                                                                 \
+  }                                                                                          \
+  __attribute__((target(TGT))) static inline void cv_out_##SFX(const void *s, void *d,       \
+                                                               bool bf) {                    \
+    FV f;                                                                                    \
+    memcpy(&f, s, sizeof f);                                                                 \
+    cv_h##SFX h;                                                                             \
+    if (!bf) {                                                                               \
+      h = (cv_h##SFX)FH(f);                                                                  \
+    } else {                                                                                 \
+      cv_u##SFX u, hi, r, nan;                                                               \
+      memcpy(&u, &f, sizeof u);                                                              \
+      hi = u >> 16;                                                                          \
+      r = (u + 0x7fffu + (hi & 1u)) >> 16;                                                   \
+      nan = (cv_u##SFX)((u & 0x7fffffffu) > 0x7f800000u);                                    \
+      r = (r & ~nan) | ((hi | 0x40u) & nan);                                                 \
+      h = __builtin_convertvector(r, cv_h##SFX);                                             \
+    }                                                                                        \
+    memcpy(d, &h, sizeof h);                                                                 \
+  }                                                                                          \
+  __attribute__((target(TGT))) static void cvi_##SFX(const uint16_t *src, int64_t ss,         \
+                                                     float *dst, int64_t ds, int64_t rows,   \
+                                                     int64_t n, bool bf) {                   \
+    for (int64_t r = 0; r < rows; r++)                                                       \
+      cv_row(cv_in_##SFX, W, (const char *)(src + r * ss), 2, (char *)(dst + r * ds), 4, n, bf); \
+  }                                                                                          \
+  __attribute__((target(TGT))) static void cvo_##SFX(const float *src, uint16_t *dst,         \
+                                                     int64_t n, bool bf) {                   \
+    cv_row(cv_out_##SFX, W, (const char *)src, 4, (char *)dst, 2, n, bf);                    \
   }
-  _mm256_storeu_si256((__m256i *)d, o);
-}
-__attribute__((target("avx512f,f16c"))) static void cvi_avx512(const uint16_t *src, int64_t ss,
-                                                              float *dst, int64_t ds,
-                                                              int64_t rows, int64_t n, bool bf) {
-  cv_rows_in(cv_in16, 16, src, ss, dst, ds, rows, n, bf);
-}
-__attribute__((target("avx512f,f16c"))) static void cvo_avx512(const float *src, uint16_t *dst,
-                                                              int64_t n, bool bf) {
-  cv_row_out(cv_out16, 16, src, dst, n, bf);
-}
-
-__attribute__((target("avx2,f16c"))) static inline void cv_in8(const uint16_t *s, float *d,
-                                                              bool bf) {
-  __m128i h = _mm_loadu_si128((const __m128i *)s);
-  if (bf)
-    _mm256_storeu_ps(d, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
-  else
-    _mm256_storeu_ps(d, _mm256_cvtph_ps(h));
-}
-__attribute__((target("avx2,f16c"))) static inline void cv_out8(const float *s, uint16_t *d,
-                                                               bool bf) {
-  __m256 x = _mm256_loadu_ps(s);
-  __m128i o;
-  if (!bf) {
-    o = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  } else {
-    __m256i u = _mm256_castps_si256(x), hi = _mm256_srli_epi32(u, 16);
-    __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
-    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
-    __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-    r = _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
-    r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0xd8);
-    o = _mm256_castsi256_si128(r);
-  }
-  _mm_storeu_si128((__m128i *)d, o);
-}
-__attribute__((target("avx2,f16c"))) static void cvi_avx2(const uint16_t *src, int64_t ss,
-                                                         float *dst, int64_t ds, int64_t rows,
-                                                         int64_t n, bool bf) {
-  cv_rows_in(cv_in8, 8, src, ss, dst, ds, rows, n, bf);
-}
-__attribute__((target("avx2,f16c"))) static void cvo_avx2(const float *src, uint16_t *dst,
-                                                         int64_t n, bool bf) {
-  cv_row_out(cv_out8, 8, src, dst, n, bf);
-}
+#define CV_F2H512(f) _mm512_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define CV_F2H256(f) _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+CV_VEC(avx512, "avx512f,f16c", 16, __m256i, __m512, _mm512_cvtph_ps, CV_F2H512)
+CV_VEC(avx2, "avx2,f16c", 8, __m128i, __m256, _mm256_cvtph_ps, CV_F2H256)
 #endif
 
-cj_la_cvi cj_la_cvi_pick(void) {
+/* the row conversions for this CPU: 2 AVX-512, 1 AVX2 (both with F16C), 0 generic */
+static int cv_isa(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) return cvi_avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return cvi_avx2;
+  if (!__builtin_cpu_supports("f16c")) return 0;
+  return __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+#else
+  return 0;
 #endif
-  return cvi_generic;
 }
-cj_la_cvo cj_la_cvo_pick(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) return cvo_avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return cvo_avx2;
+cj_la_cvi cj_la_cvi_pick(void) { return (cj_la_cvi[]){cvi_generic, cvi_avx2, cvi_avx512}[cv_isa()]; }
+cj_la_cvo cj_la_cvo_pick(void) { return (cj_la_cvo[]){cvo_generic, cvo_avx2, cvo_avx512}[cv_isa()]; }
+#else
+cj_la_cvi cj_la_cvi_pick(void) { return cvi_generic; }
+cj_la_cvo cj_la_cvo_pick(void) { return cvo_generic; }
 #endif
-  return cvo_generic;
-}
 
 /* ======================================================================== 8-row transpose */
 
@@ -392,8 +361,7 @@ __attribute__((target("avx2"))) static void tr8_avx2(const float *const *rows, i
 
 static tr8_t pick_tr8(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) return tr8_avx2;
+  if (cv_isa() > 0) return tr8_avx2; /* AVX2 (and F16C) */
 #endif
   return tr8_generic;
 }
