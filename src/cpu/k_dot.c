@@ -3,7 +3,9 @@
  * and contraction index), so no transpose is ever materialized. f32 and f64 (and bf16/f16,
  * computed in f32 and rounded once at the end, as XLA does) run a packed, register-blocked GEMM
  * with an AVX-512 or AVX2 micro-kernel chosen from CPUID, in parallel over output tiles of the
- * client's pool; matrix-vector products with an f32 or bf16 matrix run a GEMV; integers,
+ * client's pool. Packing converts bf16/f16 to f32 a vector at a time (F16C, bf16 by shift),
+ * transposes operands whose rows run along K in 8 x 8 blocks, uses contiguous runs of the index
+ * tables where they have them, and tasks of few rows read f32 B panels in place; matrix-vector products with an f32 or bf16 matrix run a GEMV; integers,
  * complex numbers and mixed types run a plain loop. No float sum is one long running sum: the
  * GEMM adds 256-term register blocks in two levels of chunks when K is long, the GEMV and the
  * plain loop combine block sums pairwise. */

@@ -7,7 +7,8 @@
  * allocate: packing buffers come from the execution's per-thread areas (cj_tls_claim), whose
  * size the lowering reserves with cj_lw_set_tls_bytes(LA_TLS_BYTES).
  *
- * Users: cholesky and triangular_solve (k_linalg.c), einsum (k_linalg_einsum.c).
+ * Users: cholesky and triangular_solve (k_linalg.c), einsum (k_linalg_einsum.c). The 16-bit
+ * float row conversions at the end are shared with dot_general, convolution and convert.
  */
 #ifndef CJ_CPU_K_LINALG_H
 #define CJ_CPU_K_LINALG_H
