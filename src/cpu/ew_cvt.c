@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cpu/ew.h"
+#include "cpu/k_linalg.h"
 #include "cpu/scalar.h"
 
 
@@ -22,7 +23,7 @@
 #define SAT(T, TMIN, TMAX, v) \
   ((v) != (v) ? (T)0 : (v) <= (double)(TMIN) ? (T)(TMIN) : (v) >= (double)(TMAX) ? (T)(TMAX) : (T)(v))
 
-#define CVT(name, S, D, EXPR)                                                            \
+#define CVT_FN(name, S, D, BODY)                                                         \
   static void name(void *o_, const void *a_, const void *b_, const void *c_, int64_t n,  \
                    const cj_ew_aux *aux) {                                              \
     (void)b_;                                                                           \
@@ -30,11 +31,10 @@
     (void)aux;                                                                          \
     D *o = o_;                                                                          \
     const S *a = a_;                                                                    \
-    for (int64_t i = 0; i < n; i++) {                                                   \
-      S x = a[i];                                                                       \
-      o[i] = (EXPR);                                                                    \
-    }                                                                                   \
+    BODY;                                                                               \
   }
+#define CVT(name, S, D, EXPR) \
+  CVT_FN(name, S, D, for (int64_t i = 0; i < n; i++) { S x = a[i]; o[i] = (EXPR); })
 
 /* float -> int with saturation, in the source precision (exact bounds) */
 static inline int64_t f2s64(double v) {
@@ -76,10 +76,11 @@ CVT(pred_to_f32, uint8_t, float, (float)(x != 0))
 CVT(pred_to_s32, uint8_t, int32_t, (int32_t)(x != 0))
 CVT(f32_to_pred, float, uint8_t, (uint8_t)(x != 0))
 CVT(s32_to_pred, int32_t, uint8_t, (uint8_t)(x != 0))
-CVT(bf16_to_f32, uint16_t, float, cj_bf16_to_f32(x))
-CVT(f32_to_bf16, float, uint16_t, cj_f32_to_bf16(x))
-CVT(f16_to_f32, uint16_t, float, cj_f16_to_f32(x))
-CVT(f32_to_f16, float, uint16_t, cj_f32_to_f16(x))
+/* bf16/f16 <-> f32: the GEMMs' vectorized row conversions (k_dot.c), same values */
+CVT_FN(bf16_to_f32, uint16_t, float, cj_la_cvi_pick()(a, 0, o, 0, 1, n, true))
+CVT_FN(f32_to_bf16, float, uint16_t, cj_la_cvo_pick()(a, o, n, true))
+CVT_FN(f16_to_f32, uint16_t, float, cj_la_cvi_pick()(a, 0, o, 0, 1, n, false))
+CVT_FN(f32_to_f16, float, uint16_t, cj_la_cvo_pick()(a, o, n, false))
 CVT(f32_to_c64, float, c64_t, ((c64_t){x, 0.0f}))
 CVT(f64_to_c128, double, c128_t, ((c128_t){x, 0.0}))
 CVT(c64_to_c128, c64_t, c128_t, ((c128_t){x.re, x.im}))

@@ -19,6 +19,7 @@
 #endif
 
 #include "cpu/k_conv.h"
+#include "cpu/k_linalg.h"
 
 
 /* K block (floats of K per micro-kernel call: the weight panel, KB x 32 floats, is read from L2),
@@ -37,6 +38,7 @@ typedef struct kg_params {
                       * are rs elements apart accumulate straight into the result */
   int64_t rs;
   cj_ew_fn cvt;      /* f32 -> out_dt rows */
+  cj_la_cvo cvo;     /* f32 -> bf16/f16 rows (vectorized) */
   cj_ew_aux aux;
   int osz;
   kg_ukr ukr;
@@ -276,7 +278,9 @@ static void task(const kg_run *R, int64_t t, char *mem) {
     }
     char *dst = R->out + rows[r].obase * p->osz;
     const float *src = tile + r * ldt;
-    if (g->of == 1) {
+    if (g->of == 1 && (p->out_dt == CJ_BF16 || p->out_dt == CJ_F16)) {
+      p->cvo(src, (uint16_t *)dst, ncol, p->out_dt == CJ_BF16);
+    } else if (g->of == 1) {
       p->cvt(dst, src, NULL, NULL, ncol, &p->aux);
     } else if (p->out_dt == CJ_F32) {
       float *d = (float *)dst;
@@ -334,6 +338,7 @@ cj_status kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, int3
   p->aux.src = CJ_F32;
   p->aux.dt = out_dt;
   p->ukr = pick_ukr();
+  p->cvo = cj_la_cvo_pick();
   if (!p->cvt) return cj_op_error(op, CJ_INTERNAL, "no f32 conversion");
   p->direct = out_dt == CJ_F32 && g->of == 1 && g->Og % KC_NR == 0;
   /* consecutive rows of one output image row: the innermost output spatial dimension's stride

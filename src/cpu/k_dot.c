@@ -3,7 +3,9 @@
  * and contraction index), so no transpose is ever materialized. f32 and f64 (and bf16/f16,
  * computed in f32 and rounded once at the end, as XLA does) run a packed, register-blocked GEMM
  * with an AVX-512 or AVX2 micro-kernel chosen from CPUID, in parallel over output tiles of the
- * client's pool; matrix-vector products with an f32 or bf16 matrix run a GEMV; integers,
+ * client's pool. Packing converts bf16/f16 to f32 a vector at a time (F16C, bf16 by shift),
+ * transposes operands whose rows run along K in 8 x 8 blocks, uses contiguous runs of the index
+ * tables where they have them, and tasks of few rows read f32 B panels in place; matrix-vector products with an f32 or bf16 matrix run a GEMV; integers,
  * complex numbers and mixed types run a plain loop. No float sum is one long running sum: the
  * GEMM adds 256-term register blocks in two levels of chunks when K is long, the GEMV and the
  * plain loop combine block sums pairwise. */
@@ -15,17 +17,26 @@
 #include <immintrin.h>
 #endif
 
+#include "cpu/k_linalg.h"
 #include "cpu/lower.h"
 
 
-typedef void (*ukr32_t)(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
+/* B's row k at bp + k * ldb (ldb = NR32 for a packed panel) */
+typedef void (*ukr32_t)(int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c, int64_t ldc,
                         int64_t mr, int64_t nr, bool acc);
 typedef void (*ukr64_t)(int64_t kc, const double *ap, const double *bp, double *c, int64_t ldc,
                         int64_t mr, int64_t nr, bool acc);
 
+/* dst[k * ds + i] = rows[i][k] for i < 8, k < n: 8 rows contiguous along k into a k-major panel
+ * (packing an operand whose rows run along the contraction) */
+typedef void (*tr8_t)(const float *const *rows, int64_t n, float *dst, int64_t ds);
+
 typedef struct dot_params {
   ukr32_t u32; /* micro-kernels picked from CPUID at compile time */
   ukr64_t u64;
+  cj_la_cvi cvi; /* 16-bit <-> f32 rows, picked from CPUID at compile time */
+  cj_la_cvo cvo;
+  tr8_t tr8;
   int64_t B, M, N, K;
   int64_t *ab, *am, *ak; /* lhs element offsets: batch, row, contraction */
   int64_t *bb, *bk, *bn; /* rhs element offsets: batch, contraction, column */
@@ -33,8 +44,9 @@ typedef struct dot_params {
   int kind;              /* DK_F32, DK_F64, DK_GENERIC */
   int64_t kchunk;        /* contraction indices summed in one chunk (see gemm_task) */
   int gv;                /* GV_NONE or a matrix-vector form (see gemv) */
-  bool a_affine, b_affine;
-  int64_t sam, sak, sbk, sbn; /* element strides when affine */
+  bool a_affine, b_affine;   /* both of the operand's tables affine */
+  bool ak_aff, bk_aff;       /* the contraction's tables affine */
+  int64_t sam, sak, sbk, sbn; /* element strides of the affine tables */
 } dot_params;
 
 enum { DK_F32, DK_F64, DK_GENERIC };
@@ -45,15 +57,17 @@ enum { MR = 8, NR32 = 32, NR64 = 16, KC = 256, MC = 128, NC = 512 };
 /* long contractions (K > KTREE) are summed in chunks (see gemm_task), a task then covers at
  * most TREE_ROWS rows (its chunk sums need a scratch region of that many rows) */
 enum { KTREE = 16 * KC, TREE_ROWS = 2 * MC };
+/* tasks of at most this many rows multiply by f32 B panels in place, unpacked (see run32) */
+enum { BDIRECT_ROWS = 4 * MR };
 
-static void ukr32_generic(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
+static void ukr32_generic(int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c, int64_t ldc,
                           int64_t mr, int64_t nr, bool acc) {
   float t[MR][NR32];
   memset(t, 0, sizeof t);
   for (int64_t k = 0; k < kc; k++)
     for (int i = 0; i < MR; i++) {
       float a = ap[k * MR + i];
-      for (int j = 0; j < NR32; j++) t[i][j] += a * bp[k * NR32 + j];
+      for (int j = 0; j < NR32; j++) t[i][j] += a * bp[k * ldb + j];
     }
   for (int64_t i = 0; i < mr; i++)
     for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
@@ -79,12 +93,12 @@ static void ukr64_generic(int64_t kc, const double *ap, const double *bp, double
 #define ROWS GT_ROWS
 
 __attribute__((target("avx512f"))) static void ukr32_avx512(int64_t kc, const float *ap,
-                                                             const float *bp, float *c,
+                                                             const float *bp, int64_t ldb, float *c,
                                                              int64_t ldc, int64_t mr, int64_t nr,
                                                              bool acc) {
   GT_ROWS(GT_DECL512)
   for (int64_t k = 0; k < kc; k++) {
-    __m512 b0 = _mm512_loadu_ps(bp + k * NR32), b1 = _mm512_loadu_ps(bp + k * NR32 + 16);
+    __m512 b0 = _mm512_loadu_ps(bp + k * ldb), b1 = _mm512_loadu_ps(bp + k * ldb + 16);
     const float *a = ap + k * MR;
 #define GT_A(i) a[i]
     GT_ROWS(GT_FMA512)
@@ -150,13 +164,13 @@ __attribute__((target("avx512f"))) static void ukr64_avx512(int64_t kc, const do
 
 /* AVX2: 8 rows x 16 columns per call (2 ymm per row), twice for the 32-column panel */
 __attribute__((target("avx2,fma"))) static void ukr32_avx2(int64_t kc, const float *ap,
-                                                            const float *bp, float *c, int64_t ldc,
+                                                            const float *bp, int64_t ldb, float *c, int64_t ldc,
                                                             int64_t mr, int64_t nr, bool acc) {
   for (int half = 0; half < 2; half++) {
     GT_ROWS(GT_DECL256)
     const float *bh = bp + half * 16;
     for (int64_t k = 0; k < kc; k++) {
-      __m256 b0 = _mm256_loadu_ps(bh + k * NR32), b1 = _mm256_loadu_ps(bh + k * NR32 + 8);
+      __m256 b0 = _mm256_loadu_ps(bh + k * ldb), b1 = _mm256_loadu_ps(bh + k * ldb + 8);
       const float *a = ap + k * MR;
 #define GT_A(i) a[i]
       GT_ROWS(GT_FMA256)
@@ -204,6 +218,156 @@ static inline float ld32(cj_dtype dt, const char *base, int64_t off) {
   }
 }
 
+/* ======================================================================== 16-bit <-> f32 */
+
+static void cvi_generic(const uint16_t *src, int64_t ss, float *dst, int64_t ds, int64_t rows,
+                        int64_t n, bool bf) {
+  for (int64_t r = 0; r < rows; r++, src += ss, dst += ds)
+    for (int64_t i = 0; i < n; i++) dst[i] = bf ? cj_bf16_to_f32(src[i]) : cj_f16_to_f32(src[i]);
+}
+static void cvo_generic(const float *src, uint16_t *dst, int64_t n, bool bf) {
+  for (int64_t i = 0; i < n; i++) dst[i] = bf ? cj_f32_to_bf16(src[i]) : cj_f32_to_f16(src[i]);
+}
+
+/* n elements of sb bytes each at src converted to elements of db bytes at dst, W at a time by
+ * `vec`, the tail through zero-padded buffers (inlined, so that `vec` is a direct call) */
+static inline __attribute__((always_inline)) void cv_row(void (*vec)(const void *, void *, bool),
+                                                         int64_t W, const char *src, int64_t sb,
+                                                         char *dst, int64_t db, int64_t n,
+                                                         bool bf) {
+  int64_t i = 0;
+  for (; i + W <= n; i += W) vec(src + i * sb, dst + i * db, bf);
+  if (i < n) {
+    char tb[64] = {0}, fb[64];
+    memcpy(tb, src + i * sb, (size_t)((n - i) * sb));
+    vec(tb, fb, bf);
+    memcpy(dst + i * db, fb, (size_t)((n - i) * db));
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* One vector of W elements each way, written once for both ISAs with GCC vector types: bf16 by
+ * shifts (rounding to nearest even on the bits; a NaN keeps its top bits, made quiet), f16 by
+ * the F16C instruction of the width (HF: __m256i -> __m512 or __m128i -> __m256; FH back). */
+#define CV_VEC(SFX, TGT, W, HV, FV, HF, FH)                                                    \
+  typedef uint16_t cv_h##SFX __attribute__((vector_size(2 * W)));                            \
+  typedef uint32_t cv_u##SFX __attribute__((vector_size(4 * W)));                            \
+  __attribute__((target(TGT))) static inline void cv_in_##SFX(const void *s, void *d,        \
+                                                              bool bf) {                     \
+    cv_h##SFX h;                                                                             \
+    memcpy(&h, s, sizeof h);                                                                 \
+    FV f;                                                                                    \
+    if (bf) {                                                                                \
+      cv_u##SFX u = __builtin_convertvector(h, cv_u##SFX) << 16;                             \
+      memcpy(&f, &u, sizeof f);                                                              \
+    } else {                                                                                 \
+      f = HF((HV)h);                                                                         \
+    }                                                                                        \
+    memcpy(d, &f, sizeof f);                                                                 \
+  }                                                                                          \
+  __attribute__((target(TGT))) static inline void cv_out_##SFX(const void *s, void *d,       \
+                                                               bool bf) {                    \
+    FV f;                                                                                    \
+    memcpy(&f, s, sizeof f);                                                                 \
+    cv_h##SFX h;                                                                             \
+    if (!bf) {                                                                               \
+      h = (cv_h##SFX)FH(f);                                                                  \
+    } else {                                                                                 \
+      cv_u##SFX u, hi, r, nan;                                                               \
+      memcpy(&u, &f, sizeof u);                                                              \
+      hi = u >> 16;                                                                          \
+      r = (u + 0x7fffu + (hi & 1u)) >> 16;                                                   \
+      nan = (cv_u##SFX)((u & 0x7fffffffu) > 0x7f800000u);                                    \
+      r = (r & ~nan) | ((hi | 0x40u) & nan);                                                 \
+      h = __builtin_convertvector(r, cv_h##SFX);                                             \
+    }                                                                                        \
+    memcpy(d, &h, sizeof h);                                                                 \
+  }                                                                                          \
+  __attribute__((target(TGT))) static void cvi_##SFX(const uint16_t *src, int64_t ss,         \
+                                                     float *dst, int64_t ds, int64_t rows,   \
+                                                     int64_t n, bool bf) {                   \
+    for (int64_t r = 0; r < rows; r++)                                                       \
+      cv_row(cv_in_##SFX, W, (const char *)(src + r * ss), 2, (char *)(dst + r * ds), 4, n, bf); \
+  }                                                                                          \
+  __attribute__((target(TGT))) static void cvo_##SFX(const float *src, uint16_t *dst,         \
+                                                     int64_t n, bool bf) {                   \
+    cv_row(cv_out_##SFX, W, (const char *)src, 4, (char *)dst, 2, n, bf);                    \
+  }
+#define CV_F2H512(f) _mm512_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define CV_F2H256(f) _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+CV_VEC(avx512, "avx512f,f16c", 16, __m256i, __m512, _mm512_cvtph_ps, CV_F2H512)
+CV_VEC(avx2, "avx2,f16c", 8, __m128i, __m256, _mm256_cvtph_ps, CV_F2H256)
+#endif
+
+/* the row conversions for this CPU: 2 AVX-512, 1 AVX2 (both with F16C), 0 generic */
+static int cv_isa(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("f16c")) return 0;
+  return __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+#else
+  return 0;
+#endif
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+cj_la_cvi cj_la_cvi_pick(void) { return (cj_la_cvi[]){cvi_generic, cvi_avx2, cvi_avx512}[cv_isa()]; }
+cj_la_cvo cj_la_cvo_pick(void) { return (cj_la_cvo[]){cvo_generic, cvo_avx2, cvo_avx512}[cv_isa()]; }
+#else
+cj_la_cvi cj_la_cvi_pick(void) { return cvi_generic; }
+cj_la_cvo cj_la_cvo_pick(void) { return cvo_generic; }
+#endif
+
+/* ======================================================================== 8-row transpose */
+
+
+static void tr8_generic(const float *const *rows, int64_t n, float *dst, int64_t ds) {
+  for (int i = 0; i < 8; i++)
+    for (int64_t k = 0; k < n; k++) dst[k * ds + i] = rows[i][k];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* 8 x 8 blocks through registers: unpack pairs, shuffle quads, swap 128-bit halves */
+__attribute__((target("avx2"))) static void tr8_avx2(const float *const *rows, int64_t n,
+                                                     float *dst, int64_t ds) {
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    __m256 r0 = _mm256_loadu_ps(rows[0] + k), r1 = _mm256_loadu_ps(rows[1] + k);
+    __m256 r2 = _mm256_loadu_ps(rows[2] + k), r3 = _mm256_loadu_ps(rows[3] + k);
+    __m256 r4 = _mm256_loadu_ps(rows[4] + k), r5 = _mm256_loadu_ps(rows[5] + k);
+    __m256 r6 = _mm256_loadu_ps(rows[6] + k), r7 = _mm256_loadu_ps(rows[7] + k);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+    float *d = dst + k * ds;
+    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(d + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(d + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(d + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(d + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(d + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(d + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(d + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+  }
+  if (k < n) {
+    const float *rest[8];
+    for (int i = 0; i < 8; i++) rest[i] = rows[i] + k;
+    tr8_generic(rest, n - k, dst + k * ds, ds);
+  }
+}
+#endif
+
+static tr8_t pick_tr8(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (cv_isa() > 0) return tr8_avx2; /* AVX2 (and F16C) */
+#endif
+  return tr8_generic;
+}
+
 typedef struct gemm_ctx {
   const dot_params *p;
   const char *a, *b;
@@ -214,70 +378,118 @@ typedef struct gemm_ctx {
   ukr64_t u64;
 } gemm_ctx;
 
-/* A block [mc x kc] into MR-row panels (k-major, zero padded) */
+/* rows x n elements of dtype dt (f32, bf16 or f16) at element offset off of base, row stride
+ * ss, as f32 into dst (row stride ds) */
+static inline void ld_rows(const dot_params *p, cj_dtype dt, const char *base, int64_t off,
+                           int64_t ss, float *dst, int64_t ds, int64_t rows, int64_t n) {
+  if (dt == CJ_F32) { /* the panel widths as constant sizes: moves, not calls */
+    const float *src = (const float *)base + off;
+    if (n == NR32)
+      for (int64_t r = 0; r < rows; r++) memcpy(dst + r * ds, src + r * ss, sizeof(float) * NR32);
+    else if (n == MR)
+      for (int64_t r = 0; r < rows; r++) memcpy(dst + r * ds, src + r * ss, sizeof(float) * MR);
+    else
+      for (int64_t r = 0; r < rows; r++) memcpy(dst + r * ds, src + r * ss, sizeof(float) * (size_t)n);
+    return;
+  }
+  p->cvi((const uint16_t *)base + off, ss, dst, ds, rows, n, dt == CJ_BF16);
+}
+/* n contiguous elements at element offset off as f32: in place when f32, else converted into sc */
+static inline const float *ld_run(const dot_params *p, cj_dtype dt, const char *base,
+                                  int64_t off, int64_t n, float *sc) {
+  if (dt == CJ_F32) return (const float *)base + off;
+  p->cvi((const uint16_t *)base + off, 0, sc, 0, 1, n, dt == CJ_BF16);
+  return sc;
+}
+
+/* whether offsets t[0..n) are t[0] + 0, 1, ..., n - 1 (a run of contiguous elements) */
+static inline bool run_of(const int64_t *t, int64_t n) {
+  for (int64_t i = 1; i < n; i++)
+    if (t[i] != t[0] + i) return false;
+  return true;
+}
+
+/* A block [mc x kc] into MR-row panels (k-major, zero padded); sc: MR x KC floats of scratch.
+ * Each table is used as it is: rows contiguous along k need only the contraction's offsets to
+ * be affine with stride 1 (any row offsets), a panel's 8 rows contiguous only their 8 offsets. */
 static void pack_a32(const dot_params *p, const char *a, int64_t ab, int64_t m0, int64_t mc,
-                     int64_t k0, int64_t kc, float *ap) {
-  const float *af = (const float *)a;
+                     int64_t k0, int64_t kc, float *ap, float *sc) {
+  bool krow = p->ak_aff && p->sak == 1;
   for (int64_t i0 = 0; i0 < mc; i0 += MR) {
     float *dst = ap + i0 * kc;
     int64_t mr = mc - i0 < MR ? mc - i0 : MR;
-    if (p->lt == CJ_F32 && p->a_affine && p->sak == 1) { /* rows contiguous along k */
+    const int64_t *am = p->am + m0 + i0;
+    if (krow && mr == MR) { /* rows contiguous along k: transpose */
+      const float *rows[MR];
+      for (int64_t i = 0; i < MR; i++) rows[i] = ld_run(p, p->lt, a, ab + am[i] + k0, kc, sc + i * KC);
+      p->tr8(rows, kc, dst, MR);
+      continue;
+    }
+    if (krow) {
       for (int64_t i = 0; i < MR; i++) {
         if (i >= mr) {
           for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
           continue;
         }
-        const float *src = af + ab + (m0 + i0 + i) * p->sam + k0;
+        const float *src = ld_run(p, p->lt, a, ab + am[i] + k0, kc, sc);
         for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = src[k];
       }
       continue;
     }
-    if (p->lt == CJ_F32 && p->a_affine && p->sam == 1 && mr == MR) { /* columns contiguous */
-      for (int64_t k = 0; k < kc; k++) memcpy(dst + k * MR, af + ab + (k0 + k) * p->sak + m0 + i0, sizeof(float) * MR);
+    if (mr == MR && run_of(am, MR)) { /* the panel's rows contiguous */
+      if (p->ak_aff)
+        ld_rows(p, p->lt, a, ab + k0 * p->sak + am[0], p->sak, dst, MR, kc, MR);
+      else
+        for (int64_t k = 0; k < kc; k++) ld_rows(p, p->lt, a, ab + p->ak[k0 + k] + am[0], 0, dst + k * MR, MR, 1, MR);
       continue;
     }
     for (int64_t k = 0; k < kc; k++) {
       int64_t ko = ab + p->ak[k0 + k];
-      for (int64_t i = 0; i < MR; i++)
-        dst[k * MR + i] = i < mr ? ld32(p->lt, a, ko + p->am[m0 + i0 + i]) : 0.0f;
+      for (int64_t i = 0; i < MR; i++) dst[k * MR + i] = i < mr ? ld32(p->lt, a, ko + am[i]) : 0.0f;
     }
   }
 }
 
-/* B block [kc x nc] into NR-column panels (zero padded) */
+/* B block [kc x nc] into NR-column panels (zero padded); sc: MR x KC floats of scratch; the
+ * tables used as in pack_a32 */
 static void pack_b32(const dot_params *p, const char *b, int64_t bb, int64_t n0, int64_t nc,
-                     int64_t k0, int64_t kc, float *bp) {
-  const float *bf = (const float *)b;
+                     int64_t k0, int64_t kc, float *bp, float *sc) {
+  bool kcol = p->bk_aff && p->sbk == 1;
   for (int64_t j0 = 0; j0 < nc; j0 += NR32) {
     float *dst = bp + j0 * kc;
     int64_t nr = nc - j0 < NR32 ? nc - j0 : NR32;
-    if (p->rt == CJ_F32 && p->b_affine && p->sbn == 1) { /* rows contiguous along n */
-      for (int64_t k = 0; k < kc; k++) {
-        const float *src = bf + bb + (k0 + k) * p->sbk + n0 + j0;
-        if (nr == NR32) {
-          memcpy(dst + k * NR32, src, sizeof(float) * NR32);
-        } else {
-          memcpy(dst + k * NR32, src, sizeof(float) * (size_t)nr);
-          memset(dst + k * NR32 + nr, 0, sizeof(float) * (size_t)(NR32 - nr));
-        }
+    const int64_t *bn = p->bn + n0 + j0;
+    if (!kcol && run_of(bn, nr)) { /* the panel's columns contiguous */
+      if (p->bk_aff)
+        ld_rows(p, p->rt, b, bb + k0 * p->sbk + bn[0], p->sbk, dst, NR32, kc, nr);
+      else
+        for (int64_t k = 0; k < kc; k++) ld_rows(p, p->rt, b, bb + p->bk[k0 + k] + bn[0], 0, dst + k * NR32, NR32, 1, nr);
+      if (nr < NR32)
+        for (int64_t k = 0; k < kc; k++) memset(dst + k * NR32 + nr, 0, sizeof(float) * (size_t)(NR32 - nr));
+      continue;
+    }
+    if (kcol && nr == NR32) { /* columns contiguous along k: transpose */
+      for (int64_t j = 0; j < NR32; j += 8) {
+        const float *cols[8];
+        for (int64_t i = 0; i < 8; i++) cols[i] = ld_run(p, p->rt, b, bb + bn[j + i] + k0, kc, sc + i * KC);
+        p->tr8(cols, kc, dst + j, NR32);
       }
       continue;
     }
-    if (p->rt == CJ_F32 && p->b_affine && p->sbk == 1) { /* columns contiguous along k */
+    if (kcol) {
       for (int64_t j = 0; j < NR32; j++) {
         if (j >= nr) {
           for (int64_t k = 0; k < kc; k++) dst[k * NR32 + j] = 0.0f;
           continue;
         }
-        const float *src = bf + bb + (n0 + j0 + j) * p->sbn + k0;
+        const float *src = ld_run(p, p->rt, b, bb + bn[j] + k0, kc, sc);
         for (int64_t k = 0; k < kc; k++) dst[k * NR32 + j] = src[k];
       }
       continue;
     }
     for (int64_t k = 0; k < kc; k++) {
       int64_t ko = bb + p->bk[k0 + k];
-      for (int64_t j = 0; j < NR32; j++)
-        dst[k * NR32 + j] = j < nr ? ld32(p->rt, b, ko + p->bn[n0 + j0 + j]) : 0.0f;
+      for (int64_t j = 0; j < NR32; j++) dst[k * NR32 + j] = j < nr ? ld32(p->rt, b, ko + bn[j]) : 0.0f;
     }
   }
 }
@@ -314,11 +526,7 @@ static void store_out32(const dot_params *p, char *c, int64_t off, const float *
   switch (p->ot) {
     case CJ_F32: memcpy((float *)c + off, t, sizeof(float) * (size_t)n); break;
     case CJ_BF16:
-      for (int64_t j = 0; j < n; j++) ((uint16_t *)c)[off + j] = cj_f32_to_bf16(t[j]);
-      break;
-    case CJ_F16:
-      for (int64_t j = 0; j < n; j++) ((uint16_t *)c)[off + j] = cj_f32_to_f16(t[j]);
-      break;
+    case CJ_F16: p->cvo(t, (uint16_t *)c + off, n, p->ot == CJ_BF16); break;
     case CJ_F64:
       for (int64_t j = 0; j < n; j++) ((double *)c)[off + j] = t[j];
       break;
@@ -335,17 +543,25 @@ static inline __attribute__((always_inline)) void run32(gemm_ctx *G, char *tmp, 
                                                         int64_t n0, int64_t nc, int64_t kb,
                                                         int64_t ke, float *dst, int64_t ldd) {
   const dot_params *p = G->p;
-  float *ap = (float *)tmp, *bp = ap + MC * KC;
+  float *ap = (float *)tmp, *bp = ap + MC * KC, *sc = bp + KC * NC;
   for (int64_t k0 = kb; k0 < ke; k0 += KC) {
     int64_t kc = ke - k0 < KC ? ke - k0 : KC;
-    pack_b32(p, G->b, bb, n0, nc, k0, kc, bp);
+    /* few rows: whole B panels are read in place (packing them cost as much as using them),
+     * only the last, partial one is packed */
+    int64_t jt = 0;
+    if (p->rt == CJ_F32 && p->b_affine && p->sbn == 1 && mhi - mlo <= BDIRECT_ROWS) jt = nc / NR32 * NR32;
+    const float *bdir = (const float *)G->b + bb + k0 * p->sbk + n0;
+    if (jt < nc) pack_b32(p, G->b, bb, n0 + jt, nc - jt, k0, kc, bp, sc);
     for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
       int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
-      pack_a32(p, G->a, ab, m0, mc, k0, kc, ap);
-      for (int64_t j0 = 0; j0 < nc; j0 += NR32)
+      pack_a32(p, G->a, ab, m0, mc, k0, kc, ap, sc);
+      for (int64_t j0 = 0; j0 < nc; j0 += NR32) {
+        const float *bj = j0 < jt ? bdir + j0 : bp + (j0 - jt) * kc;
+        int64_t ldb = j0 < jt ? p->sbk : NR32;
         for (int64_t i0 = 0; i0 < mc; i0 += MR)
-          G->u32(kc, ap + i0 * kc, bp + j0 * kc, dst + (m0 - mlo + i0) * ldd + j0, ldd,
+          G->u32(kc, ap + i0 * kc, bj, ldb, dst + (m0 - mlo + i0) * ldd + j0, ldd,
                  mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR32 ? nc - j0 : NR32, k0 > kb);
+      }
     }
   }
 }
@@ -399,7 +615,7 @@ static void gemm_task(gemm_ctx *G, int64_t t, char *tmp) {
     }
     return;
   }
-  float *bp = (float *)tmp + MC * KC, *tile = bp + KC * NC, *T = tile + MC * NC;
+  float *bp = (float *)tmp + MC * KC, *tile = bp + KC * NC + MR * KC, *T = tile + MC * NC;
   if (p->ot == CJ_F32) {
     float *c = (float *)G->c + cbase + mlo * p->N + n0;
     if (K == 0)
@@ -922,12 +1138,18 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
                        (long long)r.nelems, (long long)(p->B * p->M * p->N));
   p->u32 = pick32();
   p->u64 = pick64();
+  p->cvi = cj_la_cvi_pick();
+  p->cvo = cj_la_cvo_pick();
+  p->tr8 = pick_tr8();
   p->lt = x.dtype;
   p->rt = y.dtype;
   p->ot = r.dtype;
   int64_t s1 = 0, s2 = 0;
-  p->a_affine = affine(p->am, p->M, &p->sam) && affine(p->ak, p->K, &p->sak);
-  p->b_affine = affine(p->bk, p->K, &s1) && affine(p->bn, p->N, &s2);
+  bool am_aff = affine(p->am, p->M, &p->sam), bn_aff = affine(p->bn, p->N, &s2);
+  p->ak_aff = affine(p->ak, p->K, &p->sak);
+  p->bk_aff = affine(p->bk, p->K, &s1);
+  p->a_affine = am_aff && p->ak_aff;
+  p->b_affine = p->bk_aff && bn_aff;
   p->sbk = s1;
   p->sbn = s2;
   bool small_f = (x.dtype == CJ_F32 || x.dtype == CJ_BF16 || x.dtype == CJ_F16) &&
@@ -966,7 +1188,7 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
       cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (p->K + levels * P));
     }
     else
-      cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (MC * KC + KC * NC + MC * NC + treg));
+      cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * (MC * KC + KC * NC + MR * KC + MC * NC + treg));
   } else {
     p->kind = DK_GENERIC;
   }

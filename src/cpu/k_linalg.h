@@ -7,7 +7,8 @@
  * allocate: packing buffers come from the execution's per-thread areas (cj_tls_claim), whose
  * size the lowering reserves with cj_lw_set_tls_bytes(LA_TLS_BYTES).
  *
- * Users: cholesky and triangular_solve (k_linalg.c), einsum (k_linalg_einsum.c).
+ * Users: cholesky and triangular_solve (k_linalg.c), einsum (k_linalg_einsum.c). The 16-bit
+ * float row conversions at the end are shared with dot_general, convolution and convert.
  */
 #ifndef CJ_CPU_K_LINALG_H
 #define CJ_CPU_K_LINALG_H
@@ -71,6 +72,17 @@ typedef struct la_table {
 extern const la_table cj_la_table_avx512, cj_la_table_avx2, cj_la_table_generic;
 /* The table for this CPU (CPUID). */
 const la_table *cj_la_pick(void);
+
+/* rows x n 16-bit floats (bf16 when bf, else f16; row strides ss, ds elements) to f32, exact,
+ * and f32 to 16 bits rounded to nearest even (NaN stays NaN), as cj_bf16_to_f32 / cj_f16_to_f32
+ * and cj_f32_to_bf16 / cj_f32_to_f16 do one element at a time */
+typedef void (*cj_la_cvi)(const uint16_t *src, int64_t ss, float *dst, int64_t ds, int64_t rows,
+                          int64_t n, bool bf);
+typedef void (*cj_la_cvo)(const float *src, uint16_t *dst, int64_t n, bool bf);
+
+/* the fastest for this CPU (CPUID); defined in k_dot.c */
+cj_la_cvi cj_la_cvi_pick(void);
+cj_la_cvo cj_la_cvo_pick(void);
 
 static inline int la_elem_bytes(int ct) { return ct == LA_F32 ? 4 : ct == LA_C128 ? 16 : 8; }
 
