@@ -137,12 +137,19 @@ static inline void select_any(void *o, const void *p, const void *x, const void 
   K2(gt_##S, T, uint8_t, x > y)                                                              \
   K2(le_##S, T, uint8_t, x <= y)                                                             \
   K2(lt_##S, T, uint8_t, x < y)                                                              \
-  static void shrl_##S(void *o_, const void *a_, const void *b_, const void *c_, int64_t n,    \
-                       const cj_ew_aux *aux) {                                               \
+  CJ_CLONES static void shrl_##S(void *o_, const void *a_, const void *b_, const void *c_,     \
+                                 int64_t n, const cj_ew_aux *aux) {                          \
     (void)c_;                                                                                \
     T *o = o_;                                                                               \
     const T *a = a_, *b = b_;                                                                \
     int bits = aux && aux->bits ? aux->bits : W;                                             \
+    if (bits == W) { /* the type's own width: one vector shift per lane */                  \
+      for (int64_t i = 0; i < n; i++) {                                                      \
+        UT s = (UT)b[i];                                                                     \
+        o[i] = s >= (UT)W ? (T)0 : (T)(UT)((UT)a[i] >> (s & (W - 1)));                       \
+      }                                                                                      \
+      return;                                                                                \
+    }                                                                                        \
     uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);                               \
     for (int64_t i = 0; i < n; i++) {                                                        \
       uint64_t s = (uint64_t)(UT)b[i];                                                       \

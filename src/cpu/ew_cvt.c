@@ -236,6 +236,38 @@ static void cvt_copy(void *o, const void *a, const void *b, const void *c, int64
   if (o != a) memmove(o, a, (size_t)n * (size_t)cj_dtype_bytes(aux->dt));
 }
 
+/* integer -> integer of 8..64 bits: two's complement wrap (truncation, sign or zero
+ * extension), what the generic path computes, as a cast the compiler vectorizes (JAX's
+ * threefry converts its u64 counters to u32 halves on every random draw) */
+#define ICVT_SRCS(X) \
+  X(S8, int8_t) X(S16, int16_t) X(S32, int32_t) X(S64, int64_t) \
+  X(U8, uint8_t) X(U16, uint16_t) X(U32, uint32_t) X(U64, uint64_t)
+#define ICVT_FROM(SN, ST)                                              \
+  CVT(ic_##SN##_S8, ST, int8_t, (int8_t)(uint8_t)(uint64_t)x)          \
+  CVT(ic_##SN##_S16, ST, int16_t, (int16_t)(uint16_t)(uint64_t)x)      \
+  CVT(ic_##SN##_S32, ST, int32_t, (int32_t)(uint32_t)(uint64_t)x)      \
+  CVT(ic_##SN##_S64, ST, int64_t, (int64_t)(uint64_t)x)                \
+  CVT(ic_##SN##_U8, ST, uint8_t, (uint8_t)(uint64_t)x)                 \
+  CVT(ic_##SN##_U16, ST, uint16_t, (uint16_t)(uint64_t)x)              \
+  CVT(ic_##SN##_U32, ST, uint32_t, (uint32_t)(uint64_t)x)              \
+  CVT(ic_##SN##_U64, ST, uint64_t, (uint64_t)x)
+ICVT_SRCS(ICVT_FROM)
+#define ICVT_ROW(SN, ST) {ic_##SN##_S8, ic_##SN##_S16, ic_##SN##_S32, ic_##SN##_S64, \
+                          ic_##SN##_U8, ic_##SN##_U16, ic_##SN##_U32, ic_##SN##_U64},
+static const cj_ew_fn icvt_table[8][8] = {ICVT_SRCS(ICVT_ROW)};
+#undef ICVT_ROW
+#undef ICVT_FROM
+#undef ICVT_SRCS
+_Static_assert(CJ_S16 == CJ_S8 + 1 && CJ_S32 == CJ_S8 + 2 && CJ_S64 == CJ_S8 + 3 &&
+                   CJ_U8 == CJ_S8 + 4 && CJ_U16 == CJ_S8 + 5 && CJ_U32 == CJ_S8 + 6 &&
+                   CJ_U64 == CJ_S8 + 7,
+               "icvt_table is indexed by dtype - CJ_S8");
+
+static cj_ew_fn int_cvt(cj_dtype src, cj_dtype dst) {
+  if (src < CJ_S8 || src > CJ_U64 || dst < CJ_S8 || dst > CJ_U64) return NULL;
+  return icvt_table[src - CJ_S8][dst - CJ_S8];
+}
+
 cj_ew_fn cj_cvt_lookup(cj_dtype src, cj_dtype dst) {
   if (!loader(src) || !storer(dst)) return NULL;
   if (src == dst) return cvt_copy;
@@ -271,7 +303,8 @@ cj_ew_fn cj_cvt_lookup(cj_dtype src, cj_dtype dst) {
   if (P(C64, F32)) return c64_to_f32;
   if (P(C128, F64)) return c128_to_f64;
 #undef P
-  return cvt_generic;
+  cj_ew_fn ic = int_cvt(src, dst);
+  return ic ? ic : cvt_generic;
 }
 
 /* ---- bitcasts between widths ---- */

@@ -579,6 +579,25 @@ static CJ_MUST_USE cj_status read_instr_sharding(rd *r, int wt, hlo_instr *in) {
   return st;
 }
 
+static CJ_MUST_USE cj_status read_padding(rd *r, int wt, hlo_instr *in) {
+  rd s;
+  CJ_RETURN_IF_ERROR(rd_sub(r, wt, &s, "PaddingConfig"));
+  in->has_padding = true;
+  FIELDS(&s, case 1 : {
+    rd d;
+    CJ_RETURN_IF_ERROR(rd_sub(&s, wt, &d, "PaddingConfigDimension"));
+    int64_t a = 0, b = 0, c = 0;
+    FIELDS(&d, case 1 : CJ_RETURN_IF_ERROR(rd_int(&d, wt, &a)); break;
+           case 2 : CJ_RETURN_IF_ERROR(rd_int(&d, wt, &b)); break;
+           case 3 : CJ_RETURN_IF_ERROR(rd_int(&d, wt, &c)); break;)
+    if (!hlo_push_i64(r->h, &in->pad_lo, a) || !hlo_push_i64(r->h, &in->pad_hi, b) ||
+        !hlo_push_i64(r->h, &in->pad_interior, c))
+      return cj_oom();
+    break;
+  })
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status read_instr(rd *r, hlo_instr *in) {
   in->feature_group_count = in->batch_group_count = 1;
   FIELDS(
@@ -631,24 +650,8 @@ static CJ_MUST_USE cj_status read_instr(rd *r, hlo_instr *in) {
       } case 18 : CJ_RETURN_IF_ERROR(rd_int(r, wt, &in->exponent_bits)); break;
       case 19 : CJ_RETURN_IF_ERROR(rd_int(r, wt, &in->mantissa_bits)); break;
       case 20 : CJ_RETURN_IF_ERROR(rd_ints(r, wt, &in->dynamic_slice_sizes)); break;
-      case 21 : {
-        rd s;
-        CJ_RETURN_IF_ERROR(rd_sub(r, wt, &s, "PaddingConfig"));
-        in->has_padding = true;
-        FIELDS(&s, case 1 : {
-          rd d;
-          CJ_RETURN_IF_ERROR(rd_sub(&s, wt, &d, "PaddingConfigDimension"));
-          int64_t a = 0, b = 0, c = 0;
-          FIELDS(&d, case 1 : CJ_RETURN_IF_ERROR(rd_int(&d, wt, &a)); break;
-                 case 2 : CJ_RETURN_IF_ERROR(rd_int(&d, wt, &b)); break;
-                 case 3 : CJ_RETURN_IF_ERROR(rd_int(&d, wt, &c)); break;)
-          if (!hlo_push_i64(r->h, &in->pad_lo, a) || !hlo_push_i64(r->h, &in->pad_hi, b) ||
-              !hlo_push_i64(r->h, &in->pad_interior, c))
-            return cj_oom();
-          break;
-        })
-        break;
-      } case 23 : CJ_RETURN_IF_ERROR(rd_int(r, wt, &in->distribution)); break;
+      case 21 : CJ_RETURN_IF_ERROR(read_padding(r, wt, in)); break;
+      case 23 : CJ_RETURN_IF_ERROR(rd_int(r, wt, &in->distribution)); break;
       case 24 : {
         if (wt != WT_I32 || r->end - r->p < 4) return rd_err(r, "a malformed epsilon");
         memcpy(&in->epsilon, r->p, 4);

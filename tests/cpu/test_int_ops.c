@@ -1,0 +1,108 @@
+/* Integer conversions and logical right shifts of the elementwise kernels (ew_cvt.c, ew.c),
+ * against a model written here with 64-bit arithmetic: every pair of 8..64-bit integer types
+ * (two's complement wrap: truncation, sign or zero extension) on boundary values and random bit
+ * patterns, including odd lengths (vector bodies and tails); shift_right_logical on every integer
+ * type for shifts 0..width+3 (width or more gives 0), at the type's width and at a narrower
+ * storage width (i4 in s32). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/check.h"
+#include "cpu/ew.h"
+
+static const cj_dtype INTS[] = {CJ_S8, CJ_S16, CJ_S32, CJ_S64, CJ_U8, CJ_U16, CJ_U32, CJ_U64};
+enum { NV = 67 };
+
+static int width(cj_dtype t) { return cj_dtype_bytes(t) * 8; }
+static int is_signed(cj_dtype t) { return t == CJ_S8 || t == CJ_S16 || t == CJ_S32 || t == CJ_S64; }
+
+/* the value of element i of an integer array as 64 bits (sign- or zero-extended) */
+static uint64_t load(cj_dtype t, const void *p, int i) {
+  uint64_t u = 0;
+  int w = width(t);
+  memcpy(&u, (const char *)p + (size_t)i * (size_t)(w / 8), (size_t)(w / 8));
+  if (is_signed(t) && w < 64 && (u >> (w - 1) & 1)) u |= ~0ull << w;
+  return u;
+}
+
+static void store(cj_dtype t, void *p, int i, uint64_t u) {
+  memcpy((char *)p + (size_t)i * (size_t)(width(t) / 8), &u, (size_t)(width(t) / 8));
+}
+
+static uint64_t wrap(cj_dtype t, uint64_t u) { /* u as type t, extended back to 64 bits */
+  int w = width(t);
+  if (w == 64) return u;
+  u &= (1ull << w) - 1;
+  if (is_signed(t) && (u >> (w - 1) & 1)) u |= ~0ull << w;
+  return u;
+}
+
+static void test_convert(void) {
+  static const uint64_t edges[] = {0, 1, 2, 0x7f, 0x80, 0xff, 0x100, 0x7fff, 0x8000, 0xffff,
+                                   0x7fffffff, 0x80000000, 0xffffffff, 0x100000000ull,
+                                   0x7fffffffffffffffull, 0x8000000000000000ull, ~0ull, ~1ull,
+                                   0xdeadbeefcafef00dull};
+  uint64_t vals[NV];
+  uint32_t s = 12345;
+  for (int i = 0; i < NV; i++) {
+    s = s * 1664525u + 1013904223u;
+    uint64_t r = (uint64_t)s << 32 | (s ^ 0x9e3779b9u);
+    vals[i] = i < (int)(sizeof edges / sizeof *edges) ? edges[i] : r >> (i % 64);
+  }
+  for (size_t a = 0; a < 8; a++) {
+    for (size_t b = 0; b < 8; b++) {
+      cj_dtype src = INTS[a], dst = INTS[b];
+      unsigned char in[NV * 8], out[NV * 8 + 8];
+      for (int i = 0; i < NV; i++) store(src, in, i, vals[i]);
+      memset(out, 0xa5, sizeof out);
+      cj_ew_fn fn = cj_cvt_lookup(src, dst);
+      CHECK_MSG(fn != NULL, "convert %s -> %s has a kernel", cj_dtype_get(src)->mlir, cj_dtype_get(dst)->mlir);
+      if (!fn) continue;
+      cj_ew_aux aux = {.dt = dst, .src = src};
+      fn(out, in, NULL, NULL, NV, &aux);
+      int bad = -1;
+      for (int i = 0; i < NV && bad < 0; i++)
+        if (load(dst, out, i) != wrap(dst, load(src, in, i))) bad = i;
+      CHECK_MSG(bad < 0, "convert %s -> %s: element %d", cj_dtype_get(src)->mlir, cj_dtype_get(dst)->mlir, bad);
+      CHECK_MSG(out[NV * (width(dst) / 8)] == 0xa5, "convert %s -> %s writes past its end",
+            cj_dtype_get(src)->mlir, cj_dtype_get(dst)->mlir);
+    }
+  }
+}
+
+static void test_shrl(void) {
+  for (size_t a = 0; a < 8; a++) {
+    cj_dtype t = INTS[a];
+    int w = width(t);
+    for (int bits = w; bits >= 4; bits = bits == w && w == 32 ? 4 : 0) {
+      cj_ew_fn fn = cj_ew_lookup(CJ_EW_SHRL, t);
+      CHECK_MSG(fn != NULL, "shift_right_logical on %s has a kernel", cj_dtype_get(t)->mlir);
+      if (!fn) break;
+      enum { N = 4 * 70 };
+      unsigned char x[N * 8], y[N * 8], o[N * 8];
+      uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+      for (int i = 0; i < N; i++) {
+        uint64_t v = i % 4 == 0 ? ~0ull : i % 4 == 1 ? 1ull << (bits - 1) : 0x5a5a5a5a5a5a5a5aull ^ (uint64_t)i;
+        if (bits < w) v = wrap(t, (v & mask) | ((v >> (bits - 1) & 1) ? ~mask : 0)); /* i4 in s32 */
+        store(t, x, i, v);
+        store(t, y, i, (uint64_t)(i / 4) % (uint64_t)(bits + 4));
+      }
+      cj_ew_aux aux = {.bits = bits == w ? 0 : bits};
+      fn(o, x, y, NULL, N, &aux);
+      int bad = -1;
+      for (int i = 0; i < N && bad < 0; i++) {
+        uint64_t sh = load(t, y, i), v = load(t, x, i) & mask;
+        uint64_t want = sh >= (uint64_t)bits ? 0 : wrap(t, v >> sh);
+        if (load(t, o, i) != want) bad = i;
+      }
+      CHECK_MSG(bad < 0, "shift_right_logical %s (width %d): element %d", cj_dtype_get(t)->mlir, bits, bad);
+    }
+  }
+}
+
+int main(void) {
+  test_convert();
+  test_shrl();
+  return check_report("test_int_ops");
+}
