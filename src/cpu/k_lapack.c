@@ -287,6 +287,34 @@ static CJ_MUST_USE cj_status k_lapack(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
+/* ======================================================================== trsm for k_linalg.c */
+
+static void (*const lk_trsm_rm[4])(bool, bool, char, bool, int, const void *, void *, int, int) = {
+    lk_trsm_rm_s, lk_trsm_rm_d, lk_trsm_rm_c, lk_trsm_rm_z};
+
+bool cj_lapack_has_trsm(int64_t m, int64_t rows, int64_t cols) {
+  return m <= INT32_MAX && rows <= INT32_MAX && cols <= INT32_MAX;
+}
+
+bool cj_lapack_concurrent(void) {
+#ifdef CJRT_LAPACK_SERIAL
+  return false;
+#else
+  return true;
+#endif
+}
+
+void cj_lapack_trsm(int t, bool left, bool lower, char trans, bool unit, int64_t m, const void *M,
+                    void *X, int64_t rows, int64_t cols) {
+#ifdef CJRT_LAPACK_SERIAL
+  pthread_mutex_lock(&lk_lock);
+#endif
+  lk_trsm_rm[t](left, lower, trans, unit, (int)m, M, X, (int)rows, (int)cols);
+#ifdef CJRT_LAPACK_SERIAL
+  pthread_mutex_unlock(&lk_lock);
+#endif
+}
+
 /* ======================================================================== lowering */
 
 /* The value of `name` in the call's attribute dictionary (mhlo.backend_config, or a dictionary
@@ -614,6 +642,21 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
 }
 
 #else /* no LAPACK */
+
+bool cj_lapack_has_trsm(int64_t m, int64_t rows, int64_t cols) {
+  (void)m;
+  (void)rows;
+  (void)cols;
+  return false;
+}
+
+bool cj_lapack_concurrent(void) { return true; }
+
+void cj_lapack_trsm(int t, bool left, bool lower, char trans, bool unit, int64_t m, const void *M,
+                    void *X, int64_t rows, int64_t cols) {
+  (void)t, (void)left, (void)lower, (void)trans, (void)unit, (void)m, (void)M, (void)X;
+  (void)rows, (void)cols;
+}
 
 cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len) {
   (void)L;

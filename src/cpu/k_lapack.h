@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cpu/lower.h"
 
@@ -21,6 +22,17 @@
 bool cj_lapack_is_target(const char *target, size_t len);
 /* Lowers such a call; an unknown lapack_* name or an unsupported one fails naming it. */
 CJ_MUST_USE cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len);
+/* stablehlo.triangular_solve with BLAS's ?trsm (k_linalg.c): whether this build has it for
+ * matrices of order m and right-hand sides rows x cols (the sizes fit BLAS's int). */
+bool cj_lapack_has_trsm(int64_t m, int64_t rows, int64_t cols);
+/* Whether LAPACK calls from several threads run at once (else they take turns on one lock). */
+bool cj_lapack_concurrent(void);
+/* Solves op(M) X = B (left) or X op(M) = B in place in X: t 0..3 for f32, f64, complex64,
+ * complex128; M (m x m) and X (rows x cols) row-major, only M's `lower` (else upper) triangle
+ * read, its diagonal taken as 1 when `unit`; trans 'N', 'T' or 'C' (conjugate transpose). Only
+ * where cj_lapack_has_trsm said yes. */
+void cj_lapack_trsm(int t, bool left, bool lower, char trans, bool unit, int64_t m, const void *M,
+                    void *X, int64_t rows, int64_t cols);
 /* jaxlib's tridiagonal_solve_perturbed_ffi (k_tridiag.c; needs no LAPACK). */
 CJ_MUST_USE cj_status cj_lower_cc_tridiagonal_perturbed(cj_lw *L, cj_op *op);
 

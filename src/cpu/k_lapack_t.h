@@ -55,6 +55,18 @@ void LX(gees)(const char *, const char *, void *, const int *, LT *, const int *
 #endif
 void LX(gtsv)(const int *, const int *, LT *, LT *, LT *, LT *, const int *, int *);
 
+/* op(M) X = B (left) or X op(M) = B in place, M (m x m) and X (rows x cols) row-major, trans
+ * 'N', 'T' or 'C'. Seen column-major they are M^T and X^T, so this is BLAS's solve on the other
+ * side with the other triangle and the same op. */
+static void LS(lk_trsm_rm)(bool left, bool lower, char trans, bool unit, int m, const void *M,
+                           void *X, int rows, int cols) {
+  const LT one = 1;
+  char side = left ? 'R' : 'L', uplo = lower ? 'U' : 'L', diag = unit ? 'U' : 'N';
+  int lda = m > 1 ? m : 1, ldb = cols > 1 ? cols : 1;
+  LX(trsm)(&side, &uplo, &trans, &diag, &cols, &rows, &one, (const LT *)M, &lda, (LT *)X, &ldb,
+           1, 1, 1, 1);
+}
+
 /* Workspace sizes from LAPACK's own queries (lwork = -1), before any program runs. Returns
  * false when a query fails. */
 static bool LS(lk_query)(lk_params *p) {

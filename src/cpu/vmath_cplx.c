@@ -237,13 +237,14 @@ VM_INLINE void kc_sqrt(double x, double y, double *re, double *im) {
   double un = M > 0x1p1000 ? 0x1p100 : (M < 0x1p-1000 ? 0x1p-100 : 1.0);
   double xs = ax * sc, ys = ay * sc;
   double h = vm_hypot(xs, ys);
-  double t = vm_sqrt(0.5 * (xs + h)); /* sqrt((|x| + |z|)/2) */
-  double u = ys / (2.0 * t);
+  double t = vm_sqrt(0.5 * (xs + h)) * un; /* sqrt((|x| + |z|)/2), exact unscaling */
+  /* the other part from the unscaled |y|: t >= sqrt(max(|x|, |y|) / 2) is normal (>= 2^-538)
+   * and below 2^512, so nothing overflows, and a |y| far below |x| (at 2^1000, where the
+   * scaled |y| would be subnormal or zero) keeps its precision */
+  double u = ay / (2.0 * t);
   u = t == 0.0 ? 0.0 : u;
   double r = x >= 0.0 ? t : u;
   double i = x >= 0.0 ? u : t;
-  r *= un;
-  i *= un;
   /* special values */
   r = vm_isnan(x) ? x : r;
   i = vm_isnan(x) ? x : i;

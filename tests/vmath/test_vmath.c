@@ -15,6 +15,7 @@
  *
  * Environment: CJ_VMATH_EXHAUSTIVE=1 checks all 2^32 f32 inputs (minutes per function);
  * CJ_VMATH_ONLY=name restricts to one function; CJ_VMATH_VERBOSE=1 prints every max. */
+#include <complex.h>
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -545,6 +546,70 @@ static void test_pow_c64_special(void) {
   }
 }
 
+/* complex sqrt at the ends of the range (subnormal, huge, one part far below the other, signed
+ * zeros, infinities and NaNs): glibc's csqrtl (C99 Annex G) rounded to the type is the
+ * reference; each part within 1 ulp, non-finite parts equal (any NaN for a NaN), zero parts
+ * with the reference's sign. */
+static int64_t ord64(double v) {
+  int64_t b;
+  memcpy(&b, &v, 8);
+  return b < 0 ? INT64_MIN - b : b;
+}
+static int64_t ord32(float v) {
+  int32_t b;
+  memcpy(&b, &v, 4);
+  return b < 0 ? (int64_t)INT32_MIN - b : b;
+}
+static int part_ok(double got, double want, int f32) {
+  if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
+  if (isinf(want) || isinf(got) || want == 0 || got == 0)
+    if (want == got && signbit(want) == signbit(got)) return 1;
+  int64_t d = f32 ? ord32((float)got) - ord32((float)want) : ord64(got) - ord64(want);
+  return signbit(want) == signbit(got) && d >= -1 && d <= 1;
+}
+static void test_sqrt_complex_extremes(void) {
+  enum { NS = 27, NR = 4000, N = NS * NS + NR };
+  static double z64[2 * N], y64[2 * N];
+  static float z32[2 * N], y32[2 * N];
+  for (int f32 = 0; f32 < 2; f32++) {
+    const double tiny = f32 ? FLT_TRUE_MIN : DBL_TRUE_MIN, mn = f32 ? FLT_MIN : DBL_MIN;
+    const double mx = f32 ? FLT_MAX : DBL_MAX;
+    const double sv[NS] = {0.0, -0.0, tiny, -tiny, 3 * tiny, -5 * tiny, mn, -mn, mn / 2, -mn / 3,
+                           1.0, -1.0, 4.0, -2.0, mx, -mx, mx / 3, -mx / 2, INFINITY, -INFINITY,
+                           NAN, -NAN, f32 ? 1e30 : 1e300, f32 ? -1e-30 : -1e-300, 0.75, 1e-3, -7e5};
+    int k = 0;
+    for (int i = 0; i < NS; i++)
+      for (int j = 0; j < NS; j++, k++) z64[2 * k] = sv[i], z64[2 * k + 1] = sv[j];
+    /* random magnitudes over the whole exponent range, either sign */
+    int emin = f32 ? -149 : -1074, emax = f32 ? 127 : 1023;
+    for (; k < N; k++)
+      for (int p = 0; p < 2; p++) {
+        int e = emin + (int)(rnd64() % (uint64_t)(emax - emin + 1));
+        double v = ldexp(1.0 + rndu(), e);
+        z64[2 * k + p] = (rnd64() & 1) ? -v : v;
+      }
+    if (f32) {
+      for (int i = 0; i < 2 * N; i++) z32[i] = (float)z64[i], z64[i] = z32[i];
+      cj_vm_sqrt_c64(z32, y32, N);
+    } else {
+      cj_vm_sqrt_c128(z64, y64, N);
+    }
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+      long double complex r = csqrtl(CMPLXL(z64[2 * i], z64[2 * i + 1]));
+      double wr = f32 ? (double)(float)creall(r) : (double)creall(r);
+      double wi = f32 ? (double)(float)cimagl(r) : (double)cimagl(r);
+      double gr = f32 ? y32[2 * i] : y64[2 * i], gi = f32 ? y32[2 * i + 1] : y64[2 * i + 1];
+      if (part_ok(gr, wr, f32) && part_ok(gi, wi, f32)) continue;
+      if (bad++ < 5)
+        CHECK_MSG(0, "sqrt_%s(%a%+ai) = (%a, %a), C99 csqrt (%a, %a)", f32 ? "c64" : "c128",
+                  z64[2 * i], z64[2 * i + 1], gr, gi, wr, wi);
+    }
+    CHECK_MSG(bad == 0, "sqrt_%s: %d of %d extreme inputs off by more than 1 ulp", f32 ? "c64" : "c128",
+              bad, N);
+  }
+}
+
 #if defined(__SANITIZE_ADDRESS__)
 static const int sanitized = 1;
 #else
@@ -565,6 +630,7 @@ int main(void) {
     test_contract();
     if (isa != CJ_VM_ISA_GENERIC) test_xla_compat(); /* the baseline has no fused multiply-add */
     test_pow_c64_special();
+    test_sqrt_complex_extremes();
     for (int i = 0; i < NU; i++)
       if (!only || strcmp(only, ufuncs[i].name) == 0) test_unary(&ufuncs[i], exhaustive, verbose);
     for (int i = 0; i < 2; i++)
