@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu/k_reduce_am.h"
 #include "cpu/k_reduce_kern_api.h"
 #include "cpu/scalar.h"
 
@@ -254,4 +255,28 @@ const rk_fns *RK_TABLE(int rop, cj_dtype dt) {
   }
 #undef RK_CASE
 #undef RK_FCASE
+}
+
+/* argmax / argmin across outputs side by side (k_reduce.c's am_chunks), vectorized for this
+ * instruction set: the same step as k_reduce.c's typed folds, so the same bits */
+#define AM_NAN(c) ((c) != (c))
+#define AM_VTYPE(tn, ST)                       \
+  AM_VERT(gt_##tn##_s32, ST, int32_t, >, RK_ID) \
+  AM_VERT(gt_##tn##_s64, ST, int64_t, >, RK_ID) \
+  AM_VERT(lt_##tn##_s32, ST, int32_t, <, RK_ID) \
+  AM_VERT(lt_##tn##_s64, ST, int64_t, <, RK_ID)
+AM_VTYPE(f32, float)
+AM_VTYPE(f64, double)
+#undef AM_VTYPE
+#undef AM_NAN
+
+rk_am_vert_fn RK_AM_TABLE(cj_dtype vt, cj_dtype it, bool gt) {
+#define AM_V(tn)                                                                     \
+  return it == CJ_S32 ? (gt ? am_vert_gt_##tn##_s32 : am_vert_lt_##tn##_s32)        \
+                      : (gt ? am_vert_gt_##tn##_s64 : am_vert_lt_##tn##_s64)
+  if (it != CJ_S32 && it != CJ_S64) return NULL;
+  if (vt == CJ_F32) AM_V(f32);
+  if (vt == CJ_F64) AM_V(f64);
+  return NULL;
+#undef AM_V
 }
