@@ -63,6 +63,8 @@ CJ_MUST_USE cj_status cj_pass_refine(cj_module *m, cj_op *func, const cj_refine_
 CJ_MUST_USE cj_status cj_pass_quant(cj_module *m, cj_op *func);
 CJ_MUST_USE cj_status cj_pass_fold(cj_module *m, cj_op *func);
 CJ_MUST_USE cj_status cj_pass_dce(cj_module *m, cj_op *func);
+/* Drops the top-level pure ops that repeat an earlier op's computation (cse.c). */
+CJ_MUST_USE cj_status cj_pass_cse(cj_module *m, cj_op *func);
 /* Removes every func.func of the module body except `keep`. */
 void cj_pass_strip_functions(cj_module *m, const cj_op *keep);
 
@@ -71,6 +73,8 @@ void cj_pass_strip_functions(cj_module *m, const cj_op *keep);
  * `before` (in before's block), positioned (for messages) where `origin` is. NULL on OOM. */
 cj_op *cj_build_op(cj_module *m, cj_op *before, const cj_op *origin, cj_op_kind kind,
                    uint32_t nopnds, cj_value *const *opnds, const cj_type *rt);
+/* Numbers the values of b and of the blocks nested in it (their `id`s) from *n on. */
+void cj_number_values(cj_block *b, uint32_t *n);
 /* Replaces every use of `from` inside `scope` by `to`. */
 void cj_replace_all_uses(cj_op *scope, cj_value *from, cj_value *to);
 

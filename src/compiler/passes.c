@@ -262,12 +262,12 @@ typedef struct uses {
   uint32_t cap;
 } uses;
 
-static void number_values(cj_block *b, uint32_t *n) {
+void cj_number_values(cj_block *b, uint32_t *n) {
   for (uint32_t i = 0; i < b->nargs; i++) b->args[i].id = (*n)++;
   for (cj_op *op = b->first; op; op = op->next) {
     for (uint32_t i = 0; i < op->nresults; i++) op->results[i].id = (*n)++;
     for (uint32_t r = 0; r < op->nregions; r++)
-      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) number_values(nb, n);
+      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) cj_number_values(nb, n);
   }
 }
 
@@ -333,7 +333,7 @@ cj_status cj_pass_dce(cj_module *m, cj_op *func) {
   cj_block *b = cj_func_body(func);
   if (!b) return NULL;
   uint32_t nv = 0;
-  number_values(b, &nv);
+  cj_number_values(b, &nv);
   uint32_t *u = calloc(nv ? nv : 1, sizeof(uint32_t));
   if (!u) return cj_oom();
   count_uses(b, u, nv);
@@ -465,6 +465,7 @@ cj_status cj_compile_passes(cj_module *m, const cj_compile_hooks *hooks, cj_op *
     if (!st) st = cj_pass_quant(m, f);
     if (!st) st = cj_pass_chlo(m, f, hooks);
     if (!st) st = cj_pass_fold(m, f);
+    if (!st) st = cj_pass_cse(m, f);
     if (!st) st = cj_pass_dce(m, f);
   }
   free(fs);
