@@ -240,6 +240,7 @@ static int64_t space_off(const space *s, int64_t i) {
  * on the thread count: results are the same with any pool. */
 enum { RV_BYTES = 1024, RV_LEAF = 8, RH_LEAF = 512, RACC_MAX = 16, RSPLIT_DEPTH = 5,
        RH_GROUP = RV_BYTES / RACC_MAX };
+_Static_assert((int)RH_GROUP <= (int)RK_HROWS, "a group of outputs is one hrows call");
 
 typedef struct fast_params {
   space kept, red;   /* input strides; kept in output order */
@@ -353,8 +354,14 @@ static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   int32_t ab = p->f->abytes;
   bool one_run = p->ored.rank == 0 && p->run <= RH_LEAF, kstride = p->kept.rank <= 1;
   int64_t ks = p->kept.rank == 1 ? p->kept.str[0] : 0;
+  bool rows = one_run && kstride && p->rstr == es && p->run >= 16;
   for (int64_t g = u0; g < u1; g += RH_GROUP) {
     int64_t m = u1 - g < RH_GROUP ? u1 - g : RH_GROUP;
+    if (rows) { /* short contiguous runs at one stride: their lane trees side by side */
+      p->f->hrows(acc, R->in + g * ks, p->run, m, ks);
+      p->f->fin(R->out + g * es, R->init, acc, m);
+      continue;
+    }
     for (int64_t k = 0; k < m; k++) {
       int64_t o = g + k;
       const char *base = R->in + (kstride ? o * ks : space_off(&p->kept, o));

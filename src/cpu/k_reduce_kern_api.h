@@ -8,6 +8,9 @@
 
 #include "base/dtype.h"
 
+/* hrows: at most this many outputs a call */
+enum { RK_HROWS = 64 };
+
 /* the combiners, numbered as CJ_RED_* (cpu/lower.h) */
 enum { RK_ADD, RK_MUL, RK_MAX, RK_MIN, RK_AND, RK_OR, RK_XOR };
 
@@ -16,6 +19,7 @@ typedef struct rk_fns {
   void (*vacc)(void *acc, const char *x, int64_t n, int64_t rows, int64_t row_bytes);
   void (*vcomb)(void *acc, const void *b, int64_t n);
   void (*hfold)(void *out, const char *x, int64_t n, int64_t stride_bytes);
+  void (*hrows)(void *out, const char *x, int64_t n, int64_t m, int64_t row_bytes);
   void (*fin)(char *out, const char *init, const void *acc, int64_t n);
   int32_t abytes; /* bytes of the accumulation type */
 } rk_fns;

@@ -67,8 +67,8 @@ def reduce_ref(x, axes, fn, init):
     return out
 
 
-def data(dt, special):
-    x = rng.integers(-8, 9, size=SHAPE).astype(np.float64)
+def data(dt, special, shape=SHAPE):
+    x = rng.integers(-8, 9, size=shape).astype(np.float64)
     if special:
         flat = x.reshape(-1)
         flat[rng.choice(flat.size, 6, replace=False)] = np.nan
@@ -77,11 +77,11 @@ def data(dt, special):
     return x.astype(dt)
 
 
-def reduce_case(dt, op, axes, special):
+def reduce_case(dt, op, axes, special, shape=SHAPE):
     name = {"add": "sum", "maximum": "max", "minimum": "min"}[op]
-    c = Case("reduce %s %s over %s%s" % (name, elem(dt), list(axes),
-                                         " (NaN, signed zeros)" if special else ""))
-    x = data(dt, special)
+    c = Case("reduce %s %s%s over %s%s" % (name, elem(dt), list(shape), list(axes),
+                                           " (NaN, signed zeros)" if special else ""))
+    x = data(dt, special, shape)
     if np.dtype(dt).kind == "i":
         inits = {"add": 0, "maximum": np.iinfo(dt).min, "minimum": np.iinfo(dt).max}
         fns = {"add": lambda a, b: a + b, "maximum": max, "minimum": min}
@@ -93,7 +93,7 @@ def reduce_case(dt, op, axes, special):
     xv, iv = c.const(x), c.const(init)
     rt = ttype(want.shape, dt)
     r = c.op("{r} = stablehlo.reduce(%s init: %s) applies stablehlo.%s across dimensions = [%s]"
-             " : (%s, %s) -> %s" % (xv, iv, op, ", ".join(map(str, axes)), ttype(SHAPE, dt),
+             " : (%s, %s) -> %s" % (xv, iv, op, ", ".join(map(str, axes)), ttype(shape, dt),
                                     ttype((), dt), rt))
     c.expect(r, want)
     return c
@@ -218,6 +218,10 @@ def main():
         for axis in range(3):
             for gt in (True, False):
                 cases.append(argm_case(dt, it, axis, gt))
+    # rows of 100 and 40 elements, more outputs than one group of 64
+    for dt, shape in ((np.float32, (70, 100)), (np.float64, (70, 100)), (BF16, (130, 40))):
+        for op in ("add", "maximum", "minimum"):
+            cases.append(reduce_case(dt, op, (1,), op != "add", shape))
     cases += empty_cases()
     cases.append(cse_case())
     path = os.path.join(HERE, "cases.mlir")
