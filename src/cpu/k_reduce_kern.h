@@ -62,6 +62,23 @@ RK_MINMAX(rk_mind, double, <, -(-a + -b))
 #define RK_NO_UNROLL
 #endif
 
+/* p[k] = x[k] op x[k + LN] op x[k + 2 LN] op ... (in A), k < LN, over the n >= LN elements of
+ * x: the lanes of a contiguous fold */
+#define RK_LANES_FOLD(LN, A, LOAD, OP, p, x, n)                                             \
+  do {                                                                                      \
+    for (int k = 0; k < LN; k++) p[k] = LOAD(x[k]);                                         \
+    int64_t j = LN;                                                                         \
+    for (; j + LN <= n; j += LN)                                                            \
+      RK_NO_UNROLL for (int k = 0; k < LN; k++) {                                           \
+        A a = p[k], b = LOAD(x[j + k]);                                                     \
+        p[k] = (OP);                                                                        \
+      }                                                                                     \
+    for (int k = 0; j + k < n; k++) {                                                       \
+      A a = p[k], b = LOAD(x[j + k]);                                                       \
+      p[k] = (OP);                                                                          \
+    }                                                                                       \
+  } while (0)
+
 /* hrows with LN lanes (a constant, so the lanes stay in registers): each output's lanes into
  * column o of P, then the lane tree on whole rows of P */
 #define RK_HROWS_BODY(LN, T, A, LOAD, OP)                                                   \
@@ -69,17 +86,7 @@ RK_MINMAX(rk_mind, double, <, -(-a + -b))
     for (int64_t o = 0; o < m; o++) {                                                       \
       const T *restrict x = (const T *)(x_ + o * rs);                                       \
       A p[LN];                                                                              \
-      for (int k = 0; k < LN; k++) p[k] = LOAD(x[k]);                                       \
-      int64_t j = LN;                                                                       \
-      for (; j + LN <= n; j += LN)                                                          \
-        RK_NO_UNROLL for (int k = 0; k < LN; k++) {                                         \
-          A a = p[k], b = LOAD(x[j + k]);                                                   \
-          p[k] = (OP);                                                                      \
-        }                                                                                   \
-      for (int k = 0; j + k < n; k++) {                                                     \
-        A a = p[k], b = LOAD(x[j + k]);                                                     \
-        p[k] = (OP);                                                                        \
-      }                                                                                     \
+      RK_LANES_FOLD(LN, A, LOAD, OP, p, x, n);                                              \
       for (int k = 0; k < LN; k++) P[k][o] = p[k];                                          \
     }                                                                                       \
     for (int w = LN / 2; w >= 1; w /= 2)                                                    \
@@ -133,17 +140,7 @@ RK_MINMAX(rk_mind, double, <, -(-a + -b))
     if (s == (int64_t)sizeof(T) && n >= 2 * RK_LANES) {                                      \
       const T *restrict x = (const T *)x_;                                                   \
       A p[RK_LANES];                                                                         \
-      for (int k = 0; k < RK_LANES; k++) p[k] = LOAD(x[k]);                                  \
-      int64_t j = RK_LANES;                                                                  \
-      for (; j + RK_LANES <= n; j += RK_LANES)                                               \
-        RK_NO_UNROLL for (int k = 0; k < RK_LANES; k++) {                                    \
-          A a = p[k], b = LOAD(x[j + k]);                                                    \
-          p[k] = (OP);                                                                       \
-        }                                                                                    \
-      for (int k = 0; j + k < n; k++) {                                                      \
-        A a = p[k], b = LOAD(x[j + k]);                                                      \
-        p[k] = (OP);                                                                         \
-      }                                                                                      \
+      RK_LANES_FOLD(RK_LANES, A, LOAD, OP, p, x, n);                                         \
       for (int w = RK_LANES / 2; w >= 1; w /= 2)                                             \
         for (int k = 0; k < w; k++) {                                                        \
           A a = p[k], b = p[k + w];                                                          \
@@ -153,17 +150,7 @@ RK_MINMAX(rk_mind, double, <, -(-a + -b))
     } else if (s == (int64_t)sizeof(T) && n >= 16) { /* 8 lanes, combined pairwise */      \
       const T *restrict x = (const T *)x_;                                                   \
       A p[8];                                                                                \
-      for (int k = 0; k < 8; k++) p[k] = LOAD(x[k]);                                         \
-      int64_t j = 8;                                                                         \
-      for (; j + 8 <= n; j += 8)                                                             \
-        RK_NO_UNROLL for (int k = 0; k < 8; k++) {                                           \
-          A a = p[k], b = LOAD(x[j + k]);                                                    \
-          p[k] = (OP);                                                                       \
-        }                                                                                    \
-      for (int k = 0; j + k < n; k++) {                                                      \
-        A a = p[k], b = LOAD(x[j + k]);                                                      \
-        p[k] = (OP);                                                                         \
-      }                                                                                      \
+      RK_LANES_FOLD(8, A, LOAD, OP, p, x, n);                                                \
       for (int w = 4; w >= 1; w /= 2)                                                        \
         for (int k = 0; k < w; k++) {                                                        \
           A a = p[k], b = p[k + w];                                                          \
