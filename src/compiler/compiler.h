@@ -63,6 +63,8 @@ CJ_MUST_USE cj_status cj_pass_refine(cj_module *m, cj_op *func, const cj_refine_
 CJ_MUST_USE cj_status cj_pass_quant(cj_module *m, cj_op *func);
 CJ_MUST_USE cj_status cj_pass_fold(cj_module *m, cj_op *func);
 CJ_MUST_USE cj_status cj_pass_dce(cj_module *m, cj_op *func);
+/* Drops the top-level pure ops that repeat an earlier op's computation (cse.c). */
+CJ_MUST_USE cj_status cj_pass_cse(cj_module *m, cj_op *func);
 /* Removes every func.func of the module body except `keep`. */
 void cj_pass_strip_functions(cj_module *m, const cj_op *keep);
 

@@ -10,6 +10,7 @@
 
 #include "cpu/lower.h"
 #include "cpu/scalar.h"
+#include "cpu/k_reduce_am.h"
 #include "cpu/k_reduce_kern_api.h"
 #include "cpu/vmath.h"
 
@@ -239,6 +240,7 @@ static int64_t space_off(const space *s, int64_t i) {
  * on the thread count: results are the same with any pool. */
 enum { RV_BYTES = 1024, RV_LEAF = 8, RH_LEAF = 512, RACC_MAX = 16, RSPLIT_DEPTH = 5,
        RH_GROUP = RV_BYTES / RACC_MAX };
+_Static_assert((int)RH_GROUP <= (int)RK_HROWS, "a group of outputs is one hrows call");
 
 typedef struct fast_params {
   space kept, red;   /* input strides; kept in output order */
@@ -352,8 +354,14 @@ static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   int32_t ab = p->f->abytes;
   bool one_run = p->ored.rank == 0 && p->run <= RH_LEAF, kstride = p->kept.rank <= 1;
   int64_t ks = p->kept.rank == 1 ? p->kept.str[0] : 0;
+  bool rows = one_run && kstride && p->rstr == es && p->run >= 16;
   for (int64_t g = u0; g < u1; g += RH_GROUP) {
     int64_t m = u1 - g < RH_GROUP ? u1 - g : RH_GROUP;
+    if (rows) { /* short contiguous runs at one stride: their lane trees side by side */
+      p->f->hrows(acc, R->in + g * ks, p->run, m, ks);
+      p->f->fin(R->out + g * es, R->init, acc, m);
+      continue;
+    }
     for (int64_t k = 0; k < m; k++) {
       int64_t o = g + k;
       const char *base = R->in + (kstride ? o * ks : space_off(&p->kept, o));
@@ -673,15 +681,6 @@ typedef struct am_fns {
 static inline float am_ld_bf16(uint16_t h) { return cj_bf16_to_f32(h); }
 static inline float am_ld_f16(uint16_t h) { return cj_f16_to_f32(h); }
 
-#define AM_STEP(OP, LD, va, ia, vb, ib)                                         \
-  do {                                                                          \
-    __typeof__(LD(va)) ca_ = LD(va), cb_ = LD(vb);                              \
-    bool pf_ = (ca_ OP cb_) | AM_NAN(ca_);                                      \
-    bool pi_ = pf_ | ((ca_ == cb_) & ((ia) < (ib)));                            \
-    (va) = pf_ ? (va) : (vb);                                                   \
-    (ia) = pi_ ? (ia) : (ib);                                                   \
-  } while (0)
-
 #define AM_DEF(name, ST, IT, OP, LD)                                                        \
   static void am_comb_##name(void *va_, void *ia_, const void *vb_, const void *ib_) {      \
     ST va, vb;                                                                              \
@@ -694,30 +693,7 @@ static inline float am_ld_f16(uint16_t h) { return cj_f16_to_f32(h); }
     memcpy(va_, &va, sizeof va);                                                            \
     memcpy(ia_, &ia, sizeof ia);                                                            \
   }                                                                                         \
-  static void am_vert_##name(void *va_, void *ia_, const char *x_, const char *xi_,         \
-                             int64_t xs, int64_t m) {                                       \
-    ST *restrict va = va_;                                                                  \
-    IT *restrict ia = ia_;                                                                  \
-    const ST *restrict x = (const ST *)(const void *)x_;                                    \
-    const IT *restrict xi = (const IT *)(const void *)xi_;                                  \
-    if (xs == 1) {                                                                          \
-      for (int64_t j = 0; j < m; j++) {                                                     \
-        ST a = va[j], b = x[j];                                                             \
-        IT i = ia[j], k = xi[j];                                                            \
-        AM_STEP(OP, LD, a, i, b, k);                                                        \
-        va[j] = a;                                                                          \
-        ia[j] = i;                                                                          \
-      }                                                                                     \
-      return;                                                                               \
-    }                                                                                       \
-    for (int64_t j = 0; j < m; j++) {                                                       \
-      ST a = va[j], b = x[j * xs];                                                          \
-      IT i = ia[j], k = xi[j * xs];                                                         \
-      AM_STEP(OP, LD, a, i, b, k);                                                          \
-      va[j] = a;                                                                            \
-      ia[j] = i;                                                                            \
-    }                                                                                       \
-  }                                                                                         \
+  AM_VERT(name, ST, IT, OP, LD)                                                             \
   static void am_run_##name(const char *x_, const char *xi_, int64_t s, int64_t n, void *va_, \
                             void *ia_, bool have) {                                         \
     const ST *x = (const ST *)(const void *)x_;                                             \
@@ -878,6 +854,27 @@ static void am_outputs(void *ctx, int64_t o0, int64_t o1) {
   }
 }
 
+/* dst[0..m) = *v, elements of es bytes (typed stores: one memcpy call per element cost more
+ * than the folds that follow) */
+static void am_splat(char *dst, const char *v, int32_t es, int64_t m) {
+  switch (es) {
+#define AM_SPLAT(T)                                              \
+  {                                                              \
+    T x;                                                         \
+    memcpy(&x, v, sizeof x);                                     \
+    for (int64_t j = 0; j < m; j++) ((T *)(void *)dst)[j] = x;   \
+    return;                                                      \
+  }
+    case 1: AM_SPLAT(uint8_t)
+    case 2: AM_SPLAT(uint16_t)
+    case 4: AM_SPLAT(uint32_t)
+    case 8: AM_SPLAT(uint64_t)
+#undef AM_SPLAT
+    default:
+      for (int64_t j = 0; j < m; j++) memcpy(dst + j * es, v, (size_t)es);
+  }
+}
+
 /* vertical: chunk c covers outputs [c * AM_CHUNK, ...) of one kept row, side by side */
 static void am_chunks(void *ctx, int64_t c0, int64_t c1) {
   const am_run *R = ctx;
@@ -889,10 +886,8 @@ static void am_chunks(void *ctx, int64_t c0, int64_t c1) {
     int64_t m = inner - j0 < AM_CHUNK ? inner - j0 : AM_CHUNK;
     int64_t o = row * inner + j0;
     char *va = R->ov + o * p->ves, *ia = R->oi + o * p->ies;
-    for (int64_t j = 0; j < m; j++) {
-      memcpy(va + j * p->ves, R->iv, (size_t)p->ves);
-      memcpy(ia + j * p->ies, R->ii, (size_t)p->ies);
-    }
+    am_splat(va, R->iv, p->ves, m);
+    am_splat(ia, R->ii, p->ies, m);
     int64_t ko = space_off(&p->kept, o);
     for (int64_t r = 0; r < p->nred; r++) {
       int64_t off = ko + space_off(&p->red, r);
@@ -1080,6 +1075,13 @@ static CJ_MUST_USE cj_status lower_argm(cj_lw *L, cj_op *op, const bool *isred, 
   /* outputs side by side when the kept innermost dim is contiguous, or when each output
    * reduces few elements (short chains one after the other would wait on each other) */
   p->vertical = p->kept.dims[kl] > 1 && (p->kept.str[kl] == 1 || p->nred <= 128);
+  if (p->vertical) { /* the fold across outputs in this CPU's vectors, where there is one */
+    cj_vm_isa isa = cj_vm_get_isa();
+    rk_am_vert_fn v = isa == CJ_VM_ISA_AVX512 ? cj_rk_am_avx512(vt, it, gt)
+                      : isa == CJ_VM_ISA_AVX2 ? cj_rk_am_avx2(vt, it, gt)
+                                              : cj_rk_am_generic(vt, it, gt);
+    if (v) p->f.vert = v;
+  }
   cj_lw_add_cost(L, 4.0 * (double)x.nelems, 0);
   int32_t ins[4] = {x.buf, xi.buf, iv.buf, ii.buf}, outs[2] = {rv.buf, ri.buf};
   if (!cj_lw_emit(L, op, k_argm, p, 4, ins, 2, outs)) return cj_oom();

@@ -8,4 +8,5 @@
 #endif
 #define CJ_RK_TEMPLATE 1
 #define RK_TABLE cj_rk_avx2
+#define RK_AM_TABLE cj_rk_am_avx2
 #include "cpu/k_reduce_kern.h"

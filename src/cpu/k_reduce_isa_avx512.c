@@ -8,4 +8,5 @@
 #endif
 #define CJ_RK_TEMPLATE 1
 #define RK_TABLE cj_rk_avx512
+#define RK_AM_TABLE cj_rk_am_avx512
 #include "cpu/k_reduce_kern.h"

@@ -13,6 +13,9 @@
  *   vcomb(acc, b, n)              acc[j] = acc[j] op b[j]                   (both A)
  *   hfold(out, x, n, s)           *out = x[0] op ... op x[n-1] (A), n >= 1, s bytes apart: in
  *                                 lanes when contiguous, the lanes combined pairwise
+ *   hrows(out, x, n, m, rs)       out[o] = hfold(x + o*rs, n, sizeof(T)) for o < m <= RK_HROWS,
+ *                                 16 <= n <= 512: the same lanes, their trees run across the m
+ *                                 outputs at once (the same bits: the same tree)
  *   fin(out, init, acc, n)        out[j] = T(A(init) op acc[j])
  */
 #ifndef CJ_RK_TEMPLATE
@@ -21,10 +24,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu/k_reduce_am.h"
 #include "cpu/k_reduce_kern_api.h"
 #include "cpu/scalar.h"
 
 enum { RK_LANES = 32 };
+_Static_assert(RK_HROWS > 0, "RK_HROWS (k_reduce_kern_api.h)");
 
 /* f16 -> f32: the F16C instruction where the target has it */
 #if defined(__F16C__)
@@ -36,12 +41,12 @@ static inline float rk_f16(uint16_t v) { return cj_f16_to_f32(v); }
 /* StableHLO's maximum/minimum (cj_maxf's results: NaN operands propagate, max(-0, +0) = +0,
  * min(-0, +0) = -0) as selects on values only, which the vectorizer turns into compares and
  * blends (the bit operations of cj_maxf kept these loops scalar). Equal zeros: their sum is +0
- * unless both are -0, which is the maximum; the negated sum of the negations is the minimum. */
+ * unless both are -0, which is the maximum; the negated sum of the negations is the minimum.
+ * A NaN b needs no select of its own: a CMP NaN is false, so m is b already. */
 #define RK_MINMAX(NAME, T, CMP, ZERO)                        \
   static inline T NAME(T a, T b) {                           \
     T m = a CMP b ? a : b, z = (ZERO);                       \
     m = ((a == b) & (a == 0)) ? z : m;                       \
-    m = b != b ? b : m;                                      \
     return a != a ? a : m;                                   \
   }
 RK_MINMAX(rk_maxf, float, >, a + b)
@@ -56,6 +61,41 @@ RK_MINMAX(rk_mind, double, <, -(-a + -b))
 #else
 #define RK_NO_UNROLL
 #endif
+
+/* p[k] = x[k] op x[k + LN] op x[k + 2 LN] op ... (in A), k < LN, over the n >= LN elements of
+ * x: the lanes of a contiguous fold */
+#define RK_LANES_FOLD(LN, A, LOAD, OP, p, x, n)                                             \
+  do {                                                                                      \
+    for (int k = 0; k < LN; k++) p[k] = LOAD(x[k]);                                         \
+    int64_t j = LN;                                                                         \
+    for (; j + LN <= n; j += LN)                                                            \
+      RK_NO_UNROLL for (int k = 0; k < LN; k++) {                                           \
+        A a = p[k], b = LOAD(x[j + k]);                                                     \
+        p[k] = (OP);                                                                        \
+      }                                                                                     \
+    for (int k = 0; j + k < n; k++) {                                                       \
+      A a = p[k], b = LOAD(x[j + k]);                                                       \
+      p[k] = (OP);                                                                          \
+    }                                                                                       \
+  } while (0)
+
+/* hrows with LN lanes (a constant, so the lanes stay in registers): each output's lanes into
+ * column o of P, then the lane tree on whole rows of P */
+#define RK_HROWS_BODY(LN, T, A, LOAD, OP)                                                   \
+  {                                                                                         \
+    for (int64_t o = 0; o < m; o++) {                                                       \
+      const T *restrict x = (const T *)(x_ + o * rs);                                       \
+      A p[LN];                                                                              \
+      RK_LANES_FOLD(LN, A, LOAD, OP, p, x, n);                                              \
+      for (int k = 0; k < LN; k++) P[k][o] = p[k];                                          \
+    }                                                                                       \
+    for (int w = LN / 2; w >= 1; w /= 2)                                                    \
+      for (int k = 0; k < w; k++)                                                           \
+        RK_NO_UNROLL for (int64_t o = 0; o < m; o++) {                                      \
+          A a = P[k][o], b = P[k + w][o];                                                   \
+          P[k][o] = (OP);                                                                   \
+        }                                                                                   \
+  }
 
 /* NAME: the kernels' suffix; T storage, A accumulation; LOAD: T -> A, STORE: A -> T;
  * OP(a, b) on A */
@@ -100,17 +140,7 @@ RK_MINMAX(rk_mind, double, <, -(-a + -b))
     if (s == (int64_t)sizeof(T) && n >= 2 * RK_LANES) {                                      \
       const T *restrict x = (const T *)x_;                                                   \
       A p[RK_LANES];                                                                         \
-      for (int k = 0; k < RK_LANES; k++) p[k] = LOAD(x[k]);                                  \
-      int64_t j = RK_LANES;                                                                  \
-      for (; j + RK_LANES <= n; j += RK_LANES)                                               \
-        RK_NO_UNROLL for (int k = 0; k < RK_LANES; k++) {                                    \
-          A a = p[k], b = LOAD(x[j + k]);                                                    \
-          p[k] = (OP);                                                                       \
-        }                                                                                    \
-      for (int k = 0; j + k < n; k++) {                                                      \
-        A a = p[k], b = LOAD(x[j + k]);                                                      \
-        p[k] = (OP);                                                                         \
-      }                                                                                      \
+      RK_LANES_FOLD(RK_LANES, A, LOAD, OP, p, x, n);                                         \
       for (int w = RK_LANES / 2; w >= 1; w /= 2)                                             \
         for (int k = 0; k < w; k++) {                                                        \
           A a = p[k], b = p[k + w];                                                          \
@@ -120,17 +150,7 @@ RK_MINMAX(rk_mind, double, <, -(-a + -b))
     } else if (s == (int64_t)sizeof(T) && n >= 16) { /* 8 lanes, combined pairwise */      \
       const T *restrict x = (const T *)x_;                                                   \
       A p[8];                                                                                \
-      for (int k = 0; k < 8; k++) p[k] = LOAD(x[k]);                                         \
-      int64_t j = 8;                                                                         \
-      for (; j + 8 <= n; j += 8)                                                             \
-        RK_NO_UNROLL for (int k = 0; k < 8; k++) {                                           \
-          A a = p[k], b = LOAD(x[j + k]);                                                    \
-          p[k] = (OP);                                                                       \
-        }                                                                                    \
-      for (int k = 0; j + k < n; k++) {                                                      \
-        A a = p[k], b = LOAD(x[j + k]);                                                      \
-        p[k] = (OP);                                                                         \
-      }                                                                                      \
+      RK_LANES_FOLD(8, A, LOAD, OP, p, x, n);                                                \
       for (int w = 4; w >= 1; w /= 2)                                                        \
         for (int k = 0; k < w; k++) {                                                        \
           A a = p[k], b = p[k + w];                                                          \
@@ -159,8 +179,17 @@ RK_MINMAX(rk_mind, double, <, -(-a + -b))
       memcpy(out_ + j * (int64_t)sizeof(T), &r, sizeof(T));                                  \
     }                                                                                        \
   }                                                                                          \
+  static void hrows_##NAME(void *out_, const char *x_, int64_t n, int64_t m, int64_t rs) {   \
+    A *restrict out = out_;                                                                  \
+    A P[RK_LANES][RK_HROWS];                                                                 \
+    if (n >= 2 * RK_LANES)                                                                   \
+      RK_HROWS_BODY(RK_LANES, T, A, LOAD, OP)                                                \
+    else                                                                                     \
+      RK_HROWS_BODY(8, T, A, LOAD, OP)                                                       \
+    for (int64_t o = 0; o < m; o++) out[o] = P[0][o];                                        \
+  }                                                                                          \
   static const rk_fns fns_##NAME = {vload_##NAME, vacc_##NAME, vcomb_##NAME, hfold_##NAME,   \
-                                    fin_##NAME, (int32_t)sizeof(A)};
+                                    hrows_##NAME, fin_##NAME, (int32_t)sizeof(A)};
 
 #define RK_INT(S, T, U)                              \
   RK_DEF(add_##S, T, T, RK_ID, RK_ID, (T)(U)((U)a + (U)b)) \
@@ -254,4 +283,28 @@ const rk_fns *RK_TABLE(int rop, cj_dtype dt) {
   }
 #undef RK_CASE
 #undef RK_FCASE
+}
+
+/* argmax / argmin across outputs side by side (k_reduce.c's am_chunks), vectorized for this
+ * instruction set: the same step as k_reduce.c's typed folds, so the same bits */
+#define AM_NAN(c) ((c) != (c))
+#define AM_VTYPE(tn, ST)                       \
+  AM_VERT(gt_##tn##_s32, ST, int32_t, >, RK_ID) \
+  AM_VERT(gt_##tn##_s64, ST, int64_t, >, RK_ID) \
+  AM_VERT(lt_##tn##_s32, ST, int32_t, <, RK_ID) \
+  AM_VERT(lt_##tn##_s64, ST, int64_t, <, RK_ID)
+AM_VTYPE(f32, float)
+AM_VTYPE(f64, double)
+#undef AM_VTYPE
+#undef AM_NAN
+
+rk_am_vert_fn RK_AM_TABLE(cj_dtype vt, cj_dtype it, bool gt) {
+#define AM_V(tn)                                                                     \
+  return it == CJ_S32 ? (gt ? am_vert_gt_##tn##_s32 : am_vert_lt_##tn##_s32)        \
+                      : (gt ? am_vert_gt_##tn##_s64 : am_vert_lt_##tn##_s64)
+  if (it != CJ_S32 && it != CJ_S64) return NULL;
+  if (vt == CJ_F32) AM_V(f32);
+  if (vt == CJ_F64) AM_V(f64);
+  return NULL;
+#undef AM_V
 }

@@ -3,9 +3,13 @@
 #ifndef CJ_CPU_K_REDUCE_KERN_API_H
 #define CJ_CPU_K_REDUCE_KERN_API_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/dtype.h"
+
+/* hrows: at most this many outputs a call */
+enum { RK_HROWS = 64 };
 
 /* the combiners, numbered as CJ_RED_* (cpu/lower.h) */
 enum { RK_ADD, RK_MUL, RK_MAX, RK_MIN, RK_AND, RK_OR, RK_XOR };
@@ -15,12 +19,21 @@ typedef struct rk_fns {
   void (*vacc)(void *acc, const char *x, int64_t n, int64_t rows, int64_t row_bytes);
   void (*vcomb)(void *acc, const void *b, int64_t n);
   void (*hfold)(void *out, const char *x, int64_t n, int64_t stride_bytes);
+  void (*hrows)(void *out, const char *x, int64_t n, int64_t m, int64_t row_bytes);
   void (*fin)(char *out, const char *init, const void *acc, int64_t n);
   int32_t abytes; /* bytes of the accumulation type */
 } rk_fns;
 
+/* argmax (gt) / argmin's vertical fold (k_reduce_am.h's am_vert) for f32/f64 values and
+ * s32/s64 indices, NULL for other types */
+typedef void (*rk_am_vert_fn)(void *va, void *ia, const char *x, const char *xi, int64_t xs,
+                              int64_t m);
+
 const rk_fns *cj_rk_generic(int rop, cj_dtype dt);
 const rk_fns *cj_rk_avx2(int rop, cj_dtype dt);
 const rk_fns *cj_rk_avx512(int rop, cj_dtype dt);
+rk_am_vert_fn cj_rk_am_generic(cj_dtype vt, cj_dtype it, bool gt);
+rk_am_vert_fn cj_rk_am_avx2(cj_dtype vt, cj_dtype it, bool gt);
+rk_am_vert_fn cj_rk_am_avx512(cj_dtype vt, cj_dtype it, bool gt);
 
 #endif

@@ -304,6 +304,66 @@ static void test_fold_dce(void) {
   cj_module_free(m);
 }
 
+/* common subexpressions: the repeats of pure ops (constants, elementwise chains, a reduce with
+ * the same body) go, and what differs (another body, another init, an attribute, random
+ * numbers) stays */
+static void test_cse(void) {
+  cj_module *m = parse(
+      "func.func @main(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, "
+      "tensor<4xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) {\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %ninf2 = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %m1 = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1]"
+      " : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>\n"
+      "  %m2 = stablehlo.reduce(%x init: %ninf2) applies stablehlo.maximum across dimensions = [1]"
+      " : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>\n"
+      "  %m3 = stablehlo.reduce(%x init: %zero) applies stablehlo.maximum across dimensions = [1]"
+      " : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>\n"
+      "  %s1 = stablehlo.reduce(%x init: %ninf) applies stablehlo.add across dimensions = [1]"
+      " : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>\n"
+      "  %b1 = stablehlo.broadcast_in_dim %m1, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>\n"
+      "  %b2 = stablehlo.broadcast_in_dim %m2, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>\n"
+      "  %d1 = stablehlo.subtract %x, %b1 : tensor<4x8xf32>\n"
+      "  %d2 = stablehlo.subtract %x, %b2 : tensor<4x8xf32>\n"
+      "  %e1 = stablehlo.exponential %d1 : tensor<4x8xf32>\n"
+      "  %e2 = stablehlo.exponential %d2 : tensor<4x8xf32>\n"
+      "  %c1 = stablehlo.compare GT, %x, %b1, FLOAT : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>\n"
+      "  %c2 = stablehlo.compare GE, %x, %b2, FLOAT : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>\n"
+      "  %f1 = stablehlo.select %c1, %e1, %e2 : tensor<4x8xi1>, tensor<4x8xf32>\n"
+      "  %f2 = stablehlo.select %c2, %e1, %e2 : tensor<4x8xi1>, tensor<4x8xf32>\n"
+      "  %lo = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %hi = stablehlo.constant dense<1.0> : tensor<f32>\n"
+      "  %sh = stablehlo.constant dense<4> : tensor<1xi64>\n"
+      "  %r1 = stablehlo.rng %lo, %hi, %sh, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<1xi64>) -> tensor<4xf32>\n"
+      "  %r2 = stablehlo.rng %lo, %hi, %sh, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<1xi64>) -> tensor<4xf32>\n"
+      "  return %m1, %m2, %m3, %s1, %f1, %f2, %r1, %r2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, "
+      "tensor<4xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>\n}\n");
+  if (!m) return;
+  cj_op *main = NULL;
+  cj_status st = run_passes(m, &main);
+  CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+  cj_status_free(st);
+  CHECK_EQ_INT(count(m, "stablehlo.reduce"), 3);            /* m2 is m1; m3, s1 differ */
+  CHECK_EQ_INT(count(m, "stablehlo.subtract"), 1);
+  CHECK_EQ_INT(count(m, "stablehlo.exponential"), 1);
+  CHECK_EQ_INT(count(m, "stablehlo.compare"), 2);           /* GT and GE */
+  CHECK_EQ_INT(count(m, "stablehlo.rng"), 2);               /* random: never merged */
+  cj_block *b = main ? cj_func_body(main) : NULL;
+  const cj_op *ret = b ? b->last : NULL;
+  CHECK(ret && ret->nopnds == 8);
+  if (ret && ret->nopnds == 8) {
+    CHECK(ret->operands[0] == ret->operands[1]);
+    CHECK(ret->operands[0] != ret->operands[2] && ret->operands[0] != ret->operands[3]);
+    CHECK(ret->operands[4] != ret->operands[5]);
+    CHECK(ret->operands[6] != ret->operands[7]);
+  }
+  cj_status vs = cj_verify_module(m);
+  CHECK_MSG(vs == NULL, "%s", cj_status_message(vs));
+  cj_status_free(vs);
+  cj_module_free(m);
+}
+
 /* opfacts.def against ops.def: an elementwise op (the EW flag) takes the elementwise shape and
  * sharding rules and nothing else does, so that a row copied from a neighbour cannot contradict
  * the op's flags. */
@@ -333,6 +393,7 @@ int main(void) {
   test_identities();
   test_chlo();
   test_fold_dce();
+  test_cse();
   test_opfacts_rows();
   return check_report("compiler_passes");
 }

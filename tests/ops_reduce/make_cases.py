@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Writes tests/ops_reduce/cases.mlir: stablehlo.reduce over every class of axes the kernels
+tell apart (leading axes with a contiguous kept block, a middle axis, the innermost axis, two
+adjacent minor axes, all axes, empty dims), for f32, f64, bf16 and s32, with NaN and signed
+zeros for maximum/minimum; JAX's argmax/argmin body (values and s32/s64 indices; ties, NaN,
+signed zeros) on every axis; and programs whose repeated subexpressions the compiler merges
+(the same reduce twice, the same elementwise chain twice, returned side by side).
+
+Expected values come from plain numpy loops written from the StableHLO semantics: sums of small
+integers (exact in every order), maximum/minimum with NaN propagating and max(-0, +0) = +0, and
+the argmax fold (the first NaN, else the largest value with the smallest index). Run with a
+Python that has numpy and ml_dtypes:
+
+  /work/main/.venv/bin/python tests/ops_reduce/make_cases.py
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "ops_gather"))
+from mlir_cases import BF16, Case, body2, elem, ttype  # noqa: E402
+
+rng = np.random.default_rng(20261127)
+SHAPE = (5, 3, 21)  # 21: whole vectors and a tail in the kept innermost run
+
+AXES = [(0,), (1,), (2,), (1, 2), (0, 1), (0, 1, 2)]
+
+
+def fmax(a, b):
+    if a != a:
+        return a
+    if b != b:
+        return b
+    if a == b == 0:
+        return b if np.signbit(a) else a
+    return a if a > b else b
+
+
+def fmin(a, b):
+    if a != a:
+        return a
+    if b != b:
+        return b
+    if a == b == 0:
+        return a if np.signbit(a) else b
+    return a if a < b else b
+
+
+def reduce_ref(x, axes, fn, init):
+    """fn folds Python numbers (floats for float types: sums stay exact, and a bf16 sum is
+    rounded once, as the kernels accumulate it in f32)"""
+    kept = [d for d in range(x.ndim) if d not in axes]
+    moved = np.moveaxis(x, kept + list(axes), range(x.ndim))
+    kshape = moved.shape[:len(kept)]
+    flat = moved.reshape(kshape + (-1,))
+    out = np.empty(kshape, dtype=x.dtype)
+    conv = int if x.dtype.kind == "i" else float
+    for idx in np.ndindex(*kshape):
+        acc = conv(init)
+        for v in flat[idx]:
+            acc = fn(acc, conv(v))
+        out[idx] = acc
+    return out
+
+
+def data(dt, special, shape=SHAPE):
+    x = rng.integers(-8, 9, size=shape).astype(np.float64)
+    if special:
+        flat = x.reshape(-1)
+        flat[rng.choice(flat.size, 6, replace=False)] = np.nan
+        flat[rng.choice(flat.size, 20, replace=False)] = 0.0
+        flat[rng.choice(flat.size, 20, replace=False)] = -0.0
+    return x.astype(dt)
+
+
+def reduce_case(dt, op, axes, special, shape=SHAPE):
+    name = {"add": "sum", "maximum": "max", "minimum": "min"}[op]
+    c = Case("reduce %s %s%s over %s%s" % (name, elem(dt), list(shape), list(axes),
+                                           " (NaN, signed zeros)" if special else ""))
+    x = data(dt, special, shape)
+    if np.dtype(dt).kind == "i":
+        inits = {"add": 0, "maximum": np.iinfo(dt).min, "minimum": np.iinfo(dt).max}
+        fns = {"add": lambda a, b: a + b, "maximum": max, "minimum": min}
+    else:
+        inits = {"add": 0.0, "maximum": -np.inf, "minimum": np.inf}
+        fns = {"add": lambda a, b: a + b, "maximum": fmax, "minimum": fmin}
+    init = np.array(inits[op], dtype=dt)
+    want = reduce_ref(x, axes, fns[op], init[()])
+    xv, iv = c.const(x), c.const(init)
+    rt = ttype(want.shape, dt)
+    r = c.op("{r} = stablehlo.reduce(%s init: %s) applies stablehlo.%s across dimensions = [%s]"
+             " : (%s, %s) -> %s" % (xv, iv, op, ", ".join(map(str, axes)), ttype(shape, dt),
+                                    ttype((), dt), rt))
+    c.expect(r, want)
+    return c
+
+
+ARGM_BODY = """({
+  ^bb0(%%a: %(v)s, %%ia: %(i)s, %%b: %(v)s, %%ib: %(i)s):
+    %%p0 = stablehlo.compare %(dir)s, %%a, %%b, %(ct)s : (%(v)s, %(v)s) -> tensor<i1>
+    %%p1 = stablehlo.compare NE, %%a, %%a, %(ct)s : (%(v)s, %(v)s) -> tensor<i1>
+    %%p = stablehlo.or %%p0, %%p1 : tensor<i1>
+    %%e = stablehlo.compare EQ, %%a, %%b, %(ct)s : (%(v)s, %(v)s) -> tensor<i1>
+    %%l = stablehlo.compare LT, %%ia, %%ib, SIGNED : (%(i)s, %(i)s) -> tensor<i1>
+    %%el = stablehlo.and %%e, %%l : tensor<i1>
+    %%pi = stablehlo.or %%p, %%el : tensor<i1>
+    %%rv = stablehlo.select %%p, %%a, %%b : tensor<i1>, %(v)s
+    %%ri = stablehlo.select %%pi, %%ia, %%ib : tensor<i1>, %(i)s
+    stablehlo.return %%rv, %%ri : %(v)s, %(i)s
+  })"""
+
+
+def argm_ref(x, axis, gt):
+    """the in-order fold of JAX's body, from (init value, index 0)"""
+    init = np.array(-np.inf if gt else np.inf, dtype=x.dtype) if x.dtype.kind == "f" or \
+        x.dtype == BF16 else np.array(np.iinfo(x.dtype).min if gt else np.iinfo(x.dtype).max,
+                                      dtype=x.dtype)
+    moved = np.moveaxis(x, axis, -1)
+    vals = np.empty(moved.shape[:-1], dtype=x.dtype)
+    idxs = np.empty(moved.shape[:-1], dtype=np.int64)
+    for k in np.ndindex(*moved.shape[:-1]):
+        a, ia = init[()], 0
+        for ib, b in enumerate(moved[k]):
+            fa, fb = float(a), float(b)
+            pick = (fa > fb if gt else fa < fb) or fa != fa
+            pick_i = pick or (fa == fb and ia < ib)
+            a, ia = (a if pick else b), (ia if pick_i else ib)
+        vals[k], idxs[k] = a, ia
+    return init, vals, idxs
+
+
+def argm_case(dt, it, axis, gt):
+    c = Case("arg%s %s, %s indices, over axis %d" % ("max" if gt else "min", elem(dt), elem(it),
+                                                      axis))
+    x = data(dt, np.dtype(dt).kind == "f" or dt == BF16)
+    init, vals, idxs = argm_ref(x, axis, gt)
+    vt, itt = ttype((), dt), ttype((), it)
+    ct = "SIGNED" if np.dtype(dt).kind == "i" else "FLOAT"
+    xv, iv = c.const(x), c.const(init)
+    io = c.op("{r} = stablehlo.iota dim = %d : %s" % (axis, ttype(SHAPE, it)))
+    i0 = c.const(np.array(0, dtype=it))
+    kshape = vals.shape
+    r = c.op("{r}:2 = \"stablehlo.reduce\"(%s, %s, %s, %s) %s {dimensions = array<i64: %d>}"
+             " : (%s, %s, %s, %s) -> (%s, %s)"
+             % (xv, io, iv, i0,
+                ARGM_BODY % {"v": vt, "i": itt, "dir": "GT" if gt else "LT", "ct": ct},
+                axis, ttype(SHAPE, dt), ttype(SHAPE, it), vt, itt, ttype(kshape, dt),
+                ttype(kshape, it)))
+    c.expect(r + "#0", vals)
+    c.expect(r + "#1", idxs.astype(it))
+    return c
+
+
+def empty_cases():
+    """a reduced dim of size 0 (every output is the init) and an empty kept dim (no outputs)"""
+    out = []
+    for shape, axes in (((0, 4), (0,)), ((4, 0), (1,)), ((3, 0, 5), (1,)), ((2, 3, 0), (2,)),
+                        ((0, 4), (1,)), ((3, 0, 5), (0, 2))):
+        c = Case("reduce f32 %s over %s (empty)" % (list(shape), list(axes)))
+        x = c.splat(shape, np.float32, 1.0)
+        init = c.const(np.array(2.5, dtype=np.float32))
+        kshape = tuple(d for i, d in enumerate(shape) if i not in axes)
+        r = c.op("{r} = stablehlo.reduce(%s init: %s) applies stablehlo.add across dimensions = [%s]"
+                 " : (%s, tensor<f32>) -> %s" % (x, init, ", ".join(map(str, axes)),
+                                                 ttype(shape, np.float32),
+                                                 ttype(kshape, np.float32)))
+        if np.prod(kshape) > 0:
+            c.expect(r, np.full(kshape, 2.5, dtype=np.float32))
+        out.append(c)
+    return out
+
+
+def cse_case():
+    """the same reduce, broadcast and elementwise chain twice (as softmax and log_softmax
+    write them), and near-repeats that differ in init, body or comparison: all returned"""
+    c = Case("repeated subexpressions (merged by the compiler) and near-repeats")
+    x = rng.integers(-8, 9, size=(6, 40)).astype(np.float32)
+    xv = c.const(x)
+    ninf, ninf2 = c.const(np.float32(-np.inf)), c.const(np.float32(-np.inf))
+    zero, one = c.const(np.float32(0)), c.const(np.float32(1))
+    t, rt = ttype(x.shape, np.float32), ttype((6,), np.float32)
+
+    def red(init, op):
+        return c.op("{r} = stablehlo.reduce(%s init: %s) applies stablehlo.%s across "
+                    "dimensions = [1] : (%s, tensor<f32>) -> %s" % (xv, init, op, t, rt))
+
+    m1, m2, s0, s1 = red(ninf, "maximum"), red(ninf2, "maximum"), red(zero, "add"), red(one, "add")
+    outs = []
+    for m in (m1, m2):
+        b = c.op("{r} = stablehlo.broadcast_in_dim %s, dims = [0] : (%s) -> %s" % (m, rt, t))
+        d = c.op("{r} = stablehlo.subtract %s, %s : %s" % (xv, b, t))
+        outs.append(c.op("{r} = stablehlo.multiply %s, %s : %s" % (d, d, t)))
+    mx, sm = x.max(axis=1), x.sum(axis=1)
+    c.expect(m1, mx)
+    c.expect(m2, mx)
+    c.expect(s0, sm)
+    c.expect(s1, sm + 1)
+    sq = (x - mx[:, None]) ** 2
+    c.expect(outs[0], sq)
+    c.expect(outs[1], sq)
+    return c
+
+
+def main():
+    cases = []
+    for dt in (np.float32, np.float64, BF16, np.int32):
+        for axes in AXES:
+            for op in ("add", "maximum", "minimum"):
+                cases.append(reduce_case(dt, op, axes, False))
+                if dt != np.int32 and op != "add":
+                    cases.append(reduce_case(dt, op, axes, True))
+    for dt, it in ((np.float32, np.int32), (np.float32, np.int64), (np.float64, np.int32),
+                   (np.float64, np.int64), (BF16, np.int32), (np.int32, np.int32)):
+        for axis in range(3):
+            for gt in (True, False):
+                cases.append(argm_case(dt, it, axis, gt))
+    # rows of 100 and 40 elements, more outputs than one group of 64
+    for dt, shape in ((np.float32, (70, 100)), (np.float64, (70, 100)), (BF16, (130, 40))):
+        for op in ("add", "maximum", "minimum"):
+            cases.append(reduce_case(dt, op, (1,), op != "add", shape))
+    cases += empty_cases()
+    cases.append(cse_case())
+    path = os.path.join(HERE, "cases.mlir")
+    with open(path, "w") as f:
+        f.write("// stablehlo.reduce on every axis class and dtype, argmax/argmin, repeated "
+                "subexpressions.\n// Generated by tests/ops_reduce/make_cases.py; do not edit.\n")
+        f.write("\n// -----\n".join(cs.text() for cs in cases))
+    print("%d cases -> %s" % (len(cases), path))
+
+
+if __name__ == "__main__":
+    main()
