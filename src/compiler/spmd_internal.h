@@ -79,6 +79,15 @@ CJ_MUST_USE cj_status cj_spmd_gather_whole(state *S, cj_op *before, cj_value *v,
  * computations (only in @main's body), sharding constraints, cj_spmd_partition_op. */
 CJ_MUST_USE cj_status cj_spmd_partition_block(state *S, cj_block *b);
 
+/* ---- spmd_gspmd.c ---- */
+/* GSPMD's HloSharding text (an mhlo.sharding: "{devices=[2,1]<=[2]}", "{replicated}",
+ * "{maximal device=0}", "{manual}", ...) on a value of global type t: a sharding over a mesh made
+ * from its tile assignment (added to ms, or one there with the same tiles and devices). ndev:
+ * the program's partitions. *manual: the value is per-device already ({manual}). */
+CJ_MUST_USE cj_status cj_spmd_read_hlo(meshes *ms, int64_t ndev, const cj_op *where, const char *what,
+                                       const char *text, size_t len, const cj_type *t, sharding *out,
+                                       bool *manual);
+
 /* ---- spmd_partition.c ---- */
 /* Rewrites op (in @main's body, not a manual computation or the return) into its per-device
  * form: operands resharded as its rule needs, result types local, collectives added; results
