@@ -1136,6 +1136,36 @@ static CJ_MUST_USE cj_status rule_while(state *S, cj_op *op) {
   return st;
 }
 
+/* case / if: every branch is partitioned like a loop body (the values it captures from above
+ * stay split there); each result takes the sharding of the first branch that yields it split,
+ * and every branch's yield is resharded to it (slicing a whole value is free). */
+static CJ_MUST_USE cj_status rule_case(state *S, cj_op *op) {
+  uint32_t n = op->nresults;
+  for (uint32_t r = 0; r < op->nregions; r++) {
+    cj_block *b = op->regions[r].first;
+    if (!b || b->next || b->nargs || !b->last || b->last->nopnds != n) return NULL; /* the verifier says */
+  }
+  for (uint32_t r = 0; r < op->nregions; r++)
+    CJ_RETURN_IF_ERROR(cj_spmd_partition_block(S, op->regions[r].first));
+  sharding *res = malloc(sizeof(sharding) * (n ? n : 1));
+  bool *sp = calloc(n ? n : 1, sizeof(bool));
+  cj_status st = (!res || !sp) ? cj_oom() : NULL;
+  for (uint32_t j = 0; !st && j < n; j++)
+    for (uint32_t r = 0; r < op->nregions && !sp[j]; r++)
+      sp[j] = sh_of(S, op->regions[r].first->last->operands[j], &res[j]) && !res[j].subaxis &&
+              res[j].rank == op->results[j].type->rank;
+  for (uint32_t r = 0; !st && r < op->nregions; r++)
+    for (uint32_t j = 0; !st && j < n; j++) {
+      cj_op *ret = op->regions[r].first->last;
+      st = need(S, ret, j, sp[j] ? &res[j] : NULL);
+    }
+  for (uint32_t j = 0; !st && j < n; j++)
+    if (sp[j]) st = set_result(S, op, j, &res[j]);
+  free(res);
+  free(sp);
+  return st;
+}
+
 /* ======================================================================== dispatch */
 
 /* The SPMD column of opfacts.def: how a split op is partitioned. rule_elementwise takes
@@ -1165,6 +1195,7 @@ cj_status cj_spmd_partition_op(state *S, cj_op *op) {
     }
     return rule_while(S, op);
   }
+  if (op->kind == CJ_OP_CASE || op->kind == CJ_OP_IF) return rule_case(S, op);
   capture_ctx C = {S, op, NULL};
   whole_captures(&C, op);
   CJ_RETURN_IF_ERROR(C.st);

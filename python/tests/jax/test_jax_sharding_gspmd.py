@@ -129,7 +129,8 @@ def _cjrt_bin():
     return exe, plugin
 
 
-def _run(tmp_path, text, inputs, n, nout):
+def _run(tmp_path, text, inputs, n, nout, log=False):
+    """Global outputs of `cjrt run` (and, with log, what CJRT_SPMD_LOG=1 printed)."""
     exe, plugin = _cjrt_bin()
     prog = tmp_path / "prog.mlir"
     prog.write_text(text)
@@ -138,9 +139,11 @@ def _run(tmp_path, text, inputs, n, nout):
         p = tmp_path / f"in{k}.npy"
         np.save(p, a)
         args += ["--input", str(p)]
-    r = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    env = dict(os.environ, CJRT_SPMD_LOG="1" if log else "0")
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
-    return [np.load(tmp_path / f"out{j}.npy") for j in range(nout)]
+    outs = [np.load(tmp_path / f"out{j}.npy") for j in range(nout)]
+    return (outs, r.stderr) if log else outs
 
 
 def _iota_t(n):

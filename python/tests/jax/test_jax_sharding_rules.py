@@ -1,0 +1,95 @@
+"""Partitioning rules for control flow and scatter (docs/SPMD.md's rule table): case/if branches
+partitioned like loop bodies, scatter split along its window dims. Each rule on 2 and 4 devices
+against XLA:CPU (values and output shardings) through JAX, and on 2, 4 and 8 devices against
+numpy as GSPMD StableHLO text through `cjrt run`."""
+import numpy as np
+import pytest
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+import jaxcheck
+from jaxcheck import NDEV
+from test_jax_sharding import _check, _mesh
+from test_jax_sharding_gspmd import _run
+
+NS = [2, NDEV]
+
+
+# ---------------------------------------------------------------- case / if
+
+@pytest.mark.parametrize("n", NS)
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_switch_over_sharded_values(cj_devices, n, which):
+    x = jaxcheck.rand((4 * n, 6), np.float32, 0)
+    y = jaxcheck.rand((6, 2 * n), np.float32, 1)
+
+    def run(devs):
+        mesh = _mesh(devs, "i")
+        a = jax.device_put(x, NamedSharding(mesh, P("i")))
+        b = jax.device_put(y, NamedSharding(mesh, P(None, "i")))
+
+        def f(k, u, v):
+            return lax.switch(k, [lambda u, v: (u * 2, u @ v, u.sum(0)),
+                                  lambda u, v: (jnp.sin(u), (u + 1) @ v, u.max(0)),
+                                  lambda u, v: (u - 1, jnp.zeros((4 * n, 2 * n), u.dtype), u[0])],
+                              u, v)
+        return jax.jit(f)(which, a, b)
+    _check(run, n, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", NS)
+def test_cond_in_scan_over_sharded_values(cj_devices, n):
+    xs = jaxcheck.rand((5, 2 * n, 3), np.float32)
+
+    def run(devs):
+        mesh = _mesh(devs, "i")
+        a = jax.device_put(xs, NamedSharding(mesh, P(None, "i")))
+
+        def f(v):
+            def body(c, x):
+                c = lax.cond(x.sum() > 0, lambda c: c * 0.5 + x, lambda c: c - x, c)
+                return c, c.sum()
+            return lax.scan(body, jnp.zeros(v.shape[1:], v.dtype), v)
+        return jax.jit(f, out_shardings=(NamedSharding(mesh, P("i")), NamedSharding(mesh, P())))(a)
+    _check(run, n)
+
+
+CASE = """module @m attributes {{mhlo.num_partitions = {n} : i32, mhlo.num_replicas = 1 : i32}} {{
+  func.func public @main(%p: tensor<i32>, %a: tensor<16x8xf32> {{mhlo.sharding = "{rows}"}})
+      -> (tensor<16x8xf32>, tensor<8xf32>) {{
+    %r:2 = "stablehlo.case"(%p) ({{
+      %0 = stablehlo.sine %a : tensor<16x8xf32>
+      %c = stablehlo.constant dense<0.0> : tensor<f32>
+      %1 = stablehlo.reduce(%a init: %c) applies stablehlo.add across dimensions = [0] : (tensor<16x8xf32>, tensor<f32>) -> tensor<8xf32>
+      stablehlo.return %0, %1 : tensor<16x8xf32>, tensor<8xf32>
+    }}, {{
+      %0 = stablehlo.multiply %a, %a : tensor<16x8xf32>
+      %c = stablehlo.constant dense<-1.0e30> : tensor<f32>
+      %1 = stablehlo.reduce(%a init: %c) applies stablehlo.maximum across dimensions = [0] : (tensor<16x8xf32>, tensor<f32>) -> tensor<8xf32>
+      stablehlo.return %0, %1 : tensor<16x8xf32>, tensor<8xf32>
+    }}, {{
+      %0 = stablehlo.constant dense<1.5> : tensor<16x8xf32>
+      %1 = stablehlo.slice %a [3:4, 0:8] : (tensor<16x8xf32>) -> tensor<1x8xf32>
+      %2 = stablehlo.reshape %1 : (tensor<1x8xf32>) -> tensor<8xf32>
+      stablehlo.return %0, %2 : tensor<16x8xf32>, tensor<8xf32>
+    }}) : (tensor<i32>) -> (tensor<16x8xf32>, tensor<8xf32>)
+    return %r#0, %r#1 : tensor<16x8xf32>, tensor<8xf32>
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+@pytest.mark.parametrize("which", [0, 1, 2, 7])
+def test_case_text(tmp_path, n, which):
+    a = jaxcheck.rand((16, 8), np.float32, 0)
+    got, log = _run(tmp_path, CASE.format(n=n, rows=f"{{devices=[{n},1]<=[{n}]}}"),
+                    [np.array(which, np.int32), a], n, 2, log=True)
+    assert "stablehlo.case" not in log, log  # partitioned, not run whole
+    want = [(np.sin(a), a.sum(0)), (a * a, a.max(0)),
+            (np.full((16, 8), 1.5, np.float32), a[3])][min(which, 2)]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-5)
