@@ -335,24 +335,8 @@ static bool parse_sharding_body(scan *s, const meshes *ms, mesh *inline_mesh, sh
     char key[32];
     if (!name_of(s, key, sizeof key)) return false;
     expect(s, "=");
+    if (!strcmp(key, "unreduced") || !strcmp(key, "reduced")) out->partial = true;
     ws(s);
-    if (!strcmp(key, "unreduced") && eat(s, "{")) { /* partial sums over these axes */
-      if (!eat(s, "}")) {
-        do {
-          char ax[NAME_MAX_LEN];
-          if (!name_of(s, ax, sizeof ax)) return false;
-          int k = 0;
-          while (k < out->mesh->n && strcmp(out->mesh->axes[k], ax)) k++;
-          if (k == out->mesh->n) {
-            snprintf(why, whycap, "names the axis \"%s\", which its mesh does not have", ax);
-            return false;
-          }
-          out->unred |= (uint64_t)1 << k;
-        } while (eat(s, ","));
-        expect(s, "}");
-      }
-      continue;
-    }
     if (s->p < s->e && (*s->p == '{' || *s->p == '[' || *s->p == '<'))
       skip_group(s);
     else
@@ -411,6 +395,17 @@ static CJ_MUST_USE cj_status read_per_value(const cj_op *where, const char *what
   if (!cj_type_is_static(t) || out->rank != t->rank)
     return cj_op_error(where, CJ_INVALID_ARGUMENT, "%s: sharding %u does not fit the value", what, i);
   return NULL;
+}
+
+/* Unreduced (partial sums on each device) and reduced axes are only read on sharding constraints
+ * inside a program, whose values cjrt holds reduced: there they change nothing. On arguments,
+ * results and manual computations they would ask for partial sums on the devices. */
+static CJ_MUST_USE cj_status refuse_partial(const cj_op *where, const char *what, const sharding *sh) {
+  if (!sh->partial) return NULL;
+  return cj_op_error(where, CJ_UNIMPLEMENTED,
+                     "%s: a sharding with unreduced or reduced axes ([%s]) is only supported on "
+                     "sharding constraints",
+                     what, sh->canon);
 }
 
 /* The per-device type of a value of global type t split as sh. */
@@ -955,6 +950,7 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
   for (uint32_t i = 0; i < mc->nopnds; i++) {
     sharding sh;
     CJ_RETURN_IF_ERROR(read_per_value(mc, "in_shardings", ins, &S->ms, i, body->args[i].type, &sh));
+    CJ_RETURN_IF_ERROR(refuse_partial(mc, "in_shardings", &sh));
     if (sh.mesh) me = sh.mesh;
     cj_value *v = mc->operands[i];
     const sharded_val *sv = cj_spmd_find(S, v);
@@ -1007,6 +1003,7 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
   for (uint32_t j = 0; j < mc->nresults; j++) {
     sharding sh;
     CJ_RETURN_IF_ERROR(read_per_value(mc, "out_shardings", outs, &S->ms, j, mc->results[j].type, &sh));
+    CJ_RETURN_IF_ERROR(refuse_partial(mc, "out_shardings", &sh));
     const cj_type *lt;
     CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, mc, "out_shardings", mc->results[j].type, &sh, &lt));
     if (lt != rets[j]->type)
@@ -1088,21 +1085,18 @@ static void sb_add(sbuf *b, const char *s) {
 /* The HloSharding text of `sh` (e.g. "{devices=[4,1]0,1,2,3}"), whose devices are the partition
  * ids: mesh position p is partition p. False if it cannot be written (sub-axes). */
 static bool hlo_sharding(const sharding *sh, sbuf *b) {
-  if (!sh || (!sh->split && !(sh->unred && sh->mesh))) {
+  if (!sh || !sh->split) {
     sb_add(b, "{replicated}");
     return true;
   }
   const mesh *me = sh->mesh;
   if (!me || sh->subaxis || me->total > 65536) return false;
-  bool used[MAX_AXES] = {false}, unred[MAX_AXES] = {false};
+  bool used[MAX_AXES] = {false};
   for (int d = 0; d < sh->rank; d++)
     for (int k = 0; k < sh->nax[d]; k++) used[sh->ax[d][k]] = true;
-  int64_t rep = 1, nun = 1; /* devices along the replicated / the unreduced axes */
-  for (int a = 0; a < me->n; a++) {
-    unred[a] = !used[a] && ((sh->unred >> a) & 1) && me->sizes[a] > 1;
-    if (unred[a]) nun *= me->sizes[a];
-    else if (!used[a]) rep *= me->sizes[a];
-  }
+  int64_t rep = 1;
+  for (int a = 0; a < me->n; a++)
+    if (!used[a]) rep *= me->sizes[a];
   int64_t *assign = malloc(sizeof(int64_t) * (size_t)me->total);
   if (!assign) {
     b->oom = true;
@@ -1120,22 +1114,16 @@ static bool hlo_sharding(const sharding *sh, sbuf *b) {
       for (int k = 0; k < sh->nax[d]; k++) t = t * me->sizes[sh->ax[d][k]] + c[sh->ax[d][k]];
       lin = lin * sh->div[d] + t;
     }
-    int64_t u = 0, r = 0;
-    for (int a = 0; a < me->n; a++) {
-      if (unred[a]) u = u * me->sizes[a] + c[a];
-      else if (!used[a]) r = r * me->sizes[a] + c[a];
-    }
-    lin = (lin * nun + u) * rep + r;
+    int64_t r = 0;
+    for (int a = 0; a < me->n; a++)
+      if (!used[a]) r = r * me->sizes[a] + c[a];
+    lin = lin * rep + r;
     assign[lin] = me->ids ? me->ids[p] : p;
   }
   char tmp[32];
   sb_add(b, "{devices=[");
   for (int d = 0; d < sh->rank; d++) {
     snprintf(tmp, sizeof tmp, "%s%lld", d ? "," : "", (long long)sh->div[d]);
-    sb_add(b, tmp);
-  }
-  if (nun > 1) {
-    snprintf(tmp, sizeof tmp, ",%lld", (long long)nun);
     sb_add(b, tmp);
   }
   if (rep > 1) {
@@ -1148,8 +1136,7 @@ static bool hlo_sharding(const sharding *sh, sbuf *b) {
     sb_add(b, tmp);
   }
   free(assign);
-  sb_add(b, nun > 1 ? (rep > 1 ? " last_tile_dims={unreduced, replicated}}" : " last_tile_dims={unreduced}}")
-             : rep > 1 ? " last_tile_dim_replicate}" : "}");
+  sb_add(b, rep > 1 ? " last_tile_dim_replicate}" : "}");
   return !b->oom;
 }
 
@@ -1212,7 +1199,10 @@ static CJ_MUST_USE cj_status value_sharding(state *S, const cj_attr *attrs, cons
   const char *txt = NULL;
   size_t len = 0;
   *have = a || cj_attr_get_str(cj_attr_dict_get(attrs, "mhlo.sharding"), &txt, &len);
-  if (a) return cj_spmd_read_sharding(S->main, what, a, &S->ms, t, sh);
+  if (a) {
+    CJ_RETURN_IF_ERROR(cj_spmd_read_sharding(S->main, what, a, &S->ms, t, sh));
+    return refuse_partial(S->main, what, sh);
+  }
   if (!*have) return NULL;
   bool manual;
   return cj_spmd_read_hlo(&S->ms, S->ndev, S->main, what, txt, len, t, sh, &manual);
@@ -1410,7 +1400,6 @@ static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
       uneven = true;
     }
   if (uneven) cj_spmd_canon(&sh);
-  sh.unred = 0; /* values are held reduced in the program: unreduced={...} changes nothing */
   cj_value *v = op->operands[0];
   const sharded_val *sv = cj_spmd_find(S, v);
   sharding from;
@@ -1499,19 +1488,6 @@ cj_status cj_spmd_partition_block(state *S, cj_block *b) {
   return NULL;
 }
 
-/* An argument whose devices hold partial sums (unreduced axes) summed at the start, once the
- * body has been partitioned (its uses take the sum). */
-static CJ_MUST_USE cj_status unreduced_arg(state *S, cj_block *body, cj_value *arg, const sharding *sh) {
-  cj_value *r;
-  CJ_RETURN_IF_ERROR(cj_spmd_reduce_partials(S, body->first, arg, sh, &r));
-  if (r == arg) return NULL;
-  cj_replace_all_uses(S->main, arg, r);
-  r->def->operands[0] = arg;
-  sharding whole = *sh; /* the sum: no longer partial */
-  whole.unred = 0;
-  return whole.split ? cj_spmd_mark(S, r, &whole) : NULL;
-}
-
 /* Whether an argument's or result's attributes give it a sharding that is not replicated */
 static bool has_sharding(cj_module *m, const cj_attr *attrs) {
   const char *txt = NULL;
@@ -1553,7 +1529,6 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
   cj_status st = collect_meshes(m, &S.ms);
   /* arguments: per-device shapes */
   const cj_type **ins = NULL, **outs = NULL;
-  bool unred_args = false;
   if (!st) {
     ins = cj_alloc(m, sizeof(cj_type *) * (size_t)(ft->rank + 1));
     outs = cj_alloc(m, sizeof(cj_type *) * (size_t)(ft->nresults + 1));
@@ -1566,13 +1541,6 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     sharding sh;
     bool have;
     st = value_sharding(&S, cj_func_arg_attrs(main, (uint32_t)i), ins[i], what, &sh, &have);
-    if (!st && have && sh.unred) {
-      unred_args = true;
-      if (!sh.split) { /* recorded for the parameter shardings written at the end */
-        st = cj_spmd_mark(&S, &body->args[i], &sh);
-        if (!st) S.sv[S.nsv - 1].argument = true;
-      }
-    }
     if (st || !have || !sh.split) continue;
     if (num_replicas > 1 && num_partitions == 1) {
       st = cj_op_error(main, CJ_UNIMPLEMENTED, "%s is sharded across replicas", what);
@@ -1602,13 +1570,6 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     return st;
   }
   if (!st) st = cj_spmd_partition_block(&S, body);
-  for (int32_t i = 0; !st && unred_args && i < ft->rank; i++) {
-    sharding sh;
-    bool have;
-    st = value_sharding(&S, cj_func_arg_attrs(main, (uint32_t)i), cj_type_fn_input(ft, i), "an argument",
-                        &sh, &have);
-    if (!st && have && sh.unred) st = unreduced_arg(&S, body, &body->args[i], &sh);
-  }
   /* results: per-device shapes, as @main's result shardings ask (unspecified: as propagated) */
   cj_op *ret = body->last;
   if (!st && (!ret || ret->kind != CJ_OP_FUNC_RETURN || ret->nopnds != (uint32_t)ft->nresults))
@@ -1630,12 +1591,6 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     cj_value *w = ret->operands[j];
     st = cj_spmd_reshard(&S, ret, w, split ? &from : NULL, &sh, &w);
     if (!st && sh.split && w != ret->operands[j]) st = cj_spmd_mark(&S, w, &sh);
-    if (!st && sh.unred) {
-      cj_value *p = w;
-      st = cj_spmd_make_partials(&S, ret, w, &sh, &p);
-      if (!st && p != w) st = cj_spmd_mark(&S, p, &sh);
-      w = p;
-    }
     if (!st) {
       ret->operands[j] = w;
       outs[j] = w->type;

@@ -38,7 +38,7 @@ typedef struct sharding {
   const mesh *mesh;
   bool split;   /* some dimension is divided */
   bool subaxis; /* some dimension is split over a sub-axis */
-  uint64_t unred; /* mesh axes (bits) whose devices hold partial sums (unreduced={...}) */
+  bool partial; /* has unreduced={...} or reduced={...} axes (only sharding constraints may) */
   int8_t nax[64];
   int8_t ax[64][8]; /* per dimension: the mesh axes (indices), major to minor */
 } sharding;
@@ -98,15 +98,6 @@ CJ_MUST_USE cj_status cj_spmd_partition_op(state *S, cj_op *op);
  * inserted before `before`. */
 CJ_MUST_USE cj_status cj_spmd_reshard(state *S, cj_op *before, cj_value *v, const sharding *from,
                           const sharding *to, cj_value **out);
-/* Unreduced values (unreduced={...} axes: each device along them holds a partial sum) are held
- * reduced inside the program. Argument v (sharded as sh, sh->unred set) summed over its unreduced
- * axes before `before`; *out replaces its uses. */
-CJ_MUST_USE cj_status cj_spmd_reduce_partials(state *S, cj_op *before, cj_value *v, const sharding *sh,
-                                              cj_value **out);
-/* v as partial sums over sh's unreduced axes (the first device along them keeps v, the others
- * hold zeros), before `before`. */
-CJ_MUST_USE cj_status cj_spmd_make_partials(state *S, cj_op *before, cj_value *v, const sharding *sh,
-                                            cj_value **out);
 /* Rewrites the canonical text of sh from its axes (after a rule built it). */
 void cj_spmd_canon(sharding *sh);
 

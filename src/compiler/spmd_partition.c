@@ -113,7 +113,6 @@ static bool sh_of(const state *S, const cj_value *v, sharding *out) {
   const sharded_val *sv = cj_spmd_find(S, v);
   if (!sv || !sv->sh.split) return false;
   *out = sv->sh;
-  out->unred = 0; /* (an unreduced argument is summed on entry: its uses see the sum) */
   return true;
 }
 
@@ -378,88 +377,6 @@ static CJ_MUST_USE cj_status all_reduce_after(state *S, cj_op *after, cj_value *
   CJ_RETURN_IF_ERROR(collective_attrs(m, ar, me, axes, naxes, NULL));
   cj_block_insert_before(after->block, after->next, ar);
   *out = &ar->results[0];
-  return NULL;
-}
-
-/* ======================================================================== unreduced values */
-
-static int unred_axes(const sharding *sh, int *axes) {
-  int n = 0;
-  for (int a = 0; sh->mesh && a < sh->mesh->n && a < 64; a++)
-    if ((sh->unred >> a) & 1 && sh->mesh->sizes[a] > 1) axes[n++] = a;
-  return n;
-}
-
-cj_status cj_spmd_reduce_partials(state *S, cj_op *before, cj_value *v, const sharding *sh,
-                                  cj_value **out) {
-  int axes[MAX_AXES];
-  int n = unred_axes(sh, axes);
-  *out = v;
-  if (!n) return NULL;
-  if (sh->mesh->total != S->ndev)
-    return cj_op_error(before, CJ_UNIMPLEMENTED, "unreduced axes of a mesh over other devices");
-  cj_op_kind comb = v->type->dtype == CJ_PRED ? CJ_OP_OR : CJ_OP_ADD;
-  CJ_RETURN_IF_ERROR(all_reduce_after(S, before, v, sh->mesh, axes, n, NULL, comb, out));
-  cj_op *ar = (*out)->def; /* (built after `before`: moved in front of it) */
-  cj_block_remove(before->block, ar);
-  cj_block_insert_before(before->block, before, ar);
-  say(before, "an all_reduce of an unreduced argument over %d axes", n);
-  return NULL;
-}
-
-cj_status cj_spmd_make_partials(state *S, cj_op *before, cj_value *v, const sharding *sh,
-                                cj_value **out) {
-  int axes[MAX_AXES];
-  int n = unred_axes(sh, axes);
-  *out = v;
-  if (!n) return NULL;
-  const mesh *me = sh->mesh;
-  cj_module *m = S->m;
-  int64_t np = S->ndev;
-  if (me->total != np)
-    return cj_op_error(before, CJ_UNIMPLEMENTED, "unreduced axes of a mesh over other devices");
-  int64_t *tab = malloc(sizeof(int64_t) * (size_t)np); /* 1: the device that keeps the value */
-  if (!tab) return cj_oom();
-  for (int64_t pid = 0; pid < np; pid++) {
-    int64_t pos = mesh_pos(me, pid), coord[MAX_AXES];
-    for (int a = me->n - 1; a >= 0; a--) {
-      coord[a] = pos % me->sizes[a];
-      pos /= me->sizes[a];
-    }
-    tab[pid] = 1;
-    for (int k = 0; k < n; k++) tab[pid] &= coord[axes[k]] == 0;
-  }
-  const cj_type *tt = cj_type_tensor_of(m, CJ_S64, 1, &np);
-  const cj_attr *tv = tt ? cj_attr_dense(m, tt, tab, sizeof(int64_t) * (size_t)np, false) : NULL;
-  free(tab);
-  cj_op *c = tv ? cj_build_op(m, before, before, CJ_OP_CONSTANT, 0, NULL, tt) : NULL;
-  if (!c) return cj_oom();
-  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, c, "value", tv));
-  cj_op *pid = cj_build_op(m, before, before, CJ_OP_PARTITION_ID, 0, NULL, cj_type_tensor_of(m, CJ_U32, 0, NULL));
-  cj_value *pv = pid ? &pid->results[0] : NULL;
-  cj_op *cv = pv ? cj_build_op(m, before, before, CJ_OP_CONVERT, 1, &pv, cj_type_tensor_of(m, CJ_S64, 0, NULL)) : NULL;
-  cj_value *ds_in[2] = {&c->results[0], cv ? &cv->results[0] : NULL};
-  int64_t one = 1;
-  cj_op *ds = cv ? cj_build_op(m, before, before, CJ_OP_DYNAMIC_SLICE, 2, ds_in, cj_type_tensor_of(m, CJ_S64, 1, &one)) : NULL;
-  const cj_attr *ss = cj_attr_i64_array(m, 1, &one);
-  if (!ds || !ss) return cj_oom();
-  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, ds, "slice_sizes", ss));
-  cj_value *dv = &ds->results[0];
-  cj_op *rs = cj_build_op(m, before, before, CJ_OP_RESHAPE, 1, &dv, cj_type_tensor_of(m, CJ_S64, 0, NULL));
-  cj_value *rv = rs ? &rs->results[0] : NULL;
-  cj_op *pred = rv ? cj_build_op(m, before, before, CJ_OP_CONVERT, 1, &rv, cj_type_tensor_of(m, CJ_PRED, 0, NULL)) : NULL;
-  cj_value *zs = const_s64(m, before, 0);
-  const cj_type *et = cj_type_tensor(m, v->type->elem, 0, NULL, NULL, NULL);
-  cj_op *zc = zs && et ? cj_build_op(m, before, before, CJ_OP_CONVERT, 1, &zs, et) : NULL;
-  cj_value *zv = zc ? &zc->results[0] : NULL;
-  cj_op *zb = zv ? cj_build_op(m, before, before, CJ_OP_BROADCAST_IN_DIM, 1, &zv, v->type) : NULL;
-  const cj_attr *bd = cj_attr_i64_array(m, 0, NULL);
-  if (!pred || !zb || !bd) return cj_oom();
-  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, zb, "broadcast_dimensions", bd));
-  cj_value *sel_in[3] = {&pred->results[0], v, &zb->results[0]};
-  cj_op *sel = cj_build_op(m, before, before, CJ_OP_SELECT, 3, sel_in, v->type);
-  if (!sel) return cj_oom();
-  *out = &sel->results[0];
   return NULL;
 }
 

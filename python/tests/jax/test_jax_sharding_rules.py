@@ -95,33 +95,27 @@ def test_case_text(tmp_path, n, which):
     np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-5)
 
 
-# ---------------------------------------------------------------- unreduced values
+# ---------------------------------------------------------------- unreduced inside a program
 
-UNREDUCED = [  # mesh, x spec, y spec, the product's spec (partial sums over the unreduced axis)
-    ((2,), ("x",), P(None, "x"), P("x", None), P(None, None, unreduced={"x"})),
-    ((2, 2), ("x", "y"), P("x", "y"), P("y", None), P("x", None, unreduced={"y"})),
-    ((2, 2), ("x", "y"), P(None, "y"), P("y", None), P(None, None, unreduced={"y"})),
-]
-
-
-@pytest.mark.parametrize("case", range(len(UNREDUCED)))
-def test_unreduced_in_and_out(cj_devices, case):
-    """A product left unreduced (each device along the axis holds a partial sum), taken by another
-    program as unreduced, then resharded to reduced: XLA:CPU's values and shardings."""
+@pytest.mark.parametrize("case", range(2))
+def test_unreduced_constraint_inside_program(cj_devices, case):
+    """A product left unreduced (a constraint with unreduced={...}) and resharded to reduced in the
+    same program: cjrt holds it reduced throughout, with XLA:CPU's values and shardings."""
     from jax.sharding import AxisType
 
-    sizes, names, xs, ys, outs = UNREDUCED[case]
+    sizes, names, xs, ys, mid, outs = [
+        ((2,), ("x",), P(None, "x"), P("x", None), P(None, None, unreduced={"x"}), P("x", None)),
+        ((2, 2), ("x", "y"), P("x", "y"), P("y", None), P("x", None, unreduced={"y"}), P("x", "y")),
+    ][case]
     a = np.arange(16.0, dtype=np.float32).reshape(8, 2)
 
     def run(devs):
         mesh = jax.sharding.Mesh(np.array(devs[:int(np.prod(sizes))]).reshape(sizes), names,
                                  axis_types=(AxisType.Explicit,) * len(names))
         with jax.set_mesh(mesh):
-            x = jax.device_put(a, xs)
-            y = jax.device_put(a.T, ys)
-            out = jax.jit(lambda u, v: jnp.einsum("xy,yz->xz", u, v, out_sharding=outs))(x, y)
-            assert out.sharding.spec.unreduced
-            out2 = jax.jit(lambda u: u + u)(out)
-            return jax.reshard(out2, P(*outs.partitions)), jax.jit(lambda u: jax.reshard(u, P(*outs.partitions)) - 1)(out)
+            def f(u, v):
+                p = jnp.einsum("xy,yz->xz", u, v, out_sharding=mid)
+                return jax.reshard(p + p, outs) - 1
+            return jax.jit(f)(jax.device_put(a, xs), jax.device_put(a.T, ys))
     got = _check(run, NDEV)
-    np.testing.assert_allclose(np.asarray(got[0]), 2 * a @ a.T)
+    np.testing.assert_allclose(np.asarray(got), 2 * a @ a.T - 1)
