@@ -28,12 +28,9 @@ typedef struct hlo_text {
   const char *p, *e;
 } hlo_text;
 
-static void skip_ws(hlo_text *t) {
-  while (t->p < t->e && (*t->p == ' ' || *t->p == '\n' || *t->p == '\t' || *t->p == '\r')) t->p++;
-}
-
+/* Takes `tok` after any blanks ("" only skips the blanks). */
 static bool take(hlo_text *t, const char *tok) {
-  skip_ws(t);
+  while (t->p < t->e && strchr(" \n\t\r", *t->p) && *t->p) t->p++;
   size_t n = strlen(tok);
   if ((size_t)(t->e - t->p) < n || memcmp(t->p, tok, n)) return false;
   t->p += n;
@@ -41,7 +38,7 @@ static bool take(hlo_text *t, const char *tok) {
 }
 
 static bool take_int(hlo_text *t, int64_t *v) {
-  skip_ws(t);
+  take(t, "");
   bool neg = t->p < t->e && *t->p == '-';
   const char *q = t->p + neg;
   if (q >= t->e || *q < '0' || *q > '9') return false;
@@ -70,7 +67,7 @@ static bool take_int_list(hlo_text *t, int64_t *v, int cap, int *n) {
 /* Skips a balanced {...} group (metadata={...}). */
 static bool skip_braces(hlo_text *t) {
   int depth = 0;
-  skip_ws(t);
+  take(t, "");
   do {
     if (t->p >= t->e) return false;
     if (*t->p == '{') depth++;
