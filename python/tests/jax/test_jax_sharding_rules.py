@@ -119,3 +119,54 @@ def test_unreduced_constraint_inside_program(cj_devices, case):
             return jax.jit(f)(jax.device_put(a, xs), jax.device_put(a.T, ys))
     got = _check(run, NDEV)
     np.testing.assert_allclose(np.asarray(got), 2 * a @ a.T - 1)
+
+
+# ---------------------------------------------------------------- scatter
+
+@pytest.mark.parametrize("n", NS)
+def test_scatter_split_along_window_dims(cj_devices, n, monkeypatch, capfd):
+    """An embedding gradient: rows scattered (added, set) into a table split by columns, the
+    updates split alike: each device scatters its columns, nothing is gathered."""
+    table = jaxcheck.rand((10, 4 * n), np.float32, 0)
+    upd = jaxcheck.rand((6, 4 * n), np.float32, 1)
+    idx = np.array([3, 0, 9, 3, 5, 12], np.int32)  # a repeat, and one out of range (dropped)
+    monkeypatch.setenv("CJRT_SPMD_LOG", "1")
+
+    def run(devs):
+        mesh = _mesh(devs, "i")
+        t = jax.device_put(table, NamedSharding(mesh, P(None, "i")))
+        u = jax.device_put(upd, NamedSharding(mesh, P(None, "i")))
+        k = jax.device_put(idx, NamedSharding(mesh, P()))
+        return jax.jit(lambda t, u, k: (t.at[k].add(u, mode="drop"), t.at[k].set(u * 2, mode="drop"),
+                                        t.at[k].max(u, mode="drop")))(t, u, k)
+    _check(run, n)
+    assert "stablehlo.scatter" not in capfd.readouterr().err
+
+
+SCATTER = """module @m attributes {{mhlo.num_partitions = {n} : i32, mhlo.num_replicas = 1 : i32}} {{
+  func.func public @main(%t: tensor<10x16xf32> {{mhlo.sharding = "{cols}"}}, %k: tensor<6x1xi32>,
+                         %u: tensor<6x16xf32> {{mhlo.sharding = "{cols}"}}) -> tensor<10x16xf32> {{
+    %0 = "stablehlo.scatter"(%t, %k, %u) <{{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}}> ({{
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }}) : (tensor<10x16xf32>, tensor<6x1xi32>, tensor<6x16xf32>) -> tensor<10x16xf32>
+    return %0 : tensor<10x16xf32>
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_scatter_text(tmp_path, n):
+    t = jaxcheck.rand((10, 16), np.float32, 0)
+    u = jaxcheck.rand((6, 16), np.float32, 1)
+    k = np.array([[3], [0], [9], [3], [5], [12]], np.int32)
+    got, log = _run(tmp_path, SCATTER.format(n=n, cols=f"{{devices=[1,{n}]<=[{n}]}}"), [t, k, u], n, 1,
+                    log=True)
+    want = t.copy()
+    for r, row in zip(k[:, 0], u):
+        if r < 10:
+            want[r] += row
+    np.testing.assert_allclose(got[0], want, rtol=1e-6, atol=1e-6)
+    assert "stablehlo.scatter" not in log, log
