@@ -335,10 +335,7 @@ static bool parse_sharding_body(scan *s, const meshes *ms, mesh *inline_mesh, sh
     char key[32];
     if (!name_of(s, key, sizeof key)) return false;
     expect(s, "=");
-    if (!strcmp(key, "unreduced") || !strcmp(key, "reduced")) {
-      snprintf(why, whycap, "has %s axes, which need SPMD partitioning", key);
-      return false;
-    }
+    if (!strcmp(key, "unreduced") || !strcmp(key, "reduced")) out->partial = true;
     ws(s);
     if (s->p < s->e && (*s->p == '{' || *s->p == '[' || *s->p == '<'))
       skip_group(s);
@@ -398,6 +395,17 @@ static CJ_MUST_USE cj_status read_per_value(const cj_op *where, const char *what
   if (!cj_type_is_static(t) || out->rank != t->rank)
     return cj_op_error(where, CJ_INVALID_ARGUMENT, "%s: sharding %u does not fit the value", what, i);
   return NULL;
+}
+
+/* Unreduced (partial sums on each device) and reduced axes are only read on sharding constraints
+ * inside a program, whose values cjrt holds reduced: there they change nothing. On arguments,
+ * results and manual computations they would ask for partial sums on the devices. */
+static CJ_MUST_USE cj_status refuse_partial(const cj_op *where, const char *what, const sharding *sh) {
+  if (!sh->partial) return NULL;
+  return cj_op_error(where, CJ_UNIMPLEMENTED,
+                     "%s: a sharding with unreduced or reduced axes ([%s]) is only supported on "
+                     "sharding constraints",
+                     what, sh->canon);
 }
 
 /* The per-device type of a value of global type t split as sh. */
@@ -942,6 +950,7 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
   for (uint32_t i = 0; i < mc->nopnds; i++) {
     sharding sh;
     CJ_RETURN_IF_ERROR(read_per_value(mc, "in_shardings", ins, &S->ms, i, body->args[i].type, &sh));
+    CJ_RETURN_IF_ERROR(refuse_partial(mc, "in_shardings", &sh));
     if (sh.mesh) me = sh.mesh;
     cj_value *v = mc->operands[i];
     const sharded_val *sv = cj_spmd_find(S, v);
@@ -994,6 +1003,7 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
   for (uint32_t j = 0; j < mc->nresults; j++) {
     sharding sh;
     CJ_RETURN_IF_ERROR(read_per_value(mc, "out_shardings", outs, &S->ms, j, mc->results[j].type, &sh));
+    CJ_RETURN_IF_ERROR(refuse_partial(mc, "out_shardings", &sh));
     const cj_type *lt;
     CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, mc, "out_shardings", mc->results[j].type, &sh, &lt));
     if (lt != rets[j]->type)
@@ -1019,18 +1029,14 @@ static bool has_manual(cj_block *b) {
 }
 
 /* Removes the shardings from a dictionary of argument/result attributes once the partitioner
- * has applied them: sdy.sharding, and mhlo.sharding where Shardy's sharding (or its round-trip
- * spelling) says the same (an mhlo.sharding alone is left for the runtime's check). */
+ * has applied them: sdy.sharding and mhlo.sharding (Shardy's, when both say it, or GSPMD's). */
 static const cj_attr *without_sharding(cj_module *m, const cj_attr *dict) {
   if (!dict || dict->kind != CJ_ATTR_DICT) return dict;
-  size_t len = 0;
-  bool sdy = cj_attr_dict_get(dict, "sdy.sharding") ||
-             frontend_str(cj_attr_dict_get(dict, "mhlo.frontend_attributes"), "xla.sdy.sharding", &len);
   cj_named_attr items[64];
   int32_t n = 0;
   for (int32_t k = 0; k < dict->dict.n && n < 64; k++) {
     const char *nm = dict->dict.items[k].name;
-    if (!strcmp(nm, "sdy.sharding") || (sdy && !strcmp(nm, "mhlo.sharding"))) continue;
+    if (!strcmp(nm, "sdy.sharding") || !strcmp(nm, "mhlo.sharding")) continue;
     items[n++] = dict->dict.items[k];
   }
   if (n == dict->dict.n) return dict;
@@ -1184,6 +1190,24 @@ static const cj_attr *sharding_attr(cj_module *m, const cj_attr *attrs) {
   return t ? cj_attr_opaque(m, t, len) : NULL;
 }
 
+/* The sharding an argument's or result's attributes give a value of global type t: Shardy's
+ * (sdy.sharding or its round-trip spelling), else GSPMD's mhlo.sharding. *have: either was
+ * there; a {manual} or {maximal} one reads as replicated. */
+static CJ_MUST_USE cj_status value_sharding(state *S, const cj_attr *attrs, const cj_type *t,
+                                            const char *what, sharding *sh, bool *have) {
+  const cj_attr *a = sharding_attr(S->m, attrs);
+  const char *txt = NULL;
+  size_t len = 0;
+  *have = a || cj_attr_get_str(cj_attr_dict_get(attrs, "mhlo.sharding"), &txt, &len);
+  if (a) {
+    CJ_RETURN_IF_ERROR(cj_spmd_read_sharding(S->main, what, a, &S->ms, t, sh));
+    return refuse_partial(S->main, what, sh);
+  }
+  if (!*have) return NULL;
+  bool manual;
+  return cj_spmd_read_hlo(&S->ms, S->ndev, S->main, what, txt, len, t, sh, &manual);
+}
+
 static bool is_call_target(const cj_op *op, const char *name) {
   const char *t = NULL;
   size_t n = 0;
@@ -1335,7 +1359,7 @@ static bool is_constraint(const cj_op *op) {
 
 static CJ_MUST_USE cj_status find_spmd_markers(cj_op *op, void *ctx) {
   if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION || is_constraint(op) ||
-      is_call_target(op, "xla.sdy.GlobalToLocalShape"))
+      is_call_target(op, "xla.sdy.GlobalToLocalShape") || is_call_target(op, "SPMDFullToShardShape"))
     *(bool *)ctx = true;
   return NULL;
 }
@@ -1348,11 +1372,21 @@ static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
     size_t len = 0;
     const char *txt = frontend_str(cj_op_attr(op, "mhlo.frontend_attributes"), "xla.sdy.sharding", &len);
     const cj_attr *a = txt ? cj_attr_opaque(S->m, txt, len) : cj_op_attr(op, "sdy.sharding");
-    if (!a)
+    bool manual = false;
+    if (a) {
+      CJ_RETURN_IF_ERROR(read_per_value(op, "the sharding constraint", a, &S->ms, 0, t, &sh));
+    } else if (cj_attr_get_str(cj_op_attr(op, "mhlo.sharding"), &txt, &len)) {
+      CJ_RETURN_IF_ERROR(
+          cj_spmd_read_hlo(&S->ms, S->ndev, op, "the sharding constraint", txt, len, t, &sh, &manual));
+    } else {
       return cj_op_error(op, CJ_UNIMPLEMENTED,
-                         "a Sharding custom call without an xla.sdy.sharding (only Shardy's "
-                         "shardings are read)");
-    CJ_RETURN_IF_ERROR(read_per_value(op, "the sharding constraint", a, &S->ms, 0, t, &sh));
+                         "a Sharding custom call without an xla.sdy.sharding or an mhlo.sharding");
+    }
+    if (manual) { /* a per-device value (shard_map's body) stays as it is */
+      cj_replace_all_uses(S->main, &op->results[0], op->operands[0]);
+      cj_block_remove(op->block, op);
+      return NULL;
+    }
   } else {
     CJ_RETURN_IF_ERROR(cj_spmd_read_sharding(op, "the sharding constraint", cj_op_attr(op, "sharding"),
                                              &S->ms, t, &sh));
@@ -1379,6 +1413,52 @@ static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
   return NULL;
 }
 
+/* GSPMD's edges of a manual region (shard_map without Shardy):
+ *   %l = custom_call @SPMDFullToShardShape(%g) {mhlo.sharding = "{manual}"}: %g's local piece (%g is
+ *        sharded by the @Sharding before it);
+ *   %g = custom_call @SPMDShardToFullShape(%l) {mhlo.sharding = S}: the global value whose local
+ *        piece %l is, sharded as S.
+ * Between them the program works on per-device values as written. Each edge becomes a copy (a
+ * reshape to the same type), so that the manual values and the sharded ones stay apart. */
+static CJ_MUST_USE cj_status manual_edge(state *S, cj_op *op) {
+  bool to_full = is_call_target(op, "SPMDShardToFullShape");
+  if (op->nopnds != 1 || op->nresults != 1)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT, "a shard_map edge with %u operands and %u results",
+                       op->nopnds, op->nresults);
+  cj_value *v = op->operands[0], *r = &op->results[0];
+  sharding sh;
+  memset(&sh, 0, sizeof sh);
+  const cj_type *local = v->type;
+  if (to_full) {
+    const char *txt = NULL;
+    size_t len = 0;
+    bool manual = false;
+    if (cj_attr_get_str(cj_op_attr(op, "mhlo.sharding"), &txt, &len))
+      CJ_RETURN_IF_ERROR(cj_spmd_read_hlo(&S->ms, S->ndev, op, "the result of the manual region", txt,
+                                          len, r->type, &sh, &manual));
+    if (manual) sh.split = false;
+    local = r->type;
+    if (sh.split)
+      CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, op, "the result of the manual region", r->type, &sh,
+                                            &local));
+  } else {
+    const sharded_val *sv = cj_spmd_find(S, v);
+    if (sv && sv->sh.split) sh = sv->sh;
+    local = r->type;
+  }
+  if (local != v->type)
+    return cj_op_error(op, CJ_UNIMPLEMENTED,
+                       "the shard_map edge's per-device shape does not follow from the sharding "
+                       "[%s] of its %s",
+                       sh.canon, to_full ? "result" : "operand");
+  cj_op *copy = cj_build_op(S->m, op, op, CJ_OP_RESHAPE, 1, &v, v->type);
+  if (!copy) return cj_oom();
+  if (to_full && sh.split) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, &copy->results[0], &sh));
+  cj_replace_all_uses(S->main, r, &copy->results[0]);
+  cj_block_remove(op->block, op);
+  return NULL;
+}
+
 cj_status cj_spmd_partition_block(state *S, cj_block *b) {
   bool top = b == cj_func_body(S->main);
   for (cj_op *op = b->first; op;) {
@@ -1391,6 +1471,8 @@ cj_status cj_spmd_partition_block(state *S, cj_block *b) {
       CJ_RETURN_IF_ERROR(manual(S, op));
     } else if (is_constraint(op)) {
       CJ_RETURN_IF_ERROR(constrain(S, op));
+    } else if (is_call_target(op, "SPMDFullToShardShape") || is_call_target(op, "SPMDShardToFullShape")) {
+      CJ_RETURN_IF_ERROR(manual_edge(S, op));
     } else if (!(cj_op_info_get(op->kind)->flags & CJ_OPF_TERMINATOR)) {
       for (uint32_t r = 0; r < op->nregions; r++)
         for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
@@ -1406,6 +1488,15 @@ cj_status cj_spmd_partition_block(state *S, cj_block *b) {
   return NULL;
 }
 
+/* Whether an argument's or result's attributes give it a sharding that is not replicated */
+static bool has_sharding(cj_module *m, const cj_attr *attrs) {
+  const char *txt = NULL;
+  size_t len = 0;
+  if (sharding_attr(m, attrs)) return true;
+  if (!cj_attr_get_str(cj_attr_dict_get(attrs, "mhlo.sharding"), &txt, &len)) return false;
+  return !(len == 12 && !memcmp(txt, "{replicated}", 12));
+}
+
 cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_partitions) {
   cj_op *main = cj_module_main(m);
   cj_block *body = main ? cj_func_body(main) : NULL;
@@ -1417,9 +1508,9 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
   /* does anything ask for partitioning? shardings on @main, constraints, manual computations */
   bool marked = false;
   for (int32_t i = 0; i < ft->rank && !marked; i++)
-    marked = sharding_attr(m, cj_func_arg_attrs(main, (uint32_t)i)) != NULL;
+    marked = has_sharding(m, cj_func_arg_attrs(main, (uint32_t)i));
   for (int32_t j = 0; j < ft->nresults && !marked; j++)
-    marked = sharding_attr(m, cj_func_res_attrs(main, (uint32_t)j)) != NULL;
+    marked = has_sharding(m, cj_func_res_attrs(main, (uint32_t)j));
   if (!marked) CJ_RETURN_IF_ERROR(cj_walk_module(m, find_spmd_markers, &marked));
   if (marked) {
     /* round-trip manual computations (in any function) back as sdy ops, then every call
@@ -1445,13 +1536,12 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
   }
   for (int32_t i = 0; !st && i < ft->rank; i++) {
     ins[i] = cj_type_fn_input(ft, i);
-    const cj_attr *a = sharding_attr(m, cj_func_arg_attrs(main, (uint32_t)i));
-    if (!a) continue;
     char what[48];
     snprintf(what, sizeof what, "argument %d of @main", i);
     sharding sh;
-    st = cj_spmd_read_sharding(main, what, a, &S.ms, ins[i], &sh);
-    if (st || !sh.split) continue;
+    bool have;
+    st = value_sharding(&S, cj_func_arg_attrs(main, (uint32_t)i), ins[i], what, &sh, &have);
+    if (st || !have || !sh.split) continue;
     if (num_replicas > 1 && num_partitions == 1) {
       st = cj_op_error(main, CJ_UNIMPLEMENTED, "%s is sharded across replicas", what);
       break;
@@ -1486,13 +1576,14 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     st = cj_op_error(main, CJ_INVALID_ARGUMENT, "@main does not end with a return of its results");
   for (int32_t j = 0; !st && j < ft->nresults; j++) {
     outs[j] = ret->operands[j]->type;
-    const cj_attr *a = sharding_attr(m, cj_func_res_attrs(main, (uint32_t)j));
-    if (!a) continue;
     char what[48];
     snprintf(what, sizeof what, "result %d of @main", j);
     sharding sh;
-    st = cj_spmd_read_sharding(main, what, a, &S.ms, cj_type_fn_result(ft, j), &sh);
+    bool have;
+    st = value_sharding(&S, cj_func_res_attrs(main, (uint32_t)j), cj_type_fn_result(ft, j), what,
+                        &sh, &have);
     if (st) break;
+    if (!have) continue;
     const sharded_val *sv = cj_spmd_find(&S, ret->operands[j]);
     sharding from;
     bool split = sv && sv->sh.split;

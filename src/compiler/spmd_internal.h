@@ -38,6 +38,7 @@ typedef struct sharding {
   const mesh *mesh;
   bool split;   /* some dimension is divided */
   bool subaxis; /* some dimension is split over a sub-axis */
+  bool partial; /* has unreduced={...} or reduced={...} axes (only sharding constraints may) */
   int8_t nax[64];
   int8_t ax[64][8]; /* per dimension: the mesh axes (indices), major to minor */
 } sharding;
@@ -78,6 +79,15 @@ CJ_MUST_USE cj_status cj_spmd_gather_whole(state *S, cj_op *before, cj_value *v,
 /* Partitions the ops of block b in order (@main's body, or a loop's region): manual
  * computations (only in @main's body), sharding constraints, cj_spmd_partition_op. */
 CJ_MUST_USE cj_status cj_spmd_partition_block(state *S, cj_block *b);
+
+/* ---- spmd_gspmd.c ---- */
+/* GSPMD's HloSharding text (an mhlo.sharding: "{devices=[2,1]<=[2]}", "{replicated}",
+ * "{maximal device=0}", "{manual}", ...) on a value of global type t: a sharding over a mesh made
+ * from its tile assignment (added to ms, or one there with the same tiles and devices). ndev:
+ * the program's partitions. *manual: the value is per-device already ({manual}). */
+CJ_MUST_USE cj_status cj_spmd_read_hlo(meshes *ms, int64_t ndev, const cj_op *where, const char *what,
+                                       const char *text, size_t len, const cj_type *t, sharding *out,
+                                       bool *manual);
 
 /* ---- spmd_partition.c ---- */
 /* Rewrites op (in @main's body, not a manual computation or the return) into its per-device

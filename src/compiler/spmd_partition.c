@@ -1064,6 +1064,68 @@ static CJ_MUST_USE cj_status rule_gather(state *S, cj_op *op) {
   return set_result(S, op, 0, &res);
 }
 
+/* scatter: operand dims that are window dims not indexed and whose window is the whole dim
+ * keep their axes (the updates' matching window dims take the same axes); indices come whole and
+ * the updates' scatter dims whole. Each device scatters its columns into its columns. */
+static CJ_MUST_USE cj_status rule_scatter(state *S, cj_op *op) {
+  const cj_attr *dn = cj_op_attr(op, "scatter_dimension_numbers");
+  if (!dn || dn->kind != CJ_ATTR_STRUCT || op->nopnds < 3 || op->nopnds % 2 == 0)
+    return run_whole(S, op, "no dimension numbers");
+  const cj_attr *const *f = dn->st.fields;
+  int64_t uwd[64], iwd[64], ibd[64], sdo[64];
+  int64_t nuwd = 0, niwd = 0, nibd = 0, nsdo = 0;
+  if ((f[CJ_SF_SCATTER_update_window_dims] && !cj_attr_get_i64s(f[CJ_SF_SCATTER_update_window_dims], uwd, 64, &nuwd)) ||
+      (f[CJ_SF_SCATTER_inserted_window_dims] && !cj_attr_get_i64s(f[CJ_SF_SCATTER_inserted_window_dims], iwd, 64, &niwd)) ||
+      (f[CJ_SF_SCATTER_input_batching_dims] && !cj_attr_get_i64s(f[CJ_SF_SCATTER_input_batching_dims], ibd, 64, &nibd)) ||
+      (f[CJ_SF_SCATTER_scatter_dims_to_operand_dims] &&
+       !cj_attr_get_i64s(f[CJ_SF_SCATTER_scatter_dims_to_operand_dims], sdo, 64, &nsdo)))
+    return run_whole(S, op, "unreadable dimension numbers");
+  uint32_t n = (op->nopnds - 1) / 2;
+  const cj_type *ot = op->operands[0]->type, *ut = op->operands[n + 1]->type;
+  if (ot->rank > 64 || ut->rank > 64) return run_whole(S, op, "rank over 64");
+  int64_t og[64], ug[64];
+  global_dims(S, op->operands[0], og);
+  global_dims(S, op->operands[n + 1], ug);
+  int wdim[64]; /* operand dim -> its update window dim, or -1 when it cannot stay split */
+  int64_t k = 0;
+  for (int d = 0; d < ot->rank; d++) {
+    wdim[d] = -1;
+    if (in_list(iwd, niwd, d) || in_list(ibd, nibd, d)) continue;
+    if (k >= nuwd) return run_whole(S, op, "window dims do not match");
+    int u = (int)uwd[k++];
+    if (u >= 0 && u < ut->rank && ug[u] == og[d] && !in_list(sdo, nsdo, d)) wdim[d] = u;
+  }
+  sharding lead, o;
+  bool have = sh_of(S, op->operands[0], &o);
+  if (!have) { /* the updates' split, read back onto the operand */
+    sharding us;
+    if (!sh_of(S, op->operands[n + 1], &us)) return run_whole(S, op, "only the indices are split");
+    sh_init(&o, us.mesh, ot->rank);
+    for (int d = 0; d < ot->rank; d++)
+      if (wdim[d] >= 0) sh_copy_dim(&o, d, &us, wdim[d]);
+    cj_spmd_canon(&o);
+  }
+  sh_init(&lead, o.mesh, ot->rank);
+  sharding upd;
+  sh_init(&upd, o.mesh, ut->rank);
+  for (int d = 0; d < ot->rank; d++)
+    if (wdim[d] >= 0 && o.div[d] > 1) {
+      sh_copy_dim(&lead, d, &o, d);
+      sh_copy_dim(&upd, wdim[d], &o, d);
+    }
+  cj_spmd_canon(&lead);
+  cj_spmd_canon(&upd);
+  if (!lead.split) return run_whole(S, op, "split only along indexed or partly updated dims");
+  for (uint32_t i = 0; i < n; i++) {
+    if (op->operands[i]->type->rank != ot->rank || op->operands[n + 1 + i]->type->rank != ut->rank)
+      return run_whole(S, op, "inputs of different ranks");
+  }
+  for (uint32_t i = 0; i < op->nopnds; i++)
+    CJ_RETURN_IF_ERROR(need(S, op, i, i < n ? &lead : i == n ? NULL : &upd));
+  for (uint32_t j = 0; j < op->nresults; j++) CJ_RETURN_IF_ERROR(set_result(S, op, j, &lead));
+  return NULL;
+}
+
 /* One partitioning of while loop w's regions with carries split as car/sp: arguments marked,
  * condition and body partitioned, the body's yields resharded to the carries (unless dry: then
  * what the body yields for the carries that start whole is returned in y/ysp instead). */
@@ -1136,6 +1198,36 @@ static CJ_MUST_USE cj_status rule_while(state *S, cj_op *op) {
   return st;
 }
 
+/* case / if: every branch is partitioned like a loop body (the values it captures from above
+ * stay split there); each result takes the sharding of the first branch that yields it split,
+ * and every branch's yield is resharded to it (slicing a whole value is free). */
+static CJ_MUST_USE cj_status rule_case(state *S, cj_op *op) {
+  uint32_t n = op->nresults;
+  for (uint32_t r = 0; r < op->nregions; r++) {
+    cj_block *b = op->regions[r].first;
+    if (!b || b->next || b->nargs || !b->last || b->last->nopnds != n) return NULL; /* the verifier says */
+  }
+  for (uint32_t r = 0; r < op->nregions; r++)
+    CJ_RETURN_IF_ERROR(cj_spmd_partition_block(S, op->regions[r].first));
+  sharding *res = malloc(sizeof(sharding) * (n ? n : 1));
+  bool *sp = calloc(n ? n : 1, sizeof(bool));
+  cj_status st = (!res || !sp) ? cj_oom() : NULL;
+  for (uint32_t j = 0; !st && j < n; j++)
+    for (uint32_t r = 0; r < op->nregions && !sp[j]; r++)
+      sp[j] = sh_of(S, op->regions[r].first->last->operands[j], &res[j]) && !res[j].subaxis &&
+              res[j].rank == op->results[j].type->rank;
+  for (uint32_t r = 0; !st && r < op->nregions; r++)
+    for (uint32_t j = 0; !st && j < n; j++) {
+      cj_op *ret = op->regions[r].first->last;
+      st = need(S, ret, j, sp[j] ? &res[j] : NULL);
+    }
+  for (uint32_t j = 0; !st && j < n; j++)
+    if (sp[j]) st = set_result(S, op, j, &res[j]);
+  free(res);
+  free(sp);
+  return st;
+}
+
 /* ======================================================================== dispatch */
 
 /* The SPMD column of opfacts.def: how a split op is partitioned. rule_elementwise takes
@@ -1165,6 +1257,7 @@ cj_status cj_spmd_partition_op(state *S, cj_op *op) {
     }
     return rule_while(S, op);
   }
+  if (op->kind == CJ_OP_CASE || op->kind == CJ_OP_IF) return rule_case(S, op);
   capture_ctx C = {S, op, NULL};
   whole_captures(&C, op);
   CJ_RETURN_IF_ERROR(C.st);

@@ -1,0 +1,172 @@
+"""Partitioning rules for control flow and scatter (docs/SPMD.md's rule table): case/if branches
+partitioned like loop bodies, scatter split along its window dims. Each rule on 2 and 4 devices
+against XLA:CPU (values and output shardings) through JAX, and on 2, 4 and 8 devices against
+numpy as GSPMD StableHLO text through `cjrt run`."""
+import numpy as np
+import pytest
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+import jaxcheck
+from jaxcheck import NDEV
+from test_jax_sharding import _check, _mesh
+from test_jax_sharding_gspmd import _run
+
+NS = [2, NDEV]
+
+
+# ---------------------------------------------------------------- case / if
+
+@pytest.mark.parametrize("n", NS)
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_switch_over_sharded_values(cj_devices, n, which):
+    x = jaxcheck.rand((4 * n, 6), np.float32, 0)
+    y = jaxcheck.rand((6, 2 * n), np.float32, 1)
+
+    def run(devs):
+        mesh = _mesh(devs, "i")
+        a = jax.device_put(x, NamedSharding(mesh, P("i")))
+        b = jax.device_put(y, NamedSharding(mesh, P(None, "i")))
+
+        def f(k, u, v):
+            return lax.switch(k, [lambda u, v: (u * 2, u @ v, u.sum(0)),
+                                  lambda u, v: (jnp.sin(u), (u + 1) @ v, u.max(0)),
+                                  lambda u, v: (u - 1, jnp.zeros((4 * n, 2 * n), u.dtype), u[0])],
+                              u, v)
+        return jax.jit(f)(which, a, b)
+    _check(run, n, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", NS)
+def test_cond_in_scan_over_sharded_values(cj_devices, n):
+    xs = jaxcheck.rand((5, 2 * n, 3), np.float32)
+
+    def run(devs):
+        mesh = _mesh(devs, "i")
+        a = jax.device_put(xs, NamedSharding(mesh, P(None, "i")))
+
+        def f(v):
+            def body(c, x):
+                c = lax.cond(x.sum() > 0, lambda c: c * 0.5 + x, lambda c: c - x, c)
+                return c, c.sum()
+            return lax.scan(body, jnp.zeros(v.shape[1:], v.dtype), v)
+        return jax.jit(f, out_shardings=(NamedSharding(mesh, P("i")), NamedSharding(mesh, P())))(a)
+    _check(run, n)
+
+
+CASE = """module @m attributes {{mhlo.num_partitions = {n} : i32, mhlo.num_replicas = 1 : i32}} {{
+  func.func public @main(%p: tensor<i32>, %a: tensor<16x8xf32> {{mhlo.sharding = "{rows}"}})
+      -> (tensor<16x8xf32>, tensor<8xf32>) {{
+    %r:2 = "stablehlo.case"(%p) ({{
+      %0 = stablehlo.sine %a : tensor<16x8xf32>
+      %c = stablehlo.constant dense<0.0> : tensor<f32>
+      %1 = stablehlo.reduce(%a init: %c) applies stablehlo.add across dimensions = [0] : (tensor<16x8xf32>, tensor<f32>) -> tensor<8xf32>
+      stablehlo.return %0, %1 : tensor<16x8xf32>, tensor<8xf32>
+    }}, {{
+      %0 = stablehlo.multiply %a, %a : tensor<16x8xf32>
+      %c = stablehlo.constant dense<-1.0e30> : tensor<f32>
+      %1 = stablehlo.reduce(%a init: %c) applies stablehlo.maximum across dimensions = [0] : (tensor<16x8xf32>, tensor<f32>) -> tensor<8xf32>
+      stablehlo.return %0, %1 : tensor<16x8xf32>, tensor<8xf32>
+    }}, {{
+      %0 = stablehlo.constant dense<1.5> : tensor<16x8xf32>
+      %1 = stablehlo.slice %a [3:4, 0:8] : (tensor<16x8xf32>) -> tensor<1x8xf32>
+      %2 = stablehlo.reshape %1 : (tensor<1x8xf32>) -> tensor<8xf32>
+      stablehlo.return %0, %2 : tensor<16x8xf32>, tensor<8xf32>
+    }}) : (tensor<i32>) -> (tensor<16x8xf32>, tensor<8xf32>)
+    return %r#0, %r#1 : tensor<16x8xf32>, tensor<8xf32>
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+@pytest.mark.parametrize("which", [0, 1, 2, 7])
+def test_case_text(tmp_path, n, which):
+    a = jaxcheck.rand((16, 8), np.float32, 0)
+    got, log = _run(tmp_path, CASE.format(n=n, rows=f"{{devices=[{n},1]<=[{n}]}}"),
+                    [np.array(which, np.int32), a], n, 2, log=True)
+    assert "stablehlo.case" not in log, log  # partitioned, not run whole
+    want = [(np.sin(a), a.sum(0)), (a * a, a.max(0)),
+            (np.full((16, 8), 1.5, np.float32), a[3])][min(which, 2)]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- unreduced inside a program
+
+@pytest.mark.parametrize("case", range(2))
+def test_unreduced_constraint_inside_program(cj_devices, case):
+    """A product left unreduced (a constraint with unreduced={...}) and resharded to reduced in the
+    same program: cjrt holds it reduced throughout, with XLA:CPU's values and shardings."""
+    from jax.sharding import AxisType
+
+    sizes, names, xs, ys, mid, outs = [
+        ((2,), ("x",), P(None, "x"), P("x", None), P(None, None, unreduced={"x"}), P("x", None)),
+        ((2, 2), ("x", "y"), P("x", "y"), P("y", None), P("x", None, unreduced={"y"}), P("x", "y")),
+    ][case]
+    a = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+
+    def run(devs):
+        mesh = jax.sharding.Mesh(np.array(devs[:int(np.prod(sizes))]).reshape(sizes), names,
+                                 axis_types=(AxisType.Explicit,) * len(names))
+        with jax.set_mesh(mesh):
+            def f(u, v):
+                p = jnp.einsum("xy,yz->xz", u, v, out_sharding=mid)
+                return jax.reshard(p + p, outs) - 1
+            return jax.jit(f)(jax.device_put(a, xs), jax.device_put(a.T, ys))
+    got = _check(run, NDEV)
+    np.testing.assert_allclose(np.asarray(got), 2 * a @ a.T - 1)
+
+
+# ---------------------------------------------------------------- scatter
+
+@pytest.mark.parametrize("n", NS)
+def test_scatter_split_along_window_dims(cj_devices, n, monkeypatch, capfd):
+    """An embedding gradient: rows scattered (added, set) into a table split by columns, the
+    updates split alike: each device scatters its columns, nothing is gathered."""
+    table = jaxcheck.rand((10, 4 * n), np.float32, 0)
+    upd = jaxcheck.rand((6, 4 * n), np.float32, 1)
+    idx = np.array([3, 0, 9, 3, 5, 12], np.int32)  # a repeat, and one out of range (dropped)
+    monkeypatch.setenv("CJRT_SPMD_LOG", "1")
+
+    def run(devs):
+        mesh = _mesh(devs, "i")
+        t = jax.device_put(table, NamedSharding(mesh, P(None, "i")))
+        u = jax.device_put(upd, NamedSharding(mesh, P(None, "i")))
+        k = jax.device_put(idx, NamedSharding(mesh, P()))
+        return jax.jit(lambda t, u, k: (t.at[k].add(u, mode="drop"), t.at[k].set(u * 2, mode="drop"),
+                                        t.at[k].max(u, mode="drop")))(t, u, k)
+    _check(run, n)
+    assert "stablehlo.scatter" not in capfd.readouterr().err
+
+
+SCATTER = """module @m attributes {{mhlo.num_partitions = {n} : i32, mhlo.num_replicas = 1 : i32}} {{
+  func.func public @main(%t: tensor<10x16xf32> {{mhlo.sharding = "{cols}"}}, %k: tensor<6x1xi32>,
+                         %u: tensor<6x16xf32> {{mhlo.sharding = "{cols}"}}) -> tensor<10x16xf32> {{
+    %0 = "stablehlo.scatter"(%t, %k, %u) <{{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}}> ({{
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }}) : (tensor<10x16xf32>, tensor<6x1xi32>, tensor<6x16xf32>) -> tensor<10x16xf32>
+    return %0 : tensor<10x16xf32>
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_scatter_text(tmp_path, n):
+    t = jaxcheck.rand((10, 16), np.float32, 0)
+    u = jaxcheck.rand((6, 16), np.float32, 1)
+    k = np.array([[3], [0], [9], [3], [5], [12]], np.int32)
+    got, log = _run(tmp_path, SCATTER.format(n=n, cols=f"{{devices=[1,{n}]<=[{n}]}}"), [t, k, u], n, 1,
+                    log=True)
+    want = t.copy()
+    for r, row in zip(k[:, 0], u):
+        if r < 10:
+            want[r] += row
+    np.testing.assert_allclose(got[0], want, rtol=1e-6, atol=1e-6)
+    assert "stablehlo.scatter" not in log, log
