@@ -1475,20 +1475,18 @@ static void test_multi_device(void) {
     loaded_free(le);
   }
 
-  /* Programs over global shapes that need an SPMD partitioner fail at compile, saying so;
-   * replicated ones run on every device as written. */
-  static const char *const sharded[] = {
+  /* GSPMD shardings (mhlo.sharding) on a program over global shapes: split and replicated ones
+   * compile (the partitioner reads them; python/tests/jax/test_jax_sharding_gspmd.py checks the
+   * values), one that does not fit its value is INVALID_ARGUMENT naming it. */
+  static const char *const fine[] = {
       "{devices=[2]<=[2]}",
-      "{devices=[2,1]0,1}",
-  };
-  static const char *const replicated[] = {
+      "{devices=[2]0,1}",
       "{replicated}",
       "{devices=[1,2]0,1 last_tile_dim_replicate}",
   };
   compile_options(&o, 1, 2, NULL);
-  for (size_t k = 0; k < COUNT(sharded) + COUNT(replicated); k++) {
-    int is_sharded = k < COUNT(sharded);
-    const char *sh = is_sharded ? sharded[k] : replicated[k - COUNT(sharded)];
+  for (size_t k = 0; k < COUNT(fine) + 1; k++) {
+    const char *sh = k < COUNT(fine) ? fine[k] : "{devices=[2,1]0,1}";
     char text[512];
     snprintf(text, sizeof text,
              "func.func @main(%%a: tensor<8xf32> {mhlo.sharding = \"%s\"}) -> tensor<8xf32> {\n"
@@ -1496,8 +1494,8 @@ static void test_multi_device(void) {
              "  return %%0 : tensor<8xf32>\n}\n",
              sh);
     PJRT_Error *e = compile_err(c, text, o.b, o.n, &le);
-    if (is_sharded) {
-      ERR(e, UNIMPLEMENTED, "SPMD partitioning is not implemented by cjrt: argument 0");
+    if (k == COUNT(fine)) {
+      ERR(e, INVALID_ARGUMENT, "cannot read the sharding {devices=[2,1]0,1}: 2 tile dims for a value of rank 1");
     } else if (OK(e)) {
       loaded_free(le);
     }
