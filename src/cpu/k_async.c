@@ -41,7 +41,7 @@ static bool only_done_users(const cj_op *start, const cj_value *f) {
   return true;
 }
 
-cj_status lower_async_start(cj_lw *L, cj_op *op) {
+cj_status cj_lower_async_start(cj_lw *L, cj_op *op) {
   if (op->nregions != 1 || !op->regions[0].first)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "async_start needs a body");
   cj_block *body = op->regions[0].first;
@@ -74,7 +74,7 @@ cj_status lower_async_start(cj_lw *L, cj_op *op) {
   return cj_lw_bind(L, &op->results[0], total, all);
 }
 
-cj_status lower_async_done(cj_lw *L, cj_op *op) {
+cj_status cj_lower_async_done(cj_lw *L, cj_op *op) {
   int32_t n;
   const int32_t *leaves;
   CJ_RETURN_IF_ERROR(cj_lw_leaves(L, op, op->operands[0], &n, &leaves));

@@ -239,7 +239,7 @@ static CJ_MUST_USE cj_status emit_check(cj_lw *L, cj_op *op, const char *name, i
   return NULL;
 }
 
-cj_status lower_check(cj_lw *L, cj_op *op) {
+cj_status cj_lower_check(cj_lw *L, cj_op *op) {
   double tol = 1e-4;
   const cj_attr *t = cj_op_attr(op, "tolerance");
   if (t) cj_attr_get_f64(t, &tol);
@@ -322,7 +322,7 @@ static CJ_MUST_USE cj_status lower_shape_assertion(cj_lw *L, cj_op *op) {
   return NULL;
 }
 
-cj_status lower_custom_call(cj_lw *L, cj_op *op) {
+cj_status cj_lower_custom_call(cj_lw *L, cj_op *op) {
   const char *target = NULL;
   size_t len = 0;
   if (!cj_attr_get_str(cj_op_attr(op, "call_target_name"), &target, &len))

@@ -32,7 +32,7 @@
 
 /* ======================================================================== groups */
 
-int64_t coll_channel(const cj_op *op) {
+int64_t cj_coll_channel(const cj_op *op) {
   const cj_attr *ch = cj_op_attr(op, "channel_handle");
   int64_t v = 0;
   if (ch) {
@@ -42,10 +42,10 @@ int64_t coll_channel(const cj_op *op) {
   return v;
 }
 
-cj_status coll_read_groups(cj_lw *L, cj_op *op, int how, coll_groups *g) {
+cj_status cj_coll_read_groups(cj_lw *L, cj_op *op, int how, coll_groups *g) {
   memset(g, 0, sizeof *g);
   const cj_attr *a = cj_op_attr(op, "replica_groups");
-  int64_t channel = coll_channel(op);
+  int64_t channel = cj_coll_channel(op);
   bool global = cj_op_attr(op, "use_global_device_ids") != NULL;
   if (how == CG_GATHER_LIKE)
     g->mode = channel <= 0 ? CM_REPLICA : global ? CM_FLAT : CM_REPLICA_AND_PARTITION;
@@ -86,7 +86,7 @@ static const char *mode_unit(int mode) {
   }
 }
 
-cj_status coll_find_group(const coll_groups *g, const cj_exec_ctx *ctx, const char *what,
+cj_status cj_coll_find_group(const coll_groups *g, const cj_exec_ctx *ctx, const char *what,
                           int32_t *members, int32_t *size, int32_t *rank, uint64_t *gid,
                           bool *found) {
   const cj_exec_args *a = ctx->args;
@@ -378,7 +378,7 @@ static CJ_MUST_USE cj_status params_new(cj_lw *L, cj_op *op, coll_kind kind, uin
   p->kind = kind;
   p->n = n;
   p->what = cj_lw_what(L, op);
-  p->key = ((uint64_t)kind << 56) ^ ((uint64_t)coll_channel(op) & 0x00ffffffffffffffull);
+  p->key = ((uint64_t)kind << 56) ^ ((uint64_t)cj_coll_channel(op) & 0x00ffffffffffffffull);
   p->check = sig_of(L, op, n);
   size_t m = n ? n : 1;
   p->in_bytes = cj_lw_alloc(L, sizeof(int64_t) * m);
@@ -446,7 +446,7 @@ static CJ_MUST_USE cj_status group_of(cj_exec_ctx *ctx, const coll_params *p, co
   E->found = false;
   E->size = 0;
   E->rank = 0;
-  cj_status st = coll_find_group(&p->g, ctx, p->what, E->members, &E->size, &E->rank, &E->gid,
+  cj_status st = cj_coll_find_group(&p->g, ctx, p->what, E->members, &E->size, &E->rank, &E->gid,
                                  &E->found);
   if (st) return st;
   if (E->found && E->size > 1 && !ctx->args->launch)
@@ -1056,7 +1056,7 @@ static CJ_MUST_USE cj_status lower_reduction(cj_lw *L, cj_op *op, coll_kind kind
   coll_params *p;
   CJ_RETURN_IF_ERROR(params_new(L, op, kind, n, &p));
   p->dynamic_root = dyn;
-  CJ_RETURN_IF_ERROR(coll_read_groups(L, op, kind == K_ALL_REDUCE ? CG_GATHER_LIKE : CG_REPLICA_OR_PARTITION,
+  CJ_RETURN_IF_ERROR(cj_coll_read_groups(L, op, kind == K_ALL_REDUCE ? CG_GATHER_LIKE : CG_REPLICA_OR_PARTITION,
                                       &p->g));
   int32_t *ins = cj_lw_alloc(L, sizeof(int32_t) * (op->nopnds + 3));
   int32_t *outs = cj_lw_alloc(L, sizeof(int32_t) * (n ? n : 1));
@@ -1081,8 +1081,8 @@ static CJ_MUST_USE cj_status lower_reduction(cj_lw *L, cj_op *op, coll_kind kind
   return NULL;
 }
 
-cj_status lower_all_reduce(cj_lw *L, cj_op *op) { return lower_reduction(L, op, K_ALL_REDUCE); }
-cj_status lower_collective_reduce(cj_lw *L, cj_op *op) {
+cj_status cj_lower_all_reduce(cj_lw *L, cj_op *op) { return lower_reduction(L, op, K_ALL_REDUCE); }
+cj_status cj_lower_collective_reduce(cj_lw *L, cj_op *op) {
   return lower_reduction(L, op, K_COLLECTIVE_REDUCE);
 }
 
@@ -1097,11 +1097,11 @@ static void split_at(const cj_type *t, int64_t d, int64_t *outer, int64_t *dim, 
   *dim = t->dims[d];
 }
 
-cj_status lower_reduce_scatter(cj_lw *L, cj_op *op) {
+cj_status cj_lower_reduce_scatter(cj_lw *L, cj_op *op) {
   CJ_RETURN_IF_ERROR(check_tensors(op, 0, 1));
   coll_params *p;
   CJ_RETURN_IF_ERROR(params_new(L, op, K_REDUCE_SCATTER, 1, &p));
-  CJ_RETURN_IF_ERROR(coll_read_groups(L, op, CG_GATHER_LIKE, &p->g));
+  CJ_RETURN_IF_ERROR(cj_coll_read_groups(L, op, CG_GATHER_LIKE, &p->g));
   int64_t d;
   if (!cj_op_get_i64(op, "scatter_dimension", &d))
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "no scatter_dimension");
@@ -1133,13 +1133,13 @@ cj_status lower_reduce_scatter(cj_lw *L, cj_op *op) {
   return NULL;
 }
 
-cj_status lower_all_gather(cj_lw *L, cj_op *op) {
+cj_status cj_lower_all_gather(cj_lw *L, cj_op *op) {
   uint32_t n = op->nopnds;
   if (op->nresults != n) return cj_op_error(op, CJ_INVALID_ARGUMENT, "operand and result counts differ");
   CJ_RETURN_IF_ERROR(check_tensors(op, 0, n));
   coll_params *p;
   CJ_RETURN_IF_ERROR(params_new(L, op, K_ALL_GATHER, n, &p));
-  CJ_RETURN_IF_ERROR(coll_read_groups(L, op, CG_GATHER_LIKE, &p->g));
+  CJ_RETURN_IF_ERROR(cj_coll_read_groups(L, op, CG_GATHER_LIKE, &p->g));
   int64_t d;
   if (!cj_op_get_i64(op, "all_gather_dim", &d))
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "no all_gather_dim");
@@ -1159,13 +1159,13 @@ cj_status lower_all_gather(cj_lw *L, cj_op *op) {
   return NULL;
 }
 
-cj_status lower_all_to_all(cj_lw *L, cj_op *op) {
+cj_status cj_lower_all_to_all(cj_lw *L, cj_op *op) {
   uint32_t n = op->nopnds;
   if (op->nresults != n) return cj_op_error(op, CJ_INVALID_ARGUMENT, "operand and result counts differ");
   CJ_RETURN_IF_ERROR(check_tensors(op, 0, n));
   coll_params *p;
   CJ_RETURN_IF_ERROR(params_new(L, op, K_ALL_TO_ALL, n, &p));
-  CJ_RETURN_IF_ERROR(coll_read_groups(L, op, CG_REPLICA_OR_PARTITION, &p->g));
+  CJ_RETURN_IF_ERROR(cj_coll_read_groups(L, op, CG_REPLICA_OR_PARTITION, &p->g));
   int64_t sd, cd, count;
   if (!cj_op_get_i64(op, "split_dimension", &sd) || !cj_op_get_i64(op, "concat_dimension", &cd) ||
       !cj_op_get_i64(op, "split_count", &count) || count <= 0)
@@ -1207,7 +1207,7 @@ cj_status lower_all_to_all(cj_lw *L, cj_op *op) {
   return NULL;
 }
 
-cj_status lower_collective_broadcast(cj_lw *L, cj_op *op) {
+cj_status cj_lower_collective_broadcast(cj_lw *L, cj_op *op) {
   bool dyn = cj_op_attr(op, "has_dynamic_root") != NULL;
   uint32_t n = dyn ? op->nopnds - 1 : op->nopnds;
   if (op->nresults != n) return cj_op_error(op, CJ_INVALID_ARGUMENT, "operand and result counts differ");
@@ -1215,7 +1215,7 @@ cj_status lower_collective_broadcast(cj_lw *L, cj_op *op) {
   coll_params *p;
   CJ_RETURN_IF_ERROR(params_new(L, op, K_BROADCAST, n, &p));
   p->dynamic_root = dyn;
-  CJ_RETURN_IF_ERROR(coll_read_groups(L, op, CG_REPLICA_OR_PARTITION, &p->g));
+  CJ_RETURN_IF_ERROR(cj_coll_read_groups(L, op, CG_REPLICA_OR_PARTITION, &p->g));
   int32_t *ins = cj_lw_alloc(L, sizeof(int32_t) * (op->nopnds ? op->nopnds : 1));
   int32_t *outs = cj_lw_alloc(L, sizeof(int32_t) * (n ? n : 1));
   if (!ins || !outs) return cj_oom();
@@ -1224,12 +1224,12 @@ cj_status lower_collective_broadcast(cj_lw *L, cj_op *op) {
   return NULL;
 }
 
-cj_status lower_collective_permute(cj_lw *L, cj_op *op) {
+cj_status cj_lower_collective_permute(cj_lw *L, cj_op *op) {
   CJ_RETURN_IF_ERROR(check_tensors(op, 0, 1));
   coll_params *p;
   CJ_RETURN_IF_ERROR(params_new(L, op, K_PERMUTE, 1, &p));
   p->g.mode = CM_AXIS;
-  p->g.axis_mode = coll_channel(op) <= 0 ? CM_REPLICA : CM_PARTITION;
+  p->g.axis_mode = cj_coll_channel(op) <= 0 ? CM_REPLICA : CM_PARTITION;
   const cj_attr *a = cj_op_attr(op, "source_target_pairs");
   if (!a || a->kind != CJ_ATTR_DENSE || a->dense.type->rank != 2 || a->dense.type->dims[1] != 2)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "source_target_pairs must be an N x 2 tensor");

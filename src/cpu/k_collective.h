@@ -30,15 +30,15 @@ typedef struct coll_groups {
 /* This device's group: members (device indices r * np + p, in rank order), its rank, and an id
  * that differs between groups with different members. *found = false when the device is in no
  * group (then only *found is set). */
-CJ_MUST_USE cj_status coll_find_group(const coll_groups *g, const cj_exec_ctx *ctx, const char *what,
+CJ_MUST_USE cj_status cj_coll_find_group(const coll_groups *g, const cj_exec_ctx *ctx, const char *what,
                           int32_t *members, int32_t *size, int32_t *rank, uint64_t *gid,
                           bool *found);
 
 /* Reads replica_groups (and picks the mode from channel_handle / use_global_device_ids as the
  * spec says for `kind`) into *g, in the program arena. */
 enum { CG_GATHER_LIKE, CG_REPLICA_OR_PARTITION };
-CJ_MUST_USE cj_status coll_read_groups(cj_lw *L, cj_op *op, int how, coll_groups *g);
-int64_t coll_channel(const cj_op *op);
+CJ_MUST_USE cj_status cj_coll_read_groups(cj_lw *L, cj_op *op, int how, coll_groups *g);
+int64_t cj_coll_channel(const cj_op *op);
 
 /* The device index of this execution in its launch (0 without one). */
 static inline int32_t coll_self(const cj_exec_ctx *ctx) {
@@ -48,6 +48,6 @@ static inline int32_t coll_self(const cj_exec_ctx *ctx) {
 
 /* Lowering context flag: send/recv to the host are allowed only inside interpreter.run_parallel,
  * whose driver plays the host (k_collective_parallel.c). */
-bool coll_in_run_parallel(void);
+bool cj_coll_in_run_parallel(void);
 
 #endif

@@ -122,14 +122,14 @@ static CJ_MUST_USE cj_status p2p_params_new(cj_lw *L, cj_op *op, uint32_t nparts
   p2p_params *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return cj_oom();
   p->what = cj_lw_what(L, op);
-  p->channel = coll_channel(op);
+  p->channel = cj_coll_channel(op);
   p->nparts = nparts;
   p->sizes = cj_lw_alloc(L, sizeof(size_t) * (nparts ? nparts : 1));
   if (!p->what || !p->sizes) return cj_oom();
   bool host = false;
   cj_op_get_bool(op, "is_host_transfer", &host);
   p->host = host;
-  if (host && !coll_in_run_parallel())
+  if (host && !cj_coll_in_run_parallel())
     return cj_op_error(op, CJ_UNIMPLEMENTED,
                        "transfers to or from the host (is_host_transfer) need PJRT send/recv "
                        "callbacks, which cjrt does not implement");
@@ -155,7 +155,7 @@ static CJ_MUST_USE cj_status bind_token(cj_lw *L, cj_value *v) {
   return cj_lw_bind(L, v, 1, &b);
 }
 
-cj_status lower_send(cj_lw *L, cj_op *op) {
+cj_status cj_lower_send(cj_lw *L, cj_op *op) {
   if (op->nopnds < 1 || op->nresults != 1)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "send takes values and a token");
   uint32_t n = op->nopnds - 1;
@@ -176,7 +176,7 @@ cj_status lower_send(cj_lw *L, cj_op *op) {
   return NULL;
 }
 
-cj_status lower_recv(cj_lw *L, cj_op *op) {
+cj_status cj_lower_recv(cj_lw *L, cj_op *op) {
   if (op->nresults < 1) return cj_op_error(op, CJ_INVALID_ARGUMENT, "recv returns values and a token");
   uint32_t n = op->nresults - 1;
   p2p_params *p;
@@ -198,12 +198,12 @@ cj_status lower_recv(cj_lw *L, cj_op *op) {
 
 /* infeed/outfeed: PJRT has no infeed queues any more (frameworks use host callbacks), and the
  * reference interpreter's infeed is a test-only feature of run_parallel. */
-cj_status lower_infeed(cj_lw *L, cj_op *op) {
+cj_status cj_lower_infeed(cj_lw *L, cj_op *op) {
   (void)L;
   return cj_op_error(op, CJ_UNIMPLEMENTED, "infeed is not supported by cjrt (no infeed queues)");
 }
 
-cj_status lower_outfeed(cj_lw *L, cj_op *op) {
+cj_status cj_lower_outfeed(cj_lw *L, cj_op *op) {
   (void)L;
   return cj_op_error(op, CJ_UNIMPLEMENTED, "outfeed is not supported by cjrt (no outfeed queues)");
 }

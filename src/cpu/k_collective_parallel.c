@@ -23,7 +23,7 @@
 
 static _Thread_local int in_run_parallel;
 
-bool coll_in_run_parallel(void) { return in_run_parallel > 0; }
+bool cj_coll_in_run_parallel(void) { return in_run_parallel > 0; }
 
 typedef struct rp_params {
   int32_t nr, np, nproc;
@@ -142,7 +142,7 @@ static void pin_region(cj_lw *L, int32_t first, int32_t last_id, int32_t start, 
   }
 }
 
-cj_status lower_run_parallel(cj_lw *L, cj_op *op) {
+cj_status cj_lower_run_parallel(cj_lw *L, cj_op *op) {
   const cj_attr *grid = cj_op_attr(op, "cj.grid");
   int64_t g[2], ng = 0;
   if (op->nregions == 0 || !grid || !cj_attr_get_i64s(grid, g, 2, &ng) || ng != 2)

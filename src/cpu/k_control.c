@@ -106,7 +106,7 @@ static bool invariant_leaf(const cj_op *op, const cj_block *bb, int32_t n, int32
   return t && t->nopnds == op->nopnds && t->operands[i] == &bb->args[i];
 }
 
-cj_status lower_while(cj_lw *L, cj_op *op) {
+cj_status cj_lower_while(cj_lw *L, cj_op *op) {
   if (op->nregions != 2) return cj_op_error(op, CJ_INVALID_ARGUMENT, "while needs 2 regions");
   cj_block *cb = op->regions[0].first, *bb = op->regions[1].first;
   if (!cb || !bb) return cj_op_error(op, CJ_INVALID_ARGUMENT, "while regions need a block");
@@ -311,5 +311,5 @@ static CJ_MUST_USE cj_status lower_branches(cj_lw *L, cj_op *op, bool is_if) {
   return st;
 }
 
-cj_status lower_if(cj_lw *L, cj_op *op) { return lower_branches(L, op, true); }
-cj_status lower_case(cj_lw *L, cj_op *op) { return lower_branches(L, op, false); }
+cj_status cj_lower_if(cj_lw *L, cj_op *op) { return lower_branches(L, op, true); }
+cj_status cj_lower_case(cj_lw *L, cj_op *op) { return lower_branches(L, op, false); }

@@ -382,7 +382,7 @@ static void rhs_prepare(const kc_wprep *p, const char *src, char *raw, char *w, 
       for (int64_t o = 0; o < g->Og; o++) acc[o] = (uint32_t)p->lhs_zp * acc[o];
     }
   }
-  if (p->pack) kc_gemm_pack(g, (const float *)w, wp);
+  if (p->pack) cj_kc_gemm_pack(g, (const float *)w, wp);
   if (p->dw) {
     const float *wf = (const float *)w;
     for (int64_t grp = 0; grp < g->G; grp++)
@@ -957,7 +957,7 @@ static CJ_MUST_USE cj_status k_conv_phase_pack(cj_exec_ctx *ctx, const cj_step *
       for (int64_t q = 0; q < ph->g.Q; q++)
         memcpy(sub + (grp * ph->g.Q + q) * row, w + grp * P->K * P->Og + ph->qmap[q] * row,
                sizeof(float) * (size_t)row);
-    kc_gemm_pack(&ph->g, sub, (float *)CJ_PTR(ctx, st->out[j]));
+    cj_kc_gemm_pack(&ph->g, sub, (float *)CJ_PTR(ctx, st->out[j]));
     j++;
   }
   return NULL;
@@ -981,7 +981,7 @@ static CJ_MUST_USE cj_status conv_phases_emit(cj_lw *L, cj_op *op, const kc_phas
   int32_t j = 0;
   for (int32_t n = 0; n < P->n; n++) {
     if (P->ph[n].kind != PH_GEMM) continue;
-    packs[j++] = cj_lw_new_buf(L, kc_gemm_packed_floats(&P->ph[n].g) * 4, CJ_BK_ARENA);
+    packs[j++] = cj_lw_new_buf(L, cj_kc_gemm_packed_floats(&P->ph[n].g) * 4, CJ_BK_ARENA);
     int64_t s = P->G * P->ph[n].g.K * P->Og;
     if (s > maxsub) maxsub = s;
   }
@@ -995,7 +995,7 @@ static CJ_MUST_USE cj_status conv_phases_emit(cj_lw *L, cj_op *op, const kc_phas
     parts[n] = zel;
     if (P->ph[n].kind != PH_GEMM) continue;
     parts[n] = cj_lw_new_buf(L, g->Bout * g->P * P->G * P->Og * esz, CJ_BK_ARENA);
-    CJ_RETURN_IF_ERROR(kc_gemm_emit(L, op, g, xbuf, packs[j++], zbuf, parts[n], odt));
+    CJ_RETURN_IF_ERROR(cj_kc_gemm_emit(L, op, g, xbuf, packs[j++], zbuf, parts[n], odt));
   }
   if (!cj_lw_emit(L, op, k_conv_phase_place, P, (uint32_t)P->n, parts, 1, &obuf)) return cj_oom();
   return NULL;
@@ -1275,7 +1275,7 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
   /* the path */
   bool small_f = ldt == CJ_F32 || ldt == CJ_BF16 || ldt == CJ_F16;
   bool small_o = odt == CJ_F32 || odt == CJ_BF16 || odt == CJ_F16;
-  bool gemm = mode == MODE_PLAIN && acc == KA_F32 && small_f && small_o && kc_gemm_wanted(&g);
+  bool gemm = mode == MODE_PLAIN && acc == KA_F32 && small_f && small_o && cj_kc_gemm_wanted(&g);
   bool dw = !gemm && acc == KA_F32 && mode != MODE_QINT && !g.bgroups && g.G > 1 && g.Cg == 1;
 
   /* the lhs buffer the kernel reads and its strides */
@@ -1337,7 +1337,7 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
   wp->lhs_zp = mode == MODE_QINT ? (int32_t)lq->zero_points[0] : 0;
   wp->zpoff = mode == MODE_QINT && wp->lhs_zp != 0;
   int64_t wn = g.G * g.K * g.Og, esz = cj_dtype_bytes(rdt);
-  int64_t packed = wp->pack ? kc_gemm_packed_floats(&g) : dw ? wn : 0;
+  int64_t packed = wp->pack ? cj_kc_gemm_packed_floats(&g) : dw ? wn : 0;
   int32_t wbuf = -1, zpbuf = -1, wv = -1;
   if (rconst) {
     CJ_RETURN_IF_ERROR(conv_const_rhs(L, wp, rval, rt, wn, esz, asz, packed, &wbuf, &zpbuf));
@@ -1359,7 +1359,7 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
     int32_t zbuf = cj_lw_const(L, z, 4 * (gm.Cg > 0 ? gm.Cg : 1));
     free(z);
     if (phases) return conv_phases_emit(L, op, phases, xbuf, wv, zbuf, r.buf, odt);
-    return kc_gemm_emit(L, op, &gm, xbuf, wbuf, zbuf, r.buf, odt);
+    return cj_kc_gemm_emit(L, op, &gm, xbuf, wbuf, zbuf, r.buf, odt);
   }
 
   kc_gen *p = cj_lw_alloc(L, sizeof *p);
@@ -1380,7 +1380,7 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
   return NULL;
 }
 
-cj_status lower_convolution(cj_lw *L, cj_op *op) {
+cj_status cj_lower_convolution(cj_lw *L, cj_op *op) {
   int64_t lo[KC_MAXS] = {0};
   const cj_attr *pa = cj_op_attr(op, "padding");
   int32_t ns = op->operands[0]->type->rank - 2;
@@ -1392,7 +1392,7 @@ cj_status lower_convolution(cj_lw *L, cj_op *op) {
   return lower_conv_common(L, op, lo);
 }
 
-cj_status lower_dynamic_conv(cj_lw *L, cj_op *op) {
+cj_status cj_lower_dynamic_conv(cj_lw *L, cj_op *op) {
   int64_t lo[KC_MAXS] = {0};
   int32_t ns = op->operands[0]->type->rank - 2;
   cj_op *pd = op->operands[2]->def;

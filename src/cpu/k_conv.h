@@ -60,13 +60,13 @@ static inline int64_t kc_lhs_base(const kc_geom *g, int64_t grp, int64_t b) {
 /* the GEMM path (k_conv_gemm.c) */
 enum { KC_NR = 32, KC_MR = 8 };
 /* Whether the GEMM path takes this geometry (sizes worth it). */
-bool kc_gemm_wanted(const kc_geom *g);
+bool cj_kc_gemm_wanted(const kc_geom *g);
 /* Packs canonical f32 weights W[G][Q][Cg][Og] into panels Wp[G][npan][K][KC_NR] (zero padded). */
-int64_t kc_gemm_packed_floats(const kc_geom *g);
-void kc_gemm_pack(const kc_geom *g, const float *w, float *wp);
+int64_t cj_kc_gemm_packed_floats(const kc_geom *g);
+void cj_kc_gemm_pack(const kc_geom *g, const float *w, float *wp);
 /* Emits the GEMM step: in[0] = lhs (f32, feature stride 1), in[1] = packed weights, in[2] = a
  * zero buffer of at least Cg floats; out[0] = result of dtype out_dt. */
-CJ_MUST_USE cj_status kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, int32_t wbuf,
+CJ_MUST_USE cj_status cj_kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, int32_t wbuf,
                        int32_t zbuf, int32_t obuf, cj_dtype out_dt);
 
 #endif

@@ -131,17 +131,17 @@ static kg_ukr pick_ukr(void) {
 
 /* ======================================================================== packing */
 
-bool kc_gemm_wanted(const kc_geom *g) {
+bool cj_kc_gemm_wanted(const kc_geom *g) {
   double macs = (double)g->G * (double)g->M * (double)g->K * (double)g->Og;
   return g->Og >= 4 && g->K >= 1 && g->M >= KC_MR && macs >= 65536.0;
 }
 
-int64_t kc_gemm_packed_floats(const kc_geom *g) {
+int64_t cj_kc_gemm_packed_floats(const kc_geom *g) {
   int64_t npan = (g->Og + KC_NR - 1) / KC_NR;
   return g->G * npan * g->K * KC_NR;
 }
 
-void kc_gemm_pack(const kc_geom *g, const float *w, float *wp) {
+void cj_kc_gemm_pack(const kc_geom *g, const float *w, float *wp) {
   int64_t npan = (g->Og + KC_NR - 1) / KC_NR;
   for (int64_t grp = 0; grp < g->G; grp++)
     for (int64_t j = 0; j < npan; j++) {
@@ -313,7 +313,7 @@ static CJ_MUST_USE cj_status k_conv_gemm(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-cj_status kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, int32_t wbuf,
+cj_status cj_kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, int32_t wbuf,
                        int32_t zbuf, int32_t obuf, cj_dtype out_dt) {
   kg_params *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return cj_oom();

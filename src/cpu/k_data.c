@@ -191,7 +191,7 @@ static CJ_MUST_USE cj_status k_fill(cj_exec_ctx *ctx, const cj_step *st) {
 
 enum { MAX_EXPAND = 4 << 20 };
 
-cj_status lower_constant(cj_lw *L, cj_op *op) {
+cj_status cj_lower_constant(cj_lw *L, cj_op *op) {
   const cj_attr *a = cj_op_attr(op, "value");
   cj_value *v = &op->results[0];
   const cj_type *t = v->type;
@@ -280,7 +280,7 @@ static CJ_MUST_USE cj_status k_iota(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-cj_status lower_iota(cj_lw *L, cj_op *op) {
+cj_status cj_lower_iota(cj_lw *L, cj_op *op) {
   cj_value *v = &op->results[0];
   const cj_type *t = v->type;
   int64_t dim;
@@ -361,14 +361,14 @@ static CJ_MUST_USE cj_status broadcast_common(cj_lw *L, cj_op *op, const int64_t
   return cj_lw_bind(L, v, 1, &out);
 }
 
-cj_status lower_broadcast_in_dim(cj_lw *L, cj_op *op) {
+cj_status cj_lower_broadcast_in_dim(cj_lw *L, cj_op *op) {
   int64_t bd[CJ_MAX_RANK], n = 0;
   if (!cj_op_get_i64s(op, "broadcast_dimensions", bd, CJ_MAX_RANK, &n) || n > CJ_MAX_RANK)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad broadcast_dimensions");
   return broadcast_common(L, op, bd, n);
 }
 
-cj_status lower_broadcast(cj_lw *L, cj_op *op) {
+cj_status cj_lower_broadcast(cj_lw *L, cj_op *op) {
   int64_t sizes[CJ_MAX_RANK], n = 0;
   if (!cj_op_get_i64s(op, "broadcast_sizes", sizes, CJ_MAX_RANK, &n))
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad broadcast_sizes");
@@ -381,13 +381,13 @@ cj_status lower_broadcast(cj_lw *L, cj_op *op) {
 
 /* ======================================================================== shape ops */
 
-cj_status lower_reshape(cj_lw *L, cj_op *op) {
+cj_status cj_lower_reshape(cj_lw *L, cj_op *op) {
   const cj_type *t = op->results[0].type;
   if (!cj_type_is_static(t)) return cj_op_error(op, CJ_UNIMPLEMENTED, "dynamic reshape");
   return cj_lw_alias(L, op, 0, op->operands[0]);
 }
 
-cj_status lower_transpose(cj_lw *L, cj_op *op) {
+cj_status cj_lower_transpose(cj_lw *L, cj_op *op) {
   cj_lw_tensor x, r;
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x));
   int64_t perm[CJ_MAX_RANK], n = 0;
@@ -411,7 +411,7 @@ cj_status lower_transpose(cj_lw *L, cj_op *op) {
   return emit_strided(L, op, s, x.buf, r.buf);
 }
 
-cj_status lower_reverse(cj_lw *L, cj_op *op) {
+cj_status cj_lower_reverse(cj_lw *L, cj_op *op) {
   cj_lw_tensor x, r;
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x));
   int64_t dims[CJ_MAX_RANK], n = 0;
@@ -444,7 +444,7 @@ cj_status lower_reverse(cj_lw *L, cj_op *op) {
   return emit_strided(L, op, s, x.buf, r.buf);
 }
 
-cj_status lower_slice(cj_lw *L, cj_op *op) {
+cj_status cj_lower_slice(cj_lw *L, cj_op *op) {
   cj_lw_tensor x, r;
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x));
   int64_t start[CJ_MAX_RANK], stride[CJ_MAX_RANK], n1 = 0, n2 = 0;
@@ -527,7 +527,7 @@ static CJ_MUST_USE cj_status dyn_indices(cj_lw *L, cj_op *op, uint32_t first, in
   return NULL;
 }
 
-cj_status lower_dynamic_slice(cj_lw *L, cj_op *op) {
+cj_status cj_lower_dynamic_slice(cj_lw *L, cj_op *op) {
   cj_lw_tensor x, r;
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x));
   dyn_params *p = cj_lw_alloc(L, sizeof *p);
@@ -555,7 +555,7 @@ cj_status lower_dynamic_slice(cj_lw *L, cj_op *op) {
   return NULL;
 }
 
-cj_status lower_dynamic_update_slice(cj_lw *L, cj_op *op) {
+cj_status cj_lower_dynamic_update_slice(cj_lw *L, cj_op *op) {
   cj_lw_tensor x, u, r;
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x));
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &u));
@@ -610,7 +610,7 @@ static CJ_MUST_USE cj_status k_concat(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-cj_status lower_concatenate(cj_lw *L, cj_op *op) {
+cj_status cj_lower_concatenate(cj_lw *L, cj_op *op) {
   int64_t dim;
   if (!cj_op_get_i64(op, "dimension", &dim)) return cj_op_error(op, CJ_INVALID_ARGUMENT, "no dimension");
   cj_lw_tensor r;
@@ -689,7 +689,7 @@ static CJ_MUST_USE cj_status k_pad(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-cj_status lower_pad(cj_lw *L, cj_op *op) {
+cj_status cj_lower_pad(cj_lw *L, cj_op *op) {
   cj_lw_tensor x, v, r;
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x));
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &v));
@@ -753,7 +753,7 @@ static CJ_MUST_USE cj_status k_bitcast(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-cj_status lower_bitcast_convert(cj_lw *L, cj_op *op) {
+cj_status cj_lower_bitcast_convert(cj_lw *L, cj_op *op) {
   const cj_type *xt = op->operands[0]->type, *rt = op->results[0].type;
   if (!cj_type_is_static(xt) || !cj_type_is_static(rt))
     return cj_op_error(op, CJ_UNIMPLEMENTED, "dynamic shapes are not supported here");

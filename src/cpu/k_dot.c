@@ -1198,7 +1198,7 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
   return NULL;
 }
 
-cj_status lower_dot_general(cj_lw *L, cj_op *op) {
+cj_status cj_lower_dot_general(cj_lw *L, cj_op *op) {
   const cj_attr *dn = cj_op_attr(op, "dot_dimension_numbers");
   if (!dn || dn->kind != CJ_ATTR_STRUCT)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing dot_dimension_numbers");
@@ -1213,7 +1213,7 @@ cj_status lower_dot_general(cj_lw *L, cj_op *op) {
   return lower_dot_dims(L, op, nlb, lb, nrb, rb, nlc, lc, nrc, rc);
 }
 
-cj_status lower_dot(cj_lw *L, cj_op *op) {
+cj_status cj_lower_dot(cj_lw *L, cj_op *op) {
   const cj_type *xt = op->operands[0]->type;
   int64_t lc[1] = {xt->rank - 1}, rc[1] = {0};
   return lower_dot_dims(L, op, 0, NULL, 0, NULL, 1, lc, 1, rc);

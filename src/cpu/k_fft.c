@@ -963,7 +963,7 @@ static CJ_MUST_USE cj_status k_fft(cj_exec_ctx *ctx, const cj_step *st) {
   for (int i = 0; i < p->nax; i++) run_lines(&R, pass_axis(p, i), i == 0, i == p->nax - 1);
   return NULL;
 }
-cj_status lower_fft(cj_lw *L, cj_op *op) {
+cj_status cj_lower_fft(cj_lw *L, cj_op *op) {
   int32_t type;
   if (!cj_op_get_enum(op, "fft_type", CJ_EK_FFT_TYPE, &type))
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing fft_type");

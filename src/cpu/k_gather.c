@@ -181,12 +181,12 @@ static bool unique_in(const int64_t *l, int64_t n, int64_t lo, int64_t hi, bool 
 
 static CJ_MUST_USE cj_status gather_emit(cj_lw *L, cj_op *op, const gather_spec *g, int32_t extra_in) {
   cj_lw_tensor x, idx, r;
-  CJ_RETURN_IF_ERROR(kg_operand(L, op, 0, true, &x));
-  CJ_RETURN_IF_ERROR(kg_operand(L, op, 1, false, &idx));
-  CJ_RETURN_IF_ERROR(kg_result(L, op, 0, true, &r));
+  CJ_RETURN_IF_ERROR(cj_kg_operand(L, op, 0, true, &x));
+  CJ_RETURN_IF_ERROR(cj_kg_operand(L, op, 1, false, &idx));
+  CJ_RETURN_IF_ERROR(cj_kg_result(L, op, 0, true, &r));
   if (r.dtype != x.dtype)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "result and operand element types differ");
-  kg_idx_fn rd = kg_idx_reader(idx.dtype);
+  kg_idx_fn rd = cj_kg_idx_reader(idx.dtype);
   if (!rd) return cj_op_error(op, CJ_INVALID_ARGUMENT, "start_indices must be integers");
   int32_t xr = x.rank, ir = idx.rank, rr = r.rank;
   if (g->n_slice != xr)
@@ -227,7 +227,7 @@ static CJ_MUST_USE cj_status gather_emit(cj_lw *L, cj_op *op, const gather_spec 
   gather_params *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return cj_oom();
   p->rd = rd;
-  p->rdb = kg_idx_block_reader(idx.dtype);
+  p->rdb = cj_kg_idx_block_reader(idx.dtype);
   /* batch space: start_indices dims except index_vector_dim, in order; they are the result
    * dims not in offset_dims, in order */
   int32_t rdim = 0;
@@ -331,17 +331,17 @@ static CJ_MUST_USE cj_status read_gather_dims(const cj_op *op, gather_spec *g) {
   return NULL;
 }
 
-cj_status lower_gather(cj_lw *L, cj_op *op) {
+cj_status cj_lower_gather(cj_lw *L, cj_op *op) {
   gather_spec g;
   memset(&g, 0, sizeof g);
   CJ_RETURN_IF_ERROR(read_gather_dims(op, &g));
-  if (!kg_i64s(op, "slice_sizes", g.slice_sizes, CJ_MAX_RANK, &g.n_slice))
+  if (!cj_kg_i64s(op, "slice_sizes", g.slice_sizes, CJ_MAX_RANK, &g.n_slice))
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing slice_sizes");
   return gather_emit(L, op, &g, -1);
 }
 
 /* dynamic_gather: the slice sizes must be a constant (after folding) */
-cj_status lower_dynamic_gather(cj_lw *L, cj_op *op) {
+cj_status cj_lower_dynamic_gather(cj_lw *L, cj_op *op) {
   gather_spec g;
   memset(&g, 0, sizeof g);
   CJ_RETURN_IF_ERROR(read_gather_dims(op, &g));
@@ -364,7 +364,7 @@ cj_status lower_dynamic_gather(cj_lw *L, cj_op *op) {
 
 /* torch_index_select(operand, index, dim, batch_dims): result = operand[:dim] batch-shared with
  * index[:batch_dims], then index[batch_dims:], then operand[dim+1:] (a gather). */
-cj_status lower_torch_index_select(cj_lw *L, cj_op *op) {
+cj_status cj_lower_torch_index_select(cj_lw *L, cj_op *op) {
   if (op->nopnds != 2 || op->nresults != 1)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "expected 2 operands and 1 result");
   const cj_type *xt = op->operands[0]->type, *it = op->operands[1]->type;

@@ -25,12 +25,12 @@ static CJ_MUST_USE cj_status describe(cj_lw *L, cj_op *op, cj_value *v, bool all
   return cj_lw_storage_tensor_of(L, op, v, out);
 }
 
-cj_status kg_operand(cj_lw *L, cj_op *op, uint32_t i, bool allow_quant, cj_lw_tensor *out) {
+cj_status cj_kg_operand(cj_lw *L, cj_op *op, uint32_t i, bool allow_quant, cj_lw_tensor *out) {
   if (i >= op->nopnds) return cj_op_error(op, CJ_INTERNAL, "operand %u missing", i);
   return describe(L, op, op->operands[i], allow_quant, out);
 }
 
-cj_status kg_result(cj_lw *L, cj_op *op, uint32_t i, bool allow_quant, cj_lw_tensor *out) {
+cj_status cj_kg_result(cj_lw *L, cj_op *op, uint32_t i, bool allow_quant, cj_lw_tensor *out) {
   if (i >= op->nresults) return cj_op_error(op, CJ_INTERNAL, "result %u missing", i);
   cj_value *v = &op->results[i];
   if (!cj_type_is_quant(v->type) || !allow_quant) return cj_lw_result(L, op, i, out);
@@ -42,12 +42,12 @@ cj_status kg_result(cj_lw *L, cj_op *op, uint32_t i, bool allow_quant, cj_lw_ten
   return describe(L, op, v, true, out);
 }
 
-cj_dtype kg_scalar_dtype(const cj_type *t) {
+cj_dtype cj_kg_scalar_dtype(const cj_type *t) {
   if (!cj_type_is_static(t) || t->rank != 0 || cj_type_is_quant(t)) return CJ_INVALID;
   return t->dtype;
 }
 
-bool kg_i64s(const cj_op *op, const char *name, int64_t *out, int64_t cap, int64_t *n) {
+bool cj_kg_i64s(const cj_op *op, const char *name, int64_t *out, int64_t cap, int64_t *n) {
   int64_t k = 0;
   if (!cj_op_get_i64s(op, name, out, cap, &k)) return false;
   if (k > cap) return false;
@@ -55,7 +55,7 @@ bool kg_i64s(const cj_op *op, const char *name, int64_t *out, int64_t cap, int64
   return true;
 }
 
-cj_status kg_padding(const cj_op *op, int32_t rank, int64_t *lo, int64_t *hi) {
+cj_status cj_kg_padding(const cj_op *op, int32_t rank, int64_t *lo, int64_t *hi) {
   for (int32_t d = 0; d < rank; d++) lo[d] = hi[d] = 0;
   const cj_attr *a = cj_op_attr(op, "padding");
   if (!a) return NULL;
@@ -116,7 +116,7 @@ static void rdb_u64(const char *p, int64_t stride, int64_t n, int64_t *out) {
   for (int64_t i = 0; i < n; i++) out[i] = rd_u64(p + i * stride);
 }
 
-kg_idx_block_fn kg_idx_block_reader(cj_dtype dt) {
+kg_idx_block_fn cj_kg_idx_block_reader(cj_dtype dt) {
   switch (dt) {
     case CJ_S8: return rdb_s8;
     case CJ_S16: return rdb_s16;
@@ -130,7 +130,7 @@ kg_idx_block_fn kg_idx_block_reader(cj_dtype dt) {
   }
 }
 
-kg_idx_fn kg_idx_reader(cj_dtype dt) {
+kg_idx_fn cj_kg_idx_reader(cj_dtype dt) {
   switch (dt) {
     case CJ_S8: return rd_s8;
     case CJ_S16: return rd_s16;
@@ -351,26 +351,26 @@ static bool lookup(int kop, cj_dtype dt, kg_comb_fn *c, kg_sc_fn *sc, kg_scan_fn
 #undef GOT
 #undef GOT2
 
-kg_comb_fn kg_comb_lookup(int kop, cj_dtype dt) {
+kg_comb_fn cj_kg_comb_lookup(int kop, cj_dtype dt) {
   kg_comb_fn c = NULL;
   return lookup(kop, dt, &c, NULL, NULL) ? c : NULL;
 }
 
-kg_sc_fn kg_sc_lookup(int kop, cj_dtype dt) {
+kg_sc_fn cj_kg_sc_lookup(int kop, cj_dtype dt) {
   kg_sc_fn sc = NULL;
   return lookup(kop, dt, NULL, &sc, NULL) ? sc : NULL;
 }
 
-kg_scan_fn kg_scan_lookup(int kop, cj_dtype dt) {
+kg_scan_fn cj_kg_scan_lookup(int kop, cj_dtype dt) {
   kg_scan_fn ps = NULL;
   return lookup(kop, dt, NULL, NULL, &ps) ? ps : NULL;
 }
 
-int kg_body_binop(const cj_op *op, uint32_t r, cj_dtype dt) {
+int cj_kg_body_binop(const cj_op *op, uint32_t r, cj_dtype dt) {
   if (r >= op->nregions) return -1;
   cj_block *b = op->regions[r].first;
   if (!b || b->next || b->nargs != 2) return -1;
-  if (kg_scalar_dtype(b->args[0].type) != dt || kg_scalar_dtype(b->args[1].type) != dt) return -1;
+  if (cj_kg_scalar_dtype(b->args[0].type) != dt || cj_kg_scalar_dtype(b->args[1].type) != dt) return -1;
   cj_op *ret = b->last;
   if (!ret || !(cj_op_info_get(ret->kind)->flags & CJ_OPF_TERMINATOR) || ret->nopnds != 1)
     return -1;
@@ -383,7 +383,7 @@ int kg_body_binop(const cj_op *op, uint32_t r, cj_dtype dt) {
   cj_op *f = b->first;
   if (f->nopnds != 2 || f->nresults != 1 || f->nregions != 0 || ret->operands[0] != &f->results[0])
     return -1;
-  if (kg_scalar_dtype(f->results[0].type) != dt) return -1;
+  if (cj_kg_scalar_dtype(f->results[0].type) != dt) return -1;
   bool args = (f->operands[0] == &b->args[0] && f->operands[1] == &b->args[1]) ||
               (f->operands[0] == &b->args[1] && f->operands[1] == &b->args[0]);
   if (!args) return -1;
@@ -399,7 +399,7 @@ int kg_body_binop(const cj_op *op, uint32_t r, cj_dtype dt) {
   }
 }
 
-int kg_pad_rule(int kop, cj_dtype dt, unsigned char ident[16]) {
+int cj_kg_pad_rule(int kop, cj_dtype dt, unsigned char ident[16]) {
   memset(ident, 0, 16);
   switch (kop) {
     case KG_MAX: case KG_MIN: case KG_AND: case KG_KEEP: return KG_PAD_ALWAYS;
@@ -437,7 +437,7 @@ int kg_pad_rule(int kop, cj_dtype dt, unsigned char ident[16]) {
 
 /* ======================================================================== conversions */
 
-bool kg_cvt_init(kg_cvt *c, cj_dtype src, cj_dtype dst) {
+bool cj_kg_cvt_init(kg_cvt *c, cj_dtype src, cj_dtype dst) {
   memset(c, 0, sizeof *c);
   c->ses = cj_dtype_bytes(src);
   c->des = cj_dtype_bytes(dst);
@@ -450,7 +450,7 @@ bool kg_cvt_init(kg_cvt *c, cj_dtype src, cj_dtype dst) {
 
 /* ======================================================================== bodies */
 
-cj_status kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_body *b,
+cj_status cj_kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_body *b,
                         int32_t *bufs) {
   if (r >= op->nregions) return cj_op_error(op, CJ_INVALID_ARGUMENT, "region %u missing", r);
   cj_block *blk = op->regions[r].first;
@@ -463,7 +463,7 @@ cj_status kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_body 
   if (!at) return cj_oom();
   for (uint32_t i = 0; i < blk->nargs; i++) {
     const cj_type *t = blk->args[i].type;
-    if (kg_scalar_dtype(t) == CJ_INVALID)
+    if (cj_kg_scalar_dtype(t) == CJ_INVALID)
       return cj_op_error(op, CJ_UNIMPLEMENTED,
                          "body argument %u must be a 0-dimensional tensor of a non-quantized type",
                          i);
@@ -490,7 +490,7 @@ cj_status kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_body 
   }
   for (uint32_t i = 0; !st && i < b->nrets; i++) {
     const cj_type *t = term->operands[i]->type;
-    if (kg_scalar_dtype(t) == CJ_INVALID) {
+    if (cj_kg_scalar_dtype(t) == CJ_INVALID) {
       st = cj_op_error(op, CJ_UNIMPLEMENTED, "body result %u must be a 0-dimensional tensor", i);
       break;
     }

@@ -421,7 +421,7 @@ static CJ_MUST_USE cj_status scatter_window(const cj_op *op, scatter_params *p,
   return NULL;
 }
 
-cj_status lower_scatter(cj_lw *L, cj_op *op) {
+cj_status cj_lower_scatter(cj_lw *L, cj_op *op) {
   if (op->nopnds < 3 || op->nopnds % 2 != 1 || op->nregions != 1)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "scatter needs N inputs, indices, N updates");
   int32_t n = (int32_t)(op->nopnds - 1) / 2;
@@ -454,7 +454,7 @@ cj_status lower_scatter(cj_lw *L, cj_op *op) {
   CJ_RETURN_IF_ERROR(scatter_input(L, op, 0, &x0, &view0));
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)n, &idx));
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)n + 1, &u0));
-  kg_idx_fn rd = kg_idx_reader(idx.dtype);
+  kg_idx_fn rd = cj_kg_idx_reader(idx.dtype);
   if (!rd) return cj_op_error(op, CJ_INVALID_ARGUMENT, "scatter_indices must be integers");
   int32_t xr = x0.rank, ir = idx.rank, ur = u0.rank;
   if (ivd < 0 || ivd > ir) return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad index_vector_dim");
@@ -543,13 +543,13 @@ cj_status lower_scatter(cj_lw *L, cj_op *op) {
     CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)(n + 1 + i), &u));
     if (x.nelems != x0.nelems || x.rank != xr || u.nelems != u0.nelems || u.rank != ur)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "inputs or updates differ in shape");
-    cj_dtype bt = kg_scalar_dtype(blk->args[i].type);
-    cj_dtype bu = kg_scalar_dtype(blk->args[n + i].type);
+    cj_dtype bt = cj_kg_scalar_dtype(blk->args[i].type);
+    cj_dtype bu = cj_kg_scalar_dtype(blk->args[n + i].type);
     if (bt == CJ_INVALID || bu != bt)
       return cj_op_error(op, CJ_UNIMPLEMENTED, "update computation argument types");
     if (op->results[i].type->dtype != bt)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "result %d must have the body's type", i);
-    if (!kg_cvt_init(&p->init_cvt[i], x.dtype, bt) || !kg_cvt_init(&p->upd_cvt[i], u.dtype, bt))
+    if (!cj_kg_cvt_init(&p->init_cvt[i], x.dtype, bt) || !cj_kg_cvt_init(&p->upd_cvt[i], u.dtype, bt))
       return cj_op_error(op, CJ_UNIMPLEMENTED, "unsupported promotion");
     p->nelems_in[i] = x.nelems;
     p->res_es[i] = cj_dtype_bytes(bt);
@@ -558,16 +558,16 @@ cj_status lower_scatter(cj_lw *L, cj_op *op) {
     ins[n + 1 + i] = u.buf;
   }
   ins[n] = idx.buf;
-  int kop = n == 1 && x0.dtype == u0.dtype ? kg_body_binop(op, 0, x0.dtype) : -1;
-  kg_comb_fn comb = kop >= 0 ? kg_comb_lookup(kop, x0.dtype) : NULL;
+  int kop = n == 1 && x0.dtype == u0.dtype ? cj_kg_body_binop(op, 0, x0.dtype) : -1;
+  kg_comb_fn comb = kop >= 0 ? cj_kg_comb_lookup(kop, x0.dtype) : NULL;
   cj_lw_add_cost(L, (double)u0.nelems * (double)n, 0);
   if (comb) {
     p->comb = comb;
     p->es = cj_dtype_bytes(x0.dtype);
     p->parallel = unique || kop == KG_KEEP;
     p->scalar = p->nw == 0 && n_ibd == 0;
-    p->sc = kg_sc_lookup(kop, x0.dtype);
-    p->rdb = kg_idx_block_reader(idx.dtype);
+    p->sc = cj_kg_sc_lookup(kop, x0.dtype);
+    p->rdb = cj_kg_idx_block_reader(idx.dtype);
     p->rows = p->rdb && p->nk == 1 && p->ns == 1 && n_ibd == 0 && p->nr <= 1;
     for (int32_t dd = 0; dd < p->rank; dd++) /* the windows fit in the other dims (start 0) */
       p->rows = p->rows && (dd == p->k_dim[0] || p->wsize[dd] <= p->dims[dd]);
@@ -587,7 +587,7 @@ cj_status lower_scatter(cj_lw *L, cj_op *op) {
     outs[i] = r.buf;
     cj_lw_def_at(L, r.buf, start);
   }
-  CJ_RETURN_IF_ERROR(kg_body_lower(L, op, 0, start, &p->body, ins + 2 * n + 1));
+  CJ_RETURN_IF_ERROR(cj_kg_body_lower(L, op, 0, start, &p->body, ins + 2 * n + 1));
   if (p->body.nrets != (uint32_t)n)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "the update computation must return %d values",
                        n);

@@ -1,6 +1,6 @@
 /* cjrt: the CPU custom calls JAX emits for platform cpu (jaxlib's `lapack_<t><routine>_ffi`
  * typed-FFI targets), run with LAPACK (private to src/cpu/; implemented in k_lapack.c, routed by
- * lower_custom_call).
+ * cj_lower_custom_call).
  *
  * Targets (t = s, d, c, z: f32, f64, complex64, complex128; batched over leading dimensions):
  * trsm, getrf, geqrf, geqp3, orgqr/ungqr, potrf, gesdd, gesvd, syevd/heevd, gehrd, sytrd/hetrd,

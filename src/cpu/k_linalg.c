@@ -279,7 +279,7 @@ static CJ_MUST_USE cj_status la_emit(cj_lw *L, cj_op *op, la_params *p, uint32_t
   return NULL;
 }
 
-cj_status lower_cholesky(cj_lw *L, cj_op *op) {
+cj_status cj_lower_cholesky(cj_lw *L, cj_op *op) {
   cj_lw_tensor a, r;
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &a));
   CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
@@ -302,7 +302,7 @@ cj_status lower_cholesky(cj_lw *L, cj_op *op) {
   return la_emit(L, op, p, 1, &a.buf, r.buf, n * n * n / 3.0 * (p->ct >= LA_C64 ? 4 : 1));
 }
 
-cj_status lower_triangular_solve(cj_lw *L, cj_op *op) {
+cj_status cj_lower_triangular_solve(cj_lw *L, cj_op *op) {
   cj_lw_tensor a, b, r;
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &a));
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &b));

@@ -254,6 +254,6 @@ static CJ_MUST_USE cj_status lower_bn(cj_lw *L, cj_op *op, int kind) {
   return NULL;
 }
 
-cj_status lower_batch_norm_inference(cj_lw *L, cj_op *op) { return lower_bn(L, op, BN_INF); }
-cj_status lower_batch_norm_training(cj_lw *L, cj_op *op) { return lower_bn(L, op, BN_TRAIN); }
-cj_status lower_batch_norm_grad(cj_lw *L, cj_op *op) { return lower_bn(L, op, BN_GRAD); }
+cj_status cj_lower_batch_norm_inference(cj_lw *L, cj_op *op) { return lower_bn(L, op, BN_INF); }
+cj_status cj_lower_batch_norm_training(cj_lw *L, cj_op *op) { return lower_bn(L, op, BN_TRAIN); }
+cj_status cj_lower_batch_norm_grad(cj_lw *L, cj_op *op) { return lower_bn(L, op, BN_GRAD); }

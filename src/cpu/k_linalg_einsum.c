@@ -511,5 +511,5 @@ static CJ_MUST_USE cj_status lower_einsum_common(cj_lw *L, cj_op *op, bool unary
   return NULL;
 }
 
-cj_status lower_einsum(cj_lw *L, cj_op *op) { return lower_einsum_common(L, op, false); }
-cj_status lower_unary_einsum(cj_lw *L, cj_op *op) { return lower_einsum_common(L, op, true); }
+cj_status cj_lower_einsum(cj_lw *L, cj_op *op) { return lower_einsum_common(L, op, false); }
+cj_status cj_lower_unary_einsum(cj_lw *L, cj_op *op) { return lower_einsum_common(L, op, true); }

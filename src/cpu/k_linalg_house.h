@@ -1,5 +1,5 @@
 /* cjrt: the linear algebra custom calls JAX emits for platforms other than cpu/cuda/rocm
- * (private to src/cpu/; implemented in k_linalg_house.c, routed by lower_custom_call):
+ * (private to src/cpu/; implemented in k_linalg_house.c, routed by cj_lower_custom_call):
  *
  *   @Qr(a) -> (a_factored, taus)                        LAPACK geqrf, batched
  *   @ProductOfElementaryHouseholderReflectors(a, taus) -> q   LAPACK orgqr/ungqr, batched

@@ -287,7 +287,7 @@ static CJ_MUST_USE cj_status probe_setup(cj_lw *L, cj_op *op, const cj_lw_tensor
   return NULL;
 }
 
-cj_status lower_probe(cj_lw *L, cj_op *op) {
+cj_status cj_lower_probe(cj_lw *L, cj_op *op) {
   cj_lw_tensor x;
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x));
   if (cj_dtype_kindof(x.dtype) == CJ_DK_TOKEN)
@@ -298,7 +298,7 @@ cj_status lower_probe(cj_lw *L, cj_op *op) {
   return cj_lw_alias(L, op, 0, op->operands[0]);
 }
 
-cj_status lower_expect_serialized(cj_lw *L, cj_op *op) {
+cj_status cj_lower_expect_serialized(cj_lw *L, cj_op *op) {
   probe_params *p = NULL;
   int64_t iter = 0;
   cj_op_get_i64(op, "iteration", &iter);

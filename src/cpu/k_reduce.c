@@ -1226,7 +1226,7 @@ static CJ_MUST_USE cj_status lanes_body(cj_lw *L, const cj_op *op, cj_block *bod
   return st;
 }
 
-cj_status lower_reduce(cj_lw *L, cj_op *op) {
+cj_status cj_lower_reduce(cj_lw *L, cj_op *op) {
   uint32_t n = op->nresults;
   if (n == 0 || op->nopnds != 2 * n || op->nregions != 1)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "reduce needs N inputs, N inits and N results");

@@ -232,7 +232,7 @@ static CJ_MUST_USE cj_status k_rbg(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-cj_status lower_rng_bit_generator(cj_lw *L, cj_op *op) {
+cj_status cj_lower_rng_bit_generator(cj_lw *L, cj_op *op) {
   int32_t alg = CJ_RNG_ALGORITHM_DEFAULT;
   if (!cj_op_get_enum(op, "rng_algorithm", CJ_EK_RNG_ALGORITHM, &alg))
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing rng_algorithm");
@@ -416,7 +416,7 @@ static CJ_MUST_USE cj_status k_rng(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-cj_status lower_rng(cj_lw *L, cj_op *op) {
+cj_status cj_lower_rng(cj_lw *L, cj_op *op) {
   int32_t dist = CJ_RNG_DISTRIBUTION_UNIFORM;
   if (!cj_op_get_enum(op, "rng_distribution", CJ_EK_RNG_DISTRIBUTION, &dist))
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing rng_distribution");

@@ -539,7 +539,7 @@ static int64_t used_prefix(const cj_op *op, int64_t dim, int64_t len) {
   return need;
 }
 
-cj_status lower_sort(cj_lw *L, cj_op *op) {
+cj_status cj_lower_sort(cj_lw *L, cj_op *op) {
   int32_t n = (int32_t)op->nopnds;
   if (n == 0 || (int32_t)op->nresults != n || op->nregions != 1)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "sort needs N inputs and N results");
@@ -582,8 +582,8 @@ cj_status lower_sort(cj_lw *L, cj_op *op) {
     for (int32_t d = 0; d < x.rank; d++)
       if (x.dims[d] != x0.dims[d])
         return cj_op_error(op, CJ_INVALID_ARGUMENT, "sort operands differ in shape");
-    if (kg_scalar_dtype(blk->args[2 * i].type) != x.dtype ||
-        kg_scalar_dtype(blk->args[2 * i + 1].type) != x.dtype)
+    if (cj_kg_scalar_dtype(blk->args[2 * i].type) != x.dtype ||
+        cj_kg_scalar_dtype(blk->args[2 * i + 1].type) != x.dtype)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "comparator argument types");
     p->es[i] = cj_dtype_bytes(x.dtype);
     p->perm[i] = perm_lookup(p->es[i]);
@@ -637,7 +637,7 @@ cj_status lower_sort(cj_lw *L, cj_op *op) {
     outs[i] = r.buf;
     cj_lw_def_at(L, r.buf, start);
   }
-  CJ_RETURN_IF_ERROR(kg_body_lower(L, op, 0, start, &p->body, ins + n + 1));
+  CJ_RETURN_IF_ERROR(cj_kg_body_lower(L, op, 0, start, &p->body, ins + n + 1));
   if (p->body.nrets != 1 || p->body.ret_types[0]->dtype != CJ_PRED)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "the comparator must return one i1");
   p->body.slot0 = (uint32_t)n + 1;
@@ -714,7 +714,7 @@ static CJ_MUST_USE cj_status k_topk(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-cj_status lower_top_k(cj_lw *L, cj_op *op) {
+cj_status cj_lower_top_k(cj_lw *L, cj_op *op) {
   if (op->nopnds != 1 || op->nresults != 2)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "top_k needs 1 operand and 2 results");
   cj_lw_tensor x, v, ix;

@@ -613,7 +613,7 @@ static CJ_MUST_USE cj_status window_attrs(const cj_op *op, int32_t rank, int64_t
   int64_t k = 0;
   if (wd_optional && !cj_op_attr(op, "window_dimensions")) {
     for (int32_t d = 0; d < rank; d++) wdims[d] = 1;
-  } else if (!kg_i64s(op, "window_dimensions", wdims, CJ_MAX_RANK, &k) || k != rank) {
+  } else if (!cj_kg_i64s(op, "window_dimensions", wdims, CJ_MAX_RANK, &k) || k != rank) {
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "window_dimensions must have %d entries", rank);
   }
   struct {
@@ -624,10 +624,10 @@ static CJ_MUST_USE cj_status window_attrs(const cj_op *op, int32_t rank, int64_t
     if (!opt[j].v) continue;
     for (int32_t d = 0; d < rank; d++) opt[j].v[d] = 1;
     if (cj_op_attr(op, opt[j].name) &&
-        (!kg_i64s(op, opt[j].name, opt[j].v, CJ_MAX_RANK, &k) || k != rank))
+        (!cj_kg_i64s(op, opt[j].name, opt[j].v, CJ_MAX_RANK, &k) || k != rank))
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "%s must have %d entries", opt[j].name, rank);
   }
-  CJ_RETURN_IF_ERROR(kg_padding(op, rank, plo, phi));
+  CJ_RETURN_IF_ERROR(cj_kg_padding(op, rank, plo, phi));
   const int64_t big = (int64_t)1 << 31, bigpad = (int64_t)1 << 40; /* no overflow below */
   for (int32_t d = 0; d < rank; d++) {
     if (wdims[d] < 1 || wstr[d] < 1 || (bdil && bdil[d] < 1) || (wdil && wdil[d] < 1))
@@ -640,7 +640,7 @@ static CJ_MUST_USE cj_status window_attrs(const cj_op *op, int32_t rank, int64_t
   return NULL;
 }
 
-cj_status lower_reduce_window(cj_lw *L, cj_op *op) {
+cj_status cj_lower_reduce_window(cj_lw *L, cj_op *op) {
   int32_t n = (int32_t)op->nresults;
   if (n == 0 || (int32_t)op->nopnds != 2 * n || op->nregions != 1)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "reduce_window needs N inputs, N inits, N results");
@@ -702,12 +702,12 @@ cj_status lower_reduce_window(cj_lw *L, cj_op *op) {
     CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)(n + i), &init));
     if (x.nelems != x0.nelems || x.rank != x0.rank || init.nelems != 1)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "inputs differ in shape or init not a scalar");
-    cj_dtype bt = kg_scalar_dtype(blk->args[i].type);
-    if (bt == CJ_INVALID || kg_scalar_dtype(blk->args[n + i].type) != bt)
+    cj_dtype bt = cj_kg_scalar_dtype(blk->args[i].type);
+    if (bt == CJ_INVALID || cj_kg_scalar_dtype(blk->args[n + i].type) != bt)
       return cj_op_error(op, CJ_UNIMPLEMENTED, "body argument types");
     if (op->results[i].type->dtype != bt)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "result %d must have the body's type", i);
-    if (!kg_cvt_init(&p->in_cvt[i], x.dtype, bt) || !kg_cvt_init(&p->init_cvt[i], init.dtype, bt))
+    if (!cj_kg_cvt_init(&p->in_cvt[i], x.dtype, bt) || !cj_kg_cvt_init(&p->init_cvt[i], init.dtype, bt))
       return cj_op_error(op, CJ_UNIMPLEMENTED, "unsupported promotion");
     p->in_es[i] = cj_dtype_bytes(x.dtype);
     p->bes[i] = cj_dtype_bytes(bt);
@@ -719,13 +719,13 @@ cj_status lower_reduce_window(cj_lw *L, cj_op *op) {
   if (n == 1) {
     cj_lw_tensor init;
     CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &init));
-    if (init.dtype == x0.dtype) kop = kg_body_binop(op, 0, x0.dtype);
+    if (init.dtype == x0.dtype) kop = cj_kg_body_binop(op, 0, x0.dtype);
   }
-  kg_comb_fn comb = kop >= 0 ? kg_comb_lookup(kop, x0.dtype) : NULL;
+  kg_comb_fn comb = kop >= 0 ? cj_kg_comb_lookup(kop, x0.dtype) : NULL;
   if (comb) {
     p->comb = comb;
     p->es = cj_dtype_bytes(x0.dtype);
-    p->pad_rule = kg_pad_rule(kop, x0.dtype, p->ident);
+    p->pad_rule = cj_kg_pad_rule(kop, x0.dtype, p->ident);
     /* a cumulative reduction? */
     if (kop != KG_KEEP && rw_scan_detect(p, phi, x0.rank)) {
       fscan f;
@@ -734,7 +734,7 @@ cj_status lower_reduce_window(cj_lw *L, cj_op *op) {
         if (!p->fscan) return cj_oom();
         *p->fscan = f;
       } else if (p->scan_inner == 1 && !p->scan_rev) {
-        p->scan_fn = kg_scan_lookup(kop, x0.dtype);
+        p->scan_fn = cj_kg_scan_lookup(kop, x0.dtype);
       }
     }
     cj_dtype dt = x0.dtype;
@@ -753,7 +753,7 @@ cj_status lower_reduce_window(cj_lw *L, cj_op *op) {
     outs[i] = r.buf;
     cj_lw_def_at(L, r.buf, start);
   }
-  CJ_RETURN_IF_ERROR(kg_body_lower(L, op, 0, start, &p->body, ins + 2 * n));
+  CJ_RETURN_IF_ERROR(cj_kg_body_lower(L, op, 0, start, &p->body, ins + 2 * n));
   if (p->body.nrets != (uint32_t)n)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "the body must return %d values", n);
   for (int32_t i = 0; i < n; i++)
@@ -813,7 +813,7 @@ SEL(f16, uint16_t, cj_f16_to_f32)
 static sel_fn select_fast(const cj_op *op, cj_dtype dt) {
   cj_block *b = op->regions[0].first;
   if (!b || b->next || b->nargs != 2 || b->nops != 2) return NULL;
-  if (kg_scalar_dtype(b->args[0].type) != dt || kg_scalar_dtype(b->args[1].type) != dt)
+  if (cj_kg_scalar_dtype(b->args[0].type) != dt || cj_kg_scalar_dtype(b->args[1].type) != dt)
     return NULL;
   cj_op *c = b->first, *ret = b->last;
   if (c->kind != CJ_OP_COMPARE || c->nopnds != 2 || ret->nopnds != 1 ||
@@ -945,7 +945,7 @@ static CJ_MUST_USE cj_status k_select_and_scatter(cj_exec_ctx *ctx, const cj_ste
   return NULL;
 }
 
-cj_status lower_select_and_scatter(cj_lw *L, cj_op *op) {
+cj_status cj_lower_select_and_scatter(cj_lw *L, cj_op *op) {
   if (op->nopnds != 3 || op->nresults != 1 || op->nregions != 2)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "select_and_scatter needs 3 operands, 2 bodies");
   cj_lw_tensor x, src, init;
@@ -982,11 +982,11 @@ cj_status lower_select_and_scatter(cj_lw *L, cj_op *op) {
   p->xes = cj_dtype_bytes(x.dtype);
   p->ses = cj_dtype_bytes(src.dtype);
   p->res = cj_dtype_bytes(E);
-  if (!kg_cvt_init(&p->init_cvt, init.dtype, E) || !kg_cvt_init(&p->src_cvt, src.dtype, E))
+  if (!cj_kg_cvt_init(&p->init_cvt, init.dtype, E) || !cj_kg_cvt_init(&p->src_cvt, src.dtype, E))
     return cj_op_error(op, CJ_UNIMPLEMENTED, "unsupported promotion");
   p->sel = select_fast(op, x.dtype);
-  int kop = src.dtype == E ? kg_body_binop(op, 1, E) : -1;
-  p->comb = kop >= 0 ? kg_comb_lookup(kop, E) : NULL;
+  int kop = src.dtype == E ? cj_kg_body_binop(op, 1, E) : -1;
+  p->comb = kop >= 0 ? cj_kg_comb_lookup(kop, E) : NULL;
   cj_lw_add_cost(L, (double)p->nsrc * (double)p->nwin, 0);
   int32_t ins[9] = {x.buf, src.buf, init.buf, -1, -1, -1, -1, -1, -1};
   cj_lw_tensor r;
@@ -1000,7 +1000,7 @@ cj_status lower_select_and_scatter(cj_lw *L, cj_op *op) {
   cj_lw_def_at(L, r.buf, start);
   uint32_t nin = 3;
   if (!p->sel) {
-    CJ_RETURN_IF_ERROR(kg_body_lower(L, op, 0, start, &p->sbody, ins + nin));
+    CJ_RETURN_IF_ERROR(cj_kg_body_lower(L, op, 0, start, &p->sbody, ins + nin));
     if (p->sbody.nargs != 2 || p->sbody.nrets != 1 || p->sbody.ret_types[0]->dtype != CJ_PRED ||
         p->sbody.arg_types[0]->dtype != x.dtype || p->sbody.arg_types[1]->dtype != x.dtype)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "select must be (E, E) -> i1");
@@ -1008,7 +1008,7 @@ cj_status lower_select_and_scatter(cj_lw *L, cj_op *op) {
     nin += 3;
   }
   if (!p->comb) {
-    CJ_RETURN_IF_ERROR(kg_body_lower(L, op, 1, start, &p->cbody, ins + nin));
+    CJ_RETURN_IF_ERROR(cj_kg_body_lower(L, op, 1, start, &p->cbody, ins + nin));
     if (p->cbody.nargs != 2 || p->cbody.nrets != 1 || p->cbody.ret_types[0]->dtype != E ||
         p->cbody.arg_types[0]->dtype != E || p->cbody.arg_types[1]->dtype != E)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "scatter must be (E, E) -> E");

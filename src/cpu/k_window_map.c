@@ -36,7 +36,7 @@ static CJ_MUST_USE cj_status k_map(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
-cj_status lower_map(cj_lw *L, cj_op *op) {
+cj_status cj_lower_map(cj_lw *L, cj_op *op) {
   int32_t n = (int32_t)op->nopnds;
   if (n == 0 || op->nresults != 1 || op->nregions != 1)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "map needs inputs, one result and a body");
@@ -58,7 +58,7 @@ cj_status lower_map(cj_lw *L, cj_op *op) {
     CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)i, &x));
     if (x.nelems != x0.nelems || x.rank != x0.rank)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "map inputs differ in shape");
-    if (kg_scalar_dtype(blk->args[i].type) != x.dtype)
+    if (cj_kg_scalar_dtype(blk->args[i].type) != x.dtype)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "argument %d of the computation", i);
     p->es[i] = cj_dtype_bytes(x.dtype);
     ins[i] = x.buf;
@@ -69,8 +69,8 @@ cj_status lower_map(cj_lw *L, cj_op *op) {
   if (!cj_type_is_static(rt) || rt->num_elements != x0.nelems)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "the result must have the inputs' shape");
   p->res = cj_dtype_bytes(rt->dtype);
-  int kop = n == 2 && rt->dtype == x0.dtype ? kg_body_binop(op, 0, x0.dtype) : -1;
-  if (kop >= 0 && kop != KG_REPLACE && kop != KG_KEEP) p->comb = kg_comb_lookup(kop, x0.dtype);
+  int kop = n == 2 && rt->dtype == x0.dtype ? cj_kg_body_binop(op, 0, x0.dtype) : -1;
+  if (kop >= 0 && kop != KG_REPLACE && kop != KG_KEEP) p->comb = cj_kg_comb_lookup(kop, x0.dtype);
   cj_lw_tensor r;
   if (p->comb) {
     CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
@@ -81,7 +81,7 @@ cj_status lower_map(cj_lw *L, cj_op *op) {
   int32_t start = cj_lw_advance(L);
   CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
   cj_lw_def_at(L, r.buf, start);
-  CJ_RETURN_IF_ERROR(kg_body_lower(L, op, 0, start, &p->body, ins + n));
+  CJ_RETURN_IF_ERROR(cj_kg_body_lower(L, op, 0, start, &p->body, ins + n));
   if (p->body.nrets != 1 || p->body.ret_types[0]->dtype != rt->dtype)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "the computation must return one %s",
                        cj_dtype_get(rt->dtype)->id);

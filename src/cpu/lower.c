@@ -578,7 +578,7 @@ cj_status cj_lw_alias(cj_lw *L, cj_op *op, uint32_t i, cj_value *src) {
 
 /* ======================================================================== ops of lower.c */
 
-cj_status lower_tuple(cj_lw *L, cj_op *op) {
+cj_status cj_lower_tuple(cj_lw *L, cj_op *op) {
   int32_t total = 0;
   for (uint32_t i = 0; i < op->nopnds; i++) {
     int32_t n;
@@ -599,7 +599,7 @@ cj_status lower_tuple(cj_lw *L, cj_op *op) {
   return cj_lw_bind(L, &op->results[0], total, all);
 }
 
-cj_status lower_get_tuple_element(cj_lw *L, cj_op *op) {
+cj_status cj_lower_get_tuple_element(cj_lw *L, cj_op *op) {
   int64_t index;
   if (!cj_op_get_i64(op, "index", &index)) return cj_op_error(op, CJ_INVALID_ARGUMENT, "no index");
   const cj_type *t = op->operands[0]->type;
@@ -615,7 +615,7 @@ cj_status lower_get_tuple_element(cj_lw *L, cj_op *op) {
   return cj_lw_bind(L, &op->results[0], cnt, lv + first);
 }
 
-cj_status lower_optimization_barrier(cj_lw *L, cj_op *op) {
+cj_status cj_lower_optimization_barrier(cj_lw *L, cj_op *op) {
   if (op->nresults != op->nopnds)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "operand and result counts differ");
   for (uint32_t i = 0; i < op->nopnds; i++)
@@ -623,7 +623,7 @@ cj_status lower_optimization_barrier(cj_lw *L, cj_op *op) {
   return NULL;
 }
 
-cj_status lower_token(cj_lw *L, cj_op *op) {
+cj_status cj_lower_token(cj_lw *L, cj_op *op) {
   int32_t b = cj_lw_new_buf(L, 0, CJ_BK_NONE);
   return cj_lw_bind(L, &op->results[0], 1, &b);
 }
@@ -650,8 +650,8 @@ static CJ_MUST_USE cj_status lower_process_id(cj_lw *L, cj_op *op, int which) {
   if (!cj_lw_emit(L, op, k_process_id, p, 0, NULL, 1, &r.buf)) return cj_oom();
   return NULL;
 }
-cj_status lower_replica_id(cj_lw *L, cj_op *op) { return lower_process_id(L, op, 0); }
-cj_status lower_partition_id(cj_lw *L, cj_op *op) { return lower_process_id(L, op, 1); }
+cj_status cj_lower_replica_id(cj_lw *L, cj_op *op) { return lower_process_id(L, op, 0); }
+cj_status cj_lower_partition_id(cj_lw *L, cj_op *op) { return lower_process_id(L, op, 1); }
 
 /* ======================================================================== blocks */
 
@@ -690,7 +690,7 @@ static bool may_skip_flush(cj_lw *L, cj_op *op) {
 
 /* A static slice whose users are all elementwise ops of its block stays virtual: a view (offset
  * and strides) of its operand's buffer, read by the fused loops instead of copied. Sets *done
- * when it did; otherwise the slice is lowered as a copy (lower_slice). */
+ * when it did; otherwise the slice is lowered as a copy (cj_lower_slice). */
 static CJ_MUST_USE cj_status slice_view(cj_lw *L, cj_op *op, bool *done) {
   *done = false;
   cj_value *v = &op->results[0], *x = op->operands[0];
@@ -702,7 +702,7 @@ static CJ_MUST_USE cj_status slice_view(cj_lw *L, cj_op *op, bool *done) {
   int64_t start[CJ_MAX_RANK], stride[CJ_MAX_RANK], n1 = 0, n2 = 0;
   if (!cj_op_get_i64s(op, "start_indices", start, CJ_MAX_RANK, &n1) ||
       !cj_op_get_i64s(op, "strides", stride, CJ_MAX_RANK, &n2) || n1 != t->rank || n2 != t->rank)
-    return NULL; /* lower_slice reports it */
+    return NULL; /* cj_lower_slice reports it */
   for (int32_t d = 0; d < t->rank; d++)
     if (start[d] < 0 || stride[d] < 1 || start[d] + (t->dims[d] - 1) * stride[d] >= xt->dims[d])
       return NULL;

@@ -4,7 +4,7 @@
  * This is a plain record of what the input said, one struct per HLO message, holding only the
  * fields the lowering reads. Names follow xla/service/hlo.proto and xla/xla_data.proto.
  *
- * Ownership: everything lives in the module's arena and dies with hlo_module_free.
+ * Ownership: everything lives in the module's arena and dies with cj_hlo_module_free.
  * Private to src/frontend (the public entry points are in frontend.h).
  */
 #ifndef CJ_FRONTEND_HLO_H
@@ -138,28 +138,28 @@ typedef struct hlo_module {
   int64_t num_replicas, num_partitions; /* from HloModuleConfigProto, 0 if not given */
 } hlo_module;
 
-hlo_module *hlo_module_new(void); /* NULL on out-of-memory */
-void hlo_module_free(hlo_module *h);
+hlo_module *cj_hlo_module_new(void); /* NULL on out-of-memory */
+void cj_hlo_module_free(hlo_module *h);
 
 /* growing arrays in h's arena (false on out-of-memory) */
-bool hlo_push_i64(hlo_module *h, hlo_i64s *a, int64_t v);
-void *hlo_push(hlo_module *h, void **items, int32_t *n, int32_t *cap, size_t size);
+bool cj_hlo_push_i64(hlo_module *h, hlo_i64s *a, int64_t v);
+void *cj_hlo_push(hlo_module *h, void **items, int32_t *n, int32_t *cap, size_t size);
 
 /* Iota replica groups (both readers; hlo_proto.c). Whether perm (empty: none) is a permutation
  * of 0 .. perm->n - 1, perm->n at most 32. */
-bool hlo_iota_perm_ok(const hlo_i64s *perm);
+bool cj_hlo_iota_perm_ok(const hlo_i64s *perm);
 /* Appends to in->groups the ng groups of `per` ids each that the iota list stands for: the
  * ids 0 .. ng * per - 1 laid out as dims (at most 16), transposed by perm (checked above; empty:
  * none), read in order. With no dims, the ids in order. */
-CJ_MUST_USE cj_status hlo_iota_groups(hlo_module *h, hlo_instr *in, int64_t ng, int64_t per,
+CJ_MUST_USE cj_status cj_hlo_iota_groups(hlo_module *h, hlo_instr *in, int64_t ng, int64_t per,
                                       const hlo_i64s *dims, const hlo_i64s *perm);
 
 /* Readers: fill *out (owned by the caller) or fail naming what was wrong. */
-CJ_MUST_USE cj_status hlo_read_proto(const void *data, size_t len, bool with_config, hlo_module **out);
-CJ_MUST_USE cj_status hlo_read_text(const char *text, size_t len, const char *filename, hlo_module **out);
+CJ_MUST_USE cj_status cj_hlo_read_proto(const void *data, size_t len, bool with_config, hlo_module **out);
+CJ_MUST_USE cj_status cj_hlo_read_text(const char *text, size_t len, const char *filename, hlo_module **out);
 
 /* Lowers an HLO module into a StableHLO module whose func.func @main is the entry computation
  * (entry parameters become arguments, a tuple root becomes several results). */
-CJ_MUST_USE cj_status hlo_lower(const hlo_module *h, const char *filename, cj_module **out);
+CJ_MUST_USE cj_status cj_hlo_lower(const hlo_module *h, const char *filename, cj_module **out);
 
 #endif

@@ -1269,7 +1269,7 @@ static CJ_MUST_USE cj_status set_entry_shardings(lw *L, const hlo_comp *c, cj_op
   return NULL;
 }
 
-cj_status hlo_lower(const hlo_module *h, const char *filename, cj_module **out) {
+cj_status cj_hlo_lower(const hlo_module *h, const char *filename, cj_module **out) {
   *out = NULL;
   const hlo_comp *entry = NULL;
   if (h->has_entry_id) entry = find_comp(h, h->entry_id);
@@ -1342,11 +1342,11 @@ cj_status cj_read_hlo_program(const void *data, size_t len, cj_hlo_format format
   hlo_module *h = NULL;
   cj_status st;
   if (format == CJ_HLO_TEXT || (format == CJ_HLO_PROTO && is_hlo_text(data, len)))
-    st = hlo_read_text(data, len, filename, &h);
+    st = cj_hlo_read_text(data, len, filename, &h);
   else
-    st = hlo_read_proto(data, len, format == CJ_HLO_PROTO_WITH_CONFIG, &h);
-  if (!st) st = hlo_lower(h, filename, out);
-  hlo_module_free(h);
+    st = cj_hlo_read_proto(data, len, format == CJ_HLO_PROTO_WITH_CONFIG, &h);
+  if (!st) st = cj_hlo_lower(h, filename, out);
+  cj_hlo_module_free(h);
   return st;
 }
 

@@ -16,19 +16,19 @@ enum { MAX_DEPTH = 48 };
 
 /* ------------------------------------------------------------------ the module's arena */
 
-hlo_module *hlo_module_new(void) {
+hlo_module *cj_hlo_module_new(void) {
   hlo_module *h = calloc(1, sizeof *h);
   if (h) cj_arena_init(&h->arena);
   return h;
 }
 
-void hlo_module_free(hlo_module *h) {
+void cj_hlo_module_free(hlo_module *h) {
   if (!h) return;
   cj_arena_release(&h->arena);
   free(h);
 }
 
-void *hlo_push(hlo_module *h, void **items, int32_t *n, int32_t *cap, size_t size) {
+void *cj_hlo_push(hlo_module *h, void **items, int32_t *n, int32_t *cap, size_t size) {
   if (*n == *cap) {
     if (*cap >= (1 << 28)) return NULL;
     int32_t ncap = *cap ? *cap * 2 : 4;
@@ -43,18 +43,18 @@ void *hlo_push(hlo_module *h, void **items, int32_t *n, int32_t *cap, size_t siz
   return slot;
 }
 
-bool hlo_push_i64(hlo_module *h, hlo_i64s *a, int64_t v) {
+bool cj_hlo_push_i64(hlo_module *h, hlo_i64s *a, int64_t v) {
   void *items = a->v;
-  int64_t *slot = hlo_push(h, &items, &a->n, &a->cap, sizeof(int64_t));
+  int64_t *slot = cj_hlo_push(h, &items, &a->n, &a->cap, sizeof(int64_t));
   if (!slot) return false;
   a->v = items;
   *slot = v;
   return true;
 }
 
-#define PUSH(h, arr, n, cap) hlo_push((h), (void **)&(arr), &(n), &(cap), sizeof *(arr))
+#define PUSH(h, arr, n, cap) cj_hlo_push((h), (void **)&(arr), &(n), &(cap), sizeof *(arr))
 
-bool hlo_iota_perm_ok(const hlo_i64s *perm) {
+bool cj_hlo_iota_perm_ok(const hlo_i64s *perm) {
   uint32_t used = 0;
   for (int32_t i = 0; i < perm->n; i++) {
     if (perm->v[i] < 0 || perm->v[i] >= perm->n || (used >> perm->v[i] & 1)) return false;
@@ -63,7 +63,7 @@ bool hlo_iota_perm_ok(const hlo_i64s *perm) {
   return true;
 }
 
-cj_status hlo_iota_groups(hlo_module *h, hlo_instr *in, int64_t ng, int64_t per,
+cj_status cj_hlo_iota_groups(hlo_module *h, hlo_instr *in, int64_t ng, int64_t per,
                           const hlo_i64s *dims, const hlo_i64s *perm) {
   /* transposed dims and the source strides */
   int32_t rank = dims->n;
@@ -85,7 +85,7 @@ cj_status hlo_iota_groups(hlo_module *h, hlo_instr *in, int64_t ng, int64_t per,
       int64_t v = 0;
       for (int32_t d = 0; d < rank; d++) v += idx[d] * tstride[d];
       if (!rank) v = gi * per + j;
-      if (!hlo_push_i64(h, g, v)) return cj_oom();
+      if (!cj_hlo_push_i64(h, g, v)) return cj_oom();
       for (int32_t d = rank - 1; d >= 0; d--) {
         if (++idx[d] < tdims[d]) break;
         idx[d] = 0;
@@ -147,14 +147,14 @@ static CJ_MUST_USE cj_status rd_ints(rd *r, int wt, hlo_i64s *a) {
   if (wt == WT_VARINT) {
     int64_t v = 0;
     CJ_RETURN_IF_ERROR(rd_int(r, wt, &v));
-    return hlo_push_i64(r->h, a, v) ? NULL : cj_oom();
+    return cj_hlo_push_i64(r->h, a, v) ? NULL : cj_oom();
   }
   rd sub;
   CJ_RETURN_IF_ERROR(rd_sub(r, wt, &sub, r->what));
   while (sub.p < sub.end) {
     uint64_t v = 0;
     CJ_RETURN_IF_ERROR(rd_varint(&sub, &v));
-    if (!hlo_push_i64(r->h, a, (int64_t)v)) return cj_oom();
+    if (!cj_hlo_push_i64(r->h, a, (int64_t)v)) return cj_oom();
   }
   return NULL;
 }
@@ -449,8 +449,8 @@ static CJ_MUST_USE cj_status read_iota_groups(rd *r, hlo_instr *in) {
   }
   if (!dims.n) prod = total;
   if (prod != total) return rd_err(r, "iota replica group dims do not match the group sizes");
-  if (!hlo_iota_perm_ok(&perm)) return rd_err(r, "iota_transpose_perm is not a permutation");
-  return hlo_iota_groups(r->h, in, ng, per, &dims, &perm);
+  if (!cj_hlo_iota_perm_ok(&perm)) return rd_err(r, "iota_transpose_perm is not a permutation");
+  return cj_hlo_iota_groups(r->h, in, ng, per, &dims, &perm);
 }
 
 /* xla.OpSharding, rendered as the HloSharding text XLA prints and mhlo.sharding attributes carry
@@ -590,8 +590,8 @@ static CJ_MUST_USE cj_status read_padding(rd *r, int wt, hlo_instr *in) {
     FIELDS(&d, case 1 : CJ_RETURN_IF_ERROR(rd_int(&d, wt, &a)); break;
            case 2 : CJ_RETURN_IF_ERROR(rd_int(&d, wt, &b)); break;
            case 3 : CJ_RETURN_IF_ERROR(rd_int(&d, wt, &c)); break;)
-    if (!hlo_push_i64(r->h, &in->pad_lo, a) || !hlo_push_i64(r->h, &in->pad_hi, b) ||
-        !hlo_push_i64(r->h, &in->pad_interior, c))
+    if (!cj_hlo_push_i64(r->h, &in->pad_lo, a) || !cj_hlo_push_i64(r->h, &in->pad_hi, b) ||
+        !cj_hlo_push_i64(r->h, &in->pad_interior, c))
       return cj_oom();
     break;
   })
@@ -643,8 +643,8 @@ static CJ_MUST_USE cj_status read_instr(rd *r, hlo_instr *in) {
         FIELDS(&s, case 1 : CJ_RETURN_IF_ERROR(rd_int(&s, wt, &a)); break;
                case 2 : CJ_RETURN_IF_ERROR(rd_int(&s, wt, &b)); break;
                case 3 : CJ_RETURN_IF_ERROR(rd_int(&s, wt, &c)); break;)
-        if (!hlo_push_i64(r->h, &in->slice_start, a) || !hlo_push_i64(r->h, &in->slice_limit, b) ||
-            !hlo_push_i64(r->h, &in->slice_stride, c))
+        if (!cj_hlo_push_i64(r->h, &in->slice_start, a) || !cj_hlo_push_i64(r->h, &in->slice_limit, b) ||
+            !cj_hlo_push_i64(r->h, &in->slice_stride, c))
           return cj_oom();
         break;
       } case 18 : CJ_RETURN_IF_ERROR(rd_int(r, wt, &in->exponent_bits)); break;
@@ -755,8 +755,8 @@ static CJ_MUST_USE cj_status read_instr(rd *r, hlo_instr *in) {
         int64_t a = 0, b = 0;
         FIELDS(&s, case 1 : CJ_RETURN_IF_ERROR(rd_int(&s, wt, &a)); break;
                case 2 : CJ_RETURN_IF_ERROR(rd_int(&s, wt, &b)); break;)
-        if (!hlo_push_i64(r->h, &in->source_target, a) ||
-            !hlo_push_i64(r->h, &in->source_target, b))
+        if (!cj_hlo_push_i64(r->h, &in->source_target, a) ||
+            !cj_hlo_push_i64(r->h, &in->source_target, b))
           return cj_oom();
         break;
       } case 59 : {
@@ -827,17 +827,17 @@ static CJ_MUST_USE cj_status read_with_config(rd *r, hlo_module *h) {
   return seen ? NULL : cj_invalid("hlo proto: the HloModuleProtoWithConfig holds no hlo_module");
 }
 
-cj_status hlo_read_proto(const void *data, size_t len, bool with_config, hlo_module **out) {
+cj_status cj_hlo_read_proto(const void *data, size_t len, bool with_config, hlo_module **out) {
   *out = NULL;
   if (!data && len) return cj_invalid("hlo proto: data is NULL");
-  hlo_module *h = hlo_module_new();
+  hlo_module *h = cj_hlo_module_new();
   if (!h) return cj_oom();
   rd r = {data, (const uint8_t *)data + len, data,
           with_config ? "HloModuleProtoWithConfig" : "HloModuleProto", h, 0};
   cj_status st = with_config ? read_with_config(&r, h) : read_module(&r, h);
   if (!st && !h->n) st = cj_invalid("hlo proto: the module has no computations");
   if (st) {
-    hlo_module_free(h);
+    cj_hlo_module_free(h);
     return st;
   }
   *out = h;

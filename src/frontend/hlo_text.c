@@ -21,7 +21,7 @@
 #include "base/dtype.h"
 #include "frontend/hlo.h"
 
-#define PUSH(h, arr, n, cap) hlo_push((h), (void **)&(arr), &(n), &(cap), sizeof *(arr))
+#define PUSH(h, arr, n, cap) cj_hlo_push((h), (void **)&(arr), &(n), &(cap), sizeof *(arr))
 
 typedef struct tp {
   const char *p, *end, *start;
@@ -174,7 +174,7 @@ static CJ_MUST_USE cj_status shape(tp *t, hlo_shape *s, int depth) {
         }
         CJ_RETURN_IF_ERROR(integer(t, &d));
       }
-      if (!hlo_push_i64(t->h, &s->dims, d) || !hlo_push_i64(t->h, &s->dynamic, dyn))
+      if (!cj_hlo_push_i64(t->h, &s->dims, d) || !cj_hlo_push_i64(t->h, &s->dynamic, dyn))
         return cj_oom();
     } while (eat(t, ','));
     if (!eat(t, ']')) return terr(t, "expected ']' in a shape");
@@ -185,7 +185,7 @@ static CJ_MUST_USE cj_status shape(tp *t, hlo_shape *s, int depth) {
     while (t->p < t->end && isdigit((unsigned char)*t->p)) {
       int64_t v;
       CJ_RETURN_IF_ERROR(integer(t, &v));
-      if (!hlo_push_i64(t->h, &s->minor_to_major, v)) return cj_oom();
+      if (!cj_hlo_push_i64(t->h, &s->minor_to_major, v)) return cj_oom();
       if (!eat(t, ',')) break;
       skip_ws(t);
     }
@@ -207,7 +207,7 @@ static CJ_MUST_USE cj_status int_seq(tp *t, hlo_i64s *a) {
   do {
     int64_t v;
     CJ_RETURN_IF_ERROR(integer(t, &v));
-    if (!hlo_push_i64(t->h, a, v)) return cj_oom();
+    if (!cj_hlo_push_i64(t->h, a, v)) return cj_oom();
   } while (eat(t, ','));
   return NULL;
 }
@@ -250,11 +250,11 @@ static CJ_MUST_USE cj_status dims_x(tp *t, hlo_i64s *parts, int per, int *ndims)
     for (int k = 0; k < per; k++) {
       int64_t v;
       CJ_RETURN_IF_ERROR(integer(t, &v));
-      if (!hlo_push_i64(t->h, &parts[k], v)) return cj_oom();
+      if (!cj_hlo_push_i64(t->h, &parts[k], v)) return cj_oom();
       if (k + 1 < per) {
         if (t->p < t->end && *t->p == '_') t->p++;
         else if (per == 3 && k == 1) { /* interior padding omitted */
-          if (!hlo_push_i64(t->h, &parts[2], 0)) return cj_oom();
+          if (!cj_hlo_push_i64(t->h, &parts[2], 0)) return cj_oom();
           break;
         } else return terr(t, "expected '_'");
       }
@@ -334,7 +334,7 @@ static CJ_MUST_USE cj_status dim_labels(tp *t, hlo_instr *in) {
       else return terr(t, "unknown dim label '%c'", c);
     }
     for (int v = 0; v < nsp; v++)
-      if (!hlo_push_i64(t->h, sp[k], idx[v])) return cj_oom();
+      if (!cj_hlo_push_i64(t->h, sp[k], idx[v])) return cj_oom();
   }
   in->has_conv_dnums = true;
   return NULL;
@@ -374,8 +374,8 @@ static CJ_MUST_USE cj_status groups(tp *t, hlo_instr *in) {
     prod *= dims.v[i];
   }
   if (ng < 0 || per < 0 || ng * per != prod) return terr(t, "iota replica group sizes differ");
-  if (!hlo_iota_perm_ok(&perm)) return terr(t, "iota transpose is not a permutation");
-  return hlo_iota_groups(t->h, in, ng, per, &dims, &perm);
+  if (!cj_hlo_iota_perm_ok(&perm)) return terr(t, "iota transpose is not a permutation");
+  return cj_hlo_iota_groups(t->h, in, ng, per, &dims, &perm);
 }
 
 /* a string value "..." with C escapes, or a raw {...} value (backend_config of typed FFI) */
@@ -421,7 +421,7 @@ static CJ_MUST_USE cj_status str_value(tp *t, const char **out, size_t *len) {
 
 static CJ_MUST_USE cj_status push_name(tp *t, const char ***arr, int32_t *n, int32_t *cap, const char *s) {
   void *items = *arr;
-  const char **slot = hlo_push(t->h, &items, n, cap, sizeof(const char *));
+  const char **slot = cj_hlo_push(t->h, &items, n, cap, sizeof(const char *));
   if (!slot) return cj_oom();
   *arr = items;
   *slot = s;
@@ -515,7 +515,7 @@ static CJ_MUST_USE cj_status attribute(tp *t, hlo_instr *in, const char **cond, 
   if (IS("iota_dimension")) {
     int64_t v;
     CJ_RETURN_IF_ERROR(integer(t, &v));
-    return hlo_push_i64(t->h, &in->dimensions, v) ? NULL : cj_oom();
+    return cj_hlo_push_i64(t->h, &in->dimensions, v) ? NULL : cj_oom();
   }
   if (IS("direction")) {
     CJ_RETURN_IF_ERROR(word(t, &s, &n));
@@ -547,8 +547,8 @@ static CJ_MUST_USE cj_status attribute(tp *t, hlo_instr *in, const char **cond, 
       CJ_RETURN_IF_ERROR(integer(t, &b));
       if (eat(t, ':')) CJ_RETURN_IF_ERROR(integer(t, &c));
       if (!eat(t, ']')) return terr(t, "expected ']'");
-      if (!hlo_push_i64(t->h, &in->slice_start, a) || !hlo_push_i64(t->h, &in->slice_limit, b) ||
-          !hlo_push_i64(t->h, &in->slice_stride, c))
+      if (!cj_hlo_push_i64(t->h, &in->slice_start, a) || !cj_hlo_push_i64(t->h, &in->slice_limit, b) ||
+          !cj_hlo_push_i64(t->h, &in->slice_stride, c))
         return cj_oom();
     } while (eat(t, ','));
     return eat(t, '}') ? NULL : terr(t, "expected '}'");
@@ -589,8 +589,8 @@ static CJ_MUST_USE cj_status attribute(tp *t, hlo_instr *in, const char **cond, 
     CJ_RETURN_IF_ERROR(groups(t, &tmp));
     for (int32_t i = 0; i < tmp.ngroups; i++) {
       if (tmp.groups[i].n != 2) return terr(t, "a source-target pair of %d ids", tmp.groups[i].n);
-      if (!hlo_push_i64(t->h, &in->source_target, tmp.groups[i].v[0]) ||
-          !hlo_push_i64(t->h, &in->source_target, tmp.groups[i].v[1]))
+      if (!cj_hlo_push_i64(t->h, &in->source_target, tmp.groups[i].v[0]) ||
+          !cj_hlo_push_i64(t->h, &in->source_target, tmp.groups[i].v[1]))
         return cj_oom();
     }
     return NULL;
@@ -647,7 +647,7 @@ static CJ_MUST_USE cj_status attribute(tp *t, hlo_instr *in, const char **cond, 
     if (eat(t, '}')) return NULL;
     do {
       CJ_RETURN_IF_ERROR(word(t, &s, &n));
-      if (!hlo_push_i64(t->h, &in->precision, enum_of(s, n, v, 3, 0))) return cj_oom();
+      if (!cj_hlo_push_i64(t->h, &in->precision, enum_of(s, n, v, 3, 0))) return cj_oom();
     } while (eat(t, ','));
     return eat(t, '}') ? NULL : terr(t, "expected '}'");
   }
@@ -834,7 +834,7 @@ static CJ_MUST_USE cj_status resolve(hlo_module *h, const char *file) {
         if (j < 0)
           return cj_invalid("%s: instruction %s in computation %s uses %s, which it does not define",
                             file, in->name, c->name, in->onames[k]);
-        if (!hlo_push_i64(h, &in->operand_ids, c->instrs[j].id)) return cj_oom();
+        if (!cj_hlo_push_i64(h, &in->operand_ids, c->instrs[j].id)) return cj_oom();
       }
       for (int32_t k = 0; k < in->ncnames; k++) {
         int32_t j = 0;
@@ -842,7 +842,7 @@ static CJ_MUST_USE cj_status resolve(hlo_module *h, const char *file) {
         if (j == h->n)
           return cj_invalid("%s: instruction %s calls %s, which is not a computation of the module",
                             file, in->name, in->cnames[k]);
-        if (!hlo_push_i64(h, &in->called_ids, h->comps[j].id)) return cj_oom();
+        if (!cj_hlo_push_i64(h, &in->called_ids, h->comps[j].id)) return cj_oom();
       }
     }
   }
@@ -911,15 +911,15 @@ static CJ_MUST_USE cj_status module_text(tp *t, hlo_module *h) {
   return resolve(h, t->file);
 }
 
-cj_status hlo_read_text(const char *text, size_t len, const char *filename, hlo_module **out) {
+cj_status cj_hlo_read_text(const char *text, size_t len, const char *filename, hlo_module **out) {
   *out = NULL;
   if (!text && len) return cj_invalid("hlo text: text is NULL");
-  hlo_module *h = hlo_module_new();
+  hlo_module *h = cj_hlo_module_new();
   if (!h) return cj_oom();
   tp t = {text, text + len, text, filename ? filename : "hlo", 1, h};
   cj_status st = module_text(&t, h);
   if (st) {
-    hlo_module_free(h);
+    cj_hlo_module_free(h);
     return st;
   }
   *out = h;

@@ -67,7 +67,7 @@ int cj_is_mlir_bytecode(const void *data, size_t len) {
 
 /* ======================================================================== errors, primitives */
 
-bool bc_fail(bc_reader *r, const bc_cur *c, const char *fmt, ...) {
+bool cj_bc_fail(bc_reader *r, const bc_cur *c, const char *fmt, ...) {
   if (r->err) return false;
   char msg[512];
   va_list ap;
@@ -81,10 +81,10 @@ bool bc_fail(bc_reader *r, const bc_cur *c, const char *fmt, ...) {
 }
 
 static bool truncated(bc_reader *r, bc_cur *c) {
-  return bc_fail(r, c, "unexpected end of data (truncated or corrupted bytecode)");
+  return cj_bc_fail(r, c, "unexpected end of data (truncated or corrupted bytecode)");
 }
 
-bool bc_byte(bc_reader *r, bc_cur *c, uint8_t *out) {
+bool cj_bc_byte(bc_reader *r, bc_cur *c, uint8_t *out) {
   *out = 0; /* outputs are always written, so callers never see indeterminate values */
   if (r->err) return false;
   if (c->p >= c->end) return truncated(r, c);
@@ -92,7 +92,7 @@ bool bc_byte(bc_reader *r, bc_cur *c, uint8_t *out) {
   return true;
 }
 
-bool bc_varint(bc_reader *r, bc_cur *c, uint64_t *out) {
+bool cj_bc_varint(bc_reader *r, bc_cur *c, uint64_t *out) {
   *out = 0;
   if (r->err) return false;
   if (c->p >= c->end) return truncated(r, c);
@@ -119,15 +119,15 @@ bool bc_varint(bc_reader *r, bc_cur *c, uint64_t *out) {
   return true;
 }
 
-bool bc_svarint(bc_reader *r, bc_cur *c, int64_t *out) {
+bool cj_bc_svarint(bc_reader *r, bc_cur *c, int64_t *out) {
   uint64_t u;
   *out = 0;
-  if (!bc_varint(r, c, &u)) return false;
+  if (!cj_bc_varint(r, c, &u)) return false;
   *out = (int64_t)((u >> 1) ^ (~(u & 1) + 1));
   return true;
 }
 
-bool bc_bytes(bc_reader *r, bc_cur *c, uint64_t n, const uint8_t **out) {
+bool cj_bc_bytes(bc_reader *r, bc_cur *c, uint64_t n, const uint8_t **out) {
   *out = NULL;
   if (r->err) return false;
   if ((uint64_t)(c->end - c->p) < n) return truncated(r, c);
@@ -136,29 +136,29 @@ bool bc_bytes(bc_reader *r, bc_cur *c, uint64_t n, const uint8_t **out) {
   return true;
 }
 
-bool bc_blob(bc_reader *r, bc_cur *c, const uint8_t **out, uint64_t *len) {
+bool cj_bc_blob(bc_reader *r, bc_cur *c, const uint8_t **out, uint64_t *len) {
   *out = NULL;
-  return bc_varint(r, c, len) && bc_bytes(r, c, *len, out);
+  return cj_bc_varint(r, c, len) && cj_bc_bytes(r, c, *len, out);
 }
 
-bool bc_count(bc_reader *r, bc_cur *c, uint64_t *out) {
-  if (!bc_varint(r, c, out)) return false;
+bool cj_bc_count(bc_reader *r, bc_cur *c, uint64_t *out) {
+  if (!cj_bc_varint(r, c, out)) return false;
   if (*out > (uint64_t)(c->end - c->p))
-    return bc_fail(r, c, "count %llu exceeds the remaining %zu bytes", (unsigned long long)*out,
+    return cj_bc_fail(r, c, "count %llu exceeds the remaining %zu bytes", (unsigned long long)*out,
                    (size_t)(c->end - c->p));
   return true;
 }
 
-bool bc_dims(bc_reader *r, bc_cur *c, int64_t **dims, uint64_t *rank, int64_t *stack,
+bool cj_bc_dims(bc_reader *r, bc_cur *c, int64_t **dims, uint64_t *rank, int64_t *stack,
              size_t nstack) {
-  if (!bc_count(r, c, rank)) return false;
-  if (*rank > INT32_MAX) return bc_fail(r, c, "rank too large");
+  if (!cj_bc_count(r, c, rank)) return false;
+  if (*rank > INT32_MAX) return cj_bc_fail(r, c, "rank too large");
   *dims = *rank <= nstack ? stack : malloc(sizeof(int64_t) * (size_t)*rank);
-  if (!*dims) return bc_fail(r, c, "out of memory");
+  if (!*dims) return cj_bc_fail(r, c, "out of memory");
   for (uint64_t i = 0; i < *rank; i++) {
-    bool ok = bc_svarint(r, c, &(*dims)[i]);
+    bool ok = cj_bc_svarint(r, c, &(*dims)[i]);
     if (ok && (*dims)[i] < 0 && (*dims)[i] != CJ_DYN)
-      ok = bc_fail(r, c, "invalid dimension size %lld", (long long)(*dims)[i]);
+      ok = cj_bc_fail(r, c, "invalid dimension size %lld", (long long)(*dims)[i]);
     if (!ok) {
       if (*dims != stack) free(*dims);
       return false;
@@ -167,12 +167,12 @@ bool bc_dims(bc_reader *r, bc_cur *c, int64_t **dims, uint64_t *rank, int64_t *s
   return true;
 }
 
-bool bc_type_list(bc_reader *r, bc_cur *c, const cj_type ***out, uint64_t *n) {
-  if (!bc_count(r, c, n)) return false;
+bool cj_bc_type_list(bc_reader *r, bc_cur *c, const cj_type ***out, uint64_t *n) {
+  if (!cj_bc_count(r, c, n)) return false;
   *out = malloc(sizeof(cj_type *) * (size_t)(*n ? *n : 1));
-  if (!*out) return bc_fail(r, c, "out of memory");
+  if (!*out) return cj_bc_fail(r, c, "out of memory");
   for (uint64_t i = 0; i < *n; i++) {
-    (*out)[i] = bc_type_ref(r, c);
+    (*out)[i] = cj_bc_type_ref(r, c);
     if (!(*out)[i]) {
       free(*out);
       *out = NULL;
@@ -182,70 +182,70 @@ bool bc_type_list(bc_reader *r, bc_cur *c, const cj_type ***out, uint64_t *n) {
   return true;
 }
 
-const cj_type *bc_function_type(bc_reader *r, bc_cur *c) {
+const cj_type *cj_bc_function_type(bc_reader *r, bc_cur *c) {
   const cj_type **ins = NULL, **outs = NULL;
   uint64_t nin, nout;
-  if (!bc_type_list(r, c, &ins, &nin)) return NULL;
-  if (!bc_type_list(r, c, &outs, &nout)) {
+  if (!cj_bc_type_list(r, c, &ins, &nin)) return NULL;
+  if (!cj_bc_type_list(r, c, &outs, &nout)) {
     free(ins);
     return NULL;
   }
   const cj_type *t = cj_type_function(r->m, (int32_t)nin, ins, (int32_t)nout, outs);
   free(ins);
   free(outs);
-  if (!t) bc_fail(r, c, "out of memory");
+  if (!t) cj_bc_fail(r, c, "out of memory");
   return t;
 }
 
-const cj_type *bc_tuple_type(bc_reader *r, bc_cur *c) {
+const cj_type *cj_bc_tuple_type(bc_reader *r, bc_cur *c) {
   const cj_type **mem = NULL;
   uint64_t n;
-  if (!bc_type_list(r, c, &mem, &n)) return NULL;
+  if (!cj_bc_type_list(r, c, &mem, &n)) return NULL;
   const cj_type *t = cj_type_tuple(r->m, (int32_t)n, mem);
   free(mem);
-  if (!t) bc_fail(r, c, "out of memory");
+  if (!t) cj_bc_fail(r, c, "out of memory");
   return t;
 }
 
-bool bc_string(bc_reader *r, bc_cur *c, const char **s, size_t *len) {
+bool cj_bc_string(bc_reader *r, bc_cur *c, const char **s, size_t *len) {
   uint64_t i;
   *s = "";
   if (len) *len = 0;
-  if (!bc_varint(r, c, &i)) return false;
+  if (!cj_bc_varint(r, c, &i)) return false;
   if (i >= r->nstrings)
-    return bc_fail(r, c, "string index %llu out of range (%llu strings)", (unsigned long long)i,
+    return cj_bc_fail(r, c, "string index %llu out of range (%llu strings)", (unsigned long long)i,
                    (unsigned long long)r->nstrings);
   *s = r->strs[i];
   if (len) *len = r->strlens[i];
   return true;
 }
 
-bool bc_apint(bc_reader *r, bc_cur *c, unsigned width, uint64_t *out) {
+bool cj_bc_apint(bc_reader *r, bc_cur *c, unsigned width, uint64_t *out) {
   *out = 0;
   if (width <= 8) {
     uint8_t b;
-    if (!bc_byte(r, c, &b)) return false;
+    if (!cj_bc_byte(r, c, &b)) return false;
     *out = b;
     return true;
   }
   if (width <= 64) {
     int64_t v;
-    if (!bc_svarint(r, c, &v)) return false;
+    if (!cj_bc_svarint(r, c, &v)) return false;
     *out = (uint64_t)v;
     return true;
   }
   uint64_t nwords;
-  if (!bc_count(r, c, &nwords)) return false;
+  if (!cj_bc_count(r, c, &nwords)) return false;
   *out = 0;
   for (uint64_t i = 0; i < nwords; i++) {
     int64_t w;
-    if (!bc_svarint(r, c, &w)) return false;
+    if (!cj_bc_svarint(r, c, &w)) return false;
     if (i == 0) *out = (uint64_t)w;
   }
   return true;
 }
 
-const char *bc_intern_name(bc_reader *r, const char *s) {
+const char *cj_bc_intern_name(bc_reader *r, const char *s) {
   uintptr_t h = ((uintptr_t)s >> 3) * 0x9E3779B97F4A7C15ull;
   unsigned k = (unsigned)(h >> 58); /* 6 bits */
   if (r->icache_key[k] == s) return r->icache_val[k];
@@ -257,12 +257,12 @@ const char *bc_intern_name(bc_reader *r, const char *s) {
   return v;
 }
 
-cj_status bc_set_attrs(bc_reader *r, cj_op *op, const cj_named_attr *attrs, uint32_t n) {
+cj_status cj_bc_set_attrs(bc_reader *r, cj_op *op, const cj_named_attr *attrs, uint32_t n) {
   if (!n) return NULL;
   cj_named_attr *a = CJ_ARENA_ARRAY(&r->m->arena, cj_named_attr, n);
   if (!a) return cj_oom();
   for (uint32_t i = 0; i < n; i++) {
-    a[i].name = bc_intern_name(r, attrs[i].name);
+    a[i].name = cj_bc_intern_name(r, attrs[i].name);
     a[i].value = attrs[i].value;
     if (!a[i].name) return cj_oom();
   }
@@ -271,7 +271,7 @@ cj_status bc_set_attrs(bc_reader *r, cj_op *op, const cj_named_attr *attrs, uint
   return NULL;
 }
 
-int bc_cmp_named(const void *x, const void *y) {
+int cj_bc_cmp_named(const void *x, const void *y) {
   return strcmp(((const cj_named_attr *)x)->name, ((const cj_named_attr *)y)->name);
 }
 
@@ -280,22 +280,22 @@ int bc_cmp_named(const void *x, const void *y) {
 static bool read_section(bc_reader *r, bc_cur *c, uint8_t *id, bc_cur *data) {
   uint8_t idb;
   uint64_t len;
-  if (!bc_byte(r, c, &idb) || !bc_varint(r, c, &len)) return false;
+  if (!cj_bc_byte(r, c, &idb) || !cj_bc_varint(r, c, &len)) return false;
   *id = idb & 0x7f;
-  if (*id >= SEC_COUNT) return bc_fail(r, c, "invalid section id %u", (unsigned)*id);
+  if (*id >= SEC_COUNT) return cj_bc_fail(r, c, "invalid section id %u", (unsigned)*id);
   if (idb & 0x80) {
     uint64_t align;
-    if (!bc_varint(r, c, &align)) return false;
+    if (!cj_bc_varint(r, c, &align)) return false;
     if (align == 0 || (align & (align - 1)) || align > 4096)
-      return bc_fail(r, c, "invalid section alignment %llu", (unsigned long long)align);
+      return cj_bc_fail(r, c, "invalid section alignment %llu", (unsigned long long)align);
     while ((size_t)(c->p - r->base) & (align - 1)) {
       uint8_t pad;
-      if (!bc_byte(r, c, &pad)) return false;
-      if (pad != 0xCB) return bc_fail(r, c, "expected alignment byte 0xCB, found 0x%02X", pad);
+      if (!cj_bc_byte(r, c, &pad)) return false;
+      if (pad != 0xCB) return cj_bc_fail(r, c, "expected alignment byte 0xCB, found 0x%02X", pad);
     }
   }
   const uint8_t *p;
-  if (!bc_bytes(r, c, len, &p)) return false;
+  if (!cj_bc_bytes(r, c, len, &p)) return false;
   data->p = p;
   data->end = p + len;
   return true;
@@ -304,26 +304,26 @@ static bool read_section(bc_reader *r, bc_cur *c, uint8_t *id, bc_cur *data) {
 static bool parse_strings(bc_reader *r, bc_cur sec) {
   bc_cur c = sec;
   uint64_t n;
-  if (!bc_count(r, &c, &n)) return false;
+  if (!cj_bc_count(r, &c, &n)) return false;
   r->nstrings = n;
   r->strs = calloc(n ? n : 1, sizeof *r->strs);
   r->strlens = calloc(n ? n : 1, sizeof *r->strlens);
-  if (!r->strs || !r->strlens) return bc_fail(r, &c, "out of memory");
+  if (!r->strs || !r->strlens) return cj_bc_fail(r, &c, "out of memory");
   size_t end = (size_t)(sec.end - sec.p);
   for (uint64_t k = n; k-- > 0;) { /* sizes are stored last string first */
     uint64_t sz;
-    if (!bc_varint(r, &c, &sz)) return false;
+    if (!cj_bc_varint(r, &c, &sz)) return false;
     if (sz == 0 || sz > end)
-      return bc_fail(r, &c, "string size %llu out of range", (unsigned long long)sz);
+      return cj_bc_fail(r, &c, "string size %llu out of range", (unsigned long long)sz);
     size_t off = end - (size_t)sz;
     if (sec.p[off + sz - 1] != 0)
-      return bc_fail(r, &c, "string %llu is not NUL-terminated", (unsigned long long)k);
+      return cj_bc_fail(r, &c, "string %llu is not NUL-terminated", (unsigned long long)k);
     r->strs[k] = (const char *)sec.p + off;
     r->strlens[k] = (uint32_t)(sz - 1);
     end = off;
   }
   if ((size_t)(c.p - sec.p) != end)
-    return bc_fail(r, &c, "unexpected data between the string sizes and the string data");
+    return cj_bc_fail(r, &c, "unexpected data between the string sizes and the string data");
   return true;
 }
 
@@ -340,35 +340,35 @@ static bc_dialect_kind dialect_kind(const char *s, size_t n) {
 }
 
 static bool dialect_ref(bc_reader *r, bc_cur *c, uint64_t *out) {
-  if (!bc_varint(r, c, out)) return false;
+  if (!cj_bc_varint(r, c, out)) return false;
   if (*out >= r->ndialects)
-    return bc_fail(r, c, "dialect index %llu out of range", (unsigned long long)*out);
+    return cj_bc_fail(r, c, "dialect index %llu out of range", (unsigned long long)*out);
   return true;
 }
 
 static bool parse_dialects(bc_reader *r, bc_cur sec) {
   bc_cur c = sec;
   uint64_t n;
-  if (!bc_count(r, &c, &n)) return false;
+  if (!cj_bc_count(r, &c, &n)) return false;
   r->ndialects = n;
   r->dialects = calloc(n ? n : 1, sizeof *r->dialects);
-  if (!r->dialects) return bc_fail(r, &c, "out of memory");
+  if (!r->dialects) return cj_bc_fail(r, &c, "out of memory");
   for (uint64_t i = 0; i < n; i++) {
     bc_dialect *d = &r->dialects[i];
     if (r->version < BCV_DIALECT_VERSIONING) {
-      if (!bc_string(r, &c, &d->name, &d->len)) return false;
+      if (!cj_bc_string(r, &c, &d->name, &d->len)) return false;
     } else {
       uint64_t v;
-      if (!bc_varint(r, &c, &v)) return false;
+      if (!cj_bc_varint(r, &c, &v)) return false;
       uint64_t idx = v >> 1;
-      if (idx >= r->nstrings) return bc_fail(r, &c, "dialect name index out of range");
+      if (idx >= r->nstrings) return cj_bc_fail(r, &c, "dialect name index out of range");
       d->name = r->strs[idx];
       d->len = r->strlens[idx];
       if (v & 1) { /* a dialect version section: we do not need it */
         uint8_t id;
         bc_cur ver;
         if (!read_section(r, &c, &id, &ver)) return false;
-        if (id != SEC_DIALECT_VERSIONS) return bc_fail(r, &c, "expected a dialect version section");
+        if (id != SEC_DIALECT_VERSIONS) return cj_bc_fail(r, &c, "expected a dialect version section");
       }
     }
     d->kind = dialect_kind(d->name, d->len);
@@ -376,19 +376,19 @@ static bool parse_dialects(bc_reader *r, bc_cur sec) {
   }
   uint64_t cap = 0;
   if (r->version >= BCV_ELIDE_UNKNOWN_BLOCK_ARG_LOC) {
-    if (!bc_count(r, &c, &cap)) return false;
+    if (!cj_bc_count(r, &c, &cap)) return false;
   }
   if (cap < 16) cap = 16;
   r->opnames = calloc(cap, sizeof *r->opnames);
-  if (!r->opnames) return bc_fail(r, &c, "out of memory");
+  if (!r->opnames) return cj_bc_fail(r, &c, "out of memory");
   uint64_t nops = 0;
   while (c.p < c.end) {
     uint64_t d, cnt;
-    if (!dialect_ref(r, &c, &d) || !bc_count(r, &c, &cnt)) return false;
+    if (!dialect_ref(r, &c, &d) || !cj_bc_count(r, &c, &cnt)) return false;
     for (uint64_t k = 0; k < cnt; k++) {
       if (nops == cap) {
         bc_opname *grown = realloc(r->opnames, sizeof *r->opnames * cap * 2);
-        if (!grown) return bc_fail(r, &c, "out of memory");
+        if (!grown) return cj_bc_fail(r, &c, "out of memory");
         memset(grown + cap, 0, sizeof *grown * cap);
         r->opnames = grown;
         cap *= 2;
@@ -397,12 +397,12 @@ static bool parse_dialects(bc_reader *r, bc_cur sec) {
       o->dialect = (uint32_t)d;
       o->vhlo = -1;
       if (r->version < BCV_NATIVE_PROPERTIES) {
-        if (!bc_string(r, &c, &o->name, &o->len)) return false;
+        if (!cj_bc_string(r, &c, &o->name, &o->len)) return false;
         o->registered = -1;
       } else {
         uint64_t v;
-        if (!bc_varint(r, &c, &v)) return false;
-        if ((v >> 1) >= r->nstrings) return bc_fail(r, &c, "op name index out of range");
+        if (!cj_bc_varint(r, &c, &v)) return false;
+        if ((v >> 1) >= r->nstrings) return cj_bc_fail(r, &c, "op name index out of range");
         o->name = r->strs[v >> 1];
         o->len = r->strlens[v >> 1];
         o->registered = (int8_t)(v & 1);
@@ -418,16 +418,16 @@ static bool parse_properties(bc_reader *r, bc_cur sec) {
   if (sec.p == sec.end) return true;
   bc_cur c = sec;
   uint64_t n;
-  if (!bc_count(r, &c, &n)) return false;
+  if (!cj_bc_count(r, &c, &n)) return false;
   r->props = calloc(n ? n : 1, sizeof *r->props);
-  if (!r->props) return bc_fail(r, &c, "out of memory");
+  if (!r->props) return cj_bc_fail(r, &c, "out of memory");
   for (uint64_t i = 0; i < n; i++) {
     r->props[i] = c.p;
     uint64_t sz;
     const uint8_t *d;
-    if (!bc_varint(r, &c, &sz) || !bc_bytes(r, &c, sz, &d)) return false;
+    if (!cj_bc_varint(r, &c, &sz) || !cj_bc_bytes(r, &c, sz, &d)) return false;
   }
-  if (c.p != c.end) return bc_fail(r, &c, "unexpected trailing data in the properties section");
+  if (c.p != c.end) return cj_bc_fail(r, &c, "unexpected trailing data in the properties section");
   r->nprops = n;
   r->props_end = c.end;
   return true;
@@ -438,10 +438,10 @@ static bool push_resource(bc_reader *r, bc_cur *c, const uint8_t *data, uint64_t
   if ((n & (n - 1)) == 0) { /* grow at powers of two */
     uint64_t cap = n ? n * 2 : 8;
     const uint8_t **d = realloc(r->res_data, sizeof *d * cap);
-    if (!d) return bc_fail(r, c, "out of memory");
+    if (!d) return cj_bc_fail(r, c, "out of memory");
     r->res_data = d;
     uint64_t *s = realloc(r->res_size, sizeof *s * cap);
-    if (!s) return bc_fail(r, c, "out of memory");
+    if (!s) return cj_bc_fail(r, c, "out of memory");
     r->res_size = s;
   }
   r->res_data[n] = data;
@@ -455,14 +455,14 @@ static bool push_resource(bc_reader *r, bc_cur *c, const uint8_t *data, uint64_t
  * {alignment, size, padding, bytes}. */
 static bool parse_resource_group(bc_reader *r, bc_cur *off, bc_cur *res, bool keep) {
   uint64_t n;
-  if (!bc_count(r, off, &n)) return false;
+  if (!cj_bc_count(r, off, &n)) return false;
   for (uint64_t i = 0; i < n; i++) {
     const char *key;
     uint64_t size;
     uint8_t kind;
     const uint8_t *data;
-    if (!bc_string(r, off, &key, NULL) || !bc_varint(r, off, &size) || !bc_byte(r, off, &kind) ||
-        !bc_bytes(r, res, size, &data))
+    if (!cj_bc_string(r, off, &key, NULL) || !cj_bc_varint(r, off, &size) || !cj_bc_byte(r, off, &kind) ||
+        !cj_bc_bytes(r, res, size, &data))
       return false;
     if (!keep) continue;
     const uint8_t *blob = NULL;
@@ -470,15 +470,15 @@ static bool parse_resource_group(bc_reader *r, bc_cur *off, bc_cur *res, bool ke
     if (kind == 0 && size > 0) { /* blob */
       bc_cur e = {data, data + size};
       uint64_t align;
-      if (!bc_varint(r, &e, &align) || !bc_varint(r, &e, &blen)) return false;
+      if (!cj_bc_varint(r, &e, &align) || !cj_bc_varint(r, &e, &blen)) return false;
       if (align == 0 || (align & (align - 1)) || align > 4096)
-        return bc_fail(r, &e, "invalid resource alignment");
+        return cj_bc_fail(r, &e, "invalid resource alignment");
       while ((size_t)(e.p - r->base) & (align - 1)) {
         uint8_t pad;
-        if (!bc_byte(r, &e, &pad)) return false;
-        if (pad != 0xCB) return bc_fail(r, &e, "expected alignment byte 0xCB");
+        if (!cj_bc_byte(r, &e, &pad)) return false;
+        if (pad != 0xCB) return cj_bc_fail(r, &e, "expected alignment byte 0xCB");
       }
-      if (!bc_bytes(r, &e, blen, &blob)) return false;
+      if (!cj_bc_bytes(r, &e, blen, &blob)) return false;
     }
     if (!push_resource(r, off, blob, blen)) return false;
   }
@@ -487,10 +487,10 @@ static bool parse_resource_group(bc_reader *r, bc_cur *off, bc_cur *res, bool ke
 
 static bool parse_resources(bc_reader *r, bc_cur res, bc_cur off) {
   uint64_t next;
-  if (!bc_count(r, &off, &next)) return false;
+  if (!cj_bc_count(r, &off, &next)) return false;
   for (uint64_t i = 0; i < next; i++) {
     const char *key;
-    if (!bc_string(r, &off, &key, NULL) || !parse_resource_group(r, &off, &res, false))
+    if (!cj_bc_string(r, &off, &key, NULL) || !parse_resource_group(r, &off, &res, false))
       return false;
   }
   while (off.p < off.end) {
@@ -502,29 +502,29 @@ static bool parse_resources(bc_reader *r, bc_cur res, bc_cur off) {
 
 static bool parse_attrtype_offsets(bc_reader *r, bc_cur data, bc_cur off) {
   uint64_t na, nt;
-  if (!bc_varint(r, &off, &na) || !bc_varint(r, &off, &nt)) return false;
+  if (!cj_bc_varint(r, &off, &na) || !cj_bc_varint(r, &off, &nt)) return false;
   uint64_t avail = (uint64_t)(off.end - off.p);
   if (na > avail || nt > avail || na + nt > avail)
-    return bc_fail(r, &off, "attribute/type counts exceed the offset section");
+    return cj_bc_fail(r, &off, "attribute/type counts exceed the offset section");
   r->nattrs = na;
   r->ntypes = nt;
   r->attrs = calloc(na ? na : 1, sizeof *r->attrs);
   r->types = calloc(nt ? nt : 1, sizeof *r->types);
-  if (!r->attrs || !r->types) return bc_fail(r, &off, "out of memory");
+  if (!r->attrs || !r->types) return cj_bc_fail(r, &off, "out of memory");
   uint64_t cur = 0, total = (uint64_t)(data.end - data.p);
   for (int pass = 0; pass < 2; pass++) {
     bc_entry *ents = pass == 0 ? r->attrs : r->types;
     uint64_t count = pass == 0 ? na : nt, i = 0;
     while (i < count) {
       uint64_t d, cnt;
-      if (!dialect_ref(r, &off, &d) || !bc_varint(r, &off, &cnt)) return false;
-      if (cnt > count - i) return bc_fail(r, &off, "attribute/type group overruns its table");
+      if (!dialect_ref(r, &off, &d) || !cj_bc_varint(r, &off, &cnt)) return false;
+      if (cnt > count - i) return cj_bc_fail(r, &off, "attribute/type group overruns its table");
       for (uint64_t k = 0; k < cnt; k++, i++) {
         uint64_t v;
-        if (!bc_varint(r, &off, &v)) return false;
+        if (!cj_bc_varint(r, &off, &v)) return false;
         uint64_t sz = v >> 1;
         if (cur > total || sz > total - cur)
-          return bc_fail(r, &off, "attribute/type entry points past the end of its section");
+          return cj_bc_fail(r, &off, "attribute/type entry points past the end of its section");
         ents[i].data = data.p + cur;
         ents[i].size = (uint32_t)sz;
         ents[i].dialect = (uint32_t)d;
@@ -534,7 +534,7 @@ static bool parse_attrtype_offsets(bc_reader *r, bc_cur data, bc_cur off) {
     }
   }
   if (off.p != off.end)
-    return bc_fail(r, &off, "unexpected trailing data in the attribute/type offsets");
+    return cj_bc_fail(r, &off, "unexpected trailing data in the attribute/type offsets");
   return true;
 }
 
@@ -542,7 +542,7 @@ static bool parse_attrtype_offsets(bc_reader *r, bc_cur data, bc_cur off) {
  */
 
 static const cj_attr *oom_attr(bc_reader *r, bc_cur *c) {
-  bc_fail(r, c, "out of memory");
+  cj_bc_fail(r, c, "out of memory");
   return NULL;
 }
 
@@ -560,11 +560,11 @@ static const cj_type *int_type(bc_reader *r, bc_cur *c, unsigned width, unsigned
     default: break;
   }
   if (dt == CJ_INVALID) {
-    bc_fail(r, c, "unsupported integer type of width %u", width);
+    cj_bc_fail(r, c, "unsupported integer type of width %u", width);
     return NULL;
   }
   const cj_type *t = cj_type_elem(r->m, dt);
-  if (!t) bc_fail(r, c, "out of memory");
+  if (!t) cj_bc_fail(r, c, "out of memory");
   return t;
 }
 
@@ -573,7 +573,7 @@ static const cj_type *make_tensor(bc_reader *r, bc_cur *c, const cj_attr *enc, i
                                   uint64_t rank, const cj_type *elem) {
   if (!elem) return NULL;
   if (elem->kind != CJ_TYPE_ELEM && elem->kind != CJ_TYPE_QUANT && elem->kind != CJ_TYPE_OPAQUE) {
-    bc_fail(r, c, "invalid tensor element type");
+    cj_bc_fail(r, c, "invalid tensor element type");
     return NULL;
   }
   const int64_t *bounds = NULL;
@@ -584,12 +584,12 @@ static const cj_type *make_tensor(bc_reader *r, bc_cur *c, const cj_attr *enc, i
     int64_t nb = 0;
     int64_t *dst = rank <= 16 ? bstack : (bheap = malloc(sizeof(int64_t) * (size_t)rank));
     if (!dst) {
-      bc_fail(r, c, "out of memory");
+      cj_bc_fail(r, c, "out of memory");
       return NULL;
     }
     if (!b || !cj_attr_get_i64s(b, dst, (int64_t)rank, &nb) || (uint64_t)nb != rank) {
       free(bheap);
-      bc_fail(r, c, "tensor bounds do not match the rank");
+      cj_bc_fail(r, c, "tensor bounds do not match the rank");
       return NULL;
     }
     bounds = dst;
@@ -597,7 +597,7 @@ static const cj_type *make_tensor(bc_reader *r, bc_cur *c, const cj_attr *enc, i
   }
   const cj_type *t = cj_type_tensor(r->m, elem, (int32_t)rank, dims, bounds, enc);
   free(bheap);
-  if (!t) bc_fail(r, c, "out of memory");
+  if (!t) cj_bc_fail(r, c, "out of memory");
   return t;
 }
 
@@ -618,11 +618,11 @@ static bool put_elem_name(char *buf, size_t cap, size_t *k, const cj_type *e) {
 static const cj_type *memref_type(bc_reader *r, bc_cur *c) {
   int64_t stack[8], *dims;
   uint64_t rank;
-  if (!bc_dims(r, c, &dims, &rank, stack, 8)) return NULL;
-  const cj_type *e = bc_type_ref(r, c);
+  if (!cj_bc_dims(r, c, &dims, &rank, stack, 8)) return NULL;
+  const cj_type *e = cj_bc_type_ref(r, c);
   uint64_t li = 0;
-  bool ok = e && bc_varint(r, c, &li);
-  if (ok && li >= r->nattrs) ok = bc_fail(r, c, "attribute index out of range");
+  bool ok = e && cj_bc_varint(r, c, &li);
+  if (ok && li >= r->nattrs) ok = cj_bc_fail(r, c, "attribute index out of range");
   char buf[512];
   size_t k = 0;
   if (ok) {
@@ -631,12 +631,12 @@ static const cj_type *memref_type(bc_reader *r, bc_cur *c) {
       int w = dims[i] == CJ_DYN ? snprintf(buf + k, sizeof buf - k, "?x")
                                 : snprintf(buf + k, sizeof buf - k, "%lldx", (long long)dims[i]);
       if (w < 0 || (size_t)w >= sizeof buf - k)
-        ok = bc_fail(r, c, "memref type too long");
+        ok = cj_bc_fail(r, c, "memref type too long");
       else
         k += (size_t)w;
     }
     if (ok && !put_elem_name(buf, sizeof buf, &k, e))
-      ok = bc_fail(r, c, "unsupported memref element type");
+      ok = cj_bc_fail(r, c, "unsupported memref element type");
   }
   if (ok) { /* the layout: an affine map stored as text; the identity map is not printed */
     const bc_entry *le = &r->attrs[li];
@@ -652,7 +652,7 @@ static const cj_type *memref_type(bc_reader *r, bc_cur *c) {
     }
     if (!identity) {
       if (!n || k + n + 3 >= sizeof buf) {
-        ok = bc_fail(r, c, "unsupported memref layout");
+        ok = cj_bc_fail(r, c, "unsupported memref layout");
       } else {
         memcpy(buf + k, ", ", 2);
         memcpy(buf + k + 2, t, n);
@@ -664,32 +664,32 @@ static const cj_type *memref_type(bc_reader *r, bc_cur *c) {
   if (!ok) return NULL;
   buf[k++] = '>';
   const cj_type *t = cj_type_opaque(r->m, buf, k);
-  if (!t) bc_fail(r, c, "out of memory");
+  if (!t) cj_bc_fail(r, c, "out of memory");
   return t;
 }
 
 static const cj_type *builtin_type(bc_reader *r, bc_cur *c) {
   uint64_t code;
-  if (!bc_varint(r, c, &code)) return NULL;
+  if (!cj_bc_varint(r, c, &code)) return NULL;
   cj_module *m = r->m;
   switch (code) {
     case 0: { /* IntegerType: (width << 2) | signedness */
       uint64_t v;
-      if (!bc_varint(r, c, &v)) return NULL;
+      if (!cj_bc_varint(r, c, &v)) return NULL;
       return int_type(r, c, (unsigned)(v >> 2), (unsigned)(v & 3));
     }
     case 1: return cj_type_elem(m, CJ_INDEX);
-    case 2: return bc_function_type(r, c); /* FunctionType */
+    case 2: return cj_bc_function_type(r, c); /* FunctionType */
     case 3: return cj_type_elem(m, CJ_BF16);
     case 4: return cj_type_elem(m, CJ_F16);
     case 5: return cj_type_elem(m, CJ_F32);
     case 6: return cj_type_elem(m, CJ_F64);
     case 9: { /* ComplexType */
-      const cj_type *e = bc_type_ref(r, c);
+      const cj_type *e = cj_bc_type_ref(r, c);
       if (!e) return NULL;
       if (e->kind == CJ_TYPE_ELEM && e->dtype == CJ_F32) return cj_type_elem(m, CJ_C64);
       if (e->kind == CJ_TYPE_ELEM && e->dtype == CJ_F64) return cj_type_elem(m, CJ_C128);
-      bc_fail(r, c, "unsupported complex element type");
+      cj_bc_fail(r, c, "unsupported complex element type");
       return NULL;
     }
     case 10: return memref_type(r, c);
@@ -697,18 +697,18 @@ static const cj_type *builtin_type(bc_reader *r, bc_cur *c) {
     case 13:   /* RankedTensorType */
     case 14: { /* RankedTensorType with encoding */
       const cj_attr *enc = NULL;
-      if (code == 14 && !(enc = bc_attr_ref(r, c))) return NULL;
+      if (code == 14 && !(enc = cj_bc_attr_ref(r, c))) return NULL;
       int64_t stack[8], *dims;
       uint64_t rank;
-      if (!bc_dims(r, c, &dims, &rank, stack, 8)) return NULL;
-      const cj_type *e = bc_type_ref(r, c);
+      if (!cj_bc_dims(r, c, &dims, &rank, stack, 8)) return NULL;
+      const cj_type *e = cj_bc_type_ref(r, c);
       const cj_type *t = e ? make_tensor(r, c, enc, dims, rank, e) : NULL;
       if (dims != stack) free(dims);
       return t;
     }
-    case 15: return bc_tuple_type(r, c); /* TupleType */
+    case 15: return cj_bc_tuple_type(r, c); /* TupleType */
     case 18: { /* UnrankedTensorType */
-      const cj_type *e = bc_type_ref(r, c);
+      const cj_type *e = cj_bc_type_ref(r, c);
       return e ? cj_type_unranked(m, e) : NULL;
     }
     /* newer writers give the small float formats codes of their own (older ones wrote them as
@@ -726,37 +726,37 @@ static const cj_type *builtin_type(bc_reader *r, bc_cur *c) {
     case 31: return cj_type_elem(m, CJ_F6E3M2FN);
     case 32: return cj_type_elem(m, CJ_F8E8M0FNU);
     default:
-      bc_fail(r, c, "unsupported builtin type (code %llu)", (unsigned long long)code);
+      cj_bc_fail(r, c, "unsupported builtin type (code %llu)", (unsigned long long)code);
       return NULL;
   }
 }
 
 static const cj_attr *loc_ref(bc_reader *r, bc_cur *c) {
-  const cj_attr *a = bc_attr_ref(r, c);
+  const cj_attr *a = cj_bc_attr_ref(r, c);
   if (a && a->kind != CJ_ATTR_LOC) {
-    bc_fail(r, c, "expected a location attribute");
+    cj_bc_fail(r, c, "expected a location attribute");
     return NULL;
   }
   return a;
 }
 
 static const cj_attr *string_ref(bc_reader *r, bc_cur *c) {
-  const cj_attr *a = bc_attr_ref(r, c);
+  const cj_attr *a = cj_bc_attr_ref(r, c);
   if (a && a->kind != CJ_ATTR_STRING) {
-    bc_fail(r, c, "expected a string attribute");
+    cj_bc_fail(r, c, "expected a string attribute");
     return NULL;
   }
   return a;
 }
 
-const cj_attr *bc_dict_attr(bc_reader *r, bc_cur *c, bc_attr_reader key) {
+const cj_attr *cj_bc_dict_attr(bc_reader *r, bc_cur *c, bc_attr_reader key) {
   uint64_t n;
-  if (!bc_count(r, c, &n)) return NULL;
+  if (!cj_bc_count(r, c, &n)) return NULL;
   cj_named_attr *items = malloc(sizeof(cj_named_attr) * (size_t)(n ? n : 1));
   if (!items) return oom_attr(r, c);
   for (uint64_t i = 0; i < n; i++) {
     const cj_attr *k = key(r, c);
-    const cj_attr *v = k ? bc_attr_ref(r, c) : NULL;
+    const cj_attr *v = k ? cj_bc_attr_ref(r, c) : NULL;
     if (!v) {
       free(items);
       return NULL;
@@ -765,7 +765,7 @@ const cj_attr *bc_dict_attr(bc_reader *r, bc_cur *c, bc_attr_reader key) {
     items[i].value = v;
   }
   /* sorted here in O(n log n): cj_attr_dict's insertion sort is then linear */
-  qsort(items, (size_t)n, sizeof *items, bc_cmp_named);
+  qsort(items, (size_t)n, sizeof *items, cj_bc_cmp_named);
   const cj_attr *a = cj_attr_dict(r->m, (int32_t)n, items);
   free(items);
   return a ? a : oom_attr(r, c);
@@ -773,7 +773,7 @@ const cj_attr *bc_dict_attr(bc_reader *r, bc_cur *c, bc_attr_reader key) {
 
 static const cj_attr *read_locs(bc_reader *r, bc_cur *c, cj_loc_kind lk, bool meta) {
   uint64_t n;
-  if (!bc_count(r, c, &n)) return NULL;
+  if (!cj_bc_count(r, c, &n)) return NULL;
   const cj_attr **locs = malloc(sizeof(cj_attr *) * (size_t)(n ? n : 1));
   if (!locs) return oom_attr(r, c);
   for (uint64_t i = 0; i < n; i++) {
@@ -783,7 +783,7 @@ static const cj_attr *read_locs(bc_reader *r, bc_cur *c, cj_loc_kind lk, bool me
     }
   }
   const cj_attr *md = NULL;
-  if (meta && !(md = bc_attr_ref(r, c))) {
+  if (meta && !(md = cj_bc_attr_ref(r, c))) {
     free(locs);
     return NULL;
   }
@@ -807,20 +807,20 @@ static bool all_equal(const uint8_t *p, uint64_t n, size_t size) {
   return true;
 }
 
-const cj_attr *bc_make_dense(bc_reader *r, bc_cur *c, const cj_type *type, const uint8_t *data,
+const cj_attr *cj_bc_make_dense(bc_reader *r, bc_cur *c, const cj_type *type, const uint8_t *data,
                              uint64_t len, bool vhlo_i1_rule) {
   if (!type || type->kind != CJ_TYPE_TENSOR) {
-    bc_fail(r, c, "dense elements need a ranked tensor type");
+    cj_bc_fail(r, c, "dense elements need a ranked tensor type");
     return NULL;
   }
   cj_dtype dt = type->dtype;
   if (!cj_dtype_is_valid(dt) || dt == CJ_TOKEN) {
-    bc_fail(r, c, "unsupported dense element type");
+    cj_bc_fail(r, c, "unsupported dense element type");
     return NULL;
   }
   int64_t n = type->num_elements;
   if (n < 0) {
-    bc_fail(r, c, "dense elements need a static shape");
+    cj_bc_fail(r, c, "dense elements need a static shape");
     return NULL;
   }
   size_t ours = (size_t)cj_dtype_bytes(dt), theirs = mlir_elem_bytes(dt);
@@ -850,7 +850,7 @@ const cj_attr *bc_make_dense(bc_reader *r, bc_cur *c, const cj_type *type, const
       uint8_t v = data[0] ? 1 : 0;
       a = cj_attr_dense(r->m, type, &v, 1, true);
     } else {
-      bc_fail(r, c, "dense i1 data has %llu bytes for %lld elements", (unsigned long long)len,
+      cj_bc_fail(r, c, "dense i1 data has %llu bytes for %lld elements", (unsigned long long)len,
               (long long)n);
       return NULL;
     }
@@ -871,7 +871,7 @@ const cj_attr *bc_make_dense(bc_reader *r, bc_cur *c, const cj_type *type, const
     splat = false;
     count = (uint64_t)n;
   } else {
-    bc_fail(r, c, "dense data has %llu bytes, expected %llu for %lld elements",
+    cj_bc_fail(r, c, "dense data has %llu bytes, expected %llu for %lld elements",
             (unsigned long long)len, (unsigned long long)(theirs * (uint64_t)n), (long long)n);
     return NULL;
   }
@@ -920,16 +920,16 @@ static int64_t int_value(cj_dtype dt, uint64_t raw) {
 
 static const cj_attr *builtin_attr(bc_reader *r, bc_cur *c) {
   uint64_t code;
-  if (!bc_varint(r, c, &code)) return NULL;
+  if (!cj_bc_varint(r, c, &code)) return NULL;
   cj_module *m = r->m;
   switch (code) {
     case 0: { /* ArrayAttr */
       uint64_t n;
-      if (!bc_count(r, c, &n)) return NULL;
+      if (!cj_bc_count(r, c, &n)) return NULL;
       const cj_attr **items = malloc(sizeof(cj_attr *) * (size_t)(n ? n : 1));
       if (!items) return oom_attr(r, c);
       for (uint64_t i = 0; i < n; i++)
-        if (!(items[i] = bc_attr_ref(r, c))) {
+        if (!(items[i] = cj_bc_attr_ref(r, c))) {
           free(items);
           return NULL;
         }
@@ -937,13 +937,13 @@ static const cj_attr *builtin_attr(bc_reader *r, bc_cur *c) {
       free(items);
       return a ? a : oom_attr(r, c);
     }
-    case 1: return bc_dict_attr(r, c, string_ref); /* DictionaryAttr */
+    case 1: return cj_bc_dict_attr(r, c, string_ref); /* DictionaryAttr */
     case 2:   /* StringAttr */
     case 3: { /* StringAttr with a type */
       const char *s;
       size_t n;
-      if (!bc_string(r, c, &s, &n)) return NULL;
-      if (code == 3 && !bc_type_ref(r, c)) return NULL;
+      if (!cj_bc_string(r, c, &s, &n)) return NULL;
+      if (code == 3 && !cj_bc_type_ref(r, c)) return NULL;
       const cj_attr *a = cj_attr_string(m, s, n);
       return a ? a : oom_attr(r, c);
     }
@@ -954,14 +954,14 @@ static const cj_attr *builtin_attr(bc_reader *r, bc_cur *c) {
       uint64_t n = 0;
       const char **nested = NULL;
       if (code == 5) {
-        if (!bc_count(r, c, &n)) return NULL;
+        if (!cj_bc_count(r, c, &n)) return NULL;
         nested = malloc(sizeof(char *) * (size_t)(n ? n : 1));
         if (!nested) return oom_attr(r, c);
         for (uint64_t i = 0; i < n; i++) {
-          const cj_attr *s = bc_attr_ref(r, c);
+          const cj_attr *s = cj_bc_attr_ref(r, c);
           if (!s || s->kind != CJ_ATTR_SYMREF) {
             free(nested);
-            if (s) bc_fail(r, c, "expected a symbol reference");
+            if (s) cj_bc_fail(r, c, "expected a symbol reference");
             return NULL;
           }
           nested[i] = s->sym.root;
@@ -972,34 +972,34 @@ static const cj_attr *builtin_attr(bc_reader *r, bc_cur *c) {
       return a ? a : oom_attr(r, c);
     }
     case 6: { /* TypeAttr */
-      const cj_type *t = bc_type_ref(r, c);
+      const cj_type *t = cj_bc_type_ref(r, c);
       if (!t) return NULL;
       const cj_attr *a = cj_attr_type(m, t);
       return a ? a : oom_attr(r, c);
     }
     case 7: return cj_attr_unit(m);
     case 8: { /* IntegerAttr: type, APInt (BoolAttr when the type is i1) */
-      const cj_type *t = bc_type_ref(r, c);
+      const cj_type *t = cj_bc_type_ref(r, c);
       if (!t) return NULL;
       if (t->kind != CJ_TYPE_ELEM || (!cj_dtype_is_int(t->dtype) && t->dtype != CJ_PRED)) {
-        bc_fail(r, c, "integer attribute of a non-integer type");
+        cj_bc_fail(r, c, "integer attribute of a non-integer type");
         return NULL;
       }
       uint64_t raw;
-      if (!bc_apint(r, c, (unsigned)cj_dtype_bits(t->dtype), &raw)) return NULL;
+      if (!cj_bc_apint(r, c, (unsigned)cj_dtype_bits(t->dtype), &raw)) return NULL;
       if (t->dtype == CJ_PRED) return cj_attr_bool(m, raw & 1);
       const cj_attr *a = cj_attr_int(m, int_value(t->dtype, raw), t);
       return a ? a : oom_attr(r, c);
     }
     case 9: { /* FloatAttr: type, APFloat */
-      const cj_type *t = bc_type_ref(r, c);
+      const cj_type *t = cj_bc_type_ref(r, c);
       if (!t) return NULL;
       if (t->kind != CJ_TYPE_ELEM || !cj_dtype_is_float(t->dtype)) {
-        bc_fail(r, c, "float attribute of a non-float type");
+        cj_bc_fail(r, c, "float attribute of a non-float type");
         return NULL;
       }
       uint64_t raw;
-      if (!bc_apint(r, c, (unsigned)cj_dtype_bits(t->dtype), &raw)) return NULL;
+      if (!cj_bc_apint(r, c, (unsigned)cj_dtype_bits(t->dtype), &raw)) return NULL;
       const cj_attr *a = cj_attr_float(m, float_value(t->dtype, raw), t);
       return a ? a : oom_attr(r, c);
     }
@@ -1012,7 +1012,7 @@ static const cj_attr *builtin_attr(bc_reader *r, bc_cur *c) {
     case 11: { /* FileLineColLoc */
       const cj_attr *f = string_ref(r, c);
       uint64_t line, col;
-      if (!f || !bc_varint(r, c, &line) || !bc_varint(r, c, &col)) return NULL;
+      if (!f || !cj_bc_varint(r, c, &line) || !cj_bc_varint(r, c, &col)) return NULL;
       const cj_attr *a = cj_attr_loc(m, CJ_LOC_FILE, f->str.s, (int32_t)(line & 0x7fffffff),
                                      (int32_t)(col & 0x7fffffff), 0, NULL, NULL);
       return a ? a : oom_attr(r, c);
@@ -1032,28 +1032,28 @@ static const cj_attr *builtin_attr(bc_reader *r, bc_cur *c) {
       return a ? a : oom_attr(r, c);
     }
     case 16: { /* DenseResourceElementsAttr: type, resource handle */
-      const cj_type *t = bc_type_ref(r, c);
+      const cj_type *t = cj_bc_type_ref(r, c);
       uint64_t h;
-      if (!t || !bc_varint(r, c, &h)) return NULL;
+      if (!t || !cj_bc_varint(r, c, &h)) return NULL;
       if (h >= r->nresources || !r->res_data[h]) {
-        bc_fail(r, c, "dense resource handle %llu does not name a blob", (unsigned long long)h);
+        cj_bc_fail(r, c, "dense resource handle %llu does not name a blob", (unsigned long long)h);
         return NULL;
       }
-      return bc_make_dense(r, c, t, r->res_data[h], r->res_size[h], false);
+      return cj_bc_make_dense(r, c, t, r->res_data[h], r->res_size[h], false);
     }
     case 17: { /* DenseArrayAttr: element type, count, raw data */
-      const cj_type *t = bc_type_ref(r, c);
+      const cj_type *t = cj_bc_type_ref(r, c);
       uint64_t n;
       const uint8_t *d;
       uint64_t len;
-      if (!t || !bc_varint(r, c, &n) || !bc_blob(r, c, &d, &len)) return NULL;
+      if (!t || !cj_bc_varint(r, c, &n) || !cj_bc_blob(r, c, &d, &len)) return NULL;
       if (t->kind != CJ_TYPE_ELEM || t->dtype == CJ_TF32 || !cj_dtype_is_valid(t->dtype)) {
-        bc_fail(r, c, "unsupported dense array element type");
+        cj_bc_fail(r, c, "unsupported dense array element type");
         return NULL;
       }
       size_t eb = (size_t)cj_dtype_bytes(t->dtype);
       if (n > len || len != n * eb) {
-        bc_fail(r, c, "dense array of %llu elements has %llu bytes", (unsigned long long)n,
+        cj_bc_fail(r, c, "dense array of %llu elements has %llu bytes", (unsigned long long)n,
                 (unsigned long long)len);
         return NULL;
       }
@@ -1061,30 +1061,30 @@ static const cj_attr *builtin_attr(bc_reader *r, bc_cur *c) {
       return a ? a : oom_attr(r, c);
     }
     case 18: { /* DenseIntOrFPElementsAttr: type, raw data */
-      const cj_type *t = bc_type_ref(r, c);
+      const cj_type *t = cj_bc_type_ref(r, c);
       const uint8_t *d;
       uint64_t len;
-      if (!t || !bc_blob(r, c, &d, &len)) return NULL;
-      return bc_make_dense(r, c, t, d, len, false);
+      if (!t || !cj_bc_blob(r, c, &d, &len)) return NULL;
+      return cj_bc_make_dense(r, c, t, d, len, false);
     }
     case 21: /* DistinctAttr: the referenced attribute (distinctness is not kept) */
-      return bc_attr_ref(r, c);
+      return cj_bc_attr_ref(r, c);
     case 22: { /* FileLineColRange: filename, then [line [, col [, end col | end line, end col]]] */
       const cj_attr *f = string_ref(r, c);
       uint64_t n, v[4] = {0, 0, 0, 0};
-      if (!f || !bc_count(r, c, &n)) return NULL;
+      if (!f || !cj_bc_count(r, c, &n)) return NULL;
       if (n > 4) {
-        bc_fail(r, c, "file location range with %llu numbers", (unsigned long long)n);
+        cj_bc_fail(r, c, "file location range with %llu numbers", (unsigned long long)n);
         return NULL;
       }
       for (uint64_t i = 0; i < n; i++)
-        if (!bc_varint(r, c, &v[i])) return NULL;
+        if (!cj_bc_varint(r, c, &v[i])) return NULL;
       const cj_attr *a = cj_attr_loc(m, CJ_LOC_FILE, f->str.s, (int32_t)(v[0] & 0x7fffffff),
                                      (int32_t)(v[1] & 0x7fffffff), 0, NULL, NULL);
       return a ? a : oom_attr(r, c);
     }
     default:
-      bc_fail(r, c, "unsupported builtin attribute (code %llu)", (unsigned long long)code);
+      cj_bc_fail(r, c, "unsupported builtin attribute (code %llu)", (unsigned long long)code);
       return NULL;
   }
 }
@@ -1094,7 +1094,7 @@ static const cj_attr *builtin_attr(bc_reader *r, bc_cur *c) {
 static const void *decode_text_entry(bc_reader *r, bc_cur *c, bool is_type) {
   const uint8_t *nul = memchr(c->p, 0, (size_t)(c->end - c->p));
   if (!nul) {
-    bc_fail(r, c, "textual %s entry is not NUL-terminated", is_type ? "type" : "attribute");
+    cj_bc_fail(r, c, "textual %s entry is not NUL-terminated", is_type ? "type" : "attribute");
     return NULL;
   }
   const char *text = (const char *)c->p;
@@ -1104,7 +1104,7 @@ static const void *decode_text_entry(bc_reader *r, bc_cur *c, bool is_type) {
     cj_dtype dt = cj_dtype_from_mlir(text, n); /* f8E4M3FN and friends are stored as text */
     if (dt != CJ_INVALID && dt != CJ_TOKEN) {
       const cj_type *t = cj_type_elem(r->m, dt);
-      if (!t) bc_fail(r, c, "out of memory");
+      if (!t) cj_bc_fail(r, c, "out of memory");
       return t;
     }
   }
@@ -1121,7 +1121,7 @@ static const void *decode_text_entry(bc_reader *r, bc_cur *c, bool is_type) {
     out = a;
   }
   if (st) {
-    bc_fail(r, c, "textual %s '%.*s': %s", is_type ? "type" : "attribute", (int)(n > 200 ? 200 : n),
+    cj_bc_fail(r, c, "textual %s '%.*s': %s", is_type ? "type" : "attribute", (int)(n > 200 ? 200 : n),
             text, cj_status_message(st));
     cj_status_free(st);
     return NULL;
@@ -1133,12 +1133,12 @@ static const void *decode_entry(bc_reader *r, bc_entry *e, bool is_type, uint64_
   if (e->state == 2) return e->value;
   bc_cur c = {e->data, e->data + e->size};
   if (e->state == 1) {
-    bc_fail(r, &c, "%s %llu refers to itself", is_type ? "type" : "attribute",
+    cj_bc_fail(r, &c, "%s %llu refers to itself", is_type ? "type" : "attribute",
             (unsigned long long)idx);
     return NULL;
   }
   if (r->depth >= BC_MAX_ATTR_DEPTH) {
-    bc_fail(r, &c, "attributes/types nested too deeply");
+    cj_bc_fail(r, &c, "attributes/types nested too deeply");
     return NULL;
   }
   e->state = 1;
@@ -1153,48 +1153,48 @@ static const void *decode_entry(bc_reader *r, bc_entry *e, bool is_type, uint64_
         v = is_type ? (const void *)builtin_type(r, &c) : (const void *)builtin_attr(r, &c);
         break;
       case BC_DL_VHLO:
-        v = is_type ? (const void *)vhlo_read_type(r, &c) : (const void *)vhlo_read_attr(r, &c);
+        v = is_type ? (const void *)cj_vhlo_read_type(r, &c) : (const void *)cj_vhlo_read_attr(r, &c);
         break;
       case BC_DL_STABLEHLO:
-        v = is_type ? (const void *)stablehlo_read_type(r, &c)
-                    : (const void *)stablehlo_read_attr(r, &c);
+        v = is_type ? (const void *)cj_stablehlo_read_type(r, &c)
+                    : (const void *)cj_stablehlo_read_attr(r, &c);
         break;
       case BC_DL_QUANT:
         if (is_type) {
-          v = quant_read_type(r, &c);
+          v = cj_quant_read_type(r, &c);
           break;
         }
-        bc_fail(r, &c, "unsupported quant attribute");
+        cj_bc_fail(r, &c, "unsupported quant attribute");
         break;
       case BC_DL_CHLO:
         if (!is_type) {
-          v = chlo_read_attr(r, &c);
+          v = cj_chlo_read_attr(r, &c);
           break;
         }
-        bc_fail(r, &c, "unsupported chlo type");
+        cj_bc_fail(r, &c, "unsupported chlo type");
         break;
       case BC_DL_SDY:
         if (!is_type) {
-          v = sdy_read_attr(r, &c);
+          v = cj_sdy_read_attr(r, &c);
           break;
         }
-        bc_fail(r, &c, "unsupported sdy type");
+        cj_bc_fail(r, &c, "unsupported sdy type");
         break;
       default:
-        bc_fail(r, &c, "cannot decode %s %llu of dialect '%.*s' (custom encoding not supported)",
+        cj_bc_fail(r, &c, "cannot decode %s %llu of dialect '%.*s' (custom encoding not supported)",
                 is_type ? "type" : "attribute", (unsigned long long)idx, (int)d->len, d->name);
         break;
     }
   }
   r->depth--;
   if (v && c.p != c.end) {
-    bc_fail(r, &c, "%zu unexpected trailing bytes after %s %llu", (size_t)(c.end - c.p),
+    cj_bc_fail(r, &c, "%zu unexpected trailing bytes after %s %llu", (size_t)(c.end - c.p),
             is_type ? "type" : "attribute", (unsigned long long)idx);
     v = NULL;
   }
   if (!v) {
     if (bc_ok(r))
-      bc_fail(r, &c, "cannot decode %s %llu", is_type ? "type" : "attribute",
+      cj_bc_fail(r, &c, "cannot decode %s %llu", is_type ? "type" : "attribute",
               (unsigned long long)idx);
     e->state = 0;
     return NULL;
@@ -1204,10 +1204,10 @@ static const void *decode_entry(bc_reader *r, bc_entry *e, bool is_type, uint64_
   return v;
 }
 
-const cj_attr *bc_attr_at(bc_reader *r, uint64_t idx) {
+const cj_attr *cj_bc_attr_at(bc_reader *r, uint64_t idx) {
   if (r->err) return NULL;
   if (idx >= r->nattrs) {
-    bc_fail(r, NULL, "attribute index %llu out of range (%llu attributes)", (unsigned long long)idx,
+    cj_bc_fail(r, NULL, "attribute index %llu out of range (%llu attributes)", (unsigned long long)idx,
             (unsigned long long)r->nattrs);
     return NULL;
   }
@@ -1216,10 +1216,10 @@ const cj_attr *bc_attr_at(bc_reader *r, uint64_t idx) {
   return decode_entry(r, e, false, idx);
 }
 
-const cj_type *bc_type_at(bc_reader *r, uint64_t idx) {
+const cj_type *cj_bc_type_at(bc_reader *r, uint64_t idx) {
   if (r->err) return NULL;
   if (idx >= r->ntypes) {
-    bc_fail(r, NULL, "type index %llu out of range (%llu types)", (unsigned long long)idx,
+    cj_bc_fail(r, NULL, "type index %llu out of range (%llu types)", (unsigned long long)idx,
             (unsigned long long)r->ntypes);
     return NULL;
   }
@@ -1228,35 +1228,35 @@ const cj_type *bc_type_at(bc_reader *r, uint64_t idx) {
   return decode_entry(r, e, true, idx);
 }
 
-const cj_attr *bc_attr_ref(bc_reader *r, bc_cur *c) {
+const cj_attr *cj_bc_attr_ref(bc_reader *r, bc_cur *c) {
   uint64_t i;
-  if (!bc_varint(r, c, &i)) return NULL;
+  if (!cj_bc_varint(r, c, &i)) return NULL;
   if (i >= r->nattrs) {
-    bc_fail(r, c, "attribute index %llu out of range (%llu attributes)", (unsigned long long)i,
+    cj_bc_fail(r, c, "attribute index %llu out of range (%llu attributes)", (unsigned long long)i,
             (unsigned long long)r->nattrs);
     return NULL;
   }
-  return bc_attr_at(r, i);
+  return cj_bc_attr_at(r, i);
 }
 
-const cj_type *bc_type_ref(bc_reader *r, bc_cur *c) {
+const cj_type *cj_bc_type_ref(bc_reader *r, bc_cur *c) {
   uint64_t i;
-  if (!bc_varint(r, c, &i)) return NULL;
+  if (!cj_bc_varint(r, c, &i)) return NULL;
   if (i >= r->ntypes) {
-    bc_fail(r, c, "type index %llu out of range (%llu types)", (unsigned long long)i,
+    cj_bc_fail(r, c, "type index %llu out of range (%llu types)", (unsigned long long)i,
             (unsigned long long)r->ntypes);
     return NULL;
   }
-  return bc_type_at(r, i);
+  return cj_bc_type_at(r, i);
 }
 
-bool bc_opt_attr_ref(bc_reader *r, bc_cur *c, const cj_attr **out) {
+bool cj_bc_opt_attr_ref(bc_reader *r, bc_cur *c, const cj_attr **out) {
   uint64_t v;
   *out = NULL;
-  if (!bc_varint(r, c, &v)) return false;
+  if (!cj_bc_varint(r, c, &v)) return false;
   if (!(v & 1)) return true;
-  if ((v >> 1) >= r->nattrs) return bc_fail(r, c, "attribute index out of range");
-  *out = bc_attr_at(r, v >> 1);
+  if ((v >> 1) >= r->nattrs) return cj_bc_fail(r, c, "attribute index out of range");
+  *out = cj_bc_attr_at(r, v >> 1);
   return *out != NULL;
 }
 
@@ -1295,7 +1295,7 @@ static bool push_scope(ir_state *s, bc_cur *c) {
   if (s->nscopes == s->capscopes) {
     uint32_t ncap = s->capscopes ? s->capscopes * 2 : 8;
     vscope *n = realloc(s->scopes, sizeof *n * ncap);
-    if (!n) return bc_fail(s->r, c, "out of memory");
+    if (!n) return cj_bc_fail(s->r, c, "out of memory");
     s->scopes = n;
     s->capscopes = ncap;
   }
@@ -1313,17 +1313,17 @@ static void pop_scope(ir_state *s) {
 static bool reserve_values(ir_state *s, bc_cur *c, uint64_t n, uint64_t *first) {
   vscope *v = &s->scopes[s->nscopes - 1];
   if (n > (uint64_t)(c->end - c->p) + 1) /* every value is defined by at least one byte */
-    return bc_fail(s->r, c, "region declares %llu values, more than its data can define",
+    return cj_bc_fail(s->r, c, "region declares %llu values, more than its data can define",
                    (unsigned long long)n);
   uint64_t need = v->size + n;
   if (need > v->cap) {
     uint64_t ncap = v->cap ? v->cap : 64;
     while (ncap < need) ncap *= 2;
     cj_value **vals = realloc(v->vals, sizeof *vals * ncap);
-    if (!vals) return bc_fail(s->r, c, "out of memory");
+    if (!vals) return cj_bc_fail(s->r, c, "out of memory");
     v->vals = vals;
     int32_t *pend = realloc(v->pending, sizeof *pend * ncap);
-    if (!pend) return bc_fail(s->r, c, "out of memory");
+    if (!pend) return cj_bc_fail(s->r, c, "out of memory");
     v->pending = pend;
     v->cap = ncap;
   }
@@ -1340,7 +1340,7 @@ static bool release_values(ir_state *s, bc_cur *c, uint64_t first) {
   vscope *v = &s->scopes[s->nscopes - 1];
   for (uint64_t i = first; i < v->size; i++)
     if (v->pending[i] >= 0)
-      return bc_fail(s->r, c, "an operand refers to value #%llu, which is never defined",
+      return cj_bc_fail(s->r, c, "an operand refers to value #%llu, which is never defined",
                      (unsigned long long)i);
   v->size = first;
   return true;
@@ -1348,7 +1348,7 @@ static bool release_values(ir_state *s, bc_cur *c, uint64_t first) {
 
 static bool define_value(ir_state *s, bc_cur *c, uint64_t *next, uint64_t limit, cj_value *val) {
   vscope *v = &s->scopes[s->nscopes - 1];
-  if (*next >= limit) return bc_fail(s->r, c, "more values defined than the region declared");
+  if (*next >= limit) return cj_bc_fail(s->r, c, "more values defined than the region declared");
   uint64_t id = (*next)++;
   v->vals[id] = val;
   for (int32_t f = v->pending[id]; f >= 0;) {
@@ -1365,7 +1365,7 @@ static bool define_value(ir_state *s, bc_cur *c, uint64_t *next, uint64_t limit,
 static bool use_value(ir_state *s, bc_cur *c, uint64_t id, cj_value **where) {
   vscope *v = &s->scopes[s->nscopes - 1];
   if (id >= v->size)
-    return bc_fail(s->r, c, "operand refers to value #%llu, outside its scope (%llu values)",
+    return cj_bc_fail(s->r, c, "operand refers to value #%llu, outside its scope (%llu values)",
                    (unsigned long long)id, (unsigned long long)v->size);
   if (v->vals[id]) {
     *where = v->vals[id];
@@ -1379,11 +1379,11 @@ static bool use_value(ir_state *s, bc_cur *c, uint64_t id, cj_value **where) {
     if (s->nfix == s->capfix) {
       uint32_t ncap = s->capfix ? s->capfix * 2 : 64;
       fixup *n = realloc(s->fix, sizeof *n * ncap);
-      if (!n) return bc_fail(s->r, c, "out of memory");
+      if (!n) return cj_bc_fail(s->r, c, "out of memory");
       s->fix = n;
       s->capfix = ncap;
     }
-    if (s->nfix >= INT32_MAX) return bc_fail(s->r, c, "too many forward references");
+    if (s->nfix >= INT32_MAX) return cj_bc_fail(s->r, c, "too many forward references");
     f = (int32_t)s->nfix++;
   }
   s->fix[f].where = where;
@@ -1406,16 +1406,16 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem) {
 
 static bool skip_use_list_orders(bc_reader *r, bc_cur *c, uint64_t nvalues) {
   uint64_t nentries = 1;
-  if (nvalues > 1 && !bc_count(r, c, &nentries)) return false;
+  if (nvalues > 1 && !cj_bc_count(r, c, &nentries)) return false;
   for (uint64_t i = 0; i < nentries; i++) {
     uint64_t idx, n, x;
-    if (nvalues > 1 && !bc_varint(r, c, &idx)) return false;
-    if (!bc_count(r, c, &n)) return false;
+    if (nvalues > 1 && !cj_bc_varint(r, c, &idx)) return false;
+    if (!cj_bc_count(r, c, &n)) return false;
     n >>= 1;
     (void)n;
     /* (count << 1) | isPair; the count was validated before the shift */
     for (uint64_t k = 0; k < n; k++)
-      if (!bc_varint(r, c, &x)) return false;
+      if (!cj_bc_varint(r, c, &x)) return false;
   }
   return true;
 }
@@ -1525,7 +1525,7 @@ static bool table_layout(const char *full, int written, prop_layout *out) {
 
 static bool add_attr(ir_state *s, bc_cur *c, uint32_t *n, const char *name, const cj_attr *v) {
   if (!grow((void **)&s->attrs, &s->cap_attrs, *n + 1, sizeof *s->attrs))
-    return bc_fail(s->r, c, "out of memory");
+    return cj_bc_fail(s->r, c, "out of memory");
   s->attrs[*n].name = name;
   s->attrs[*n].value = v;
   (*n)++;
@@ -1539,7 +1539,7 @@ static const char *opname_full(bc_reader *r, bc_opname *o, bc_cur *c) {
   char buf[256];
   char *tmp = n < sizeof buf ? buf : malloc(n + 1);
   if (!tmp) {
-    bc_fail(r, c, "out of memory");
+    cj_bc_fail(r, c, "out of memory");
     return NULL;
   }
   memcpy(tmp, d->name, d->len);
@@ -1551,7 +1551,7 @@ static const char *opname_full(bc_reader *r, bc_opname *o, bc_cur *c) {
   }
   o->full = cj_intern(r->m, tmp, k);
   if (tmp != buf) free(tmp);
-  if (!o->full) bc_fail(r, c, "out of memory");
+  if (!o->full) cj_bc_fail(r, c, "out of memory");
   return o->full;
 }
 
@@ -1572,10 +1572,10 @@ static bool read_op_props(ir_state *s, bc_cur *c, bc_opname *on, const char *ful
                           int vop, uint32_t *nattrs) {
   bc_reader *r = s->r;
   if (on->registered < 0)
-    return bc_fail(r, c, "op '%s' has properties but its name carries no registration flag",
+    return cj_bc_fail(r, c, "op '%s' has properties but its name carries no registration flag",
                    full);
   if (!on->registered) { /* an unregistered op: properties stored as one attribute */
-    const cj_attr *p = bc_attr_ref(r, c);
+    const cj_attr *p = cj_bc_attr_ref(r, c);
     if (!p) return false;
     if (p->kind == CJ_ATTR_DICT) {
       for (int32_t i = 0; i < p->dict.n; i++)
@@ -1583,21 +1583,21 @@ static bool read_op_props(ir_state *s, bc_cur *c, bc_opname *on, const char *ful
     }
   } else {
     uint64_t pi;
-    if (!bc_varint(r, c, &pi)) return false;
+    if (!cj_bc_varint(r, c, &pi)) return false;
     if (pi >= r->nprops)
-      return bc_fail(r, c, "properties index %llu out of range", (unsigned long long)pi);
+      return cj_bc_fail(r, c, "properties index %llu out of range", (unsigned long long)pi);
     bc_cur pc = {r->props[pi], r->props_end};
     const uint8_t *pd;
     uint64_t plen;
-    if (!bc_blob(r, &pc, &pd, &plen)) return false;
+    if (!cj_bc_blob(r, &pc, &pd, &plen)) return false;
     bc_cur p = {pd, pd + plen};
     if (is_vhlo) {
-      const char *const *names = vhlo_op_attr_names(vop);
+      const char *const *names = cj_vhlo_op_attr_names(vop);
       for (int i = 0; names[i]; i++) {
         if (p.p >= p.end)
-          return bc_fail(r, &p, "the properties of '%s' end before its attribute '%s'", full,
+          return cj_bc_fail(r, &p, "the properties of '%s' end before its attribute '%s'", full,
                          names[i]);
-        const cj_attr *v = bc_attr_ref(r, &p);
+        const cj_attr *v = cj_bc_attr_ref(r, &p);
         if (!v) return false;
         if (!add_attr(s, c, nattrs, names[i], v)) return false;
       }
@@ -1606,7 +1606,7 @@ static bool read_op_props(ir_state *s, bc_cur *c, bc_opname *on, const char *ful
       prop_layout from_table;
       if (!lay && table_layout(full, count_varints(p.p, p.end), &from_table)) lay = &from_table;
       if (!lay)
-        return bc_fail(r, c, "cannot read the properties of op '%s' (unsupported op)", full);
+        return cj_bc_fail(r, c, "cannot read the properties of op '%s' (unsupported op)", full);
       for (int i = 0; i < PROP_MAX && lay->names[i]; i++) {
         const cj_attr *v = NULL;
         if (p.p >= p.end) {
@@ -1616,19 +1616,19 @@ static bool read_op_props(ir_state *s, bc_cur *c, bc_opname *on, const char *ful
           for (int k = i; k < PROP_MAX && lay->names[k]; k++)
             rest_optional &= lay->optional[k] != 0;
           if (rest_optional) break;
-          return bc_fail(r, &p, "the properties of '%s' end before its attribute '%s'", full,
+          return cj_bc_fail(r, &p, "the properties of '%s' end before its attribute '%s'", full,
                          lay->names[i]);
         }
         if (lay->optional[i]) {
-          if (!bc_opt_attr_ref(r, &p, &v)) return false;
-        } else if (!(v = bc_attr_ref(r, &p))) {
+          if (!cj_bc_opt_attr_ref(r, &p, &v)) return false;
+        } else if (!(v = cj_bc_attr_ref(r, &p))) {
           return false;
         }
         if (v && !add_attr(s, c, nattrs, lay->names[i], v)) return false;
       }
     }
     if (p.p != p.end)
-      return bc_fail(r, &p, "unexpected trailing bytes in the properties of '%s'", full);
+      return cj_bc_fail(r, &p, "unexpected trailing bytes in the properties of '%s'", full);
   }
   return true;
 }
@@ -1638,12 +1638,12 @@ static bool read_op(ir_state *s, bc_cur *c, cj_block *block, region_values *rv,
   bc_reader *r = s->r;
   const uint8_t *op_start = c->p;
   uint64_t ni;
-  if (!bc_varint(r, c, &ni)) return false;
+  if (!cj_bc_varint(r, c, &ni)) return false;
   if (ni >= r->nopnames)
-    return bc_fail(r, c, "op name index %llu out of range", (unsigned long long)ni);
+    return cj_bc_fail(r, c, "op name index %llu out of range", (unsigned long long)ni);
   bc_opname *on = &r->opnames[ni];
   uint8_t mask;
-  if (!bc_byte(r, c, &mask)) return false;
+  if (!cj_bc_byte(r, c, &mask)) return false;
   const cj_attr *loc = loc_ref(r, c);
   if (!loc) return false;
   const char *full = opname_full(r, on, c);
@@ -1653,22 +1653,22 @@ static bool read_op(ir_state *s, bc_cur *c, cj_block *block, region_values *rv,
   int vop = -1;
   if (is_vhlo) {
     if (!on->resolved) {
-      on->vhlo = (int16_t)vhlo_op_lookup(on->name, on->len);
+      on->vhlo = (int16_t)cj_vhlo_op_lookup(on->name, on->len);
       on->resolved = 1;
     }
     vop = on->vhlo;
     if (vop < 0) {
       bc_cur at = {op_start, c->end};
-      return bc_fail(r, &at, "unknown VHLO op '%s' (this reader supports StableHLO %d.%d.%d)", full,
+      return cj_bc_fail(r, &at, "unknown VHLO op '%s' (this reader supports StableHLO %d.%d.%d)", full,
                      (int)kCurrentVersion[0], (int)kCurrentVersion[1], (int)kCurrentVersion[2]);
     }
   }
 
   uint32_t nattrs = 0;
   if (mask & OPM_ATTRS) {
-    const cj_attr *d = bc_attr_ref(r, c);
+    const cj_attr *d = cj_bc_attr_ref(r, c);
     if (!d) return false;
-    if (d->kind != CJ_ATTR_DICT) return bc_fail(r, c, "op attributes are not a dictionary");
+    if (d->kind != CJ_ATTR_DICT) return cj_bc_fail(r, c, "op attributes are not a dictionary");
     for (int32_t i = 0; i < d->dict.n; i++)
       if (!add_attr(s, c, &nattrs, d->dict.items[i].name, d->dict.items[i].value)) return false;
   }
@@ -1676,27 +1676,27 @@ static bool read_op(ir_state *s, bc_cur *c, cj_block *block, region_values *rv,
     return false;
   uint64_t nres = 0;
   if (mask & OPM_RESULTS) {
-    if (!bc_count(r, c, &nres)) return false;
+    if (!cj_bc_count(r, c, &nres)) return false;
     if (!grow((void **)&s->res_types, &s->cap_res, nres, sizeof *s->res_types))
-      return bc_fail(r, c, "out of memory");
+      return cj_bc_fail(r, c, "out of memory");
     for (uint64_t i = 0; i < nres; i++)
-      if (!(s->res_types[i] = bc_type_ref(r, c))) return false;
+      if (!(s->res_types[i] = cj_bc_type_ref(r, c))) return false;
   }
   uint64_t nopnds = 0;
   if (mask & OPM_OPERANDS) {
-    if (!bc_count(r, c, &nopnds)) return false;
+    if (!cj_bc_count(r, c, &nopnds)) return false;
     if (!grow((void **)&s->opnd_ids, &s->cap_opnds, nopnds, sizeof *s->opnd_ids))
-      return bc_fail(r, c, "out of memory");
+      return cj_bc_fail(r, c, "out of memory");
     for (uint64_t i = 0; i < nopnds; i++)
-      if (!bc_varint(r, c, &s->opnd_ids[i])) return false;
+      if (!cj_bc_varint(r, c, &s->opnd_ids[i])) return false;
   }
   uint64_t nsucc = 0;
   uint64_t succ_stack[4], *succ = succ_stack;
   if (mask & OPM_SUCCESSORS) {
-    if (!bc_count(r, c, &nsucc)) return false;
-    if (nsucc > 4 && !(succ = malloc(sizeof *succ * nsucc))) return bc_fail(r, c, "out of memory");
+    if (!cj_bc_count(r, c, &nsucc)) return false;
+    if (nsucc > 4 && !(succ = malloc(sizeof *succ * nsucc))) return cj_bc_fail(r, c, "out of memory");
     for (uint64_t i = 0; i < nsucc; i++)
-      if (!bc_varint(r, c, &succ[i])) {
+      if (!cj_bc_varint(r, c, &succ[i])) {
         if (succ != succ_stack) free(succ);
         return false;
       }
@@ -1708,11 +1708,11 @@ static bool read_op(ir_state *s, bc_cur *c, cj_block *block, region_values *rv,
   bool isolated = false;
   if (mask & OPM_REGIONS) {
     uint64_t v;
-    if (!bc_varint(r, c, &v)) goto fail_succ;
+    if (!cj_bc_varint(r, c, &v)) goto fail_succ;
     nregions = v >> 1;
     isolated = v & 1;
     if (nregions > (uint64_t)(c->end - c->p) + 1) {
-      bc_fail(r, c, "op '%s' declares %llu regions", full, (unsigned long long)nregions);
+      cj_bc_fail(r, c, "op '%s' declares %llu regions", full, (unsigned long long)nregions);
       goto fail_succ;
     }
   }
@@ -1720,11 +1720,11 @@ static bool read_op(ir_state *s, bc_cur *c, cj_block *block, region_values *rv,
   /* Build the op. */
   cj_op *op = NULL;
   if (is_vhlo) {
-    cj_status st = vhlo_build_op(r, vop, s->attrs, nattrs, (uint32_t)nopnds, (uint32_t)nres,
+    cj_status st = cj_vhlo_build_op(r, vop, s->attrs, nattrs, (uint32_t)nopnds, (uint32_t)nres,
                                  (uint32_t)nregions, parent_kind, &op);
     if (st) {
       bc_cur at = {op_start, c->end};
-      bc_fail(r, &at, "%s", cj_status_message(st));
+      cj_bc_fail(r, &at, "%s", cj_status_message(st));
       cj_status_free(st);
       goto fail_succ;
     }
@@ -1734,15 +1734,15 @@ static bool read_op(ir_state *s, bc_cur *c, cj_block *block, region_values *rv,
       r->saw_cast = true;
     op = cj_op_create(r->m, kind, full, (uint32_t)nopnds, (uint32_t)nres, (uint32_t)nregions);
     if (!op) {
-      bc_fail(r, c, "out of memory");
+      cj_bc_fail(r, c, "out of memory");
       goto fail_succ;
     }
     /* names are distinct (the dictionary's among themselves; properties hold inherent ones; a
      * name repeated in damaged input is harmless: lookups take the first) */
-    cj_status st = bc_set_attrs(r, op, s->attrs, nattrs);
-    if (!st) st = bc_normalize_op_attrs(r->m, op);
+    cj_status st = cj_bc_set_attrs(r, op, s->attrs, nattrs);
+    if (!st) st = cj_bc_normalize_op_attrs(r->m, op);
     if (st) {
-      bc_fail(r, c, "op '%s': %s", full, cj_status_message(st));
+      cj_bc_fail(r, c, "op '%s': %s", full, cj_status_message(st));
       cj_status_free(st);
       goto fail_succ;
     }
@@ -1754,13 +1754,13 @@ static bool read_op(ir_state *s, bc_cur *c, cj_block *block, region_values *rv,
   if (nsucc) {
     op->successors = CJ_ARENA_ARRAY(&r->m->arena, cj_block *, nsucc);
     if (!op->successors) {
-      bc_fail(r, c, "out of memory");
+      cj_bc_fail(r, c, "out of memory");
       goto fail_succ;
     }
     op->nsuccessors = (uint32_t)nsucc;
     for (uint64_t i = 0; i < nsucc; i++) {
       if (succ[i] >= rv->nblocks) {
-        bc_fail(r, c, "successor block %llu out of range", (unsigned long long)succ[i]);
+        cj_bc_fail(r, c, "successor block %llu out of range", (unsigned long long)succ[i]);
         goto fail_succ;
       }
       op->successors[i] = rv->blocks[succ[i]];
@@ -1784,17 +1784,17 @@ static bool read_block_header(ir_state *s, bc_cur *c, cj_block *b, uint64_t *nop
                               region_values *rv) {
   bc_reader *r = s->r;
   uint64_t v;
-  if (!bc_varint(r, c, &v)) return false;
+  if (!cj_bc_varint(r, c, &v)) return false;
   *nops = v >> 1;
   if (*nops > (uint64_t)(c->end - c->p))
-    return bc_fail(r, c, "block declares %llu ops", (unsigned long long)*nops);
+    return cj_bc_fail(r, c, "block declares %llu ops", (unsigned long long)*nops);
   if (!(v & 1)) return true;
   uint64_t nargs;
-  if (!bc_count(r, c, &nargs)) return false;
+  if (!cj_bc_count(r, c, &nargs)) return false;
   b->nargs = (uint32_t)nargs;
   if (nargs) {
     b->args = CJ_ARENA_ARRAY(&r->m->arena, cj_value, nargs);
-    if (!b->args) return bc_fail(r, c, "out of memory");
+    if (!b->args) return cj_bc_fail(r, c, "out of memory");
   }
   for (uint64_t i = 0; i < nargs; i++) {
     cj_value *a = &b->args[i];
@@ -1803,19 +1803,19 @@ static bool read_block_header(ir_state *s, bc_cur *c, cj_block *b, uint64_t *nop
     const cj_attr *loc = NULL;
     if (r->version >= BCV_ELIDE_UNKNOWN_BLOCK_ARG_LOC) {
       uint64_t tv;
-      if (!bc_varint(r, c, &tv)) return false;
-      if ((tv >> 1) >= r->ntypes) return bc_fail(r, c, "type index out of range");
-      if (!(a->type = bc_type_at(r, tv >> 1))) return false;
+      if (!cj_bc_varint(r, c, &tv)) return false;
+      if ((tv >> 1) >= r->ntypes) return cj_bc_fail(r, c, "type index out of range");
+      if (!(a->type = cj_bc_type_at(r, tv >> 1))) return false;
       if ((tv & 1) && !(loc = loc_ref(r, c))) return false;
     } else {
-      if (!(a->type = bc_type_ref(r, c)) || !(loc = loc_ref(r, c))) return false;
+      if (!(a->type = cj_bc_type_ref(r, c)) || !(loc = loc_ref(r, c))) return false;
     }
     if (loc && loc->loc.lk != CJ_LOC_UNKNOWN) a->loc = loc;
     if (!define_value(s, c, &rv->next, rv->limit, a)) return false;
   }
   if (r->version >= BCV_USE_LIST_ORDERING) {
     uint8_t has;
-    if (!bc_byte(r, c, &has)) return false;
+    if (!cj_bc_byte(r, c, &has)) return false;
     if (has && !skip_use_list_orders(r, c, nargs)) return false;
   }
   return true;
@@ -1824,14 +1824,14 @@ static bool read_block_header(ir_state *s, bc_cur *c, cj_block *b, uint64_t *nop
 static bool read_region(ir_state *s, bc_cur *c, cj_region *reg, cj_op_kind owner) {
   bc_reader *r = s->r;
   uint64_t nblocks;
-  if (!bc_count(r, c, &nblocks)) return false;
+  if (!cj_bc_count(r, c, &nblocks)) return false;
   if (nblocks == 0) return true;
   uint64_t nvalues = 0, first = 0;
-  if (!bc_varint(r, c, &nvalues) || !reserve_values(s, c, nvalues, &first)) return false;
+  if (!cj_bc_varint(r, c, &nvalues) || !reserve_values(s, c, nvalues, &first)) return false;
   cj_block **blocks = CJ_ARENA_ARRAY(&r->m->arena, cj_block *, nblocks);
-  if (!blocks) return bc_fail(r, c, "out of memory");
+  if (!blocks) return cj_bc_fail(r, c, "out of memory");
   for (uint64_t i = 0; i < nblocks; i++)
-    if (!(blocks[i] = cj_region_add_block(r->m, reg, 0, NULL))) return bc_fail(r, c, "out of memory");
+    if (!(blocks[i] = cj_region_add_block(r->m, reg, 0, NULL))) return cj_bc_fail(r, c, "out of memory");
   region_values rv = {first, first + nvalues, nvalues != 0, blocks, nblocks};
   for (cj_block *b = reg->first; b; b = b->next) {
     uint64_t nops;
@@ -1844,12 +1844,12 @@ static bool read_region(ir_state *s, bc_cur *c, cj_region *reg, cj_op_kind owner
 
 static bool read_regions(ir_state *s, bc_cur *c, cj_op *op, bool isolated) {
   bc_reader *r = s->r;
-  if (++s->region_depth > BC_MAX_REGION_DEPTH) return bc_fail(r, c, "regions nested too deeply");
+  if (++s->region_depth > BC_MAX_REGION_DEPTH) return cj_bc_fail(r, c, "regions nested too deeply");
   bc_cur sec = *c, *rc = c;
   if (isolated && r->version >= BCV_LAZY_LOADING) {
     uint8_t id;
     if (!read_section(r, c, &id, &sec)) return false;
-    if (id != SEC_IR) return bc_fail(r, c, "expected an IR section for an isolated region");
+    if (id != SEC_IR) return cj_bc_fail(r, c, "expected an IR section for an isolated region");
     rc = &sec;
   }
   if (isolated && !push_scope(s, c)) return false;
@@ -1857,7 +1857,7 @@ static bool read_regions(ir_state *s, bc_cur *c, cj_op *op, bool isolated) {
   for (uint32_t i = 0; ok && i < op->nregions; i++)
     ok = read_region(s, rc, &op->regions[i], op->kind);
   if (ok && rc == &sec && sec.p != sec.end)
-    ok = bc_fail(r, &sec, "unexpected trailing data in an isolated region");
+    ok = cj_bc_fail(r, &sec, "unexpected trailing data in an isolated region");
   if (isolated) pop_scope(s);
   s->region_depth--;
   return ok;
@@ -1907,7 +1907,7 @@ static bool read_ir(bc_reader *r, bc_cur sec) {
   cj_module *m = r->m;
   cj_block *top = cj_module_block(m);
   bool ok = top != NULL;
-  if (!ok) bc_fail(r, &sec, "out of memory");
+  if (!ok) cj_bc_fail(r, &sec, "out of memory");
   bc_cur c = sec;
   if (ok) ok = push_scope(&s, &c);
   if (ok) {
@@ -1915,7 +1915,7 @@ static bool read_ir(bc_reader *r, bc_cur sec) {
     region_values rv = {0, 0, false, &top, 1};
     ok = read_block_header(&s, &c, top, &nops, &rv);
     for (uint64_t i = 0; ok && i < nops; i++) ok = read_op(&s, &c, top, &rv, CJ_OP_COUNT);
-    if (ok && c.p != c.end) ok = bc_fail(r, &c, "unexpected trailing data in the IR section");
+    if (ok && c.p != c.end) ok = cj_bc_fail(r, &c, "unexpected trailing data in the IR section");
     if (ok) ok = release_values(&s, &c, 0);
   }
   while (s.nscopes) pop_scope(&s);
@@ -1929,7 +1929,7 @@ static bool read_ir(bc_reader *r, bc_cur sec) {
   if (r->saw_cast) {
     const char *cast_name = cj_intern(m, "builtin.unrealized_conversion_cast",
                                       strlen("builtin.unrealized_conversion_cast"));
-    if (!cast_name) return bc_fail(r, NULL, "out of memory");
+    if (!cast_name) return cj_bc_fail(r, NULL, "out of memory");
     fold_casts_in_block(top, cast_name, 0);
   }
 
@@ -1940,7 +1940,7 @@ static bool read_ir(bc_reader *r, bc_cur sec) {
       mod->nopnds == 0) {
     /* one array for all (cj_module_set_attr per attribute would copy the list each time) */
     cj_named_attr *ma = mod->nattrs ? CJ_ARENA_ARRAY(&m->arena, cj_named_attr, mod->nattrs) : NULL;
-    if (mod->nattrs && !ma) return bc_fail(r, NULL, "out of memory");
+    if (mod->nattrs && !ma) return cj_bc_fail(r, NULL, "out of memory");
     uint32_t nm = 0;
     for (uint32_t i = 0; i < mod->nattrs; i++) {
       const char *n = mod->attrs[i].name;
@@ -1962,7 +1962,7 @@ static bool read_ir(bc_reader *r, bc_cur sec) {
     m->body.nblocks = inner->nblocks;
     m->body.op = NULL;
     for (cj_block *b = m->body.first; b; b = b->next) b->region = &m->body;
-    if (!m->body.first && !cj_module_block(m)) return bc_fail(r, NULL, "out of memory");
+    if (!m->body.first && !cj_module_block(m)) return cj_bc_fail(r, NULL, "out of memory");
   }
   return true;
 }
@@ -1996,7 +1996,7 @@ static bool all_empty_dicts(const cj_attr *a) {
   return true;
 }
 
-cj_status bc_normalize_op_attrs(cj_module *m, cj_op *op) {
+cj_status cj_bc_normalize_op_attrs(cj_module *m, cj_op *op) {
   if (!op->nattrs) return NULL;
   if (op->kind == CJ_OP_FUNC) {
     /* argument/result attribute lists of empty dictionaries say nothing: the text form has no
@@ -2124,28 +2124,28 @@ static void reader_free(bc_reader *r) {
 
 static bool read_all(bc_reader *r) {
   bc_cur c = {r->base, r->base + r->len};
-  if (!cj_is_mlir_bytecode(r->base, r->len)) return bc_fail(r, &c, "not MLIR bytecode (bad magic)");
+  if (!cj_is_mlir_bytecode(r->base, r->len)) return cj_bc_fail(r, &c, "not MLIR bytecode (bad magic)");
   c.p += 4;
-  if (!bc_varint(r, &c, &r->version)) return false;
+  if (!cj_bc_varint(r, &c, &r->version)) return false;
   if (r->version > BC_VERSION_MAX)
-    return bc_fail(r, &c,
+    return cj_bc_fail(r, &c,
                    "bytecode version %llu is newer than the newest this reader supports (%d)",
                    (unsigned long long)r->version, BC_VERSION_MAX);
   const uint8_t *nul = memchr(c.p, 0, (size_t)(c.end - c.p));
-  if (!nul) return bc_fail(r, &c, "unterminated producer string");
+  if (!nul) return cj_bc_fail(r, &c, "unterminated producer string");
   r->producer = (const char *)c.p;
   c.p = nul + 1;
 
   bool versioned = parse_stablehlo_version(r->producer, r->vver);
   if (versioned) {
     if (version_cmp(r->vver, kCurrentVersion) > 0)
-      return bc_fail(r, NULL,
+      return cj_bc_fail(r, NULL,
                      "the portable artifact was written by StableHLO %d.%d.%d, newer than the "
                      "newest version this reader supports (%d.%d.%d)",
                      r->vver[0], r->vver[1], r->vver[2], (int)kCurrentVersion[0],
                      (int)kCurrentVersion[1], (int)kCurrentVersion[2]);
     if (version_cmp(r->vver, kMinimumVersion) < 0)
-      return bc_fail(r, NULL,
+      return cj_bc_fail(r, NULL,
                      "the portable artifact was written by StableHLO %d.%d.%d, older than the "
                      "oldest version this reader supports (%d.%d.%d)",
                      r->vver[0], r->vver[1], r->vver[2], (int)kMinimumVersion[0],
@@ -2158,25 +2158,25 @@ static bool read_all(bc_reader *r) {
     uint8_t id;
     bc_cur d;
     if (!read_section(r, &c, &id, &d)) return false;
-    if (id == SEC_DIALECT_VERSIONS) return bc_fail(r, &c, "dialect version section at top level");
-    if (have[id]) return bc_fail(r, &c, "duplicate section %u", (unsigned)id);
+    if (id == SEC_DIALECT_VERSIONS) return cj_bc_fail(r, &c, "dialect version section at top level");
+    if (have[id]) return cj_bc_fail(r, &c, "duplicate section %u", (unsigned)id);
     have[id] = true;
     secs[id] = d;
   }
   static const char *const names[] = {"string", "dialect", "attribute/type",
                                       "attribute/type offset", "IR"};
   for (int i = 0; i <= SEC_IR; i++)
-    if (!have[i]) return bc_fail(r, &c, "missing the %s section", names[i]);
+    if (!have[i]) return cj_bc_fail(r, &c, "missing the %s section", names[i]);
   if (r->version >= BCV_NATIVE_PROPERTIES && !have[SEC_PROPERTIES])
-    return bc_fail(r, &c, "missing the properties section");
+    return cj_bc_fail(r, &c, "missing the properties section");
   if (have[SEC_RESOURCE] != have[SEC_RESOURCE_OFFSET])
-    return bc_fail(r, &c, "resource and resource offset sections must come together");
+    return cj_bc_fail(r, &c, "resource and resource offset sections must come together");
 
   if (!parse_strings(r, secs[SEC_STRING])) return false;
   if (have[SEC_PROPERTIES] && !parse_properties(r, secs[SEC_PROPERTIES])) return false;
   if (!parse_dialects(r, secs[SEC_DIALECT])) return false;
   if (r->vhlo && !versioned)
-    return bc_fail(r, NULL, "VHLO artifact with producer '%.60s', which names no StableHLO version",
+    return cj_bc_fail(r, NULL, "VHLO artifact with producer '%.60s', which names no StableHLO version",
                    r->producer);
   if (have[SEC_RESOURCE] && !parse_resources(r, secs[SEC_RESOURCE], secs[SEC_RESOURCE_OFFSET]))
     return false;

@@ -99,7 +99,7 @@ static void build_tables(void) {
   }
 }
 
-int vhlo_op_lookup(const char *name, size_t len) {
+int cj_vhlo_op_lookup(const char *name, size_t len) {
   pthread_once(&tables_once, build_tables);
   for (uint32_t h = name_hash(name, len) & (VOP_SLOTS - 1); vop_index[h] >= 0;
        h = (h + 1) & (VOP_SLOTS - 1)) {
@@ -109,18 +109,18 @@ int vhlo_op_lookup(const char *name, size_t len) {
   return -1;
 }
 
-const char *const *vhlo_op_attr_names(int vop) { return kOps[vop].attrs; }
-const char *vhlo_op_name(int vop) { return kOps[vop].name; }
+const char *const *cj_vhlo_op_attr_names(int vop) { return kOps[vop].attrs; }
+const char *cj_vhlo_op_name(int vop) { return kOps[vop].name; }
 
 /* ======================================================================== small helpers */
 
 static const cj_attr *fail_attr(bc_reader *r, bc_cur *c, const char *msg) {
-  bc_fail(r, c, "%s", msg);
+  cj_bc_fail(r, c, "%s", msg);
   return NULL;
 }
 
 static const cj_type *fail_type(bc_reader *r, bc_cur *c, const char *msg) {
-  bc_fail(r, c, "%s", msg);
+  cj_bc_fail(r, c, "%s", msg);
   return NULL;
 }
 
@@ -231,14 +231,14 @@ static bool is_elem_type(const cj_type *t) {
 
 static const cj_type *ranked_tensor(bc_reader *r, bc_cur *c, bool with_encoding) {
   const cj_attr *enc = NULL;
-  if (with_encoding && !(enc = bc_attr_ref(r, c))) return NULL;
+  if (with_encoding && !(enc = cj_bc_attr_ref(r, c))) return NULL;
   int64_t stack[8], *dims;
   uint64_t rank;
-  if (!bc_dims(r, c, &dims, &rank, stack, 8)) return NULL;
-  const cj_type *e = bc_type_ref(r, c);
+  if (!cj_bc_dims(r, c, &dims, &rank, stack, 8)) return NULL;
+  const cj_type *e = cj_bc_type_ref(r, c);
   const cj_type *t = NULL;
   if (e && !is_elem_type(e)) {
-    bc_fail(r, c, "invalid tensor element type");
+    cj_bc_fail(r, c, "invalid tensor element type");
   } else if (e) {
     const int64_t *bounds = NULL;
     int64_t bstack[8], *bheap = NULL;
@@ -248,16 +248,16 @@ static const cj_type *ranked_tensor(bc_reader *r, bc_cur *c, bool with_encoding)
       int64_t *dst = rank <= 8 ? bstack : (bheap = malloc(sizeof(int64_t) * (size_t)rank));
       int64_t nb = 0;
       if (!dst) {
-        ok = bc_fail(r, c, "out of memory");
+        ok = cj_bc_fail(r, c, "out of memory");
       } else if (!b || !cj_attr_get_i64s(b, dst, (int64_t)rank, &nb) || (uint64_t)nb != rank) {
-        ok = bc_fail(r, c, "tensor bounds do not match its rank");
+        ok = cj_bc_fail(r, c, "tensor bounds do not match its rank");
       }
       bounds = dst;
       enc = NULL;
     }
     if (ok) {
       t = cj_type_tensor(r->m, e, (int32_t)rank, dims, bounds, enc);
-      if (!t) bc_fail(r, c, "out of memory");
+      if (!t) cj_bc_fail(r, c, "out of memory");
     }
     free(bheap);
   }
@@ -268,7 +268,7 @@ static const cj_type *ranked_tensor(bc_reader *r, bc_cur *c, bool with_encoding)
 static bool storage_dtype(bc_reader *r, bc_cur *c, const cj_type *st, bool is_signed,
                           cj_dtype *out) {
   if (!st || st->kind != CJ_TYPE_ELEM || !cj_dtype_is_int(st->dtype))
-    return bc_fail(r, c, "quantized storage type must be an integer type");
+    return cj_bc_fail(r, c, "quantized storage type must be an integer type");
   switch (cj_dtype_bits(st->dtype)) {
     case 2: *out = is_signed ? CJ_S2 : CJ_U2; return true;
     case 4: *out = is_signed ? CJ_S4 : CJ_U4; return true;
@@ -276,7 +276,7 @@ static bool storage_dtype(bc_reader *r, bc_cur *c, const cj_type *st, bool is_si
     case 16: *out = is_signed ? CJ_S16 : CJ_U16; return true;
     case 32: *out = is_signed ? CJ_S32 : CJ_U32; return true;
     case 64: *out = is_signed ? CJ_S64 : CJ_U64; return true;
-    default: return bc_fail(r, c, "unsupported quantized storage width");
+    default: return cj_bc_fail(r, c, "unsupported quantized storage width");
   }
 }
 
@@ -291,9 +291,9 @@ static const cj_type *quant_type(bc_reader *r, bc_cur *c, bool per_axis) {
   int64_t smin, smax;
   cj_quant q;
   memset(&q, 0, sizeof q);
-  if (!bc_varint(r, c, &flags)) return NULL;
-  const cj_type *st = bc_type_ref(r, c);
-  const cj_type *ex = st ? bc_type_ref(r, c) : NULL;
+  if (!cj_bc_varint(r, c, &flags)) return NULL;
+  const cj_type *st = cj_bc_type_ref(r, c);
+  const cj_type *ex = st ? cj_bc_type_ref(r, c) : NULL;
   if (!ex) return NULL;
   if (!storage_dtype(r, c, st, flags & 1, &q.storage)) return NULL;
   if (ex->kind != CJ_TYPE_ELEM || !cj_dtype_is_float(ex->dtype))
@@ -305,8 +305,8 @@ static const cj_type *quant_type(bc_reader *r, bc_cur *c, bool per_axis) {
   if (!per_axis) {
     uint64_t sbits;
     int64_t zp;
-    if (!bc_apint(r, c, 64, &sbits) || !bc_svarint(r, c, &zp) || !bc_svarint(r, c, &smin) ||
-        !bc_svarint(r, c, &smax))
+    if (!cj_bc_apint(r, c, 64, &sbits) || !cj_bc_svarint(r, c, &zp) || !cj_bc_svarint(r, c, &smin) ||
+        !cj_bc_svarint(r, c, &smax))
       return NULL;
     scales[0] = f64_of(sbits);
     zps[0] = zp;
@@ -314,28 +314,28 @@ static const cj_type *quant_type(bc_reader *r, bc_cur *c, bool per_axis) {
     q.axis = -1;
   } else {
     uint64_t ns, nz;
-    if (!bc_varint(r, c, &qdim) || !bc_svarint(r, c, &smin) || !bc_svarint(r, c, &smax) ||
-        !bc_count(r, c, &ns))
+    if (!cj_bc_varint(r, c, &qdim) || !cj_bc_svarint(r, c, &smin) || !cj_bc_svarint(r, c, &smax) ||
+        !cj_bc_count(r, c, &ns))
       return NULL;
     if (qdim > 0x7fffffff) return fail_type(r, c, "invalid quantized dimension");
     if (ns > 8 && !(scales = malloc(sizeof(double) * ns))) return fail_type(r, c, "out of memory");
     for (uint64_t i = 0; i < ns; i++) {
       uint64_t bits;
-      if (!bc_apint(r, c, 64, &bits)) goto done;
+      if (!cj_bc_apint(r, c, 64, &bits)) goto done;
       scales[i] = f64_of(bits);
     }
-    if (!bc_count(r, c, &nz)) goto done;
+    if (!cj_bc_count(r, c, &nz)) goto done;
     if (nz != ns) {
-      bc_fail(r, c, "per-axis quantized type has %llu scales and %llu zero points",
+      cj_bc_fail(r, c, "per-axis quantized type has %llu scales and %llu zero points",
               (unsigned long long)ns, (unsigned long long)nz);
       goto done;
     }
     if (nz > 8 && !(zps = malloc(sizeof(int64_t) * nz))) {
-      bc_fail(r, c, "out of memory");
+      cj_bc_fail(r, c, "out of memory");
       goto done;
     }
     for (uint64_t i = 0; i < nz; i++)
-      if (!bc_svarint(r, c, &zps[i])) goto done;
+      if (!cj_bc_svarint(r, c, &zps[i])) goto done;
     q.nscales = (int32_t)ns;
     q.axis = (int32_t)qdim;
   }
@@ -344,21 +344,21 @@ static const cj_type *quant_type(bc_reader *r, bc_cur *c, bool per_axis) {
   q.scales = scales;
   q.zero_points = zps;
   t = cj_type_quant(r->m, &q);
-  if (!t) bc_fail(r, c, "out of memory");
+  if (!t) cj_bc_fail(r, c, "out of memory");
 done:
   if (scales != scale_stack) free(scales);
   if (zps != zp_stack) free(zps);
   return t;
 }
 
-const cj_type *vhlo_read_type(bc_reader *r, bc_cur *c) {
+const cj_type *cj_vhlo_read_type(bc_reader *r, bc_cur *c) {
   uint64_t code;
-  if (!bc_varint(r, c, &code)) return NULL;
+  if (!cj_bc_varint(r, c, &code)) return NULL;
   cj_module *m = r->m;
   switch (code) {
     case 0: return elem(r, c, CJ_PRED);
     case 1: { /* complex */
-      const cj_type *e = bc_type_ref(r, c);
+      const cj_type *e = cj_bc_type_ref(r, c);
       if (!e) return NULL;
       if (e->kind == CJ_TYPE_ELEM && e->dtype == CJ_F32) return elem(r, c, CJ_C64);
       if (e->kind == CJ_TYPE_ELEM && e->dtype == CJ_F64) return elem(r, c, CJ_C128);
@@ -370,7 +370,7 @@ const cj_type *vhlo_read_type(bc_reader *r, bc_cur *c) {
     case 5: return elem(r, c, CJ_F64);
     case 6: return elem(r, c, CJ_F8E4M3FN);
     case 7: return elem(r, c, CJ_F8E5M2);
-    case 8: return bc_function_type(r, c); /* function */
+    case 8: return cj_bc_function_type(r, c); /* function */
     case 9: return elem(r, c, CJ_INDEX);
     case 10: return elem(r, c, CJ_S4);
     case 11: return elem(r, c, CJ_S8);
@@ -388,10 +388,10 @@ const cj_type *vhlo_read_type(bc_reader *r, bc_cur *c) {
       const cj_type *t = cj_type_token(m);
       return t ? t : fail_type(r, c, "out of memory");
     }
-    case 23: return bc_tuple_type(r, c); /* tuple */
+    case 23: return cj_bc_tuple_type(r, c); /* tuple */
     case 24: return quant_type(r, c, false);
     case 25: { /* unranked tensor */
-      const cj_type *e = bc_type_ref(r, c);
+      const cj_type *e = cj_bc_type_ref(r, c);
       if (!e) return NULL;
       if (!is_elem_type(e)) return fail_type(r, c, "invalid tensor element type");
       const cj_type *t = cj_type_unranked(m, e);
@@ -424,8 +424,8 @@ const cj_type *vhlo_read_type(bc_reader *r, bc_cur *c) {
       if (code == 41) {
         int64_t stack[8], *dims;
         uint64_t rank;
-        if (!bc_dims(r, c, &dims, &rank, stack, 8)) return NULL;
-        const cj_type *e = bc_type_ref(r, c);
+        if (!cj_bc_dims(r, c, &dims, &rank, stack, 8)) return NULL;
+        const cj_type *e = cj_bc_type_ref(r, c);
         if (e) {
           sb_puts(&b, "memref<");
           for (uint64_t i = 0; i < rank; i++) {
@@ -445,7 +445,7 @@ const cj_type *vhlo_read_type(bc_reader *r, bc_cur *c) {
       } else {
         const cj_type **mem = NULL;
         uint64_t n;
-        if (!bc_type_list(r, c, &mem, &n)) return NULL;
+        if (!cj_bc_type_list(r, c, &mem, &n)) return NULL;
         sb_puts(&b, "!stablehlo.future<");
         for (uint64_t i = 0; i < n; i++) {
           if (i) sb_puts(&b, ", ");
@@ -464,7 +464,7 @@ const cj_type *vhlo_read_type(bc_reader *r, bc_cur *c) {
     }
     default: break;
   }
-  bc_fail(r, c, "unknown VHLO type code %llu", (unsigned long long)code);
+  cj_bc_fail(r, c, "unknown VHLO type code %llu", (unsigned long long)code);
   return NULL;
 }
 
@@ -472,9 +472,9 @@ const cj_type *vhlo_read_type(bc_reader *r, bc_cur *c) {
 
 static const cj_attr *enum_attr(bc_reader *r, bc_cur *c, cj_enum_kind ek) {
   uint64_t v;
-  if (!bc_varint(r, c, &v)) return NULL;
+  if (!cj_bc_varint(r, c, &v)) return NULL;
   if (v > 0x7fffffff || !cj_enum_case_name(ek, (int32_t)v)) {
-    bc_fail(r, c, "invalid #vhlo<%s> value %llu", cj_enum_keyword(ek), (unsigned long long)v);
+    cj_bc_fail(r, c, "invalid #vhlo<%s> value %llu", cj_enum_keyword(ek), (unsigned long long)v);
     return NULL;
   }
   const cj_attr *a = cj_attr_enum(r->m, ek, (int32_t)v);
@@ -483,11 +483,11 @@ static const cj_attr *enum_attr(bc_reader *r, bc_cur *c, cj_enum_kind ek) {
 
 static const cj_attr *svarint_list(bc_reader *r, bc_cur *c) {
   uint64_t n;
-  if (!bc_count(r, c, &n)) return NULL;
+  if (!cj_bc_count(r, c, &n)) return NULL;
   int64_t stack[16], *v = n <= 16 ? stack : malloc(sizeof(int64_t) * n);
   if (!v) return fail_attr(r, c, "out of memory");
   for (uint64_t i = 0; i < n; i++)
-    if (!bc_svarint(r, c, &v[i])) {
+    if (!cj_bc_svarint(r, c, &v[i])) {
       if (v != stack) free(v);
       return NULL;
     }
@@ -498,11 +498,11 @@ static const cj_attr *svarint_list(bc_reader *r, bc_cur *c) {
 
 static const cj_attr *attr_list(bc_reader *r, bc_cur *c) {
   uint64_t n;
-  if (!bc_count(r, c, &n)) return NULL;
+  if (!cj_bc_count(r, c, &n)) return NULL;
   const cj_attr **items = malloc(sizeof(cj_attr *) * (size_t)(n ? n : 1));
   if (!items) return fail_attr(r, c, "out of memory");
   for (uint64_t i = 0; i < n; i++)
-    if (!(items[i] = bc_attr_ref(r, c))) {
+    if (!(items[i] = cj_bc_attr_ref(r, c))) {
       free(items);
       return NULL;
     }
@@ -512,7 +512,7 @@ static const cj_attr *attr_list(bc_reader *r, bc_cur *c) {
 }
 
 static const cj_attr *vstring(bc_reader *r, bc_cur *c) {
-  const cj_attr *a = bc_attr_ref(r, c);
+  const cj_attr *a = cj_bc_attr_ref(r, c);
   if (a && a->kind != CJ_ATTR_STRING) return fail_attr(r, c, "expected a #vhlo.string_v1");
   return a;
 }
@@ -573,7 +573,7 @@ static const cj_attr *mesh_attr(bc_reader *r, bc_cur *c, uint64_t code) {
   switch (code) {
     case 21: { /* SubAxisInfo: pre_size, size */
       int64_t pre, size;
-      if (!bc_svarint(r, c, &pre) || !bc_svarint(r, c, &size)) return NULL;
+      if (!cj_bc_svarint(r, c, &pre) || !cj_bc_svarint(r, c, &size)) return NULL;
       sb_printf(&b, "#stablehlo.sub_axis_info(%lld)", (long long)pre);
       sb_printf(&b, "%lld", (long long)size);
       break;
@@ -582,8 +582,8 @@ static const cj_attr *mesh_attr(bc_reader *r, bc_cur *c, uint64_t code) {
       const cj_attr *name = vstring(r, c);
       uint64_t has;
       const cj_attr *sub = NULL;
-      if (!name || !bc_varint(r, c, &has)) return NULL;
-      if (has && !(sub = bc_attr_ref(r, c))) return NULL;
+      if (!name || !cj_bc_varint(r, c, &has)) return NULL;
+      if (has && !(sub = cj_bc_attr_ref(r, c))) return NULL;
       sb_puts(&b, "#stablehlo.axis_ref<name = ");
       sb_quoted(&b, name->str.s, name->str.len);
       if (sub) {
@@ -594,8 +594,8 @@ static const cj_attr *mesh_attr(bc_reader *r, bc_cur *c, uint64_t code) {
       break;
     }
     case 23: { /* ReplicaGroupMeshAxes: mesh (a string naming it, or a mesh), axes */
-      const cj_attr *mesh = bc_attr_ref(r, c);
-      const cj_attr *axes = mesh ? bc_attr_ref(r, c) : NULL;
+      const cj_attr *mesh = cj_bc_attr_ref(r, c);
+      const cj_attr *axes = mesh ? cj_bc_attr_ref(r, c) : NULL;
       if (!axes) return NULL;
       sb_puts(&b, "#stablehlo.replica_group_mesh_axes<mesh = ");
       if (mesh->kind == CJ_ATTR_STRING) {
@@ -612,16 +612,16 @@ static const cj_attr *mesh_attr(bc_reader *r, bc_cur *c, uint64_t code) {
     case 24: { /* MeshAxis: name, size */
       const cj_attr *name = vstring(r, c);
       int64_t size;
-      if (!name || !bc_svarint(r, c, &size)) return NULL;
+      if (!name || !cj_bc_svarint(r, c, &size)) return NULL;
       sb_puts(&b, "#stablehlo.mesh_axis<name = ");
       sb_quoted(&b, name->str.s, name->str.len);
       sb_printf(&b, ", size = %lld>", (long long)size);
       break;
     }
     case 25: { /* Mesh: axes, optional device ids */
-      const cj_attr *axes = bc_attr_ref(r, c);
+      const cj_attr *axes = cj_bc_attr_ref(r, c);
       const cj_attr *ids = NULL;
-      if (!axes || !bc_opt_attr_ref(r, c, &ids)) return NULL;
+      if (!axes || !cj_bc_opt_attr_ref(r, c, &ids)) return NULL;
       if (axes->kind != CJ_ATTR_ARRAY) return fail_attr(r, c, "mesh axes must be an array");
       sb_puts(&b, "#stablehlo.mesh<axes=[");
       for (int32_t i = 0; i < axes->arr.n; i++) {
@@ -640,15 +640,15 @@ static const cj_attr *mesh_attr(bc_reader *r, bc_cur *c, uint64_t code) {
   return sb_opaque(r, c, &b);
 }
 
-const cj_attr *vhlo_read_attr(bc_reader *r, bc_cur *c) {
+const cj_attr *cj_vhlo_read_attr(bc_reader *r, bc_cur *c) {
   uint64_t code;
-  if (!bc_varint(r, c, &code)) return NULL;
+  if (!cj_bc_varint(r, c, &code)) return NULL;
   cj_module *m = r->m;
   switch (code) {
     case 1: return attr_list(r, c);
     case 2: { /* boolean */
       uint64_t v;
-      if (!bc_varint(r, c, &v)) return NULL;
+      if (!cj_bc_varint(r, c, &v)) return NULL;
       if (v > 1) return fail_attr(r, c, "invalid #vhlo.bool_v1 value");
       const cj_attr *a = cj_attr_bool(m, v == 1);
       return a ? a : fail_attr(r, c, "out of memory");
@@ -656,15 +656,15 @@ const cj_attr *vhlo_read_attr(bc_reader *r, bc_cur *c) {
     case 3: return enum_attr(r, c, CJ_EK_COMPARISON_DIRECTION);
     case 4: return enum_attr(r, c, CJ_EK_COMPARISON_TYPE);
     case 5: return enum_attr(r, c, CJ_EK_CUSTOM_CALL_API_VERSION);
-    case 6: return bc_dict_attr(r, c, vstring); /* dictionary of (string attribute, attribute) */
+    case 6: return cj_bc_dict_attr(r, c, vstring); /* dictionary of (string attribute, attribute) */
     case 7: return enum_attr(r, c, CJ_EK_FFT_TYPE);
     case 8: { /* float: type, APFloat */
-      const cj_type *t = bc_type_ref(r, c);
+      const cj_type *t = cj_bc_type_ref(r, c);
       if (!t) return NULL;
       if (t->kind != CJ_TYPE_ELEM || !cj_dtype_is_float(t->dtype))
         return fail_attr(r, c, "#vhlo.float_v1 of a non-float type");
       uint64_t bits;
-      if (!bc_apint(r, c, (unsigned)cj_dtype_bits(t->dtype), &bits)) return NULL;
+      if (!cj_bc_apint(r, c, (unsigned)cj_dtype_bits(t->dtype), &bits)) return NULL;
       double v;
       if (t->dtype == CJ_TF32) {
         uint32_t f = (uint32_t)(bits & 0x7ffff) << 13;
@@ -678,13 +678,13 @@ const cj_attr *vhlo_read_attr(bc_reader *r, bc_cur *c) {
       return a ? a : fail_attr(r, c, "out of memory");
     }
     case 9: { /* integer: type, APInt */
-      const cj_type *t = bc_type_ref(r, c);
+      const cj_type *t = cj_bc_type_ref(r, c);
       if (!t) return NULL;
       if (t->kind != CJ_TYPE_ELEM || !cj_dtype_is_int(t->dtype))
         return fail_attr(r, c, "#vhlo.integer_v1 of a non-integer type");
       int bits = cj_dtype_bits(t->dtype);
       uint64_t raw;
-      if (!bc_apint(r, c, (unsigned)bits, &raw)) return NULL;
+      if (!cj_bc_apint(r, c, (unsigned)bits, &raw)) return NULL;
       if (bits < 64) {
         uint64_t mask = (1ull << bits) - 1;
         raw &= mask;
@@ -696,7 +696,7 @@ const cj_attr *vhlo_read_attr(bc_reader *r, bc_cur *c) {
     case 10: { /* output operand alias */
       const cj_attr *out_idx = svarint_list(r, c);
       int64_t opnd;
-      if (!out_idx || !bc_svarint(r, c, &opnd)) return NULL;
+      if (!out_idx || !cj_bc_svarint(r, c, &opnd)) return NULL;
       const cj_attr *opnd_idx = svarint_list(r, c);
       if (!opnd_idx) return NULL;
       const cj_attr *f[CJ_SF_OUTPUT_OPERAND_ALIAS__COUNT] = {NULL};
@@ -713,20 +713,20 @@ const cj_attr *vhlo_read_attr(bc_reader *r, bc_cur *c) {
     case 14: { /* string */
       const char *s;
       size_t n;
-      if (!bc_string(r, c, &s, &n)) return NULL;
+      if (!cj_bc_string(r, c, &s, &n)) return NULL;
       const cj_attr *a = cj_attr_string(m, s, n);
       return a ? a : fail_attr(r, c, "out of memory");
     }
     case 15: { /* tensor: type, blob */
-      const cj_type *t = bc_type_ref(r, c);
+      const cj_type *t = cj_bc_type_ref(r, c);
       const uint8_t *d;
       uint64_t len;
-      if (!t || !bc_blob(r, c, &d, &len)) return NULL;
-      return bc_make_dense(r, c, t, d, len, true);
+      if (!t || !cj_bc_blob(r, c, &d, &len)) return NULL;
+      return cj_bc_make_dense(r, c, t, d, len, true);
     }
     case 16: return enum_attr(r, c, CJ_EK_TRANSPOSE);
     case 17: { /* type */
-      const cj_type *t = bc_type_ref(r, c);
+      const cj_type *t = cj_bc_type_ref(r, c);
       if (!t) return NULL;
       const cj_attr *a = cj_attr_type(m, t);
       return a ? a : fail_attr(r, c, "out of memory");
@@ -742,9 +742,9 @@ const cj_attr *vhlo_read_attr(bc_reader *r, bc_cur *c) {
     case 20: { /* result accuracy: atol, rtol (f64), ulps, mode */
       uint64_t atol, rtol;
       int64_t ulps;
-      if (!bc_apint(r, c, 64, &atol) || !bc_apint(r, c, 64, &rtol) || !bc_svarint(r, c, &ulps))
+      if (!cj_bc_apint(r, c, 64, &atol) || !cj_bc_apint(r, c, 64, &rtol) || !cj_bc_svarint(r, c, &ulps))
         return NULL;
-      const cj_attr *mode = bc_attr_ref(r, c);
+      const cj_attr *mode = cj_bc_attr_ref(r, c);
       if (!mode) return NULL;
       if (mode->kind != CJ_ATTR_ENUM || mode->en.ek != CJ_EK_RESULT_ACCURACY_MODE)
         return fail_attr(r, c, "result accuracy mode must be a #vhlo<result_accuracy_mode_v1>");
@@ -765,7 +765,7 @@ const cj_attr *vhlo_read_attr(bc_reader *r, bc_cur *c) {
     case 25: return mesh_attr(r, c, code);
     default: break;
   }
-  bc_fail(r, c, "unknown VHLO attribute code %llu", (unsigned long long)code);
+  cj_bc_fail(r, c, "unknown VHLO attribute code %llu", (unsigned long long)code);
   return NULL;
 }
 
@@ -795,7 +795,7 @@ static void sb_sdy_stripped(sbuf *b, const cj_attr *a) {
 }
 
 static const cj_attr *sdy_ref(bc_reader *r, bc_cur *c) {
-  const cj_attr *a = bc_attr_ref(r, c);
+  const cj_attr *a = cj_bc_attr_ref(r, c);
   if (a && a->kind != CJ_ATTR_OPAQUE && a->kind != CJ_ATTR_SYMREF && a->kind != CJ_ATTR_STRING)
     return fail_attr(r, c, "unexpected attribute inside an sdy attribute");
   return a;
@@ -804,7 +804,7 @@ static const cj_attr *sdy_ref(bc_reader *r, bc_cur *c) {
 /* count, then attribute references printed stripped and separated by ", " */
 static bool sdy_list(bc_reader *r, bc_cur *c, sbuf *b) {
   uint64_t n;
-  if (!bc_count(r, c, &n)) return false;
+  if (!cj_bc_count(r, c, &n)) return false;
   for (uint64_t i = 0; i < n; i++) {
     const cj_attr *a = sdy_ref(r, c);
     if (!a) return false;
@@ -816,10 +816,10 @@ static bool sdy_list(bc_reader *r, bc_cur *c, sbuf *b) {
 
 static bool sdy_ints(bc_reader *r, bc_cur *c, sbuf *b) {
   uint64_t n;
-  if (!bc_count(r, c, &n)) return false;
+  if (!cj_bc_count(r, c, &n)) return false;
   for (uint64_t i = 0; i < n; i++) {
     int64_t v;
-    if (!bc_svarint(r, c, &v)) return false;
+    if (!cj_bc_svarint(r, c, &v)) return false;
     if (i) sb_puts(b, ", ");
     sb_printf(b, "%lld", (long long)v);
   }
@@ -827,7 +827,7 @@ static bool sdy_ints(bc_reader *r, bc_cur *c, sbuf *b) {
 }
 
 static bool sdy_sharding(bc_reader *r, bc_cur *c, sbuf *b, int version) {
-  const cj_attr *mesh = bc_attr_ref(r, c);
+  const cj_attr *mesh = cj_bc_attr_ref(r, c);
   if (!mesh) return false;
   sb_puts(b, "<");
   if (mesh->kind == CJ_ATTR_SYMREF) {
@@ -837,7 +837,7 @@ static bool sdy_sharding(bc_reader *r, bc_cur *c, sbuf *b, int version) {
     sb_puts(b, "mesh");
     sb_sdy_stripped(b, mesh);
   } else {
-    return bc_fail(r, c, "sdy sharding: expected a mesh or a mesh reference");
+    return cj_bc_fail(r, c, "sdy sharding: expected a mesh or a mesh reference");
   }
   sb_puts(b, ", [");
   if (!sdy_list(r, c, b)) return false;
@@ -846,7 +846,7 @@ static bool sdy_sharding(bc_reader *r, bc_cur *c, sbuf *b, int version) {
   bool ok = sdy_list(r, c, &rep);
   if (ok && version >= 2) ok = sdy_list(r, c, &unred);
   int64_t red = 0;
-  if (ok && version >= 3) ok = bc_svarint(r, c, &red);
+  if (ok && version >= 3) ok = cj_bc_svarint(r, c, &red);
   if (ok && rep.n) {
     sb_puts(b, ", replicated={");
     sb_putn(b, rep.s, rep.n);
@@ -867,9 +867,9 @@ static bool sdy_sharding(bc_reader *r, bc_cur *c, sbuf *b, int version) {
   return ok;
 }
 
-const cj_attr *sdy_read_attr(bc_reader *r, bc_cur *c) {
+const cj_attr *cj_sdy_read_attr(bc_reader *r, bc_cur *c) {
   uint64_t code;
-  if (!bc_varint(r, c, &code)) return NULL;
+  if (!cj_bc_varint(r, c, &code)) return NULL;
   sbuf b = {0};
   bool ok = true;
   switch (code) {
@@ -884,7 +884,7 @@ const cj_attr *sdy_read_attr(bc_reader *r, bc_cur *c) {
       const char *s;
       size_t n;
       int64_t size;
-      if (!bc_string(r, c, &s, &n) || !bc_svarint(r, c, &size)) return NULL;
+      if (!cj_bc_string(r, c, &s, &n) || !cj_bc_svarint(r, c, &size)) return NULL;
       sb_puts(&b, "#sdy<mesh_axis");
       sb_quoted(&b, s, n);
       sb_printf(&b, "=%lld>", (long long)size);
@@ -908,7 +908,7 @@ const cj_attr *sdy_read_attr(bc_reader *r, bc_cur *c) {
     }
     case 3: { /* SubAxisInfo: pre-size, size */
       int64_t pre, size;
-      if (!bc_svarint(r, c, &pre) || !bc_svarint(r, c, &size)) return NULL;
+      if (!cj_bc_svarint(r, c, &pre) || !cj_bc_svarint(r, c, &size)) return NULL;
       sb_printf(&b, "#sdy<sub_axis_info(%lld)", (long long)pre);
       sb_printf(&b, "%lld>", (long long)size);
       break;
@@ -917,7 +917,7 @@ const cj_attr *sdy_read_attr(bc_reader *r, bc_cur *c) {
       const char *s;
       size_t n;
       const cj_attr *sub = NULL;
-      if (!bc_string(r, c, &s, &n) || !bc_opt_attr_ref(r, c, &sub)) {
+      if (!cj_bc_string(r, c, &s, &n) || !cj_bc_opt_attr_ref(r, c, &sub)) {
         if (!bc_ok(r)) return NULL;
       }
       sb_puts(&b, "#sdy<axis_ref");
@@ -933,7 +933,7 @@ const cj_attr *sdy_read_attr(bc_reader *r, bc_cur *c) {
       sbuf axes = {0};
       uint8_t closed = 0;
       uint64_t prio = 0;
-      ok = sdy_list(r, c, &axes) && bc_byte(r, c, &closed) && bc_varint(r, c, &prio);
+      ok = sdy_list(r, c, &axes) && cj_bc_byte(r, c, &closed) && cj_bc_varint(r, c, &prio);
       sb_puts(&b, "#sdy<dimension_sharding{");
       sb_putn(&b, axes.s ? axes.s : "", axes.n);
       if (!closed) sb_puts(&b, axes.n ? ", ?" : "?");
@@ -983,7 +983,7 @@ const cj_attr *sdy_read_attr(bc_reader *r, bc_cur *c) {
         sb_puts(&b, "]");
       }
       uint8_t custom = 0;
-      if (ok) ok = bc_byte(r, c, &custom);
+      if (ok) ok = cj_bc_byte(r, c, &custom);
       if (ok && custom) sb_puts(&b, ", custom");
       sb_puts(&b, ">");
       break;
@@ -996,7 +996,7 @@ const cj_attr *sdy_read_attr(bc_reader *r, bc_cur *c) {
     }
     default:
       free(b.s);
-      bc_fail(r, c, "unsupported sdy attribute (code %llu)", (unsigned long long)code);
+      cj_bc_fail(r, c, "unsupported sdy attribute (code %llu)", (unsigned long long)code);
       return NULL;
   }
   if (!ok) {
@@ -1018,7 +1018,7 @@ static const cj_attr *i64_attr(bc_reader *r, bc_cur *c, int64_t v) {
 
 static bool svint_field(bc_reader *r, bc_cur *c, const cj_attr **out) {
   int64_t v;
-  if (!bc_svarint(r, c, &v)) return false;
+  if (!cj_bc_svarint(r, c, &v)) return false;
   return (*out = i64_attr(r, c, v)) != NULL;
 }
 
@@ -1037,14 +1037,14 @@ static const cj_attr *make_struct(bc_reader *r, bc_cur *c, cj_struct_kind sk, co
 
 static bool read_bool_byte(bc_reader *r, bc_cur *c, bool *out) {
   uint8_t b;
-  if (!bc_byte(r, c, &b)) return false;
+  if (!cj_bc_byte(r, c, &b)) return false;
   *out = b != 0;
   return true;
 }
 
-const cj_attr *stablehlo_read_attr(bc_reader *r, bc_cur *c) {
+const cj_attr *cj_stablehlo_read_attr(bc_reader *r, bc_cur *c) {
   uint64_t code;
-  if (!bc_varint(r, c, &code)) return NULL;
+  if (!cj_bc_varint(r, c, &code)) return NULL;
   switch (code) {
     case 1: { /* channel handle: handle, type */
       const cj_attr *f[CJ_SF_CHANNEL_HANDLE__COUNT];
@@ -1102,7 +1102,7 @@ const cj_attr *stablehlo_read_attr(bc_reader *r, bc_cur *c) {
     case 15: { /* dot algorithm: 3 types, 3 svarints, a bool */
       const cj_attr *f[CJ_SF_DOT_ALGORITHM__COUNT];
       for (int i = 0; i < 3; i++) {
-        const cj_type *t = bc_type_ref(r, c);
+        const cj_type *t = cj_bc_type_ref(r, c);
         if (!t) return NULL;
         if (!(f[i] = cj_attr_type(r->m, t))) return fail_attr(r, c, "out of memory");
       }
@@ -1117,9 +1117,9 @@ const cj_attr *stablehlo_read_attr(bc_reader *r, bc_cur *c) {
     case 17: { /* result accuracy: the same payload as VHLO's */
       uint64_t atol, rtol;
       int64_t ulps;
-      if (!bc_apint(r, c, 64, &atol) || !bc_apint(r, c, 64, &rtol) || !bc_svarint(r, c, &ulps))
+      if (!cj_bc_apint(r, c, 64, &atol) || !cj_bc_apint(r, c, 64, &rtol) || !cj_bc_svarint(r, c, &ulps))
         return NULL;
-      const cj_attr *mode = bc_attr_ref(r, c);
+      const cj_attr *mode = cj_bc_attr_ref(r, c);
       if (!mode) return NULL;
       if (mode->kind != CJ_ATTR_ENUM || mode->en.ek != CJ_EK_RESULT_ACCURACY_MODE)
         return fail_attr(r, c, "result accuracy mode must be a #stablehlo<result_accuracy_mode>");
@@ -1133,16 +1133,16 @@ const cj_attr *stablehlo_read_attr(bc_reader *r, bc_cur *c) {
       return make_struct(r, c, CJ_SK_RESULT_ACCURACY, f);
     }
     case 18: { /* replica group mesh axes: mesh, axes */
-      const cj_attr *mesh = bc_attr_ref(r, c);
+      const cj_attr *mesh = cj_bc_attr_ref(r, c);
       if (!mesh) return NULL;
       uint64_t n;
-      if (!bc_count(r, c, &n)) return NULL;
+      if (!cj_bc_count(r, c, &n)) return NULL;
       sbuf b = {0};
       sb_puts(&b, "#stablehlo.replica_group_mesh_axes<mesh = ");
       sb_attr_text(&b, mesh, false);
       sb_puts(&b, ", axes = [");
       for (uint64_t i = 0; i < n; i++) {
-        const cj_attr *ax = bc_attr_ref(r, c);
+        const cj_attr *ax = cj_bc_attr_ref(r, c);
         if (!ax) {
           free(b.s);
           return NULL;
@@ -1155,7 +1155,7 @@ const cj_attr *stablehlo_read_attr(bc_reader *r, bc_cur *c) {
     }
     case 19: { /* sub-axis info */
       int64_t pre, size;
-      if (!bc_svarint(r, c, &pre) || !bc_svarint(r, c, &size)) return NULL;
+      if (!cj_bc_svarint(r, c, &pre) || !cj_bc_svarint(r, c, &size)) return NULL;
       sbuf b = {0};
       sb_printf(&b, "#stablehlo.sub_axis_info(%lld)", (long long)pre);
       sb_printf(&b, "%lld", (long long)size);
@@ -1166,8 +1166,8 @@ const cj_attr *stablehlo_read_attr(bc_reader *r, bc_cur *c) {
       size_t n;
       bool has;
       const cj_attr *sub = NULL;
-      if (!bc_string(r, c, &s, &n) || !read_bool_byte(r, c, &has)) return NULL;
-      if (has && !(sub = bc_attr_ref(r, c))) return NULL;
+      if (!cj_bc_string(r, c, &s, &n) || !read_bool_byte(r, c, &has)) return NULL;
+      if (has && !(sub = cj_bc_attr_ref(r, c))) return NULL;
       sbuf b = {0};
       sb_puts(&b, "#stablehlo.axis_ref<name = ");
       sb_quoted(&b, s, n);
@@ -1182,7 +1182,7 @@ const cj_attr *stablehlo_read_attr(bc_reader *r, bc_cur *c) {
       const char *s;
       size_t n;
       int64_t size;
-      if (!bc_string(r, c, &s, &n) || !bc_svarint(r, c, &size)) return NULL;
+      if (!cj_bc_string(r, c, &s, &n) || !cj_bc_svarint(r, c, &size)) return NULL;
       sbuf b = {0};
       sb_puts(&b, "#stablehlo.mesh_axis<name = ");
       sb_quoted(&b, s, n);
@@ -1190,11 +1190,11 @@ const cj_attr *stablehlo_read_attr(bc_reader *r, bc_cur *c) {
       return sb_opaque(r, c, &b);
     }
     case 22: { /* mesh: axes (an array), has device ids, [device ids] */
-      const cj_attr *axes = bc_attr_ref(r, c);
+      const cj_attr *axes = cj_bc_attr_ref(r, c);
       bool has;
       const cj_attr *ids = NULL;
       if (!axes || !read_bool_byte(r, c, &has)) return NULL;
-      if (has && !(ids = bc_attr_ref(r, c))) return NULL;
+      if (has && !(ids = cj_bc_attr_ref(r, c))) return NULL;
       if (axes->kind != CJ_ATTR_ARRAY) return fail_attr(r, c, "mesh axes must be an array");
       sbuf b = {0};
       sb_puts(&b, "#stablehlo.mesh<axes=[");
@@ -1212,13 +1212,13 @@ const cj_attr *stablehlo_read_attr(bc_reader *r, bc_cur *c) {
     }
     default: break;
   }
-  bc_fail(r, c, "unknown stablehlo attribute code %llu", (unsigned long long)code);
+  cj_bc_fail(r, c, "unknown stablehlo attribute code %llu", (unsigned long long)code);
   return NULL;
 }
 
-const cj_type *stablehlo_read_type(bc_reader *r, bc_cur *c) {
+const cj_type *cj_stablehlo_read_type(bc_reader *r, bc_cur *c) {
   uint64_t code;
-  if (!bc_varint(r, c, &code)) return NULL;
+  if (!cj_bc_varint(r, c, &code)) return NULL;
   if (code == 0) {
     const cj_type *t = cj_type_token(r->m);
     return t ? t : fail_type(r, c, "out of memory");
@@ -1226,7 +1226,7 @@ const cj_type *stablehlo_read_type(bc_reader *r, bc_cur *c) {
   if (code == 1) { /* future */
     const cj_type **mem = NULL;
     uint64_t n;
-    if (!bc_type_list(r, c, &mem, &n)) return NULL;
+    if (!cj_bc_type_list(r, c, &mem, &n)) return NULL;
     sbuf b = {0};
     sb_puts(&b, "!stablehlo.future<");
     for (uint64_t i = 0; i < n; i++) {
@@ -1243,27 +1243,27 @@ const cj_type *stablehlo_read_type(bc_reader *r, bc_cur *c) {
     free(b.s);
     return t ? t : fail_type(r, c, "out of memory");
   }
-  bc_fail(r, c, "unknown stablehlo type code %llu", (unsigned long long)code);
+  cj_bc_fail(r, c, "unknown stablehlo type code %llu", (unsigned long long)code);
   return NULL;
 }
 
 /* The quant dialect's types (QuantDialectBytecode.td): 4 uniform, 5 uniform per axis, with the
  * payloads of VHLO's quantized types. */
-const cj_type *quant_read_type(bc_reader *r, bc_cur *c) {
+const cj_type *cj_quant_read_type(bc_reader *r, bc_cur *c) {
   uint64_t code;
-  if (!bc_varint(r, c, &code)) return NULL;
+  if (!cj_bc_varint(r, c, &code)) return NULL;
   if (code == 4) return quant_type(r, c, false);
   if (code == 5) return quant_type(r, c, true);
-  bc_fail(r, c, "unsupported quant type (code %llu)", (unsigned long long)code);
+  cj_bc_fail(r, c, "unsupported quant type (code %llu)", (unsigned long long)code);
   return NULL;
 }
 
-const cj_attr *chlo_read_attr(bc_reader *r, bc_cur *c) {
+const cj_attr *cj_chlo_read_attr(bc_reader *r, bc_cur *c) {
   uint64_t code;
-  if (!bc_varint(r, c, &code)) return NULL;
+  if (!cj_bc_varint(r, c, &code)) return NULL;
   if (code == 0) return enum_attr(r, c, CJ_EK_CHLO_COMPARISON_DIRECTION);
   if (code == 1) return enum_attr(r, c, CJ_EK_CHLO_COMPARISON_TYPE);
-  bc_fail(r, c, "unknown chlo attribute code %llu", (unsigned long long)code);
+  cj_bc_fail(r, c, "unknown chlo attribute code %llu", (unsigned long long)code);
   return NULL;
 }
 
@@ -1553,7 +1553,7 @@ typedef cj_status (*va_fn)(alist *l, int v);
 
 static CJ_MUST_USE cj_status va_func(alist *l, int v) {
   if (is_empty_string(peek(l, "sym_visibility"))) drop(l, "sym_visibility");
-  /* lists of empty dictionaries are dropped by bc_normalize_op_attrs */
+  /* lists of empty dictionaries are dropped by cj_bc_normalize_op_attrs */
   return NULL;
 }
 
@@ -1707,7 +1707,7 @@ static CJ_MUST_USE cj_status convert_attrs(alist *l, cj_op_kind kind, int v) {
   return st;
 }
 
-cj_status vhlo_build_op(bc_reader *r, int vop, const cj_named_attr *attrs, uint32_t nattrs,
+cj_status cj_vhlo_build_op(bc_reader *r, int vop, const cj_named_attr *attrs, uint32_t nattrs,
                         uint32_t nopnds, uint32_t nresults, uint32_t nregions,
                         cj_op_kind parent_kind, cj_op **out) {
   *out = NULL;
@@ -1742,9 +1742,9 @@ cj_status vhlo_build_op(bc_reader *r, int vop, const cj_named_attr *attrs, uint3
     if (!l.on_stack) free(l.a);
     return cj_oom();
   }
-  st = bc_set_attrs(r, op, l.a, l.n);
+  st = cj_bc_set_attrs(r, op, l.a, l.n);
   if (!l.on_stack) free(l.a);
-  if (!st) st = bc_normalize_op_attrs(r->m, op);
+  if (!st) st = cj_bc_normalize_op_attrs(r->m, op);
   if (st) return cj_status_annotate(st, "vhlo.%s", vname);
   *out = op;
   return NULL;

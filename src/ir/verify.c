@@ -11,7 +11,7 @@
  * The spec verifiers live beside this file, one file per op family:
  *   verify_misc.c         func/call/return, tuples, tokens, composite, custom_call, check, sdy,
  *                         async_start/done and interpreter.run_parallel (dispatched by kind here,
- *                         as their ops.def rows name cjv_none)
+ *                         as their ops.def rows name cj_verify_none)
  *   verify_elementwise.c  unary/binary elementwise ops, compare, select, clamp, convert, constants
  *   verify_shape.c        broadcast, reshape, transpose, slices, pad, concatenate, gather, scatter
  *   verify_region.c       if, case, while, map, reduce, reduce_window, select_and_scatter, sort

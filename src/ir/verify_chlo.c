@@ -15,7 +15,7 @@ static const cj_type *R(const cj_op *op, uint32_t i) { return cjv_result_type(op
 static CJ_MUST_USE cj_status check_any_tensor(const cj_op *op, const char *what, const cj_type *t,
                                   unsigned mask) {
   if (t && t->kind == CJ_TYPE_UNRANKED && (cj_shape_elem_category(t->elem) & mask)) return NULL;
-  return cjv_check_tensor(op, what, t, mask);
+  return cj_verify_check_tensor(op, what, t, mask);
 }
 
 static bool ranked(const cj_type *t) { return t && t->kind == CJ_TYPE_TENSOR; }
@@ -29,22 +29,22 @@ static CJ_MUST_USE cj_status chlo_elementwise(const cj_op *op, unsigned mask, bo
   for (uint32_t i = 0; i < op->nopnds; i++) {
     snprintf(what, sizeof what, op->nopnds == 1 ? "operand" : "operand #%u", i);
     CJV_TRY(check_any_tensor(op, what, T(op, i), mask));
-    if (i > 0) CJV_TRY(cjv_check_same_elem(op, "operand #0", T(op, 0), what, T(op, i)));
+    if (i > 0) CJV_TRY(cj_verify_check_same_elem(op, "operand #0", T(op, 0), what, T(op, i)));
     if (ranked(T(op, i)) && ranked(r))
-      CJV_TRY(cjv_check_same_shape(op, what, T(op, i), "result", r));
+      CJV_TRY(cj_verify_check_same_shape(op, what, T(op, i), "result", r));
   }
   if (bool_result) return check_any_tensor(op, "result", r, CJ_EC_BOOL);
   CJV_TRY(check_any_tensor(op, "result", r, mask));
-  return cjv_check_same_elem(op, "operand", T(op, 0), "result", r);
+  return cj_verify_check_same_elem(op, "operand", T(op, 0), "result", r);
 }
 
-cj_status cjv_chlo_elementwise(const cj_op *op) {
+cj_status cj_verify_chlo_elementwise(const cj_op *op) {
   return chlo_elementwise(op, CJ_EC_FLOAT | CJ_EC_COMPLEX, false);
 }
-cj_status cjv_chlo_complex(const cj_op *op) { return chlo_elementwise(op, CJ_EC_COMPLEX, false); }
-cj_status cjv_chlo_float(const cj_op *op) { return chlo_elementwise(op, CJ_EC_FLOAT, false); }
-cj_status cjv_chlo_is_inf(const cj_op *op) { return chlo_elementwise(op, CJ_EC_FLOAT, true); }
-cj_status cjv_chlo_int(const cj_op *op) { return chlo_elementwise(op, CJ_EC_INT, false); }
+cj_status cj_verify_chlo_complex(const cj_op *op) { return chlo_elementwise(op, CJ_EC_COMPLEX, false); }
+cj_status cj_verify_chlo_float(const cj_op *op) { return chlo_elementwise(op, CJ_EC_FLOAT, false); }
+cj_status cj_verify_chlo_is_inf(const cj_op *op) { return chlo_elementwise(op, CJ_EC_FLOAT, true); }
+cj_status cj_verify_chlo_int(const cj_op *op) { return chlo_elementwise(op, CJ_EC_INT, false); }
 
 /* ======================================================================== broadcasting */
 
@@ -56,7 +56,7 @@ static CJ_MUST_USE cj_status broadcast_shape(const cj_op *op, const cj_type *a, 
   const cj_type *big = a->rank >= b->rank ? a : b, *small = a->rank >= b->rank ? b : a;
   int64_t bd[CJV_MAX_DIMS], nbd;
   bool has_bd;
-  CJV_TRY(cjv_get_i64s(op, "broadcast_dimensions", bd, &nbd, &has_bd));
+  CJV_TRY(cj_verify_get_i64s(op, "broadcast_dimensions", bd, &nbd, &has_bd));
   if (big->rank > CJV_MAX_DIMS) CJV_FAIL(op, "rank is too large");
   /* broadcast_dimensions only matter between operands of different ranks (upstream's own tests
    * carry it on equal ranks, where numpy broadcasting applies) */
@@ -68,8 +68,8 @@ static CJ_MUST_USE cj_status broadcast_shape(const cj_op *op, const cj_type *a, 
     if (nbd != small->rank)
       CJV_FAIL(op, "broadcast_dimensions has %lld entries but the lower-rank operand %s has rank %d",
                (long long)nbd, CJV_T(small, t1), small->rank);
-    CJV_TRY(cjv_check_dims_in_range(op, "broadcast_dimensions", bd, nbd, big->rank));
-    CJV_TRY(cjv_check_unique(op, "broadcast_dimensions", bd, nbd));
+    CJV_TRY(cj_verify_check_dims_in_range(op, "broadcast_dimensions", bd, nbd, big->rank));
+    CJV_TRY(cj_verify_check_unique(op, "broadcast_dimensions", bd, nbd));
   }
   for (int32_t i = 0; i < big->rank; i++) out[i] = big->dims[i];
   for (int64_t i = 0; i < nbd; i++) {
@@ -100,7 +100,7 @@ static CJ_MUST_USE cj_status chlo_broadcast(const cj_op *op, unsigned mask, enum
   const cj_type *a = T(op, 0), *b = T(op, 1), *r = R(op, 0);
   CJV_TRY(check_any_tensor(op, "lhs", a, mask));
   CJV_TRY(check_any_tensor(op, "rhs", b, mask));
-  CJV_TRY(cjv_check_same_baseline_elem(op, "lhs", a, "rhs", b));
+  CJV_TRY(cj_verify_check_same_baseline_elem(op, "lhs", a, "rhs", b));
   cjv_tbuf t1, t2;
   /* result element type */
   if (res == BOOL_ELEM) {
@@ -111,41 +111,41 @@ static CJ_MUST_USE cj_status chlo_broadcast(const cj_op *op, unsigned mask, enum
       CJV_FAIL(op, "result %s must be complex<%s>", CJV_T(r, t1), CJV_T(a->elem, t2));
   } else {
     CJV_TRY(check_any_tensor(op, "result", r, mask));
-    CJV_TRY(cjv_check_same_baseline_elem(op, "lhs", a, "result", r));
+    CJV_TRY(cj_verify_check_same_baseline_elem(op, "lhs", a, "result", r));
   }
   if (!ranked(a) || !ranked(b)) return NULL;
   int64_t expect[CJV_MAX_DIMS];
   int32_t rank = 0;
   CJV_TRY(broadcast_shape(op, a, b, expect, &rank));
   if (!ranked(r)) return NULL;
-  return cjv_check_shape_is(op, "result", r, expect, rank);
+  return cj_verify_check_shape_is(op, "result", r, expect, rank);
 }
 
-cj_status cjv_chlo_broadcast(const cj_op *op) {
+cj_status cj_verify_chlo_broadcast(const cj_op *op) {
   /* the broadcast shifts, like most broadcast ops, take any tensor in ChloOps.td */
   return chlo_broadcast(op, ANY_NONQ | CJ_EC_QUANT, SAME_ELEM);
 }
-cj_status cjv_chlo_broadcast_logical(const cj_op *op) {
+cj_status cj_verify_chlo_broadcast_logical(const cj_op *op) {
   return chlo_broadcast(op, CJ_EC_BOOL | CJ_EC_INT, SAME_ELEM);
 }
-cj_status cjv_chlo_broadcast_float(const cj_op *op) {
+cj_status cj_verify_chlo_broadcast_float(const cj_op *op) {
   return chlo_broadcast(op, CJ_EC_FLOAT, SAME_ELEM);
 }
-cj_status cjv_chlo_broadcast_complex(const cj_op *op) {
+cj_status cj_verify_chlo_broadcast_complex(const cj_op *op) {
   return chlo_broadcast(op, CJ_EC_FLOAT, COMPLEX_ELEM);
 }
-cj_status cjv_chlo_broadcast_compare(const cj_op *op) {
+cj_status cj_verify_chlo_broadcast_compare(const cj_op *op) {
   return chlo_broadcast(op, ANY_NONQ | CJ_EC_QUANT, BOOL_ELEM);
 }
 
-cj_status cjv_chlo_broadcast_select(const cj_op *op) {
+cj_status cj_verify_chlo_broadcast_select(const cj_op *op) {
   const cj_type *p = T(op, 0), *a = T(op, 1), *b = T(op, 2), *r = R(op, 0);
   CJV_TRY(check_any_tensor(op, "pred", p, CJ_EC_BOOL));
   CJV_TRY(check_any_tensor(op, "on_true", a, ANY_NONQ | CJ_EC_QUANT));
   CJV_TRY(check_any_tensor(op, "on_false", b, ANY_NONQ | CJ_EC_QUANT));
   CJV_TRY(check_any_tensor(op, "result", r, ANY_NONQ | CJ_EC_QUANT));
-  CJV_TRY(cjv_check_same_elem(op, "on_true", a, "on_false", b));
-  CJV_TRY(cjv_check_same_elem(op, "on_true", a, "result", r));
+  CJV_TRY(cj_verify_check_same_elem(op, "on_true", a, "on_false", b));
+  CJV_TRY(cj_verify_check_same_elem(op, "on_true", a, "result", r));
   if (!ranked(p) || !ranked(a) || !ranked(b) || !ranked(r)) return NULL;
   /* numpy broadcasting of all three operands */
   int32_t rank = p->rank;
@@ -170,12 +170,12 @@ cj_status cjv_chlo_broadcast_select(const cj_op *op) {
         CJV_FAIL(op, "operand %s does not broadcast with the others in dimension %d", CJV_T(t, t1), d);
     }
   }
-  return cjv_check_shape_is(op, "result", r, expect, rank);
+  return cj_verify_check_shape_is(op, "result", r, expect, rank);
 }
 
 /* ======================================================================== constants */
 
-cj_status cjv_chlo_constant_like(const cj_op *op) {
+cj_status cj_verify_chlo_constant_like(const cj_op *op) {
   const cj_attr *v = cjv_attr(op, "value");
   const cj_type *x = T(op, 0), *r = R(op, 0);
   CJV_TRY(check_any_tensor(op, "operand", x, CJ_EC_ANY));
@@ -189,45 +189,45 @@ cj_status cjv_chlo_constant_like(const cj_op *op) {
   if (vt && vt != r->elem)
     CJV_FAIL(op, "value of type %s does not match the result element type %s", CJV_T(vt, t1),
              CJV_T(r->elem, t2));
-  if (ranked(x) && ranked(r)) CJV_TRY(cjv_check_same_shape(op, "operand", x, "result", r));
+  if (ranked(x) && ranked(r)) CJV_TRY(cj_verify_check_same_shape(op, "operand", x, "result", r));
   return NULL;
 }
 
 /* ======================================================================== ragged_dot */
 
-cj_status cjv_chlo_ragged_dot(const cj_op *op) {
+cj_status cj_verify_chlo_ragged_dot(const cj_op *op) {
   const cj_type *l = T(op, 0), *r = T(op, 1), *g = T(op, 2), *o = R(op, 0);
-  CJV_TRY(cjv_check_tensor(op, "lhs", l, ANY_NONQ | CJ_EC_QUANT));
-  CJV_TRY(cjv_check_tensor(op, "rhs", r, ANY_NONQ | CJ_EC_QUANT));
-  CJV_TRY(cjv_check_tensor(op, "group_sizes", g, CJ_EC_INT));
-  CJV_TRY(cjv_check_tensor(op, "result", o, ANY_NONQ | CJ_EC_QUANT));
+  CJV_TRY(cj_verify_check_tensor(op, "lhs", l, ANY_NONQ | CJ_EC_QUANT));
+  CJV_TRY(cj_verify_check_tensor(op, "rhs", r, ANY_NONQ | CJ_EC_QUANT));
+  CJV_TRY(cj_verify_check_tensor(op, "group_sizes", g, CJ_EC_INT));
+  CJV_TRY(cj_verify_check_tensor(op, "result", o, ANY_NONQ | CJ_EC_QUANT));
   const cj_attr *dn = cjv_attr(op, "ragged_dot_dimension_numbers");
   int64_t lb[CJV_MAX_DIMS], rb[CJV_MAX_DIMS], lc[CJV_MAX_DIMS], rc[CJV_MAX_DIMS],
       lr[CJV_MAX_DIMS], rg[CJV_MAX_DIMS];
   int64_t nlb, nrb, nlc, nrc, nlr, nrg;
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_RAGGED_DOT, CJ_SF_RAGGED_DOT_lhs_batching_dimensions,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_RAGGED_DOT, CJ_SF_RAGGED_DOT_lhs_batching_dimensions,
                              "lhs_batching_dimensions", lb, &nlb));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_RAGGED_DOT, CJ_SF_RAGGED_DOT_rhs_batching_dimensions,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_RAGGED_DOT, CJ_SF_RAGGED_DOT_rhs_batching_dimensions,
                              "rhs_batching_dimensions", rb, &nrb));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_RAGGED_DOT,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_RAGGED_DOT,
                              CJ_SF_RAGGED_DOT_lhs_contracting_dimensions,
                              "lhs_contracting_dimensions", lc, &nlc));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_RAGGED_DOT,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_RAGGED_DOT,
                              CJ_SF_RAGGED_DOT_rhs_contracting_dimensions,
                              "rhs_contracting_dimensions", rc, &nrc));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_RAGGED_DOT, CJ_SF_RAGGED_DOT_lhs_ragged_dimensions,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_RAGGED_DOT, CJ_SF_RAGGED_DOT_lhs_ragged_dimensions,
                              "lhs_ragged_dimensions", lr, &nlr));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_RAGGED_DOT, CJ_SF_RAGGED_DOT_rhs_group_dimensions,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_RAGGED_DOT, CJ_SF_RAGGED_DOT_rhs_group_dimensions,
                              "rhs_group_dimensions", rg, &nrg));
   const cj_attr *pc = cjv_attr(op, "precision_config");
   if (pc && pc->arr.n > 2)
     CJV_FAIL(op, "precision_config must have at most 2 entries, got %d", pc->arr.n);
   /* the dot_general constraints */
-  CJV_TRY(cjv_check_dot_dims(op, l, r, lb, nlb, rb, nrb, lc, nlc, rc, nrc));
+  CJV_TRY(cj_verify_check_dot_dims(op, l, r, lb, nlb, rb, nrb, lc, nlc, rc, nrc));
   /* the ragged constraints */
   if (nlr != 1) CJV_FAIL(op, "lhs must have exactly one ragged dimension, got %lld", (long long)nlr);
   int64_t rd = lr[0];
-  CJV_TRY(cjv_check_dims_in_range(op, "lhs_ragged_dimensions", lr, 1, l->rank));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "lhs_ragged_dimensions", lr, 1, l->rank));
   enum { NONCONTRACTING, CONTRACTING, BATCH } mode =
       cjv_contains(lb, nlb, rd) ? BATCH : cjv_contains(lc, nlc, rd) ? CONTRACTING : NONCONTRACTING;
   int64_t prefix[CJV_MAX_DIMS], np = 0;
@@ -252,10 +252,10 @@ cj_status cjv_chlo_ragged_dot(const cj_op *op) {
                  CJV_T(g, t1));
   }
   int64_t groups = g->dims[g->rank - 1];
-  CJV_TRY(cjv_check_dims_in_range(op, "rhs_group_dimensions", rg, nrg, r->rank));
-  CJV_TRY(cjv_check_disjoint(op, "rhs_group_dimensions", rg, nrg, "rhs_batching_dimensions", rb,
+  CJV_TRY(cj_verify_check_dims_in_range(op, "rhs_group_dimensions", rg, nrg, r->rank));
+  CJV_TRY(cj_verify_check_disjoint(op, "rhs_group_dimensions", rg, nrg, "rhs_batching_dimensions", rb,
                              nrb));
-  CJV_TRY(cjv_check_disjoint(op, "rhs_group_dimensions", rg, nrg, "rhs_contracting_dimensions",
+  CJV_TRY(cj_verify_check_disjoint(op, "rhs_group_dimensions", rg, nrg, "rhs_contracting_dimensions",
                              rc, nrc));
   if (mode != NONCONTRACTING && nrg != 0)
     CJV_FAIL(op, "rhs must have no group dimension when the lhs ragged dimension is a batch or "
@@ -277,17 +277,17 @@ cj_status cjv_chlo_ragged_dot(const cj_op *op) {
   for (int32_t i = 0; i < r->rank; i++)
     if (!cjv_contains(rb, nrb, i) && !cjv_contains(rc, nrc, i) && !cjv_contains(rg, nrg, i))
       expect[k++] = r->dims[i];
-  return cjv_check_shape_is(op, "result", o, expect, k);
+  return cj_verify_check_shape_is(op, "result", o, expect, k);
 }
 
 /* ======================================================================== top_k, scan */
 
-cj_status cjv_chlo_top_k(const cj_op *op) {
+cj_status cj_verify_chlo_top_k(const cj_op *op) {
   const cj_type *x = T(op, 0), *v = R(op, 0), *idx = R(op, 1);
   CJV_TRY(check_any_tensor(op, "operand", x, ANY_NONQ | CJ_EC_QUANT));
   CJV_TRY(check_any_tensor(op, "values", v, ANY_NONQ | CJ_EC_QUANT));
   CJV_TRY(check_any_tensor(op, "indices", idx, CJ_EC_INT));
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "values", v));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "values", v));
   cjv_tbuf t1;
   if (idx->elem->kind != CJ_TYPE_ELEM || idx->dtype != CJ_S32)
     CJV_FAIL(op, "indices must have element type i32, got %s", CJV_T(idx, t1));
@@ -303,8 +303,8 @@ cj_status cjv_chlo_top_k(const cj_op *op) {
   int64_t expect[CJV_MAX_DIMS];
   for (int32_t i = 0; i < x->rank; i++) expect[i] = x->dims[i];
   expect[last] = k;
-  if (ranked(v)) CJV_TRY(cjv_check_shape_is(op, "values", v, expect, x->rank));
-  if (ranked(idx)) CJV_TRY(cjv_check_shape_is(op, "indices", idx, expect, x->rank));
+  if (ranked(v)) CJV_TRY(cj_verify_check_shape_is(op, "values", v, expect, x->rank));
+  if (ranked(idx)) CJV_TRY(cj_verify_check_shape_is(op, "indices", idx, expect, x->rank));
   return NULL;
 }
 
@@ -317,7 +317,7 @@ static bool segments(const cj_op *op, const char *name, int64_t *a, int64_t *b) 
   return true;
 }
 
-cj_status cjv_chlo_scan(const cj_op *op) {
+cj_status cj_verify_chlo_scan(const cj_op *op) {
   int64_t ninputs, ninits, noutputs, ncarries;
   if (!segments(op, "operandSegmentSizes", &ninputs, &ninits)) {
     ninputs = op->nopnds;
@@ -345,7 +345,7 @@ cj_status cjv_chlo_scan(const cj_op *op) {
   for (int64_t i = 0; i < ninputs; i++) {
     const cj_type *x = T(op, (uint32_t)i);
     snprintf(what, sizeof what, "input #%lld", (long long)i);
-    CJV_TRY(cjv_check_tensor(op, what, x, ANY_NONQ | CJ_EC_QUANT));
+    CJV_TRY(cj_verify_check_tensor(op, what, x, ANY_NONQ | CJ_EC_QUANT));
     if (dim >= x->rank)
       CJV_FAIL(op, "dimension %lld is out of range for %s %s", (long long)dim, what, CJV_T(x, t1));
     if (x->dims[dim] == CJ_DYN) continue;
@@ -356,13 +356,13 @@ cj_status cjv_chlo_scan(const cj_op *op) {
   }
   const cj_block *b;
   const cj_op *ret;
-  CJV_TRY(cjv_region_return(op, 0, "body", &b, &ret));
-  CJV_TRY(cjv_check_region_nargs(op, "body", b, op->nopnds));
+  CJV_TRY(cj_verify_region_return(op, 0, "body", &b, &ret));
+  CJV_TRY(cj_verify_check_region_nargs(op, "body", b, op->nopnds));
   /* body arguments: one slice of each input (the scan dimension removed), then the carries */
   for (uint32_t i = 0; i < op->nopnds; i++) {
     const cj_type *x = T(op, i), *a = b->args[i].type;
     snprintf(what, sizeof what, "init #%lld", (long long)i - ninputs);
-    if ((int64_t)i >= ninputs) CJV_TRY(cjv_check_tensor(op, what, x, ANY_NONQ | CJ_EC_QUANT));
+    if ((int64_t)i >= ninputs) CJV_TRY(cj_verify_check_tensor(op, what, x, ANY_NONQ | CJ_EC_QUANT));
     if (!ranked(a) || a->elem != x->elem) goto bad_arg;
     if ((int64_t)i < ninputs) {
       if (a->rank != x->rank - 1) goto bad_arg;
@@ -384,7 +384,7 @@ cj_status cjv_chlo_scan(const cj_op *op) {
   for (uint32_t i = 0; i < op->nresults; i++) {
     const cj_type *v = ret->operands[i]->type, *r = R(op, i);
     snprintf(what, sizeof what, "result #%u", i);
-    CJV_TRY(cjv_check_tensor(op, what, r, ANY_NONQ | CJ_EC_QUANT));
+    CJV_TRY(cj_verify_check_tensor(op, what, r, ANY_NONQ | CJ_EC_QUANT));
     if (!ranked(v) || v->elem != r->elem)
       CJV_FAIL(op, "body value #%u %s does not fit %s %s", i, CJV_T(v, t1), what, CJV_T(r, t2));
     if ((int64_t)i < noutputs) {
@@ -393,7 +393,7 @@ cj_status cjv_chlo_scan(const cj_op *op) {
                  (long long)dim);
       int64_t expect[CJV_MAX_DIMS];
       for (int32_t d = 0, k = 0; d <= v->rank; d++) expect[d] = d == dim ? dim_size : v->dims[k++];
-      CJV_TRY(cjv_check_shape_is(op, what, r, expect, v->rank + 1));
+      CJV_TRY(cj_verify_check_shape_is(op, what, r, expect, v->rank + 1));
     } else if (!cj_shape_compatible(v, r)) {
       CJV_FAIL(op, "body value #%u %s does not fit %s %s", i, CJV_T(v, t1), what, CJV_T(r, t2));
     }

@@ -96,7 +96,7 @@ static CJ_MUST_USE cj_status check_mesh_axes(const cj_op *op, const cj_attr *g) 
   }
   name[n] = 0;
   bool in_module;
-  const cj_op *sym = cjv_lookup_symbol(op, name, &in_module);
+  const cj_op *sym = cj_verify_lookup_symbol(op, name, &in_module);
   if (in_module && !sym) CJV_FAIL(op, "replica_groups: mesh symbol @%s does not exist", name);
   return NULL;
 }
@@ -109,7 +109,7 @@ static CJ_MUST_USE cj_status check_replica_groups(const cj_op *op, bool same_siz
   memset(out, 0, sizeof *out);
   if (g && g->kind == CJ_ATTR_OPAQUE) return check_mesh_axes(op, g);
   if (!g || g->kind != CJ_ATTR_DENSE) return NULL;
-  if (!cjv_dense_readable(g, true)) CJV_FAIL(op, "replica_groups must be a dense integer tensor");
+  if (!cj_verify_dense_readable(g, true)) CJV_FAIL(op, "replica_groups must be a dense integer tensor");
   const cj_type *gt = g->dense.type;
   cjv_tbuf t1;
   if (gt->rank != 2) CJV_FAIL(op, "replica_groups must be a rank-2 tensor, got %s", CJV_T(gt, t1));
@@ -158,7 +158,7 @@ static CJ_MUST_USE cj_status check_replica_groups(const cj_op *op, bool same_siz
 }
 
 static int64_t channel_id(const cj_op *op) {
-  return cjv_field_i64(cjv_attr(op, "channel_handle"), CJ_SK_CHANNEL_HANDLE,
+  return cj_verify_field_i64(cjv_attr(op, "channel_handle"), CJ_SK_CHANNEL_HANDLE,
                        CJ_SF_CHANNEL_HANDLE_handle, 0);
 }
 
@@ -166,7 +166,7 @@ static bool use_global_ids(const cj_op *op) { return cjv_attr(op, "use_global_de
 
 /* ======================================================================== gather/reduce */
 
-cj_status cjv_all_gather(const cj_op *op) {
+cj_status cj_verify_all_gather(const cj_op *op) {
   groups g;
   bool global = use_global_ids(op);
   CJV_TRY(check_replica_groups(op, true, global, &g));
@@ -183,9 +183,9 @@ cj_status cjv_all_gather(const cj_op *op) {
     const cj_type *x = T(op, i), *r = R(op, i);
     snprintf(w1, sizeof w1, "operand #%u", i);
     snprintf(w2, sizeof w2, "result #%u", i);
-    CJV_TRY(cjv_check_tensor(op, w1, x, PER_TENSOR));
-    CJV_TRY(cjv_check_tensor(op, w2, r, PER_TENSOR));
-    CJV_TRY(cjv_check_same_elem(op, w1, x, w2, r));
+    CJV_TRY(cj_verify_check_tensor(op, w1, x, PER_TENSOR));
+    CJV_TRY(cj_verify_check_tensor(op, w2, r, PER_TENSOR));
+    CJV_TRY(cj_verify_check_same_elem(op, w1, x, w2, r));
     if (dim < 0 || dim >= x->rank)
       CJV_FAIL(op, "all_gather_dim %lld is out of range [0, %d)", (long long)dim, x->rank);
     if (r->rank != x->rank)
@@ -216,11 +216,11 @@ static CJ_MUST_USE cj_status check_reduced(const cj_op *op, uint32_t ndata) {
     const cj_type *x = T(op, i), *r = R(op, i);
     snprintf(w1, sizeof w1, "operand #%u", i);
     snprintf(w2, sizeof w2, "result #%u", i);
-    CJV_TRY(cjv_check_tensor(op, w1, x, PER_TENSOR));
-    CJV_TRY(cjv_check_tensor(op, w2, r, PER_TENSOR));
+    CJV_TRY(cj_verify_check_tensor(op, w1, x, PER_TENSOR));
+    CJV_TRY(cj_verify_check_tensor(op, w2, r, PER_TENSOR));
     const cj_type *ins[1] = {x}, *elem;
-    CJV_TRY(cjv_check_reducer(op, 0, "computation", 1, ins, NULL, NULL, NULL, 0, &elem));
-    CJV_TRY(cjv_check_same_shape(op, w1, x, w2, r));
+    CJV_TRY(cj_verify_check_reducer(op, 0, "computation", 1, ins, NULL, NULL, NULL, 0, &elem));
+    CJV_TRY(cj_verify_check_same_shape(op, w1, x, w2, r));
     if (r->elem != elem)
       CJV_FAIL(op, "%s has element type %s but the computation returns %s", w2, CJV_T(r, t1),
                CJV_T(elem, t2));
@@ -228,7 +228,7 @@ static CJ_MUST_USE cj_status check_reduced(const cj_op *op, uint32_t ndata) {
   return NULL;
 }
 
-cj_status cjv_all_reduce(const cj_op *op) {
+cj_status cj_verify_all_reduce(const cj_op *op) {
   groups g;
   bool global = use_global_ids(op);
   CJV_TRY(check_replica_groups(op, false, global, &g));
@@ -258,7 +258,7 @@ static CJ_MUST_USE cj_status check_dynamic_root(const cj_op *op, uint32_t *ndata
   return NULL;
 }
 
-cj_status cjv_collective_reduce(const cj_op *op) {
+cj_status cj_verify_collective_reduce(const cj_op *op) {
   groups g;
   bool global = use_global_ids(op);
   CJV_TRY(check_replica_groups(op, false, global, &g));
@@ -270,11 +270,11 @@ cj_status cjv_collective_reduce(const cj_op *op) {
   return check_reduced(op, ndata);
 }
 
-cj_status cjv_collective_broadcast(const cj_op *op) {
+cj_status cj_verify_collective_broadcast(const cj_op *op) {
   const cj_attr *ga = cjv_attr(op, "replica_groups");
   if (ga && ga->kind == CJ_ATTR_OPAQUE) CJV_TRY(check_mesh_axes(op, ga));
   if (ga && ga->kind == CJ_ATTR_DENSE) {
-    if (!cjv_dense_readable(ga, true)) CJV_FAIL(op, "replica_groups must be a dense integer tensor");
+    if (!cj_verify_dense_readable(ga, true)) CJV_FAIL(op, "replica_groups must be a dense integer tensor");
     cjv_tbuf t1;
     if (ga->dense.type->rank != 2)
       CJV_FAIL(op, "replica_groups must be a rank-2 tensor, got %s", CJV_T(ga->dense.type, t1));
@@ -304,13 +304,13 @@ cj_status cjv_collective_broadcast(const cj_op *op) {
   for (uint32_t i = 0; i < ndata; i++) {
     snprintf(w1, sizeof w1, "operand #%u", i);
     snprintf(w2, sizeof w2, "result #%u", i);
-    CJV_TRY(cjv_check_tensor(op, w1, T(op, i), PER_TENSOR));
-    CJV_TRY(cjv_check_same_type(op, w1, T(op, i), w2, R(op, i)));
+    CJV_TRY(cj_verify_check_tensor(op, w1, T(op, i), PER_TENSOR));
+    CJV_TRY(cj_verify_check_same_type(op, w1, T(op, i), w2, R(op, i)));
   }
   return NULL;
 }
 
-cj_status cjv_reduce_scatter(const cj_op *op) {
+cj_status cj_verify_reduce_scatter(const cj_op *op) {
   groups g;
   bool global = use_global_ids(op);
   CJV_TRY(check_replica_groups(op, true, global, &g));
@@ -318,10 +318,10 @@ cj_status cjv_reduce_scatter(const cj_op *op) {
     CJV_FAIL(op, "channel_id must be positive when use_global_device_ids is set, got %lld",
              (long long)channel_id(op));
   const cj_type *x = T(op, 0), *r = R(op, 0);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
   const cj_type *ins[1] = {x}, *elem;
-  CJV_TRY(cjv_check_reducer(op, 0, "computation", 1, ins, NULL, NULL, NULL, 0, &elem));
+  CJV_TRY(cj_verify_check_reducer(op, 0, "computation", 1, ins, NULL, NULL, NULL, 0, &elem));
   int64_t dim = 0;
   cjv_get_i64(op, "scatter_dimension", &dim);
   cjv_tbuf t1, t2;
@@ -348,7 +348,7 @@ cj_status cjv_reduce_scatter(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_all_to_all(const cj_op *op) {
+cj_status cj_verify_all_to_all(const cj_op *op) {
   int64_t split_dim = 0, concat_dim = 0, count = 0;
   cjv_get_i64(op, "split_dimension", &split_dim);
   cjv_get_i64(op, "concat_dimension", &concat_dim);
@@ -367,9 +367,9 @@ cj_status cjv_all_to_all(const cj_op *op) {
     const cj_type *x = T(op, i), *r = R(op, i);
     snprintf(w1, sizeof w1, "operand #%u", i);
     snprintf(w2, sizeof w2, "result #%u", i);
-    CJV_TRY(cjv_check_tensor(op, w1, x, PER_TENSOR));
-    CJV_TRY(cjv_check_tensor(op, w2, r, PER_TENSOR));
-    CJV_TRY(cjv_check_same_elem(op, w1, x, w2, r));
+    CJV_TRY(cj_verify_check_tensor(op, w1, x, PER_TENSOR));
+    CJV_TRY(cj_verify_check_tensor(op, w2, r, PER_TENSOR));
+    CJV_TRY(cj_verify_check_same_elem(op, w1, x, w2, r));
     if (split_dim < 0 || split_dim >= x->rank)
       CJV_FAIL(op, "split_dimension %lld is out of range [0, %d)", (long long)split_dim, x->rank);
     if (concat_dim < 0 || concat_dim >= x->rank)
@@ -384,7 +384,7 @@ cj_status cjv_all_to_all(const cj_op *op) {
       expect[split_dim] /= count;
     }
     if (expect[concat_dim] != CJ_DYN) expect[concat_dim] *= count;
-    CJV_TRY(cjv_check_shape_is(op, w2, r, expect, x->rank));
+    CJV_TRY(cj_verify_check_shape_is(op, w2, r, expect, x->rank));
   }
   return NULL;
 }
@@ -395,7 +395,7 @@ cj_status cjv_all_to_all(const cj_op *op) {
 static CJ_MUST_USE cj_status check_source_target_pairs(const cj_op *op) {
   const cj_attr *p = cjv_attr(op, "source_target_pairs");
   if (!p || p->kind != CJ_ATTR_DENSE) return NULL;
-  if (!cjv_dense_readable(p, true)) CJV_FAIL(op, "source_target_pairs must be a dense integer tensor");
+  if (!cj_verify_dense_readable(p, true)) CJV_FAIL(op, "source_target_pairs must be a dense integer tensor");
   const cj_type *pt = p->dense.type;
   cjv_tbuf t1;
   if (pt->num_elements == 0) return NULL; /* no pairs (dense<[]> : tensor<0xi64> too) */
@@ -425,16 +425,16 @@ static CJ_MUST_USE cj_status check_source_target_pairs(const cj_op *op) {
   return st;
 }
 
-cj_status cjv_collective_permute(const cj_op *op) {
+cj_status cj_verify_collective_permute(const cj_op *op) {
   CJV_TRY(check_source_target_pairs(op));
-  CJV_TRY(cjv_check_tensor(op, "operand", T(op, 0), PER_TENSOR));
-  return cjv_check_same_type(op, "operand", T(op, 0), "result", R(op, 0));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", T(op, 0), PER_TENSOR));
+  return cj_verify_check_same_type(op, "operand", T(op, 0), "result", R(op, 0));
 }
 
 /* channel type of send (DEVICE_TO_HOST when is_host_transfer) and recv (HOST_TO_DEVICE) */
 static CJ_MUST_USE cj_status check_channel_type(const cj_op *op, int64_t host_type, const char *host_name) {
   /* an absent type field is 0 (CHANNEL_TYPE_INVALID) */
-  int64_t t = cjv_field_i64(cjv_attr(op, "channel_handle"), CJ_SK_CHANNEL_HANDLE,
+  int64_t t = cj_verify_field_i64(cjv_attr(op, "channel_handle"), CJ_SK_CHANNEL_HANDLE,
                             CJ_SF_CHANNEL_HANDLE_type, 0);
   bool host = false;
   cjv_get_bool(op, "is_host_transfer", &host);
@@ -459,7 +459,7 @@ static CJ_MUST_USE cj_status check_results_then_token(const cj_op *op) {
       CJV_FAIL(op, "%s must be a tensor (only the last result is a token), got %s", w, CJV_T(r, t1));
     if (r->num_elements < 0) CJV_FAIL(op, "%s must have a static shape, got %s", w, CJV_T(r, t1));
   }
-  return cjv_check_token(op, "the last result", R(op, op->nresults - 1));
+  return cj_verify_check_token(op, "the last result", R(op, op->nresults - 1));
 }
 
 /* operands of send/outfeed: tensors then one token */
@@ -472,25 +472,25 @@ static CJ_MUST_USE cj_status check_operands_then_token(const cj_op *op) {
       CJV_FAIL(op, "operand #%u must be a tensor (only the last operand is a token), got %s", i,
                CJV_T(x, t1));
   }
-  CJV_TRY(cjv_check_token(op, "the last operand", T(op, op->nopnds - 1)));
-  return cjv_check_token(op, "result", R(op, 0));
+  CJV_TRY(cj_verify_check_token(op, "the last operand", T(op, op->nopnds - 1)));
+  return cj_verify_check_token(op, "result", R(op, 0));
 }
 
-cj_status cjv_send(const cj_op *op) {
+cj_status cj_verify_send(const cj_op *op) {
   CJV_TRY(check_operands_then_token(op));
   CJV_TRY(check_source_target_pairs(op));
   return check_channel_type(op, 2, "DEVICE_TO_HOST");
 }
 
-cj_status cjv_recv(const cj_op *op) {
-  CJV_TRY(cjv_check_token(op, "operand", T(op, 0)));
+cj_status cj_verify_recv(const cj_op *op) {
+  CJV_TRY(cj_verify_check_token(op, "operand", T(op, 0)));
   CJV_TRY(check_results_then_token(op));
   CJV_TRY(check_source_target_pairs(op));
   return check_channel_type(op, 3, "HOST_TO_DEVICE");
 }
 
-cj_status cjv_infeed(const cj_op *op) {
-  CJV_TRY(cjv_check_token(op, "operand", T(op, 0)));
+cj_status cj_verify_infeed(const cj_op *op) {
+  CJV_TRY(cj_verify_check_token(op, "operand", T(op, 0)));
   CJV_TRY(check_results_then_token(op));
   const cj_attr *layout = cjv_attr(op, "layout");
   if (!layout) return NULL;
@@ -507,4 +507,4 @@ cj_status cjv_infeed(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_outfeed(const cj_op *op) { return check_operands_then_token(op); }
+cj_status cj_verify_outfeed(const cj_op *op) { return check_operands_then_token(op); }

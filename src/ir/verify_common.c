@@ -5,7 +5,7 @@
 
 /* ======================================================================== types */
 
-cj_status cjv_check_tensor(const cj_op *op, const char *what, const cj_type *t, unsigned mask) {
+cj_status cj_verify_check_tensor(const cj_op *op, const char *what, const cj_type *t, unsigned mask) {
   cjv_tbuf tb;
   char cat[160];
   if (!t || t->kind != CJ_TYPE_TENSOR ||
@@ -19,22 +19,22 @@ cj_status cjv_check_tensor(const cj_op *op, const char *what, const cj_type *t, 
   return NULL;
 }
 
-cj_status cjv_check_tensor_rank(const cj_op *op, const char *what, const cj_type *t,
+cj_status cj_verify_check_tensor_rank(const cj_op *op, const char *what, const cj_type *t,
                                 unsigned mask, int32_t rank) {
-  CJV_TRY(cjv_check_tensor(op, what, t, mask));
+  CJV_TRY(cj_verify_check_tensor(op, what, t, mask));
   cjv_tbuf tb;
   if (t->rank != rank) CJV_FAIL(op, "%s must have rank %d, got %s", what, rank, CJV_T(t, tb));
   return NULL;
 }
 
-cj_status cjv_check_token(const cj_op *op, const char *what, const cj_type *t) {
+cj_status cj_verify_check_token(const cj_op *op, const char *what, const cj_type *t) {
   cjv_tbuf tb;
   if (!t || t->kind != CJ_TYPE_TOKEN)
     CJV_FAIL(op, "%s must be !stablehlo.token, got %s", what, CJV_T(t, tb));
   return NULL;
 }
 
-cj_status cjv_check_same_shape(const cj_op *op, const char *wa, const cj_type *a, const char *wb,
+cj_status cj_verify_check_same_shape(const cj_op *op, const char *wa, const cj_type *a, const char *wb,
                                const cj_type *b) {
   cjv_tbuf ta, tbb;
   if (!cj_shape_compatible(a, b))
@@ -43,7 +43,7 @@ cj_status cjv_check_same_shape(const cj_op *op, const char *wa, const cj_type *a
   return NULL;
 }
 
-cj_status cjv_check_same_type(const cj_op *op, const char *wa, const cj_type *a, const char *wb,
+cj_status cj_verify_check_same_type(const cj_op *op, const char *wa, const cj_type *a, const char *wb,
                               const cj_type *b) {
   cjv_tbuf ta, tbb;
   if (a == b) return NULL;
@@ -53,7 +53,7 @@ cj_status cjv_check_same_type(const cj_op *op, const char *wa, const cj_type *a,
   return NULL;
 }
 
-cj_status cjv_check_same_baseline(const cj_op *op, const char *wa, const cj_type *a,
+cj_status cj_verify_check_same_baseline(const cj_op *op, const char *wa, const cj_type *a,
                                   const char *wb, const cj_type *b) {
   cjv_tbuf ta, tbb;
   if (a == b) return NULL;
@@ -63,7 +63,7 @@ cj_status cjv_check_same_baseline(const cj_op *op, const char *wa, const cj_type
   return NULL;
 }
 
-cj_status cjv_check_same_elem(const cj_op *op, const char *wa, const cj_type *a, const char *wb,
+cj_status cj_verify_check_same_elem(const cj_op *op, const char *wa, const cj_type *a, const char *wb,
                               const cj_type *b) {
   cjv_tbuf ta, tbb;
   if (!a || !b || cj_shape_elem(a) != cj_shape_elem(b) || !cj_shape_elem(a))
@@ -72,7 +72,7 @@ cj_status cjv_check_same_elem(const cj_op *op, const char *wa, const cj_type *a,
   return NULL;
 }
 
-cj_status cjv_check_same_baseline_elem(const cj_op *op, const char *wa, const cj_type *a,
+cj_status cj_verify_check_same_baseline_elem(const cj_op *op, const char *wa, const cj_type *a,
                                        const char *wb, const cj_type *b) {
   cjv_tbuf ta, tbb;
   if (!a || !b || !cj_shape_elem(a) ||
@@ -84,7 +84,7 @@ cj_status cjv_check_same_baseline_elem(const cj_op *op, const char *wa, const cj
   return NULL;
 }
 
-cj_status cjv_check_exact_type(const cj_op *op, const char *wa, const cj_type *a, const char *wb,
+cj_status cj_verify_check_exact_type(const cj_op *op, const char *wa, const cj_type *a, const char *wb,
                                const cj_type *b) {
   cjv_tbuf ta, tbb;
   if (a != b || !a)
@@ -93,7 +93,7 @@ cj_status cjv_check_exact_type(const cj_op *op, const char *wa, const cj_type *a
   return NULL;
 }
 
-cj_status cjv_check_shape_is(const cj_op *op, const char *what, const cj_type *t,
+cj_status cj_verify_check_shape_is(const cj_op *op, const char *what, const cj_type *t,
                              const int64_t *expect, int32_t rank) {
   cjv_tbuf ta, tbb;
   bool ok = t && t->kind == CJ_TYPE_TENSOR && t->rank == rank;
@@ -113,7 +113,7 @@ cj_status cjv_check_shape_is(const cj_op *op, const char *what, const cj_type *t
 
 /* ======================================================================== attributes */
 
-cj_status cjv_get_i64s(const cj_op *op, const char *name, int64_t *buf, int64_t *n,
+cj_status cj_verify_get_i64s(const cj_op *op, const char *name, int64_t *buf, int64_t *n,
                        bool *present) {
   *n = 0;
   if (present) *present = false;
@@ -128,7 +128,7 @@ cj_status cjv_get_i64s(const cj_op *op, const char *name, int64_t *buf, int64_t 
   return NULL;
 }
 
-cj_status cjv_get_field_i64s(const cj_op *op, const cj_attr *st, cj_struct_kind sk, int field,
+cj_status cj_verify_get_field_i64s(const cj_op *op, const cj_attr *st, cj_struct_kind sk, int field,
                              const char *fname, int64_t *buf, int64_t *n) {
   *n = 0;
   const cj_attr *a = cj_attr_field(st, sk, field);
@@ -141,13 +141,13 @@ cj_status cjv_get_field_i64s(const cj_op *op, const cj_attr *st, cj_struct_kind 
   return NULL;
 }
 
-int64_t cjv_field_i64(const cj_attr *st, cj_struct_kind sk, int field, int64_t dflt) {
+int64_t cj_verify_field_i64(const cj_attr *st, cj_struct_kind sk, int field, int64_t dflt) {
   int64_t v;
   const cj_attr *a = cj_attr_field(st, sk, field);
   return a && cj_attr_get_i64(a, &v) ? v : dflt;
 }
 
-cj_status cjv_check_dims_in_range(const cj_op *op, const char *what, const int64_t *v, int64_t n,
+cj_status cj_verify_check_dims_in_range(const cj_op *op, const char *what, const int64_t *v, int64_t n,
                                   int64_t limit) {
   for (int64_t i = 0; i < n; i++)
     if (v[i] < 0 || v[i] >= limit)
@@ -156,14 +156,14 @@ cj_status cjv_check_dims_in_range(const cj_op *op, const char *what, const int64
   return NULL;
 }
 
-cj_status cjv_check_unique(const cj_op *op, const char *what, const int64_t *v, int64_t n) {
+cj_status cj_verify_check_unique(const cj_op *op, const char *what, const int64_t *v, int64_t n) {
   for (int64_t i = 1; i < n; i++)
     for (int64_t j = 0; j < i; j++)
       if (v[i] == v[j]) CJV_FAIL(op, "%s has duplicate dimension %lld", what, (long long)v[i]);
   return NULL;
 }
 
-cj_status cjv_check_disjoint(const cj_op *op, const char *wa, const int64_t *a, int64_t na,
+cj_status cj_verify_check_disjoint(const cj_op *op, const char *wa, const int64_t *a, int64_t na,
                              const char *wb, const int64_t *b, int64_t nb) {
   for (int64_t i = 0; i < na; i++)
     if (cjv_contains(b, nb, a[i]))
@@ -171,7 +171,7 @@ cj_status cjv_check_disjoint(const cj_op *op, const char *wa, const int64_t *a, 
   return NULL;
 }
 
-cj_status cjv_check_dot_dims(const cj_op *op, const cj_type *l, const cj_type *r,
+cj_status cj_verify_check_dot_dims(const cj_op *op, const cj_type *l, const cj_type *r,
                              const int64_t *lb, int64_t nlb, const int64_t *rb, int64_t nrb,
                              const int64_t *lc, int64_t nlc, const int64_t *rc, int64_t nrc) {
   if (nlb != nrb)
@@ -181,26 +181,26 @@ cj_status cjv_check_dot_dims(const cj_op *op, const cj_type *l, const cj_type *r
     CJV_FAIL(op,
              "lhs and rhs must have the same number of contracting dimensions, got %lld and %lld",
              (long long)nlc, (long long)nrc);
-  CJV_TRY(cjv_check_unique_disjoint(op, "lhs_batching_dimensions", lb, nlb,
+  CJV_TRY(cj_verify_check_unique_disjoint(op, "lhs_batching_dimensions", lb, nlb,
                                     "lhs_contracting_dimensions", lc, nlc));
-  CJV_TRY(cjv_check_unique_disjoint(op, "rhs_batching_dimensions", rb, nrb,
+  CJV_TRY(cj_verify_check_unique_disjoint(op, "rhs_batching_dimensions", rb, nrb,
                                     "rhs_contracting_dimensions", rc, nrc));
-  CJV_TRY(cjv_check_dims_in_range(op, "lhs_batching_dimensions", lb, nlb, l->rank));
-  CJV_TRY(cjv_check_dims_in_range(op, "lhs_contracting_dimensions", lc, nlc, l->rank));
-  CJV_TRY(cjv_check_dims_in_range(op, "rhs_batching_dimensions", rb, nrb, r->rank));
-  CJV_TRY(cjv_check_dims_in_range(op, "rhs_contracting_dimensions", rc, nrc, r->rank));
-  CJV_TRY(cjv_check_paired_dims(op, "lhs batching", l, lb, "rhs batching", r, rb, nlb));
-  return cjv_check_paired_dims(op, "lhs contracting", l, lc, "rhs contracting", r, rc, nlc);
+  CJV_TRY(cj_verify_check_dims_in_range(op, "lhs_batching_dimensions", lb, nlb, l->rank));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "lhs_contracting_dimensions", lc, nlc, l->rank));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "rhs_batching_dimensions", rb, nrb, r->rank));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "rhs_contracting_dimensions", rc, nrc, r->rank));
+  CJV_TRY(cj_verify_check_paired_dims(op, "lhs batching", l, lb, "rhs batching", r, rb, nlb));
+  return cj_verify_check_paired_dims(op, "lhs contracting", l, lc, "rhs contracting", r, rc, nlc);
 }
 
-cj_status cjv_check_unique_disjoint(const cj_op *op, const char *wa, const int64_t *a,
+cj_status cj_verify_check_unique_disjoint(const cj_op *op, const char *wa, const int64_t *a,
                                     int64_t na, const char *wb, const int64_t *b, int64_t nb) {
-  CJV_TRY(cjv_check_unique(op, wa, a, na));
-  CJV_TRY(cjv_check_unique(op, wb, b, nb));
-  return cjv_check_disjoint(op, wa, a, na, wb, b, nb);
+  CJV_TRY(cj_verify_check_unique(op, wa, a, na));
+  CJV_TRY(cj_verify_check_unique(op, wb, b, nb));
+  return cj_verify_check_disjoint(op, wa, a, na, wb, b, nb);
 }
 
-cj_status cjv_check_paired_dims(const cj_op *op, const char *an, const cj_type *a,
+cj_status cj_verify_check_paired_dims(const cj_op *op, const char *an, const cj_type *a,
                                 const int64_t *ad, const char *bn, const cj_type *b,
                                 const int64_t *bd, int64_t n) {
   for (int64_t i = 0; i < n; i++)
@@ -211,7 +211,7 @@ cj_status cjv_check_paired_dims(const cj_op *op, const char *an, const cj_type *
   return NULL;
 }
 
-cj_status cjv_check_sorted(const cj_op *op, const char *what, const int64_t *v, int64_t n) {
+cj_status cj_verify_check_sorted(const cj_op *op, const char *what, const int64_t *v, int64_t n) {
   for (int64_t i = 1; i < n; i++)
     if (v[i] <= v[i - 1]) {
       cjv_tbuf tb;
@@ -220,7 +220,7 @@ cj_status cjv_check_sorted(const cj_op *op, const char *what, const int64_t *v, 
   return NULL;
 }
 
-bool cjv_dense_readable(const cj_attr *a, bool integer) {
+bool cj_verify_dense_readable(const cj_attr *a, bool integer) {
   if (!a || a->kind != CJ_ATTR_DENSE || !a->dense.type || a->dense.type->kind != CJ_TYPE_TENSOR)
     return false;
   const cj_type *t = a->dense.type;
@@ -231,7 +231,7 @@ bool cjv_dense_readable(const cj_attr *a, bool integer) {
   return a->dense.nbytes >= need;
 }
 
-const cj_attr *cjv_constant_operand(const cj_op *op, uint32_t i) {
+const cj_attr *cj_verify_constant_operand(const cj_op *op, uint32_t i) {
   if (i >= op->nopnds || !op->operands[i]) return NULL;
   const cj_op *d = op->operands[i]->def;
   if (!d || (d->kind != CJ_OP_CONSTANT && d->kind != CJ_OP_CHLO_CONSTANT)) return NULL;
@@ -239,9 +239,9 @@ const cj_attr *cjv_constant_operand(const cj_op *op, uint32_t i) {
   return v && v->kind == CJ_ATTR_DENSE && v->dense.type ? v : NULL;
 }
 
-bool cjv_constant_operand_i64s(const cj_op *op, uint32_t i, int64_t *buf, int64_t *n) {
-  const cj_attr *v = cjv_constant_operand(op, i);
-  if (!cjv_dense_readable(v, true)) return false;
+bool cj_verify_constant_operand_i64s(const cj_op *op, uint32_t i, int64_t *buf, int64_t *n) {
+  const cj_attr *v = cj_verify_constant_operand(op, i);
+  if (!cj_verify_dense_readable(v, true)) return false;
   int64_t cnt = cj_dense_num_elements(v);
   if (cnt < 0 || cnt > CJV_MAX_DIMS) return false;
   for (int64_t k = 0; k < cnt; k++) buf[k] = cj_dense_get_i64(v, k);
@@ -251,17 +251,17 @@ bool cjv_constant_operand_i64s(const cj_op *op, uint32_t i, int64_t *buf, int64_
 
 /* Shape operands (dynamic_iota, dynamic_reshape, dynamic_broadcast_in_dim): a 1-D integer tensor
  * with one entry per result dimension; when it is a constant its values must fit the result. */
-cj_status cjv_check_shape_operand(const cj_op *op, uint32_t i, const char *what,
+cj_status cj_verify_check_shape_operand(const cj_op *op, uint32_t i, const char *what,
                                   const cj_type *result) {
   const cj_type *s = cjv_operand_type(op, i);
-  CJV_TRY(cjv_check_tensor_rank(op, what, s, CJ_EC_INT, 1));
+  CJV_TRY(cj_verify_check_tensor_rank(op, what, s, CJ_EC_INT, 1));
   cjv_tbuf t1, t2;
   if (s->dims[0] == CJ_DYN) CJV_FAIL(op, "%s must have a static shape, got %s", what, CJV_T(s, t1));
   if (s->dims[0] != CJ_DYN && s->dims[0] != result->rank)
     CJV_FAIL(op, "%s has %lld entries but the result %s has rank %d", what, (long long)s->dims[0],
              CJV_T(result, t1), result->rank);
   int64_t v[CJV_MAX_DIMS], n;
-  if (cjv_constant_operand_i64s(op, i, v, &n) && n == result->rank) {
+  if (cj_verify_constant_operand_i64s(op, i, v, &n) && n == result->rank) {
     bool bad = false;
     for (int64_t k = 0; k < n; k++)
       if (v[k] < 0 || !cj_shape_dim_compatible(v[k], result->dims[k])) bad = true;
@@ -272,7 +272,7 @@ cj_status cjv_check_shape_operand(const cj_op *op, uint32_t i, const char *what,
   return NULL;
 }
 
-cj_status cjv_check_static_or_single_bounded(const cj_op *op, const char *what,
+cj_status cj_verify_check_static_or_single_bounded(const cj_op *op, const char *what,
                                              const cj_type *t) {
   if (t->num_elements >= 0) return NULL;
   int ndyn = 0, nbounded = 0;
@@ -291,7 +291,7 @@ cj_status cjv_check_static_or_single_bounded(const cj_op *op, const char *what,
 
 /* ======================================================================== regions */
 
-cj_status cjv_region_return(const cj_op *op, uint32_t r, const char *rname,
+cj_status cj_verify_region_return(const cj_op *op, uint32_t r, const char *rname,
                             const cj_block **out_b, const cj_op **out_ret) {
   const cj_block *b = cjv_region_block(op, r);
   if (!b) CJV_FAIL(op, "%s region is missing", rname);
@@ -308,7 +308,7 @@ cj_status cjv_region_return(const cj_op *op, uint32_t r, const char *rname,
   return NULL;
 }
 
-cj_status cjv_check_region_nargs(const cj_op *op, const char *rname, const cj_block *b,
+cj_status cj_verify_check_region_nargs(const cj_op *op, const char *rname, const cj_block *b,
                                  uint32_t n) {
   if (b->nargs != n)
     CJV_FAIL(op, "%s region must take %u argument%s, got %u", rname, n, n == 1 ? "" : "s",
@@ -316,14 +316,14 @@ cj_status cjv_check_region_nargs(const cj_op *op, const char *rname, const cj_bl
   return NULL;
 }
 
-cj_status cjv_check_reducer(const cj_op *op, uint32_t r, const char *rname, uint32_t n,
+cj_status cj_verify_check_reducer(const cj_op *op, uint32_t r, const char *rname, uint32_t n,
                             const cj_type *const *inputs, const cj_type *const *promote,
                             const cj_type *const *inits, const int64_t *allowed,
                             int64_t nallowed, const cj_type **out_elems) {
   const cj_block *b;
   const cj_op *ret;
-  CJV_TRY(cjv_region_return(op, r, rname, &b, &ret));
-  CJV_TRY(cjv_check_region_nargs(op, rname, b, 2 * n));
+  CJV_TRY(cj_verify_region_return(op, r, rname, &b, &ret));
+  CJV_TRY(cj_verify_check_region_nargs(op, rname, b, 2 * n));
   if (ret->nopnds != n)
     CJV_FAIL(op, "%s region must return %u value%s, got %u", rname, n, n == 1 ? "" : "s",
              ret->nopnds);
@@ -380,7 +380,7 @@ cj_status cjv_check_reducer(const cj_op *op, uint32_t r, const char *rname, uint
 
 /* ======================================================================== symbols */
 
-const cj_op *cjv_lookup_symbol(const cj_op *from, const char *name, bool *in_module) {
+const cj_op *cj_verify_lookup_symbol(const cj_op *from, const char *name, bool *in_module) {
   *in_module = false;
   if (!from || !name) return NULL;
   const cj_op *o = from;

@@ -22,7 +22,7 @@ static CJ_MUST_USE cj_status check_result_accuracy(const cj_op *op) {
   double atol = 0, rtol = 0;
   cj_attr_get_f64(cj_attr_field(ra, CJ_SK_RESULT_ACCURACY, CJ_SF_RESULT_ACCURACY_atol), &atol);
   cj_attr_get_f64(cj_attr_field(ra, CJ_SK_RESULT_ACCURACY, CJ_SF_RESULT_ACCURACY_rtol), &rtol);
-  int64_t ulps = cjv_field_i64(ra, CJ_SK_RESULT_ACCURACY, CJ_SF_RESULT_ACCURACY_ulps, 0);
+  int64_t ulps = cj_verify_field_i64(ra, CJ_SK_RESULT_ACCURACY, CJ_SF_RESULT_ACCURACY_ulps, 0);
   int32_t mode = CJ_RESULT_ACCURACY_MODE_DEFAULT;
   cj_attr_get_enum(cj_attr_field(ra, CJ_SK_RESULT_ACCURACY, CJ_SF_RESULT_ACCURACY_mode),
                    CJ_EK_RESULT_ACCURACY_MODE, &mode);
@@ -36,40 +36,40 @@ static CJ_MUST_USE cj_status check_result_accuracy(const cj_op *op) {
 
 /* operand and result: tensors of `mask`, baseline_type(operand) = baseline_type(result). */
 static CJ_MUST_USE cj_status unary_same_baseline(const cj_op *op, unsigned mask) {
-  CJV_TRY(cjv_check_tensor(op, "operand", T0(op), mask));
-  CJV_TRY(cjv_check_tensor(op, "result", R0(op), mask));
-  return cjv_check_same_baseline(op, "operand", T0(op), "result", R0(op));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", T0(op), mask));
+  CJV_TRY(cj_verify_check_tensor(op, "result", R0(op), mask));
+  return cj_verify_check_same_baseline(op, "operand", T0(op), "result", R0(op));
 }
 
 /* operand and result: tensors of `mask` with equal types. */
 static CJ_MUST_USE cj_status unary_same_type(const cj_op *op, unsigned mask) {
-  CJV_TRY(cjv_check_tensor(op, "operand", T0(op), mask));
-  CJV_TRY(cjv_check_tensor(op, "result", R0(op), mask));
-  return cjv_check_same_type(op, "operand", T0(op), "result", R0(op));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", T0(op), mask));
+  CJV_TRY(cj_verify_check_tensor(op, "result", R0(op), mask));
+  return cj_verify_check_same_type(op, "operand", T0(op), "result", R0(op));
 }
 
-cj_status cjv_unary_float(const cj_op *op) {
+cj_status cj_verify_unary_float(const cj_op *op) {
   CJV_TRY(unary_same_baseline(op, CJ_EC_FLOAT | CJ_EC_COMPLEX | CJ_EC_QTENSOR));
   return check_result_accuracy(op);
 }
 
 /* ceil, floor, round_*: no complex */
-cj_status cjv_unary_rounding(const cj_op *op) {
+cj_status cj_verify_unary_rounding(const cj_op *op) {
   CJV_TRY(unary_same_baseline(op, CJ_EC_FLOAT | CJ_EC_QTENSOR));
   return check_result_accuracy(op);
 }
 
-cj_status cjv_unary_int(const cj_op *op) { return unary_same_type(op, CJ_EC_INT); }
+cj_status cj_verify_unary_int(const cj_op *op) { return unary_same_type(op, CJ_EC_INT); }
 
-cj_status cjv_unary_int_or_bool(const cj_op *op) {
+cj_status cj_verify_unary_int_or_bool(const cj_op *op) {
   return unary_same_type(op, CJ_EC_BOOL | CJ_EC_INT);
 }
 
-cj_status cjv_unary_numeric(const cj_op *op) {
+cj_status cj_verify_unary_numeric(const cj_op *op) {
   return unary_same_baseline(op, NUMERIC | CJ_EC_QTENSOR);
 }
 
-cj_status cjv_sign(const cj_op *op) {
+cj_status cj_verify_sign(const cj_op *op) {
   return unary_same_baseline(op, CJ_EC_SINT | CJ_EC_FLOAT | CJ_EC_COMPLEX | CJ_EC_QTENSOR);
 }
 
@@ -80,12 +80,12 @@ static bool is_component_of(const cj_type *complex_elem, const cj_type *real_ele
          cj_dtype_component(complex_elem->dtype) == real_elem->dtype;
 }
 
-cj_status cjv_abs(const cj_op *op) {
+cj_status cj_verify_abs(const cj_op *op) {
   const cj_type *x = T0(op), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x,
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x,
                            CJ_EC_SINT | CJ_EC_FLOAT | CJ_EC_COMPLEX | CJ_EC_QTENSOR));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_SINT | CJ_EC_FLOAT | CJ_EC_QTENSOR));
-  CJV_TRY(cjv_check_same_shape(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_SINT | CJ_EC_FLOAT | CJ_EC_QTENSOR));
+  CJV_TRY(cj_verify_check_same_shape(op, "operand", x, "result", r));
   cjv_tbuf t1, t2;
   if (cj_shape_elem_category(x->elem) == CJ_EC_COMPLEX) {
     if (!is_component_of(x->elem, r->elem))
@@ -93,14 +93,14 @@ cj_status cjv_abs(const cj_op *op) {
                cj_dtype_get(cj_dtype_component(x->dtype))->mlir, CJV_T(r, t2));
     return NULL;
   }
-  return cjv_check_same_baseline_elem(op, "operand", x, "result", r);
+  return cj_verify_check_same_baseline_elem(op, "operand", x, "result", r);
 }
 
-cj_status cjv_real_imag(const cj_op *op) {
+cj_status cj_verify_real_imag(const cj_op *op) {
   const cj_type *x = T0(op), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, CJ_EC_FLOAT | CJ_EC_COMPLEX));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_FLOAT));
-  CJV_TRY(cjv_check_same_shape(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, CJ_EC_FLOAT | CJ_EC_COMPLEX));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_FLOAT));
+  CJV_TRY(cj_verify_check_same_shape(op, "operand", x, "result", r));
   cjv_tbuf t1, t2;
   if (cj_shape_elem_category(x->elem) == CJ_EC_COMPLEX) {
     if (!is_component_of(x->elem, r->elem))
@@ -108,26 +108,26 @@ cj_status cjv_real_imag(const cj_op *op) {
                cj_dtype_get(cj_dtype_component(x->dtype))->mlir, CJV_T(x, t1), CJV_T(r, t2));
     return NULL;
   }
-  return cjv_check_same_elem(op, "operand", x, "result", r);
+  return cj_verify_check_same_elem(op, "operand", x, "result", r);
 }
 
-cj_status cjv_is_finite(const cj_op *op) {
-  CJV_TRY(cjv_check_tensor(op, "x", T0(op), CJ_EC_FLOAT | CJ_EC_QTENSOR));
-  CJV_TRY(cjv_check_tensor(op, "y", R0(op), CJ_EC_BOOL));
-  return cjv_check_same_shape(op, "x", T0(op), "y", R0(op));
+cj_status cj_verify_is_finite(const cj_op *op) {
+  CJV_TRY(cj_verify_check_tensor(op, "x", T0(op), CJ_EC_FLOAT | CJ_EC_QTENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "y", R0(op), CJ_EC_BOOL));
+  return cj_verify_check_same_shape(op, "x", T0(op), "y", R0(op));
 }
 
-cj_status cjv_convert(const cj_op *op) {
-  CJV_TRY(cjv_check_tensor(op, "operand", T0(op), NONQUANT));
-  CJV_TRY(cjv_check_tensor(op, "result", R0(op), NONQUANT));
-  return cjv_check_same_shape(op, "operand", T0(op), "result", R0(op));
+cj_status cj_verify_convert(const cj_op *op) {
+  CJV_TRY(cj_verify_check_tensor(op, "operand", T0(op), NONQUANT));
+  CJV_TRY(cj_verify_check_tensor(op, "result", R0(op), NONQUANT));
+  return cj_verify_check_same_shape(op, "operand", T0(op), "result", R0(op));
 }
 
-cj_status cjv_uniform_quantize(const cj_op *op) {
+cj_status cj_verify_uniform_quantize(const cj_op *op) {
   const cj_type *x = T0(op), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, CJ_EC_FLOAT | CJ_EC_QUANT));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_QUANT));
-  CJV_TRY(cjv_check_same_shape(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, CJ_EC_FLOAT | CJ_EC_QUANT));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_QUANT));
+  CJV_TRY(cj_verify_check_same_shape(op, "operand", x, "result", r));
   cj_dtype want = x->elem->kind == CJ_TYPE_QUANT ? x->elem->quant->expressed : x->elem->dtype;
   if (r->elem->quant->expressed != want)
     CJV_FAIL(op, "result expressed type must be %s, got %s", cj_dtype_get(want)->mlir,
@@ -135,18 +135,18 @@ cj_status cjv_uniform_quantize(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_uniform_dequantize(const cj_op *op) {
+cj_status cj_verify_uniform_dequantize(const cj_op *op) {
   const cj_type *x = T0(op), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, CJ_EC_QUANT));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_FLOAT));
-  CJV_TRY(cjv_check_same_shape(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, CJ_EC_QUANT));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_FLOAT));
+  CJV_TRY(cj_verify_check_same_shape(op, "operand", x, "result", r));
   if (r->elem->dtype != x->elem->quant->expressed)
     CJV_FAIL(op, "result element type must be the expressed type %s of the operand, got %s",
              cj_dtype_get(x->elem->quant->expressed)->mlir, cj_dtype_get(r->elem->dtype)->mlir);
   return NULL;
 }
 
-cj_status cjv_reduce_precision(const cj_op *op) {
+cj_status cj_verify_reduce_precision(const cj_op *op) {
   CJV_TRY(unary_same_baseline(op, CJ_EC_FLOAT | CJ_EC_QTENSOR));
   int64_t e = 1, m = 0;
   cjv_get_i64(op, "exponent_bits", &e);
@@ -156,10 +156,10 @@ cj_status cjv_reduce_precision(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_bitcast_convert(const cj_op *op) {
+cj_status cj_verify_bitcast_convert(const cj_op *op) {
   const cj_type *x = T0(op), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_ANY));
   cjv_tbuf t1, t2;
   bool xc = cj_shape_elem_category(x->elem) == CJ_EC_COMPLEX;
   bool rc = cj_shape_elem_category(r->elem) == CJ_EC_COMPLEX;
@@ -167,7 +167,7 @@ cj_status cjv_bitcast_convert(const cj_op *op) {
     CJV_FAIL(op, "cannot convert between real and complex types, got %s and %s", CJV_T(x, t1),
              CJV_T(r, t2));
   int bx = cj_shape_bitwidth(x->elem), br = cj_shape_bitwidth(r->elem);
-  if (bx == br) return cjv_check_same_shape(op, "operand", x, "result", r);
+  if (bx == br) return cj_verify_check_same_shape(op, "operand", x, "result", r);
   /* the side with the smaller element type has one more (innermost) dimension */
   const cj_type *small = bx < br ? x : r, *big = bx < br ? r : x;
   int bs = bx < br ? bx : br, bb = bx < br ? br : bx;
@@ -215,77 +215,77 @@ static CJ_MUST_USE cj_status check_add_quant(const cj_op *op, const cj_type *a, 
 
 /* lhs, rhs, result: tensors of `mask`, same baseline types. */
 static CJ_MUST_USE cj_status binary_same_baseline(const cj_op *op, unsigned mask) {
-  CJV_TRY(cjv_check_tensor(op, "lhs", T0(op), mask));
-  CJV_TRY(cjv_check_tensor(op, "rhs", T1(op), mask));
-  CJV_TRY(cjv_check_tensor(op, "result", R0(op), mask));
-  CJV_TRY(cjv_check_same_baseline(op, "lhs", T0(op), "rhs", T1(op)));
-  return cjv_check_same_baseline(op, "lhs", T0(op), "result", R0(op));
+  CJV_TRY(cj_verify_check_tensor(op, "lhs", T0(op), mask));
+  CJV_TRY(cj_verify_check_tensor(op, "rhs", T1(op), mask));
+  CJV_TRY(cj_verify_check_tensor(op, "result", R0(op), mask));
+  CJV_TRY(cj_verify_check_same_baseline(op, "lhs", T0(op), "rhs", T1(op)));
+  return cj_verify_check_same_baseline(op, "lhs", T0(op), "result", R0(op));
 }
 
 static CJ_MUST_USE cj_status binary_same_type(const cj_op *op, unsigned mask) {
-  CJV_TRY(cjv_check_tensor(op, "lhs", T0(op), mask));
-  CJV_TRY(cjv_check_tensor(op, "rhs", T1(op), mask));
-  CJV_TRY(cjv_check_tensor(op, "result", R0(op), mask));
-  CJV_TRY(cjv_check_same_type(op, "lhs", T0(op), "rhs", T1(op)));
-  return cjv_check_same_type(op, "lhs", T0(op), "result", R0(op));
+  CJV_TRY(cj_verify_check_tensor(op, "lhs", T0(op), mask));
+  CJV_TRY(cj_verify_check_tensor(op, "rhs", T1(op), mask));
+  CJV_TRY(cj_verify_check_tensor(op, "result", R0(op), mask));
+  CJV_TRY(cj_verify_check_same_type(op, "lhs", T0(op), "rhs", T1(op)));
+  return cj_verify_check_same_type(op, "lhs", T0(op), "result", R0(op));
 }
 
-cj_status cjv_add(const cj_op *op) {
+cj_status cj_verify_add(const cj_op *op) {
   const cj_type *a = T0(op), *b = T1(op), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "lhs", a, CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "rhs", b, CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_ANY));
-  CJV_TRY(cjv_check_same_shape(op, "lhs", a, "rhs", b));
-  CJV_TRY(cjv_check_same_shape(op, "lhs", a, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "lhs", a, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "rhs", b, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_same_shape(op, "lhs", a, "rhs", b));
+  CJV_TRY(cj_verify_check_same_shape(op, "lhs", a, "result", r));
   if (cj_shape_is_quant_elem(a->elem) || cj_shape_is_quant_elem(b->elem) ||
       cj_shape_is_quant_elem(r->elem))
     return check_add_quant(op, a, b, r);
-  CJV_TRY(cjv_check_same_elem(op, "lhs", a, "rhs", b));
-  return cjv_check_same_elem(op, "lhs", a, "result", r);
+  CJV_TRY(cj_verify_check_same_elem(op, "lhs", a, "rhs", b));
+  return cj_verify_check_same_elem(op, "lhs", a, "result", r);
 }
 
 /* multiply, maximum, minimum: booleans too */
-cj_status cjv_binary_or_bool(const cj_op *op) {
+cj_status cj_verify_binary_or_bool(const cj_op *op) {
   return binary_same_baseline(op, NONQUANT | CJ_EC_QTENSOR);
 }
 
-cj_status cjv_binary(const cj_op *op) { return binary_same_baseline(op, NUMERIC | CJ_EC_QTENSOR); }
+cj_status cj_verify_binary(const cj_op *op) { return binary_same_baseline(op, NUMERIC | CJ_EC_QTENSOR); }
 
-cj_status cjv_binary_float(const cj_op *op) {
+cj_status cj_verify_binary_float(const cj_op *op) {
   return binary_same_baseline(op, CJ_EC_FLOAT | CJ_EC_COMPLEX | CJ_EC_QTENSOR);
 }
 
-cj_status cjv_binary_int(const cj_op *op) { return binary_same_type(op, CJ_EC_INT); }
+cj_status cj_verify_binary_int(const cj_op *op) { return binary_same_type(op, CJ_EC_INT); }
 
-cj_status cjv_binary_logical(const cj_op *op) {
+cj_status cj_verify_binary_logical(const cj_op *op) {
   return binary_same_type(op, CJ_EC_BOOL | CJ_EC_INT);
 }
 
-cj_status cjv_complex(const cj_op *op) {
+cj_status cj_verify_complex(const cj_op *op) {
   const cj_type *a = T0(op), *b = T1(op), *r = R0(op);
   cjv_tbuf t1, t2;
-  CJV_TRY(cjv_check_tensor(op, "lhs", a, CJ_EC_FLOAT));
+  CJV_TRY(cj_verify_check_tensor(op, "lhs", a, CJ_EC_FLOAT));
   if (a->dtype != CJ_F32 && a->dtype != CJ_F64)
     CJV_FAIL(op, "lhs must be a tensor of f32 or f64, got %s", CJV_T(a, t1));
-  CJV_TRY(cjv_check_tensor(op, "rhs", b, CJ_EC_FLOAT));
-  CJV_TRY(cjv_check_same_type(op, "lhs", a, "rhs", b));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_COMPLEX));
-  CJV_TRY(cjv_check_same_shape(op, "lhs", a, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "rhs", b, CJ_EC_FLOAT));
+  CJV_TRY(cj_verify_check_same_type(op, "lhs", a, "rhs", b));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_COMPLEX));
+  CJV_TRY(cj_verify_check_same_shape(op, "lhs", a, "result", r));
   if (cj_dtype_component(r->dtype) != a->dtype)
     CJV_FAIL(op, "result element type must be complex<%s>, got %s", cj_dtype_get(a->dtype)->mlir,
              CJV_T(r, t2));
   return NULL;
 }
 
-cj_status cjv_compare(const cj_op *op) {
+cj_status cj_verify_compare(const cj_op *op) {
   const cj_type *a = T0(op), *b = T1(op), *r = R0(op);
   unsigned mask = NONQUANT | CJ_EC_QTENSOR;
-  CJV_TRY(cjv_check_tensor(op, "lhs", a, mask));
-  CJV_TRY(cjv_check_tensor(op, "rhs", b, mask));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_BOOL));
-  CJV_TRY(cjv_check_same_baseline_elem(op, "lhs", a, "rhs", b));
-  CJV_TRY(cjv_check_same_shape(op, "lhs", a, "rhs", b));
-  CJV_TRY(cjv_check_same_shape(op, "lhs", a, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "lhs", a, mask));
+  CJV_TRY(cj_verify_check_tensor(op, "rhs", b, mask));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_BOOL));
+  CJV_TRY(cj_verify_check_same_baseline_elem(op, "lhs", a, "rhs", b));
+  CJV_TRY(cj_verify_check_same_shape(op, "lhs", a, "rhs", b));
+  CJV_TRY(cj_verify_check_same_shape(op, "lhs", a, "result", r));
   /* The spec's C3 ties compare_type to the element type (SIGNED for signed integers, ...), but
    * StableHLO's own verifier does not enforce it and its serialization tests (part of the
    * conformance corpus) compare f32 with SIGNED; the comparison semantics follow the element
@@ -293,15 +293,15 @@ cj_status cjv_compare(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_select(const cj_op *op) {
+cj_status cj_verify_select(const cj_op *op) {
   const cj_type *p = T0(op), *a = T1(op), *b = T2(op), *r = R0(op);
   unsigned mask = NONQUANT | CJ_EC_QTENSOR;
-  CJV_TRY(cjv_check_tensor(op, "pred", p, CJ_EC_BOOL));
-  CJV_TRY(cjv_check_tensor(op, "on_true", a, mask));
-  CJV_TRY(cjv_check_tensor(op, "on_false", b, mask));
-  CJV_TRY(cjv_check_tensor(op, "result", r, mask));
-  CJV_TRY(cjv_check_same_baseline(op, "on_true", a, "on_false", b));
-  CJV_TRY(cjv_check_same_baseline(op, "on_true", a, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "pred", p, CJ_EC_BOOL));
+  CJV_TRY(cj_verify_check_tensor(op, "on_true", a, mask));
+  CJV_TRY(cj_verify_check_tensor(op, "on_false", b, mask));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, mask));
+  CJV_TRY(cj_verify_check_same_baseline(op, "on_true", a, "on_false", b));
+  CJV_TRY(cj_verify_check_same_baseline(op, "on_true", a, "result", r));
   cjv_tbuf t1, t2;
   if (p->rank != 0 && !cj_shape_compatible(p, a))
     CJV_FAIL(op, "pred must be a scalar or have the shape of on_true, got %s and %s",
@@ -309,13 +309,13 @@ cj_status cjv_select(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_clamp(const cj_op *op) {
+cj_status cj_verify_clamp(const cj_op *op) {
   const cj_type *mn = T0(op), *x = T1(op), *mx = T2(op), *r = R0(op);
   unsigned mask = NONQUANT | CJ_EC_QTENSOR;
-  CJV_TRY(cjv_check_tensor(op, "min", mn, mask));
-  CJV_TRY(cjv_check_tensor(op, "operand", x, mask));
-  CJV_TRY(cjv_check_tensor(op, "max", mx, mask));
-  CJV_TRY(cjv_check_tensor(op, "result", r, mask));
+  CJV_TRY(cj_verify_check_tensor(op, "min", mn, mask));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, mask));
+  CJV_TRY(cj_verify_check_tensor(op, "max", mx, mask));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, mask));
   cjv_tbuf t1, t2;
   if (mn->rank != 0 && !cj_shape_compatible(mn, x))
     CJV_FAIL(op, "min must be a scalar or have the shape of operand, got %s and %s",
@@ -323,18 +323,18 @@ cj_status cjv_clamp(const cj_op *op) {
   if (mx->rank != 0 && !cj_shape_compatible(mx, x))
     CJV_FAIL(op, "max must be a scalar or have the shape of operand, got %s and %s",
              CJV_T(mx, t1), CJV_T(x, t2));
-  CJV_TRY(cjv_check_same_baseline_elem(op, "min", mn, "operand", x));
-  CJV_TRY(cjv_check_same_baseline_elem(op, "max", mx, "operand", x));
-  return cjv_check_same_baseline(op, "operand", x, "result", r);
+  CJV_TRY(cj_verify_check_same_baseline_elem(op, "min", mn, "operand", x));
+  CJV_TRY(cj_verify_check_same_baseline_elem(op, "max", mx, "operand", x));
+  return cj_verify_check_same_baseline(op, "operand", x, "result", r);
 }
 
 /* ======================================================================== constants, iota */
 
-cj_status cjv_constant(const cj_op *op) {
+cj_status cj_verify_constant(const cj_op *op) {
   const cj_type *r = R0(op);
   const cj_attr *v = cjv_attr(op, "value");
   cjv_tbuf t1, t2;
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_ANY));
   if (r->num_elements < 0) CJV_FAIL(op, "result must have a static shape, got %s", CJV_T(r, t1));
   if (!v || v->kind != CJ_ATTR_DENSE) return NULL; /* reported by the attribute check */
   const cj_type *vt = v->dense.type;
@@ -349,9 +349,9 @@ cj_status cjv_constant(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_iota(const cj_op *op) {
+cj_status cj_verify_iota(const cj_op *op) {
   const cj_type *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "result", r, NUMERIC | CJ_EC_QTENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, NUMERIC | CJ_EC_QTENSOR));
   int64_t d = 0;
   cjv_get_i64(op, "iota_dimension", &d);
   cjv_tbuf t1;
@@ -365,14 +365,14 @@ cj_status cjv_iota(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_dynamic_iota(const cj_op *op) {
+cj_status cj_verify_dynamic_iota(const cj_op *op) {
   const cj_type *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "result", r, NUMERIC | CJ_EC_QTENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, NUMERIC | CJ_EC_QTENSOR));
   int64_t d = 0;
   cjv_get_i64(op, "iota_dimension", &d);
   cjv_tbuf t1;
   if (d < 0 || d >= r->rank)
     CJV_FAIL(op, "iota_dimension %lld is out of range [0, %d) for %s", (long long)d, r->rank,
              CJV_T(r, t1));
-  return cjv_check_shape_operand(op, 0, "output_shape", r);
+  return cj_verify_check_shape_operand(op, 0, "output_shape", r);
 }

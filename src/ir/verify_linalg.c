@@ -59,28 +59,28 @@ static CJ_MUST_USE cj_status check_dot_tensors(const cj_op *op, const cj_type **
   *l = T(op, 0);
   *r = T(op, 1);
   *o = R(op, 0);
-  CJV_TRY(cjv_check_tensor(op, "lhs", *l, NONQUANT | CJ_EC_QTENSOR));
-  CJV_TRY(cjv_check_tensor(op, "rhs", *r, CJ_EC_ANY));
-  return cjv_check_tensor(op, "result", *o, CJ_EC_ANY);
+  CJV_TRY(cj_verify_check_tensor(op, "lhs", *l, NONQUANT | CJ_EC_QTENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "rhs", *r, CJ_EC_ANY));
+  return cj_verify_check_tensor(op, "result", *o, CJ_EC_ANY);
 }
 
-cj_status cjv_dot_general(const cj_op *op) {
+cj_status cj_verify_dot_general(const cj_op *op) {
   const cj_type *l, *r, *o;
   CJV_TRY(check_dot_tensors(op, &l, &r, &o));
   const cj_attr *dn = cjv_attr(op, "dot_dimension_numbers");
   int64_t lb[CJV_MAX_DIMS], rb[CJV_MAX_DIMS], lc[CJV_MAX_DIMS], rc[CJV_MAX_DIMS];
   int64_t nlb, nrb, nlc, nrc;
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_DOT, CJ_SF_DOT_lhs_batching_dimensions,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_DOT, CJ_SF_DOT_lhs_batching_dimensions,
                              "lhs_batching_dimensions", lb, &nlb));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_DOT, CJ_SF_DOT_rhs_batching_dimensions,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_DOT, CJ_SF_DOT_rhs_batching_dimensions,
                              "rhs_batching_dimensions", rb, &nrb));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_DOT, CJ_SF_DOT_lhs_contracting_dimensions,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_DOT, CJ_SF_DOT_lhs_contracting_dimensions,
                              "lhs_contracting_dimensions", lc, &nlc));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_DOT, CJ_SF_DOT_rhs_contracting_dimensions,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_DOT, CJ_SF_DOT_rhs_contracting_dimensions,
                              "rhs_contracting_dimensions", rc, &nrc));
   bool default_precision;
   CJV_TRY(check_precision_config(op, &default_precision));
-  CJV_TRY(cjv_check_dot_dims(op, l, r, lb, nlb, rb, nrb, lc, nlc, rc, nrc));
+  CJV_TRY(cj_verify_check_dot_dims(op, l, r, lb, nlb, rb, nrb, lc, nlc, rc, nrc));
   int64_t expect[CJV_MAX_DIMS];
   int32_t k = 0;
   for (int64_t i = 0; i < nlb; i++)
@@ -89,7 +89,7 @@ cj_status cjv_dot_general(const cj_op *op) {
     if (!cjv_contains(lb, nlb, i) && !cjv_contains(lc, nlc, i)) expect[k++] = l->dims[i];
   for (int32_t i = 0; i < r->rank; i++)
     if (!cjv_contains(rb, nrb, i) && !cjv_contains(rc, nrc, i)) expect[k++] = r->dims[i];
-  CJV_TRY(cjv_check_shape_is(op, "result", o, expect, k));
+  CJV_TRY(cj_verify_check_shape_is(op, "result", o, expect, k));
 
   const cj_attr *alg = cjv_attr(op, "algorithm");
   if (alg) {
@@ -103,7 +103,7 @@ cj_status cjv_dot_general(const cj_op *op) {
                   {CJ_SF_DOT_ALGORITHM_num_primitive_operations, "num_primitive_operations"}};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
       /* every field of #stablehlo.dot_algorithm is required; an absent one reads as 0 */
-      int64_t v = cjv_field_i64(alg, CJ_SK_DOT_ALGORITHM, counts[i].field, 0);
+      int64_t v = cj_verify_field_i64(alg, CJ_SK_DOT_ALGORITHM, counts[i].field, 0);
       if (v < 1) CJV_FAIL(op, "algorithm %s must be positive, got %lld", counts[i].name, (long long)v);
     }
   }
@@ -129,7 +129,7 @@ cj_status cjv_dot_general(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_dot(const cj_op *op) {
+cj_status cj_verify_dot(const cj_op *op) {
   const cj_type *l, *r, *o;
   CJV_TRY(check_dot_tensors(op, &l, &r, &o));
   bool dflt;
@@ -144,7 +144,7 @@ cj_status cjv_dot(const cj_op *op) {
   int32_t k = 0;
   if (l->rank == 2) expect[k++] = l->dims[0];
   if (r->rank == 2) expect[k++] = r->dims[1];
-  return cjv_check_shape_is(op, "result", o, expect, k);
+  return cj_verify_check_shape_is(op, "result", o, expect, k);
 }
 
 static CJ_MUST_USE cj_status check_einsum_config(const cj_op *op, bool binary) {
@@ -158,16 +158,16 @@ static CJ_MUST_USE cj_status check_einsum_config(const cj_op *op, bool binary) {
   return NULL;
 }
 
-cj_status cjv_einsum(const cj_op *op) {
-  CJV_TRY(cjv_check_tensor(op, "lhs", T(op, 0), CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "rhs", T(op, 1), CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "result", R(op, 0), CJ_EC_ANY));
+cj_status cj_verify_einsum(const cj_op *op) {
+  CJV_TRY(cj_verify_check_tensor(op, "lhs", T(op, 0), CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "rhs", T(op, 1), CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "result", R(op, 0), CJ_EC_ANY));
   return check_einsum_config(op, true);
 }
 
-cj_status cjv_unary_einsum(const cj_op *op) {
-  CJV_TRY(cjv_check_tensor(op, "operand", T(op, 0), CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "result", R(op, 0), CJ_EC_ANY));
+cj_status cj_verify_unary_einsum(const cj_op *op) {
+  CJV_TRY(cj_verify_check_tensor(op, "operand", T(op, 0), CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "result", R(op, 0), CJ_EC_ANY));
   return check_einsum_config(op, false);
 }
 
@@ -180,17 +180,17 @@ typedef struct conv_dims {
 
 static CJ_MUST_USE cj_status read_conv_dims(const cj_op *op, conv_dims *c) {
   const cj_attr *dn = cjv_attr(op, "dimension_numbers");
-  c->ib = cjv_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_input_batch_dimension, 0);
-  c->ifd = cjv_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_input_feature_dimension, 0);
-  c->kif = cjv_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_kernel_input_feature_dimension, 0);
-  c->kof = cjv_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_kernel_output_feature_dimension, 0);
-  c->ob = cjv_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_output_batch_dimension, 0);
-  c->ofd = cjv_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_output_feature_dimension, 0);
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_CONV, CJ_SF_CONV_input_spatial_dimensions,
+  c->ib = cj_verify_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_input_batch_dimension, 0);
+  c->ifd = cj_verify_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_input_feature_dimension, 0);
+  c->kif = cj_verify_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_kernel_input_feature_dimension, 0);
+  c->kof = cj_verify_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_kernel_output_feature_dimension, 0);
+  c->ob = cj_verify_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_output_batch_dimension, 0);
+  c->ofd = cj_verify_field_i64(dn, CJ_SK_CONV, CJ_SF_CONV_output_feature_dimension, 0);
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_CONV, CJ_SF_CONV_input_spatial_dimensions,
                              "input_spatial_dimensions", c->is, &c->nis));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_CONV, CJ_SF_CONV_kernel_spatial_dimensions,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_CONV, CJ_SF_CONV_kernel_spatial_dimensions,
                              "kernel_spatial_dimensions", c->ks, &c->nks));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_CONV, CJ_SF_CONV_output_spatial_dimensions,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_CONV, CJ_SF_CONV_output_spatial_dimensions,
                              "output_spatial_dimensions", c->os, &c->nos));
   return NULL;
 }
@@ -201,8 +201,8 @@ static CJ_MUST_USE cj_status check_dim_group(const cj_op *op, const char *what, 
   all[0] = a;
   all[1] = b;
   for (int64_t i = 0; i < ns; i++) all[2 + i] = s[i];
-  CJV_TRY(cjv_check_dims_in_range(op, what, all, ns + 2, n));
-  return cjv_check_unique(op, what, all, ns + 2);
+  CJV_TRY(cj_verify_check_dims_in_range(op, what, all, ns + 2, n));
+  return cj_verify_check_unique(op, what, all, ns + 2);
 }
 
 /* Window attributes (strides, dilations, reversal) and the result shape they give. */
@@ -217,7 +217,7 @@ static CJ_MUST_USE cj_status check_conv_window(const cj_op *op, const cj_type *l
   for (int k = 0; k < 3; k++) {
     int64_t cnt;
     bool present;
-    CJV_TRY(cjv_get_i64s(op, names[k], lists[k], &cnt, &present));
+    CJV_TRY(cj_verify_get_i64s(op, names[k], lists[k], &cnt, &present));
     if (!present || cnt == 0) { /* absent or empty: all 1 */
       for (int64_t i = 0; i < ns; i++) lists[k][i] = 1;
       continue;
@@ -247,7 +247,7 @@ static CJ_MUST_USE cj_status check_conv_window(const cj_op *op, const cj_type *l
     int64_t padded = lo[i] + cj_shape_dilated(in, ldil[i]) + hi[i];
     expect[c->os[i]] = cj_shape_num_windows(padded, cj_shape_dilated(w, rdil[i]), strides[i]);
   }
-  return cjv_check_shape_is(op, "result", o, expect, n);
+  return cj_verify_check_shape_is(op, "result", o, expect, n);
 }
 
 /* convolution (padding from the attribute) and dynamic_conv (padding from operand 2, used when
@@ -314,14 +314,14 @@ static CJ_MUST_USE cj_status check_convolution(const cj_op *op, bool dynamic) {
   int64_t lo[CJV_MAX_DIMS], hi[CJV_MAX_DIMS];
   bool pad_known = true;
   if (!dynamic) {
-    CJV_TRY(cjv_read_padding(op, (int32_t)ns, lo, hi));
+    CJV_TRY(cj_verify_read_padding(op, (int32_t)ns, lo, hi));
   } else {
     const cj_type *pt = T(op, 2);
-    CJV_TRY(cjv_check_tensor_rank(op, "padding", pt, CJ_EC_INT, 2));
+    CJV_TRY(cj_verify_check_tensor_rank(op, "padding", pt, CJ_EC_INT, 2));
     if ((pt->dims[0] != CJ_DYN && pt->dims[0] != ns) || (pt->dims[1] != CJ_DYN && pt->dims[1] != 2))
       CJV_FAIL(op, "padding must have shape [%lld, 2], got %s", (long long)ns, CJV_T(pt, t1));
     int64_t pv[CJV_MAX_DIMS], np;
-    pad_known = cjv_constant_operand_i64s(op, 2, pv, &np) && np == 2 * ns;
+    pad_known = cj_verify_constant_operand_i64s(op, 2, pv, &np) && np == 2 * ns;
     for (int64_t i = 0; pad_known && i < ns; i++) {
       lo[i] = pv[2 * i];
       hi[i] = pv[2 * i + 1];
@@ -352,19 +352,19 @@ static CJ_MUST_USE cj_status check_convolution(const cj_op *op, bool dynamic) {
   return NULL;
 }
 
-cj_status cjv_convolution(const cj_op *op) { return check_convolution(op, false); }
+cj_status cj_verify_convolution(const cj_op *op) { return check_convolution(op, false); }
 
-cj_status cjv_dynamic_conv(const cj_op *op) { return check_convolution(op, true); }
+cj_status cj_verify_dynamic_conv(const cj_op *op) { return check_convolution(op, true); }
 
 /* ======================================================================== linear algebra */
 
 #define FC_Q (CJ_EC_FLOAT | CJ_EC_COMPLEX | CJ_EC_QTENSOR)
 
-cj_status cjv_cholesky(const cj_op *op) {
+cj_status cj_verify_cholesky(const cj_op *op) {
   const cj_type *a = T(op, 0), *o = R(op, 0);
-  CJV_TRY(cjv_check_tensor(op, "a", a, FC_Q));
-  CJV_TRY(cjv_check_tensor(op, "result", o, FC_Q));
-  CJV_TRY(cjv_check_same_baseline(op, "a", a, "result", o));
+  CJV_TRY(cj_verify_check_tensor(op, "a", a, FC_Q));
+  CJV_TRY(cj_verify_check_tensor(op, "result", o, FC_Q));
+  CJV_TRY(cj_verify_check_same_baseline(op, "a", a, "result", o));
   cjv_tbuf t1;
   if (a->rank < 2) CJV_FAIL(op, "a must have rank at least 2, got %s", CJV_T(a, t1));
   if (!cj_shape_dim_compatible(a->dims[a->rank - 2], a->dims[a->rank - 1]))
@@ -373,13 +373,13 @@ cj_status cjv_cholesky(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_triangular_solve(const cj_op *op) {
+cj_status cj_verify_triangular_solve(const cj_op *op) {
   const cj_type *a = T(op, 0), *b = T(op, 1), *o = R(op, 0);
-  CJV_TRY(cjv_check_tensor(op, "a", a, FC_Q));
-  CJV_TRY(cjv_check_tensor(op, "b", b, FC_Q));
-  CJV_TRY(cjv_check_tensor(op, "result", o, FC_Q));
-  CJV_TRY(cjv_check_same_baseline_elem(op, "a", a, "b", b));
-  CJV_TRY(cjv_check_same_baseline(op, "b", b, "result", o));
+  CJV_TRY(cj_verify_check_tensor(op, "a", a, FC_Q));
+  CJV_TRY(cj_verify_check_tensor(op, "b", b, FC_Q));
+  CJV_TRY(cj_verify_check_tensor(op, "result", o, FC_Q));
+  CJV_TRY(cj_verify_check_same_baseline_elem(op, "a", a, "b", b));
+  CJV_TRY(cj_verify_check_same_baseline(op, "b", b, "result", o));
   cjv_tbuf t1, t2;
   if (a->rank < 2) CJV_FAIL(op, "a must have rank at least 2, got %s", CJV_T(a, t1));
   if (b->rank != a->rank) CJV_FAIL(op, "a %s and b %s must have the same rank", CJV_T(a, t1), CJV_T(b, t2));
@@ -402,14 +402,14 @@ cj_status cjv_triangular_solve(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_fft(const cj_op *op) {
+cj_status cj_verify_fft(const cj_op *op) {
   const cj_type *x = T(op, 0), *o = R(op, 0);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, CJ_EC_FLOAT | CJ_EC_COMPLEX));
-  CJV_TRY(cjv_check_tensor(op, "result", o, CJ_EC_FLOAT | CJ_EC_COMPLEX));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, CJ_EC_FLOAT | CJ_EC_COMPLEX));
+  CJV_TRY(cj_verify_check_tensor(op, "result", o, CJ_EC_FLOAT | CJ_EC_COMPLEX));
   int32_t ft = 0;
   cjv_get_enum(op, "fft_type", CJ_EK_FFT_TYPE, &ft);
   int64_t len[CJV_MAX_DIMS], n;
-  CJV_TRY(cjv_get_i64s(op, "fft_length", len, &n, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "fft_length", len, &n, NULL));
   cjv_tbuf t1, t2;
   if (n < 1 || n > 3) CJV_FAIL(op, "fft_length must have 1 to 3 entries, got %lld", (long long)n);
   if (n > x->rank)
@@ -458,7 +458,7 @@ cj_status cjv_fft(const cj_op *op) {
                CJV_T(x, t1), (long long)want_last);
     expect[last] = len[n - 1];
   }
-  return cjv_check_shape_is(op, "result", o, expect, x->rank);
+  return cj_verify_check_shape_is(op, "result", o, expect, x->rank);
 }
 
 /* ======================================================================== batch norm */
@@ -470,15 +470,15 @@ cj_status cjv_fft(const cj_op *op) {
 static CJ_MUST_USE cj_status check_batch_norm(const cj_op *op, const cj_type *const *multi, const char *const *mnames,
                                   int nm, const cj_type *const *single, const char *const *snames,
                                   int nsg) {
-  for (int i = 0; i < nm; i++) CJV_TRY(cjv_check_tensor(op, mnames[i], multi[i], BN));
-  for (int i = 0; i < nsg; i++) CJV_TRY(cjv_check_tensor_rank(op, snames[i], single[i], BN, 1));
-  for (int i = 1; i < nm; i++) CJV_TRY(cjv_check_same_shape(op, mnames[0], multi[0], mnames[i], multi[i]));
+  for (int i = 0; i < nm; i++) CJV_TRY(cj_verify_check_tensor(op, mnames[i], multi[i], BN));
+  for (int i = 0; i < nsg; i++) CJV_TRY(cj_verify_check_tensor_rank(op, snames[i], single[i], BN, 1));
+  for (int i = 1; i < nm; i++) CJV_TRY(cj_verify_check_same_shape(op, mnames[0], multi[0], mnames[i], multi[i]));
   for (int i = 1; i < nsg; i++)
-    CJV_TRY(cjv_check_same_shape(op, snames[0], single[0], snames[i], single[i]));
+    CJV_TRY(cj_verify_check_same_shape(op, snames[0], single[0], snames[i], single[i]));
   for (int i = 1; i < nm; i++)
-    CJV_TRY(cjv_check_same_baseline_elem(op, mnames[0], multi[0], mnames[i], multi[i]));
+    CJV_TRY(cj_verify_check_same_baseline_elem(op, mnames[0], multi[0], mnames[i], multi[i]));
   for (int i = 0; i < nsg; i++)
-    CJV_TRY(cjv_check_same_baseline_elem(op, mnames[0], multi[0], snames[i], single[i]));
+    CJV_TRY(cj_verify_check_same_baseline_elem(op, mnames[0], multi[0], snames[i], single[i]));
   int64_t fi = 0;
   cjv_get_i64(op, "feature_index", &fi);
   cjv_tbuf t1;
@@ -492,7 +492,7 @@ static CJ_MUST_USE cj_status check_batch_norm(const cj_op *op, const cj_type *co
   return NULL;
 }
 
-cj_status cjv_batch_norm_grad(const cj_op *op) {
+cj_status cj_verify_batch_norm_grad(const cj_op *op) {
   const cj_type *m[3] = {T(op, 0), T(op, 4), R(op, 0)};
   static const char *const mn[3] = {"operand", "grad_output", "grad_operand"};
   const cj_type *s[5] = {T(op, 1), T(op, 2), T(op, 3), R(op, 1), R(op, 2)};
@@ -500,49 +500,49 @@ cj_status cjv_batch_norm_grad(const cj_op *op) {
   return check_batch_norm(op, m, mn, 3, s, sn, 5);
 }
 
-cj_status cjv_batch_norm_inference(const cj_op *op) {
+cj_status cj_verify_batch_norm_inference(const cj_op *op) {
   const cj_type *m[2] = {T(op, 0), R(op, 0)};
   static const char *const mn[2] = {"operand", "result"};
   const cj_type *s[4] = {T(op, 1), T(op, 2), T(op, 3), T(op, 4)};
   static const char *const sn[4] = {"scale", "offset", "mean", "variance"};
   CJV_TRY(check_batch_norm(op, m, mn, 2, s, sn, 4));
-  return cjv_check_same_baseline(op, "operand", m[0], "result", m[1]);
+  return cj_verify_check_same_baseline(op, "operand", m[0], "result", m[1]);
 }
 
-cj_status cjv_batch_norm_training(const cj_op *op) {
+cj_status cj_verify_batch_norm_training(const cj_op *op) {
   const cj_type *m[2] = {T(op, 0), R(op, 0)};
   static const char *const mn[2] = {"operand", "output"};
   const cj_type *s[4] = {T(op, 1), T(op, 2), R(op, 1), R(op, 2)};
   static const char *const sn[4] = {"scale", "offset", "batch_mean", "batch_var"};
   CJV_TRY(check_batch_norm(op, m, mn, 2, s, sn, 4));
-  return cjv_check_same_baseline(op, "operand", m[0], "output", m[1]);
+  return cj_verify_check_same_baseline(op, "operand", m[0], "output", m[1]);
 }
 
 /* ======================================================================== random numbers */
 
-cj_status cjv_rng(const cj_op *op) {
+cj_status cj_verify_rng(const cj_op *op) {
   const cj_type *a = T(op, 0), *b = T(op, 1), *o = R(op, 0);
   unsigned mask = CJ_EC_BOOL | CJ_EC_INT | CJ_EC_FLOAT;
-  CJV_TRY(cjv_check_tensor_rank(op, "a", a, mask, 0));
-  CJV_TRY(cjv_check_tensor_rank(op, "b", b, mask, 0));
-  CJV_TRY(cjv_check_tensor(op, "result", o, mask));
-  CJV_TRY(cjv_check_same_elem(op, "a", a, "b", b));
-  CJV_TRY(cjv_check_same_elem(op, "a", a, "result", o));
+  CJV_TRY(cj_verify_check_tensor_rank(op, "a", a, mask, 0));
+  CJV_TRY(cj_verify_check_tensor_rank(op, "b", b, mask, 0));
+  CJV_TRY(cj_verify_check_tensor(op, "result", o, mask));
+  CJV_TRY(cj_verify_check_same_elem(op, "a", a, "b", b));
+  CJV_TRY(cj_verify_check_same_elem(op, "a", a, "result", o));
   int32_t dist = CJ_RNG_DISTRIBUTION_UNIFORM;
   cjv_get_enum(op, "rng_distribution", CJ_EK_RNG_DISTRIBUTION, &dist);
   cjv_tbuf t1;
   if (dist == CJ_RNG_DISTRIBUTION_NORMAL && !cj_dtype_is_float(a->dtype))
     CJV_FAIL(op, "a NORMAL distribution needs floating-point a and b, got %s", CJV_T(a, t1));
-  return cjv_check_shape_operand(op, 2, "shape", o);
+  return cj_verify_check_shape_operand(op, 2, "shape", o);
 }
 
-cj_status cjv_rng_bit_generator(const cj_op *op) {
+cj_status cj_verify_rng_bit_generator(const cj_op *op) {
   const cj_type *s = T(op, 0), *os = R(op, 0), *o = R(op, 1);
   unsigned mask = CJ_EC_INT | CJ_EC_FLOAT;
-  CJV_TRY(cjv_check_tensor(op, "initial_state", s, mask));
-  CJV_TRY(cjv_check_tensor(op, "output_state", os, mask));
-  CJV_TRY(cjv_check_tensor(op, "output", o, mask));
-  CJV_TRY(cjv_check_same_type(op, "initial_state", s, "output_state", os));
+  CJV_TRY(cj_verify_check_tensor(op, "initial_state", s, mask));
+  CJV_TRY(cj_verify_check_tensor(op, "output_state", os, mask));
+  CJV_TRY(cj_verify_check_tensor(op, "output", o, mask));
+  CJV_TRY(cj_verify_check_same_type(op, "initial_state", s, "output_state", os));
   cjv_tbuf t1;
   if (o->num_elements < 0) CJV_FAIL(op, "output must have a static shape, got %s", CJV_T(o, t1));
   return NULL;

@@ -6,7 +6,7 @@
 #include "ir/shape_check.h"
 #include "ir/verify_fns.h"
 
-cj_status cjv_none(const cj_op *op) {
+cj_status cj_verify_none(const cj_op *op) {
   (void)op;
   return NULL;
 }
@@ -25,7 +25,7 @@ static CJ_MUST_USE cj_status check_attr_array(const cj_op *op, const char *name,
   return NULL;
 }
 
-cj_status cjv_func(const cj_op *op) {
+cj_status cj_verify_func(const cj_op *op) {
   cjv_tbuf t1, t2;
   const cj_attr *fa = cjv_attr(op, "function_type");
   const cj_type *ft = cjv_func_type(op);
@@ -59,7 +59,7 @@ cj_status cjv_func(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_return(const cj_op *op) {
+cj_status cj_verify_return(const cj_op *op) {
   if (op->block && op->block->region && !op->block->region->op)
     CJV_FAIL(op, "cannot appear at module level; it ends the region of an op");
   const cj_op *parent = op->block && op->block->region ? op->block->region->op : NULL;
@@ -92,7 +92,7 @@ static CJ_MUST_USE cj_status resolve_func(const cj_op *op, const char *attr, con
                  "referenced",
              attr, sym->sym.root);
   bool in_module;
-  const cj_op *f = cjv_lookup_symbol(op, sym->sym.root, &in_module);
+  const cj_op *f = cj_verify_lookup_symbol(op, sym->sym.root, &in_module);
   if (!in_module) return NULL;
   if (!f) CJV_FAIL(op, "'%s' @%s does not name a function in this module", attr, sym->sym.root);
   if (f->kind != CJ_OP_FUNC)
@@ -126,7 +126,7 @@ static CJ_MUST_USE cj_status check_signature(const cj_op *op, const cj_op *f, co
   return NULL;
 }
 
-cj_status cjv_call(const cj_op *op) {
+cj_status cj_verify_call(const cj_op *op) {
   const cj_op *f;
   CJV_TRY(resolve_func(op, "callee", cjv_attr(op, "callee"), &f));
   if (f) CJV_TRY(check_signature(op, f, "callee"));
@@ -157,7 +157,7 @@ static bool is_namespaced_op_name(const char *s, size_t n) {
   return parts > 0;
 }
 
-cj_status cjv_composite(const cj_op *op) {
+cj_status cj_verify_composite(const cj_op *op) {
   const cj_attr *name = cjv_attr(op, "name");
   if (!is_namespaced_op_name(name->str.s, name->str.len))
     CJV_FAIL(op, "name \"%s\" must be a namespaced op name such as \"my_namespace.my_op\"",
@@ -209,7 +209,7 @@ static CJ_MUST_USE cj_status check_layouts(const cj_op *op, const char *noun, co
   return NULL;
 }
 
-cj_status cjv_custom_call(const cj_op *op) {
+cj_status cj_verify_custom_call(const cj_op *op) {
   int64_t api = 1; /* API_VERSION_ORIGINAL */
   cjv_get_i64(op, "api_version", &api);
   if (api < 0 || api > 4)
@@ -236,12 +236,12 @@ cj_status cjv_custom_call(const cj_op *op) {
   const cj_attr *aliases = cjv_attr(op, "output_operand_aliases");
   for (int32_t k = 0; aliases && k < aliases->arr.n; k++) {
     const cj_attr *al = aliases->arr.items[k];
-    int64_t idx = cjv_field_i64(al, CJ_SK_OUTPUT_OPERAND_ALIAS, CJ_SF_OUTPUT_OPERAND_ALIAS_operand_index, 0);
+    int64_t idx = cj_verify_field_i64(al, CJ_SK_OUTPUT_OPERAND_ALIAS, CJ_SF_OUTPUT_OPERAND_ALIAS_operand_index, 0);
     if (idx < 0 || idx >= (int64_t)op->nopnds)
       CJV_FAIL(op, "output_operand_alias operand_index %lld is out of range [0, %u)",
                (long long)idx, op->nopnds);
     int64_t v[CJV_MAX_DIMS], n;
-    CJV_TRY(cjv_get_field_i64s(op, al, CJ_SK_OUTPUT_OPERAND_ALIAS,
+    CJV_TRY(cj_verify_get_field_i64s(op, al, CJ_SK_OUTPUT_OPERAND_ALIAS,
                                CJ_SF_OUTPUT_OPERAND_ALIAS_operand_tuple_indices,
                                "operand_tuple_indices", v, &n));
     const cj_type *opart = cjv_operand_type(op, (uint32_t)idx);
@@ -250,7 +250,7 @@ cj_status cjv_custom_call(const cj_op *op) {
         CJV_FAIL(op, "output_operand_alias operand_tuple_indices are out of bounds");
       opart = opart->members[v[i]];
     }
-    CJV_TRY(cjv_get_field_i64s(op, al, CJ_SK_OUTPUT_OPERAND_ALIAS,
+    CJV_TRY(cj_verify_get_field_i64s(op, al, CJ_SK_OUTPUT_OPERAND_ALIAS,
                                CJ_SF_OUTPUT_OPERAND_ALIAS_output_tuple_indices,
                                "output_tuple_indices", v, &n));
     /* with several results the output is addressed as the tuple of all results */
@@ -279,7 +279,7 @@ cj_status cjv_custom_call(const cj_op *op) {
   for (int32_t i = 0; cc && i < cc->arr.n; i++) {
     const cj_attr *sym = cc->arr.items[i];
     bool in_module;
-    const cj_op *f = cjv_lookup_symbol(op, sym->sym.root, &in_module);
+    const cj_op *f = cj_verify_lookup_symbol(op, sym->sym.root, &in_module);
     if (sym->sym.nnested)
       CJV_FAIL(op, "called_computations @%s::... is a nested symbol reference", sym->sym.root);
     if (f && f->kind != CJ_OP_FUNC)
@@ -290,7 +290,7 @@ cj_status cjv_custom_call(const cj_op *op) {
 
 /* ======================================================================== tuples and tokens */
 
-cj_status cjv_tuple(const cj_op *op) {
+cj_status cj_verify_tuple(const cj_op *op) {
   const cj_type *t = cjv_result_type(op, 0);
   cjv_tbuf tb;
   if (!t || t->kind != CJ_TYPE_TUPLE || (uint32_t)t->rank != op->nopnds)
@@ -304,7 +304,7 @@ cj_status cjv_tuple(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_get_tuple_element(const cj_op *op) {
+cj_status cj_verify_get_tuple_element(const cj_op *op) {
   const cj_type *t = cjv_operand_type(op, 0);
   cjv_tbuf t1, t2;
   if (!t || t->kind != CJ_TYPE_TUPLE) CJV_FAIL(op, "operand must be a tuple, got %s", CJV_T(t, t1));
@@ -319,7 +319,7 @@ cj_status cjv_get_tuple_element(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_optimization_barrier(const cj_op *op) {
+cj_status cj_verify_optimization_barrier(const cj_op *op) {
   if (op->nopnds != op->nresults)
     CJV_FAIL(op, "has %u operands but %u results; they must correspond one to one", op->nopnds,
              op->nresults);
@@ -334,25 +334,25 @@ cj_status cjv_optimization_barrier(const cj_op *op) {
     }
     snprintf(wa, sizeof wa, "operand #%u", i);
     snprintf(wb, sizeof wb, "result #%u", i);
-    CJV_TRY(cjv_check_same_type(op, wa, t, wb, cjv_result_type(op, i)));
+    CJV_TRY(cj_verify_check_same_type(op, wa, t, wb, cjv_result_type(op, i)));
   }
   return NULL;
 }
 
-cj_status cjv_after_all(const cj_op *op) {
+cj_status cj_verify_after_all(const cj_op *op) {
   char w[32];
   for (uint32_t i = 0; i < op->nopnds; i++) {
     snprintf(w, sizeof w, "operand #%u", i);
-    CJV_TRY(cjv_check_token(op, w, cjv_operand_type(op, i)));
+    CJV_TRY(cj_verify_check_token(op, w, cjv_operand_type(op, i)));
   }
-  return cjv_check_token(op, "result", cjv_result_type(op, 0));
+  return cj_verify_check_token(op, "result", cjv_result_type(op, 0));
 }
 
-cj_status cjv_create_token(const cj_op *op) {
-  return cjv_check_token(op, "result", cjv_result_type(op, 0));
+cj_status cj_verify_create_token(const cj_op *op) {
+  return cj_verify_check_token(op, "result", cjv_result_type(op, 0));
 }
 
-cj_status cjv_process_id(const cj_op *op) {
+cj_status cj_verify_process_id(const cj_op *op) {
   const cj_type *t = cjv_result_type(op, 0);
   cjv_tbuf tb;
   if (!t || t->kind != CJ_TYPE_TENSOR || t->rank != 0 || t->elem->kind != CJ_TYPE_ELEM ||
@@ -363,7 +363,7 @@ cj_status cjv_process_id(const cj_op *op) {
 
 /* ======================================================================== check, sdy */
 
-cj_status cjv_check(const cj_op *op) {
+cj_status cj_verify_check(const cj_op *op) {
   const cj_type *lhs = cjv_operand_type(op, 0);
   bool float_only = op->kind == CJ_OP_CHECK_EXPECT_ALMOST_EQ ||
                     op->kind == CJ_OP_CHECK_EXPECT_ALMOST_EQ_CONST ||
@@ -373,14 +373,14 @@ cj_status cjv_check(const cj_op *op) {
   const char *w1 = op->kind == CJ_OP_CHECK_EXPECT_CLOSE ? "expected" : "rhs";
   if (op->kind == CJ_OP_CHECK_EXPECT_SERIALIZED_EQ) {
     if (op->nopnds > 1) CJV_FAIL(op, "takes at most one operand, got %u", op->nopnds);
-    if (op->nopnds == 1) CJV_TRY(cjv_check_tensor(op, "operand", lhs, CJ_EC_ANY));
+    if (op->nopnds == 1) CJV_TRY(cj_verify_check_tensor(op, "operand", lhs, CJ_EC_ANY));
     return NULL;
   }
-  CJV_TRY(cjv_check_tensor(op, w0, lhs, mask));
+  CJV_TRY(cj_verify_check_tensor(op, w0, lhs, mask));
   if (op->nopnds == 2) {
     const cj_type *rhs = cjv_operand_type(op, 1);
-    CJV_TRY(cjv_check_tensor(op, w1, rhs, mask));
-    CJV_TRY(cjv_check_exact_type(op, w0, lhs, w1, rhs));
+    CJV_TRY(cj_verify_check_tensor(op, w1, rhs, mask));
+    CJV_TRY(cj_verify_check_exact_type(op, w0, lhs, w1, rhs));
   } else {
     const cj_attr *v = cjv_attr(op, "value");
     cjv_tbuf t1, t2;
@@ -400,8 +400,8 @@ cj_status cjv_check(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_sdy_identity(const cj_op *op) {
-  return cjv_check_same_type(op, "input", cjv_operand_type(op, 0), "result",
+cj_status cj_verify_sdy_identity(const cj_op *op) {
+  return cj_verify_check_same_type(op, "input", cjv_operand_type(op, 0), "result",
                              cjv_result_type(op, 0));
 }
 
@@ -437,10 +437,10 @@ static bool is_future(const cj_type *t) {
   return t && t->kind == CJ_TYPE_OPAQUE && t->text && strncmp(t->text, "!stablehlo.future<", 18) == 0;
 }
 
-cj_status cjv_async_start(const cj_op *op) {
+cj_status cj_verify_async_start(const cj_op *op) {
   const cj_block *b;
   const cj_op *ret;
-  CJV_TRY(cjv_region_return(op, 0, "body", &b, &ret));
+  CJV_TRY(cj_verify_region_return(op, 0, "body", &b, &ret));
   const cj_op *inner = b->first;
   if (b->nops != 2 || inner == ret)
     CJV_FAIL(op, "body region must hold exactly one operation and a return, got %u ops", b->nops);
@@ -475,7 +475,7 @@ cj_status cjv_async_start(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_async_done(const cj_op *op) {
+cj_status cj_verify_async_done(const cj_op *op) {
   const cj_type *f = cjv_operand_type(op, 0);
   cjv_tbuf t1;
   if (!is_future(f)) CJV_FAIL(op, "operand must be a !stablehlo.future, got %s", CJV_T(f, t1));
@@ -492,7 +492,7 @@ cj_status cjv_async_done(const cj_op *op) {
 
 /* interpreter.run_parallel: programs is a non-empty [replicas][partitions] grid of functions;
  * the op's operands and results are their arguments and results, concatenated in grid order. */
-cj_status cjv_interp_run_parallel(const cj_op *op) {
+cj_status cj_verify_interp_run_parallel(const cj_op *op) {
   const cj_attr *progs = cjv_attr(op, "programs");
   if (!progs || progs->arr.n == 0 || !progs->arr.items[0] ||
       progs->arr.items[0]->kind != CJ_ATTR_ARRAY || progs->arr.items[0]->arr.n == 0)

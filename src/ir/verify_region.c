@@ -51,8 +51,8 @@ static CJ_MUST_USE cj_status check_branches(const cj_op *op, const char *noun) {
       snprintf(rname, sizeof rname, "%s %u", noun, r);
     const cj_block *b;
     const cj_op *ret;
-    CJV_TRY(cjv_region_return(op, r, rname, &b, &ret));
-    CJV_TRY(cjv_check_region_nargs(op, rname, b, 0));
+    CJV_TRY(cj_verify_region_return(op, r, rname, &b, &ret));
+    CJV_TRY(cj_verify_check_region_nargs(op, rname, b, 0));
     if (ret->nopnds != op->nresults)
       CJV_FAIL(op, "%s returns %u value%s but the op has %u result%s", rname, ret->nopnds,
                ret->nopnds == 1 ? "" : "s", op->nresults, op->nresults == 1 ? "" : "s");
@@ -64,22 +64,22 @@ static CJ_MUST_USE cj_status check_branches(const cj_op *op, const char *noun) {
   return NULL;
 }
 
-cj_status cjv_if(const cj_op *op) { return check_branches(op, "if"); }
+cj_status cj_verify_if(const cj_op *op) { return check_branches(op, "if"); }
 
-cj_status cjv_case(const cj_op *op) { return check_branches(op, "branch"); }
+cj_status cj_verify_case(const cj_op *op) { return check_branches(op, "branch"); }
 
 /* ======================================================================== while */
 
-cj_status cjv_while(const cj_op *op) {
+cj_status cj_verify_while(const cj_op *op) {
   if (op->nresults != op->nopnds)
     CJV_FAIL(op, "has %u operands but %u results; they must correspond one to one", op->nopnds,
              op->nresults);
   const cj_block *cb, *bb;
   const cj_op *cret, *bret;
-  CJV_TRY(cjv_region_return(op, 0, "cond", &cb, &cret));
-  CJV_TRY(cjv_region_return(op, 1, "body", &bb, &bret));
-  CJV_TRY(cjv_check_region_nargs(op, "cond", cb, op->nopnds));
-  CJV_TRY(cjv_check_region_nargs(op, "body", bb, op->nopnds));
+  CJV_TRY(cj_verify_region_return(op, 0, "cond", &cb, &cret));
+  CJV_TRY(cj_verify_region_return(op, 1, "body", &bb, &bret));
+  CJV_TRY(cj_verify_check_region_nargs(op, "cond", cb, op->nopnds));
+  CJV_TRY(cj_verify_check_region_nargs(op, "body", bb, op->nopnds));
   for (uint32_t i = 0; i < op->nopnds; i++) {
     const cj_type *t = T(op, i);
     CJV_TRY(check_agree(op, "operand", i, t, "cond argument", i, cb->args[i].type));
@@ -101,18 +101,18 @@ cj_status cjv_while(const cj_op *op) {
 
 /* ======================================================================== map */
 
-cj_status cjv_map(const cj_op *op) {
+cj_status cj_verify_map(const cj_op *op) {
   if (op->nopnds == 0) CJV_FAIL(op, "needs at least one input");
   const cj_type *r = cjv_result_type(op, 0);
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
   char what[48];
   for (uint32_t i = 0; i < op->nopnds; i++) {
     snprintf(what, sizeof what, "inputs[%u]", i);
-    CJV_TRY(cjv_check_tensor(op, what, T(op, i), PER_TENSOR));
-    CJV_TRY(cjv_check_same_shape(op, what, T(op, i), "result", r));
+    CJV_TRY(cj_verify_check_tensor(op, what, T(op, i), PER_TENSOR));
+    CJV_TRY(cj_verify_check_same_shape(op, what, T(op, i), "result", r));
   }
   int64_t dims[CJV_MAX_DIMS], n;
-  CJV_TRY(cjv_get_i64s(op, "dimensions", dims, &n, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "dimensions", dims, &n, NULL));
   cjv_tbuf t1, t2;
   bool iota = n == T(op, 0)->rank;
   for (int64_t i = 0; iota && i < n; i++)
@@ -122,8 +122,8 @@ cj_status cjv_map(const cj_op *op) {
              CJV_DIMS(dims, n, t1), T(op, 0)->rank - 1);
   const cj_block *b;
   const cj_op *ret;
-  CJV_TRY(cjv_region_return(op, 0, "computation", &b, &ret));
-  CJV_TRY(cjv_check_region_nargs(op, "computation", b, op->nopnds));
+  CJV_TRY(cj_verify_region_return(op, 0, "computation", &b, &ret));
+  CJV_TRY(cj_verify_check_region_nargs(op, "computation", b, op->nopnds));
   for (uint32_t i = 0; i < op->nopnds; i++) {
     const cj_type *a = b->args[i].type;
     if (!a || a->kind != CJ_TYPE_TENSOR || a->rank != 0 || a->elem != T(op, i)->elem)
@@ -162,11 +162,11 @@ static CJ_MUST_USE cj_status check_inputs_inits(const cj_op *op, uint32_t *np, c
     inits[i] = T(op, n + i);
     snprintf(w1, sizeof w1, "inputs[%u]", i);
     snprintf(w2, sizeof w2, "init_values[%u]", i);
-    CJV_TRY(cjv_check_tensor(op, w1, ins[i], PER_TENSOR));
-    /* 0-D per the spec; the body's accumulator shape decides (cjv_check_reducer) */
-    CJV_TRY(cjv_check_tensor(op, w2, inits[i], PER_TENSOR));
-    CJV_TRY(cjv_check_same_shape(op, "inputs[0]", ins[0], w1, ins[i]));
-    CJV_TRY(cjv_check_same_baseline_elem(op, w1, ins[i], w2, inits[i]));
+    CJV_TRY(cj_verify_check_tensor(op, w1, ins[i], PER_TENSOR));
+    /* 0-D per the spec; the body's accumulator shape decides (cj_verify_check_reducer) */
+    CJV_TRY(cj_verify_check_tensor(op, w2, inits[i], PER_TENSOR));
+    CJV_TRY(cj_verify_check_same_shape(op, "inputs[0]", ins[0], w1, ins[i]));
+    CJV_TRY(cj_verify_check_same_baseline_elem(op, w1, ins[i], w2, inits[i]));
   }
   return NULL;
 }
@@ -181,8 +181,8 @@ static CJ_MUST_USE cj_status check_reduce_results(const cj_op *op, uint32_t n,
   for (uint32_t i = 0; i < n; i++) {
     const cj_type *r = cjv_result_type(op, i);
     snprintf(what, sizeof what, "result #%u", i);
-    CJV_TRY(cjv_check_tensor(op, what, r, PER_TENSOR));
-    CJV_TRY(cjv_check_shape_is(op, what, r, expect, rank));
+    CJV_TRY(cj_verify_check_tensor(op, what, r, PER_TENSOR));
+    CJV_TRY(cj_verify_check_shape_is(op, what, r, expect, rank));
     if (r->elem != elems[i])
       CJV_FAIL(op, "%s has element type %s but the body returns %s", what, CJV_T(r, t1),
                CJV_T(elems[i], t2));
@@ -190,20 +190,20 @@ static CJ_MUST_USE cj_status check_reduce_results(const cj_op *op, uint32_t n,
   return NULL;
 }
 
-cj_status cjv_reduce(const cj_op *op) {
+cj_status cj_verify_reduce(const cj_op *op) {
   uint32_t n = 0;
   const cj_type *ins[CJV_MAX_DIMS], *inits[CJV_MAX_DIMS], *elems[CJV_MAX_DIMS];
   CJV_TRY(check_inputs_inits(op, &n, ins, inits));
   int64_t dims[CJV_MAX_DIMS], nd;
-  CJV_TRY(cjv_get_i64s(op, "dimensions", dims, &nd, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "dimensions", dims, &nd, NULL));
   int32_t rank = ins[0]->rank;
-  CJV_TRY(cjv_check_dims_in_range(op, "dimensions", dims, nd, rank));
-  CJV_TRY(cjv_check_unique(op, "dimensions", dims, nd));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "dimensions", dims, nd, rank));
+  CJV_TRY(cj_verify_check_unique(op, "dimensions", dims, nd));
   int64_t expect[CJV_MAX_DIMS];
   int32_t k = 0;
   for (int32_t d = 0; d < rank; d++)
     if (!cjv_contains(dims, nd, d)) expect[k++] = ins[0]->dims[d];
-  CJV_TRY(cjv_check_reducer(op, 0, "body", n, ins, NULL, inits, expect, k, elems));
+  CJV_TRY(cj_verify_check_reducer(op, 0, "body", n, ins, NULL, inits, expect, k, elems));
   return check_reduce_results(op, n, expect, k, elems);
 }
 
@@ -219,7 +219,7 @@ static CJ_MUST_USE cj_status read_window_list(const cj_op *op, const char *name,
                                   int64_t min, int64_t *out) {
   int64_t n;
   bool present;
-  CJV_TRY(cjv_get_i64s(op, name, out, &n, &present));
+  CJV_TRY(cj_verify_get_i64s(op, name, out, &n, &present));
   if (!present || (n == 0 && rank != 0 && dflt == 1)) { /* absent or empty: the default */
     for (int32_t i = 0; i < rank; i++) out[i] = dflt;
     return NULL;
@@ -238,7 +238,7 @@ static CJ_MUST_USE cj_status read_window_list(const cj_op *op, const char *name,
 static CJ_MUST_USE cj_status read_window_dims(const cj_op *op, int32_t rank, const char *of,
                                               window *w) {
   int64_t nd;
-  CJV_TRY(cjv_get_i64s(op, "window_dimensions", w->dims, &nd, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "window_dimensions", w->dims, &nd, NULL));
   if (nd != rank)
     CJV_FAIL(op, "window_dimensions has %lld entries but the %s rank is %d", (long long)nd, of,
              rank);
@@ -248,12 +248,12 @@ static CJ_MUST_USE cj_status read_window_dims(const cj_op *op, int32_t rank, con
   return read_window_list(op, "window_strides", rank, 1, 1, w->strides);
 }
 
-cj_status cjv_read_padding(const cj_op *op, int32_t rank, int64_t *lo, int64_t *hi) {
+cj_status cj_verify_read_padding(const cj_op *op, int32_t rank, int64_t *lo, int64_t *hi) {
   const cj_attr *p = cjv_attr(op, "padding");
   for (int32_t i = 0; i < rank; i++) lo[i] = hi[i] = 0;
   if (!p) return NULL;
   cjv_tbuf t1;
-  if (!cjv_dense_readable(p, true)) CJV_FAIL(op, "padding must be a dense integer tensor");
+  if (!cj_verify_dense_readable(p, true)) CJV_FAIL(op, "padding must be a dense integer tensor");
   const cj_type *pt = p->dense.type;
   /* an empty padding (tensor<0xi64>) means no padding */
   if (pt->num_elements == 0) return NULL;
@@ -266,7 +266,7 @@ cj_status cjv_read_padding(const cj_op *op, int32_t rank, int64_t *lo, int64_t *
   return NULL;
 }
 
-cj_status cjv_reduce_window(const cj_op *op) {
+cj_status cj_verify_reduce_window(const cj_op *op) {
   uint32_t n = 0;
   const cj_type *ins[CJV_MAX_DIMS], *inits[CJV_MAX_DIMS], *elems[CJV_MAX_DIMS];
   CJV_TRY(check_inputs_inits(op, &n, ins, inits));
@@ -275,8 +275,8 @@ cj_status cjv_reduce_window(const cj_op *op) {
   CJV_TRY(read_window_dims(op, rank, "input", &w));
   CJV_TRY(read_window_list(op, "base_dilations", rank, 1, 1, w.base));
   CJV_TRY(read_window_list(op, "window_dilations", rank, 1, 1, w.wdil));
-  CJV_TRY(cjv_read_padding(op, rank, w.lo, w.hi));
-  CJV_TRY(cjv_check_reducer(op, 0, "body", n, ins, NULL, inits, w.dims, rank, elems));
+  CJV_TRY(cj_verify_read_padding(op, rank, w.lo, w.hi));
+  CJV_TRY(cj_verify_check_reducer(op, 0, "body", n, ins, NULL, inits, w.dims, rank, elems));
   int64_t expect[CJV_MAX_DIMS];
   for (int32_t d = 0; d < rank; d++) {
     int64_t in = ins[0]->dims[d];
@@ -290,32 +290,32 @@ cj_status cjv_reduce_window(const cj_op *op) {
   return check_reduce_results(op, n, expect, rank, elems);
 }
 
-cj_status cjv_select_and_scatter(const cj_op *op) {
+cj_status cj_verify_select_and_scatter(const cj_op *op) {
   const cj_type *x = T(op, 0), *src = T(op, 1), *init = T(op, 2), *r = cjv_result_type(op, 0);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor(op, "source", src, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor_rank(op, "init_value", init, PER_TENSOR, 0));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "source", src));
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "init_value", init));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "source", src, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor_rank(op, "init_value", init, PER_TENSOR, 0));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "source", src));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "init_value", init));
   int32_t rank = x->rank;
   window w;
   /* window_dimensions is optional in the op's syntax but an absent one is an empty list */
   CJV_TRY(read_window_dims(op, rank, "operand", &w));
-  CJV_TRY(cjv_read_padding(op, rank, w.lo, w.hi));
+  CJV_TRY(cj_verify_read_padding(op, rank, w.lo, w.hi));
   int64_t expect[CJV_MAX_DIMS];
   for (int32_t d = 0; d < rank; d++) {
     int64_t in = x->dims[d];
     expect[d] = in == CJ_DYN ? CJ_DYN
                              : cj_shape_num_windows(w.lo[d] + in + w.hi[d], w.dims[d], w.strides[d]);
   }
-  CJV_TRY(cjv_check_shape_is(op, "source", src, expect, rank));
+  CJV_TRY(cj_verify_check_shape_is(op, "source", src, expect, rank));
   /* select: (tensor<E>, tensor<E>) -> tensor<i1> */
   const cj_block *b;
   const cj_op *ret;
   cjv_tbuf t1, t2;
-  CJV_TRY(cjv_region_return(op, 0, "select", &b, &ret));
-  CJV_TRY(cjv_check_region_nargs(op, "select", b, 2));
+  CJV_TRY(cj_verify_region_return(op, 0, "select", &b, &ret));
+  CJV_TRY(cj_verify_check_region_nargs(op, "select", b, 2));
   for (uint32_t i = 0; i < 2; i++) {
     const cj_type *a = b->args[i].type;
     if (!a || a->kind != CJ_TYPE_TENSOR || a->rank != 0 || a->elem != x->elem)
@@ -329,8 +329,8 @@ cj_status cjv_select_and_scatter(const cj_op *op) {
     CJV_FAIL(op, "select must return tensor<i1>, got %s", CJV_T(st, t1));
   const cj_type *elem;
   const cj_type *ins[1] = {src}, *inits[1] = {init};
-  CJV_TRY(cjv_check_reducer(op, 1, "scatter", 1, ins, NULL, inits, NULL, 0, &elem));
-  CJV_TRY(cjv_check_same_shape(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_reducer(op, 1, "scatter", 1, ins, NULL, inits, NULL, 0, &elem));
+  CJV_TRY(cj_verify_check_same_shape(op, "operand", x, "result", r));
   if (r->elem != elem)
     CJV_FAIL(op, "result has element type %s but scatter returns %s", CJV_T(r, t1),
              CJV_T(elem, t2));
@@ -339,7 +339,7 @@ cj_status cjv_select_and_scatter(const cj_op *op) {
 
 /* ======================================================================== sort */
 
-cj_status cjv_sort(const cj_op *op) {
+cj_status cj_verify_sort(const cj_op *op) {
   if (op->nopnds == 0) CJV_FAIL(op, "needs at least one input");
   if (op->nresults != op->nopnds)
     CJV_FAIL(op, "has %u inputs but %u results", op->nopnds, op->nresults);
@@ -347,10 +347,10 @@ cj_status cjv_sort(const cj_op *op) {
   for (uint32_t i = 0; i < op->nopnds; i++) {
     snprintf(w1, sizeof w1, "inputs[%u]", i);
     snprintf(w2, sizeof w2, "result #%u", i);
-    CJV_TRY(cjv_check_tensor(op, w1, T(op, i), PER_TENSOR));
-    CJV_TRY(cjv_check_same_shape(op, "inputs[0]", T(op, 0), w1, T(op, i)));
-    CJV_TRY(cjv_check_tensor(op, w2, cjv_result_type(op, i), PER_TENSOR));
-    CJV_TRY(cjv_check_same_type(op, w1, T(op, i), w2, cjv_result_type(op, i)));
+    CJV_TRY(cj_verify_check_tensor(op, w1, T(op, i), PER_TENSOR));
+    CJV_TRY(cj_verify_check_same_shape(op, "inputs[0]", T(op, 0), w1, T(op, i)));
+    CJV_TRY(cj_verify_check_tensor(op, w2, cjv_result_type(op, i), PER_TENSOR));
+    CJV_TRY(cj_verify_check_same_type(op, w1, T(op, i), w2, cjv_result_type(op, i)));
   }
   int32_t rank = T(op, 0)->rank;
   int64_t dim = -1;
@@ -360,8 +360,8 @@ cj_status cjv_sort(const cj_op *op) {
   const cj_block *b;
   const cj_op *ret;
   cjv_tbuf t1, t2;
-  CJV_TRY(cjv_region_return(op, 0, "comparator", &b, &ret));
-  CJV_TRY(cjv_check_region_nargs(op, "comparator", b, 2 * op->nopnds));
+  CJV_TRY(cj_verify_region_return(op, 0, "comparator", &b, &ret));
+  CJV_TRY(cj_verify_check_region_nargs(op, "comparator", b, 2 * op->nopnds));
   for (uint32_t i = 0; i < 2 * op->nopnds; i++) {
     const cj_type *a = b->args[i].type, *e = T(op, i / 2)->elem;
     if (!a || a->kind != CJ_TYPE_TENSOR || a->rank != 0 || a->elem != e)

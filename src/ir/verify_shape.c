@@ -44,8 +44,8 @@ static CJ_MUST_USE cj_status check_broadcast_dims(const cj_op *op, const cj_type
   if (n != x->rank)
     CJV_FAIL(op, "broadcast_dimensions has %lld entries but the operand %s has rank %d",
              (long long)n, CJV_T(x, t1), x->rank);
-  CJV_TRY(cjv_check_unique(op, "broadcast_dimensions", dims, n));
-  CJV_TRY(cjv_check_dims_in_range(op, "broadcast_dimensions", dims, n, r->rank));
+  CJV_TRY(cj_verify_check_unique(op, "broadcast_dimensions", dims, n));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "broadcast_dimensions", dims, n, r->rank));
   for (int64_t d = 0; d < n; d++) {
     int64_t od = x->dims[d], rd = r->dims[dims[d]];
     if (od != 1 && !cj_shape_dim_compatible(od, rd))
@@ -74,34 +74,34 @@ static CJ_MUST_USE cj_status check_broadcast_dims(const cj_op *op, const cj_type
   return NULL;
 }
 
-cj_status cjv_broadcast_in_dim(const cj_op *op) {
+cj_status cj_verify_broadcast_in_dim(const cj_op *op) {
   const cj_type *x = T(op, 0), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_ANY));
-  CJV_TRY(cjv_check_static_or_single_bounded(op, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_static_or_single_bounded(op, "result", r));
   int64_t dims[CJV_MAX_DIMS], n;
-  CJV_TRY(cjv_get_i64s(op, "broadcast_dimensions", dims, &n, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "broadcast_dimensions", dims, &n, NULL));
   return check_broadcast_dims(op, x, r, dims, n);
 }
 
-cj_status cjv_dynamic_broadcast_in_dim(const cj_op *op) {
+cj_status cj_verify_dynamic_broadcast_in_dim(const cj_op *op) {
   const cj_type *x = T(op, 0), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_ANY));
   int64_t dims[CJV_MAX_DIMS], n;
-  CJV_TRY(cjv_get_i64s(op, "broadcast_dimensions", dims, &n, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "broadcast_dimensions", dims, &n, NULL));
   CJV_TRY(check_broadcast_dims(op, x, r, dims, n));
-  CJV_TRY(cjv_check_shape_operand(op, 1, "output_dimensions", r));
+  CJV_TRY(cj_verify_check_shape_operand(op, 1, "output_dimensions", r));
   int64_t ke[CJV_MAX_DIMS], nke, kn[CJV_MAX_DIMS], nkn;
-  CJV_TRY(cjv_get_i64s(op, "known_expanding_dimensions", ke, &nke, NULL));
-  CJV_TRY(cjv_get_i64s(op, "known_nonexpanding_dimensions", kn, &nkn, NULL));
-  CJV_TRY(cjv_check_unique_disjoint(op, "known_expanding_dimensions", ke, nke,
+  CJV_TRY(cj_verify_get_i64s(op, "known_expanding_dimensions", ke, &nke, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "known_nonexpanding_dimensions", kn, &nkn, NULL));
+  CJV_TRY(cj_verify_check_unique_disjoint(op, "known_expanding_dimensions", ke, nke,
                                     "known_nonexpanding_dimensions", kn, nkn));
-  CJV_TRY(cjv_check_dims_in_range(op, "known_expanding_dimensions", ke, nke, x->rank));
-  CJV_TRY(cjv_check_dims_in_range(op, "known_nonexpanding_dimensions", kn, nkn, x->rank));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "known_expanding_dimensions", ke, nke, x->rank));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "known_nonexpanding_dimensions", kn, nkn, x->rank));
   /* with a constant shape operand, static operand dimensions must be 1 or match it */
   int64_t shape[CJV_MAX_DIMS], ns;
-  if (cjv_constant_operand_i64s(op, 1, shape, &ns) && ns == r->rank) {
+  if (cj_verify_constant_operand_i64s(op, 1, shape, &ns) && ns == r->rank) {
     for (int64_t d = 0; d < n; d++) {
       int64_t od = x->dims[d];
       if (od != CJ_DYN && od != 1 && od != shape[dims[d]])
@@ -114,12 +114,12 @@ cj_status cjv_dynamic_broadcast_in_dim(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_broadcast(const cj_op *op) {
+cj_status cj_verify_broadcast(const cj_op *op) {
   const cj_type *x = T(op, 0), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
   int64_t sizes[CJV_MAX_DIMS], n;
-  CJV_TRY(cjv_get_i64s(op, "broadcast_sizes", sizes, &n, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "broadcast_sizes", sizes, &n, NULL));
   int64_t expect[CJV_MAX_DIMS];
   if (n + x->rank > CJV_MAX_DIMS) CJV_FAIL(op, "result rank is too large");
   for (int64_t i = 0; i < n; i++) {
@@ -127,8 +127,8 @@ cj_status cjv_broadcast(const cj_op *op) {
     expect[i] = sizes[i];
   }
   for (int32_t i = 0; i < x->rank; i++) expect[n + i] = x->dims[i];
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "result", r));
-  return cjv_check_shape_is(op, "result", r, expect, (int32_t)(n + x->rank));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "result", r));
+  return cj_verify_check_shape_is(op, "result", r, expect, (int32_t)(n + x->rank));
 }
 
 /* ======================================================================== reshapes */
@@ -160,11 +160,11 @@ static CJ_MUST_USE cj_status check_reshape_elems(const cj_op *op, const cj_type 
   return NULL;
 }
 
-cj_status cjv_reshape(const cj_op *op) {
+cj_status cj_verify_reshape(const cj_op *op) {
   const cj_type *x = T(op, 0), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_ANY));
-  CJV_TRY(cjv_check_static_or_single_bounded(op, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_static_or_single_bounded(op, "result", r));
   cjv_tbuf t1, t2;
   if (x->num_elements >= 0 && r->num_elements >= 0 && x->num_elements != r->num_elements)
     CJV_FAIL(op, "operand %s has %lld elements but result %s has %lld", CJV_T(x, t1),
@@ -172,17 +172,17 @@ cj_status cjv_reshape(const cj_op *op) {
   return check_reshape_elems(op, x, r);
 }
 
-cj_status cjv_dynamic_reshape(const cj_op *op) {
+cj_status cj_verify_dynamic_reshape(const cj_op *op) {
   const cj_type *x = T(op, 0), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_ANY));
   cjv_tbuf t1, t2;
   if (x->num_elements >= 0 && r->num_elements >= 0 && x->num_elements != r->num_elements)
     CJV_FAIL(op, "operand %s has %lld elements but result %s has %lld", CJV_T(x, t1),
              (long long)x->num_elements, CJV_T(r, t2), (long long)r->num_elements);
-  CJV_TRY(cjv_check_shape_operand(op, 1, "output_shape", r));
+  CJV_TRY(cj_verify_check_shape_operand(op, 1, "output_shape", r));
   int64_t shape[CJV_MAX_DIMS], ns;
-  if (x->num_elements >= 0 && cjv_constant_operand_i64s(op, 1, shape, &ns)) {
+  if (x->num_elements >= 0 && cj_verify_constant_operand_i64s(op, 1, shape, &ns)) {
     int64_t p = 1;
     for (int64_t i = 0; i < ns; i++) p *= shape[i];
     if (p != x->num_elements)
@@ -192,21 +192,21 @@ cj_status cjv_dynamic_reshape(const cj_op *op) {
   return check_reshape_elems(op, x, r);
 }
 
-cj_status cjv_transpose(const cj_op *op) {
+cj_status cj_verify_transpose(const cj_op *op) {
   const cj_type *x = T(op, 0), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_ANY));
   int64_t perm[CJV_MAX_DIMS], n;
-  CJV_TRY(cjv_get_i64s(op, "permutation", perm, &n, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "permutation", perm, &n, NULL));
   cjv_tbuf t1, t2;
   if (n != x->rank)
     CJV_FAIL(op, "permutation %s must have one entry per operand dimension (%d)",
              CJV_DIMS(perm, n, t1), x->rank);
-  CJV_TRY(cjv_check_dims_in_range(op, "permutation", perm, n, x->rank));
-  CJV_TRY(cjv_check_unique(op, "permutation", perm, n));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "permutation", perm, n, x->rank));
+  CJV_TRY(cj_verify_check_unique(op, "permutation", perm, n));
   int64_t expect[CJV_MAX_DIMS];
   for (int64_t i = 0; i < n; i++) expect[i] = x->dims[perm[i]];
-  CJV_TRY(cjv_check_shape_is(op, "result", r, expect, (int32_t)n));
+  CJV_TRY(cj_verify_check_shape_is(op, "result", r, expect, (int32_t)n));
   CJV_TRY(check_moved_elem(op, x, r, false));
   if (cj_shape_is_per_axis(r->elem)) {
     int32_t ar = r->elem->quant->axis, ax = x->elem->quant->axis;
@@ -218,28 +218,28 @@ cj_status cjv_transpose(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_reverse(const cj_op *op) {
+cj_status cj_verify_reverse(const cj_op *op) {
   const cj_type *x = T(op, 0), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
-  CJV_TRY(cjv_check_same_type(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_same_type(op, "operand", x, "result", r));
   int64_t dims[CJV_MAX_DIMS], n;
-  CJV_TRY(cjv_get_i64s(op, "dimensions", dims, &n, NULL));
-  CJV_TRY(cjv_check_unique(op, "dimensions", dims, n));
-  return cjv_check_dims_in_range(op, "dimensions", dims, n, r->rank);
+  CJV_TRY(cj_verify_get_i64s(op, "dimensions", dims, &n, NULL));
+  CJV_TRY(cj_verify_check_unique(op, "dimensions", dims, n));
+  return cj_verify_check_dims_in_range(op, "dimensions", dims, n, r->rank);
 }
 
 /* ======================================================================== slices */
 
-cj_status cjv_slice(const cj_op *op) {
+cj_status cj_verify_slice(const cj_op *op) {
   const cj_type *x = T(op, 0), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "result", r));
   int64_t st[CJV_MAX_DIMS], li[CJV_MAX_DIMS], sd[CJV_MAX_DIMS], ns, nl, nd;
-  CJV_TRY(cjv_get_i64s(op, "start_indices", st, &ns, NULL));
-  CJV_TRY(cjv_get_i64s(op, "limit_indices", li, &nl, NULL));
-  CJV_TRY(cjv_get_i64s(op, "strides", sd, &nd, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "start_indices", st, &ns, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "limit_indices", li, &nl, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "strides", sd, &nd, NULL));
   cjv_tbuf t1;
   if (ns != x->rank || nl != x->rank || nd != x->rank)
     CJV_FAIL(op,
@@ -260,7 +260,7 @@ cj_status cjv_slice(const cj_op *op) {
     if (sd[i] <= 0) CJV_FAIL(op, "stride %lld in dimension %d must be positive", (long long)sd[i], i);
     expect[i] = (li[i] - st[i] + sd[i] - 1) / sd[i];
   }
-  return cjv_check_shape_is(op, "result", r, expect, x->rank);
+  return cj_verify_check_shape_is(op, "result", r, expect, x->rank);
 }
 
 /* start_indices operands of dynamic_slice / dynamic_update_slice: 0-D integer tensors of one
@@ -272,21 +272,21 @@ static CJ_MUST_USE cj_status check_start_indices(const cj_op *op, uint32_t first
   char what[48];
   for (uint32_t i = 0; i < n; i++) {
     snprintf(what, sizeof what, "start index #%u", i);
-    CJV_TRY(cjv_check_tensor_rank(op, what, T(op, first + i), CJ_EC_INT, 0));
+    CJV_TRY(cj_verify_check_tensor_rank(op, what, T(op, first + i), CJ_EC_INT, 0));
     if (T(op, first + i)->elem != T(op, first)->elem)
-      CJV_TRY(cjv_check_same_elem(op, "start index #0", T(op, first), what, T(op, first + i)));
+      CJV_TRY(cj_verify_check_same_elem(op, "start index #0", T(op, first), what, T(op, first + i)));
   }
   return NULL;
 }
 
-cj_status cjv_dynamic_slice(const cj_op *op) {
+cj_status cj_verify_dynamic_slice(const cj_op *op) {
   if (op->nopnds < 1) CJV_FAIL(op, "needs an operand");
   const cj_type *x = T(op, 0), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "result", r));
   int64_t sizes[CJV_MAX_DIMS], n;
-  CJV_TRY(cjv_get_i64s(op, "slice_sizes", sizes, &n, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "slice_sizes", sizes, &n, NULL));
   if (n != x->rank)
     CJV_FAIL(op, "slice_sizes has %lld entries but the operand has rank %d", (long long)n,
              x->rank);
@@ -297,17 +297,17 @@ cj_status cjv_dynamic_slice(const cj_op *op) {
       CJV_FAIL(op, "slice size %lld is larger than the size %lld of operand dimension %d",
                (long long)sizes[i], (long long)x->dims[i], i);
   }
-  return cjv_check_shape_is(op, "result", r, sizes, (int32_t)n);
+  return cj_verify_check_shape_is(op, "result", r, sizes, (int32_t)n);
 }
 
-cj_status cjv_dynamic_update_slice(const cj_op *op) {
+cj_status cj_verify_dynamic_update_slice(const cj_op *op) {
   if (op->nopnds < 2) CJV_FAIL(op, "needs an operand and an update");
   const cj_type *x = T(op, 0), *u = T(op, 1), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor(op, "update", u, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
-  CJV_TRY(cjv_check_same_type(op, "operand", x, "result", r));
-  CJV_TRY(cjv_check_same_elem(op, "update", u, "operand", x));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "update", u, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_same_type(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_same_elem(op, "update", u, "operand", x));
   cjv_tbuf t1, t2;
   if (u->rank != x->rank)
     CJV_FAIL(op, "update %s must have the rank of the operand %s", CJV_T(u, t1), CJV_T(x, t2));
@@ -319,16 +319,16 @@ cj_status cjv_dynamic_update_slice(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_real_dynamic_slice(const cj_op *op) {
+cj_status cj_verify_real_dynamic_slice(const cj_op *op) {
   const cj_type *x = T(op, 0), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "result", r));
   static const char *const names[3] = {"start_indices", "limit_indices", "strides"};
   cjv_tbuf t1;
   for (uint32_t k = 0; k < 3; k++) {
     const cj_type *t = T(op, 1 + k);
-    CJV_TRY(cjv_check_tensor_rank(op, names[k], t, CJ_EC_INT, 1));
+    CJV_TRY(cj_verify_check_tensor_rank(op, names[k], t, CJ_EC_INT, 1));
     if (t->dims[0] != CJ_DYN && t->dims[0] != x->rank)
       CJV_FAIL(op, "%s %s must have one entry per operand dimension (%d)", names[k],
                CJV_T(t, t1), x->rank);
@@ -337,8 +337,8 @@ cj_status cjv_real_dynamic_slice(const cj_op *op) {
     CJV_FAIL(op, "result %s must have the rank of the operand (%d)", CJV_T(r, t1), x->rank);
   /* with constant operands, the result shape is known */
   int64_t st[CJV_MAX_DIMS], li[CJV_MAX_DIMS], sd[CJV_MAX_DIMS], a, b, c;
-  if (cjv_constant_operand_i64s(op, 1, st, &a) && cjv_constant_operand_i64s(op, 2, li, &b) &&
-      cjv_constant_operand_i64s(op, 3, sd, &c) && a == x->rank && b == a && c == a) {
+  if (cj_verify_constant_operand_i64s(op, 1, st, &a) && cj_verify_constant_operand_i64s(op, 2, li, &b) &&
+      cj_verify_constant_operand_i64s(op, 3, sd, &c) && a == x->rank && b == a && c == a) {
     int64_t expect[CJV_MAX_DIMS];
     for (int64_t i = 0; i < a; i++) {
       if (sd[i] <= 0)
@@ -349,24 +349,24 @@ cj_status cjv_real_dynamic_slice(const cj_op *op) {
                  (long long)st[i], (long long)li[i], (long long)i, CJV_T(x, t1));
       expect[i] = (li[i] - st[i] + sd[i] - 1) / sd[i];
     }
-    CJV_TRY(cjv_check_shape_is(op, "result", r, expect, (int32_t)a));
+    CJV_TRY(cj_verify_check_shape_is(op, "result", r, expect, (int32_t)a));
   }
   return NULL;
 }
 
 /* ======================================================================== pad, concatenate */
 
-cj_status cjv_pad(const cj_op *op) {
+cj_status cj_verify_pad(const cj_op *op) {
   const cj_type *x = T(op, 0), *pv = T(op, 1), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor_rank(op, "padding_value", pv, PER_TENSOR, 0));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "padding_value", pv));
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor_rank(op, "padding_value", pv, PER_TENSOR, 0));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "padding_value", pv));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "result", r));
   int64_t lo[CJV_MAX_DIMS], hi[CJV_MAX_DIMS], in[CJV_MAX_DIMS], nl, nh, ni;
-  CJV_TRY(cjv_get_i64s(op, "edge_padding_low", lo, &nl, NULL));
-  CJV_TRY(cjv_get_i64s(op, "edge_padding_high", hi, &nh, NULL));
-  CJV_TRY(cjv_get_i64s(op, "interior_padding", in, &ni, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "edge_padding_low", lo, &nl, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "edge_padding_high", hi, &nh, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "interior_padding", in, &ni, NULL));
   if (nl != x->rank || nh != x->rank || ni != x->rank)
     CJV_FAIL(op,
              "edge_padding_low, edge_padding_high and interior_padding must each have one entry "
@@ -388,16 +388,16 @@ cj_status cjv_pad(const cj_op *op) {
     if (size < 0) CJV_FAIL(op, "padding gives a negative size %lld in dimension %d", (long long)size, i);
     expect[i] = size;
   }
-  return cjv_check_shape_is(op, "result", r, expect, x->rank);
+  return cj_verify_check_shape_is(op, "result", r, expect, x->rank);
 }
 
-cj_status cjv_dynamic_pad(const cj_op *op) {
+cj_status cj_verify_dynamic_pad(const cj_op *op) {
   const cj_type *x = T(op, 0), *pv = T(op, 1), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor_rank(op, "padding_value", pv, PER_TENSOR, 0));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "padding_value", pv));
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor_rank(op, "padding_value", pv, PER_TENSOR, 0));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "padding_value", pv));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "result", r));
   static const char *const names[3] = {"edge_padding_low", "edge_padding_high",
                                        "interior_padding"};
   cjv_tbuf t1;
@@ -405,16 +405,16 @@ cj_status cjv_dynamic_pad(const cj_op *op) {
   bool known = true;
   for (uint32_t k = 0; k < 3; k++) {
     const cj_type *t = T(op, 2 + k);
-    CJV_TRY(cjv_check_tensor_rank(op, names[k], t, CJ_EC_INT, 1));
+    CJV_TRY(cj_verify_check_tensor_rank(op, names[k], t, CJ_EC_INT, 1));
     if (t->dims[0] != x->rank)
       CJV_FAIL(op, "%s %s must have one entry per operand dimension (%d)", names[k],
                CJV_T(t, t1), x->rank);
-    if (!cjv_constant_operand_i64s(op, 2 + k, v[k], &n[k]) || n[k] != x->rank) known = false;
+    if (!cj_verify_constant_operand_i64s(op, 2 + k, v[k], &n[k]) || n[k] != x->rank) known = false;
   }
   if (r->rank != x->rank)
     CJV_FAIL(op, "result %s must have the rank of the operand (%d)", CJV_T(r, t1), x->rank);
   int64_t in[CJV_MAX_DIMS], ni;
-  if (cjv_constant_operand_i64s(op, 4, in, &ni))
+  if (cj_verify_constant_operand_i64s(op, 4, in, &ni))
     for (int64_t i = 0; i < ni; i++)
       if (in[i] < 0)
         CJV_FAIL(op, "interior_padding %lld in dimension %lld is negative", (long long)in[i],
@@ -425,16 +425,16 @@ cj_status cjv_dynamic_pad(const cj_op *op) {
       int64_t d = x->dims[i];
       expect[i] = d == CJ_DYN ? CJ_DYN : d + v[0][i] + v[1][i] + (d > 0 ? d - 1 : 0) * v[2][i];
     }
-    CJV_TRY(cjv_check_shape_is(op, "result", r, expect, x->rank));
+    CJV_TRY(cj_verify_check_shape_is(op, "result", r, expect, x->rank));
   }
   return NULL;
 }
 
-cj_status cjv_concatenate(const cj_op *op) {
+cj_status cj_verify_concatenate(const cj_op *op) {
   if (op->nopnds == 0) CJV_FAIL(op, "needs at least one input");
   const cj_type *x0 = T(op, 0), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "input #0", x0, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "input #0", x0, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
   int64_t dim = 0;
   cjv_get_i64(op, "dimension", &dim);
   cjv_tbuf t1, t2;
@@ -448,8 +448,8 @@ cj_status cjv_concatenate(const cj_op *op) {
   for (uint32_t i = 0; i < op->nopnds; i++) {
     const cj_type *x = T(op, i);
     snprintf(what, sizeof what, "input #%u", i);
-    CJV_TRY(cjv_check_tensor(op, what, x, PER_TENSOR));
-    CJV_TRY(cjv_check_same_elem(op, "input #0", x0, what, x));
+    CJV_TRY(cj_verify_check_tensor(op, what, x, PER_TENSOR));
+    CJV_TRY(cj_verify_check_same_elem(op, "input #0", x0, what, x));
     if (x->rank != x0->rank)
       CJV_FAIL(op, "input #%u %s must have the rank of input #0 %s", i, CJV_T(x, t1),
                CJV_T(x0, t2));
@@ -462,15 +462,15 @@ cj_status cjv_concatenate(const cj_op *op) {
     }
     if (expect[dim] != CJ_DYN) expect[dim] = x->dims[dim] == CJ_DYN ? CJ_DYN : expect[dim] + x->dims[dim];
   }
-  CJV_TRY(cjv_check_same_elem(op, "input #0", x0, "result", r));
-  return cjv_check_shape_is(op, "result", r, expect, x0->rank);
+  CJV_TRY(cj_verify_check_same_elem(op, "input #0", x0, "result", r));
+  return cj_verify_check_shape_is(op, "result", r, expect, x0->rank);
 }
 
 /* ======================================================================== dimension sizes */
 
-cj_status cjv_get_dimension_size(const cj_op *op) {
+cj_status cj_verify_get_dimension_size(const cj_op *op) {
   const cj_type *x = T(op, 0), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, CJ_EC_ANY));
   int64_t dim = 0;
   cjv_get_i64(op, "dimension", &dim);
   if (dim < 0 || dim >= x->rank)
@@ -482,21 +482,21 @@ cj_status cjv_get_dimension_size(const cj_op *op) {
   return NULL;
 }
 
-cj_status cjv_set_dimension_size(const cj_op *op) {
+cj_status cj_verify_set_dimension_size(const cj_op *op) {
   const cj_type *x = T(op, 0), *s = T(op, 1), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, CJ_EC_ANY));
-  CJV_TRY(cjv_check_tensor_rank(op, "size", s, CJ_EC_INT, 0));
-  CJV_TRY(cjv_check_tensor(op, "result", r, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensor_rank(op, "size", s, CJ_EC_INT, 0));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_ANY));
   int64_t dim = 0;
   cjv_get_i64(op, "dimension", &dim);
   if (dim < 0 || dim >= x->rank)
     CJV_FAIL(op, "dimension %lld is out of range [0, %d)", (long long)dim, x->rank);
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "result", r));
   int64_t expect[CJV_MAX_DIMS];
   for (int32_t i = 0; i < x->rank; i++) expect[i] = x->dims[i];
   expect[dim] = CJ_DYN; /* the new size is a runtime value unless the constant says */
   int64_t v[1], n;
-  if (cjv_constant_operand_i64s(op, 1, v, &n) && n == 1) expect[dim] = v[0];
+  if (cj_verify_constant_operand_i64s(op, 1, v, &n) && n == 1) expect[dim] = v[0];
   cjv_tbuf t1, t2;
   if (r->rank != x->rank)
     CJV_FAIL(op, "result %s must have the rank of the operand %s", CJV_T(r, t1), CJV_T(x, t2));
@@ -518,17 +518,17 @@ typedef struct gather_dims {
 
 static CJ_MUST_USE cj_status read_gather_dims(const cj_op *op, gather_dims *g) {
   const cj_attr *dn = cjv_attr(op, "dimension_numbers");
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_GATHER, CJ_SF_GATHER_offset_dims, "offset_dims",
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_GATHER, CJ_SF_GATHER_offset_dims, "offset_dims",
                              g->offset, &g->noffset));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_GATHER, CJ_SF_GATHER_collapsed_slice_dims,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_GATHER, CJ_SF_GATHER_collapsed_slice_dims,
                              "collapsed_slice_dims", g->collapsed, &g->ncollapsed));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_GATHER, CJ_SF_GATHER_operand_batching_dims,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_GATHER, CJ_SF_GATHER_operand_batching_dims,
                              "operand_batching_dims", g->obatch, &g->nobatch));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_GATHER, CJ_SF_GATHER_start_indices_batching_dims,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_GATHER, CJ_SF_GATHER_start_indices_batching_dims,
                              "start_indices_batching_dims", g->ibatch, &g->nibatch));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_GATHER, CJ_SF_GATHER_start_index_map,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_GATHER, CJ_SF_GATHER_start_index_map,
                              "start_index_map", g->start_map, &g->nstart_map));
-  g->index_vector_dim = cjv_field_i64(dn, CJ_SK_GATHER, CJ_SF_GATHER_index_vector_dim, 0);
+  g->index_vector_dim = cj_verify_field_i64(dn, CJ_SK_GATHER, CJ_SF_GATHER_index_vector_dim, 0);
   return NULL;
 }
 
@@ -552,15 +552,15 @@ static CJ_MUST_USE cj_status check_gather(const cj_op *op, const gather_dims *g,
              "start_index_map has %lld entries but dimension index_vector_dim = %lld of "
              "start_indices %s has size %lld",
              (long long)g->nstart_map, (long long)ivd, CJV_T(idx, t1), (long long)index_size);
-  CJV_TRY(cjv_check_sorted(op, "offset_dims", g->offset, g->noffset));
-  CJV_TRY(cjv_check_disjoint(op, "collapsed_slice_dims", g->collapsed, g->ncollapsed,
+  CJV_TRY(cj_verify_check_sorted(op, "offset_dims", g->offset, g->noffset));
+  CJV_TRY(cj_verify_check_disjoint(op, "collapsed_slice_dims", g->collapsed, g->ncollapsed,
                              "operand_batching_dims", g->obatch, g->nobatch));
-  CJV_TRY(cjv_check_sorted(op, "collapsed_slice_dims", g->collapsed, g->ncollapsed));
-  CJV_TRY(cjv_check_dims_in_range(op, "collapsed_slice_dims", g->collapsed, g->ncollapsed, rank));
-  CJV_TRY(cjv_check_sorted(op, "operand_batching_dims", g->obatch, g->nobatch));
-  CJV_TRY(cjv_check_dims_in_range(op, "operand_batching_dims", g->obatch, g->nobatch, rank));
-  CJV_TRY(cjv_check_unique(op, "start_indices_batching_dims", g->ibatch, g->nibatch));
-  CJV_TRY(cjv_check_dims_in_range(op, "start_indices_batching_dims", g->ibatch, g->nibatch,
+  CJV_TRY(cj_verify_check_sorted(op, "collapsed_slice_dims", g->collapsed, g->ncollapsed));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "collapsed_slice_dims", g->collapsed, g->ncollapsed, rank));
+  CJV_TRY(cj_verify_check_sorted(op, "operand_batching_dims", g->obatch, g->nobatch));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "operand_batching_dims", g->obatch, g->nobatch, rank));
+  CJV_TRY(cj_verify_check_unique(op, "start_indices_batching_dims", g->ibatch, g->nibatch));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "start_indices_batching_dims", g->ibatch, g->nibatch,
                                   idx->rank));
   if (cjv_contains(g->ibatch, g->nibatch, ivd))
     CJV_FAIL(op, "start_indices_batching_dims must not contain index_vector_dim %lld",
@@ -570,12 +570,12 @@ static CJ_MUST_USE cj_status check_gather(const cj_op *op, const gather_dims *g,
              "operand_batching_dims (%lld entries) and start_indices_batching_dims (%lld) must "
              "have the same size",
              (long long)g->nobatch, (long long)g->nibatch);
-  CJV_TRY(cjv_check_paired_dims(op, "operand batching", x, g->obatch, "start_indices batching",
+  CJV_TRY(cj_verify_check_paired_dims(op, "operand batching", x, g->obatch, "start_indices batching",
                                 idx, g->ibatch, g->nobatch));
-  CJV_TRY(cjv_check_unique(op, "start_index_map", g->start_map, g->nstart_map));
-  CJV_TRY(cjv_check_disjoint(op, "start_index_map", g->start_map, g->nstart_map,
+  CJV_TRY(cj_verify_check_unique(op, "start_index_map", g->start_map, g->nstart_map));
+  CJV_TRY(cj_verify_check_disjoint(op, "start_index_map", g->start_map, g->nstart_map,
                              "operand_batching_dims", g->obatch, g->nobatch));
-  CJV_TRY(cjv_check_dims_in_range(op, "start_index_map", g->start_map, g->nstart_map, rank));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "start_index_map", g->start_map, g->nstart_map, rank));
   if (nsizes != rank)
     CJV_FAIL(op, "slice_sizes has %lld entries but the operand has rank %d", (long long)nsizes,
              rank);
@@ -598,7 +598,7 @@ static CJ_MUST_USE cj_status check_gather(const cj_op *op, const gather_dims *g,
   int64_t idx_rank = idx->rank + (ivd == idx->rank ? 1 : 0);
   int64_t rrank = g->noffset + idx_rank - 1;
   if (rrank > CJV_MAX_DIMS) CJV_FAIL(op, "result rank is too large");
-  CJV_TRY(cjv_check_dims_in_range(op, "offset_dims", g->offset, g->noffset, rrank));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "offset_dims", g->offset, g->noffset, rrank));
   int64_t expect[CJV_MAX_DIMS];
   int64_t bi = 0, si = 0;
   for (int64_t d = 0; d < rrank; d++) {
@@ -614,43 +614,43 @@ static CJ_MUST_USE cj_status check_gather(const cj_op *op, const gather_dims *g,
       bi++;
     }
   }
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "result", r));
   (void)t2;
-  return cjv_check_shape_is(op, "result", r, expect, (int32_t)rrank);
+  return cj_verify_check_shape_is(op, "result", r, expect, (int32_t)rrank);
 }
 
-cj_status cjv_gather(const cj_op *op) {
+cj_status cj_verify_gather(const cj_op *op) {
   const cj_type *x = T(op, 0), *idx = T(op, 1), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor(op, "start_indices", idx, CJ_EC_INT));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "start_indices", idx, CJ_EC_INT));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
   gather_dims g;
   CJV_TRY(read_gather_dims(op, &g));
   int64_t sizes[CJV_MAX_DIMS], n;
-  CJV_TRY(cjv_get_i64s(op, "slice_sizes", sizes, &n, NULL));
+  CJV_TRY(cj_verify_get_i64s(op, "slice_sizes", sizes, &n, NULL));
   return check_gather(op, &g, x, idx, r, sizes, n);
 }
 
-cj_status cjv_dynamic_gather(const cj_op *op) {
+cj_status cj_verify_dynamic_gather(const cj_op *op) {
   const cj_type *x = T(op, 0), *idx = T(op, 1), *ss = T(op, 2), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor(op, "start_indices", idx, CJ_EC_INT));
-  CJV_TRY(cjv_check_tensor_rank(op, "slice_sizes", ss, CJ_EC_INT, 1));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "start_indices", idx, CJ_EC_INT));
+  CJV_TRY(cj_verify_check_tensor_rank(op, "slice_sizes", ss, CJ_EC_INT, 1));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
   gather_dims g;
   CJV_TRY(read_gather_dims(op, &g));
   int64_t sizes[CJV_MAX_DIMS], n;
-  bool known = cjv_constant_operand_i64s(op, 2, sizes, &n);
+  bool known = cj_verify_constant_operand_i64s(op, 2, sizes, &n);
   if (!known) n = ss->dims[0] == CJ_DYN ? x->rank : ss->dims[0];
   return check_gather(op, &g, x, idx, r, known ? sizes : NULL, n);
 }
 
-cj_status cjv_torch_index_select(const cj_op *op) {
+cj_status cj_verify_torch_index_select(const cj_op *op) {
   const cj_type *x = T(op, 0), *idx = T(op, 1), *r = R0(op);
-  CJV_TRY(cjv_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cjv_check_tensor(op, "index", idx, CJ_EC_INT));
-  CJV_TRY(cjv_check_tensor(op, "result", r, PER_TENSOR));
-  CJV_TRY(cjv_check_same_elem(op, "operand", x, "result", r));
+  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensor(op, "index", idx, CJ_EC_INT));
+  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_same_elem(op, "operand", x, "result", r));
   int64_t dim = 0, bd = 0;
   cjv_get_i64(op, "dim", &dim);
   cjv_get_i64(op, "batch_dims", &bd);
@@ -670,12 +670,12 @@ cj_status cjv_torch_index_select(const cj_op *op) {
     if (!cj_shape_dim_compatible(x->dims[i], idx->dims[i]))
       CJV_FAIL(op, "batch dimension %lld has size %lld in the operand but %lld in the index",
                (long long)i, (long long)x->dims[i], (long long)idx->dims[i]);
-  return cjv_check_shape_is(op, "result", r, expect, (int32_t)rr);
+  return cj_verify_check_shape_is(op, "result", r, expect, (int32_t)rr);
 }
 
 /* ======================================================================== scatter */
 
-cj_status cjv_scatter(const cj_op *op) {
+cj_status cj_verify_scatter(const cj_op *op) {
   if (op->nopnds < 3 || op->nopnds % 2 == 0)
     CJV_FAIL(op, "takes N inputs, scatter_indices and N updates (N >= 1), got %u operands",
              op->nopnds);
@@ -685,33 +685,33 @@ cj_status cjv_scatter(const cj_op *op) {
   const cj_type *ins[CJV_MAX_DIMS], *ups[CJV_MAX_DIMS];
   if (n > CJV_MAX_DIMS) CJV_FAIL(op, "has too many inputs (%u)", n);
   char w1[48], w2[48];
-  CJV_TRY(cjv_check_tensor(op, "scatter_indices", idx, CJ_EC_INT));
+  CJV_TRY(cj_verify_check_tensor(op, "scatter_indices", idx, CJ_EC_INT));
   for (uint32_t i = 0; i < n; i++) {
     ins[i] = T(op, i);
     ups[i] = T(op, n + 1 + i);
     snprintf(w1, sizeof w1, "inputs[%u]", i);
     snprintf(w2, sizeof w2, "updates[%u]", i);
-    CJV_TRY(cjv_check_tensor(op, w1, ins[i], PER_TENSOR));
-    CJV_TRY(cjv_check_tensor(op, w2, ups[i], PER_TENSOR));
-    CJV_TRY(cjv_check_same_shape(op, "inputs[0]", ins[0], w1, ins[i]));
-    CJV_TRY(cjv_check_same_shape(op, "updates[0]", ups[0], w2, ups[i]));
-    CJV_TRY(cjv_check_same_elem(op, w1, ins[i], w2, ups[i]));
+    CJV_TRY(cj_verify_check_tensor(op, w1, ins[i], PER_TENSOR));
+    CJV_TRY(cj_verify_check_tensor(op, w2, ups[i], PER_TENSOR));
+    CJV_TRY(cj_verify_check_same_shape(op, "inputs[0]", ins[0], w1, ins[i]));
+    CJV_TRY(cj_verify_check_same_shape(op, "updates[0]", ups[0], w2, ups[i]));
+    CJV_TRY(cj_verify_check_same_elem(op, w1, ins[i], w2, ups[i]));
   }
   const cj_attr *dn = cjv_attr(op, "scatter_dimension_numbers");
   int64_t uwd[CJV_MAX_DIMS], iwd[CJV_MAX_DIMS], ib[CJV_MAX_DIMS], sib[CJV_MAX_DIMS],
       s2o[CJV_MAX_DIMS];
   int64_t nuwd, niwd, nib, nsib, ns2o;
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_SCATTER, CJ_SF_SCATTER_update_window_dims,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_SCATTER, CJ_SF_SCATTER_update_window_dims,
                              "update_window_dims", uwd, &nuwd));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_SCATTER, CJ_SF_SCATTER_inserted_window_dims,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_SCATTER, CJ_SF_SCATTER_inserted_window_dims,
                              "inserted_window_dims", iwd, &niwd));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_SCATTER, CJ_SF_SCATTER_input_batching_dims,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_SCATTER, CJ_SF_SCATTER_input_batching_dims,
                              "input_batching_dims", ib, &nib));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_SCATTER, CJ_SF_SCATTER_scatter_indices_batching_dims,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_SCATTER, CJ_SF_SCATTER_scatter_indices_batching_dims,
                              "scatter_indices_batching_dims", sib, &nsib));
-  CJV_TRY(cjv_get_field_i64s(op, dn, CJ_SK_SCATTER, CJ_SF_SCATTER_scatter_dims_to_operand_dims,
+  CJV_TRY(cj_verify_get_field_i64s(op, dn, CJ_SK_SCATTER, CJ_SF_SCATTER_scatter_dims_to_operand_dims,
                              "scatter_dims_to_operand_dims", s2o, &ns2o));
-  int64_t ivd = cjv_field_i64(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_index_vector_dim, 0);
+  int64_t ivd = cj_verify_field_i64(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_index_vector_dim, 0);
   const cj_type *x = ins[0], *u = ups[0];
   int32_t rank = x->rank;
   cjv_tbuf t1, t2;
@@ -729,16 +729,16 @@ cj_status cjv_scatter(const cj_op *op) {
              "updates %s must have rank %lld (rank of scatter_indices less the index vector "
              "dimension, plus the update window dimensions)",
              CJV_T(u, t1), (long long)urank);
-  CJV_TRY(cjv_check_sorted(op, "update_window_dims", uwd, nuwd));
-  CJV_TRY(cjv_check_dims_in_range(op, "update_window_dims", uwd, nuwd, u->rank));
-  CJV_TRY(cjv_check_disjoint(op, "inserted_window_dims", iwd, niwd, "input_batching_dims", ib,
+  CJV_TRY(cj_verify_check_sorted(op, "update_window_dims", uwd, nuwd));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "update_window_dims", uwd, nuwd, u->rank));
+  CJV_TRY(cj_verify_check_disjoint(op, "inserted_window_dims", iwd, niwd, "input_batching_dims", ib,
                              nib));
-  CJV_TRY(cjv_check_sorted(op, "inserted_window_dims", iwd, niwd));
-  CJV_TRY(cjv_check_dims_in_range(op, "inserted_window_dims", iwd, niwd, rank));
-  CJV_TRY(cjv_check_sorted(op, "input_batching_dims", ib, nib));
-  CJV_TRY(cjv_check_dims_in_range(op, "input_batching_dims", ib, nib, rank));
-  CJV_TRY(cjv_check_unique(op, "scatter_indices_batching_dims", sib, nsib));
-  CJV_TRY(cjv_check_dims_in_range(op, "scatter_indices_batching_dims", sib, nsib, idx->rank));
+  CJV_TRY(cj_verify_check_sorted(op, "inserted_window_dims", iwd, niwd));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "inserted_window_dims", iwd, niwd, rank));
+  CJV_TRY(cj_verify_check_sorted(op, "input_batching_dims", ib, nib));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "input_batching_dims", ib, nib, rank));
+  CJV_TRY(cj_verify_check_unique(op, "scatter_indices_batching_dims", sib, nsib));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "scatter_indices_batching_dims", sib, nsib, idx->rank));
   if (cjv_contains(sib, nsib, ivd))
     CJV_FAIL(op, "scatter_indices_batching_dims must not contain index_vector_dim %lld",
              (long long)ivd);
@@ -747,7 +747,7 @@ cj_status cjv_scatter(const cj_op *op) {
              "input_batching_dims (%lld entries) and scatter_indices_batching_dims (%lld) must "
              "have the same size",
              (long long)nib, (long long)nsib);
-  CJV_TRY(cjv_check_paired_dims(op, "input batching", x, ib, "scatter_indices batching", idx,
+  CJV_TRY(cj_verify_check_paired_dims(op, "input batching", x, ib, "scatter_indices batching", idx,
                                 sib, nib));
   int64_t index_size = ivd == idx->rank ? 1 : idx->dims[ivd];
   if (index_size != CJ_DYN && index_size != ns2o)
@@ -755,10 +755,10 @@ cj_status cjv_scatter(const cj_op *op) {
              "scatter_dims_to_operand_dims has %lld entries but dimension index_vector_dim = "
              "%lld of scatter_indices %s has size %lld",
              (long long)ns2o, (long long)ivd, CJV_T(idx, t1), (long long)index_size);
-  CJV_TRY(cjv_check_unique(op, "scatter_dims_to_operand_dims", s2o, ns2o));
-  CJV_TRY(cjv_check_disjoint(op, "scatter_dims_to_operand_dims", s2o, ns2o,
+  CJV_TRY(cj_verify_check_unique(op, "scatter_dims_to_operand_dims", s2o, ns2o));
+  CJV_TRY(cj_verify_check_disjoint(op, "scatter_dims_to_operand_dims", s2o, ns2o,
                              "input_batching_dims", ib, nib));
-  CJV_TRY(cjv_check_dims_in_range(op, "scatter_dims_to_operand_dims", s2o, ns2o, rank));
+  CJV_TRY(cj_verify_check_dims_in_range(op, "scatter_dims_to_operand_dims", s2o, ns2o, rank));
   /* update shape: window dims no larger than the input's non-inserted, non-batching dims;
    * scatter dims equal to scatter_indices' dims (less index_vector_dim) */
   int64_t wi = 0, si = 0;
@@ -783,13 +783,13 @@ cj_status cjv_scatter(const cj_op *op) {
     }
   }
   const cj_type *elems[CJV_MAX_DIMS];
-  CJV_TRY(cjv_check_reducer(op, 0, "update_computation", n, ins, ups, NULL, NULL, 0, elems));
+  CJV_TRY(cj_verify_check_reducer(op, 0, "update_computation", n, ins, ups, NULL, NULL, 0, elems));
   for (uint32_t i = 0; i < n; i++) {
     const cj_type *r = cjv_result_type(op, i);
     snprintf(w1, sizeof w1, "result #%u", i);
     snprintf(w2, sizeof w2, "inputs[%u]", i);
-    CJV_TRY(cjv_check_tensor(op, w1, r, PER_TENSOR));
-    CJV_TRY(cjv_check_same_shape(op, w2, ins[i], w1, r));
+    CJV_TRY(cj_verify_check_tensor(op, w1, r, PER_TENSOR));
+    CJV_TRY(cj_verify_check_same_shape(op, w2, ins[i], w1, r));
     if (r->elem != elems[i])
       CJV_FAIL(op, "%s has element type %s but update_computation returns %s", w1, CJV_T(r, t1),
                CJV_T(elems[i], t2));

@@ -35,7 +35,7 @@ static CJ_MUST_USE cj_status ref_copy(cj_backend *b, void *dst, const void *src,
 
 static bool ref_supports_op(cj_backend *b, const cj_op *op, const char **why) {
   (void)b;
-  return rf_supports(op, why);
+  return cj_rf_supports(op, why);
 }
 
 /* ---------------------------------------------------------------- devices */
@@ -53,11 +53,11 @@ static CJ_MUST_USE cj_status ref_lower(cj_backend *b, cj_module *m, cj_op *main,
   *out = NULL;
   if (!m || !main) return cj_invalid("lower: no module");
   cj_compile_options defaults = {1, 1, NULL, false, false};
-  return rf_lower(m, main, opts ? opts : &defaults, out);
+  return cj_rf_lower(m, main, opts ? opts : &defaults, out);
 }
 
 static const cj_program_info *ref_program_info(const cj_program *p) { return p ? &p->info : NULL; }
-static void ref_program_free(cj_program *p) { rf_program_free(p); }
+static void ref_program_free(cj_program *p) { cj_rf_program_free(p); }
 
 /* ---------------------------------------------------------------- launches */
 
@@ -69,13 +69,13 @@ static CJ_MUST_USE cj_status ref_launch_create(cj_backend *b, const cj_program *
     return cj_internal("launch: %d devices for a program of %lld replicas x %lld partitions", n,
                        (long long)nr, (long long)np);
   rf_launch *l = NULL;
-  CJ_RETURN_IF_ERROR(rf_launch_new((int32_t)nr, (int32_t)np, &l));
+  CJ_RETURN_IF_ERROR(cj_rf_launch_new((int32_t)nr, (int32_t)np, &l));
   *out = (cj_launch *)l;
   return NULL;
 }
 
-static void ref_launch_destroy(cj_launch *l) { rf_launch_free((rf_launch *)l); }
-static void ref_launch_abort(cj_launch *l, cj_status why) { rf_launch_abort((rf_launch *)l, why); }
+static void ref_launch_destroy(cj_launch *l) { cj_rf_launch_free((rf_launch *)l); }
+static void ref_launch_abort(cj_launch *l, cj_status why) { cj_rf_launch_abort((rf_launch *)l, why); }
 
 /* ---------------------------------------------------------------- execution */
 
@@ -100,13 +100,13 @@ static CJ_MUST_USE cj_status ref_execute(cj_backend *b, const cj_program *p, con
   cj_status st = (!x.env || !x.senv || !args) ? cj_oom() : NULL;
   cj_block *body = cj_func_body(p->main);
   for (int32_t i = 0; i < in->num_args && !st; i++) {
-    st = rv_new_type(body->args[i].type, &args[i]);
+    st = cj_rv_new_type(body->args[i].type, &args[i]);
     if (!st && args[i]->kind == RV_TENSOR && in->args[i].nbytes)
       memcpy(args[i]->data, a->args[i], in->args[i].nbytes);
   }
   rv **res = NULL;
   uint32_t nres = 0;
-  if (!st) st = rf_run_block(&x, body, args, (uint32_t)in->num_args, &res, &nres);
+  if (!st) st = cj_rf_run_block(&x, body, args, (uint32_t)in->num_args, &res, &nres);
   if (!st && nres != (uint32_t)in->num_results) st = cj_internal("execute: %u results for %d", nres, in->num_results);
   for (uint32_t j = 0; j < nres && !st; j++) {
     if (res[j]->kind == RV_TENSOR && in->results[j].nbytes) {
@@ -117,15 +117,15 @@ static CJ_MUST_USE cj_status ref_execute(cj_backend *b, const cj_program *p, con
         memcpy(a->results[j], res[j]->data, in->results[j].nbytes);
     }
   }
-  rf_free_results(res, nres);
+  cj_rf_free_results(res, nres);
   if (args)
-    for (int32_t i = 0; i < in->num_args; i++) rv_free(args[i]);
+    for (int32_t i = 0; i < in->num_args; i++) cj_rv_free(args[i]);
   free(args);
   if (x.env)
-    for (uint32_t i = 0; i < p->nvalues; i++) rv_free(x.env[i]);
+    for (uint32_t i = 0; i < p->nvalues; i++) cj_rv_free(x.env[i]);
   free(x.env);
   free(x.senv);
-  if (x.launch && st) rf_launch_abort(x.launch, cj_status_copy(st));
+  if (x.launch && st) cj_rf_launch_abort(x.launch, cj_status_copy(st));
   return st;
 }
 

@@ -67,16 +67,16 @@ static void cost_block(const cj_block *b, cj_program_info *in) {
           cj_type_is_static(r))
         of = (double)r->dims[kof];
       in->flops += 2 * out * (of ? kin / of : 0);
-    } else if (rf_is_ew(op->kind) || op->kind == CJ_OP_REDUCE || op->kind == CJ_OP_REDUCE_WINDOW) {
+    } else if (cj_rf_is_ew(op->kind) || op->kind == CJ_OP_REDUCE || op->kind == CJ_OP_REDUCE_WINDOW) {
       in->flops += op->kind == CJ_OP_REDUCE ? elems(op->operands[0]->type) : out;
-      if (rf_is_transcendental(op->kind)) in->transcendentals += out;
+      if (cj_rf_is_transcendental(op->kind)) in->transcendentals += out;
     }
     for (uint32_t r = 0; r < op->nregions; r++)
       for (const cj_block *nb = op->regions[r].first; nb; nb = nb->next) cost_block(nb, in);
   }
 }
 
-void rf_program_free(cj_program *p) {
+void cj_rf_program_free(cj_program *p) {
   if (!p) return;
   cj_module_free(p->module);
   free(p->probe_dir);
@@ -116,13 +116,13 @@ static CJ_MUST_USE cj_status describe(cj_program *p, const cj_compile_options *o
   return NULL;
 }
 
-cj_status rf_lower(cj_module *m, cj_op *main, const cj_compile_options *opts, cj_program **out) {
+cj_status cj_rf_lower(cj_module *m, cj_op *main, const cj_compile_options *opts, cj_program **out) {
   *out = NULL;
   cj_program *p = calloc(1, sizeof *p);
   if (!p) return cj_oom();
   cj_arena_init(&p->arena);
-  cj_status st = rf_copy_main(m, main, &p->module, &p->main);
-  if (!st) st = rf_number_values(p);
+  cj_status st = cj_rf_copy_main(m, main, &p->module, &p->main);
+  if (!st) st = cj_rf_number_values(p);
   const char *pd = getenv("CJRT_PROBE_DIR");
   if (!st && pd && *pd) {
     p->probe_dir = malloc(strlen(pd) + 1);
@@ -132,7 +132,7 @@ cj_status rf_lower(cj_module *m, cj_op *main, const cj_compile_options *opts, cj
   if (!st) st = describe(p, opts);
   if (!st) cost_block(cj_func_body(p->main), &p->info);
   if (st) {
-    rf_program_free(p);
+    cj_rf_program_free(p);
     return st;
   }
   *out = p;

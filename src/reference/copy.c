@@ -195,7 +195,7 @@ static CJ_MUST_USE cj_status copy_op(copier *c, const cj_op *op, cj_op **out) {
   return NULL;
 }
 
-cj_status rf_copy_main(const cj_module *src, cj_op *main, cj_module **out_m, cj_op **out_main) {
+cj_status cj_rf_copy_main(const cj_module *src, cj_op *main, cj_module **out_m, cj_op **out_main) {
   *out_m = NULL;
   *out_main = NULL;
   cj_block *body = cj_func_body(main);

@@ -10,7 +10,7 @@
 
 /* ---------------------------------------------------------------- numbering */
 
-cj_status rf_number_values(cj_program *p) {
+cj_status cj_rf_number_values(cj_program *p) {
   uint32_t n = 0;
   cj_block *b = cj_func_body(p->main);
   if (!b) return cj_invalid("reference backend: the entry function has no body");
@@ -21,16 +21,16 @@ cj_status rf_number_values(cj_program *p) {
 
 /* ---------------------------------------------------------------- environment */
 
-rv *rf_in(rf_exec *x, const cj_op *op, uint32_t i) { return x->env[op->operands[i]->id]; }
+rv *cj_rf_in(rf_exec *x, const cj_op *op, uint32_t i) { return x->env[op->operands[i]->id]; }
 
 static void env_set(rf_exec *x, const cj_value *v, rv *val) {
-  rv_free(x->env[v->id]);
+  cj_rv_free(x->env[v->id]);
   x->env[v->id] = val;
 }
 
-void rf_free_results(rv **res, uint32_t n) {
+void cj_rf_free_results(rv **res, uint32_t n) {
   if (!res) return;
-  for (uint32_t i = 0; i < n; i++) rv_free(res[i]);
+  for (uint32_t i = 0; i < n; i++) cj_rv_free(res[i]);
   free(res);
 }
 
@@ -38,14 +38,14 @@ static CJ_MUST_USE cj_status exec_op(rf_exec *x, cj_op *op);
 
 /* Runs block b with args (borrowed: cloned into the environment); *results are fresh values of
  * the terminator's operands. */
-cj_status rf_run_block(rf_exec *x, cj_block *b, rv **args, uint32_t nargs, rv ***results,
+cj_status cj_rf_run_block(rf_exec *x, cj_block *b, rv **args, uint32_t nargs, rv ***results,
                        uint32_t *nresults) {
   *results = NULL;
   *nresults = 0;
   if (nargs != b->nargs) return cj_internal("reference backend: block takes %u arguments, given %u", b->nargs, nargs);
   for (uint32_t i = 0; i < nargs; i++) {
     rv *c;
-    CJ_RETURN_IF_ERROR(rv_clone(args[i], &c));
+    CJ_RETURN_IF_ERROR(cj_rv_clone(args[i], &c));
     env_set(x, &b->args[i], c);
   }
   cj_op *term = NULL;
@@ -60,9 +60,9 @@ cj_status rf_run_block(rf_exec *x, cj_block *b, rv **args, uint32_t nargs, rv **
   rv **res = calloc(term->nopnds + 1, sizeof(rv *));
   if (!res) return cj_oom();
   for (uint32_t i = 0; i < term->nopnds; i++) {
-    cj_status st = rv_clone(rf_in(x, term, i), &res[i]);
+    cj_status st = cj_rv_clone(cj_rf_in(x, term, i), &res[i]);
     if (st) {
-      rf_free_results(res, term->nopnds);
+      cj_rf_free_results(res, term->nopnds);
       return st;
     }
   }
@@ -80,7 +80,7 @@ static bool scalar_block(const cj_block *b) {
         op->results[0].type->num_elements != 1)
       return false;
     if (op->kind == CJ_OP_CONSTANT) continue;
-    if (!rf_is_ew(op->kind)) return false;
+    if (!cj_rf_is_ew(op->kind)) return false;
     for (uint32_t i = 0; i < op->nopnds; i++)
       if (!cj_type_is_static(op->operands[i]->type) || op->operands[i]->type->num_elements != 1)
         return false;
@@ -92,10 +92,10 @@ static bool scalar_block(const cj_block *b) {
 static rs scalar_of(rf_exec *x, const cj_block *b, const cj_value *v) {
   bool inner = v->def ? v->def->block == b : v->block == b;
   const rv *outer = inner ? NULL : x->env[v->id];
-  return outer ? rs_get(outer->dt, outer->data, 0) : x->senv[v->id];
+  return outer ? cj_rs_get(outer->dt, outer->data, 0) : x->senv[v->id];
 }
 
-cj_status rf_call_scalar(rf_exec *x, cj_block *b, const rs *args, rs *res) {
+cj_status cj_rf_call_scalar(rf_exec *x, cj_block *b, const rs *args, rs *res) {
   if (scalar_block(b)) {
     rs *s = x->senv;
     for (uint32_t i = 0; i < b->nargs; i++) s[b->args[i].id] = args[i];
@@ -107,14 +107,14 @@ cj_status rf_call_scalar(rf_exec *x, cj_block *b, const rs *args, rs *res) {
       if (op->kind == CJ_OP_CONSTANT) {
         const cj_attr *v = cj_op_attr(op, "value");
         if (!v || v->kind != CJ_ATTR_DENSE) return cj_op_error(op, CJ_INVALID_ARGUMENT, "constant without a value");
-        s[op->results[0].id] = rs_get(op->results[0].type->dtype, v->dense.data, 0);
+        s[op->results[0].id] = cj_rs_get(op->results[0].type->dtype, v->dense.data, 0);
         continue;
       }
       rs a[4];
       for (uint32_t i = 0; i < op->nopnds && i < 4; i++) a[i] = scalar_of(x, b, op->operands[i]);
       rs r;
-      CJ_RETURN_IF_ERROR(rf_ew_scalar(op, a, &r));
-      s[op->results[0].id] = rs_round(op->results[0].type->dtype, r); /* as a tensor would hold it */
+      CJ_RETURN_IF_ERROR(cj_rf_ew_scalar(op, a, &r));
+      s[op->results[0].id] = cj_rs_round(op->results[0].type->dtype, r); /* as a tensor would hold it */
     }
     return cj_internal("reference backend: region without a terminator");
   }
@@ -123,15 +123,15 @@ cj_status rf_call_scalar(rf_exec *x, cj_block *b, const rs *args, rs *res) {
   if (!in) return cj_oom();
   cj_status st = NULL;
   for (uint32_t i = 0; i < b->nargs && !st; i++) {
-    st = rv_new_type(b->args[i].type, &in[i]);
-    if (!st) rs_set(in[i]->dt, in[i]->data, 0, args[i]);
+    st = cj_rv_new_type(b->args[i].type, &in[i]);
+    if (!st) cj_rs_set(in[i]->dt, in[i]->data, 0, args[i]);
   }
   rv **out = NULL;
   uint32_t nout = 0;
-  if (!st) st = rf_run_block(x, b, in, b->nargs, &out, &nout);
-  for (uint32_t i = 0; i < nout && !st; i++) res[i] = rs_get(out[i]->dt, out[i]->data, 0);
-  rf_free_results(out, nout);
-  rf_free_results(in, b->nargs);
+  if (!st) st = cj_rf_run_block(x, b, in, b->nargs, &out, &nout);
+  for (uint32_t i = 0; i < nout && !st; i++) res[i] = cj_rs_get(out[i]->dt, out[i]->data, 0);
+  cj_rf_free_results(out, nout);
+  cj_rf_free_results(in, b->nargs);
   return st;
 }
 
@@ -141,7 +141,7 @@ static bool truth(const rv *v) { return v && v->kind == RV_TENSOR && v->n >= 1 &
 
 static CJ_MUST_USE cj_status bind_results(rf_exec *x, cj_op *op, rv **res, uint32_t n) {
   if (n != op->nresults) {
-    rf_free_results(res, n);
+    cj_rf_free_results(res, n);
     return cj_op_error(op, CJ_INTERNAL, "region returned %u values for %u results", n, op->nresults);
   }
   for (uint32_t i = 0; i < n; i++) {
@@ -152,35 +152,35 @@ static CJ_MUST_USE cj_status bind_results(rf_exec *x, cj_op *op, rv **res, uint3
   return NULL;
 }
 
-cj_status rf_x_while(rf_exec *x, cj_op *op) {
+cj_status cj_rf_x_while(rf_exec *x, cj_op *op) {
   uint32_t n = op->nopnds;
   rv **cur = calloc(n + 1, sizeof(rv *));
   if (!cur) return cj_oom();
   cj_status st = NULL;
-  for (uint32_t i = 0; i < n && !st; i++) st = rv_clone(rf_in(x, op, i), &cur[i]);
+  for (uint32_t i = 0; i < n && !st; i++) st = cj_rv_clone(cj_rf_in(x, op, i), &cur[i]);
   cj_block *cond = op->regions[0].first, *body = op->regions[1].first;
   while (!st) {
     rv **c = NULL;
     uint32_t nc = 0;
-    st = rf_run_block(x, cond, cur, n, &c, &nc);
+    st = cj_rf_run_block(x, cond, cur, n, &c, &nc);
     if (st) break;
     bool go = nc == 1 && truth(c[0]);
-    rf_free_results(c, nc);
+    cj_rf_free_results(c, nc);
     if (!go) break;
     rv **next = NULL;
     uint32_t nn = 0;
-    st = rf_run_block(x, body, cur, n, &next, &nn);
+    st = cj_rf_run_block(x, body, cur, n, &next, &nn);
     if (st) break;
     if (nn != n) {
-      rf_free_results(next, nn);
+      cj_rf_free_results(next, nn);
       st = cj_op_error(op, CJ_INTERNAL, "while body returned %u values for %u", nn, n);
       break;
     }
-    rf_free_results(cur, n);
+    cj_rf_free_results(cur, n);
     cur = next;
   }
   if (st) {
-    rf_free_results(cur, n);
+    cj_rf_free_results(cur, n);
     return st;
   }
   return bind_results(x, op, cur, n);
@@ -189,38 +189,38 @@ cj_status rf_x_while(rf_exec *x, cj_op *op) {
 static CJ_MUST_USE cj_status exec_branch(rf_exec *x, cj_op *op, uint32_t r) {
   rv **res = NULL;
   uint32_t n = 0;
-  CJ_RETURN_IF_ERROR(rf_run_block(x, op->regions[r].first, NULL, 0, &res, &n));
+  CJ_RETURN_IF_ERROR(cj_rf_run_block(x, op->regions[r].first, NULL, 0, &res, &n));
   return bind_results(x, op, res, n);
 }
 
-cj_status rf_x_map(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+cj_status cj_rf_x_map(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   rv *out = outs[0];
   cj_block *b = op->regions[0].first;
   rs a[16], r;
   if (op->nopnds > 16) return cj_op_error(op, CJ_UNIMPLEMENTED, "map of more than 16 operands");
   for (int64_t i = 0; i < out->n; i++) {
     for (uint32_t k = 0; k < op->nopnds; k++) {
-      rv *in = rf_in(x, op, k);
-      a[k] = rs_get(in->dt, in->data, i);
+      rv *in = cj_rf_in(x, op, k);
+      a[k] = cj_rs_get(in->dt, in->data, i);
     }
-    CJ_RETURN_IF_ERROR(rf_call_scalar(x, b, a, &r));
-    rs_set(out->dt, out->data, i, r);
+    CJ_RETURN_IF_ERROR(cj_rf_call_scalar(x, b, a, &r));
+    cj_rs_set(out->dt, out->data, i, r);
   }
   return NULL;
 }
 
-cj_status rf_x_if(rf_exec *x, cj_op *op) { return exec_branch(x, op, truth(rf_in(x, op, 0)) ? 0 : 1); }
+cj_status cj_rf_x_if(rf_exec *x, cj_op *op) { return exec_branch(x, op, truth(cj_rf_in(x, op, 0)) ? 0 : 1); }
 
-cj_status rf_x_case(rf_exec *x, cj_op *op) {
-  rv *ix = rf_in(x, op, 0);
-  int64_t k = rf_geti(ix->dt, ix->data, 0);
+cj_status cj_rf_x_case(rf_exec *x, cj_op *op) {
+  rv *ix = cj_rf_in(x, op, 0);
+  int64_t k = cj_rf_geti(ix->dt, ix->data, 0);
   if (k < 0 || k >= (int64_t)op->nregions) k = op->nregions - 1;
   return exec_branch(x, op, (uint32_t)k);
 }
 
 /* ---------------------------------------------------------------- tuples */
 
-cj_status rf_x_tuple(rf_exec *x, cj_op *op) {
+cj_status cj_rf_x_tuple(rf_exec *x, cj_op *op) {
   rv *t = calloc(1, sizeof *t);
   if (!t) return cj_oom();
   t->kind = RV_TUPLE;
@@ -231,9 +231,9 @@ cj_status rf_x_tuple(rf_exec *x, cj_op *op) {
     return cj_oom();
   }
   for (uint32_t i = 0; i < op->nopnds; i++) {
-    cj_status st = rv_clone(rf_in(x, op, i), &t->mem[i]);
+    cj_status st = cj_rv_clone(cj_rf_in(x, op, i), &t->mem[i]);
     if (st) {
-      rv_free(t);
+      cj_rv_free(t);
       return st;
     }
   }
@@ -241,23 +241,23 @@ cj_status rf_x_tuple(rf_exec *x, cj_op *op) {
   return NULL;
 }
 
-cj_status rf_x_get_tuple_element(rf_exec *x, cj_op *op) {
-  rv *t = rf_in(x, op, 0);
+cj_status cj_rf_x_get_tuple_element(rf_exec *x, cj_op *op) {
+  rv *t = cj_rf_in(x, op, 0);
   int64_t k = 0;
   cj_op_get_i64(op, "index", &k);
   if (t->kind != RV_TUPLE || k < 0 || k >= t->nmem)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "get_tuple_element index %lld out of range", (long long)k);
   rv *c;
-  CJ_RETURN_IF_ERROR(rv_clone(t->mem[k], &c));
+  CJ_RETURN_IF_ERROR(cj_rv_clone(t->mem[k], &c));
   env_set(x, &op->results[0], c);
   return NULL;
 }
 
 /* optimization_barrier and the sharding annotations: results are the operands */
-cj_status rf_x_identity(rf_exec *x, cj_op *op) {
+cj_status cj_rf_x_identity(rf_exec *x, cj_op *op) {
   for (uint32_t i = 0; i < op->nresults; i++) {
     rv *c;
-    CJ_RETURN_IF_ERROR(rv_clone(rf_in(x, op, i), &c));
+    CJ_RETURN_IF_ERROR(cj_rv_clone(cj_rf_in(x, op, i), &c));
     env_set(x, &op->results[i], c);
   }
   return NULL;
@@ -276,9 +276,9 @@ static const struct {
 #define REF(OP, fn) [CJ_OP_##OP] = {fn, NULL},
 #define REF_IF(OP, fn, can) [CJ_OP_##OP] = {fn, NULL},
 #define REF_BIND(OP, fn) [CJ_OP_##OP] = {NULL, fn},
-#define REF_EW(OP, i, f, c, b) [CJ_OP_##OP] = {rf_ew, NULL},
-#define REF_EWT(OP, i, f, c, b) [CJ_OP_##OP] = {rf_ew, NULL},
-#define REF_EW_ANY(OP, fn) [CJ_OP_##OP] = {rf_ew, NULL},
+#define REF_EW(OP, i, f, c, b) [CJ_OP_##OP] = {cj_rf_ew, NULL},
+#define REF_EWT(OP, i, f, c, b) [CJ_OP_##OP] = {cj_rf_ew, NULL},
+#define REF_EW_ANY(OP, fn) [CJ_OP_##OP] = {cj_rf_ew, NULL},
 #include "reference/ref.def"
 };
 
@@ -291,7 +291,7 @@ static CJ_MUST_USE cj_status exec_op(rf_exec *x, cj_op *op) {
   rv **outs = nout <= 8 ? outs_small : calloc(nout, sizeof(rv *));
   cj_status st = (!ins || !outs) ? cj_oom() : NULL;
   for (uint32_t i = 0; i < nin && !st; i++) {
-    ins[i] = rf_in(x, op, i);
+    ins[i] = cj_rf_in(x, op, i);
     if (!ins[i]) st = cj_op_error(op, CJ_INTERNAL, "operand %u has no value", i);
   }
   if (st) {
@@ -300,7 +300,7 @@ static CJ_MUST_USE cj_status exec_op(rf_exec *x, cj_op *op) {
     return st;
   }
   for (uint32_t i = 0; i < nout; i++) outs[i] = NULL;
-  for (uint32_t i = 0; i < nout && !st; i++) st = rv_new_type(op->results[i].type, &outs[i]);
+  for (uint32_t i = 0; i < nout && !st; i++) st = cj_rv_new_type(op->results[i].type, &outs[i]);
   if (!st)
     st = run ? run(x, op, ins, outs)
              : cj_op_error(op, CJ_UNIMPLEMENTED, "%s is not supported by the reference backend", op->name);
@@ -308,7 +308,7 @@ static CJ_MUST_USE cj_status exec_op(rf_exec *x, cj_op *op) {
     if (!st)
       env_set(x, &op->results[i], outs[i]);
     else
-      rv_free(outs[i]);
+      cj_rv_free(outs[i]);
   }
   if (ins != ins_small) free(ins);
   if (outs != outs_small) free(outs);

@@ -57,8 +57,8 @@ static bool elem_ok(int mode, cj_dtype dt, const rv *a, const rv *e, int64_t i, 
         uint64_t u = ulps(dt, bits_of(dt, a->data, i), bits_of(dt, e->data, i));
         return u >= lo && u <= hi;
       }
-      if (mode == MODE_EQ) return same(rf_getf(dt, a->data, i), rf_getf(dt, e->data, i));
-      return near(rf_getf(dt, a->data, i), rf_getf(dt, e->data, i), tol);
+      if (mode == MODE_EQ) return same(cj_rf_getf(dt, a->data, i), cj_rf_getf(dt, e->data, i));
+      return near(cj_rf_getf(dt, a->data, i), cj_rf_getf(dt, e->data, i), tol);
     case CJ_DK_COMPLEX: {
       cj_dtype c = cj_dtype_component(dt);
       if (mode == MODE_CLOSE) {
@@ -67,7 +67,7 @@ static bool elem_ok(int mode, cj_dtype dt, const rv *a, const rv *e, int64_t i, 
         uint64_t u = u1 > u2 ? u1 : u2;
         return u >= lo && u <= hi;
       }
-      double complex x = rf_getc(dt, a->data, i), y = rf_getc(dt, e->data, i);
+      double complex x = cj_rf_getc(dt, a->data, i), y = cj_rf_getc(dt, e->data, i);
       if (mode == MODE_EQ) return same(creal(x), creal(y)) && same(cimag(x), cimag(y));
       return near(creal(x), creal(y), tol) && near(cimag(x), cimag(y), tol);
     }
@@ -77,14 +77,14 @@ static bool elem_ok(int mode, cj_dtype dt, const rv *a, const rv *e, int64_t i, 
 
 static void fmt(char *buf, size_t cap, const rv *v, int64_t i) {
   switch (cj_dtype_kindof(v->dt)) {
-    case CJ_DK_FLOAT: snprintf(buf, cap, "%.17g", rf_getf(v->dt, v->data, i)); break;
+    case CJ_DK_FLOAT: snprintf(buf, cap, "%.17g", cj_rf_getf(v->dt, v->data, i)); break;
     case CJ_DK_COMPLEX: {
-      double complex c = rf_getc(v->dt, v->data, i);
+      double complex c = cj_rf_getc(v->dt, v->data, i);
       snprintf(buf, cap, "(%.17g, %.17g)", creal(c), cimag(c));
       break;
     }
-    case CJ_DK_UINT: snprintf(buf, cap, "%" PRIu64, (uint64_t)rf_geti(v->dt, v->data, i)); break;
-    default: snprintf(buf, cap, "%" PRId64, rf_geti(v->dt, v->data, i)); break;
+    case CJ_DK_UINT: snprintf(buf, cap, "%" PRIu64, (uint64_t)cj_rf_geti(v->dt, v->data, i)); break;
+    default: snprintf(buf, cap, "%" PRId64, cj_rf_geti(v->dt, v->data, i)); break;
   }
 }
 
@@ -111,8 +111,8 @@ static CJ_MUST_USE cj_status check(cj_op *op, const char *name, int mode, const 
                      name, bad, nbad, a->n, va, ve);
 }
 
-cj_status rf_check_equal(cj_op *op, const char *name, const rv *a, const rv *e);
-cj_status rf_check_equal(cj_op *op, const char *name, const rv *a, const rv *e) {
+cj_status cj_rf_check_equal(cj_op *op, const char *name, const rv *a, const rv *e);
+cj_status cj_rf_check_equal(cj_op *op, const char *name, const rv *a, const rv *e) {
   return check(op, name, MODE_EQ, a, e, 0, 0, 0, NULL);
 }
 
@@ -120,7 +120,7 @@ cj_status rf_check_equal(cj_op *op, const char *name, const rv *a, const rv *e) 
 static CJ_MUST_USE cj_status expected_const(cj_op *op, const rv *like, rv **out) {
   const cj_attr *v = cj_op_attr(op, "value");
   if (!v || v->kind != CJ_ATTR_DENSE) return cj_op_error(op, CJ_INVALID_ARGUMENT, "no expected value");
-  CJ_RETURN_IF_ERROR(rv_new(like->dt, like->rank, like->dims, out));
+  CJ_RETURN_IF_ERROR(cj_rv_new(like->dt, like->rank, like->dims, out));
   rv *e = *out;
   size_t nb = (size_t)e->n * (size_t)e->esize;
   if (v->dense.splat) {
@@ -128,15 +128,15 @@ static CJ_MUST_USE cj_status expected_const(cj_op *op, const rv *like, rv **out)
   } else if (v->dense.nbytes == nb) {
     if (nb) memcpy(e->data, v->dense.data, nb);
   } else {
-    rv_free(e);
+    cj_rv_free(e);
     *out = NULL;
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "expected value has %zu bytes, the operand %zu", v->dense.nbytes, nb);
   }
   return NULL;
 }
 
-bool rf_is_check_target(const char *t, size_t n);
-bool rf_is_check_target(const char *t, size_t n) {
+bool cj_rf_is_check_target(const char *t, size_t n);
+bool cj_rf_is_check_target(const char *t, size_t n) {
 #define IS(s) (n == strlen(s) && memcmp(t, s, n) == 0)
   return IS("check.expect_eq") || IS("check.expect_close") || IS("check.expect_almost_eq") || IS("check.eq") ||
          IS("shape_assertion") || IS("dce_sink");
@@ -151,15 +151,15 @@ static double tolerance(const cj_op *op) {
   return tol;
 }
 
-cj_status rf_x_expect_eq(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+cj_status cj_rf_x_expect_eq(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   return check(op, "check.expect_eq", MODE_EQ, ins[0], ins[1], 0, 0, 0, NULL);
 }
 
-cj_status rf_x_expect_almost_eq(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+cj_status cj_rf_x_expect_almost_eq(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   return check(op, "check.expect_almost_eq", MODE_ALMOST, ins[0], ins[1], tolerance(op), 0, 0, NULL);
 }
 
-cj_status rf_x_expect_close(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+cj_status cj_rf_x_expect_close(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   int64_t mx = 0, mn = 0;
   cj_op_get_i64(op, "max_ulp_difference", &mx);
   cj_op_get_i64(op, "min_ulp_difference", &mn);
@@ -167,18 +167,18 @@ cj_status rf_x_expect_close(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
 }
 
 /* check.expect_eq_const and check.expect_almost_eq_const */
-cj_status rf_x_expect_eq_const(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+cj_status cj_rf_x_expect_eq_const(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   rv *e = NULL;
   CJ_RETURN_IF_ERROR(expected_const(op, ins[0], &e));
   bool eq = op->kind == CJ_OP_CHECK_EXPECT_EQ_CONST;
   cj_status st = check(op, eq ? "check.expect_eq_const" : "check.expect_almost_eq_const",
                        eq ? MODE_EQ : MODE_ALMOST, ins[0], e, tolerance(op), 0, 0, NULL);
-  rv_free(e);
+  cj_rv_free(e);
   return st;
 }
 
-/* custom_call @check.* (the targets rf_is_check_target accepts) */
-cj_status rf_x_custom_call(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+/* custom_call @check.* (the targets cj_rf_is_check_target accepts) */
+cj_status cj_rf_x_custom_call(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   const char *t = NULL;
   size_t n = 0;
   cj_attr_get_str(cj_op_attr(op, "call_target_name"), &t, &n);

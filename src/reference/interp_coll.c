@@ -40,7 +40,7 @@ struct rf_launch {
   bool plays_host; /* made by run_parallel */
 };
 
-cj_status rf_launch_new(int32_t nr, int32_t np, rf_launch **out) {
+cj_status cj_rf_launch_new(int32_t nr, int32_t np, rf_launch **out) {
   *out = NULL;
   rf_launch *l = calloc(1, sizeof *l);
   if (!l) return cj_oom();
@@ -52,7 +52,7 @@ cj_status rf_launch_new(int32_t nr, int32_t np, rf_launch **out) {
   return NULL;
 }
 
-void rf_launch_free(rf_launch *l) {
+void cj_rf_launch_free(rf_launch *l) {
   if (!l) return;
   while (l->meetings) {
     meeting *m = l->meetings;
@@ -63,7 +63,7 @@ void rf_launch_free(rf_launch *l) {
   while (l->host) {
     hostmsg *h = l->host;
     l->host = h->next;
-    rv_free(h->value);
+    cj_rv_free(h->value);
     free(h);
   }
   cj_status_free(l->aborted);
@@ -72,7 +72,7 @@ void rf_launch_free(rf_launch *l) {
   free(l);
 }
 
-void rf_launch_abort(rf_launch *l, cj_status why) {
+void cj_rf_launch_abort(rf_launch *l, cj_status why) {
   pthread_mutex_lock(&l->mu);
   if (!l->aborted) {
     l->aborted = why;
@@ -215,12 +215,12 @@ static CJ_MUST_USE cj_status reduce_into(rf_exec *x, cj_op *op, rv ***posted, in
   cj_block *b = op->regions[0].first;
   for (int64_t i = 0; i < out->n; i++) {
     const rv *v0 = posted[0][k];
-    rs acc = rs_get(v0->dt, v0->data, off + i);
+    rs acc = cj_rs_get(v0->dt, v0->data, off + i);
     for (int32_t m = 1; m < size; m++) {
-      rs a[2] = {acc, rs_get(posted[m][k]->dt, posted[m][k]->data, off + i)};
-      CJ_RETURN_IF_ERROR(rf_call_scalar(x, b, a, &acc));
+      rs a[2] = {acc, cj_rs_get(posted[m][k]->dt, posted[m][k]->data, off + i)};
+      CJ_RETURN_IF_ERROR(cj_rf_call_scalar(x, b, a, &acc));
     }
-    rs_set(out->dt, out->data, i, acc);
+    cj_rs_set(out->dt, out->data, i, acc);
   }
   return NULL;
 }
@@ -229,9 +229,9 @@ static CJ_MUST_USE cj_status reduce_into(rf_exec *x, cj_op *op, rv ***posted, in
 static void place(const rv *in, rv *out, int64_t d, int64_t off) {
   int64_t idx[RF_MAX_RANK];
   for (int64_t i = 0; i < in->n; i++) {
-    rf_unravel(i, in->rank, in->dims, idx);
+    cj_rf_unravel(i, in->rank, in->dims, idx);
     idx[d] += off;
-    memcpy(out->data + rf_ravel(out->rank, out->dims, idx) * out->esize, in->data + i * in->esize, (size_t)in->esize);
+    memcpy(out->data + cj_rf_ravel(out->rank, out->dims, idx) * out->esize, in->data + i * in->esize, (size_t)in->esize);
   }
 }
 
@@ -239,9 +239,9 @@ static void place(const rv *in, rv *out, int64_t d, int64_t off) {
 static void take(const rv *in, rv *out, int64_t d, int64_t off) {
   int64_t idx[RF_MAX_RANK];
   for (int64_t i = 0; i < out->n; i++) {
-    rf_unravel(i, out->rank, out->dims, idx);
+    cj_rf_unravel(i, out->rank, out->dims, idx);
     idx[d] += off;
-    memcpy(out->data + i * out->esize, in->data + rf_ravel(in->rank, in->dims, idx) * in->esize, (size_t)out->esize);
+    memcpy(out->data + i * out->esize, in->data + cj_rf_ravel(in->rank, in->dims, idx) * in->esize, (size_t)out->esize);
   }
 }
 
@@ -262,10 +262,10 @@ static CJ_MUST_USE cj_status reduce_scatter(rf_exec *x, cj_op *op, rv ***posted,
   cj_op_get_i64(op, "scatter_dimension", &d);
   /* reduce the whole operand, then take this member's block */
   rv *full = NULL;
-  cj_status st = rv_new(outs[0]->dt, ins[0]->rank, ins[0]->dims, &full);
+  cj_status st = cj_rv_new(outs[0]->dt, ins[0]->rank, ins[0]->dims, &full);
   if (!st) st = reduce_into(x, op, posted, size, 0, full, 0);
   if (!st) take(full, outs[0], d, (int64_t)rank * outs[0]->dims[d]);
-  rv_free(full);
+  cj_rv_free(full);
   return st;
 }
 
@@ -291,11 +291,11 @@ static CJ_MUST_USE cj_status all_to_all(rf_exec *x, cj_op *op, rv ***posted, int
     pd[sd] /= cnt;
     for (int32_t q = 0; q < size && !st; q++) {
       rv *part = NULL;
-      st = rv_new(ins[k]->dt, ins[k]->rank, pd, &part);
+      st = cj_rv_new(ins[k]->dt, ins[k]->rank, pd, &part);
       if (st) break;
       take(posted[q][k], part, sd, (int64_t)rank * pd[sd]);
       place(part, outs[k], cd, q * pd[cd]);
-      rv_free(part);
+      cj_rv_free(part);
     }
   }
   return st;
@@ -308,7 +308,7 @@ static CJ_MUST_USE cj_status to_root(rf_exec *x, cj_op *op, rv ***posted, int32_
   bool dyn = cj_op_attr(op, "has_dynamic_root") != NULL;
   cj_status st = NULL;
   for (uint32_t k = 0; k < op->nresults && !st; k++) {
-    int32_t root = dyn ? (int32_t)rf_geti(ins[op->nopnds - 1]->dt, ins[op->nopnds - 1]->data, k) : 0;
+    int32_t root = dyn ? (int32_t)cj_rf_geti(ins[op->nopnds - 1]->dt, ins[op->nopnds - 1]->data, k) : 0;
     if (root < 0 || root >= size) {
       st = cj_op_error(op, CJ_INVALID_ARGUMENT, "root %d is outside its group of %d", root, size);
     } else if (op->kind == CJ_OP_COLLECTIVE_BROADCAST) {
@@ -383,7 +383,7 @@ static CJ_MUST_USE cj_status host_transfer(rf_exec *x, cj_op *op, rv **ins, rv *
     for (uint32_t k = 0; k + 1 < op->nopnds; k++) {
       hostmsg *h = calloc(1, sizeof *h);
       if (!h) return cj_oom();
-      cj_status st = rv_clone(ins[k], &h->value);
+      cj_status st = cj_rv_clone(ins[k], &h->value);
       if (st) {
         free(h);
         return st;
@@ -417,12 +417,12 @@ static CJ_MUST_USE cj_status host_transfer(rf_exec *x, cj_op *op, rv **ins, rv *
     pthread_mutex_unlock(&l->mu);
     if (st) return st;
     if (h->value->kind != RV_TENSOR || h->value->n != outs[k]->n || h->value->dt != outs[k]->dt) {
-      rv_free(h->value);
+      cj_rv_free(h->value);
       free(h);
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "recv: the value sent on channel %lld has another type", (long long)ch);
     }
     memcpy(outs[k]->data, h->value->data, (size_t)outs[k]->n * (size_t)outs[k]->esize);
-    rv_free(h->value);
+    cj_rv_free(h->value);
     free(h);
   }
   return NULL;
@@ -430,15 +430,15 @@ static CJ_MUST_USE cj_status host_transfer(rf_exec *x, cj_op *op, rv **ins, rv *
 
 /* ---------------------------------------------------------------- ref.def's rows */
 
-cj_status rf_x_all_reduce(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, all_reduce); }
-cj_status rf_x_reduce_scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+cj_status cj_rf_x_all_reduce(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, all_reduce); }
+cj_status cj_rf_x_reduce_scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   return run_collective(x, op, ins, outs, reduce_scatter);
 }
-cj_status rf_x_all_gather(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, all_gather); }
-cj_status rf_x_all_to_all(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, all_to_all); }
-cj_status rf_x_to_root(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, to_root); }
-cj_status rf_x_permute(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, permute); }
-cj_status rf_x_host_transfer(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return host_transfer(x, op, ins, outs); }
+cj_status cj_rf_x_all_gather(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, all_gather); }
+cj_status cj_rf_x_all_to_all(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, all_to_all); }
+cj_status cj_rf_x_to_root(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, to_root); }
+cj_status cj_rf_x_permute(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return run_collective(x, op, ins, outs, permute); }
+cj_status cj_rf_x_host_transfer(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return host_transfer(x, op, ins, outs); }
 
 /* ---------------------------------------------------------------- run_parallel */
 
@@ -456,15 +456,15 @@ typedef struct proc {
 
 static void *proc_main(void *arg) {
   proc *P = arg;
-  P->st = rf_run_block(&P->x, P->b, P->args, P->nargs, &P->res, &P->nres);
+  P->st = cj_rf_run_block(&P->x, P->b, P->args, P->nargs, &P->res, &P->nres);
   if (P->st) {
     P->st = cj_status_annotate(P->st, "process (replica %d, partition %d)", P->x.replica, P->x.partition);
-    rf_launch_abort(P->x.launch, cj_status_copy(P->st));
+    cj_rf_launch_abort(P->x.launch, cj_status_copy(P->st));
   }
   return NULL;
 }
 
-cj_status rf_run_parallel(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+cj_status cj_rf_run_parallel(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   const cj_attr *grid = cj_op_attr(op, "cj.grid");
   int64_t g[2], ng = 0;
   if (op->nregions == 0 || !grid || !cj_attr_get_i64s(grid, g, 2, &ng) || ng != 2 || g[0] < 1 || g[1] < 1 ||
@@ -472,11 +472,11 @@ cj_status rf_run_parallel(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
     return cj_op_error(op, CJ_INTERNAL, "interpreter.run_parallel was not prepared by the compiler");
   int32_t n = (int32_t)op->nregions;
   rf_launch *l = NULL;
-  CJ_RETURN_IF_ERROR(rf_launch_new((int32_t)g[0], (int32_t)g[1], &l));
+  CJ_RETURN_IF_ERROR(cj_rf_launch_new((int32_t)g[0], (int32_t)g[1], &l));
   l->plays_host = true;
   proc *ps = calloc((size_t)n, sizeof *ps);
   if (!ps) {
-    rf_launch_free(l);
+    cj_rf_launch_free(l);
     return cj_oom();
   }
   cj_status st = NULL;
@@ -511,7 +511,7 @@ cj_status rf_run_parallel(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
       ps[k].started = true;
     } else {
       st = cj_op_error(op, CJ_RESOURCE_EXHAUSTED, "cannot start a thread for process %d", k);
-      rf_launch_abort(l, cj_status_copy(st));
+      cj_rf_launch_abort(l, cj_status_copy(st));
     }
     pthread_attr_destroy(&attr);
   }
@@ -530,17 +530,17 @@ cj_status rf_run_parallel(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
         st = cj_op_error(op, CJ_INVALID_ARGUMENT, "the programs return more values than it has results");
         break;
       }
-      rv_free(outs[resi]);
+      cj_rv_free(outs[resi]);
       outs[resi++] = P->res[j];
       P->res[j] = NULL;
     }
-    rf_free_results(P->res, P->nres);
+    cj_rf_free_results(P->res, P->nres);
     if (P->x.env)
-      for (uint32_t i = 0; i < x->prog->nvalues; i++) rv_free(P->x.env[i]);
+      for (uint32_t i = 0; i < x->prog->nvalues; i++) cj_rv_free(P->x.env[i]);
     free(P->x.env);
     free(P->x.senv);
   }
   free(ps);
-  rf_launch_free(l);
+  cj_rf_launch_free(l);
   return st;
 }

@@ -1,5 +1,5 @@
 /* cjrt reference backend: elementwise ops (StableHLO and the chlo functions the compiler keeps).
- * One scalar function, rf_ew_scalar, gives every op's semantics on one element; rf_ew maps it
+ * One scalar function, cj_rf_ew_scalar, gives every op's semantics on one element; cj_rf_ew maps it
  * over tensors (a one-element operand is broadcast, as select's scalar predicate and clamp's
  * scalar bounds are). Floats are computed in double and rounded once when stored; integers wrap
  * to the result's width; division by zero, shifts by the bit width or more and INT_MIN / -1 follow
@@ -11,7 +11,7 @@
 
 #include "reference/ref.h"
 
-bool rf_is_ew(cj_op_kind k) {
+bool cj_rf_is_ew(cj_op_kind k) {
   if (k == CJ_OP_UNIFORM_QUANTIZE || k == CJ_OP_UNIFORM_DEQUANTIZE) return false;
   return (cj_op_info_get(k)->flags & CJ_OPF_ELEMENTWISE) != 0;
 }
@@ -179,7 +179,7 @@ static int64_t total_key(double f) {
   return b < 0 ? b ^ INT64_MAX : b;
 }
 
-int rf_compare_total(cj_dtype dt, rs a, rs b) {
+int cj_rf_compare_total(cj_dtype dt, rs a, rs b) {
   switch (cj_dtype_kindof(dt)) {
     case CJ_DK_FLOAT: {
       int64_t ka = total_key(a.f), kb = total_key(b.f);
@@ -188,11 +188,11 @@ int rf_compare_total(cj_dtype dt, rs a, rs b) {
     case CJ_DK_UINT: return (uint64_t)a.i < (uint64_t)b.i ? -1 : (uint64_t)a.i > (uint64_t)b.i;
     case CJ_DK_COMPLEX: {
       rs ra = {creal(a.c), 0, 0}, rb = {creal(b.c), 0, 0};
-      int c = rf_compare_total(CJ_F64, ra, rb);
+      int c = cj_rf_compare_total(CJ_F64, ra, rb);
       if (c) return c;
       ra.f = cimag(a.c);
       rb.f = cimag(b.c);
-      return rf_compare_total(CJ_F64, ra, rb);
+      return cj_rf_compare_total(CJ_F64, ra, rb);
     }
     default: return a.i < b.i ? -1 : a.i > b.i;
   }
@@ -218,7 +218,7 @@ static int64_t compare(const cj_op *op, cj_dtype dt, rs a, rs b) {
     bool eq = a.c == b.c;
     return dir == CJ_COMPARISON_DIRECTION_EQ ? eq : !eq;
   }
-  c = rf_compare_total(dt, a, b);
+  c = cj_rf_compare_total(dt, a, b);
   switch (dir) {
     case CJ_COMPARISON_DIRECTION_EQ: return c == 0;
     case CJ_COMPARISON_DIRECTION_NE: return c != 0;
@@ -244,7 +244,7 @@ static int64_t ipow(cj_dtype dt, int64_t b, int64_t e) {
     x *= x;
     k >>= 1;
   }
-  return rf_wrap(dt, (int64_t)r);
+  return cj_rf_wrap(dt, (int64_t)r);
 }
 
 /* Integer scalars: operands as int64 (zero-extended for unsigned), the result wrapped to dt. */
@@ -271,7 +271,7 @@ static iarg iarg_of(const cj_op *op, cj_dtype dt, const rs *a) {
   static void name(const cj_op *op, cj_dtype dt, const rs *a, rs *r) { \
     iarg A = iarg_of(op, dt, a);                                        \
     int64_t v = (expr);                                                 \
-    r->i = rf_wrap(dt, v);                                              \
+    r->i = cj_rf_wrap(dt, v);                                              \
   }
 
 RF_INT(i_add, (int64_t)(A.ux + A.uy))
@@ -297,12 +297,12 @@ RF_INT(i_clz, (A.ux & A.mask) ? __builtin_clzll(A.ux & A.mask) - (64 - A.bits) :
 
 static void i_shra(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
   iarg A = iarg_of(op, dt, a);
-  int64_t sx = rf_wrap(dt == CJ_U8 ? CJ_S8 : dt == CJ_U16 ? CJ_S16 : dt == CJ_U32 ? CJ_S32 : dt == CJ_U64 ? CJ_S64 : dt, A.x);
+  int64_t sx = cj_rf_wrap(dt == CJ_U8 ? CJ_S8 : dt == CJ_U16 ? CJ_S16 : dt == CJ_U32 ? CJ_S32 : dt == CJ_U64 ? CJ_S64 : dt, A.x);
   if (A.uns) { /* sign bit of the width */
     sx = (A.ux >> (A.bits - 1)) & 1 ? (int64_t)(A.ux | ~A.mask) : A.x;
   }
   int64_t v = (A.uy >= (uint64_t)A.bits) ? (sx < 0 ? -1 : 0) : sx >> A.uy;
-  r->i = rf_wrap(dt, v);
+  r->i = cj_rf_wrap(dt, v);
 }
 
 static void i_clamp(const cj_op *op, cj_dtype dt, const rs *a, rs *r) { /* clamp(min, x, max) */
@@ -315,7 +315,7 @@ static void i_clamp(const cj_op *op, cj_dtype dt, const rs *a, rs *r) { /* clamp
     int64_t t = xv < lo ? lo : xv;
     v = t > hi ? hi : t;
   }
-  r->i = rf_wrap(dt, v);
+  r->i = cj_rf_wrap(dt, v);
 }
 
 static void i_mulhi(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
@@ -328,7 +328,7 @@ static void i_mulhi(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
     __int128 p = (__int128)A.x * A.y;
     v = (int64_t)(p >> A.bits);
   }
-  r->i = rf_wrap(dt, v);
+  r->i = cj_rf_wrap(dt, v);
 }
 
 /* Booleans: 0 or 1. */
@@ -530,7 +530,7 @@ static void c_square(const cj_op *op, cj_dtype dt, const rs *a, rs *r) {
 /* ---------------------------------------------------------------- every dtype class */
 
 static void e_convert(const cj_op *op, cj_dtype in, const rs *a, rs *r) {
-  *r = rs_convert(in, op->results[0].type->dtype, a[0]);
+  *r = cj_rs_convert(in, op->results[0].type->dtype, a[0]);
 }
 static void e_compare(const cj_op *op, cj_dtype in, const rs *a, rs *r) { r->i = compare(op, in, a[0], a[1]); }
 static void e_select(const cj_op *op, cj_dtype in, const rs *a, rs *r) { *r = a[0].i ? a[1] : a[2]; }
@@ -564,9 +564,9 @@ static const ew_row ew_rows[CJ_OP_COUNT] = {
 #include "reference/ref.def"
 };
 
-bool rf_is_transcendental(cj_op_kind k) { return (unsigned)k < CJ_OP_COUNT && ew_rows[k].transcendental; }
+bool cj_rf_is_transcendental(cj_op_kind k) { return (unsigned)k < CJ_OP_COUNT && ew_rows[k].transcendental; }
 
-cj_status rf_ew_scalar(const cj_op *op, const rs *a, rs *r) {
+cj_status cj_rf_ew_scalar(const cj_op *op, const rs *a, rs *r) {
   cj_dtype in = op->operands[0]->type->dtype, out = op->results[0].type->dtype;
   static const ew_row none;
   const ew_row *w = (unsigned)op->kind < CJ_OP_COUNT ? &ew_rows[op->kind] : &none;
@@ -591,16 +591,16 @@ cj_status rf_ew_scalar(const cj_op *op, const rs *a, rs *r) {
   return NULL;
 }
 
-cj_status rf_ew(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+cj_status cj_rf_ew(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   (void)x;
   rv *out = outs[0];
   uint32_t n = op->nopnds;
   if (n > 4) return cj_op_error(op, CJ_UNIMPLEMENTED, "elementwise op with %u operands", n);
   rs a[4], r;
   for (int64_t i = 0; i < out->n; i++) {
-    for (uint32_t k = 0; k < n; k++) a[k] = rs_get(ins[k]->dt, ins[k]->data, ins[k]->n == out->n ? i : 0);
-    CJ_RETURN_IF_ERROR(rf_ew_scalar(op, a, &r));
-    rs_set(out->dt, out->data, i, r);
+    for (uint32_t k = 0; k < n; k++) a[k] = cj_rs_get(ins[k]->dt, ins[k]->data, ins[k]->n == out->n ? i : 0);
+    CJ_RETURN_IF_ERROR(cj_rf_ew_scalar(op, a, &r));
+    cj_rs_set(out->dt, out->data, i, r);
   }
   return NULL;
 }

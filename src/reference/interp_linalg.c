@@ -22,7 +22,7 @@ static bool in_list(int64_t d, const int64_t *l, int64_t n) {
 }
 
 /* an element of v converted to the domain of dtype `to` */
-static rs elem_as(const rv *v, int64_t i, cj_dtype to) { return rs_convert(v->dt, to, rs_get(v->dt, v->data, i)); }
+static rs elem_as(const rv *v, int64_t i, cj_dtype to) { return cj_rs_convert(v->dt, to, cj_rs_get(v->dt, v->data, i)); }
 
 /* The type sums of products are kept in: the result's type, at least f32 (the spec sums in the
  * result type; narrower floats accumulate in f32 as XLA does). Each product and each partial sum
@@ -73,7 +73,7 @@ static CJ_MUST_USE cj_status dot_run(cj_op *op, const rv *l, const rv *r, rv *ou
   cj_dtype adt = acc_type(out->dt);
   int64_t oi[RF_MAX_RANK], li[RF_MAX_RANK], ri[RF_MAX_RANK], ci[RF_MAX_RANK];
   for (int64_t o = 0; o < out->n; o++) {
-    rf_unravel(o, out->rank, out->dims, oi);
+    cj_rf_unravel(o, out->rank, out->dims, oi);
     int32_t q = 0;
     for (int64_t k = 0; k < dd->nb; k++, q++) {
       li[dd->lb[k]] = oi[q];
@@ -83,15 +83,15 @@ static CJ_MUST_USE cj_status dot_run(cj_op *op, const rv *l, const rv *r, rv *ou
     for (int64_t k = 0; k < nrf; k++) ri[rf[k]] = oi[q++];
     rs acc = {0, 0, 0};
     for (int64_t c = 0; c < cn; c++) {
-      rf_unravel(c, (int32_t)dd->nc, cdims, ci);
+      cj_rf_unravel(c, (int32_t)dd->nc, cdims, ci);
       for (int64_t k = 0; k < dd->nc; k++) {
         li[dd->lc[k]] = ci[k];
         ri[dd->rc[k]] = ci[k];
       }
       acc_add(adt, &acc, elem_as(l, ravel(l->rank, l->dims, li), adt), elem_as(r, ravel(r->rank, r->dims, ri), adt));
     }
-    if (kind == CJ_DK_SINT || kind == CJ_DK_UINT) acc.i = rf_wrap(out->dt, acc.i);
-    rs_set(out->dt, out->data, o, acc);
+    if (kind == CJ_DK_SINT || kind == CJ_DK_UINT) acc.i = cj_rf_wrap(out->dt, acc.i);
+    cj_rs_set(out->dt, out->data, o, acc);
   }
   return NULL;
 }
@@ -176,7 +176,7 @@ static CJ_MUST_USE cj_status convolution(cj_op *op, rv **ins, rv *out) {
   cj_dtype adt = acc_type(out->dt);
   int64_t oi[RF_MAX_RANK], li[RF_MAX_RANK], ri[RF_MAX_RANK], ki[RF_MAX_RANK];
   for (int64_t o = 0; o < out->n; o++) {
-    rf_unravel(o, out->rank, out->dims, oi);
+    cj_rf_unravel(o, out->rank, out->dims, oi);
     int64_t b = oi[ob], f = oi[of];
     int64_t g = ofg ? f / ofg : 0, bg = obg ? f / obg : 0;
     li[ib] = bg * OB + b;
@@ -186,7 +186,7 @@ static CJ_MUST_USE cj_status convolution(cj_op *op, rv **ins, rv *out) {
       li[ifd] = g * IFK + kf;
       ri[kif] = kf;
       for (int64_t k = 0; k < kn; k++) {
-        rf_unravel(k, S, kdims, ki);
+        cj_rf_unravel(k, S, kdims, ki);
         bool inside = true;
         for (int32_t i = 0; i < S && inside; i++) {
           int64_t p = oi[osp[i]] * st[i] + ki[i] * rd[i] - lo[i];
@@ -198,8 +198,8 @@ static CJ_MUST_USE cj_status convolution(cj_op *op, rv **ins, rv *out) {
         acc_add(adt, &acc, elem_as(l, ravel(l->rank, l->dims, li), adt), elem_as(r, ravel(r->rank, r->dims, ri), adt));
       }
     }
-    if (kind == CJ_DK_SINT || kind == CJ_DK_UINT) acc.i = rf_wrap(out->dt, acc.i);
-    rs_set(out->dt, out->data, o, acc);
+    if (kind == CJ_DK_SINT || kind == CJ_DK_UINT) acc.i = cj_rf_wrap(out->dt, acc.i);
+    cj_rs_set(out->dt, out->data, o, acc);
   }
   return NULL;
 }
@@ -227,14 +227,14 @@ static CJ_MUST_USE cj_status dft(double complex *a, int64_t n, int64_t s, bool i
 /* DFT along axis `ax` of a dense complex array of dims */
 static CJ_MUST_USE cj_status dft_axis(double complex *a, int32_t rank, const int64_t *dims, int32_t ax, bool inverse) {
   int64_t strides[RF_MAX_RANK], idx[RF_MAX_RANK], total = 1;
-  rf_strides(rank, dims, strides);
+  cj_rf_strides(rank, dims, strides);
   for (int32_t d = 0; d < rank; d++) total *= dims[d];
   if (!dims[ax]) return NULL;
   int64_t red[RF_MAX_RANK];
   memcpy(red, dims, sizeof(int64_t) * (size_t)rank);
   red[ax] = 1;
   for (int64_t s = 0; s < total / dims[ax]; s++) {
-    rf_unravel(s, rank, red, idx);
+    cj_rf_unravel(s, rank, red, idx);
     int64_t base = 0;
     for (int32_t d = 0; d < rank; d++) base += idx[d] * strides[d];
     CJ_RETURN_IF_ERROR(dft(a + base, dims[ax], strides[ax], inverse));
@@ -261,7 +261,7 @@ static CJ_MUST_USE cj_status fft(cj_op *op, const rv *in, rv *out) {
     /* rebuild the full Hermitian spectrum along the last axis */
     int64_t n = wd[R - 1], h = in->dims[R - 1];
     for (int64_t i = 0; i < wn; i++) {
-      rf_unravel(i, R, wd, idx);
+      cj_rf_unravel(i, R, wd, idx);
       int64_t k = idx[R - 1];
       bool conj_ = k >= h;
       if (conj_) { /* X[k] = conj(X[-k]) over every transformed axis */
@@ -269,23 +269,23 @@ static CJ_MUST_USE cj_status fft(cj_op *op, const rv *in, rv *out) {
         for (int32_t ax = R - (int32_t)nl; ax < R - 1; ax++) idx[ax] = (wd[ax] - idx[ax]) % wd[ax];
       }
       if (idx[R - 1] >= h) continue;
-      double complex v = rf_getc(in->dt, in->data, ravel(R, in->dims, idx));
+      double complex v = cj_rf_getc(in->dt, in->data, ravel(R, in->dims, idx));
       w[i] = conj_ ? conj(v) : v;
     }
     for (int32_t a = R - (int32_t)nl; a < R - 1 && !st; a++) st = dft_axis(w, R, wd, a, true);
     if (!st) st = dft_axis(w, R, wd, R - 1, true);
-    for (int64_t i = 0; i < wn && !st; i++) rf_setf(out->dt, out->data, i, creal(w[i]));
+    for (int64_t i = 0; i < wn && !st; i++) cj_rf_setf(out->dt, out->data, i, creal(w[i]));
   } else {
     for (int64_t i = 0; i < wn; i++) {
-      rf_unravel(i, R, wd, idx);
-      if (ty == CJ_FFT_TYPE_RFFT) w[i] = rf_getf(in->dt, in->data, i);
-      else w[i] = rf_getc(in->dt, in->data, i);
+      cj_rf_unravel(i, R, wd, idx);
+      if (ty == CJ_FFT_TYPE_RFFT) w[i] = cj_rf_getf(in->dt, in->data, i);
+      else w[i] = cj_rf_getc(in->dt, in->data, i);
     }
     bool inv = ty == CJ_FFT_TYPE_IFFT;
     for (int32_t a = R - (int32_t)nl; a < R && !st; a++) st = dft_axis(w, R, wd, a, inv);
     for (int64_t o = 0; o < out->n && !st; o++) {
-      rf_unravel(o, R, out->dims, idx);
-      rf_setc(out->dt, out->data, o, w[ravel(R, wd, idx)]);
+      cj_rf_unravel(o, R, out->dims, idx);
+      cj_rf_setc(out->dt, out->data, o, w[ravel(R, wd, idx)]);
     }
   }
   free(w);
@@ -324,7 +324,7 @@ static CJ_MUST_USE cj_status triangular_solve(cj_op *op, rv **ins, rv *out) {
         bool keep = lower ? sj <= si : sj >= si;
         double complex a = 0;
         if (keep) {
-          rs s = rs_get(A->dt, A->data, bi * m * m + si * m + sj);
+          rs s = cj_rs_get(A->dt, A->data, bi * m * m + si * m + sj);
           a = cj_dtype_is_complex(A->dt) ? s.c : s.f;
           if (si == sj && unit) a = 1;
           if (tr == CJ_TRANSPOSE_ADJOINT) a = conj(a);
@@ -333,7 +333,7 @@ static CJ_MUST_USE cj_status triangular_solve(cj_op *op, rv **ins, rv *out) {
       }
     bool mlower = lower != (tr != CJ_TRANSPOSE_NO_TRANSPOSE);
     for (int64_t i = 0; i < bm * bn; i++) {
-      rs s = rs_get(B->dt, B->data, bi * bm * bn + i);
+      rs s = cj_rs_get(B->dt, B->data, bi * bm * bn + i);
       X[i] = cj_dtype_is_complex(B->dt) ? s.c : s.f;
     }
     if (left) { /* M X = B, column by column */
@@ -371,7 +371,7 @@ static CJ_MUST_USE cj_status triangular_solve(cj_op *op, rv **ins, rv *out) {
     }
     for (int64_t i = 0; i < bm * bn; i++) {
       rs s = {creal(X[i]), 0, X[i]};
-      rs_set(out->dt, out->data, bi * bm * bn + i, s);
+      cj_rs_set(out->dt, out->data, bi * bm * bn + i, s);
     }
   }
   free(M);
@@ -393,7 +393,7 @@ static CJ_MUST_USE cj_status cholesky(cj_op *op, const rv *A, rv *out) {
     for (int64_t i = 0; i < n; i++)
       for (int64_t j = 0; j < n; j++) {
         int64_t si = lower ? i : j, sj = lower ? j : i;
-        rs s = rs_get(A->dt, A->data, bi * n * n + si * n + sj);
+        rs s = cj_rs_get(A->dt, A->data, bi * n * n + si * n + sj);
         double complex v = cx ? s.c : s.f;
         L[i * n + j] = lower ? v : conj(v);
       }
@@ -416,7 +416,7 @@ static CJ_MUST_USE cj_status cholesky(cj_op *op, const rv *A, rv *out) {
       for (int64_t j = 0; j < n; j++) {
         double complex v = failed ? NAN : lower ? L[i * n + j] : conj(L[j * n + i]);
         rs s = {creal(v), 0, v};
-        rs_set(out->dt, out->data, bi * n * n + i * n + j, s);
+        cj_rs_set(out->dt, out->data, bi * n * n + i * n + j, s);
       }
   }
   free(L);
@@ -450,7 +450,7 @@ static void threefry2x32(uint32_t k0, uint32_t k1, uint32_t *x0, uint32_t *x1) {
 static CJ_MUST_USE cj_status rng_bit_generator(cj_op *op, rv **ins, rv **outs) {
   const rv *st = ins[0];
   rv *ns = outs[0], *out = outs[1];
-  uint64_t key = (uint64_t)rf_geti(st->dt, st->data, 0), ctr = (uint64_t)rf_geti(st->dt, st->data, 1);
+  uint64_t key = (uint64_t)cj_rf_geti(st->dt, st->data, 0), ctr = (uint64_t)cj_rf_geti(st->dt, st->data, 1);
   if (cj_dtype_bits(out->dt) != 64 || st->n != 2) return cj_op_error(op, CJ_UNIMPLEMENTED, "rng_bit_generator form");
   for (int64_t i = 0; i < out->n; i++) {
     uint64_t c = ctr + (uint64_t)i;
@@ -459,17 +459,17 @@ static CJ_MUST_USE cj_status rng_bit_generator(cj_op *op, rv **ins, rv **outs) {
     uint64_t v = (uint64_t)x0 | (uint64_t)x1 << 32;
     memcpy(out->data + i * 8, &v, 8);
   }
-  rf_seti(ns->dt, ns->data, 0, (int64_t)key);
-  rf_seti(ns->dt, ns->data, 1, (int64_t)(ctr + (uint64_t)out->n));
+  cj_rf_seti(ns->dt, ns->data, 0, (int64_t)key);
+  cj_rf_seti(ns->dt, ns->data, 1, (int64_t)(ctr + (uint64_t)out->n));
   return NULL;
 }
 
 /* ---------------------------------------------------------------- ref.def's rows */
 
-cj_status rf_x_dot_general(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return dot_general(op, ins, outs[0]); }
-cj_status rf_x_dot(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return dot(op, ins, outs[0]); }
-cj_status rf_x_convolution(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return convolution(op, ins, outs[0]); }
-cj_status rf_x_fft(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return fft(op, ins[0], outs[0]); }
-cj_status rf_x_triangular_solve(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return triangular_solve(op, ins, outs[0]); }
-cj_status rf_x_cholesky(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return cholesky(op, ins[0], outs[0]); }
-cj_status rf_x_rng_bit_generator(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return rng_bit_generator(op, ins, outs); }
+cj_status cj_rf_x_dot_general(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return dot_general(op, ins, outs[0]); }
+cj_status cj_rf_x_dot(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return dot(op, ins, outs[0]); }
+cj_status cj_rf_x_convolution(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return convolution(op, ins, outs[0]); }
+cj_status cj_rf_x_fft(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return fft(op, ins[0], outs[0]); }
+cj_status cj_rf_x_triangular_solve(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return triangular_solve(op, ins, outs[0]); }
+cj_status cj_rf_x_cholesky(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return cholesky(op, ins[0], outs[0]); }
+cj_status cj_rf_x_rng_bit_generator(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return rng_bit_generator(op, ins, outs); }

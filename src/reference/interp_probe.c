@@ -18,7 +18,7 @@
 static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
 static atomic_long probe_count;
 
-cj_status rf_check_equal(cj_op *op, const char *name, const rv *a, const rv *e);
+cj_status cj_rf_check_equal(cj_op *op, const char *name, const rv *a, const rv *e);
 
 static CJ_MUST_USE cj_status type_text(const cj_op *op, const cj_type *t, char *buf, size_t cap) {
   char *s = NULL;
@@ -149,22 +149,22 @@ static CJ_MUST_USE cj_status expect_serialized(rf_exec *x, cj_op *op, const rv *
   } else {
     uint16_t hlen;
     memcpy(&hlen, pre + 8, 2);
-    st = rv_new(e->dt, e->rank, e->dims, &got);
+    st = cj_rv_new(e->dt, e->rank, e->dims, &got);
     size_t nb = (size_t)e->n * (size_t)e->esize;
     if (!st && (fseek(f, 10 + hlen, SEEK_SET) != 0 || fread(got->data, 1, nb, f) != nb))
       st = cj_op_error(op, CJ_INVALID_ARGUMENT, "check.expect_serialized_eq: %s is shorter than the value", file);
   }
   if (f) fclose(f);
   free(file);
-  if (!st) st = rf_check_equal(op, "check.expect_serialized_eq", got, e);
-  rv_free(got);
+  if (!st) st = cj_rf_check_equal(op, "check.expect_serialized_eq", got, e);
+  cj_rv_free(got);
   return st;
 }
 
 /* ---------------------------------------------------------------- ref.def's rows */
 
-cj_status rf_x_probe(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return probe(x, op, ins[0], outs[0]); }
-cj_status rf_x_expect_serialized(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+cj_status cj_rf_x_probe(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return probe(x, op, ins[0], outs[0]); }
+cj_status cj_rf_x_expect_serialized(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   for (uint32_t k = 0; k < op->nopnds; k++) CJ_RETURN_IF_ERROR(expect_serialized(x, op, ins[k]));
   return NULL;
 }

@@ -1,7 +1,7 @@
 /* cjrt reference backend: ops with reduction bodies or index arithmetic: reduce, reduce_window,
  * select_and_scatter, sort (and chlo.top_k), gather, scatter. Each follows the StableHLO
  * specification's index formulas literally, one element at a time; bodies run through
- * rf_call_scalar. */
+ * cj_rf_call_scalar. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,38 +41,38 @@ static CJ_MUST_USE cj_status reduce(rf_exec *x, cj_op *op, rv **ins, rv **outs) 
   const rv *in0 = ins[0];
   rv *o0 = outs[0];
   for (uint32_t k = 0; k < n; k++) {
-    rs init = rs_convert(ins[n + k]->dt, outs[k]->dt, rs_get(ins[n + k]->dt, ins[n + k]->data, 0));
-    for (int64_t j = 0; j < outs[k]->n; j++) rs_set(outs[k]->dt, outs[k]->data, j, init);
+    rs init = cj_rs_convert(ins[n + k]->dt, outs[k]->dt, cj_rs_get(ins[n + k]->dt, ins[n + k]->data, 0));
+    for (int64_t j = 0; j < outs[k]->n; j++) cj_rs_set(outs[k]->dt, outs[k]->data, j, init);
   }
   cj_block *b = op->regions[0].first;
   rs a[2 * MAXN], r[MAXN];
   if (n == 1 && float_sum_body(b)) { /* a float sum: exact in double, rounded once */
     double *sum = calloc((size_t)(o0->n ? o0->n : 1), sizeof(double));
     if (!sum) return cj_oom();
-    for (int64_t j = 0; j < o0->n; j++) sum[j] = rf_getf(o0->dt, o0->data, j);
+    for (int64_t j = 0; j < o0->n; j++) sum[j] = cj_rf_getf(o0->dt, o0->data, j);
     for (int64_t i = 0; i < in0->n; i++) {
-      rf_unravel(i, in0->rank, in0->dims, idx);
+      cj_rf_unravel(i, in0->rank, in0->dims, idx);
       int32_t q = 0;
       for (int32_t d = 0; d < in0->rank; d++)
-        if (!rf_in_list(d, dims, nd)) oi[q++] = idx[d];
-      sum[rf_ravel(o0->rank, o0->dims, oi)] += rf_getf(in0->dt, in0->data, i);
+        if (!cj_rf_in_list(d, dims, nd)) oi[q++] = idx[d];
+      sum[cj_rf_ravel(o0->rank, o0->dims, oi)] += cj_rf_getf(in0->dt, in0->data, i);
     }
-    for (int64_t j = 0; j < o0->n; j++) rf_setf(o0->dt, o0->data, j, sum[j]);
+    for (int64_t j = 0; j < o0->n; j++) cj_rf_setf(o0->dt, o0->data, j, sum[j]);
     free(sum);
     return NULL;
   }
   for (int64_t i = 0; i < in0->n; i++) {
-    rf_unravel(i, in0->rank, in0->dims, idx);
+    cj_rf_unravel(i, in0->rank, in0->dims, idx);
     int32_t q = 0;
     for (int32_t d = 0; d < in0->rank; d++)
-      if (!rf_in_list(d, dims, nd)) oi[q++] = idx[d];
-    int64_t o = rf_ravel(o0->rank, o0->dims, oi);
+      if (!cj_rf_in_list(d, dims, nd)) oi[q++] = idx[d];
+    int64_t o = cj_rf_ravel(o0->rank, o0->dims, oi);
     for (uint32_t k = 0; k < n; k++) {
-      a[k] = rs_get(outs[k]->dt, outs[k]->data, o);
-      a[n + k] = rs_get(ins[k]->dt, ins[k]->data, i);
+      a[k] = cj_rs_get(outs[k]->dt, outs[k]->data, o);
+      a[n + k] = cj_rs_get(ins[k]->dt, ins[k]->data, i);
     }
-    CJ_RETURN_IF_ERROR(rf_call_scalar(x, b, a, r));
-    for (uint32_t k = 0; k < n; k++) rs_set(outs[k]->dt, outs[k]->data, o, r[k]);
+    CJ_RETURN_IF_ERROR(cj_rf_call_scalar(x, b, a, r));
+    for (uint32_t k = 0; k < n; k++) cj_rs_set(outs[k]->dt, outs[k]->data, o, r[k]);
   }
   return NULL;
 }
@@ -97,24 +97,24 @@ static CJ_MUST_USE cj_status reduce_window(rf_exec *x, cj_op *op, rv **ins, rv *
   int64_t oi[RF_MAX_RANK], wi[RF_MAX_RANK], ii[RF_MAX_RANK];
   rv *o0 = outs[0];
   for (int64_t o = 0; o < o0->n; o++) {
-    rf_unravel(o, R, o0->dims, oi);
-    for (uint32_t k = 0; k < n; k++) acc[k] = rs_get(ins[n + k]->dt, ins[n + k]->data, 0);
+    cj_rf_unravel(o, R, o0->dims, oi);
+    for (uint32_t k = 0; k < n; k++) acc[k] = cj_rs_get(ins[n + k]->dt, ins[n + k]->data, 0);
     for (int64_t w = 0; w < wn; w++) {
-      rf_unravel(w, R, wd, wi);
+      cj_rf_unravel(w, R, wd, wi);
       bool inside = true;
       for (int32_t d = 0; d < R && inside; d++) {
         int64_t p = oi[d] * ws[d] + wi[d] * wdl[d] - lo[d];
         if (p < 0 || p % bdl[d] != 0 || p / bdl[d] >= in0->dims[d]) inside = false;
         else ii[d] = p / bdl[d];
       }
-      int64_t src = inside ? rf_ravel(R, in0->dims, ii) : 0;
+      int64_t src = inside ? cj_rf_ravel(R, in0->dims, ii) : 0;
       for (uint32_t k = 0; k < n; k++) {
         a[k] = acc[k];
-        a[n + k] = inside ? rs_get(ins[k]->dt, ins[k]->data, src) : rs_get(ins[n + k]->dt, ins[n + k]->data, 0);
+        a[n + k] = inside ? cj_rs_get(ins[k]->dt, ins[k]->data, src) : cj_rs_get(ins[n + k]->dt, ins[n + k]->data, 0);
       }
-      CJ_RETURN_IF_ERROR(rf_call_scalar(x, b, a, acc));
+      CJ_RETURN_IF_ERROR(cj_rf_call_scalar(x, b, a, acc));
     }
-    for (uint32_t k = 0; k < n; k++) rs_set(outs[k]->dt, outs[k]->data, o, acc[k]);
+    for (uint32_t k = 0; k < n; k++) cj_rs_set(outs[k]->dt, outs[k]->data, o, acc[k]);
   }
   return NULL;
 }
@@ -134,35 +134,35 @@ static CJ_MUST_USE cj_status select_and_scatter(rf_exec *x, cj_op *op, rv **ins,
   cj_block *sel = op->regions[0].first, *sc = op->regions[1].first;
   int64_t si[RF_MAX_RANK], wi[RF_MAX_RANK], ii[RF_MAX_RANK];
   for (int64_t s = 0; s < src->n; s++) {
-    rf_unravel(s, R, src->dims, si);
+    cj_rf_unravel(s, R, src->dims, si);
     int64_t best = -1;
     rs bv = {0, 0, 0};
     for (int64_t w = 0; w < wn; w++) {
-      rf_unravel(w, R, wd, wi);
+      cj_rf_unravel(w, R, wd, wi);
       bool inside = true;
       for (int32_t d = 0; d < R && inside; d++) {
         ii[d] = si[d] * ws[d] + wi[d] - lo[d];
         if (ii[d] < 0 || ii[d] >= in->dims[d]) inside = false;
       }
       if (!inside) continue;
-      int64_t e = rf_ravel(R, in->dims, ii);
-      rs ev = rs_get(in->dt, in->data, e);
+      int64_t e = cj_rf_ravel(R, in->dims, ii);
+      rs ev = cj_rs_get(in->dt, in->data, e);
       if (best < 0) {
         best = e;
         bv = ev;
         continue;
       }
       rs a[2] = {bv, ev}, keep;
-      CJ_RETURN_IF_ERROR(rf_call_scalar(x, sel, a, &keep));
+      CJ_RETURN_IF_ERROR(cj_rf_call_scalar(x, sel, a, &keep));
       if (!keep.i) {
         best = e;
         bv = ev;
       }
     }
     if (best < 0) continue;
-    rs a[2] = {rs_get(out->dt, out->data, best), rs_get(src->dt, src->data, s)}, r;
-    CJ_RETURN_IF_ERROR(rf_call_scalar(x, sc, a, &r));
-    rs_set(out->dt, out->data, best, r);
+    rs a[2] = {cj_rs_get(out->dt, out->data, best), cj_rs_get(src->dt, src->data, s)}, r;
+    CJ_RETURN_IF_ERROR(cj_rf_call_scalar(x, sc, a, &r));
+    cj_rs_set(out->dt, out->data, best, r);
   }
   return NULL;
 }
@@ -184,15 +184,15 @@ static bool less(sort_ctx *c, int64_t ja, int64_t jb) {
   if (c->st) return false;
   int64_t ea = c->base + ja * c->stride, eb = c->base + jb * c->stride;
   if (c->top_k) {
-    rs va = rs_get(c->ins[0]->dt, c->ins[0]->data, ea), vb = rs_get(c->ins[0]->dt, c->ins[0]->data, eb);
-    return rf_compare_total(c->ins[0]->dt, va, vb) > 0;
+    rs va = cj_rs_get(c->ins[0]->dt, c->ins[0]->data, ea), vb = cj_rs_get(c->ins[0]->dt, c->ins[0]->data, eb);
+    return cj_rf_compare_total(c->ins[0]->dt, va, vb) > 0;
   }
   rs a[2 * MAXN], r;
   for (uint32_t k = 0; k < c->n; k++) {
-    a[2 * k] = rs_get(c->ins[k]->dt, c->ins[k]->data, ea);
-    a[2 * k + 1] = rs_get(c->ins[k]->dt, c->ins[k]->data, eb);
+    a[2 * k] = cj_rs_get(c->ins[k]->dt, c->ins[k]->data, ea);
+    a[2 * k + 1] = cj_rs_get(c->ins[k]->dt, c->ins[k]->data, eb);
   }
-  c->st = rf_call_scalar(c->x, c->cmp, a, &r);
+  c->st = cj_rf_call_scalar(c->x, c->cmp, a, &r);
   return !c->st && r.i != 0;
 }
 
@@ -214,7 +214,7 @@ static CJ_MUST_USE cj_status sort_slices(rf_exec *x, cj_op *op, rv **ins, uint32
                              int64_t kk) {
   const rv *in0 = ins[0];
   int64_t len = in0->dims[dim], strides[RF_MAX_RANK], idx[RF_MAX_RANK];
-  rf_strides(in0->rank, in0->dims, strides);
+  cj_rf_strides(in0->rank, in0->dims, strides);
   int64_t *perm = malloc(sizeof(int64_t) * (size_t)(len + 1) * 2);
   if (!perm) return cj_oom();
   int64_t *tmp = perm + len + 1;
@@ -222,12 +222,12 @@ static CJ_MUST_USE cj_status sort_slices(rf_exec *x, cj_op *op, rv **ins, uint32
   int64_t nslices = len ? in0->n / len : 0;
   int64_t odims[RF_MAX_RANK], ostr[RF_MAX_RANK];
   memcpy(odims, outs[0]->dims, sizeof(int64_t) * (size_t)outs[0]->rank);
-  rf_strides(outs[0]->rank, odims, ostr);
+  cj_rf_strides(outs[0]->rank, odims, ostr);
   int64_t reduced[RF_MAX_RANK];
   memcpy(reduced, in0->dims, sizeof reduced);
   reduced[dim] = 1;
   for (int64_t s = 0; s < nslices && !c.st; s++) {
-    rf_unravel(s, in0->rank, reduced, idx);
+    cj_rf_unravel(s, in0->rank, reduced, idx);
     c.base = 0;
     int64_t obase = 0;
     for (int32_t d = 0; d < in0->rank; d++) {
@@ -240,7 +240,7 @@ static CJ_MUST_USE cj_status sort_slices(rf_exec *x, cj_op *op, rv **ins, uint32
       for (int64_t j = 0; j < kk; j++) {
         memcpy(outs[0]->data + (obase + j * ostr[dim]) * outs[0]->esize,
                in0->data + (c.base + perm[j] * c.stride) * in0->esize, (size_t)in0->esize);
-        rf_seti(outs[1]->dt, outs[1]->data, obase + j * ostr[dim], perm[j]);
+        cj_rf_seti(outs[1]->dt, outs[1]->data, obase + j * ostr[dim], perm[j]);
       }
     } else {
       for (uint32_t k = 0; k < n; k++)
@@ -299,7 +299,7 @@ static void index_vector(const rv *ix, int64_t ivd, const int64_t *bi, int64_t *
   for (int32_t d = 0; d < ix->rank; d++) idx[d] = d == ivd ? 0 : bi[q++];
   for (int64_t k = 0; k < nvec; k++) {
     if (ivd < ix->rank) idx[ivd] = k;
-    vec[k] = rf_geti(ix->dt, ix->data, rf_ravel(ix->rank, ix->dims, idx));
+    vec[k] = cj_rf_geti(ix->dt, ix->data, cj_rf_ravel(ix->rank, ix->dims, idx));
   }
 }
 
@@ -309,7 +309,7 @@ static int32_t split_index(int32_t rank, const int64_t *idx, const dims_list *l,
                            int64_t *rest) {
   int32_t nl = 0, nr = 0;
   for (int32_t d = 0; d < rank; d++) {
-    if (rf_in_list(d, l->v, l->n)) in_l[nl++] = idx[d];
+    if (cj_rf_in_list(d, l->v, l->n)) in_l[nl++] = idx[d];
     else rest[nr++] = idx[d];
   }
   return nl;
@@ -340,9 +340,9 @@ static CJ_MUST_USE cj_status gather(cj_op *op, rv **ins, rv *out) {
   /* operand dims that take offset coordinates, in order */
   int64_t odims[RF_MAX_RANK], nod = 0;
   for (int32_t d = 0; d < in->rank; d++)
-    if (!rf_in_list(d, coll.v, coll.n) && !rf_in_list(d, obat.v, obat.n)) odims[nod++] = d;
+    if (!cj_rf_in_list(d, coll.v, coll.n) && !cj_rf_in_list(d, obat.v, obat.n)) odims[nod++] = d;
   for (int64_t r = 0; r < out->n; r++) {
-    rf_unravel(r, out->rank, out->dims, ri);
+    cj_rf_unravel(r, out->rank, out->dims, ri);
     int32_t no = split_index(out->rank, ri, &offd, oi, bi);
     index_vector(ix, ivd, bi, vec, smap.n);
     for (int32_t d = 0; d < in->rank; d++) full[d] = 0;
@@ -352,7 +352,7 @@ static CJ_MUST_USE cj_status gather(cj_op *op, rv **ins, rv *out) {
     }
     add_batching(full, &obat, &sbat, bi, ivd);
     for (int64_t k = 0; k < nod && k < no; k++) full[odims[k]] += oi[k];
-    memcpy(out->data + r * out->esize, in->data + rf_ravel(in->rank, in->dims, full) * in->esize, (size_t)out->esize);
+    memcpy(out->data + r * out->esize, in->data + cj_rf_ravel(in->rank, in->dims, full) * in->esize, (size_t)out->esize);
   }
   return NULL;
 }
@@ -371,11 +371,11 @@ static CJ_MUST_USE cj_status scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs)
   int64_t ivd = field1(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_index_vector_dim);
   for (uint32_t k = 0; k < n; k++) /* (the result type may be wider: promoted scatters) */
     for (int64_t i = 0; i < ins[k]->n; i++)
-      rs_set(outs[k]->dt, outs[k]->data, i, rs_convert(ins[k]->dt, outs[k]->dt, rs_get(ins[k]->dt, ins[k]->data, i)));
+      cj_rs_set(outs[k]->dt, outs[k]->data, i, cj_rs_convert(ins[k]->dt, outs[k]->dt, cj_rs_get(ins[k]->dt, ins[k]->data, i)));
   int64_t wdims[RF_MAX_RANK], nwd = 0, wsize[RF_MAX_RANK];
   for (int32_t d = 0; d < in->rank; d++) {
     wsize[d] = 1;
-    if (!rf_in_list(d, iwd.v, iwd.n) && !rf_in_list(d, ibat.v, ibat.n)) wdims[nwd++] = d;
+    if (!cj_rf_in_list(d, iwd.v, iwd.n) && !cj_rf_in_list(d, ibat.v, ibat.n)) wdims[nwd++] = d;
   }
   for (int64_t k = 0; k < nwd && k < uwd.n; k++) wsize[wdims[k]] = up0->dims[uwd.v[k]];
   int64_t ui[RF_MAX_RANK], bi[RF_MAX_RANK], wi[RF_MAX_RANK], vec[RF_MAX_RANK], full[RF_MAX_RANK];
@@ -385,7 +385,7 @@ static CJ_MUST_USE cj_status scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs)
    * order, which decides overlapping non-commutative updates) */
   int64_t bd[RF_MAX_RANK], bdsz[RF_MAX_RANK], wd_[RF_MAX_RANK], wdsz[RF_MAX_RANK], nbd = 0, nwd_ = 0, bn = 1, wn = 1;
   for (int32_t d = 0; d < up0->rank; d++) {
-    if (rf_in_list(d, uwd.v, uwd.n)) {
+    if (cj_rf_in_list(d, uwd.v, uwd.n)) {
       wd_[nwd_] = d;
       wdsz[nwd_++] = up0->dims[d];
       wn *= up0->dims[d];
@@ -397,11 +397,11 @@ static CJ_MUST_USE cj_status scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs)
   }
   int64_t bix[RF_MAX_RANK], wix[RF_MAX_RANK];
   for (int64_t ub = 0; ub < bn * wn; ub++) {
-    rf_unravel(ub / wn, (int32_t)nbd, bdsz, bix);
-    rf_unravel(ub % wn, (int32_t)nwd_, wdsz, wix);
+    cj_rf_unravel(ub / wn, (int32_t)nbd, bdsz, bix);
+    cj_rf_unravel(ub % wn, (int32_t)nwd_, wdsz, wix);
     for (int64_t k = 0; k < nbd; k++) ui[bd[k]] = bix[k];
     for (int64_t k = 0; k < nwd_; k++) ui[wd_[k]] = wix[k];
-    int64_t u = rf_ravel(up0->rank, up0->dims, ui);
+    int64_t u = cj_rf_ravel(up0->rank, up0->dims, ui);
     int32_t nw = split_index(up0->rank, ui, &uwd, wi, bi);
     index_vector(ix, ivd, bi, vec, s2o.n);
     for (int32_t d = 0; d < in->rank; d++) full[d] = 0;
@@ -414,25 +414,25 @@ static CJ_MUST_USE cj_status scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs)
       if (full[d] < 0 || full[d] + wsize[d] > in->dims[d]) inside = false;
     if (!inside) continue;
     for (int64_t k = 0; k < nwd && k < nw; k++) full[wdims[k]] += wi[k];
-    int64_t o = rf_ravel(in->rank, in->dims, full);
+    int64_t o = cj_rf_ravel(in->rank, in->dims, full);
     for (uint32_t k = 0; k < n; k++) {
-      a[k] = rs_get(outs[k]->dt, outs[k]->data, o);
-      a[n + k] = rs_get(ins[n + 1 + k]->dt, ins[n + 1 + k]->data, u);
+      a[k] = cj_rs_get(outs[k]->dt, outs[k]->data, o);
+      a[n + k] = cj_rs_get(ins[n + 1 + k]->dt, ins[n + 1 + k]->data, u);
     }
-    CJ_RETURN_IF_ERROR(rf_call_scalar(x, b, a, r));
-    for (uint32_t k = 0; k < n; k++) rs_set(outs[k]->dt, outs[k]->data, o, r[k]);
+    CJ_RETURN_IF_ERROR(cj_rf_call_scalar(x, b, a, r));
+    for (uint32_t k = 0; k < n; k++) cj_rs_set(outs[k]->dt, outs[k]->data, o, r[k]);
   }
   return NULL;
 }
 
 /* ---------------------------------------------------------------- ref.def's rows */
 
-cj_status rf_x_reduce(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return reduce(x, op, ins, outs); }
-cj_status rf_x_reduce_window(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return reduce_window(x, op, ins, outs); }
-cj_status rf_x_select_and_scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
+cj_status cj_rf_x_reduce(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return reduce(x, op, ins, outs); }
+cj_status cj_rf_x_reduce_window(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return reduce_window(x, op, ins, outs); }
+cj_status cj_rf_x_select_and_scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
   return select_and_scatter(x, op, ins, outs[0]);
 }
-cj_status rf_x_sort(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return sort(x, op, ins, outs); }
-cj_status rf_x_top_k(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return top_k(x, op, ins, outs); }
-cj_status rf_x_gather(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return gather(op, ins, outs[0]); }
-cj_status rf_x_scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return scatter(x, op, ins, outs); }
+cj_status cj_rf_x_sort(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return sort(x, op, ins, outs); }
+cj_status cj_rf_x_top_k(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return top_k(x, op, ins, outs); }
+cj_status cj_rf_x_gather(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return gather(op, ins, outs[0]); }
+cj_status cj_rf_x_scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs) { return scatter(x, op, ins, outs); }

@@ -42,22 +42,22 @@ typedef struct rv {
 } rv;
 
 /* A new zeroed tensor of static type t (a TENSOR type), of dtype/dims, or a token/tuple. */
-CJ_MUST_USE cj_status rv_new_type(const cj_type *t, rv **out);
-CJ_MUST_USE cj_status rv_new(cj_dtype dt, int32_t rank, const int64_t *dims, rv **out);
-CJ_MUST_USE cj_status rv_clone(const rv *v, rv **out);
-void rv_free(rv *v);
+CJ_MUST_USE cj_status cj_rv_new_type(const cj_type *t, rv **out);
+CJ_MUST_USE cj_status cj_rv_new(cj_dtype dt, int32_t rank, const int64_t *dims, rv **out);
+CJ_MUST_USE cj_status cj_rv_clone(const rv *v, rv **out);
+void cj_rv_free(rv *v);
 
 /* ---------------------------------------------------------------- elements */
 
-double rf_getf(cj_dtype dt, const void *data, int64_t i);
-void rf_setf(cj_dtype dt, void *data, int64_t i, double v);
-int64_t rf_geti(cj_dtype dt, const void *data, int64_t i); /* signed: sign-extended; unsigned:
+double cj_rf_getf(cj_dtype dt, const void *data, int64_t i);
+void cj_rf_setf(cj_dtype dt, void *data, int64_t i, double v);
+int64_t cj_rf_geti(cj_dtype dt, const void *data, int64_t i); /* signed: sign-extended; unsigned:
                                                              * zero-extended */
-void rf_seti(cj_dtype dt, void *data, int64_t i, int64_t v);
-double complex rf_getc(cj_dtype dt, const void *data, int64_t i);
-void rf_setc(cj_dtype dt, void *data, int64_t i, double complex v);
+void cj_rf_seti(cj_dtype dt, void *data, int64_t i, int64_t v);
+double complex cj_rf_getc(cj_dtype dt, const void *data, int64_t i);
+void cj_rf_setc(cj_dtype dt, void *data, int64_t i, double complex v);
 /* Wraps an integer to the width of dt (sign- or zero-extending). */
-int64_t rf_wrap(cj_dtype dt, int64_t v);
+int64_t cj_rf_wrap(cj_dtype dt, int64_t v);
 
 /* One scalar of any dtype. */
 typedef struct rs {
@@ -65,20 +65,20 @@ typedef struct rs {
   int64_t i;
   double complex c;
 } rs;
-rs rs_get(cj_dtype dt, const void *data, int64_t i);
-void rs_set(cj_dtype dt, void *data, int64_t i, rs v);
+rs cj_rs_get(cj_dtype dt, const void *data, int64_t i);
+void cj_rs_set(cj_dtype dt, void *data, int64_t i, rs v);
 /* The scalar rounded (or wrapped) to what dt can hold. */
-rs rs_round(cj_dtype dt, rs v);
+rs cj_rs_round(cj_dtype dt, rs v);
 /* Converts a scalar between dtypes (stablehlo.convert semantics). */
-rs rs_convert(cj_dtype from, cj_dtype to, rs v);
+rs cj_rs_convert(cj_dtype from, cj_dtype to, rs v);
 
 /* Index helpers: row-major strides and unravel. */
-void rf_strides(int32_t rank, const int64_t *dims, int64_t *strides);
-void rf_unravel(int64_t i, int32_t rank, const int64_t *dims, int64_t *idx);
-/* The row-major position of index idx in dims (rf_unravel's inverse). */
-int64_t rf_ravel(int32_t rank, const int64_t *dims, const int64_t *idx);
+void cj_rf_strides(int32_t rank, const int64_t *dims, int64_t *strides);
+void cj_rf_unravel(int64_t i, int32_t rank, const int64_t *dims, int64_t *idx);
+/* The row-major position of index idx in dims (cj_rf_unravel's inverse). */
+int64_t cj_rf_ravel(int32_t rank, const int64_t *dims, const int64_t *idx);
 /* Whether d is one of l[0..n). */
-bool rf_in_list(int64_t d, const int64_t *l, int64_t n);
+bool cj_rf_in_list(int64_t d, const int64_t *l, int64_t n);
 
 /* ---------------------------------------------------------------- programs and execution */
 
@@ -106,21 +106,21 @@ typedef struct rf_exec {
 } rf_exec;
 
 /* interp.c */
-CJ_MUST_USE cj_status rf_run_block(rf_exec *x, cj_block *b, rv **args, uint32_t nargs, rv ***results,
+CJ_MUST_USE cj_status cj_rf_run_block(rf_exec *x, cj_block *b, rv **args, uint32_t nargs, rv ***results,
                        uint32_t *nresults);
-void rf_free_results(rv **res, uint32_t n);
-rv *rf_in(rf_exec *x, const cj_op *op, uint32_t i);
+void cj_rf_free_results(rv **res, uint32_t n);
+rv *cj_rf_in(rf_exec *x, const cj_op *op, uint32_t i);
 /* Scalar regions (reduce bodies, comparators): args are scalars of the block's arg dtypes. */
-CJ_MUST_USE cj_status rf_call_scalar(rf_exec *x, cj_block *b, const rs *args, rs *res);
-CJ_MUST_USE cj_status rf_number_values(cj_program *p);
-bool rf_supports(const cj_op *op, const char **why);
+CJ_MUST_USE cj_status cj_rf_call_scalar(rf_exec *x, cj_block *b, const rs *args, rs *res);
+CJ_MUST_USE cj_status cj_rf_number_values(cj_program *p);
+bool cj_rf_supports(const cj_op *op, const char **why);
 
 /* interp_ew.c: elementwise ops */
-bool rf_is_ew(cj_op_kind k);
-bool rf_is_transcendental(cj_op_kind k); /* a REF_EWT row (the cost estimate) */
-CJ_MUST_USE cj_status rf_ew(rf_exec *x, cj_op *op, rv **ins, rv **outs); /* every REF_EW* row */
-CJ_MUST_USE cj_status rf_ew_scalar(const cj_op *op, const rs *a, rs *r); /* dtypes from op's types */
-int rf_compare_total(cj_dtype dt, rs a, rs b); /* -1, 0, 1 in the total order */
+bool cj_rf_is_ew(cj_op_kind k);
+bool cj_rf_is_transcendental(cj_op_kind k); /* a REF_EWT row (the cost estimate) */
+CJ_MUST_USE cj_status cj_rf_ew(rf_exec *x, cj_op *op, rv **ins, rv **outs); /* every REF_EW* row */
+CJ_MUST_USE cj_status cj_rf_ew_scalar(const cj_op *op, const rs *a, rs *r); /* dtypes from op's types */
+int cj_rf_compare_total(cj_dtype dt, rs a, rs b); /* -1, 0, 1 in the total order */
 
 /* The functions ref.def's rows name, in the interpreter's files (interp*.c). */
 #define REF(OP, fn) CJ_MUST_USE cj_status fn(rf_exec *x, cj_op *op, rv **ins, rv **outs);
@@ -129,14 +129,14 @@ int rf_compare_total(cj_dtype dt, rs a, rs b); /* -1, 0, 1 in the total order */
 #include "reference/ref.def"
 
 /* launches (interp_coll.c) */
-CJ_MUST_USE cj_status rf_launch_new(int32_t nr, int32_t np, rf_launch **out);
-void rf_launch_free(rf_launch *l);
-void rf_launch_abort(rf_launch *l, cj_status why);
+CJ_MUST_USE cj_status cj_rf_launch_new(int32_t nr, int32_t np, rf_launch **out);
+void cj_rf_launch_free(rf_launch *l);
+void cj_rf_launch_abort(rf_launch *l, cj_status why);
 
 /* compile.c: the backend's `lower` (m, main and opts borrowed) */
-CJ_MUST_USE cj_status rf_lower(cj_module *m, cj_op *main, const cj_compile_options *opts, cj_program **out);
-void rf_program_free(cj_program *p);
+CJ_MUST_USE cj_status cj_rf_lower(cj_module *m, cj_op *main, const cj_compile_options *opts, cj_program **out);
+void cj_rf_program_free(cj_program *p);
 /* copy.c: the entry function `main` of src, deep-copied into a new module */
-CJ_MUST_USE cj_status rf_copy_main(const cj_module *src, cj_op *main, cj_module **out_m, cj_op **out_main);
+CJ_MUST_USE cj_status cj_rf_copy_main(const cj_module *src, cj_op *main, cj_module **out_m, cj_op **out_main);
 
 #endif

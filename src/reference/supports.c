@@ -8,7 +8,7 @@
 
 #include "reference/ref.h"
 
-bool rf_is_check_target(const char *t, size_t n);
+bool cj_rf_is_check_target(const char *t, size_t n);
 
 /* ---------------------------------------------------------------- REF_IF checks */
 
@@ -46,7 +46,7 @@ static bool can_custom_call(const cj_op *op, char *msg, size_t cap) {
   const char *t = NULL;
   size_t n = 0;
   cj_attr_get_str(cj_op_attr(op, "call_target_name"), &t, &n);
-  if (t && rf_is_check_target(t, n)) return true;
+  if (t && cj_rf_is_check_target(t, n)) return true;
   snprintf(msg, cap, "custom_call @%.*s is not supported by the reference backend", (int)(n < 200 ? n : 200),
            t ? t : "");
   return false;
@@ -70,7 +70,7 @@ static const struct {
 #include "reference/ref.def"
 };
 
-bool rf_supports(const cj_op *op, const char **why) {
+bool cj_rf_supports(const cj_op *op, const char **why) {
   static _Thread_local char msg[256];
   const char *unused;
   if (!why) why = &unused; /* the compiler's question (runtime/compile.c) wants no reason */

@@ -12,7 +12,7 @@ static CJ_MUST_USE cj_status rv_alloc(rv *v) {
   return v->data ? NULL : cj_oom();
 }
 
-cj_status rv_new(cj_dtype dt, int32_t rank, const int64_t *dims, rv **out) {
+cj_status cj_rv_new(cj_dtype dt, int32_t rank, const int64_t *dims, rv **out) {
   *out = NULL;
   if (rank > RF_MAX_RANK) return cj_unimplemented("reference backend: rank %d > %d", rank, RF_MAX_RANK);
   rv *v = calloc(1, sizeof *v);
@@ -35,7 +35,7 @@ cj_status rv_new(cj_dtype dt, int32_t rank, const int64_t *dims, rv **out) {
   return NULL;
 }
 
-cj_status rv_new_type(const cj_type *t, rv **out) {
+cj_status cj_rv_new_type(const cj_type *t, rv **out) {
   *out = NULL;
   if (t && t->kind == CJ_TYPE_TOKEN) {
     rv *v = calloc(1, sizeof *v);
@@ -56,9 +56,9 @@ cj_status rv_new_type(const cj_type *t, rv **out) {
       return cj_oom();
     }
     for (int32_t i = 0; i < t->rank; i++) {
-      cj_status st = rv_new_type(t->members[i], &v->mem[i]);
+      cj_status st = cj_rv_new_type(t->members[i], &v->mem[i]);
       if (st) {
-        rv_free(v);
+        cj_rv_free(v);
         return st;
       }
     }
@@ -66,10 +66,10 @@ cj_status rv_new_type(const cj_type *t, rv **out) {
     return NULL;
   }
   if (!cj_type_is_static(t)) return cj_unimplemented("reference backend: a value of a dynamic or non-tensor type");
-  return rv_new(t->dtype, t->rank, t->dims, out);
+  return cj_rv_new(t->dtype, t->rank, t->dims, out);
 }
 
-cj_status rv_clone(const rv *s, rv **out) {
+cj_status cj_rv_clone(const rv *s, rv **out) {
   *out = NULL;
   rv *v = calloc(1, sizeof *v);
   if (!v) return cj_oom();
@@ -90,9 +90,9 @@ cj_status rv_clone(const rv *s, rv **out) {
       return cj_oom();
     }
     for (int32_t i = 0; i < s->nmem; i++) {
-      cj_status st = rv_clone(s->mem[i], &v->mem[i]);
+      cj_status st = cj_rv_clone(s->mem[i], &v->mem[i]);
       if (st) {
-        rv_free(v);
+        cj_rv_free(v);
         return st;
       }
     }
@@ -101,10 +101,10 @@ cj_status rv_clone(const rv *s, rv **out) {
   return NULL;
 }
 
-void rv_free(rv *v) {
+void cj_rv_free(rv *v) {
   if (!v) return;
   if (v->mem)
-    for (int32_t i = 0; i < v->nmem; i++) rv_free(v->mem[i]);
+    for (int32_t i = 0; i < v->nmem; i++) cj_rv_free(v->mem[i]);
   free(v->mem);
   free(v->data);
   free(v);
@@ -128,7 +128,7 @@ static void put_raw(cj_dtype dt, void *data, int64_t i, uint64_t u) {
   memcpy((unsigned char *)data + (size_t)i * (size_t)b, &u, (size_t)b);
 }
 
-int64_t rf_wrap(cj_dtype dt, int64_t v) {
+int64_t cj_rf_wrap(cj_dtype dt, int64_t v) {
   int bits = cj_dtype_bits(dt);
   cj_dtype_kind k = cj_dtype_kindof(dt);
   if (k == CJ_DK_BOOL) return v != 0;
@@ -138,7 +138,7 @@ int64_t rf_wrap(cj_dtype dt, int64_t v) {
   return (int64_t)u;
 }
 
-double rf_getf(cj_dtype dt, const void *data, int64_t i) {
+double cj_rf_getf(cj_dtype dt, const void *data, int64_t i) {
   if (dt == CJ_F32) {
     float f;
     memcpy(&f, (const char *)data + 4 * i, 4);
@@ -152,7 +152,7 @@ double rf_getf(cj_dtype dt, const void *data, int64_t i) {
   return cj_float_decode(dt, raw(dt, data, i));
 }
 
-void rf_setf(cj_dtype dt, void *data, int64_t i, double v) {
+void cj_rf_setf(cj_dtype dt, void *data, int64_t i, double v) {
   if (dt == CJ_F32) {
     float f = (float)v;
     memcpy((char *)data + 4 * i, &f, 4);
@@ -163,43 +163,43 @@ void rf_setf(cj_dtype dt, void *data, int64_t i, double v) {
   }
 }
 
-int64_t rf_geti(cj_dtype dt, const void *data, int64_t i) {
-  return rf_wrap(dt, (int64_t)raw(dt, data, i));
+int64_t cj_rf_geti(cj_dtype dt, const void *data, int64_t i) {
+  return cj_rf_wrap(dt, (int64_t)raw(dt, data, i));
 }
 
-void rf_seti(cj_dtype dt, void *data, int64_t i, int64_t v) { put_raw(dt, data, i, (uint64_t)v); }
+void cj_rf_seti(cj_dtype dt, void *data, int64_t i, int64_t v) { put_raw(dt, data, i, (uint64_t)v); }
 
-double complex rf_getc(cj_dtype dt, const void *data, int64_t i) {
+double complex cj_rf_getc(cj_dtype dt, const void *data, int64_t i) {
   cj_dtype c = cj_dtype_component(dt);
-  return CMPLX(rf_getf(c, data, 2 * i), rf_getf(c, data, 2 * i + 1));
+  return CMPLX(cj_rf_getf(c, data, 2 * i), cj_rf_getf(c, data, 2 * i + 1));
 }
 
-void rf_setc(cj_dtype dt, void *data, int64_t i, double complex v) {
+void cj_rf_setc(cj_dtype dt, void *data, int64_t i, double complex v) {
   cj_dtype c = cj_dtype_component(dt);
-  rf_setf(c, data, 2 * i, creal(v));
-  rf_setf(c, data, 2 * i + 1, cimag(v));
+  cj_rf_setf(c, data, 2 * i, creal(v));
+  cj_rf_setf(c, data, 2 * i + 1, cimag(v));
 }
 
-rs rs_get(cj_dtype dt, const void *data, int64_t i) {
+rs cj_rs_get(cj_dtype dt, const void *data, int64_t i) {
   rs r = {0, 0, 0};
   switch (cj_dtype_kindof(dt)) {
-    case CJ_DK_FLOAT: r.f = rf_getf(dt, data, i); break;
-    case CJ_DK_COMPLEX: r.c = rf_getc(dt, data, i); break;
+    case CJ_DK_FLOAT: r.f = cj_rf_getf(dt, data, i); break;
+    case CJ_DK_COMPLEX: r.c = cj_rf_getc(dt, data, i); break;
     case CJ_DK_BOOL: r.i = ((const unsigned char *)data)[i] != 0; break;
     case CJ_DK_SINT:
-    case CJ_DK_UINT: r.i = rf_geti(dt, data, i); break;
+    case CJ_DK_UINT: r.i = cj_rf_geti(dt, data, i); break;
     default: break;
   }
   return r;
 }
 
-void rs_set(cj_dtype dt, void *data, int64_t i, rs v) {
+void cj_rs_set(cj_dtype dt, void *data, int64_t i, rs v) {
   switch (cj_dtype_kindof(dt)) {
-    case CJ_DK_FLOAT: rf_setf(dt, data, i, v.f); break;
-    case CJ_DK_COMPLEX: rf_setc(dt, data, i, v.c); break;
+    case CJ_DK_FLOAT: cj_rf_setf(dt, data, i, v.f); break;
+    case CJ_DK_COMPLEX: cj_rf_setc(dt, data, i, v.c); break;
     case CJ_DK_BOOL: ((unsigned char *)data)[i] = v.i != 0; break;
     case CJ_DK_SINT:
-    case CJ_DK_UINT: rf_seti(dt, data, i, v.i); break;
+    case CJ_DK_UINT: cj_rf_seti(dt, data, i, v.i); break;
     default: break;
   }
 }
@@ -228,7 +228,7 @@ static double i2f(cj_dtype from, cj_dtype to, int64_t i) {
   return u ? (double)(uint64_t)i : (double)i;
 }
 
-rs rs_convert(cj_dtype from, cj_dtype to, rs v) {
+rs cj_rs_convert(cj_dtype from, cj_dtype to, rs v) {
   cj_dtype_kind fk = cj_dtype_kindof(from), tk = cj_dtype_kindof(to);
   rs r = {0, 0, 0};
   bool fint = fk == CJ_DK_SINT || fk == CJ_DK_UINT || fk == CJ_DK_BOOL;
@@ -236,7 +236,7 @@ rs rs_convert(cj_dtype from, cj_dtype to, rs v) {
   if (tk == CJ_DK_BOOL) {
     r.i = fint ? v.i != 0 : fk == CJ_DK_FLOAT ? v.f != 0 : (creal(v.c) != 0 || cimag(v.c) != 0);
   } else if (tint) {
-    if (fint) r.i = rf_wrap(to, v.i);
+    if (fint) r.i = cj_rf_wrap(to, v.i);
     else if (fk == CJ_DK_FLOAT) r.i = f2i(to, v.f);
     else r.i = f2i(to, creal(v.c));
   } else if (tk == CJ_DK_FLOAT) {
@@ -251,13 +251,13 @@ rs rs_convert(cj_dtype from, cj_dtype to, rs v) {
   return r;
 }
 
-rs rs_round(cj_dtype dt, rs v) {
+rs cj_rs_round(cj_dtype dt, rs v) {
   unsigned char tmp[16];
-  rs_set(dt, tmp, 0, v);
-  return rs_get(dt, tmp, 0);
+  cj_rs_set(dt, tmp, 0, v);
+  return cj_rs_get(dt, tmp, 0);
 }
 
-void rf_strides(int32_t rank, const int64_t *dims, int64_t *strides) {
+void cj_rf_strides(int32_t rank, const int64_t *dims, int64_t *strides) {
   int64_t s = 1;
   for (int32_t d = rank - 1; d >= 0; d--) {
     strides[d] = s;
@@ -265,19 +265,19 @@ void rf_strides(int32_t rank, const int64_t *dims, int64_t *strides) {
   }
 }
 
-int64_t rf_ravel(int32_t rank, const int64_t *dims, const int64_t *idx) {
+int64_t cj_rf_ravel(int32_t rank, const int64_t *dims, const int64_t *idx) {
   int64_t k = 0;
   for (int32_t d = 0; d < rank; d++) k = k * dims[d] + idx[d];
   return k;
 }
 
-bool rf_in_list(int64_t d, const int64_t *l, int64_t n) {
+bool cj_rf_in_list(int64_t d, const int64_t *l, int64_t n) {
   for (int64_t i = 0; i < n; i++)
     if (l[i] == d) return true;
   return false;
 }
 
-void rf_unravel(int64_t i, int32_t rank, const int64_t *dims, int64_t *idx) {
+void cj_rf_unravel(int64_t i, int32_t rank, const int64_t *dims, int64_t *idx) {
   for (int32_t d = rank - 1; d >= 0; d--) {
     if (dims[d] > 0) {
       idx[d] = i % dims[d];
