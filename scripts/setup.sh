@@ -56,7 +56,7 @@ if [ "${1:-}" != "--no-python" ]; then
     echo "setup: .venv has a Python older than 3.12; making it anew with $PY"
     rm -rf .venv
   fi
-  if [ ! -x .venv/bin/python ]; then
+  if [ ! -x .venv/bin/python ] || [ ! -x .venv/bin/pip ]; then  # none, or left half-made
     echo "setup: creating .venv with $PY"
     "$PY" -m venv .venv
   fi
@@ -79,7 +79,7 @@ if [ "${1:-}" != "--no-python" ]; then
   fi
   # the oldest jax README claims: a second environment, for scripts/test.sh (Debian's python3)
   OLD_PY=${PYTHON_OLDEST:-python3}
-  if [ ! -x .venv-jax-oldest/bin/python ]; then
+  if [ ! -x .venv-jax-oldest/bin/python ] || [ ! -x .venv-jax-oldest/bin/pip ]; then
     echo "setup: creating .venv-jax-oldest"
     "$OLD_PY" -m venv .venv-jax-oldest
   fi
