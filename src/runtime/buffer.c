@@ -528,10 +528,12 @@ typedef struct task {
   size_t offset, size;
   /* T_COPY */
   cj_buffer *target; /* retained */
+  cj_storage *dst_storage; /* T_COPY: the target's storage when the copy was asked for, retained */
 } task;
 
 static void task_free(task *t) {
   storage_release(t->src);
+  storage_release(t->dst_storage);
   cj_event_release(t->done);
   cj_buffer_release(t->target);
   free(t);
@@ -565,15 +567,12 @@ static CJ_MUST_USE cj_status task_run(task *t) {
       return c->backend->vt->copy_to_host(c->backend, t->dst, (char *)t->src->ptr + t->offset,
                                           t->size);
     case T_COPY: {
-      cj_buffer *tb = t->target;
-      pthread_mutex_lock(&tb->mu);
-      cj_storage *ds = tb->storage;
-      if (ds) storage_retain(ds);
-      pthread_mutex_unlock(&tb->mu);
-      if (!ds) return NULL; /* the copy was deleted before it was filled: nothing to do */
-      cj_status st = storage_copy(c, ds->ptr, t->src->ptr, t->src->size);
-      storage_release(ds);
-      return st;
+      /* The storage the target had when the copy was asked for: the target buffer may be gone
+       * (deleted, destroyed) while an execution that took it as an argument still waits to read
+       * this storage. Only when no one else holds it is there nothing to fill. */
+      cj_storage *ds = t->dst_storage;
+      if (!ds || atomic_load_explicit(&ds->refs, memory_order_acquire) == 1) return NULL;
+      return storage_copy(c, ds->ptr, t->src->ptr, t->src->size);
     }
   }
   return NULL;
@@ -747,6 +746,8 @@ cj_status cj_buffer_copy_to_memory(cj_buffer *b, cj_memory *dst, cj_buffer **out
   t->kind = T_COPY;
   t->target = target;
   cj_buffer_retain(target);
+  t->dst_storage = target->storage; /* a new buffer: nobody else can change it yet */
+  if (t->dst_storage) storage_retain(t->dst_storage);
   cj_status st = task_start(b, t, NULL);
   if (st) {
     cj_buffer_release(target);
@@ -784,6 +785,9 @@ cj_status cj_buffer_fulfill_alias(cj_buffer *alias, cj_buffer *src) {
     old = alias->storage;
     alias->storage = t->src; /* the acquired reference moves to the alias */
     t->src = NULL;
+  } else if (alias->storage) { /* the storage the queued reads hold: filled even if the alias goes */
+    t->dst_storage = alias->storage;
+    storage_retain(t->dst_storage);
   }
   pthread_mutex_unlock(&alias->mu);
   storage_release(old);

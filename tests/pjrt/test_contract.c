@@ -1489,6 +1489,63 @@ static void test_buffer_lifecycle(void) {
   client_free(c);
 }
 
+/* A copy of a buffer that is not ready yet, whose target is deleted before the source is ready
+ * while a reader already holds the target (JAX: device_put of a pending result, the put array
+ * passed to a program and dropped at once). The reader must see the copied data: the copy once
+ * skipped filling a target that was gone, and the program read uninitialized memory. */
+static void test_copy_of_pending_then_deleted(void) {
+  PJRT_Client *c = client_create_n(2);
+  if (!c) return;
+  int64_t dims[1] = {4};
+  PJRT_ShapeSpec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.struct_size = PJRT_ShapeSpec_STRUCT_SIZE;
+  spec.dims = dims;
+  spec.num_dims = 1;
+  spec.element_type = PJRT_Buffer_Type_F32;
+  ARGS(PJRT_Client_CreateBuffersForAsyncHostToDevice, cb);
+  cb.client = c;
+  cb.shape_specs = &spec;
+  cb.num_shape_specs = 1;
+  cb.memory = device_memory(device_at(c, 0), "device");
+  if (!OK(api->PJRT_Client_CreateBuffersForAsyncHostToDevice(&cb))) {
+    client_free(c);
+    return;
+  }
+  ARGS(PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer, rb);
+  rb.transfer_manager = cb.transfer_manager;
+  OK(api->PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer(&rb));
+  PJRT_Buffer *src = rb.buffer_out;
+  ARGS(PJRT_Buffer_CopyToMemory, cm);
+  cm.buffer = src;
+  cm.dst_memory = device_memory(device_at(c, 1), "device");
+  OK(api->PJRT_Buffer_CopyToMemory(&cm));
+  PJRT_Buffer *dst = cm.dst_buffer;
+  float got[4] = {0}, data[4] = {1.5f, -2.5f, 3.25f, 8.0f};
+  ARGS(PJRT_Buffer_ToHostBuffer, th);
+  th.src = dst;
+  th.dst = got;
+  th.dst_size = sizeof got;
+  OK(api->PJRT_Buffer_ToHostBuffer(&th));
+  CHECK_EQ_INT(event_ready(th.event), 0);
+  buffer_free(dst); /* destroyed while the copy and the read wait for the source */
+  ARGS(PJRT_AsyncHostToDeviceTransferManager_TransferData, td);
+  td.transfer_manager = cb.transfer_manager;
+  td.data = data;
+  td.transfer_size = sizeof data;
+  td.is_last_transfer = true;
+  OK(api->PJRT_AsyncHostToDeviceTransferManager_TransferData(&td));
+  OK(event_wait_free(td.done_with_h2d_transfer));
+  OK(event_wait_free(th.event));
+  CHECK_MSG(memcmp(got, data, sizeof got) == 0, "the read of the deleted copy saw %g %g %g %g",
+            got[0], got[1], got[2], got[3]);
+  buffer_free(src);
+  ARGS(PJRT_AsyncHostToDeviceTransferManager_Destroy, tmd);
+  tmd.transfer_manager = cb.transfer_manager;
+  OK(api->PJRT_AsyncHostToDeviceTransferManager_Destroy(&tmd));
+  client_free(c);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Asynchronous host-to-device transfers                                                       */
 
@@ -2314,6 +2371,7 @@ static void run_all(void) {
   test_semantics_and_memories();
   test_buffer_lifecycle();
   test_transfers();
+  test_copy_of_pending_then_deleted();
   test_execute_context();
   test_larger_structs();
   test_threads();
