@@ -345,19 +345,8 @@ static cj_status scatter_input(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *t,
     const int64_t *vs;
     cj_lw_virtual_view(L, v, &src, &dt, &vs);
     if (dt == ty->dtype) {
-      cj_strided *s = cj_lw_alloc(L, sizeof *s);
+      cj_strided *s = cj_strided_new(L, ty->rank, ty->dims, vs, cj_dtype_bytes(dt));
       if (!s) return cj_oom();
-      memset(s, 0, sizeof *s);
-      int es = cj_dtype_bytes(dt);
-      int64_t ds[CJ_MAX_RANK];
-      cj_row_strides(ty->rank, ty->dims, ds);
-      s->rank = ty->rank;
-      s->esize = es;
-      for (int32_t d = 0; d < ty->rank; d++) {
-        s->dims[d] = ty->dims[d];
-        s->sstride[d] = vs[d] * es;
-        s->dstride[d] = ds[d] * es;
-      }
       cj_strided_simplify(s);
       t->buf = src;
       t->type = ty;
