@@ -472,37 +472,17 @@ FLOAT_KERNELS(f64, double, d, fabs, fmod, tkey_d)
     (void)aux;                                                                               \
     CJ_KM(fn##_##S)((const T *)a_, (const T *)b_, (T *)o_, n);                               \
   }
-#define VM_REAL(S, T)                  \
-  VM1(S, T, sqrt, sqrt)                \
-  VM1(S, T, rsqrt, rsqrt)              \
-  VM1(S, T, cbrt, cbrt)                \
-  VM1(S, T, exp, exp)                  \
-  VM1(S, T, expm1, expm1)              \
-  VM1(S, T, log, log)                  \
-  VM1(S, T, log1p, log1p)              \
-  VM1(S, T, logistic, logistic)        \
-  VM1(S, T, sin, sin)                  \
-  VM1(S, T, cos, cos)                  \
-  VM1(S, T, tan, tan)                  \
-  VM1(S, T, tanh, tanh)                \
-  VM1(S, T, erf, erf)                  \
-  VM1(S, T, erfc, erfc)                \
-  VM1(S, T, erf_inv, erf_inv)          \
-  VM1(S, T, lgamma, lgamma)            \
-  VM1(S, T, digamma, digamma)          \
-  VM1(S, T, bessel_i1e, bessel_i1e)    \
-  VM1(S, T, asin, asin)                \
-  VM1(S, T, acos, acos)                \
-  VM1(S, T, atan, atan)                \
-  VM1(S, T, asinh, asinh)              \
-  VM1(S, T, acosh, acosh)              \
-  VM1(S, T, atanh, atanh)              \
-  VM1(S, T, sinh, sinh)                \
-  VM1(S, T, cosh, cosh)                \
-  VM2(S, T, pow, pow)                  \
-  VM2(S, T, atan2, atan2)
-VM_REAL(f32, float)
-VM_REAL(f64, double)
+/* VMR: f32 and f64; VMC: c64 and c128 (as pairs of floats / doubles) */
+#define VMR(fn) VM1(f32, float, fn, fn) VM1(f64, double, fn, fn)
+#define VMC(fn) VM1(c64, float, fn, fn) VM1(c128, double, fn, fn)
+#define VMRC(fn) VMR(fn) VMC(fn)
+CJ_VM_TRIG(VMRC)
+VMRC(sqrt) VMRC(rsqrt) VMRC(exp) VMRC(expm1) VMRC(log) VMRC(log1p) VMRC(logistic)
+VMR(cbrt) VMR(erf) VMR(erfc) VMR(erf_inv) VMR(lgamma) VMR(digamma) VMR(bessel_i1e)
+VMC(abs) VMC(sign) VMC(square)
+VM2(f32, float, pow, pow) VM2(f64, double, pow, pow)
+VM2(c64, float, pow, pow) VM2(c128, double, pow, pow)
+VM2(f32, float, atan2, atan2) VM2(f64, double, atan2, atan2)
 
 /* round an f32 to a small float format and back */
 float cj_round_f32_to(cj_dtype dt, float x) {
@@ -616,34 +596,6 @@ CPLX_KERNELS(c128, c128_t, double, fabs, copysign)
 K2(complex_f32, float, c64_t, ((c64_t){x, y}))
 K2(complex_f64, double, c128_t, ((c128_t){x, y}))
 
-#define VM_CPLX(S, T)              \
-  VM1(S, T, abs, abs)             \
-  VM1(S, T, sign, sign)           \
-  VM1(S, T, sqrt, sqrt)           \
-  VM1(S, T, rsqrt, rsqrt)         \
-  VM1(S, T, exp, exp)             \
-  VM1(S, T, expm1, expm1)         \
-  VM1(S, T, log, log)             \
-  VM1(S, T, log1p, log1p)         \
-  VM1(S, T, logistic, logistic)   \
-  VM1(S, T, cos, cos)             \
-  VM1(S, T, tan, tan)             \
-  VM1(S, T, tanh, tanh)           \
-  VM1(S, T, asin, asin)           \
-  VM1(S, T, acos, acos)           \
-  VM1(S, T, atan, atan)           \
-  VM1(S, T, asinh, asinh)         \
-  VM1(S, T, acosh, acosh)         \
-  VM1(S, T, atanh, atanh)         \
-  VM1(S, T, sinh, sinh)           \
-  VM1(S, T, cosh, cosh)           \
-  VM1(S, T, square, square)
-VM_CPLX(c64, float)
-VM_CPLX(c128, double)
-VM1(c64, float, sin, sin)
-VM1(c128, double, sin, sin)
-VM2(c64, float, pow, pow)
-VM2(c128, double, pow, pow)
 
 
 /* ---- chlo.zeta, chlo.polygamma: scalar (rarely used special functions), computed in double.

@@ -39,6 +39,21 @@ void cj_strided_simplify(cj_strided *s) {
   }
 }
 
+cj_strided *cj_strided_new(cj_lw *L, int32_t rank, const int64_t *dims, const int64_t *sst, int es) {
+  cj_strided *s = cj_lw_alloc(L, sizeof *s);
+  if (!s) return NULL;
+  int64_t ds[CJ_MAX_RANK];
+  cj_row_strides(rank, dims, ds);
+  s->rank = rank;
+  s->esize = es;
+  for (int32_t d = 0; d < rank; d++) {
+    s->dims[d] = dims[d];
+    s->sstride[d] = sst[d] * es;
+    s->dstride[d] = ds[d] * es;
+  }
+  return s;
+}
+
 static void copy_run(char *dst, const char *src, int es, int64_t n, int64_t ss, int64_t ds) {
   if (ss == es && ds == es) {
     memcpy(dst, src, (size_t)(n * es));
@@ -344,18 +359,8 @@ static CJ_MUST_USE cj_status broadcast_common(cj_lw *L, cj_op *op, const int64_t
   }
   if (cj_lw_only_ew_users(L, v) && t->num_elements > 0)
     return cj_lw_make_virtual(L, v, src, sdt, strides);
-  cj_strided *s = cj_lw_alloc(L, sizeof *s);
+  cj_strided *s = cj_strided_new(L, t->rank, t->dims, strides, cj_dtype_bytes(sdt));
   if (!s) return cj_oom();
-  int es = cj_dtype_bytes(sdt);
-  int64_t ds[CJ_MAX_RANK];
-  cj_row_strides(t->rank, t->dims, ds);
-  s->rank = t->rank;
-  s->esize = es;
-  for (int32_t d = 0; d < t->rank; d++) {
-    s->dims[d] = t->dims[d];
-    s->sstride[d] = strides[d] * es;
-    s->dstride[d] = ds[d] * es;
-  }
   int32_t out = cj_lw_new_buf(L, cj_lw_type_bytes(t), CJ_BK_ARENA);
   CJ_RETURN_IF_ERROR(emit_strided(L, op, s, src, out));
   return cj_lw_bind(L, v, 1, &out);
@@ -394,20 +399,14 @@ cj_status cj_lower_transpose(cj_lw *L, cj_op *op) {
   if (!cj_op_get_i64s(op, "permutation", perm, CJ_MAX_RANK, &n) || n != x.rank)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad permutation");
   CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
-  cj_strided *s = cj_lw_alloc(L, sizeof *s);
-  if (!s) return cj_oom();
-  int es = cj_dtype_bytes(x.dtype);
-  int64_t xs[CJ_MAX_RANK], rs[CJ_MAX_RANK];
+  int64_t xs[CJ_MAX_RANK], sst[CJ_MAX_RANK];
   cj_row_strides(x.rank, x.dims, xs);
-  cj_row_strides(r.rank, r.dims, rs);
-  s->rank = r.rank;
-  s->esize = es;
   for (int32_t d = 0; d < r.rank; d++) {
     if (perm[d] < 0 || perm[d] >= x.rank) return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad permutation");
-    s->dims[d] = r.dims[d];
-    s->sstride[d] = xs[perm[d]] * es;
-    s->dstride[d] = rs[d] * es;
+    sst[d] = xs[perm[d]];
   }
+  cj_strided *s = cj_strided_new(L, r.rank, r.dims, sst, cj_dtype_bytes(x.dtype));
+  if (!s) return cj_oom();
   return emit_strided(L, op, s, x.buf, r.buf);
 }
 
@@ -418,18 +417,10 @@ cj_status cj_lower_reverse(cj_lw *L, cj_op *op) {
   if (!cj_op_get_i64s(op, "dimensions", dims, CJ_MAX_RANK, &n))
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad dimensions");
   CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
-  cj_strided *s = cj_lw_alloc(L, sizeof *s);
-  if (!s) return cj_oom();
-  int es = cj_dtype_bytes(x.dtype);
   int64_t xs[CJ_MAX_RANK];
   cj_row_strides(x.rank, x.dims, xs);
-  s->rank = x.rank;
-  s->esize = es;
-  for (int32_t d = 0; d < x.rank; d++) {
-    s->dims[d] = x.dims[d];
-    s->sstride[d] = xs[d] * es;
-    s->dstride[d] = xs[d] * es;
-  }
+  cj_strided *s = cj_strided_new(L, x.rank, x.dims, xs, cj_dtype_bytes(x.dtype));
+  if (!s) return cj_oom();
   for (int64_t i = 0; i < n; i++) {
     int64_t d = dims[i];
     if (d < 0 || d >= x.rank) return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad dimension");
@@ -452,20 +443,14 @@ cj_status cj_lower_slice(cj_lw *L, cj_op *op) {
       !cj_op_get_i64s(op, "strides", stride, CJ_MAX_RANK, &n2) || n1 != x.rank || n2 != x.rank)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad slice attributes");
   CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
-  cj_strided *s = cj_lw_alloc(L, sizeof *s);
-  if (!s) return cj_oom();
   int es = cj_dtype_bytes(x.dtype);
-  int64_t xs[CJ_MAX_RANK], rs[CJ_MAX_RANK];
+  int64_t xs[CJ_MAX_RANK], sst[CJ_MAX_RANK];
   cj_row_strides(x.rank, x.dims, xs);
-  cj_row_strides(r.rank, r.dims, rs);
-  s->rank = r.rank;
-  s->esize = es;
-  for (int32_t d = 0; d < r.rank; d++) {
-    s->dims[d] = r.dims[d];
-    s->sstride[d] = xs[d] * stride[d] * es;
-    s->dstride[d] = rs[d] * es;
+  for (int32_t d = 0; d < r.rank; d++) sst[d] = xs[d] * stride[d];
+  cj_strided *s = cj_strided_new(L, r.rank, r.dims, sst, es);
+  if (!s) return cj_oom();
+  for (int32_t d = 0; d < r.rank; d++)
     if (r.dims[d] > 0) s->soff += start[d] * xs[d] * es;
-  }
   return emit_strided(L, op, s, x.buf, r.buf);
 }
 
@@ -512,6 +497,25 @@ static CJ_MUST_USE cj_status k_dynamic_update_slice(cj_exec_ctx *ctx, const cj_s
   return NULL;
 }
 
+/* the copy between operand x and a window w of it at a start found at run time: x into w
+ * (dynamic_slice), or w into x (update) */
+static void dyn_window(dyn_params *p, const cj_lw_tensor *x, const cj_lw_tensor *w, bool update) {
+  int es = cj_dtype_bytes(x->dtype);
+  int64_t xs[CJ_MAX_RANK], ws[CJ_MAX_RANK];
+  cj_row_strides(x->rank, x->dims, xs);
+  cj_row_strides(w->rank, w->dims, ws);
+  p->rank = x->rank;
+  p->s.rank = w->rank;
+  p->s.esize = es;
+  for (int32_t d = 0; d < w->rank; d++) {
+    p->s.dims[d] = w->dims[d];
+    p->s.sstride[d] = (update ? ws[d] : xs[d]) * es;
+    p->s.dstride[d] = (update ? xs[d] : ws[d]) * es;
+    p->limit[d] = x->dims[d] - w->dims[d];
+    p->stride[d] = xs[d] * es;
+  }
+}
+
 static CJ_MUST_USE cj_status dyn_indices(cj_lw *L, cj_op *op, uint32_t first, int32_t rank, dyn_params *p,
                              int32_t *bufs) {
   if (op->nopnds != first + (uint32_t)rank)
@@ -536,20 +540,7 @@ cj_status cj_lower_dynamic_slice(cj_lw *L, cj_op *op) {
   in[0] = x.buf;
   CJ_RETURN_IF_ERROR(dyn_indices(L, op, 1, x.rank, p, in + 1));
   CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
-  int es = cj_dtype_bytes(x.dtype);
-  int64_t xs[CJ_MAX_RANK], rs[CJ_MAX_RANK];
-  cj_row_strides(x.rank, x.dims, xs);
-  cj_row_strides(r.rank, r.dims, rs);
-  p->rank = x.rank;
-  p->s.rank = r.rank;
-  p->s.esize = es;
-  for (int32_t d = 0; d < r.rank; d++) {
-    p->s.dims[d] = r.dims[d];
-    p->s.sstride[d] = xs[d] * es;
-    p->s.dstride[d] = rs[d] * es;
-    p->limit[d] = x.dims[d] - r.dims[d];
-    p->stride[d] = xs[d] * es;
-  }
+  dyn_window(p, &x, &r, false);
   /* no simplification: the offsets depend on the original dims */
   if (!cj_lw_emit(L, op, k_dynamic_slice, p, (uint32_t)x.rank + 1, in, 1, &r.buf)) return cj_oom();
   return NULL;
@@ -566,22 +557,9 @@ cj_status cj_lower_dynamic_update_slice(cj_lw *L, cj_op *op) {
   in[1] = u.buf;
   CJ_RETURN_IF_ERROR(dyn_indices(L, op, 2, x.rank, p, in + 2));
   CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
-  int es = cj_dtype_bytes(x.dtype);
-  int64_t xs[CJ_MAX_RANK], us[CJ_MAX_RANK];
-  cj_row_strides(x.rank, x.dims, xs);
-  cj_row_strides(u.rank, u.dims, us);
-  p->rank = x.rank;
   p->update = true;
   p->full_bytes = x.nbytes;
-  p->s.rank = u.rank;
-  p->s.esize = es;
-  for (int32_t d = 0; d < u.rank; d++) {
-    p->s.dims[d] = u.dims[d];
-    p->s.sstride[d] = us[d] * es;
-    p->s.dstride[d] = xs[d] * es;
-    p->limit[d] = x.dims[d] - u.dims[d];
-    p->stride[d] = xs[d] * es;
-  }
+  dyn_window(p, &x, &u, true);
   cj_lw_hint_inplace(L, r.buf, x.buf);
   if (!cj_lw_emit(L, op, k_dynamic_update_slice, p, (uint32_t)x.rank + 2, in, 1, &r.buf))
     return cj_oom();

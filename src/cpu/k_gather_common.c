@@ -294,13 +294,15 @@ static bool lookup(int kop, cj_dtype dt, kg_comb_fn *c, kg_sc_fn *sc, kg_scan_fn
       default: return false;
     }
   }
+#define ARITH(S)                                    \
+  case KG_ADD: GOT(add_##S);                        \
+  case KG_MUL: GOT(mul_##S);                        \
+  case KG_MAX: GOT(max_##S);                        \
+  case KG_MIN: GOT(min_##S);
 #define INTS(DT, S)                                 \
   case CJ_##DT:                                     \
     switch (kop) {                                  \
-      case KG_ADD: GOT(add_##S);                    \
-      case KG_MUL: GOT(mul_##S);                    \
-      case KG_MAX: GOT(max_##S);                    \
-      case KG_MIN: GOT(min_##S);                    \
+      ARITH(S)                                      \
       case KG_AND: GOT(and_##S);                    \
       case KG_OR: GOT(or_##S);                      \
       case KG_XOR: GOT(xor_##S);                    \
@@ -309,10 +311,7 @@ static bool lookup(int kop, cj_dtype dt, kg_comb_fn *c, kg_sc_fn *sc, kg_scan_fn
 #define FLOATS(DT, S)                               \
   case CJ_##DT:                                     \
     switch (kop) {                                  \
-      case KG_ADD: GOT(add_##S);                    \
-      case KG_MUL: GOT(mul_##S);                    \
-      case KG_MAX: GOT(max_##S);                    \
-      case KG_MIN: GOT(min_##S);                    \
+      ARITH(S)                                      \
       default: return false;                        \
     }
   switch (dt) {
@@ -347,6 +346,7 @@ static bool lookup(int kop, cj_dtype dt, kg_comb_fn *c, kg_sc_fn *sc, kg_scan_fn
   }
 #undef INTS
 #undef FLOATS
+#undef ARITH
 }
 #undef GOT
 #undef GOT2

@@ -170,6 +170,32 @@ static CJ_MUST_USE cj_status body_window(const scatter_run *R, int64_t base, int
   return NULL;
 }
 
+/* scatter index number s (row-major over sdims): spos, and the offsets io and uo into the
+ * indices and the updates */
+static inline void scatter_at(const scatter_params *p, int64_t s, int64_t *spos, int64_t *io, int64_t *uo) {
+  int64_t rem = s;
+  *io = 0;
+  *uo = 0;
+  for (int32_t j = p->ns - 1; j >= 0; j--) {
+    spos[j] = rem % p->sdims[j];
+    rem /= p->sdims[j];
+    *io += spos[j] * p->s_idx[j];
+    *uo += spos[j] * p->s_upd[j];
+  }
+}
+
+/* the scatter index after spos (io and uo follow) */
+static inline void next_scatter(const scatter_params *p, int64_t *spos, int64_t *io, int64_t *uo) {
+  for (int32_t j = p->ns - 1; j >= 0; j--) {
+    *io += p->s_idx[j];
+    *uo += p->s_upd[j];
+    if (++spos[j] < p->sdims[j]) break;
+    *io -= p->s_idx[j] * p->sdims[j];
+    *uo -= p->s_upd[j] * p->sdims[j];
+    spos[j] = 0;
+  }
+}
+
 /* fast path with one-element windows: the index vector is the element's position */
 static void scalar_range(scatter_run *R, int64_t s0, int64_t s1) {
   const scatter_params *p = R->p;
@@ -192,13 +218,8 @@ static void scalar_range(scatter_run *R, int64_t s0, int64_t s1) {
     return;
   }
   int64_t spos[CJ_MAX_RANK];
-  int64_t io = 0, uo = 0, rem = s0;
-  for (int32_t j = p->ns - 1; j >= 0; j--) {
-    spos[j] = rem % p->sdims[j];
-    rem /= p->sdims[j];
-    io += spos[j] * p->s_idx[j];
-    uo += spos[j] * p->s_upd[j];
-  }
+  int64_t io, uo;
+  scatter_at(p, s0, spos, &io, &uo);
   int32_t es = p->es;
   for (int64_t s = s0; s < s1; s++) {
     const char *iv = R->idx + io;
@@ -211,14 +232,7 @@ static void scalar_range(scatter_run *R, int64_t s0, int64_t s1) {
       off += v * p->istr[d];
     }
     if (k == p->nk) p->comb(R->res0 + off * es, es, R->upd0 + uo * es, es, 1);
-    for (int32_t j = p->ns - 1; j >= 0; j--) {
-      io += p->s_idx[j];
-      uo += p->s_upd[j];
-      if (++spos[j] < p->sdims[j]) break;
-      io -= p->s_idx[j] * p->sdims[j];
-      uo -= p->s_upd[j] * p->sdims[j];
-      spos[j] = 0;
-    }
+    next_scatter(p, spos, &io, &uo);
   }
 }
 
@@ -253,13 +267,8 @@ static void scatter_range(void *ctx_, int64_t s0, int64_t s1) {
     return;
   }
   int64_t spos[CJ_MAX_RANK], start[CJ_MAX_RANK];
-  int64_t io = 0, uo = 0, rem = s0;
-  for (int32_t j = p->ns - 1; j >= 0; j--) {
-    spos[j] = rem % p->sdims[j];
-    rem /= p->sdims[j];
-    io += spos[j] * p->s_idx[j];
-    uo += spos[j] * p->s_upd[j];
-  }
+  int64_t io, uo;
+  scatter_at(p, s0, spos, &io, &uo);
   for (int64_t s = s0; s < s1; s++) {
     start_of(p, R->idx + io, spos, start);
     int64_t base;
@@ -274,14 +283,7 @@ static void scatter_range(void *ctx_, int64_t s0, int64_t s1) {
         }
       }
     }
-    for (int32_t j = p->ns - 1; j >= 0; j--) {
-      io += p->s_idx[j];
-      uo += p->s_upd[j];
-      if (++spos[j] < p->sdims[j]) break;
-      io -= p->s_idx[j] * p->sdims[j];
-      uo -= p->s_upd[j] * p->sdims[j];
-      spos[j] = 0;
-    }
+    next_scatter(p, spos, &io, &uo);
   }
 }
 
@@ -345,19 +347,8 @@ static cj_status scatter_input(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *t,
     const int64_t *vs;
     cj_lw_virtual_view(L, v, &src, &dt, &vs);
     if (dt == ty->dtype) {
-      cj_strided *s = cj_lw_alloc(L, sizeof *s);
+      cj_strided *s = cj_strided_new(L, ty->rank, ty->dims, vs, cj_dtype_bytes(dt));
       if (!s) return cj_oom();
-      memset(s, 0, sizeof *s);
-      int es = cj_dtype_bytes(dt);
-      int64_t ds[CJ_MAX_RANK];
-      cj_row_strides(ty->rank, ty->dims, ds);
-      s->rank = ty->rank;
-      s->esize = es;
-      for (int32_t d = 0; d < ty->rank; d++) {
-        s->dims[d] = ty->dims[d];
-        s->sstride[d] = vs[d] * es;
-        s->dstride[d] = ds[d] * es;
-      }
       cj_strided_simplify(s);
       t->buf = src;
       t->type = ty;

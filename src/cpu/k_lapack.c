@@ -123,74 +123,26 @@ static int lk_parse(const char *target, size_t len, int *t) {
 #define LT float
 #define LR float
 #define LCPLX 0
-#define LX(name) s##name##_
-#define LS(name) name##_s
-#define L_ORGQR sorgqr_
-#define L_SYEVD ssyevd_
-#define L_SYTRD ssytrd_
+#define LP s
 #include "cpu/k_lapack_t.h"
-#undef LT
-#undef LR
-#undef LCPLX
-#undef LX
-#undef LS
-#undef L_ORGQR
-#undef L_SYEVD
-#undef L_SYTRD
 
 #define LT double
 #define LR double
 #define LCPLX 0
-#define LX(name) d##name##_
-#define LS(name) name##_d
-#define L_ORGQR dorgqr_
-#define L_SYEVD dsyevd_
-#define L_SYTRD dsytrd_
+#define LP d
 #include "cpu/k_lapack_t.h"
-#undef LT
-#undef LR
-#undef LCPLX
-#undef LX
-#undef LS
-#undef L_ORGQR
-#undef L_SYEVD
-#undef L_SYTRD
 
 #define LT float _Complex
 #define LR float
 #define LCPLX 1
-#define LX(name) c##name##_
-#define LS(name) name##_c
-#define L_ORGQR cungqr_
-#define L_SYEVD cheevd_
-#define L_SYTRD chetrd_
+#define LP c
 #include "cpu/k_lapack_t.h"
-#undef LT
-#undef LR
-#undef LCPLX
-#undef LX
-#undef LS
-#undef L_ORGQR
-#undef L_SYEVD
-#undef L_SYTRD
 
 #define LT double _Complex
 #define LR double
 #define LCPLX 1
-#define LX(name) z##name##_
-#define LS(name) name##_z
-#define L_ORGQR zungqr_
-#define L_SYEVD zheevd_
-#define L_SYTRD zhetrd_
+#define LP z
 #include "cpu/k_lapack_t.h"
-#undef LT
-#undef LR
-#undef LCPLX
-#undef LX
-#undef LS
-#undef L_ORGQR
-#undef L_SYEVD
-#undef L_SYTRD
 
 /* LAPACK's error handler for an illegal argument: the reference one prints and STOPs, ending the
  * process we live in. The lowering checks every argument, so this is not reached; if it ever is,

@@ -1,12 +1,27 @@
 /* cjrt: the LAPACK calls of k_lapack.c for one element type (included once per type, private).
  *
- * Before inclusion: LT (the element type), LR (its real type), LCPLX (0/1), LX(name) (the
- * Fortran routine of that type: sgetrf_ ...), LS(name) (a name for this type's copy),
- * L_ORGQR / L_SYEVD / L_SYTRD (orgqr or ungqr, syevd or heevd, sytrd or hetrd).
+ * Before inclusion: LT (the element type), LR (its real type), LCPLX (0/1), LP (LAPACK's
+ * letter for the type: s, d, c, z). From those: LX(name) (the Fortran routine of that type:
+ * sgetrf_ ...), LS(name) (a name for this type's copy), L_ORGQR / L_SYEVD / L_SYTRD (orgqr or
+ * ungqr, syevd or heevd, sytrd or hetrd). The end of this file undefines them all.
  *
  * Every buffer is one batch element, column-major (as jaxlib's kernels see it). Fortran
  * character arguments take a hidden length (gfortran: size_t) at the end of the list.
  */
+
+#define LK_CAT3_(a, b, c) a##b##c
+#define LK_CAT3(a, b, c) LK_CAT3_(a, b, c)
+#define LX(name) LK_CAT3(LP, name, _)
+#define LS(name) LK_CAT3(name, _, LP)
+#if LCPLX
+#define L_ORGQR LX(ungqr)
+#define L_SYEVD LX(heevd)
+#define L_SYTRD LX(hetrd)
+#else
+#define L_ORGQR LX(orgqr)
+#define L_SYEVD LX(syevd)
+#define L_SYTRD LX(sytrd)
+#endif
 
 void LX(trsm)(const char *, const char *, const char *, const char *, const int *, const int *,
               const LT *, const LT *, const int *, LT *, const int *, size_t, size_t, size_t,
@@ -347,3 +362,15 @@ static void LS(lk_run)(const lk_params *p, char *const *a, char *ws) {
   }
   if (info_out) *info_out = info;
 }
+
+#undef LT
+#undef LR
+#undef LCPLX
+#undef LX
+#undef LS
+#undef L_ORGQR
+#undef L_SYEVD
+#undef L_SYTRD
+#undef LP
+#undef LK_CAT3
+#undef LK_CAT3_

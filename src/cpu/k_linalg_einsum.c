@@ -48,64 +48,42 @@ typedef struct ein_params {
 
 /* ======================================================================== execution */
 
+/* d[i] = the sum of s[i * nsum + r] over r, in order, for elements of T (complex: re/im pairs of T) */
+#define SUM_REAL(T)                                                   \
+  do {                                                                \
+    T *d = dst;                                                       \
+    const T *s = src;                                                 \
+    for (int64_t i = 0; i < count; i++) {                             \
+      T acc = 0;                                                      \
+      for (int64_t r = 0; r < nsum; r++) acc += s[i * nsum + r];      \
+      d[i] = acc;                                                     \
+    }                                                                 \
+  } while (0)
+#define SUM_CPLX(T)                                                                                   \
+  do {                                                                                                \
+    T *d = dst;                                                                                       \
+    const T *s = src;                                                                                 \
+    for (int64_t i = 0; i < count; i++) {                                                             \
+      T re = 0, im = 0;                                                                               \
+      for (int64_t r = 0; r < nsum; r++) re += s[2 * (i * nsum + r)], im += s[2 * (i * nsum + r) + 1]; \
+      d[2 * i] = re;                                                                                  \
+      d[2 * i + 1] = im;                                                                              \
+    }                                                                                                 \
+  } while (0)
 static void sum_inner(int ct, void *dst, const void *src, int64_t count, int64_t nsum) {
   if (nsum == 1) {
     if (dst != src) memmove(dst, src, (size_t)count * (size_t)(ct < 0 ? 8 : la_elem_bytes(ct)));
     return;
   }
   switch (ct) {
-    case LA_F32: {
-      float *d = dst;
-      const float *s = src;
-      for (int64_t i = 0; i < count; i++) {
-        float acc = 0;
-        for (int64_t r = 0; r < nsum; r++) acc += s[i * nsum + r];
-        d[i] = acc;
-      }
-      break;
-    }
-    case LA_F64: {
-      double *d = dst;
-      const double *s = src;
-      for (int64_t i = 0; i < count; i++) {
-        double acc = 0;
-        for (int64_t r = 0; r < nsum; r++) acc += s[i * nsum + r];
-        d[i] = acc;
-      }
-      break;
-    }
-    case LA_C64: {
-      float *d = dst;
-      const float *s = src;
-      for (int64_t i = 0; i < count; i++) {
-        float re = 0, im = 0;
-        for (int64_t r = 0; r < nsum; r++) re += s[2 * (i * nsum + r)], im += s[2 * (i * nsum + r) + 1];
-        d[2 * i] = re;
-        d[2 * i + 1] = im;
-      }
-      break;
-    }
-    case LA_C128: {
-      double *d = dst;
-      const double *s = src;
-      for (int64_t i = 0; i < count; i++) {
-        double re = 0, im = 0;
-        for (int64_t r = 0; r < nsum; r++) re += s[2 * (i * nsum + r)], im += s[2 * (i * nsum + r) + 1];
-        d[2 * i] = re;
-        d[2 * i + 1] = im;
-      }
-      break;
-    }
-    default: {
-      uint64_t *d = dst;
-      const uint64_t *s = src;
-      for (int64_t i = 0; i < count; i++) {
-        uint64_t acc = 0;
-        for (int64_t r = 0; r < nsum; r++) acc += s[i * nsum + r];
-        d[i] = acc;
-      }
-    }
+    case LA_F32: SUM_REAL(float); break;
+    case LA_F64: SUM_REAL(double); break;
+    case LA_C64: SUM_CPLX(float); break;
+    case LA_C128: SUM_CPLX(double); break;
+    default: SUM_REAL(uint64_t);
   }
+#undef SUM_REAL
+#undef SUM_CPLX
 }
 
 /* source operand -> canonical compute-type array at scratch + red_off */

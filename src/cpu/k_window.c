@@ -98,23 +98,31 @@ static inline void rw_span(const rw_params *p, int64_t wl, int64_t *c, int64_t *
   *c = cc, *lo = l, *hi = h;
 }
 
+/* o[0..rank-2]: the output index of row r (rows: the output without its last dimension) */
+static inline void rw_row_index(const rw_params *p, int64_t r, int64_t *o) {
+  for (int32_t d = p->rank - 2; d >= 0; d--) {
+    o[d] = r % p->odims[d];
+    r /= p->odims[d];
+  }
+}
+
+/* o: the index of the next row */
+static inline void rw_next_row(const rw_params *p, int64_t *o) {
+  for (int32_t d = p->rank - 2; d >= 0; d--) {
+    if (++o[d] < p->odims[d]) break;
+    o[d] = 0;
+  }
+}
+
 static void rw_rows(void *ctx, int64_t r0, int64_t r1) {
   const rw_run *R = ctx;
   const rw_params *p = R->p;
   int32_t es = p->es, last = p->rank - 1;
   int64_t olen = p->olen;
   int64_t o[CJ_MAX_RANK], w[CJ_MAX_RANK];
-  int64_t rem = r0; /* o[0..last-1]: the row's output index, advanced like an odometer */
-  for (int32_t d = last - 1; d >= 0; d--) {
-    o[d] = rem % p->odims[d];
-    rem /= p->odims[d];
-  }
+  rw_row_index(p, r0, o); /* o[0..last-1]: the row's output index, advanced like an odometer */
   for (int64_t row = r0; row < r1; row++) {
-    if (row > r0)
-      for (int32_t d = last - 1; d >= 0; d--) {
-        if (++o[d] < p->odims[d]) break;
-        o[d] = 0;
-      }
+    if (row > r0) rw_next_row(p, o);
     char *acc = R->out + row * olen * es;
     cj_fill_value(acc, R->init, es, olen);
     for (int32_t d = 0; d <= last; d++) w[d] = 0;
@@ -269,17 +277,9 @@ static void rw_rows_wide(void *ctx, int64_t r0, int64_t r1) {
   const char *init = R->init; /* padding terms: the init value, stride 0 */
   double iv = wide_load(W.dt, init);
   int64_t o[CJ_MAX_RANK], w[CJ_MAX_RANK];
-  int64_t rem = r0;
-  for (int32_t d = last - 1; d >= 0; d--) {
-    o[d] = rem % p->odims[d];
-    rem /= p->odims[d];
-  }
+  rw_row_index(p, r0, o);
   for (int64_t row = r0; row < r1; row++) {
-    if (row > r0)
-      for (int32_t d = last - 1; d >= 0; d--) {
-        if (++o[d] < p->odims[d]) break;
-        o[d] = 0;
-      }
+    if (row > r0) rw_next_row(p, o);
     for (int64_t j0 = 0; j0 < olen; j0 += RW_WIDE_COLS) {
       int64_t m = olen - j0 < RW_WIDE_COLS ? olen - j0 : RW_WIDE_COLS, j1 = j0 + m;
       if (f64)

@@ -479,18 +479,9 @@ static CJ_MUST_USE cj_status k_gather(cj_exec_ctx *ctx, const cj_step *st) {
 static CJ_MUST_USE cj_status materialize(cj_lw *L, const cj_op *op, cj_value *v) {
   lw_val *x = val(L, v);
   const cj_type *t = v->type;
-  cj_strided *s = cj_lw_alloc(L, sizeof *s);
-  if (!s) return cj_oom();
   int esize = cj_dtype_bytes(x->vdt);
-  s->rank = t->rank;
-  s->esize = esize;
-  int64_t ds[CJ_MAX_RANK];
-  cj_row_strides(t->rank, t->dims, ds);
-  for (int32_t d = 0; d < t->rank; d++) {
-    s->dims[d] = t->dims[d];
-    s->sstride[d] = x->vstrides[d] * esize;
-    s->dstride[d] = ds[d] * esize;
-  }
+  cj_strided *s = cj_strided_new(L, t->rank, t->dims, x->vstrides, esize);
+  if (!s) return cj_oom();
   s->soff = x->voff * esize;
   cj_strided_simplify(s);
   int32_t out = cj_lw_new_buf(L, cj_lw_type_bytes(t), CJ_BK_ARENA);

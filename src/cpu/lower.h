@@ -202,6 +202,10 @@ typedef struct cj_strided {
 } cj_strided;
 /* Collapses dims that are contiguous in both. */
 void cj_strided_simplify(cj_strided *s);
+/* A strided copy (in L's arena) into a row-major tensor of `rank` `dims` of es-byte elements,
+ * reading along dimension d with a stride of sst[d] elements, offsets 0 (not simplified);
+ * NULL when out of memory. */
+cj_strided *cj_strided_new(cj_lw *L, int32_t rank, const int64_t *dims, const int64_t *sst, int es);
 void cj_strided_run(const cj_strided *s, char *dst, const char *src);
 /* Reductions whose body is a single binary op (k_reduce.c), shared with the collectives. */
 enum { CJ_RED_ADD, CJ_RED_MUL, CJ_RED_MAX, CJ_RED_MIN, CJ_RED_AND, CJ_RED_OR, CJ_RED_XOR };

@@ -128,6 +128,21 @@ static void rep_rows(char *dst, const char *src, int es, int64_t s2, int64_t row
 }
 #undef REP_ROWS
 
+/* idx[j] (offset off) has reached the end of dimension j: back to 0, carrying into the outer
+ * dimensions */
+static inline void carry(const ew_input *in, int64_t *idx, int64_t *off, int j) {
+  int64_t o = *off - in->dims[j] * in->strides[j];
+  idx[j] = 0;
+  for (int d = j - 1; d >= 0; d--) {
+    idx[d]++;
+    o += in->strides[d];
+    if (idx[d] < in->dims[d]) break;
+    o -= in->dims[d] * in->strides[d];
+    idx[d] = 0;
+  }
+  *off = o;
+}
+
 /* Gathers elements [start, start+m) of a broadcast view into dst. */
 static void gather(char *dst, const char *src, const ew_input *in, int64_t start, int64_t m) {
   int es = in->esize, r = in->rank;
@@ -153,17 +168,7 @@ static void gather(char *dst, const char *src, const ew_input *in, int64_t start
       m -= rows * inner;
       off += rows * s2;
       idx[r - 2] += rows;
-      if (idx[r - 2] == in->dims[r - 2]) {
-        off -= in->dims[r - 2] * s2;
-        idx[r - 2] = 0;
-        for (int d = r - 3; d >= 0; d--) {
-          idx[d]++;
-          off += in->strides[d];
-          if (idx[d] < in->dims[d]) break;
-          off -= in->dims[d] * in->strides[d];
-          idx[d] = 0;
-        }
-      }
+      if (idx[r - 2] == in->dims[r - 2]) carry(in, idx, &off, r - 2);
       continue;
     }
     int64_t run = inner - idx[r - 1];
@@ -179,17 +184,7 @@ static void gather(char *dst, const char *src, const ew_input *in, int64_t start
     m -= run;
     off += run * sin;
     idx[r - 1] += run;
-    if (idx[r - 1] == inner) {
-      off -= inner * sin;
-      idx[r - 1] = 0;
-      for (int d = r - 2; d >= 0; d--) {
-        idx[d]++;
-        off += in->strides[d];
-        if (idx[d] < in->dims[d]) break;
-        off -= in->dims[d] * in->strides[d];
-        idx[d] = 0;
-      }
-    }
+    if (idx[r - 1] == inner) carry(in, idx, &off, r - 1);
   }
 }
 
@@ -506,6 +501,18 @@ static CJ_MUST_USE cj_status emit(gen *G, const cj_op *op, cj_ew_fn fn, const cj
   return NULL;
 }
 
+/* *out = a new register holding register src converted from `from` to `to` */
+static CJ_MUST_USE cj_status emit_cvt(gen *G, const cj_op *op, cj_dtype from, cj_dtype to, int src, int *out) {
+  int r = new_reg(G);
+  if (r < 0) return cj_op_error(op, CJ_INTERNAL, "fusion: out of registers");
+  cj_ew_aux aux = {0};
+  aux.src = from;
+  aux.dt = to;
+  CJ_RETURN_IF_ERROR(emit(G, op, cj_cvt_lookup(from, to), &aux, r, src, -1, -1));
+  *out = r;
+  return NULL;
+}
+
 /* the compute-type location of an operand value (loading external inputs on first use) */
 static CJ_MUST_USE cj_status operand_loc(gen *G, const cj_op *op, cj_value *v, int *out) {
   gv *g = find_gv(G, v);
@@ -619,12 +626,8 @@ static CJ_MUST_USE cj_status add_input(gen *G, const cj_op *op, gv *g) {
   if (sdt == g->ct) {
     g->loc = (uint8_t)raw;
   } else {
-    int r = new_reg(G);
-    if (r < 0) return cj_op_error(op, CJ_INTERNAL, "fusion: out of registers");
-    cj_ew_aux aux = {0};
-    aux.src = sdt;
-    aux.dt = g->ct;
-    CJ_RETURN_IF_ERROR(emit(G, op, cj_cvt_lookup(sdt, g->ct), &aux, r, raw, -1, -1));
+    int r;
+    CJ_RETURN_IF_ERROR(emit_cvt(G, op, sdt, g->ct, raw, &r));
     g->loc = (uint8_t)r;
   }
   return NULL;
@@ -714,12 +717,8 @@ static CJ_MUST_USE cj_status gen_op(gen *G, int oi) {
       if (raw < 0) return cj_op_error(op, CJ_INTERNAL, "fusion: out of registers");
       CJ_RETURN_IF_ERROR(emit(G, op, fn, &aux, raw, src[0], -1, -1));
       if (res->internal_uses > 0) {
-        int comp = new_reg(G);
-        if (comp < 0) return cj_op_error(op, CJ_INTERNAL, "fusion: out of registers");
-        cj_ew_aux a2 = {0};
-        a2.src = sd;
-        a2.dt = res->ct;
-        CJ_RETURN_IF_ERROR(emit(G, op, cj_cvt_lookup(sd, res->ct), &a2, comp, raw, -1, -1));
+        int comp;
+        CJ_RETURN_IF_ERROR(emit_cvt(G, op, sd, res->ct, raw, &comp));
         res->loc = (uint8_t)comp;
       } else {
         res->loc = (uint8_t)raw;

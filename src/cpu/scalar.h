@@ -13,53 +13,40 @@ typedef struct c128_t {
   double re, im;
 } c128_t;
 
-static inline uint32_t cj_f32_bits(float x) {
-  uint32_t u;
-  memcpy(&u, &x, 4);
-  return u;
-}
-static inline uint64_t cj_f64_bits(double x) {
-  uint64_t u;
-  memcpy(&u, &x, 8);
-  return u;
-}
-static inline float cj_bits_f32(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-static inline double cj_bits_f64(uint64_t u) {
-  double d;
-  memcpy(&d, &u, 8);
-  return d;
-}
+/* cj_fW_bits: a float's bits; cj_bits_fW: the float of those bits */
+#define CJ_SCALAR_BITS(W, F, U)               \
+  static inline U cj_f##W##_bits(F x) {       \
+    U u;                                      \
+    memcpy(&u, &x, sizeof u);                 \
+    return u;                                 \
+  }                                           \
+  static inline F cj_bits_f##W(U u) {         \
+    F f;                                      \
+    memcpy(&f, &u, sizeof f);                 \
+    return f;                                 \
+  }
+CJ_SCALAR_BITS(32, float, uint32_t)
+CJ_SCALAR_BITS(64, double, uint64_t)
+#undef CJ_SCALAR_BITS
 
 /* maximum/minimum as the spec defines them: a NaN operand gives that NaN (the first one when
  * both are), max(-0, +0) = +0 and min(-0, +0) = -0. Written with selects rather than branches,
  * so that loops over them vectorize. */
-static inline float cj_maxf(float a, float b) {
-  float m = a > b ? a : b;
-  m = a == b ? cj_bits_f32(cj_f32_bits(a) & cj_f32_bits(b)) : m;
-  m = b != b ? b : m;
-  return a != a ? a : m;
-}
-static inline float cj_minf(float a, float b) {
-  float m = a < b ? a : b;
-  m = a == b ? cj_bits_f32(cj_f32_bits(a) | cj_f32_bits(b)) : m;
-  m = b != b ? b : m;
-  return a != a ? a : m;
-}
-static inline double cj_maxd(double a, double b) {
-  double m = a > b ? a : b;
-  m = a == b ? cj_bits_f64(cj_f64_bits(a) & cj_f64_bits(b)) : m;
-  m = b != b ? b : m;
-  return a != a ? a : m;
-}
-static inline double cj_mind(double a, double b) {
-  double m = a < b ? a : b;
-  m = a == b ? cj_bits_f64(cj_f64_bits(a) | cj_f64_bits(b)) : m;
-  m = b != b ? b : m;
-  return a != a ? a : m;
-}
+#define CJ_SCALAR_MINMAX(S, T, W)                                   \
+  static inline T cj_max##S(T a, T b) {                             \
+    T m = a > b ? a : b;                                            \
+    m = a == b ? cj_bits_f##W(cj_f##W##_bits(a) & cj_f##W##_bits(b)) : m; \
+    m = b != b ? b : m;                                             \
+    return a != a ? a : m;                                          \
+  }                                                                 \
+  static inline T cj_min##S(T a, T b) {                             \
+    T m = a < b ? a : b;                                            \
+    m = a == b ? cj_bits_f##W(cj_f##W##_bits(a) | cj_f##W##_bits(b)) : m; \
+    m = b != b ? b : m;                                             \
+    return a != a ? a : m;                                          \
+  }
+CJ_SCALAR_MINMAX(f, float, 32)
+CJ_SCALAR_MINMAX(d, double, 64)
+#undef CJ_SCALAR_MINMAX
 
 #endif

@@ -48,15 +48,8 @@
 
 /* ---- the function lists (X-macros): X(name) ---- */
 
-/* real unary functions, f32 and f64 */
-#define CJ_VM_REAL_UNARY(X)                                                                     \
-  X(exp)        /* e^x */                                                                       \
-  X(exp2)       /* 2^x */                                                                       \
-  X(expm1)      /* e^x - 1 */                                                                   \
-  X(log)        /* natural log; log(-x) = nan, log(0) = -inf */                                  \
-  X(log2)                                                                                       \
-  X(log10)                                                                                      \
-  X(log1p)      /* log(1 + x) */                                                                \
+/* the trigonometric and hyperbolic functions (and inverses), in both the real and complex lists */
+#define CJ_VM_TRIG(X)                                                                           \
   X(sin)                                                                                        \
   X(cos)                                                                                        \
   X(tan)                                                                                        \
@@ -68,7 +61,18 @@
   X(atan)                                                                                       \
   X(asinh)                                                                                      \
   X(acosh)                                                                                      \
-  X(atanh)                                                                                      \
+  X(atanh)
+
+/* real unary functions, f32 and f64 */
+#define CJ_VM_REAL_UNARY(X)                                                                     \
+  X(exp)        /* e^x */                                                                       \
+  X(exp2)       /* 2^x */                                                                       \
+  X(expm1)      /* e^x - 1 */                                                                   \
+  X(log)        /* natural log; log(-x) = nan, log(0) = -inf */                                  \
+  X(log2)                                                                                       \
+  X(log10)                                                                                      \
+  X(log1p)      /* log(1 + x) */                                                                \
+  CJ_VM_TRIG(X)                                                                                 \
   X(sqrt)                                                                                       \
   X(rsqrt)      /* 1/sqrt(x); rsqrt(+-0) = +-inf, rsqrt(x<0) = nan */                           \
   X(cbrt)       /* real cube root, odd */                                                       \
@@ -93,18 +97,7 @@
   X(log1p)                                                                                      \
   X(sqrt)       /* principal branch, Annex G */                                                 \
   X(rsqrt)      /* 1/sqrt(z) */                                                                 \
-  X(sin)                                                                                        \
-  X(cos)                                                                                        \
-  X(tan)                                                                                        \
-  X(tanh)                                                                                       \
-  X(sinh)                                                                                       \
-  X(cosh)                                                                                       \
-  X(asin)                                                                                       \
-  X(acos)                                                                                       \
-  X(atan)                                                                                       \
-  X(asinh)                                                                                      \
-  X(acosh)                                                                                      \
-  X(atanh)                                                                                      \
+  CJ_VM_TRIG(X)                                                                                 \
   X(logistic)   /* 1/(1+e^-z) */                                                                \
   X(square)     /* z*z computed as ((re-im)(re+im), 2 re im), as chlo.square */                 \
   X(sign)       /* z/|z|; 0 for 0; nan parts propagate */

@@ -1,7 +1,6 @@
 /* cjrt vmath: the kernels compiled for AVX-512 (F, DQ, VL, BW) with FMA.
- * The bodies (vmath_real.c, vmath_special.c, vmath_f32.c, vmath_cplx.c,
- * vmath_loops.c) are included here
- * under this file's target options; vmath.c picks a table at run time by CPUID. */
+ * The bodies (vmath_isa_body.h) are included here under this file's target options; vmath.c
+ * picks a table at run time by CPUID. */
 #define CJ_VM_INTERNAL
 #include <math.h>
 #include <stdint.h>
@@ -17,20 +16,10 @@
 #pragma GCC optimize("O3", "no-math-errno", "no-trapping-math", "fp-contract=off")
 #endif
 #pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,bmi,bmi2,popcnt,prefer-vector-width=512,tune=skylake-avx512")
-#if defined(__FMA__) || defined(__FP_FAST_FMA)
-#define VM_GENERIC_FMA 1
-#else
-#define VM_GENERIC_FMA 0
-#endif
-#define CJ_VM_BODY 1
 #define VM_ISA_LEVEL 2
 #define VM_HAVE_FMA 1
 #define VM_TABLE cj_vm_table_avx512
-#include "vmath_real.c"
-#include "vmath_special.c"
-#include "vmath_f32.c"
-#include "vmath_cplx.c"
-#include "vmath_loops.c"
+#include "cpu/vmath_isa_body.h"
 #else
 typedef int cj_vm_isa_avx512_unused; /* not an x86-64 GCC build */
 #endif

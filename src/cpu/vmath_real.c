@@ -139,8 +139,8 @@ VM_INLINE void vm_two_sum(double a, double b, double *s, double *e) {
 
 /* ---------------- exp family ---------------- */
 
-/* e^r - 1 for |r| <= 0.35: Taylor to r^15 (truncation < 1e-19 relative) */
-VM_INLINE double vm_em1_poly(double r) {
+/* (e^r - 1 - r) / r^2 for |r| <= 0.35: Taylor to r^13 */
+VM_INLINE double vm_em1_coef(double r) {
   double p = 7.6471637318198164e-13;
   p = VM_FMA(p, r, 1.1470745597729725e-11);
   p = VM_FMA(p, r, 1.6059043836821613e-10);
@@ -155,27 +155,14 @@ VM_INLINE double vm_em1_poly(double r) {
   p = VM_FMA(p, r, 0.041666666666666664);
   p = VM_FMA(p, r, 0.16666666666666666);
   p = VM_FMA(p, r, 0.5);
-  return VM_FMA(r * r, p, r);
+  return p;
 }
 
+/* e^r - 1 for |r| <= 0.35: Taylor to r^15 (truncation < 1e-19 relative) */
+VM_INLINE double vm_em1_poly(double r) { return VM_FMA(r * r, vm_em1_coef(r), r); }
+
 /* e^r - 1 - r for |r| <= 0.35 */
-VM_INLINE double vm_em1_tail(double r) {
-  double p = 7.6471637318198164e-13;
-  p = VM_FMA(p, r, 1.1470745597729725e-11);
-  p = VM_FMA(p, r, 1.6059043836821613e-10);
-  p = VM_FMA(p, r, 2.08767569878681e-09);
-  p = VM_FMA(p, r, 2.505210838544172e-08);
-  p = VM_FMA(p, r, 2.7557319223985888e-07);
-  p = VM_FMA(p, r, 2.7557319223985893e-06);
-  p = VM_FMA(p, r, 2.4801587301587302e-05);
-  p = VM_FMA(p, r, 0.00019841269841269841);
-  p = VM_FMA(p, r, 0.0013888888888888889);
-  p = VM_FMA(p, r, 0.0083333333333333332);
-  p = VM_FMA(p, r, 0.041666666666666664);
-  p = VM_FMA(p, r, 0.16666666666666666);
-  p = VM_FMA(p, r, 0.5);
-  return r * r * p;
-}
+VM_INLINE double vm_em1_tail(double r) { return r * r * vm_em1_coef(r); }
 
 /* e^(x + xl) = 2^k * (1 + r + t), |r| <= 0.35, |t| < 0.07 (r exact, t carries the rest);
  * x must be clamped to about [-1500, 1500] (NaN is fine) */
