@@ -101,6 +101,8 @@ def test_case_text(tmp_path, n, which):
 def test_unreduced_constraint_inside_program(cj_devices, case):
     """A product left unreduced (a constraint with unreduced={...}) and resharded to reduced in the
     same program: cjrt holds it reduced throughout, with XLA:CPU's values and shardings."""
+    if not hasattr(jax, "reshard"):
+        pytest.skip(f"jax {jax.__version__} has no jax.reshard (unreduced shardings need a newer jax)")
     from jax.sharding import AxisType
 
     sizes, names, xs, ys, mid, outs = [
