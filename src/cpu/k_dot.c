@@ -16,6 +16,9 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 
 #include "cpu/k_linalg.h"
 #include "cpu/lower.h"
@@ -303,7 +306,8 @@ CV_VEC(avx2, "avx2,f16c", 8, __m128i, __m256, _mm256_cvtph_ps, CV_F2H256)
 static int cv_isa(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
-  if (!__builtin_cpu_supports("f16c")) return 0;
+  unsigned a = 0, b = 0, c = 0, d = 0; /* F16C from CPUID leaf 1 (clang's builtin lacks "f16c") */
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_F16C)) return 0;
   return __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
 #else
   return 0;
