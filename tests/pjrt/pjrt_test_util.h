@@ -277,4 +277,51 @@ static void *plugin_open(const char *path) {
   return h;
 }
 
+/* ---- pending buffers through a transfer manager ---- */
+
+typedef struct pending {
+  PJRT_AsyncHostToDeviceTransferManager *tm;
+  PJRT_Buffer *buffer;
+} pending;
+
+static pending pending_f32(PJRT_Client *c, PJRT_Device *d, size_t n) {
+  pending p = {NULL, NULL};
+  int64_t dim = (int64_t)n;
+  PJRT_ShapeSpec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.struct_size = PJRT_ShapeSpec_STRUCT_SIZE;
+  spec.dims = &dim;
+  spec.num_dims = 1;
+  spec.element_type = PJRT_Buffer_Type_F32;
+  ARGS(PJRT_Client_CreateBuffersForAsyncHostToDevice, a);
+  a.client = c;
+  a.shape_specs = &spec;
+  a.num_shape_specs = 1;
+  a.memory = device_memory(d, "device");
+  if (!OK(api->PJRT_Client_CreateBuffersForAsyncHostToDevice(&a))) return p;
+  p.tm = a.transfer_manager;
+  ARGS(PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer, r);
+  r.transfer_manager = p.tm;
+  r.buffer_index = 0;
+  if (OK(api->PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer(&r))) p.buffer = r.buffer_out;
+  return p;
+}
+
+/* Fills the pending buffer (which becomes ready) and frees the manager. */
+static void pending_fill(pending *p, const float *data, size_t n) {
+  ARGS(PJRT_AsyncHostToDeviceTransferManager_TransferData, t);
+  t.transfer_manager = p->tm;
+  t.buffer_index = 0;
+  t.data = data;
+  t.offset = 0;
+  t.transfer_size = (int64_t)(n * sizeof(float));
+  t.is_last_transfer = true;
+  if (OK(api->PJRT_AsyncHostToDeviceTransferManager_TransferData(&t)))
+    OK(event_wait_free(t.done_with_h2d_transfer));
+  ARGS(PJRT_AsyncHostToDeviceTransferManager_Destroy, d);
+  d.transfer_manager = p->tm;
+  OK(api->PJRT_AsyncHostToDeviceTransferManager_Destroy(&d));
+  p->tm = NULL;
+}
+
 #endif

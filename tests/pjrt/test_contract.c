@@ -1496,28 +1496,13 @@ static void test_buffer_lifecycle(void) {
 static void test_copy_of_pending_then_deleted(void) {
   PJRT_Client *c = client_create_n(2);
   if (!c) return;
-  int64_t dims[1] = {4};
-  PJRT_ShapeSpec spec;
-  memset(&spec, 0, sizeof spec);
-  spec.struct_size = PJRT_ShapeSpec_STRUCT_SIZE;
-  spec.dims = dims;
-  spec.num_dims = 1;
-  spec.element_type = PJRT_Buffer_Type_F32;
-  ARGS(PJRT_Client_CreateBuffersForAsyncHostToDevice, cb);
-  cb.client = c;
-  cb.shape_specs = &spec;
-  cb.num_shape_specs = 1;
-  cb.memory = device_memory(device_at(c, 0), "device");
-  if (!OK(api->PJRT_Client_CreateBuffersForAsyncHostToDevice(&cb))) {
+  pending src = pending_f32(c, device_at(c, 0), 4);
+  if (!src.buffer) {
     client_free(c);
     return;
   }
-  ARGS(PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer, rb);
-  rb.transfer_manager = cb.transfer_manager;
-  OK(api->PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer(&rb));
-  PJRT_Buffer *src = rb.buffer_out;
   ARGS(PJRT_Buffer_CopyToMemory, cm);
-  cm.buffer = src;
+  cm.buffer = src.buffer;
   cm.dst_memory = device_memory(device_at(c, 1), "device");
   OK(api->PJRT_Buffer_CopyToMemory(&cm));
   PJRT_Buffer *dst = cm.dst_buffer;
@@ -1529,20 +1514,11 @@ static void test_copy_of_pending_then_deleted(void) {
   OK(api->PJRT_Buffer_ToHostBuffer(&th));
   CHECK_EQ_INT(event_ready(th.event), 0);
   buffer_free(dst); /* destroyed while the copy and the read wait for the source */
-  ARGS(PJRT_AsyncHostToDeviceTransferManager_TransferData, td);
-  td.transfer_manager = cb.transfer_manager;
-  td.data = data;
-  td.transfer_size = sizeof data;
-  td.is_last_transfer = true;
-  OK(api->PJRT_AsyncHostToDeviceTransferManager_TransferData(&td));
-  OK(event_wait_free(td.done_with_h2d_transfer));
+  pending_fill(&src, data, 4);
   OK(event_wait_free(th.event));
   CHECK_MSG(memcmp(got, data, sizeof got) == 0, "the read of the deleted copy saw %g %g %g %g",
             got[0], got[1], got[2], got[3]);
-  buffer_free(src);
-  ARGS(PJRT_AsyncHostToDeviceTransferManager_Destroy, tmd);
-  tmd.transfer_manager = cb.transfer_manager;
-  OK(api->PJRT_AsyncHostToDeviceTransferManager_Destroy(&tmd));
+  buffer_free(src.buffer);
   client_free(c);
 }
 
