@@ -65,6 +65,12 @@ CJ_MUST_USE cj_status cj_pass_fold(cj_module *m, cj_op *func);
 CJ_MUST_USE cj_status cj_pass_dce(cj_module *m, cj_op *func);
 /* Drops the top-level pure ops that repeat an earlier op's computation (cse.c). */
 CJ_MUST_USE cj_status cj_pass_cse(cj_module *m, cj_op *func);
+/* Moves an all_reduce past the transpose or reshape that is its only use (sink.c), so that the
+ * backend can fold that transpose into the op producing the reduced value. */
+CJ_MUST_USE cj_status cj_pass_sink_collectives(cj_module *m, cj_op *func);
+/* Numbers the values of b and its nested regions (cj_block_number_values, *nv of them) and
+ * returns, malloc'ed, how many operands use each (by id); NULL on out-of-memory. */
+uint32_t *cj_use_counts(cj_block *b, uint32_t *nv);
 /* Removes every func.func of the module body except `keep`. */
 void cj_pass_strip_functions(cj_module *m, const cj_op *keep);
 

@@ -274,6 +274,14 @@ static void count_uses(cj_block *b, uint32_t *u, uint32_t nv) {
   }
 }
 
+uint32_t *cj_use_counts(cj_block *b, uint32_t *nv) {
+  *nv = 0;
+  cj_block_number_values(b, nv);
+  uint32_t *u = calloc(*nv ? *nv : 1, sizeof(uint32_t));
+  if (u) count_uses(b, u, *nv);
+  return u;
+}
+
 static bool has_side_effect(const cj_op *op) {
   const cj_op_info *info = cj_op_info_get(op->kind);
   if (info->flags & (CJ_OPF_SIDE_EFFECT | CJ_OPF_TERMINATOR)) return true;
@@ -326,11 +334,9 @@ cj_status cj_pass_dce(cj_module *m, cj_op *func) {
   (void)m;
   cj_block *b = cj_func_body(func);
   if (!b) return NULL;
-  uint32_t nv = 0;
-  cj_block_number_values(b, &nv);
-  uint32_t *u = calloc(nv ? nv : 1, sizeof(uint32_t));
+  uint32_t nv;
+  uint32_t *u = cj_use_counts(b, &nv);
   if (!u) return cj_oom();
-  count_uses(b, u, nv);
   while (dce_block(b, u, nv)) {
   }
   free(u);
@@ -458,6 +464,7 @@ cj_status cj_compile_passes(cj_module *m, const cj_compile_hooks *hooks, cj_op *
     if (!st) st = cj_pass_refine(m, f, NULL);
     if (!st) st = cj_pass_quant(m, f);
     if (!st) st = cj_pass_chlo(m, f, hooks);
+    if (!st) st = cj_pass_sink_collectives(m, f); /* before fold: transpose(dot) folds */
     if (!st) st = cj_pass_fold(m, f);
     if (!st) st = cj_pass_cse(m, f);
     if (!st) st = cj_pass_dce(m, f);

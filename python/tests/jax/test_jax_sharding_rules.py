@@ -172,3 +172,67 @@ def test_scatter_text(tmp_path, n):
             want[r] += row
     np.testing.assert_allclose(got[0], want, rtol=1e-6, atol=1e-6)
     assert "stablehlo.scatter" not in log, log
+
+
+# ---------------------------------------------------------------- all_reduce before a transpose
+
+@pytest.mark.parametrize("n", NS)
+def test_gradient_all_reduce_moves_past_its_transpose(cj_devices, n):
+    """A data-parallel weight gradient: the partitioner completes the batch-split contraction
+    with an all_reduce, which JAX's transpose of the gradient follows. The compiler moves the
+    all_reduce past that transpose (src/compiler/sink.c) so that the transpose folds into the
+    dot; values and shardings stay XLA:CPU's, and no transpose of an all_reduce is left."""
+    x = jaxcheck.rand((8 * n, 12), np.float32, 0)
+    w = jaxcheck.rand((12, 6), np.float32, 1)
+
+    def loss(w, x):
+        return jnp.tanh(x @ w).sum()
+
+    def f(w, x):
+        return w - 0.1 * jax.grad(loss)(w, x)
+
+    def run(devs):
+        mesh = _mesh(devs, "i")
+        a = jax.device_put(w, NamedSharding(mesh, P()))
+        b = jax.device_put(x, NamedSharding(mesh, P("i")))
+        return jax.jit(f)(a, b)
+    _check(run, n, rtol=1e-5, atol=1e-5)
+
+    mesh = _mesh(cj_devices[:n], "i")
+    a = jax.device_put(w, NamedSharding(mesh, P()))
+    b = jax.device_put(x, NamedSharding(mesh, P("i")))
+    text = jax.jit(f).lower(a, b).compile().as_text()
+    reduced = {ln.split("=")[0].strip() for ln in text.splitlines() if " all-reduce(" in ln}
+    assert reduced, text
+    for ln in text.splitlines():
+        if " transpose(" in ln:
+            operand = ln.split("(", 1)[1].split(")")[0].strip()
+            assert operand not in reduced, ln
+
+
+SINK = """module @m attributes {{mhlo.num_partitions = {n} : i32, mhlo.num_replicas = 1 : i32}} {{
+  func.func public @main(%a: tensor<16x8xf32> {{mhlo.sharding = "{rows}"}}, %b: tensor<16x4xf32> {{mhlo.sharding = "{rows}"}})
+      -> (tensor<32xf32>, tensor<4x8xf32>) {{
+    %d = stablehlo.dot_general %a, %b, contracting_dims = [0] x [0] : (tensor<16x8xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+    %t = stablehlo.transpose %d, dims = [1, 0] : (tensor<8x4xf32>) -> tensor<4x8xf32>
+    %r = stablehlo.reshape %t : (tensor<4x8xf32>) -> tensor<32xf32>
+    %e = stablehlo.dot_general %b, %a, contracting_dims = [0] x [0] : (tensor<16x4xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+    %u = stablehlo.transpose %e, dims = [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>
+    %v = stablehlo.add %u, %u : tensor<8x4xf32>
+    %w = stablehlo.transpose %v, dims = [1, 0] : (tensor<8x4xf32>) -> tensor<4x8xf32>
+    return %r, %w : tensor<32xf32>, tensor<4x8xf32>
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_all_reduce_moved_past_transpose_and_reshape_text(tmp_path, n):
+    """A split contraction's all_reduce followed by a transpose and a reshape (moved before the
+    all_reduce, one op a round) and by an add (which stays after it)."""
+    a = jaxcheck.rand((16, 8), np.float32, 0)
+    b = jaxcheck.rand((16, 4), np.float32, 1)
+    rows = f"{{devices=[{n},1]<=[{n}]}}"
+    got = _run(tmp_path, SINK.format(n=n, rows=rows), [a, b], n, 2)
+    np.testing.assert_allclose(got[0], (a.T @ b).T.reshape(-1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[1], 2 * (b.T @ a), rtol=1e-5, atol=1e-5)
