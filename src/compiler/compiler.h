@@ -71,7 +71,8 @@ CJ_MUST_USE cj_status cj_pass_sink_collectives(cj_module *m, cj_op *func);
 /* Numbers the values of b and its nested regions (cj_block_number_values, *nv of them) and
  * returns, malloc'ed, how many operands use each (by id); NULL on out-of-memory. */
 uint32_t *cj_use_counts(cj_block *b, uint32_t *nv);
-/* Removes every func.func of the module body except `keep`. */
+/* Removes every func.func of the module body except `keep` and the functions it references
+ * (a custom call's called_computations, transitively). */
 void cj_pass_strip_functions(cj_module *m, const cj_op *keep);
 
 /* ---- small IR-building helpers for passes ---- */

@@ -343,14 +343,51 @@ cj_status cj_pass_dce(cj_module *m, cj_op *func) {
   return NULL;
 }
 
+/* Whether func is among the n first of list */
+static bool listed(cj_op *const *list, uint32_t n, const cj_op *func) {
+  for (uint32_t i = 0; i < n; i++)
+    if (list[i] == func) return true;
+  return false;
+}
+
+/* Appends to list (room for every function) the functions that the symbol references in b's
+ * ops name (a custom call's called_computations, a call's callee), each once. */
+static void add_referenced(cj_module *m, const cj_block *b, cj_op **list, uint32_t *n) {
+  for (const cj_op *op = b->first; op; op = op->next) {
+    for (uint32_t a = 0; a < op->nattrs; a++) {
+      const cj_attr *v = op->attrs[a].value;
+      int32_t k = v->kind == CJ_ATTR_ARRAY ? v->arr.n : 1;
+      for (int32_t i = 0; i < k; i++) {
+        const cj_attr *r = v->kind == CJ_ATTR_ARRAY ? v->arr.items[i] : v;
+        cj_op *f = r->kind == CJ_ATTR_SYMREF ? cj_module_lookup_symbol(m, r->sym.root) : NULL;
+        if (f && f->kind == CJ_OP_FUNC && !listed(list, *n, f)) list[(*n)++] = f;
+      }
+    }
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (const cj_block *nb = op->regions[r].first; nb; nb = nb->next) add_referenced(m, nb, list, n);
+  }
+}
+
 void cj_pass_strip_functions(cj_module *m, const cj_op *keep) {
   cj_block *b = cj_module_block(m);
   if (!b) return;
+  uint32_t nf = 0;
+  for (cj_op *op = b->first; op; op = op->next) nf += op->kind == CJ_OP_FUNC;
+  /* `keep` and what it references, transitively; without memory for the list, keep them all */
+  cj_op **kept = malloc(sizeof(cj_op *) * (nf + 1));
+  if (!kept) return;
+  uint32_t n = 0;
+  kept[n++] = (cj_op *)keep;
+  for (uint32_t i = 0; i < n; i++) {
+    const cj_block *fb = cj_func_body(kept[i]);
+    if (fb) add_referenced(m, fb, kept, &n);
+  }
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
-    if (op->kind == CJ_OP_FUNC && op != keep) cj_block_remove(b, op);
+    if (op->kind == CJ_OP_FUNC && !listed(kept, n, op)) cj_block_remove(b, op);
     op = next;
   }
+  free(kept);
 }
 
 /* ======================================================================== late calls */

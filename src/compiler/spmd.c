@@ -1177,7 +1177,10 @@ static CJ_MUST_USE cj_status set_sharding_attrs(state *S, const sharding *const 
   free(out.p);
   const cj_attr *ps = cj_attr_array(m, nargs, items);
   if (!os || !ps) return cj_oom();
-  CJ_RETURN_IF_ERROR(cj_module_set_attr(m, "mhlo.spmd_output_sharding", os));
+  /* no results: no output sharding at all. JAX reads an empty tuple's sharding as a tuple of one
+   * element (an empty one fails there, and its MLIR-to-HLO conversion crashes on a tuple of one
+   * for a function without results) */
+  if (nresults) CJ_RETURN_IF_ERROR(cj_module_set_attr(m, "mhlo.spmd_output_sharding", os));
   return cj_module_set_attr(m, "mhlo.spmd_parameters_shardings", ps);
 }
 

@@ -91,6 +91,44 @@ def test_shard_map_psum(cj_devices):
     _assert_same(got, want)
 
 
+def test_shard_map_custom_call_with_called_computation(cj_devices):
+    """approx_max_k in shard_map: the ApproxTopK custom call names its comparator function only
+    in called_computations, which the partitioner kept (it dropped the function before)."""
+    from jax import shard_map
+
+    x = jaxcheck.rand((NDEV * 2, 16), np.float32)
+
+    def run(devs):
+        mesh = Mesh(np.array(devs), ("i",))
+        f = shard_map(lambda a: lax.approx_max_k(a, 3), mesh=mesh, in_specs=P("i"),
+                      out_specs=P("i"))
+        return jax.jit(f)(jax.device_put(x, NamedSharding(mesh, P("i"))))
+    got, want = _both(run)
+    _assert_same(got, want)
+
+
+def test_shard_map_without_outputs(cj_devices):
+    """A partitioned program with no results (JAX's shard_map_test
+    test_check_rep_false_doesnt_hit_rep_rules): JAX reads the output shardings of an empty tuple;
+    cjrt reported an empty tuple sharding, which JAX refuses ("HLO module output is an empty
+    tuple, but the output sharding has 0 elements")."""
+    from jax import shard_map
+    from jax._src import core
+
+    prim = core.Primitive("cjrt_test_no_results")  # binds to nothing, has no replication rule
+    prim.multiple_results = True
+    prim.def_impl(lambda: [])
+    prim.def_abstract_eval(lambda: [])
+    mesh = Mesh(np.array(cj_devices[:NDEV]), ("x",))
+
+    def body():
+        prim.bind()
+
+    f = shard_map(body, mesh=mesh, in_specs=(), out_specs=None, check_vma=False)
+    assert f() is None
+    assert jax.jit(f)() is None
+
+
 def test_shard_map_of_unsharded_arrays(cj_devices):
     """jit(shard_map) called on plain arrays, on a 2-D mesh: each device slices its shards."""
     from jax import shard_map
