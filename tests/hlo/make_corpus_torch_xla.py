@@ -165,6 +165,60 @@ def reductions(dev):
     return [s, m, v, sd, mx, imx, mn, pr, lse, n2, n1, anyp, allp, amax]
 
 
+@case("attention_step", rtol=1e-4, atol=1e-5)
+def attention_step(dev):
+    """A causal self-attention block (scaled_dot_product_attention, GELU MLP, residuals) and
+    its gradient with respect to the input projection, Adam-free."""
+    torch.manual_seed(0)
+    qkv = nn.Linear(8, 24).to(dev)
+    out = nn.Linear(8, 8).to(dev)
+    mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8)).to(dev)
+    x = torch.randn(2, 5, 8, generator=gen(7)).to(dev)
+    q, k, v = qkv(x).view(2, 5, 3, 2, 4).permute(2, 0, 3, 1, 4)
+    a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    h = x + out(a.transpose(1, 2).reshape(2, 5, 8))
+    y = h + mlp(F.layer_norm(h, (8,)))
+    loss = y.pow(2).mean()
+    loss.backward()
+    return [y, loss, qkv.weight.grad, qkv.bias.grad]
+
+
+@case("misc_ops", rtol=1e-4, atol=1e-5)
+def misc_ops(dev):
+    """Sorting, interpolation, padding, a transposed convolution and cumprod."""
+    g = gen(8)
+    x = torch.randn(1, 2, 4, 4, generator=g).to(dev)
+    w = torch.randn(2, 3, 3, 3, generator=g).to(dev)
+    v = torch.randn(3, 7, generator=g).to(dev)
+    sv, si = torch.sort(v, dim=1, descending=True)
+    near = F.interpolate(x, scale_factor=2, mode="nearest")
+    bil = F.interpolate(x, size=(8, 8), mode="bilinear", align_corners=False)
+    refl = F.pad(x, (1, 2, 2, 1), mode="reflect")
+    ct = F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1)
+    cp = torch.cumprod(v * 0.5 + 1, dim=1)
+    return [sv, si, near, bil, refl, ct, cp]
+
+
+@case("half_types", rtol=2e-2, atol=2e-2)
+def half_types(dev):
+    """bfloat16 and float16 arithmetic (the tolerance is bfloat16's)."""
+    v = torch.randn(3, 7, generator=gen(9)).to(dev)
+    vb = v.to(torch.bfloat16)
+    mb = (vb @ vb.t()).relu() + vb.sum()
+    vh = v.to(torch.float16)
+    sh = torch.softmax(vh * 2, dim=1)
+    return [mb, sh, (vb.float() * vh.float()).to(torch.bfloat16)]
+
+
+def to_numpy(t):
+    """bfloat16 goes out as 2-byte void ('|V2'), which cjrt's .npy reader takes as bfloat16 (as
+    ml_dtypes' '<V2'); numpy has no bfloat16 of its own."""
+    t = t.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(np.dtype("V2"))
+    return t.numpy()
+
+
 def capture(name, fn):
     dev = torch_xla.device()
     torch_xla.sync()
@@ -172,9 +226,9 @@ def capture(name, fn):
     proto = XLAC._get_xla_tensors_hlo_proto(roots)
     text = XLAC._get_xla_tensors_hlo(roots)
     _, params = XLAC._get_tensors_xla_device_data_node(roots)
-    ins = [p.cpu().numpy() for p in params]
+    ins = [to_numpy(p) for p in params]
     torch_xla.sync()
-    outs = [r.detach().cpu().numpy() for r in roots]
+    outs = [to_numpy(r) for r in roots]
     # the module's parameters, in order, must have the shapes of the device data found
     entry = [ln for ln in text.splitlines() if ln.startswith("ENTRY")][0]
     sig = re.findall(r"p(\d+)\.\d+: \w+\[([\d,]*)\]", entry.split("->")[0])
