@@ -8,5 +8,5 @@ tf_int_ops 2 14 1e-05 1e-05
 tf_reductions_shapes 1 10 0.0001 1e-05
 tf_cond_einsum 3 4 0.0001 1e-05
 tf_keras_lstm 7 2 0.0001 1e-05
-tf_conv_transpose_resize 2 4 0.0001 1e-05
 tf_stateless_random 1 2 1e-05 1e-05
+tf_conv_transpose_resize 2 4 0.0001 1e-05
