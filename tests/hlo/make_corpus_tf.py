@@ -28,7 +28,8 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 
-HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+from corpus_files import write_case, write_manifest  # noqa: E402
+
 PREFIX = "tf_"
 rng = np.random.default_rng(4321)
 
@@ -244,31 +245,14 @@ def capture(name, fn, args, updates, rtol, atol, kernels_agree):
 
 
 def main():
-    os.makedirs(HERE, exist_ok=True)
     only = set(sys.argv[1:])
     lines = {}
     for name, fn, args, rtol, atol, updates, kernels_agree in CASES:
         if only and name not in only:
             continue
         proto, text, ins, outs = capture(name, fn, args, updates, rtol, atol, kernels_agree)
-        with open(os.path.join(HERE, name + ".pb"), "wb") as f:
-            f.write(proto)
-        with open(os.path.join(HERE, name + ".hlo"), "w") as f:
-            f.write(text)
-        for i, a in enumerate(ins):
-            np.save(os.path.join(HERE, f"{name}.in{i}.npy"), a)
-        for i, o in enumerate(outs):
-            np.save(os.path.join(HERE, f"{name}.out{i}.npy"), o)
-        lines[name] = f"{name} {len(ins)} {len(outs)} {rtol:g} {atol:g}"
-    path = os.path.join(HERE, "MANIFEST.tf")
-    kept = {}
-    if only and os.path.exists(path):
-        with open(path) as f:
-            kept = {ln.split()[0]: ln for ln in f.read().splitlines() if ln.strip()}
-    kept.update(lines)
-    with open(path, "w") as f:
-        f.write("\n".join(kept.values()) + "\n")
-    print(f"{len(lines)} cases written to {HERE}")
+        lines[name] = write_case(name, proto, text, ins, outs, rtol, atol)
+    write_manifest("MANIFEST.tf", lines, only)
 
 
 if __name__ == "__main__":

@@ -26,8 +26,9 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 import torch_xla  # noqa: E402
 
+from corpus_files import write_case, write_manifest  # noqa: E402
+
 XLAC = torch_xla._XLAC
-HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 PREFIX = "torch_"
 
 CASES = []
@@ -168,7 +169,7 @@ def reductions(dev):
 @case("attention_step", rtol=1e-4, atol=1e-5)
 def attention_step(dev):
     """A causal self-attention block (scaled_dot_product_attention, GELU MLP, residuals) and
-    its gradient with respect to the input projection, Adam-free."""
+    the gradients of a loss with respect to the input projection."""
     torch.manual_seed(0)
     qkv = nn.Linear(8, 24).to(dev)
     out = nn.Linear(8, 8).to(dev)
@@ -240,36 +241,14 @@ def capture(name, fn):
 
 
 def main():
-    os.makedirs(HERE, exist_ok=True)
     only = set(sys.argv[1:])
     lines = {}
     for name, fn, rtol, atol in CASES:
         if only and name not in only:
             continue
         proto, text, ins, outs = capture(name, fn)
-        with open(os.path.join(HERE, name + ".pb"), "wb") as f:
-            f.write(proto)
-        with open(os.path.join(HERE, name + ".hlo"), "w") as f:
-            f.write(text)
-        for i, a in enumerate(ins):
-            np.save(os.path.join(HERE, f"{name}.in{i}.npy"), a)
-        for i, o in enumerate(outs):
-            np.save(os.path.join(HERE, f"{name}.out{i}.npy"), o)
-        lines[name] = f"{name} {len(ins)} {len(outs)} {rtol:g} {atol:g}"
-    write_manifest(lines, only)
-    print(f"{len(lines)} cases written to {HERE}")
-
-
-def write_manifest(lines, only):
-    """MANIFEST.torch_xla: this generator's cases (the JAX ones are in MANIFEST)."""
-    path = os.path.join(HERE, "MANIFEST.torch_xla")
-    kept = {}
-    if only and os.path.exists(path):
-        with open(path) as f:
-            kept = {ln.split()[0]: ln for ln in f.read().splitlines() if ln.strip()}
-    kept.update(lines)
-    with open(path, "w") as f:
-        f.write("\n".join(kept.values()) + "\n")
+        lines[name] = write_case(name, proto, text, ins, outs, rtol, atol)
+    write_manifest("MANIFEST.torch_xla", lines, only)
 
 
 if __name__ == "__main__":
