@@ -17,6 +17,8 @@ against the plain (non-XLA) TF kernels' results within the case's tolerance.
 
 Run with a venv holding tensorflow-cpu 2.21 (Keras 3):
   /work/venv-tf/bin/python tests/hlo/make_corpus_tf.py [NAME...]
+(With NAMEs, only those cases are rewritten; their modules' names, which number the functions
+TF traced before, then differ from a full run's.)
 """
 import os
 import re
@@ -198,6 +200,23 @@ def conv_transpose_resize(x, w):
     nn_up = tf.image.resize(x, [10, 10], method="nearest")
     pool = tf.nn.avg_pool2d(ct, 3, 2, "VALID")
     return ct, up, nn_up, pool
+
+
+_spd = f32(4, 4)
+
+
+@case("linalg_fft", _spd @ _spd.T + 4 * np.eye(4, dtype=np.float32), f32(4, 2), f32(2, 8),
+      rtol=1e-4, atol=1e-4)
+def linalg_fft(a, b, s):
+    """Cholesky, triangular solves, a QR's R and real/complex FFTs."""
+    chol = tf.linalg.cholesky(a)
+    sol = tf.linalg.cholesky_solve(chol, b)
+    tri = tf.linalg.triangular_solve(chol, b, lower=True, adjoint=True)
+    r = tf.abs(tf.linalg.qr(a)[1])
+    spec = tf.signal.rfft(s)
+    back = tf.signal.irfft(spec * tf.complex(tf.cos(s[:, :5]), 0.0))
+    c = tf.signal.fft(tf.complex(s, -s))
+    return chol, sol, tri, r, tf.math.real(spec), tf.math.imag(spec), back, c
 
 
 def param_shapes(text):

@@ -241,8 +241,8 @@ static void test_unsupported(cjrt_client *c) {
   cjrt_executable_free(e);
 }
 
-/* One manifest's cases; counts them into *ncases, *proto_ok and *text_ok. The HLO text is
- * tried only on cjrt (peer false): XLA's plugin takes format "hlo" as a proto only. */
+/* One manifest's cases; counts them into *ncases, *proto_ok and *text_ok. A peer gets the
+ * protos alone (what frameworks send); the HLO text and hlo_with_config are cjrt's. */
 static void run_manifest(cjrt_client *c, const char *dir, const char *manifest, bool peer,
                          int *ncases, int *proto_ok, int *text_ok) {
   char path[4096];

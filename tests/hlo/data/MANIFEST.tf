@@ -10,3 +10,4 @@ tf_cond_einsum 3 4 0.0001 1e-05
 tf_keras_lstm 7 2 0.0001 1e-05
 tf_stateless_random 1 2 1e-05 1e-05
 tf_conv_transpose_resize 2 4 0.0001 1e-05
+tf_linalg_fft 3 8 0.0001 0.0001
