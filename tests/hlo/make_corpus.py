@@ -5,7 +5,9 @@ For each case NAME it writes
   NAME.hlo           the same module's as_hlo_text()
   NAME.in<i>.npy     the arguments
   NAME.out<i>.npy    the outputs of jax.jit(f)(*args) on the CPU backend (XLA:CPU)
-and one line per case in MANIFEST: `NAME NUM_INPUTS NUM_OUTPUTS RTOL ATOL`.
+and one line per case in MANIFEST: `NAME NUM_INPUTS NUM_OUTPUTS RTOL ATOL`. (torch_xla's and
+TensorFlow's programs are in MANIFEST.torch_xla and MANIFEST.tf, from make_corpus_torch_xla.py
+and make_corpus_tf.py.)
 
 Run with the project's venv (jax 0.12):  /work/main/.venv/bin/python tests/hlo/make_corpus.py
 """

@@ -1,0 +1,13 @@
+tf_keras_dense 7 1 0.0001 1e-05
+tf_keras_conv 13 1 0.0001 1e-05
+tf_train_step 6 6 0.0001 1e-05
+tf_softmax_layernorm 3 3 0.0001 1e-05
+tf_while_loop 2 2 1e-05 1e-05
+tf_gather_scatter 4 10 1e-05 1e-05
+tf_int_ops 2 14 1e-05 1e-05
+tf_reductions_shapes 1 10 0.0001 1e-05
+tf_cond_einsum 3 4 0.0001 1e-05
+tf_keras_lstm 7 2 0.0001 1e-05
+tf_stateless_random 1 2 1e-05 1e-05
+tf_conv_transpose_resize 2 4 0.0001 1e-05
+tf_linalg_fft 3 8 0.0001 0.0001
