@@ -200,6 +200,28 @@ static const tfnpd_api api = {
     .init_device_states = init_device_states,
 };
 
+/* Whether TensorFlow's flags (TF_XLA_FLAGS, whitespace-separated) enable its PJRT "device API"
+ * for on-demand compilation: --tf_xla_use_device_api (everywhere; jit_compile on CJRT needs
+ * this one) or --tf_xla_use_device_api_for_compile_on_demand, bare or =true/=1. */
+static bool device_api_on(const char *flags) {
+  static const char *const names[] = {"--tf_xla_use_device_api",
+                                      "--tf_xla_use_device_api_for_compile_on_demand"};
+  for (const char *p = flags; p && *p;) {
+    p += strspn(p, " \t\n");
+    size_t n = strcspn(p, " \t\n");
+    for (size_t k = 0; k < 2; k++) {
+      size_t m = strlen(names[k]);
+      if (n < m || memcmp(p, names[k], m) != 0) continue;
+      const char *v = p + m;
+      size_t vn = n - m;
+      if (vn == 0 || (vn == 5 && memcmp(v, "=true", 5) == 0) || (vn == 2 && memcmp(v, "=1", 2) == 0))
+        return true;
+    }
+    p += n;
+  }
+  return false;
+}
+
 __attribute__((visibility("default"))) const tfnpd_api *TFNPD_InitPlugin(
     tfnpd_plugin_params *params, TF_Status *status) {
   if (!params) {
@@ -221,15 +243,12 @@ __attribute__((visibility("default"))) const tfnpd_api *TFNPD_InitPlugin(
   params->is_pluggable_device = true;
   /* On-demand compilation registers TensorFlow's XLA device kernels (XlaLaunch, _XlaCompile,
    * _XlaRun and per-op on-demand compilation) for CJRT, which jit_compile=True needs. TensorFlow
-   * aborts the process (a CHECK) when it is asked for without
-   * --tf_xla_use_device_api_for_compile_on_demand in TF_XLA_FLAGS, so it is asked for only then. */
-  const char *flags = getenv("TF_XLA_FLAGS");
-  params->use_pjrt_on_demand_compile =
-      flags && strstr(flags, "--tf_xla_use_device_api_for_compile_on_demand") != NULL;
+   * aborts the process (a CHECK) when it is asked for while its PJRT "device API" is off for
+   * on-demand compilation, so it is asked for only when TF_XLA_FLAGS turns that on. */
+  params->use_pjrt_on_demand_compile = device_api_on(getenv("TF_XLA_FLAGS"));
   if (!params->use_pjrt_on_demand_compile)
-    fprintf(stderr, "cjrt tfnpd: TF_XLA_FLAGS lacks --tf_xla_use_device_api_for_compile_on_demand"
-                    ": device CJRT is registered without XLA kernels (jit_compile will not run "
-                    "on it)\n");
+    fprintf(stderr, "cjrt tfnpd: TF_XLA_FLAGS lacks --tf_xla_use_device_api=true: device CJRT is "
+                    "registered without XLA kernels (jit_compile will not run on it)\n");
   (void)tfnpd_set_status(status, CJ_OK, "");
   return &api;
 }

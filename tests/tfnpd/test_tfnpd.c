@@ -179,9 +179,19 @@ int main(int argc, char **argv) {
   params.struct_size = offsetof(tfnpd_plugin_params, is_pluggable_device) + 1; /* TF 2.21's */
   const tfnpd_api *api = init(&params, status);
   CHECK(api && !params.use_pjrt_on_demand_compile);
-  setenv("TF_XLA_FLAGS", "--tf_xla_use_device_api_for_compile_on_demand", 1);
-  api = init(&params, status);
-  CHECK(api && params.use_pjrt_on_demand_compile);
+  static const struct {
+    const char *flags;
+    bool on;
+  } cases[] = {{"--tf_xla_use_device_api_for_xla_launch=true", false},
+               {"--tf_xla_use_device_api=false", false},
+               {"--tf_xla_use_device_api_for_compile_on_demand", true},
+               {"--xla_foo=1  --tf_xla_use_device_api=true", true},
+               {"--tf_xla_use_device_api=1 --x", true}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    setenv("TF_XLA_FLAGS", cases[i].flags, 1);
+    api = init(&params, status);
+    CHECK(api && params.use_pjrt_on_demand_compile == cases[i].on);
+  }
   if (!api) return 1;
   CHECK(strcmp(params.device_type, "CJRT") == 0);
   CHECK(strcmp(params.compilation_device_name, "XLA_CPU_JIT") == 0);
