@@ -13,7 +13,7 @@
  * whose op kernels (tf2xla) build the HLO cjrt compiles (the CPU's set). */
 #define TFNPD_DEVICE_TYPE "CJRT"
 #define TFNPD_COMPILATION_DEVICE "XLA_CPU_JIT"
-/* Below TensorFlow's CPU devices: ops land on CJRT only where placed there. */
+/* A low priority: ops land on CJRT only where placed there. */
 #define TFNPD_PRIORITY 1
 
 struct tfnpd_event {
