@@ -313,9 +313,15 @@ static CJ_MUST_USE cj_status comp_body(lw *L, int64_t id, cj_region *r, cj_op_ki
 
 static CJ_MUST_USE cj_status ensure(sc *s, int32_t idx);
 
+/* An instruction id within its computation. XLA's newer protos (TensorFlow 2.21's, for one)
+ * number instructions (computation id << 32) + local id but name operands and roots by either
+ * form; XLA resolves them by the low 32 bits, and so do we (older protos' ids are all below
+ * 2^32, unchanged). */
+static int64_t local_id(int64_t id) { return id & 0xffffffff; }
+
 static CJ_MUST_USE cj_status operand(sc *s, const hlo_instr *in, int32_t k, vl *out) {
   if (k >= in->operand_ids.n) return ins_err(s, in, "has no operand %d", k);
-  int64_t id = in->operand_ids.v[k];
+  int64_t id = local_id(in->operand_ids.v[k]);
   int32_t lo = 0, hi = s->c->n - 1;
   while (lo <= hi) {
     int32_t mid = lo + (hi - lo) / 2;
@@ -1141,7 +1147,7 @@ static CJ_MUST_USE cj_status lower_comp(lw *L, const hlo_comp *c, cj_block *blk,
   cj_status st = NULL;
   if (!s.vals || !s.state || !s.ids) st = cj_oom();
   if (!st) {
-    for (size_t i = 0; i < n; i++) s.ids[i] = (idpos){c->instrs[i].id, (int32_t)i};
+    for (size_t i = 0; i < n; i++) s.ids[i] = (idpos){local_id(c->instrs[i].id), (int32_t)i};
     qsort(s.ids, n, sizeof *s.ids, cmp_idpos);
     for (size_t i = 1; i < n && !st; i++)
       if (s.ids[i].id == s.ids[i - 1].id)
@@ -1156,7 +1162,7 @@ static CJ_MUST_USE cj_status lower_comp(lw *L, const hlo_comp *c, cj_block *blk,
     if (c->has_root) {
       ri = -1;
       for (size_t i = 0; i < n; i++)
-        if (c->instrs[i].id == c->root_id) ri = (int32_t)i;
+        if (local_id(c->instrs[i].id) == local_id(c->root_id)) ri = (int32_t)i;
       if (ri < 0)
         st = cj_invalid("hlo: computation %s: root id %lld is not one of its instructions",
                         c->name, (long long)c->root_id);
@@ -1256,7 +1262,7 @@ static CJ_MUST_USE cj_status set_entry_shardings(lw *L, const hlo_comp *c, cj_op
   }
   const hlo_instr *ri = c->n ? &c->instrs[c->n - 1] : NULL;
   for (int32_t i = 0; c->has_root && i < c->n; i++)
-    if (c->instrs[i].id == c->root_id) ri = &c->instrs[i];
+    if (local_id(c->instrs[i].id) == local_id(c->root_id)) ri = &c->instrs[i];
   if (ri) CJ_RETURN_IF_ERROR(leaf_shardings(L, ri, root->n, rsh, &anyr));
   if (anya) {
     const cj_attr *a = sharding_dicts(m, b->nargs, ash);

@@ -312,6 +312,10 @@ def main():
             np.save(os.path.join(HERE, f"{name}.out{i}.npy"), np.asarray(o))
         lines.append(f"{name} {len(args)} {len(outs)} {rtol:g} {atol:g}")
     if not only:
+        # cases not made here are kept: tf_* are TensorFlow 2.21's HloModuleProtos as it sends
+        # them to a PJRT plugin (written by cjrt's CJRT_DUMP_DIR; docs/TENSORFLOW.md)
+        with open(os.path.join(HERE, "MANIFEST")) as f:
+            lines += [l.rstrip("\n") for l in f if l.startswith("tf_")]
         with open(os.path.join(HERE, "MANIFEST"), "w") as f:
             f.write("\n".join(lines) + "\n")
     print(f"{len(lines)} cases written to {HERE}")
