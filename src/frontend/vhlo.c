@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "frontend/bytecode_internal.h"
 
 /* ======================================================================== the op table */
@@ -133,16 +134,9 @@ typedef struct sbuf {
 
 static void sb_putn(sbuf *b, const char *s, size_t n) {
   if (b->oom) return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->n + n + 1) cap *= 2;
-    char *p = realloc(b->s, cap);
-    if (!p) {
-      b->oom = true;
-      return;
-    }
-    b->s = p;
-    b->cap = cap;
+  if (!cj_grow(&b->s, &b->cap, b->n + n + 1, 64)) {
+    b->oom = true;
+    return;
   }
   memcpy(b->s + b->n, s, n);
   b->n += n;
@@ -181,43 +175,18 @@ static const cj_attr *sb_opaque(bc_reader *r, bc_cur *c, sbuf *b) {
 
 /* ======================================================================== types */
 
-/* The textual form of a type, for the types we carry as text (buffers, futures). */
+/* The textual form of a type, for the types we carry as text (buffers, futures): the printer's. */
 static void sb_type_text(sbuf *b, const cj_type *t) {
-  switch (t->kind) {
-    case CJ_TYPE_ELEM: {
-      const char *n = cj_dtype_get(t->dtype)->mlir;
-      sb_puts(b, n ? n : "?");
-      return;
-    }
-    case CJ_TYPE_TENSOR:
-      sb_puts(b, "tensor<");
-      for (int32_t i = 0; i < t->rank; i++) {
-        if (t->dims[i] == CJ_DYN)
-          sb_puts(b, "?x");
-        else
-          sb_printf(b, "%lldx", (long long)t->dims[i]);
-      }
-      sb_type_text(b, t->elem);
-      sb_puts(b, ">");
-      return;
-    case CJ_TYPE_UNRANKED:
-      sb_puts(b, "tensor<*x");
-      sb_type_text(b, t->elem);
-      sb_puts(b, ">");
-      return;
-    case CJ_TYPE_TOKEN: sb_puts(b, "!stablehlo.token"); return;
-    case CJ_TYPE_TUPLE:
-      sb_puts(b, "tuple<");
-      for (int32_t i = 0; i < t->rank; i++) {
-        if (i) sb_puts(b, ", ");
-        sb_type_text(b, t->members[i]);
-      }
-      sb_puts(b, ">");
-      return;
-    case CJ_TYPE_NONE: sb_puts(b, "none"); return;
-    case CJ_TYPE_OPAQUE: sb_puts(b, t->text); return;
-    default: sb_puts(b, "?"); return;
+  char *text = NULL;
+  size_t n = 0;
+  cj_status st = cj_print_type(t, &text, &n);
+  if (st) {
+    cj_status_ignore(st); /* the printer fails only when out of memory */
+    b->oom = true;
+  } else {
+    sb_putn(b, text, n);
   }
+  free(text);
 }
 
 static const cj_type *elem(bc_reader *r, bc_cur *c, cj_dtype dt) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/decimal.h"
+#include "base/grow.h"
 #include "base/hash.h"
 #include "ir/ir.h"
 
@@ -27,17 +28,8 @@ typedef struct out {
 
 static bool grow(out *o, size_t need) {
   if (o->oom) return false;
-  if (o->len + need + 1 <= o->cap) return true;
-  size_t ncap = o->cap ? o->cap * 2 : 4096;
-  while (ncap < o->len + need + 1) ncap *= 2;
-  char *nb = realloc(o->buf, ncap);
-  if (!nb) {
-    o->oom = true;
-    return false;
-  }
-  o->buf = nb;
-  o->cap = ncap;
-  return true;
+  if (!cj_grow(&o->buf, &o->cap, o->len + need + 1, 4096)) o->oom = true;
+  return !o->oom;
 }
 
 static void put(out *o, const char *s, size_t n) {

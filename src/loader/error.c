@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "loader/util.h"
 
 struct cjrt_error {
@@ -94,23 +95,9 @@ CJRT_API void cjrt_free(void *p) { free(p); }
 
 static bool sb_reserve(cjrt_sb *sb, size_t extra) {
   if (sb->failed) return false;
-  if (sb->len + extra + 1 <= sb->cap) return true;
-  size_t cap = sb->cap ? sb->cap : 64;
-  while (cap < sb->len + extra + 1) {
-    if (cap > ((size_t)-1) / 2) {
-      sb->failed = true;
-      return false;
-    }
-    cap *= 2;
-  }
-  char *p = realloc(sb->p, cap);
-  if (!p) {
+  if (extra > SIZE_MAX - sb->len - 1 || !cj_grow(&sb->p, &sb->cap, sb->len + extra + 1, 64))
     sb->failed = true;
-    return false;
-  }
-  sb->p = p;
-  sb->cap = cap;
-  return true;
+  return !sb->failed;
 }
 
 void cjrt_sb_add(cjrt_sb *sb, const char *s, size_t n) {
