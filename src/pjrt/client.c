@@ -455,9 +455,7 @@ PJRT_Error *cjp_PJRT_Client_CreateUninitializedBuffer(
   cj_buffer *b = NULL;
   if (!st)
     st = cj_buffer_create_uninitialized(mem, dt, args->shape_dims, (int)args->shape_num_dims, &b);
-  if (st) return cjp_error_in(fn, st);
-  args->buffer = (PJRT_Buffer *)b;
-  return NULL;
+  CJP_RETURN_OUT(st, buffer, PJRT_Buffer, b);
 }
 
 PJRT_Error *cjp_PJRT_Client_CreateViewOfDeviceBuffer(
@@ -477,9 +475,7 @@ PJRT_Error *cjp_PJRT_Client_CreateViewOfDeviceBuffer(
   if (!st)
     st = cj_buffer_create_view(mem, dt, args->dims, (int)args->num_dims, args->device_buffer_ptr,
                                args->on_delete_callback, args->on_delete_callback_arg, &b);
-  if (st) return cjp_error_in(fn, st);
-  args->buffer = (PJRT_Buffer *)b;
-  return NULL;
+  CJP_RETURN_OUT(st, buffer, PJRT_Buffer, b);
 }
 
 PJRT_Error *cjp_PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args *args) {
@@ -499,8 +495,6 @@ PJRT_Error *cjp_PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args
                                        args->error_message_size, "error buffer");
   cj_buffer *b = NULL;
   st = cj_buffer_create_error(mem, dt, args->shape_dims, (int)args->shape_num_dims, err, &b);
-  if (st) return cjp_error_in(fn, st);
-  args->buffer = (PJRT_Buffer *)b;
-  return NULL;
+  CJP_RETURN_OUT(st, buffer, PJRT_Buffer, b);
 }
 
