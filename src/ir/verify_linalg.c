@@ -375,9 +375,7 @@ cj_status cj_verify_cholesky(const cj_op *op) {
 
 cj_status cj_verify_triangular_solve(const cj_op *op) {
   const cj_type *a = T(op, 0), *b = T(op, 1), *o = R(op, 0);
-  CJV_TRY(cj_verify_check_tensor(op, "a", a, FC_Q));
-  CJV_TRY(cj_verify_check_tensor(op, "b", b, FC_Q));
-  CJV_TRY(cj_verify_check_tensor(op, "result", o, FC_Q));
+  CJV_TRY(cj_verify_check_tensors(op, FC_Q, "a", a, "b", b, "result", o, NULL));
   CJV_TRY(cj_verify_check_same_baseline_elem(op, "a", a, "b", b));
   CJV_TRY(cj_verify_check_same_baseline(op, "b", b, "result", o));
   cjv_tbuf t1, t2;
@@ -539,9 +537,8 @@ cj_status cj_verify_rng(const cj_op *op) {
 cj_status cj_verify_rng_bit_generator(const cj_op *op) {
   const cj_type *s = T(op, 0), *os = R(op, 0), *o = R(op, 1);
   unsigned mask = CJ_EC_INT | CJ_EC_FLOAT;
-  CJV_TRY(cj_verify_check_tensor(op, "initial_state", s, mask));
-  CJV_TRY(cj_verify_check_tensor(op, "output_state", os, mask));
-  CJV_TRY(cj_verify_check_tensor(op, "output", o, mask));
+  CJV_TRY(cj_verify_check_tensors(op, mask, "initial_state", s, "output_state", os, "output", o,
+                                  NULL));
   CJV_TRY(cj_verify_check_same_type(op, "initial_state", s, "output_state", os));
   cjv_tbuf t1;
   if (o->num_elements < 0) CJV_FAIL(op, "output must have a static shape, got %s", CJV_T(o, t1));
