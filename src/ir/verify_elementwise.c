@@ -343,14 +343,16 @@ cj_status cj_verify_constant(const cj_op *op) {
   return NULL;
 }
 
-cj_status cj_verify_iota(const cj_op *op) {
+/* iota and dynamic_iota: a numeric result with iota_dimension in range; iota's is a static
+ * non-scalar. */
+static CJ_MUST_USE cj_status check_iota(const cj_op *op, bool dynamic) {
   const cj_type *r = R0(op);
   CJV_TRY(cj_verify_check_tensor(op, "result", r, NUMERIC | CJ_EC_QTENSOR));
   int64_t d = 0;
   cjv_get_i64(op, "iota_dimension", &d);
   cjv_tbuf t1;
-  if (r->rank == 0) CJV_FAIL(op, "result must not be a scalar, got %s", CJV_T(r, t1));
-  if (r->num_elements < 0)
+  if (!dynamic && r->rank == 0) CJV_FAIL(op, "result must not be a scalar, got %s", CJV_T(r, t1));
+  if (!dynamic && r->num_elements < 0)
     CJV_FAIL(op, "result must have a static shape (dynamic_iota makes dynamic ones), got %s",
              CJV_T(r, t1));
   if (d < 0 || d >= r->rank)
@@ -359,14 +361,9 @@ cj_status cj_verify_iota(const cj_op *op) {
   return NULL;
 }
 
+cj_status cj_verify_iota(const cj_op *op) { return check_iota(op, false); }
+
 cj_status cj_verify_dynamic_iota(const cj_op *op) {
-  const cj_type *r = R0(op);
-  CJV_TRY(cj_verify_check_tensor(op, "result", r, NUMERIC | CJ_EC_QTENSOR));
-  int64_t d = 0;
-  cjv_get_i64(op, "iota_dimension", &d);
-  cjv_tbuf t1;
-  if (d < 0 || d >= r->rank)
-    CJV_FAIL(op, "iota_dimension %lld is out of range [0, %d) for %s", (long long)d, r->rank,
-             CJV_T(r, t1));
-  return cj_verify_check_shape_operand(op, 0, "output_shape", r);
+  CJV_TRY(check_iota(op, true));
+  return cj_verify_check_shape_operand(op, 0, "output_shape", R0(op));
 }
