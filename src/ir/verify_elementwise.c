@@ -215,17 +215,13 @@ static CJ_MUST_USE cj_status check_add_quant(const cj_op *op, const cj_type *a, 
 
 /* lhs, rhs, result: tensors of `mask`, same baseline types. */
 static CJ_MUST_USE cj_status binary_same_baseline(const cj_op *op, unsigned mask) {
-  CJV_TRY(cj_verify_check_tensor(op, "lhs", T0(op), mask));
-  CJV_TRY(cj_verify_check_tensor(op, "rhs", T1(op), mask));
-  CJV_TRY(cj_verify_check_tensor(op, "result", R0(op), mask));
+  CJV_TRY(cj_verify_check_tensors(op, mask, "lhs", T0(op), "rhs", T1(op), "result", R0(op), NULL));
   CJV_TRY(cj_verify_check_same_baseline(op, "lhs", T0(op), "rhs", T1(op)));
   return cj_verify_check_same_baseline(op, "lhs", T0(op), "result", R0(op));
 }
 
 static CJ_MUST_USE cj_status binary_same_type(const cj_op *op, unsigned mask) {
-  CJV_TRY(cj_verify_check_tensor(op, "lhs", T0(op), mask));
-  CJV_TRY(cj_verify_check_tensor(op, "rhs", T1(op), mask));
-  CJV_TRY(cj_verify_check_tensor(op, "result", R0(op), mask));
+  CJV_TRY(cj_verify_check_tensors(op, mask, "lhs", T0(op), "rhs", T1(op), "result", R0(op), NULL));
   CJV_TRY(cj_verify_check_same_type(op, "lhs", T0(op), "rhs", T1(op)));
   return cj_verify_check_same_type(op, "lhs", T0(op), "result", R0(op));
 }
