@@ -498,22 +498,26 @@ cj_status cj_verify_batch_norm_grad(const cj_op *op) {
   return check_batch_norm(op, m, mn, 3, s, sn, 5);
 }
 
-cj_status cj_verify_batch_norm_inference(const cj_op *op) {
+/* batch_norm_inference and batch_norm_training: the operand, result `out` of its baseline type,
+ * and four 1-D values s (named sn) */
+static CJ_MUST_USE cj_status check_batch_norm_4(const cj_op *op, const char *out,
+                                                const cj_type *const *s, const char *const *sn) {
   const cj_type *m[2] = {T(op, 0), R(op, 0)};
-  static const char *const mn[2] = {"operand", "result"};
-  const cj_type *s[4] = {T(op, 1), T(op, 2), T(op, 3), T(op, 4)};
-  static const char *const sn[4] = {"scale", "offset", "mean", "variance"};
+  const char *const mn[2] = {"operand", out};
   CJV_TRY(check_batch_norm(op, m, mn, 2, s, sn, 4));
-  return cj_verify_check_same_baseline(op, "operand", m[0], "result", m[1]);
+  return cj_verify_check_same_baseline(op, "operand", m[0], out, m[1]);
+}
+
+cj_status cj_verify_batch_norm_inference(const cj_op *op) {
+  static const char *const sn[4] = {"scale", "offset", "mean", "variance"};
+  const cj_type *s[4] = {T(op, 1), T(op, 2), T(op, 3), T(op, 4)};
+  return check_batch_norm_4(op, "result", s, sn);
 }
 
 cj_status cj_verify_batch_norm_training(const cj_op *op) {
-  const cj_type *m[2] = {T(op, 0), R(op, 0)};
-  static const char *const mn[2] = {"operand", "output"};
-  const cj_type *s[4] = {T(op, 1), T(op, 2), R(op, 1), R(op, 2)};
   static const char *const sn[4] = {"scale", "offset", "batch_mean", "batch_var"};
-  CJV_TRY(check_batch_norm(op, m, mn, 2, s, sn, 4));
-  return cj_verify_check_same_baseline(op, "operand", m[0], "output", m[1]);
+  const cj_type *s[4] = {T(op, 1), T(op, 2), R(op, 1), R(op, 2)};
+  return check_batch_norm_4(op, "output", s, sn);
 }
 
 /* ======================================================================== random numbers */
