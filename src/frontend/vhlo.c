@@ -125,6 +125,12 @@ static const cj_attr *make_struct(bc_reader *r, bc_cur *c, cj_struct_kind sk, co
   return a ? a : fail_attr(r, c, "out of memory");
 }
 
+/* Fails on a code the dialect does not define ("unknown <what> code N"); NULL to return. */
+static void *unknown_code(bc_reader *r, bc_cur *c, const char *what, uint64_t code) {
+  cj_bc_fail(r, c, "unknown %s code %llu", what, (unsigned long long)code);
+  return NULL;
+}
+
 static const cj_type *fail_type(bc_reader *r, bc_cur *c, const char *msg) {
   cj_bc_fail(r, c, "%s", msg);
   return NULL;
@@ -462,8 +468,7 @@ const cj_type *cj_vhlo_read_type(bc_reader *r, bc_cur *c) {
     }
     default: break;
   }
-  cj_bc_fail(r, c, "unknown VHLO type code %llu", (unsigned long long)code);
-  return NULL;
+  return unknown_code(r, c, "VHLO type", code);
 }
 
 /* ======================================================================== attributes */
@@ -750,8 +755,7 @@ const cj_attr *cj_vhlo_read_attr(bc_reader *r, bc_cur *c) {
     case 25: return mesh_attr(r, c, code);
     default: break;
   }
-  cj_bc_fail(r, c, "unknown VHLO attribute code %llu", (unsigned long long)code);
-  return NULL;
+  return unknown_code(r, c, "VHLO attribute", code);
 }
 
 /* ======================================================================== Shardy (mixed artifacts)
@@ -1165,8 +1169,7 @@ const cj_attr *cj_stablehlo_read_attr(bc_reader *r, bc_cur *c) {
     }
     default: break;
   }
-  cj_bc_fail(r, c, "unknown stablehlo attribute code %llu", (unsigned long long)code);
-  return NULL;
+  return unknown_code(r, c, "stablehlo attribute", code);
 }
 
 const cj_type *cj_stablehlo_read_type(bc_reader *r, bc_cur *c) {
@@ -1177,8 +1180,7 @@ const cj_type *cj_stablehlo_read_type(bc_reader *r, bc_cur *c) {
     sbuf b = {0};
     return sb_future(r, c, &b) ? sb_opaque_type(r, c, &b) : NULL;
   }
-  cj_bc_fail(r, c, "unknown stablehlo type code %llu", (unsigned long long)code);
-  return NULL;
+  return unknown_code(r, c, "stablehlo type", code);
 }
 
 /* The quant dialect's types (QuantDialectBytecode.td): 4 uniform, 5 uniform per axis, with the
@@ -1197,8 +1199,7 @@ const cj_attr *cj_chlo_read_attr(bc_reader *r, bc_cur *c) {
   if (!cj_bc_varint(r, c, &code)) return NULL;
   if (code == 0) return enum_attr(r, c, CJ_EK_CHLO_COMPARISON_DIRECTION);
   if (code == 1) return enum_attr(r, c, CJ_EK_CHLO_COMPARISON_TYPE);
-  cj_bc_fail(r, c, "unknown chlo attribute code %llu", (unsigned long long)code);
-  return NULL;
+  return unknown_code(r, c, "chlo attribute", code);
 }
 
 /* ======================================================================== ops */
@@ -1368,6 +1369,14 @@ static CJ_MUST_USE cj_status struct_fields(alist *l, cj_struct_kind sk, unsigned
   return NULL;
 }
 
+/* struct_fields, then the struct as attribute `attr` */
+static CJ_MUST_USE cj_status implode_struct(alist *l, const char *attr, cj_struct_kind sk,
+                                            unsigned skip, const cj_attr **f) {
+  CJ_RETURN_IF_ERROR(struct_fields(l, sk, skip, f));
+  put(l, attr, cj_attr_struct(l->m, sk, f));
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status implode_conv(alist *l) {
   const cj_attr *f[CJ_SF_CONV__COUNT] = {NULL};
   CJ_RETURN_IF_ERROR(struct_fields(l, CJ_SK_CONV, 0, f));
@@ -1383,8 +1392,7 @@ static CJ_MUST_USE cj_status implode_conv(alist *l) {
 
 static CJ_MUST_USE cj_status implode_dot(alist *l, int version) {
   const cj_attr *f[CJ_SF_DOT__COUNT] = {NULL};
-  CJ_RETURN_IF_ERROR(struct_fields(l, CJ_SK_DOT, 0, f));
-  put(l, "dot_dimension_numbers", cj_attr_struct(l->m, CJ_SK_DOT, f));
+  CJ_RETURN_IF_ERROR(implode_struct(l, "dot_dimension_numbers", CJ_SK_DOT, 0, f));
   if (version < 2) return NULL;
   static const char *const names[] = {"lhs_precision_type",          "rhs_precision_type",
                                       "accumulation_type",           "lhs_component_count",
@@ -1418,18 +1426,14 @@ static CJ_MUST_USE cj_status implode_gather(alist *l, int version) {
   const cj_attr *f[CJ_SF_GATHER__COUNT] = {NULL};
   unsigned v1 = 1u << CJ_SF_GATHER_operand_batching_dims |
                 1u << CJ_SF_GATHER_start_indices_batching_dims; /* batching came in v2 */
-  CJ_RETURN_IF_ERROR(struct_fields(l, CJ_SK_GATHER, version >= 2 ? 0 : v1, f));
-  put(l, "dimension_numbers", cj_attr_struct(l->m, CJ_SK_GATHER, f));
-  return NULL;
+  return implode_struct(l, "dimension_numbers", CJ_SK_GATHER, version >= 2 ? 0 : v1, f);
 }
 
 static CJ_MUST_USE cj_status implode_scatter(alist *l, int version) {
   const cj_attr *f[CJ_SF_SCATTER__COUNT] = {NULL};
   unsigned v1 = 1u << CJ_SF_SCATTER_input_batching_dims |
                 1u << CJ_SF_SCATTER_scatter_indices_batching_dims; /* batching came in v2 */
-  CJ_RETURN_IF_ERROR(struct_fields(l, CJ_SK_SCATTER, version >= 2 ? 0 : v1, f));
-  put(l, "scatter_dimension_numbers", cj_attr_struct(l->m, CJ_SK_SCATTER, f));
-  return NULL;
+  return implode_struct(l, "scatter_dimension_numbers", CJ_SK_SCATTER, version >= 2 ? 0 : v1, f);
 }
 
 static const cj_attr *channel_handle(cj_module *m, const cj_attr *id, const cj_attr *type) {
