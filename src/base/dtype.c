@@ -47,27 +47,17 @@ cj_dtype cj_dtype_component(cj_dtype dt) {
 
 /* ---- generic small-float codec ---- */
 
+/* a float's bits and back, through a union (C11 6.5.2.3) */
+typedef union { float f; uint32_t u; } f32_pun;
+typedef union { double d; uint64_t u; } f64_pun;
+
 double cj_float_decode(cj_dtype dt, uint64_t bits) {
   const cj_dtype_info *in = cj_dtype_get(dt);
-  if (dt == CJ_F32) {
-    uint32_t u = (uint32_t)bits;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-  }
-  if (dt == CJ_F64) {
-    double d;
-    memcpy(&d, &bits, 8);
-    return d;
-  }
+  if (dt == CJ_F32) return (f32_pun){.u = (uint32_t)bits}.f;
+  if (dt == CJ_F64) return (f64_pun){.u = bits}.d;
   if (in->kind != CJ_DK_FLOAT) return NAN;
   int eb = in->ebits, mb = in->mbits;
-  if (dt == CJ_TF32) { /* held as an f32 */
-    uint32_t u = (uint32_t)bits & 0xffffe000u;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-  }
+  if (dt == CJ_TF32) return (f32_pun){.u = (uint32_t)bits & 0xffffe000u}.f; /* held as an f32 */
   if (in->fflags == CJ_FF_E8M0) {
     unsigned e = (unsigned)(bits & 0xff);
     if (e == 0xff) return NAN;
@@ -99,21 +89,10 @@ double cj_float_decode(cj_dtype dt, uint64_t bits) {
 
 uint64_t cj_float_encode(cj_dtype dt, double v) {
   const cj_dtype_info *in = cj_dtype_get(dt);
-  if (dt == CJ_F32) {
-    float f = (float)v;
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-  }
-  if (dt == CJ_F64) {
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    return u;
-  }
+  if (dt == CJ_F32) return (f32_pun){.f = (float)v}.u;
+  if (dt == CJ_F64) return (f64_pun){.d = v}.u;
   if (dt == CJ_TF32) {
-    float f = (float)v;
-    uint32_t u;
-    memcpy(&u, &f, 4);
+    uint32_t u = (f32_pun){.f = (float)v}.u;
     if ((u & 0x7fffffffu) > 0x7f800000u) return u | 0x00400000u;
     u += 0xfffu + ((u >> 13) & 1u);
     return u & 0xffffe000u;
@@ -209,9 +188,7 @@ float cj_f16_to_f32(uint16_t h) {
   } else {
     u = sign | ((e + 127 - 15) << 23) | (m << 13);
   }
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
+  return (f32_pun){.u = u}.f;
 }
 
 uint16_t cj_f32_to_f16(float f) { return (uint16_t)cj_float_encode(CJ_F16, (double)f); }

@@ -364,16 +364,12 @@ static CJ_MUST_USE cj_status scan_body(cj_module *m, cj_op *op, cj_block *body, 
       term = bo;
       break;
     }
-    cj_op *c = cj_op_clone(m, bo, nmap, from, to);
+    cj_op *c = cj_op_clone_mapped(m, bo, &from, &to, &nmap, &cap);
     if (!c) {
       st = cj_oom();
       break;
     }
     cj_block_append(bb, c);
-    if (!cj_value_map_add_results(&from, &to, &nmap, &cap, bo, c)) {
-      st = cj_oom();
-      break;
-    }
   }
   if (!st && (!term || term->nopnds != no + nc))
     st = cj_op_error(op, CJ_INVALID_ARGUMENT, "scan body returns %u values for %u outputs and %u carries",
@@ -878,13 +874,12 @@ static CJ_MUST_USE cj_status rewrite_approx_top_k(cj_module *m, cj_op *func, cj_
       else cj_block_append(blk, c);
       break;
     }
-    c = cj_op_clone(m, o, nmap, from, to);
+    c = cj_op_clone_mapped(m, o, &from, &to, &nmap, &cap);
     if (!c) {
       st = cj_oom();
       break;
     }
     cj_block_append(blk, c);
-    if (!cj_value_map_add_results(&from, &to, &nmap, &cap, o, c)) st = cj_oom();
   }
   free(from);
   free(to);

@@ -122,16 +122,12 @@ static CJ_MUST_USE cj_status clone_body(cj_module *m, cj_op *at, cj_block *body,
       }
       break;
     }
-    cj_op *c = cj_op_clone(m, o, n, from, to);
+    cj_op *c = cj_op_clone_mapped(m, o, &from, &to, &n, &cap);
     if (!c) {
       st = cj_oom();
       break;
     }
     cj_block_insert_before(at->block, at, c);
-    if (!cj_value_map_add_results(&from, &to, &n, &cap, o, c)) {
-      st = cj_oom();
-      break;
-    }
   }
   if (!st && !*rets) st = cj_internal("inlined body has no terminator");
   free(from);

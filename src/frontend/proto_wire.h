@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
+
 enum { CJ_WT_VARINT = 0, CJ_WT_I64 = 1, CJ_WT_LEN = 2, CJ_WT_SGROUP = 3, CJ_WT_EGROUP = 4,
        CJ_WT_I32 = 5 };
 
@@ -141,16 +143,9 @@ typedef struct cj_pb_buf {
 
 static inline void cj_pb_put_bytes(cj_pb_buf *w, const void *d, size_t n) {
   if (w->oom || !n) return;
-  if (w->n + n > w->cap) {
-    size_t cap = w->cap ? w->cap * 2 : 64;
-    while (cap < w->n + n) cap *= 2;
-    uint8_t *np = realloc(w->p, cap);
-    if (!np) {
-      w->oom = true;
-      return;
-    }
-    w->p = np;
-    w->cap = cap;
+  if (!cj_grow(&w->p, &w->cap, w->n + n, 64)) {
+    w->oom = true;
+    return;
   }
   memcpy(w->p + w->n, d, n);
   w->n += n;

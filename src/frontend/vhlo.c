@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "frontend/bytecode_internal.h"
 
 /* ======================================================================== the op table */
@@ -119,9 +120,25 @@ static const cj_attr *fail_attr(bc_reader *r, bc_cur *c, const char *msg) {
   return NULL;
 }
 
+static const cj_attr *make_struct(bc_reader *r, bc_cur *c, cj_struct_kind sk, const cj_attr **f) {
+  const cj_attr *a = cj_attr_struct(r->m, sk, f);
+  return a ? a : fail_attr(r, c, "out of memory");
+}
+
+/* Fails on a code the dialect does not define ("unknown <what> code N"); NULL to return. */
+static void *unknown_code(bc_reader *r, bc_cur *c, const char *what, uint64_t code) {
+  cj_bc_fail(r, c, "unknown %s code %llu", what, (unsigned long long)code);
+  return NULL;
+}
+
 static const cj_type *fail_type(bc_reader *r, bc_cur *c, const char *msg) {
   cj_bc_fail(r, c, "%s", msg);
   return NULL;
+}
+
+/* t, or NULL after failing with out-of-memory when making it gave none */
+static const cj_type *made_type(bc_reader *r, bc_cur *c, const cj_type *t) {
+  return t ? t : fail_type(r, c, "out of memory");
 }
 
 /* A growable text buffer for the textual form of attributes we only carry. */
@@ -133,16 +150,9 @@ typedef struct sbuf {
 
 static void sb_putn(sbuf *b, const char *s, size_t n) {
   if (b->oom) return;
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->n + n + 1) cap *= 2;
-    char *p = realloc(b->s, cap);
-    if (!p) {
-      b->oom = true;
-      return;
-    }
-    b->s = p;
-    b->cap = cap;
+  if (!cj_grow(&b->s, &b->cap, b->n + n + 1, 64)) {
+    b->oom = true;
+    return;
   }
   memcpy(b->s + b->n, s, n);
   b->n += n;
@@ -181,48 +191,44 @@ static const cj_attr *sb_opaque(bc_reader *r, bc_cur *c, sbuf *b) {
 
 /* ======================================================================== types */
 
-/* The textual form of a type, for the types we carry as text (buffers, futures). */
+/* The textual form of a type, for the types we carry as text (buffers, futures): the printer's. */
 static void sb_type_text(sbuf *b, const cj_type *t) {
-  switch (t->kind) {
-    case CJ_TYPE_ELEM: {
-      const char *n = cj_dtype_get(t->dtype)->mlir;
-      sb_puts(b, n ? n : "?");
-      return;
-    }
-    case CJ_TYPE_TENSOR:
-      sb_puts(b, "tensor<");
-      for (int32_t i = 0; i < t->rank; i++) {
-        if (t->dims[i] == CJ_DYN)
-          sb_puts(b, "?x");
-        else
-          sb_printf(b, "%lldx", (long long)t->dims[i]);
-      }
-      sb_type_text(b, t->elem);
-      sb_puts(b, ">");
-      return;
-    case CJ_TYPE_UNRANKED:
-      sb_puts(b, "tensor<*x");
-      sb_type_text(b, t->elem);
-      sb_puts(b, ">");
-      return;
-    case CJ_TYPE_TOKEN: sb_puts(b, "!stablehlo.token"); return;
-    case CJ_TYPE_TUPLE:
-      sb_puts(b, "tuple<");
-      for (int32_t i = 0; i < t->rank; i++) {
-        if (i) sb_puts(b, ", ");
-        sb_type_text(b, t->members[i]);
-      }
-      sb_puts(b, ">");
-      return;
-    case CJ_TYPE_NONE: sb_puts(b, "none"); return;
-    case CJ_TYPE_OPAQUE: sb_puts(b, t->text); return;
-    default: sb_puts(b, "?"); return;
+  char *text = NULL;
+  size_t n = 0;
+  cj_status st = cj_print_type(t, &text, &n);
+  if (st) {
+    cj_status_ignore(st); /* the printer fails only when out of memory */
+    b->oom = true;
+  } else {
+    sb_putn(b, text, n);
   }
+  free(text);
+}
+
+/* Reads a type list and writes "!stablehlo.future<T, ...>" of it; false if the list is bad. */
+static bool sb_future(bc_reader *r, bc_cur *c, sbuf *b) {
+  const cj_type **mem = NULL;
+  uint64_t n;
+  if (!cj_bc_type_list(r, c, &mem, &n)) return false;
+  sb_puts(b, "!stablehlo.future<");
+  for (uint64_t i = 0; i < n; i++) {
+    if (i) sb_puts(b, ", ");
+    sb_type_text(b, mem[i]);
+  }
+  sb_puts(b, ">");
+  free(mem);
+  return true;
+}
+
+/* The opaque type whose text b holds (b's buffer is freed). */
+static const cj_type *sb_opaque_type(bc_reader *r, bc_cur *c, sbuf *b) {
+  const cj_type *t = b->oom ? NULL : cj_type_opaque(r->m, b->s, b->n);
+  free(b->s);
+  return made_type(r, c, t);
 }
 
 static const cj_type *elem(bc_reader *r, bc_cur *c, cj_dtype dt) {
-  const cj_type *t = cj_type_elem(r->m, dt);
-  return t ? t : fail_type(r, c, "out of memory");
+  return made_type(r, c, cj_type_elem(r->m, dt));
 }
 
 static bool is_elem_type(const cj_type *t) {
@@ -284,6 +290,29 @@ static double f64_of(uint64_t bits) {
   double d;
   memcpy(&d, &bits, 8);
   return d;
+}
+
+/* A result accuracy's payload, the same in VHLO and StableHLO: atol, rtol (f64 bit patterns),
+ * ulps, then the mode attribute (`mode_syntax` names it in the message when it is not one). */
+static const cj_attr *result_accuracy(bc_reader *r, bc_cur *c, const char *mode_syntax) {
+  uint64_t atol, rtol;
+  int64_t ulps;
+  if (!cj_bc_apint(r, c, 64, &atol) || !cj_bc_apint(r, c, 64, &rtol) || !cj_bc_svarint(r, c, &ulps))
+    return NULL;
+  const cj_attr *mode = cj_bc_attr_ref(r, c);
+  if (!mode) return NULL;
+  if (mode->kind != CJ_ATTR_ENUM || mode->en.ek != CJ_EK_RESULT_ACCURACY_MODE) {
+    cj_bc_fail(r, c, "result accuracy mode must be a %s", mode_syntax);
+    return NULL;
+  }
+  const cj_type *f64 = cj_type_elem(r->m, CJ_F64);
+  const cj_attr *f[CJ_SF_RESULT_ACCURACY__COUNT] = {NULL};
+  f[CJ_SF_RESULT_ACCURACY_atol] = cj_attr_float(r->m, f64_of(atol), f64);
+  f[CJ_SF_RESULT_ACCURACY_rtol] = cj_attr_float(r->m, f64_of(rtol), f64);
+  f[CJ_SF_RESULT_ACCURACY_ulps] = cj_attr_int(r->m, ulps, cj_type_elem(r->m, CJ_S64));
+  f[CJ_SF_RESULT_ACCURACY_mode] = mode;
+  if (!f[0] || !f[1] || !f[2]) return fail_attr(r, c, "out of memory");
+  return make_struct(r, c, CJ_SK_RESULT_ACCURACY, f);
 }
 
 static const cj_type *quant_type(bc_reader *r, bc_cur *c, bool per_axis) {
@@ -384,33 +413,23 @@ const cj_type *cj_vhlo_read_type(bc_reader *r, bc_cur *c) {
     case 19: return elem(r, c, CJ_U64);
     case 20: return ranked_tensor(r, c, false);
     case 21: return ranked_tensor(r, c, true);
-    case 22: {
-      const cj_type *t = cj_type_token(m);
-      return t ? t : fail_type(r, c, "out of memory");
-    }
+    case 22: return made_type(r, c, cj_type_token(m));
     case 23: return cj_bc_tuple_type(r, c); /* tuple */
     case 24: return quant_type(r, c, false);
     case 25: { /* unranked tensor */
       const cj_type *e = cj_bc_type_ref(r, c);
       if (!e) return NULL;
       if (!is_elem_type(e)) return fail_type(r, c, "invalid tensor element type");
-      const cj_type *t = cj_type_unranked(m, e);
-      return t ? t : fail_type(r, c, "out of memory");
+      return made_type(r, c, cj_type_unranked(m, e));
     }
-    case 26: {
-      const cj_type *t = cj_type_opaque(m, "!shape.witness", 14);
-      return t ? t : fail_type(r, c, "out of memory");
-    }
+    case 26: return made_type(r, c, cj_type_opaque(m, "!shape.witness", 14));
     case 27: return elem(r, c, CJ_F8E4M3FNUZ);
     case 28: return elem(r, c, CJ_F8E5M2FNUZ);
     case 29: return elem(r, c, CJ_F8E4M3B11FNUZ);
     case 30: return quant_type(r, c, true);
     case 31: return elem(r, c, CJ_S2);
     case 32: return elem(r, c, CJ_U2);
-    case 33: {
-      const cj_type *t = cj_type_none(m);
-      return t ? t : fail_type(r, c, "out of memory");
-    }
+    case 33: return made_type(r, c, cj_type_none(m));
     case 34: return elem(r, c, CJ_TF32);
     case 35: return elem(r, c, CJ_F8E4M3);
     case 36: return elem(r, c, CJ_F8E3M4);
@@ -442,30 +461,14 @@ const cj_type *cj_vhlo_read_type(bc_reader *r, bc_cur *c) {
           free(b.s);
           return NULL;
         }
-      } else {
-        const cj_type **mem = NULL;
-        uint64_t n;
-        if (!cj_bc_type_list(r, c, &mem, &n)) return NULL;
-        sb_puts(&b, "!stablehlo.future<");
-        for (uint64_t i = 0; i < n; i++) {
-          if (i) sb_puts(&b, ", ");
-          sb_type_text(&b, mem[i]);
-        }
-        sb_puts(&b, ">");
-        free(mem);
+      } else if (!sb_future(r, c, &b)) {
+        return NULL;
       }
-      if (b.oom) {
-        free(b.s);
-        return fail_type(r, c, "out of memory");
-      }
-      const cj_type *t = cj_type_opaque(m, b.s, b.n);
-      free(b.s);
-      return t ? t : fail_type(r, c, "out of memory");
+      return sb_opaque_type(r, c, &b);
     }
     default: break;
   }
-  cj_bc_fail(r, c, "unknown VHLO type code %llu", (unsigned long long)code);
-  return NULL;
+  return unknown_code(r, c, "VHLO type", code);
 }
 
 /* ======================================================================== attributes */
@@ -568,6 +571,21 @@ static void sb_attr_text(sbuf *b, const cj_attr *a, bool stripped) {
   }
 }
 
+/* "#stablehlo.mesh<axes=[...]>", with ", device_ids=..." when ids is not NULL */
+static void sb_mesh(sbuf *b, const cj_attr *axes, const cj_attr *ids) {
+  sb_puts(b, "#stablehlo.mesh<axes=[");
+  for (int32_t i = 0; i < axes->arr.n; i++) {
+    if (i) sb_puts(b, ", ");
+    sb_attr_text(b, axes->arr.items[i], true);
+  }
+  sb_puts(b, "]");
+  if (ids) {
+    sb_puts(b, ", device_ids=");
+    sb_attr_text(b, ids, false);
+  }
+  sb_puts(b, ">");
+}
+
 static const cj_attr *mesh_attr(bc_reader *r, bc_cur *c, uint64_t code) {
   sbuf b = {0};
   switch (code) {
@@ -623,17 +641,7 @@ static const cj_attr *mesh_attr(bc_reader *r, bc_cur *c, uint64_t code) {
       const cj_attr *ids = NULL;
       if (!axes || !cj_bc_opt_attr_ref(r, c, &ids)) return NULL;
       if (axes->kind != CJ_ATTR_ARRAY) return fail_attr(r, c, "mesh axes must be an array");
-      sb_puts(&b, "#stablehlo.mesh<axes=[");
-      for (int32_t i = 0; i < axes->arr.n; i++) {
-        if (i) sb_puts(&b, ", ");
-        sb_attr_text(&b, axes->arr.items[i], true);
-      }
-      sb_puts(&b, "]");
-      if (ids) {
-        sb_puts(&b, ", device_ids=");
-        sb_attr_text(&b, ids, false);
-      }
-      sb_puts(&b, ">");
+      sb_mesh(&b, axes, ids);
       break;
     }
   }
@@ -739,25 +747,7 @@ const cj_attr *cj_vhlo_read_attr(bc_reader *r, bc_cur *c) {
       return a ? a : fail_attr(r, c, "out of memory");
     }
     case 19: return enum_attr(r, c, CJ_EK_RESULT_ACCURACY_MODE);
-    case 20: { /* result accuracy: atol, rtol (f64), ulps, mode */
-      uint64_t atol, rtol;
-      int64_t ulps;
-      if (!cj_bc_apint(r, c, 64, &atol) || !cj_bc_apint(r, c, 64, &rtol) || !cj_bc_svarint(r, c, &ulps))
-        return NULL;
-      const cj_attr *mode = cj_bc_attr_ref(r, c);
-      if (!mode) return NULL;
-      if (mode->kind != CJ_ATTR_ENUM || mode->en.ek != CJ_EK_RESULT_ACCURACY_MODE)
-        return fail_attr(r, c, "result accuracy mode must be a #vhlo<result_accuracy_mode_v1>");
-      const cj_type *f64 = cj_type_elem(m, CJ_F64);
-      const cj_attr *f[CJ_SF_RESULT_ACCURACY__COUNT] = {NULL};
-      f[CJ_SF_RESULT_ACCURACY_atol] = cj_attr_float(m, f64_of(atol), f64);
-      f[CJ_SF_RESULT_ACCURACY_rtol] = cj_attr_float(m, f64_of(rtol), f64);
-      f[CJ_SF_RESULT_ACCURACY_ulps] = cj_attr_int(m, ulps, cj_type_elem(m, CJ_S64));
-      f[CJ_SF_RESULT_ACCURACY_mode] = mode;
-      if (!f[0] || !f[1] || !f[2]) return fail_attr(r, c, "out of memory");
-      const cj_attr *a = cj_attr_struct(m, CJ_SK_RESULT_ACCURACY, f);
-      return a ? a : fail_attr(r, c, "out of memory");
-    }
+    case 20: return result_accuracy(r, c, "#vhlo<result_accuracy_mode_v1>");
     case 21:
     case 22:
     case 23:
@@ -765,8 +755,7 @@ const cj_attr *cj_vhlo_read_attr(bc_reader *r, bc_cur *c) {
     case 25: return mesh_attr(r, c, code);
     default: break;
   }
-  cj_bc_fail(r, c, "unknown VHLO attribute code %llu", (unsigned long long)code);
-  return NULL;
+  return unknown_code(r, c, "VHLO attribute", code);
 }
 
 /* ======================================================================== Shardy (mixed artifacts)
@@ -1030,11 +1019,6 @@ static bool svlist_field(bc_reader *r, bc_cur *c, const cj_attr **out, bool keep
   return true;
 }
 
-static const cj_attr *make_struct(bc_reader *r, bc_cur *c, cj_struct_kind sk, const cj_attr **f) {
-  const cj_attr *a = cj_attr_struct(r->m, sk, f);
-  return a ? a : fail_attr(r, c, "out of memory");
-}
-
 static bool read_bool_byte(bc_reader *r, bc_cur *c, bool *out) {
   uint8_t b;
   if (!cj_bc_byte(r, c, &b)) return false;
@@ -1114,24 +1098,7 @@ const cj_attr *cj_stablehlo_read_attr(bc_reader *r, bc_cur *c) {
       return make_struct(r, c, CJ_SK_DOT_ALGORITHM, f);
     }
     case 16: return enum_attr(r, c, CJ_EK_RESULT_ACCURACY_MODE);
-    case 17: { /* result accuracy: the same payload as VHLO's */
-      uint64_t atol, rtol;
-      int64_t ulps;
-      if (!cj_bc_apint(r, c, 64, &atol) || !cj_bc_apint(r, c, 64, &rtol) || !cj_bc_svarint(r, c, &ulps))
-        return NULL;
-      const cj_attr *mode = cj_bc_attr_ref(r, c);
-      if (!mode) return NULL;
-      if (mode->kind != CJ_ATTR_ENUM || mode->en.ek != CJ_EK_RESULT_ACCURACY_MODE)
-        return fail_attr(r, c, "result accuracy mode must be a #stablehlo<result_accuracy_mode>");
-      const cj_type *f64 = cj_type_elem(r->m, CJ_F64);
-      const cj_attr *f[CJ_SF_RESULT_ACCURACY__COUNT];
-      f[CJ_SF_RESULT_ACCURACY_atol] = cj_attr_float(r->m, f64_of(atol), f64);
-      f[CJ_SF_RESULT_ACCURACY_rtol] = cj_attr_float(r->m, f64_of(rtol), f64);
-      f[CJ_SF_RESULT_ACCURACY_ulps] = cj_attr_int(r->m, ulps, cj_type_elem(r->m, CJ_S64));
-      f[CJ_SF_RESULT_ACCURACY_mode] = mode;
-      if (!f[0] || !f[1] || !f[2]) return fail_attr(r, c, "out of memory");
-      return make_struct(r, c, CJ_SK_RESULT_ACCURACY, f);
-    }
+    case 17: return result_accuracy(r, c, "#stablehlo<result_accuracy_mode>");
     case 18: { /* replica group mesh axes: mesh, axes */
       const cj_attr *mesh = cj_bc_attr_ref(r, c);
       if (!mesh) return NULL;
@@ -1197,54 +1164,23 @@ const cj_attr *cj_stablehlo_read_attr(bc_reader *r, bc_cur *c) {
       if (has && !(ids = cj_bc_attr_ref(r, c))) return NULL;
       if (axes->kind != CJ_ATTR_ARRAY) return fail_attr(r, c, "mesh axes must be an array");
       sbuf b = {0};
-      sb_puts(&b, "#stablehlo.mesh<axes=[");
-      for (int32_t i = 0; i < axes->arr.n; i++) {
-        if (i) sb_puts(&b, ", ");
-        sb_attr_text(&b, axes->arr.items[i], true);
-      }
-      sb_puts(&b, "]");
-      if (ids) {
-        sb_puts(&b, ", device_ids=");
-        sb_attr_text(&b, ids, false);
-      }
-      sb_puts(&b, ">");
+      sb_mesh(&b, axes, ids);
       return sb_opaque(r, c, &b);
     }
     default: break;
   }
-  cj_bc_fail(r, c, "unknown stablehlo attribute code %llu", (unsigned long long)code);
-  return NULL;
+  return unknown_code(r, c, "stablehlo attribute", code);
 }
 
 const cj_type *cj_stablehlo_read_type(bc_reader *r, bc_cur *c) {
   uint64_t code;
   if (!cj_bc_varint(r, c, &code)) return NULL;
-  if (code == 0) {
-    const cj_type *t = cj_type_token(r->m);
-    return t ? t : fail_type(r, c, "out of memory");
-  }
+  if (code == 0) return made_type(r, c, cj_type_token(r->m));
   if (code == 1) { /* future */
-    const cj_type **mem = NULL;
-    uint64_t n;
-    if (!cj_bc_type_list(r, c, &mem, &n)) return NULL;
     sbuf b = {0};
-    sb_puts(&b, "!stablehlo.future<");
-    for (uint64_t i = 0; i < n; i++) {
-      if (i) sb_puts(&b, ", ");
-      sb_type_text(&b, mem[i]);
-    }
-    sb_puts(&b, ">");
-    free(mem);
-    if (b.oom) {
-      free(b.s);
-      return fail_type(r, c, "out of memory");
-    }
-    const cj_type *t = cj_type_opaque(r->m, b.s, b.n);
-    free(b.s);
-    return t ? t : fail_type(r, c, "out of memory");
+    return sb_future(r, c, &b) ? sb_opaque_type(r, c, &b) : NULL;
   }
-  cj_bc_fail(r, c, "unknown stablehlo type code %llu", (unsigned long long)code);
-  return NULL;
+  return unknown_code(r, c, "stablehlo type", code);
 }
 
 /* The quant dialect's types (QuantDialectBytecode.td): 4 uniform, 5 uniform per axis, with the
@@ -1263,8 +1199,7 @@ const cj_attr *cj_chlo_read_attr(bc_reader *r, bc_cur *c) {
   if (!cj_bc_varint(r, c, &code)) return NULL;
   if (code == 0) return enum_attr(r, c, CJ_EK_CHLO_COMPARISON_DIRECTION);
   if (code == 1) return enum_attr(r, c, CJ_EK_CHLO_COMPARISON_TYPE);
-  cj_bc_fail(r, c, "unknown chlo attribute code %llu", (unsigned long long)code);
-  return NULL;
+  return unknown_code(r, c, "chlo attribute", code);
 }
 
 /* ======================================================================== ops */
@@ -1419,21 +1354,32 @@ static bool int_field(alist *l, const char *name, const cj_attr **out, cj_status
   return true;
 }
 
+/* Takes the attributes named after the fields of struct sk into f[], integer lists or integers
+ * as structs.def declares each; the fields in `skip` (a mask of field numbers) are left out. */
+static CJ_MUST_USE cj_status struct_fields(alist *l, cj_struct_kind sk, unsigned skip,
+                                           const cj_attr **f) {
+  cj_status err = NULL;
+  for (int i = 0; i < cj_struct_num_fields(sk); i++) {
+    if (skip & (1u << i)) continue;
+    const char *name = cj_struct_field_name(sk, i);
+    bool ok = cj_struct_field_kind(sk, i) == CJ_FK_I64 ? int_field(l, name, &f[i], &err)
+                                                       : dims_field(l, name, &f[i], &err);
+    if (!ok) return err;
+  }
+  return NULL;
+}
+
+/* struct_fields, then the struct as attribute `attr` */
+static CJ_MUST_USE cj_status implode_struct(alist *l, const char *attr, cj_struct_kind sk,
+                                            unsigned skip, const cj_attr **f) {
+  CJ_RETURN_IF_ERROR(struct_fields(l, sk, skip, f));
+  put(l, attr, cj_attr_struct(l->m, sk, f));
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status implode_conv(alist *l) {
   const cj_attr *f[CJ_SF_CONV__COUNT] = {NULL};
-  cj_status err = NULL;
-  if (!int_field(l, "input_batch_dimension", &f[CJ_SF_CONV_input_batch_dimension], &err) ||
-      !int_field(l, "input_feature_dimension", &f[CJ_SF_CONV_input_feature_dimension], &err) ||
-      !dims_field(l, "input_spatial_dimensions", &f[CJ_SF_CONV_input_spatial_dimensions], &err) ||
-      !int_field(l, "kernel_input_feature_dimension", &f[CJ_SF_CONV_kernel_input_feature_dimension],
-                 &err) ||
-      !int_field(l, "kernel_output_feature_dimension",
-                 &f[CJ_SF_CONV_kernel_output_feature_dimension], &err) ||
-      !dims_field(l, "kernel_spatial_dimensions", &f[CJ_SF_CONV_kernel_spatial_dimensions], &err) ||
-      !int_field(l, "output_batch_dimension", &f[CJ_SF_CONV_output_batch_dimension], &err) ||
-      !int_field(l, "output_feature_dimension", &f[CJ_SF_CONV_output_feature_dimension], &err) ||
-      !dims_field(l, "output_spatial_dimensions", &f[CJ_SF_CONV_output_spatial_dimensions], &err))
-    return err;
+  CJ_RETURN_IF_ERROR(struct_fields(l, CJ_SK_CONV, 0, f));
   /* spatial dimension lists are part of the layout even when empty */
   static const int lists[] = {CJ_SF_CONV_input_spatial_dimensions,
                               CJ_SF_CONV_kernel_spatial_dimensions,
@@ -1446,14 +1392,7 @@ static CJ_MUST_USE cj_status implode_conv(alist *l) {
 
 static CJ_MUST_USE cj_status implode_dot(alist *l, int version) {
   const cj_attr *f[CJ_SF_DOT__COUNT] = {NULL};
-  cj_status err = NULL;
-  if (!dims_field(l, "lhs_batching_dimensions", &f[CJ_SF_DOT_lhs_batching_dimensions], &err) ||
-      !dims_field(l, "rhs_batching_dimensions", &f[CJ_SF_DOT_rhs_batching_dimensions], &err) ||
-      !dims_field(l, "lhs_contracting_dimensions", &f[CJ_SF_DOT_lhs_contracting_dimensions],
-                  &err) ||
-      !dims_field(l, "rhs_contracting_dimensions", &f[CJ_SF_DOT_rhs_contracting_dimensions], &err))
-    return err;
-  put(l, "dot_dimension_numbers", cj_attr_struct(l->m, CJ_SK_DOT, f));
+  CJ_RETURN_IF_ERROR(implode_struct(l, "dot_dimension_numbers", CJ_SK_DOT, 0, f));
   if (version < 2) return NULL;
   static const char *const names[] = {"lhs_precision_type",          "rhs_precision_type",
                                       "accumulation_type",           "lhs_component_count",
@@ -1485,35 +1424,16 @@ static CJ_MUST_USE cj_status implode_dot(alist *l, int version) {
 
 static CJ_MUST_USE cj_status implode_gather(alist *l, int version) {
   const cj_attr *f[CJ_SF_GATHER__COUNT] = {NULL};
-  cj_status err = NULL;
-  if (!dims_field(l, "offset_dims", &f[CJ_SF_GATHER_offset_dims], &err) ||
-      !dims_field(l, "collapsed_slice_dims", &f[CJ_SF_GATHER_collapsed_slice_dims], &err) ||
-      (version >= 2 &&
-       !dims_field(l, "operand_batching_dims", &f[CJ_SF_GATHER_operand_batching_dims], &err)) ||
-      (version >= 2 && !dims_field(l, "start_indices_batching_dims",
-                                   &f[CJ_SF_GATHER_start_indices_batching_dims], &err)) ||
-      !dims_field(l, "start_index_map", &f[CJ_SF_GATHER_start_index_map], &err) ||
-      !int_field(l, "index_vector_dim", &f[CJ_SF_GATHER_index_vector_dim], &err))
-    return err;
-  put(l, "dimension_numbers", cj_attr_struct(l->m, CJ_SK_GATHER, f));
-  return NULL;
+  unsigned v1 = 1u << CJ_SF_GATHER_operand_batching_dims |
+                1u << CJ_SF_GATHER_start_indices_batching_dims; /* batching came in v2 */
+  return implode_struct(l, "dimension_numbers", CJ_SK_GATHER, version >= 2 ? 0 : v1, f);
 }
 
 static CJ_MUST_USE cj_status implode_scatter(alist *l, int version) {
   const cj_attr *f[CJ_SF_SCATTER__COUNT] = {NULL};
-  cj_status err = NULL;
-  if (!dims_field(l, "update_window_dims", &f[CJ_SF_SCATTER_update_window_dims], &err) ||
-      !dims_field(l, "inserted_window_dims", &f[CJ_SF_SCATTER_inserted_window_dims], &err) ||
-      (version >= 2 &&
-       !dims_field(l, "input_batching_dims", &f[CJ_SF_SCATTER_input_batching_dims], &err)) ||
-      (version >= 2 && !dims_field(l, "scatter_indices_batching_dims",
-                                   &f[CJ_SF_SCATTER_scatter_indices_batching_dims], &err)) ||
-      !dims_field(l, "scatter_dims_to_operand_dims", &f[CJ_SF_SCATTER_scatter_dims_to_operand_dims],
-                  &err) ||
-      !int_field(l, "index_vector_dim", &f[CJ_SF_SCATTER_index_vector_dim], &err))
-    return err;
-  put(l, "scatter_dimension_numbers", cj_attr_struct(l->m, CJ_SK_SCATTER, f));
-  return NULL;
+  unsigned v1 = 1u << CJ_SF_SCATTER_input_batching_dims |
+                1u << CJ_SF_SCATTER_scatter_indices_batching_dims; /* batching came in v2 */
+  return implode_struct(l, "scatter_dimension_numbers", CJ_SK_SCATTER, version >= 2 ? 0 : v1, f);
 }
 
 static const cj_attr *channel_handle(cj_module *m, const cj_attr *id, const cj_attr *type) {

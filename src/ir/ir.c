@@ -982,17 +982,24 @@ typedef struct vmap {
   uint32_t n, cap;
 } vmap;
 
+/* Grows the two arrays of a value map (*cap entries each) to hold `need` entries; false on
+ * out-of-memory, the arrays staying valid. */
+static bool value_map_reserve(cj_value ***from, cj_value ***to, uint32_t *cap, uint32_t need) {
+  if (need <= *cap) return true;
+  if (need > UINT32_MAX / 2) return false;
+  uint32_t nc = *cap ? *cap * 2 : 64;
+  while (nc < need) nc *= 2;
+  cj_value **nf = realloc(*from, sizeof(cj_value *) * nc);
+  if (nf) *from = nf;
+  cj_value **nt = realloc(*to, sizeof(cj_value *) * nc);
+  if (nt) *to = nt;
+  if (!nf || !nt) return false;
+  *cap = nc;
+  return true;
+}
+
 static bool vmap_add(vmap *vm, cj_value *from, cj_value *to) {
-  if (vm->n == vm->cap) {
-    uint32_t ncap = vm->cap ? vm->cap * 2 : 64;
-    cj_value **f = realloc(vm->from, sizeof(cj_value *) * ncap);
-    if (!f) return false;
-    vm->from = f;
-    cj_value **t = realloc(vm->to, sizeof(cj_value *) * ncap);
-    if (!t) return false;
-    vm->to = t;
-    vm->cap = ncap;
-  }
+  if (!value_map_reserve(&vm->from, &vm->to, &vm->cap, vm->n + 1)) return false;
   vm->from[vm->n] = from;
   vm->to[vm->n] = to;
   vm->n++;
@@ -1054,15 +1061,7 @@ static cj_op *clone_rec(cj_module *m, const cj_op *op, vmap *vm) {
 
 bool cj_value_map_add_results(cj_value ***from, cj_value ***to, uint32_t *n, uint32_t *cap,
                               cj_op *orig, cj_op *clone) {
-  if (*n + orig->nresults > *cap) {
-    uint32_t nc = 2 * (*n + orig->nresults);
-    cj_value **nf = realloc(*from, sizeof(cj_value *) * nc);
-    if (nf) *from = nf;
-    cj_value **nt = realloc(*to, sizeof(cj_value *) * nc);
-    if (nt) *to = nt;
-    if (!nf || !nt) return false;
-    *cap = nc;
-  }
+  if (!value_map_reserve(from, to, cap, *n + orig->nresults)) return false;
   for (uint32_t i = 0; i < orig->nresults; i++) {
     (*from)[*n] = &orig->results[i];
     (*to)[(*n)++] = &clone->results[i];
@@ -1088,6 +1087,12 @@ done:
   free(vm.from);
   free(vm.to);
   return c;
+}
+
+cj_op *cj_op_clone_mapped(cj_module *m, cj_op *op, cj_value ***from, cj_value ***to, uint32_t *n,
+                          uint32_t *cap) {
+  cj_op *c = cj_op_clone(m, op, *n, *from, *to);
+  return c && cj_value_map_add_results(from, to, n, cap, op, c) ? c : NULL;
 }
 
 /* ---- normalized attribute reads ---- */
@@ -1213,13 +1218,19 @@ void cj_op_where(const cj_op *op, char *buf, size_t cap) {
   snprintf(buf, cap, "unknown location");
 }
 
-cj_status cj_op_error(const cj_op *op, cj_code code, const char *fmt, ...) {
+void cj_op_describev(const cj_op *op, char *buf, size_t cap, const char *fmt, va_list ap) {
   char where[512];
   cj_op_where(op, where, sizeof where);
   char msg[1024];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  snprintf(buf, cap, "%s at %s: %s", op && op->name ? op->name : "<op>", where, msg);
+}
+
+cj_status cj_op_error(const cj_op *op, cj_code code, const char *fmt, ...) {
+  char text[2048];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  cj_op_describev(op, text, sizeof text, fmt, ap);
   va_end(ap);
-  return cj_status_make(code, "%s at %s: %s", op && op->name ? op->name : "<op>", where, msg);
+  return cj_status_make(code, "%s", text);
 }

@@ -521,6 +521,10 @@ cj_op *cj_op_clone(cj_module *m, const cj_op *op, uint32_t nmap, cj_value *const
  * the caller frees both). false on out-of-memory, the arrays staying valid. */
 bool cj_value_map_add_results(cj_value ***from, cj_value ***to, uint32_t *n, uint32_t *cap,
                               cj_op *orig, cj_op *clone);
+/* The step of such a pass: clones `op` through the map (cj_op_clone) and adds its results to it
+ * (cj_value_map_add_results); the caller places the clone. NULL on out-of-memory. */
+cj_op *cj_op_clone_mapped(cj_module *m, cj_op *op, cj_value ***from, cj_value ***to, uint32_t *n,
+                          uint32_t *cap);
 
 /* ---- reading op attributes in their normalized form (see CJ_AK_*) ---- */
 bool cj_op_get_i64(const cj_op *op, const char *name, int64_t *out);
@@ -553,6 +557,8 @@ CJ_MUST_USE cj_status cj_walk_module(cj_module *m, cj_walk_fn fn, void *ctx);
 CJ_MUST_USE cj_status cj_op_error(const cj_op *op, cj_code code, const char *fmt, ...) CJ_PRINTF(3, 4);
 /* Writes "file:line:col" (or "unknown location") for op into buf. */
 void cj_op_where(const cj_op *op, char *buf, size_t cap);
+/* Writes cj_op_error's text ("<op name> at <where>: <message>") into buf (cap > 0). */
+void cj_op_describev(const cj_op *op, char *buf, size_t cap, const char *fmt, va_list ap);
 
 /* ======================================================================== verify, print */
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/decimal.h"
+#include "base/grow.h"
 #include "base/hash.h"
 #include "ir/ir.h"
 
@@ -27,17 +28,8 @@ typedef struct out {
 
 static bool grow(out *o, size_t need) {
   if (o->oom) return false;
-  if (o->len + need + 1 <= o->cap) return true;
-  size_t ncap = o->cap ? o->cap * 2 : 4096;
-  while (ncap < o->len + need + 1) ncap *= 2;
-  char *nb = realloc(o->buf, ncap);
-  if (!nb) {
-    o->oom = true;
-    return false;
-  }
-  o->buf = nb;
-  o->cap = ncap;
-  return true;
+  if (!cj_grow(&o->buf, &o->cap, o->len + need + 1, 4096)) o->oom = true;
+  return !o->oom;
 }
 
 static void put(out *o, const char *s, size_t n) {
@@ -53,22 +45,25 @@ static void putc_(out *o, char c) {
   o->buf[o->len] = 0;
 }
 static void putf(out *o, const char *fmt, ...) CJ_PRINTF(2, 3);
+/* Formats straight into the buffer: into the room there is (at least 255 bytes), again after
+ * growing when that was not enough. */
 static void putf(out *o, const char *fmt, ...) {
-  char tmp[256];
   va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if ((size_t)n < sizeof tmp) {
-    put(o, tmp, (size_t)n);
-    return;
+  for (int pass = 0; pass < 2; pass++) {
+    if (!grow(o, 255)) return;
+    va_start(ap, fmt);
+    int n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      o->buf[o->len] = 0;
+      return;
+    }
+    if ((size_t)n < o->cap - o->len) {
+      o->len += (size_t)n;
+      return;
+    }
+    if (!grow(o, (size_t)n)) return;
   }
-  if (!grow(o, (size_t)n)) return;
-  va_start(ap, fmt);
-  vsnprintf(o->buf + o->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  o->len += (size_t)n;
 }
 static void put_i64(out *o, int64_t v) {
   char tmp[24];

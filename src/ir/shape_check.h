@@ -67,6 +67,13 @@ typedef struct cjv_tbuf {
 
 /* t must be a ranked tensor whose element type is in `mask` (CJ_EC_*). */
 CJ_MUST_USE cj_status cj_verify_check_tensor(const cj_op *op, const char *what, const cj_type *t, unsigned mask);
+/* cj_verify_check_tensor for each (const char *what, const cj_type *t) pair that follows, all
+ * with one mask; the pairs end with a NULL `what`. */
+CJ_MUST_USE cj_status cj_verify_check_tensors(const cj_op *op, unsigned mask, ...)
+    __attribute__((sentinel));
+/* t must be the scalar tensor<dt>; `must` starts the message ("pred must be"). */
+CJ_MUST_USE cj_status cj_verify_check_scalar(const cj_op *op, const char *must, const cj_type *t,
+                                             cj_dtype dt);
 /* ... and of rank `rank`. */
 CJ_MUST_USE cj_status cj_verify_check_tensor_rank(const cj_op *op, const char *what, const cj_type *t,
                                 unsigned mask, int32_t rank);

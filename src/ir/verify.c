@@ -97,21 +97,21 @@ static const char *spec_kind_noun(const cj_attr_spec *s, char *buf, size_t cap) 
     case CJ_AK_ARRAY: return "an array";
     case CJ_AK_STR_OR_DICT: return "a string or a dictionary";
     case CJ_AK_ENUM:
-    case CJ_AK_ENUMARR: {
-      cj_enum_kind ek = (cj_enum_kind)s->sub;
-      snprintf(buf, cap, "%s#%s<%s>%s", s->kind == CJ_AK_ENUM ? "a " : "an array of ",
-               cj_enum_dialect(ek) ? cj_enum_dialect(ek) : "?",
-               cj_enum_keyword(ek) ? cj_enum_keyword(ek) : "?",
-               s->kind == CJ_AK_ENUM ? " enum" : " enums");
-      return buf;
-    }
+    case CJ_AK_ENUMARR:
     case CJ_AK_STRUCT:
     case CJ_AK_STRUCTARR: {
-      cj_struct_kind sk = (cj_struct_kind)s->sub;
-      snprintf(buf, cap, "%s#%s.%s %s", s->kind == CJ_AK_STRUCT ? "a " : "an array of ",
-               cj_struct_dialect(sk) ? cj_struct_dialect(sk) : "?",
-               cj_struct_mnemonic(sk) ? cj_struct_mnemonic(sk) : "?",
-               s->kind == CJ_AK_STRUCT ? "attribute" : "attributes");
+      bool is_enum = s->kind == CJ_AK_ENUM || s->kind == CJ_AK_ENUMARR;
+      bool one = s->kind == CJ_AK_ENUM || s->kind == CJ_AK_STRUCT;
+      const char *d = is_enum ? cj_enum_dialect((cj_enum_kind)s->sub)
+                              : cj_struct_dialect((cj_struct_kind)s->sub);
+      const char *n = is_enum ? cj_enum_keyword((cj_enum_kind)s->sub)
+                              : cj_struct_mnemonic((cj_struct_kind)s->sub);
+      if (is_enum)
+        snprintf(buf, cap, "%s#%s<%s> enum%s", one ? "a " : "an array of ", d ? d : "?",
+                 n ? n : "?", one ? "" : "s");
+      else
+        snprintf(buf, cap, "%s#%s.%s attribute%s", one ? "a " : "an array of ", d ? d : "?",
+                 n ? n : "?", one ? "" : "s");
       return buf;
     }
   }
@@ -150,6 +150,13 @@ static bool struct_fields_ok(const cj_attr *a, int *bad_field) {
   return true;
 }
 
+/* a is an enum attribute of enum kind `sub` (is_enum), or a struct attribute of struct kind `sub` */
+static bool enum_or_struct_of(const cj_attr *a, bool is_enum, int sub) {
+  if (!a) return false;
+  return is_enum ? a->kind == CJ_ATTR_ENUM && (int)a->en.ek == sub
+                 : a->kind == CJ_ATTR_STRUCT && (int)a->st.sk == sub;
+}
+
 static bool attr_matches(const cj_attr *a, const cj_attr_spec *s) {
   switch (s->kind) {
     case CJ_AK_ANY: return true;
@@ -179,21 +186,13 @@ static bool attr_matches(const cj_attr *a, const cj_attr_spec *s) {
     case CJ_AK_DICT: return a->kind == CJ_ATTR_DICT;
     case CJ_AK_ARRAY: return a->kind == CJ_ATTR_ARRAY;
     case CJ_AK_STR_OR_DICT: return a->kind == CJ_ATTR_STRING || a->kind == CJ_ATTR_DICT;
-    case CJ_AK_ENUM: return a->kind == CJ_ATTR_ENUM && (int)a->en.ek == s->sub;
+    case CJ_AK_ENUM:
+    case CJ_AK_STRUCT: return enum_or_struct_of(a, s->kind == CJ_AK_ENUM, s->sub);
     case CJ_AK_ENUMARR:
-      if (a->kind != CJ_ATTR_ARRAY) return false;
-      for (int i = 0; i < a->arr.n; i++) {
-        const cj_attr *e = a->arr.items[i];
-        if (!e || e->kind != CJ_ATTR_ENUM || (int)e->en.ek != s->sub) return false;
-      }
-      return true;
-    case CJ_AK_STRUCT: return a->kind == CJ_ATTR_STRUCT && (int)a->st.sk == s->sub;
     case CJ_AK_STRUCTARR:
       if (a->kind != CJ_ATTR_ARRAY) return false;
-      for (int i = 0; i < a->arr.n; i++) {
-        const cj_attr *e = a->arr.items[i];
-        if (!e || e->kind != CJ_ATTR_STRUCT || (int)e->st.sk != s->sub) return false;
-      }
+      for (int i = 0; i < a->arr.n; i++)
+        if (!enum_or_struct_of(a->arr.items[i], s->kind == CJ_AK_ENUMARR, s->sub)) return false;
       return true;
   }
   return false;

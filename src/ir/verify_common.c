@@ -1,4 +1,5 @@
 /* cjrt: checks shared by the op verifiers (shape_check.h). */
+#include <stdarg.h>
 #include <string.h>
 
 #include "ir/shape_check.h"
@@ -16,6 +17,25 @@ cj_status cj_verify_check_tensor(const cj_op *op, const char *what, const cj_typ
     CJV_FAIL(op, "%s must be a ranked %s, got %s", what,
              cj_shape_category_name(mask, cat, sizeof cat), CJV_T(t, tb));
   }
+  return NULL;
+}
+
+cj_status cj_verify_check_tensors(const cj_op *op, unsigned mask, ...) {
+  va_list ap;
+  va_start(ap, mask);
+  cj_status st = NULL;
+  for (const char *what; !st && (what = va_arg(ap, const char *));)
+    st = cj_verify_check_tensor(op, what, va_arg(ap, const cj_type *), mask);
+  va_end(ap);
+  return st;
+}
+
+cj_status cj_verify_check_scalar(const cj_op *op, const char *must, const cj_type *t,
+                                 cj_dtype dt) {
+  cjv_tbuf tb;
+  if (!t || t->kind != CJ_TYPE_TENSOR || t->rank != 0 || t->elem->kind != CJ_TYPE_ELEM ||
+      t->elem->dtype != dt)
+    CJV_FAIL(op, "%s tensor<%s>, got %s", must, cj_dtype_get(dt)->mlir, CJV_T(t, tb));
   return NULL;
 }
 

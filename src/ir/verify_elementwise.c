@@ -215,26 +215,20 @@ static CJ_MUST_USE cj_status check_add_quant(const cj_op *op, const cj_type *a, 
 
 /* lhs, rhs, result: tensors of `mask`, same baseline types. */
 static CJ_MUST_USE cj_status binary_same_baseline(const cj_op *op, unsigned mask) {
-  CJV_TRY(cj_verify_check_tensor(op, "lhs", T0(op), mask));
-  CJV_TRY(cj_verify_check_tensor(op, "rhs", T1(op), mask));
-  CJV_TRY(cj_verify_check_tensor(op, "result", R0(op), mask));
+  CJV_TRY(cj_verify_check_tensors(op, mask, "lhs", T0(op), "rhs", T1(op), "result", R0(op), NULL));
   CJV_TRY(cj_verify_check_same_baseline(op, "lhs", T0(op), "rhs", T1(op)));
   return cj_verify_check_same_baseline(op, "lhs", T0(op), "result", R0(op));
 }
 
 static CJ_MUST_USE cj_status binary_same_type(const cj_op *op, unsigned mask) {
-  CJV_TRY(cj_verify_check_tensor(op, "lhs", T0(op), mask));
-  CJV_TRY(cj_verify_check_tensor(op, "rhs", T1(op), mask));
-  CJV_TRY(cj_verify_check_tensor(op, "result", R0(op), mask));
+  CJV_TRY(cj_verify_check_tensors(op, mask, "lhs", T0(op), "rhs", T1(op), "result", R0(op), NULL));
   CJV_TRY(cj_verify_check_same_type(op, "lhs", T0(op), "rhs", T1(op)));
   return cj_verify_check_same_type(op, "lhs", T0(op), "result", R0(op));
 }
 
 cj_status cj_verify_add(const cj_op *op) {
   const cj_type *a = T0(op), *b = T1(op), *r = R0(op);
-  CJV_TRY(cj_verify_check_tensor(op, "lhs", a, CJ_EC_ANY));
-  CJV_TRY(cj_verify_check_tensor(op, "rhs", b, CJ_EC_ANY));
-  CJV_TRY(cj_verify_check_tensor(op, "result", r, CJ_EC_ANY));
+  CJV_TRY(cj_verify_check_tensors(op, CJ_EC_ANY, "lhs", a, "rhs", b, "result", r, NULL));
   CJV_TRY(cj_verify_check_same_shape(op, "lhs", a, "rhs", b));
   CJV_TRY(cj_verify_check_same_shape(op, "lhs", a, "result", r));
   if (cj_shape_is_quant_elem(a->elem) || cj_shape_is_quant_elem(b->elem) ||
@@ -293,36 +287,32 @@ cj_status cj_verify_compare(const cj_op *op) {
   return NULL;
 }
 
+/* `wa` a must be a scalar or have the shape of `wb` b (select's pred, clamp's bounds) */
+static CJ_MUST_USE cj_status scalar_or_shape_of(const cj_op *op, const char *wa, const cj_type *a,
+                                                const char *wb, const cj_type *b) {
+  cjv_tbuf t1, t2;
+  if (a->rank != 0 && !cj_shape_compatible(a, b))
+    CJV_FAIL(op, "%s must be a scalar or have the shape of %s, got %s and %s", wa, wb, CJV_T(a, t1),
+             CJV_T(b, t2));
+  return NULL;
+}
+
 cj_status cj_verify_select(const cj_op *op) {
   const cj_type *p = T0(op), *a = T1(op), *b = T2(op), *r = R0(op);
   unsigned mask = NONQUANT | CJ_EC_QTENSOR;
   CJV_TRY(cj_verify_check_tensor(op, "pred", p, CJ_EC_BOOL));
-  CJV_TRY(cj_verify_check_tensor(op, "on_true", a, mask));
-  CJV_TRY(cj_verify_check_tensor(op, "on_false", b, mask));
-  CJV_TRY(cj_verify_check_tensor(op, "result", r, mask));
+  CJV_TRY(cj_verify_check_tensors(op, mask, "on_true", a, "on_false", b, "result", r, NULL));
   CJV_TRY(cj_verify_check_same_baseline(op, "on_true", a, "on_false", b));
   CJV_TRY(cj_verify_check_same_baseline(op, "on_true", a, "result", r));
-  cjv_tbuf t1, t2;
-  if (p->rank != 0 && !cj_shape_compatible(p, a))
-    CJV_FAIL(op, "pred must be a scalar or have the shape of on_true, got %s and %s",
-             CJV_T(p, t1), CJV_T(a, t2));
-  return NULL;
+  return scalar_or_shape_of(op, "pred", p, "on_true", a);
 }
 
 cj_status cj_verify_clamp(const cj_op *op) {
   const cj_type *mn = T0(op), *x = T1(op), *mx = T2(op), *r = R0(op);
   unsigned mask = NONQUANT | CJ_EC_QTENSOR;
-  CJV_TRY(cj_verify_check_tensor(op, "min", mn, mask));
-  CJV_TRY(cj_verify_check_tensor(op, "operand", x, mask));
-  CJV_TRY(cj_verify_check_tensor(op, "max", mx, mask));
-  CJV_TRY(cj_verify_check_tensor(op, "result", r, mask));
-  cjv_tbuf t1, t2;
-  if (mn->rank != 0 && !cj_shape_compatible(mn, x))
-    CJV_FAIL(op, "min must be a scalar or have the shape of operand, got %s and %s",
-             CJV_T(mn, t1), CJV_T(x, t2));
-  if (mx->rank != 0 && !cj_shape_compatible(mx, x))
-    CJV_FAIL(op, "max must be a scalar or have the shape of operand, got %s and %s",
-             CJV_T(mx, t1), CJV_T(x, t2));
+  CJV_TRY(cj_verify_check_tensors(op, mask, "min", mn, "operand", x, "max", mx, "result", r, NULL));
+  CJV_TRY(scalar_or_shape_of(op, "min", mn, "operand", x));
+  CJV_TRY(scalar_or_shape_of(op, "max", mx, "operand", x));
   CJV_TRY(cj_verify_check_same_baseline_elem(op, "min", mn, "operand", x));
   CJV_TRY(cj_verify_check_same_baseline_elem(op, "max", mx, "operand", x));
   return cj_verify_check_same_baseline(op, "operand", x, "result", r);
@@ -349,14 +339,16 @@ cj_status cj_verify_constant(const cj_op *op) {
   return NULL;
 }
 
-cj_status cj_verify_iota(const cj_op *op) {
+/* iota and dynamic_iota: a numeric result with iota_dimension in range; iota's is a static
+ * non-scalar. */
+static CJ_MUST_USE cj_status check_iota(const cj_op *op, bool dynamic) {
   const cj_type *r = R0(op);
   CJV_TRY(cj_verify_check_tensor(op, "result", r, NUMERIC | CJ_EC_QTENSOR));
   int64_t d = 0;
   cjv_get_i64(op, "iota_dimension", &d);
   cjv_tbuf t1;
-  if (r->rank == 0) CJV_FAIL(op, "result must not be a scalar, got %s", CJV_T(r, t1));
-  if (r->num_elements < 0)
+  if (!dynamic && r->rank == 0) CJV_FAIL(op, "result must not be a scalar, got %s", CJV_T(r, t1));
+  if (!dynamic && r->num_elements < 0)
     CJV_FAIL(op, "result must have a static shape (dynamic_iota makes dynamic ones), got %s",
              CJV_T(r, t1));
   if (d < 0 || d >= r->rank)
@@ -365,14 +357,9 @@ cj_status cj_verify_iota(const cj_op *op) {
   return NULL;
 }
 
+cj_status cj_verify_iota(const cj_op *op) { return check_iota(op, false); }
+
 cj_status cj_verify_dynamic_iota(const cj_op *op) {
-  const cj_type *r = R0(op);
-  CJV_TRY(cj_verify_check_tensor(op, "result", r, NUMERIC | CJ_EC_QTENSOR));
-  int64_t d = 0;
-  cjv_get_i64(op, "iota_dimension", &d);
-  cjv_tbuf t1;
-  if (d < 0 || d >= r->rank)
-    CJV_FAIL(op, "iota_dimension %lld is out of range [0, %d) for %s", (long long)d, r->rank,
-             CJV_T(r, t1));
-  return cj_verify_check_shape_operand(op, 0, "output_shape", r);
+  CJV_TRY(check_iota(op, true));
+  return cj_verify_check_shape_operand(op, 0, "output_shape", R0(op));
 }

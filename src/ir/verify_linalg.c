@@ -375,9 +375,7 @@ cj_status cj_verify_cholesky(const cj_op *op) {
 
 cj_status cj_verify_triangular_solve(const cj_op *op) {
   const cj_type *a = T(op, 0), *b = T(op, 1), *o = R(op, 0);
-  CJV_TRY(cj_verify_check_tensor(op, "a", a, FC_Q));
-  CJV_TRY(cj_verify_check_tensor(op, "b", b, FC_Q));
-  CJV_TRY(cj_verify_check_tensor(op, "result", o, FC_Q));
+  CJV_TRY(cj_verify_check_tensors(op, FC_Q, "a", a, "b", b, "result", o, NULL));
   CJV_TRY(cj_verify_check_same_baseline_elem(op, "a", a, "b", b));
   CJV_TRY(cj_verify_check_same_baseline(op, "b", b, "result", o));
   cjv_tbuf t1, t2;
@@ -500,22 +498,26 @@ cj_status cj_verify_batch_norm_grad(const cj_op *op) {
   return check_batch_norm(op, m, mn, 3, s, sn, 5);
 }
 
-cj_status cj_verify_batch_norm_inference(const cj_op *op) {
+/* batch_norm_inference and batch_norm_training: the operand, result `out` of its baseline type,
+ * and four 1-D values s (named sn) */
+static CJ_MUST_USE cj_status check_batch_norm_4(const cj_op *op, const char *out,
+                                                const cj_type *const *s, const char *const *sn) {
   const cj_type *m[2] = {T(op, 0), R(op, 0)};
-  static const char *const mn[2] = {"operand", "result"};
-  const cj_type *s[4] = {T(op, 1), T(op, 2), T(op, 3), T(op, 4)};
-  static const char *const sn[4] = {"scale", "offset", "mean", "variance"};
+  const char *const mn[2] = {"operand", out};
   CJV_TRY(check_batch_norm(op, m, mn, 2, s, sn, 4));
-  return cj_verify_check_same_baseline(op, "operand", m[0], "result", m[1]);
+  return cj_verify_check_same_baseline(op, "operand", m[0], out, m[1]);
+}
+
+cj_status cj_verify_batch_norm_inference(const cj_op *op) {
+  static const char *const sn[4] = {"scale", "offset", "mean", "variance"};
+  const cj_type *s[4] = {T(op, 1), T(op, 2), T(op, 3), T(op, 4)};
+  return check_batch_norm_4(op, "result", s, sn);
 }
 
 cj_status cj_verify_batch_norm_training(const cj_op *op) {
-  const cj_type *m[2] = {T(op, 0), R(op, 0)};
-  static const char *const mn[2] = {"operand", "output"};
-  const cj_type *s[4] = {T(op, 1), T(op, 2), R(op, 1), R(op, 2)};
   static const char *const sn[4] = {"scale", "offset", "batch_mean", "batch_var"};
-  CJV_TRY(check_batch_norm(op, m, mn, 2, s, sn, 4));
-  return cj_verify_check_same_baseline(op, "operand", m[0], "output", m[1]);
+  const cj_type *s[4] = {T(op, 1), T(op, 2), R(op, 1), R(op, 2)};
+  return check_batch_norm_4(op, "output", s, sn);
 }
 
 /* ======================================================================== random numbers */
@@ -539,9 +541,8 @@ cj_status cj_verify_rng(const cj_op *op) {
 cj_status cj_verify_rng_bit_generator(const cj_op *op) {
   const cj_type *s = T(op, 0), *os = R(op, 0), *o = R(op, 1);
   unsigned mask = CJ_EC_INT | CJ_EC_FLOAT;
-  CJV_TRY(cj_verify_check_tensor(op, "initial_state", s, mask));
-  CJV_TRY(cj_verify_check_tensor(op, "output_state", os, mask));
-  CJV_TRY(cj_verify_check_tensor(op, "output", o, mask));
+  CJV_TRY(cj_verify_check_tensors(op, mask, "initial_state", s, "output_state", os, "output", o,
+                                  NULL));
   CJV_TRY(cj_verify_check_same_type(op, "initial_state", s, "output_state", os));
   cjv_tbuf t1;
   if (o->num_elements < 0) CJV_FAIL(op, "output must have a static shape, got %s", CJV_T(o, t1));

@@ -353,12 +353,7 @@ cj_status cj_verify_create_token(const cj_op *op) {
 }
 
 cj_status cj_verify_process_id(const cj_op *op) {
-  const cj_type *t = cjv_result_type(op, 0);
-  cjv_tbuf tb;
-  if (!t || t->kind != CJ_TYPE_TENSOR || t->rank != 0 || t->elem->kind != CJ_TYPE_ELEM ||
-      t->elem->dtype != CJ_U32)
-    CJV_FAIL(op, "result must be tensor<ui32>, got %s", CJV_T(t, tb));
-  return NULL;
+  return cj_verify_check_scalar(op, "result must be", cjv_result_type(op, 0), CJ_U32);
 }
 
 /* ======================================================================== check, sdy */

@@ -32,16 +32,10 @@ static CJ_MUST_USE cj_status check_agree(const cj_op *op, const char *wa, uint32
 /* Every branch takes no arguments and returns the types of the op's results. */
 static CJ_MUST_USE cj_status check_branches(const cj_op *op, const char *noun) {
   const cj_type *p = T(op, 0);
-  cjv_tbuf t1;
-  if (op->kind == CJ_OP_IF) {
-    if (!p || p->kind != CJ_TYPE_TENSOR || p->rank != 0 || p->elem->kind != CJ_TYPE_ELEM ||
-        p->elem->dtype != CJ_PRED)
-      CJV_FAIL(op, "pred must be tensor<i1>, got %s", CJV_T(p, t1));
-  } else {
-    if (!p || p->kind != CJ_TYPE_TENSOR || p->rank != 0 || p->elem->kind != CJ_TYPE_ELEM ||
-        p->elem->dtype != CJ_S32)
-      CJV_FAIL(op, "index must be tensor<i32>, got %s", CJV_T(p, t1));
-  }
+  if (op->kind == CJ_OP_IF)
+    CJV_TRY(cj_verify_check_scalar(op, "pred must be", p, CJ_PRED));
+  else
+    CJV_TRY(cj_verify_check_scalar(op, "index must be", p, CJ_S32));
   if (op->nregions == 0) CJV_FAIL(op, "needs at least one branch");
   char rname[48], what[64];
   for (uint32_t r = 0; r < op->nregions; r++) {
@@ -90,13 +84,9 @@ cj_status cj_verify_while(const cj_op *op) {
     CJV_FAIL(op, "body returns %u values but the loop carries %u", bret->nopnds, op->nopnds);
   for (uint32_t i = 0; i < op->nopnds; i++)
     CJV_TRY(check_agree(op, "operand", i, T(op, i), "body value", i, bret->operands[i]->type));
-  cjv_tbuf t1;
   if (cret->nopnds != 1) CJV_FAIL(op, "cond must return a single value, got %u", cret->nopnds);
   const cj_type *ct = cret->operands[0]->type;
-  if (!ct || ct->kind != CJ_TYPE_TENSOR || ct->rank != 0 || ct->elem->kind != CJ_TYPE_ELEM ||
-      ct->elem->dtype != CJ_PRED)
-    CJV_FAIL(op, "cond must return tensor<i1>, got %s", CJV_T(ct, t1));
-  return NULL;
+  return cj_verify_check_scalar(op, "cond must return", ct, CJ_PRED);
 }
 
 /* ======================================================================== map */
@@ -324,9 +314,7 @@ cj_status cj_verify_select_and_scatter(const cj_op *op) {
   }
   if (ret->nopnds != 1) CJV_FAIL(op, "select must return a single value, got %u", ret->nopnds);
   const cj_type *st = ret->operands[0]->type;
-  if (!st || st->kind != CJ_TYPE_TENSOR || st->rank != 0 || st->elem->kind != CJ_TYPE_ELEM ||
-      st->elem->dtype != CJ_PRED)
-    CJV_FAIL(op, "select must return tensor<i1>, got %s", CJV_T(st, t1));
+  CJV_TRY(cj_verify_check_scalar(op, "select must return", st, CJ_PRED));
   const cj_type *elem;
   const cj_type *ins[1] = {src}, *inits[1] = {init};
   CJV_TRY(cj_verify_check_reducer(op, 1, "scatter", 1, ins, NULL, inits, NULL, 0, &elem));
@@ -371,8 +359,5 @@ cj_status cj_verify_sort(const cj_op *op) {
   if (ret->nopnds != 1)
     CJV_FAIL(op, "comparator must return a single value, got %u", ret->nopnds);
   const cj_type *ct = ret->operands[0]->type;
-  if (!ct || ct->kind != CJ_TYPE_TENSOR || ct->rank != 0 || ct->elem->kind != CJ_TYPE_ELEM ||
-      ct->elem->dtype != CJ_PRED)
-    CJV_FAIL(op, "comparator must return tensor<i1>, got %s", CJV_T(ct, t1));
-  return NULL;
+  return cj_verify_check_scalar(op, "comparator must return", ct, CJ_PRED);
 }

@@ -303,9 +303,7 @@ cj_status cj_verify_dynamic_slice(const cj_op *op) {
 cj_status cj_verify_dynamic_update_slice(const cj_op *op) {
   if (op->nopnds < 2) CJV_FAIL(op, "needs an operand and an update");
   const cj_type *x = T(op, 0), *u = T(op, 1), *r = R0(op);
-  CJV_TRY(cj_verify_check_tensor(op, "operand", x, PER_TENSOR));
-  CJV_TRY(cj_verify_check_tensor(op, "update", u, PER_TENSOR));
-  CJV_TRY(cj_verify_check_tensor(op, "result", r, PER_TENSOR));
+  CJV_TRY(cj_verify_check_tensors(op, PER_TENSOR, "operand", x, "update", u, "result", r, NULL));
   CJV_TRY(cj_verify_check_same_type(op, "operand", x, "result", r));
   CJV_TRY(cj_verify_check_same_elem(op, "update", u, "operand", x));
   cjv_tbuf t1, t2;
@@ -475,11 +473,7 @@ cj_status cj_verify_get_dimension_size(const cj_op *op) {
   cjv_get_i64(op, "dimension", &dim);
   if (dim < 0 || dim >= x->rank)
     CJV_FAIL(op, "dimension %lld is out of range [0, %d)", (long long)dim, x->rank);
-  cjv_tbuf t1;
-  if (!r || r->kind != CJ_TYPE_TENSOR || r->rank != 0 || r->elem->kind != CJ_TYPE_ELEM ||
-      r->elem->dtype != CJ_S32)
-    CJV_FAIL(op, "result must be tensor<i32>, got %s", CJV_T(r, t1));
-  return NULL;
+  return cj_verify_check_scalar(op, "result must be", r, CJ_S32);
 }
 
 cj_status cj_verify_set_dimension_size(const cj_op *op) {

@@ -16,6 +16,7 @@
 #include "loader/util.h"
 #pragma GCC visibility push(hidden)
 #include "base/dtype.h"
+#include "base/grow.h"
 #pragma GCC visibility pop
 
 /* ================================ arrays ================================ */
@@ -42,11 +43,7 @@ CJRT_API cjrt_error *cjrt_array_alloc(cjrt_dtype dtype, const int64_t *dims, siz
     free(d);
     return cjrt__oom();
   }
-  out->dtype = dtype;
-  out->rank = rank;
-  out->dims = d;
-  out->data = data;
-  out->nbytes = nbytes;
+  *out = (cjrt_array){.dtype = dtype, .rank = rank, .dims = d, .data = data, .nbytes = nbytes};
   return NULL;
 }
 
@@ -191,13 +188,7 @@ static bool parse_scalar(const char *tok, size_t len, lit_value *v) {
 }
 
 static cjrt_error *lit_push(lit_parser *p, const lit_value *v) {
-  if (p->n == p->cap) {
-    size_t cap = p->cap ? p->cap * 2 : 64;
-    lit_value *nv = realloc(p->vals, cap * sizeof *nv);
-    if (!nv) return cjrt__oom();
-    p->vals = nv;
-    p->cap = cap;
-  }
+  if (!cj_grow_n(&p->vals, &p->cap, p->n + 1, sizeof *p->vals, 64)) return cjrt__oom();
   p->vals[p->n++] = *v;
   return NULL;
 }

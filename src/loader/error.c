@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "loader/util.h"
 
 struct cjrt_error {
@@ -16,23 +17,20 @@ static cjrt_error oom_error = {CJRT_RESOURCE_EXHAUSTED, true, "out of memory"};
 
 cjrt_error *cjrt__oom(void) { return &oom_error; }
 
+static void sb_vprintf(cjrt_sb *sb, const char *fmt, va_list ap);
+
 cjrt_error *cjrt__errorv(cjrt_code code, const char *fmt, va_list ap) {
   if (code == CJRT_OK) code = CJRT_UNKNOWN; /* an error always carries a failure code */
+  cjrt_sb sb = {0};
+  sb_vprintf(&sb, fmt, ap);
+  char *message;
+  if (cjrt_sb_finish(&sb, &message)) return &oom_error;
   cjrt_error *e = malloc(sizeof *e);
-  if (!e) return &oom_error;
-  va_list ap2;
-  va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
-  va_end(ap2);
-  if (n < 0) n = 0;
-  e->message = malloc((size_t)n + 1);
-  if (!e->message) {
-    free(e);
+  if (!e) {
+    free(message);
     return &oom_error;
   }
-  vsnprintf(e->message, (size_t)n + 1, fmt, ap);
-  e->code = code;
-  e->is_static = false;
+  *e = (cjrt_error){code, false, message};
   return e;
 }
 
@@ -94,23 +92,9 @@ CJRT_API void cjrt_free(void *p) { free(p); }
 
 static bool sb_reserve(cjrt_sb *sb, size_t extra) {
   if (sb->failed) return false;
-  if (sb->len + extra + 1 <= sb->cap) return true;
-  size_t cap = sb->cap ? sb->cap : 64;
-  while (cap < sb->len + extra + 1) {
-    if (cap > ((size_t)-1) / 2) {
-      sb->failed = true;
-      return false;
-    }
-    cap *= 2;
-  }
-  char *p = realloc(sb->p, cap);
-  if (!p) {
+  if (extra > SIZE_MAX - sb->len - 1 || !cj_grow(&sb->p, &sb->cap, sb->len + extra + 1, 64))
     sb->failed = true;
-    return false;
-  }
-  sb->p = p;
-  sb->cap = cap;
-  return true;
+  return !sb->failed;
 }
 
 void cjrt_sb_add(cjrt_sb *sb, const char *s, size_t n) {
@@ -129,17 +113,22 @@ void cjrt_sb_spaces(cjrt_sb *sb, size_t n) {
   sb->p[sb->len] = 0;
 }
 
-void cjrt_sb_printf(cjrt_sb *sb, const char *fmt, ...) {
-  va_list ap, ap2;
-  va_start(ap, fmt);
+static void sb_vprintf(cjrt_sb *sb, const char *fmt, va_list ap) {
+  va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
   if (n >= 0 && sb_reserve(sb, (size_t)n)) {
-    vsnprintf(sb->p + sb->len, (size_t)n + 1, fmt, ap2);
+    vsnprintf(sb->p + sb->len, (size_t)n + 1, fmt, ap);
     sb->len += (size_t)n;
   }
-  va_end(ap2);
+}
+
+void cjrt_sb_printf(cjrt_sb *sb, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(sb, fmt, ap);
+  va_end(ap);
 }
 
 cjrt_error *cjrt_sb_finish(cjrt_sb *sb, char **out) {

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "loader/loader.h"
 
 /* ---- xla.CompileOptionsProto, written by hand (field numbers from the proto) ----
@@ -21,15 +22,9 @@ typedef struct {
 
 static void pb_byte(pb *b, uint8_t v) {
   if (b->failed) return;
-  if (b->len == b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 64;
-    uint8_t *np = realloc(b->p, cap);
-    if (!np) {
-      b->failed = true;
-      return;
-    }
-    b->p = np;
-    b->cap = cap;
+  if (!cj_grow(&b->p, &b->cap, b->len + 1, 64)) {
+    b->failed = true;
+    return;
   }
   b->p[b->len++] = v;
 }

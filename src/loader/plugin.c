@@ -234,21 +234,14 @@ static cjrt_error *load_locked(const char *path, cjrt_lib **out) {
   }
   cjrt_lib *lib = calloc(1, sizeof *lib);
   char *rp = realpath(path, NULL);
-  if (!lib) {
+  if (!rp) rp = cjrt__strndup(path, strlen(path));
+  if (!lib || !rp) {
+    free(lib);
     free(rp);
     dlclose(h);
     return cjrt__oom();
   }
-  lib->path = rp ? rp : cjrt__strndup(path, strlen(path));
-  if (!lib->path) {
-    free(lib);
-    dlclose(h);
-    return cjrt__oom();
-  }
-  lib->handle = h;
-  lib->api = api;
-  lib->major = major;
-  lib->minor = minor;
+  *lib = (cjrt_lib){.handle = h, .api = api, .path = rp, .major = major, .minor = minor};
   /* PJRT_Plugin_Initialize, once per library for the life of the process */
   if (CJRT_HAS(lib, PJRT_Plugin_Initialize)) {
     PJRT_Plugin_Initialize_Args ia = {.struct_size = PJRT_Plugin_Initialize_Args_STRUCT_SIZE};

@@ -76,9 +76,7 @@ PJRT_Error *cjp_PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args *args) {
                       fn, d->id, d->process_index);
   cj_buffer *out;
   cj_status st = cj_buffer_copy_to_memory(b, d->memories[CJ_MEMORY_DEVICE], &out);
-  if (st) return cjp_error_in(fn, st);
-  args->dst_buffer = (PJRT_Buffer *)out;
-  return NULL;
+  CJP_RETURN_OUT(st, dst_buffer, PJRT_Buffer, out);
 }
 
 PJRT_Error *cjp_PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args *args) {
@@ -87,9 +85,7 @@ PJRT_Error *cjp_PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args *args) {
   CJP_MEMORY(PJRT_Buffer_CopyToMemory, m, args->dst_memory, "dst_memory");
   cj_buffer *out;
   cj_status st = cj_buffer_copy_to_memory(b, m, &out);
-  if (st) return cjp_error_in(fn, st);
-  args->dst_buffer = (PJRT_Buffer *)out;
-  return NULL;
+  CJP_RETURN_OUT(st, dst_buffer, PJRT_Buffer, out);
 }
 
 PJRT_Error *cjp_PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args *args) {
@@ -112,9 +108,7 @@ PJRT_Error *cjp_PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args *args) {
                       args->dst_size, need);
   cj_event *done;
   st = cj_buffer_to_host(b, args->dst, strides, &done);
-  if (st) return cjp_error_in(fn, st);
-  args->event = (PJRT_Event *)done;
-  return NULL;
+  CJP_RETURN_OUT(st, event, PJRT_Event, done);
 }
 
 CJP_BUF_SLOT(PJRT_Buffer_IsOnCpu, is_on_cpu,
@@ -236,7 +230,5 @@ PJRT_Error *cjp_PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args *args) {
                                   args->device_layout, &dt);
   cj_buffer *out = NULL;
   if (!st) st = cj_buffer_bitcast(b, dt, args->dims, (int)args->num_dims, &out);
-  if (st) return cjp_error_in(fn, st);
-  args->out_buffer = (PJRT_Buffer *)out;
-  return NULL;
+  CJP_RETURN_OUT(st, out_buffer, PJRT_Buffer, out);
 }

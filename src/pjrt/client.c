@@ -325,10 +325,7 @@ PJRT_Error *cjp_PJRT_Client_LookupDevice(PJRT_Client_LookupDevice_Args *args) {
   CJP_CHECK_ARGS(PJRT_Client_LookupDevice, args, device);
   CJP_CLIENT(PJRT_Client_LookupDevice, c, args->client, "client");
   cj_device *d = cj_client_lookup_device(c, args->id);
-  if (!d)
-    return cjp_errorf(CJ_INVALID_ARGUMENT,
-                      "PJRT_Client_LookupDevice: No matching device found for device_id %d",
-                      args->id);
+  CJP_REQUIRE(PJRT_Client_LookupDevice, d, "No matching device found for device_id %d", args->id);
   args->device = (PJRT_Device *)d;
   return NULL;
 }
@@ -338,11 +335,9 @@ PJRT_Error *cjp_PJRT_Client_LookupAddressableDevice(
   CJP_CHECK_ARGS(PJRT_Client_LookupAddressableDevice, args, addressable_device);
   CJP_CLIENT(PJRT_Client_LookupAddressableDevice, c, args->client, "client");
   cj_device *d = cj_client_lookup_local_device(c, args->local_hardware_id);
-  if (!d)
-    return cjp_errorf(CJ_INVALID_ARGUMENT,
-                      "PJRT_Client_LookupAddressableDevice: No matching addressable device "
-                      "found for local_hardware_id %d",
-                      args->local_hardware_id);
+  CJP_REQUIRE(PJRT_Client_LookupAddressableDevice, d,
+              "No matching addressable device found for local_hardware_id %d",
+              args->local_hardware_id);
   args->addressable_device = (PJRT_Device *)d;
   return NULL;
 }
@@ -356,11 +351,8 @@ PJRT_Error *cjp_PJRT_Client_DefaultDeviceAssignment(
   CJP_CHECK_ARGS(PJRT_Client_DefaultDeviceAssignment, args, default_assignment);
   CJP_CLIENT(PJRT_Client_DefaultDeviceAssignment, c, args->client, "client");
   int r = args->num_replicas, p = args->num_partitions;
-  if (r < 1 || p < 1)
-    return cjp_errorf(CJ_INVALID_ARGUMENT,
-                      "PJRT_Client_DefaultDeviceAssignment: num_replicas (%d) and "
-                      "num_partitions (%d) must be >= 1",
-                      r, p);
+  CJP_REQUIRE(PJRT_Client_DefaultDeviceAssignment, r >= 1 && p >= 1,
+              "num_replicas (%d) and num_partitions (%d) must be >= 1", r, p);
   long long need = (long long)r * p;
   if (args->default_assignment_size < (size_t)need)
     return cjp_errorf(CJ_FAILED_PRECONDITION,
@@ -455,9 +447,7 @@ PJRT_Error *cjp_PJRT_Client_CreateUninitializedBuffer(
   cj_buffer *b = NULL;
   if (!st)
     st = cj_buffer_create_uninitialized(mem, dt, args->shape_dims, (int)args->shape_num_dims, &b);
-  if (st) return cjp_error_in(fn, st);
-  args->buffer = (PJRT_Buffer *)b;
-  return NULL;
+  CJP_RETURN_OUT(st, buffer, PJRT_Buffer, b);
 }
 
 PJRT_Error *cjp_PJRT_Client_CreateViewOfDeviceBuffer(
@@ -477,9 +467,7 @@ PJRT_Error *cjp_PJRT_Client_CreateViewOfDeviceBuffer(
   if (!st)
     st = cj_buffer_create_view(mem, dt, args->dims, (int)args->num_dims, args->device_buffer_ptr,
                                args->on_delete_callback, args->on_delete_callback_arg, &b);
-  if (st) return cjp_error_in(fn, st);
-  args->buffer = (PJRT_Buffer *)b;
-  return NULL;
+  CJP_RETURN_OUT(st, buffer, PJRT_Buffer, b);
 }
 
 PJRT_Error *cjp_PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args *args) {
@@ -499,8 +487,6 @@ PJRT_Error *cjp_PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args
                                        args->error_message_size, "error buffer");
   cj_buffer *b = NULL;
   st = cj_buffer_create_error(mem, dt, args->shape_dims, (int)args->shape_num_dims, err, &b);
-  if (st) return cjp_error_in(fn, st);
-  args->buffer = (PJRT_Buffer *)b;
-  return NULL;
+  CJP_RETURN_OUT(st, buffer, PJRT_Buffer, b);
 }
 

@@ -49,11 +49,9 @@ CJP_DEVICE_SLOT(PJRT_Device_AddressableMemories, num_memories,
 PJRT_Error *cjp_PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args *args) {
   CJP_CHECK_ARGS(PJRT_Device_DefaultMemory, args, memory);
   CJP_DEVICE(PJRT_Device_DefaultMemory, d, args->device, "device");
-  if (!cj_device_is_local(d))
-    return cjp_errorf(CJ_INVALID_ARGUMENT,
-                      "PJRT_Device_DefaultMemory: device %d belongs to process %d and has no "
-                      "memory this process can address",
-                      d->id, d->process_index);
+  CJP_REQUIRE(PJRT_Device_DefaultMemory, cj_device_is_local(d),
+              "device %d belongs to process %d and has no memory this process can address", d->id,
+              d->process_index);
   args->memory = (PJRT_Memory *)d->memories[CJ_MEMORY_DEVICE];
   return NULL;
 }

@@ -48,19 +48,13 @@ typedef struct exec_front {
   size_t *out_kind_sizes;
   const char **param_kinds;    /* num_args */
   size_t *param_kind_sizes;
-} exec_front;
+} exec_front; /* one allocation: the arrays follow the struct */
 
-static void front_free(void *p) {
-  exec_front *f = p;
-  if (!f) return;
-  free(f->out_types);
-  free(f->out_dims);
-  free(f->out_ranks);
-  free(f->out_kinds);
-  free(f->out_kind_sizes);
-  free(f->param_kinds);
-  free(f->param_kind_sizes);
-  free(f);
+/* The next `bytes` of the block at *p. */
+static void *carve(char **p, size_t bytes) {
+  void *r = *p;
+  *p += bytes;
+  return r;
 }
 
 static void named_float(PJRT_NamedValue *v, const char *name, double x) {
@@ -78,22 +72,23 @@ static CJ_MUST_USE cj_status attach_front(cj_executable *e) {
   const cj_program_info *in = e->info;
   size_t nres = (size_t)in->num_results, narg = (size_t)in->num_args, ndims = 0;
   for (size_t j = 0; j < nres; j++) ndims += (size_t)in->results[j].rank;
-  exec_front *f = calloc(1, sizeof *f);
-  if (f) {
-    f->out_types = malloc(sizeof(PJRT_Buffer_Type) * (nres ? nres : 1));
-    f->out_dims = malloc(sizeof(int64_t) * (ndims ? ndims : 1));
-    f->out_ranks = malloc(sizeof(size_t) * (nres ? nres : 1));
-    f->out_kinds = malloc(sizeof(char *) * (nres ? nres : 1));
-    f->out_kind_sizes = malloc(sizeof(size_t) * (nres ? nres : 1));
-    f->param_kinds = malloc(sizeof(char *) * (narg ? narg : 1));
-    f->param_kind_sizes = malloc(sizeof(size_t) * (narg ? narg : 1));
-  }
-  if (!f || !f->out_types || !f->out_dims || !f->out_ranks || !f->out_kinds ||
-      !f->out_kind_sizes || !f->param_kinds || !f->param_kind_sizes) {
-    front_free(f);
+  /* the arrays by decreasing alignment, so that each starts aligned */
+  size_t bytes = sizeof(exec_front) + sizeof(int64_t) * ndims +
+                 (2 * sizeof(size_t) + sizeof(char *)) * nres +
+                 (sizeof(size_t) + sizeof(char *)) * narg + sizeof(PJRT_Buffer_Type) * nres;
+  exec_front *f = calloc(1, bytes);
+  if (!f) {
     cj_executable_release(e);
     return cj_oom();
   }
+  char *p = (char *)(f + 1);
+  f->out_dims = carve(&p, sizeof(int64_t) * ndims);
+  f->out_ranks = carve(&p, sizeof(size_t) * nres);
+  f->out_kinds = carve(&p, sizeof(char *) * nres);
+  f->out_kind_sizes = carve(&p, sizeof(size_t) * nres);
+  f->param_kinds = carve(&p, sizeof(char *) * narg);
+  f->param_kind_sizes = carve(&p, sizeof(size_t) * narg);
+  f->out_types = carve(&p, sizeof(PJRT_Buffer_Type) * nres);
   named_float(&f->cost[0], "flops", in->flops);
   named_float(&f->cost[1], "transcendentals", in->transcendentals);
   named_float(&f->cost[2], "bytes accessed", in->bytes_accessed);
@@ -110,7 +105,7 @@ static CJ_MUST_USE cj_status attach_front(cj_executable *e) {
     f->param_kinds[i] = kDeviceKind;
     f->param_kind_sizes[i] = sizeof kDeviceKind - 1;
   }
-  cj_executable_set_front(e, f, front_free);
+  cj_executable_set_front(e, f, free);
   return NULL;
 }
 
@@ -178,9 +173,7 @@ PJRT_Error *cjp_PJRT_Client_Compile(PJRT_Client_Compile_Args *args) {
   cj_status st = compile(c, args->program, args->compile_options, args->compile_options_size, &e);
   cj_loaded *l = NULL;
   if (!st) st = load_and_release(c, e, &l);
-  if (st) return cjp_error_in(fn, st);
-  args->executable = (PJRT_LoadedExecutable *)l;
-  return NULL;
+  CJP_RETURN_OUT(st, executable, PJRT_LoadedExecutable, l);
 }
 
 PJRT_Error *cjp_PJRT_Compile(PJRT_Compile_Args *args) {
@@ -205,9 +198,7 @@ PJRT_Error *cjp_PJRT_Compile(PJRT_Compile_Args *args) {
     st = cj_topology_check_assignment(t, e->num_replicas, e->num_partitions, e->assignment);
     if (st) cj_executable_release(e);
   }
-  if (st) return cjp_error_in(fn, st);
-  args->executable = (PJRT_Executable *)e;
-  return NULL;
+  CJP_RETURN_OUT(st, executable, PJRT_Executable, e);
 }
 
 PJRT_Error *cjp_PJRT_Client_Load(PJRT_Client_Load_Args *args) {
@@ -220,9 +211,7 @@ PJRT_Error *cjp_PJRT_Client_Load(PJRT_Client_Load_Args *args) {
   cj_loaded *l;
   cj_status st = cj_loaded_create(c, e, args->compile_options_size ? args->compile_options : NULL,
                                   args->compile_options_size, &l);
-  if (st) return cjp_error_in(fn, st);
-  args->loaded_executable = (PJRT_LoadedExecutable *)l;
-  return NULL;
+  CJP_RETURN_OUT(st, loaded_executable, PJRT_LoadedExecutable, l);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -344,12 +333,8 @@ static void blob_free_assignment(PJRT_DeviceAssignmentSerialized *p) { free(p); 
 PJRT_Error *cjp_PJRT_Executable_Serialize(PJRT_Executable_Serialize_Args *args) {
   CJP_CHECK_ARGS(PJRT_Executable_Serialize, args, serialized_executable_deleter);
   CJP_EXEC(PJRT_Executable_Serialize, e, args->executable, "executable");
-  void *bytes;
-  size_t len;
-  cj_status st = cj_executable_serialize(e, &bytes, &len);
-  if (st) return cjp_error_in("PJRT_Executable_Serialize", st);
-  CJP_SET_SERIALIZED(args, executable, PJRT_SerializedExecutable, bytes, len, blob_free_exec);
-  return NULL;
+  CJP_RETURN_SERIALIZED(PJRT_Executable_Serialize, executable, PJRT_SerializedExecutable,
+                        cj_executable_serialize, e, blob_free_exec);
 }
 
 PJRT_Error *cjp_PJRT_Executable_GetCompileOptions(PJRT_Executable_GetCompileOptions_Args *args) {
@@ -384,9 +369,7 @@ PJRT_Error *cjp_PJRT_Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAn
   if (!st) st = attach_front(e);
   cj_loaded *l = NULL;
   if (!st) st = load_and_release(c, e, &l);
-  if (st) return cjp_error_in(fn, st);
-  args->loaded_executable = (PJRT_LoadedExecutable *)l;
-  return NULL;
+  CJP_RETURN_OUT(st, loaded_executable, PJRT_LoadedExecutable, l);
 }
 
 /* ------------------------------------------------------------------------------------------ */

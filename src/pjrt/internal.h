@@ -129,6 +129,26 @@ CJ_MUST_USE cj_status cjp_status_from_code(PJRT_Error_Code code, const char *msg
     (args)->serialized_##what = (T *)(bytes);                  \
     (args)->serialized_##what##_deleter = (deleter);           \
   } while (0)
+/* The end of slot NAME: serializes obj with serialize(obj, &bytes, &len) and hands the bytes out
+ * as CJP_SET_SERIALIZED does, or returns serialize's error. */
+#define CJP_RETURN_SERIALIZED(NAME, what, T, serialize, obj, deleter) \
+  do {                                                                 \
+    void *bytes_;                                                      \
+    size_t len_;                                                       \
+    cj_status st_ = serialize((obj), &bytes_, &len_);                  \
+    if (st_) return cjp_error_in(#NAME, st_);                          \
+    CJP_SET_SERIALIZED(args, what, T, bytes_, len_, deleter);          \
+    return NULL;                                                       \
+  } while (0)
+
+/* The end of a slot (begun with CJP_ENTER) that makes one object: st's error, named by fn, or
+ * NULL with obj handed out as args->field, a T handle. */
+#define CJP_RETURN_OUT(st, field, T, obj)  \
+  do {                                     \
+    if (st) return cjp_error_in(fn, (st)); \
+    args->field = (T *)(obj);              \
+    return NULL;                           \
+  } while (0)
 
 /* Defines cjp_NAME in the shape most slots have: checks args up to `last`, runs `declare` (a
  * CJP_<kind> handle declaration, such as CJP_BUFFER(NAME, b, args->buffer, "buffer")), then the

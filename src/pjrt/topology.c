@@ -106,12 +106,8 @@ PJRT_Error *cjp_PJRT_TopologyDescription_Serialize(
     PJRT_TopologyDescription_Serialize_Args *args) {
   CJP_CHECK_ARGS(PJRT_TopologyDescription_Serialize, args, serialized_topology_deleter);
   CJP_TOPO(PJRT_TopologyDescription_Serialize, t, args->topology);
-  void *bytes;
-  size_t len;
-  cj_status st = cj_topology_serialize(t, &bytes, &len);
-  if (st) return cjp_error_in("PJRT_TopologyDescription_Serialize", st);
-  CJP_SET_SERIALIZED(args, topology, PJRT_SerializedTopology, bytes, len, serialized_free);
-  return NULL;
+  CJP_RETURN_SERIALIZED(PJRT_TopologyDescription_Serialize, topology, PJRT_SerializedTopology,
+                        cj_topology_serialize, t, serialized_free);
 }
 
 PJRT_Error *cjp_PJRT_TopologyDescription_Deserialize(

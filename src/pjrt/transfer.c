@@ -49,9 +49,7 @@ PJRT_Error *cjp_PJRT_Client_CreateBuffersForAsyncHostToDevice(
   cj_transfer *t = NULL;
   if (!st) st = cj_transfer_create(mem, (int)n, specs, &t);
   free(specs);
-  if (st) return cjp_error_in(fn, st);
-  args->transfer_manager = (PJRT_AsyncHostToDeviceTransferManager *)t;
-  return NULL;
+  CJP_RETURN_OUT(st, transfer_manager, PJRT_AsyncHostToDeviceTransferManager, t);
 }
 
 CJP_DESTROY_SLOT(PJRT_AsyncHostToDeviceTransferManager_Destroy, transfer_manager,
@@ -86,9 +84,7 @@ PJRT_Error *cjp_PJRT_AsyncHostToDeviceTransferManager_TransferLiteral(
   if (!st)
     st = cj_transfer_literal(t, args->buffer_index, args->data, dt, args->shape_dims,
                              (int)args->shape_num_dims, strides, &done);
-  if (st) return cjp_error_in(fn, st);
-  args->done_with_h2d_transfer = (PJRT_Event *)done;
-  return NULL;
+  CJP_RETURN_OUT(st, done_with_h2d_transfer, PJRT_Event, done);
 }
 
 CJP_XFER_SLOT(PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer, buffer_out,
@@ -153,9 +149,7 @@ PJRT_Error *cjp_PJRT_CopyToDeviceStream_AddChunk(PJRT_CopyToDeviceStream_AddChun
     st = cj_stream_add_chunk((cj_stream *)args->stream, chunk.data, chunk.size, &done);
   /* The chunk is ours either way: give it back to its owner. */
   if (chunk.deleter) chunk.deleter(chunk.data, chunk.deleter_arg);
-  if (st) return cjp_error_in(fn, st);
-  args->transfer_complete = (PJRT_Event *)done;
-  return NULL;
+  CJP_RETURN_OUT(st, transfer_complete, PJRT_Event, done);
 }
 
 CJP_STREAM_SLOT(PJRT_CopyToDeviceStream_TotalBytes, total_bytes,

@@ -50,6 +50,13 @@ static void acc_add(cj_dtype adt, rs *acc, rs a, rs b) {
   }
 }
 
+/* out[k] = dims[idx[k]] for k < n; returns their product (the number of points they span) */
+static int64_t pick_dims(const int64_t *dims, const int64_t *idx, int64_t n, int64_t *out) {
+  int64_t p = 1;
+  for (int64_t k = 0; k < n; k++) p *= out[k] = dims[idx[k]];
+  return p;
+}
+
 /* ---------------------------------------------------------------- dot_general */
 
 typedef struct dot_dims {
@@ -64,11 +71,7 @@ static CJ_MUST_USE cj_status dot_run(cj_op *op, const rv *l, const rv *r, rv *ou
   for (int32_t d = 0; d < r->rank; d++)
     if (!in_list(d, dd->rb, dd->nb) && !in_list(d, dd->rc, dd->nc)) rf[nrf++] = d;
   if (dd->nb + nlf + nrf != out->rank) return cj_op_error(op, CJ_INVALID_ARGUMENT, "dot result rank mismatch");
-  int64_t cdims[RF_MAX_RANK], cn = 1;
-  for (int64_t k = 0; k < dd->nc; k++) {
-    cdims[k] = l->dims[dd->lc[k]];
-    cn *= cdims[k];
-  }
+  int64_t cdims[RF_MAX_RANK], cn = pick_dims(l->dims, dd->lc, dd->nc, cdims);
   cj_dtype_kind kind = cj_dtype_kindof(out->dt);
   cj_dtype adt = acc_type(out->dt);
   int64_t oi[RF_MAX_RANK], li[RF_MAX_RANK], ri[RF_MAX_RANK], ci[RF_MAX_RANK];
@@ -167,11 +170,7 @@ static CJ_MUST_USE cj_status convolution(cj_op *op, rv **ins, rv *out) {
   cj_op_get_i64(op, "batch_group_count", &bgc);
   int64_t OF = out->dims[of], OB = out->dims[ob], IFK = r->dims[kif];
   int64_t ofg = OF / (fgc ? fgc : 1), obg = OF / (bgc ? bgc : 1);
-  int64_t kdims[RF_MAX_RANK], kn = 1;
-  for (int32_t i = 0; i < S; i++) {
-    kdims[i] = r->dims[ksp[i]];
-    kn *= kdims[i];
-  }
+  int64_t kdims[RF_MAX_RANK], kn = pick_dims(r->dims, ksp, S, kdims);
   cj_dtype_kind kind = cj_dtype_kindof(out->dt);
   cj_dtype adt = acc_type(out->dt);
   int64_t oi[RF_MAX_RANK], li[RF_MAX_RANK], ri[RF_MAX_RANK], ki[RF_MAX_RANK];

@@ -285,6 +285,11 @@ static void field(const cj_attr *a, cj_struct_kind sk, int f, dims_list *out) {
   if (v) cj_attr_get_i64s(v, out->v, RF_MAX_RANK, &out->n);
 }
 
+/* the integer-list fields f[0..n) of a struct attribute into out[0..n) */
+static void fields(const cj_attr *a, cj_struct_kind sk, const int *f, dims_list *const *out, int n) {
+  for (int i = 0; i < n; i++) field(a, sk, f[i], out[i]);
+}
+
 static int64_t field1(const cj_attr *a, cj_struct_kind sk, int f) {
   int64_t v = 0;
   const cj_attr *x = cj_attr_field(a, sk, f);
@@ -329,11 +334,10 @@ static CJ_MUST_USE cj_status gather(cj_op *op, rv **ins, rv *out) {
   const rv *in = ins[0], *ix = ins[1];
   const cj_attr *dn = cj_op_attr(op, "dimension_numbers");
   dims_list offd, coll, obat, sbat, smap, ss;
-  field(dn, CJ_SK_GATHER, CJ_SF_GATHER_offset_dims, &offd);
-  field(dn, CJ_SK_GATHER, CJ_SF_GATHER_collapsed_slice_dims, &coll);
-  field(dn, CJ_SK_GATHER, CJ_SF_GATHER_operand_batching_dims, &obat);
-  field(dn, CJ_SK_GATHER, CJ_SF_GATHER_start_indices_batching_dims, &sbat);
-  field(dn, CJ_SK_GATHER, CJ_SF_GATHER_start_index_map, &smap);
+  static const int gf[5] = {CJ_SF_GATHER_offset_dims, CJ_SF_GATHER_collapsed_slice_dims,
+                            CJ_SF_GATHER_operand_batching_dims,
+                            CJ_SF_GATHER_start_indices_batching_dims, CJ_SF_GATHER_start_index_map};
+  fields(dn, CJ_SK_GATHER, gf, (dims_list *const[5]){&offd, &coll, &obat, &sbat, &smap}, 5);
   int64_t ivd = field1(dn, CJ_SK_GATHER, CJ_SF_GATHER_index_vector_dim);
   cj_op_get_i64s(op, "slice_sizes", ss.v, RF_MAX_RANK, &ss.n);
   int64_t ri[RF_MAX_RANK], bi[RF_MAX_RANK], oi[RF_MAX_RANK], vec[RF_MAX_RANK], full[RF_MAX_RANK];
@@ -363,11 +367,11 @@ static CJ_MUST_USE cj_status scatter(rf_exec *x, cj_op *op, rv **ins, rv **outs)
   const rv *in = ins[0], *ix = ins[n], *up0 = ins[n + 1];
   const cj_attr *dn = cj_op_attr(op, "scatter_dimension_numbers");
   dims_list uwd, iwd, ibat, sbat, s2o;
-  field(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_update_window_dims, &uwd);
-  field(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_inserted_window_dims, &iwd);
-  field(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_input_batching_dims, &ibat);
-  field(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_scatter_indices_batching_dims, &sbat);
-  field(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_scatter_dims_to_operand_dims, &s2o);
+  static const int sf[5] = {CJ_SF_SCATTER_update_window_dims, CJ_SF_SCATTER_inserted_window_dims,
+                            CJ_SF_SCATTER_input_batching_dims,
+                            CJ_SF_SCATTER_scatter_indices_batching_dims,
+                            CJ_SF_SCATTER_scatter_dims_to_operand_dims};
+  fields(dn, CJ_SK_SCATTER, sf, (dims_list *const[5]){&uwd, &iwd, &ibat, &sbat, &s2o}, 5);
   int64_t ivd = field1(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_index_vector_dim);
   for (uint32_t k = 0; k < n; k++) /* (the result type may be wider: promoted scatters) */
     for (int64_t i = 0; i < ins[k]->n; i++)

@@ -35,6 +35,17 @@ cj_status cj_rv_new(cj_dtype dt, int32_t rank, const int64_t *dims, rv **out) {
   return NULL;
 }
 
+/* Makes the v->nmem members of tuple v: values of `types`, or else clones of `srcs`. On failure v
+ * is freed. */
+static CJ_MUST_USE cj_status tuple_members(rv *v, const cj_type *const *types, rv *const *srcs) {
+  v->mem = calloc((size_t)(v->nmem ? v->nmem : 1), sizeof(rv *));
+  cj_status st = v->mem ? NULL : cj_oom();
+  for (int32_t i = 0; i < v->nmem && !st; i++)
+    st = types ? cj_rv_new_type(types[i], &v->mem[i]) : cj_rv_clone(srcs[i], &v->mem[i]);
+  if (st) cj_rv_free(v);
+  return st;
+}
+
 cj_status cj_rv_new_type(const cj_type *t, rv **out) {
   *out = NULL;
   if (t && t->kind == CJ_TYPE_TOKEN) {
@@ -50,18 +61,7 @@ cj_status cj_rv_new_type(const cj_type *t, rv **out) {
     if (!v) return cj_oom();
     v->kind = RV_TUPLE;
     v->nmem = t->rank;
-    v->mem = calloc((size_t)(t->rank ? t->rank : 1), sizeof(rv *));
-    if (!v->mem) {
-      free(v);
-      return cj_oom();
-    }
-    for (int32_t i = 0; i < t->rank; i++) {
-      cj_status st = cj_rv_new_type(t->members[i], &v->mem[i]);
-      if (st) {
-        cj_rv_free(v);
-        return st;
-      }
-    }
+    CJ_RETURN_IF_ERROR(tuple_members(v, t->members, NULL));
     *out = v;
     return NULL;
   }
@@ -84,18 +84,7 @@ cj_status cj_rv_clone(const rv *s, rv **out) {
     }
     if (s->n) memcpy(v->data, s->data, (size_t)s->n * (size_t)s->esize);
   } else if (s->kind == RV_TUPLE) {
-    v->mem = calloc((size_t)(s->nmem ? s->nmem : 1), sizeof(rv *));
-    if (!v->mem) {
-      free(v);
-      return cj_oom();
-    }
-    for (int32_t i = 0; i < s->nmem; i++) {
-      cj_status st = cj_rv_clone(s->mem[i], &v->mem[i]);
-      if (st) {
-        cj_rv_free(v);
-        return st;
-      }
-    }
+    CJ_RETURN_IF_ERROR(tuple_members(v, NULL, s->mem));
   }
   *out = v;
   return NULL;
