@@ -36,20 +36,19 @@ static CJ_MUST_USE cj_status k_lu_permutation(cj_exec_ctx *ctx, const cj_step *s
 }
 
 cj_status cj_lower_cc_lu_permutation(cj_lw *L, cj_op *op) {
-  const char *T = "cjrt_lu_pivots_to_permutation";
-  if (op->nopnds != 1 || op->nresults != 1)
-    return cj_op_error(op, CJ_INVALID_ARGUMENT,
-                       "custom_call @%s takes 1 operand (pivots) and returns 1 result, got %u and "
-                       "%u", T, op->nopnds, op->nresults);
-  cj_lw_tensor in, out;
-  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &in));
-  CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &out));
-  bool ok = in.dtype == CJ_S32 && out.dtype == CJ_S32 && in.rank >= 1 && out.rank == in.rank;
+  static const char T[] = "cjrt_lu_pivots_to_permutation";
+  cj_lw_tensor in = {0}, out = {0};
+  bool ok = op->nopnds == 1 && op->nresults == 1;
+  if (ok) {
+    CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &in));
+    CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &out));
+    ok = in.dtype == CJ_S32 && out.dtype == CJ_S32 && in.rank >= 1 && out.rank == in.rank;
+  }
   for (int32_t d = 0; ok && d < in.rank - 1; d++) ok = in.dims[d] == out.dims[d];
   if (!ok)
     return cj_op_error(op, CJ_INVALID_ARGUMENT,
-                       "custom_call @%s: pivots and result must be int32 arrays of one rank (>= "
-                       "1) with the same leading dimensions", T);
+                       "custom_call @%s takes one operand, int32 pivots of rank >= 1, and returns "
+                       "one int32 result of that rank and the same leading dimensions", T);
   lp_params *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return cj_oom();
   p->k = in.dims[in.rank - 1];
