@@ -5,8 +5,10 @@
  * jaxlib/cpu/lapack_kernels.cc: which operand a result overwrites, info outputs, leading
  * dimensions) and asks LAPACK for its workspace sizes. At run time each batch element is copied
  * into a per-thread area in the layout the call names (a matrix in column-major layout is
- * transposed from our row-major buffers), LAPACK runs on it there, and the results are copied
- * back. LAPACK itself is single-threaded, linked statically and hidden in the plugin (no thread
+ * transposed from our row-major buffers, in vector tiles: k_linalg.h), LAPACK runs on it there,
+ * and the results are copied back. trsm needs no copies: a column-major solve is the row-major
+ * solve on the other side, which BLAS runs on our buffers in place (lk_body_direct). A result
+ * that overwrites an operand (jaxlib's aliases) may take over its buffer. LAPACK itself is single-threaded, linked statically and hidden in the plugin (no thread
  * pool of its own, no symbols shared with other copies of LAPACK in the process): Debian's serial
  * OpenBLAS where the build found it (CJRT_LAPACK_SERIAL: its static build is not safe to call from
  * two threads at once, so every call holds one lock and batch elements run one after another),
