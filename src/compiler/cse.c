@@ -6,9 +6,11 @@
  * op there computes (same kind, same operands, same result types, equal attributes, and for a
  * reduce the same body) is dropped and its uses take the earlier results, so the work runs
  * once. Only pure ops qualify: elementwise ops, constants, iota, the data-movement ops and
- * reduce; never ops with side effects, random numbers, calls or other regions.
+ * reduce, and the linear algebra custom calls (cse_pure_custom_call); never ops with side
+ * effects, random numbers, calls or other regions.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "compiler/compiler.h"
 
@@ -21,6 +23,20 @@ static void cse_remap(cj_op *op, cj_value *const *repl, uint32_t nv) {
   for (uint32_t r = 0; r < op->nregions; r++)
     for (cj_block *b = op->regions[r].first; b; b = b->next)
       for (cj_op *o = b->first; o; o = o->next) cse_remap(o, repl, nv);
+}
+
+/* jaxlib's LAPACK calls (lapack_*) and the plugin's @cjrt_lu_pivots_to_permutation are pure
+ * functions of their operands and attributes, as XLA's CSE takes every custom call that does not
+ * declare a side effect: inv and slogdet of one matrix then factor it once, as on XLA:CPU */
+static bool cse_pure_custom_call(const cj_op *op) {
+  bool se = false;
+  const char *s;
+  size_t n;
+  if ((cj_op_get_bool(op, "has_side_effect", &se) && se) ||
+      !cj_attr_get_str(cj_op_attr(op, "call_target_name"), &s, &n))
+    return false;
+  return (n > 7 && memcmp(s, "lapack_", 7) == 0) ||
+         (n == 29 && memcmp(s, "cjrt_lu_pivots_to_permutation", 29) == 0);
 }
 
 static bool cse_kind_ok(const cj_op *op) {
@@ -42,6 +58,7 @@ static bool cse_kind_ok(const cj_op *op) {
     case CJ_OP_REVERSE:
     case CJ_OP_PAD:
     case CJ_OP_DOT_GENERAL: return true;
+    case CJ_OP_CUSTOM_CALL: return cse_pure_custom_call(op);
     default: return false;
   }
 }

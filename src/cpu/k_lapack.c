@@ -5,8 +5,10 @@
  * jaxlib/cpu/lapack_kernels.cc: which operand a result overwrites, info outputs, leading
  * dimensions) and asks LAPACK for its workspace sizes. At run time each batch element is copied
  * into a per-thread area in the layout the call names (a matrix in column-major layout is
- * transposed from our row-major buffers), LAPACK runs on it there, and the results are copied
- * back. LAPACK itself is single-threaded, linked statically and hidden in the plugin (no thread
+ * transposed from our row-major buffers, in vector tiles: k_linalg.h), LAPACK runs on it there,
+ * and the results are copied back. trsm needs no copies: a column-major solve is the row-major
+ * solve on the other side, which BLAS runs on our buffers in place (lk_body_direct). A result
+ * that overwrites an operand (jaxlib's aliases) may take over its buffer. LAPACK itself is single-threaded, linked statically and hidden in the plugin (no thread
  * pool of its own, no symbols shared with other copies of LAPACK in the process): Debian's serial
  * OpenBLAS where the build found it (CJRT_LAPACK_SERIAL: its static build is not safe to call from
  * two threads at once, so every call holds one lock and batch elements run one after another),
@@ -16,6 +18,7 @@
  * time, naming the target.
  */
 #include "cpu/k_lapack.h"
+#include "cpu/k_linalg.h"
 
 #include <complex.h>
 #include <math.h>
@@ -51,6 +54,7 @@ typedef struct lk_arg {
   int core;         /* 0, 1 or 2 trailing dims per batch element */
   int64_t rows, cols; /* the slice's logical dims (1 where absent) */
   bool transpose;   /* a matrix the call sees column-major */
+  bool cm;          /* the call's layout is column-major (transpose, or a vector: no move) */
   int64_t es;       /* element bytes */
   int64_t slice;    /* bytes per batch element */
   int64_t off;      /* its place in the per-thread area */
@@ -67,6 +71,8 @@ typedef struct lk_params {
   int lwork, liwork, lrwork;
   int64_t lxwork; /* extra elements after the LAPACK workspace (geev's packed eigenvectors) */
   int64_t ws_off, area_bytes;
+  bool direct; /* trsm: run on the result buffer itself (lk_body_direct) */
+  bool (*transpose)(void *, const void *, int64_t, int64_t, int); /* k_linalg.h's, for this CPU */
 } lk_params;
 
 /* Per routine: the names (real, complex), operands and results: element type codes (T the
@@ -157,6 +163,8 @@ void xerbla_(const char *srname, const int *info, size_t len) {
 static bool (*const lk_query[4])(lk_params *) = {lk_query_s, lk_query_d, lk_query_c, lk_query_z};
 static void (*const lk_run[4])(const lk_params *, char *const *, char *) = {
     lk_run_s, lk_run_d, lk_run_c, lk_run_z};
+static void (*const lk_trsm_direct[4])(const lk_params *, bool, const char *, char *) = {
+    lk_trsm_direct_s, lk_trsm_direct_d, lk_trsm_direct_c, lk_trsm_direct_z};
 
 /* ======================================================================== the kernel */
 
@@ -175,7 +183,9 @@ static void (*const lk_run[4])(const lk_params *, char *const *, char *) = {
 typedef struct lk_c16 {
   double re, im;
 } lk_c16;
-static void lk_transpose(char *dst, const char *src, int64_t R, int64_t C, int64_t es) {
+static void lk_transpose(const lk_params *p, char *dst, const char *src, int64_t R, int64_t C,
+                         int64_t es) {
+  if (p->transpose(dst, src, R, C, (int)es)) return; /* vector tiles for 4- and 8-byte elements */
   switch (es) {
     case 4: LK_TRANSPOSE_AS(float); return;
     case 8: LK_TRANSPOSE_AS(double); return;
@@ -188,13 +198,13 @@ static void lk_transpose(char *dst, const char *src, int64_t R, int64_t C, int64
 #undef LK_TRANSPOSE_AS
 
 /* an operand into LAPACK's column-major order, and a result back */
-static void lk_copy_in(const lk_arg *g, char *dst, const char *src) {
-  if (g->transpose) lk_transpose(dst, src, g->rows, g->cols, g->es);
+static void lk_copy_in(const lk_params *p, const lk_arg *g, char *dst, const char *src) {
+  if (g->transpose) lk_transpose(p, dst, src, g->rows, g->cols, g->es);
   else memcpy(dst, src, (size_t)g->slice);
 }
 
-static void lk_copy_out(const lk_arg *g, char *dst, const char *src) {
-  if (g->transpose) lk_transpose(dst, src, g->cols, g->rows, g->es);
+static void lk_copy_out(const lk_params *p, const lk_arg *g, char *dst, const char *src) {
+  if (g->transpose) lk_transpose(p, dst, src, g->cols, g->rows, g->es);
   else memcpy(dst, src, (size_t)g->slice);
 }
 
@@ -220,7 +230,7 @@ static void lk_body(void *vx, int64_t b, int64_t e) {
   int nall = p->nin + p->nout;
   for (int i = 0; i < nall; i++) a[i] = base + p->arg[i].off;
   for (int64_t i = b; i < e; i++) {
-    for (int j = 0; j < p->nin; j++) lk_copy_in(&p->arg[j], a[j], X->in[j] + i * p->arg[j].slice);
+    for (int j = 0; j < p->nin; j++) lk_copy_in(p, &p->arg[j], a[j], X->in[j] + i * p->arg[j].slice);
     /* results LAPACK only partly writes (u / vt of a reduced SVD, ...) start as zeros */
     for (int j = 0; j < p->nout; j++)
       if (p->arg[p->nin + j].alias < 0) memset(a[p->nin + j], 0, (size_t)p->arg[p->nin + j].slice);
@@ -233,10 +243,31 @@ static void lk_body(void *vx, int64_t b, int64_t e) {
 #endif
     for (int j = 0; j < p->nout; j++) {
       const lk_arg *g = &p->arg[p->nin + j];
-      lk_copy_out(g, X->out[j] + i * g->slice, a[p->nin + j]);
+      lk_copy_out(p, g, X->out[j] + i * g->slice, a[p->nin + j]);
     }
   }
   cj_tls_release(X->ctx, area);
+}
+
+/* trsm (p->direct): the right-hand sides are copied to the result (unless the planner gave
+ * both one buffer) and solved there, with no copy into the per-thread area and no transposes
+ * (lk_trsm_direct). */
+static void lk_body_direct(void *vx, int64_t b, int64_t e) {
+  const lk_exec *X = vx;
+  const lk_params *p = X->p;
+  const lk_arg *g = &p->arg[1];
+  for (int64_t i = b; i < e; i++) {
+    char *x = X->out[0] + i * g->slice;
+    const char *in = X->in[1] + i * g->slice;
+    if (x != in) memcpy(x, in, (size_t)g->slice);
+#ifdef CJRT_LAPACK_SERIAL
+    pthread_mutex_lock(&lk_lock);
+#endif
+    lk_trsm_direct[p->t](p, g->cm, X->in[0] + i * p->arg[0].slice, x);
+#ifdef CJRT_LAPACK_SERIAL
+    pthread_mutex_unlock(&lk_lock);
+#endif
+  }
 }
 
 static CJ_MUST_USE cj_status k_lapack(cj_exec_ctx *ctx, const cj_step *st) {
@@ -249,10 +280,11 @@ static CJ_MUST_USE cj_status k_lapack(cj_exec_ctx *ctx, const cj_step *st) {
 #else
   const bool parallel = true;
 #endif
+  void (*body)(void *, int64_t, int64_t) = p->direct ? lk_body_direct : lk_body;
   if (parallel && p->batch > 1 && ctx->pool && cj_pool_size(ctx->pool) > 1)
-    cj_pool_parallel_for(ctx->pool, p->batch, p->grain, lk_body, &X);
+    cj_pool_parallel_for(ctx->pool, p->batch, p->grain, body, &X);
   else
-    lk_body(&X, 0, p->batch);
+    body(&X, 0, p->batch);
   return NULL;
 }
 
@@ -501,8 +533,10 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   static const cj_dtype rdt[4] = {CJ_F32, CJ_F64, CJ_F32, CJ_F64};
   lk_params *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return cj_oom();
+  memset(p, 0, sizeof *p); /* (the lowering's arena does not clear) */
   p->kind = kind;
   p->t = t;
+  p->transpose = cj_la_pick()->transpose;
   p->nin = sp->nin;
   p->nout = sp->nout;
   int nall = sp->nin + sp->nout;
@@ -555,6 +589,7 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
         return cj_op_error(op, CJ_UNIMPLEMENTED,
                            "custom_call @%s: the layout of %s %d is not supported (batch "
                            "dimensions must be major, in order)", T, what, idx);
+      g->cm = cm;
       g->transpose = cm && g->rows > 1 && g->cols > 1;
     }
   }
@@ -598,13 +633,26 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   off += ((int64_t)p->lwork + p->lxwork) * p->arg[0].es + (int64_t)p->lrwork * rs +
          (int64_t)p->liwork * 4;
   p->area_bytes = off + 64;
-  cj_lw_set_tls_bytes(L, p->area_bytes);
+  /* trsm in the result buffer when the call sees all its matrices in one layout (potrf could
+   * factor the other triangle in place likewise, but OpenBLAS's upper potrf is 1.7x slower
+   * than its lower one at n = 64..128, more than the two transposes cost) */
+  if (kind == LK_TRSM) p->direct = p->arg[0].cm == p->arg[1].cm && p->arg[2].cm == p->arg[1].cm;
+  if (!p->direct) cj_lw_set_tls_bytes(L, p->area_bytes);
   double cf = t >= 2 ? 4 : 1;
   cj_lw_add_cost(L, flops * cf * (double)p->batch, 0);
   p->grain = (int64_t)(200000.0 / (flops > 1 ? flops : 1)) + 1;
   int32_t ins[LK_MAXARGS], outs[LK_MAXARGS];
   for (int i = 0; i < sp->nin; i++) ins[i] = ts[i].buf;
   for (int j = 0; j < sp->nout; j++) outs[j] = ts[sp->nin + j].buf;
+  /* a result may take over the operand it overwrites (as jaxlib's aliases) when no other
+   * operand is that buffer: each batch element's operands are read before its results are
+   * written */
+  for (int j = 0; j < sp->nout; j++) {
+    int al = p->arg[sp->nin + j].alias;
+    bool alone = al >= 0;
+    for (int i = 0; alone && i < sp->nin; i++) alone = i == al || ins[i] != ins[al];
+    if (alone) cj_lw_hint_inplace(L, outs[j], ins[al]);
+  }
   if (!cj_lw_emit(L, op, k_lapack, p, (uint32_t)sp->nin, ins, (uint32_t)sp->nout, outs))
     return cj_oom();
   return NULL;

@@ -33,6 +33,9 @@ bool cj_lapack_concurrent(void);
  * where cj_lapack_has_trsm said yes. */
 void cj_lapack_trsm(int t, bool left, bool lower, char trans, bool unit, int64_t m, const void *M,
                     void *X, int64_t rows, int64_t cols);
+/* @cjrt_lu_pivots_to_permutation, cjrt's own target for lu_pivots_to_permutation
+ * (k_lapack_perm.c; needs no LAPACK). */
+CJ_MUST_USE cj_status cj_lower_cc_lu_permutation(cj_lw *L, cj_op *op);
 /* jaxlib's tridiagonal_solve_perturbed_ffi (k_tridiag.c; needs no LAPACK). */
 CJ_MUST_USE cj_status cj_lower_cc_tridiagonal_perturbed(cj_lw *L, cj_op *op);
 

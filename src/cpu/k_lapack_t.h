@@ -82,6 +82,22 @@ static void LS(lk_trsm_rm)(bool left, bool lower, char trans, bool unit, int m, 
            1, 1, 1, 1);
 }
 
+/* trsm straight on the buffers (k_lapack.c's direct path): `a` the triangular matrix, `x` the
+ * right-hand sides, solved in place. When the call sees them column-major (`rm`), our row-major
+ * buffers hold their transposes, and the solve is BLAS's on the other side with the other
+ * triangle (lk_trsm_rm; with this OpenBLAS also 2x faster than the left-side solve at 128). */
+static void LS(lk_trsm_direct)(const lk_params *p, bool rm, const char *a, char *x) {
+  const LT one = 1;
+  int m = p->m, n = p->n;
+  if (rm) {
+    LS(lk_trsm_rm)(p->side == 'L', p->uplo == 'L', p->job0, p->diag == 'U', p->ldu, a, x, m, n);
+    return;
+  }
+  int lda = p->ldu, ldb = p->lda;
+  LX(trsm)(&p->side, &p->uplo, &p->job0, &p->diag, &m, &n, &one, (const LT *)a, &lda, (LT *)x,
+           &ldb, 1, 1, 1, 1);
+}
+
 /* Workspace sizes from LAPACK's own queries (lwork = -1), before any program runs. Returns
  * false when a query fails. */
 static bool LS(lk_query)(lk_params *p) {

@@ -67,6 +67,9 @@ typedef struct la_table {
    * taken as 1 when `unit`). m = rows when left, cols when right. */
   void (*trsm[LA_NTYPES])(const la_env *E, bool left, bool lower, bool unit, const void *M,
                           int64_t m, void *X, int64_t rows, int64_t cols, int64_t ldx);
+  /* dst (C x R) = src (R x C) transposed, both dense, elements of es bytes; false (nothing
+   * done) for sizes other than 4 and 8 */
+  bool (*transpose)(void *dst, const void *src, int64_t R, int64_t C, int es);
 } la_table;
 
 extern const la_table cj_la_table_avx512, cj_la_table_avx2, cj_la_table_generic;

@@ -361,6 +361,20 @@ for dt in (np.float32, np.float64, np.complex64, np.complex128):
     trsm_hlo_case(dt)
 
 
+# ---- sizes whose transposes take the vector tiles (8 x 8 4-byte, 4 x 4 8-byte elements) and
+# their ragged edges: getrf, whose matrix is transposed in and out
+rng = np.random.default_rng(11)
+for dt, shape in [(np.float32, (2, 17, 10)), (np.float64, (9, 13)), (np.complex64, (10, 10))]:
+    a = rand(shape, dt)
+    f = lapack_fn("getrf", dt)
+    lu, piv, info = batched(lambda x: f(x), a)
+    k = min(shape[-2:])
+    name = f"getrf_{LETTER[dt]}_{'x'.join(map(str, shape))}"
+    call(name, f"lapack_{LETTER[dt]}getrf_ffi", [(a, dt)],
+         [(shape, dt), (shape[:-2] + (k,), np.int32), (shape[:-2], np.int32)], {}, [2], [2, 1, 0],
+         checks=[(0, lu, TOL[dt]), (1, piv + 1, None), (2, info, None)])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for f in os.listdir(OUT):

@@ -117,5 +117,18 @@ int main(void) {
   expect_error(TP("tensor<f32>", "tensor<5xf32>", "tensor<5xf32>"),
                "operand 3 (b) must have rank >= 2");
 #undef TP
+  /* cjrt's own @cjrt_lu_pivots_to_permutation (k_lapack_perm.c) */
+#define P2P(ta, tr)                                                                           \
+  "func.func @main(%a: " ta ") -> " tr " {\n"                                                \
+  "  %r = stablehlo.custom_call @cjrt_lu_pivots_to_permutation(%a) : (" ta ") -> " tr "\n" \
+  "  func.return %r : " tr "\n}\n"
+  expect_ok(P2P("tensor<2x3xi32>", "tensor<2x5xi32>"));
+  expect_ok(P2P("tensor<0x3xi32>", "tensor<0x3xi32>"));
+  expect_error(P2P("tensor<2x3xi32>", "tensor<3x3xi32>"),
+               "custom_call @cjrt_lu_pivots_to_permutation takes one operand, int32 pivots");
+  expect_error(P2P("tensor<3xi64>", "tensor<3xi64>"), "returns one int32 result");
+  expect_error(P2P("tensor<4xi32>", "tensor<3xi32>"),
+               "the permutation (3) must be at least as long as the pivots (4)");
+#undef P2P
   return check_report("ops_lapack_errors");
 }

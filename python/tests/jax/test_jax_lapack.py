@@ -103,6 +103,20 @@ def test_cholesky_lu_qr(cj, name):
                     rtol=t, atol=t)
 
 
+def test_lu_pivots_to_permutation(cj):
+    """lu_pivots_to_permutation runs as the plugin's @cjrt_lu_pivots_to_permutation (not JAX's
+    while loop), with the generic rule's values: batched, a permutation longer than the
+    pivots, and pivots JAX's indexing wraps (negative), clamps (reads) or drops (writes)."""
+    p2p = jax.lax.linalg.lu_pivots_to_permutation
+    piv = np.random.default_rng(3).integers(0, 7, (2, 3, 5)).astype(np.int32)
+    assert "cjrt_lu_pivots_to_permutation" in _lowered(lambda p: p2p(p, 7), piv)
+    compare(lambda p: (p2p(p, 7), p2p(p, 5 + 4)), piv)
+    odd = np.array([[2, -1, 9, -12, 0], [4, 4, -5, 3, 1]], np.int32)
+    compare(lambda p: (p2p(p, 5), p2p(p, 6)), odd)
+    compare(lambda p: p2p(p, 3), np.zeros((4, 0), np.int32))
+    compare(lambda a: jax.lax.linalg.lu(a), _data((2, 6, 6), "float32", 4), rtol=2e-4, atol=2e-4)
+
+
 @pytest.mark.parametrize("name", DTYPES)
 def test_eigh(cj, name):
     with jaxcheck.x64(name.endswith("128") or name == "float64"):
