@@ -246,98 +246,37 @@ static int pass_kind(const fft_params *p, int ax) {
 
 /* ======================================================================== the kernels, per type */
 
-#define PTW(p, s) ((p)->tw[s])
-#define PCS(p, s) ((p)->cs[s])
-#define PCHIRP(p) ((p)->chirp)
-#define PBFFT(p) ((p)->bfft)
-#define PFTW(p) ((p)->ftw)
-#define PHTW(p) ((p)->htw)
+typedef long long vi8 __attribute__((vector_size(8 * sizeof(long long))));
+typedef int vi8s __attribute__((vector_size(8 * sizeof(int))));
+typedef int vi16 __attribute__((vector_size(16 * sizeof(int))));
+
 #define FT double
-#define FL V
+#define FL 8
 #define FN(x) x##_d
 #define VR vd
 #define VC vc
-#define CX cplx
 #define VI vi8
-#define WORK_DT CJ_C128
-#define EVENS 0, 2, 4, 6, 8, 10, 12, 14
-#define ODDS 1, 3, 5, 7, 9, 11, 13, 15
-#define INTERLEAVE_LO 0, 8, 1, 9, 2, 10, 3, 11
-#define INTERLEAVE_HI 4, 12, 5, 13, 6, 14, 7, 15
-#define TSTAGES                                                                                    \
-  TSTAGE(1, (0, 8, 2, 10, 4, 12, 6, 14), (1, 9, 3, 11, 5, 13, 7, 15))                             \
-  TSTAGE(2, (0, 1, 8, 9, 4, 5, 12, 13), (2, 3, 10, 11, 6, 7, 14, 15))                             \
-  TSTAGE(4, (0, 1, 2, 3, 8, 9, 10, 11), (4, 5, 6, 7, 12, 13, 14, 15))
-typedef long long vi8 __attribute__((vector_size(8 * sizeof(long long))));
+#define FFT_F32 0
 #include "cpu/k_fft_kern.h"
-#undef PTW
-#undef PCS
-#undef PCHIRP
-#undef PBFFT
-#undef PFTW
-#undef PHTW
-#undef FT
-#undef FL
-#undef FN
-#undef VR
-#undef VC
-#undef CX
-#undef VI
-#undef WORK_DT
-#undef EVENS
-#undef ODDS
-#undef INTERLEAVE_LO
-#undef INTERLEAVE_HI
-#undef TSTAGES
 
-#define PTW(p, s) ((p)->twf[s])
-#define PCS(p, s) ((p)->csf[s])
-#define PCHIRP(p) ((p)->chirpf)
-#define PBFFT(p) ((p)->bfftf)
-#define PFTW(p) ((p)->ftwf)
-#define PHTW(p) ((p)->htwf)
 #define FT float
-#define FL VF
+#define FL 16
 #define FN(x) x##_f
 #define VR vf
 #define VC vcf
-#define CX cplxf
 #define VI vi16
-#define WORK_DT CJ_C64
-#define EVENS 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
-#define ODDS 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31
-#define INTERLEAVE_LO 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23
-#define INTERLEAVE_HI 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31
-#define TSTAGES                                                                                    \
-  TSTAGE(1, (0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30),                          \
-         (1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31))                             \
-  TSTAGE(2, (0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29),                           \
-         (2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31))                            \
-  TSTAGE(4, (0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27),                           \
-         (4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31))                            \
-  TSTAGE(8, (0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),                             \
-         (8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31))
-typedef int vi16 __attribute__((vector_size(16 * sizeof(int))));
+#define FFT_F32 1
 #include "cpu/k_fft_kern.h"
-#undef PTW
-#undef PCS
-#undef PCHIRP
-#undef PBFFT
-#undef PFTW
-#undef PHTW
-#undef FT
-#undef FL
-#undef FN
-#undef VR
-#undef VC
-#undef CX
-#undef VI
-#undef WORK_DT
-#undef EVENS
-#undef ODDS
-#undef INTERLEAVE_LO
-#undef INTERLEAVE_HI
-#undef TSTAGES
+
+/* f32 with 8 lanes: passes of fewer than VF lines (not four-step ones: ftwf has VF lanes) */
+#define FT float
+#define FL 8
+#define FN(x) x##_h
+#define VR vh
+#define VC vch
+#define VI vi8s
+#define FFT_F32 1
+#include "cpu/k_fft_kern.h"
 
 /* ======================================================================== 1-D plans */
 
@@ -510,6 +449,18 @@ static const fft_plan *plan_new(cj_lw *L, int64_t n, bool allow_big, bool f32) {
   p->scratch = n;
   return p;
 }
+typedef void (*pass_fn)(void *vctx, int64_t b, int64_t e);
+
+/* the kernels of pass ax over `lines` lines: f64; or f32 with VF lanes, or with 8 where there
+ * are fewer than VF lines (so that few lines do not leave most lanes idle) and the pass is not a
+ * four-step one (whose twiddles have VF lanes) */
+static pass_fn pass_kernels(const fft_params *p, int ax, int64_t lines) {
+  if (!p->f32) return pass_body_d;
+  int kind = pass_kind(p, ax);
+  bool four_step = (kind == K_CPLX || kind == K_RFULL || kind == K_IFULL) && p->plan[ax]->big;
+  return lines < VF && !four_step ? pass_body_h : pass_body_f;
+}
+
 static void run_lines(fft_run *R, int ax, bool read_in, bool write_out) {
   const fft_params *p = R->p;
   R->ax = ax;
@@ -520,11 +471,9 @@ static void run_lines(fft_run *R, int ax, bool read_in, bool write_out) {
   int64_t lanes = p->f32 ? VF : V;
   int64_t grain = ((int64_t)(16384.0 / ((double)p->len[ax] * 8.0 + 1.0)) / lanes + 1) * lanes;
   if (R->ctx->pool && cj_pool_size(R->ctx->pool) > 1 && work > 65536.0)
-    cj_pool_parallel_for(R->ctx->pool, lines, grain, p->f32 ? pass_body_f : pass_body_d, R);
-  else if (p->f32)
-    pass_body_f(R, 0, lines);
+    cj_pool_parallel_for(R->ctx->pool, lines, grain, pass_kernels(p, ax, lines), R);
   else
-    pass_body_d(R, 0, lines);
+    pass_kernels(p, ax, lines)(R, 0, lines);
 }
 
 /* pass i of a transform: its axis (FFT, RFFT: the last axis first, then the earlier ones;
@@ -544,10 +493,7 @@ static void batch_body(void *vctx, int64_t b, int64_t e) {
       R.read_in = i == 0;
       R.write_out = i == p->nax - 1;
       int64_t per = p->wsize / p->sdim[R.ax];
-      if (p->f32)
-        pass_body_f(&R, bi * per, (bi + 1) * per);
-      else
-        pass_body_d(&R, bi * per, (bi + 1) * per);
+      pass_kernels(p, R.ax, per)(&R, bi * per, (bi + 1) * per);
     }
 }
 

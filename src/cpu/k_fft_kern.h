@@ -1,15 +1,56 @@
 /* cjrt: the kernels of k_fft.c (butterflies, Stockham passes, Bluestein, four-step, the real
  * pre/post passes, the copies into and out of vector layout, one block of lines) for one element
- * type. k_fft.c includes this file once per type, after defining:
- *   FT        the element type (double or float), FL the lanes of a vector (lines per block),
- *   FN(x)     x with the type's suffix, VR/VC the vector and the complex vector type names,
- *   CX        the scalar complex type (cplx or cplxf; twiddles are of this type),
- *   VI        an integer vector type of FL lanes as wide as FT (shuffle masks),
- *   EVENS, ODDS, INTERLEAVE_LO, INTERLEAVE_HI  shuffle index lists of 2 FL lanes,
- *   TSTAGES   the stages of an FL x FL transpose (TSTAGE(b, lo, hi) each),
- *   WORK_DT   the dtype of the work buffer between axes,
- *   PTW, PCS, PCHIRP, PBFFT, PFTW (plan), PHTW (params)  the tables of that type.
- * The file is written once and compiled twice: no second copy of the code. */
+ * type and lane count. k_fft.c includes this file once per variant, after defining:
+ *   FT        the element type (double or float), FL the lanes of a vector (8 or 16: lines per
+ *             block), FN(x) x with the variant's suffix, VR/VC the vector and the complex vector
+ *             type names, VI an integer vector type of FL lanes as wide as FT (shuffle masks),
+ *   FFT_F32   1 for float: the plan's f32 tables, a complex f32 work buffer.
+ * Everything it defines from those (and those) is undefined at its end.
+ * The file is written once and compiled per variant: no second copy of the code. */
+
+#if FFT_F32
+#define CX cplxf
+#define WORK_DT CJ_C64
+#define PTW(p, s) ((p)->twf[s])
+#define PCS(p, s) ((p)->csf[s])
+#define PCHIRP(p) ((p)->chirpf)
+#define PBFFT(p) ((p)->bfftf)
+#define PFTW(p) ((p)->ftwf)
+#define PHTW(p) ((p)->htwf)
+#else
+#define CX cplx
+#define WORK_DT CJ_C128
+#define PTW(p, s) ((p)->tw[s])
+#define PCS(p, s) ((p)->cs[s])
+#define PCHIRP(p) ((p)->chirp)
+#define PBFFT(p) ((p)->bfft)
+#define PFTW(p) ((p)->ftw)
+#define PHTW(p) ((p)->htw)
+#endif
+#if FL == 8
+#define EVENS 0, 2, 4, 6, 8, 10, 12, 14
+#define ODDS 1, 3, 5, 7, 9, 11, 13, 15
+#define INTERLEAVE_LO 0, 8, 1, 9, 2, 10, 3, 11
+#define INTERLEAVE_HI 4, 12, 5, 13, 6, 14, 7, 15
+#define TSTAGES                                                                                    \
+  TSTAGE(1, (0, 8, 2, 10, 4, 12, 6, 14), (1, 9, 3, 11, 5, 13, 7, 15))                             \
+  TSTAGE(2, (0, 1, 8, 9, 4, 5, 12, 13), (2, 3, 10, 11, 6, 7, 14, 15))                             \
+  TSTAGE(4, (0, 1, 2, 3, 8, 9, 10, 11), (4, 5, 6, 7, 12, 13, 14, 15))
+#else
+#define EVENS 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
+#define ODDS 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31
+#define INTERLEAVE_LO 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23
+#define INTERLEAVE_HI 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31
+#define TSTAGES                                                                                    \
+  TSTAGE(1, (0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30),                          \
+         (1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31))                             \
+  TSTAGE(2, (0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29),                           \
+         (2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31))                            \
+  TSTAGE(4, (0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27),                           \
+         (4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31))                            \
+  TSTAGE(8, (0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),                             \
+         (8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31))
+#endif
 
 typedef FT VR __attribute__((vector_size(FL * sizeof(FT))));
 typedef struct {
@@ -611,3 +652,23 @@ static void FN(pass_body)(void *vctx, int64_t b, int64_t e) {
 }
 #undef FFT_CPLX_COPY
 #undef SHUF
+#undef CX
+#undef WORK_DT
+#undef PTW
+#undef PCS
+#undef PCHIRP
+#undef PBFFT
+#undef PFTW
+#undef PHTW
+#undef EVENS
+#undef ODDS
+#undef INTERLEAVE_LO
+#undef INTERLEAVE_HI
+#undef TSTAGES
+#undef FT
+#undef FL
+#undef FN
+#undef VR
+#undef VC
+#undef VI
+#undef FFT_F32
