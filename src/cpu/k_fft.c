@@ -1,14 +1,18 @@
 /* cjrt: fft (FFT, IFFT, RFFT, IRFFT over the last 1 to 3 dimensions).
  *
  * One step per op. Each axis is transformed line by line, lines in parallel on the client's
- * pool; with more than one axis the values live between axes in a complex f64 work buffer of
- * the spectral shape (so f32 data is rounded once, at the end):
+ * pool; with more than one axis the values live between axes in a complex work buffer (of the
+ * computing precision) of the spectral shape:
  *   FFT    last axis first (reading the operand), then the earlier axes;
  *   IFFT   the axes in order, the last one writing the result (scaled by 1/N once);
  *   RFFT   the last axis as a real transform (reading the operand), then the earlier axes;
  *   IRFFT  the earlier axes, then the last one as a complex-to-real transform into the result.
- * Every 1-D transform is computed in f64 (f32 data too, rounded once on the way out), V lines at
- * a time: a block of V lines is gathered into vectors of V doubles (lane j holds line j; neighbours
+ * f64 data is computed in f64 and f32 data in f32 (as XLA:CPU does; computed in f64 with one
+ * rounding at the end, f32 took twice XLA's time, for errors several times smaller:
+ * FFT_F32_ARITH 0 brings that back), by the kernels of k_fft_kern.h, built per type: f64 with
+ * V = 8 lanes, f32 with VF = 16 (and 8 for passes of fewer than 16 lines). Twiddles are computed
+ * in long double and rounded to the type. Each 1-D transform runs V lines at a time (VF for
+ * f32): a block of V lines is gathered into vectors of V values (lane j holds line j; neighbours
  * on a strided axis are neighbours in memory, lines of the last axis are transposed on the way
  * in and out), and one mixed-radix Stockham FFT (radix 8, 4, 2, 3 and direct odd-prime
  * butterflies up to 61) runs on whole vectors, so every butterfly does V lines' work; lengths with
@@ -42,10 +46,10 @@ typedef struct cplxf {
 /* V: lines per block of the f64 kernels (lanes of a vector), VF: of the f32 ones; BIG_MIN: lines
  * this long take the four-step route */
 enum { V = 8, VF = 16, FFT_MAXF = 64, MAX_DIRECT_PRIME = 61, BIG_MIN = 16384 };
-/* FFT_F32_ARITH: complex64 / f32 transforms computed in f32 (the _f kernels, as XLA:CPU does)
- * instead of in f64 with one rounding at the end; see the top of the file for why it is off */
+/* FFT_F32_ARITH: complex64 / f32 transforms computed in f32 (the _f / _h kernels, as XLA:CPU
+ * does); 0: in f64, rounded once at the end (twice as accurate, twice as slow) */
 #ifndef FFT_F32_ARITH
-#define FFT_F32_ARITH 0
+#define FFT_F32_ARITH 1
 #endif
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 /* the copies into and out of vector layout are loops over the V lanes: vectorized */
