@@ -142,83 +142,7 @@ typedef struct lend {
   int64_t es;
 } lend;
 
-/* ======================================================================== f32 real prime DFT */
-
-/* The generic odd-length real DFT of FFTPACK/DUCC in f32 (see the top of the file). cs holds
- * cos and sin of 2 pi k / n for k < n (as f32); out gets n/2 + 1 values. */
-static void rdft_prime_f32(const float *x, int n, const float *cs, cplx *out) {
-  float c[136], ch[136];
-  int ipph = (n + 1) / 2;
-  for (int j = 0; j < n; j++) c[j] = x[j];
-  for (int j = 1; j < ipph; j++) {
-    int jc = n - j;
-    float t = c[jc];
-    c[jc] = t - c[j];
-    c[j] = t + c[j];
-  }
-  for (int l = 1; l < ipph; l++) {
-    int lc = n - l;
-    float a = c[0] + cs[2 * l] * c[1];
-    a = a + cs[4 * l % (2 * n)] * c[2];
-    float b = cs[2 * l + 1] * c[n - 1];
-    b = b + cs[(4 * l + 1) % (2 * n)] * c[n - 2];
-    int iang = 2 * l, j = 3, jc = n - 3;
-    for (; j < ipph - 3; j += 4, jc -= 4) {
-      float ar[4], ai[4];
-      for (int q = 0; q < 4; q++) {
-        iang += l;
-        if (iang >= n) iang -= n;
-        ar[q] = cs[2 * iang];
-        ai[q] = cs[2 * iang + 1];
-      }
-      float sa = ar[0] * c[j] + ar[1] * c[j + 1];
-      sa = sa + ar[2] * c[j + 2];
-      sa = sa + ar[3] * c[j + 3];
-      float sb = ai[0] * c[jc] + ai[1] * c[jc - 1];
-      sb = sb + ai[2] * c[jc - 2];
-      sb = sb + ai[3] * c[jc - 3];
-      a = a + sa;
-      b = b + sb;
-    }
-    for (; j < ipph - 1; j += 2, jc -= 2) {
-      float ar[2], ai[2];
-      for (int q = 0; q < 2; q++) {
-        iang += l;
-        if (iang >= n) iang -= n;
-        ar[q] = cs[2 * iang];
-        ai[q] = cs[2 * iang + 1];
-      }
-      float sa = ar[0] * c[j] + ar[1] * c[j + 1];
-      float sb = ai[0] * c[jc] + ai[1] * c[jc - 1];
-      a = a + sa;
-      b = b + sb;
-    }
-    for (; j < ipph; j++, jc--) {
-      iang += l;
-      if (iang >= n) iang -= n;
-      a = a + cs[2 * iang] * c[j];
-      b = b + cs[2 * iang + 1] * c[jc];
-    }
-    ch[l] = a;
-    ch[lc] = b;
-  }
-  float s = c[0];
-  for (int j = 1; j < ipph; j++) s = s + c[j];
-  out[0].re = s;
-  out[0].im = 0;
-  for (int j = 1; j < ipph; j++) {
-    out[j].re = ch[j];
-    out[j].im = ch[n - j];
-  }
-}
-
-static bool is_prime(int64_t n) {
-  if (n < 2) return false;
-  for (int64_t d = 2; d * d <= n; d++)
-    if (n % d == 0) return false;
-  return true;
-}
-
+static void rdft_prime_f32(const float *x, int n, const float *cs, cplx *out);
 
 /* line l of axis ax: its offset in work / operand / result elements */
 static void line_offsets(const fft_params *p, int ax, int64_t l, int64_t *woff, int64_t *ioff,
@@ -453,6 +377,84 @@ static const fft_plan *plan_new(cj_lw *L, int64_t n, bool allow_big, bool f32) {
   p->scratch = n;
   return p;
 }
+/* ======================================================================== f32 real prime DFT */
+
+/* The generic odd-length real DFT of FFTPACK/DUCC in f32 (see the top of the file). cs holds
+ * cos and sin of 2 pi k / n for k < n (as f32); out gets n/2 + 1 values. */
+static void rdft_prime_f32(const float *x, int n, const float *cs, cplx *out) {
+  float c[136], ch[136];
+  int ipph = (n + 1) / 2;
+  for (int j = 0; j < n; j++) c[j] = x[j];
+  for (int j = 1; j < ipph; j++) {
+    int jc = n - j;
+    float t = c[jc];
+    c[jc] = t - c[j];
+    c[j] = t + c[j];
+  }
+  for (int l = 1; l < ipph; l++) {
+    int lc = n - l;
+    float a = c[0] + cs[2 * l] * c[1];
+    a = a + cs[4 * l % (2 * n)] * c[2];
+    float b = cs[2 * l + 1] * c[n - 1];
+    b = b + cs[(4 * l + 1) % (2 * n)] * c[n - 2];
+    int iang = 2 * l, j = 3, jc = n - 3;
+    for (; j < ipph - 3; j += 4, jc -= 4) {
+      float ar[4], ai[4];
+      for (int q = 0; q < 4; q++) {
+        iang += l;
+        if (iang >= n) iang -= n;
+        ar[q] = cs[2 * iang];
+        ai[q] = cs[2 * iang + 1];
+      }
+      float sa = ar[0] * c[j] + ar[1] * c[j + 1];
+      sa = sa + ar[2] * c[j + 2];
+      sa = sa + ar[3] * c[j + 3];
+      float sb = ai[0] * c[jc] + ai[1] * c[jc - 1];
+      sb = sb + ai[2] * c[jc - 2];
+      sb = sb + ai[3] * c[jc - 3];
+      a = a + sa;
+      b = b + sb;
+    }
+    for (; j < ipph - 1; j += 2, jc -= 2) {
+      float ar[2], ai[2];
+      for (int q = 0; q < 2; q++) {
+        iang += l;
+        if (iang >= n) iang -= n;
+        ar[q] = cs[2 * iang];
+        ai[q] = cs[2 * iang + 1];
+      }
+      float sa = ar[0] * c[j] + ar[1] * c[j + 1];
+      float sb = ai[0] * c[jc] + ai[1] * c[jc - 1];
+      a = a + sa;
+      b = b + sb;
+    }
+    for (; j < ipph; j++, jc--) {
+      iang += l;
+      if (iang >= n) iang -= n;
+      a = a + cs[2 * iang] * c[j];
+      b = b + cs[2 * iang + 1] * c[jc];
+    }
+    ch[l] = a;
+    ch[lc] = b;
+  }
+  float s = c[0];
+  for (int j = 1; j < ipph; j++) s = s + c[j];
+  out[0].re = s;
+  out[0].im = 0;
+  for (int j = 1; j < ipph; j++) {
+    out[j].re = ch[j];
+    out[j].im = ch[n - j];
+  }
+}
+
+static bool is_prime(int64_t n) {
+  if (n < 2) return false;
+  for (int64_t d = 2; d * d <= n; d++)
+    if (n % d == 0) return false;
+  return true;
+}
+
+
 typedef void (*pass_fn)(void *vctx, int64_t b, int64_t e);
 
 /* the kernels of pass ax over `lines` lines: f64; or f32 with VF lanes, or with 8 where there

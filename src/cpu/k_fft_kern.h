@@ -441,25 +441,24 @@ FFT_CLONES static bool FN(copy_fast)(FT *d, lay y, int cnt, int64_t n, const len
   return true;
 }
 
-/* one complex line (lanes == 1: the four-step's scalar layout) to or from d */
+/* one complex line (lanes == 1: the four-step's scalar layout) to or from d, element type T */
+#define FFT_LINE_COPY(T)                                                                           \
+  {                                                                                                \
+    T *q = (T *)s->base + 2 * s->off[0];                                                           \
+    for (int64_t k = 0; k < n; k++)                                                                \
+      if (to_d)                                                                                    \
+        d[2 * k] = sre * (FT)q[k * es], d[2 * k + 1] = sim * (FT)q[k * es + 1];                    \
+      else                                                                                         \
+        q[k * es] = (T)(sre * d[2 * k]), q[k * es + 1] = (T)(sim * d[2 * k + 1]);                  \
+  }
 FFT_INLINE void FN(copy_line)(FT *d, int64_t n, const lend *s, FT sre, FT sim, bool to_d) {
   int64_t es = 2 * s->es;
-  if (s->dt == CJ_C64) {
-    float *q = (float *)s->base + 2 * s->off[0];
-    for (int64_t k = 0; k < n; k++)
-      if (to_d)
-        d[2 * k] = sre * (FT)q[k * es], d[2 * k + 1] = sim * (FT)q[k * es + 1];
-      else
-        q[k * es] = (float)(sre * d[2 * k]), q[k * es + 1] = (float)(sim * d[2 * k + 1]);
-  } else {
-    double *q = (double *)s->base + 2 * s->off[0];
-    for (int64_t k = 0; k < n; k++)
-      if (to_d)
-        d[2 * k] = sre * (FT)q[k * es], d[2 * k + 1] = sim * (FT)q[k * es + 1];
-      else
-        q[k * es] = (double)(sre * d[2 * k]), q[k * es + 1] = (double)(sim * d[2 * k + 1]);
-  }
+  if (s->dt == CJ_C64)
+    FFT_LINE_COPY(float)
+  else
+    FFT_LINE_COPY(double)
 }
+#undef FFT_LINE_COPY
 
 /* reals in pairs along contiguous lines at even offsets are complex lines of the complex type of
  * the same width: c describes them so; false if s is not such a line end */
