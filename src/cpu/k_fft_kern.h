@@ -350,34 +350,44 @@ static inline void FN(st)(bool f32, char *b, int64_t i, FT v) {
     ((double *)b)[i] = v;
 }
 
-/* complex lines in vector layout, of element type T: the lanes side by side in memory
- * (contiguous offsets, a strided axis) or each line contiguous (es == 1, the last axis) */
+/* the tail (elements k0..n-1) of FL complex lines of element type T, each contiguous in memory
+ * (es == 1, the last axis), to or from vector layout, one element at a time */
 #define FFT_CPLX_COPY(T, TO_D)                                                                     \
-  if (side) {                                                                                      \
-    for (int64_t k = 0; k < n; k++) {                                                              \
-      T *q = (T *)s->base + 2 * (s->off[0] + k * s->es);                                           \
-      FT *e = d + k * 2 * FL;                                                                   \
-      for (int j = 0; j < FL; j++) {                                                                \
-        if (TO_D)                                                                                  \
-          e[j] = sre * q[2 * j], e[FL + j] = sim * q[2 * j + 1];                                    \
-        else                                                                                       \
-          q[2 * j] = (T)(sre * e[j]), q[2 * j + 1] = (T)(sim * e[FL + j]);                          \
-      }                                                                                            \
-    }                                                                                              \
-  } else {                                                                                         \
+  {                                                                                                \
     T *q = (T *)s->base + 2 * (s->off[0] + k0);                                                    \
-    int64_t lo[FL];                                                                                 \
+    int64_t lo[FL];                                                                                \
     for (int j = 0; j < FL; j++) lo[j] = 2 * (off[j] - s->off[0]);                                 \
     for (int64_t k = k0; k < n; k++, q += 2) {                                                     \
-      FT *e = d + k * 2 * FL;                                                                   \
-      for (int j = 0; j < jn; j++) {                                                                \
+      FT *e = d + k * 2 * FL;                                                                      \
+      for (int j = 0; j < jn; j++) {                                                               \
         if (TO_D)                                                                                  \
-          e[j] = sre * q[lo[j]], e[FL + j] = sim * q[lo[j] + 1];                                    \
+          e[j] = sre * q[lo[j]], e[FL + j] = sim * q[lo[j] + 1];                                   \
         else                                                                                       \
-          q[lo[j]] = (T)(sre * e[j]), q[lo[j] + 1] = (T)(sim * e[FL + j]);                          \
+          q[lo[j]] = (T)(sre * e[j]), q[lo[j] + 1] = (T)(sim * e[FL + j]);                         \
       }                                                                                            \
     }                                                                                              \
   }
+
+/* FL complex lines side by side in memory (line j at base + off0 + j, element k es further on),
+ * to or from vector layout d: a vector of FL complex values per element */
+FFT_INLINE void FN(copy_side)(FT *d, int64_t n, bool f32, char *base, int64_t off0, int64_t es,
+                              FT sre, FT sim, bool to_d) {
+  size_t ts = f32 ? sizeof(float) : sizeof(double);
+  for (int64_t k = 0; k < n; k++) {
+    char *p = base + (size_t)(2 * (off0 + k * es)) * ts;
+    VC *e = (VC *)d + k;
+    if (to_d) {
+      VR a, b;
+      FN(loadv)(&a, p, f32), FN(loadv)(&b, p + FL * ts, f32);
+      e->re = SHUF(a, b, EVENS) * sre;
+      e->im = SHUF(a, b, ODDS) * sim;
+    } else {
+      VR re = e->re * sre, im = e->im * sim;
+      VR a = SHUF(re, im, INTERLEAVE_LO), b = SHUF(re, im, INTERLEAVE_HI);
+      FN(storev)(p, f32, &a), FN(storev)(p + FL * ts, f32, &b);
+    }
+  }
+}
 
 /* FL complex lines, each contiguous in memory at base + off[j] (element type f32 or f64), to or
  * from vector layout d, FL elements at a time (FL x FL transposes), writing lines j < jn only;
@@ -421,10 +431,14 @@ FFT_CLONES static bool FN(copy_fast)(FT *d, lay y, int cnt, int64_t n, const len
   bool side = cnt == FL;
   for (int j = 1; j < FL; j++) side = side && s->off[j] == s->off[0] + j;
   if (!side && s->es != 1) return false;
+  if (side) {
+    FN(copy_side)(d, n, s->dt == CJ_C64, s->base, s->off[0], s->es, sre, sim, to_d);
+    return true;
+  }
   int64_t off[FL];
   for (int j = 0; j < FL; j++) off[j] = j < cnt ? s->off[j] : s->off[0];
   int jn = to_d ? FL : cnt;
-  int64_t k0 = side ? 0 : FN(copy_transposed)(d, n, s->dt == CJ_C64, s->base, off, sre, sim, to_d, jn);
+  int64_t k0 = FN(copy_transposed)(d, n, s->dt == CJ_C64, s->base, off, sre, sim, to_d, jn);
   if (s->dt == CJ_C64) {
     if (to_d) {
       FFT_CPLX_COPY(float, 1)
