@@ -17,9 +17,10 @@
  * in and out), and one mixed-radix Stockham FFT (radix 8, 4, 2, 3 and direct odd-prime
  * butterflies up to 61) runs on whole vectors, so every butterfly does V lines' work; lengths with
  * a larger prime factor go through Bluestein's algorithm (a power-of-two convolution), and long
- * lines (BIG_MIN and up) one at a time through the four-step split n = n1 n2 (columns V at a time,
- * a twiddle, rows V at a time). Real transforms of even length are complex transforms of half
- * the length with a pre- or post-pass. The inverse is conj(FFT(conj x)).
+ * lines (BIG_MIN and up; FEW_BIG_MIN and up where a pass has fewer lines than lanes) one at a
+ * time through the four-step split n = n1 n2 (columns V at a time, a twiddle, rows V at a time).
+ * Real transforms of even length are complex transforms of half the length with a pre- or
+ * post-pass. The inverse is conj(FFT(conj x)).
  * Plans (factors, twiddles computed in long double from exact integer angles, Bluestein chirps and
  * their transforms) are built at compile time into the program.
  *
@@ -44,8 +45,9 @@ typedef struct cplxf {
 } cplxf;
 
 /* V: lines per block of the f64 kernels (lanes of a vector), VF: of the f32 ones; BIG_MIN: lines
- * this long take the four-step route */
-enum { V = 8, VF = 16, FFT_MAXF = 64, MAX_DIRECT_PRIME = 61, BIG_MIN = 16384 };
+ * this long take the four-step route, and from FEW_BIG_MIN on those of a pass of fewer lines than
+ * a vector has lanes (which would leave lanes idle) */
+enum { V = 8, VF = 16, FFT_MAXF = 64, MAX_DIRECT_PRIME = 61, BIG_MIN = 16384, FEW_BIG_MIN = 2048 };
 /* FFT_F32_ARITH: complex64 / f32 transforms computed in f32 (the _f / _h kernels, as XLA:CPU
  * does); 0: in f64, rounded once at the end (twice as accurate, twice as slow) */
 #ifndef FFT_F32_ARITH
@@ -246,7 +248,7 @@ static bool factorize(int64_t n, int *radix, int *nst) {
   return n == 1;
 }
 
-static const fft_plan *plan_new(cj_lw *L, int64_t n, bool allow_big, bool f32);
+static const fft_plan *plan_new(cj_lw *L, int64_t n, int64_t big_min, bool f32);
 
 /* n complex values rounded to f32 (NULL: out of memory) */
 static const cplxf *round_f32(cj_lw *L, const cplx *c, int64_t n) {
@@ -261,7 +263,7 @@ static bool plan_bluestein(cj_lw *L, fft_plan *p, bool f32) {
   int64_t n = p->n;
   p->blue = true;
   p->m = next_pow2(2 * n - 1);
-  const fft_plan *sub = plan_new(L, p->m, false, f32);
+  const fft_plan *sub = plan_new(L, p->m, INT64_MAX, f32);
   cplx *chirp = cj_lw_alloc(L, sizeof(cplx) * (size_t)n);
   cplx *b = cj_lw_alloc(L, sizeof(cplx) * (size_t)p->m);
   if (!sub || !chirp || !b) return false;
@@ -321,8 +323,8 @@ static bool plan_four_step(cj_lw *L, fft_plan *p, int64_t n1, bool f32) {
   int64_t n = p->n, n2 = n / n1;
   int64_t nb = (n2 + V - 1) / V;
   char *raw = cj_lw_alloc(L, sizeof(vc) * (size_t)(nb * n1) + 64);
-  p->p1 = plan_new(L, n1, false, f32);
-  p->p2 = plan_new(L, n2, false, f32);
+  p->p1 = plan_new(L, n1, INT64_MAX, f32);
+  p->p2 = plan_new(L, n2, INT64_MAX, f32);
   if (!raw || !p->p1 || !p->p2) return false;
   vc *ftw = (vc *)(raw + (64 - (uintptr_t)raw % 64) % 64);
   for (int64_t b = 0; b < nb; b++)
@@ -341,14 +343,14 @@ static bool plan_four_step(cj_lw *L, fft_plan *p, int64_t n1, bool f32) {
   return !f32 || four_step_twf(L, p);
 }
 
-static const fft_plan *plan_new(cj_lw *L, int64_t n, bool allow_big, bool f32) {
+static const fft_plan *plan_new(cj_lw *L, int64_t n, int64_t big_min, bool f32) {
   fft_plan *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return NULL;
   memset(p, 0, sizeof *p);
   p->n = n;
   if (n <= 1) return p;
   if (!factorize(n, p->radix, &p->nst)) return plan_bluestein(L, p, f32) ? p : NULL;
-  if (allow_big && n >= BIG_MIN && big_split(n) >= 16)
+  if (n >= big_min && big_split(n) >= 16)
     return plan_four_step(L, p, big_split(n), f32) ? p : NULL;
   int64_t ns = 1;
   for (int s = 0; s < p->nst; s++) {
@@ -597,7 +599,8 @@ cj_status cj_lower_fft(cj_lw *L, cj_op *op) {
     const fft_plan *pl = NULL;
     for (int b = 0; b < a; b++)
       if (p->len[b] == len[a]) pl = p->plan[b];
-    if (!pl) pl = plan_new(L, len[a], true, p->f32);
+    int64_t lines = p->batch * (p->wsize / p->sdim[a]);
+    if (!pl) pl = plan_new(L, len[a], lines < (p->f32 ? VF : V) ? FEW_BIG_MIN : BIG_MIN, p->f32);
     if (!pl) return cj_oom();
     p->plan[a] = pl;
     int64_t need = (pl->big ? (len[a] + 2) / 8 + 1 : len[a] + 2) + pl->scratch;
@@ -621,7 +624,7 @@ cj_status cj_lower_fft(cj_lw *L, cj_op *op) {
     p->cs = cs;
   }
   if (real && n >= 4 && n % 2 == 0 && n / 2 < BIG_MIN && !p->f32prime) {
-    const fft_plan *hp = plan_new(L, n / 2, false, p->f32);
+    const fft_plan *hp = plan_new(L, n / 2, INT64_MAX, p->f32);
     cplx *tw = cj_lw_alloc(L, sizeof(cplx) * (size_t)(n / 2 + 1));
     if (!hp || !tw) return cj_oom();
     for (int64_t k = 0; k <= n / 2; k++) tw[k] = cexpi_frac(k, n);
