@@ -221,9 +221,12 @@ static void check(int type, bool f32, int rank, const int64_t *dims, int nax) {
   double s = run_case(type, f32, rank, dims, nax);
   int64_t len = 1;
   for (int a = rank - nax; a < rank; a++) len *= dims[a];
-  /* f32 is computed in f64 and rounded once; f64 rounds in every stage, a little more with the
-   * number of stages. An f32 RFFT whose last length is an odd prime 7..131 runs XLA's f32 scheme
-   * on purpose (bit-compatible with XLA:CPU, see k_fft.c): its bound is that scheme's. */
+  /* Both types are computed in their own precision (f32 in f32, as XLA:CPU does) and round in
+   * every stage, a little more with the number of stages: one bound, in units of the type's eps.
+   * (XLA:CPU's f32 results score about the same: 1.1 at n = 8, 2.6 at 1024, 3.1 at 65536, 4.8
+   * at 1009, 6.4 for a 128x128 IRFFT.) An f32 RFFT whose last length is an odd prime 7..131
+   * runs XLA's f32 scheme on purpose (bit-compatible with XLA:CPU, see k_fft.c): its bound is
+   * that scheme's. */
   int64_t n = dims[rank - 1];
   bool xla_f32 = f32 && type == T_RFFT && n >= 7 && n < 135 && n % 2;
   for (int64_t d = 3; xla_f32 && d * d <= n; d += 2) xla_f32 = n % d != 0;
@@ -236,7 +239,7 @@ static void check(int type, bool f32, int rank, const int64_t *dims, int nax) {
       while (m % d == 0) m /= d, lp = d;
     blue = blue || (m > lp ? m : lp) > 61;
   }
-  double bound = xla_f32 ? 4.0 : f32 ? 1.0 : (2.0 + 0.5 * log2((double)len + 1.0)) * (blue ? 2 : 1);
+  double bound = xla_f32 ? 4.0 : (2.0 + 0.5 * log2((double)len + 1.0)) * (blue ? 2 : 1);
   bool ok = s >= 0 && s <= bound;
   cases++;
   if (s > worst[f32]) worst[f32] = s;
