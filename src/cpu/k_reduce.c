@@ -355,10 +355,15 @@ static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   bool one_run = p->ored.rank == 0 && p->run <= RH_LEAF, kstride = p->kept.rank <= 1;
   int64_t ks = p->kept.rank == 1 ? p->kept.str[0] : 0;
   bool rows = one_run && kstride && p->rstr == es && p->run >= 16;
+  /* runs hfold folds in index order (short or strided), at one stride: across the outputs */
+  bool cols = one_run && kstride && (p->run < 16 || p->rstr != es);
   for (int64_t g = u0; g < u1; g += RH_GROUP) {
     int64_t m = u1 - g < RH_GROUP ? u1 - g : RH_GROUP;
-    if (rows) { /* short contiguous runs at one stride: their lane trees side by side */
-      p->f->hrows(acc, R->in + g * ks, p->run, m, ks);
+    if (rows || cols) { /* short contiguous runs at one stride: their lane trees side by side */
+      if (rows)
+        p->f->hrows(acc, R->in + g * ks, p->run, m, ks);
+      else
+        p->f->hshort(acc, R->in + g * ks, p->run, m, ks, p->rstr);
       p->f->fin(R->out + g * es, R->init, acc, m);
       continue;
     }

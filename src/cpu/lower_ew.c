@@ -106,7 +106,10 @@ static void strided_elems(char *dst, const char *src, int es, int64_t stride, in
   do {                                                                    \
     T *d = (T *)dst;                                                      \
     const T *sp = (const T *)src;                                         \
-    if (k == 2)                                                           \
+    if (k == 3 && s2 == 1) /* contiguous values: the vectorizer's interleaved stores */ \
+      for (int64_t j = 0; j < rows; j++)                                  \
+        for (int i = 0; i < 3; i++) d[j * 3 + i] = sp[j];                 \
+    else if (k == 2)                                                      \
       for (int64_t j = 0; j < rows; j++, d += 2) d[0] = d[1] = sp[j * s2]; \
     else if (k == 3)                                                      \
       for (int64_t j = 0; j < rows; j++, d += 3) d[0] = d[1] = d[2] = sp[j * s2]; \
@@ -115,7 +118,7 @@ static void strided_elems(char *dst, const char *src, int es, int64_t stride, in
         for (int64_t i = 0; i < k; i++) d[i] = sp[j * s2];                \
   } while (0)
 
-static void rep_rows(char *dst, const char *src, int es, int64_t s2, int64_t rows, int64_t k) {
+EW_FILL_CLONES static void rep_rows(char *dst, const char *src, int es, int64_t s2, int64_t rows, int64_t k) {
   switch (es) {
     case 1: REP_ROWS(uint8_t); break;
     case 2: REP_ROWS(uint16_t); break;
@@ -143,8 +146,21 @@ static inline void carry(const ew_input *in, int64_t *idx, int64_t *off, int j) 
   *off = o;
 }
 
+/* nb bytes from s to d (not overlapping) in 64-byte moves, the last one overlapping the one
+ * before: the rows of a view are short (a stencil's 64 floats), where a memcpy call per row
+ * cost more than the copy */
+static inline void copy_bytes(char *d, const char *s, int64_t nb) {
+  if (nb < 64 || nb > 4096) {
+    memcpy(d, s, (size_t)nb);
+    return;
+  }
+  int64_t i = 0;
+  for (; i + 64 <= nb; i += 64) memcpy(d + i, s + i, 64);
+  if (i < nb) memcpy(d + nb - 64, s + nb - 64, 64);
+}
+
 /* Gathers elements [start, start+m) of a broadcast view into dst. */
-static void gather(char *dst, const char *src, const ew_input *in, int64_t start, int64_t m) {
+EW_FILL_CLONES static void gather(char *dst, const char *src, const ew_input *in, int64_t start, int64_t m) {
   int es = in->esize, r = in->rank;
   if (r == 0) {
     fill(dst, src, es, m);
@@ -175,7 +191,7 @@ static void gather(char *dst, const char *src, const ew_input *in, int64_t start
     if (run > m) run = m;
     const char *s = src + off * es;
     if (sin == 1)
-      memcpy(dst, s, (size_t)(run * es));
+      copy_bytes(dst, s, run * es);
     else if (sin == 0)
       fill(dst, s, es, run);
     else
