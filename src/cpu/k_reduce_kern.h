@@ -194,6 +194,16 @@ RK_MINMAX(rk_mind, double, <, -(-a + -b))
   static void hshort_##NAME(void *out_, const char *x_, int64_t n, int64_t m, int64_t rs,      \
                             int64_t s) {                                                     \
     A *restrict out = out_;                                                                  \
+    if (n == 3 && rs == 3 * (int64_t)sizeof(T) && s == (int64_t)sizeof(T)) { /* xyz */     \
+      const T *restrict x = (const T *)x_;                                                   \
+      for (int64_t o = 0; o < m; o++) {                                                      \
+        A a = LOAD(x[3 * o]), b = LOAD(x[3 * o + 1]);                                        \
+        a = (OP);                                                                            \
+        b = LOAD(x[3 * o + 2]);                                                              \
+        out[o] = (OP);                                                                       \
+      }                                                                                      \
+      return;                                                                                \
+    }                                                                                        \
     for (int64_t o = 0; o < m; o++) {                                                        \
       T v;                                                                                   \
       memcpy(&v, x_ + o * rs, sizeof(T));                                                    \
