@@ -80,6 +80,14 @@ static void run_case(const char *ty, const char *dims, const char *out_shape, in
   tu_free(p);
 }
 
+static cj_compiled *compile_ok(const char *text, const char *what) {
+  cj_status err = NULL;
+  cj_compiled *p = tu_compile(text, &err);
+  CHECK_MSG(p, "%s: %s", what, cj_status_message(err));
+  cj_status_free(err);
+  return p;
+}
+
 /* reductions over a short innermost dim (the xyz of particles) fold each output in index
  * order: the bits of a C loop, for output counts around the groups of outputs */
 static void short_runs(int n, int k, const char *op, const char *init) {
@@ -91,10 +99,7 @@ static void short_runs(int n, int k, const char *op, const char *init) {
            "dimensions = [1] : (tensor<%dx%dxf32>, tensor<f32>) -> tensor<%dxf32>\n"
            "  return %%r : tensor<%dxf32>\n}\n",
            n, k, n, init, op, n, k, n, n);
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(text, &err);
-  CHECK_MSG(p, "short runs %dx%d %s: %s", n, k, op, cj_status_message(err));
-  cj_status_free(err);
+  cj_compiled *p = compile_ok(text, "short runs");
   if (!p) return;
   float *x = malloc(sizeof(float) * (size_t)(n * k)), *e = malloc(sizeof(float) * (size_t)n);
   uint32_t seed = (uint32_t)(n * 31 + k);
