@@ -359,7 +359,7 @@ static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   bool cols = one_run && kstride && (p->run < 16 || p->rstr != es);
   for (int64_t g = u0; g < u1; g += RH_GROUP) {
     int64_t m = u1 - g < RH_GROUP ? u1 - g : RH_GROUP;
-    if (rows || cols) { /* short contiguous runs at one stride: their lane trees side by side */
+    if (rows || cols) { /* runs at one stride: their folds side by side */
       if (rows)
         p->f->hrows(acc, R->in + g * ks, p->run, m, ks);
       else
