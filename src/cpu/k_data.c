@@ -59,17 +59,9 @@ static void copy_run(char *dst, const char *src, int es, int64_t n, int64_t ss, 
     memcpy(dst, src, (size_t)(n * es));
     return;
   }
-  if (ss == 0 && ds == es) { /* broadcast one element */
-    switch (es) {
-      case 1: memset(dst, *src, (size_t)n); return;
-      case 4: {
-        uint32_t v;
-        memcpy(&v, src, 4);
-        for (int64_t i = 0; i < n; i++) ((uint32_t *)dst)[i] = v;
-        return;
-      }
-      default: break;
-    }
+  if (ss == 0 && ds == es) { /* broadcast one element: vector stores */
+    cj_fill_elems(dst, src, es, n);
+    return;
   }
   switch (es) {
     case 1:

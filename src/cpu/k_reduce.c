@@ -355,10 +355,15 @@ static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   bool one_run = p->ored.rank == 0 && p->run <= RH_LEAF, kstride = p->kept.rank <= 1;
   int64_t ks = p->kept.rank == 1 ? p->kept.str[0] : 0;
   bool rows = one_run && kstride && p->rstr == es && p->run >= 16;
+  /* runs hfold folds in index order (short or strided), at one stride: across the outputs */
+  bool cols = one_run && kstride && (p->run < 16 || p->rstr != es);
   for (int64_t g = u0; g < u1; g += RH_GROUP) {
     int64_t m = u1 - g < RH_GROUP ? u1 - g : RH_GROUP;
-    if (rows) { /* short contiguous runs at one stride: their lane trees side by side */
-      p->f->hrows(acc, R->in + g * ks, p->run, m, ks);
+    if (rows || cols) { /* runs at one stride: their folds side by side */
+      if (rows)
+        p->f->hrows(acc, R->in + g * ks, p->run, m, ks);
+      else
+        p->f->hshort(acc, R->in + g * ks, p->run, m, ks, p->rstr);
       p->f->fin(R->out + g * es, R->init, acc, m);
       continue;
     }
@@ -854,27 +859,6 @@ static void am_outputs(void *ctx, int64_t o0, int64_t o1) {
   }
 }
 
-/* dst[0..m) = *v, elements of es bytes (typed stores: one memcpy call per element cost more
- * than the folds that follow) */
-static void am_splat(char *dst, const char *v, int32_t es, int64_t m) {
-  switch (es) {
-#define AM_SPLAT(T)                                              \
-  {                                                              \
-    T x;                                                         \
-    memcpy(&x, v, sizeof x);                                     \
-    for (int64_t j = 0; j < m; j++) ((T *)(void *)dst)[j] = x;   \
-    return;                                                      \
-  }
-    case 1: AM_SPLAT(uint8_t)
-    case 2: AM_SPLAT(uint16_t)
-    case 4: AM_SPLAT(uint32_t)
-    case 8: AM_SPLAT(uint64_t)
-#undef AM_SPLAT
-    default:
-      for (int64_t j = 0; j < m; j++) memcpy(dst + j * es, v, (size_t)es);
-  }
-}
-
 /* vertical: chunk c covers outputs [c * AM_CHUNK, ...) of one kept row, side by side */
 static void am_chunks(void *ctx, int64_t c0, int64_t c1) {
   const am_run *R = ctx;
@@ -886,8 +870,8 @@ static void am_chunks(void *ctx, int64_t c0, int64_t c1) {
     int64_t m = inner - j0 < AM_CHUNK ? inner - j0 : AM_CHUNK;
     int64_t o = row * inner + j0;
     char *va = R->ov + o * p->ves, *ia = R->oi + o * p->ies;
-    am_splat(va, R->iv, p->ves, m);
-    am_splat(ia, R->ii, p->ies, m);
+    cj_fill_elems(va, R->iv, p->ves, m);
+    cj_fill_elems(ia, R->ii, p->ies, m);
     int64_t ko = space_off(&p->kept, o);
     for (int64_t r = 0; r < p->nred; r++) {
       int64_t off = ko + space_off(&p->red, r);

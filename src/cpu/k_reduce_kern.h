@@ -16,6 +16,9 @@
  *   hrows(out, x, n, m, rs)       out[o] = hfold(x + o*rs, n, sizeof(T)) for o < m <= RK_HROWS,
  *                                 16 <= n <= 512: the same lanes, their trees run across the m
  *                                 outputs at once (the same bits: the same tree)
+ *   hshort(out, x, n, m, rs, s)   out[o] = hfold(x + o*rs, n, s) for o < m <= RK_HROWS, where
+ *                                 hfold folds in index order (n < 16, or strided): the
+ *                                 outputs side by side (short runs such as xyz triples)
  *   fin(out, init, acc, n)        out[j] = T(A(init) op acc[j])
  */
 #ifndef CJ_RK_TEMPLATE
@@ -188,8 +191,35 @@ RK_MINMAX(rk_mind, double, <, -(-a + -b))
       RK_HROWS_BODY(8, T, A, LOAD, OP)                                                       \
     for (int64_t o = 0; o < m; o++) out[o] = P[0][o];                                        \
   }                                                                                          \
-  static const rk_fns fns_##NAME = {vload_##NAME, vacc_##NAME, vcomb_##NAME, hfold_##NAME,   \
-                                    hrows_##NAME, fin_##NAME, (int32_t)sizeof(A)};
+  static void hshort_##NAME(void *out_, const char *x_, int64_t n, int64_t m, int64_t rs,      \
+                            int64_t s) {                                                     \
+    A *restrict out = out_;                                                                  \
+    if (n == 3 && rs == 3 * (int64_t)sizeof(T) && s == (int64_t)sizeof(T)) { /* xyz */     \
+      const T *restrict x = (const T *)x_;                                                   \
+      for (int64_t o = 0; o < m; o++) {                                                      \
+        A a = LOAD(x[3 * o]), b = LOAD(x[3 * o + 1]);                                        \
+        a = (OP);                                                                            \
+        b = LOAD(x[3 * o + 2]);                                                              \
+        out[o] = (OP);                                                                       \
+      }                                                                                      \
+      return;                                                                                \
+    }                                                                                        \
+    for (int64_t o = 0; o < m; o++) {                                                        \
+      T v;                                                                                   \
+      memcpy(&v, x_ + o * rs, sizeof(T));                                                    \
+      out[o] = LOAD(v);                                                                      \
+    }                                                                                        \
+    for (int64_t j = 1; j < n; j++)                                                          \
+      for (int64_t o = 0; o < m; o++) {                                                      \
+        T v;                                                                                 \
+        memcpy(&v, x_ + o * rs + j * s, sizeof(T));                                          \
+        A a = out[o], b = LOAD(v);                                                           \
+        out[o] = (OP);                                                                       \
+      }                                                                                      \
+  }                                                                                          \
+  static const rk_fns fns_##NAME = {vload_##NAME, vacc_##NAME,  vcomb_##NAME,              \
+                                    hfold_##NAME, hrows_##NAME, hshort_##NAME,             \
+                                    fin_##NAME,   (int32_t)sizeof(A)};
 
 #define RK_INT(S, T, U)                              \
   RK_DEF(add_##S, T, T, RK_ID, RK_ID, (T)(U)((U)a + (U)b)) \

@@ -20,6 +20,8 @@ typedef struct rk_fns {
   void (*vcomb)(void *acc, const void *b, int64_t n);
   void (*hfold)(void *out, const char *x, int64_t n, int64_t stride_bytes);
   void (*hrows)(void *out, const char *x, int64_t n, int64_t m, int64_t row_bytes);
+  void (*hshort)(void *out, const char *x, int64_t n, int64_t m, int64_t row_bytes,
+                 int64_t stride_bytes);
   void (*fin)(char *out, const char *init, const void *acc, int64_t n);
   int32_t abytes; /* bytes of the accumulation type */
 } rk_fns;

@@ -112,6 +112,8 @@ void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
 void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes);
 /* "<op name> at <where>", in the program arena. */
 const char *cj_lw_what(cj_lw *L, const cj_op *op);
+/* A kernel's helper: dst[0..m) = the element of es bytes at src, in vector stores. */
+void cj_fill_elems(char *dst, const char *src, int es, int64_t m);
 
 /* ---- nested regions ----
  * Lowering a region into its own plan: begin() starts a new step list, the caller binds the

@@ -69,7 +69,7 @@ typedef struct ew_params {
       for (int k = 0; k < 64 / (int)sizeof v; k++) d[i + k] = v;      \
     for (; i < m; i++) d[i] = v;                                       \
   } while (0)
-EW_FILL_CLONES static void fill(char *dst, const char *src, int es, int64_t m) {
+EW_FILL_CLONES void cj_fill_elems(char *dst, const char *src, int es, int64_t m) {
   switch (es) {
     case 1: memset(dst, *src, (size_t)m); break;
     case 2: FILL(uint16_t); break;
@@ -115,7 +115,28 @@ static void strided_elems(char *dst, const char *src, int es, int64_t stride, in
         for (int64_t i = 0; i < k; i++) d[i] = sp[j * s2];                \
   } while (0)
 
-static void rep_rows(char *dst, const char *src, int es, int64_t s2, int64_t rows, int64_t k) {
+/* d[3j + i] = s[j], i < 3: contiguous values repeated 3 times (restrict: the vectorizer's
+ * interleaved stores; with d and s possibly aliased it stored one element at a time) */
+static inline void rep3_u32(uint32_t *restrict d, const uint32_t *restrict s, int64_t rows) {
+  int64_t j = 0;
+  for (; j + 16 <= rows; j += 16) {
+    uint32_t v[16], o[48];
+    memcpy(v, s + j, sizeof v);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 48
+#endif
+    for (int t = 0; t < 48; t++) o[t] = v[t / 3];
+    memcpy(d + 3 * j, o, sizeof o);
+  }
+  for (; j < rows; j++)
+    for (int i = 0; i < 3; i++) d[j * 3 + i] = s[j];
+}
+
+EW_FILL_CLONES static void rep_rows(char *dst, const char *src, int es, int64_t s2, int64_t rows, int64_t k) {
+  if (es == 4 && k == 3 && s2 == 1) {
+    rep3_u32((uint32_t *)(void *)dst, (const uint32_t *)(const void *)src, rows);
+    return;
+  }
   switch (es) {
     case 1: REP_ROWS(uint8_t); break;
     case 2: REP_ROWS(uint16_t); break;
@@ -143,11 +164,24 @@ static inline void carry(const ew_input *in, int64_t *idx, int64_t *off, int j) 
   *off = o;
 }
 
+/* nb bytes from s to d (not overlapping) in 64-byte moves, the last one overlapping the one
+ * before: the rows of a view are short (a stencil's 64 floats), where a memcpy call per row
+ * cost more than the copy */
+static inline void copy_bytes(char *d, const char *s, int64_t nb) {
+  if (nb < 64 || nb > 4096) {
+    memcpy(d, s, (size_t)nb);
+    return;
+  }
+  int64_t i = 0;
+  for (; i + 64 <= nb; i += 64) memcpy(d + i, s + i, 64);
+  if (i < nb) memcpy(d + nb - 64, s + nb - 64, 64);
+}
+
 /* Gathers elements [start, start+m) of a broadcast view into dst. */
-static void gather(char *dst, const char *src, const ew_input *in, int64_t start, int64_t m) {
+EW_FILL_CLONES static void gather(char *dst, const char *src, const ew_input *in, int64_t start, int64_t m) {
   int es = in->esize, r = in->rank;
   if (r == 0) {
-    fill(dst, src, es, m);
+    cj_fill_elems(dst, src, es, m);
     return;
   }
   int64_t idx[CJ_MAX_RANK], off = 0, rem = start;
@@ -175,9 +209,9 @@ static void gather(char *dst, const char *src, const ew_input *in, int64_t start
     if (run > m) run = m;
     const char *s = src + off * es;
     if (sin == 1)
-      memcpy(dst, s, (size_t)(run * es));
+      copy_bytes(dst, s, run * es);
     else if (sin == 0)
-      fill(dst, s, es, run);
+      cj_fill_elems(dst, s, es, run);
     else
       strided_elems(dst, s, es, sin, run);
     dst += run * es;
@@ -214,7 +248,7 @@ static void run_range(ew_run *R, int64_t b0, int64_t b1) {
       cur[in->reg] = R->base[k];
     } else if (in->mode == IN_SCALAR) {
       int64_t m = p->block < p->n ? p->block : p->n;
-      fill(cur[in->reg], R->base[k], in->esize, m);
+      cj_fill_elems(cur[in->reg], R->base[k], in->esize, m);
     }
   }
   for (int64_t bs = b0; bs < b1; bs += p->block) {
@@ -536,7 +570,7 @@ static CJ_MUST_USE cj_status prefill_const(gen *G, ew_input *in, int32_t *buf) {
   memcpy(val, v + in->off * in->esize, in->esize);
   char *arr = malloc((size_t)(n * in->esize));
   if (!arr) return cj_oom();
-  fill(arr, val, in->esize, n);
+  cj_fill_elems(arr, val, in->esize, n);
   *buf = cj_lw_const(G->L, arr, n * in->esize);
   free(arr);
   in->off = 0;

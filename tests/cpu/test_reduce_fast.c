@@ -6,6 +6,7 @@
  * accumulate in f32: one rounding of the result type. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/check.h"
@@ -79,8 +80,64 @@ static void run_case(const char *ty, const char *dims, const char *out_shape, in
   tu_free(p);
 }
 
+static cj_compiled *compile_ok(const char *text, const char *what) {
+  cj_status err = NULL;
+  cj_compiled *p = tu_compile(text, &err);
+  CHECK_MSG(p, "%s: %s", what, cj_status_message(err));
+  cj_status_free(err);
+  return p;
+}
+
+/* reductions over a short innermost dim (the xyz of particles) fold each output in index
+ * order: the bits of a C loop, for output counts around the groups of outputs */
+static void short_runs(int n, int k, const char *op, const char *init) {
+  char text[1400];
+  snprintf(text, sizeof text,
+           "func.func public @main(%%arg0: tensor<%dx%dxf32>) -> tensor<%dxf32> {\n"
+           "  %%i = stablehlo.constant dense<%s> : tensor<f32>\n"
+           "  %%r = stablehlo.reduce(%%arg0 init: %%i) applies stablehlo.%s across "
+           "dimensions = [1] : (tensor<%dx%dxf32>, tensor<f32>) -> tensor<%dxf32>\n"
+           "  return %%r : tensor<%dxf32>\n}\n",
+           n, k, n, init, op, n, k, n, n);
+  cj_compiled *p = compile_ok(text, "short runs");
+  if (!p) return;
+  float *x = malloc(sizeof(float) * (size_t)(n * k)), *e = malloc(sizeof(float) * (size_t)n);
+  uint32_t seed = (uint32_t)(n * 31 + k);
+  for (int i = 0; i < n * k; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    x[i] = (float)(seed >> 8) * (1.0f / 16777216.0f) - 0.3f;
+  }
+  bool mul = op[0] == 'm' && op[1] == 'u', mx = op[1] == 'a';
+  for (int o = 0; o < n; o++) {
+    float a = mul ? 1.0f : mx ? -INFINITY : 0.0f;
+    float r = x[o * k];
+    for (int j = 1; j < k; j++) {
+      float b = x[o * k + j];
+      r = mul ? r * b : mx ? (r > b ? r : b) : r + b;
+    }
+    e[o] = mul ? a * r : mx ? (a > r ? a : r) : a + r;
+  }
+  void *args[1] = {x}, *res[1] = {0};
+  cj_status st = tu_run(p, args, res, NULL);
+  CHECK_MSG(!st, "run: %s", cj_status_message(st));
+  cj_status_free(st);
+  CHECK_MSG(res[0] && memcmp(res[0], e, sizeof(float) * (size_t)n) == 0,
+            "short runs %dx%d %s: not the index-order fold", n, k, op);
+  free(res[0]);
+  free(x);
+  free(e);
+  tu_free(p);
+}
+
 int main(void) {
   (void)unused_helpers;
+  static const int ks[] = {2, 3, 7, 15};
+  for (int n = 1; n <= 200; n += 63)
+    for (int c = 0; c < 4; c++) {
+      short_runs(n, ks[c], "add", "0.0");
+      short_runs(n, ks[c], "multiply", "1.0");
+      short_runs(n, ks[c], "maximum", "0xFF800000");
+    }
   static float x[N];
   static uint16_t xb[N];
   uint32_t seed = 777;

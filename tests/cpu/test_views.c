@@ -8,6 +8,7 @@
  * loop. */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../common/check.h"
 #include "prog_util.h"
@@ -330,9 +331,45 @@ static void test_const_slice(void) {
   tu_free(p);
 }
 
+/* a value broadcast along a short innermost dim ([n] -> [n, 3], the xyz of particles) read by
+ * a fused group: each value repeated 3 times, for row counts around the vector widths */
+static void test_rep3(int n) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: tensor<%dx3xf32>) -> tensor<%dx3xf32> {\n"
+           "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %%s = stablehlo.reduce(%%x init: %%z) applies stablehlo.add across dimensions = [1]"
+           " : (tensor<%dx3xf32>, tensor<f32>) -> tensor<%dxf32>\n"
+           "  %%b = stablehlo.broadcast_in_dim %%s, dims = [0] : (tensor<%dxf32>) -> tensor<%dx3xf32>\n"
+           "  %%0 = stablehlo.multiply %%x, %%b : tensor<%dx3xf32>\n"
+           "  return %%0 : tensor<%dx3xf32>\n}\n",
+           n, n, n, n, n, n, n, n);
+  cj_compiled *p = compile_ok("rep3", text);
+  if (!p) return;
+  float *x = malloc(sizeof(float) * 3 * (size_t)n), *e = malloc(sizeof(float) * 3 * (size_t)n);
+  uint32_t s = 11;
+  for (int i = 0; i < 3 * n; i++) x[i] = frand(&s) * 4;
+  for (int i = 0; i < n; i++) {
+    float sum = (x[3 * i] + x[3 * i + 1]) + x[3 * i + 2];
+    for (int k = 0; k < 3; k++) e[3 * i + k] = x[3 * i + k] * sum;
+  }
+  float *got = run1(p, x);
+  CHECK_MSG(got && memcmp(got, e, sizeof(float) * 3 * (size_t)n) == 0,
+            "rep3 %d: %d elements differ", n, count_bad(got, e, 3 * (size_t)n));
+  free(got);
+  free(x);
+  free(e);
+  tu_free(p);
+}
+
 int main(void) {
   test_stencil(6, 7);
   test_stencil(130, 200); /* many blocks */
+  test_stencil(40, 20);   /* rows of 72 bytes: the last 64-byte move overlaps */
+  test_stencil(9, 1100);  /* rows longer than a block */
+  test_stencil(5, 66);    /* rows of 64 floats (the benchmark's stencil) */
+  for (int n = 1; n <= 700; n += 233) test_rep3(n);
+  test_rep3(16);
   test_strided();
   test_const_slice();
   test_mixed_users();
