@@ -1109,7 +1109,9 @@ static void dev_run_share(dev_run *dv, bool on_pool) {
   a.args = dv->argp;
   a.results = dv->resp;
   a.launch = run->launch;
-  a.pool = run->pool;
+  /* as many devices as threads (or more) run at once: each device's kernels stay on its own
+   * thread, one core each, instead of one device taking the pool while the others run alone */
+  a.pool = run->ndev >= cj_pool_size(run->pool) ? NULL : run->pool;
   a.xproc = run->le->xproc.ops ? &run->le->xproc : NULL;
   a.ffi_user_data = run->ud.n ? &run->ud : NULL;
   /* one device's share of a grouped launch: every peer must have come */
