@@ -142,6 +142,18 @@ static void pin_region(cj_lw *L, int32_t first, int32_t last_id, int32_t start, 
   }
 }
 
+/* appends v to the growable array *a of *n (capacity *cap) buffers */
+static CJ_MUST_USE cj_status push_buf(int32_t **a, int32_t *n, int32_t *cap, int32_t v) {
+  if (*n == *cap) {
+    int32_t *na = realloc(*a, sizeof(int32_t) * (size_t)*cap * 2);
+    if (!na) return cj_oom();
+    *a = na;
+    *cap *= 2;
+  }
+  (*a)[(*n)++] = v;
+  return NULL;
+}
+
 cj_status cj_lower_run_parallel(cj_lw *L, cj_op *op) {
   const cj_attr *grid = cj_op_attr(op, "cj.grid");
   int64_t g[2], ng = 0;
@@ -198,16 +210,8 @@ cj_status cj_lower_run_parallel(cj_lw *L, cj_op *op) {
       int32_t *dst = malloc(sizeof(int32_t) * (size_t)(nl ? nl : 1));
       if (!src || !dst) st = cj_oom();
       for (int32_t j = 0; j < nl && !st; j++) {
-        if (nin == cap) {
-          cap *= 2;
-          int32_t *ni = realloc(ins, sizeof(int32_t) * (size_t)cap);
-          if (!ni) {
-            st = cj_oom();
-            break;
-          }
-          ins = ni;
-        }
-        ins[nin++] = lv[j];
+        st = push_buf(&ins, &nin, &cap, lv[j]);
+        if (st) break;
         int64_t size = cj_lw_buf_at(L, lv[j])->size;
         fresh[j] = cj_lw_new_buf(L, size, size ? CJ_BK_ARENA : CJ_BK_NONE);
         if (size) {
@@ -235,25 +239,10 @@ cj_status cj_lower_run_parallel(cj_lw *L, cj_op *op) {
       const int32_t *lv;
       st = cj_lw_leaves(L, term, term->operands[j], &nl, &lv);
       if (!st) st = cj_lw_bind(L, &op->results[resi + j], nl, lv);
-      for (int32_t q = 0; !st && q < nl; q++) {
-        if (nout == capo) {
-          capo *= 2;
-          int32_t *no = realloc(outs, sizeof(int32_t) * (size_t)capo);
-          if (!no) {
-            st = cj_oom();
-            break;
-          }
-          outs = no;
-        }
-        outs[nout++] = lv[q];
-      }
+      for (int32_t q = 0; !st && q < nl; q++) st = push_buf(&outs, &nout, &capo, lv[q]);
     }
     if (!st) resi += term->nopnds;
-    cj_status st2 = cj_lw_plan_end(L, &saved, &p->plans[k]);
-    if (st)
-      cj_status_ignore(st2); /* the first error is the one to report */
-    else
-      st = st2;
+    st = cj_lw_plan_finish(L, &saved, &p->plans[k], st);
   }
   if (!st && (opi != op->nopnds || resi != op->nresults))
     st = cj_op_error(op, CJ_INVALID_ARGUMENT,
