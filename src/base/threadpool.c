@@ -338,3 +338,17 @@ void cj_pool_parallel_for(cj_threadpool *p, int64_t n, int64_t grain, cj_range_f
   }
   pthread_mutex_unlock(&p->job_lock);
 }
+
+bool cj_thread_start(cj_thread *t, size_t stack_bytes, void *(*fn)(void *), void *arg) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, stack_bytes);
+  t->started = pthread_create(&t->id, &attr, fn, arg) == 0;
+  pthread_attr_destroy(&attr);
+  return t->started;
+}
+
+void cj_thread_join(cj_thread *t) {
+  if (t->started) pthread_join(t->id, NULL);
+  t->started = false;
+}

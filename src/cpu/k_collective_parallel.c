@@ -38,8 +38,7 @@ typedef struct rp_proc {
   const cj_plan *plan;
   const char *what;
   cj_status st;
-  pthread_t thread;
-  bool started;
+  cj_thread thread;
   int32_t dev;
 } rp_proc;
 
@@ -103,20 +102,14 @@ static CJ_MUST_USE cj_status k_run_parallel(cj_exec_ctx *ctx, const cj_step *st)
     P->dev = k;
   }
   for (int32_t k = 0; k < p->nproc && !err; k++) {
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, (size_t)8 << 20);
-    if (pthread_create(&procs[k].thread, &attr, rp_main, &procs[k]) == 0) {
-      procs[k].started = true;
-    } else {
+    if (!cj_thread_start(&procs[k].thread, (size_t)8 << 20, rp_main, &procs[k])) {
       err = cj_status_make(CJ_RESOURCE_EXHAUSTED, "%s: cannot start a thread for process %d",
                            p->what, k);
       cj_cpu_launch_abort(l, cj_status_copy(err));
     }
-    pthread_attr_destroy(&attr);
   }
   for (int32_t k = 0; k < p->nproc; k++) {
-    if (procs[k].started) pthread_join(procs[k].thread, NULL);
+    cj_thread_join(&procs[k].thread);
     /* the first process error is the cause; later ones are mostly "cancelled" */
     if (procs[k].st && (!err || (cj_status_code(err) == CJ_CANCELLED &&
                                  cj_status_code(procs[k].st) != CJ_CANCELLED))) {
