@@ -64,7 +64,6 @@ static void ukr_generic(int64_t nseg, int64_t seglen, const float *const *ptrs, 
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "cpu/gemm_tile.h"
-#define ROWS GT_ROWS
 
 __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t seglen,
                                                            const float *const *ptrs,
@@ -74,7 +73,7 @@ __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t 
   for (int64_t s = 0; s < nseg; s++) {
     const float *const *a = ptrs + s * KC_MR;
 #define PTR(i) const float *a##i = a[i];
-    ROWS(PTR)
+    GT_ROWS(PTR)
 #undef PTR
     for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
       __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
@@ -103,31 +102,16 @@ __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t nseg, int64_t s
 #undef GT_A
       }
     }
-#define STORE(i)                                                    \
-  {                                                                 \
-    float *cp = c + i * ldc + half * 16;                            \
-    if (acc) {                                                      \
-      c##i##a = _mm256_add_ps(c##i##a, _mm256_loadu_ps(cp));        \
-      c##i##b = _mm256_add_ps(c##i##b, _mm256_loadu_ps(cp + 8));    \
-    }                                                               \
-    _mm256_storeu_ps(cp, c##i##a);                                  \
-    _mm256_storeu_ps(cp + 8, c##i##b);                              \
-  }
-    ROWS(STORE)
+#define STORE(i) GT_STORE(i, float, 256, ps, 8, c + i * ldc + half * 16)
+    GT_ROWS(STORE)
 #undef STORE
   }
 }
-#undef ROWS
-#endif
 
-static kg_ukr pick_ukr(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return ukr_avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ukr_avx2;
+static kg_ukr pick_ukr(void) { return (kg_ukr[]){ukr_generic, ukr_avx2, ukr_avx512}[gt_isa()]; }
+#else
+static kg_ukr pick_ukr(void) { return ukr_generic; }
 #endif
-  return ukr_generic;
-}
 
 /* ======================================================================== packing */
 
