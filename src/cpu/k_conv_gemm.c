@@ -148,13 +148,11 @@ typedef struct kg_run {
   cj_exec_ctx *ctx;
 } kg_run;
 
-/* per-row data of a task */
-typedef struct kg_row {
-  int64_t xbase, obase; /* obase < 0: row beyond the end */
-  const int64_t *rt[KC_MAXS];
-} kg_row;
+/* per-row data of a task (obase < 0: a row beyond the end) */
+typedef kc_rowinfo kg_row;
 
-static void task(const kg_run *R, int64_t t, char *mem) {
+static void task(void *vr, int64_t t, char *mem) {
+  const kg_run *R = vr;
   const kg_params *p = R->p;
   const kc_geom *g = &p->g;
   int64_t per_grp = p->mblocks * p->ntile;
@@ -176,16 +174,8 @@ static void task(const kg_run *R, int64_t t, char *mem) {
       w->obase = -1;
       continue;
     }
-    int64_t m = m0 + r, b = m / g->P, pp = m % g->P;
-    w->xbase = kc_lhs_base(g, grp, b);
-    int64_t oo = b * g->ob + (grp * g->Og + j0 * KC_NR) * g->of;
-    for (int32_t i = g->ns - 1; i >= 0; i--) {
-      int64_t o = pp % g->odim[i];
-      pp /= g->odim[i];
-      oo += o * g->os[i];
-      w->rt[i] = g->tab[i] + o * g->kdim[i];
-    }
-    w->obase = oo;
+    kc_row_info(g, grp, m0 + r, w);
+    w->obase += j0 * KC_NR * g->of;
   }
   /* where each row group accumulates: the result itself, or the tile */
   for (int64_t rg = 0; rg < mpad; rg += KC_MR) {
@@ -278,11 +268,7 @@ static void task(const kg_run *R, int64_t t, char *mem) {
 }
 
 static void kg_body(void *vctx, int64_t b, int64_t e) {
-  kg_run *R = vctx;
-  cj_tls_area *a = cj_tls_claim(R->ctx);
-  if (!a) return;
-  for (int64_t t = b; t < e; t++) task(R, t, a->mem);
-  cj_tls_release(R->ctx, a);
+  cj_tls_tasks(((kg_run *)vctx)->ctx, b, e, task, vctx);
 }
 
 static CJ_MUST_USE cj_status k_conv_gemm(cj_exec_ctx *ctx, const cj_step *st) {

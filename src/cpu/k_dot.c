@@ -555,7 +555,8 @@ static inline __attribute__((always_inline)) void run64(gemm_ctx *G, char *tmp, 
  * added to the result one after the other. A running sum of all K / KC blocks would let the
  * error grow with K / KC (K = 262144: 1.6e-6 relative, XLA:CPU 6e-7); two levels of about
  * sqrt(K / KC) terms keep it near 1e-7. */
-static void gemm_task(gemm_ctx *G, int64_t t, char *tmp) {
+static void gemm_task(void *vg, int64_t t, char *tmp) {
+  gemm_ctx *G = vg;
   const dot_params *p = G->p;
   int64_t per = G->ntiles * G->mgroups;
   int64_t bi = t / per, r = t % per, ni = r / G->mgroups, mg = r % G->mgroups;
@@ -604,11 +605,7 @@ static void gemm_task(gemm_ctx *G, int64_t t, char *tmp) {
 }
 
 static void gemm_body(void *vctx, int64_t b, int64_t e) {
-  gemm_ctx *G = vctx;
-  cj_tls_area *a = cj_tls_claim(G->ctx);
-  if (!a) return;
-  for (int64_t t = b; t < e; t++) gemm_task(G, t, a->mem);
-  cj_tls_release(G->ctx, a);
+  cj_tls_tasks(((gemm_ctx *)vctx)->ctx, b, e, gemm_task, vctx);
 }
 
 /* ======================================================================== GEMV */
@@ -1019,14 +1016,7 @@ static int64_t *offsets(cj_lw *L, int32_t nd, const int64_t *dims, const int64_t
   *count = n;
   int64_t *t = cj_lw_alloc(L, sizeof(int64_t) * (size_t)(n ? n : 1));
   if (!t) return NULL;
-  for (int64_t i = 0; i < n; i++) {
-    int64_t rem = i, off = 0;
-    for (int32_t d = nd - 1; d >= 0; d--) {
-      off += (rem % dims[d]) * str[d];
-      rem /= dims[d];
-    }
-    t[i] = off;
-  }
+  for (int64_t i = 0; i < n; i++) t[i] = cj_strided_offset(i, nd, dims, str);
   return t;
 }
 

@@ -273,12 +273,7 @@ typedef struct sort_params {
 } sort_params;
 
 static int64_t outer_off(const sort_params *p, int64_t s) {
-  int64_t off = 0;
-  for (int32_t d = p->orank - 1; d >= 0; d--) {
-    off += (s % p->odims[d]) * p->ostr[d];
-    s /= p->odims[d];
-  }
-  return off;
+  return cj_strided_offset(s, p->orank, p->odims, p->ostr);
 }
 
 typedef struct sort_run {
