@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fifo.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define CJ_CPU_RELAX() _mm_pause()
@@ -216,11 +218,7 @@ cj_status cj_pool_submit(cj_threadpool *p, cj_task_fn fn, void *ctx) {
       return cj_status_make(CJ_RESOURCE_EXHAUSTED, "cj_pool_submit: cannot start a task thread");
     }
   }
-  if (p->ttail)
-    p->ttail->next = t;
-  else
-    p->thead = t;
-  p->ttail = t;
+  CJ_FIFO_APPEND(p->thead, p->ttail, t, next);
   pthread_cond_signal(&p->tcv);
   pthread_mutex_unlock(&p->tmu);
   return NULL;
