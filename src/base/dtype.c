@@ -307,3 +307,25 @@ cj_dtype cj_dtype_from_xla(int64_t primitive_type) {
 #undef X
   return CJ_INVALID;
 }
+
+uint64_t cj_elem_get_bits(cj_dtype dt, const void *data, int64_t i) {
+  int b = cj_dtype_bytes(dt);
+  uint64_t v = 0;
+  memcpy(&v, (const char *)data + (size_t)i * (size_t)b, (size_t)b);
+  int bits = cj_dtype_bits(dt);
+  if (bits < 64) v &= (1ull << bits) - 1;
+  return v;
+}
+
+uint64_t cj_elem_ulp_distance(cj_dtype dt, const void *da, const void *db, int64_t i) {
+  uint64_t a = cj_elem_get_bits(dt, da, i), b = cj_elem_get_bits(dt, db, i);
+  if (a == b) return 0;
+  double fa = cj_float_decode(dt, a), fb = cj_float_decode(dt, b);
+  if (isnan(fa) && isnan(fb)) return 0;
+  if (!isfinite(fa) || !isfinite(fb)) return UINT64_MAX;
+  const cj_dtype_info *in = cj_dtype_get(dt);
+  uint64_t sign = in->fflags == CJ_FF_E8M0 ? 0 : 1ull << (in->bits - 1);
+  uint64_t ma = a & ~sign, mb = b & ~sign;
+  if (((a & sign) != 0) != ((b & sign) != 0)) return ma + mb;
+  return ma > mb ? ma - mb : mb - ma;
+}

@@ -101,5 +101,12 @@ int64_t cj_elem_get_i64(cj_dtype dt, const void *data, size_t i);
 /* Writes element `i` from a double (floats: rounded; ints: truncated toward zero and wrapped). */
 void cj_elem_set_f64(cj_dtype dt, void *data, size_t i, double v);
 void cj_elem_set_i64(cj_dtype dt, void *data, size_t i, int64_t v);
+/* The bits of element `i` of a dense host array of dtype `dt` (at most 8 bytes; sub-byte types
+ * masked to their width), for bitwise comparison. */
+uint64_t cj_elem_get_bits(cj_dtype dt, const void *data, int64_t i);
+/* How many representable values of the real float dtype `dt` lie between elements `i` of the
+ * arrays a and b (the sign-magnitude distance of their bits; 0 for two NaNs, UINT64_MAX when one
+ * is NaN or infinite and they differ), for the checks of the check ops and of the reference. */
+uint64_t cj_elem_ulp_distance(cj_dtype dt, const void *a, const void *b, int64_t i);
 
 #endif

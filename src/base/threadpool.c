@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fifo.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define CJ_CPU_RELAX() _mm_pause()
@@ -216,11 +218,7 @@ cj_status cj_pool_submit(cj_threadpool *p, cj_task_fn fn, void *ctx) {
       return cj_status_make(CJ_RESOURCE_EXHAUSTED, "cj_pool_submit: cannot start a task thread");
     }
   }
-  if (p->ttail)
-    p->ttail->next = t;
-  else
-    p->thead = t;
-  p->ttail = t;
+  CJ_FIFO_APPEND(p->thead, p->ttail, t, next);
   pthread_cond_signal(&p->tcv);
   pthread_mutex_unlock(&p->tmu);
   return NULL;
@@ -337,4 +335,18 @@ void cj_pool_parallel_for(cj_threadpool *p, int64_t n, int64_t grain, cj_range_f
     while (atomic_load_explicit(&w->slot, memory_order_acquire) != NULL) CJ_CPU_RELAX();
   }
   pthread_mutex_unlock(&p->job_lock);
+}
+
+bool cj_thread_start(cj_thread *t, size_t stack_bytes, void *(*fn)(void *), void *arg) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, stack_bytes);
+  t->started = pthread_create(&t->id, &attr, fn, arg) == 0;
+  pthread_attr_destroy(&attr);
+  return t->started;
+}
+
+void cj_thread_join(cj_thread *t) {
+  if (t->started) pthread_join(t->id, NULL);
+  t->started = false;
 }

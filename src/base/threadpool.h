@@ -15,12 +15,23 @@
 #ifndef CJ_BASE_THREADPOOL_H
 #define CJ_BASE_THREADPOOL_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/status.h"
 
 typedef struct cj_threadpool cj_threadpool;
+
+/* A thread of its own (not a pool's) running fn(arg) on a stack of stack_bytes:
+ * cj_thread_start says whether it started; cj_thread_join waits for it if it did. */
+typedef struct cj_thread {
+  pthread_t id;
+  bool started;
+} cj_thread;
+bool cj_thread_start(cj_thread *t, size_t stack_bytes, void *(*fn)(void *), void *arg);
+void cj_thread_join(cj_thread *t);
 
 /* nthreads = total threads taking part in parallel_for, including the caller; 0 = number of
  * cores. NULL on failure (*out_status set). */

@@ -1,40 +1,60 @@
-/* cjrt: the 8-row x 32-column f32 accumulator tile that the GEMM micro-kernels of dot_general
- * (k_dot.c) and of convolution (k_conv_gemm.c) keep in registers, written once. The kernels
- * differ in where a row's lhs value comes from (dot: a packed panel; convolution: a pointer per
- * output row into its input window, implicit im2col), so a kernel defines GT_A(i), row i's
- * current lhs element (an lvalue float), before GT_ROWS(GT_FMA512) or GT_ROWS(GT_FMA256); the
- * weights of the current k are in b0, b1; the result tile is c with row stride ldc, added to
- * when acc. Row i of the tile is the pair c<i>a, c<i>b: 2 zmm (32 floats) on AVX-512, 2 ymm (16
- * floats, half the panel) on AVX2. Include it after <immintrin.h>, in x86-64 GCC/clang code. */
+/* cjrt: the 8-row accumulator tile that the GEMM micro-kernels of dot_general (k_dot.c) and of
+ * convolution (k_conv_gemm.c) keep in registers, written once. Row i of the tile is the pair of
+ * vectors c<i>a, c<i>b: on AVX-512 2 zmm (32 floats or 16 doubles), on AVX2 2 ymm (16 floats,
+ * half of an f32 panel). The kernels differ in where a row's lhs value comes from (dot: a packed
+ * panel; convolution: a pointer per output row into its input window, implicit im2col), so a
+ * kernel defines GT_A(i), row i's current lhs element (an lvalue), before GT_ROWS(GT_FMA...);
+ * the weights of the current k are in b0, b1; the result tile is c with row stride ldc, added to
+ * when acc; GT_SPILL... writes the tile to an array t[8][...] instead. Include it after
+ * <immintrin.h>, in x86-64 GCC/clang code. */
 #ifndef CJRT_CPU_GEMM_TILE_H
 #define CJRT_CPU_GEMM_TILE_H
 
 #define GT_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 
-#define GT_DECL512(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
-#define GT_FMA512(i)                              \
-  {                                               \
-    __m512 ai = _mm512_set1_ps(GT_A(i));          \
-    c##i##a = _mm512_fmadd_ps(ai, b0, c##i##a);   \
-    c##i##b = _mm512_fmadd_ps(ai, b1, c##i##b);   \
+/* The row operations for vectors of type V with the intrinsics _mm<W>_..._<S> (W 512 or 256, S
+ * ps or pd), L elements per vector, of element type T: a row's accumulators, its update by the
+ * broadcast lhs value AI, its store at row pointer CP (added to when acc) and its spill. */
+#define GT_DECL(i, V, W, S) V c##i##a = _mm##W##_setzero_##S(), c##i##b = _mm##W##_setzero_##S();
+#define GT_FMA(i, V, W, S, AI)                         \
+  {                                                    \
+    V ai = AI;                                         \
+    c##i##a = _mm##W##_fmadd_##S(ai, b0, c##i##a);     \
+    c##i##b = _mm##W##_fmadd_##S(ai, b1, c##i##b);     \
   }
-#define GT_STORE512(i)                                            \
-  {                                                               \
-    float *cp = c + i * ldc;                                      \
-    if (acc) {                                                    \
-      c##i##a = _mm512_add_ps(c##i##a, _mm512_loadu_ps(cp));      \
-      c##i##b = _mm512_add_ps(c##i##b, _mm512_loadu_ps(cp + 16)); \
-    }                                                             \
-    _mm512_storeu_ps(cp, c##i##a);                                \
-    _mm512_storeu_ps(cp + 16, c##i##b);                           \
+#define GT_STORE(i, T, W, S, L, CP)                                      \
+  {                                                                      \
+    T *cp = CP;                                                          \
+    if (acc) {                                                           \
+      c##i##a = _mm##W##_add_##S(c##i##a, _mm##W##_loadu_##S(cp));       \
+      c##i##b = _mm##W##_add_##S(c##i##b, _mm##W##_loadu_##S(cp + (L))); \
+    }                                                                    \
+    _mm##W##_storeu_##S(cp, c##i##a);                                    \
+    _mm##W##_storeu_##S(cp + (L), c##i##b);                              \
   }
+#define GT_SPILL(i, W, S, L)             \
+  _mm##W##_storeu_##S(t[i], c##i##a);    \
+  _mm##W##_storeu_##S(t[i] + (L), c##i##b);
 
-#define GT_DECL256(i) __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps();
-#define GT_FMA256(i)                              \
-  {                                               \
-    __m256 ai = _mm256_broadcast_ss(&GT_A(i));    \
-    c##i##a = _mm256_fmadd_ps(ai, b0, c##i##a);   \
-    c##i##b = _mm256_fmadd_ps(ai, b1, c##i##b);   \
-  }
+/* f32 on AVX-512 (a 32-column panel), f64 on AVX-512 (16 columns), f32 on AVX2 (16 columns) */
+#define GT_DECL512(i) GT_DECL(i, __m512, 512, ps)
+#define GT_FMA512(i) GT_FMA(i, __m512, 512, ps, _mm512_set1_ps(GT_A(i)))
+#define GT_STORE512(i) GT_STORE(i, float, 512, ps, 16, c + i * ldc)
+#define GT_SPILL512(i) GT_SPILL(i, 512, ps, 16)
+#define GT_DECL512D(i) GT_DECL(i, __m512d, 512, pd)
+#define GT_FMA512D(i) GT_FMA(i, __m512d, 512, pd, _mm512_set1_pd(GT_A(i)))
+#define GT_STORE512D(i) GT_STORE(i, double, 512, pd, 8, c + i * ldc)
+#define GT_SPILL512D(i) GT_SPILL(i, 512, pd, 8)
+#define GT_DECL256(i) GT_DECL(i, __m256, 256, ps)
+#define GT_FMA256(i) GT_FMA(i, __m256, 256, ps, _mm256_broadcast_ss(&GT_A(i)))
+#define GT_SPILL256(i) GT_SPILL(i, 256, ps, 8)
+
+/* The micro-kernel family for this CPU: 2 AVX-512F, 1 AVX2 with FMA, 0 generic. */
+static inline int gt_isa(void) {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return 2;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
+  return 0;
+}
 
 #endif

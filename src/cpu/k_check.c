@@ -36,33 +36,6 @@ typedef struct check_params {
   const char *name;
 } check_params;
 
-static uint64_t raw_bits(cj_dtype dt, const void *p, int64_t i) {
-  int b = cj_dtype_bytes(dt);
-  uint64_t v = 0;
-  memcpy(&v, (const char *)p + i * b, (size_t)b);
-  int bits = cj_dtype_bits(dt);
-  if (bits < 64) v &= (1ull << bits) - 1;
-  return v;
-}
-
-/* ULP difference of two values of a real float type given their bits */
-static uint64_t ulp_diff(cj_dtype dt, uint64_t a, uint64_t b) {
-  if (a == b) return 0;
-  double fa = cj_float_decode(dt, a), fb = cj_float_decode(dt, b);
-  if (isfinite(fa) && isfinite(fb)) {
-    const cj_dtype_info *in = cj_dtype_get(dt);
-    int bits = in->bits;
-    bool has_sign = in->fflags != CJ_FF_E8M0;
-    uint64_t sign = has_sign ? 1ull << (bits - 1) : 0;
-    uint64_t ma = a & ~sign, mb = b & ~sign;
-    bool na = (a & sign) != 0, nb = (b & sign) != 0;
-    if (na != nb) return ma + mb;
-    return ma > mb ? ma - mb : mb - ma;
-  }
-  if (isnan(fa) && isnan(fb)) return 0;
-  return UINT64_MAX;
-}
-
 static bool approx(double f, double g, double tol) {
   if (f == g) return true;
   if (isnan(f) || isnan(g)) return isnan(f) && isnan(g);
@@ -78,7 +51,7 @@ static void fmt_value(char *buf, size_t cap, cj_dtype dt, const void *p, int64_t
     case CJ_DK_UINT: snprintf(buf, cap, "%" PRIu64, (uint64_t)cj_elem_get_i64(dt, p, (size_t)i)); break;
     case CJ_DK_FLOAT:
       snprintf(buf, cap, "%.*g (0x%0*" PRIX64 ")", dt == CJ_F64 ? 17 : 9,
-               cj_elem_get_f64(dt, p, (size_t)i), cj_dtype_bytes(dt) * 2, raw_bits(dt, p, i));
+               cj_elem_get_f64(dt, p, (size_t)i), cj_dtype_bytes(dt) * 2, cj_elem_get_bits(dt, p, i));
       break;
     case CJ_DK_COMPLEX:
       if (dt == CJ_C64)
@@ -109,10 +82,10 @@ static bool elem_ok(const check_params *p, const void *a, const void *e, int64_t
   cj_dtype dt = p->dt;
   cj_dtype_kind k = cj_dtype_kindof(dt);
   if (k == CJ_DK_BOOL || k == CJ_DK_SINT || k == CJ_DK_UINT)
-    return raw_bits(dt, a, i) == raw_bits(dt, e, i);
+    return cj_elem_get_bits(dt, a, i) == cj_elem_get_bits(dt, e, i);
   if (k == CJ_DK_FLOAT) {
     if (p->mode == CK_CLOSE) {
-      *ulp = ulp_diff(dt, raw_bits(dt, a, i), raw_bits(dt, e, i));
+      *ulp = cj_elem_ulp_distance(dt, a, e, i);
       return *ulp >= p->min_ulp && *ulp <= p->max_ulp;
     }
     double x = cj_elem_get_f64(dt, a, (size_t)i), y = cj_elem_get_f64(dt, e, (size_t)i);
@@ -122,8 +95,8 @@ static bool elem_ok(const check_params *p, const void *a, const void *e, int64_t
   if (k == CJ_DK_COMPLEX) {
     cj_dtype c = cj_dtype_component(dt);
     if (p->mode == CK_CLOSE) {
-      uint64_t u1 = ulp_diff(c, raw_bits(c, a, 2 * i), raw_bits(c, e, 2 * i));
-      uint64_t u2 = ulp_diff(c, raw_bits(c, a, 2 * i + 1), raw_bits(c, e, 2 * i + 1));
+      uint64_t u1 = cj_elem_ulp_distance(c, a, e, 2 * i);
+      uint64_t u2 = cj_elem_ulp_distance(c, a, e, 2 * i + 1);
       *ulp = u1 > u2 ? u1 : u2;
       return *ulp >= p->min_ulp && *ulp <= p->max_ulp;
     }

@@ -297,25 +297,8 @@ static CJ_MUST_USE cj_status red_lower(cj_lw *L, cj_op *op, uint32_t ndata, cons
   cj_lw_def_at(L, x, start);
   CJ_RETURN_IF_ERROR(cj_lw_bind(L, &body->args[0], 1, &acc));
   CJ_RETURN_IF_ERROR(cj_lw_bind(L, &body->args[1], 1, &x));
-  cj_lw_saved saved;
-  cj_lw_plan_begin(L, &saved);
-  cj_op *term = NULL;
-  cj_status st = cj_lw_block(L, body, &term);
-  if (!st && (!term || term->nopnds != 1))
-    st = cj_op_error(op, CJ_INVALID_ARGUMENT, "the computation must return one value");
   int32_t ret = -1;
-  if (!st) {
-    int32_t nl;
-    const int32_t *lv;
-    st = cj_lw_leaves(L, term, term->operands[0], &nl, &lv);
-    if (!st) ret = lv[0];
-  }
-  cj_status st2 = cj_lw_plan_end(L, &saved, &r->body);
-  if (st) {
-    cj_status_ignore(st2); /* the first error is the one to report */
-    return st;
-  }
-  CJ_RETURN_IF_ERROR(st2);
+  CJ_RETURN_IF_ERROR(cj_lw_value_plan(L, op, body, "the computation", &r->body, &ret));
   extra[0] = acc;
   extra[1] = x;
   extra[2] = ret;

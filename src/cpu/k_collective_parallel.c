@@ -38,8 +38,7 @@ typedef struct rp_proc {
   const cj_plan *plan;
   const char *what;
   cj_status st;
-  pthread_t thread;
-  bool started;
+  cj_thread thread;
   int32_t dev;
 } rp_proc;
 
@@ -103,20 +102,14 @@ static CJ_MUST_USE cj_status k_run_parallel(cj_exec_ctx *ctx, const cj_step *st)
     P->dev = k;
   }
   for (int32_t k = 0; k < p->nproc && !err; k++) {
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, (size_t)8 << 20);
-    if (pthread_create(&procs[k].thread, &attr, rp_main, &procs[k]) == 0) {
-      procs[k].started = true;
-    } else {
+    if (!cj_thread_start(&procs[k].thread, (size_t)8 << 20, rp_main, &procs[k])) {
       err = cj_status_make(CJ_RESOURCE_EXHAUSTED, "%s: cannot start a thread for process %d",
                            p->what, k);
       cj_cpu_launch_abort(l, cj_status_copy(err));
     }
-    pthread_attr_destroy(&attr);
   }
   for (int32_t k = 0; k < p->nproc; k++) {
-    if (procs[k].started) pthread_join(procs[k].thread, NULL);
+    cj_thread_join(&procs[k].thread);
     /* the first process error is the cause; later ones are mostly "cancelled" */
     if (procs[k].st && (!err || (cj_status_code(err) == CJ_CANCELLED &&
                                  cj_status_code(procs[k].st) != CJ_CANCELLED))) {
@@ -140,6 +133,18 @@ static void pin_region(cj_lw *L, int32_t first, int32_t last_id, int32_t start, 
     if (b->def < 0 || b->def > start) b->def = start;
     if (b->last < end) b->last = end;
   }
+}
+
+/* appends v to the growable array *a of *n (capacity *cap) buffers */
+static CJ_MUST_USE cj_status push_buf(int32_t **a, int32_t *n, int32_t *cap, int32_t v) {
+  if (*n == *cap) {
+    int32_t *na = realloc(*a, sizeof(int32_t) * (size_t)*cap * 2);
+    if (!na) return cj_oom();
+    *a = na;
+    *cap *= 2;
+  }
+  (*a)[(*n)++] = v;
+  return NULL;
 }
 
 cj_status cj_lower_run_parallel(cj_lw *L, cj_op *op) {
@@ -198,16 +203,8 @@ cj_status cj_lower_run_parallel(cj_lw *L, cj_op *op) {
       int32_t *dst = malloc(sizeof(int32_t) * (size_t)(nl ? nl : 1));
       if (!src || !dst) st = cj_oom();
       for (int32_t j = 0; j < nl && !st; j++) {
-        if (nin == cap) {
-          cap *= 2;
-          int32_t *ni = realloc(ins, sizeof(int32_t) * (size_t)cap);
-          if (!ni) {
-            st = cj_oom();
-            break;
-          }
-          ins = ni;
-        }
-        ins[nin++] = lv[j];
+        st = push_buf(&ins, &nin, &cap, lv[j]);
+        if (st) break;
         int64_t size = cj_lw_buf_at(L, lv[j])->size;
         fresh[j] = cj_lw_new_buf(L, size, size ? CJ_BK_ARENA : CJ_BK_NONE);
         if (size) {
@@ -235,25 +232,10 @@ cj_status cj_lower_run_parallel(cj_lw *L, cj_op *op) {
       const int32_t *lv;
       st = cj_lw_leaves(L, term, term->operands[j], &nl, &lv);
       if (!st) st = cj_lw_bind(L, &op->results[resi + j], nl, lv);
-      for (int32_t q = 0; !st && q < nl; q++) {
-        if (nout == capo) {
-          capo *= 2;
-          int32_t *no = realloc(outs, sizeof(int32_t) * (size_t)capo);
-          if (!no) {
-            st = cj_oom();
-            break;
-          }
-          outs = no;
-        }
-        outs[nout++] = lv[q];
-      }
+      for (int32_t q = 0; !st && q < nl; q++) st = push_buf(&outs, &nout, &capo, lv[q]);
     }
     if (!st) resi += term->nopnds;
-    cj_status st2 = cj_lw_plan_end(L, &saved, &p->plans[k]);
-    if (st)
-      cj_status_ignore(st2); /* the first error is the one to report */
-    else
-      st = st2;
+    st = cj_lw_plan_finish(L, &saved, &p->plans[k], st);
   }
   if (!st && (opi != op->nopnds || resi != op->nresults))
     st = cj_op_error(op, CJ_INVALID_ARGUMENT,

@@ -6,6 +6,44 @@
 
 #include "cpu/lower.h"
 
+/* ======================================================================== nested plans */
+
+cj_status cj_lw_plan_finish(cj_lw *L, cj_lw_saved *saved, cj_plan *out, cj_status st) {
+  cj_status st2 = cj_lw_plan_end(L, saved, out);
+  if (!st) return st2;
+  cj_status_ignore(st2); /* the first error is the one to report */
+  return st;
+}
+
+cj_status cj_lw_value_plan(cj_lw *L, cj_op *op, cj_block *b, const char *what, cj_plan *out, int32_t *buf) {
+  cj_lw_saved saved;
+  cj_lw_plan_begin(L, &saved);
+  cj_op *term = NULL;
+  cj_status st = cj_lw_block(L, b, &term);
+  if (!st && (!term || term->nopnds != 1))
+    st = cj_op_error(op, CJ_INVALID_ARGUMENT, "%s must return one value", what);
+  if (!st) {
+    int32_t n;
+    const int32_t *lv;
+    st = cj_lw_leaves(L, term, term->operands[0], &n, &lv);
+    if (!st) *buf = lv[0];
+  }
+  return cj_lw_plan_finish(L, &saved, out, st);
+}
+
+/* Emits the step that runs the nested plans: it reads buffer `first` (the predicate, the
+ * selector) and keeps the n buffers of `rest` alive. */
+static CJ_MUST_USE cj_status emit_driver(cj_lw *L, cj_op *op, cj_kernel_fn fn, void *p, int32_t first, int32_t n,
+                                         const int32_t *rest) {
+  int32_t *ins = malloc(sizeof(int32_t) * (size_t)(n + 1));
+  if (!ins) return cj_oom();
+  ins[0] = first;
+  memcpy(ins + 1, rest, sizeof(int32_t) * (size_t)n);
+  cj_status st = cj_lw_emit(L, op, fn, p, (uint32_t)n + 1, ins, 0, NULL) ? NULL : cj_oom();
+  free(ins);
+  return st;
+}
+
 /* ======================================================================== while */
 
 typedef struct while_params {
@@ -142,25 +180,7 @@ cj_status cj_lower_while(cj_lw *L, cj_op *op) {
   if (!st) st = bind_values(L, bb->args, bb->nargs, carried, n);
   /* condition */
   int32_t pred = -1;
-  if (!st) {
-    cj_lw_saved saved;
-    cj_lw_plan_begin(L, &saved);
-    cj_op *term = NULL;
-    st = cj_lw_block(L, cb, &term);
-    if (!st && (!term || term->nopnds != 1))
-      st = cj_op_error(op, CJ_INVALID_ARGUMENT, "the condition must return one value");
-    if (!st) {
-      int32_t k;
-      const int32_t *lv;
-      st = cj_lw_leaves(L, term, term->operands[0], &k, &lv);
-      if (!st) pred = lv[0];
-    }
-    cj_status s2 = cj_lw_plan_end(L, &saved, &p->cond);
-    if (st)
-      cj_status_ignore(s2); /* the first error is the one to report */
-    else
-      st = s2;
-  }
+  if (!st) st = cj_lw_value_plan(L, op, cb, "the condition", &p->cond, &pred);
   /* body, ending with copies of its results into the carried buffers */
   if (!st) {
     cj_lw_saved saved;
@@ -190,25 +210,13 @@ cj_status cj_lower_while(cj_lw *L, cj_op *op) {
       ret[i] = c;
     }
     if (!st) st = parallel_copy(L, term, n, ret, carried);
-    cj_status s2 = cj_lw_plan_end(L, &saved, &p->body);
-    if (st)
-      cj_status_ignore(s2); /* the first error is the one to report */
-    else
-      st = s2;
+    st = cj_lw_plan_finish(L, &saved, &p->body, st);
   }
   if (!st) {
     for (int32_t i = 0; i < n; i++)
       if (carried[i] != init[i]) cj_lw_def_at(L, carried[i], start);
     /* the driver reads the predicate and keeps the carried buffers alive */
-    int32_t *ins = malloc(sizeof(int32_t) * (size_t)(n + 1));
-    if (!ins) {
-      st = cj_oom();
-    } else {
-      ins[0] = pred;
-      memcpy(ins + 1, carried, sizeof(int32_t) * (size_t)n);
-      if (!cj_lw_emit(L, op, k_while, p, (uint32_t)n + 1, ins, 0, NULL)) st = cj_oom();
-      free(ins);
-    }
+    st = emit_driver(L, op, k_while, p, pred, n, carried);
   }
   if (!st) st = bind_values(L, op->results, op->nresults, carried, n);
   if (!st) cj_lw_extend_region(L, start);
@@ -288,23 +296,9 @@ static CJ_MUST_USE cj_status lower_branches(cj_lw *L, cj_op *op, bool is_if) {
     if (!st) st = term_leaves(L, term, ret, nleaves + 1, &n);
     if (!st && n != nleaves) st = cj_op_error(op, CJ_INVALID_ARGUMENT, "branch %u returns %d values, expected %d", r, n, nleaves);
     if (!st) st = parallel_copy(L, term, n, ret, res);
-    cj_status s2 = cj_lw_plan_end(L, &saved, &p->branches[r]);
-    if (st)
-      cj_status_ignore(s2); /* the first error is the one to report */
-    else
-      st = s2;
+    st = cj_lw_plan_finish(L, &saved, &p->branches[r], st);
   }
-  if (!st) {
-    int32_t *ins = malloc(sizeof(int32_t) * (size_t)(nleaves + 1));
-    if (!ins) {
-      st = cj_oom();
-    } else {
-      ins[0] = sel.buf;
-      memcpy(ins + 1, res, sizeof(int32_t) * (size_t)nleaves);
-      if (!cj_lw_emit(L, op, k_branch, p, (uint32_t)nleaves + 1, ins, 0, NULL)) st = cj_oom();
-      free(ins);
-    }
-  }
+  if (!st) st = emit_driver(L, op, k_branch, p, sel.buf, nleaves, res);
   if (!st) st = bind_values(L, op->results, op->nresults, res, nleaves);
   if (!st) cj_lw_extend_region(L, start);
   free(res);

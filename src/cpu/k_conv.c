@@ -611,24 +611,6 @@ typedef struct gen_run {
   cj_exec_ctx *ctx;
 } gen_run;
 
-typedef struct kc_rowinfo {
-  int64_t xbase, obase;
-  const int64_t *rt[KC_MAXS];
-} kc_rowinfo;
-
-static void row_info(const kc_geom *g, int64_t grp, int64_t m, kc_rowinfo *r) {
-  int64_t b = m / g->P, p = m % g->P;
-  r->xbase = kc_lhs_base(g, grp, b);
-  int64_t oo = b * g->ob + grp * g->Og * g->of;
-  for (int32_t i = g->ns - 1; i >= 0; i--) {
-    int64_t o = p % g->odim[i];
-    p /= g->odim[i];
-    oo += o * g->os[i];
-    r->rt[i] = g->tab[i] + o * g->kdim[i];
-  }
-  r->obase = oo;
-}
-
 /* offset of kernel position kc (coords) for row r, or -1 */
 static inline int64_t row_off(const kc_geom *g, const kc_rowinfo *r, const int64_t *kc) {
   int64_t off = 0;
@@ -695,7 +677,7 @@ static void gen_body(void *vctx, int64_t b, int64_t e) {
   for (int64_t t = b; t < e; t++) {
     int64_t grp = t / g->M, m = t % g->M;
     kc_rowinfo r;
-    row_info(g, grp, m, &r);
+    kc_row_info(g, grp, m, &r);
     memset(acc, 0, (size_t)(g->Og * p->asz));
     switch (p->acc) {
       case KA_F32: gen_f32(g, grp, &r, (const float *)R->x, (const float *)R->w, (float *)acc); break;
@@ -726,7 +708,7 @@ static void dw_body(void *vctx, int64_t b, int64_t e) {
   const float *x = (const float *)R->x, *w = (const float *)R->w;
   for (int64_t mm = b; mm < e; mm++) {
     kc_rowinfo r;
-    row_info(g, 0, mm, &r);
+    kc_row_info(g, 0, mm, &r);
     memset(acc, 0, sizeof(float) * (size_t)nf);
     int64_t kc[KC_MAXS] = {0};
     for (int64_t q = 0; q < g->Q; q++, odometer(g, kc)) {

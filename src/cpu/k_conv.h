@@ -57,6 +57,25 @@ static inline int64_t kc_lhs_base(const kc_geom *g, int64_t grp, int64_t b) {
   return g->bgroups ? (grp * g->Bout + b) * g->xb : b * g->xb + grp * g->Cg * g->xc;
 }
 
+/* Where result row m (a batch element and output position) of group grp reads and writes: its lhs
+ * base (kc_lhs_base), its first result element, and per spatial dimension its row of tab[]. */
+typedef struct kc_rowinfo {
+  int64_t xbase, obase;
+  const int64_t *rt[KC_MAXS];
+} kc_rowinfo;
+static inline void kc_row_info(const kc_geom *g, int64_t grp, int64_t m, kc_rowinfo *r) {
+  int64_t b = m / g->P, p = m % g->P;
+  r->xbase = kc_lhs_base(g, grp, b);
+  int64_t oo = b * g->ob + grp * g->Og * g->of;
+  for (int32_t i = g->ns - 1; i >= 0; i--) {
+    int64_t o = p % g->odim[i];
+    p /= g->odim[i];
+    oo += o * g->os[i];
+    r->rt[i] = g->tab[i] + o * g->kdim[i];
+  }
+  r->obase = oo;
+}
+
 /* the GEMM path (k_conv_gemm.c) */
 enum { KC_NR = 32, KC_MR = 8 };
 /* Whether the GEMM path takes this geometry (sizes worth it). */

@@ -64,7 +64,6 @@ static void ukr_generic(int64_t nseg, int64_t seglen, const float *const *ptrs, 
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "cpu/gemm_tile.h"
-#define ROWS GT_ROWS
 
 __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t seglen,
                                                            const float *const *ptrs,
@@ -74,7 +73,7 @@ __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t 
   for (int64_t s = 0; s < nseg; s++) {
     const float *const *a = ptrs + s * KC_MR;
 #define PTR(i) const float *a##i = a[i];
-    ROWS(PTR)
+    GT_ROWS(PTR)
 #undef PTR
     for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
       __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
@@ -103,31 +102,16 @@ __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t nseg, int64_t s
 #undef GT_A
       }
     }
-#define STORE(i)                                                    \
-  {                                                                 \
-    float *cp = c + i * ldc + half * 16;                            \
-    if (acc) {                                                      \
-      c##i##a = _mm256_add_ps(c##i##a, _mm256_loadu_ps(cp));        \
-      c##i##b = _mm256_add_ps(c##i##b, _mm256_loadu_ps(cp + 8));    \
-    }                                                               \
-    _mm256_storeu_ps(cp, c##i##a);                                  \
-    _mm256_storeu_ps(cp + 8, c##i##b);                              \
-  }
-    ROWS(STORE)
+#define STORE(i) GT_STORE(i, float, 256, ps, 8, c + i * ldc + half * 16)
+    GT_ROWS(STORE)
 #undef STORE
   }
 }
-#undef ROWS
-#endif
 
-static kg_ukr pick_ukr(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return ukr_avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ukr_avx2;
+static kg_ukr pick_ukr(void) { return (kg_ukr[]){ukr_generic, ukr_avx2, ukr_avx512}[gt_isa()]; }
+#else
+static kg_ukr pick_ukr(void) { return ukr_generic; }
 #endif
-  return ukr_generic;
-}
 
 /* ======================================================================== packing */
 
@@ -164,13 +148,11 @@ typedef struct kg_run {
   cj_exec_ctx *ctx;
 } kg_run;
 
-/* per-row data of a task */
-typedef struct kg_row {
-  int64_t xbase, obase; /* obase < 0: row beyond the end */
-  const int64_t *rt[KC_MAXS];
-} kg_row;
+/* per-row data of a task (obase < 0: a row beyond the end) */
+typedef kc_rowinfo kg_row;
 
-static void task(const kg_run *R, int64_t t, char *mem) {
+static void task(void *vr, int64_t t, char *mem) {
+  const kg_run *R = vr;
   const kg_params *p = R->p;
   const kc_geom *g = &p->g;
   int64_t per_grp = p->mblocks * p->ntile;
@@ -192,16 +174,8 @@ static void task(const kg_run *R, int64_t t, char *mem) {
       w->obase = -1;
       continue;
     }
-    int64_t m = m0 + r, b = m / g->P, pp = m % g->P;
-    w->xbase = kc_lhs_base(g, grp, b);
-    int64_t oo = b * g->ob + (grp * g->Og + j0 * KC_NR) * g->of;
-    for (int32_t i = g->ns - 1; i >= 0; i--) {
-      int64_t o = pp % g->odim[i];
-      pp /= g->odim[i];
-      oo += o * g->os[i];
-      w->rt[i] = g->tab[i] + o * g->kdim[i];
-    }
-    w->obase = oo;
+    kc_row_info(g, grp, m0 + r, w);
+    w->obase += j0 * KC_NR * g->of;
   }
   /* where each row group accumulates: the result itself, or the tile */
   for (int64_t rg = 0; rg < mpad; rg += KC_MR) {
@@ -294,11 +268,7 @@ static void task(const kg_run *R, int64_t t, char *mem) {
 }
 
 static void kg_body(void *vctx, int64_t b, int64_t e) {
-  kg_run *R = vctx;
-  cj_tls_area *a = cj_tls_claim(R->ctx);
-  if (!a) return;
-  for (int64_t t = b; t < e; t++) task(R, t, a->mem);
-  cj_tls_release(R->ctx, a);
+  cj_tls_tasks(((kg_run *)vctx)->ctx, b, e, task, vctx);
 }
 
 static CJ_MUST_USE cj_status k_conv_gemm(cj_exec_ctx *ctx, const cj_step *st) {

@@ -93,7 +93,6 @@ static void ukr64_generic(int64_t kc, const double *ap, const double *bp, double
 /* The micro-kernels keep the MR x NR accumulator tile in registers: 16 zmm (8 rows x 2 vectors)
  * written out as named variables, since GCC does not keep array elements in registers. */
 #include "cpu/gemm_tile.h"
-#define ROWS GT_ROWS
 
 __attribute__((target("avx512f"))) static void ukr32_avx512(int64_t kc, const float *ap,
                                                              const float *bp, int64_t ldb, float *c,
@@ -112,11 +111,7 @@ __attribute__((target("avx512f"))) static void ukr32_avx512(int64_t kc, const fl
     return;
   }
   float t[MR][NR32];
-#define SPILL(i)                          \
-  _mm512_storeu_ps(t[i], c##i##a);        \
-  _mm512_storeu_ps(t[i] + 16, c##i##b);
-  ROWS(SPILL)
-#undef SPILL
+  GT_ROWS(GT_SPILL512)
   for (int64_t i = 0; i < mr; i++)
     for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
 }
@@ -125,42 +120,20 @@ __attribute__((target("avx512f"))) static void ukr64_avx512(int64_t kc, const do
                                                              const double *bp, double *c,
                                                              int64_t ldc, int64_t mr, int64_t nr,
                                                              bool acc) {
-#define DECL(i) __m512d c##i##a = _mm512_setzero_pd(), c##i##b = _mm512_setzero_pd();
-  ROWS(DECL)
-#undef DECL
+  GT_ROWS(GT_DECL512D)
   for (int64_t k = 0; k < kc; k++) {
     __m512d b0 = _mm512_loadu_pd(bp + k * NR64), b1 = _mm512_loadu_pd(bp + k * NR64 + 8);
     const double *a = ap + k * MR;
-#define FMA(i)                                \
-  {                                           \
-    __m512d ai = _mm512_set1_pd(a[i]);        \
-    c##i##a = _mm512_fmadd_pd(ai, b0, c##i##a); \
-    c##i##b = _mm512_fmadd_pd(ai, b1, c##i##b); \
-  }
-    ROWS(FMA)
-#undef FMA
+#define GT_A(i) a[i]
+    GT_ROWS(GT_FMA512D)
+#undef GT_A
   }
   if (mr == MR && nr == NR64) {
-#define STORE(i)                                                   \
-  {                                                                \
-    double *cp = c + i * ldc;                                      \
-    if (acc) {                                                     \
-      c##i##a = _mm512_add_pd(c##i##a, _mm512_loadu_pd(cp));       \
-      c##i##b = _mm512_add_pd(c##i##b, _mm512_loadu_pd(cp + 8));   \
-    }                                                              \
-    _mm512_storeu_pd(cp, c##i##a);                                 \
-    _mm512_storeu_pd(cp + 8, c##i##b);                             \
-  }
-    ROWS(STORE)
-#undef STORE
+    GT_ROWS(GT_STORE512D)
     return;
   }
   double t[MR][NR64];
-#define SPILL(i)                         \
-  _mm512_storeu_pd(t[i], c##i##a);       \
-  _mm512_storeu_pd(t[i] + 8, c##i##b);
-  ROWS(SPILL)
-#undef SPILL
+  GT_ROWS(GT_SPILL512D)
   for (int64_t i = 0; i < mr; i++)
     for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
 }
@@ -180,35 +153,20 @@ __attribute__((target("avx2,fma"))) static void ukr32_avx2(int64_t kc, const flo
 #undef GT_A
     }
     float t[MR][16];
-#define SPILL(i)                        \
-  _mm256_storeu_ps(t[i], c##i##a);      \
-  _mm256_storeu_ps(t[i] + 8, c##i##b);
-    ROWS(SPILL)
-#undef SPILL
+    GT_ROWS(GT_SPILL256)
     int64_t j0 = half * 16, j1 = nr < j0 + 16 ? nr : j0 + 16;
     for (int64_t i = 0; i < mr; i++)
       for (int64_t j = j0; j < j1; j++)
         c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j - j0] : t[i][j - j0];
   }
 }
-#undef ROWS
-#endif
 
-static ukr32_t pick32(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return ukr32_avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ukr32_avx2;
+static ukr32_t pick32(void) { return (ukr32_t[]){ukr32_generic, ukr32_avx2, ukr32_avx512}[gt_isa()]; }
+static ukr64_t pick64(void) { return gt_isa() == 2 ? ukr64_avx512 : ukr64_generic; }
+#else
+static ukr32_t pick32(void) { return ukr32_generic; }
+static ukr64_t pick64(void) { return ukr64_generic; }
 #endif
-  return ukr32_generic;
-}
-static ukr64_t pick64(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return ukr64_avx512;
-#endif
-  return ukr64_generic;
-}
 
 /* packing: A block [mc x kc] into MR-row panels (k-major), B panel [kc x nc] into NR-column
  * panels; zero padded; small floats converted to f32 */
@@ -597,7 +555,8 @@ static inline __attribute__((always_inline)) void run64(gemm_ctx *G, char *tmp, 
  * added to the result one after the other. A running sum of all K / KC blocks would let the
  * error grow with K / KC (K = 262144: 1.6e-6 relative, XLA:CPU 6e-7); two levels of about
  * sqrt(K / KC) terms keep it near 1e-7. */
-static void gemm_task(gemm_ctx *G, int64_t t, char *tmp) {
+static void gemm_task(void *vg, int64_t t, char *tmp) {
+  gemm_ctx *G = vg;
   const dot_params *p = G->p;
   int64_t per = G->ntiles * G->mgroups;
   int64_t bi = t / per, r = t % per, ni = r / G->mgroups, mg = r % G->mgroups;
@@ -646,11 +605,7 @@ static void gemm_task(gemm_ctx *G, int64_t t, char *tmp) {
 }
 
 static void gemm_body(void *vctx, int64_t b, int64_t e) {
-  gemm_ctx *G = vctx;
-  cj_tls_area *a = cj_tls_claim(G->ctx);
-  if (!a) return;
-  for (int64_t t = b; t < e; t++) gemm_task(G, t, a->mem);
-  cj_tls_release(G->ctx, a);
+  cj_tls_tasks(((gemm_ctx *)vctx)->ctx, b, e, gemm_task, vctx);
 }
 
 /* ======================================================================== GEMV */
@@ -1061,14 +1016,7 @@ static int64_t *offsets(cj_lw *L, int32_t nd, const int64_t *dims, const int64_t
   *count = n;
   int64_t *t = cj_lw_alloc(L, sizeof(int64_t) * (size_t)(n ? n : 1));
   if (!t) return NULL;
-  for (int64_t i = 0; i < n; i++) {
-    int64_t rem = i, off = 0;
-    for (int32_t d = nd - 1; d >= 0; d--) {
-      off += (rem % dims[d]) * str[d];
-      rem /= dims[d];
-    }
-    t[i] = off;
-  }
+  for (int64_t i = 0; i < n; i++) t[i] = cj_strided_offset(i, nd, dims, str);
   return t;
 }
 

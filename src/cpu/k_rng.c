@@ -309,8 +309,9 @@ typedef struct rng_params {
   int64_t n;
   int eb;
   uint32_t k0, k1;
-  cj_ew_fn ld_f64, st_f64, ld_s64, st_s64; /* scalar loads of a, b; chunk stores */
-  cj_ew_aux aux_ld_f64, aux_st_f64, aux_ld_s64, aux_st_s64;
+  /* scalar loads of a, b; chunk stores: through f64 for floats, s64 otherwise */
+  cj_ew_fn ld, st;
+  cj_ew_aux aux_ld, aux_st;
 } rng_params;
 
 typedef struct rng_run {
@@ -359,9 +360,9 @@ static void rng_chunk(rng_run *R, int64_t c) {
   }
   char *dst = R->out + i0 * p->eb;
   if (p->is_float)
-    p->st_f64(dst, buf.f, NULL, NULL, cnt, &p->aux_st_f64);
+    p->st(dst, buf.f, NULL, NULL, cnt, &p->aux_st);
   else
-    p->st_s64(dst, buf.s, NULL, NULL, cnt, &p->aux_st_s64);
+    p->st(dst, buf.s, NULL, NULL, cnt, &p->aux_st);
 }
 
 static void rng_body(void *vr, int64_t b, int64_t e) {
@@ -388,8 +389,8 @@ static CJ_MUST_USE cj_status k_rng(cj_exec_ctx *ctx, const cj_step *st) {
   R.out = CJ_PTR(ctx, st->out[0]);
   const char *pa = CJ_PTR(ctx, st->in[0]), *pb = CJ_PTR(ctx, st->in[1]);
   if (p->is_float) {
-    p->ld_f64(&R.fa, pa, NULL, NULL, 1, &p->aux_ld_f64);
-    p->ld_f64(&R.fb, pb, NULL, NULL, 1, &p->aux_ld_f64);
+    p->ld(&R.fa, pa, NULL, NULL, 1, &p->aux_ld);
+    p->ld(&R.fb, pb, NULL, NULL, 1, &p->aux_ld);
     if (!p->normal) {
       R.degenerate = !(R.fb > R.fa);
       if (!R.degenerate) {
@@ -403,8 +404,8 @@ static CJ_MUST_USE cj_status k_rng(cj_exec_ctx *ctx, const cj_step *st) {
     }
   } else {
     int64_t b = 0;
-    p->ld_s64(&R.ia, pa, NULL, NULL, 1, &p->aux_ld_s64);
-    p->ld_s64(&b, pb, NULL, NULL, 1, &p->aux_ld_s64);
+    p->ld(&R.ia, pa, NULL, NULL, 1, &p->aux_ld);
+    p->ld(&b, pb, NULL, NULL, 1, &p->aux_ld);
     R.degenerate = p->is_signed ? b <= R.ia : (uint64_t)b <= (uint64_t)R.ia;
     R.range = (uint64_t)b - (uint64_t)R.ia;
   }
@@ -452,21 +453,12 @@ cj_status cj_lower_rng(cj_lw *L, cj_op *op) {
   if (!ld || !sto)
     return cj_op_error(op, CJ_UNIMPLEMENTED, "element type %s is not supported",
                        cj_dtype_get(r.dtype)->id);
-  if (p->is_float) {
-    p->ld_f64 = ld;
-    p->st_f64 = sto;
-    p->aux_ld_f64.src = r.dtype;
-    p->aux_ld_f64.dt = CJ_F64;
-    p->aux_st_f64.src = CJ_F64;
-    p->aux_st_f64.dt = r.dtype;
-  } else {
-    p->ld_s64 = ld;
-    p->st_s64 = sto;
-    p->aux_ld_s64.src = r.dtype;
-    p->aux_ld_s64.dt = CJ_S64;
-    p->aux_st_s64.src = CJ_S64;
-    p->aux_st_s64.dt = r.dtype;
-  }
+  p->ld = ld;
+  p->st = sto;
+  p->aux_ld.src = r.dtype;
+  p->aux_ld.dt = ct;
+  p->aux_st.src = ct;
+  p->aux_st.dt = r.dtype;
   cj_lw_add_cost(L, 20.0 * (double)p->n, p->normal ? 2.0 * (double)p->n : 0);
   int32_t ins[2] = {a.buf, b.buf};
   if (!cj_lw_emit(L, op, k_rng, p, 2, ins, 1, &r.buf)) return cj_oom();

@@ -79,6 +79,11 @@ KEY(ff64, uint64_t, tot64(canon64(v)))
 KEY(fbf16, uint16_t, tot16(canon16(v, 0x7f80u, 0x7fc0u)))
 KEY(ff16, uint16_t, tot16(canon16(v, 0x7c00u, 0x7e00u)))
 
+/* a float type's key function for compare_type ct: total, float or none */
+static key_fn float_key(int32_t ct, key_fn total, key_fn flt) {
+  return ct == CJ_COMPARISON_TYPE_TOTALORDER ? total : ct == CJ_COMPARISON_TYPE_FLOAT ? flt : NULL;
+}
+
 /* the key function for compare_type ct on dt, NULL if none */
 static key_fn key_lookup(cj_dtype dt, int32_t ct) {
   bool is_f = cj_dtype_is_float(dt);
@@ -97,22 +102,10 @@ static key_fn key_lookup(cj_dtype dt, int32_t ct) {
     case CJ_U16: return ct == CJ_COMPARISON_TYPE_SIGNED ? key_s16 : key_u16;
     case CJ_U32: return ct == CJ_COMPARISON_TYPE_SIGNED ? key_s32 : key_u32;
     case CJ_U64: return ct == CJ_COMPARISON_TYPE_SIGNED ? key_s64 : key_u64;
-    case CJ_F32:
-      return ct == CJ_COMPARISON_TYPE_TOTALORDER ? key_tf32
-             : ct == CJ_COMPARISON_TYPE_FLOAT    ? key_ff32
-                                                 : NULL;
-    case CJ_F64:
-      return ct == CJ_COMPARISON_TYPE_TOTALORDER ? key_tf64
-             : ct == CJ_COMPARISON_TYPE_FLOAT    ? key_ff64
-                                                 : NULL;
-    case CJ_BF16:
-      return ct == CJ_COMPARISON_TYPE_TOTALORDER ? key_tf16
-             : ct == CJ_COMPARISON_TYPE_FLOAT    ? key_fbf16
-                                                 : NULL;
-    case CJ_F16:
-      return ct == CJ_COMPARISON_TYPE_TOTALORDER ? key_tf16
-             : ct == CJ_COMPARISON_TYPE_FLOAT    ? key_ff16
-                                                 : NULL;
+    case CJ_F32: return float_key(ct, key_tf32, key_ff32);
+    case CJ_F64: return float_key(ct, key_tf64, key_ff64);
+    case CJ_BF16: return float_key(ct, key_tf16, key_fbf16);
+    case CJ_F16: return float_key(ct, key_tf16, key_ff16);
     default: return NULL;
   }
 }
@@ -126,42 +119,49 @@ static inline bool kp_lt(kpair a, kpair b) {
   return a.key < b.key || (a.key == b.key && a.idx < b.idx);
 }
 
-static void pairs_insertion(kpair *a, int64_t n) {
-  for (int64_t i = 1; i < n; i++) {
-    kpair x = a[i];
-    int64_t j = i;
-    while (j > 0 && kp_lt(x, a[j - 1])) {
-      a[j] = a[j - 1];
-      j--;
-    }
-    a[j] = x;
+/* A stable sort of the n elements of type T at a in the order LT(c, x, y) (c: the order's
+ * context): insertion sorts of runs of RUN elements, then bottom-up merges between a and tmp (n
+ * elements too); the result ends in a. */
+#define STABLE_SORT(NAME, T, C, LT)                                                          \
+  static void NAME(C c, T *a, T *tmp, int64_t n) {                                           \
+    for (int64_t lo = 0; lo < n; lo += RUN) {                                                \
+      int64_t m = n - lo < RUN ? n - lo : RUN;                                               \
+      T *b = a + lo;                                                                         \
+      for (int64_t i = 1; i < m; i++) {                                                      \
+        T x = b[i];                                                                          \
+        int64_t j = i;                                                                       \
+        while (j > 0 && LT(c, x, b[j - 1])) {                                                \
+          b[j] = b[j - 1];                                                                   \
+          j--;                                                                               \
+        }                                                                                    \
+        b[j] = x;                                                                            \
+      }                                                                                      \
+    }                                                                                        \
+    T *src = a, *dst = tmp;                                                                  \
+    for (int64_t w = RUN; w < n; w *= 2) {                                                   \
+      for (int64_t lo = 0; lo < n; lo += 2 * w) {                                            \
+        int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;         \
+        if (mid >= hi || !LT(c, src[mid], src[mid - 1])) {                                   \
+          memcpy(dst + lo, src + lo, sizeof(T) * (size_t)(hi - lo));                         \
+          continue;                                                                          \
+        }                                                                                    \
+        int64_t i = lo, j = mid, k = lo;                                                     \
+        while (i < mid && j < hi) dst[k++] = LT(c, src[j], src[i]) ? src[j++] : src[i++];    \
+        while (i < mid) dst[k++] = src[i++];                                                 \
+        while (j < hi) dst[k++] = src[j++];                                                  \
+      }                                                                                      \
+      T *t = src;                                                                            \
+      src = dst;                                                                             \
+      dst = t;                                                                               \
+    }                                                                                        \
+    if (src != a) memcpy(a, src, sizeof(T) * (size_t)n);                                     \
   }
-}
 
 /* in (key, position) order (stable by key when the positions start in order); a and tmp hold
  * n pairs; the result ends in a */
-static void pairs_sort(kpair *a, kpair *tmp, int64_t n) {
-  for (int64_t i = 0; i < n; i += RUN) pairs_insertion(a + i, n - i < RUN ? n - i : RUN);
-  kpair *src = a, *dst = tmp;
-  for (int64_t w = RUN; w < n; w *= 2) {
-    for (int64_t lo = 0; lo < n; lo += 2 * w) {
-      int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-      if (mid >= hi || !kp_lt(src[mid], src[mid - 1])) {
-        memcpy(dst + lo, src + lo, sizeof(kpair) * (size_t)(hi - lo));
-        continue;
-      }
-      int64_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi) dst[k++] = kp_lt(src[j], src[i]) ? src[j++] : src[i++];
-      while (i < mid) dst[k++] = src[i++];
-      while (j < hi) dst[k++] = src[j++];
-    }
-    kpair *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != a) memcpy(a, src, sizeof(kpair) * (size_t)n);
-}
-
+#define KP_LT(c, x, y) kp_lt(x, y)
+STABLE_SORT(pairs_sort_ctx, kpair, const void *, KP_LT)
+static void pairs_sort(kpair *a, kpair *tmp, int64_t n) { pairs_sort_ctx(NULL, a, tmp, n); }
 
 /* ======================================================================== selection */
 
@@ -273,12 +273,7 @@ typedef struct sort_params {
 } sort_params;
 
 static int64_t outer_off(const sort_params *p, int64_t s) {
-  int64_t off = 0;
-  for (int32_t d = p->orank - 1; d >= 0; d--) {
-    off += (s % p->odims[d]) * p->ostr[d];
-    s /= p->odims[d];
-  }
-  return off;
+  return cj_strided_offset(s, p->orank, p->odims, p->ostr);
 }
 
 typedef struct sort_run {
@@ -305,6 +300,17 @@ static void fast_slices(sort_run *R, kpair *pairs, int64_t s0, int64_t s1) {
                  p->dstr * es, pairs, p->keep);
     }
   }
+}
+
+/* Runs body over [0, count) items of len elements each on the pool when the step has per-thread
+ * areas (tls) and it is worth it; false when it did not (the caller runs them itself). */
+static bool on_pool(cj_exec_ctx *ctx, bool tls, int64_t count, int64_t len, void (*body)(void *, int64_t, int64_t),
+                    void *arg) {
+  if (!tls || count <= 1 || !ctx->pool || cj_pool_size(ctx->pool) <= 1 || count * len < CJ_PAR_MIN_ELEMS / 4)
+    return false;
+  int64_t grain = (CJ_PAR_MIN_ELEMS / 8) / len;
+  cj_pool_parallel_for(ctx->pool, count, grain < 1 ? 1 : grain, body, arg);
+  return true;
 }
 
 static void fast_body(void *ctx_, int64_t s0, int64_t s1) {
@@ -347,38 +353,7 @@ static bool gless(gen_cmp *g, int64_t a, int64_t b) {
   return (*KG_RET(ctx, st, body, 0) & 1) != 0;
 }
 
-static void gen_sort(gen_cmp *g, int64_t *a, int64_t *tmp, int64_t n) {
-  for (int64_t lo = 0; lo < n; lo += RUN) {
-    int64_t m = n - lo < RUN ? n - lo : RUN;
-    int64_t *b = a + lo;
-    for (int64_t i = 1; i < m; i++) {
-      int64_t x = b[i], j = i;
-      while (j > 0 && gless(g, x, b[j - 1])) {
-        b[j] = b[j - 1];
-        j--;
-      }
-      b[j] = x;
-    }
-  }
-  int64_t *src = a, *dst = tmp;
-  for (int64_t w = RUN; w < n; w *= 2) {
-    for (int64_t lo = 0; lo < n; lo += 2 * w) {
-      int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-      if (mid >= hi || !gless(g, src[mid], src[mid - 1])) {
-        memcpy(dst + lo, src + lo, sizeof(int64_t) * (size_t)(hi - lo));
-        continue;
-      }
-      int64_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi) dst[k++] = gless(g, src[j], src[i]) ? src[j++] : src[i++];
-      while (i < mid) dst[k++] = src[i++];
-      while (j < hi) dst[k++] = src[j++];
-    }
-    int64_t *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != a) memcpy(a, src, sizeof(int64_t) * (size_t)n);
-}
+STABLE_SORT(gen_sort, int64_t, gen_cmp *, gless)
 
 static CJ_MUST_USE cj_status k_sort(cj_exec_ctx *ctx, const cj_step *st) {
   const sort_params *p = st->params;
@@ -386,13 +361,7 @@ static CJ_MUST_USE cj_status k_sort(cj_exec_ctx *ctx, const cj_step *st) {
   char *scratch = CJ_PTR(ctx, st->in[p->n]);
   if (p->keyop >= 0) {
     sort_run R = {p, ctx, st, (kpair *)(void *)scratch};
-    if (p->tls && p->nslices > 1 && ctx->pool && cj_pool_size(ctx->pool) > 1 &&
-        p->nslices * p->len >= CJ_PAR_MIN_ELEMS / 4) {
-      int64_t grain = (CJ_PAR_MIN_ELEMS / 8) / p->len;
-      cj_pool_parallel_for(ctx->pool, p->nslices, grain < 1 ? 1 : grain, fast_body, &R);
-    } else {
-      fast_slices(&R, R.pairs, 0, p->nslices);
-    }
+    if (!on_pool(ctx, p->tls, p->nslices, p->len, fast_body, &R)) fast_slices(&R, R.pairs, 0, p->nslices);
     return NULL;
   }
   int64_t *perm = (int64_t *)(void *)scratch, *tmp = perm + p->len;
@@ -704,13 +673,7 @@ static CJ_MUST_USE cj_status k_topk(cj_exec_ctx *ctx, const cj_step *st) {
   topk_run R = {p, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->out[1]), CJ_PTR(ctx, st->in[0]),
                 (kpair *)(void *)CJ_PTR(ctx, st->in[1]), ctx};
   if (p->rows == 0 || p->k == 0) return NULL;
-  if (p->tls && p->rows > 1 && ctx->pool && cj_pool_size(ctx->pool) > 1 &&
-      p->rows * p->n >= CJ_PAR_MIN_ELEMS / 4) {
-    int64_t grain = (CJ_PAR_MIN_ELEMS / 8) / p->n;
-    cj_pool_parallel_for(ctx->pool, p->rows, grain < 1 ? 1 : grain, topk_body, &R);
-  } else {
-    topk_rows(&R, R.scratch, 0, p->rows);
-  }
+  if (!on_pool(ctx, p->tls, p->rows, p->n, topk_body, &R)) topk_rows(&R, R.scratch, 0, p->rows);
   return NULL;
 }
 

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fifo.h"
+
 struct cj_meet {
   cj_meet *next;
   uint64_t key, check;
@@ -261,11 +263,7 @@ cj_status cj_meet_join(cj_launch *l, const cj_meet_req *r, cj_meet **out, void *
     m->what = r->what;
     memcpy(m->members, r->members, sizeof(int32_t) * (size_t)r->size);
     memset(m->filled, 0, sizeof(bool) * (size_t)r->size);
-    if (l->open_tail)
-      l->open_tail->next = m;
-    else
-      l->open = m;
-    l->open_tail = m;
+    CJ_FIFO_APPEND(l->open, l->open_tail, m, next);
   }
   m->contrib[r->rank] = r->mine;
   m->filled[r->rank] = true;
@@ -332,11 +330,7 @@ cj_status cj_mail_send(cj_launch *l, int64_t channel, int32_t from, int32_t to,
     free(x);
     return st;
   }
-  if (l->mail_tail)
-    l->mail_tail->next = x;
-  else
-    l->mail = x;
-  l->mail_tail = x;
+  CJ_FIFO_APPEND(l->mail, l->mail_tail, x, next);
   pthread_cond_broadcast(&l->cv);
   pthread_mutex_unlock(&l->mu);
   return NULL;

@@ -125,6 +125,14 @@ typedef struct cj_lw_saved {
 } cj_lw_saved;
 void cj_lw_plan_begin(cj_lw *L, cj_lw_saved *saved);
 CJ_MUST_USE cj_status cj_lw_plan_end(cj_lw *L, cj_lw_saved *saved, cj_plan *out);
+/* cj_lw_plan_end after a lowering whose status is st: the first error is the one returned (the
+ * plan is ended either way). In k_control.c. */
+CJ_MUST_USE cj_status cj_lw_plan_finish(cj_lw *L, cj_lw_saved *saved, cj_plan *out, cj_status st);
+/* Lowers a block whose terminator returns one value into its own plan *out (the caller has
+ * bound its arguments) and gives that value's buffer; `what` names the block in the error
+ * ("the condition"). In k_control.c. */
+CJ_MUST_USE cj_status cj_lw_value_plan(cj_lw *L, cj_op *op, cj_block *b, const char *what, cj_plan *out,
+                                       int32_t *buf);
 /* Numbers the values of a block built during lowering (not part of the function when the
  * lowering began; no nested regions) so that it can be lowered with cj_lw_block. */
 CJ_MUST_USE cj_status cj_lw_adopt_block(cj_lw *L, cj_block *b);

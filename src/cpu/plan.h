@@ -112,6 +112,25 @@ static inline CJ_MUST_USE cj_status cj_plan_run(cj_exec_ctx *ctx, const cj_plan 
 /* Claims / releases a per-thread temporary area (for fused kernels run inside parallel loops). */
 cj_tls_area *cj_tls_claim(cj_exec_ctx *ctx);
 void cj_tls_release(cj_exec_ctx *ctx, cj_tls_area *a);
+/* The body of a parallel loop (cj_pool_parallel_for) whose tasks each need a per-thread area:
+ * task(arg, t, area) for t in [b, e) on one claimed area (none runs when none can be claimed). */
+static inline void cj_tls_tasks(cj_exec_ctx *ctx, int64_t b, int64_t e, void (*task)(void *, int64_t, char *),
+                                void *arg) {
+  cj_tls_area *a = cj_tls_claim(ctx);
+  if (!a) return;
+  for (int64_t t = b; t < e; t++) task(arg, t, a->mem);
+  cj_tls_release(ctx, a);
+}
+
+/* The offset of row-major linear index i in an array of these dims with these strides. */
+static inline int64_t cj_strided_offset(int64_t i, int32_t rank, const int64_t *dims, const int64_t *strides) {
+  int64_t off = 0;
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    off += (i % dims[d]) * strides[d];
+    i /= dims[d];
+  }
+  return off;
+}
 
 /* Parallel loops worth it only above this many elements of simple work. */
 #define CJ_PAR_MIN_ELEMS 32768

@@ -87,37 +87,13 @@ const char *cj_vm_isa_name(cj_vm_isa isa) {
   return "unknown";
 }
 
-#define VM_PUB_RU(fn)                                                                           \
-  void cj_vm_##fn##_f32(const float *x, float *y, int64_t n) {                                  \
-    if (n > 0) vm_tab()->fn##_f32(x, y, n);                                                     \
-  }                                                                                             \
-  void cj_vm_##fn##_f64(const double *x, double *y, int64_t n) {                                \
-    if (n > 0) vm_tab()->fn##_f64(x, y, n);                                                     \
+#define VM_PUB(fn, s, T, A)                                                                     \
+  void cj_vm_##fn##_##s(CJ_VM_##A##_PARAMS(T)) {                                                \
+    if (n > 0) vm_tab()->fn##_##s(CJ_VM_##A##_ARGS);                                            \
   }
-#define VM_PUB_RB(fn)                                                                           \
-  void cj_vm_##fn##_f32(const float *x, const float *y, float *out, int64_t n) {                \
-    if (n > 0) vm_tab()->fn##_f32(x, y, out, n);                                                \
-  }                                                                                             \
-  void cj_vm_##fn##_f64(const double *x, const double *y, double *out, int64_t n) {             \
-    if (n > 0) vm_tab()->fn##_f64(x, y, out, n);                                                \
-  }
-#define VM_PUB_CU(fn)                                                                           \
-  void cj_vm_##fn##_c64(const float *x, float *y, int64_t n) {                                  \
-    if (n > 0) vm_tab()->fn##_c64(x, y, n);                                                     \
-  }                                                                                             \
-  void cj_vm_##fn##_c128(const double *x, double *y, int64_t n) {                               \
-    if (n > 0) vm_tab()->fn##_c128(x, y, n);                                                    \
-  }
-#define VM_PUB_CB(fn)                                                                           \
-  void cj_vm_##fn##_c64(const float *x, const float *y, float *out, int64_t n) {                \
-    if (n > 0) vm_tab()->fn##_c64(x, y, out, n);                                                \
-  }                                                                                             \
-  void cj_vm_##fn##_c128(const double *x, const double *y, double *out, int64_t n) {            \
-    if (n > 0) vm_tab()->fn##_c128(x, y, out, n);                                               \
-  }
-
-CJ_VM_REAL_UNARY(VM_PUB_RU)
-CJ_VM_REAL_BINARY(VM_PUB_RB)
-CJ_VM_COMPLEX_UNARY(VM_PUB_CU)
-CJ_VM_COMPLEX_BINARY(VM_PUB_CB)
+#define VM_PUB_RU(fn) CJ_VM_RU(VM_PUB, fn)
+#define VM_PUB_RB(fn) CJ_VM_RB(VM_PUB, fn)
+#define VM_PUB_CU(fn) CJ_VM_CU(VM_PUB, fn)
+#define VM_PUB_CB(fn) CJ_VM_CB(VM_PUB, fn)
+CJ_VM_EACH(VM_PUB)
 VM_PUB_CU(abs)

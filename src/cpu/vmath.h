@@ -107,23 +107,27 @@
 
 /* ---- declarations ---- */
 
-#define CJ_VM_DECL_RU(fn)                                                                       \
-  void cj_vm_##fn##_f32(const float *x, float *y, int64_t n);                                   \
-  void cj_vm_##fn##_f64(const double *x, double *y, int64_t n);
-#define CJ_VM_DECL_RB(fn)                                                                       \
-  void cj_vm_##fn##_f32(const float *x, const float *y, float *out, int64_t n);                  \
-  void cj_vm_##fn##_f64(const double *x, const double *y, double *out, int64_t n);
-#define CJ_VM_DECL_CU(fn)                                                                       \
-  void cj_vm_##fn##_c64(const float *x, float *y, int64_t n);                                   \
-  void cj_vm_##fn##_c128(const double *x, double *y, int64_t n);
-#define CJ_VM_DECL_CB(fn)                                                                       \
-  void cj_vm_##fn##_c64(const float *x, const float *y, float *out, int64_t n);                 \
-  void cj_vm_##fn##_c128(const double *x, const double *y, double *out, int64_t n);
+/* CJ_VM_EACH(P) applies P_RU, P_RB, P_CU and P_CB to every real unary, real binary, complex
+ * unary and complex binary function. Such a P_xx(fn) is CJ_VM_xx(X, fn): X(fn, suffix, T, A) for
+ * both precisions, suffix f32/f64 or c64/c128 and T the (component) element type, with
+ * CJ_VM_<A>_PARAMS(T) the parameters of the array function and CJ_VM_<A>_ARGS its arguments. */
+#define CJ_VM_EACH(P) \
+  CJ_VM_REAL_UNARY(P##_RU) CJ_VM_REAL_BINARY(P##_RB) CJ_VM_COMPLEX_UNARY(P##_CU) CJ_VM_COMPLEX_BINARY(P##_CB)
+#define CJ_VM_RU(X, fn) X(fn, f32, float, UN) X(fn, f64, double, UN)
+#define CJ_VM_RB(X, fn) X(fn, f32, float, BIN) X(fn, f64, double, BIN)
+#define CJ_VM_CU(X, fn) X(fn, c64, float, UN) X(fn, c128, double, UN)
+#define CJ_VM_CB(X, fn) X(fn, c64, float, BIN) X(fn, c128, double, BIN)
+#define CJ_VM_UN_PARAMS(T) const T *x, T *y, int64_t n
+#define CJ_VM_UN_ARGS x, y, n
+#define CJ_VM_BIN_PARAMS(T) const T *x, const T *y, T *out, int64_t n
+#define CJ_VM_BIN_ARGS x, y, out, n
 
-CJ_VM_REAL_UNARY(CJ_VM_DECL_RU)
-CJ_VM_REAL_BINARY(CJ_VM_DECL_RB)
-CJ_VM_COMPLEX_UNARY(CJ_VM_DECL_CU)
-CJ_VM_COMPLEX_BINARY(CJ_VM_DECL_CB)
+#define CJ_VM_DECL(fn, s, T, A) void cj_vm_##fn##_##s(CJ_VM_##A##_PARAMS(T));
+#define CJ_VM_DECL_RU(fn) CJ_VM_RU(CJ_VM_DECL, fn)
+#define CJ_VM_DECL_RB(fn) CJ_VM_RB(CJ_VM_DECL, fn)
+#define CJ_VM_DECL_CU(fn) CJ_VM_CU(CJ_VM_DECL, fn)
+#define CJ_VM_DECL_CB(fn) CJ_VM_CB(CJ_VM_DECL, fn)
+CJ_VM_EACH(CJ_VM_DECL)
 
 /* |z| (hypot of the parts, no spurious overflow): n complex inputs -> n real outputs */
 void cj_vm_abs_c64(const float *x, float *y, int64_t n);
@@ -140,23 +144,13 @@ const char *cj_vm_isa_name(cj_vm_isa isa);
 
 /* ---- internal: the per-instruction-set tables (vmath.c, vmath_isa_*.c) ---- */
 #ifdef CJ_VM_INTERNAL
-#define CJ_VM_TAB_RU(fn)                                                                        \
-  void (*fn##_f32)(const float *, float *, int64_t);                                            \
-  void (*fn##_f64)(const double *, double *, int64_t);
-#define CJ_VM_TAB_RB(fn)                                                                        \
-  void (*fn##_f32)(const float *, const float *, float *, int64_t);                             \
-  void (*fn##_f64)(const double *, const double *, double *, int64_t);
-#define CJ_VM_TAB_CU(fn)                                                                        \
-  void (*fn##_c64)(const float *, float *, int64_t);                                            \
-  void (*fn##_c128)(const double *, double *, int64_t);
-#define CJ_VM_TAB_CB(fn)                                                                        \
-  void (*fn##_c64)(const float *, const float *, float *, int64_t);                             \
-  void (*fn##_c128)(const double *, const double *, double *, int64_t);
+#define CJ_VM_TAB(fn, s, T, A) void (*fn##_##s)(CJ_VM_##A##_PARAMS(T));
+#define CJ_VM_TAB_RU(fn) CJ_VM_RU(CJ_VM_TAB, fn)
+#define CJ_VM_TAB_RB(fn) CJ_VM_RB(CJ_VM_TAB, fn)
+#define CJ_VM_TAB_CU(fn) CJ_VM_CU(CJ_VM_TAB, fn)
+#define CJ_VM_TAB_CB(fn) CJ_VM_CB(CJ_VM_TAB, fn)
 typedef struct cj_vm_table {
-  CJ_VM_REAL_UNARY(CJ_VM_TAB_RU)
-  CJ_VM_REAL_BINARY(CJ_VM_TAB_RB)
-  CJ_VM_COMPLEX_UNARY(CJ_VM_TAB_CU)
-  CJ_VM_COMPLEX_BINARY(CJ_VM_TAB_CB)
+  CJ_VM_EACH(CJ_VM_TAB)
   void (*abs_c64)(const float *, float *, int64_t);
   void (*abs_c128)(const double *, double *, int64_t);
 } cj_vm_table;

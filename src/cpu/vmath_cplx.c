@@ -432,11 +432,16 @@ VM_INLINE void vm_asin_acos_kernel(double x, double y, double *wr, double *wi) {
   *wi = wim;
 }
 
-VM_INLINE void kc_asin(double x, double y, double *re, double *im) {
+/* the kernel on |x|, |y| with infinities taken as 1 (their special values are set after it) */
+VM_INLINE void vm_asin_acos_finite(double x, double y, double *wr, double *wi) {
   double ax = vm_abs(x), ay = vm_abs(y);
   double axc = vm_isfinite(ax) ? ax : 1.0, ayc = vm_isfinite(ay) ? ay : 1.0;
+  vm_asin_acos_kernel(axc, ayc, wr, wi);
+}
+
+VM_INLINE void kc_asin(double x, double y, double *re, double *im) {
   double wr, wi;
-  vm_asin_acos_kernel(axc, ayc, &wr, &wi);
+  vm_asin_acos_finite(x, y, &wr, &wi);
   double r = k_atan2(x, wr);
   double i = vm_signbit(y) ? -wi : wi;
   /* special values (Annex G casinh applied to iz) */
@@ -456,10 +461,8 @@ VM_INLINE void kc_asin(double x, double y, double *re, double *im) {
 }
 
 VM_INLINE void kc_acos(double x, double y, double *re, double *im) {
-  double ax = vm_abs(x), ay = vm_abs(y);
-  double axc = vm_isfinite(ax) ? ax : 1.0, ayc = vm_isfinite(ay) ? ay : 1.0;
   double wr, wi;
-  vm_asin_acos_kernel(axc, ayc, &wr, &wi);
+  vm_asin_acos_finite(x, y, &wr, &wi);
   double r = k_atan2(wr, x);
   double i = vm_signbit(y) ? wi : -wi;
   int xinf = vm_isinf(x), yinf = vm_isinf(y), xnan = vm_isnan(x), ynan = vm_isnan(y);

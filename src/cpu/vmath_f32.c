@@ -29,20 +29,7 @@
  */
 #ifdef CJ_VM_BODY
 
-VM_INLINE uint32_t vmf_bits(float x) {
-  uint32_t u;
-  memcpy(&u, &x, 4);
-  return u;
-}
-VM_INLINE float vmf_flt(uint32_t u) {
-  float x;
-  memcpy(&x, &u, 4);
-  return x;
-}
-VM_INLINE float vmf_abs(float x) { return vmf_flt(vmf_bits(x) & 0x7fffffffu); }
-VM_INLINE float vmf_copysign(float mag, float sgn) {
-  return vmf_flt((vmf_bits(mag) & 0x7fffffffu) | (vmf_bits(sgn) & 0x80000000u));
-}
+VM_FLOAT_BITS(float, uint32_t, 0x80000000u, vmf_bits, vmf_flt, vmf_abs, vmf_copysign)
 VM_INLINE float vmf_clamp(float x, float lo, float hi) {
   x = x < lo ? lo : x;
   return x > hi ? hi : x; /* NaN stays NaN */
@@ -399,7 +386,7 @@ VM_INLINE float kf32_atan2_fd(float y, float x) {
 
 /* ---------------- the others: the double kernel, rounded once ---------------- */
 #define VM_F32_VIA_DOUBLE(fn)                                                                     \
-  VM_INLINE float kf32_##fn(float x) { return (float)k32_##fn((double)x); }
+  VM_INLINE float kf32_##fn(float x) { return (float)k_##fn((double)x); }
 #define VM_F32_VIA_DOUBLE_LIST(X)                                                                 \
   X(exp2) X(log2) X(log10) X(tan) X(sinh) X(cosh) X(asin) X(acos) X(atan) X(asinh) X(acosh)     \
   X(atanh) X(sqrt) X(rsqrt) X(cbrt) X(erf) X(erfc) X(erf_inv) X(lgamma) X(digamma) X(bessel_i1e)

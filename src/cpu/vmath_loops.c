@@ -56,11 +56,11 @@ VM_FIX_LIBM(tan, tan)
   X(erfc) X(erf_inv) X(lgamma) X(digamma) X(bessel_i1e)
 VM_NOFIX_LIST(VM_FIX_NONE)
 
-/* f32 kernels k32_<fn> are defined by the bodies (most are the double kernel: exact enough
- * that the rounding to float is correct or within a hair of it); the binary and complex ones
- * default to the double kernels here */
+/* f32 kernels: the unary ones kf32_<fn> are defined by vmath_f32.c (some are the double kernel:
+ * exact enough that the rounding to float is correct or within a hair of it); the binary and
+ * complex ones are the double kernels, here */
 #define VM_K32_DEFAULT_RB(fn)                                                                     \
-  VM_INLINE double k32_##fn(double x, double y) { return k_##fn(x, y); }
+  VM_INLINE float kf32_##fn(float x, float y) { return (float)k_##fn((double)x, (double)y); }
 #define VM_K32_DEFAULT_CU(fn)                                                                     \
   VM_INLINE void kc32_##fn(double a, double b, double *c, double *d) { kc_##fn(a, b, c, d); }
 #define VM_K32_DEFAULT_CB(fn)                                                                     \
@@ -175,50 +175,47 @@ VM_INLINE void vm_cfix_pow(const double *a, const double *b, double *ore, double
     }                                                                                           \
   } while (0)
 
-#define VM_DEF_RU(fn)                                                                             \
-  static void vl_##fn##_f64(const double *x, double *y, int64_t n) {                            \
+/* re-interleaves the m complex results re[j], im[j] through the block buf into dst */
+#define VM_STORE2(T, buf, re, im, dst, m)                                                       \
+  do {                                                                                          \
+    for (int j_ = 0; j_ < VM_B; j_++) {                                                         \
+      (buf)[2 * j_] = (T)(re)[j_];                                                              \
+      (buf)[2 * j_ + 1] = (T)(im)[j_];                                                          \
+    }                                                                                           \
+    memcpy(dst, buf, sizeof(T) * 2 * (size_t)(m));                                              \
+  } while (0)
+
+/* the loop of a real unary function: T elements, KERN(x) per element, FIX(in, out) per block */
+#define VM_LOOP_RU(NAME, T, KERN, FIX)                                                          \
+  static void NAME(const T *x, T *y, int64_t n) {                                               \
     for (int64_t i = 0; i < n; i += VM_B) {                                                     \
       int64_t m = n - i < VM_B ? n - i : VM_B;                                                  \
-      double out[VM_B];                                                                         \
-      VM_SRC(double, in, pad, x + i, m, VM_B)                                                   \
-      VM_NOUNROLL for (int j = 0; j < VM_B; j++) out[j] = k_##fn(in[j]);                        \
-      vm_fix_##fn(in, out);                                                                     \
+      T out[VM_B];                                                                              \
+      VM_SRC(T, in, pad, x + i, m, VM_B)                                                        \
+      VM_NOUNROLL for (int j = 0; j < VM_B; j++) out[j] = KERN(in[j]);                          \
+      FIX(in, out);                                                                             \
       VM_STORE(y + i, out, m);                                                                  \
     }                                                                                           \
-  }                                                                                             \
-  static void vl_##fn##_f32(const float *x, float *y, int64_t n) {                              \
-    for (int64_t i = 0; i < n; i += VM_B) {                                                     \
-      int64_t m = n - i < VM_B ? n - i : VM_B;                                                  \
-      float outf[VM_B];                                                                         \
-      VM_SRC(float, inf_, pad, x + i, m, VM_B)                                                  \
-      VM_NOUNROLL for (int j = 0; j < VM_B; j++) outf[j] = kf32_##fn(inf_[j]);                   \
-      vm_fix32_##fn(inf_, outf);                                                                \
-      VM_STORE(y + i, outf, m);                                                                 \
-    }                                                                                           \
   }
+#define VM_DEF_RU(fn)                                                                             \
+  VM_LOOP_RU(vl_##fn##_f64, double, k_##fn, vm_fix_##fn)                                        \
+  VM_LOOP_RU(vl_##fn##_f32, float, kf32_##fn, vm_fix32_##fn)
 
-#define VM_DEF_RB(fn)                                                                             \
-  static void vl_##fn##_f64(const double *x, const double *y, double *o, int64_t n) {           \
+/* the loop of a real binary function: T elements, KERN(x, y) per element */
+#define VM_LOOP_RB(NAME, T, KERN)                                                               \
+  static void NAME(const T *x, const T *y, T *o, int64_t n) {                                   \
     for (int64_t i = 0; i < n; i += VM_B) {                                                     \
       int64_t m = n - i < VM_B ? n - i : VM_B;                                                  \
-      double out[VM_B];                                                                         \
-      VM_SRC(double, a, pada, x + i, m, VM_B)                                                   \
-      VM_SRC(double, b, padb, y + i, m, VM_B)                                                   \
-      VM_NOUNROLL for (int j = 0; j < VM_B; j++) out[j] = k_##fn(a[j], b[j]);                   \
+      T out[VM_B];                                                                              \
+      VM_SRC(T, a, pada, x + i, m, VM_B)                                                        \
+      VM_SRC(T, b, padb, y + i, m, VM_B)                                                        \
+      VM_NOUNROLL for (int j = 0; j < VM_B; j++) out[j] = KERN(a[j], b[j]);                     \
       VM_STORE(o + i, out, m);                                                                  \
     }                                                                                           \
-  }                                                                                             \
-  static void vl_##fn##_f32(const float *x, const float *y, float *o, int64_t n) {              \
-    for (int64_t i = 0; i < n; i += VM_B) {                                                     \
-      int64_t m = n - i < VM_B ? n - i : VM_B;                                                  \
-      float outf[VM_B];                                                                         \
-      VM_SRC(float, af, pada, x + i, m, VM_B)                                                   \
-      VM_SRC(float, bf, padb, y + i, m, VM_B)                                                   \
-      VM_NOUNROLL for (int j = 0; j < VM_B; j++)                                                \
-        outf[j] = (float)k32_##fn((double)af[j], (double)bf[j]);                                \
-      VM_STORE(o + i, outf, m);                                                                 \
-    }                                                                                           \
   }
+#define VM_DEF_RB(fn)                                                                             \
+  VM_LOOP_RB(vl_##fn##_f64, double, k_##fn)                                                     \
+  VM_LOOP_RB(vl_##fn##_f32, float, kf32_##fn)
 
 /* complex: de-interleave into re/im blocks, compute, re-interleave */
 #define VM_DEF_CU(fn)                                                                             \
@@ -230,11 +227,7 @@ VM_INLINE void vm_cfix_pow(const double *a, const double *b, double *ore, double
       VM_NOUNROLL for (int j = 0; j < VM_B; j++)                                                \
         kc_##fn(buf[2 * j], buf[2 * j + 1], &ore[j], &oim[j]);                                  \
       vm_cfix_##fn(buf, ore, oim);                                                              \
-      for (int j = 0; j < VM_B; j++) {                                                          \
-        buf[2 * j] = ore[j];                                                                    \
-        buf[2 * j + 1] = oim[j];                                                                \
-      }                                                                                         \
-      memcpy(y + 2 * i, buf, sizeof(double) * 2 * (size_t)m);                                   \
+      VM_STORE2(double, buf, ore, oim, y + 2 * i, m);                                           \
     }                                                                                           \
   }                                                                                             \
   static void vl_c_##fn##_c64(const float *x, float *y, int64_t n) {                            \
@@ -246,11 +239,7 @@ VM_INLINE void vm_cfix_pow(const double *a, const double *b, double *ore, double
       VM_NOUNROLL for (int j = 0; j < VM_B; j++)                                                \
         kc32_##fn((double)buf[2 * j], (double)buf[2 * j + 1], &ore[j], &oim[j]);                \
       vm_cfix32_##fn(buf, ore, oim);                                                            \
-      for (int j = 0; j < VM_B; j++) {                                                          \
-        buf[2 * j] = (float)ore[j];                                                             \
-        buf[2 * j + 1] = (float)oim[j];                                                         \
-      }                                                                                         \
-      memcpy(y + 2 * i, buf, sizeof(float) * 2 * (size_t)m);                                    \
+      VM_STORE2(float, buf, ore, oim, y + 2 * i, m);                                            \
     }                                                                                           \
   }
 
@@ -264,11 +253,7 @@ VM_INLINE void vm_cfix_pow(const double *a, const double *b, double *ore, double
       VM_NOUNROLL for (int j = 0; j < VM_B; j++)                                                \
         kc_##fn(ba[2 * j], ba[2 * j + 1], bb[2 * j], bb[2 * j + 1], &ore[j], &oim[j]);          \
       vm_cfix_##fn(ba, bb, ore, oim);                                                           \
-      for (int j = 0; j < VM_B; j++) {                                                          \
-        ba[2 * j] = ore[j];                                                                     \
-        ba[2 * j + 1] = oim[j];                                                                 \
-      }                                                                                         \
-      memcpy(o + 2 * i, ba, sizeof(double) * 2 * (size_t)m);                                   \
+      VM_STORE2(double, ba, ore, oim, o + 2 * i, m);                                            \
     }                                                                                           \
   }                                                                                             \
 
@@ -299,68 +284,51 @@ static void vl_c_pow_c64(const float *x, const float *y, float *o, int64_t n) {
     vm_fix32_cos(q, cs);
     VM_NOUNROLL for (int j = 0; j < VM_B; j++)
       kcf_pow_xla_finish(a[j], b[j], c[j], d[j], coeff[j], cs[j], sn[j], &re[j], &im[j]);
-    for (int j = 0; j < VM_B; j++) {
-      ba[2 * j] = re[j];
-      ba[2 * j + 1] = im[j];
-    }
-    memcpy(o + 2 * i, ba, sizeof(float) * 2 * (size_t)m);
+    VM_STORE2(float, ba, re, im, o + 2 * i, m);
   }
 }
 
-static void vl_c_abs_c128(const double *x, double *y, int64_t n) {
-  for (int64_t i = 0; i < n; i += VM_B) {
-    int64_t m = n - i < VM_B ? n - i : VM_B;
-    double buf[2 * VM_B], out[VM_B];
-    if (m == VM_B) {
-      memcpy(buf, x + 2 * i, sizeof buf);
-    } else {
-      memset(buf, 0, sizeof buf);
-      memcpy(buf, x + 2 * i, sizeof(double) * 2 * (size_t)m);
-    }
-    for (int j = 0; j < VM_B; j++) out[j] = vm_hypot(buf[2 * j], buf[2 * j + 1]);
-    memcpy(y + i, out, sizeof(double) * (size_t)m);
-  }
+/* |z| of complex<f32>: in double, without overflow (inf when a part is) */
+VM_INLINE double vm_hypot_c64(double a, double b) {
+  double r = vm_sqrt(a * a + b * b);
+  return (vm_abs(a) == INFINITY || vm_abs(b) == INFINITY) ? INFINITY : r;
 }
-static void vl_c_abs_c64(const float *x, float *y, int64_t n) {
-  for (int64_t i = 0; i < n; i += VM_B) {
-    int64_t m = n - i < VM_B ? n - i : VM_B;
-    float buf[2 * VM_B], out[VM_B];
-    if (m == VM_B) {
-      memcpy(buf, x + 2 * i, sizeof buf);
-    } else {
-      memset(buf, 0, sizeof buf);
-      memcpy(buf, x + 2 * i, sizeof(float) * 2 * (size_t)m);
-    }
-    for (int j = 0; j < VM_B; j++) {
-      double a = buf[2 * j], b = buf[2 * j + 1];
-      double r = vm_sqrt(a * a + b * b);
-      r = (vm_abs(a) == INFINITY || vm_abs(b) == INFINITY) ? INFINITY : r;
-      out[j] = (float)r;
-    }
-    memcpy(y + i, out, sizeof(float) * (size_t)m);
+/* the loop of |z|: components of type T, HYPOT(re, im) per element */
+#define VM_LOOP_ABS(NAME, T, HYPOT)                                                             \
+  static void NAME(const T *x, T *y, int64_t n) {                                               \
+    for (int64_t i = 0; i < n; i += VM_B) {                                                     \
+      int64_t m = n - i < VM_B ? n - i : VM_B;                                                  \
+      T buf[2 * VM_B], out[VM_B];                                                               \
+      if (m == VM_B) {                                                                          \
+        memcpy(buf, x + 2 * i, sizeof buf);                                                     \
+      } else {                                                                                  \
+        memset(buf, 0, sizeof buf);                                                             \
+        memcpy(buf, x + 2 * i, sizeof(T) * 2 * (size_t)m);                                      \
+      }                                                                                         \
+      for (int j = 0; j < VM_B; j++) out[j] = (T)HYPOT(buf[2 * j], buf[2 * j + 1]);             \
+      memcpy(y + i, out, sizeof(T) * (size_t)m);                                                \
+    }                                                                                           \
   }
-}
+VM_LOOP_ABS(vl_c_abs_c128, double, vm_hypot)
+VM_LOOP_ABS(vl_c_abs_c64, float, vm_hypot_c64)
 
 /* sqrt and rsqrt arrays: the square-root instruction itself (correctly rounded), by intrinsics
  * because GCC does not vectorize sqrt() without -fno-math-errno on the command line. rsqrt is
  * 1/sqrt in double (f32 via double: correctly rounded but in rare ties). */
 #if defined(__x86_64__) && defined(__GNUC__) && VM_ISA_LEVEL == 2
-static void vl_hw_sqrt_f64(const double *x, double *y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm512_storeu_pd(y + i, _mm512_sqrt_pd(_mm512_loadu_pd(x + i)));
-  if (i < n) {
-    __mmask8 m = (__mmask8)((1u << (n - i)) - 1u);
-    _mm512_mask_storeu_pd(y + i, m, _mm512_sqrt_pd(_mm512_maskz_loadu_pd(m, x + i)));
+/* sqrt of T elements, L to a vector (intrinsics _mm512_..._S), the tail under a mask of type M */
+#define VM_HW_SQRT512(NAME, T, L, S, M)                                                         \
+  static void NAME(const T *x, T *y, int64_t n) {                                               \
+    int64_t i = 0;                                                                              \
+    for (; i + (L) <= n; i += (L))                                                              \
+      _mm512_storeu_##S(y + i, _mm512_sqrt_##S(_mm512_loadu_##S(x + i)));                       \
+    if (i < n) {                                                                                \
+      M m = (M)((1u << (n - i)) - 1u);                                                          \
+      _mm512_mask_storeu_##S(y + i, m, _mm512_sqrt_##S(_mm512_maskz_loadu_##S(m, x + i)));      \
+    }                                                                                           \
   }
-}
-static void vl_hw_sqrt_f32(const float *x, float *y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_sqrt_ps(_mm512_loadu_ps(x + i)));
-  if (i < n) {
-    __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
-    _mm512_mask_storeu_ps(y + i, m, _mm512_sqrt_ps(_mm512_maskz_loadu_ps(m, x + i)));
-  }
-}
+VM_HW_SQRT512(vl_hw_sqrt_f64, double, 8, pd, __mmask8)
+VM_HW_SQRT512(vl_hw_sqrt_f32, float, 16, ps, __mmask16)
 static void vl_hw_rsqrt_f32(const float *x, float *y, int64_t n) {
   const __m512d one = _mm512_set1_pd(1.0);
   int64_t i = 0;

@@ -18,20 +18,23 @@
 
 #define VM_INLINE static inline __attribute__((always_inline))
 
-VM_INLINE uint64_t vm_bits(double x) {
-  uint64_t u;
-  memcpy(&u, &x, 8);
-  return u;
-}
-VM_INLINE double vm_dbl(uint64_t u) {
-  double x;
-  memcpy(&x, &u, 8);
-  return x;
-}
-VM_INLINE double vm_abs(double x) { return vm_dbl(vm_bits(x) & 0x7fffffffffffffffULL); }
-VM_INLINE double vm_copysign(double mag, double sgn) {
-  return vm_dbl((vm_bits(mag) & 0x7fffffffffffffffULL) | (vm_bits(sgn) & 0x8000000000000000ULL));
-}
+/* The bit helpers of a float type F whose bits are the unsigned U with sign bit SIGN: BITS(x),
+ * its bits; FROM(u), the F of bits u; ABS and COPYSIGN by the sign bit (so NaN's payload stays).
+ * Defined here for double and in vmath_f32.c for float. */
+#define VM_FLOAT_BITS(F, U, SIGN, BITS, FROM, ABS, COPYSIGN)                     \
+  VM_INLINE U BITS(F x) {                                                        \
+    U u;                                                                         \
+    memcpy(&u, &x, sizeof u);                                                    \
+    return u;                                                                    \
+  }                                                                              \
+  VM_INLINE F FROM(U u) {                                                        \
+    F x;                                                                         \
+    memcpy(&x, &u, sizeof x);                                                    \
+    return x;                                                                    \
+  }                                                                              \
+  VM_INLINE F ABS(F x) { return FROM(BITS(x) & ~(SIGN)); }                       \
+  VM_INLINE F COPYSIGN(F mag, F sgn) { return FROM((BITS(mag) & ~(SIGN)) | (BITS(sgn) & (SIGN))); }
+VM_FLOAT_BITS(double, uint64_t, 0x8000000000000000ULL, vm_bits, vm_dbl, vm_abs, vm_copysign)
 /* x with the sign flipped where s has its sign bit set */
 VM_INLINE double vm_xorsign(double x, double s) {
   return vm_dbl(vm_bits(x) ^ (vm_bits(s) & 0x8000000000000000ULL));
@@ -111,6 +114,30 @@ VM_INLINE void vm_two_prod(double a, double b, double *hi, double *lo) {
   *lo = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
 }
 #endif
+
+/* VM_HORNER(x, c_n, ..., c_1, c_0): the polynomial c_n x^n + ... + c_1 x + c_0 (2 to 16
+ * coefficients, the highest degree first) in Horner form, one VM_FMA per degree: ((c_n x +
+ * c_{n-1}) x + ...) x + c_0. */
+#define VM_HORNER(x, ...) VM_HORNER_N(VM_NARGS(__VA_ARGS__), x, __VA_ARGS__)
+#define VM_HORNER_N(n, x, ...) VM_HORNER_CAT(VM_H, n)(x, __VA_ARGS__)
+#define VM_HORNER_CAT(a, n) a##n
+#define VM_NARGS(...) VM_NARGS_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define VM_NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, n, ...) n
+#define VM_H2(x, a, b) VM_FMA(a, x, b)
+#define VM_H3(x, a, b, ...) VM_H2(x, VM_FMA(a, x, b), __VA_ARGS__)
+#define VM_H4(x, a, b, ...) VM_H3(x, VM_FMA(a, x, b), __VA_ARGS__)
+#define VM_H5(x, a, b, ...) VM_H4(x, VM_FMA(a, x, b), __VA_ARGS__)
+#define VM_H6(x, a, b, ...) VM_H5(x, VM_FMA(a, x, b), __VA_ARGS__)
+#define VM_H7(x, a, b, ...) VM_H6(x, VM_FMA(a, x, b), __VA_ARGS__)
+#define VM_H8(x, a, b, ...) VM_H7(x, VM_FMA(a, x, b), __VA_ARGS__)
+#define VM_H9(x, a, b, ...) VM_H8(x, VM_FMA(a, x, b), __VA_ARGS__)
+#define VM_H10(x, a, b, ...) VM_H9(x, VM_FMA(a, x, b), __VA_ARGS__)
+#define VM_H11(x, a, b, ...) VM_H10(x, VM_FMA(a, x, b), __VA_ARGS__)
+#define VM_H12(x, a, b, ...) VM_H11(x, VM_FMA(a, x, b), __VA_ARGS__)
+#define VM_H13(x, a, b, ...) VM_H12(x, VM_FMA(a, x, b), __VA_ARGS__)
+#define VM_H14(x, a, b, ...) VM_H13(x, VM_FMA(a, x, b), __VA_ARGS__)
+#define VM_H15(x, a, b, ...) VM_H14(x, VM_FMA(a, x, b), __VA_ARGS__)
+#define VM_H16(x, a, b, ...) VM_H15(x, VM_FMA(a, x, b), __VA_ARGS__)
 VM_INLINE void vm_fast_two_sum(double a, double b, double *s, double *e) {
   double t = a + b;
   *s = t;
@@ -141,21 +168,11 @@ VM_INLINE void vm_two_sum(double a, double b, double *s, double *e) {
 
 /* (e^r - 1 - r) / r^2 for |r| <= 0.35: Taylor to r^13 */
 VM_INLINE double vm_em1_coef(double r) {
-  double p = 7.6471637318198164e-13;
-  p = VM_FMA(p, r, 1.1470745597729725e-11);
-  p = VM_FMA(p, r, 1.6059043836821613e-10);
-  p = VM_FMA(p, r, 2.08767569878681e-09);
-  p = VM_FMA(p, r, 2.505210838544172e-08);
-  p = VM_FMA(p, r, 2.7557319223985888e-07);
-  p = VM_FMA(p, r, 2.7557319223985893e-06);
-  p = VM_FMA(p, r, 2.4801587301587302e-05);
-  p = VM_FMA(p, r, 0.00019841269841269841);
-  p = VM_FMA(p, r, 0.0013888888888888889);
-  p = VM_FMA(p, r, 0.0083333333333333332);
-  p = VM_FMA(p, r, 0.041666666666666664);
-  p = VM_FMA(p, r, 0.16666666666666666);
-  p = VM_FMA(p, r, 0.5);
-  return p;
+  return VM_HORNER(r, 7.6471637318198164e-13, 1.1470745597729725e-11, 1.6059043836821613e-10,
+                      2.08767569878681e-09, 2.505210838544172e-08, 2.7557319223985888e-07,
+                      2.7557319223985893e-06, 2.4801587301587302e-05, 0.00019841269841269841,
+                      0.0013888888888888889, 0.0083333333333333332, 0.041666666666666664,
+                      0.16666666666666666, 0.5);
 }
 
 /* e^r - 1 for |r| <= 0.35: Taylor to r^15 (truncation < 1e-19 relative) */
@@ -177,6 +194,15 @@ VM_INLINE void vm_exp_rt(double x, double xl, int64_t *k, double *r, double *t) 
   double tt = vm_em1_tail(rr);
   *r = rr;
   *t = tt + VM_FMA(c, rr + tt, c);
+}
+/* e^x = 2^k (h + l) with h + l = 1 + r + t (vm_exp_rt) as a double-double, unscaled */
+VM_INLINE int64_t vm_exp_dd(double x, double *h, double *l) {
+  int64_t k;
+  double r, t;
+  vm_exp_rt(x, 0.0, &k, &r, &t);
+  vm_fast_two_sum(1.0, r, h, l);
+  vm_fast_two_sum(*h, *l + t, h, l);
+  return k;
 }
 /* e^(x + xl) = 2^k * (1 + q) */
 VM_INLINE void vm_exp_parts(double x, double xl, int64_t *k, double *q) {
@@ -249,14 +275,9 @@ VM_INLINE double k_expm1(double x) {
 
 /* (2 atanh(s) - 2 s) / s^3 as a polynomial in z = s^2, z <= 0.0295 (fit.py log 7) */
 VM_INLINE double vm_log_poly1(double z) { /* (P(z) - 2/3) / z */
-  double p = 0.13086566680969558;
-  p = VM_FMA(p, z, 0.13268780227363869);
-  p = VM_FMA(p, z, 0.15386239377058045);
-  p = VM_FMA(p, z, 0.18181795647447949);
-  p = VM_FMA(p, z, 0.22222222391630583);
-  p = VM_FMA(p, z, 0.28571428570804058);
-  p = VM_FMA(p, z, 0.40000000000000874);
-  return p;
+  return VM_HORNER(z, 0.13086566680969558, 0.13268780227363869, 0.15386239377058045,
+                      0.18181795647447949, 0.22222222391630583, 0.28571428570804058,
+                      0.40000000000000874);
 }
 VM_INLINE double vm_log_poly(double z) { return VM_FMA(z, vm_log_poly1(z), 0.66666666666666663); }
 
@@ -386,13 +407,10 @@ VM_INLINE int64_t vm_rem_pio2(double x, double *r, double *rl) {
 /* sin(r + rl), |r| <= pi/4: Taylor to r^17 */
 VM_INLINE double vm_sin_kern(double r, double rl) {
   double z = r * r;
-  double p = 2.8114572543455206e-15; /* 1/17! */
-  p = VM_FMA(p, z, -7.6471637318198164e-13);
-  p = VM_FMA(p, z, 1.6059043836821613e-10);
-  p = VM_FMA(p, z, -2.505210838544172e-08);
-  p = VM_FMA(p, z, 2.7557319223985888e-06);
-  p = VM_FMA(p, z, -0.00019841269841269841);
-  p = VM_FMA(p, z, 0.0083333333333333332);
+  /* from 1/17! */
+  double p = VM_HORNER(z, 2.8114572543455206e-15, -7.6471637318198164e-13, 1.6059043836821613e-10,
+                          -2.505210838544172e-08, 2.7557319223985888e-06, -0.00019841269841269841,
+                          0.0083333333333333332);
   double v = z * r;
   /* r - r^3/6 + r^5 p + rl*(1 - z/2) */
   return r + ((v * VM_FMA(z, p, -0.16666666666666666)) + VM_FMA(-0.5 * z, rl, rl));
@@ -401,23 +419,27 @@ VM_INLINE double vm_sin_kern(double r, double rl) {
 /* cos(r + rl), |r| <= pi/4: Taylor to r^18 */
 VM_INLINE double vm_cos_kern(double r, double rl) {
   double z = r * r;
-  double p = -1.5619206968586225e-16; /* -1/18! */
-  p = VM_FMA(p, z, 4.7794773323873853e-14);
-  p = VM_FMA(p, z, -1.1470745597729725e-11);
-  p = VM_FMA(p, z, 2.08767569878681e-09);
-  p = VM_FMA(p, z, -2.7557319223985888e-07);
-  p = VM_FMA(p, z, 2.4801587301587302e-05);
-  p = VM_FMA(p, z, -0.0013888888888888889);
-  p = VM_FMA(p, z, 0.041666666666666664);
+  /* from -1/18! */
+  double p = VM_HORNER(z, -1.5619206968586225e-16, 4.7794773323873853e-14, -1.1470745597729725e-11,
+                          2.08767569878681e-09, -2.7557319223985888e-07, 2.4801587301587302e-05,
+                          -0.0013888888888888889, 0.041666666666666664);
   double hz = 0.5 * z;
   double w = 1.0 - hz;
   return w + (((1.0 - w) - hz) + (z * z * p - r * rl));
 }
 
-VM_INLINE double k_sin(double x) {
+/* the sine and cosine of x's reduction (vm_rem_pio2) and its quadrant k */
+VM_INLINE int64_t vm_sincos_red(double x, double *s, double *c) {
   double r, rl;
   int64_t k = vm_rem_pio2(x, &r, &rl);
-  double s = vm_sin_kern(r, rl), c = vm_cos_kern(r, rl);
+  *s = vm_sin_kern(r, rl);
+  *c = vm_cos_kern(r, rl);
+  return k;
+}
+
+VM_INLINE double k_sin(double x) {
+  double s, c;
+  int64_t k = vm_sincos_red(x, &s, &c);
   double v = (k & 1) ? c : s;
   v = (k & 2) ? -v : v;
   v = x == 0.0 ? x : v; /* sin(-0) = -0 */
@@ -426,9 +448,8 @@ VM_INLINE double k_sin(double x) {
 }
 
 VM_INLINE double k_cos(double x) {
-  double r, rl;
-  int64_t k = vm_rem_pio2(x, &r, &rl);
-  double s = vm_sin_kern(r, rl), c = vm_cos_kern(r, rl);
+  double s, c;
+  int64_t k = vm_sincos_red(x, &s, &c);
   double v = (k & 1) ? s : c;
   v = ((k + 1) & 2) ? -v : v;
   v = vm_abs(x) == INFINITY ? x - x : v;
@@ -436,9 +457,8 @@ VM_INLINE double k_cos(double x) {
 }
 
 VM_INLINE double k_tan(double x) {
-  double r, rl;
-  int64_t k = vm_rem_pio2(x, &r, &rl);
-  double s = vm_sin_kern(r, rl), c = vm_cos_kern(r, rl);
+  double s, c;
+  int64_t k = vm_sincos_red(x, &s, &c);
   double v = (k & 1) ? -c / s : s / c;
   v = x == 0.0 ? x : v;
   v = vm_abs(x) == INFINITY ? x - x : v;
@@ -449,19 +469,10 @@ VM_INLINE double k_tan(double x) {
 
 /* (atan(u) - u)/u^3 in z = u^2 <= 0.1915 (fit.py atan 11) */
 VM_INLINE double vm_atan_poly(double z) {
-  double p = 0.01475890600208604;
-  p = VM_FMA(p, z, -0.033113386863198077);
-  p = VM_FMA(p, z, 0.044916017105540516);
-  p = VM_FMA(p, z, -0.052165140770482218);
-  p = VM_FMA(p, z, 0.058769205472833715);
-  p = VM_FMA(p, z, -0.066662393207043993);
-  p = VM_FMA(p, z, 0.076922853870080382);
-  p = VM_FMA(p, z, -0.090909083488518158);
-  p = VM_FMA(p, z, 0.1111111109648666);
-  p = VM_FMA(p, z, -0.14285714285564899);
-  p = VM_FMA(p, z, 0.19999999999999402);
-  p = VM_FMA(p, z, -0.33333333333333331);
-  return p;
+  return VM_HORNER(z, 0.01475890600208604, -0.033113386863198077, 0.044916017105540516,
+                      -0.052165140770482218, 0.058769205472833715, -0.066662393207043993,
+                      0.076922853870080382, -0.090909083488518158, 0.1111111109648666,
+                      -0.14285714285564899, 0.19999999999999402, -0.33333333333333331);
 }
 
 /* atan(a) for a >= 0 (inf and nan too): a = c + (u), reduced around c in {0, 1/2, 1, 3/2, inf}
@@ -515,20 +526,11 @@ VM_INLINE double k_atan2(double y, double x) {
 
 /* (asin(x) - x)/x^3 in z = x^2 <= 0.25 (fit.py asin 12) */
 VM_INLINE double vm_asin_poly(double z) {
-  double p = 0.028762690011846594;
-  p = VM_FMA(p, z, -0.0148590684677662);
-  p = VM_FMA(p, z, 0.017405537716215381);
-  p = VM_FMA(p, z, 0.0054557729970128779);
-  p = VM_FMA(p, z, 0.010323222974141113);
-  p = VM_FMA(p, z, 0.01147911390775028);
-  p = VM_FMA(p, z, 0.013971219544977282);
-  p = VM_FMA(p, z, 0.017352392274299411);
-  p = VM_FMA(p, z, 0.022372172961334005);
-  p = VM_FMA(p, z, 0.030381944138046662);
-  p = VM_FMA(p, z, 0.044642857146361729);
-  p = VM_FMA(p, z, 0.074999999999984301);
-  p = VM_FMA(p, z, 0.16666666666666669);
-  return p;
+  return VM_HORNER(z, 0.028762690011846594, -0.0148590684677662, 0.017405537716215381,
+                      0.0054557729970128779, 0.010323222974141113, 0.01147911390775028,
+                      0.013971219544977282, 0.017352392274299411, 0.022372172961334005,
+                      0.030381944138046662, 0.044642857146361729, 0.074999999999984301,
+                      0.16666666666666669);
 }
 
 VM_INLINE double k_asin(double x) {
@@ -604,13 +606,9 @@ VM_INLINE double k_sinh(double x) {
 
 VM_INLINE double k_cosh(double x) {
   double a = vm_clamp(vm_abs(x), 0.0, 720.0);
-  int64_t k;
-  double r0, t0;
-  vm_exp_rt(a, 0.0, &k, &r0, &t0);
-  /* E = 2^k (1 + r0 + t0) as eh + el (unscaled), cosh = E/2 + 1/(2E) */
+  /* E = 2^k (eh + el), cosh = E/2 + 1/(2E) */
   double eh, el;
-  vm_fast_two_sum(1.0, r0, &eh, &el);
-  vm_fast_two_sum(eh, el + t0, &eh, &el);
+  int64_t k = vm_exp_dd(a, &eh, &el);
   double inv = vm_div_dd(1.0, 0.0, eh, el);
   double r = vm_scale(eh + el, k - 1) + vm_scale(inv, -k - 1);
   return vm_isnan(x) ? x + x : r;
@@ -631,13 +629,9 @@ VM_INLINE double k_tanh(double x) {
 
 VM_INLINE double k_logistic(double x) {
   double a = vm_clamp(vm_abs(x), 0.0, 800.0);
-  int64_t k;
-  double r0, t0;
-  vm_exp_rt(-a, 0.0, &k, &r0, &t0);
-  /* e = e^-|x| = 2^k (1 + r0 + t0) = eh + el */
+  /* e = e^-|x| = 2^k (mh + ml) = eh + el */
   double mh, ml;
-  vm_fast_two_sum(1.0, r0, &mh, &ml);
-  vm_fast_two_sum(mh, ml + t0, &mh, &ml);
+  int64_t k = vm_exp_dd(-a, &mh, &ml);
   double eh = vm_scale(mh, k), el = vm_scale(ml, k);
   double dh, dl;
   vm_fast_two_sum(1.0, eh, &dh, &dl); /* 1 + e */
@@ -822,30 +816,5 @@ VM_INLINE double k_pow(double x, double y) {
   r = x == 1.0 ? 1.0 : r;
   return r;
 }
-
-/* ---------------- f32 kernels (the double ones; see vmath_loops.c) ---------------- */
-VM_INLINE double k32_exp(double x) { return k_exp(x); }
-VM_INLINE double k32_exp2(double x) { return k_exp2(x); }
-VM_INLINE double k32_expm1(double x) { return k_expm1(x); }
-VM_INLINE double k32_log(double x) { return k_log(x); }
-VM_INLINE double k32_log2(double x) { return k_log2(x); }
-VM_INLINE double k32_log10(double x) { return k_log10(x); }
-VM_INLINE double k32_log1p(double x) { return k_log1p(x); }
-VM_INLINE double k32_sin(double x) { return k_sin(x); }
-VM_INLINE double k32_cos(double x) { return k_cos(x); }
-VM_INLINE double k32_tan(double x) { return k_tan(x); }
-VM_INLINE double k32_tanh(double x) { return k_tanh(x); }
-VM_INLINE double k32_sinh(double x) { return k_sinh(x); }
-VM_INLINE double k32_cosh(double x) { return k_cosh(x); }
-VM_INLINE double k32_asin(double x) { return k_asin(x); }
-VM_INLINE double k32_acos(double x) { return k_acos(x); }
-VM_INLINE double k32_atan(double x) { return k_atan(x); }
-VM_INLINE double k32_asinh(double x) { return k_asinh(x); }
-VM_INLINE double k32_acosh(double x) { return k_acosh(x); }
-VM_INLINE double k32_atanh(double x) { return k_atanh(x); }
-VM_INLINE double k32_sqrt(double x) { return k_sqrt(x); }
-VM_INLINE double k32_rsqrt(double x) { return k_rsqrt(x); }
-VM_INLINE double k32_cbrt(double x) { return k_cbrt(x); }
-VM_INLINE double k32_logistic(double x) { return k_logistic(x); }
 
 #endif /* CJ_VM_BODY */

@@ -107,17 +107,10 @@ VM_INLINE int vm_ifloor(double v) {
 /* erf(x)/x as a polynomial in z = x^2, |x| <= 1 (fit.py erf 11) */
 VM_INLINE double vm_erf_small(double x) {
   double z = x * x;
-  double p = -7.7768291373628103e-10;
-  p = VM_FMA(p, z, 1.3709519207384055e-08);
-  p = VM_FMA(p, z, -1.6205964194101388e-07);
-  p = VM_FMA(p, z, 1.6447084274239356e-06);
-  p = VM_FMA(p, z, -1.4924708324571507e-05);
-  p = VM_FMA(p, z, 0.00012055293361789941);
-  p = VM_FMA(p, z, -0.00085483259218328844);
-  p = VM_FMA(p, z, 0.0052239776059559767);
-  p = VM_FMA(p, z, -0.026866170643090832);
-  p = VM_FMA(p, z, 0.1128379167094405);
-  p = VM_FMA(p, z, -0.37612638903183515);
+  double p = VM_HORNER(z, -7.7768291373628103e-10, 1.3709519207384055e-08, -1.6205964194101388e-07,
+                          1.6447084274239356e-06, -1.4924708324571507e-05, 0.00012055293361789941,
+                          -0.00085483259218328844, 0.0052239776059559767, -0.026866170643090832,
+                          0.1128379167094405, -0.37612638903183515);
   double h, l; /* x * 2/sqrt(pi) exactly as h + l */
   vm_two_prod(x, 0x1.20dd750429b6dp+0, &h, &l);
   l = VM_FMA(x, 0x1.1ae3a914fed80p-56, l);
@@ -260,14 +253,8 @@ VM_INLINE double vm_lgamma_pos(double x) {
   double sh, se;
   vm_two_sum(ph, -xb, &sh, &se);
   double t = 1.0 / xb, z = t * t;
-  double s = -3617.0 / 122400.0;
-  s = VM_FMA(s, z, 1.0 / 156.0);
-  s = VM_FMA(s, z, -691.0 / 360360.0);
-  s = VM_FMA(s, z, 1.0 / 1188.0);
-  s = VM_FMA(s, z, -1.0 / 1680.0);
-  s = VM_FMA(s, z, 1.0 / 1260.0);
-  s = VM_FMA(s, z, -1.0 / 360.0);
-  s = VM_FMA(s, z, 1.0 / 12.0);
+  double s = VM_HORNER(z, -3617.0 / 122400.0, 1.0 / 156.0, -691.0 / 360360.0, 1.0 / 1188.0,
+                          -1.0 / 1680.0, 1.0 / 1260.0, -1.0 / 360.0, 1.0 / 12.0);
   double big = sh + (se + pl + (HALF_LOG_2PI + s * t));
   big = xb > 0x1p960 ? xb * (lh - 1.0) : big; /* huge x (and no split overflow) */
   return x < 10.0 ? small : big;
@@ -315,14 +302,8 @@ VM_INLINE double vm_digamma_pos(double x) {
   double small = d * g - (lo ? 1.0 / x : 0.0);
   double xb = x >= 10.0 ? x : 10.0;
   double t = 1.0 / xb, z = t * t;
-  double s = -3617.0 / 8160.0;
-  s = VM_FMA(s, z, 1.0 / 12.0);
-  s = VM_FMA(s, z, -691.0 / 32760.0);
-  s = VM_FMA(s, z, 1.0 / 132.0);
-  s = VM_FMA(s, z, -1.0 / 240.0);
-  s = VM_FMA(s, z, 1.0 / 252.0);
-  s = VM_FMA(s, z, -1.0 / 120.0);
-  s = VM_FMA(s, z, 1.0 / 12.0);
+  double s = VM_HORNER(z, -3617.0 / 8160.0, 1.0 / 12.0, -691.0 / 32760.0, 1.0 / 132.0, -1.0 / 240.0,
+                          1.0 / 252.0, -1.0 / 120.0, 1.0 / 12.0);
   double big = k_log(xb) - (0.5 * t + s * z);
   return x < 10.0 ? small : big;
 }
@@ -371,12 +352,5 @@ VM_INLINE double k_bessel_i1e(double x) {
   r = vm_copysign(r, x);
   return vm_isnan(x) ? x + x : r;
 }
-
-VM_INLINE double k32_erf(double x) { return k_erf(x); }
-VM_INLINE double k32_erfc(double x) { return k_erfc(x); }
-VM_INLINE double k32_erf_inv(double x) { return k_erf_inv(x); }
-VM_INLINE double k32_lgamma(double x) { return k_lgamma(x); }
-VM_INLINE double k32_digamma(double x) { return k_digamma(x); }
-VM_INLINE double k32_bessel_i1e(double x) { return k_bessel_i1e(x); }
 
 #endif /* CJ_VM_BODY */

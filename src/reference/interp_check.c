@@ -19,27 +19,6 @@
 
 enum { MODE_EQ, MODE_ALMOST, MODE_CLOSE };
 
-static uint64_t bits_of(cj_dtype dt, const void *p, int64_t i) {
-  int b = cj_dtype_bytes(dt);
-  uint64_t u = 0;
-  memcpy(&u, (const char *)p + (size_t)i * (size_t)b, (size_t)b);
-  int nb = cj_dtype_bits(dt);
-  if (nb < 64) u &= (1ull << nb) - 1;
-  return u;
-}
-
-static uint64_t ulps(cj_dtype dt, uint64_t a, uint64_t b) {
-  if (a == b) return 0;
-  double fa = cj_float_decode(dt, a), fb = cj_float_decode(dt, b);
-  if (isnan(fa) && isnan(fb)) return 0;
-  if (!isfinite(fa) || !isfinite(fb)) return UINT64_MAX;
-  const cj_dtype_info *in = cj_dtype_get(dt);
-  uint64_t sign = in->fflags == CJ_FF_E8M0 ? 0 : 1ull << (in->bits - 1);
-  uint64_t ma = a & ~sign, mb = b & ~sign;
-  if (((a & sign) != 0) != ((b & sign) != 0)) return ma + mb;
-  return ma > mb ? ma - mb : mb - ma;
-}
-
 static bool near(double a, double e, double tol) {
   if (a == e) return true;
   if (isnan(a) || isnan(e)) return isnan(a) && isnan(e);
@@ -54,7 +33,7 @@ static bool elem_ok(int mode, cj_dtype dt, const rv *a, const rv *e, int64_t i, 
   switch (cj_dtype_kindof(dt)) {
     case CJ_DK_FLOAT:
       if (mode == MODE_CLOSE) {
-        uint64_t u = ulps(dt, bits_of(dt, a->data, i), bits_of(dt, e->data, i));
+        uint64_t u = cj_elem_ulp_distance(dt, a->data, e->data, i);
         return u >= lo && u <= hi;
       }
       if (mode == MODE_EQ) return same(cj_rf_getf(dt, a->data, i), cj_rf_getf(dt, e->data, i));
@@ -62,8 +41,8 @@ static bool elem_ok(int mode, cj_dtype dt, const rv *a, const rv *e, int64_t i, 
     case CJ_DK_COMPLEX: {
       cj_dtype c = cj_dtype_component(dt);
       if (mode == MODE_CLOSE) {
-        uint64_t u1 = ulps(c, bits_of(c, a->data, 2 * i), bits_of(c, e->data, 2 * i));
-        uint64_t u2 = ulps(c, bits_of(c, a->data, 2 * i + 1), bits_of(c, e->data, 2 * i + 1));
+        uint64_t u1 = cj_elem_ulp_distance(c, a->data, e->data, 2 * i);
+        uint64_t u2 = cj_elem_ulp_distance(c, a->data, e->data, 2 * i + 1);
         uint64_t u = u1 > u2 ? u1 : u2;
         return u >= lo && u <= hi;
       }
@@ -71,7 +50,7 @@ static bool elem_ok(int mode, cj_dtype dt, const rv *a, const rv *e, int64_t i, 
       if (mode == MODE_EQ) return same(creal(x), creal(y)) && same(cimag(x), cimag(y));
       return near(creal(x), creal(y), tol) && near(cimag(x), cimag(y), tol);
     }
-    default: return bits_of(dt, a->data, i) == bits_of(dt, e->data, i);
+    default: return cj_elem_get_bits(dt, a->data, i) == cj_elem_get_bits(dt, e->data, i);
   }
 }
 

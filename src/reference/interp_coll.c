@@ -450,8 +450,7 @@ typedef struct proc {
   rv **res;
   uint32_t nres;
   cj_status st;
-  pthread_t thread;
-  bool started;
+  cj_thread thread;
 } proc;
 
 static void *proc_main(void *arg) {
@@ -504,21 +503,15 @@ cj_status cj_rf_run_parallel(rf_exec *x, cj_op *op, rv **ins, rv **outs) {
     opi += P->b->nargs;
   }
   for (int32_t k = 0; k < n && !st; k++) {
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, (size_t)16 << 20);
-    if (pthread_create(&ps[k].thread, &attr, proc_main, &ps[k]) == 0) {
-      ps[k].started = true;
-    } else {
+    if (!cj_thread_start(&ps[k].thread, (size_t)16 << 20, proc_main, &ps[k])) {
       st = cj_op_error(op, CJ_RESOURCE_EXHAUSTED, "cannot start a thread for process %d", k);
       cj_rf_launch_abort(l, cj_status_copy(st));
     }
-    pthread_attr_destroy(&attr);
   }
   uint32_t resi = 0;
   for (int32_t k = 0; k < n; k++) {
     proc *P = &ps[k];
-    if (P->started) pthread_join(P->thread, NULL);
+    cj_thread_join(&P->thread);
     if (P->st && (!st || (cj_status_code(st) == CJ_CANCELLED && cj_status_code(P->st) != CJ_CANCELLED))) {
       cj_status_free(st);
       st = P->st;
