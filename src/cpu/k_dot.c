@@ -10,6 +10,7 @@
  * GEMM adds 256-term register blocks in two levels of chunks when K is long, the GEMV and the
  * plain loop combine block sums pairwise. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -260,8 +261,10 @@ CV_VEC(avx512, "avx512f,f16c", 16, __m256i, __m512, _mm512_cvtph_ps, CV_F2H512)
 CV_VEC(avx2, "avx2,f16c", 8, __m128i, __m256, _mm256_cvtph_ps, CV_F2H256)
 #endif
 
-/* the row conversions for this CPU: 2 AVX-512, 1 AVX2 (both with F16C), 0 generic */
-static int cv_isa(void) {
+/* the row conversions for this CPU: 2 AVX-512, 1 AVX2 (both with F16C), 0 generic. Asked once:
+ * convert ops pick their conversion per block, and CPUID traps to the hypervisor in a VM (a
+ * CPUID per call made bf16/f16 models 3-12x slower) */
+static int cv_isa_probe(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
   unsigned a = 0, b = 0, c = 0, d = 0; /* F16C from CPUID leaf 1 (clang's builtin lacks "f16c") */
@@ -270,6 +273,16 @@ static int cv_isa(void) {
 #else
   return 0;
 #endif
+}
+
+static int cv_isa(void) {
+  static _Atomic int isa = -1; /* a race only probes twice */
+  int v = atomic_load_explicit(&isa, memory_order_relaxed);
+  if (v < 0) {
+    v = cv_isa_probe();
+    atomic_store_explicit(&isa, v, memory_order_relaxed);
+  }
+  return v;
 }
 #if defined(__x86_64__) && defined(__GNUC__)
 cj_la_cvi cj_la_cvi_pick(void) { return (cj_la_cvi[]){cvi_generic, cvi_avx2, cvi_avx512}[cv_isa()]; }
