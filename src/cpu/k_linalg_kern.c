@@ -632,25 +632,31 @@ typedef uint64_t LA_CAT(vt8, LA_SFX) __attribute__((vector_size(32)));
 #define VT4 LA_CAT(vt4, LA_SFX)
 #define VT8 LA_CAT(vt8, LA_SFX)
 
+/* a two-source shuffle with constant lanes (GCC's builtin takes an index vector, clang's the
+ * indices themselves) */
+#ifdef __clang__
+#define LA_SHUF(V, a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define LA_SHUF(V, a, b, ...) __builtin_shuffle(a, b, (V){__VA_ARGS__})
+#endif
+
 /* one 8 x 8 tile of 4-byte elements (row strides ss, ds elements): three rounds of two-source
  * shuffles, each pairing rows at distance 1, 2, 4 */
 static inline void LA_CAT(tile4, LA_SFX)(uint32_t *d, int64_t ds, const uint32_t *s, int64_t ss) {
   VT4 r[8], u[8];
   for (int i = 0; i < 8; i++) memcpy(&r[i], s + i * ss, sizeof r[i]);
-  const VT4 e0 = {0, 8, 2, 10, 4, 12, 6, 14}, e1 = {1, 9, 3, 11, 5, 13, 7, 15};
-  const VT4 f0 = {0, 1, 8, 9, 4, 5, 12, 13}, f1 = {2, 3, 10, 11, 6, 7, 14, 15};
-  const VT4 g0 = {0, 1, 2, 3, 8, 9, 10, 11}, g1 = {4, 5, 6, 7, 12, 13, 14, 15};
   for (int i = 0; i < 8; i += 2) {
-    u[i] = __builtin_shuffle(r[i], r[i + 1], e0);     /* columns 0 2 4 6 of rows i, i+1 */
-    u[i + 1] = __builtin_shuffle(r[i], r[i + 1], e1); /* columns 1 3 5 7 */
+    u[i] = LA_SHUF(VT4, r[i], r[i + 1], 0, 8, 2, 10, 4, 12, 6, 14);     /* columns 0 2 4 6 of rows i, i+1 */
+    u[i + 1] = LA_SHUF(VT4, r[i], r[i + 1], 1, 9, 3, 11, 5, 13, 7, 15); /* columns 1 3 5 7 */
   }
   for (int h = 0; h < 8; h += 4)
     for (int j = 0; j < 2; j++) {
-      r[h + j] = __builtin_shuffle(u[h + j], u[h + j + 2], f0);     /* columns j, j+4 */
-      r[h + j + 2] = __builtin_shuffle(u[h + j], u[h + j + 2], f1); /* columns j+2, j+6 */
+      r[h + j] = LA_SHUF(VT4, u[h + j], u[h + j + 2], 0, 1, 8, 9, 4, 5, 12, 13);       /* j, j+4 */
+      r[h + j + 2] = LA_SHUF(VT4, u[h + j], u[h + j + 2], 2, 3, 10, 11, 6, 7, 14, 15); /* j+2, j+6 */
     }
   for (int c = 0; c < 4; c++) {
-    VT4 lo = __builtin_shuffle(r[c], r[c + 4], g0), hi = __builtin_shuffle(r[c], r[c + 4], g1);
+    VT4 lo = LA_SHUF(VT4, r[c], r[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    VT4 hi = LA_SHUF(VT4, r[c], r[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
     int col = (c & 1) + (c >> 1) * 2; /* r[c] holds columns col and col + 4 */
     memcpy(d + col * ds, &lo, sizeof lo);
     memcpy(d + (col + 4) * ds, &hi, sizeof hi);
@@ -661,14 +667,13 @@ static inline void LA_CAT(tile4, LA_SFX)(uint32_t *d, int64_t ds, const uint32_t
 static inline void LA_CAT(tile8, LA_SFX)(uint64_t *d, int64_t ds, const uint64_t *s, int64_t ss) {
   VT8 r[4], u[4];
   for (int i = 0; i < 4; i++) memcpy(&r[i], s + i * ss, sizeof r[i]);
-  const VT8 e0 = {0, 4, 2, 6}, e1 = {1, 5, 3, 7}, f0 = {0, 1, 4, 5}, f1 = {2, 3, 6, 7};
   for (int i = 0; i < 4; i += 2) {
-    u[i] = __builtin_shuffle(r[i], r[i + 1], e0);
-    u[i + 1] = __builtin_shuffle(r[i], r[i + 1], e1);
+    u[i] = LA_SHUF(VT8, r[i], r[i + 1], 0, 4, 2, 6);
+    u[i + 1] = LA_SHUF(VT8, r[i], r[i + 1], 1, 5, 3, 7);
   }
   for (int j = 0; j < 2; j++) {
-    r[j] = __builtin_shuffle(u[j], u[j + 2], f0);
-    r[j + 2] = __builtin_shuffle(u[j], u[j + 2], f1);
+    r[j] = LA_SHUF(VT8, u[j], u[j + 2], 0, 1, 4, 5);
+    r[j + 2] = LA_SHUF(VT8, u[j], u[j + 2], 2, 3, 6, 7);
   }
   memcpy(d, &r[0], sizeof r[0]);
   memcpy(d + ds, &r[1], sizeof r[1]);
@@ -701,6 +706,7 @@ static bool LA_CAT(transpose, LA_SFX)(void *dst, const void *src, int64_t R, int
   return true;
 }
 #undef LA_TRANSPOSE_TILED
+#undef LA_SHUF
 #undef VT4
 #undef VT8
 
