@@ -149,8 +149,8 @@ call("potrf_s_not_spd", "lapack_spotrf_ffi", [(a, np.float32)],
      checks=[(1, np.int32(info), None)])
 
 # ---- getrf
-for dt, shape in [(np.float32, (2, 3, 4)), (np.float64, (4, 3)), (np.complex64, (3, 3)),
-                  (np.complex128, (2, 4, 2))]:
+def getrf_case(dt, shape):
+    """One getrf case: a random matrix (batch) of `shape`, every output checked."""
     a = rand(shape, dt)
     f = lapack_fn("getrf", dt)
     lu, piv, info = batched(lambda x: f(x), a)
@@ -159,6 +159,11 @@ for dt, shape in [(np.float32, (2, 3, 4)), (np.float64, (4, 3)), (np.complex64, 
     call(name, f"lapack_{LETTER[dt]}getrf_ffi", [(a, dt)],
          [(shape, dt), (shape[:-2] + (k,), np.int32), (shape[:-2], np.int32)], {}, [2], [2, 1, 0],
          checks=[(0, lu, TOL[dt]), (1, piv + 1, None), (2, info, None)])
+
+
+for dt, shape in [(np.float32, (2, 3, 4)), (np.float64, (4, 3)), (np.complex64, (3, 3)),
+                  (np.complex128, (2, 4, 2))]:
+    getrf_case(dt, shape)
 # row-major layouts: the kernel reads the 3 x 4 row-major bytes as a column-major 3 x 4 matrix
 a = rand((3, 4), np.float64)
 lu, piv, info = lapack.dgetrf(np.reshape(a.ravel(), (3, 4), order="F"))
@@ -365,14 +370,7 @@ for dt in (np.float32, np.float64, np.complex64, np.complex128):
 # their ragged edges: getrf, whose matrix is transposed in and out
 rng = np.random.default_rng(11)
 for dt, shape in [(np.float32, (2, 17, 10)), (np.float64, (9, 13)), (np.complex64, (10, 10))]:
-    a = rand(shape, dt)
-    f = lapack_fn("getrf", dt)
-    lu, piv, info = batched(lambda x: f(x), a)
-    k = min(shape[-2:])
-    name = f"getrf_{LETTER[dt]}_{'x'.join(map(str, shape))}"
-    call(name, f"lapack_{LETTER[dt]}getrf_ffi", [(a, dt)],
-         [(shape, dt), (shape[:-2] + (k,), np.int32), (shape[:-2], np.int32)], {}, [2], [2, 1, 0],
-         checks=[(0, lu, TOL[dt]), (1, piv + 1, None), (2, info, None)])
+    getrf_case(dt, shape)
 
 
 def main():
