@@ -219,7 +219,7 @@ static char *bench_core(const char *text, size_t len, const char *name, int thre
     err = xstrdup("out of memory");
   } else {
     for (int32_t i = 0; i < in->num_args; i++) {
-      args[i] = b->vt->alloc(b, in->args[i].nbytes);
+      args[i] = b->vt->alloc(b, 0, CJ_MEMORY_DEVICE, in->args[i].nbytes);
       int64_t n = 1;
       for (int32_t d = 0; d < in->args[i].rank; d++) n *= in->args[i].dims[d];
       fill_arg(args[i], in->args[i].dtype, n, (uint32_t)i);
@@ -227,7 +227,7 @@ static char *bench_core(const char *text, size_t len, const char *name, int thre
     /* donated arguments are updated in place (the result is written over them), as a framework
      * that donates them would do */
     for (int32_t j = 0; j < in->num_results; j++)
-      res[j] = in->result_donor[j] >= 0 ? args[in->result_donor[j]] : b->vt->alloc(b, in->results[j].nbytes);
+      res[j] = in->result_donor[j] >= 0 ? args[in->result_donor[j]] : b->vt->alloc(b, 0, CJ_MEMORY_DEVICE, in->results[j].nbytes);
     int nrun = 0;
     cj_exec_args ea;
     memset(&ea, 0, sizeof ea);
@@ -247,8 +247,8 @@ static char *bench_core(const char *text, size_t len, const char *name, int thre
     }
     summarize(times, nrun, r);
     for (int32_t j = 0; j < in->num_results; j++)
-      if (in->result_donor[j] < 0) b->vt->free(b, res[j]);
-    for (int32_t i = 0; i < in->num_args; i++) b->vt->free(b, args[i]);
+      if (in->result_donor[j] < 0) b->vt->free(b, 0, CJ_MEMORY_DEVICE, res[j]);
+    for (int32_t i = 0; i < in->num_args; i++) b->vt->free(b, 0, CJ_MEMORY_DEVICE, args[i]);
   }
   free(times);
   free(args);

@@ -344,11 +344,11 @@ static int run_core(runner *r, const char *text, size_t len, const char *name, c
         res = R_FAIL;
         break;
       }
-      args[i] = r->backend->vt->alloc(r->backend, (size_t)(nb ? nb : 1));
+      args[i] = r->backend->vt->alloc(r->backend, 0, CJ_MEMORY_DEVICE, (size_t)(nb ? nb : 1));
       if (args[i]) memcpy(args[i], io->arg_data[i], (size_t)nb);
     }
     for (int32_t j = 0; j < info->num_results; j++)
-      results[j] = r->backend->vt->alloc(r->backend, info->results[j].nbytes);
+      results[j] = r->backend->vt->alloc(r->backend, 0, CJ_MEMORY_DEVICE, info->results[j].nbytes);
     if (res == R_PASS) {
       cj_exec_args ea;
       memset(&ea, 0, sizeof ea);
@@ -369,9 +369,9 @@ static int run_core(runner *r, const char *text, size_t len, const char *name, c
         if (io->res_data[j] && results[j]) memcpy(io->res_data[j], results[j], nb);
         io->res_bytes[j] = nb;
       }
-      r->backend->vt->free(r->backend, results[j]);
+      r->backend->vt->free(r->backend, 0, CJ_MEMORY_DEVICE, results[j]);
     }
-    for (int32_t i = 0; i < nargs; i++) r->backend->vt->free(r->backend, args[i]);
+    for (int32_t i = 0; i < nargs; i++) r->backend->vt->free(r->backend, 0, CJ_MEMORY_DEVICE, args[i]);
   }
   free(results);
   free(args);

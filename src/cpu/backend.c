@@ -23,18 +23,26 @@
 
 /* Device memory: 64-byte aligned blocks; freed large blocks are cached by size class (bounded,
  * trimmed when idle) so that fresh result buffers do not page-fault (alloc.c). */
-static void *cpu_alloc(cj_backend *b, size_t bytes) {
-  (void)b;
+static void *cpu_alloc(cj_backend *b, int32_t device, cj_memory_kind kind, size_t bytes) {
+  (void)b, (void)device, (void)kind; /* host memory for every device and kind */
   return cj_mem_alloc(bytes);
 }
 
-static void cpu_free(cj_backend *b, void *p) {
-  (void)b;
+static void cpu_free(cj_backend *b, int32_t device, cj_memory_kind kind, void *p) {
+  (void)b, (void)device, (void)kind;
   cj_mem_free(p);
 }
 
-static CJ_MUST_USE cj_status cpu_copy(cj_backend *b, void *dst, const void *src, size_t n) {
-  (void)b;
+static CJ_MUST_USE cj_status cpu_copy(cj_backend *b, int32_t device, void *dst, const void *src,
+                                     size_t n) {
+  (void)b, (void)device;
+  if (n) memmove(dst, src, n);
+  return NULL;
+}
+
+static CJ_MUST_USE cj_status cpu_copy_d2d(cj_backend *b, int32_t dst_device, void *dst,
+                                          int32_t src_device, const void *src, size_t n) {
+  (void)b, (void)dst_device, (void)src_device; /* every device's memory is the process's */
   if (n) memmove(dst, src, n);
   return NULL;
 }
@@ -229,6 +237,7 @@ static const cj_backend_vtable cpu_vtable = {
     .free = cpu_free,
     .copy_to_device = cpu_copy,
     .copy_to_host = cpu_copy,
+    .copy_device_to_device = cpu_copy_d2d,
     .supports_op = cpu_supports_op,
     .lower = cpu_lower,
     .program_info = cpu_program_info,

@@ -16,19 +16,20 @@
 
 /* ---------------------------------------------------------------- memory */
 
-static void *ref_alloc(cj_backend *b, size_t bytes) {
-  (void)b;
+static void *ref_alloc(cj_backend *b, int32_t device, cj_memory_kind kind, size_t bytes) {
+  (void)b, (void)device, (void)kind; /* host memory for every device and kind */
   size_t n = (bytes + 63) & ~(size_t)63;
   return aligned_alloc(64, n ? n : 64);
 }
 
-static void ref_free(cj_backend *b, void *p) {
-  (void)b;
+static void ref_free(cj_backend *b, int32_t device, cj_memory_kind kind, void *p) {
+  (void)b, (void)device, (void)kind;
   free(p);
 }
 
-static CJ_MUST_USE cj_status ref_copy(cj_backend *b, void *dst, const void *src, size_t n) {
-  (void)b;
+static CJ_MUST_USE cj_status ref_copy(cj_backend *b, int32_t device, void *dst, const void *src,
+                                     size_t n) {
+  (void)b, (void)device;
   if (n) memmove(dst, src, n);
   return NULL;
 }

@@ -133,6 +133,12 @@ typedef struct cj_exec_args {
   const cj_xproc *xproc;
 } cj_exec_args;
 
+/* The completion callback of an asynchronous backend operation (see execute_async). */
+typedef struct cj_backend_done {
+  void (*fn)(void *ctx, cj_status st); /* st: NULL on success, else owned by fn */
+  void *ctx;
+} cj_backend_done;
+
 typedef struct cj_backend_vtable {
   const char *name; /* "cpu" */
 
@@ -145,12 +151,20 @@ typedef struct cj_backend_vtable {
    * (PJRT_Buffer_IsOnCpu, zero-copy host buffers, DLPack views). */
   bool memory_is_host;
 
-  /* Device memory. Alignment is at least 64 bytes. NULL on out-of-memory. */
-  void *(*alloc)(cj_backend *b, size_t bytes);
-  void (*free)(cj_backend *b, void *p);
-  /* Copies between host and device memory (memcpy on the CPU backend). */
-  cj_status (*copy_to_device)(cj_backend *b, void *dst, const void *src, size_t n);
-  cj_status (*copy_to_host)(cj_backend *b, void *dst, const void *src, size_t n);
+  /* Memory of one device: `device` is the device's index among this process's devices
+   * (0-based, its local_hardware_id), `kind` one of memory_kinds (a GPU backend allocates
+   * CJ_MEMORY_PINNED_HOST as page-locked host memory, CJ_MEMORY_DEVICE on the card). Alignment
+   * is at least 64 bytes. NULL on out-of-memory. free gets the device and kind alloc got. */
+  void *(*alloc)(cj_backend *b, int32_t device, cj_memory_kind kind, size_t bytes);
+  void (*free)(cj_backend *b, int32_t device, cj_memory_kind kind, void *p);
+  /* Copies between host memory and memory of `device` (memcpy on the CPU backend). */
+  cj_status (*copy_to_device)(cj_backend *b, int32_t device, void *dst, const void *src, size_t n);
+  cj_status (*copy_to_host)(cj_backend *b, int32_t device, void *dst, const void *src, size_t n);
+  /* Optional: copies n bytes from src on src_device to dst on dst_device (the two may be the
+   * same device), without a trip through host memory (a GPU backend: a peer copy). NULL: the
+   * runtime stages the bytes through host memory with copy_to_host + copy_to_device. */
+  cj_status (*copy_device_to_device)(cj_backend *b, int32_t dst_device, void *dst,
+                                     int32_t src_device, const void *src, size_t n);
 
   /* Whether the backend can run `op` (consulted by the compiler before lowering, so that an
    * unsupported op fails at compile time naming the op). On false, *why says why. */
@@ -179,6 +193,17 @@ typedef struct cj_backend_vtable {
   /* Runs one device's share synchronously on the calling thread (which the runtime chooses:
    * a worker, so that Execute stays asynchronous). */
   cj_status (*execute)(cj_backend *b, const cj_program *p, const cj_exec_args *args);
+  /* Optional, for backends whose devices run on their own (a GPU stream, a remote device):
+   * starts one device's share and returns; the backend calls done.fn(done.ctx, st) exactly
+   * once when the share has finished (st: NULL on success, else an error the callee owns),
+   * from any thread, possibly before execute_async returns (the CPU backend would complete at
+   * once). `args` and everything it points to stay valid until done.fn is called. When set,
+   * the runtime calls it instead of `execute`; the device's completion event fires from
+   * done.fn, so nothing blocks a runtime thread while the device works. A backend has at least
+   * one of the two; tools that run a program in-process without a client (cjrt bench's and
+   * cjrt conform's backend mode) need `execute`. */
+  void (*execute_async)(cj_backend *b, const cj_program *p, const cj_exec_args *args,
+                        cj_backend_done done);
 } cj_backend_vtable;
 
 struct cj_backend {

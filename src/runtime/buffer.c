@@ -21,6 +21,7 @@ typedef struct cj_storage {
   atomic_int writers; /* references held by executions producing the contents (see try_donate) */
   cj_client *client; /* retained: the backend frees owned memory */
   cj_device *device; /* charged for owned memory */
+  cj_memory_kind mem_kind; /* owned memory: the kind it was allocated as */
   void *ptr;
   size_t size;
   storage_kind kind;
@@ -42,13 +43,17 @@ static cj_storage *storage_new(cj_client *c, cj_device *d, storage_kind kind) {
   return s;
 }
 
+/* The backend's name for a device: its index among this process's devices. */
+static int32_t backend_device(const cj_device *d) { return d ? (int32_t)d->local_hardware_id : 0; }
+
 /* Allocates `size` bytes of device memory. */
 cj_status cj_storage_alloc(cj_memory *mem, size_t size, cj_storage **out) {
   *out = NULL;
   cj_client *c = mem->client;
   cj_storage *s = storage_new(c, mem->device, ST_OWNED);
   if (!s) return cj_oom();
-  s->ptr = c->backend->vt->alloc(c->backend, size);
+  s->mem_kind = mem->kind;
+  s->ptr = c->backend->vt->alloc(c->backend, backend_device(mem->device), mem->kind, size);
   if (!s->ptr) {
     cj_client_release(c);
     free(s);
@@ -71,7 +76,8 @@ static void storage_release(cj_storage *s) {
   if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
   switch (s->kind) {
     case ST_OWNED:
-      s->client->backend->vt->free(s->client->backend, s->ptr);
+      s->client->backend->vt->free(s->client->backend, backend_device(s->device), s->mem_kind,
+                                   s->ptr);
       cj_device_account(s->device, -(int64_t)s->size);
       break;
     case ST_VIEW:
@@ -89,17 +95,22 @@ static void storage_release(cj_storage *s) {
   free(s);
 }
 
-/* Copies n bytes between two storages' data (device to device). */
-static CJ_MUST_USE cj_status storage_copy(cj_client *c, void *dst, const void *src, size_t n) {
+/* Copies n bytes of src's data into dst's (device to device: the backend's peer copy when it
+ * has one, else staged through host memory). */
+static CJ_MUST_USE cj_status storage_copy(cj_client *c, cj_storage *dst, const cj_storage *src,
+                                          size_t n) {
   if (!n) return NULL;
+  const cj_backend_vtable *vt = c->backend->vt;
+  int32_t dd = backend_device(dst->device), sd = backend_device(src->device);
+  if (vt->copy_device_to_device) return vt->copy_device_to_device(c->backend, dd, dst->ptr, sd, src->ptr, n);
   if (cj_client_memory_is_host(c)) {
-    memmove(dst, src, n);
+    memmove(dst->ptr, src->ptr, n);
     return NULL;
   }
   void *tmp = malloc(n);
   if (!tmp) return cj_oom();
-  cj_status st = c->backend->vt->copy_to_host(c->backend, tmp, src, n);
-  if (!st) st = c->backend->vt->copy_to_device(c->backend, dst, tmp, n);
+  cj_status st = vt->copy_to_host(c->backend, sd, tmp, src->ptr, n);
+  if (!st) st = vt->copy_to_device(c->backend, dd, dst->ptr, tmp, n);
   free(tmp);
   return st;
 }
@@ -362,11 +373,14 @@ cj_status cj_buffer_create_error(cj_memory *mem, cj_dtype dt, const int64_t *dim
 }
 
 /* Writes host data into a storage. */
-static CJ_MUST_USE cj_status write_host(cj_client *c, void *dst, const void *src, const int64_t *src_strides,
-                            const int64_t *dims, int rank, size_t elem, size_t nbytes) {
+static CJ_MUST_USE cj_status write_host(cj_client *c, cj_storage *s, const void *src,
+                                        const int64_t *src_strides, const int64_t *dims, int rank,
+                                        size_t elem, size_t nbytes) {
   if (!nbytes) return NULL;
+  void *dst = s->ptr;
+  int32_t dev = backend_device(s->device);
   if (strides_dense(dims, rank, elem, src_strides))
-    return c->backend->vt->copy_to_device(c->backend, dst, src, nbytes);
+    return c->backend->vt->copy_to_device(c->backend, dev, dst, src, nbytes);
   int64_t dense[CJ_MAX_RANK];
   cj_dense_strides(dims, rank, elem, dense);
   if (cj_client_memory_is_host(c)) {
@@ -376,7 +390,7 @@ static CJ_MUST_USE cj_status write_host(cj_client *c, void *dst, const void *src
   void *tmp = malloc(nbytes);
   if (!tmp) return cj_oom();
   cj_copy_strided(tmp, dense, src, src_strides, dims, rank, elem);
-  cj_status st = c->backend->vt->copy_to_device(c->backend, dst, tmp, nbytes);
+  cj_status st = c->backend->vt->copy_to_device(c->backend, dev, dst, tmp, nbytes);
   free(tmp);
   return st;
 }
@@ -430,7 +444,7 @@ cj_status cj_buffer_from_host(cj_memory *mem, cj_dtype dt, const int64_t *dims, 
 
   cj_storage *s;
   CJ_RETURN_IF_ERROR(cj_storage_alloc(mem, nbytes, &s));
-  cj_status st = write_host(c, s->ptr, data, byte_strides, dims, rank, elem, nbytes);
+  cj_status st = write_host(c, s, data, byte_strides, dims, rank, elem, nbytes);
   if (st) {
     storage_release(s);
     return st;
@@ -550,29 +564,30 @@ static CJ_MUST_USE cj_status task_run(task *t) {
       cj_dense_strides(t->dims, t->rank, t->elem, dense);
       bool dense_dst = strides_dense(t->dims, t->rank, t->elem, t->dst_strides);
       size_t n = t->src->size;
-      if (dense_dst) return c->backend->vt->copy_to_host(c->backend, t->dst, t->src->ptr, n);
+      int32_t dev = backend_device(t->src->device);
+      if (dense_dst) return c->backend->vt->copy_to_host(c->backend, dev, t->dst, t->src->ptr, n);
       if (cj_client_memory_is_host(c)) {
         cj_copy_strided(t->dst, t->dst_strides, t->src->ptr, dense, t->dims, t->rank, t->elem);
         return NULL;
       }
       void *tmp = malloc(n ? n : 1);
       if (!tmp) return cj_oom();
-      cj_status st = c->backend->vt->copy_to_host(c->backend, tmp, t->src->ptr, n);
+      cj_status st = c->backend->vt->copy_to_host(c->backend, dev, tmp, t->src->ptr, n);
       if (!st) cj_copy_strided(t->dst, t->dst_strides, tmp, dense, t->dims, t->rank, t->elem);
       free(tmp);
       return st;
     }
     case T_RAW:
       if (!t->size) return NULL;
-      return c->backend->vt->copy_to_host(c->backend, t->dst, (char *)t->src->ptr + t->offset,
-                                          t->size);
+      return c->backend->vt->copy_to_host(c->backend, backend_device(t->src->device), t->dst,
+                                          (char *)t->src->ptr + t->offset, t->size);
     case T_COPY: {
       /* The storage the target had when the copy was asked for: the target buffer may be gone
        * (deleted, destroyed) while an execution that took it as an argument still waits to read
        * this storage. Only when no one else holds it is there nothing to fill. */
       cj_storage *ds = t->dst_storage;
       if (!ds || atomic_load_explicit(&ds->refs, memory_order_acquire) == 1) return NULL;
-      return storage_copy(c, ds->ptr, t->src->ptr, t->src->size);
+      return storage_copy(c, ds, t->src, t->src->size);
     }
   }
   return NULL;
@@ -967,15 +982,15 @@ cj_status cj_buffer_write(cj_buffer *b, cj_storage *pinned, int64_t offset, cons
   if (!data && size) return cj_invalid("data is NULL");
   if (!pinned) return cj_status_make(CJ_FAILED_PRECONDITION, "the buffer has no device memory");
   if (!size) return NULL;
-  return b->client->backend->vt->copy_to_device(b->client->backend, (char *)pinned->ptr + offset,
-                                                data, (size_t)size);
+  return b->client->backend->vt->copy_to_device(b->client->backend, backend_device(pinned->device),
+                                                (char *)pinned->ptr + offset, data, (size_t)size);
 }
 
 cj_status cj_buffer_write_array(cj_buffer *b, cj_storage *pinned, const void *src,
                                 const int64_t *src_strides) {
   if (!src && b->nbytes) return cj_invalid("data is NULL");
   if (!pinned) return cj_status_make(CJ_FAILED_PRECONDITION, "the buffer has no device memory");
-  return write_host(b->client, pinned->ptr, src, src_strides, b->dims, b->rank,
+  return write_host(b->client, pinned, src, src_strides, b->dims, b->rank,
                     (size_t)cj_dtype_bytes(b->dtype), b->nbytes);
 }
 

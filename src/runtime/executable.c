@@ -728,6 +728,8 @@ typedef struct arg_wait {
 typedef struct dev_run {
   exec_run *run;
   int replica, partition;
+  cj_device *dev;       /* the device running this share */
+  cj_exec_args args;    /* what the backend gets (alive until the share finished) */
   void **argp;          /* nargs device pointers */
   void **resp;          /* nres device pointers */
   cj_storage **pins;    /* nargs: the arguments' storages (NULL for error buffers) */
@@ -1078,7 +1080,7 @@ static CJ_MUST_USE cj_status align_arguments(exec_run *run, dev_run *dv) {
     size_t n = info->args[i].nbytes;
     dv->aligned[i] = NULL;
     if (!n || !dv->argp[i] || ((uintptr_t)dv->argp[i] & 63) == 0) continue;
-    void *copy = b->vt->alloc(b, n);
+    void *copy = b->vt->alloc(b, dv->dev->local_hardware_id, CJ_MEMORY_DEVICE, n);
     if (!copy)
       return cj_status_make(CJ_RESOURCE_EXHAUSTED,
                             "out of memory copying unaligned argument %d (%zu bytes)", i, n);
@@ -1092,9 +1094,20 @@ static CJ_MUST_USE cj_status align_arguments(exec_run *run, dev_run *dv) {
 static void free_aligned_copies(exec_run *run, dev_run *dv) {
   for (int i = 0; i < run->nargs; i++)
     if (dv->aligned[i]) {
-      run->backend->vt->free(run->backend, dv->aligned[i]);
+      run->backend->vt->free(run->backend, dv->dev->local_hardware_id, CJ_MEMORY_DEVICE,
+                             dv->aligned[i]);
       dv->aligned[i] = NULL;
     }
+}
+
+/* The backend finished one device's share (synchronously, or from an execute_async
+ * completion on any thread). */
+static void dev_share_done(void *ctx, cj_status st) {
+  dev_run *dv = ctx;
+  exec_run *run = dv->run;
+  if (st && run->launch) run->backend->vt->launch_abort(run->launch, cj_status_copy(st));
+  free_aligned_copies(run, dv);
+  finish_dev(dv, st); /* dv and run may be gone after this */
 }
 
 /* Runs one device's share; `on_pool` when on one of the client's task threads. */
@@ -1102,27 +1115,32 @@ static void dev_run_share(dev_run *dv, bool on_pool) {
   exec_run *run = dv->run;
   cj_client *prev = cj_client_current_task();
   if (on_pool) cj_client_enter_task(run->client);
-  cj_exec_args a;
-  memset(&a, 0, sizeof a);
-  a.replica = dv->replica;
-  a.partition = dv->partition;
-  a.args = dv->argp;
-  a.results = dv->resp;
-  a.launch = run->launch;
+  cj_exec_args *a = &dv->args;
+  memset(a, 0, sizeof *a);
+  a->replica = dv->replica;
+  a->partition = dv->partition;
+  a->args = dv->argp;
+  a->results = dv->resp;
+  a->launch = run->launch;
   /* as many devices as threads (or more) run at once: each device's kernels stay on its own
    * thread, one core each, instead of one device taking the pool while the others run alone */
-  a.pool = run->ndev >= cj_pool_size(run->pool) ? NULL : run->pool;
-  a.xproc = run->le->xproc.ops ? &run->le->xproc : NULL;
-  a.ffi_user_data = run->ud.n ? &run->ud : NULL;
+  a->pool = run->ndev >= cj_pool_size(run->pool) ? NULL : run->pool;
+  a->xproc = run->le->xproc.ops ? &run->le->xproc : NULL;
+  a->ffi_user_data = run->ud.n ? &run->ud : NULL;
   /* one device's share of a grouped launch: every peer must have come */
   cj_status st = run->group ? group_wait(run->group, run->group_dev) : NULL;
   if (!st && poison_pending(dv)) /* poisoned before it ran: skip the work (finish_dev reports) */
     st = cj_status_make(CJ_ABORTED, "the execution was poisoned");
   if (!st) st = align_arguments(run, dv);
-  if (!st) st = run->backend->vt->execute(run->backend, run->prog, &a);
-  if (st && run->launch) run->backend->vt->launch_abort(run->launch, cj_status_copy(st));
-  free_aligned_copies(run, dv);
-  finish_dev(dv, st);
+  cj_backend *b = run->backend;
+  if (!st && b->vt->execute_async) {
+    /* the backend completes the share through dev_share_done, maybe on another thread and
+     * maybe already before this returns: dv is not touched afterwards */
+    b->vt->execute_async(b, run->prog, a, (cj_backend_done){dev_share_done, dv});
+  } else {
+    if (!st) st = b->vt->execute(b, run->prog, a);
+    dev_share_done(dv, st);
+  }
   if (on_pool) cj_client_enter_task(prev);
 }
 
@@ -1375,6 +1393,7 @@ static CJ_MUST_USE cj_status exec_run_new(cj_loaded *l, cj_device *single, int n
     int place = share >= 0 ? share : single ? -1 : d;
     dv->replica = place >= 0 ? l->logical[place].replica : 0;
     dv->partition = place >= 0 ? l->logical[place].partition : 0;
+    dv->dev = single ? single : l->devices[d];
     dv->argp = carve_take(&cv, sizeof(void *) * nargs);
     dv->resp = carve_take(&cv, sizeof(void *) * (size_t)nr);
     dv->pins = carve_take(&cv, sizeof(cj_storage *) * nargs);

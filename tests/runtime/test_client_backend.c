@@ -14,12 +14,12 @@ static int fake_count(cj_backend *b) {
   (void)b;
   return 3;
 }
-static void *fake_alloc(cj_backend *b, size_t n) {
-  (void)b;
+static void *fake_alloc(cj_backend *b, int32_t device, cj_memory_kind kind, size_t n) {
+  (void)b, (void)device, (void)kind;
   return aligned_alloc(64, (n + 63) / 64 * 64);
 }
-static void fake_free(cj_backend *b, void *p) {
-  (void)b;
+static void fake_free(cj_backend *b, int32_t device, cj_memory_kind kind, void *p) {
+  (void)b, (void)device, (void)kind;
   free(p);
 }
 
