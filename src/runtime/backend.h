@@ -160,6 +160,13 @@ typedef struct cj_backend_vtable {
   /* Copies between host memory and memory of `device` (memcpy on the CPU backend). */
   cj_status (*copy_to_device)(cj_backend *b, int32_t device, void *dst, const void *src, size_t n);
   cj_status (*copy_to_host)(cj_backend *b, int32_t device, void *dst, const void *src, size_t n);
+  /* Optional: starts copying n bytes of host memory at src into dst on `device` and returns;
+   * calls done.fn(done.ctx, st) once when the copy has finished (see execute_async for the
+   * callback's rules). src stays valid until then. The runtime uses it for host buffers the
+   * caller keeps alive until the transfer completes (PJRT's kImmutableUntilTransferCompletes):
+   * the new buffer is pending until done.fn, and so is the caller's done-with-host event. */
+  void (*copy_to_device_async)(cj_backend *b, int32_t device, void *dst, const void *src,
+                               size_t n, cj_backend_done done);
   /* Optional: copies n bytes from src on src_device to dst on dst_device (the two may be the
    * same device), without a trip through host memory (a GPU backend: a peer copy). NULL: the
    * runtime stages the bytes through host memory with copy_to_host + copy_to_device. */

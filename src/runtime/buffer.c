@@ -395,6 +395,63 @@ static CJ_MUST_USE cj_status write_host(cj_client *c, cj_storage *s, const void 
   return st;
 }
 
+/* An asynchronous host-to-device copy in flight (the backend's copy_to_device_async): the
+ * storage stays alive until it lands, then the buffer and the caller's done event are ready. */
+typedef struct h2d_copy {
+  cj_storage *s;
+  cj_event *ready, *done; /* done: NULL when the caller did not ask */
+} h2d_copy;
+
+static void h2d_finished(void *ctx, cj_status st) {
+  h2d_copy *w = ctx;
+  storage_release(w->s);
+  if (w->done) {
+    cj_status_ignore(cj_event_set(w->done, cj_status_copy(st))); /* set once, here */
+    cj_event_release(w->done);
+  }
+  cj_status_ignore(cj_event_set(w->ready, st)); /* set once, here */
+  cj_event_release(w->ready);
+  free(w);
+}
+
+/* cj_buffer_from_host's copy into the fresh storage s (consumed) through copy_to_device_async. */
+static CJ_MUST_USE cj_status from_host_async(cj_memory *mem, cj_dtype dt, const int64_t *dims,
+                                             int rank, const void *data, size_t nbytes,
+                                             cj_storage *s, cj_event **out_done, cj_buffer **out) {
+  h2d_copy *w = calloc(1, sizeof *w);
+  cj_event *ready = cj_event_create(false);
+  cj_event *done = out_done ? cj_event_create(false) : NULL;
+  if (!w || !ready || (out_done && !done)) {
+    free(w);
+    storage_release(s);
+    cj_event_release(ready);
+    cj_event_release(done);
+    return cj_oom();
+  }
+  cj_event_retain(ready);
+  storage_retain(s);
+  cj_status st = buffer_new(mem, dt, dims, rank, nbytes, s, ready, out); /* takes s, ready */
+  if (st) { /* nothing started: complete the bookkeeping with the error */
+    w->s = s;
+    w->ready = ready;
+    w->done = NULL;
+    cj_event_release(done);
+    h2d_finished(w, cj_status_copy(st));
+    return st;
+  }
+  w->s = s;
+  w->ready = ready;
+  if (done) {
+    cj_event_retain(done);
+    w->done = done;
+    *out_done = done;
+  }
+  cj_backend *b = mem->client->backend;
+  b->vt->copy_to_device_async(b, backend_device(mem->device), s->ptr, data, nbytes,
+                              (cj_backend_done){h2d_finished, w});
+  return NULL;
+}
+
 cj_status cj_buffer_from_host(cj_memory *mem, cj_dtype dt, const int64_t *dims, int rank,
                               const void *data, const int64_t *byte_strides,
                               cj_host_semantics sem, cj_event **out_done, cj_buffer **out) {
@@ -444,6 +501,11 @@ cj_status cj_buffer_from_host(cj_memory *mem, cj_dtype dt, const int64_t *dims, 
 
   cj_storage *s;
   CJ_RETURN_IF_ERROR(cj_storage_alloc(mem, nbytes, &s));
+  /* the caller keeps the data until the transfer is done: the backend may copy in the
+   * background when it can */
+  if (sem == CJ_HOST_COPY_UNTIL_DONE && nbytes && c->backend->vt->copy_to_device_async &&
+      strides_dense(dims, rank, elem, byte_strides))
+    return from_host_async(mem, dt, dims, rank, data, nbytes, s, out_done, out);
   cj_status st = write_host(c, s, data, byte_strides, dims, rank, elem, nbytes);
   if (st) {
     storage_release(s);

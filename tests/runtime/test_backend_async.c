@@ -1,6 +1,6 @@
 /* cjrt: the runtime drives a backend whose memory is not host memory and whose executions
  * finish on their own thread (runtime/backend.h: per-device alloc/free, copies naming the
- * device, copy_device_to_device, execute_async). The stand-in wraps the CPU backend's compiler
+ * device, copy_device_to_device, copy_to_device_async, execute_async). The stand-in wraps the CPU backend's compiler
  * and kernels, tags every allocation with its device and kind (so a free or copy naming the
  * wrong device is caught), counts the calls, and completes each execution from a thread of its
  * own after the runtime's call has returned. */
@@ -77,6 +77,49 @@ static cj_status fa_d2d(cj_backend *b, int32_t dd, void *dst, int32_t sd, const 
   return NULL;
 }
 
+/* copy_to_device_async: the copy happens on a thread of our own once the test opens the gate */
+static atomic_int n_h2d_async;
+static atomic_bool h2d_gate;
+typedef struct h2d_job {
+  void *dst;
+  const void *src;
+  size_t n;
+  cj_backend_done done;
+} h2d_job;
+
+static void *h2d_main(void *arg) {
+  h2d_job *j = arg;
+  while (!atomic_load(&h2d_gate)) {
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+  }
+  memcpy(j->dst, j->src, j->n);
+  cj_backend_done done = j->done;
+  free(j);
+  done.fn(done.ctx, NULL);
+  return NULL;
+}
+
+static void fa_to_dev_async(cj_backend *b, int32_t device, void *dst, const void *src, size_t n,
+                            cj_backend_done done) {
+  (void)b;
+  if (device < 0 || device >= 2) atomic_fetch_add(&n_bad, 1);
+  atomic_fetch_add(&n_h2d_async, 1);
+  h2d_job *j = malloc(sizeof *j);
+  pthread_t th;
+  if (!j) {
+    done.fn(done.ctx, cj_oom());
+    return;
+  }
+  *j = (h2d_job){dst, src, n, done};
+  if (pthread_create(&th, NULL, h2d_main, j) != 0) {
+    free(j);
+    done.fn(done.ctx, cj_status_make(CJ_INTERNAL, "pthread_create failed"));
+    return;
+  }
+  pthread_detach(th);
+}
+
 /* execute_async: the CPU backend's kernels on a thread of our own, completing later */
 typedef struct job {
   cj_backend *cpu;
@@ -142,6 +185,7 @@ static void setup_vtable(void) {
   fa_vt.copy_to_device = fa_to_dev;
   fa_vt.copy_to_host = fa_to_host;
   fa_vt.copy_device_to_device = fa_d2d;
+  fa_vt.copy_to_device_async = fa_to_dev_async;
   fa_vt.execute = NULL; /* only execute_async may be used */
   fa_vt.execute_async = fa_execute_async;
 }
@@ -242,6 +286,41 @@ static void test_async_backend(void) {
     cj_status_free(st);
     cj_event_release(rd);
   }
+  cj_event_release(done);
+  cj_buffer_destroy(y);
+  cj_buffer_destroy(x);
+
+  /* data the caller keeps until the transfer is done goes through the asynchronous copy: the
+   * buffer (and the caller's done event) stay pending until the copy lands, and an execution
+   * that takes the buffer waits for it */
+  float in2[4] = {2, 4, -8, 0.25f}, out2[4] = {0};
+  cj_event *host_done = NULL;
+  x = NULL;
+  st = cj_buffer_from_host(c->devices[0]->memories[0], CJ_F32, dims, 1, in2, NULL,
+                           CJ_HOST_COPY_UNTIL_DONE, &host_done, &x);
+  CHECK(st == NULL && x && host_done);
+  cj_status_free(st);
+  CHECK_EQ_INT(atomic_load(&n_h2d_async), 1);
+  y = NULL;
+  done = NULL;
+  if (x && host_done) {
+    CHECK(!cj_event_is_ready(host_done));
+    y = l ? run_once(l, x, &done) : NULL;
+    CHECK(done == NULL || !cj_event_is_ready(done)); /* waits for its argument */
+    atomic_store(&h2d_gate, true);
+    CHECK(wait_ok(host_done, "host transfer"));
+    if (y && wait_ok(done, "execution after the transfer")) {
+      cj_event *rd = NULL;
+      st = cj_buffer_to_host(y, out2, NULL, &rd);
+      CHECK(st == NULL);
+      cj_status_free(st);
+      if (rd && wait_ok(rd, "to host"))
+        for (int i = 0; i < 4; i++) CHECK(out2[i] == in2[i] * 1.5f);
+      cj_event_release(rd);
+    }
+  }
+  atomic_store(&h2d_gate, true);
+  cj_event_release(host_done);
   cj_event_release(done);
   cj_buffer_destroy(y);
   cj_buffer_destroy(x);
