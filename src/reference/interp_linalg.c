@@ -1,8 +1,9 @@
 /* cjrt reference backend: dot_general (and the deprecated dot), convolution, fft,
  * triangular_solve, cholesky. Straight from the specification's formulas: every result element
  * is one sum computed in the result's wide domain (double, int64 wrapping to the result's width,
- * double complex) and rounded once. FFTs are direct O(n^2) DFTs in double complex, but for the f32
- * real transforms of odd prime lengths, which follow XLA's float arithmetic (rfft_prime_f32). */
+ * double complex) and rounded once. FFTs are direct O(n^2) DFTs in double complex, but for the
+ * f32 real transforms of short odd prime lengths, which follow XLA's float arithmetic
+ * (rfft_prime_f32). */
 #include <complex.h>
 #include <math.h>
 #include <stdlib.h>
@@ -242,10 +243,11 @@ static CJ_MUST_USE cj_status dft_axis(double complex *a, int32_t rank, const int
   return NULL;
 }
 
-/* The f32 real transform of an odd prime length n >= 7 as XLA:CPU computes it. XLA's FFT
- * library (DUCC, of FFTPACK's design) runs such a length as one generic odd-radix pass in
- * float, and the corpus' expected values carry that arithmetic's roundings (up to thousands of
- * ulps from the exact transform on outputs near zero, where a 3-ulp check looks). The pass:
+/* The f32 real transform of an odd prime length n in [7, 131] as XLA:CPU computes it. XLA's FFT
+ * library (DUCC, of FFTPACK's design) runs such a length as one generic odd-radix pass in float
+ * (larger primes it may route through Bluestein's algorithm instead), and the corpus' expected
+ * values carry that arithmetic's roundings (up to thousands of ulps from the exact transform on
+ * outputs near zero, where a 3-ulp check looks). The pass:
  * s_j = x_j + x_{n-j} and t_j = x_{n-j} - x_j for 0 < j < h = (n + 1) / 2; X_0 = s_0 + s_1 + ...
  * summed in order; for 0 < k < h, Re X_k = s_0 + sum_j cos(2 pi jk/n) s_j and
  * Im X_k = sum_j sin(2 pi jk/n) t_j, both sums taking terms j = 1, 2 one by one, then the rest
@@ -267,11 +269,12 @@ static void rfft_prime_f32(const float *x, int64_t n, const float *cs, float *s,
     float im = c1[1] * s[n - 1] + c2[1] * s[n - 2];
     for (int64_t j = 3; j < h;) {
       int64_t g = j + 3 < h ? 4 : j + 1 < h ? 2 : 1;
-      float gr = 0, gi = 0;
-      for (int64_t q = 0; q < g; q++) {
-        const float *c = cs + 2 * ((j + q) * k % n);
-        gr = q ? gr + c[0] * s[j + q] : c[0] * s[j + q];
-        gi = q ? gi + c[1] * s[n - j - q] : c[1] * s[n - j - q];
+      const float *c = cs + 2 * (j * k % n);
+      float gr = c[0] * s[j], gi = c[1] * s[n - j];
+      for (int64_t q = 1; q < g; q++) {
+        c = cs + 2 * ((j + q) * k % n);
+        gr = gr + c[0] * s[j + q];
+        gi = gi + c[1] * s[n - j - q];
       }
       re = re + gr;
       im = im + gi;
@@ -287,7 +290,7 @@ static bool is_prime(int64_t n) {
   return n > 1;
 }
 
-/* the last axis of an f32 RFFT of odd prime length n >= 7 (rfft_prime_f32) into w, the complex
+/* the last axis of an f32 RFFT of odd prime length n (rfft_prime_f32) into w, the complex
  * work array of the full shape (n along the last axis) */
 static CJ_MUST_USE cj_status rfft_last_axis_f32(const rv *in, int64_t n, double complex *w) {
   float *cs = malloc(sizeof(float) * (size_t)(4 * n));
@@ -342,7 +345,7 @@ static CJ_MUST_USE cj_status fft(cj_op *op, const rv *in, rv *out) {
     for (int64_t i = 0; i < wn && !st; i++) cj_rf_setf(out->dt, out->data, i, creal(w[i]));
   } else {
     int64_t n = wd[R - 1];
-    bool f32_prime = ty == CJ_FFT_TYPE_RFFT && in->dt == CJ_F32 && n >= 7 && is_prime(n);
+    bool f32_prime = ty == CJ_FFT_TYPE_RFFT && in->dt == CJ_F32 && n >= 7 && n <= 131 && is_prime(n);
     for (int64_t i = 0; i < wn && !f32_prime; i++) {
       if (ty == CJ_FFT_TYPE_RFFT) w[i] = cj_rf_getf(in->dt, in->data, i);
       else w[i] = cj_rf_getc(in->dt, in->data, i);
