@@ -10,9 +10,11 @@
  *    in the same two parts.
  *  - complex power, y = c + di: |x| as max sqrt(1 + (min/max)^2), theta = atan2(Im x, Re x),
  *    x^y = pow(|x|, c) e^(-d theta) (cos q + i sin q) with q = c theta + d log|x|, each function
- *    in float: exp and log above, the C library's powf and atan2f (which XLA calls; glibc's
- *    atan2f is not correctly rounded, and a correctly rounded one misses 178 of the 1200 parts of
- *    the corpus' pow_complex64 case), correctly rounded sin and cos; 1 + t^2 and q are fused.
+ *    in float: exp and log above, the C library's powf, glibc's atan2f (which XLA called for the
+ *    expected values: fdlibm's single-precision algorithm, written out below so that a C library
+ *    with another atan2f changes nothing; it is not correctly rounded, and a correctly rounded
+ *    one moves 178 of the 1200 parts of the corpus' pow_complex64 case, 16 beyond its 1e-3),
+ *    correctly rounded sin and cos; 1 + t^2 and q are fused.
  *    With these choices that case matches XLA's values bit for bit (with glibc's sinf and cosf
  *    instead, 16 parts differ by an ulp or two). The formula's accuracy is that of float
  *    arithmetic (q's rounding alone moves the result by |q| 2^-24 relative), and the expected
@@ -20,6 +22,9 @@
 #include "base/xla_math.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
 
 /* ln 2 = LN2_HI + LN2_LO, LN2_HI with few bits so that n LN2_HI is exact */
 static const float LN2_HI = 0.693359375f, LN2_LO = -2.12194440e-4f;
@@ -63,6 +68,58 @@ float cj_xla_logf(float x) {
   return fmaf(LN2_HI, fe, r);
 }
 
+/* atan(t), t >= 0, as fdlibm's single-precision atanf: t reduced around 0, 1/2, 1, 3/2 or inf
+ * to u, atan(u) = u - u^3 (S1(u^4) + u S2(u^4)) with the odd and even coefficients in two
+ * strands, plus atan of the centre in two parts */
+static float atan_fdlibm(float t) {
+  static const float hi[4] = {4.6364760399e-01f, 7.8539812565e-01f, 9.8279368877e-01f, 1.5707962513e+00f};
+  static const float lo[4] = {5.0121582440e-09f, 3.7748947079e-08f, 3.4473217170e-08f, 7.5497894159e-08f};
+  static const float odd[6] = {3.3333334327e-01f, 1.4285714924e-01f, 9.0908870101e-02f,
+                               6.6610731184e-02f, 4.9768779427e-02f, 1.6285819933e-02f};
+  static const float even[5] = {-2.0000000298e-01f, -1.1111110449e-01f, -7.6918758452e-02f,
+                                -5.8335702866e-02f, -3.6531571299e-02f};
+  if (t >= 0x1p25f) return 1.5707963705e+00f; /* hi[3] + lo[3] */
+  int id = -1;
+  float u = t;
+  if (t >= 2.4375f) id = 3, u = -1.0f / t;
+  else if (t >= 1.1875f) id = 2, u = (t - 1.5f) / (1.0f + 1.5f * t);
+  else if (t >= 0.6875f) id = 1, u = (t - 1.0f) / (t + 1.0f);
+  else if (t >= 0.4375f) id = 0, u = (2.0f * t - 1.0f) / (2.0f + t);
+  float z = u * u, w = z * z;
+  float s1 = odd[5], s2 = even[4];
+  for (int i = 4; i >= 0; i--) s1 = odd[i] + w * s1;
+  for (int i = 3; i >= 0; i--) s2 = even[i] + w * s2;
+  float us = u * (z * s1 + w * s2);
+  return id < 0 ? u - us : hi[id] - ((us - lo[id]) - u);
+}
+
+float cj_xla_atan2f(float y, float x) {
+  static const float pi = 0x1.921fb6p+1f, pi_lo = -0x1.777a5cp-24f; /* pi = pi + pi_lo */
+  if (isnan(x) || isnan(y)) return x + y;
+  if (x == 1.0f) return copysignf(atan_fdlibm(fabsf(y)), y);
+  bool xneg = signbit(x);
+  if (y == 0) return xneg ? copysignf(pi, y) : y;
+  if (x == 0) return copysignf(pi / 2, y);
+  if (isinf(x)) {
+    float r = isinf(y) ? (xneg ? 3 * (pi / 4) : pi / 4) : (xneg ? pi : 0.0f);
+    return copysignf(r, y);
+  }
+  if (isinf(y)) return copysignf(pi / 2, y);
+  /* fdlibm compares the exponents by the difference of the magnitudes' bit patterns, shifted
+   * down by 23: k > 60 or k < -60 */
+  uint32_t bx, by;
+  float ax = fabsf(x), ay = fabsf(y);
+  memcpy(&bx, &ax, sizeof bx);
+  memcpy(&by, &ay, sizeof by);
+  int64_t d = (int64_t)by - (int64_t)bx;
+  float z; /* atan |y/x| */
+  if (d >= (int64_t)61 << 23) z = pi / 2 + 0.5f * pi_lo;
+  else if (d < -((int64_t)60 << 23) && xneg) z = 0;
+  else z = atan_fdlibm(fabsf(y / x));
+  float r = xneg ? pi - (z - pi_lo) : z;
+  return copysignf(r, y);
+}
+
 float cj_xla_expm1f(float x) {
   if (x > 2.5f) return cj_xla_expf(x) - 1.0f;
   return (float)expm1((double)x);
@@ -94,7 +151,7 @@ void cj_xla_cpowf(float a, float b, float c, float d, float *re, float *im) {
     h = mx * sqrtf(fmaf(t, t, 1.0f));
     if (isnan(h)) h = mn; /* 0/0 or inf/inf: |x| is the smaller part (0 or inf) */
   }
-  float theta = atan2f(b, a);
+  float theta = cj_xla_atan2f(b, a);
   float coeff = cj_xla_expf(theta * -d) * powf(h, c);
   float q = fmaf(c, theta, d * cj_xla_logf(h));
   *re = coeff * (float)cos((double)q); /* correctly rounded: see the top of the file */

@@ -23,6 +23,10 @@ float cj_xla_logf(float x);
  * correctly rounded value */
 float cj_xla_expm1f(float x);
 
+/* atan2(y, x) as glibc's atan2f computes it (fdlibm's algorithm, up to ~1.5 ulp), which XLA:CPU
+ * calls */
+float cj_xla_atan2f(float y, float x);
+
 /* (a + bi)^(c + di) with XLA:CPU's complex<f32> power formula, in float; *re, *im get the parts */
 void cj_xla_cpowf(float a, float b, float c, float d, float *re, float *im);
 
