@@ -10,15 +10,15 @@
  *    in the same two parts.
  *  - complex power, y = c + di: |x| as max sqrt(1 + (min/max)^2), theta = atan2(Im x, Re x),
  *    x^y = pow(|x|, c) e^(-d theta) (cos q + i sin q) with q = c theta + d log|x|, each function
- *    in float: exp and log above, the C library's powf, glibc's atan2f (which XLA called for the
- *    expected values: fdlibm's single-precision algorithm, written out below so that a C library
- *    with another atan2f changes nothing; it is not correctly rounded, and a correctly rounded
- *    one moves 178 of the 1200 parts of the corpus' pow_complex64 case, 16 beyond its 1e-3),
- *    correctly rounded sin and cos; 1 + t^2 and q are fused.
- *    With these choices that case matches XLA's values bit for bit (with glibc's sinf and cosf
- *    instead, 16 parts differ by an ulp or two). The formula's accuracy is that of float
- *    arithmetic (q's rounding alone moves the result by |q| 2^-24 relative), and the expected
- *    values carry it: they are up to 9107 ulps from the exact power. */
+ *    in float: exp and log above; atan2 as glibc's atan2f (fdlibm's single-precision
+ *    algorithm, which XLA called for the expected values; written out below, so that a C
+ *    library with another atan2f changes nothing: a correctly rounded one moves 178 of the
+ *    1200 parts of the corpus' pow_complex64 case, 16 beyond its 1e-3); the C library's powf
+ *    (glibc's; a correctly rounded pow moves 2 parts by an ulp or two); correctly rounded sin
+ *    and cos (glibc's sinf and cosf move 16 parts by an ulp or two); 1 + t^2 and q fused.
+ *    So computed, that case matches XLA's values bit for bit. The formula's accuracy is that of
+ *    float arithmetic (q's rounding alone moves the result by |q| 2^-24 relative), and the
+ *    expected values carry it: they are up to 9107 ulps from the exact power. */
 #include "base/xla_math.h"
 
 #include <math.h>
