@@ -1,7 +1,8 @@
 /* cjrt reference backend: elementwise ops (StableHLO and the chlo functions the compiler keeps).
  * One scalar function, cj_rf_ew_scalar, gives every op's semantics on one element; cj_rf_ew maps it
  * over tensors (a one-element operand is broadcast, as select's scalar predicate and clamp's
- * scalar bounds are). Floats are computed in double and rounded once when stored; integers wrap
+ * scalar bounds are). Floats are computed in double and rounded once when stored (but for a few
+ * f32 and complex<f32> functions, computed in float as XLA:CPU does); integers wrap
  * to the result's width; division by zero, shifts by the bit width or more and INT_MIN / -1 follow
  * StableHLO (XLA) semantics. */
 #include <complex.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/xla_math.h"
 #include "reference/ref.h"
 
 bool cj_rf_is_ew(cj_op_kind k) {
@@ -364,7 +366,8 @@ static double fmin_nan(double x, double y) {
 }
 
 
-/* Floats: computed in double, rounded to the result type (dt) when stored. */
+/* Floats: computed in double, rounded to the result type (dt) when stored; f32 exp, expm1 and
+ * log are XLA's float algorithms (base/xla_math.c), whose roundings the corpus' values carry. */
 #define RF_FLT(name, expr)                                              \
   static void name(const cj_op *op, cj_dtype dt, const rs *a, rs *r) { \
     double x = a[0].f, y = op->nopnds > 1 ? a[1].f : 0;                 \
@@ -392,9 +395,9 @@ RF_FLT(f_round_even, nearbyint(x))
 RF_FLT(f_sqrt, sqrt(x))
 RF_FLT(f_rsqrt, 1 / sqrt(x))
 RF_FLT(f_cbrt, cbrt(x))
-RF_FLT(f_exp, exp(x))
-RF_FLT(f_expm1, expm1(x))
-RF_FLT(f_log, log(x))
+RF_FLT(f_exp, dt == CJ_F32 ? cj_xla_expf((float)x) : exp(x))
+RF_FLT(f_expm1, dt == CJ_F32 ? cj_xla_expm1f((float)x) : expm1(x))
+RF_FLT(f_log, dt == CJ_F32 ? cj_xla_logf((float)x) : log(x))
 RF_FLT(f_log1p, log1p(x))
 RF_FLT(f_logistic, 1 / (1 + exp(-x)))
 RF_FLT(f_sin, sin(x))
@@ -454,7 +457,14 @@ static double complex cmul(bool f32, double complex x, double complex y) {
   return CMPLX(rr, ri);
 }
 
-/* Complex numbers: computed in double complex (c64 products in float, as XLA does). */
+/* complex<f32> power: XLA's formula in float (base/xla_math.c) */
+static double complex cpow_c64(double complex x, double complex y) {
+  float re, im;
+  cj_xla_cpowf((float)creal(x), (float)cimag(x), (float)creal(y), (float)cimag(y), &re, &im);
+  return CMPLX(re, im);
+}
+
+/* Complex numbers: computed in double complex (c64 products and powers in float, as XLA does). */
 #define RF_CPX(name, expr)                                              \
   static void name(const cj_op *op, cj_dtype dt, const rs *a, rs *r) { \
     double complex x = a[0].c, y = op->nopnds > 1 ? a[1].c : 0;         \
@@ -468,7 +478,7 @@ RF_CPX(c_add, x + y)
 RF_CPX(c_sub, x - y)
 RF_CPX(c_mul, cmul(f32, x, y))
 RF_CPX(c_div, x / y)
-RF_CPX(c_pow, f32 ? (double complex)cpowf((float complex)x, (float complex)y) : cpow(x, y))
+RF_CPX(c_pow, f32 ? cpow_c64(x, y) : cpow(x, y))
 RF_CPX(c_atan2, -I * clog((y + I * x) / csqrt(x * x + y * y)))
 RF_CPX(c_cbrt, cpow(x, 1.0 / 3))
 /* maximum / minimum: lexicographic on (real, imaginary) */
