@@ -98,6 +98,23 @@ def test_unary(cj, op, name):
         compare(f, x)
 
 
+def test_tanh_f32_is_xlas(cj):
+    """f32 tanh is XLA:CPU's own approximation (src/cpu/vmath_f32.c, kf32_tanh): the same bits on
+    a sweep over the whole curve, the clamp where it reaches +-1, the small-x branch, signed
+    zeros, infinities and NaN (also through bf16, which computes in f32)."""
+    x = np.concatenate([np.linspace(-12, 12, 120001, dtype=np.float32),
+                        np.float32([0.0, -0.0, 3.99e-4, 4.0e-4, 4.01e-4, 7.9988, 7.9989, -7.9989,
+                                    1e-30, np.inf, -np.inf, np.nan])])
+    got = np.asarray(jaxcheck.run_on(jaxcheck.cj(), jnp.tanh, x))
+    want = np.asarray(jaxcheck.run_on(jaxcheck.cpu(), jnp.tanh, x))
+    same = (got.view(np.int32) == want.view(np.int32)) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), f"{(~same).sum()} values differ, first at x = {x[~same][:5]}"
+    xb = jnp.asarray(x[:20000], jnp.bfloat16)
+    gb = np.asarray(jaxcheck.run_on(jaxcheck.cj(), jnp.tanh, xb)).astype(np.float32)
+    wb = np.asarray(jaxcheck.run_on(jaxcheck.cpu(), jnp.tanh, xb)).astype(np.float32)
+    assert np.array_equal(gb, wb, equal_nan=True)
+
+
 # ---- elementwise: binary ----
 
 BINARY = {
