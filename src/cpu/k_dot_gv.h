@@ -3,6 +3,7 @@
 #ifndef CJRT_CPU_K_DOT_GV_H
 #define CJRT_CPU_K_DOT_GV_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/dtype.h"
