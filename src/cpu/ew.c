@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu/k_linalg.h"
 #include "cpu/kmath.h"
 #include "cpu/scalar.h"
 
@@ -493,6 +494,17 @@ float cj_round_f32_to(cj_dtype dt, float x) {
     default: return (float)cj_float_decode(dt, cj_float_encode(dt, (double)x));
   }
 }
+/* to bf16 and back on the bits, as cj_f32_to_bf16 (nearest even; a NaN keeps its top bits,
+ * made quiet), without branches so that it vectorizes */
+CJ_CLONES static void round_bf16_f32(float *o, const float *a, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u, r;
+    memcpy(&u, a + i, 4);
+    r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    r = (u & 0x7fffffffu) > 0x7f800000u ? (u | 0x00400000u) & 0xffff0000u : r;
+    memcpy(o + i, &r, 4);
+  }
+}
 static void round_f32(void *o_, const void *a_, const void *b_, const void *c_, int64_t n,
                       const cj_ew_aux *aux) {
   (void)b_;
@@ -501,7 +513,17 @@ static void round_f32(void *o_, const void *a_, const void *b_, const void *c_, 
   const float *a = a_;
   cj_dtype dt = aux->dt;
   if (dt == CJ_BF16) {
-    for (int64_t i = 0; i < n; i++) o[i] = cj_bf16_to_f32(cj_f32_to_bf16(a[i]));
+    round_bf16_f32(o, a, n);
+  } else if (dt == CJ_F16) { /* F16C's conversions, same values as the scalar ones, which
+                              * went through double and cost f16 models a fifth */
+    cj_la_cvo cvo = cj_la_cvo_pick();
+    cj_la_cvi cvi = cj_la_cvi_pick();
+    uint16_t h[256];
+    for (int64_t i = 0; i < n; i += 256) {
+      int64_t m = n - i < 256 ? n - i : 256;
+      cvo(a + i, h, m, false);
+      cvi(h, 0, o + i, 0, 1, m, false);
+    }
   } else {
     for (int64_t i = 0; i < n; i++) o[i] = cj_round_f32_to(dt, a[i]);
   }

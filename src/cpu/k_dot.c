@@ -5,7 +5,7 @@
  * with an AVX-512 or AVX2 micro-kernel chosen from CPUID, in parallel over output tiles of the
  * client's pool. Packing converts bf16/f16 to f32 a vector at a time (F16C, bf16 by shift),
  * transposes operands whose rows run along K in 8 x 8 blocks, uses contiguous runs of the index
- * tables where they have them, and tasks of few rows read f32 B panels in place; matrix-vector products with an f32 or bf16 matrix run a GEMV; integers,
+ * tables where they have them, and tasks of few rows read f32 B panels in place; matrix-vector products with an f32, bf16 or f16 matrix run a GEMV (k_dot_gv.c); integers,
  * complex numbers and mixed types run a plain loop. No float sum is one long running sum: the
  * GEMM adds 256-term register blocks in two levels of chunks when K is long, the GEMV and the
  * plain loop combine block sums pairwise. */
@@ -21,6 +21,7 @@
 #include <cpuid.h>
 #endif
 
+#include "cpu/k_dot_gv.h"
 #include "cpu/k_linalg.h"
 #include "cpu/lower.h"
 
@@ -41,6 +42,8 @@ typedef struct dot_params {
   cj_la_cvi cvi; /* 16-bit <-> f32 rows, picked from CPUID at compile time */
   cj_la_cvo cvo;
   tr8_t tr8;
+  cj_gv_axpy_fn gva; /* the GEMV's kernels for the matrix's element type */
+  cj_gv_dot_fn gvd;
   int64_t B, M, N, K;
   int64_t *ab, *am, *ak; /* lhs element offsets: batch, row, contraction */
   int64_t *bb, *bk, *bn; /* rhs element offsets: batch, contraction, column */
@@ -623,103 +626,16 @@ static void gemm_body(void *vctx, int64_t b, int64_t e) {
 
 /* ======================================================================== GEMV */
 
-/* Matrix-vector products (N == 1: A x; M == 1: x B, batch-1 inference) with an f32 or bf16
- * matrix whose elements are contiguous along the contraction (dot form: each output is one
- * long dot product) or along the outputs (axpy form: outputs += x[k] * matrix row k). The GEMM
- * would pad the vector to a whole register panel (1/32 or 1/8 of its work useful). Sums are
- * blocked: the dot form keeps GV_LANES partial sums per output over blocks of GV_BLOCK terms,
- * adds the lanes pairwise and combines the blocks pairwise; the axpy form sums GV_KB terms per
- * output, then combines those block sums pairwise, per strip of GV_STRIP outputs. */
+/* Matrix-vector products (N == 1: A x; M == 1: x B, batch-1 inference) with an f32, bf16 or
+ * f16 matrix whose elements are contiguous along the contraction (dot form: each output is one
+ * long dot product) or along the outputs (axpy form: outputs += x[k] * matrix row k), by the
+ * kernels of k_dot_gv.c, which stream the matrix once. The GEMM would pad the vector to a whole
+ * register panel (1/32 or 1/8 of its work useful). Sums are blocked: the dot form keeps lanes
+ * of partial sums per output over blocks of GV_BLOCK terms, adds the lanes pairwise and
+ * combines the blocks pairwise; the axpy form sums GV_KB terms per output, then combines those
+ * block sums pairwise, per strip of GV_STRIP outputs. */
 enum { GV_NONE, GV_A_DOT, GV_A_AXPY, GV_B_DOT, GV_B_AXPY };
-enum { GV_LANES = 64, GV_BLOCK = 1024, GV_STRIP = 64, GV_KB = 256, GV_LEVELS = 48 };
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#pragma GCC push_options
-#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
-#define GV_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#define GV_POP_OPTIONS 1
-#else
-#define GV_CLONES
-#endif
-/* the halving steps with constant bounds, so each one vectorizes (a loop over w did not: it
- * ran scalar, and for short rows cost more than the products) */
-#define GV_HALVE(acc, w) \
-  for (int l = 0; l < (w); l++) (acc)[l] += (acc)[l + (w)];
-static inline float gv_lanes_sum(float *acc) {
-  _Static_assert(GV_LANES == 64, "gv_lanes_sum halves 64 lanes");
-  GV_HALVE(acc, 32) GV_HALVE(acc, 16) GV_HALVE(acc, 8) GV_HALVE(acc, 4) GV_HALVE(acc, 2)
-  GV_HALVE(acc, 1)
-  return acc[0];
-}
-/* sum of a[k] * x[k], k < n <= GV_BLOCK, in GV_LANES lanes added pairwise; the lanes are kept in
- * four 16-float vectors (registers) while the full blocks run */
-typedef float gv_v16 __attribute__((vector_size(64)));
-GV_CLONES static float gv_block_dot_f32(const float *restrict a, const float *restrict x,
-                                        int64_t n) {
-  _Static_assert(GV_LANES == 64, "gv_block_dot_f32 keeps 64 lanes in 4 vectors");
-  gv_v16 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, va, vx;
-  int64_t k = 0;
-  for (; k + GV_LANES <= n; k += GV_LANES) {
-    memcpy(&va, a + k, 64);
-    memcpy(&vx, x + k, 64);
-    s0 += va * vx;
-    memcpy(&va, a + k + 16, 64);
-    memcpy(&vx, x + k + 16, 64);
-    s1 += va * vx;
-    memcpy(&va, a + k + 32, 64);
-    memcpy(&vx, x + k + 32, 64);
-    s2 += va * vx;
-    memcpy(&va, a + k + 48, 64);
-    memcpy(&vx, x + k + 48, 64);
-    s3 += va * vx;
-  }
-  float acc[GV_LANES];
-  memcpy(acc, &s0, 64);
-  memcpy(acc + 16, &s1, 64);
-  memcpy(acc + 32, &s2, 64);
-  memcpy(acc + 48, &s3, 64);
-  for (int64_t l = 0; k + l < n; l++) acc[l] += a[k + l] * x[k + l];
-  return gv_lanes_sum(acc);
-}
-GV_CLONES static float gv_block_dot_bf16(const uint16_t *restrict a, const float *restrict x,
-                                         int64_t n) {
-  float acc[GV_LANES] = {0};
-  int64_t k = 0;
-  for (; k + GV_LANES <= n; k += GV_LANES)
-    for (int l = 0; l < GV_LANES; l++) {
-      uint32_t u = (uint32_t)a[k + l] << 16;
-      float f;
-      memcpy(&f, &u, 4);
-      acc[l] += f * x[k + l];
-    }
-  for (int64_t l = 0; k + l < n; l++) acc[l] += cj_bf16_to_f32(a[k + l]) * x[k + l];
-  return gv_lanes_sum(acc);
-}
-/* acc[i] += x[k] * w[k * ldw + i] for k < kn, i < ns */
-GV_CLONES static void gv_axpy_f32(float *restrict acc, const float *restrict w, int64_t ldw,
-                                  const float *restrict x, int64_t kn, int64_t ns) {
-  for (int64_t k = 0; k < kn; k++) {
-    float xk = x[k];
-    const float *row = w + k * ldw;
-    for (int64_t i = 0; i < ns; i++) acc[i] += xk * row[i];
-  }
-}
-GV_CLONES static void gv_axpy_bf16(float *restrict acc, const uint16_t *restrict w, int64_t ldw,
-                                   const float *restrict x, int64_t kn, int64_t ns) {
-  for (int64_t k = 0; k < kn; k++) {
-    float xk = x[k];
-    const uint16_t *row = w + k * ldw;
-    for (int64_t i = 0; i < ns; i++) {
-      uint32_t u = (uint32_t)row[i] << 16;
-      float f;
-      memcpy(&f, &u, 4);
-      acc[i] += xk * f;
-    }
-  }
-}
-#ifdef GV_POP_OPTIONS
-#pragma GCC pop_options
-#endif
+enum { GV_BLOCK = 1024, GV_STRIP = CJ_GV_STRIP, GV_KB = 256, GV_LEVELS = 48 };
 
 typedef struct gemv_ctx {
   const dot_params *p;
@@ -730,15 +646,20 @@ typedef struct gemv_ctx {
   int64_t units;  /* per batch: outputs (dot form) or strips (axpy form) */
 } gemv_ctx;
 
-/* the vector of batch bi as contiguous f32 */
-static void gv_vector(const gemv_ctx *V, int64_t bi, float *x) {
+/* the vector of batch bi as contiguous f32: in place when it is f32 and contiguous, else
+ * converted into x (an element at a time only when it is strided: the per-element dtype switch
+ * cost a 256 x 256 GEMV a third of its time) */
+static const float *gv_vector(const gemv_ctx *V, int64_t bi, float *x) {
   const dot_params *p = V->p;
   bool bvec = p->gv == GV_A_DOT || p->gv == GV_A_AXPY;
   cj_dtype dt = bvec ? p->rt : p->lt;
   const char *base = bvec ? V->b : V->a;
   int64_t off = bvec ? p->bb[bi] + p->bn[0] : p->ab[bi] + p->am[0];
   const int64_t *ko = bvec ? p->bk : p->ak;
+  if (bvec ? p->bk_aff && p->sbk == 1 : p->ak_aff && p->sak == 1)
+    return ld_run(p, dt, base, off, p->K, x);
   for (int64_t k = 0; k < p->K; k++) x[k] = ld32(dt, base, off + ko[k]);
+  return x;
 }
 
 /* the axpy form for strips [r0, r1) of batch bi: K-blocks outermost, so that a block's GV_KB
@@ -750,12 +671,10 @@ static void gemv_axpy(const gemv_ctx *V, int64_t bi, int64_t r0, int64_t r1, con
                       float *lv) {
   const dot_params *p = V->p;
   bool amat = p->gv == GV_A_AXPY;
-  cj_dtype mt = amat ? p->lt : p->rt;
+  size_t es = (size_t)cj_dtype_bytes(amat ? p->lt : p->rt);
   int64_t ks = amat ? p->sak : p->sbk, K = p->K;
   int64_t mbase = amat ? p->ab[bi] : p->bb[bi];
   const char *mat = amat ? V->a : V->b;
-  const float *mf = mt == CJ_F32 ? (const float *)mat + mbase : NULL;
-  const uint16_t *mh = mt == CJ_F32 ? NULL : (const uint16_t *)mat + mbase;
   int64_t lo = r0 * GV_STRIP, hi = r1 * GV_STRIP < V->P ? r1 * GV_STRIP : V->P, w = hi - lo;
   float acc[GV_STRIP];
   int n = 0;
@@ -766,11 +685,7 @@ static void gemv_axpy(const gemv_ctx *V, int64_t bi, int64_t r0, int64_t r1, con
     for (int64_t c = ++cnt; !(c & 1); c >>= 1) merges++;
     for (int64_t i0 = lo; i0 < hi; i0 += GV_STRIP) {
       int64_t ns = hi - i0 < GV_STRIP ? hi - i0 : GV_STRIP;
-      memset(acc, 0, sizeof(float) * (size_t)ns);
-      if (mt == CJ_F32)
-        gv_axpy_f32(acc, mf + k0 * ks + i0, ks, x + k0, kn, ns);
-      else
-        gv_axpy_bf16(acc, mh + k0 * ks + i0, ks, x + k0, kn, ns);
+      p->gva(acc, mat + (size_t)(mbase + k0 * ks + i0) * es, ks, x + k0, kn, ns);
       for (int t = 0; t < merges; t++) {
         const float *l = lv + (int64_t)(n - 1 - t) * w + (i0 - lo);
         for (int64_t i = 0; i < ns; i++) acc[i] = l[i] + acc[i];
@@ -795,39 +710,47 @@ static void gemv_body(void *vctx, int64_t u0, int64_t u1) {
   const dot_params *p = V->p;
   cj_tls_area *area = cj_tls_claim(V->ctx);
   if (!area) return;
-  float *x = (float *)area->mem, *lv = x + p->K;
+  float *xs = (float *)area->mem, *lv = xs + p->K;
   bool amat = p->gv == GV_A_DOT || p->gv == GV_A_AXPY;
   bool dotf = p->gv == GV_A_DOT || p->gv == GV_B_DOT;
-  cj_dtype mt = amat ? p->lt : p->rt;
+  size_t es = (size_t)cj_dtype_bytes(amat ? p->lt : p->rt);
   int64_t os = amat ? p->sam : p->sbn; /* the matrix's stride along the outputs */
   int64_t K = p->K;
   for (int64_t u = u0; u < u1;) {
     int64_t bi = u / V->units, r = u % V->units;
     int64_t r1 = u1 - bi * V->units < V->units ? u1 - bi * V->units : V->units;
-    gv_vector(V, bi, x);
+    const float *x = gv_vector(V, bi, xs);
     if (!dotf) { /* strips [r, r1) of this batch */
       gemv_axpy(V, bi, r, r1, x, lv);
       u += r1 - r;
       continue;
     }
-    int64_t mbase = amat ? p->ab[bi] : p->bb[bi];
-    const char *mat = amat ? V->a : V->b;
-    const float *mf = mt == CJ_F32 ? (const float *)mat + mbase : NULL;
-    const uint16_t *mh = mt == CJ_F32 ? NULL : (const uint16_t *)mat + mbase;
-    for (; r < r1; r++, u++) { /* output r: a dot product along contiguous k */
-      float lvd[GV_LEVELS];
-      int n = 0;
-      int64_t cnt = 0;
-      for (int64_t k0 = 0; k0 < K; k0 += GV_BLOCK) {
-        int64_t kn = K - k0 < GV_BLOCK ? K - k0 : GV_BLOCK;
-        float part = mt == CJ_F32 ? gv_block_dot_f32(mf + r * os + k0, x + k0, kn)
-                                  : gv_block_dot_bf16(mh + r * os + k0, x + k0, kn);
-        for (int64_t c = ++cnt; !(c & 1); c >>= 1) part = lvd[--n] + part;
-        lvd[n++] = part;
+    const char *mat = (amat ? V->a : V->b) + (size_t)(amat ? p->ab[bi] : p->bb[bi]) * es;
+    for (; r < r1;) { /* outputs [r, r + nr): dot products along contiguous k */
+      int64_t nr = r1 - r < CJ_GV_ROWS ? r1 - r : CJ_GV_ROWS;
+      float sum[CJ_GV_ROWS];
+      if (K <= GV_BLOCK) {
+        p->gvd(mat + (size_t)(r * os) * es, os, x, K, nr, sum);
+      } else {
+        float lvd[CJ_GV_ROWS][GV_LEVELS], part[CJ_GV_ROWS];
+        int n = 0;
+        int64_t cnt = 0;
+        for (int64_t k0 = 0; k0 < K; k0 += GV_BLOCK) {
+          int64_t kn = K - k0 < GV_BLOCK ? K - k0 : GV_BLOCK, c = ++cnt;
+          p->gvd(mat + (size_t)(r * os + k0) * es, os, x + k0, kn, nr, part);
+          for (; !(c & 1); c >>= 1, n--)
+            for (int64_t i = 0; i < nr; i++) part[i] = lvd[i][n - 1] + part[i];
+          for (int64_t i = 0; i < nr; i++) lvd[i][n] = part[i];
+          n++;
+        }
+        for (int64_t i = 0; i < nr; i++) {
+          sum[i] = 0;
+          for (int l = n - 1; l >= 0; l--) sum[i] = lvd[i][l] + sum[i];
+        }
       }
-      float sum = 0;
-      for (int i = n - 1; i >= 0; i--) sum = lvd[i] + sum;
-      store_out32(p, V->c, bi * V->P + r, &sum, 1);
+      store_out32(p, V->c, bi * V->P + r, sum, nr);
+      r += nr;
+      u += nr;
     }
   }
   cj_tls_release(V->ctx, area);
@@ -1135,7 +1058,9 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
   } else if (small_f) {
     p->kind = DK_F32;
     /* a matrix-vector product: which operand is the matrix, and its layout */
-    bool amat = p->lt == CJ_F32 || p->lt == CJ_BF16, bmat = p->rt == CJ_F32 || p->rt == CJ_BF16;
+    cj_gv_axpy_fn ga = NULL, gb = NULL;
+    cj_gv_dot_fn da = NULL, db = NULL;
+    bool amat = cj_gv_pick(p->lt, &ga, &da), bmat = cj_gv_pick(p->rt, &gb, &db);
     p->gv = GV_NONE;
     if (p->K > 0 && p->N == 1 && amat && p->a_affine && p->sak == 1)
       p->gv = GV_A_DOT;
@@ -1145,6 +1070,8 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
       p->gv = GV_B_DOT;
     else if (p->K > 0 && p->M == 1 && bmat && p->b_affine && p->sbn == 1)
       p->gv = GV_B_AXPY;
+    p->gva = p->gv == GV_A_DOT || p->gv == GV_A_AXPY ? ga : gb;
+    p->gvd = p->gv == GV_A_DOT || p->gv == GV_A_AXPY ? da : db;
     if (p->gv == GV_A_DOT || p->gv == GV_B_DOT) {
       cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * p->K);
     } else if (p->gv != GV_NONE) { /* and the axpy form's level rows (see gemv_axpy) */
