@@ -62,6 +62,12 @@ enum { V = 8, VF = 16, FFT_MAXF = 64, MAX_DIRECT_PRIME = 61, BIG_MIN = 16384, FE
 #define FFT_CLONES
 #endif
 #define FFT_INLINE static inline __attribute__((always_inline))
+/* small fixed loops (FL lanes) fully unrolled, so that arrays of vectors stay in registers */
+#ifdef __clang__
+#define FFT_UNROLL _Pragma("unroll")
+#else
+#define FFT_UNROLL _Pragma("GCC unroll 16")
+#endif
 
 /* ======================================================================== 1-D plans */
 
@@ -280,9 +286,9 @@ static bool plan_bluestein(cj_lw *L, fft_plan *p, bool f32) {
     tmp[k].re[0] = chirp[k].re, tmp[k].im[0] = -chirp[k].im;
     if (k) tmp[p->m - k].re[0] = chirp[k].re, tmp[p->m - k].im[0] = -chirp[k].im;
   }
-  stockham_d(sub, tmp, tmp + p->m);
+  const vc *o = stockham_d(sub, tmp, tmp + p->m);
   double inv = 1.0 / (double)p->m;
-  for (int64_t k = 0; k < p->m; k++) b[k].re = tmp[k].re[0] * inv, b[k].im = tmp[k].im[0] * inv;
+  for (int64_t k = 0; k < p->m; k++) b[k].re = o[k].re[0] * inv, b[k].im = o[k].im[0] * inv;
   free(tmp);
   p->sub = sub;
   p->chirp = chirp;
@@ -463,11 +469,19 @@ typedef void (*pass_fn)(void *vctx, int64_t b, int64_t e);
 /* the kernels of pass ax over `lines` lines: f64; or f32 with VF lanes, or with 8 where there
  * are fewer than VF lines (so that few lines do not leave most lanes idle) and the pass is not a
  * four-step one (whose twiddles have VF lanes) */
+/* f32 with VF lanes for whole blocks, then 8 for the rest of the lines (1..VF-1 of them) */
+static void pass_body_fh(void *vctx, int64_t b, int64_t e) {
+  int64_t whole = b + (e - b) / VF * VF;
+  if (whole > b) pass_body_f(vctx, b, whole);
+  if (e > whole) pass_body_h(vctx, whole, e);
+}
+
 static pass_fn pass_kernels(const fft_params *p, int ax, int64_t lines) {
   if (!p->f32) return pass_body_d;
   int kind = pass_kind(p, ax);
   bool four_step = (kind == K_CPLX || kind == K_RFULL || kind == K_IFULL) && p->plan[ax]->big;
-  return lines < VF && !four_step ? pass_body_h : pass_body_f;
+  if (four_step) return pass_body_f;
+  return lines < VF ? pass_body_h : pass_body_fh;
 }
 
 static void run_lines(fft_run *R, int ax, bool read_in, bool write_out) {
@@ -634,7 +648,7 @@ cj_status cj_lower_fft(cj_lw *L, cj_op *op) {
     p->hplan = hp;
     p->htw = tw;
     if (p->f32 && !(p->htwf = round_f32(L, tw, n / 2 + 1))) return cj_oom();
-    int64_t need = n + 2 + hp->scratch;
+    int64_t need = n + 2 + hp->scratch + 1; /* + 1: RFFT's X[n/2] may land in the scratch */
     if (need > tls) tls = need;
   }
   cj_lw_set_tls_bytes(L, (int64_t)sizeof(vc) * tls + 128);
