@@ -9,8 +9,9 @@
  *   IRFFT  the earlier axes, then the last one as a complex-to-real transform into the result.
  * f64 data is computed in f64 and f32 data in f32 (as XLA:CPU does; computed in f64 with one
  * rounding at the end, f32 took twice XLA's time, for errors several times smaller:
- * FFT_F32_ARITH 0 brings that back), except IRFFT, which stays in f64 (its f32 form was 10-20%
- * less accurate than XLA's own), by the kernels of k_fft_kern.h, built per type: f64 with
+ * FFT_F32_ARITH 0 brings that back), except IRFFT's last axis, which stays in f64 (its f32 form
+ * was 10-20% less accurate than XLA's own; the earlier axes run in f32, a complex64 work buffer
+ * between), by the kernels of k_fft_kern.h, built per type: f64 with
  * V = 8 lanes, f32 with VF = 16 (and 8 for passes of fewer than 16 lines). Twiddles are computed
  * in long double and rounded to the type. Each 1-D transform runs V lines at a time (VF for
  * f32): a block of V lines is gathered into vectors of V values (lane j holds line j; neighbours
@@ -117,6 +118,8 @@ typedef struct fft_params {
   const cplx *htw;          /* and exp(-2 pi i k / n), k <= n / 2 */
   const cplxf *htwf;        /* those rounded to f32 (f32 transforms) */
   bool f32;                 /* computed in f32 (complex64 / f32 data), else in f64 */
+  bool last64;              /* but the last axis in f64 (IRFFT) */
+  cj_dtype wdt;             /* the work buffer's: complex of the type the earlier axes compute in */
   const float *cs;          /* its cos/sin table */
   double scale;             /* IFFT / IRFFT: 1 / prod(len) */
 } fft_params;
@@ -477,7 +480,7 @@ static void pass_body_fh(void *vctx, int64_t b, int64_t e) {
 }
 
 static pass_fn pass_kernels(const fft_params *p, int ax, int64_t lines) {
-  if (!p->f32) return pass_body_d;
+  if (!p->f32 || (p->last64 && ax == p->nax - 1)) return pass_body_d;
   int kind = pass_kind(p, ax);
   bool four_step = (kind == K_CPLX || kind == K_RFULL || kind == K_IFULL) && p->plan[ax]->big;
   if (four_step) return pass_body_f;
@@ -566,9 +569,12 @@ cj_status cj_lower_fft(cj_lw *L, cj_op *op) {
   p->nax = (int)nax;
   p->it = x.dtype;
   p->ot = r.dtype;
-  /* IRFFT stays in f64: its f32 form (a different algorithm from XLA's) was 10-20% less
-   * accurate than XLA:CPU's on the accuracy test, and a fast path may not be less accurate */
-  p->f32 = FFT_F32_ARITH && type != T_IRFFT && (x.dtype == CJ_C64 || x.dtype == CJ_F32);
+  /* IRFFT's last axis stays in f64: its f32 form (a different algorithm from XLA's) was 10-20%
+   * less accurate than XLA:CPU's on the accuracy test, and a fast path may not be less accurate.
+   * Its earlier (complex) axes run in f32 as XLA:CPU's do, so that only they round in f32. */
+  p->f32 = FFT_F32_ARITH && (x.dtype == CJ_C64 || x.dtype == CJ_F32);
+  p->last64 = type == T_IRFFT;
+  p->wdt = p->f32 ? CJ_C64 : CJ_C128;
   int64_t istr[CJ_MAX_RANK], ostr[CJ_MAX_RANK];
   cj_row_strides(rank, x.dims, istr);
   cj_row_strides(rank, r.dims, ostr);

@@ -127,11 +127,11 @@ FFT_INLINE void FN(stage8)(int64_t ns, int64_t nr, const CX *tw, const VC *src, 
     for (int64_t k = 0; k < ns; k++) {
       const FT h = 0.70710678118654752440084436210485; /* sqrt(1/2) */
       VC x[8];
-      for (int r = 0; r < 8; r++) x[r] = in[k + r * nr];
+      FFT_UNROLL for (int r = 0; r < 8; r++) x[r] = in[k + r * nr];
       if (ns > 1)
-        for (int r = 1; r < 8; r++) FN(cmulw)(&x[r], tw[8 * k + r]);
+        FFT_UNROLL for (int r = 1; r < 8; r++) FN(cmulw)(&x[r], tw[8 * k + r]);
       VC a[4], b[4];
-      for (int r = 0; r < 4; r++) {
+      FFT_UNROLL for (int r = 0; r < 4; r++) {
         a[r].re = x[r].re + x[r + 4].re, a[r].im = x[r].im + x[r + 4].im;
         b[r].re = x[r].re - x[r + 4].re, b[r].im = x[r].im - x[r + 4].im;
       }
@@ -144,7 +144,10 @@ FFT_INLINE void FN(stage8)(int64_t ns, int64_t nr, const CX *tw, const VC *src, 
       b[3].im = -(b[3].re + b[3].im) * h, b[3].re = t;
       FN(dft4)(&a[0], &a[1], &a[2], &a[3]);
       FN(dft4)(&b[0], &b[1], &b[2], &b[3]);
-      for (int q = 0; q < 4; q++) out[k + 2 * q * ns] = a[q], out[k + (2 * q + 1) * ns] = b[q];
+      FFT_UNROLL for (int q = 0; q < 4; q++) {
+        out[k + 2 * q * ns] = a[q];
+        out[k + (2 * q + 1) * ns] = b[q];
+      }
     }
   }
 }
@@ -657,9 +660,9 @@ static void FN(pass_body)(void *vctx, int64_t b, int64_t e) {
   int64_t n = p->len[ax];
   VC *buf = (VC *)area->mem;
   VC *scr = buf + (scalar ? (n + 2) / 8 + 1 : n + 2);
-  lend s = {R->read_in ? p->it : WORK_DT, R->read_in ? (char *)R->in : R->work, {0},
+  lend s = {R->read_in ? p->it : p->wdt, R->read_in ? (char *)R->in : R->work, {0},
             R->read_in ? p->istr[ax] : p->wstr[ax]};
-  lend t = {R->write_out ? p->ot : WORK_DT, R->write_out ? R->out : R->work, {0},
+  lend t = {R->write_out ? p->ot : p->wdt, R->write_out ? R->out : R->work, {0},
             R->write_out ? p->ostr[ax] : p->wstr[ax]};
   for (int64_t l = b; l < e;) {
     int cnt = e - l < y.lanes ? (int)(e - l) : y.lanes;
