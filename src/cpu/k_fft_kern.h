@@ -254,6 +254,9 @@ FFT_CLONES static VC *FN(stockham)(const fft_plan *p, VC *x, VC *scr) {
       case 4: FN(stage4)(ns, n / 4, PTW(p, s), src, dst); break;
       case 2: FN(stage2)(ns, n / 2, PTW(p, s), src, dst); break;
       case 3: FN(stage3)(ns, n / 3, PTW(p, s), src, dst); break;
+      /* the common odd radices with R a constant: their loops unroll, v[] stays in registers */
+      case 5: FN(stage_odd)(5, ns, n / 5, PTW(p, s), PCS(p, s), src, dst); break;
+      case 7: FN(stage_odd)(7, ns, n / 7, PTW(p, s), PCS(p, s), src, dst); break;
       default: FN(stage_odd)(R, ns, n / R, PTW(p, s), PCS(p, s), src, dst);
     }
     VC *t = src;
