@@ -214,21 +214,21 @@ FFT_INLINE void FN(stage_odd)(int R, int64_t ns, int64_t nr, const CX *tw, const
     const VC *in = src + g0;
     VC *out = dst + g0 * R;
     for (int64_t k = 0; k < ns; k++) {
-      for (int r = 0; r < R; r++) {
+      FFT_UNROLL for (int r = 0; r < R; r++) {
         v[r] = in[k + r * nr];
         if (ns > 1 && r) FN(cmulw)(&v[r], tw[k * R + r]);
       }
       VC x0 = v[0];
-      for (int r = 1; r <= h; r++) {
+      FFT_UNROLL for (int r = 1; r <= h; r++) {
         sp[r - 1].re = v[r].re + v[R - r].re, sp[r - 1].im = v[r].im + v[R - r].im;
         dm[r - 1].re = v[r].re - v[R - r].re, dm[r - 1].im = v[r].im - v[R - r].im;
         x0.re += sp[r - 1].re, x0.im += sp[r - 1].im;
       }
       out[k] = x0;
-      for (int q = 1; q <= h; q++) {
+      FFT_UNROLL for (int q = 1; q <= h; q++) {
         VC a = v[0], b = {{0}, {0}};
         int idx = 0;
-        for (int r = 0; r < h; r++) {
+        FFT_UNROLL for (int r = 0; r < h; r++) {
           idx += q;
           if (idx >= R) idx -= R;
           FT c = cs[2 * idx], s = cs[2 * idx + 1];
