@@ -12,7 +12,8 @@
  * FFT_F32_ARITH 0 brings that back), except IRFFT's last axis, which stays in f64 (its f32 form
  * was 10-20% less accurate than XLA's own; the earlier axes run in f32, a complex64 work buffer
  * between), by the kernels of k_fft_kern.h, built per type: f64 with
- * V = 8 lanes, f32 with VF = 16 (and 8 for passes of fewer than 16 lines). Twiddles are computed
+ * V = 8 lanes, f32 with VF = 16 (and 8 for passes of fewer than 16 lines, and for the lines past a
+ * pass's last whole block of 16). Twiddles are computed
  * in long double and rounded to the type. Each 1-D transform runs V lines at a time (VF for
  * f32): a block of V lines is gathered into vectors of V values (lane j holds line j; neighbours
  * on a strided axis are neighbours in memory, lines of the last axis are transposed on the way
@@ -469,9 +470,6 @@ static bool is_prime(int64_t n) {
 
 typedef void (*pass_fn)(void *vctx, int64_t b, int64_t e);
 
-/* the kernels of pass ax over `lines` lines: f64; or f32 with VF lanes, or with 8 where there
- * are fewer than VF lines (so that few lines do not leave most lanes idle) and the pass is not a
- * four-step one (whose twiddles have VF lanes) */
 /* f32 with VF lanes for whole blocks, then 8 for the rest of the lines (1..VF-1 of them) */
 static void pass_body_fh(void *vctx, int64_t b, int64_t e) {
   int64_t whole = b + (e - b) / VF * VF;
@@ -479,8 +477,18 @@ static void pass_body_fh(void *vctx, int64_t b, int64_t e) {
   if (e > whole) pass_body_h(vctx, whole, e);
 }
 
+/* pass ax computes in f32 (else in f64) */
+static bool pass_f32(const fft_params *p, int ax) {
+  return p->f32 && !(p->last64 && ax == p->nax - 1);
+}
+
+/* the kernels of pass ax over `lines` lines: f64; or f32 with VF lanes, or with 8 where there
+ * are fewer than VF lines (so that few lines do not leave most lanes idle) or for the lines past
+ * the last whole block of VF, where the pass is not a four-step one (whose twiddles have VF
+ * lanes) */
+
 static pass_fn pass_kernels(const fft_params *p, int ax, int64_t lines) {
-  if (!p->f32 || (p->last64 && ax == p->nax - 1)) return pass_body_d;
+  if (!pass_f32(p, ax)) return pass_body_d;
   int kind = pass_kind(p, ax);
   bool four_step = (kind == K_CPLX || kind == K_RFULL || kind == K_IFULL) && p->plan[ax]->big;
   if (four_step) return pass_body_f;
@@ -494,7 +502,7 @@ static void run_lines(fft_run *R, int ax, bool read_in, bool write_out) {
   R->write_out = write_out;
   int64_t lines = p->batch * (p->wsize / p->sdim[ax]);
   double work = (double)lines * (double)p->len[ax] * 8.0;
-  int64_t lanes = p->f32 ? VF : V;
+  int64_t lanes = pass_f32(p, ax) ? VF : V;
   int64_t grain = ((int64_t)(16384.0 / ((double)p->len[ax] * 8.0 + 1.0)) / lanes + 1) * lanes;
   if (R->ctx->pool && cj_pool_size(R->ctx->pool) > 1 && work > 65536.0)
     cj_pool_parallel_for(R->ctx->pool, lines, grain, pass_kernels(p, ax, lines), R);
@@ -623,7 +631,7 @@ cj_status cj_lower_fft(cj_lw *L, cj_op *op) {
     for (int b = 0; b < a; b++)
       if (p->len[b] == len[a]) pl = p->plan[b];
     int64_t lines = p->batch * (p->wsize / p->sdim[a]);
-    if (!pl) pl = plan_new(L, len[a], lines < (p->f32 ? VF : V) ? FEW_BIG_MIN : BIG_MIN, p->f32);
+    if (!pl) pl = plan_new(L, len[a], lines < (pass_f32(p, a) ? VF : V) ? FEW_BIG_MIN : BIG_MIN, p->f32);
     if (!pl) return cj_oom();
     p->plan[a] = pl;
     int64_t need = (pl->big ? (len[a] + 2) / 8 + 1 : len[a] + 2) + pl->scratch;
