@@ -157,23 +157,41 @@ typedef struct lend {
 
 static void rdft_prime_f32(const float *x, int n, const float *cs, cplx *out);
 
-/* line l of axis ax: its offset in work / operand / result elements */
-static void line_offsets(const fft_params *p, int ax, int64_t l, int64_t *woff, int64_t *ioff,
-                         int64_t *ooff) {
+/* the lines of axis ax one after the other: a line's coordinates over the other axes and its
+ * offsets in work / operand / result elements */
+typedef struct line_cursor {
+  int64_t c[3];
+  int64_t wo, io, oo;
+} line_cursor;
+
+/* the cursor at line l (divisions: once per pass body, not per line) */
+static void cursor_at(const fft_params *p, int ax, int64_t l, line_cursor *k) {
   int64_t per = p->wsize / p->sdim[ax];
   int64_t bi = l / per;
-  int64_t r = l % per, wo = 0, io = 0, oo = 0;
+  int64_t r = l % per;
+  k->wo = bi * p->wsize, k->io = bi * p->ibatch, k->oo = bi * p->obatch;
   for (int a = p->nax - 1; a >= 0; a--) {
     if (a == ax) continue;
-    int64_t c = r % p->sdim[a];
+    k->c[a] = r % p->sdim[a];
     r /= p->sdim[a];
-    wo += c * p->wstr[a];
-    io += c * p->istr[a];
-    oo += c * p->ostr[a];
+    k->wo += k->c[a] * p->wstr[a];
+    k->io += k->c[a] * p->istr[a];
+    k->oo += k->c[a] * p->ostr[a];
   }
-  *woff = bi * p->wsize + wo;
-  *ioff = bi * p->ibatch + io;
-  *ooff = bi * p->obatch + oo;
+}
+
+/* the cursor to the next line: the last other axis steps, carrying into the earlier ones and
+ * from the first into the batch */
+static void cursor_next(const fft_params *p, int ax, line_cursor *k) {
+  for (int a = p->nax - 1; a >= 0; a--) {
+    if (a == ax) continue;
+    k->wo += p->wstr[a], k->io += p->istr[a], k->oo += p->ostr[a];
+    if (++k->c[a] < p->sdim[a]) return;
+    k->wo -= p->sdim[a] * p->wstr[a], k->io -= p->sdim[a] * p->istr[a];
+    k->oo -= p->sdim[a] * p->ostr[a];
+    k->c[a] = 0;
+  }
+  k->wo += p->wsize, k->io += p->ibatch, k->oo += p->obatch;
 }
 
 /* what a pass does to each line */

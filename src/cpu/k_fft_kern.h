@@ -667,13 +667,14 @@ static void FN(pass_body)(void *vctx, int64_t b, int64_t e) {
             R->read_in ? p->istr[ax] : p->wstr[ax]};
   lend t = {R->write_out ? p->ot : p->wdt, R->write_out ? R->out : R->work, {0},
             R->write_out ? p->ostr[ax] : p->wstr[ax]};
+  line_cursor cur;
+  cursor_at(p, ax, b, &cur);
   for (int64_t l = b; l < e;) {
     int cnt = e - l < y.lanes ? (int)(e - l) : y.lanes;
     for (int j = 0; j < cnt; j++) {
-      int64_t wo, io, oo;
-      line_offsets(p, ax, l + j, &wo, &io, &oo);
-      s.off[j] = R->read_in ? io : wo;
-      t.off[j] = R->write_out ? oo : wo;
+      s.off[j] = R->read_in ? cur.io : cur.wo;
+      t.off[j] = R->write_out ? cur.oo : cur.wo;
+      cursor_next(p, ax, &cur);
     }
     FN(do_block)(R, kind, y, buf, scr, cnt, &s, &t);
     l += cnt;
