@@ -9,9 +9,11 @@
  *   IRFFT  the earlier axes, then the last one as a complex-to-real transform into the result.
  * f64 data is computed in f64 and f32 data in f32 (as XLA:CPU does; computed in f64 with one
  * rounding at the end, f32 took twice XLA's time, for errors several times smaller:
- * FFT_F32_ARITH 0 brings that back), except IRFFT, which stays in f64 (its f32 form was 10-20%
- * less accurate than XLA's own), by the kernels of k_fft_kern.h, built per type: f64 with
- * V = 8 lanes, f32 with VF = 16 (and 8 for passes of fewer than 16 lines). Twiddles are computed
+ * FFT_F32_ARITH 0 brings that back), except IRFFT's last axis, which stays in f64 (its f32 form
+ * was 10-20% less accurate than XLA's own; the earlier axes run in f32, a complex64 work buffer
+ * between), by the kernels of k_fft_kern.h, built per type: f64 with
+ * V = 8 lanes, f32 with VF = 16 (and 8 for passes of fewer than 16 lines, and for the lines past a
+ * pass's last whole block of 16). Twiddles are computed
  * in long double and rounded to the type. Each 1-D transform runs V lines at a time (VF for
  * f32): a block of V lines is gathered into vectors of V values (lane j holds line j; neighbours
  * on a strided axis are neighbours in memory, lines of the last axis are transposed on the way
@@ -62,6 +64,12 @@ enum { V = 8, VF = 16, FFT_MAXF = 64, MAX_DIRECT_PRIME = 61, BIG_MIN = 16384, FE
 #define FFT_CLONES
 #endif
 #define FFT_INLINE static inline __attribute__((always_inline))
+/* small fixed loops (FL lanes) fully unrolled, so that arrays of vectors stay in registers */
+#ifdef __clang__
+#define FFT_UNROLL _Pragma("unroll")
+#else
+#define FFT_UNROLL _Pragma("GCC unroll 16")
+#endif
 
 /* ======================================================================== 1-D plans */
 
@@ -111,6 +119,8 @@ typedef struct fft_params {
   const cplx *htw;          /* and exp(-2 pi i k / n), k <= n / 2 */
   const cplxf *htwf;        /* those rounded to f32 (f32 transforms) */
   bool f32;                 /* computed in f32 (complex64 / f32 data), else in f64 */
+  bool last64;              /* but the last axis in f64 (IRFFT) */
+  cj_dtype wdt;             /* the work buffer's: complex of the type the earlier axes compute in */
   const float *cs;          /* its cos/sin table */
   double scale;             /* IFFT / IRFFT: 1 / prod(len) */
 } fft_params;
@@ -147,23 +157,41 @@ typedef struct lend {
 
 static void rdft_prime_f32(const float *x, int n, const float *cs, cplx *out);
 
-/* line l of axis ax: its offset in work / operand / result elements */
-static void line_offsets(const fft_params *p, int ax, int64_t l, int64_t *woff, int64_t *ioff,
-                         int64_t *ooff) {
+/* the lines of axis ax one after the other: a line's coordinates over the other axes and its
+ * offsets in work / operand / result elements */
+typedef struct line_cursor {
+  int64_t c[3];
+  int64_t wo, io, oo;
+} line_cursor;
+
+/* the cursor at line l (divisions: once per pass body, not per line) */
+static void cursor_at(const fft_params *p, int ax, int64_t l, line_cursor *k) {
   int64_t per = p->wsize / p->sdim[ax];
   int64_t bi = l / per;
-  int64_t r = l % per, wo = 0, io = 0, oo = 0;
+  int64_t r = l % per;
+  k->wo = bi * p->wsize, k->io = bi * p->ibatch, k->oo = bi * p->obatch;
   for (int a = p->nax - 1; a >= 0; a--) {
     if (a == ax) continue;
-    int64_t c = r % p->sdim[a];
+    k->c[a] = r % p->sdim[a];
     r /= p->sdim[a];
-    wo += c * p->wstr[a];
-    io += c * p->istr[a];
-    oo += c * p->ostr[a];
+    k->wo += k->c[a] * p->wstr[a];
+    k->io += k->c[a] * p->istr[a];
+    k->oo += k->c[a] * p->ostr[a];
   }
-  *woff = bi * p->wsize + wo;
-  *ioff = bi * p->ibatch + io;
-  *ooff = bi * p->obatch + oo;
+}
+
+/* the cursor to the next line: the last other axis steps, carrying into the earlier ones and
+ * from the first into the batch */
+static void cursor_next(const fft_params *p, int ax, line_cursor *k) {
+  for (int a = p->nax - 1; a >= 0; a--) {
+    if (a == ax) continue;
+    k->wo += p->wstr[a], k->io += p->istr[a], k->oo += p->ostr[a];
+    if (++k->c[a] < p->sdim[a]) return;
+    k->wo -= p->sdim[a] * p->wstr[a], k->io -= p->sdim[a] * p->istr[a];
+    k->oo -= p->sdim[a] * p->ostr[a];
+    k->c[a] = 0;
+  }
+  k->wo += p->wsize, k->io += p->ibatch, k->oo += p->obatch;
 }
 
 /* what a pass does to each line */
@@ -280,9 +308,9 @@ static bool plan_bluestein(cj_lw *L, fft_plan *p, bool f32) {
     tmp[k].re[0] = chirp[k].re, tmp[k].im[0] = -chirp[k].im;
     if (k) tmp[p->m - k].re[0] = chirp[k].re, tmp[p->m - k].im[0] = -chirp[k].im;
   }
-  stockham_d(sub, tmp, tmp + p->m);
+  const vc *o = stockham_d(sub, tmp, tmp + p->m);
   double inv = 1.0 / (double)p->m;
-  for (int64_t k = 0; k < p->m; k++) b[k].re = tmp[k].re[0] * inv, b[k].im = tmp[k].im[0] * inv;
+  for (int64_t k = 0; k < p->m; k++) b[k].re = o[k].re[0] * inv, b[k].im = o[k].im[0] * inv;
   free(tmp);
   p->sub = sub;
   p->chirp = chirp;
@@ -460,14 +488,29 @@ static bool is_prime(int64_t n) {
 
 typedef void (*pass_fn)(void *vctx, int64_t b, int64_t e);
 
+/* f32 with VF lanes for whole blocks, then 8 for the rest of the lines (1..VF-1 of them) */
+static void pass_body_fh(void *vctx, int64_t b, int64_t e) {
+  int64_t whole = b + (e - b) / VF * VF;
+  if (whole > b) pass_body_f(vctx, b, whole);
+  if (e > whole) pass_body_h(vctx, whole, e);
+}
+
+/* pass ax computes in f32 (else in f64) */
+static bool pass_f32(const fft_params *p, int ax) {
+  return p->f32 && !(p->last64 && ax == p->nax - 1);
+}
+
 /* the kernels of pass ax over `lines` lines: f64; or f32 with VF lanes, or with 8 where there
- * are fewer than VF lines (so that few lines do not leave most lanes idle) and the pass is not a
- * four-step one (whose twiddles have VF lanes) */
+ * are fewer than VF lines (so that few lines do not leave most lanes idle) or for the lines past
+ * the last whole block of VF, where the pass is not a four-step one (whose twiddles have VF
+ * lanes) */
+
 static pass_fn pass_kernels(const fft_params *p, int ax, int64_t lines) {
-  if (!p->f32) return pass_body_d;
+  if (!pass_f32(p, ax)) return pass_body_d;
   int kind = pass_kind(p, ax);
   bool four_step = (kind == K_CPLX || kind == K_RFULL || kind == K_IFULL) && p->plan[ax]->big;
-  return lines < VF && !four_step ? pass_body_h : pass_body_f;
+  if (four_step) return pass_body_f;
+  return lines < VF ? pass_body_h : pass_body_fh;
 }
 
 static void run_lines(fft_run *R, int ax, bool read_in, bool write_out) {
@@ -477,7 +520,7 @@ static void run_lines(fft_run *R, int ax, bool read_in, bool write_out) {
   R->write_out = write_out;
   int64_t lines = p->batch * (p->wsize / p->sdim[ax]);
   double work = (double)lines * (double)p->len[ax] * 8.0;
-  int64_t lanes = p->f32 ? VF : V;
+  int64_t lanes = pass_f32(p, ax) ? VF : V;
   int64_t grain = ((int64_t)(16384.0 / ((double)p->len[ax] * 8.0 + 1.0)) / lanes + 1) * lanes;
   if (R->ctx->pool && cj_pool_size(R->ctx->pool) > 1 && work > 65536.0)
     cj_pool_parallel_for(R->ctx->pool, lines, grain, pass_kernels(p, ax, lines), R);
@@ -552,9 +595,12 @@ cj_status cj_lower_fft(cj_lw *L, cj_op *op) {
   p->nax = (int)nax;
   p->it = x.dtype;
   p->ot = r.dtype;
-  /* IRFFT stays in f64: its f32 form (a different algorithm from XLA's) was 10-20% less
-   * accurate than XLA:CPU's on the accuracy test, and a fast path may not be less accurate */
-  p->f32 = FFT_F32_ARITH && type != T_IRFFT && (x.dtype == CJ_C64 || x.dtype == CJ_F32);
+  /* IRFFT's last axis stays in f64: its f32 form (a different algorithm from XLA's) was 10-20%
+   * less accurate than XLA:CPU's on the accuracy test, and a fast path may not be less accurate.
+   * Its earlier (complex) axes run in f32 as XLA:CPU's do, so that only they round in f32. */
+  p->f32 = FFT_F32_ARITH && (x.dtype == CJ_C64 || x.dtype == CJ_F32);
+  p->last64 = type == T_IRFFT;
+  p->wdt = p->f32 ? CJ_C64 : CJ_C128;
   int64_t istr[CJ_MAX_RANK], ostr[CJ_MAX_RANK];
   cj_row_strides(rank, x.dims, istr);
   cj_row_strides(rank, r.dims, ostr);
@@ -603,7 +649,7 @@ cj_status cj_lower_fft(cj_lw *L, cj_op *op) {
     for (int b = 0; b < a; b++)
       if (p->len[b] == len[a]) pl = p->plan[b];
     int64_t lines = p->batch * (p->wsize / p->sdim[a]);
-    if (!pl) pl = plan_new(L, len[a], lines < (p->f32 ? VF : V) ? FEW_BIG_MIN : BIG_MIN, p->f32);
+    if (!pl) pl = plan_new(L, len[a], lines < (pass_f32(p, a) ? VF : V) ? FEW_BIG_MIN : BIG_MIN, p->f32);
     if (!pl) return cj_oom();
     p->plan[a] = pl;
     int64_t need = (pl->big ? (len[a] + 2) / 8 + 1 : len[a] + 2) + pl->scratch;
@@ -634,7 +680,7 @@ cj_status cj_lower_fft(cj_lw *L, cj_op *op) {
     p->hplan = hp;
     p->htw = tw;
     if (p->f32 && !(p->htwf = round_f32(L, tw, n / 2 + 1))) return cj_oom();
-    int64_t need = n + 2 + hp->scratch;
+    int64_t need = n + 2 + hp->scratch + 1; /* + 1: RFFT's X[n/2] may land in the scratch */
     if (need > tls) tls = need;
   }
   cj_lw_set_tls_bytes(L, (int64_t)sizeof(vc) * tls + 128);

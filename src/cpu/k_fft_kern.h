@@ -88,7 +88,7 @@ FFT_INLINE void FN(storev)(char *p, bool f32, const VR *a) {
  * b x b blocks of every 2b x 2b block */
 #define FFT_UNPAREN(...) __VA_ARGS__
 #define TSTAGE(B, LO, HI)                                                                          \
-  for (int i = 0; i < FL; i++)                                                                     \
+  FFT_UNROLL for (int i = 0; i < FL; i++)                                                          \
     if (!(i & B)) {                                                                                \
       VR a_ = r[i], b_ = r[i + B];                                                                 \
       r[i] = SHUF(a_, b_, FFT_UNPAREN LO);                                                         \
@@ -127,11 +127,11 @@ FFT_INLINE void FN(stage8)(int64_t ns, int64_t nr, const CX *tw, const VC *src, 
     for (int64_t k = 0; k < ns; k++) {
       const FT h = 0.70710678118654752440084436210485; /* sqrt(1/2) */
       VC x[8];
-      for (int r = 0; r < 8; r++) x[r] = in[k + r * nr];
+      FFT_UNROLL for (int r = 0; r < 8; r++) x[r] = in[k + r * nr];
       if (ns > 1)
-        for (int r = 1; r < 8; r++) FN(cmulw)(&x[r], tw[8 * k + r]);
+        FFT_UNROLL for (int r = 1; r < 8; r++) FN(cmulw)(&x[r], tw[8 * k + r]);
       VC a[4], b[4];
-      for (int r = 0; r < 4; r++) {
+      FFT_UNROLL for (int r = 0; r < 4; r++) {
         a[r].re = x[r].re + x[r + 4].re, a[r].im = x[r].im + x[r + 4].im;
         b[r].re = x[r].re - x[r + 4].re, b[r].im = x[r].im - x[r + 4].im;
       }
@@ -144,7 +144,10 @@ FFT_INLINE void FN(stage8)(int64_t ns, int64_t nr, const CX *tw, const VC *src, 
       b[3].im = -(b[3].re + b[3].im) * h, b[3].re = t;
       FN(dft4)(&a[0], &a[1], &a[2], &a[3]);
       FN(dft4)(&b[0], &b[1], &b[2], &b[3]);
-      for (int q = 0; q < 4; q++) out[k + 2 * q * ns] = a[q], out[k + (2 * q + 1) * ns] = b[q];
+      FFT_UNROLL for (int q = 0; q < 4; q++) {
+        out[k + 2 * q * ns] = a[q];
+        out[k + (2 * q + 1) * ns] = b[q];
+      }
     }
   }
 }
@@ -211,21 +214,21 @@ FFT_INLINE void FN(stage_odd)(int R, int64_t ns, int64_t nr, const CX *tw, const
     const VC *in = src + g0;
     VC *out = dst + g0 * R;
     for (int64_t k = 0; k < ns; k++) {
-      for (int r = 0; r < R; r++) {
+      FFT_UNROLL for (int r = 0; r < R; r++) {
         v[r] = in[k + r * nr];
         if (ns > 1 && r) FN(cmulw)(&v[r], tw[k * R + r]);
       }
       VC x0 = v[0];
-      for (int r = 1; r <= h; r++) {
+      FFT_UNROLL for (int r = 1; r <= h; r++) {
         sp[r - 1].re = v[r].re + v[R - r].re, sp[r - 1].im = v[r].im + v[R - r].im;
         dm[r - 1].re = v[r].re - v[R - r].re, dm[r - 1].im = v[r].im - v[R - r].im;
         x0.re += sp[r - 1].re, x0.im += sp[r - 1].im;
       }
       out[k] = x0;
-      for (int q = 1; q <= h; q++) {
+      FFT_UNROLL for (int q = 1; q <= h; q++) {
         VC a = v[0], b = {{0}, {0}};
         int idx = 0;
-        for (int r = 0; r < h; r++) {
+        FFT_UNROLL for (int r = 0; r < h; r++) {
           idx += q;
           if (idx >= R) idx -= R;
           FT c = cs[2 * idx], s = cs[2 * idx + 1];
@@ -239,8 +242,9 @@ FFT_INLINE void FN(stage_odd)(int R, int64_t ns, int64_t nr, const CX *tw, const
   }
 }
 
-/* the Stockham stages of a factored plan: x (n vectors) in place, scr: n vectors */
-FFT_CLONES static void FN(stockham)(const fft_plan *p, VC *x, VC *scr) {
+/* the Stockham stages of a factored plan on x (n vectors), scr: n vectors; returns the one of
+ * the two that holds the result (x after an even number of stages, else scr: no copy back) */
+FFT_CLONES static VC *FN(stockham)(const fft_plan *p, VC *x, VC *scr) {
   int64_t n = p->n, ns = 1;
   VC *src = x, *dst = scr;
   for (int s = 0; s < p->nst; s++) {
@@ -250,6 +254,9 @@ FFT_CLONES static void FN(stockham)(const fft_plan *p, VC *x, VC *scr) {
       case 4: FN(stage4)(ns, n / 4, PTW(p, s), src, dst); break;
       case 2: FN(stage2)(ns, n / 2, PTW(p, s), src, dst); break;
       case 3: FN(stage3)(ns, n / 3, PTW(p, s), src, dst); break;
+      /* the common odd radices with R a constant: their loops unroll, v[] stays in registers */
+      case 5: FN(stage_odd)(5, ns, n / 5, PTW(p, s), PCS(p, s), src, dst); break;
+      case 7: FN(stage_odd)(7, ns, n / 7, PTW(p, s), PCS(p, s), src, dst); break;
       default: FN(stage_odd)(R, ns, n / R, PTW(p, s), PCS(p, s), src, dst);
     }
     VC *t = src;
@@ -257,17 +264,15 @@ FFT_CLONES static void FN(stockham)(const fft_plan *p, VC *x, VC *scr) {
     dst = t;
     ns *= R;
   }
-  if (src != x) memcpy(x, src, sizeof(VC) * (size_t)n);
+  return src;
 }
 
-/* Forward transform of FL lines in place (x: n vectors); scratch: p->scratch vectors. */
-FFT_CLONES static void FN(fftv_exec)(const fft_plan *p, VC *x, VC *scr) {
+/* Forward transform of FL lines (x: n vectors); scratch: p->scratch vectors. Returns where the
+ * result is: x, or (a factored plan with an odd number of stages) scr. */
+FFT_CLONES static VC *FN(fftv_exec)(const fft_plan *p, VC *x, VC *scr) {
   int64_t n = p->n;
-  if (n <= 1) return;
-  if (!p->blue) {
-    FN(stockham)(p, x, scr);
-    return;
-  }
+  if (n <= 1) return x;
+  if (!p->blue) return FN(stockham)(p, x, scr);
   int64_t m = p->m;
   VC *a = scr;
   for (int64_t k = 0; k < n; k++) {
@@ -275,17 +280,18 @@ FFT_CLONES static void FN(fftv_exec)(const fft_plan *p, VC *x, VC *scr) {
     FN(cmulw)(&a[k], PCHIRP(p)[k]);
   }
   memset(a + n, 0, sizeof(VC) * (size_t)(m - n));
-  FN(stockham)(p->sub, a, scr + m);
+  VC *o = FN(stockham)(p->sub, a, scr + m);
   for (int64_t k = 0; k < m; k++) {
-    FN(cmulw)(&a[k], PBFFT(p)[k]);
-    a[k].im = -a[k].im; /* conjugate: the inverse transform as a forward one */
+    FN(cmulw)(&o[k], PBFFT(p)[k]);
+    o[k].im = -o[k].im; /* conjugate: the inverse transform as a forward one */
   }
-  FN(stockham)(p->sub, a, scr + m);
+  a = FN(stockham)(p->sub, o, o == scr ? scr + m : scr);
   for (int64_t k = 0; k < n; k++) {
     x[k].re = a[k].re;
     x[k].im = -a[k].im;
     FN(cmulw)(&x[k], PCHIRP(p)[k]);
   }
+  return x;
 }
 
 /* ======================================================================== even real lengths */
@@ -389,33 +395,48 @@ FFT_INLINE void FN(copy_side)(FT *d, int64_t n, bool f32, char *base, int64_t of
   }
 }
 
+/* one part (re or im) of an FL x FL block of complex lines to vector layout: line j's values
+ * from p[j] (element type f32 or f64) times sc, transposed into e[c] (im: e[c].im) */
+FFT_INLINE void FN(part_in)(VC *e, const char *const *p, bool f32, size_t es, FT sc, bool im) {
+  VR r[FL];
+  FFT_UNROLL for (int j = 0; j < FL; j++) {
+    VR a, b;
+    FN(loadv)(&a, p[j], f32), FN(loadv)(&b, p[j] + FL * es, f32);
+    r[j] = (im ? SHUF(a, b, ODDS) : SHUF(a, b, EVENS)) * sc;
+  }
+  FN(transpose)(r);
+  FFT_UNROLL for (int c = 0; c < FL; c++) {
+    if (im)
+      e[c].im = r[c];
+    else
+      e[c].re = r[c];
+  }
+}
+
 /* FL complex lines, each contiguous in memory at base + off[j] (element type f32 or f64), to or
- * from vector layout d, FL elements at a time (FL x FL transposes), writing lines j < jn only;
+ * from vector layout d, FL elements at a time (FL x FL transposes, the real parts and then the
+ * imaginary ones, so that each transpose stays in registers), writing lines j < jn only;
  * returns the elements done */
 FFT_INLINE int64_t FN(copy_transposed)(FT *d, int64_t n, bool f32, char *base, const int64_t *off,
                                        FT sre, FT sim, bool to_d, int jn) {
   size_t es = f32 ? sizeof(float) : sizeof(double);
   int64_t k = 0;
   for (; k + FL <= n; k += FL) {
-    VR re[FL], im[FL];
     VC *e = (VC *)d + k;
+    char *p[FL];
+    for (int j = 0; j < FL; j++) p[j] = base + (size_t)(2 * (off[j] + k)) * es;
     if (to_d) {
-      for (int j = 0; j < FL; j++) {
-        const char *p = base + (size_t)(2 * (off[j] + k)) * es;
-        VR a, b;
-        FN(loadv)(&a, p, f32), FN(loadv)(&b, p + FL * es, f32);
-        re[j] = SHUF(a, b, EVENS) * sre;
-        im[j] = SHUF(a, b, ODDS) * sim;
-      }
-      FN(transpose)(re), FN(transpose)(im);
-      for (int c = 0; c < FL; c++) e[c].re = re[c], e[c].im = im[c];
+      FN(part_in)(e, (const char *const *)p, f32, es, sre, false);
+      FN(part_in)(e, (const char *const *)p, f32, es, sim, true);
     } else {
-      for (int c = 0; c < FL; c++) re[c] = e[c].re * sre, im[c] = e[c].im * sim;
-      FN(transpose)(re), FN(transpose)(im);
+      VR re[FL], im[FL];
+      FFT_UNROLL for (int c = 0; c < FL; c++) re[c] = e[c].re * sre;
+      FN(transpose)(re);
+      FFT_UNROLL for (int c = 0; c < FL; c++) im[c] = e[c].im * sim;
+      FN(transpose)(im);
       for (int j = 0; j < jn; j++) {
-        char *p = base + (size_t)(2 * (off[j] + k)) * es;
         VR a = SHUF(re[j], im[j], INTERLEAVE_LO), b = SHUF(re[j], im[j], INTERLEAVE_HI);
-        FN(storev)(p, f32, &a), FN(storev)(p + FL * es, f32, &b);
+        FN(storev)(p[j], f32, &a), FN(storev)(p[j] + FL * es, f32, &b);
       }
     }
   }
@@ -552,30 +573,29 @@ FFT_CLONES static void FN(four_step)(const fft_plan *p, CX *x, VC *scr) {
     int cnt = n2 - j0 < FL ? (int)(n2 - j0) : FL;
     for (int l = 0; l < FL; l++) col.off[l] = tcol.off[l] = j0 + l;
     FN(gather)(d, y, cnt, n1, &col, M_CPLX, 1);
-    FN(fftv_exec)(p->p1, vb, sub);
+    VC *o = FN(fftv_exec)(p->p1, vb, sub);
     const VC *w = (const VC *)PFTW(p) + j0 / FL * n1;
     for (int64_t k1 = 0; k1 < n1; k1++) {
-      VR re = vb[k1].re * w[k1].re - vb[k1].im * w[k1].im;
-      vb[k1].im = vb[k1].re * w[k1].im + vb[k1].im * w[k1].re;
-      vb[k1].re = re;
+      VR re = o[k1].re * w[k1].re - o[k1].im * w[k1].im;
+      o[k1].im = o[k1].re * w[k1].im + o[k1].im * w[k1].re;
+      o[k1].re = re;
     }
-    FN(scatter)(d, y, cnt, n1, &tcol, M_CPLX, 1, 1);
+    FN(scatter)((FT *)o, y, cnt, n1, &tcol, M_CPLX, 1, 1);
   }
   lend row = {WORK_DT, (char *)tmp, {0}, 1}, out = {WORK_DT, (char *)x, {0}, n1};
   for (int64_t r0 = 0; r0 < n1; r0 += FL) {
     int cnt = n1 - r0 < FL ? (int)(n1 - r0) : FL;
     for (int l = 0; l < FL; l++) row.off[l] = (r0 + l) * n2, out.off[l] = r0 + l;
     FN(gather)(d, y, cnt, n2, &row, M_CPLX, 1);
-    FN(fftv_exec)(p->p2, vb, sub);
-    FN(scatter)(d, y, cnt, n2, &out, M_CPLX, 1, 1);
+    FN(scatter)((FT *)FN(fftv_exec)(p->p2, vb, sub), y, cnt, n2, &out, M_CPLX, 1, 1);
   }
 }
 
-static void FN(transform)(const fft_plan *pl, VC *buf, VC *scr) {
-  if (pl->big)
-    FN(four_step)(pl, (CX *)buf, scr);
-  else
-    FN(fftv_exec)(pl, buf, scr);
+/* returns where the result is (buf or scr) */
+static VC *FN(transform)(const fft_plan *pl, VC *buf, VC *scr) {
+  if (!pl->big) return FN(fftv_exec)(pl, buf, scr);
+  FN(four_step)(pl, (CX *)buf, scr);
+  return buf;
 }
 
 /* one block of cnt lines: read from s, transform, write to t */
@@ -591,20 +611,19 @@ static void FN(do_block)(const fft_run *R, int kind, lay y, VC *buf, VC *scr, in
   switch (kind) {
     case K_CPLX:
       FN(gather)(d, y, cnt, n, s, M_CPLX, sg);
-      FN(transform)(pl, buf, scr);
-      FN(scatter)(d, y, cnt, n, t, M_CPLX, sc, sg * sc);
+      FN(scatter)((FT *)FN(transform)(pl, buf, scr), y, cnt, n, t, M_CPLX, sc, sg * sc);
       break;
     case K_RFULL:
       FN(gather)(d, y, cnt, n, s, M_REAL, 1.0);
-      FN(transform)(pl, buf, scr);
-      FN(scatter)(d, y, cnt, m, t, M_CPLX, 1.0, 1.0);
+      FN(scatter)((FT *)FN(transform)(pl, buf, scr), y, cnt, m, t, M_CPLX, 1.0, 1.0);
       break;
-    case K_RHALF:
+    case K_RHALF: { /* rfft_post writes h + 1 values: the scratch has room for them */
       FN(gather)(d, y, cnt, h, s, M_PAIRS, 1.0);
-      FN(fftv_exec)(p->hplan, buf, scr);
-      FN(rfft_post)(PHTW(p), buf, h);
-      FN(scatter)(d, y, cnt, h + 1, t, M_CPLX, 1.0, 1.0);
+      VC *o = FN(fftv_exec)(p->hplan, buf, scr);
+      FN(rfft_post)(PHTW(p), o, h);
+      FN(scatter)((FT *)o, y, cnt, h + 1, t, M_CPLX, 1.0, 1.0);
       break;
+    }
     case K_RPRIME:
       for (int j = 0; j < cnt; j++) {
         float xf[136];
@@ -623,14 +642,12 @@ static void FN(do_block)(const fft_run *R, int kind, lay y, VC *buf, VC *scr, in
           d[k * y.es + j] = d[(n - k) * y.es + j];
           d[k * y.es + y.ims + j] = -d[(n - k) * y.es + y.ims + j];
         }
-      FN(transform)(pl, buf, scr);
-      FN(scatter)(d, y, cnt, n, t, M_REAL, sc, 0.0);
+      FN(scatter)((FT *)FN(transform)(pl, buf, scr), y, cnt, n, t, M_REAL, sc, 0.0);
       break;
     default: /* K_IHALF */
       FN(gather)(d, y, cnt, h + 1, s, M_CPLX, 1.0);
       FN(irfft_pre)(PHTW(p), buf, h);
-      FN(fftv_exec)(p->hplan, buf, scr);
-      FN(scatter)(d, y, cnt, h, t, M_PAIRS, sc, -sc);
+      FN(scatter)((FT *)FN(fftv_exec)(p->hplan, buf, scr), y, cnt, h, t, M_PAIRS, sc, -sc);
   }
 }
 
@@ -646,17 +663,18 @@ static void FN(pass_body)(void *vctx, int64_t b, int64_t e) {
   int64_t n = p->len[ax];
   VC *buf = (VC *)area->mem;
   VC *scr = buf + (scalar ? (n + 2) / 8 + 1 : n + 2);
-  lend s = {R->read_in ? p->it : WORK_DT, R->read_in ? (char *)R->in : R->work, {0},
+  lend s = {R->read_in ? p->it : p->wdt, R->read_in ? (char *)R->in : R->work, {0},
             R->read_in ? p->istr[ax] : p->wstr[ax]};
-  lend t = {R->write_out ? p->ot : WORK_DT, R->write_out ? R->out : R->work, {0},
+  lend t = {R->write_out ? p->ot : p->wdt, R->write_out ? R->out : R->work, {0},
             R->write_out ? p->ostr[ax] : p->wstr[ax]};
+  line_cursor cur;
+  cursor_at(p, ax, b, &cur);
   for (int64_t l = b; l < e;) {
     int cnt = e - l < y.lanes ? (int)(e - l) : y.lanes;
     for (int j = 0; j < cnt; j++) {
-      int64_t wo, io, oo;
-      line_offsets(p, ax, l + j, &wo, &io, &oo);
-      s.off[j] = R->read_in ? io : wo;
-      t.off[j] = R->write_out ? oo : wo;
+      s.off[j] = R->read_in ? cur.io : cur.wo;
+      t.off[j] = R->write_out ? cur.oo : cur.wo;
+      cursor_next(p, ax, &cur);
     }
     FN(do_block)(R, kind, y, buf, scr, cnt, &s, &t);
     l += cnt;

@@ -124,6 +124,24 @@ except ImportError:
     HAVE_JAX = False
     print("jax is not installed: the rfft_f32_xla_bits cases are kept as they are")
 
+# paths of the kernels' later forms (after the cases above, whose inputs stay as they were): an
+# odd number of Stockham stages (the result left in the scratch, radix 5 and 7 unrolled), passes
+# of 16 lines and more with a tail of fewer (16 lanes, then 8), IRFFT's f32 earlier axes with
+# its f64 last one, real transforms whose half length has an odd number of stages
+for n in [140, 3000]:
+    case(f"fft_c64_{n}", "FFT", [2 if n < 500 else 1, n], [n])
+case("fft_c128_140", "FFT", [2, 140], [140], np.float64)
+case("ifft_c128_343", "IFFT", [2, 343], [343], np.float64)
+case("rfft_f32_250", "RFFT", [3, 250], [250])
+case("irfft_f32_250", "IRFFT", [3, 250], [250])
+case("rfft_f64_250", "RFFT", [2, 250], [250], np.float64)
+case("fft_2d_tail", "FFT", [3, 37, 20], [37, 20])
+case("ifft_3d_tail", "IFFT", [2, 18, 5, 17], [18, 5, 17])
+case("rfft_2d_tail", "RFFT", [2, 24, 34], [24, 34])
+case("irfft_2d_tail", "IRFFT", [2, 24, 34], [24, 34])
+case("irfft_3d_odd", "IRFFT", [2, 6, 5, 9], [6, 5, 9])
+case("irfft_2d_c128_tail", "IRFFT", [2, 20, 34], [20, 34], np.float64)
+
 
 def main():
     os.makedirs(OUT, exist_ok=True)
