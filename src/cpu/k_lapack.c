@@ -59,6 +59,7 @@ typedef struct lk_arg {
   int64_t slice;    /* bytes per batch element */
   int64_t off;      /* its place in the per-thread area */
   int alias;        /* results: the operand whose buffer it is (-1: its own) */
+  bool in_place;    /* an operand LAPACK reads where it is (not copied; never written) */
 } lk_arg;
 
 typedef struct lk_params {
@@ -354,7 +355,13 @@ static void lk_body(void *vx, int64_t b, int64_t e) {
   int nall = p->nin + p->nout;
   for (int i = 0; i < nall; i++) a[i] = base + p->arg[i].off;
   for (int64_t i = b; i < e; i++) {
-    for (int j = 0; j < p->nin; j++) lk_copy_in(p, &p->arg[j], a[j], X->in[j] + i * p->arg[j].slice);
+    for (int j = 0; j < p->nin; j++) {
+      const char *in = X->in[j] + i * p->arg[j].slice;
+      if (p->arg[j].in_place)
+        a[j] = (char *)in;
+      else
+        lk_copy_in(p, &p->arg[j], a[j], in);
+    }
     /* results LAPACK only partly writes (u / vt of a reduced SVD, ...) start as zeros */
     for (int j = 0; j < p->nout; j++)
       if (p->arg[p->nin + j].alias < 0) memset(a[p->nin + j], 0, (size_t)p->arg[p->nin + j].slice);
@@ -638,6 +645,29 @@ static CJ_MUST_USE cj_status lk_check_kind(cj_op *op, const char *T, const lk_sp
   return NULL;
 }
 
+/* How trsm runs (lk_params.direct, the triangular matrix's in_place). In the result buffer when
+ * the call sees all its matrices in one layout (potrf could factor the other triangle in place
+ * likewise, but OpenBLAS's upper potrf is 1.7x slower than its lower one at n = 64..128, more
+ * than the two transposes cost). A column-major call is then the solve on the other side, whose
+ * rounding differs: with an installed trsm (that of XLA:CPU's jaxlib) the right-hand sides are
+ * solved as jaxlib does, on column-major copies. Not direct, the triangular matrix is read where
+ * it is, and when the call sees it column-major our row-major buffer holds its transpose, solved
+ * with the other triangle and the transposed op (with OpenBLAS bit for bit the solve on the
+ * matrix itself: the triangle is packed alike). A conjugate transpose of a complex matrix cannot
+ * be turned so: that one is copied. */
+static void lk_plan_trsm(lk_params *p, int t) {
+  lk_arg *a = &p->arg[0];
+  p->direct = a->cm == p->arg[1].cm && p->arg[2].cm == p->arg[1].cm &&
+              (!p->arg[1].cm || lk_is_builtin(t, p->fns, 0));
+  if (p->direct || (a->transpose && p->job0 == 'C' && t >= 2)) return;
+  a->in_place = true;
+  if (a->transpose) {
+    a->transpose = false;
+    p->uplo = p->uplo == 'L' ? 'U' : 'L';
+    p->job0 = p->job0 == 'N' ? 'T' : 'N';
+  }
+}
+
 cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len) {
   int t = 0, kind = lk_parse(target, len, &t);
   if (kind < 0)
@@ -740,6 +770,7 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   if (!p->fns) return cj_oom();
   p->locked = lk_serial && nbuiltin > 0;
   p->parallel = !lk_serial && nbuiltin == LK_NFN;
+  if (kind == LK_TRSM) lk_plan_trsm(p, t);
   if (!lk_query[t](p))
     return cj_op_error(op, CJ_INTERNAL, "custom_call @%s: LAPACK's workspace query failed", T);
   /* the per-thread area: every slice (aliased results share their operand's), then the
@@ -751,6 +782,7 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
       g->off = p->arg[g->alias].off;
       continue;
     }
+    if (g->in_place) continue;
     g->off = off;
     off += (g->slice + 63) / 64 * 64;
   }
@@ -759,14 +791,6 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   off += ((int64_t)p->lwork + p->lxwork) * p->arg[0].es + (int64_t)p->lrwork * rs +
          (int64_t)p->liwork * 4;
   p->area_bytes = off + 64;
-  /* trsm in the result buffer when the call sees all its matrices in one layout (potrf could
-   * factor the other triangle in place likewise, but OpenBLAS's upper potrf is 1.7x slower
-   * than its lower one at n = 64..128, more than the two transposes cost). A column-major call
-   * is then the solve on the other side, whose rounding differs: with an installed trsm (that
-   * of XLA:CPU's jaxlib) it is solved as jaxlib does, on column-major copies. */
-  if (kind == LK_TRSM)
-    p->direct = p->arg[0].cm == p->arg[1].cm && p->arg[2].cm == p->arg[1].cm &&
-                (!p->arg[1].cm || lk_is_builtin(t, p->fns, 0));
   if (!p->direct) cj_lw_set_tls_bytes(L, p->area_bytes);
   double cf = t >= 2 ? 4 : 1;
   cj_lw_add_cost(L, flops * cf * (double)p->batch, 0);
