@@ -109,44 +109,39 @@ static void LS(lk_b_gesvd)(char *ju, char *jv, int *m, int *n, LT *a, int *lda, 
   LX(gesvd)(ju, jv, m, n, a, lda, s, u, ldu, vt, ldvt, w, lw, LK_CX(rw, ) info, 1, 1);
 }
 #if LCPLX
-static void LS(lk_b_syevd)(char *jobz, char *uplo, int *n, LT *a, int *lda, LR *ev, LT *w, int *lw,
-                           LR *rw, int *lrw, int *iw, int *liw, int *info) {
-  LX(heevd)(jobz, uplo, n, a, lda, ev, w, lw, rw, lrw, iw, liw, info, 1, 1);
-}
-static void LS(lk_b_sytrd)(char *uplo, int *n, LT *a, int *lda, LR *d, LR *e, LT *tau, LT *w,
-                           int *lw, int *info) {
-  LX(hetrd)(uplo, n, a, lda, d, e, tau, w, lw, info, 1);
-}
-static void LS(lk_b_geev)(char *jl, char *jr, int *n, LT *a, int *lda, LT *ev, LT *vl, int *ldvl,
-                          LT *vr, int *ldvr, LT *w, int *lw, LR *rw, int *info) {
-  LX(geev)(jl, jr, n, a, lda, ev, vl, ldvl, vr, ldvr, w, lw, rw, info, 1, 1);
-}
-static void LS(lk_b_gees)(char *jobvs, char *sort, LS(lk_select) sel, int *n, LT *a, int *lda,
-                          int *sdim, LT *ev, LT *vs, int *ldvs, LT *w, int *lw, LR *rw, int *bw,
-                          int *info) {
-  LX(gees)(jobvs, sort, sel, n, a, lda, sdim, ev, vs, ldvs, w, lw, rw, bw, info, 1, 1);
-}
+#define LK_RX(...)
+#define L_SYEVD LX(heevd)
+#define L_SYTRD LX(hetrd)
 #define LK_B_ORGQR LX(ungqr)
 #else
+#define LK_RX(...) __VA_ARGS__
+#define L_SYEVD LX(syevd)
+#define L_SYTRD LX(sytrd)
+#define LK_B_ORGQR LX(orgqr)
+#endif
 static void LS(lk_b_syevd)(char *jobz, char *uplo, int *n, LT *a, int *lda, LR *ev, LT *w, int *lw,
-                           int *iw, int *liw, int *info) {
-  LX(syevd)(jobz, uplo, n, a, lda, ev, w, lw, iw, liw, info, 1, 1);
+                           LK_CX(LR *rw, int *lrw, ) int *iw, int *liw, int *info) {
+  L_SYEVD(jobz, uplo, n, a, lda, ev, w, lw, LK_CX(rw, lrw, ) iw, liw, info, 1, 1);
 }
 static void LS(lk_b_sytrd)(char *uplo, int *n, LT *a, int *lda, LR *d, LR *e, LT *tau, LT *w,
                            int *lw, int *info) {
-  LX(sytrd)(uplo, n, a, lda, d, e, tau, w, lw, info, 1);
+  L_SYTRD(uplo, n, a, lda, d, e, tau, w, lw, info, 1);
 }
-static void LS(lk_b_geev)(char *jl, char *jr, int *n, LT *a, int *lda, LT *wr, LT *wi, LT *vl,
-                          int *ldvl, LT *vr, int *ldvr, LT *w, int *lw, int *info) {
-  LX(geev)(jl, jr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, w, lw, info, 1, 1);
+/* (complex: eigenvalues w1; real: real parts w1, imaginary parts w2) */
+static void LS(lk_b_geev)(char *jl, char *jr, int *n, LT *a, int *lda, LT *w1, LK_RX(LT *w2, )
+                          LT *vl, int *ldvl, LT *vr, int *ldvr, LT *w, int *lw,
+                          LK_CX(LR *rw, ) int *info) {
+  LX(geev)(jl, jr, n, a, lda, w1, LK_RX(w2, ) vl, ldvl, vr, ldvr, w, lw, LK_CX(rw, ) info, 1, 1);
 }
 static void LS(lk_b_gees)(char *jobvs, char *sort, LS(lk_select) sel, int *n, LT *a, int *lda,
-                          int *sdim, LT *wr, LT *wi, LT *vs, int *ldvs, LT *w, int *lw, int *bw,
-                          int *info) {
-  LX(gees)(jobvs, sort, sel, n, a, lda, sdim, wr, wi, vs, ldvs, w, lw, bw, info, 1, 1);
+                          int *sdim, LT *w1, LK_RX(LT *w2, ) LT *vs, int *ldvs, LT *w, int *lw,
+                          LK_CX(LR *rw, ) int *bw, int *info) {
+  LX(gees)(jobvs, sort, sel, n, a, lda, sdim, w1, LK_RX(w2, ) vs, ldvs, w, lw, LK_CX(rw, ) bw, info,
+           1, 1);
 }
-#define LK_B_ORGQR LX(orgqr)
-#endif
+#undef L_SYEVD
+#undef L_SYTRD
+#undef LK_RX
 
 static const LS(lk_fns) LS(lk_builtin) = {
     .trsm = LS(lk_b_trsm),   .getrf = LX(getrf),      .geqrf = LX(geqrf),
