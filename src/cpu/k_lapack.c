@@ -59,6 +59,7 @@ typedef struct lk_arg {
   int64_t slice;    /* bytes per batch element */
   int64_t off;      /* its place in the per-thread area */
   int alias;        /* results: the operand whose buffer it is (-1: its own) */
+  bool in_place;    /* an operand LAPACK reads where it is (not copied; never written) */
 } lk_arg;
 
 typedef struct lk_params {
@@ -72,6 +73,9 @@ typedef struct lk_params {
   int64_t lxwork; /* extra elements after the LAPACK workspace (geev's packed eigenvectors) */
   int64_t ws_off, area_bytes;
   bool direct; /* trsm: run on the result buffer itself (lk_body_direct) */
+  bool locked;   /* every call holds lk_lock (an entry point of the serial OpenBLAS) */
+  bool parallel; /* batch elements may run at once on the client's pool */
+  const void *fns; /* the entry points at compile time (this type's lk_fns, a copy) */
   bool (*transpose)(void *, const void *, int64_t, int64_t, int); /* k_linalg.h's, for this CPU */
 } lk_params;
 
@@ -124,6 +128,18 @@ static int lk_parse(const char *target, size_t len, int *t) {
   return -1;
 }
 
+/* The LAPACK and BLAS routines the kernels call: (member of lk_fns, real name, complex name);
+ * the names without their type letter, as in SciPy's cython_lapack / cython_blas. */
+#define LK_FN_LIST(X)                                                                        \
+  X(trsm, "trsm", "trsm") X(getrf, "getrf", "getrf") X(geqrf, "geqrf", "geqrf")              \
+  X(geqp3, "geqp3", "geqp3") X(orgqr, "orgqr", "ungqr") X(potrf, "potrf", "potrf")           \
+  X(gesdd, "gesdd", "gesdd") X(gesvd, "gesvd", "gesvd") X(syevd, "syevd", "heevd")           \
+  X(gehrd, "gehrd", "gehrd") X(sytrd, "sytrd", "hetrd") X(geev, "geev", "geev")              \
+  X(gees, "gees", "gees") X(gtsv, "gtsv", "gtsv")
+#define LK_COUNT_FN(member, rname, cname) +1
+enum { LK_NFN = 0 LK_FN_LIST(LK_COUNT_FN) };
+#undef LK_COUNT_FN
+
 #ifdef CJRT_HAVE_LAPACK
 
 #define LT float
@@ -158,6 +174,111 @@ void xerbla_(const char *srname, const int *info, size_t len) {
   (void)srname;
   (void)info;
   (void)len;
+}
+
+/* ======================================================================== the entry points */
+
+/* The entry points in use, per type: the linked LAPACK's (lk_builtin_*) until
+ * cjrt_lapack_set_routine replaces some. A compile copies its type's table (lk_params.fns), so a
+ * program runs with the routines whose workspaces it asked for. */
+typedef struct lk_table {
+  lk_fns_s s;
+  lk_fns_d d;
+  lk_fns_c c;
+  lk_fns_z z;
+} lk_table;
+static lk_table lk_tab;
+static pthread_once_t lk_tab_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lk_tab_lock = PTHREAD_MUTEX_INITIALIZER; /* set and copy */
+static void *const lk_tab_part[4] = {&lk_tab.s, &lk_tab.d, &lk_tab.c, &lk_tab.z};
+static const void *const lk_builtin[4] = {&lk_builtin_s, &lk_builtin_d, &lk_builtin_c,
+                                          &lk_builtin_z};
+static const size_t lk_fns_size[4] = {sizeof(lk_fns_s), sizeof(lk_fns_d), sizeof(lk_fns_c),
+                                      sizeof(lk_fns_z)};
+static const size_t *const lk_offsets[4] = {lk_offsets_s, lk_offsets_d, lk_offsets_c,
+                                            lk_offsets_z};
+typedef void (*lk_fnptr)(void);
+_Static_assert(sizeof(lk_fnptr) == sizeof(void *) && sizeof(lk_fnptr) == sizeof lk_tab.s.trsm,
+               "an entry point is stored as the bytes of a data pointer");
+
+static void lk_tab_init(void) {
+  lk_tab.s = lk_builtin_s;
+  lk_tab.d = lk_builtin_d;
+  lk_tab.c = lk_builtin_c;
+  lk_tab.z = lk_builtin_z;
+}
+
+static const lk_table *lk_current(void) {
+  if (pthread_once(&lk_tab_once, lk_tab_init) != 0) return NULL;
+  return &lk_tab;
+}
+
+/* Whether entry point i of `fns`, a table of type t's, is the linked routine. */
+static bool lk_is_builtin(int t, const void *fns, int i) {
+  return memcmp((const char *)fns + lk_offsets[t][i], (const char *)lk_builtin[t] + lk_offsets[t][i],
+                sizeof(lk_fnptr)) == 0;
+}
+
+/* A copy of type t's entry points (in the lowering's arena); how many are the builtin ones. */
+static void *lk_copy_fns(cj_lw *L, int t, int *nbuiltin) {
+  void *f = cj_lw_alloc(L, lk_fns_size[t]);
+  if (!f || !lk_current()) return NULL;
+  pthread_mutex_lock(&lk_tab_lock);
+  memcpy(f, lk_tab_part[t], lk_fns_size[t]);
+  pthread_mutex_unlock(&lk_tab_lock);
+  *nbuiltin = 0;
+  for (int i = 0; i < LK_NFN; i++) *nbuiltin += lk_is_builtin(t, f, i);
+  return f;
+}
+
+/* every routine's name, type by type (sgetrf ... zgtsv) */
+#define LK_NAME_S(member, rname, cname) "s" rname,
+#define LK_NAME_D(member, rname, cname) "d" rname,
+#define LK_NAME_C(member, rname, cname) "c" cname,
+#define LK_NAME_Z(member, rname, cname) "z" cname,
+static const char *const lk_names[4 * LK_NFN] = {LK_FN_LIST(LK_NAME_S) LK_FN_LIST(LK_NAME_D)
+                                                     LK_FN_LIST(LK_NAME_C) LK_FN_LIST(LK_NAME_Z)};
+#undef LK_NAME_S
+#undef LK_NAME_D
+#undef LK_NAME_C
+#undef LK_NAME_Z
+
+/* "dpotrf" -> t = 1 and potrf's place i; false for a routine not in the table */
+static bool lk_find_routine(const char *name, int *t, int *i) {
+  for (int k = 0; name && k < 4 * LK_NFN; k++)
+    if (strcmp(name, lk_names[k]) == 0) {
+      *t = k / LK_NFN;
+      *i = k % LK_NFN;
+      return true;
+    }
+  return false;
+}
+
+const char *cjrt_lapack_routine_name(int i) {
+  return i >= 0 && i < 4 * LK_NFN ? lk_names[i] : NULL;
+}
+
+int cjrt_lapack_set_routine(const char *name, void *fn) {
+  int t = 0, i = 0;
+  if (!lk_find_routine(name, &t, &i) || !lk_current()) return -1;
+  char *slot = (char *)lk_tab_part[t] + lk_offsets[t][i];
+  pthread_mutex_lock(&lk_tab_lock);
+  if (fn)
+    memcpy(slot, &fn, sizeof fn);
+  else
+    memcpy(slot, (const char *)lk_builtin[t] + lk_offsets[t][i], sizeof(lk_fnptr));
+  pthread_mutex_unlock(&lk_tab_lock);
+  return 0;
+}
+
+void *cjrt_lapack_routine(const char *name) {
+  int t = 0, i = 0;
+  if (!lk_find_routine(name, &t, &i) || !lk_current()) return NULL;
+  void *fn = NULL;
+  pthread_mutex_lock(&lk_tab_lock);
+  memcpy(&fn, (const char *)lk_tab_part[t] + lk_offsets[t][i], sizeof fn);
+  pthread_mutex_unlock(&lk_tab_lock);
+  return fn;
 }
 
 static bool (*const lk_query[4])(lk_params *) = {lk_query_s, lk_query_d, lk_query_c, lk_query_z};
@@ -215,9 +336,13 @@ typedef struct lk_exec {
   char *out[LK_MAXARGS];
 } lk_exec;
 
-#ifdef CJRT_LAPACK_SERIAL
-/* Every LAPACK call of the process (all clients, devices and executions) holds this lock. */
+/* Every call of the serial OpenBLAS in the process (all clients, devices and executions) holds
+ * this lock (lk_params.locked). */
 static pthread_mutex_t lk_lock = PTHREAD_MUTEX_INITIALIZER;
+#ifdef CJRT_LAPACK_SERIAL
+static const bool lk_serial = true;
+#else
+static const bool lk_serial = false;
 #endif
 
 static void lk_body(void *vx, int64_t b, int64_t e) {
@@ -230,17 +355,19 @@ static void lk_body(void *vx, int64_t b, int64_t e) {
   int nall = p->nin + p->nout;
   for (int i = 0; i < nall; i++) a[i] = base + p->arg[i].off;
   for (int64_t i = b; i < e; i++) {
-    for (int j = 0; j < p->nin; j++) lk_copy_in(p, &p->arg[j], a[j], X->in[j] + i * p->arg[j].slice);
+    for (int j = 0; j < p->nin; j++) {
+      const char *in = X->in[j] + i * p->arg[j].slice;
+      if (p->arg[j].in_place)
+        a[j] = (char *)in;
+      else
+        lk_copy_in(p, &p->arg[j], a[j], in);
+    }
     /* results LAPACK only partly writes (u / vt of a reduced SVD, ...) start as zeros */
     for (int j = 0; j < p->nout; j++)
       if (p->arg[p->nin + j].alias < 0) memset(a[p->nin + j], 0, (size_t)p->arg[p->nin + j].slice);
-#ifdef CJRT_LAPACK_SERIAL
-    pthread_mutex_lock(&lk_lock);
+    if (p->locked) pthread_mutex_lock(&lk_lock);
     lk_run[p->t](p, a, base + p->ws_off);
-    pthread_mutex_unlock(&lk_lock);
-#else
-    lk_run[p->t](p, a, base + p->ws_off);
-#endif
+    if (p->locked) pthread_mutex_unlock(&lk_lock);
     for (int j = 0; j < p->nout; j++) {
       const lk_arg *g = &p->arg[p->nin + j];
       lk_copy_out(p, g, X->out[j] + i * g->slice, a[p->nin + j]);
@@ -260,13 +387,9 @@ static void lk_body_direct(void *vx, int64_t b, int64_t e) {
     char *x = X->out[0] + i * g->slice;
     const char *in = X->in[1] + i * g->slice;
     if (x != in) memcpy(x, in, (size_t)g->slice);
-#ifdef CJRT_LAPACK_SERIAL
-    pthread_mutex_lock(&lk_lock);
-#endif
+    if (p->locked) pthread_mutex_lock(&lk_lock);
     lk_trsm_direct[p->t](p, g->cm, X->in[0] + i * p->arg[0].slice, x);
-#ifdef CJRT_LAPACK_SERIAL
-    pthread_mutex_unlock(&lk_lock);
-#endif
+    if (p->locked) pthread_mutex_unlock(&lk_lock);
   }
 }
 
@@ -275,13 +398,8 @@ static CJ_MUST_USE cj_status k_lapack(cj_exec_ctx *ctx, const cj_step *st) {
   lk_exec X = {.p = p, .ctx = ctx};
   for (int j = 0; j < p->nin; j++) X.in[j] = CJ_PTR(ctx, st->in[j]);
   for (int j = 0; j < p->nout; j++) X.out[j] = CJ_PTR(ctx, st->out[j]);
-#ifdef CJRT_LAPACK_SERIAL
-  const bool parallel = false; /* the calls would only queue on lk_lock */
-#else
-  const bool parallel = true;
-#endif
   void (*body)(void *, int64_t, int64_t) = p->direct ? lk_body_direct : lk_body;
-  if (parallel && p->batch > 1 && ctx->pool && cj_pool_size(ctx->pool) > 1)
+  if (p->parallel && p->batch > 1 && ctx->pool && cj_pool_size(ctx->pool) > 1)
     cj_pool_parallel_for(ctx->pool, p->batch, p->grain, body, &X);
   else
     body(&X, 0, p->batch);
@@ -290,30 +408,40 @@ static CJ_MUST_USE cj_status k_lapack(cj_exec_ctx *ctx, const cj_step *st) {
 
 /* ======================================================================== trsm for k_linalg.c */
 
-static void (*const lk_trsm_rm[4])(bool, bool, char, bool, int, const void *, void *, int, int) = {
-    lk_trsm_rm_s, lk_trsm_rm_d, lk_trsm_rm_c, lk_trsm_rm_z};
+static void lk_trsm_rm_any(const lk_table *tab, int t, bool left, bool lower, char trans,
+                           bool unit, int m, const void *M, void *X, int rows, int cols) {
+  switch (t) {
+    case 0: lk_trsm_rm_s(&tab->s, left, lower, trans, unit, m, M, X, rows, cols); return;
+    case 1: lk_trsm_rm_d(&tab->d, left, lower, trans, unit, m, M, X, rows, cols); return;
+    case 2: lk_trsm_rm_c(&tab->c, left, lower, trans, unit, m, M, X, rows, cols); return;
+    default: lk_trsm_rm_z(&tab->z, left, lower, trans, unit, m, M, X, rows, cols); return;
+  }
+}
+
+/* whether type t's trsm in use is the linked one */
+static bool lk_trsm_builtin(int t) { return lk_is_builtin(t, lk_tab_part[t], 0); }
 
 bool cj_lapack_has_trsm(int64_t m, int64_t rows, int64_t cols) {
   return m <= INT32_MAX && rows <= INT32_MAX && cols <= INT32_MAX;
 }
 
+/* the linked reference BLAS is safe to call at once from several threads (the serial OpenBLAS is
+ * not); an installed one is called as jaxlib calls it, one batch element after another */
 bool cj_lapack_concurrent(void) {
-#ifdef CJRT_LAPACK_SERIAL
-  return false;
-#else
-  return true;
-#endif
+  const lk_table *tab = lk_current();
+  bool all = tab != NULL;
+  for (int t = 0; all && t < 4; t++) all = lk_trsm_builtin(t);
+  return all && !lk_serial;
 }
 
 void cj_lapack_trsm(int t, bool left, bool lower, char trans, bool unit, int64_t m, const void *M,
                     void *X, int64_t rows, int64_t cols) {
-#ifdef CJRT_LAPACK_SERIAL
-  pthread_mutex_lock(&lk_lock);
-#endif
-  lk_trsm_rm[t](left, lower, trans, unit, (int)m, M, X, (int)rows, (int)cols);
-#ifdef CJRT_LAPACK_SERIAL
-  pthread_mutex_unlock(&lk_lock);
-#endif
+  const lk_table *tab = lk_current();
+  if (!tab) return; /* cannot happen: cj_lapack_has_trsm said yes */
+  bool locked = lk_serial && lk_trsm_builtin(t);
+  if (locked) pthread_mutex_lock(&lk_lock);
+  lk_trsm_rm_any(tab, t, left, lower, trans, unit, (int)m, M, X, (int)rows, (int)cols);
+  if (locked) pthread_mutex_unlock(&lk_lock);
 }
 
 /* ======================================================================== lowering */
@@ -517,6 +645,29 @@ static CJ_MUST_USE cj_status lk_check_kind(cj_op *op, const char *T, const lk_sp
   return NULL;
 }
 
+/* How trsm runs (lk_params.direct, the triangular matrix's in_place). In the result buffer when
+ * the call sees all its matrices in one layout (potrf could factor the other triangle in place
+ * likewise, but OpenBLAS's upper potrf is 1.7x slower than its lower one at n = 64..128, more
+ * than the two transposes cost). A column-major call is then the solve on the other side, whose
+ * rounding differs: with an installed trsm (that of XLA:CPU's jaxlib) the right-hand sides are
+ * solved as jaxlib does, on column-major copies. Not direct, the triangular matrix is read where
+ * it is, and when the call sees it column-major our row-major buffer holds its transpose, solved
+ * with the other triangle and the transposed op (with OpenBLAS bit for bit the solve on the
+ * matrix itself: the triangle is packed alike). A conjugate transpose of a complex matrix cannot
+ * be turned so: that one is copied. */
+static void lk_plan_trsm(lk_params *p, int t) {
+  lk_arg *a = &p->arg[0];
+  p->direct = a->cm == p->arg[1].cm && p->arg[2].cm == p->arg[1].cm &&
+              (!p->arg[1].cm || lk_is_builtin(t, p->fns, 0));
+  if (p->direct || (a->transpose && p->job0 == 'C' && t >= 2)) return;
+  a->in_place = true;
+  if (a->transpose) {
+    a->transpose = false;
+    p->uplo = p->uplo == 'L' ? 'U' : 'L';
+    p->job0 = p->job0 == 'N' ? 'T' : 'N';
+  }
+}
+
 cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len) {
   int t = 0, kind = lk_parse(target, len, &t);
   if (kind < 0)
@@ -614,6 +765,12 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   double flops = 0;
   CJ_RETURN_IF_ERROR(lk_check_kind(op, T, sp, kind, p, &flops));
   if (p->batch == 0) return NULL;
+  int nbuiltin = 0;
+  p->fns = lk_copy_fns(L, t, &nbuiltin);
+  if (!p->fns) return cj_oom();
+  p->locked = lk_serial && nbuiltin > 0;
+  p->parallel = !lk_serial && nbuiltin == LK_NFN;
+  if (kind == LK_TRSM) lk_plan_trsm(p, t);
   if (!lk_query[t](p))
     return cj_op_error(op, CJ_INTERNAL, "custom_call @%s: LAPACK's workspace query failed", T);
   /* the per-thread area: every slice (aliased results share their operand's), then the
@@ -625,6 +782,7 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
       g->off = p->arg[g->alias].off;
       continue;
     }
+    if (g->in_place) continue;
     g->off = off;
     off += (g->slice + 63) / 64 * 64;
   }
@@ -633,10 +791,6 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   off += ((int64_t)p->lwork + p->lxwork) * p->arg[0].es + (int64_t)p->lrwork * rs +
          (int64_t)p->liwork * 4;
   p->area_bytes = off + 64;
-  /* trsm in the result buffer when the call sees all its matrices in one layout (potrf could
-   * factor the other triangle in place likewise, but OpenBLAS's upper potrf is 1.7x slower
-   * than its lower one at n = 64..128, more than the two transposes cost) */
-  if (kind == LK_TRSM) p->direct = p->arg[0].cm == p->arg[1].cm && p->arg[2].cm == p->arg[1].cm;
   if (!p->direct) cj_lw_set_tls_bytes(L, p->area_bytes);
   double cf = t >= 2 ? 4 : 1;
   cj_lw_add_cost(L, flops * cf * (double)p->batch, 0);
@@ -659,6 +813,22 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
 }
 
 #else /* no LAPACK */
+
+const char *cjrt_lapack_routine_name(int i) {
+  (void)i;
+  return NULL; /* no routine to replace */
+}
+
+int cjrt_lapack_set_routine(const char *name, void *fn) {
+  (void)name;
+  (void)fn;
+  return -1;
+}
+
+void *cjrt_lapack_routine(const char *name) {
+  (void)name;
+  return NULL;
+}
 
 bool cj_lapack_has_trsm(int64_t m, int64_t rows, int64_t cols) {
   (void)m;

@@ -39,4 +39,30 @@ CJ_MUST_USE cj_status cj_lower_cc_lu_permutation(cj_lw *L, cj_op *op);
 /* jaxlib's tridiagonal_solve_perturbed_ffi (k_tridiag.c; needs no LAPACK). */
 CJ_MUST_USE cj_status cj_lower_cc_tridiagonal_perturbed(cj_lw *L, cj_op *op);
 
+
+/* ---- The LAPACK and BLAS routines in use, exported by the plugin (src/pjrt/exports.map) ----
+ * Every kernel calls its routines through one table of entry points, which starts with the
+ * LAPACK linked into the plugin. A host that has another LAPACK may install its routines there:
+ * python/jax_plugins/cjrt installs SciPy's (scipy.linalg.cython_lapack / cython_blas, the
+ * LAPACK XLA:CPU's jaxlib calls), so that cjrt's results are XLA:CPU's. An installed routine
+ * takes the arguments of SciPy's cython_lapack / cython_blas function of that name: Fortran's,
+ * every one by pointer (int is 32 bits), with NO hidden character-length arguments. Programs
+ * compiled afterwards use it (a compiled program keeps the routines it was compiled with);
+ * installing while another thread compiles or runs a program is not supported. Installed
+ * routines are called one batch element after another (as jaxlib does) and may be called from
+ * several threads at once. */
+#if defined(__GNUC__)
+#define CJ_LAPACK_API __attribute__((visibility("default")))
+#else
+#define CJ_LAPACK_API
+#endif
+/* The i-th routine's name (0 <= i), as SciPy's: "strsm", "sgetrf", ..., "cungqr", "zheevd",
+ * "zgtsv"; NULL past the last (at once when this build has no LAPACK). */
+CJ_LAPACK_API const char *cjrt_lapack_routine_name(int i);
+/* Installs `fn` as routine `name`; NULL restores the linked one. 0 on success, -1 for a name
+ * that is not one of cjrt_lapack_routine_name's. */
+CJ_LAPACK_API CJ_MUST_USE int cjrt_lapack_set_routine(const char *name, void *fn);
+/* The entry point of routine `name` in use, or NULL for an unknown name. */
+CJ_LAPACK_API void *cjrt_lapack_routine(const char *name);
+
 #endif

@@ -85,6 +85,19 @@ def initialize():
     xb.register_plugin(PLATFORM, priority=PRIORITY, library_path=path, options=options)
     register_platform_rules()
     _install_ffi(path)
+    _install_lapack(path)
+
+
+def _install_lapack(path):
+    """SciPy's LAPACK and BLAS (those XLA:CPU's jaxlib calls) for the plugin's LAPACK kernels,
+    where SciPy is installed (see lapack.py); else the plugin keeps its own."""
+    try:
+        from . import lapack
+
+        return lapack.install(path)
+    except Exception as e:  # pragma: no cover - an older plugin without the routine table
+        _log.warning("cjrt: the plugin keeps its own LAPACK: %s", e)
+        return []
 
 
 def _install_ffi(path):
@@ -120,6 +133,7 @@ def _register_platform_rules_when_known():
     if xb.is_known_platform(PLATFORM):
         register_platform_rules()
         _install_ffi(_library_from_env())
+        _install_lapack(_library_from_env())
         return
     add_callback = getattr(xb, "register_plugin_callbacks", None)
     if add_callback is None:  # pragma: no cover - every JAX we support has it (0.4.31+)
@@ -131,6 +145,7 @@ def _register_platform_rules_when_known():
         if not _rules_registered and xb.is_known_platform(PLATFORM):
             register_platform_rules()
             _install_ffi(_library_from_env())
+            _install_lapack(_library_from_env())
 
     add_callback(on_plugins_registered)
 

@@ -1,0 +1,134 @@
+"""SciPy's LAPACK in the plugin (python/jax_plugins/cjrt/lapack.py, src/cpu/k_lapack.h's
+cjrt_lapack_*): where SciPy is installed the package installs the routines of its cython_lapack /
+cython_blas, the ones XLA:CPU's jaxlib calls, so that the lapack_*_ffi custom calls give XLA:CPU's
+results bit for bit (Schur forms, eigenvector signs and phases included); without SciPy, or with
+CJRT_LAPACK=builtin, the plugin keeps the LAPACK it links."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+import jaxcheck
+from jaxcheck import run_on
+
+pytest.importorskip("scipy.linalg.cython_lapack")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYDIR = os.path.dirname(os.path.dirname(HERE))  # python/
+DTYPES = ["float32", "float64", "complex64", "complex128"]
+
+
+def _library():
+    from jax_plugins import cjrt as plugin_pkg
+
+    return plugin_pkg.library_path()
+
+
+def _names(lib):
+    import ctypes
+
+    fn = ctypes.CDLL(lib).cjrt_lapack_routine_name
+    fn.restype, fn.argtypes = ctypes.c_char_p, [ctypes.c_int]
+    out, i = [], 0
+    while (name := fn(i)) is not None:
+        out.append(name.decode())
+        i += 1
+    return out
+
+
+def test_scipy_routines_installed(cj):
+    from jax_plugins.cjrt import lapack
+
+    lib = _library()
+    names = _names(lib)
+    assert len(names) == 56 and "dgees" in names and "zheevd" in names and "strsm" in names
+    assert sorted(lapack.install(lib)) == sorted(names)  # (idempotent: what was installed)
+    for name in names:
+        assert lapack.routine(lib, name) == lapack.scipy_routine(name), name
+
+
+def _data(shape, name, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape)
+    if name.startswith("complex"):
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(name)
+
+
+def _same_bits(f, *args):
+    want = jax.tree.leaves(run_on(jaxcheck.cpu(), f, *args))
+    got = jax.tree.leaves(run_on(jaxcheck.cj(), f, *args))
+    assert len(want) == len(got)
+    for w, g in zip(want, got):
+        w, g = np.asarray(w), np.asarray(g)
+        assert w.dtype == g.dtype and w.shape == g.shape
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_decompositions_are_xla_cpus_bit_for_bit(cj, name):
+    with jaxcheck.x64(name.endswith("128") or name == "float64"):
+        a = _data((3, 24, 24), name)
+        pd = a @ np.conj(np.swapaxes(a, -1, -2)) + 24 * np.eye(24, dtype=name)
+        b = _data((3, 24, 5), name, 1)
+        _same_bits(jnp.linalg.cholesky, pd)
+        _same_bits(jax.lax.linalg.lu, a)
+        _same_bits(lambda x: jnp.linalg.qr(x), _data((2, 30, 17), name, 2))
+        _same_bits(jnp.linalg.eigh, pd)  # eigenvectors: the same signs / phases
+        _same_bits(jnp.linalg.eigvalsh, pd)
+        _same_bits(lambda x: jnp.linalg.svd(x, full_matrices=False), _data((2, 20, 13), name, 3))
+        _same_bits(jsl.schur, a[0])  # the same (quasi-)triangular form and Schur vectors
+        _same_bits(jnp.linalg.eig, a[0])
+        _same_bits(lambda x: jsl.hessenberg(x, calc_q=True), a[0])
+        _same_bits(jnp.linalg.solve, a, b)
+        # triangular solves from either side, transposed, on copies or not
+        _same_bits(lambda x, y: (jsl.solve_triangular(x, y, lower=True),
+                                 jsl.solve_triangular(x, y, lower=False, trans="C"),
+                                 jax.lax.linalg.triangular_solve(
+                                     x, jnp.swapaxes(y, -1, -2), left_side=False,
+                                     transpose_a=True, conjugate_a=True, unit_diagonal=True)),
+                   a, b)
+
+
+_REPORT = """
+import json, os, sys
+if os.environ.get("HIDE_SCIPY"):  # while the package initializes
+    sys.modules["scipy.linalg.cython_lapack"] = sys.modules["scipy.linalg.cython_blas"] = None
+import jax, jax.numpy as jnp, numpy as np
+import jax_plugins.cjrt as pkg
+from jax_plugins.cjrt import lapack
+jax.devices("cjrt")
+for m in ("scipy.linalg.cython_lapack", "scipy.linalg.cython_blas"):  # (for jaxlib)
+    if sys.modules.get(m, 0) is None:
+        del sys.modules[m]
+import scipy.linalg.cython_lapack as cl
+lib = pkg.library_path()
+a = np.random.default_rng(0).standard_normal((6, 6))
+t = jax.jit(jax.scipy.linalg.schur)(jax.device_put(a, jax.devices("cjrt")[0]))[0]
+print(json.dumps({"scipy": lapack.routine(lib, "dgees") ==
+                           lapack._capsule_pointer(cl.__pyx_capi__["dgees"]),
+                  "works": bool(np.all(np.isfinite(np.asarray(t))))}))
+"""
+
+
+@pytest.mark.parametrize("how", ["CJRT_LAPACK=builtin", "no scipy"])
+def test_without_scipy_the_plugin_keeps_its_lapack(how):
+    """(JAX's cpu rules, which cjrt reuses, need SciPy themselves: "no scipy" hides it from the
+    package only; C clients never have it.)"""
+    lib = _library()
+    env = dict(os.environ, PYTHONPATH=PYDIR, CJRT_JAX_PLUGIN_PATH=os.path.abspath(lib))
+    for k in ("JAX_PLATFORMS", "PJRT_NAMES_AND_LIBRARY_PATHS", "CJRT_LAPACK"):
+        env.pop(k, None)
+    env.update({"HIDE_SCIPY": "1"} if how == "no scipy" else {"CJRT_LAPACK": "builtin"})
+    code = textwrap.dedent(_REPORT)
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=240)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout.strip().splitlines()[-1]) == {"scipy": False, "works": True}
