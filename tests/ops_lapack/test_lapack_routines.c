@@ -1,7 +1,8 @@
 /* The LAPACK kernels' table of routines (src/cpu/k_lapack.h: cjrt_lapack_*): its names, an
  * installed routine is the one the kernels call (with SciPy's cython_lapack arguments: no hidden
  * character lengths), a compiled program keeps the routines it was compiled with, NULL restores
- * the linked one, and an installed trsm is called on column-major copies as jaxlib calls it. */
+ * the linked one, and an installed trsm solves a column-major call as the right-side solve on the
+ * row-major buffers (k_lapack.c, lk_plan_trsm), with the right answer. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,7 +134,7 @@ static void check_trsm(void) {
     tu_free(p);
   }
   CHECK_EQ_INT(trsm_calls, 2);
-  CHECK(trsm_side == 'L'); /* jaxlib's call on column-major copies, not the right-side solve */
+  CHECK(trsm_side == 'R'); /* the transposed problem in place, not jaxlib's copies */
   for (int i = 0; res[0] && i < 12; i++) CHECK(((double *)res[0])[i] == x[i % 6]);
   free(res[0]);
   CHECK_EQ_INT(cjrt_lapack_set_routine("dtrsm", NULL), 0);
