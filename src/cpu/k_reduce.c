@@ -240,6 +240,10 @@ static int64_t space_off(const space *s, int64_t i) {
  * on the thread count: results are the same with any pool. */
 enum { RV_BYTES = 1024, RV_LEAF = 8, RH_LEAF = 512, RACC_MAX = 16, RSPLIT_DEPTH = 5,
        RH_GROUP = RV_BYTES / RACC_MAX };
+/* a computed input (input fusion) goes in wider chunks: its runs are computed one row of a
+ * chunk at a call, and 1 KiB calls cost more than their elements; the accumulator arrays
+ * hold either */
+enum { RVF_BYTES = 4096, RVA_BYTES = RVF_BYTES };
 _Static_assert((int)RH_GROUP <= (int)RK_HROWS, "a group of outputs is one hrows call");
 
 typedef struct fast_params {
@@ -248,38 +252,66 @@ typedef struct fast_params {
   bool vertical;     /* innermost input dim kept (stride esize, last of kept) */
   int64_t vlen;      /* vertical: the innermost kept run */
   int64_t nred;      /* elements folded into each output */
-  int64_t vchunk;    /* vertical: outputs per chunk (RV_BYTES of accumulators) */
+  int64_t vchunk;    /* vertical: outputs per chunk (RV_BYTES of accumulators; RVF_BYTES) */
   const rk_fns *f;
   int64_t nout;
   /* horizontal: the reduced space as runs */
   space ored;        /* the reduced dims but the innermost */
   int64_t run, rstr; /* the innermost reduced dim: length, byte stride */
+  cj_ew_src src;     /* src.prog: the input is computed (input fusion), not read */
 } fast_params;
 
 typedef struct fast_run {
   const fast_params *p;
+  cj_exec_ctx *ctx;
   char *out;
   const char *in, *init;
   int64_t nchunks; /* vertical: chunks per output row */
+  char *sin[CJ_EW_SRC_MAX_IN]; /* a computed input's sources */
 } fast_run;
 
-/* ---- vertical: rows [r0, r1) of the reduced space, n elements at `base` of each ---- */
-static void v_leaf(const fast_params *p, const char *base, int64_t r0, int64_t r1, void *acc,
+/* Input fusion: the input's elements come from cj_ew_src_eval in runs of at most RSRC_BYTES,
+ * folded by the same kernels in the same tree as a stored input's (the same bits). */
+enum { RSRC_BYTES = 16384 };
+_Static_assert((int)RH_LEAF * 16 <= (int)RSRC_BYTES && (int)RVF_BYTES <= (int)RSRC_BYTES,
+               "a leaf's run fits");
+
+/* the n elements at byte offset `off` of the input (row-major): in place, or computed into tmp */
+static const char *in_run(const fast_run *R, int64_t off, int64_t n, char *tmp) {
+  const fast_params *p = R->p;
+  if (!p->src.prog) return R->in + off;
+  cj_ew_src_eval(p->src.prog, R->ctx, R->sin, off / p->esize, n, tmp);
+  return tmp;
+}
+
+/* ---- vertical: rows [r0, r1) of the reduced space, n elements at offset `boff` of each ---- */
+static void v_leaf(const fast_run *R, int64_t boff, int64_t r0, int64_t r1, void *acc,
                    int64_t n) {
+  const fast_params *p = R->p;
   const space *rs = &p->red;
   int64_t inner = rs->rank ? rs->dims[rs->rank - 1] : 1;
   int64_t istr = rs->rank ? rs->str[rs->rank - 1] : 0;
   bool first = true;
+  _Alignas(64) char tmp[RVA_BYTES];
   for (int64_t r = r0; r < r1;) {
     int64_t e = (r / inner + 1) * inner;
     if (e > r1) e = r1;
-    const char *x = base + space_off(rs, r);
-    if (first) {
+    int64_t off = boff + space_off(rs, r);
+    if (p->src.prog) { /* computed rows, one at a time */
+      for (int64_t k = 0; k < e - r; k++, first = false) {
+        const char *x = in_run(R, off + k * istr, n, tmp);
+        if (first)
+          p->f->vload(acc, x, n);
+        else
+          p->f->vacc(acc, x, n, 1, 0);
+      }
+    } else if (first) {
+      const char *x = R->in + off;
       p->f->vload(acc, x, n);
       if (e - r > 1) p->f->vacc(acc, x + istr, n, e - r - 1, istr);
       first = false;
     } else {
-      p->f->vacc(acc, x, n, e - r, istr);
+      p->f->vacc(acc, R->in + off, n, e - r, istr);
     }
     r = e;
   }
@@ -291,17 +323,17 @@ static int64_t v_split(int64_t r0, int64_t r1) {
   return r0 + (h + RV_LEAF - 1) / RV_LEAF * RV_LEAF;
 }
 
-static void v_pair(const fast_params *p, const char *base, int64_t r0, int64_t r1, void *acc,
+static void v_pair(const fast_run *R, int64_t boff, int64_t r0, int64_t r1, void *acc,
                    int64_t n) {
   if (v_is_leaf(r0, r1)) {
-    v_leaf(p, base, r0, r1, acc, n);
+    v_leaf(R, boff, r0, r1, acc, n);
     return;
   }
   int64_t mid = v_split(r0, r1);
-  v_pair(p, base, r0, mid, acc, n);
-  _Alignas(64) char tmp[RV_BYTES];
-  v_pair(p, base, mid, r1, tmp, n);
-  p->f->vcomb(acc, tmp, n);
+  v_pair(R, boff, r0, mid, acc, n);
+  _Alignas(64) char tmp[RVA_BYTES];
+  v_pair(R, boff, mid, r1, tmp, n);
+  R->p->f->vcomb(acc, tmp, n);
 }
 
 /* ---- horizontal: elements [i0, i1) of the reduced space, runs of p->run ---- */
@@ -317,35 +349,70 @@ static int64_t h_split(const fast_params *p, int64_t i0, int64_t i1) {
   int64_t h = (i1 - i0) / 2;
   return i0 + (h + RH_LEAF - 1) / RH_LEAF * RH_LEAF;
 }
-static void h_leaf(const fast_params *p, const char *base, int64_t i0, int64_t i1, void *out) {
+static void h_leaf(const fast_run *R, int64_t boff, int64_t i0, int64_t i1, void *out) {
+  const fast_params *p = R->p;
   int64_t q = i0 / p->run;
-  p->f->hfold(out, base + space_off(&p->ored, q) + (i0 - q * p->run) * p->rstr, i1 - i0, p->rstr);
+  _Alignas(64) char tmp[RSRC_BYTES];
+  /* a computed input's runs are contiguous (rstr == esize: the innermost dim is reduced) */
+  const char *x = in_run(R, boff + space_off(&p->ored, q) + (i0 - q * p->run) * p->rstr,
+                         i1 - i0, tmp);
+  p->f->hfold(out, x, i1 - i0, p->rstr);
 }
-static void h_pair(const fast_params *p, const char *base, int64_t i0, int64_t i1, void *out) {
+static void h_pair(const fast_run *R, int64_t boff, int64_t i0, int64_t i1, void *out) {
+  const fast_params *p = R->p;
   if (h_is_leaf(p, i0, i1)) {
-    h_leaf(p, base, i0, i1, out);
+    h_leaf(R, boff, i0, i1, out);
     return;
   }
   int64_t mid = h_split(p, i0, i1);
-  h_pair(p, base, i0, mid, out);
+  h_pair(R, boff, i0, mid, out);
   _Alignas(16) char tmp[RACC_MAX];
-  h_pair(p, base, mid, i1, tmp);
+  h_pair(R, boff, mid, i1, tmp);
   p->f->vcomb(out, tmp, 1);
+}
+
+/* horizontal outputs [g, g + m) whose runs are at one stride ks: their folds side by side */
+static void h_group(const fast_run *R, int64_t g, int64_t m, int64_t ks, bool rows, void *acc) {
+  const fast_params *p = R->p;
+  int64_t es = p->esize, ab = p->f->abytes;
+  if (!p->src.prog || ks != p->run * es) { /* in place (a computed input: one run at a time) */
+    int64_t step = p->src.prog ? 1 : m;
+    _Alignas(64) char tmp[RSRC_BYTES];
+    for (int64_t k = 0; k < m; k += step) {
+      int64_t mm = m - k < step ? m - k : step;
+      const char *x = in_run(R, (g + k) * ks, p->run, tmp);
+      if (rows)
+        p->f->hrows((char *)acc + k * ab, x, p->run, mm, ks);
+      else
+        p->f->hshort((char *)acc + k * ab, x, p->run, mm, ks, p->rstr);
+    }
+    return;
+  }
+  /* computed, contiguous runs: as many whole runs a call as fit */
+  int64_t per = RSRC_BYTES / (p->run * es);
+  _Alignas(64) char tmp[RSRC_BYTES];
+  for (int64_t k = 0; k < m; k += per) {
+    int64_t mm = m - k < per ? m - k : per;
+    const char *x = in_run(R, (g + k) * ks, mm * p->run, tmp);
+    if (rows)
+      p->f->hrows((char *)acc + k * ab, x, p->run, mm, ks);
+    else
+      p->f->hshort((char *)acc + k * ab, x, p->run, mm, ks, p->rstr);
+  }
 }
 
 /* units of work: vertical (output row, chunk) pairs; horizontal outputs */
 static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   const fast_params *p = R->p;
   int es = p->esize;
-  _Alignas(64) char acc[RV_BYTES];
+  _Alignas(64) char acc[RVA_BYTES];
   if (p->vertical) {
     space outer = p->kept;
     outer.rank--; /* drop the innermost run */
     for (int64_t u = u0; u < u1; u++) {
       int64_t o = u / R->nchunks, c = (u % R->nchunks) * p->vchunk;
       int64_t n = p->vlen - c < p->vchunk ? p->vlen - c : p->vchunk;
-      const char *base = R->in + space_off(&outer, o) + c * es;
-      v_pair(p, base, 0, p->nred, acc, n);
+      v_pair(R, space_off(&outer, o) + c * es, 0, p->nred, acc, n);
       p->f->fin(R->out + (o * p->vlen + c) * es, R->init, acc, n);
     }
     return;
@@ -360,20 +427,17 @@ static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   for (int64_t g = u0; g < u1; g += RH_GROUP) {
     int64_t m = u1 - g < RH_GROUP ? u1 - g : RH_GROUP;
     if (rows || cols) { /* runs at one stride: their folds side by side */
-      if (rows)
-        p->f->hrows(acc, R->in + g * ks, p->run, m, ks);
-      else
-        p->f->hshort(acc, R->in + g * ks, p->run, m, ks, p->rstr);
+      h_group(R, g, m, ks, rows, acc);
       p->f->fin(R->out + g * es, R->init, acc, m);
       continue;
     }
     for (int64_t k = 0; k < m; k++) {
       int64_t o = g + k;
-      const char *base = R->in + (kstride ? o * ks : space_off(&p->kept, o));
+      int64_t boff = kstride ? o * ks : space_off(&p->kept, o);
       if (one_run)
-        p->f->hfold(acc + k * ab, base, p->run, p->rstr);
+        h_leaf(R, boff, 0, p->run, acc + k * ab);
       else
-        h_pair(p, base, 0, p->nred, acc + k * ab);
+        h_pair(R, boff, 0, p->nred, acc + k * ab);
     }
     p->f->fin(R->out + g * es, R->init, acc, m);
   }
@@ -387,11 +451,11 @@ static void fast_body(void *ctx, int64_t b, int64_t e) { fast_range(ctx, b, e); 
 enum { RSPLIT_MAX = 1 << RSPLIT_DEPTH };
 typedef struct split_run {
   const fast_run *R;
-  const char *base;
+  int64_t boff;
   int64_t n; /* vertical: elements of the chunk */
   int64_t lo[RSPLIT_MAX], hi[RSPLIT_MAX];
   int32_t nparts, next;
-  _Alignas(64) char partial[RSPLIT_MAX][RV_BYTES];
+  _Alignas(64) char partial[RSPLIT_MAX][RVA_BYTES];
 } split_run;
 
 static bool is_leaf(const fast_params *p, int64_t a, int64_t b) {
@@ -416,9 +480,9 @@ static void split_body(void *ctx, int64_t b, int64_t e) {
   const fast_params *p = S->R->p;
   for (int64_t k = b; k < e; k++) {
     if (p->vertical)
-      v_pair(p, S->base, S->lo[k], S->hi[k], S->partial[k], S->n);
+      v_pair(S->R, S->boff, S->lo[k], S->hi[k], S->partial[k], S->n);
     else
-      h_pair(p, S->base, S->lo[k], S->hi[k], S->partial[k]);
+      h_pair(S->R, S->boff, S->lo[k], S->hi[k], S->partial[k]);
   }
 }
 static void split_combine(split_run *S, int64_t a, int64_t b, int depth, void *out) {
@@ -430,14 +494,21 @@ static void split_combine(split_run *S, int64_t a, int64_t b, int depth, void *o
   }
   int64_t mid = split_at(p, a, b);
   split_combine(S, a, mid, depth + 1, out);
-  _Alignas(64) char tmp[RV_BYTES];
+  _Alignas(64) char tmp[RVA_BYTES];
   split_combine(S, mid, b, depth + 1, tmp);
   p->f->vcomb(out, tmp, n);
 }
 
 static CJ_MUST_USE cj_status k_reduce_fast(cj_exec_ctx *ctx, const cj_step *st) {
   const fast_params *p = st->params;
-  fast_run R = {p, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1]), 1};
+  fast_run R = {.p = p, .ctx = ctx, .out = CJ_PTR(ctx, st->out[0]), .nchunks = 1};
+  if (p->src.prog) { /* in = [init, the source's inputs] */
+    R.init = CJ_PTR(ctx, st->in[0]);
+    for (int32_t k = 0; k < p->src.nin; k++) R.sin[k] = CJ_PTR(ctx, st->in[1 + k]);
+  } else {
+    R.in = CJ_PTR(ctx, st->in[0]);
+    R.init = CJ_PTR(ctx, st->in[1]);
+  }
   if (p->nout == 0) return NULL;
   if (p->nred == 0) { /* empty reduction: every output is the init value */
     for (int64_t o = 0; o < p->nout; o++) memcpy(R.out + o * p->esize, R.init, (size_t)p->esize);
@@ -456,11 +527,11 @@ static CJ_MUST_USE cj_status k_reduce_fast(cj_exec_ctx *ctx, const cj_step *st) 
     if (S) {
       S->R = &R;
       S->n = p->vertical ? p->vlen : 1;
-      S->base = p->vertical ? R.in + space_off(&p->kept, 0) : R.in + space_off(&p->kept, 0);
+      S->boff = space_off(&p->kept, 0);
       S->nparts = S->next = 0;
       split_collect(S, 0, p->nred, 0);
       cj_pool_parallel_for(ctx->pool, S->nparts, 1, split_body, S);
-      _Alignas(64) char acc[RV_BYTES];
+      _Alignas(64) char acc[RVA_BYTES];
       split_combine(S, 0, p->nred, 0, acc);
       p->f->fin(R.out, R.init, acc, S->n);
       free(S);
@@ -1210,6 +1281,86 @@ static CJ_MUST_USE cj_status lanes_body(cj_lw *L, const cj_op *op, cj_block *bod
   return st;
 }
 
+/* Input fusion pays where it saves memory traffic and the computed runs are long: inputs of
+ * RFUSE_MIN_BYTES or more (smaller ones stay in the L2 cache, where storing the chain costs
+ * about what computing it in short runs does), with a kept innermost run of RFUSE_VRUN or more
+ * (vertical), or reduced runs of RFUSE_HRUN or more, or reduced axes that are all the innermost
+ * ones (their runs computed many outputs at a call). Other inputs are stored first, as before. */
+enum { RFUSE_MIN_BYTES = 1 << 20, RFUSE_VRUN = 256, RFUSE_HRUN = 64 };
+static bool fuse_worth(const cj_type *xt, const bool *isred) {
+  if (xt->num_elements * cj_dtype_bytes(xt->dtype) < RFUSE_MIN_BYTES) return false;
+  int32_t last = xt->rank - 1;
+  while (last >= 0 && xt->dims[last] == 1) last--;
+  if (last < 0) return false;
+  int64_t run = 1;
+  int32_t d = last;
+  for (; d >= 0 && (xt->dims[d] == 1 || isred[d] == isred[last]); d--) run *= xt->dims[d];
+  if (!isred[last]) return run >= RFUSE_VRUN;
+  bool trailing = true; /* no reduced axis before the innermost reduced block */
+  for (; d >= 0; d--)
+    if (isred[d] && xt->dims[d] != 1) trailing = false;
+  return run >= RFUSE_HRUN || trailing;
+}
+
+/* the fast path: one input, a body of one combiner (fused: the input is computed by src) */
+static CJ_MUST_USE cj_status lower_fast(cj_lw *L, cj_op *op, const rk_fns *rf, cj_lw_tensor x0,
+                                        const bool *isred, int64_t nred, const cj_ew_src *src) {
+  int64_t xs[CJ_MAX_RANK];
+  cj_row_strides(x0.rank, x0.dims, xs);
+  cj_lw_tensor init, r;
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &init));
+  CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
+  fast_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  int es = cj_dtype_bytes(x0.dtype);
+  p->esize = es;
+  p->f = rf;
+  p->vchunk = (src->prog ? RVF_BYTES : RV_BYTES) / rf->abytes;
+  p->nout = r.nelems;
+  p->nred = nred;
+  int32_t last = x0.rank - 1;
+  while (last >= 0 && x0.dims[last] == 1) last--;
+  p->vertical = last < 0 || !isred[last];
+  for (int32_t d = 0; d < x0.rank; d++) {
+    if (isred[d])
+      space_push(&p->red, x0.dims[d], xs[d] * es);
+    else
+      space_push(&p->kept, x0.dims[d], xs[d] * es);
+  }
+  if (p->vertical) {
+    if (p->kept.rank == 0) {
+      p->kept.dims[0] = 1;
+      p->kept.str[0] = es;
+      p->kept.rank = 1;
+    }
+    p->vlen = p->kept.dims[p->kept.rank - 1];
+    if (p->kept.str[p->kept.rank - 1] != es) { /* not contiguous: one element at a time */
+      p->kept.dims[p->kept.rank] = 1;
+      p->kept.str[p->kept.rank] = es;
+      p->kept.rank++;
+      p->vlen = 1;
+    }
+  } else {
+    p->ored = p->red;
+    p->ored.rank--;
+    p->run = p->red.dims[p->red.rank - 1];
+    p->rstr = p->red.str[p->red.rank - 1];
+  }
+  cj_lw_add_cost(L, (double)x0.nelems, 0);
+  if (src->prog) { /* in = [init, the source's inputs] */
+    p->src = *src;
+    int32_t ins[1 + CJ_EW_SRC_MAX_IN];
+    ins[0] = init.buf;
+    memcpy(ins + 1, src->in_bufs, sizeof(int32_t) * (size_t)src->nin);
+    if (!cj_lw_emit(L, op, k_reduce_fast, p, 1 + (uint32_t)src->nin, ins, 1, &r.buf))
+      return cj_oom();
+    return NULL;
+  }
+  int32_t ins[2] = {x0.buf, init.buf};
+  if (!cj_lw_emit(L, op, k_reduce_fast, p, 2, ins, 1, &r.buf)) return cj_oom();
+  return NULL;
+}
+
 cj_status cj_lower_reduce(cj_lw *L, cj_op *op) {
   uint32_t n = op->nresults;
   if (n == 0 || op->nopnds != 2 * n || op->nregions != 1)
@@ -1217,72 +1368,41 @@ cj_status cj_lower_reduce(cj_lw *L, cj_op *op) {
   int64_t dims[CJ_MAX_RANK], nd = 0;
   if (!cj_op_get_i64s(op, "dimensions", dims, CJ_MAX_RANK, &nd))
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "no dimensions");
-  cj_lw_tensor x0;
-  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x0));
+  const cj_type *xt = op->operands[0]->type;
   bool isred[CJ_MAX_RANK] = {false};
   for (int64_t i = 0; i < nd; i++) {
-    if (dims[i] < 0 || dims[i] >= x0.rank) return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad dimension");
+    if (dims[i] < 0 || dims[i] >= xt->rank || dims[i] >= CJ_MAX_RANK)
+      return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad dimension");
     isred[dims[i]] = true;
   }
+  int rop = n == 1 ? body_pattern(op, xt->dtype) : -1;
+  const rk_fns *rf = NULL;
+  if (rop >= 0) {
+    cj_vm_isa isa = cj_vm_get_isa();
+    rf = isa == CJ_VM_ISA_AVX512 ? cj_rk_avx512(rop, xt->dtype)
+         : isa == CJ_VM_ISA_AVX2 ? cj_rk_avx2(rop, xt->dtype)
+                                 : cj_rk_generic(rop, xt->dtype);
+  }
+  /* a fast body takes the pending elementwise group computing its input (input fusion) */
+  cj_ew_src src = {NULL, 0, NULL};
+  bool fused = false;
+  if (rf && cj_type_is_static(xt) && fuse_worth(xt, isred))
+    CJ_RETURN_IF_ERROR(cj_lw_ew_take(L, op->operands[0], &src, &fused));
+  else
+    CJ_RETURN_IF_ERROR(cj_lw_ew_flush(L));
+  cj_lw_tensor x0;
+  if (fused)
+    x0 = (cj_lw_tensor){.buf = -1, .dtype = xt->dtype, .rank = xt->rank, .dims = xt->dims,
+                        .nelems = xt->num_elements, .type = xt};
+  else
+    CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x0));
   int64_t xs[CJ_MAX_RANK];
   cj_row_strides(x0.rank, x0.dims, xs);
   int64_t nred = 1;
   for (int32_t d = 0; d < x0.rank; d++)
     if (isred[d]) nred *= x0.dims[d];
 
-  int rop = n == 1 ? body_pattern(op, x0.dtype) : -1;
-  const rk_fns *rf = NULL;
-  if (rop >= 0) {
-    cj_vm_isa isa = cj_vm_get_isa();
-    rf = isa == CJ_VM_ISA_AVX512 ? cj_rk_avx512(rop, x0.dtype)
-         : isa == CJ_VM_ISA_AVX2 ? cj_rk_avx2(rop, x0.dtype)
-                                 : cj_rk_generic(rop, x0.dtype);
-  }
-  if (rf) {
-    cj_lw_tensor init, r;
-    CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &init));
-    CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
-    fast_params *p = cj_lw_alloc(L, sizeof *p);
-    if (!p) return cj_oom();
-    int es = cj_dtype_bytes(x0.dtype);
-    p->esize = es;
-    p->f = rf;
-    p->vchunk = RV_BYTES / rf->abytes;
-    p->nout = r.nelems;
-    p->nred = nred;
-    int32_t last = x0.rank - 1;
-    while (last >= 0 && x0.dims[last] == 1) last--;
-    p->vertical = last < 0 || !isred[last];
-    for (int32_t d = 0; d < x0.rank; d++) {
-      if (isred[d])
-        space_push(&p->red, x0.dims[d], xs[d] * es);
-      else
-        space_push(&p->kept, x0.dims[d], xs[d] * es);
-    }
-    if (p->vertical) {
-      if (p->kept.rank == 0) {
-        p->kept.dims[0] = 1;
-        p->kept.str[0] = es;
-        p->kept.rank = 1;
-      }
-      p->vlen = p->kept.dims[p->kept.rank - 1];
-      if (p->kept.str[p->kept.rank - 1] != es) { /* not contiguous: one element at a time */
-        p->kept.dims[p->kept.rank] = 1;
-        p->kept.str[p->kept.rank] = es;
-        p->kept.rank++;
-        p->vlen = 1;
-      }
-    } else {
-      p->ored = p->red;
-      p->ored.rank--;
-      p->run = p->red.dims[p->red.rank - 1];
-      p->rstr = p->red.str[p->red.rank - 1];
-    }
-    cj_lw_add_cost(L, (double)x0.nelems, 0);
-    int32_t ins[2] = {x0.buf, init.buf};
-    if (!cj_lw_emit(L, op, k_reduce_fast, p, 2, ins, 1, &r.buf)) return cj_oom();
-    return NULL;
-  }
+  if (rf) return lower_fast(L, op, rf, x0, isred, nred, &src);
 
   if (n == 2) { /* argmax / argmin */
     bool done = false;

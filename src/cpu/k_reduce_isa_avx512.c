@@ -8,5 +8,95 @@
 #endif
 #define CJ_RK_TEMPLATE 1
 #define RK_TABLE cj_rk_avx512
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* f32/f64 maximum/minimum on whole vectors (the vertical folds, contiguous horizontal folds):
+ * VRANGE (IEEE maxNum/minNum, -0 < +0), and where either operand is NaN their sum (that NaN;
+ * the first operand's when both are, as rk_maxf) in 3 instructions, where the vectorized
+ * selects of rk_maxf took ~10. The lanes and their tree are the template's: the same bits (a
+ * signaling NaN comes out quiet). Vertical folds keep the accumulators in registers across
+ * rows; horizontal runs (hrows, hfold) fold their lanes and tree in registers. */
+/* lane k of the result: lane k + w of a (k + w < lanes) */
+static inline __m512 rkv_sh_ps(__m512 a, int w) {
+  __m512i i = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  return _mm512_permutexvar_ps(_mm512_add_epi32(i, _mm512_set1_epi32(w)), a);
+}
+static inline __m512d rkv_sh_pd(__m512d a, int w) {
+  __m512i i = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm512_permutexvar_pd(_mm512_add_epi64(i, _mm512_set1_epi64(w)), a);
+}
+#define RKV_max_f32(M, OP) M(max_f32, float, ps, 16, __m512, __mmask16, 0x05, rkv_sh_ps)
+#define RKV_min_f32(M, OP) M(min_f32, float, ps, 16, __m512, __mmask16, 0x04, rkv_sh_ps)
+#define RKV_max_f64(M, OP) M(max_f64, double, pd, 8, __m512d, __mmask8, 0x05, rkv_sh_pd)
+#define RKV_min_f64(M, OP) M(min_f64, double, pd, 8, __m512d, __mmask8, 0x04, rkv_sh_pd)
+#define RKV_KERNELS(NAME, T, SFX, W, VT, MT, IMM, SH)                                              \
+  static inline VT rkv_##NAME(VT a, VT b) {                                                      \
+    MT u = _mm512_cmp_##SFX##_mask(a, b, _CMP_UNORD_Q);                                          \
+    return _mm512_mask_add_##SFX(_mm512_range_##SFX(a, b, IMM), u, a, b);                        \
+  }                                                                                              \
+  static inline MT rkv_mask_##NAME(int64_t left) {                                               \
+    return left >= W ? (MT)-1 : (MT)((1u << left) - 1u);                                         \
+  }                                                                                              \
+  static void vacc_##NAME(void *acc_, const char *x_, int64_t n, int64_t rows, int64_t rs) {    \
+    T *acc = acc_;                                                                               \
+    for (int64_t j = 0; j < n; j += W) {                                                         \
+      MT k = rkv_mask_##NAME(n - j);                                                             \
+      VT a = _mm512_maskz_loadu_##SFX(k, acc + j);                                               \
+      for (int64_t r = 0; r < rows; r++)                                                         \
+        a = rkv_##NAME(a, _mm512_maskz_loadu_##SFX(k, (const T *)(x_ + r * rs) + j));            \
+      _mm512_mask_storeu_##SFX(acc + j, k, a);                                                   \
+    }                                                                                            \
+  }                                                                                              \
+  static void vcomb_##NAME(void *acc_, const void *b_, int64_t n) {                              \
+    T *acc = acc_;                                                                               \
+    const T *bs = b_;                                                                            \
+    for (int64_t j = 0; j < n; j += W) {                                                         \
+      MT k = rkv_mask_##NAME(n - j);                                                             \
+      VT a = _mm512_maskz_loadu_##SFX(k, acc + j);                                               \
+      _mm512_mask_storeu_##SFX(acc + j, k, rkv_##NAME(a, _mm512_maskz_loadu_##SFX(k, bs + j)));  \
+    }                                                                                            \
+  }                                                                                              \
+  /* hrows: each output's lanes (32, or 8 for runs under 64) in registers, then their tree:  \
+   * lanes k and k + w, whole vectors first, then within one (SH: lanes w apart) */           \
+  static void hrows_##NAME(void *out_, const char *x_, int64_t n, int64_t m, int64_t rs) {    \
+    T *out = out_;                                                                               \
+    int ln = n >= 2 * RK_LANES ? RK_LANES : 8;                                                   \
+    int nv = ln >= W ? ln / W : 1, lw = ln < W ? ln : W;                                         \
+    MT lm = rkv_mask_##NAME(lw);                                                                 \
+    for (int64_t o = 0; o < m; o++) {                                                            \
+      const T *x = (const T *)(x_ + o * rs);                                                     \
+      VT p[RK_LANES / W];                                                                        \
+      for (int v = 0; v < nv; v++) p[v] = _mm512_maskz_loadu_##SFX(lm, x + v * W);              \
+      int64_t j = ln;                                                                            \
+      for (; j + ln <= n; j += ln)                                                               \
+        for (int v = 0; v < nv; v++)                                                             \
+          p[v] = rkv_##NAME(p[v], _mm512_maskz_loadu_##SFX(lm, x + j + v * W));                  \
+      for (int v = 0; v < nv && j + v * W < n; v++) { /* the last lanes: j + k < n */            \
+        MT k = rkv_mask_##NAME(n - j - v * W) & lm;                                              \
+        p[v] = _mm512_mask_mov_##SFX(p[v], k,                                                    \
+                                     rkv_##NAME(p[v], _mm512_maskz_loadu_##SFX(k, x + j + v * W))); \
+      }                                                                                          \
+      for (int c = nv / 2; c >= 1; c /= 2)                                                       \
+        for (int v = 0; v < c; v++) p[v] = rkv_##NAME(p[v], p[v + c]);                           \
+      for (int w = lw / 2; w >= 1; w /= 2) p[0] = rkv_##NAME(p[0], SH(p[0], w));                 \
+      T q[W];                                                                                    \
+      _mm512_storeu_##SFX(q, p[0]);                                                              \
+      out[o] = q[0];                                                                             \
+    }                                                                                            \
+  }                                                                                              \
+  static void hfold_##NAME(void *out, const char *x_, int64_t n, int64_t s) {                   \
+    if (s != (int64_t)sizeof(T) || n < 16) { /* the template's fold in index order */           \
+      hfold_##NAME##_t(out, x_, n, s);                                                           \
+      return;                                                                                    \
+    }                                                                                            \
+    hrows_##NAME(out, x_, n, 1, 0); /* the same lanes and tree */                                \
+  }                                                                                              \
+  static const rk_fns fns_##NAME = {vload_##NAME##_t, vacc_##NAME,        vcomb_##NAME,          \
+                                    hfold_##NAME,     hrows_##NAME,       hshort_##NAME##_t,     \
+                                    fin_##NAME##_t,   (int32_t)sizeof(T)};                        \
+  static const rk_fns *const rkv_keep_##NAME __attribute__((unused)) = &fns_##NAME##_t;
+#define RK_VMINMAX(NAME, T, OP) RKV_##NAME(RKV_KERNELS, OP)
+#endif
 #define RK_AM_TABLE cj_rk_am_avx512
 #include "cpu/k_reduce_kern.h"

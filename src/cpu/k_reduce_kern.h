@@ -242,12 +242,19 @@ RK_DEF(or_pred, uint8_t, uint8_t, RK_ID, RK_ID, (uint8_t)(a | b))
 RK_DEF(xor_pred, uint8_t, uint8_t, RK_ID, RK_ID, (uint8_t)(a ^ b))
 RK_DEF(add_f32, float, float, RK_ID, RK_ID, a + b)
 RK_DEF(mul_f32, float, float, RK_ID, RK_ID, a * b)
-RK_DEF(max_f32, float, float, RK_ID, RK_ID, rk_maxf(a, b))
-RK_DEF(min_f32, float, float, RK_ID, RK_ID, rk_minf(a, b))
+/* f32/f64 maximum/minimum: an instruction set file may define RK_VMINMAX(NAME, T, OP), which
+ * gives fns_NAME its own vector kernels for some slots and the template's NAME_t for the rest */
+#ifdef RK_VMINMAX
+#define RK_MM_DEF(NAME, T, OP) RK_DEF(NAME##_t, T, T, RK_ID, RK_ID, OP(a, b)) RK_VMINMAX(NAME, T, OP)
+#else
+#define RK_MM_DEF(NAME, T, OP) RK_DEF(NAME, T, T, RK_ID, RK_ID, OP(a, b))
+#endif
+RK_MM_DEF(max_f32, float, rk_maxf)
+RK_MM_DEF(min_f32, float, rk_minf)
 RK_DEF(add_f64, double, double, RK_ID, RK_ID, a + b)
 RK_DEF(mul_f64, double, double, RK_ID, RK_ID, a * b)
-RK_DEF(max_f64, double, double, RK_ID, RK_ID, rk_maxd(a, b))
-RK_DEF(min_f64, double, double, RK_ID, RK_ID, rk_mind(a, b))
+RK_MM_DEF(max_f64, double, rk_maxd)
+RK_MM_DEF(min_f64, double, rk_mind)
 RK_DEF(add_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, a + b)
 RK_DEF(mul_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, a * b)
 RK_DEF(max_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, rk_maxf(a, b))

@@ -673,7 +673,11 @@ bool cj_cpu_can_lower(const cj_op *op, const char **why) {
  * read a value of that group. */
 
 static bool may_skip_flush(cj_lw *L, cj_op *op) {
-  if (op->kind == CJ_OP_CONSTANT) return op->nresults == 1 && cj_lw_only_ew_users(L, &op->results[0]);
+  if (op->kind == CJ_OP_REDUCE) return true; /* cj_lower_reduce flushes, or takes the group */
+  if (op->kind == CJ_OP_CONSTANT) /* a scalar (a reduce's init) is a constant buffer, no step */
+    return op->nresults == 1 && (cj_lw_only_ew_users(L, &op->results[0]) ||
+                                 (cj_type_is_static(op->results[0].type) &&
+                                  op->results[0].type->num_elements <= 1));
   if (op->kind == CJ_OP_BROADCAST_IN_DIM || op->kind == CJ_OP_SLICE)
     return cj_lw_only_ew_users(L, &op->results[0]) && !cj_lw_ew_pending_value(L, op->operands[0]);
   return false;

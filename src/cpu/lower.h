@@ -181,6 +181,22 @@ void *cj_lw_ew_state_new(void);
 void cj_lw_ew_state_free(void *s);
 void *cj_lw_ew_state(cj_lw *L);
 bool cj_lw_ew_pending_value(cj_lw *L, cj_value *v);
+/* Input fusion (a reduction reading its operand once, not a stored copy): when the pending
+ * group's only stored value would be v and v's one user is the op being lowered, the group is
+ * taken as a source instead of a step: *taken is set, and *src can compute any run of v's
+ * elements (row-major index) into a caller's buffer. Otherwise the group is flushed as usual.
+ * src->in_bufs are the buffers the source reads (the taking step lists them as its inputs). */
+enum { CJ_EW_SRC_MAX_IN = 48 };
+typedef struct cj_ew_src {
+  const void *prog; /* lower_ew.c's program, in the plan's arena */
+  int32_t nin;
+  const int32_t *in_bufs;
+} cj_ew_src;
+CJ_MUST_USE cj_status cj_lw_ew_take(cj_lw *L, cj_value *v, cj_ew_src *src, bool *taken);
+/* elements [start, start + m) of the source's value into dst (its storage type); ins: the
+ * pointers of src->in_bufs in this execution */
+void cj_ew_src_eval(const void *prog, cj_exec_ctx *ctx, char *const *ins, int64_t start,
+                    int64_t m, char *dst);
 /* How many ops use value v (counted before lowering). */
 uint32_t cj_lw_num_uses(cj_lw *L, cj_value *v);
 /* Virtual values for elementwise fusion */

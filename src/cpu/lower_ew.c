@@ -15,6 +15,7 @@
 
 
 enum { MAX_OPS = 32, MAX_INPUTS = 24, MAX_TAB = 128, MAX_INSTR = 160 };
+_Static_assert(MAX_INPUTS * 2 <= CJ_EW_SRC_MAX_IN, "a source's inputs (cpu/lower.h)");
 
 /* ======================================================================== runtime */
 
@@ -225,6 +226,7 @@ EW_FILL_CLONES static void gather(char *dst, const char *src, const ew_input *in
 typedef struct ew_run {
   const ew_params *p;
   cj_exec_ctx *ctx;
+  int64_t origin; /* the element the outputs' bases stand for (a source's run: its start) */
   char *base[MAX_TAB];
 } ew_run;
 
@@ -247,13 +249,14 @@ static void run_range(ew_run *R, int64_t b0, int64_t b1) {
     if (in->mode == IN_SCALAR && in->prefilled) {
       cur[in->reg] = R->base[k];
     } else if (in->mode == IN_SCALAR) {
-      int64_t m = p->block < p->n ? p->block : p->n;
+      int64_t m = p->block < b1 - b0 ? p->block : b1 - b0; /* a source's short run: less */
       cj_fill_elems(cur[in->reg], R->base[k], in->esize, m);
     }
   }
   for (int64_t bs = b0; bs < b1; bs += p->block) {
     int64_t m = b1 - bs < p->block ? b1 - bs : p->block;
-    for (int k = 0; k < p->ninputs + p->noutputs; k++) cur[k] = R->base[k] + bs * p->esize[k];
+    for (int k = 0; k < p->ninputs + p->noutputs; k++)
+      cur[k] = R->base[k] + (k < p->ninputs ? bs : bs - R->origin) * p->esize[k];
     for (int k = 0; k < p->ninputs; k++) {
       const ew_input *in = &p->inputs[k];
       if (in->mode == IN_BCAST) gather(cur[in->reg], R->base[k], in, bs, m);
@@ -279,6 +282,7 @@ static CJ_MUST_USE cj_status k_ew(cj_exec_ctx *ctx, const cj_step *st) {
   ew_run R;
   R.p = p;
   R.ctx = ctx;
+  R.origin = 0;
   for (int k = 0; k < p->ninputs; k++)
     R.base[k] = CJ_PTR(ctx, st->in[k]) + p->inputs[k].off * p->esize[k];
   for (int k = 0; k < p->noutputs; k++) R.base[p->ninputs + k] = CJ_PTR(ctx, st->out[k]);
@@ -411,6 +415,8 @@ typedef struct ew_state {
   cj_value *ext[MAX_INPUTS * 2];
   int next;
   const cj_type *shape;
+  cj_value *sink;  /* cj_lw_ew_take: the value the flush leaves to its taker */
+  cj_ew_src taken; /* what the flush left there */
 } ew_state;
 
 void *cj_lw_ew_state_new(void) { return calloc(1, sizeof(ew_state)); }
@@ -923,7 +929,7 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
       cj_lw_set_tls_bytes(L, (int64_t)G->nregs * p->reg_bytes);
       cj_lw_add_cost(L, (double)G->flops * (double)p->n, (double)G->trans * (double)p->n);
       /* output buffers */
-      for (int i = 0; i < G->nvals && !st; i++) {
+      for (int i = 0; i < G->nvals && !st && !S->sink; i++) {
         gv *g = &G->vals[i];
         if (!g->output) continue;
         int32_t b = cj_lw_new_buf(L, cj_lw_type_bytes(g->v->type), CJ_BK_ARENA);
@@ -935,15 +941,22 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
       if (!st) {
         /* in-place hints: output k may reuse input j's buffer when j is a full-size input of
          * the same byte size last read no later than the instruction writing output k */
-        for (int k = 0; k < nout; k++)
+        for (int k = 0; k < nout && !S->sink; k++)
           for (int j = 0; j < nin; j++) {
             if (inp[j].mode != IN_FULL || p->esize[j] != p->esize[nin + k]) continue;
             if (G->in_last_read[j] > G->out_written_by[k] || shares_buffer(G, nin, j)) continue;
             cj_lw_hint_inplace(L, G->out_buf[k], G->in_buf[j]);
           }
-        step = cj_lw_emit(L, S->ops[S->nops - 1], k_ew, p, (uint32_t)nin, G->in_buf,
-                          (uint32_t)nout, G->out_buf);
-        if (!step) st = cj_oom();
+        if (S->sink) { /* cj_lw_ew_take: no step; the taker computes the value */
+          int32_t *bufs = cj_lw_alloc(L, sizeof(int32_t) * (size_t)(nin ? nin : 1));
+          if (!bufs) st = cj_oom();
+          else memcpy(bufs, G->in_buf, sizeof(int32_t) * (size_t)nin);
+          S->taken = (cj_ew_src){p, nin, bufs};
+        } else {
+          step = cj_lw_emit(L, S->ops[S->nops - 1], k_ew, p, (uint32_t)nin, G->in_buf,
+                            (uint32_t)nout, G->out_buf);
+          if (!step) st = cj_oom();
+        }
       }
     }
   }
@@ -952,6 +965,47 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
   S->next = 0;
   free(G);
   return st;
+}
+
+/* ======================================================================== input fusion */
+
+/* uses of w by the group's members */
+static uint32_t member_uses(const ew_state *S, const cj_value *w) {
+  uint32_t n = 0;
+  for (int i = 0; i < S->nops; i++)
+    for (uint32_t k = 0; k < S->ops[i]->nopnds; k++) n += S->ops[i]->operands[k] == w;
+  return n;
+}
+
+cj_status cj_lw_ew_take(cj_lw *L, cj_value *v, cj_ew_src *src, bool *taken) {
+  ew_state *S = cj_lw_ew_state(L);
+  *taken = false;
+  *src = (cj_ew_src){NULL, 0, NULL};
+  bool ok = cj_lw_ew_pending_value(L, v) && cj_lw_num_uses(L, v) == 1;
+  for (int i = 0; ok && i < S->nops; i++) { /* every other member is used inside only */
+    cj_value *w = &S->ops[i]->results[0];
+    if (w != v && cj_lw_num_uses(L, w) > member_uses(S, w)) ok = false;
+  }
+  if (!ok) return cj_lw_ew_flush(L);
+  S->sink = v;
+  cj_status st = cj_lw_ew_flush(L);
+  S->sink = NULL;
+  if (st) return st;
+  *src = S->taken;
+  *taken = true;
+  return NULL;
+}
+
+void cj_ew_src_eval(const void *prog, cj_exec_ctx *ctx, char *const *ins, int64_t start,
+                    int64_t m, char *dst) {
+  const ew_params *p = prog;
+  ew_run R;
+  R.p = p;
+  R.ctx = ctx;
+  R.origin = start;
+  for (int k = 0; k < p->ninputs; k++) R.base[k] = ins[k] + p->inputs[k].off * p->esize[k];
+  R.base[p->ninputs] = dst;
+  run_range(&R, start, start + m);
 }
 
 /* ======================================================================== the TLS areas */
