@@ -91,6 +91,7 @@ typedef struct rbg_params {
   /* THREE_FRY, narrow: the split shape */
   int64_t outer, dsplit, inner, half; /* half = ceil(dsplit / 2) */
   int64_t units;      /* counters (three fry) or blocks (philox) the output uses */
+  cj_threefry_lanes_fn lanes; /* three fry */
 } rbg_params;
 
 typedef struct rbg_run {
@@ -100,38 +101,29 @@ typedef struct rbg_run {
   uint64_t lo, hi; /* three fry: lo = counter base */
 } rbg_run;
 
-enum { RBG_W = 16 }; /* counters generated together (vectorizable) */
+enum { RBG_W = 64 }; /* counters generated together (vectorizable) */
 
-/* Threefry on RBG_W consecutive 64-bit counters c0 + k: each lane runs the 20 rounds with
- * constant rotations, so the lane loop vectorizes */
-#define TF_R(d)                          \
-  a += b;                                \
-  b = ((b << (d)) | (b >> (32 - (d)))) ^ a;
-#define TF_4A TF_R(13) TF_R(15) TF_R(26) TF_R(6)
-#define TF_4B TF_R(17) TF_R(29) TF_R(16) TF_R(24)
-static void threefry_batch(uint32_t k0, uint32_t k1, uint64_t c0, uint32_t *restrict x0,
-                           uint32_t *restrict x1) {
-  const uint32_t k2 = 0x1BD11BDAu ^ k0 ^ k1;
+/* Threefry on RBG_W consecutive 64-bit counters c0 + k, through the lanes of the CPU's
+ * instruction set (k_rng_tf.h) */
+static void threefry_batch(cj_threefry_lanes_fn lanes, uint32_t k0, uint32_t k1, uint64_t c0,
+                           uint32_t *x0, uint32_t *x1) {
+  uint32_t lo[RBG_W], hi[RBG_W];
   for (int k = 0; k < RBG_W; k++) {
     uint64_t c = c0 + (uint64_t)k;
-    uint32_t a = (uint32_t)c + k0, b = (uint32_t)(c >> 32) + k1;
-    TF_4A a += k1;
-    b += k2 + 1;
-    TF_4B a += k2;
-    b += k0 + 2;
-    TF_4A a += k0;
-    b += k1 + 3;
-    TF_4B a += k1;
-    b += k2 + 4;
-    TF_4A a += k2;
-    b += k0 + 5;
-    x0[k] = a;
-    x1[k] = b;
+    lo[k] = (uint32_t)c;
+    hi[k] = (uint32_t)(c >> 32);
   }
+  const uint32_t *in[4] = {&k0, &k1, lo, hi};
+  static const int64_t step[4] = {0, 0, 1, 1};
+  lanes(in, step, x0, x1, RBG_W);
 }
-#undef TF_R
-#undef TF_4A
-#undef TF_4B
+
+static cj_threefry_lanes_fn threefry_lanes(void) {
+  cj_vm_isa isa = cj_vm_get_isa();
+  return isa == CJ_VM_ISA_AVX512 ? cj_threefry_lanes_avx512
+         : isa == CJ_VM_ISA_AVX2 ? cj_threefry_lanes_avx2
+                                 : cj_threefry_lanes_generic;
+}
 
 /* Philox on RBG_W consecutive 128-bit counters (lo, hi) + i0 + k */
 static void philox_batch(uint32_t k0, uint32_t k1, uint64_t lo, uint64_t hi, uint64_t i0,
@@ -176,7 +168,7 @@ static void rbg_body(void *vr, int64_t b, int64_t e) {
       o = b / p->inner / p->half;
     }
     for (int64_t u0 = b; u0 < e; u0 += RBG_W) {
-      threefry_batch(R->k0, R->k1, R->lo + (uint64_t)u0, x0, x1);
+      threefry_batch(p->lanes, R->k0, R->k1, R->lo + (uint64_t)u0, x0, x1);
       int64_t cnt = e - u0 < RBG_W ? e - u0 : RBG_W;
       if (p->wide) {
         for (int64_t k = 0; k < cnt; k++)
@@ -248,6 +240,7 @@ cj_status cj_lower_rng_bit_generator(cj_lw *L, cj_op *op) {
   rbg_params *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return cj_oom();
   p->alg = alg == CJ_RNG_ALGORITHM_THREE_FRY ? ALG_THREE_FRY : ALG_PHILOX;
+  p->lanes = threefry_lanes();
   p->nstate = s.nelems;
   if (p->alg == ALG_THREE_FRY ? p->nstate != 2 : (p->nstate != 2 && p->nstate != 3))
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "a %s state has %s elements, got %lld",
@@ -529,10 +522,7 @@ cj_status cj_lower_cc_threefry2x32(cj_lw *L, cj_op *op) {
   if (!p) return cj_oom();
   p->n = out[0].nelems;
   for (int j = 0; j < 4; j++) p->step[j] = in[j].nelems == 1 ? 0 : 1;
-  cj_vm_isa isa = cj_vm_get_isa();
-  p->lanes = isa == CJ_VM_ISA_AVX512 ? cj_threefry_lanes_avx512
-             : isa == CJ_VM_ISA_AVX2 ? cj_threefry_lanes_avx2
-                                     : cj_threefry_lanes_generic;
+  p->lanes = threefry_lanes();
   cj_lw_add_cost(L, 130.0 * (double)p->n, 0);
   int32_t ins[4] = {in[0].buf, in[1].buf, in[2].buf, in[3].buf}, outs[2] = {out[0].buf, out[1].buf};
   if (!cj_lw_emit(L, op, k_threefry2x32, p, 4, ins, 2, outs)) return cj_oom();
