@@ -25,7 +25,8 @@ static void cse_remap(cj_op *op, cj_value *const *repl, uint32_t nv) {
       for (cj_op *o = b->first; o; o = o->next) cse_remap(o, repl, nv);
 }
 
-/* jaxlib's LAPACK calls (lapack_*) and the plugin's @cjrt_lu_pivots_to_permutation are pure
+/* jaxlib's LAPACK calls (lapack_*) and the plugin's @cjrt_lu_pivots_to_permutation and
+ * @cjrt_threefry2x32 are pure
  * functions of their operands and attributes, as XLA's CSE takes every custom call that does not
  * declare a side effect: inv and slogdet of one matrix then factor it once, as on XLA:CPU */
 static bool cse_pure_custom_call(const cj_op *op) {
@@ -36,7 +37,8 @@ static bool cse_pure_custom_call(const cj_op *op) {
       !cj_attr_get_str(cj_op_attr(op, "call_target_name"), &s, &n))
     return false;
   return (n > 7 && memcmp(s, "lapack_", 7) == 0) ||
-         (n == 29 && memcmp(s, "cjrt_lu_pivots_to_permutation", 29) == 0);
+         (n == 29 && memcmp(s, "cjrt_lu_pivots_to_permutation", 29) == 0) ||
+         (n == 17 && memcmp(s, "cjrt_threefry2x32", 17) == 0);
 }
 
 static bool cse_kind_ok(const cj_op *op) {

@@ -18,6 +18,7 @@
 
 #include "cpu/k_lapack.h"
 #include "cpu/k_linalg_house.h"
+#include "cpu/k_rng.h"
 #include "cpu/lower.h"
 #include "runtime/ffi.h"
 
@@ -318,6 +319,7 @@ cj_status cj_lower_custom_call(cj_lw *L, cj_op *op) {
   if (cj_lapack_is_target(target, len)) return cj_lower_cc_lapack(L, op, target, len);
   if (IS("tridiagonal_solve_perturbed_ffi")) return cj_lower_cc_tridiagonal_perturbed(L, op);
   if (IS("cjrt_lu_pivots_to_permutation")) return cj_lower_cc_lu_permutation(L, op);
+  if (IS("cjrt_threefry2x32")) return cj_lower_cc_threefry2x32(L, op); /* k_rng.c */
   /* jax.lax.dce_sink: marks its operands as used so that nothing upstream drops them; there is
    * nothing to run (the operands were computed by then) */
   if (IS("dce_sink") && op->nresults == 0) return NULL;

@@ -566,6 +566,11 @@ typedef struct concat_params {
   int64_t *row;           /* bytes per outer index of each operand */
 } concat_params;
 
+/* Rows of a few bytes copy with a constant size (one load and store each, where a memcpy call
+ * per row cost more than the copy): JAX builds every multi-dimensional gather or scatter index
+ * (x[r, c], .at[r, c], take_along_axis) by concatenating [n, 1] columns. */
+#define CONCAT_ROWS(NB)                                                           \
+  for (int64_t o = 0; o < p->outer; o++) memcpy(out + o * p->out_row + off, in + o * row, NB)
 static CJ_MUST_USE cj_status k_concat(cj_exec_ctx *ctx, const cj_step *st) {
   const concat_params *p = st->params;
   char *out = CJ_PTR(ctx, st->out[0]);
@@ -573,12 +578,20 @@ static CJ_MUST_USE cj_status k_concat(cj_exec_ctx *ctx, const cj_step *st) {
   for (int32_t k = 0; k < p->n; k++) {
     const char *in = CJ_PTR(ctx, st->in[k]);
     int64_t row = p->row[k];
-    if (row)
-      for (int64_t o = 0; o < p->outer; o++) memcpy(out + o * p->out_row + off, in + o * row, (size_t)row);
+    switch (row) {
+      case 0: break;
+      case 1: CONCAT_ROWS(1); break;
+      case 2: CONCAT_ROWS(2); break;
+      case 4: CONCAT_ROWS(4); break;
+      case 8: CONCAT_ROWS(8); break;
+      case 16: CONCAT_ROWS(16); break;
+      default: CONCAT_ROWS((size_t)row);
+    }
     off += row;
   }
   return NULL;
 }
+#undef CONCAT_ROWS
 
 cj_status cj_lower_concatenate(cj_lw *L, cj_op *op) {
   int64_t dim;

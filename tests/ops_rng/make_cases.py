@@ -65,6 +65,31 @@ def rbg(alg, state, shape, et):
     return np.asarray(ns).astype(np.uint64), out.astype(NP[ut]).reshape(shape)
 
 
+def checksum_lines(src, bt, out, shape, sfx=""):
+    """Lines checking `src` (of type bt, expected values `out`) through two checksums computed in
+    the program, a sum and an index-weighted sum in ui64; sfx keeps the names apart."""
+    w = out.astype(np.uint64).ravel()
+    idx = np.arange(w.size, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        s1 = int(np.sum(w, dtype=np.uint64))
+        s2 = int(np.sum(w * (idx * np.uint64(2654435761) + np.uint64(1)), dtype=np.uint64))
+    U = ttype(shape, "ui64")
+    dims = ", ".join(str(d) for d in range(len(shape)))
+    return [f"  %w{sfx} = stablehlo.convert {src} : ({bt}) -> {U}",
+            f"  %z{sfx} = stablehlo.constant dense<0> : tensor<ui64>",
+            f"  %s1{sfx} = stablehlo.reduce(%w{sfx} init: %z{sfx}) applies stablehlo.add across dimensions = [{dims}] : ({U}, tensor<ui64>) -> tensor<ui64>",
+            f"  %lin{sfx} = stablehlo.iota dim = 0 : tensor<{w.size}xui64>",
+            f"  %lin2{sfx} = stablehlo.reshape %lin{sfx} : (tensor<{w.size}xui64>) -> {U}",
+            f"  %k{sfx} = stablehlo.constant dense<2654435761> : {U}",
+            f"  %one{sfx} = stablehlo.constant dense<1> : {U}",
+            f"  %lk{sfx} = stablehlo.multiply %lin2{sfx}, %k{sfx} : {U}",
+            f"  %lk1{sfx} = stablehlo.add %lk{sfx}, %one{sfx} : {U}",
+            f"  %wl{sfx} = stablehlo.multiply %w{sfx}, %lk1{sfx} : {U}",
+            f"  %s2{sfx} = stablehlo.reduce(%wl{sfx} init: %z{sfx}) applies stablehlo.add across dimensions = [{dims}] : ({U}, tensor<ui64>) -> tensor<ui64>",
+            f"  check.expect_eq_const %s1{sfx}, dense<{s1}> : tensor<ui64>",
+            f"  check.expect_eq_const %s2{sfx}, dense<{s2}> : tensor<ui64>"]
+
+
 def case(name, alg, state, shape, et, checksum=False):
     ns, out = rbg(alg, state, shape, et)
     n = len(state)
@@ -81,26 +106,7 @@ def case(name, alg, state, shape, et, checksum=False):
     else:
         src = "%o"
     if checksum:
-        w = out.astype(np.uint64).ravel()
-        idx = np.arange(w.size, dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            s1 = int(np.sum(w, dtype=np.uint64))
-            s2 = int(np.sum(w * (idx * np.uint64(2654435761) + np.uint64(1)), dtype=np.uint64))
-        U = ttype(shape, "ui64")
-        dims = ", ".join(str(d) for d in range(len(shape)))
-        lines += [f"  %w = stablehlo.convert {src} : ({bt}) -> {U}",
-                  f"  %z = stablehlo.constant dense<0> : tensor<ui64>",
-                  f"  %s1 = stablehlo.reduce(%w init: %z) applies stablehlo.add across dimensions = [{dims}] : ({U}, tensor<ui64>) -> tensor<ui64>",
-                  f"  %lin = stablehlo.iota dim = 0 : tensor<{w.size}xui64>",
-                  f"  %lin2 = stablehlo.reshape %lin : (tensor<{w.size}xui64>) -> {U}",
-                  f"  %k = stablehlo.constant dense<2654435761> : {U}",
-                  f"  %one = stablehlo.constant dense<1> : {U}",
-                  f"  %lk = stablehlo.multiply %lin2, %k : {U}",
-                  f"  %lk1 = stablehlo.add %lk, %one : {U}",
-                  f"  %wl = stablehlo.multiply %w, %lk1 : {U}",
-                  f"  %s2 = stablehlo.reduce(%wl init: %z) applies stablehlo.add across dimensions = [{dims}] : ({U}, tensor<ui64>) -> tensor<ui64>",
-                  f"  check.expect_eq_const %s1, dense<{s1}> : tensor<ui64>",
-                  f"  check.expect_eq_const %s2, dense<{s2}> : tensor<ui64>"]
+        lines += checksum_lines(src, bt, out, shape)
     else:
         lines.append(f"  check.expect_eq_const {src}, {dense(out, ut)} : {bt}")
     lines += ["  func.return", "}", ""]
@@ -230,6 +236,47 @@ def normal(name, et, mu, sigma, shape):
 
 normal("rng_normal_f32", "f32", 1.5, 2.0, (100, 100))
 normal("rng_normal_f64", "f64", -3.0, 0.5, (3, 5001))
+
+
+# ============================================================ @cjrt_threefry2x32 (bit for bit)
+# The plugin's custom call for JAX's threefry2x32 primitive (python/jax_plugins/cjrt lowers it
+# there): expected values from XLA:CPU running the primitive (JAX's own rule for cpu). Operands
+# of the results' shape or of one element; large ones (the parallel path) through checksums.
+
+def threefry_case(name, shapes, out_shape, checksum=False):
+    from jax.extend.core.primitives import threefry2x32_p
+
+    r = np.random.default_rng(sum(map(ord, name)))
+    args = [r.integers(0, 2 ** 32, size=sh, dtype=np.uint64).astype(np.uint32) for sh in shapes]
+    cpu = jax.devices("cpu")[0]
+    full = [np.broadcast_to(a.reshape(()) if a.size == 1 else a, out_shape) for a in args]
+    y = jax.jit(lambda *a: threefry2x32_p.bind(*a))(*[jax.device_put(a, cpu) for a in full])
+    ys = [np.asarray(v).reshape(out_shape) for v in y]
+    ot = ttype(out_shape, "ui32")
+    its = [ttype(sh, "ui32") for sh in shapes]
+    lines = [f"func.func @{name}() {{"]
+    for i, (a, t) in enumerate(zip(args, its)):
+        lines.append(f"  %a{i} = stablehlo.constant {dense(a, 'ui32')} : {t}")
+    lines.append(f"  %y:2 = stablehlo.custom_call @cjrt_threefry2x32(%a0, %a1, %a2, %a3) : "
+                 f"({', '.join(its)}) -> ({ot}, {ot})")
+    for j in range(2):
+        if checksum:
+            lines += checksum_lines(f"%y#{j}", ot, ys[j], out_shape, f"_{j}")
+        else:
+            lines.append(f"  check.expect_eq_const %y#{j}, {dense(ys[j], 'ui32')} : {ot}")
+    lines += ["  func.return", "}", ""]
+    CASES[name] = "// generated by tests/ops_rng/make_cases.py: expected values from XLA:CPU\n" + "\n".join(lines)
+
+
+threefry_case("threefry2x32_scalar_keys_3x5", [(), (), (3, 5), (3, 5)], (3, 5))
+threefry_case("threefry2x32_full_7", [(7,), (7,), (7,), (7,)], (7,))
+threefry_case("threefry2x32_one_elem_keys_2x3x4", [(1,), (1,), (2, 3, 4), (2, 3, 4)], (2, 3, 4))
+threefry_case("threefry2x32_scalar_count_5", [(5,), (5,), (), (5,)], (5,))
+threefry_case("threefry2x32_all_scalar", [(), (), (), ()], ())
+threefry_case("threefry2x32_empty", [(), (), (0,), (0,)], (0,))
+threefry_case("threefry2x32_big", [(), (), (301, 200), (301, 200)], (301, 200), checksum=True)
+threefry_case("threefry2x32_big_full_keys", [(150, 131), (150, 131), (150, 131), (150, 131)],
+              (150, 131), checksum=True)
 
 
 def main():

@@ -383,6 +383,19 @@ def test_random(cj, impl):
     compare(f)
 
 
+def test_random_threefry_custom_call(cj):
+    """threefry2x32 lowers to the plugin's @cjrt_threefry2x32 on cjrt (python/jax_plugins/cjrt),
+    whose bits equal XLA:CPU's: scalar keys, keys per element (vmap over split keys), and a draw
+    large enough to be split over the pool."""
+    text = jax.jit(lambda k: jax.random.bits(k, (5,))).lower(
+        jax.device_put(jax.random.key(3), cj)).as_text()
+    assert "cjrt_threefry2x32" in text
+    compare(lambda: (jax.random.bits(jax.random.key(3), (300, 257)),
+                     jax.vmap(lambda k: jax.random.bits(k, (33,)))(
+                         jax.random.split(jax.random.key(4), 9)),
+                     jax.random.uniform(jax.random.key(5), (1000,))), rtol=0, atol=0)
+
+
 def test_random_distributions(cj):
     def f(seed):
         k = jax.random.key(seed)
