@@ -390,9 +390,9 @@ static void run_range(ew_run *R, int64_t b0, int64_t b1) {
       cj_fill_elems(cur[in->reg], R->base[k], in->esize, m);
     }
   }
+  char *regs[MAX_INPUTS * 2];
+  for (int k = 0; k < p->ninputs; k++) regs[k] = cur[p->inputs[k].reg];
   if (p->row > 0) {
-    char *regs[MAX_INPUTS * 2];
-    for (int k = 0; k < p->ninputs; k++) regs[k] = cur[p->inputs[k].reg];
     run_rows(R, b0, b1, cur, regs);
     if (tls) cj_tls_release(R->ctx, tls);
     return;
@@ -402,10 +402,17 @@ static void run_range(ew_run *R, int64_t b0, int64_t b1) {
     for (int k = 0; k < p->ninputs + p->noutputs; k++) cur[k] = R->base[k] + bs * p->esize[k];
     for (int k = 0; k < p->ninputs; k++) {
       const ew_input *in = &p->inputs[k];
-      if (in->mode == IN_BCAST && in->bounded)
-        gather_bounded(cur[in->reg], R->base[k], in, bs, m);
-      else if (in->mode == IN_BCAST)
-        gather(cur[in->reg], R->base[k], in, bs, m);
+      if (in->mode != IN_BCAST) continue;
+      if (in->bounded && in->rank == 1 && in->strides[0] == 1 && bs >= in->lo[0] &&
+          bs + m <= in->hi[0]) {
+        cur[in->reg] = R->base[k] + (in->off + bs) * in->esize; /* inside the box: in place */
+        continue;
+      }
+      cur[in->reg] = regs[k];
+      if (in->bounded)
+        gather_bounded(regs[k], R->base[k], in, bs, m);
+      else
+        gather(regs[k], R->base[k], in, bs, m);
     }
     for (int i = 0; i < p->ninstr; i++) {
       const ew_instr *e = &p->instr[i];
@@ -750,6 +757,36 @@ static CJ_MUST_USE cj_status bounded_input(gen *G, const cj_op *op, cj_value *v,
   return NULL;
 }
 
+/* Collapses the dims of a bounded view where it stays exact: dims of size 1 inside the box
+ * go, and a dim whose box is whole merges into the one before it when the two are contiguous
+ * (a stencil's row-shifted slice becomes one run, read in place away from its edges). */
+static void collapse_bounded(ew_input *in) {
+  int32_t r = 0;
+  for (int32_t d = 0; d < in->rank; d++) {
+    int64_t n = in->dims[d], st = in->strides[d], lo = in->lo[d], hi = in->hi[d];
+    if (n == 1 && lo == 0 && hi == 1 && in->rank > 1) continue;
+    if (r > 0 && lo == 0 && hi == n && in->strides[r - 1] == st * n) {
+      in->dims[r - 1] *= n;
+      in->strides[r - 1] = st;
+      in->lo[r - 1] *= n;
+      in->hi[r - 1] *= n;
+      continue;
+    }
+    in->dims[r] = n;
+    in->strides[r] = st;
+    in->lo[r] = lo;
+    in->hi[r] = hi;
+    r++;
+  }
+  if (r == 0) { /* every dim of size 1 and inside: one element */
+    in->dims[0] = 1;
+    in->lo[0] = 0;
+    in->hi[0] = 1;
+    r = 1;
+  }
+  in->rank = r;
+}
+
 static CJ_MUST_USE cj_status add_input(gen *G, const cj_op *op, gv *g) {
   cj_lw *L = G->L;
   int k = G->ninputs;
@@ -772,6 +809,7 @@ static CJ_MUST_USE cj_status add_input(gen *G, const cj_op *op, gv *g) {
       in->strides[d] = strides[d];
     }
     CJ_RETURN_IF_ERROR(bounded_input(G, op, v, in, sdt, buf));
+    if (in->bounded) collapse_bounded(in);
   } else {
     int32_t nl;
     const int32_t *lv;

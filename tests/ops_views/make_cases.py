@@ -162,6 +162,10 @@ def direct(name, dt, pval, lo, hi):
 direct("pad read by an add, f32", np.float32, -1.0, [1, 3], [2, 0])
 direct("pad read by an xor, i1, padding true", np.bool_, True, [0, 2], [3, -1])
 direct("pad read by an add, complex128", np.complex128, 0, [-1, 1], [1, -2])
+cropped("pad with size-1 dims, f32", np.float32, 0.5, [0, 1, 0, 2], [0, 1, 0, 0],
+        [0, 0, 0, 0], [1, 7, 1, 7], [1, 1, 1, 1], shape=(1, 5, 1, 5))
+cropped("pad with whole rows of padding (collapsed runs), f64", np.float64, -1.0, [2, 0, 0],
+        [1, 0, 0], [0, 0, 0], [9, 6, 7], [1, 1, 1], shape=(6, 6, 7))
 cropped("cropping pad, row broadcast, rows read in place, i32", np.int32, 5, [1, -1, 3],
         [-1, 2, 2], [0, 0, 0], [5, 7, 300], [1, 1, 1], shape=(5, 6, 295))
 
