@@ -722,6 +722,74 @@ cj_status cj_lower_pad(cj_lw *L, cj_op *op) {
   return NULL;
 }
 
+/* A pad whose users are all elementwise ops or static slices of them stays virtual: a bounded
+ * view of its operand (elements outside the operand's box read the padding value), read in
+ * place by the fused loops (lower_ew.c) instead of a padded copy per execution (a stencil's
+ * jnp.pad then four shifted slices). Only constant padding values and no interior padding;
+ * otherwise *done stays false and cj_lower_pad runs. */
+cj_status cj_lw_pad_view(cj_lw *L, cj_op *op, bool *done) {
+  *done = false;
+  cj_value *v = &op->results[0], *x = op->operands[0];
+  const cj_type *t = v->type, *xt = x->type;
+  if (op->nresults != 1 || op->nopnds != 2 || !cj_type_is_static(t) || !cj_type_is_static(xt) ||
+      cj_type_is_quant(t) || cj_type_is_quant(xt) || t->num_elements <= 0 ||
+      xt->num_elements <= 0 || t->rank != xt->rank || t->rank < 1 || t->rank > CJ_MAX_RANK ||
+      cj_lw_value_is_view(L, x) || !cj_lw_only_view_users(L, v))
+    return NULL;
+  int64_t lo[CJ_MAX_RANK], hi[CJ_MAX_RANK], in_[CJ_MAX_RANK], a = 0, b = 0, c = 0;
+  if (!cj_op_get_i64s(op, "edge_padding_low", lo, CJ_MAX_RANK, &a) ||
+      !cj_op_get_i64s(op, "edge_padding_high", hi, CJ_MAX_RANK, &b) ||
+      !cj_op_get_i64s(op, "interior_padding", in_, CJ_MAX_RANK, &c) || a != t->rank ||
+      b != t->rank || c != t->rank)
+    return NULL; /* cj_lower_pad reports it */
+  for (int32_t d = 0; d < t->rank; d++)
+    if (in_[d] != 0 || lo[d] + xt->dims[d] + hi[d] != t->dims[d]) return NULL;
+  cj_lw_tensor xb, pv;
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &pv));
+  if (!cj_lw_const_bytes(L, pv.buf)) return NULL;
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &xb));
+  int64_t xs[CJ_MAX_RANK], blo[CJ_MAX_RANK], bhi[CJ_MAX_RANK], off = 0;
+  cj_row_strides(xt->rank, xt->dims, xs);
+  for (int32_t d = 0; d < t->rank; d++) {
+    off -= lo[d] * xs[d]; /* result index j reads operand index j - lo */
+    blo[d] = lo[d] > 0 ? lo[d] : 0;
+    bhi[d] = lo[d] + xt->dims[d] < t->dims[d] ? lo[d] + xt->dims[d] : t->dims[d];
+  }
+  *done = true;
+  return cj_lw_make_bounded_view(L, v, xb.buf, xt->dtype, off, xs, blo, bhi, pv.buf);
+}
+
+/* (lower.h) a bounded view written out: the padding value everywhere, then the box */
+cj_status cj_lw_emit_bounded(cj_lw *L, const cj_op *op, const cj_type *t, int32_t src, int64_t off,
+                             const int64_t *strides, const int64_t *lo, const int64_t *hi,
+                             int32_t pad, int32_t out) {
+  pad_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  memset(p, 0, sizeof *p);
+  int es = cj_dtype_bytes(t->dtype);
+  int64_t rs[CJ_MAX_RANK];
+  cj_row_strides(t->rank, t->dims, rs);
+  p->n = t->num_elements;
+  p->esize = es;
+  p->any = true;
+  p->s.rank = t->rank;
+  p->s.esize = es;
+  int64_t soff = off;
+  for (int32_t d = 0; d < t->rank; d++) {
+    if (hi[d] <= lo[d]) p->any = false;
+    p->s.dims[d] = hi[d] - lo[d];
+    p->s.sstride[d] = strides[d] * es;
+    p->s.dstride[d] = rs[d] * es;
+    soff += lo[d] * strides[d];
+    p->s.doff += lo[d] * rs[d] * es;
+  }
+  p->s.soff = soff * es;
+  if (p->any) cj_strided_simplify(&p->s);
+  int32_t ins[2] = {src, pad};
+  if (!cj_lw_emit(L, op, k_pad, p, 2, ins, 1, &out)) return cj_oom();
+  return NULL;
+}
+
 /* ======================================================================== bitcast_convert */
 
 typedef struct bitcast_params {

@@ -18,6 +18,9 @@ typedef struct lw_val {
   cj_dtype vdt;
   int64_t *vstrides;
   int64_t voff; /* elements of vdt from the start of vsrc (slices) */
+  int64_t *vlo, *vhi; /* bounded views (pads): elements in [vlo, vhi) per dim are read, the
+                       * others are vpad; NULL: unbounded */
+  int32_t vpad;       /* bounded views: the constant buffer of the padding value */
 } lw_val;
 
 typedef struct slot_list {
@@ -37,6 +40,11 @@ typedef struct lw_group {
   cj_lw_group *out;
 } lw_group;
 
+/* per value: some user is not an elementwise op (or a scatter input, takes_virtual) of the
+ * defining block; some user is neither that nor a static slice of that block (slices of a pad
+ * may stay views of views) */
+enum { NONEW_EW = 1, NONEW_VIEW = 2 };
+
 /* users of each value: counts and whether some user is not an elementwise op of the defining
  * block */
 struct cj_lw {
@@ -46,7 +54,7 @@ struct cj_lw {
   int32_t nbufs, capbufs;
   lw_val *vals;
   uint32_t nvals;
-  uint8_t *non_ew_user; /* per value */
+  uint8_t *non_ew_user; /* per value: NONEW_EW, NONEW_VIEW bits */
   uint32_t *nuses;      /* per value: operand occurrences over the whole function */
   cj_step *steps;
   uint32_t nsteps, capsteps;
@@ -420,7 +428,7 @@ cj_status cj_lw_bind(cj_lw *L, cj_value *v, int32_t n, const int32_t *leaves) {
 
 bool cj_lw_value_is_virtual(cj_lw *L, cj_value *v) {
   lw_val *x = val(L, v);
-  return x && x->virt && !x->bound && x->voff == 0;
+  return x && x->virt && !x->bound && x->voff == 0 && !x->vlo;
 }
 
 bool cj_lw_value_is_view(cj_lw *L, cj_value *v) {
@@ -454,6 +462,8 @@ cj_status cj_lw_make_virtual(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt,
   x->vsrc = src;
   x->vdt = dt;
   x->voff = 0;
+  x->vlo = x->vhi = NULL;
+  x->vpad = -1;
   return NULL;
 }
 
@@ -464,10 +474,39 @@ cj_status cj_lw_make_view(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt, int64
   return NULL;
 }
 
+cj_status cj_lw_make_bounded_view(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt, int64_t off,
+                                  const int64_t *strides, const int64_t *lo, const int64_t *hi,
+                                  int32_t pad) {
+  CJ_RETURN_IF_ERROR(cj_lw_make_view(L, v, src, dt, off, strides));
+  lw_val *x = val(L, v);
+  size_t bytes = sizeof(int64_t) * (size_t)(v->type->rank ? v->type->rank : 1);
+  x->vlo = cj_lw_alloc(L, bytes);
+  x->vhi = cj_lw_alloc(L, bytes);
+  if (!x->vlo || !x->vhi) return cj_oom();
+  memcpy(x->vlo, lo, sizeof(int64_t) * (size_t)v->type->rank);
+  memcpy(x->vhi, hi, sizeof(int64_t) * (size_t)v->type->rank);
+  x->vpad = pad;
+  return NULL;
+}
+
+bool cj_lw_view_bounds(cj_lw *L, cj_value *v, const int64_t **lo, const int64_t **hi,
+                       int32_t *pad) {
+  lw_val *x = val(L, v);
+  if (!x || !x->virt || x->bound || !x->vlo) return false;
+  *lo = x->vlo;
+  *hi = x->vhi;
+  *pad = x->vpad;
+  return true;
+}
+
 uint32_t cj_lw_num_uses(cj_lw *L, cj_value *v) { return v->id < L->nvals ? L->nuses[v->id] : 0; }
 
 bool cj_lw_only_ew_users(cj_lw *L, cj_value *v) {
-  return v->id < L->nvals && !L->non_ew_user[v->id];
+  return v->id < L->nvals && !(L->non_ew_user[v->id] & NONEW_EW);
+}
+
+bool cj_lw_only_view_users(cj_lw *L, cj_value *v) {
+  return v->id < L->nvals && !(L->non_ew_user[v->id] & NONEW_VIEW);
 }
 
 /* Materializes a virtual broadcast into a real buffer (a strided gather). */
@@ -479,6 +518,12 @@ static CJ_MUST_USE cj_status k_gather(cj_exec_ctx *ctx, const cj_step *st) {
 static CJ_MUST_USE cj_status materialize(cj_lw *L, const cj_op *op, cj_value *v) {
   lw_val *x = val(L, v);
   const cj_type *t = v->type;
+  if (x->vlo) {
+    int32_t out = cj_lw_new_buf(L, cj_lw_type_bytes(t), CJ_BK_ARENA);
+    CJ_RETURN_IF_ERROR(cj_lw_emit_bounded(L, op, t, x->vsrc, x->voff, x->vstrides, x->vlo,
+                                          x->vhi, x->vpad, out));
+    return cj_lw_bind(L, v, 1, &out);
+  }
   int esize = cj_dtype_bytes(x->vdt);
   cj_strided *s = cj_strided_new(L, t->rank, t->dims, x->vstrides, esize);
   if (!s) return cj_oom();
@@ -680,6 +725,9 @@ static bool may_skip_flush(cj_lw *L, cj_op *op) {
                                   op->results[0].type->num_elements <= 1));
   if (op->kind == CJ_OP_BROADCAST_IN_DIM || op->kind == CJ_OP_SLICE)
     return cj_lw_only_ew_users(L, &op->results[0]) && !cj_lw_ew_pending_value(L, op->operands[0]);
+  if (op->kind == CJ_OP_PAD)
+    return cj_lw_only_view_users(L, &op->results[0]) && !cj_lw_ew_pending_value(L, op->operands[0]) &&
+           !cj_lw_ew_pending_value(L, op->operands[1]);
   return false;
 }
 
@@ -723,7 +771,22 @@ static CJ_MUST_USE cj_status slice_view(cj_lw *L, cj_op *op, bool *done) {
     strides[d] = xs[d] * stride[d];
   }
   *done = true;
-  return cj_lw_make_view(L, v, src, dt, off, strides);
+  const int64_t *blo, *bhi;
+  int32_t pad;
+  if (!cj_lw_view_bounds(L, x, &blo, &bhi, &pad)) return cj_lw_make_view(L, v, src, dt, off, strides);
+  /* slice index i reads x's index start + i*stride: in x's bounds for lo <= i < hi */
+  int64_t lo[CJ_MAX_RANK], hi[CJ_MAX_RANK];
+  for (int32_t d = 0; d < t->rank; d++) {
+    lo[d] = blo[d] <= start[d] ? 0 : (blo[d] - start[d] + stride[d] - 1) / stride[d];
+    hi[d] = bhi[d] <= start[d] ? 0 : (bhi[d] - start[d] + stride[d] - 1) / stride[d];
+    if (lo[d] > t->dims[d]) lo[d] = t->dims[d];
+    if (hi[d] > t->dims[d]) hi[d] = t->dims[d];
+  }
+  bool inside = true; /* the slice reads no padding: a plain view */
+  for (int32_t d = 0; d < t->rank; d++)
+    if (lo[d] != 0 || hi[d] != t->dims[d]) inside = false;
+  if (inside) return cj_lw_make_view(L, v, src, dt, off, strides);
+  return cj_lw_make_bounded_view(L, v, src, dt, off, strides, lo, hi, pad);
 }
 
 cj_status cj_lw_block(cj_lw *L, cj_block *b, cj_op **out_terminator) {
@@ -741,9 +804,10 @@ cj_status cj_lw_block(cj_lw *L, cj_block *b, cj_op **out_terminator) {
       continue;
     }
     if (!may_skip_flush(L, op)) CJ_RETURN_IF_ERROR(cj_lw_ew_flush(L));
-    if (op->kind == CJ_OP_SLICE) {
+    if (op->kind == CJ_OP_SLICE || op->kind == CJ_OP_PAD) {
       bool done;
-      CJ_RETURN_IF_ERROR(slice_view(L, op, &done));
+      CJ_RETURN_IF_ERROR(op->kind == CJ_OP_SLICE ? slice_view(L, op, &done)
+                                                 : cj_lw_pad_view(L, op, &done));
       if (done) continue;
     }
     cj_status (*fn)(cj_lw *, cj_op *) = lower_fn_for(op->kind);
@@ -781,6 +845,12 @@ static bool takes_virtual(const cj_op *op, bool ew, uint32_t i) {
   return ew || (op->kind == CJ_OP_SCATTER && op->nopnds % 2 == 1 && i < op->nopnds / 2);
 }
 
+static uint8_t user_bits(const cj_op *op, bool ew, uint32_t i, bool same_block) {
+  if (!same_block) return NONEW_EW | NONEW_VIEW;
+  if (takes_virtual(op, ew, i)) return 0;
+  return op->kind == CJ_OP_SLICE ? NONEW_EW : NONEW_EW | NONEW_VIEW;
+}
+
 static void users_block(cj_lw *L, cj_block *b) {
   for (cj_op *op = b->first; op; op = op->next) {
     bool ew = cj_lw_ew_is_fusible(op);
@@ -788,7 +858,7 @@ static void users_block(cj_lw *L, cj_block *b) {
       cj_value *v = op->operands[i];
       if (!v || v->id >= L->nvals) continue;
       L->nuses[v->id]++;
-      if (!takes_virtual(op, ew, i) || value_block(v) != b) L->non_ew_user[v->id] = 1;
+      L->non_ew_user[v->id] |= user_bits(op, ew, i, value_block(v) == b);
     }
     for (uint32_t r = 0; r < op->nregions; r++)
       for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) users_block(L, nb);
@@ -827,7 +897,7 @@ cj_status cj_lw_adopt_block(cj_lw *L, cj_block *b) {
         cj_value *v = op->operands[i];
         if (!v || v->id < first || v->id >= L->nvals) continue;
         L->nuses[v->id]++;
-        if (!takes_virtual(op, ew, i) || value_block(v) != b) L->non_ew_user[v->id] = 1;
+        L->non_ew_user[v->id] |= user_bits(op, ew, i, value_block(v) == b);
       }
     }
   }

@@ -216,6 +216,22 @@ CJ_MUST_USE cj_status cj_lw_make_virtual(cj_lw *L, cj_value *v, int32_t src, cj_
 CJ_MUST_USE cj_status cj_lw_make_view(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt, int64_t off,
                                       const int64_t *strides);
 bool cj_lw_value_is_view(cj_lw *L, cj_value *v);
+/* Bounded views (virtual pads, k_data.c): a view whose elements outside [lo, hi) (per dim, in
+ * v's indices) are the value in constant buffer `pad`; `off` may be negative (only in-bounds
+ * elements are read). cj_lw_value_is_virtual is false for them. */
+CJ_MUST_USE cj_status cj_lw_make_bounded_view(cj_lw *L, cj_value *v, int32_t src, cj_dtype dt,
+                                              int64_t off, const int64_t *strides,
+                                              const int64_t *lo, const int64_t *hi, int32_t pad);
+/* Whether v is a bounded view; then its bounds and padding buffer. */
+bool cj_lw_view_bounds(cj_lw *L, cj_value *v, const int64_t **lo, const int64_t **hi, int32_t *pad);
+/* Whether every user of v is an elementwise op of its block or a static slice there. */
+bool cj_lw_only_view_users(cj_lw *L, cj_value *v);
+/* A pad kept as a bounded view when it can be (*done), k_data.c. */
+CJ_MUST_USE cj_status cj_lw_pad_view(cj_lw *L, cj_op *op, bool *done);
+/* Emits the step writing bounded view (type t) out into buffer out. */
+CJ_MUST_USE cj_status cj_lw_emit_bounded(cj_lw *L, const cj_op *op, const cj_type *t, int32_t src,
+                                         int64_t off, const int64_t *strides, const int64_t *lo,
+                                         const int64_t *hi, int32_t pad, int32_t out);
 int64_t cj_lw_view_offset(cj_lw *L, cj_value *v);
 /* Strided copy parameters / kernel, shared by data movement ops. */
 typedef struct cj_strided {
