@@ -335,8 +335,28 @@ static bool parse_sharding_body(scan *s, const meshes *ms, mesh *inline_mesh, sh
     char key[32];
     if (!name_of(s, key, sizeof key)) return false;
     expect(s, "=");
-    if (!strcmp(key, "unreduced") || !strcmp(key, "reduced")) out->partial = true;
     ws(s);
+    if (!strcmp(key, "unreduced") && out->mesh && eat(s, "{")) {
+      /* partial sums over these axes: the value is the sum of the devices' values along them */
+      if (!eat(s, "}")) {
+        do {
+          char ax[NAME_MAX_LEN];
+          if (!name_of(s, ax, sizeof ax)) return false;
+          int found = -1;
+          for (int i = 0; i < out->mesh->n; i++)
+            if (!strcmp(out->mesh->axes[i], ax)) found = i;
+          if (found < 0) {
+            snprintf(why, whycap, "names the unreduced axis \"%s\", which its mesh does not have", ax);
+            return false;
+          }
+          if (out->mesh->sizes[found] > 1) out->unred |= (uint64_t)1 << found;
+        } while (eat(s, ","));
+        expect(s, "}");
+      }
+      out->partial = out->unred != 0;
+      continue;
+    }
+    /* reduced={...}: whole along those axes (only its gradient is unreduced): replicated */
     if (s->p < s->e && (*s->p == '{' || *s->p == '[' || *s->p == '<'))
       skip_group(s);
     else
@@ -395,17 +415,6 @@ static CJ_MUST_USE cj_status read_per_value(const cj_op *where, const char *what
   if (!cj_type_is_static(t) || out->rank != t->rank)
     return cj_op_error(where, CJ_INVALID_ARGUMENT, "%s: sharding %u does not fit the value", what, i);
   return NULL;
-}
-
-/* Unreduced (partial sums on each device) and reduced axes are only read on sharding constraints
- * inside a program, whose values cjrt holds reduced: there they change nothing. On arguments,
- * results and manual computations they would ask for partial sums on the devices. */
-static CJ_MUST_USE cj_status refuse_partial(const cj_op *where, const char *what, const sharding *sh) {
-  if (!sh->partial) return NULL;
-  return cj_op_error(where, CJ_UNIMPLEMENTED,
-                     "%s: a sharding with unreduced or reduced axes ([%s]) is only supported on "
-                     "sharding constraints",
-                     what, sh->canon);
 }
 
 /* The per-device type of a value of global type t split as sh. */
@@ -717,6 +726,57 @@ const sharded_val *cj_spmd_find(const state *S, const cj_value *v) {
   return NULL;
 }
 
+/* ---- unreduced values: held as partial sums where a program takes or gives them so ---- */
+
+/* The partial sums (over exactly `unred`) whose all_reduce `sum` is, or NULL. */
+static cj_value *partial_of(const state *S, const cj_value *sum, uint64_t unred) {
+  for (uint32_t i = 0; i < S->npv; i++)
+    if (S->pv[i].sum == sum && S->pv[i].unred == unred) return S->pv[i].part;
+  return NULL;
+}
+
+static bool is_partial_sum(const state *S, const cj_value *v) {
+  for (uint32_t i = 0; i < S->npv; i++)
+    if (S->pv[i].sum == v) return true;
+  return false;
+}
+
+/* `part` (a per-device value split as sh, partial over sh's unreduced axes) is summed once, before
+ * `before`; `*uses` (a use of the global value: @main's argument, the manual computation's result)
+ * are moved to the sum, which is recorded split as sh without the unreduced axes. */
+static CJ_MUST_USE cj_status reduce_partial_value(state *S, cj_op *before, cj_value *part,
+                                                  cj_value *uses, const sharding *sh) {
+  cj_value *sum;
+  CJ_RETURN_IF_ERROR(cj_spmd_reduce_partial(S, before, part, sh, &sum));
+  cj_replace_all_uses(S->main, uses, sum);
+  sum->def->operands[0] = part;
+  if (S->npv == S->cappv) {
+    uint32_t cap = S->cappv ? S->cappv * 2 : 8;
+    partial_val *n = realloc(S->pv, sizeof *n * cap);
+    if (!n) return cj_oom();
+    S->pv = n;
+    S->cappv = cap;
+  }
+  S->pv[S->npv++] = (partial_val){sum, part, sh->unred};
+  if (!cj_spmd_find(S, part)) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, part, sh)); /* (its output sharding) */
+  sharding whole = *sh;
+  whole.unred = 0;
+  whole.partial = false;
+  return whole.split ? cj_spmd_mark(S, sum, &whole) : NULL;
+}
+
+/* v as the partial sums over sh's unreduced axes that a use asks for: the partial values it was
+ * summed from, or v on one device of each group and zeros on the others. */
+static CJ_MUST_USE cj_status as_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
+                                        cj_value **out) {
+  cj_value *p = partial_of(S, v, sh->unred);
+  if (p) {
+    *out = p;
+    return NULL;
+  }
+  return cj_spmd_make_partial(S, before, v, sh, out);
+}
+
 /* The whole (global) value of v, sharded as sh, on every device: an all_gather per divided
  * dimension over the mesh axes that divide it (in their order, the first major: the order of
  * the tiles), inserted before `before`. Resharding as XLA's partitioner would, without its
@@ -816,47 +876,53 @@ static CJ_MUST_USE cj_status inline_manual(state *S, cj_op *mc, cj_value ***rets
 }
 
 /* manual_axes = #sdy<manual_axes{"a", "b"}>: every axis of size > 1 must be manual */
-static CJ_MUST_USE cj_status check_manual_axes(state *S, cj_op *mc, const mesh *me) {
+/* The axes a manual computation makes manual (its manual_axes). */
+typedef struct manual_axes {
+  char names[MAX_AXES][NAME_MAX_LEN];
+  int n;
+} manual_axes;
+
+static CJ_MUST_USE cj_status read_manual_axes(cj_op *mc, manual_axes *ma) {
   const cj_attr *a = cj_op_attr(mc, "manual_axes");
   if (!a || a->kind != CJ_ATTR_OPAQUE)
     return cj_op_error(mc, CJ_INVALID_ARGUMENT, "sdy.manual_computation without manual_axes");
-  char names[MAX_AXES][NAME_MAX_LEN];
-  int n = 0;
+  ma->n = 0;
   scan s = {a->opaque.text, a->opaque.text + a->opaque.len, false};
   while (s.p < s.e && *s.p != '{') s.p++;
   expect(&s, "{");
   if (!eat(&s, "}")) {
     do {
-      if (n == MAX_AXES || !name_of(&s, names[n], NAME_MAX_LEN)) {
+      if (ma->n == MAX_AXES || !name_of(&s, ma->names[ma->n], NAME_MAX_LEN)) {
         s.bad = true;
         break;
       }
-      n++;
+      ma->n++;
     } while (eat(&s, ","));
     expect(&s, "}");
   }
   if (s.bad)
     return cj_op_error(mc, CJ_UNIMPLEMENTED, "cannot read manual_axes %.*s", (int)a->opaque.len,
                        a->opaque.text);
-  (void)S;
-  if (!me) return NULL;
-  char missing[256] = "";
-  size_t ml = 0;
-  for (int i = 0; i < me->n; i++) {
-    if (me->sizes[i] == 1) continue;
-    bool manual = false;
-    for (int k = 0; k < n && !manual; k++) manual = !strcmp(names[k], me->axes[i]);
-    if (!manual)
-      ml += (size_t)snprintf(missing + ml, ml < sizeof missing ? sizeof missing - ml : 0,
-                             "%s\"%s\"", ml ? ", " : "", me->axes[i]);
-  }
-  if (ml)
-    return cj_op_error(mc, CJ_UNIMPLEMENTED,
-                       "SPMD partitioning is not implemented by cjrt: this manual computation "
-                       "leaves mesh axes %s automatic (shard_map over part of the mesh needs a "
-                       "partitioner for the other axes); make every axis manual",
-                       missing);
   return NULL;
+}
+
+/* sh without the axes that are not manual: shard_map over part of the mesh leaves the others
+ * automatic, and its body holds its values whole along them (so it runs as written; its
+ * collectives name their own axes). True if it dropped some. */
+static bool only_manual(sharding *sh, const manual_axes *ma) {
+  bool dropped = false;
+  for (int d = 0; sh->mesh && d < sh->rank; d++) {
+    int k = 0;
+    for (int j = 0; j < sh->nax[d]; j++) {
+      bool manual = false;
+      for (int i = 0; i < ma->n && !manual; i++) manual = !strcmp(ma->names[i], sh->mesh->axes[sh->ax[d][j]]);
+      if (manual) sh->ax[d][k++] = sh->ax[d][j];
+    }
+    dropped |= k != sh->nax[d];
+    sh->nax[d] = (int8_t)k;
+  }
+  if (dropped) cj_spmd_canon(sh);
+  return dropped;
 }
 
 /* A replicated value that a manual computation takes in shards (jit(shard_map(f))(x) with x
@@ -941,17 +1007,85 @@ static CJ_MUST_USE cj_status slice_replicated(state *S, cj_op *mc, cj_value *v, 
   return NULL;
 }
 
+static CJ_MUST_USE cj_status nested_manuals(state *S, cj_op *first, cj_op *mc, cj_value **outer,
+                                             uint32_t nouter);
+
+/* A manual computation inside another's body (shard_map over part of the mesh nests one for the
+ * axes left automatic, e.g. for axis_index): its operands are held whole along its manual axes
+ * there, so each device slices its shards out of them, and its results are gathered whole.
+ * outer[nouter]: the enclosing body's results, rewritten where they are mc's. */
+static CJ_MUST_USE cj_status manual_nested(state *S, cj_op *mc, cj_value **outer, uint32_t nouter) {
+  cj_block *body = mc->nregions == 1 ? mc->regions[0].first : NULL;
+  if (!body || body->nargs != mc->nopnds)
+    return cj_op_error(mc, CJ_INVALID_ARGUMENT, "manual computation body does not match its operands");
+  const cj_attr *ins = cj_op_attr(mc, "in_shardings"), *outs = cj_op_attr(mc, "out_shardings");
+  manual_axes ma;
+  CJ_RETURN_IF_ERROR(read_manual_axes(mc, &ma));
+  for (uint32_t i = 0; i < mc->nopnds; i++) {
+    sharding sh;
+    CJ_RETURN_IF_ERROR(read_per_value(mc, "in_shardings", ins, &S->ms, i, body->args[i].type, &sh));
+    only_manual(&sh, &ma);
+    const cj_type *lt = mc->operands[i]->type;
+    if (sh.split) CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, mc, "in_shardings", lt, &sh, &lt));
+    if (sh.unred || lt != body->args[i].type)
+      return cj_op_error(mc, CJ_UNIMPLEMENTED,
+                         "operand %u of a nested manual computation is taken as [%s]%s, which "
+                         "does not give its body's shape",
+                         i, sh.canon, sh.unred ? " with unreduced axes" : "");
+    if (sh.split) CJ_RETURN_IF_ERROR(slice_replicated(S, mc, mc->operands[i], &sh, lt, &mc->operands[i]));
+  }
+  cj_op *before = mc->prev;
+  cj_value **rets = NULL;
+  CJ_RETURN_IF_ERROR(inline_manual(S, mc, &rets));
+  for (uint32_t j = 0; j < mc->nresults; j++) {
+    sharding sh;
+    CJ_RETURN_IF_ERROR(read_per_value(mc, "out_shardings", outs, &S->ms, j, mc->results[j].type, &sh));
+    only_manual(&sh, &ma);
+    const cj_type *lt;
+    CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, mc, "out_shardings", mc->results[j].type, &sh, &lt));
+    if (sh.unred || lt != rets[j]->type)
+      return cj_op_error(mc, CJ_UNIMPLEMENTED,
+                         "result %u of a nested manual computation is given as [%s]%s, which does "
+                         "not fit its body's result",
+                         j, sh.canon, sh.unred ? " with unreduced axes" : "");
+    cj_value *w = rets[j];
+    if (sh.split) CJ_RETURN_IF_ERROR(cj_spmd_gather_whole(S, mc, w, &sh, &w));
+    cj_replace_all_uses(S->main, &mc->results[j], w);
+    for (uint32_t k = 0; k < nouter; k++)
+      if (outer[k] == &mc->results[j]) outer[k] = w;
+  }
+  CJ_RETURN_IF_ERROR(nested_manuals(S, before, mc, outer, nouter));
+  cj_block_remove(mc->block, mc);
+  return NULL;
+}
+
+/* The manual computations among the ops after `first` (NULL: from the block's start) up to mc,
+ * which were inlined from mc's body. */
+static CJ_MUST_USE cj_status nested_manuals(state *S, cj_op *first, cj_op *mc, cj_value **outer,
+                                             uint32_t nouter) {
+  for (cj_op *op = first ? first->next : mc->block->first, *next; op && op != mc; op = next) {
+    next = op->next;
+    if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION)
+      CJ_RETURN_IF_ERROR(manual_nested(S, op, outer, nouter));
+  }
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
   cj_block *body = mc->nregions == 1 ? mc->regions[0].first : NULL;
   if (!body || body->nargs != mc->nopnds)
     return cj_op_error(mc, CJ_INVALID_ARGUMENT, "manual computation body does not match its operands");
   const cj_attr *ins = cj_op_attr(mc, "in_shardings"), *outs = cj_op_attr(mc, "out_shardings");
   const mesh *me = NULL;
+  manual_axes ma;
+  CJ_RETURN_IF_ERROR(read_manual_axes(mc, &ma));
   for (uint32_t i = 0; i < mc->nopnds; i++) {
     sharding sh;
     CJ_RETURN_IF_ERROR(read_per_value(mc, "in_shardings", ins, &S->ms, i, body->args[i].type, &sh));
-    CJ_RETURN_IF_ERROR(refuse_partial(mc, "in_shardings", &sh));
+    only_manual(&sh, &ma);
     if (sh.mesh) me = sh.mesh;
+    cj_value *p = sh.unred ? partial_of(S, mc->operands[i], sh.unred) : NULL;
+    if (p) mc->operands[i] = p; /* unreduced in, as it was made */
     cj_value *v = mc->operands[i];
     const sharded_val *sv = cj_spmd_find(S, v);
     if (sv && strcmp(sv->canon, sh.canon) != 0) { /* resharded: gathered whole, then sliced */
@@ -985,6 +1119,15 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
                          "partitioner)",
                          i, sv ? sv->canon : "replicated", sh.canon);
   }
+  for (uint32_t i = 0; i < mc->nopnds; i++) { /* the other unreduced operands: made partial */
+    sharding sh;
+    CJ_RETURN_IF_ERROR(read_per_value(mc, "in_shardings", ins, &S->ms, i, body->args[i].type, &sh));
+    only_manual(&sh, &ma);
+    bool made = false;
+    for (uint32_t k = 0; k < S->npv && !made; k++) made = S->pv[k].part == mc->operands[i];
+    if (sh.unred && !made)
+      CJ_RETURN_IF_ERROR(cj_spmd_make_partial(S, mc, mc->operands[i], &sh, &mc->operands[i]));
+  }
   if (!me && mc->nresults > 0) {
     sharding sh;
     cj_status st = read_per_value(mc, "out_shardings", outs, &S->ms, 0, mc->results[0].type, &sh);
@@ -997,13 +1140,15 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
     return cj_op_error(mc, CJ_INVALID_ARGUMENT,
                        "the mesh @%s has %lld devices but the program runs on %lld", me->name,
                        (long long)me->total, (long long)S->ndev);
-  CJ_RETURN_IF_ERROR(check_manual_axes(S, mc, me));
+  cj_op *before = mc->prev;
   cj_value **rets = NULL;
   CJ_RETURN_IF_ERROR(inline_manual(S, mc, &rets));
+  CJ_RETURN_IF_ERROR(nested_manuals(S, before, mc, rets, mc->nresults));
   for (uint32_t j = 0; j < mc->nresults; j++) {
     sharding sh;
     CJ_RETURN_IF_ERROR(read_per_value(mc, "out_shardings", outs, &S->ms, j, mc->results[j].type, &sh));
-    CJ_RETURN_IF_ERROR(refuse_partial(mc, "out_shardings", &sh));
+    sharding full = sh;
+    bool auto_split = only_manual(&sh, &ma) && full.split;
     const cj_type *lt;
     CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, mc, "out_shardings", mc->results[j].type, &sh, &lt));
     if (lt != rets[j]->type)
@@ -1011,6 +1156,17 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
                          "result %u of the manual computation: its body returns a different shape "
                          "than the out_sharding gives",
                          j);
+    if (sh.unred) { /* partial sums out: summed for every use but an unreduced one */
+      CJ_RETURN_IF_ERROR(reduce_partial_value(S, mc, rets[j], &mc->results[j], &sh));
+      continue;
+    }
+    if (auto_split) { /* split along automatic axes too: each device keeps its slice (free) */
+      cj_value *w;
+      CJ_RETURN_IF_ERROR(cj_spmd_reshard(S, mc, rets[j], &sh, &full, &w));
+      CJ_RETURN_IF_ERROR(cj_spmd_mark(S, w, &full));
+      cj_replace_all_uses(S->main, &mc->results[j], w);
+      continue;
+    }
     cj_replace_all_uses(S->main, &mc->results[j], rets[j]);
     if (sh.split) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, rets[j], &sh));
   }
@@ -1085,7 +1241,7 @@ static void sb_add(sbuf *b, const char *s) {
 /* The HloSharding text of `sh` (e.g. "{devices=[4,1]0,1,2,3}"), whose devices are the partition
  * ids: mesh position p is partition p. False if it cannot be written (sub-axes). */
 static bool hlo_sharding(const sharding *sh, sbuf *b) {
-  if (!sh || !sh->split) {
+  if (!sh || (!sh->split && !sh->unred)) {
     sb_add(b, "{replicated}");
     return true;
   }
@@ -1094,9 +1250,15 @@ static bool hlo_sharding(const sharding *sh, sbuf *b) {
   bool used[MAX_AXES] = {false};
   for (int d = 0; d < sh->rank; d++)
     for (int k = 0; k < sh->nax[d]; k++) used[sh->ax[d][k]] = true;
-  int64_t rep = 1;
-  for (int a = 0; a < me->n; a++)
-    if (!used[a]) rep *= me->sizes[a];
+  int64_t rep = 1, unr = 1; /* trailing tile dims: the unreduced axes, then the replicated */
+  for (int a = 0; a < me->n; a++) {
+    if (sh->unred >> a & 1) unr *= me->sizes[a];
+    else if (!used[a]) rep *= me->sizes[a];
+  }
+  if (!sh->split && rep == 1) {
+    sb_add(b, "{unreduced}");
+    return true;
+  }
   int64_t *assign = malloc(sizeof(int64_t) * (size_t)me->total);
   if (!assign) {
     b->oom = true;
@@ -1114,16 +1276,22 @@ static bool hlo_sharding(const sharding *sh, sbuf *b) {
       for (int k = 0; k < sh->nax[d]; k++) t = t * me->sizes[sh->ax[d][k]] + c[sh->ax[d][k]];
       lin = lin * sh->div[d] + t;
     }
-    int64_t r = 0;
-    for (int a = 0; a < me->n; a++)
-      if (!used[a]) r = r * me->sizes[a] + c[a];
-    lin = lin * rep + r;
+    int64_t r = 0, u = 0;
+    for (int a = 0; a < me->n; a++) {
+      if (sh->unred >> a & 1) u = u * me->sizes[a] + c[a];
+      else if (!used[a]) r = r * me->sizes[a] + c[a];
+    }
+    lin = (lin * unr + u) * rep + r;
     assign[lin] = me->ids ? me->ids[p] : p;
   }
   char tmp[32];
   sb_add(b, "{devices=[");
   for (int d = 0; d < sh->rank; d++) {
     snprintf(tmp, sizeof tmp, "%s%lld", d ? "," : "", (long long)sh->div[d]);
+    sb_add(b, tmp);
+  }
+  if (unr > 1) {
+    snprintf(tmp, sizeof tmp, ",%lld", (long long)unr);
     sb_add(b, tmp);
   }
   if (rep > 1) {
@@ -1136,7 +1304,9 @@ static bool hlo_sharding(const sharding *sh, sbuf *b) {
     sb_add(b, tmp);
   }
   free(assign);
-  sb_add(b, rep > 1 ? " last_tile_dim_replicate}" : "}");
+  sb_add(b, unr > 1 ? (rep > 1 ? " last_tile_dims={unreduced, replicated}}" : " last_tile_dims={unreduced}}")
+             : rep > 1 ? " last_tile_dim_replicate}"
+                       : "}");
   return !b->oom;
 }
 
@@ -1202,10 +1372,7 @@ static CJ_MUST_USE cj_status value_sharding(state *S, const cj_attr *attrs, cons
   const char *txt = NULL;
   size_t len = 0;
   *have = a || cj_attr_get_str(cj_attr_dict_get(attrs, "mhlo.sharding"), &txt, &len);
-  if (a) {
-    CJ_RETURN_IF_ERROR(cj_spmd_read_sharding(S->main, what, a, &S->ms, t, sh));
-    return refuse_partial(S->main, what, sh);
-  }
+  if (a) return cj_spmd_read_sharding(S->main, what, a, &S->ms, t, sh);
   if (!*have) return NULL;
   bool manual;
   return cj_spmd_read_hlo(&S->ms, S->ndev, S->main, what, txt, len, t, sh, &manual);
@@ -1466,7 +1633,9 @@ cj_status cj_spmd_partition_block(state *S, cj_block *b) {
   bool top = b == cj_func_body(S->main);
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
-    if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) {
+    if (op->kind == CJ_OP_ALL_REDUCE && is_partial_sum(S, &op->results[0])) {
+      /* the sum of an unreduced argument: already per-device */
+    } else if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) {
       if (!top)
         return cj_op_error(op, CJ_UNIMPLEMENTED,
                            "a manual computation (shard_map) nested in a loop is not supported "
@@ -1544,7 +1713,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     sharding sh;
     bool have;
     st = value_sharding(&S, cj_func_arg_attrs(main, (uint32_t)i), ins[i], what, &sh, &have);
-    if (st || !have || !sh.split) continue;
+    if (st || !have || !(sh.split || sh.unred)) continue;
     if (num_replicas > 1 && num_partitions == 1) {
       st = cj_op_error(main, CJ_UNIMPLEMENTED, "%s is sharded across replicas", what);
       break;
@@ -1556,6 +1725,8 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     body->args[i].type = lt;
     st = cj_spmd_mark(&S, &body->args[i], &sh);
     if (!st) S.sv[S.nsv - 1].argument = true;
+    if (!st && sh.unred && body->first) /* partial sums in: summed once for every use */
+      st = reduce_partial_value(&S, body->first, &body->args[i], &body->args[i], &sh);
   }
   const sharding **argsh = NULL, **ressh = NULL;
   if (!st) {
@@ -1569,6 +1740,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     for (int32_t j = 0; j < ft->nresults; j++) ressh[j] = NULL;
     if (num_partitions > 1) st = set_sharding_attrs(&S, argsh, ft->rank, ressh, ft->nresults);
     free(S.sv);
+    free(S.pv);
     meshes_free(&S.ms);
     return st;
   }
@@ -1592,8 +1764,15 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     bool split = sv && sv->sh.split;
     if (split) from = sv->sh;
     cj_value *w = ret->operands[j];
-    st = cj_spmd_reshard(&S, ret, w, split ? &from : NULL, &sh, &w);
-    if (!st && sh.split && w != ret->operands[j]) st = cj_spmd_mark(&S, w, &sh);
+    cj_value *p = sh.unred ? partial_of(&S, w, sh.unred) : NULL;
+    const sharded_val *psv = p ? cj_spmd_find(&S, p) : NULL;
+    if (p && (psv ? !strcmp(psv->canon, sh.canon) : !sh.split)) {
+      w = p; /* the partial sums it was made from */
+    } else {
+      st = cj_spmd_reshard(&S, ret, w, split ? &from : NULL, &sh, &w);
+      if (!st && sh.unred) st = as_partial(&S, ret, w, &sh, &w);
+      if (!st && (sh.split || sh.unred) && w != ret->operands[j]) st = cj_spmd_mark(&S, w, &sh);
+    }
     if (!st) {
       ret->operands[j] = w;
       outs[j] = w->type;
@@ -1614,6 +1793,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     ressh[j] = sv ? &sv->sh : NULL;
   }
   if (!st && num_partitions > 1) st = set_sharding_attrs(&S, argsh, ft->rank, ressh, ft->nresults);
+  free(S.pv);
   if (!st) st = strip_attrs(m, main, "arg_attrs", ft->rank);
   if (!st) st = strip_attrs(m, main, "res_attrs", ft->nresults);
   if (!st) st = drop_mismatched_aliases(m, main, ins, ft->rank, outs, ft->nresults);

@@ -38,7 +38,8 @@ typedef struct sharding {
   const mesh *mesh;
   bool split;   /* some dimension is divided */
   bool subaxis; /* some dimension is split over a sub-axis */
-  bool partial; /* has unreduced={...} or reduced={...} axes (only sharding constraints may) */
+  bool partial;   /* has unreduced={...} axes (of size > 1): each device holds a partial sum */
+  uint64_t unred; /* those axes (bit i: mesh axis i) */
   int8_t nax[64];
   int8_t ax[64][8]; /* per dimension: the mesh axes (indices), major to minor */
 } sharding;
@@ -51,6 +52,13 @@ typedef struct sharded_val {
   bool argument;   /* an argument of @main (else a result of a manual computation) */
 } sharded_val;
 
+/* A value held as partial sums over some axes (an unreduced argument of @main or result of a
+ * manual computation) and its all_reduce over them, which every other use reads. */
+typedef struct partial_val {
+  cj_value *sum, *part;
+  uint64_t unred;
+} partial_val;
+
 typedef struct state {
   cj_module *m;
   cj_op *main;
@@ -58,6 +66,8 @@ typedef struct state {
   int64_t ndev;
   sharded_val *sv;
   uint32_t nsv, capsv;
+  partial_val *pv;
+  uint32_t npv, cappv;
 } state;
 
 /* ---- spmd.c ---- */
@@ -98,6 +108,14 @@ CJ_MUST_USE cj_status cj_spmd_partition_op(state *S, cj_op *op);
  * inserted before `before`. */
 CJ_MUST_USE cj_status cj_spmd_reshard(state *S, cj_op *before, cj_value *v, const sharding *from,
                           const sharding *to, cj_value **out);
+/* v, held as partial sums over sh's unreduced axes, summed over them (an all_reduce before
+ * `before`); v itself when sh has none. */
+CJ_MUST_USE cj_status cj_spmd_reduce_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
+                                             cj_value **out);
+/* v, a whole (reduced) value, as partial sums over sh's unreduced axes: v on the first device of
+ * each group along them, zeros on the others (before `before`). */
+CJ_MUST_USE cj_status cj_spmd_make_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
+                                           cj_value **out);
 /* Rewrites the canonical text of sh from its axes (after a rule built it). */
 void cj_spmd_canon(sharding *sh);
 

@@ -1244,20 +1244,44 @@ static void test_partitioning(void) {
       loaded_free(le);
     }
   }
-  /* a 2 x 2 mesh with only one axis manual needs a partitioner */
+  /* shard_map over part of a 2 x 2 mesh ("a" manual, "b" automatic): the body holds its
+   * values whole along "b" and runs as written; its psum over "a" ([[0, 2], [1, 3]]); a nested
+   * manual computation over "b" (as JAX nests one for axis_index) takes shards along "b" and
+   * its result is gathered back whole. x = [0, 1, 2, 3]: 2 * (x[0:2] + x[2:4]) on every device */
   const char *partial =
       "module {\n"
       "  sdy.mesh @mesh = <[\"a\"=2, \"b\"=2]>\n"
       "  func.func @main(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}]>}) "
-      "-> tensor<4xf32> {\n"
-      "    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"a\"}]>] "
-      "out_shardings=[<@mesh, [{\"a\"}]>] manual_axes={\"a\"} (%arg1: tensor<2xf32>) {\n"
-      "      sdy.return %arg1 : tensor<2xf32>\n"
+      "-> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}]>}) {\n"
+      "    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"a\", ?}]>] "
+      "out_shardings=[<@mesh, [{\"a\", ?}]>] manual_axes={\"a\"} (%arg1: tensor<2xf32>) {\n"
+      "      %s = \"stablehlo.all_reduce\"(%arg1) <{replica_groups = dense<[[0, 2], [1, 3]]> : "
+      "tensor<2x2xi64>, channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, "
+      "use_global_device_ids}> ({\n  ^bb0(%p: tensor<f32>, %q: tensor<f32>):\n"
+      "        %w = stablehlo.add %p, %q : tensor<f32>\n        stablehlo.return %w : tensor<f32>\n"
+      "      }) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "      %n = sdy.manual_computation(%s) in_shardings=[<@mesh, [{\"b\"}]>] "
+      "out_shardings=[<@mesh, [{\"b\"}]>] manual_axes={\"b\"} (%arg2: tensor<1xf32>) {\n"
+      "        %d = stablehlo.add %arg2, %arg2 : tensor<1xf32>\n"
+      "        sdy.return %d : tensor<1xf32>\n"
+      "      } : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "      sdy.return %n : tensor<2xf32>\n"
       "    } : (tensor<4xf32>) -> tensor<4xf32>\n"
       "    return %0 : tensor<4xf32>\n"
       "  }\n"
       "}\n";
-  ERR(compile_err(client, partial, o.b, o.n, &le), UNIMPLEMENTED, "leaves mesh axes \"b\" automatic");
+  {
+    float xs[4][2] = {{0, 1}, {0, 1}, {2, 3}, {2, 3}}, pgot[4][2]; /* device d: a = d / 2 */
+    spec ps = {1, 4, PJRT_Buffer_Type_F32, 1, {2}, xs, sizeof xs[0]};
+    void *pouts[1] = {pgot};
+    size_t pob[1] = {sizeof pgot[0]};
+    PJRT_Error *pe = run(partial, &ps, 1, pouts, pob, NULL);
+    CHECK_MSG(pe == NULL, "partly manual: %s", pe ? err_msg(pe) : "");
+    for (int d = 0; !pe && d < 4; d++)
+      CHECK_MSG(pgot[d][0] == 4.0f && pgot[d][1] == 8.0f, "partly manual: device %d got [%g, %g]",
+                d, pgot[d][0], pgot[d][1]);
+    err_free(pe);
+  }
   /* the mesh must span the partitions */
   pb o2;
   opts_for(&o2, 1, 2);

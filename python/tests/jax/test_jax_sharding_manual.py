@@ -1,0 +1,164 @@
+"""shard_map beyond the plain case, and the partial sums it can hand out (src/compiler/spmd.c,
+docs/SPMD.md): unreduced and reduced shardings (PartitionSpec(unreduced=..., reduced=...)) on
+@main's arguments and results and on shard_map's in/out specs, where an unreduced value is held
+as partial sums on the devices; shard_map over part of the mesh (the other axes automatic).
+Each program runs on cjrt and on XLA:CPU with the same mesh (2 and NDEV devices): the same
+values, the same shardings, and, where partial sums come straight out of a shard_map, the same
+per-device shards."""
+import numpy as np
+import pytest
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+from jaxcheck import NDEV
+
+NS = [2, NDEV]
+
+
+def _mesh(devs, shape, names, kind=AxisType.Explicit):
+    return jax.make_mesh(shape, names, axis_types=(kind,) * len(names), devices=devs)
+
+
+def _both(run, n, shape, names, kind=AxisType.Explicit):
+    """run(mesh) under jax.set_mesh on cjrt's and XLA:CPU's first n devices."""
+    out = []
+    for plat in ("cjrt", "cpu"):
+        mesh = _mesh(jax.devices(plat)[:n], shape, names, kind)
+        with jax.set_mesh(mesh):
+            out.append(run(mesh))
+    return out
+
+
+def _whole(a):
+    """a summed and gathered (an unreduced value's meaning)."""
+    return jax.reshard(a, NamedSharding(a.sharding.mesh, P()))
+
+
+def _same(got, want, shards=True):
+    gl, wl = jax.tree.leaves(got), jax.tree.leaves(want)
+    assert len(gl) == len(wl)
+    for i, (g, w) in enumerate(zip(gl, wl)):
+        assert g.sharding.spec == w.sharding.spec, (
+            f"result {i}: cjrt's sharding {g.sharding.spec} != XLA:CPU's {w.sharding.spec}")
+        if shards:
+            gs = [np.asarray(s.data) for s in g.addressable_shards]
+            ws = [np.asarray(s.data) for s in w.addressable_shards]
+            assert len(gs) == len(ws)
+            for k, (a, b) in enumerate(zip(gs, ws)):
+                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5,
+                                           err_msg=f"result {i}, shard {k}")
+        else:
+            np.testing.assert_allclose(np.asarray(_whole(g)), np.asarray(_whole(w)), rtol=1e-5,
+                                       atol=1e-5, err_msg=f"result {i}")
+
+
+@pytest.mark.parametrize("n", NS)
+def test_shard_map_unreduced_out_then_reduced(cj_devices, n):
+    """A matmul whose contraction is split over "y" returns its partial sums (out_specs with
+    unreduced={"y"}); a second jit takes them as an unreduced argument and sums them."""
+    a_np = np.arange(2 * 2 * n, dtype=np.float32).reshape(2, 2 * n) / 7
+    b_np = np.arange(2 * n * 3, dtype=np.float32).reshape(2 * n, 3) / 5
+    shape = (2, n // 2) if n > 2 else (1, 2)
+
+    def run(mesh):
+        a = jax.device_put(a_np, P("x", "y"))
+        b = jax.device_put(b_np, P("y", None))
+
+        @jax.jit
+        @jax.shard_map(in_specs=(P("x", "y"), P("y", None)),
+                       out_specs=P("x", None, unreduced={"y"}))
+        def f(u, v):
+            return jax.lax.pcast(u @ v, "y", to="unreduced")
+
+        out = f(a, b)
+        summed = jax.jit(lambda o: jax.reshard(o, P("x", None)))(out)
+        both = jax.jit(lambda o: (o, jax.reshard(o, P()) * 2))(out)  # passed through and used
+        return out, summed, both
+
+    (go, gs, gb), (wo, ws, wb) = _both(run, n, shape, ("x", "y"))
+    assert go.sharding.spec.unreduced == {"y"}
+    _same(go, wo)
+    _same(gs, ws)
+    np.testing.assert_allclose(np.asarray(gs), a_np @ b_np, rtol=1e-5)
+    _same(gb, wb)
+
+
+@pytest.mark.parametrize("n", NS)
+def test_shard_map_reduced_in_out_and_grad(cj_devices, n):
+    """A reduced argument (whole on every device) through shard_map with reduced out_specs, and
+    its gradient, which JAX gives unreduced (partial sums) over the axis."""
+    x_np = np.arange(8, dtype=np.float32) / 3
+
+    def run(mesh):
+        arr = jax.device_put(x_np, P(reduced={"x"}))
+
+        @jax.jit
+        @jax.shard_map(out_specs=P(reduced={"x"}))
+        def f(x):
+            return x * x
+
+        out = f(arr)
+        g = jax.jit(jax.grad(lambda x: f(x).sum()))(arr)
+        return out, g
+
+    (go, gg), (wo, wg) = _both(run, n, (n,), ("x",))
+    assert go.sharding.spec.reduced == {"x"}
+    assert gg.sharding.spec.unreduced == {"x"}
+    _same(go, wo)
+    _same(gg, wg, shards=False)
+    np.testing.assert_allclose(np.asarray(_whole(gg)), 2 * x_np, rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", NS)
+def test_unreduced_einsum_into_shard_map(cj_devices, n):
+    """An einsum asked for unreduced output (out_sharding=P(unreduced={"x"})) given to a
+    shard_map that takes it unreduced and psums it: each device's part is added once."""
+    a_np = np.arange(4 * 2 * n, dtype=np.float32).reshape(4, 2 * n) / 9
+    b_np = np.arange(2 * n * 4, dtype=np.float32).reshape(2 * n, 4) / 11
+
+    def run(mesh):
+        a = jax.device_put(a_np, P(None, "x"))
+        b = jax.device_put(b_np, P("x", None))
+
+        @jax.shard_map(in_specs=P(unreduced={"x"}), out_specs=P())
+        def total(z):
+            return jax.lax.psum(z, "x")
+
+        @jax.jit
+        def f(u, v):
+            z = jnp.einsum("ab,bc->ac", u, v, out_sharding=P(unreduced={"x"}))
+            return total(z)
+
+        return f(a, b)
+
+    got, want = _both(run, n, (n,), ("x",))
+    _same(got, want)
+    np.testing.assert_allclose(np.asarray(got), a_np @ b_np, rtol=1e-5)
+
+
+@pytest.mark.parametrize("n", NS)
+def test_shard_map_partial_auto(cj_devices, n):
+    """shard_map over "i" only ("j" automatic): a sharding constraint on "j" inside, a psum and
+    an axis_index over "i" (JAX nests a manual computation over "j" for it), the result then
+    constrained along both axes."""
+    x_np = np.arange(4 * 2 * n, dtype=np.float32).reshape(4, 2 * n) / 8
+    shape = (2, n // 2)
+
+    def run(mesh):
+        def g(x):
+            x = jax.lax.with_sharding_constraint(x, P(None, "j"))
+            y = jax.lax.psum(x.sum(), "i") + jax.lax.axis_index("i")
+            return x * x + y
+
+        @jax.jit
+        def f(x):
+            x = jax.shard_map(g, mesh=mesh, in_specs=P("i", None), out_specs=P("i", None),
+                              axis_names=frozenset({"i"}))(x)
+            return jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("i", "j")))
+
+        return f(jax.device_put(x_np, NamedSharding(mesh, P("i", "j"))))
+
+    got, want = _both(run, n, shape, ("i", "j"), AxisType.Auto)
+    _same(got, want)
