@@ -1145,6 +1145,16 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
   CJ_RETURN_IF_ERROR(inline_manual(S, mc, &rets));
   CJ_RETURN_IF_ERROR(nested_manuals(S, before, mc, rets, mc->nresults));
   for (uint32_t j = 0; j < mc->nresults; j++) {
+    /* a value the body passes through (an operand), or gives twice, or that already has a
+     * sharding, is copied: the result is another global value, sharded its own way */
+    bool seen = cj_spmd_find(S, rets[j]) != NULL;
+    for (uint32_t k = 0; k < mc->nopnds && !seen; k++) seen = mc->operands[k] == rets[j];
+    for (uint32_t k = 0; k < j && !seen; k++) seen = rets[k] == rets[j];
+    if (seen) {
+      cj_op *copy = cj_build_op(S->m, mc, mc, CJ_OP_RESHAPE, 1, &rets[j], rets[j]->type);
+      if (!copy) return cj_oom();
+      rets[j] = &copy->results[0];
+    }
     sharding sh;
     CJ_RETURN_IF_ERROR(read_per_value(mc, "out_shardings", outs, &S->ms, j, mc->results[j].type, &sh));
     sharding full = sh;
