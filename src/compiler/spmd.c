@@ -1010,6 +1010,34 @@ static CJ_MUST_USE cj_status slice_replicated(state *S, cj_op *mc, cj_value *v, 
 static CJ_MUST_USE cj_status nested_manuals(state *S, cj_op *first, cj_op *mc, cj_value **outer,
                                              uint32_t nouter);
 
+/* `full` (a manual computation's out_sharding) with the automatic axes that the sharding
+ * constraint `c` in its body gives its result added (as XLA propagates them out of the body).
+ * True if it added some. */
+static bool with_auto_axes(state *S, const cj_op *c, const manual_axes *ma, sharding *full) {
+  sharding cs;
+  cj_status st = cj_spmd_read_sharding(c, "the sharding constraint", cj_op_attr(c, "sharding"),
+                                       &S->ms, c->results[0].type, &cs);
+  if (st || cs.mesh != full->mesh || cs.rank != full->rank || cs.subaxis || !full->mesh) {
+    cj_status_ignore(st); /* not usable: the result stays as its out_sharding says */
+    return false;
+  }
+  bool added = false;
+  for (int d = 0; d < cs.rank; d++)
+    for (int k = 0; k < cs.nax[d]; k++) {
+      int a = cs.ax[d][k];
+      bool manual = false, used = false;
+      for (int i = 0; i < ma->n && !manual; i++) manual = !strcmp(ma->names[i], full->mesh->axes[a]);
+      for (int e = 0; e < full->rank && !used; e++)
+        for (int j = 0; j < full->nax[e]; j++) used |= full->ax[e][j] == a;
+      if (manual || used || full->nax[d] >= 8 || c->results[0].type->dims[d] % (full->div[d] * full->mesh->sizes[a]))
+        continue;
+      full->ax[d][full->nax[d]++] = (int8_t)a;
+      cj_spmd_canon(full);
+      added = true;
+    }
+  return added;
+}
+
 /* A manual computation inside another's body (shard_map over part of the mesh nests one for the
  * axes left automatic, e.g. for axis_index): its operands are held whole along its manual axes
  * there, so each device slices its shards out of them, and its results are gathered whole.
@@ -1145,6 +1173,7 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
   CJ_RETURN_IF_ERROR(inline_manual(S, mc, &rets));
   CJ_RETURN_IF_ERROR(nested_manuals(S, before, mc, rets, mc->nresults));
   for (uint32_t j = 0; j < mc->nresults; j++) {
+    const cj_op *made = rets[j]->def; /* (a sharding constraint on automatic axes?) */
     /* a value the body passes through (an operand), or gives twice, or that already has a
      * sharding, is copied: the result is another global value, sharded its own way */
     bool seen = cj_spmd_find(S, rets[j]) != NULL;
@@ -1159,6 +1188,8 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
     CJ_RETURN_IF_ERROR(read_per_value(mc, "out_shardings", outs, &S->ms, j, mc->results[j].type, &sh));
     sharding full = sh;
     bool auto_split = only_manual(&sh, &ma) && full.split;
+    if (made && made->kind == CJ_OP_SDY_SHARDING_CONSTRAINT)
+      auto_split |= with_auto_axes(S, made, &ma, &full);
     const cj_type *lt;
     CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, mc, "out_shardings", mc->results[j].type, &sh, &lt));
     if (lt != rets[j]->type)

@@ -162,3 +162,24 @@ def test_shard_map_partial_auto(cj_devices, n):
 
     got, want = _both(run, n, shape, ("i", "j"), AxisType.Auto)
     _same(got, want)
+
+
+@pytest.mark.parametrize("n", NS)
+def test_shard_map_partial_auto_constraint_flows_out(cj_devices, n):
+    """A sharding constraint on the automatic axis inside shard_map's body: the result comes
+    out split along it, as XLA propagates it (values and sharding as XLA:CPU's)."""
+    x_np = np.arange(4 * 8, dtype=np.float32).reshape(4, 8)
+    shape = (2, n // 2)
+
+    def run(mesh):
+        sharding = NamedSharding(mesh, P("i"))
+
+        def g(x):
+            return jax.lax.with_sharding_constraint(x * x, sharding)
+
+        f = jax.jit(jax.shard_map(g, mesh=mesh, in_specs=P(), out_specs=P(), check_vma=False,
+                                  axis_names=frozenset({"j"})))
+        return f(jax.device_put(x_np, sharding))
+
+    got, want = _both(run, n, shape, ("i", "j"), AxisType.Auto)
+    _same(got, want)
