@@ -703,14 +703,19 @@ cj_status cj_spmd_resolve_groups(cj_module *m) {
 /* ======================================================================== the pass */
 
 
+/* Room for one more element in the array *p of *cap elements of `size` bytes, n in use. */
+static bool grow(void **p, uint32_t *cap, uint32_t n, size_t size) {
+  if (n < *cap) return true;
+  uint32_t nc = *cap ? *cap * 2 : 16;
+  void *np = realloc(*p, size * nc);
+  if (!np) return false;
+  *p = np;
+  *cap = nc;
+  return true;
+}
+
 cj_status cj_spmd_mark(state *S, cj_value *v, const sharding *sh) {
-  if (S->nsv == S->capsv) {
-    uint32_t cap = S->capsv ? S->capsv * 2 : 16;
-    sharded_val *n = realloc(S->sv, sizeof *n * cap);
-    if (!n) return cj_oom();
-    S->sv = n;
-    S->capsv = cap;
-  }
+  if (!grow((void **)&S->sv, &S->capsv, S->nsv, sizeof *S->sv)) return cj_oom();
   S->sv[S->nsv].v = v;
   snprintf(S->sv[S->nsv].canon, sizeof S->sv[S->nsv].canon, "%s", sh->canon);
   S->sv[S->nsv].sh = *sh;
@@ -750,13 +755,7 @@ static CJ_MUST_USE cj_status reduce_partial_value(state *S, cj_op *before, cj_va
   CJ_RETURN_IF_ERROR(cj_spmd_reduce_partial(S, before, part, sh, &sum));
   cj_replace_all_uses(S->main, uses, sum);
   sum->def->operands[0] = part;
-  if (S->npv == S->cappv) {
-    uint32_t cap = S->cappv ? S->cappv * 2 : 8;
-    partial_val *n = realloc(S->pv, sizeof *n * cap);
-    if (!n) return cj_oom();
-    S->pv = n;
-    S->cappv = cap;
-  }
+  if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
   S->pv[S->npv++] = (partial_val){sum, part, sh->unred};
   if (!cj_spmd_find(S, part)) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, part, sh)); /* (its output sharding) */
   sharding whole = *sh;
@@ -1010,6 +1009,23 @@ static CJ_MUST_USE cj_status slice_replicated(state *S, cj_op *mc, cj_value *v, 
 static CJ_MUST_USE cj_status nested_manuals(state *S, cj_op *first, cj_op *mc, cj_value **outer,
                                              uint32_t nouter);
 
+/* mc's body (checked against its operands) and manual axes. */
+static CJ_MUST_USE cj_status manual_start(cj_op *mc, cj_block **body, manual_axes *ma) {
+  *body = mc->nregions == 1 ? mc->regions[0].first : NULL;
+  if (!*body || (*body)->nargs != mc->nopnds)
+    return cj_op_error(mc, CJ_INVALID_ARGUMENT, "manual computation body does not match its operands");
+  return read_manual_axes(mc, ma);
+}
+
+/* The sharding mc takes operand i in, along its manual axes. */
+static CJ_MUST_USE cj_status manual_in_sharding(state *S, cj_op *mc, const manual_axes *ma,
+                                                uint32_t i, sharding *sh) {
+  CJ_RETURN_IF_ERROR(read_per_value(mc, "in_shardings", cj_op_attr(mc, "in_shardings"), &S->ms, i,
+                                    mc->regions[0].first->args[i].type, sh));
+  only_manual(sh, ma);
+  return NULL;
+}
+
 /* `full` (a manual computation's out_sharding) with the automatic axes that the sharding
  * constraint `c` in its body gives its result added (as XLA propagates them out of the body).
  * True if it added some. */
@@ -1043,16 +1059,13 @@ static bool with_auto_axes(state *S, const cj_op *c, const manual_axes *ma, shar
  * there, so each device slices its shards out of them, and its results are gathered whole.
  * outer[nouter]: the enclosing body's results, rewritten where they are mc's. */
 static CJ_MUST_USE cj_status manual_nested(state *S, cj_op *mc, cj_value **outer, uint32_t nouter) {
-  cj_block *body = mc->nregions == 1 ? mc->regions[0].first : NULL;
-  if (!body || body->nargs != mc->nopnds)
-    return cj_op_error(mc, CJ_INVALID_ARGUMENT, "manual computation body does not match its operands");
-  const cj_attr *ins = cj_op_attr(mc, "in_shardings"), *outs = cj_op_attr(mc, "out_shardings");
+  cj_block *body;
   manual_axes ma;
-  CJ_RETURN_IF_ERROR(read_manual_axes(mc, &ma));
+  CJ_RETURN_IF_ERROR(manual_start(mc, &body, &ma));
+  const cj_attr *outs = cj_op_attr(mc, "out_shardings");
   for (uint32_t i = 0; i < mc->nopnds; i++) {
     sharding sh;
-    CJ_RETURN_IF_ERROR(read_per_value(mc, "in_shardings", ins, &S->ms, i, body->args[i].type, &sh));
-    only_manual(&sh, &ma);
+    CJ_RETURN_IF_ERROR(manual_in_sharding(S, mc, &ma, i, &sh));
     const cj_type *lt = mc->operands[i]->type;
     if (sh.split) CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, mc, "in_shardings", lt, &sh, &lt));
     if (sh.unred || lt != body->args[i].type)
@@ -1100,17 +1113,14 @@ static CJ_MUST_USE cj_status nested_manuals(state *S, cj_op *first, cj_op *mc, c
 }
 
 static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
-  cj_block *body = mc->nregions == 1 ? mc->regions[0].first : NULL;
-  if (!body || body->nargs != mc->nopnds)
-    return cj_op_error(mc, CJ_INVALID_ARGUMENT, "manual computation body does not match its operands");
-  const cj_attr *ins = cj_op_attr(mc, "in_shardings"), *outs = cj_op_attr(mc, "out_shardings");
-  const mesh *me = NULL;
+  cj_block *body;
   manual_axes ma;
-  CJ_RETURN_IF_ERROR(read_manual_axes(mc, &ma));
+  CJ_RETURN_IF_ERROR(manual_start(mc, &body, &ma));
+  const cj_attr *outs = cj_op_attr(mc, "out_shardings");
+  const mesh *me = NULL;
   for (uint32_t i = 0; i < mc->nopnds; i++) {
     sharding sh;
-    CJ_RETURN_IF_ERROR(read_per_value(mc, "in_shardings", ins, &S->ms, i, body->args[i].type, &sh));
-    only_manual(&sh, &ma);
+    CJ_RETURN_IF_ERROR(manual_in_sharding(S, mc, &ma, i, &sh));
     if (sh.mesh) me = sh.mesh;
     cj_value *p = sh.unred ? partial_of(S, mc->operands[i], sh.unred) : NULL;
     if (p) mc->operands[i] = p; /* unreduced in, as it was made */
@@ -1149,8 +1159,7 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
   }
   for (uint32_t i = 0; i < mc->nopnds; i++) { /* the other unreduced operands: made partial */
     sharding sh;
-    CJ_RETURN_IF_ERROR(read_per_value(mc, "in_shardings", ins, &S->ms, i, body->args[i].type, &sh));
-    only_manual(&sh, &ma);
+    CJ_RETURN_IF_ERROR(manual_in_sharding(S, mc, &ma, i, &sh));
     bool made = false;
     for (uint32_t k = 0; k < S->npv && !made; k++) made = S->pv[k].part == mc->operands[i];
     if (sh.unred && !made)

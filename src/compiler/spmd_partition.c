@@ -173,6 +173,27 @@ static int64_t mesh_pos(const mesh *me, int64_t pid) {
   return pid;
 }
 
+/* A constant `table` of type tt (nbytes of data) and the partition id as an s64 scalar (`pid`),
+ * before `before`: a device picks its entries of the table by its id. */
+static CJ_MUST_USE cj_status table_and_pid(cj_module *m, cj_op *before, const cj_type *tt,
+                                           const void *data, size_t nbytes, cj_op **table,
+                                           cj_op **pid64) {
+  const cj_attr *tv = tt ? cj_attr_dense(m, tt, data, nbytes, false) : NULL;
+  cj_op *c = tv ? cj_build_op(m, before, before, CJ_OP_CONSTANT, 0, NULL, tt) : NULL;
+  if (!c) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, c, "value", tv));
+  cj_op *pid = cj_build_op(m, before, before, CJ_OP_PARTITION_ID, 0, NULL,
+                           cj_type_tensor_of(m, CJ_U32, 0, NULL));
+  cj_value *pv = pid ? &pid->results[0] : NULL;
+  cj_op *cv = pv ? cj_build_op(m, before, before, CJ_OP_CONVERT, 1, &pv,
+                               cj_type_tensor_of(m, CJ_S64, 0, NULL))
+                 : NULL;
+  if (!cv) return cj_oom();
+  *table = c;
+  *pid64 = cv;
+  return NULL;
+}
+
 /* v (whole along the dims of `mask`) sliced on each device to its tile of `to` along them. */
 static CJ_MUST_USE cj_status slice_dims(state *S, cj_op *before, cj_value *v, const sharding *to,
                             const bool *mask, cj_value **out) {
@@ -215,18 +236,10 @@ static CJ_MUST_USE cj_status slice_dims(state *S, cj_op *before, cj_value *v, co
   }
   int64_t tdims[2] = {rank, np};
   const cj_type *tt = cj_type_tensor_of(m, CJ_S64, 2, tdims);
-  const cj_attr *tv = tt ? cj_attr_dense(m, tt, tab, sizeof(int64_t) * (size_t)(rank * np), false) : NULL;
+  cj_op *c, *cv;
+  cj_status st = table_and_pid(m, before, tt, tab, sizeof(int64_t) * (size_t)(rank * np), &c, &cv);
   free(tab);
-  if (!tv) return cj_oom();
-  cj_op *c = cj_build_op(m, before, before, CJ_OP_CONSTANT, 0, NULL, tt);
-  if (!c) return cj_oom();
-  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, c, "value", tv));
-  cj_op *pid = cj_build_op(m, before, before, CJ_OP_PARTITION_ID, 0, NULL,
-                           cj_type_tensor_of(m, CJ_U32, 0, NULL));
-  cj_value *pv = pid ? &pid->results[0] : NULL;
-  cj_op *cv = pv ? cj_build_op(m, before, before, CJ_OP_CONVERT, 1, &pv,
-                               cj_type_tensor_of(m, CJ_S64, 0, NULL))
-                 : NULL;
+  CJ_RETURN_IF_ERROR(st);
   const cj_type *one = cj_type_tensor_of(m, CJ_S64, 2, (int64_t[]){1, 1});
   const cj_type *sc = cj_type_tensor_of(m, CJ_S64, 0, NULL);
   if (!cv || !one || !sc) return cj_oom();
@@ -433,19 +446,11 @@ cj_status cj_spmd_make_partial(state *S, cj_op *before, cj_value *v, const shard
       pos /= me->sizes[a];
     }
   }
-  const cj_type *kt = cj_type_tensor_of(m, CJ_PRED, 1, &np);
-  const cj_attr *ka = kt ? cj_attr_dense(m, kt, keep, (size_t)np, false) : NULL;
+  cj_op *kc, *cv;
+  cj_status st = table_and_pid(m, before, cj_type_tensor_of(m, CJ_PRED, 1, &np), keep, (size_t)np,
+                               &kc, &cv);
   free(keep);
-  cj_op *kc = ka ? cj_build_op(m, before, before, CJ_OP_CONSTANT, 0, NULL, kt) : NULL;
-  if (!kc) return cj_oom();
-  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, kc, "value", ka));
-  cj_op *pid = cj_build_op(m, before, before, CJ_OP_PARTITION_ID, 0, NULL,
-                           cj_type_tensor_of(m, CJ_U32, 0, NULL));
-  cj_value *pv = pid ? &pid->results[0] : NULL;
-  cj_op *cv = pv ? cj_build_op(m, before, before, CJ_OP_CONVERT, 1, &pv,
-                               cj_type_tensor_of(m, CJ_S64, 0, NULL))
-                 : NULL;
-  if (!cv) return cj_oom();
+  CJ_RETURN_IF_ERROR(st);
   cj_value *ds_in[2] = {&kc->results[0], &cv->results[0]};
   int64_t one = 1;
   cj_op *ds = cj_build_op(m, before, before, CJ_OP_DYNAMIC_SLICE, 2, ds_in,
@@ -461,11 +466,11 @@ cj_status cj_spmd_make_partial(state *S, cj_op *before, cj_value *v, const shard
   if (!bc) return cj_oom();
   CJ_RETURN_IF_ERROR(cj_op_set_attr(m, bc, "broadcast_dimensions", cj_attr_i64_array(m, 0, NULL)));
   /* zeros of v's type: a splat of zero bytes */
-  const cj_type *st = cj_type_tensor(m, t->elem, 0, NULL, NULL, t->encoding);
+  const cj_type *sct = cj_type_tensor(m, t->elem, 0, NULL, NULL, t->encoding);
   size_t eb = (size_t)cj_dtype_bytes(t->dtype);
   uint8_t zb[32] = {0};
-  const cj_attr *za = st && eb <= sizeof zb ? cj_attr_dense(m, st, zb, eb, false) : NULL;
-  cj_op *zc = za ? cj_build_op(m, before, before, CJ_OP_CONSTANT, 0, NULL, st) : NULL;
+  const cj_attr *za = sct && eb <= sizeof zb ? cj_attr_dense(m, sct, zb, eb, false) : NULL;
+  cj_op *zc = za ? cj_build_op(m, before, before, CJ_OP_CONSTANT, 0, NULL, sct) : NULL;
   if (!zc) return cj_oom();
   CJ_RETURN_IF_ERROR(cj_op_set_attr(m, zc, "value", za));
   cj_value *zv = &zc->results[0];
