@@ -336,6 +336,16 @@ static bool parse_sharding_body(scan *s, const meshes *ms, mesh *inline_mesh, sh
     if (!name_of(s, key, sizeof key)) return false;
     expect(s, "=");
     ws(s);
+    if (!strcmp(key, "unreduced") && out->mesh && s->p < s->e && *s->p != '{') {
+      char kind[16]; /* unreduced=max{...}, unreduced=min{...} */
+      if (!name_of(s, kind, sizeof kind)) return false;
+      out->ukind = !strcmp(kind, "max") ? 1 : !strcmp(kind, "min") ? 2 : 0;
+      if (out->ukind == 0 && strcmp(kind, "sum")) {
+        snprintf(why, whycap, "has unreduced axes of the kind \"%s\"", kind);
+        return false;
+      }
+      ws(s);
+    }
     if (!strcmp(key, "unreduced") && out->mesh && eat(s, "{")) {
       /* partial sums over these axes: the value is the sum of the devices' values along them */
       if (!eat(s, "}")) {
@@ -734,9 +744,10 @@ const sharded_val *cj_spmd_find(const state *S, const cj_value *v) {
 /* ---- unreduced values: held as partial sums where a program takes or gives them so ---- */
 
 /* The partial sums (over exactly `unred`) whose all_reduce `sum` is, or NULL. */
-static cj_value *partial_of(const state *S, const cj_value *sum, uint64_t unred) {
+static cj_value *partial_of(const state *S, const cj_value *sum, const sharding *sh) {
   for (uint32_t i = 0; i < S->npv; i++)
-    if (S->pv[i].sum == sum && S->pv[i].unred == unred) return S->pv[i].part;
+    if (S->pv[i].sum == sum && S->pv[i].unred == sh->unred && S->pv[i].ukind == sh->ukind)
+      return S->pv[i].part;
   return NULL;
 }
 
@@ -756,7 +767,7 @@ static CJ_MUST_USE cj_status reduce_partial_value(state *S, cj_op *before, cj_va
   cj_replace_all_uses(S->main, uses, sum);
   sum->def->operands[0] = part;
   if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
-  S->pv[S->npv++] = (partial_val){sum, part, sh->unred};
+  S->pv[S->npv++] = (partial_val){sum, part, sh->unred, sh->ukind};
   if (!cj_spmd_find(S, part)) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, part, sh)); /* (its output sharding) */
   sharding whole = *sh;
   whole.unred = 0;
@@ -764,11 +775,46 @@ static CJ_MUST_USE cj_status reduce_partial_value(state *S, cj_op *before, cj_va
   return whole.split ? cj_spmd_mark(S, sum, &whole) : NULL;
 }
 
+/* A sharding constraint asks for v unreduced over sh's axes (jnp.einsum(..., out_sharding=
+ * P(unreduced=...))): when v is the all_reduce over exactly those axes that the partitioner put
+ * after a contraction or a reduction, its operand is the partial values that XLA leaves on the
+ * devices, and an unreduced use (a result, a manual computation) takes them. */
+static CJ_MUST_USE cj_status note_partial(state *S, cj_value *v, const sharding *sh) {
+  cj_op *ar = v->def;
+  if (!sh->unred || !ar || ar->kind != CJ_OP_ALL_REDUCE || ar->nopnds != 1 || partial_of(S, v, sh))
+    return NULL;
+  const cj_block *rb = ar->regions[0].first;
+  cj_op_kind want = sh->ukind == 1 ? CJ_OP_MAXIMUM : sh->ukind == 2 ? CJ_OP_MINIMUM
+                    : v->type->dtype == CJ_PRED ? CJ_OP_OR : CJ_OP_ADD;
+  if (!rb || !rb->first || rb->first->kind != want) return NULL;
+  int axes[MAX_AXES], na = 0;
+  for (int a = 0; a < sh->mesh->n; a++)
+    if (sh->unred >> a & 1) axes[na++] = a;
+  int64_t ng = 0, gs = 0;
+  int64_t *ids = cj_spmd_mesh_groups(sh->mesh, axes, na, &ng, &gs);
+  if (!ids) return cj_oom();
+  const cj_attr *g = cj_op_attr(ar, "replica_groups");
+  bool same = g && g->kind == CJ_ATTR_DENSE && g->dense.nbytes == sizeof(int64_t) * (size_t)(ng * gs) &&
+              !memcmp(g->dense.data, ids, g->dense.nbytes);
+  free(ids);
+  if (!same) return NULL;
+  cj_value *part = ar->operands[0];
+  if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
+  S->pv[S->npv++] = (partial_val){v, part, sh->unred, sh->ukind};
+  if (cj_spmd_find(S, part)) return NULL;
+  const sharded_val *sv = cj_spmd_find(S, v);
+  sharding ps = sv ? sv->sh : *sh;
+  ps.unred = sh->unred;
+  ps.ukind = sh->ukind;
+  ps.partial = true;
+  return cj_spmd_mark(S, part, &ps);
+}
+
 /* v as the partial sums over sh's unreduced axes that a use asks for: the partial values it was
  * summed from, or v on one device of each group and zeros on the others. */
 static CJ_MUST_USE cj_status as_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
                                         cj_value **out) {
-  cj_value *p = partial_of(S, v, sh->unred);
+  cj_value *p = partial_of(S, v, sh);
   if (p) {
     *out = p;
     return NULL;
@@ -1122,7 +1168,7 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
     sharding sh;
     CJ_RETURN_IF_ERROR(manual_in_sharding(S, mc, &ma, i, &sh));
     if (sh.mesh) me = sh.mesh;
-    cj_value *p = sh.unred ? partial_of(S, mc->operands[i], sh.unred) : NULL;
+    cj_value *p = sh.unred ? partial_of(S, mc->operands[i], &sh) : NULL;
     if (p) mc->operands[i] = p; /* unreduced in, as it was made */
     cj_value *v = mc->operands[i];
     const sharded_val *sv = cj_spmd_find(S, v);
@@ -1305,8 +1351,14 @@ static bool hlo_sharding(const sharding *sh, sbuf *b) {
     if (sh->unred >> a & 1) unr *= me->sizes[a];
     else if (!used[a]) rep *= me->sizes[a];
   }
+  /* max and min partial values: the reduction in the metadata, as XLA's HloSharding keeps it */
+  const char *kind = !sh->unred || !sh->ukind ? ""
+                     : sh->ukind == 1 ? " metadata={op_type=\"sdy::reduction_op\" op_name=\"MAX\"}"
+                                      : " metadata={op_type=\"sdy::reduction_op\" op_name=\"MIN\"}";
   if (!sh->split && rep == 1) {
-    sb_add(b, "{unreduced}");
+    sb_add(b, "{unreduced");
+    sb_add(b, kind);
+    sb_add(b, "}");
     return true;
   }
   int64_t *assign = malloc(sizeof(int64_t) * (size_t)me->total);
@@ -1354,9 +1406,11 @@ static bool hlo_sharding(const sharding *sh, sbuf *b) {
     sb_add(b, tmp);
   }
   free(assign);
-  sb_add(b, unr > 1 ? (rep > 1 ? " last_tile_dims={unreduced, replicated}}" : " last_tile_dims={unreduced}}")
-             : rep > 1 ? " last_tile_dim_replicate}"
-                       : "}");
+  sb_add(b, unr > 1 ? (rep > 1 ? " last_tile_dims={unreduced, replicated}" : " last_tile_dims={unreduced}")
+             : rep > 1 ? " last_tile_dim_replicate"
+                       : "");
+  sb_add(b, kind);
+  sb_add(b, "}");
   return !b->oom;
 }
 
@@ -1628,6 +1682,7 @@ static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
   cj_value *nv;
   CJ_RETURN_IF_ERROR(cj_spmd_reshard(S, op, v, split ? &from : NULL, &sh, &nv));
   if (sh.split && nv != v) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, nv, &sh));
+  if (nv == v) CJ_RETURN_IF_ERROR(note_partial(S, v, &sh));
   cj_replace_all_uses(S->main, &op->results[0], nv);
   cj_block_remove(op->block, op);
   return NULL;
@@ -1814,7 +1869,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     bool split = sv && sv->sh.split;
     if (split) from = sv->sh;
     cj_value *w = ret->operands[j];
-    cj_value *p = sh.unred ? partial_of(&S, w, sh.unred) : NULL;
+    cj_value *p = sh.unred ? partial_of(&S, w, &sh) : NULL;
     const sharded_val *psv = p ? cj_spmd_find(&S, p) : NULL;
     if (p && (psv ? !strcmp(psv->canon, sh.canon) : !sh.split)) {
       w = p; /* the partial sums it was made from */

@@ -40,6 +40,7 @@ typedef struct sharding {
   bool subaxis; /* some dimension is split over a sub-axis */
   bool partial;   /* has unreduced={...} axes (of size > 1): each device holds a partial sum */
   uint64_t unred; /* those axes (bit i: mesh axis i) */
+  int8_t ukind;   /* how the partial values make the value: 0 their sum, 1 max, 2 min */
   int8_t nax[64];
   int8_t ax[64][8]; /* per dimension: the mesh axes (indices), major to minor */
 } sharding;
@@ -57,6 +58,7 @@ typedef struct sharded_val {
 typedef struct partial_val {
   cj_value *sum, *part;
   uint64_t unred;
+  int8_t ukind;
 } partial_val;
 
 typedef struct state {
@@ -113,7 +115,8 @@ CJ_MUST_USE cj_status cj_spmd_reshard(state *S, cj_op *before, cj_value *v, cons
 CJ_MUST_USE cj_status cj_spmd_reduce_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
                                              cj_value **out);
 /* v, a whole (reduced) value, as partial sums over sh's unreduced axes: v on the first device of
- * each group along them, zeros on the others (before `before`). */
+ * each group along them, zeros on the others (before `before`); for max or min partial values,
+ * v itself. */
 CJ_MUST_USE cj_status cj_spmd_make_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
                                            cj_value **out);
 /* Rewrites the canonical text of sh from its axes (after a rule built it). */

@@ -419,8 +419,11 @@ cj_status cj_spmd_reduce_partial(state *S, cj_op *before, cj_value *v, const sha
                        "SPMD partitioning: the mesh @%s of an unreduced value has %lld devices "
                        "but the program runs on %lld",
                        sh->mesh->name, (long long)sh->mesh->total, (long long)S->ndev);
-  return all_reduce_at(S, before, before, v, sh->mesh, axes, na, NULL,
-                       v->type->dtype == CJ_PRED ? CJ_OP_OR : CJ_OP_ADD, out);
+  cj_op_kind comb = sh->ukind == 1   ? CJ_OP_MAXIMUM
+                    : sh->ukind == 2 ? CJ_OP_MINIMUM
+                    : v->type->dtype == CJ_PRED ? CJ_OP_OR
+                                                : CJ_OP_ADD;
+  return all_reduce_at(S, before, before, v, sh->mesh, axes, na, NULL, comb, out);
 }
 
 cj_status cj_spmd_make_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
@@ -429,7 +432,7 @@ cj_status cj_spmd_make_partial(state *S, cj_op *before, cj_value *v, const shard
   const mesh *me = sh->mesh;
   int64_t np = S->ndev;
   *out = v;
-  if (!sh->unred) return NULL;
+  if (!sh->unred || sh->ukind) return NULL; /* the max (min) of copies of v is v */
   if (me->total != np)
     return cj_op_error(before, CJ_UNIMPLEMENTED,
                        "SPMD partitioning: the mesh @%s of an unreduced value has %lld devices "

@@ -183,3 +183,32 @@ def test_shard_map_partial_auto_constraint_flows_out(cj_devices, n):
 
     got, want = _both(run, n, shape, ("i", "j"), AxisType.Auto)
     _same(got, want)
+
+
+@pytest.mark.parametrize("kind", ["sum", "max", "min"])
+@pytest.mark.parametrize("n", NS)
+def test_unreduced_results_keep_partial_values(cj_devices, n, kind):
+    """A reduction (or a contraction) over a split axis asked for unreduced output and returned:
+    each device keeps its own partial values, as XLA:CPU does (the same shards), and a shard_map
+    finishes them with the matching collective."""
+    from jax.sharding import UnreducedKind
+    x_np = np.arange(4 * n, dtype=np.float32).reshape(2 * n, 2) * [1, -1] + 3
+    uk = getattr(UnreducedKind, kind)
+    red = {"sum": jax.lax.reduce_sum, "max": jax.lax.reduce_max, "min": jax.lax.reduce_min}[kind]
+    coll = {"sum": jax.lax.psum, "max": jax.lax.pmax, "min": jax.lax.pmin}[kind]
+
+    def run(mesh):
+        x = jax.device_put(x_np, P("x", None))
+        spec = P(None, unreduced={"x"}, unreduced_kind=uk)
+        out = jax.jit(lambda v: red(v, axes=(0,), out_sharding=spec))(x)
+        fin = jax.jit(jax.shard_map(lambda v: coll(v, "x"), out_specs=P()))(out)
+        res = [out, fin]
+        if kind == "sum":
+            a = jax.device_put(x_np.T, P(None, "x"))
+            dot = jax.jit(lambda u, w: jnp.einsum("ab,bc->ac", u, w,
+                                                  out_sharding=P(unreduced={"x"})))
+            res.append(dot(a, x))
+        return res
+
+    got, want = _both(run, n, (n,), ("x",))
+    _same(got, want)
