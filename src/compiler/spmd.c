@@ -422,6 +422,7 @@ static CJ_MUST_USE cj_status read_per_value(const cj_op *where, const char *what
     return cj_op_error(where, CJ_UNIMPLEMENTED, "%s: cannot use sharding %u of %.*s%s%s", what, i,
                        (int)a->opaque.len, a->opaque.text, why[0] ? ": it " : "", why);
   if (out->mesh == &inl) out->mesh = NULL;
+  if (t->kind == CJ_TYPE_TOKEN && out->rank == 0) return NULL; /* a token (io_callback's) */
   if (!cj_type_is_static(t) || out->rank != t->rank)
     return cj_op_error(where, CJ_INVALID_ARGUMENT, "%s: sharding %u does not fit the value", what, i);
   return NULL;
@@ -430,6 +431,10 @@ static CJ_MUST_USE cj_status read_per_value(const cj_op *where, const char *what
 /* The per-device type of a value of global type t split as sh. */
 cj_status cj_spmd_local_type(cj_module *m, const cj_op *where, const char *what, const cj_type *t,
                             const sharding *sh, const cj_type **out) {
+  if (t->kind != CJ_TYPE_TENSOR) { /* a token: nothing to split */
+    *out = t;
+    return NULL;
+  }
   int64_t dims[64];
   for (int32_t d = 0; d < t->rank; d++) {
     if (t->dims[d] % sh->div[d])

@@ -212,3 +212,31 @@ def test_unreduced_results_keep_partial_values(cj_devices, n, kind):
 
     got, want = _both(run, n, (n,), ("x",))
     _same(got, want)
+
+
+def test_shard_map_with_ordered_io_callback(cj_devices):
+    """An ordered io_callback in shard_map's body: the manual computation takes and gives the
+    ordering token (sharded as <@mesh, []>); each device calls back with its shard."""
+    from jax.sharding import Mesh
+    import jax.experimental
+
+    def run(plat):
+        seen = []
+
+        def cb(x):
+            seen.append(np.asarray(x).shape)
+
+        def body(x, y):
+            jax.experimental.io_callback(cb, (), x, ordered=True)
+            return x + y[..., jnp.newaxis]
+
+        mesh = Mesh(np.array(jax.devices(plat)[:NDEV]), ("i",))
+        f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P(None, "i"), P(None)),
+                                  out_specs=P(None, "i")))
+        out = f(jnp.arange(2.0 * 4 * NDEV).reshape(2, 4 * NDEV), jnp.ones(2))
+        jax.effects_barrier()
+        return np.asarray(out), sorted(seen)
+
+    (go, gs), (wo, ws) = run("cjrt"), run("cpu")
+    np.testing.assert_array_equal(go, wo)
+    assert gs == ws == [(2, 4)] * NDEV
