@@ -1179,8 +1179,13 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
     const sharded_val *sv = cj_spmd_find(S, v);
     if (sv && strcmp(sv->canon, sh.canon) != 0) { /* resharded: gathered whole, then sliced */
       sharded_val *w = (sharded_val *)sv;
-      if (!w->whole) CJ_RETURN_IF_ERROR(cj_spmd_gather_whole(S, mc, w->v, &w->sh, &w->whole));
-      v = mc->operands[i] = w->whole;
+      if (mc->block != cj_func_body(S->main)) { /* in a loop: gathered there, not kept */
+        CJ_RETURN_IF_ERROR(cj_spmd_gather_whole(S, mc, w->v, &w->sh, &v));
+        mc->operands[i] = v;
+      } else {
+        if (!w->whole) CJ_RETURN_IF_ERROR(cj_spmd_gather_whole(S, mc, w->v, &w->sh, &w->whole));
+        v = mc->operands[i] = w->whole;
+      }
       sv = NULL;
     }
     if (!sv && sh.split && v->type != body->args[i].type) {
@@ -1273,16 +1278,6 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
   }
   cj_block_remove(mc->block, mc);
   return NULL;
-}
-
-static bool has_manual(cj_block *b) {
-  for (cj_op *op = b->first; op; op = op->next) {
-    if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) return true;
-    for (uint32_t r = 0; r < op->nregions; r++)
-      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
-        if (has_manual(nb)) return true;
-  }
-  return false;
 }
 
 /* Removes the shardings from a dictionary of argument/result attributes once the partitioner
@@ -1740,29 +1735,17 @@ static CJ_MUST_USE cj_status manual_edge(state *S, cj_op *op) {
 }
 
 cj_status cj_spmd_partition_block(state *S, cj_block *b) {
-  bool top = b == cj_func_body(S->main);
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
     if (op->kind == CJ_OP_ALL_REDUCE && is_partial_sum(S, &op->results[0])) {
       /* the sum of an unreduced argument: already per-device */
     } else if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) {
-      if (!top)
-        return cj_op_error(op, CJ_UNIMPLEMENTED,
-                           "a manual computation (shard_map) nested in a loop is not supported "
-                           "on several devices");
       CJ_RETURN_IF_ERROR(manual(S, op));
     } else if (is_constraint(op)) {
       CJ_RETURN_IF_ERROR(constrain(S, op));
     } else if (is_call_target(op, "SPMDFullToShardShape") || is_call_target(op, "SPMDShardToFullShape")) {
       CJ_RETURN_IF_ERROR(manual_edge(S, op));
     } else if (!(cj_op_info_get(op->kind)->flags & CJ_OPF_TERMINATOR)) {
-      for (uint32_t r = 0; r < op->nregions; r++)
-        for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
-          if (has_manual(nb))
-            return cj_op_error(op, CJ_UNIMPLEMENTED,
-                               "a manual computation (shard_map) nested inside %s is not "
-                               "supported on several devices",
-                               op->name);
       CJ_RETURN_IF_ERROR(cj_spmd_partition_op(S, op));
     }
     op = next;

@@ -240,3 +240,28 @@ def test_shard_map_with_ordered_io_callback(cj_devices):
     (go, gs), (wo, ws) = run("cjrt"), run("cpu")
     np.testing.assert_array_equal(go, wo)
     assert gs == ws == [(2, 4)] * NDEV
+
+
+def test_shard_map_inside_scan(cj_devices):
+    """shard_map in a scan's body (a manual computation in a while loop): its operands are the
+    loop's carries, one taken in another sharding than it is carried in."""
+    from jax.sharding import Mesh
+
+    def run(plat):
+        mesh = Mesh(np.array(jax.devices(plat)[:NDEV]), ("x",))
+        sm = jax.shard_map(lambda a, b: (a * 2 + jax.lax.psum(b.sum(), "x"), b), mesh=mesh,
+                           in_specs=(P("x"), P(None, "x")), out_specs=(P("x"), P(None, "x")))
+
+        def body(c, _):
+            a, b = sm(*c)
+            return (a, b + 1), a.sum()
+
+        f = jax.jit(lambda a, b: jax.lax.scan(body, (a, b), None, length=3))
+        a = jax.device_put(jnp.arange(2.0 * NDEV), NamedSharding(mesh, P("x")))
+        b = jax.device_put(jnp.arange(4.0 * NDEV).reshape(2, 2 * NDEV), NamedSharding(mesh, P()))
+        return f(a, b)
+
+    got, want = run("cjrt"), run("cpu")
+    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+        assert g.sharding.spec == w.sharding.spec
