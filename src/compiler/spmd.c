@@ -285,7 +285,10 @@ static bool parse_sharding_body(scan *s, const meshes *ms, mesh *inline_mesh, sh
       int nax_written = 0;
       if (!eat(s, "}")) {
         do {
-          if (eat(s, "?")) continue; /* open dimension: no further split */
+          if (eat(s, "?")) { /* open dimension: may be split further */
+            out->open |= (uint64_t)1 << out->rank;
+            continue;
+          }
           char ax[NAME_MAX_LEN];
           if (!name_of(s, ax, sizeof ax)) return false;
           int64_t size = axis_size(out->mesh, ax);
@@ -1638,6 +1641,26 @@ static CJ_MUST_USE cj_status find_spmd_markers(cj_op *op, void *ctx) {
   return NULL;
 }
 
+/* A constraint's open dims ("{?}") keep the axes its operand is split along there,
+ * when the constraint uses them nowhere else (as Shardy leaves an open dim to propagation). */
+static void keep_open_axes(sharding *sh, const sharding *from) {
+  if (from->mesh != sh->mesh || !sh->mesh || from->rank != sh->rank || from->subaxis) return;
+  bool changed = false;
+  for (int d = 0; d < sh->rank && d < 64; d++) {
+    if (!(sh->open >> d & 1) || sh->nax[d]) continue; /* (an open dim with no axes of its own) */
+    for (int k = 0; k < from->nax[d]; k++) {
+      int a = from->ax[d][k];
+      bool used = (sh->unred >> a & 1) != 0;
+      for (int e = 0; e < sh->rank && !used; e++)
+        for (int j = 0; j < sh->nax[e]; j++) used |= sh->ax[e][j] == a;
+      if (used || sh->nax[d] >= 8) break; /* (axes stay in order: a prefix of them) */
+      sh->ax[d][sh->nax[d]++] = (int8_t)a;
+      changed = true;
+    }
+  }
+  if (changed) cj_spmd_canon(sh);
+}
+
 /* The value a sharding constraint asks for: its operand resharded; the op goes away. */
 static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
   sharding sh;
@@ -1676,6 +1699,7 @@ static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
   if (uneven) cj_spmd_canon(&sh);
   cj_value *v = op->operands[0];
   const sharded_val *sv = cj_spmd_find(S, v);
+  if (sv && sv->sh.split && sh.open) keep_open_axes(&sh, &sv->sh);
   sharding from;
   bool split = sv && sv->sh.split;
   if (split) from = sv->sh;

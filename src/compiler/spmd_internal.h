@@ -41,6 +41,7 @@ typedef struct sharding {
   bool partial;   /* has unreduced={...} axes (of size > 1): each device holds a partial sum */
   uint64_t unred; /* those axes (bit i: mesh axis i) */
   int8_t ukind;   /* how the partial values make the value: 0 their sum, 1 max, 2 min */
+  uint64_t open;  /* dims marked open ("?"): propagation may split them further (bit d) */
   int8_t nax[64];
   int8_t ax[64][8]; /* per dimension: the mesh axes (indices), major to minor */
 } sharding;

@@ -265,3 +265,26 @@ def test_shard_map_inside_scan(cj_devices):
     for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
         assert g.sharding.spec == w.sharding.spec
+
+
+def test_open_dims_keep_their_split(cj_devices):
+    """explicit_axes over "y" with the input split along "x" too: the constraints JAX puts there
+    leave dim 0 open ("{?}"), which keeps its "x" split, as Shardy propagates it (XLA:CPU's
+    output sharding P("x", "y"), not a gather along "x")."""
+    from functools import partial
+    from jax.sharding import explicit_axes
+
+    x_np = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+
+    def run(mesh):
+        arr = jax.device_put(x_np, NamedSharding(mesh, P("x", "y")))
+
+        @partial(explicit_axes, axes="y", in_sharding=P(None, "y"))
+        def h(y):
+            z = jnp.sin(y)
+            return jnp.einsum("ab,bc->ac", z, z.T, out_sharding=P(None, "y"))
+
+        return jax.jit(lambda x: h(x * 2))(arr)
+
+    got, want = _both(run, NDEV, (2, NDEV // 2), ("x", "y"), AxisType.Auto)
+    _same(got, want)
