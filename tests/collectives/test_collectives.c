@@ -1282,6 +1282,38 @@ static void test_partitioning(void) {
                 d, pgot[d][0], pgot[d][1]);
     err_free(pe);
   }
+  /* unreduced axes: an argument held as partial sums is summed once for its other uses
+   * ((1 + 10)^2, ...); a whole value returned unreduced is itself on the first device along the
+   * axis and zeros on the other (their sum is the value) */
+  {
+    const char *unred_in =
+        "module {\n"
+        "  sdy.mesh @mesh = <[\"x\"=2]>\n"
+        "  func.func @main(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], "
+        "unreduced={\"x\"}>}) -> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}, "
+        "tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={\"x\"}>}, "
+        "tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={\"x\"}>}) {\n"
+        "    %0 = stablehlo.multiply %arg0, %arg0 : tensor<4xf32>\n"
+        "    return %0, %arg0, %0 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>\n"
+        "  }\n"
+        "}\n";
+    float parts[2][4] = {{1, 2, 3, 4}, {10, 20, 30, 40}}, sq[2][4], same[2][4], made[2][4];
+    spec us = {1, 2, PJRT_Buffer_Type_F32, 1, {4}, parts, sizeof parts[0]};
+    void *uouts[3] = {sq, same, made};
+    size_t uob[3] = {sizeof sq[0], sizeof same[0], sizeof made[0]};
+    PJRT_Error *ue = run(unred_in, &us, 3, uouts, uob, NULL);
+    CHECK_MSG(ue == NULL, "unreduced argument: %s", ue ? err_msg(ue) : "");
+    for (int d = 0; !ue && d < 2; d++)
+      for (int k = 0; k < 4; k++) {
+        float w = (float)((k + 1) * 11) * (float)((k + 1) * 11);
+        CHECK_MSG(sq[d][k] == w, "unreduced argument: device %d [%d] = %g, not %g", d, k, sq[d][k], w);
+        CHECK_MSG(same[d][k] == parts[d][k], "unreduced passed through: device %d [%d] = %g", d, k,
+                  same[d][k]);
+        CHECK_MSG(made[d][k] == (d ? 0.0f : w), "made unreduced: device %d [%d] = %g", d, k,
+                  made[d][k]);
+      }
+    err_free(ue);
+  }
   /* the mesh must span the partitions */
   pb o2;
   opts_for(&o2, 1, 2);
