@@ -1634,6 +1634,15 @@ static bool is_constraint(const cj_op *op) {
           op->nopnds == 1 && op->nresults == 1);
 }
 
+bool cj_spmd_regions_marked(const cj_op *op) {
+  for (uint32_t r = 0; r < op->nregions; r++)
+    for (cj_block *b = op->regions[r].first; b; b = b->next)
+      for (cj_op *o = b->first; o; o = o->next)
+        if (o->kind == CJ_OP_SDY_MANUAL_COMPUTATION || is_constraint(o) || cj_spmd_regions_marked(o))
+          return true;
+  return false;
+}
+
 static CJ_MUST_USE cj_status find_spmd_markers(cj_op *op, void *ctx) {
   if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION || is_constraint(op) ||
       is_call_target(op, "xla.sdy.GlobalToLocalShape") || is_call_target(op, "SPMDFullToShardShape"))

@@ -93,6 +93,9 @@ CJ_MUST_USE cj_status cj_spmd_gather_whole(state *S, cj_op *before, cj_value *v,
  * computations (only in @main's body), sharding constraints, cj_spmd_partition_op. */
 CJ_MUST_USE cj_status cj_spmd_partition_block(state *S, cj_block *b);
 
+/* Whether op's regions hold a sharding constraint or a manual computation (at any depth). */
+bool cj_spmd_regions_marked(const cj_op *op);
+
 /* ---- spmd_gspmd.c ---- */
 /* GSPMD's HloSharding text (an mhlo.sharding: "{devices=[2,1]<=[2]}", "{replicated}",
  * "{maximal device=0}", "{manual}", ...) on a value of global type t: a sharding over a mesh made

@@ -1357,7 +1357,8 @@ static const spmd_rule spmd_rules[CJ_OP_COUNT] = {
 };
 
 cj_status cj_spmd_partition_op(state *S, cj_op *op) {
-  if (op->kind == CJ_OP_WHILE && any_split_operand(S, op)) {
+  /* (a loop of whole values may still split them: a constraint or shard_map in its body) */
+  if (op->kind == CJ_OP_WHILE && (any_split_operand(S, op) || cj_spmd_regions_marked(op))) {
     for (uint32_t i = 0; i < op->nopnds; i++) {
       const sharded_val *sv = cj_spmd_find(S, op->operands[i]);
       if (sv && sv->sh.subaxis) return run_whole(S, op, "sub-axes");

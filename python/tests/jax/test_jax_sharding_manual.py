@@ -288,3 +288,30 @@ def test_open_dims_keep_their_split(cj_devices):
 
     got, want = _both(run, NDEV, (2, NDEV // 2), ("x", "y"), AxisType.Auto)
     _same(got, want)
+
+
+def test_loop_of_whole_values_split_inside(cj_devices):
+    """A scan whose carry starts whole but whose body constrains it to a split, and a scan of
+    whole values whose body is a shard_map that takes them in shards: the loop is partitioned
+    all the same (the carry split from the start, the shard_map's shards sliced)."""
+    from jax.sharding import Mesh
+    x_np = np.arange(4 * 2 * NDEV, dtype=np.float32).reshape(2 * NDEV, 4)
+
+    def run(plat):
+        mesh = Mesh(np.array(jax.devices(plat)[:NDEV]).reshape(2, NDEV // 2), ("a", "b"))
+        s = NamedSharding(mesh, P("b", "a"))
+        sm = jax.shard_map(lambda u: u * 2 + jax.lax.psum(u.sum(), ("a", "b")), mesh=mesh,
+                           in_specs=P("b", "a"), out_specs=P("b", "a"))
+
+        def step(body):
+            return jax.jit(lambda v: jax.lax.scan(lambda c, _: (body(c), None), v, None,
+                                                  length=2)[0])
+
+        one = step(lambda c: jax.lax.with_sharding_constraint(c + 1, s))(x_np)
+        two = step(sm)(x_np)
+        return one, two
+
+    got, want = run("cjrt"), run("cpu")
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+        assert g.sharding.spec == w.sharding.spec, (g.sharding.spec, w.sharding.spec)
