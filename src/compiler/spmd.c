@@ -1653,6 +1653,8 @@ static CJ_MUST_USE cj_status find_spmd_markers(cj_op *op, void *ctx) {
 /* A constraint's open dims ("{?}") keep the axes its operand is split along there,
  * when the constraint uses them nowhere else (as Shardy leaves an open dim to propagation). */
 static void keep_open_axes(sharding *sh, const sharding *from) {
+  bool empty = sh->mesh && sh->mesh->n == 0 && !sh->split && !sh->unred; /* @empty_mesh: no axes */
+  if (empty) sh->mesh = from->mesh;
   if (from->mesh != sh->mesh || !sh->mesh || from->rank != sh->rank || from->subaxis) return;
   bool changed = false;
   for (int d = 0; d < sh->rank && d < 64; d++) {
@@ -1667,7 +1669,7 @@ static void keep_open_axes(sharding *sh, const sharding *from) {
       changed = true;
     }
   }
-  if (changed) cj_spmd_canon(sh);
+  if (changed || empty) cj_spmd_canon(sh);
 }
 
 /* The value a sharding constraint asks for: its operand resharded; the op goes away. */

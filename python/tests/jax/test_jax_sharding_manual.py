@@ -315,3 +315,21 @@ def test_loop_of_whole_values_split_inside(cj_devices):
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
         assert g.sharding.spec == w.sharding.spec, (g.sharding.spec, w.sharding.spec)
+
+
+def test_empty_mesh_constraint_keeps_open_dims(cj_devices):
+    """PRNG keys from split seeds, transposed: JAX constrains the key data on @empty_mesh with
+    open dims ([{?}, {?}, {}]), which keeps their split (XLA:CPU's P("y", "x"), not replicated)."""
+    from jax.sharding import Mesh
+    from jax._src.random import prng, threefry2x32
+
+    def run(plat):
+        mesh = Mesh(np.array(jax.devices(plat)[:NDEV]).reshape(2, NDEV // 2), ("x", "y"))
+        seeds = jax.device_put(np.arange(4 * NDEV, dtype=np.uint32).reshape(4, NDEV),
+                               NamedSharding(mesh, P("x", "y")))
+        out = jax.jit(lambda s: prng.random_seed(s, impl=threefry2x32.threefry_prng_impl).T)(seeds)
+        return jax.random.key_data(out), out.sharding.spec
+
+    (g, gs), (w, ws) = run("cjrt"), run("cpu")
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    assert gs == ws and g.sharding.spec == w.sharding.spec, (gs, ws)
