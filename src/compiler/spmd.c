@@ -809,8 +809,9 @@ static CJ_MUST_USE cj_status note_partial(state *S, cj_value *v, const sharding 
   cj_value *part = ar->operands[0];
   if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
   S->pv[S->npv++] = (partial_val){v, part, sh->unred, sh->ukind};
-  if (cj_spmd_find(S, part)) return NULL;
-  const sharded_val *sv = cj_spmd_find(S, v);
+  /* (its only other user is the all_reduce: recorded again, now with the unreduced axes) */
+  const sharded_val *sv = cj_spmd_find(S, part);
+  if (!sv) sv = cj_spmd_find(S, v);
   sharding ps = sv ? sv->sh : *sh;
   ps.unred = sh->unred;
   ps.ukind = sh->ukind;

@@ -344,3 +344,20 @@ def test_empty_mesh_constraint_keeps_open_dims(cj_devices):
     (g, gs), (w, ws) = run("cjrt"), run("cpu")
     np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
     assert gs == ws and g.sharding.spec == w.sharding.spec, (gs, ws)
+
+
+@new_jax
+def test_unreduced_matmul_with_split_rows(cj_devices):
+    """A matmul split along its rows ("x") and its contraction ("y"), asked for unreduced "y":
+    the result is reported (and held) as P("x", None, unreduced={"y"}) with XLA:CPU's shards."""
+    x_np = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+
+    def run(mesh):
+        x = jax.device_put(x_np, P("x", "y"))
+        y = jax.device_put(x_np.T, P("y", None))
+        f = jax.jit(lambda u, v: jnp.einsum("xy,yz->xz", u, v,
+                                            out_sharding=P("x", None, unreduced={"y"})))
+        return f(x, y)
+
+    got, want = _both(run, NDEV, (2, NDEV // 2), ("x", "y"))
+    _same(got, want)
