@@ -1893,6 +1893,18 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     bool split = sv && sv->sh.split;
     if (split) from = sv->sh;
     cj_value *w = ret->operands[j];
+    if (sh.unred && sh.rank == 0 && sh.mesh) { /* see docs/SPMD.md (Limits) */
+      int64_t rest = 1;
+      for (int a = 0; a < sh.mesh->n; a++)
+        if (!(sh.unred >> a & 1)) rest *= sh.mesh->sizes[a];
+      if (rest > 1) {
+        st = cj_op_error(main, CJ_UNIMPLEMENTED,
+                         "%s: a scalar unreduced over some mesh axes and whole along others "
+                         "(jaxlib's conversion of such an output sharding fails)",
+                         what);
+        break;
+      }
+    }
     cj_value *p = sh.unred ? partial_of(&S, w, &sh) : NULL;
     const sharded_val *psv = p ? cj_spmd_find(&S, p) : NULL;
     if (p && (psv ? !strcmp(psv->canon, sh.canon) : !sh.split)) {

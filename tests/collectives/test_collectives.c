@@ -1314,6 +1314,18 @@ static void test_partitioning(void) {
       }
     err_free(ue);
   }
+  /* a scalar unreduced over "x" and whole along "y": refused (jaxlib crashes converting the
+   * program that reports such an output sharding) */
+  const char *unred_scalar =
+      "module {\n"
+      "  sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
+      "  func.func @main(%arg0: tensor<f32>) -> (tensor<f32> {sdy.sharding = "
+      "#sdy.sharding<@mesh, [], unreduced={\"x\"}>}) {\n"
+      "    return %arg0 : tensor<f32>\n"
+      "  }\n"
+      "}\n";
+  ERR(compile_err(client, unred_scalar, o.b, o.n, &le), UNIMPLEMENTED,
+      "a scalar unreduced over some mesh axes and whole along others");
   /* the mesh must span the partitions */
   pb o2;
   opts_for(&o2, 1, 2);
