@@ -285,7 +285,10 @@ static bool parse_sharding_body(scan *s, const meshes *ms, mesh *inline_mesh, sh
       int nax_written = 0;
       if (!eat(s, "}")) {
         do {
-          if (eat(s, "?")) continue; /* open dimension: no further split */
+          if (eat(s, "?")) { /* open dimension: may be split further */
+            out->open |= (uint64_t)1 << out->rank;
+            continue;
+          }
           char ax[NAME_MAX_LEN];
           if (!name_of(s, ax, sizeof ax)) return false;
           int64_t size = axis_size(out->mesh, ax);
@@ -335,8 +338,38 @@ static bool parse_sharding_body(scan *s, const meshes *ms, mesh *inline_mesh, sh
     char key[32];
     if (!name_of(s, key, sizeof key)) return false;
     expect(s, "=");
-    if (!strcmp(key, "unreduced") || !strcmp(key, "reduced")) out->partial = true;
     ws(s);
+    if (!strcmp(key, "unreduced") && out->mesh && s->p < s->e && *s->p != '{') {
+      char kind[16]; /* unreduced=max{...}, unreduced=min{...} */
+      if (!name_of(s, kind, sizeof kind)) return false;
+      out->ukind = !strcmp(kind, "max") ? 1 : !strcmp(kind, "min") ? 2 : 0;
+      if (out->ukind == 0 && strcmp(kind, "sum")) {
+        snprintf(why, whycap, "has unreduced axes of the kind \"%s\"", kind);
+        return false;
+      }
+      ws(s);
+    }
+    if (!strcmp(key, "unreduced") && out->mesh && eat(s, "{")) {
+      /* partial sums over these axes: the value is the sum of the devices' values along them */
+      if (!eat(s, "}")) {
+        do {
+          char ax[NAME_MAX_LEN];
+          if (!name_of(s, ax, sizeof ax)) return false;
+          int found = -1;
+          for (int i = 0; i < out->mesh->n; i++)
+            if (!strcmp(out->mesh->axes[i], ax)) found = i;
+          if (found < 0) {
+            snprintf(why, whycap, "names the unreduced axis \"%s\", which its mesh does not have", ax);
+            return false;
+          }
+          if (out->mesh->sizes[found] > 1) out->unred |= (uint64_t)1 << found;
+        } while (eat(s, ","));
+        expect(s, "}");
+      }
+      out->partial = out->unred != 0;
+      continue;
+    }
+    /* reduced={...}: whole along those axes (only its gradient is unreduced): replicated */
     if (s->p < s->e && (*s->p == '{' || *s->p == '[' || *s->p == '<'))
       skip_group(s);
     else
@@ -392,25 +425,19 @@ static CJ_MUST_USE cj_status read_per_value(const cj_op *where, const char *what
     return cj_op_error(where, CJ_UNIMPLEMENTED, "%s: cannot use sharding %u of %.*s%s%s", what, i,
                        (int)a->opaque.len, a->opaque.text, why[0] ? ": it " : "", why);
   if (out->mesh == &inl) out->mesh = NULL;
+  if (t->kind == CJ_TYPE_TOKEN && out->rank == 0) return NULL; /* a token (io_callback's) */
   if (!cj_type_is_static(t) || out->rank != t->rank)
     return cj_op_error(where, CJ_INVALID_ARGUMENT, "%s: sharding %u does not fit the value", what, i);
   return NULL;
 }
 
-/* Unreduced (partial sums on each device) and reduced axes are only read on sharding constraints
- * inside a program, whose values cjrt holds reduced: there they change nothing. On arguments,
- * results and manual computations they would ask for partial sums on the devices. */
-static CJ_MUST_USE cj_status refuse_partial(const cj_op *where, const char *what, const sharding *sh) {
-  if (!sh->partial) return NULL;
-  return cj_op_error(where, CJ_UNIMPLEMENTED,
-                     "%s: a sharding with unreduced or reduced axes ([%s]) is only supported on "
-                     "sharding constraints",
-                     what, sh->canon);
-}
-
 /* The per-device type of a value of global type t split as sh. */
 cj_status cj_spmd_local_type(cj_module *m, const cj_op *where, const char *what, const cj_type *t,
                             const sharding *sh, const cj_type **out) {
+  if (t->kind != CJ_TYPE_TENSOR) { /* a token: nothing to split */
+    *out = t;
+    return NULL;
+  }
   int64_t dims[64];
   for (int32_t d = 0; d < t->rank; d++) {
     if (t->dims[d] % sh->div[d])
@@ -694,14 +721,19 @@ cj_status cj_spmd_resolve_groups(cj_module *m) {
 /* ======================================================================== the pass */
 
 
+/* Room for one more element in the array *p of *cap elements of `size` bytes, n in use. */
+static bool grow(void **p, uint32_t *cap, uint32_t n, size_t size) {
+  if (n < *cap) return true;
+  uint32_t nc = *cap ? *cap * 2 : 16;
+  void *np = realloc(*p, size * nc);
+  if (!np) return false;
+  *p = np;
+  *cap = nc;
+  return true;
+}
+
 cj_status cj_spmd_mark(state *S, cj_value *v, const sharding *sh) {
-  if (S->nsv == S->capsv) {
-    uint32_t cap = S->capsv ? S->capsv * 2 : 16;
-    sharded_val *n = realloc(S->sv, sizeof *n * cap);
-    if (!n) return cj_oom();
-    S->sv = n;
-    S->capsv = cap;
-  }
+  if (!grow((void **)&S->sv, &S->capsv, S->nsv, sizeof *S->sv)) return cj_oom();
   S->sv[S->nsv].v = v;
   snprintf(S->sv[S->nsv].canon, sizeof S->sv[S->nsv].canon, "%s", sh->canon);
   S->sv[S->nsv].sh = *sh;
@@ -715,6 +747,88 @@ cj_status cj_spmd_mark(state *S, cj_value *v, const sharding *sh) {
 const sharded_val *cj_spmd_find(const state *S, const cj_value *v) {
   if (v->id >= 1 && v->id <= S->nsv && S->sv[v->id - 1].v == v) return &S->sv[v->id - 1];
   return NULL;
+}
+
+/* ---- unreduced values: held as partial sums where a program takes or gives them so ---- */
+
+/* The partial sums (over exactly `unred`) whose all_reduce `sum` is, or NULL. */
+static cj_value *partial_of(const state *S, const cj_value *sum, const sharding *sh) {
+  for (uint32_t i = 0; i < S->npv; i++)
+    if (S->pv[i].sum == sum && S->pv[i].unred == sh->unred && S->pv[i].ukind == sh->ukind)
+      return S->pv[i].part;
+  return NULL;
+}
+
+static bool is_partial_sum(const state *S, const cj_value *v) {
+  for (uint32_t i = 0; i < S->npv; i++)
+    if (S->pv[i].sum == v) return true;
+  return false;
+}
+
+/* `part` (a per-device value split as sh, partial over sh's unreduced axes) is summed once, before
+ * `before`; `*uses` (a use of the global value: @main's argument, the manual computation's result)
+ * are moved to the sum, which is recorded split as sh without the unreduced axes. */
+static CJ_MUST_USE cj_status reduce_partial_value(state *S, cj_op *before, cj_value *part,
+                                                  cj_value *uses, const sharding *sh) {
+  cj_value *sum;
+  CJ_RETURN_IF_ERROR(cj_spmd_reduce_partial(S, before, part, sh, &sum));
+  cj_replace_all_uses(S->main, uses, sum);
+  sum->def->operands[0] = part;
+  if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
+  S->pv[S->npv++] = (partial_val){sum, part, sh->unred, sh->ukind};
+  if (!cj_spmd_find(S, part)) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, part, sh)); /* (its output sharding) */
+  sharding whole = *sh;
+  whole.unred = 0;
+  whole.partial = false;
+  return whole.split ? cj_spmd_mark(S, sum, &whole) : NULL;
+}
+
+/* A sharding constraint asks for v unreduced over sh's axes (jnp.einsum(..., out_sharding=
+ * P(unreduced=...))): when v is the all_reduce over exactly those axes that the partitioner put
+ * after a contraction or a reduction, its operand is the partial values that XLA leaves on the
+ * devices, and an unreduced use (a result, a manual computation) takes them. */
+static CJ_MUST_USE cj_status note_partial(state *S, cj_value *v, const sharding *sh) {
+  cj_op *ar = v->def;
+  if (!sh->unred || !ar || ar->kind != CJ_OP_ALL_REDUCE || ar->nopnds != 1 || partial_of(S, v, sh))
+    return NULL;
+  const cj_block *rb = ar->regions[0].first;
+  cj_op_kind want = sh->ukind == 1 ? CJ_OP_MAXIMUM : sh->ukind == 2 ? CJ_OP_MINIMUM
+                    : v->type->dtype == CJ_PRED ? CJ_OP_OR : CJ_OP_ADD;
+  if (!rb || !rb->first || rb->first->kind != want) return NULL;
+  int axes[MAX_AXES], na = 0;
+  for (int a = 0; a < sh->mesh->n; a++)
+    if (sh->unred >> a & 1) axes[na++] = a;
+  int64_t ng = 0, gs = 0;
+  int64_t *ids = cj_spmd_mesh_groups(sh->mesh, axes, na, &ng, &gs);
+  if (!ids) return cj_oom();
+  const cj_attr *g = cj_op_attr(ar, "replica_groups");
+  bool same = g && g->kind == CJ_ATTR_DENSE && g->dense.nbytes == sizeof(int64_t) * (size_t)(ng * gs) &&
+              !memcmp(g->dense.data, ids, g->dense.nbytes);
+  free(ids);
+  if (!same) return NULL;
+  cj_value *part = ar->operands[0];
+  if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
+  S->pv[S->npv++] = (partial_val){v, part, sh->unred, sh->ukind};
+  /* (its only other user is the all_reduce: recorded again, now with the unreduced axes) */
+  const sharded_val *sv = cj_spmd_find(S, part);
+  if (!sv) sv = cj_spmd_find(S, v);
+  sharding ps = sv ? sv->sh : *sh;
+  ps.unred = sh->unred;
+  ps.ukind = sh->ukind;
+  ps.partial = true;
+  return cj_spmd_mark(S, part, &ps);
+}
+
+/* v as the partial sums over sh's unreduced axes that a use asks for: the partial values it was
+ * summed from, or v on one device of each group and zeros on the others. */
+static CJ_MUST_USE cj_status as_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
+                                        cj_value **out) {
+  cj_value *p = partial_of(S, v, sh);
+  if (p) {
+    *out = p;
+    return NULL;
+  }
+  return cj_spmd_make_partial(S, before, v, sh, out);
 }
 
 /* The whole (global) value of v, sharded as sh, on every device: an all_gather per divided
@@ -816,47 +930,53 @@ static CJ_MUST_USE cj_status inline_manual(state *S, cj_op *mc, cj_value ***rets
 }
 
 /* manual_axes = #sdy<manual_axes{"a", "b"}>: every axis of size > 1 must be manual */
-static CJ_MUST_USE cj_status check_manual_axes(state *S, cj_op *mc, const mesh *me) {
+/* The axes a manual computation makes manual (its manual_axes). */
+typedef struct manual_axes {
+  char names[MAX_AXES][NAME_MAX_LEN];
+  int n;
+} manual_axes;
+
+static CJ_MUST_USE cj_status read_manual_axes(cj_op *mc, manual_axes *ma) {
   const cj_attr *a = cj_op_attr(mc, "manual_axes");
   if (!a || a->kind != CJ_ATTR_OPAQUE)
     return cj_op_error(mc, CJ_INVALID_ARGUMENT, "sdy.manual_computation without manual_axes");
-  char names[MAX_AXES][NAME_MAX_LEN];
-  int n = 0;
+  ma->n = 0;
   scan s = {a->opaque.text, a->opaque.text + a->opaque.len, false};
   while (s.p < s.e && *s.p != '{') s.p++;
   expect(&s, "{");
   if (!eat(&s, "}")) {
     do {
-      if (n == MAX_AXES || !name_of(&s, names[n], NAME_MAX_LEN)) {
+      if (ma->n == MAX_AXES || !name_of(&s, ma->names[ma->n], NAME_MAX_LEN)) {
         s.bad = true;
         break;
       }
-      n++;
+      ma->n++;
     } while (eat(&s, ","));
     expect(&s, "}");
   }
   if (s.bad)
     return cj_op_error(mc, CJ_UNIMPLEMENTED, "cannot read manual_axes %.*s", (int)a->opaque.len,
                        a->opaque.text);
-  (void)S;
-  if (!me) return NULL;
-  char missing[256] = "";
-  size_t ml = 0;
-  for (int i = 0; i < me->n; i++) {
-    if (me->sizes[i] == 1) continue;
-    bool manual = false;
-    for (int k = 0; k < n && !manual; k++) manual = !strcmp(names[k], me->axes[i]);
-    if (!manual)
-      ml += (size_t)snprintf(missing + ml, ml < sizeof missing ? sizeof missing - ml : 0,
-                             "%s\"%s\"", ml ? ", " : "", me->axes[i]);
-  }
-  if (ml)
-    return cj_op_error(mc, CJ_UNIMPLEMENTED,
-                       "SPMD partitioning is not implemented by cjrt: this manual computation "
-                       "leaves mesh axes %s automatic (shard_map over part of the mesh needs a "
-                       "partitioner for the other axes); make every axis manual",
-                       missing);
   return NULL;
+}
+
+/* sh without the axes that are not manual: shard_map over part of the mesh leaves the others
+ * automatic, and its body holds its values whole along them (so it runs as written; its
+ * collectives name their own axes). True if it dropped some. */
+static bool only_manual(sharding *sh, const manual_axes *ma) {
+  bool dropped = false;
+  for (int d = 0; sh->mesh && d < sh->rank; d++) {
+    int k = 0;
+    for (int j = 0; j < sh->nax[d]; j++) {
+      bool manual = false;
+      for (int i = 0; i < ma->n && !manual; i++) manual = !strcmp(ma->names[i], sh->mesh->axes[sh->ax[d][j]]);
+      if (manual) sh->ax[d][k++] = sh->ax[d][j];
+    }
+    dropped |= k != sh->nax[d];
+    sh->nax[d] = (int8_t)k;
+  }
+  if (dropped) cj_spmd_canon(sh);
+  return dropped;
 }
 
 /* A replicated value that a manual computation takes in shards (jit(shard_map(f))(x) with x
@@ -941,23 +1061,135 @@ static CJ_MUST_USE cj_status slice_replicated(state *S, cj_op *mc, cj_value *v, 
   return NULL;
 }
 
-static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
-  cj_block *body = mc->nregions == 1 ? mc->regions[0].first : NULL;
-  if (!body || body->nargs != mc->nopnds)
+static CJ_MUST_USE cj_status nested_manuals(state *S, cj_op *first, cj_op *mc, cj_value **outer,
+                                             uint32_t nouter);
+
+/* mc's body (checked against its operands) and manual axes. */
+static CJ_MUST_USE cj_status manual_start(cj_op *mc, cj_block **body, manual_axes *ma) {
+  *body = mc->nregions == 1 ? mc->regions[0].first : NULL;
+  if (!*body || (*body)->nargs != mc->nopnds)
     return cj_op_error(mc, CJ_INVALID_ARGUMENT, "manual computation body does not match its operands");
-  const cj_attr *ins = cj_op_attr(mc, "in_shardings"), *outs = cj_op_attr(mc, "out_shardings");
+  return read_manual_axes(mc, ma);
+}
+
+/* The sharding mc takes operand i in, along its manual axes. */
+static CJ_MUST_USE cj_status manual_in_sharding(state *S, cj_op *mc, const manual_axes *ma,
+                                                uint32_t i, sharding *sh) {
+  CJ_RETURN_IF_ERROR(read_per_value(mc, "in_shardings", cj_op_attr(mc, "in_shardings"), &S->ms, i,
+                                    mc->regions[0].first->args[i].type, sh));
+  only_manual(sh, ma);
+  return NULL;
+}
+
+/* `full` (a manual computation's out_sharding) with the automatic axes that the sharding
+ * constraint `c` in its body gives its result added (as XLA propagates them out of the body).
+ * True if it added some. */
+static bool with_auto_axes(state *S, const cj_op *c, const manual_axes *ma, sharding *full) {
+  sharding cs;
+  cj_status st = cj_spmd_read_sharding(c, "the sharding constraint", cj_op_attr(c, "sharding"),
+                                       &S->ms, c->results[0].type, &cs);
+  if (st || cs.mesh != full->mesh || cs.rank != full->rank || cs.subaxis || !full->mesh) {
+    cj_status_ignore(st); /* not usable: the result stays as its out_sharding says */
+    return false;
+  }
+  bool added = false;
+  for (int d = 0; d < cs.rank; d++)
+    for (int k = 0; k < cs.nax[d]; k++) {
+      int a = cs.ax[d][k];
+      bool manual = false, used = false;
+      for (int i = 0; i < ma->n && !manual; i++) manual = !strcmp(ma->names[i], full->mesh->axes[a]);
+      for (int e = 0; e < full->rank && !used; e++)
+        for (int j = 0; j < full->nax[e]; j++) used |= full->ax[e][j] == a;
+      if (manual || used || full->nax[d] >= 8 || c->results[0].type->dims[d] % (full->div[d] * full->mesh->sizes[a]))
+        continue;
+      full->ax[d][full->nax[d]++] = (int8_t)a;
+      cj_spmd_canon(full);
+      added = true;
+    }
+  return added;
+}
+
+/* A manual computation inside another's body (shard_map over part of the mesh nests one for the
+ * axes left automatic, e.g. for axis_index): its operands are held whole along its manual axes
+ * there, so each device slices its shards out of them, and its results are gathered whole.
+ * outer[nouter]: the enclosing body's results, rewritten where they are mc's. */
+static CJ_MUST_USE cj_status manual_nested(state *S, cj_op *mc, cj_value **outer, uint32_t nouter) {
+  cj_block *body;
+  manual_axes ma;
+  CJ_RETURN_IF_ERROR(manual_start(mc, &body, &ma));
+  const cj_attr *outs = cj_op_attr(mc, "out_shardings");
+  for (uint32_t i = 0; i < mc->nopnds; i++) {
+    sharding sh;
+    CJ_RETURN_IF_ERROR(manual_in_sharding(S, mc, &ma, i, &sh));
+    const cj_type *lt = mc->operands[i]->type;
+    if (sh.split) CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, mc, "in_shardings", lt, &sh, &lt));
+    if (sh.unred || lt != body->args[i].type)
+      return cj_op_error(mc, CJ_UNIMPLEMENTED,
+                         "operand %u of a nested manual computation is taken as [%s]%s, which "
+                         "does not give its body's shape",
+                         i, sh.canon, sh.unred ? " with unreduced axes" : "");
+    if (sh.split) CJ_RETURN_IF_ERROR(slice_replicated(S, mc, mc->operands[i], &sh, lt, &mc->operands[i]));
+  }
+  cj_op *before = mc->prev;
+  cj_value **rets = NULL;
+  CJ_RETURN_IF_ERROR(inline_manual(S, mc, &rets));
+  for (uint32_t j = 0; j < mc->nresults; j++) {
+    sharding sh;
+    CJ_RETURN_IF_ERROR(read_per_value(mc, "out_shardings", outs, &S->ms, j, mc->results[j].type, &sh));
+    only_manual(&sh, &ma);
+    const cj_type *lt;
+    CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, mc, "out_shardings", mc->results[j].type, &sh, &lt));
+    if (sh.unred || lt != rets[j]->type)
+      return cj_op_error(mc, CJ_UNIMPLEMENTED,
+                         "result %u of a nested manual computation is given as [%s]%s, which does "
+                         "not fit its body's result",
+                         j, sh.canon, sh.unred ? " with unreduced axes" : "");
+    cj_value *w = rets[j];
+    if (sh.split) CJ_RETURN_IF_ERROR(cj_spmd_gather_whole(S, mc, w, &sh, &w));
+    cj_replace_all_uses(S->main, &mc->results[j], w);
+    for (uint32_t k = 0; k < nouter; k++)
+      if (outer[k] == &mc->results[j]) outer[k] = w;
+  }
+  CJ_RETURN_IF_ERROR(nested_manuals(S, before, mc, outer, nouter));
+  cj_block_remove(mc->block, mc);
+  return NULL;
+}
+
+/* The manual computations among the ops after `first` (NULL: from the block's start) up to mc,
+ * which were inlined from mc's body. */
+static CJ_MUST_USE cj_status nested_manuals(state *S, cj_op *first, cj_op *mc, cj_value **outer,
+                                             uint32_t nouter) {
+  for (cj_op *op = first ? first->next : mc->block->first, *next; op && op != mc; op = next) {
+    next = op->next;
+    if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION)
+      CJ_RETURN_IF_ERROR(manual_nested(S, op, outer, nouter));
+  }
+  return NULL;
+}
+
+static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
+  cj_block *body;
+  manual_axes ma;
+  CJ_RETURN_IF_ERROR(manual_start(mc, &body, &ma));
+  const cj_attr *outs = cj_op_attr(mc, "out_shardings");
   const mesh *me = NULL;
   for (uint32_t i = 0; i < mc->nopnds; i++) {
     sharding sh;
-    CJ_RETURN_IF_ERROR(read_per_value(mc, "in_shardings", ins, &S->ms, i, body->args[i].type, &sh));
-    CJ_RETURN_IF_ERROR(refuse_partial(mc, "in_shardings", &sh));
+    CJ_RETURN_IF_ERROR(manual_in_sharding(S, mc, &ma, i, &sh));
     if (sh.mesh) me = sh.mesh;
+    cj_value *p = sh.unred ? partial_of(S, mc->operands[i], &sh) : NULL;
+    if (p) mc->operands[i] = p; /* unreduced in, as it was made */
     cj_value *v = mc->operands[i];
     const sharded_val *sv = cj_spmd_find(S, v);
     if (sv && strcmp(sv->canon, sh.canon) != 0) { /* resharded: gathered whole, then sliced */
       sharded_val *w = (sharded_val *)sv;
-      if (!w->whole) CJ_RETURN_IF_ERROR(cj_spmd_gather_whole(S, mc, w->v, &w->sh, &w->whole));
-      v = mc->operands[i] = w->whole;
+      if (mc->block != cj_func_body(S->main)) { /* in a loop: gathered there, not kept */
+        CJ_RETURN_IF_ERROR(cj_spmd_gather_whole(S, mc, w->v, &w->sh, &v));
+        mc->operands[i] = v;
+      } else {
+        if (!w->whole) CJ_RETURN_IF_ERROR(cj_spmd_gather_whole(S, mc, w->v, &w->sh, &w->whole));
+        v = mc->operands[i] = w->whole;
+      }
       sv = NULL;
     }
     if (!sv && sh.split && v->type != body->args[i].type) {
@@ -985,6 +1217,14 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
                          "partitioner)",
                          i, sv ? sv->canon : "replicated", sh.canon);
   }
+  for (uint32_t i = 0; i < mc->nopnds; i++) { /* the other unreduced operands: made partial */
+    sharding sh;
+    CJ_RETURN_IF_ERROR(manual_in_sharding(S, mc, &ma, i, &sh));
+    bool made = false;
+    for (uint32_t k = 0; k < S->npv && !made; k++) made = S->pv[k].part == mc->operands[i];
+    if (sh.unred && !made)
+      CJ_RETURN_IF_ERROR(cj_spmd_make_partial(S, mc, mc->operands[i], &sh, &mc->operands[i]));
+  }
   if (!me && mc->nresults > 0) {
     sharding sh;
     cj_status st = read_per_value(mc, "out_shardings", outs, &S->ms, 0, mc->results[0].type, &sh);
@@ -997,13 +1237,28 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
     return cj_op_error(mc, CJ_INVALID_ARGUMENT,
                        "the mesh @%s has %lld devices but the program runs on %lld", me->name,
                        (long long)me->total, (long long)S->ndev);
-  CJ_RETURN_IF_ERROR(check_manual_axes(S, mc, me));
+  cj_op *before = mc->prev;
   cj_value **rets = NULL;
   CJ_RETURN_IF_ERROR(inline_manual(S, mc, &rets));
+  CJ_RETURN_IF_ERROR(nested_manuals(S, before, mc, rets, mc->nresults));
   for (uint32_t j = 0; j < mc->nresults; j++) {
+    const cj_op *made = rets[j]->def; /* (a sharding constraint on automatic axes?) */
+    /* a value the body passes through (an operand), or gives twice, or that already has a
+     * sharding, is copied: the result is another global value, sharded its own way */
+    bool seen = cj_spmd_find(S, rets[j]) != NULL;
+    for (uint32_t k = 0; k < mc->nopnds && !seen; k++) seen = mc->operands[k] == rets[j];
+    for (uint32_t k = 0; k < j && !seen; k++) seen = rets[k] == rets[j];
+    if (seen) {
+      cj_op *copy = cj_build_op(S->m, mc, mc, CJ_OP_RESHAPE, 1, &rets[j], rets[j]->type);
+      if (!copy) return cj_oom();
+      rets[j] = &copy->results[0];
+    }
     sharding sh;
     CJ_RETURN_IF_ERROR(read_per_value(mc, "out_shardings", outs, &S->ms, j, mc->results[j].type, &sh));
-    CJ_RETURN_IF_ERROR(refuse_partial(mc, "out_shardings", &sh));
+    sharding full = sh;
+    bool auto_split = only_manual(&sh, &ma) && full.split;
+    if (made && made->kind == CJ_OP_SDY_SHARDING_CONSTRAINT)
+      auto_split |= with_auto_axes(S, made, &ma, &full);
     const cj_type *lt;
     CJ_RETURN_IF_ERROR(cj_spmd_local_type(S->m, mc, "out_shardings", mc->results[j].type, &sh, &lt));
     if (lt != rets[j]->type)
@@ -1011,21 +1266,22 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
                          "result %u of the manual computation: its body returns a different shape "
                          "than the out_sharding gives",
                          j);
+    if (sh.unred) { /* partial sums out: summed for every use but an unreduced one */
+      CJ_RETURN_IF_ERROR(reduce_partial_value(S, mc, rets[j], &mc->results[j], &sh));
+      continue;
+    }
+    if (auto_split) { /* split along automatic axes too: each device keeps its slice (free) */
+      cj_value *w;
+      CJ_RETURN_IF_ERROR(cj_spmd_reshard(S, mc, rets[j], &sh, &full, &w));
+      CJ_RETURN_IF_ERROR(cj_spmd_mark(S, w, &full));
+      cj_replace_all_uses(S->main, &mc->results[j], w);
+      continue;
+    }
     cj_replace_all_uses(S->main, &mc->results[j], rets[j]);
     if (sh.split) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, rets[j], &sh));
   }
   cj_block_remove(mc->block, mc);
   return NULL;
-}
-
-static bool has_manual(cj_block *b) {
-  for (cj_op *op = b->first; op; op = op->next) {
-    if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) return true;
-    for (uint32_t r = 0; r < op->nregions; r++)
-      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
-        if (has_manual(nb)) return true;
-  }
-  return false;
 }
 
 /* Removes the shardings from a dictionary of argument/result attributes once the partitioner
@@ -1085,7 +1341,7 @@ static void sb_add(sbuf *b, const char *s) {
 /* The HloSharding text of `sh` (e.g. "{devices=[4,1]0,1,2,3}"), whose devices are the partition
  * ids: mesh position p is partition p. False if it cannot be written (sub-axes). */
 static bool hlo_sharding(const sharding *sh, sbuf *b) {
-  if (!sh || !sh->split) {
+  if (!sh || (!sh->split && !sh->unred)) {
     sb_add(b, "{replicated}");
     return true;
   }
@@ -1094,9 +1350,21 @@ static bool hlo_sharding(const sharding *sh, sbuf *b) {
   bool used[MAX_AXES] = {false};
   for (int d = 0; d < sh->rank; d++)
     for (int k = 0; k < sh->nax[d]; k++) used[sh->ax[d][k]] = true;
-  int64_t rep = 1;
-  for (int a = 0; a < me->n; a++)
-    if (!used[a]) rep *= me->sizes[a];
+  int64_t rep = 1, unr = 1; /* trailing tile dims: the unreduced axes, then the replicated */
+  for (int a = 0; a < me->n; a++) {
+    if (sh->unred >> a & 1) unr *= me->sizes[a];
+    else if (!used[a]) rep *= me->sizes[a];
+  }
+  /* max and min partial values: the reduction in the metadata, as XLA's HloSharding keeps it */
+  const char *kind = !sh->unred || !sh->ukind ? ""
+                     : sh->ukind == 1 ? " metadata={op_type=\"sdy::reduction_op\" op_name=\"MAX\"}"
+                                      : " metadata={op_type=\"sdy::reduction_op\" op_name=\"MIN\"}";
+  if (!sh->split && rep == 1) {
+    sb_add(b, "{unreduced");
+    sb_add(b, kind);
+    sb_add(b, "}");
+    return true;
+  }
   int64_t *assign = malloc(sizeof(int64_t) * (size_t)me->total);
   if (!assign) {
     b->oom = true;
@@ -1114,16 +1382,22 @@ static bool hlo_sharding(const sharding *sh, sbuf *b) {
       for (int k = 0; k < sh->nax[d]; k++) t = t * me->sizes[sh->ax[d][k]] + c[sh->ax[d][k]];
       lin = lin * sh->div[d] + t;
     }
-    int64_t r = 0;
-    for (int a = 0; a < me->n; a++)
-      if (!used[a]) r = r * me->sizes[a] + c[a];
-    lin = lin * rep + r;
+    int64_t r = 0, u = 0;
+    for (int a = 0; a < me->n; a++) {
+      if (sh->unred >> a & 1) u = u * me->sizes[a] + c[a];
+      else if (!used[a]) r = r * me->sizes[a] + c[a];
+    }
+    lin = (lin * unr + u) * rep + r;
     assign[lin] = me->ids ? me->ids[p] : p;
   }
   char tmp[32];
   sb_add(b, "{devices=[");
   for (int d = 0; d < sh->rank; d++) {
     snprintf(tmp, sizeof tmp, "%s%lld", d ? "," : "", (long long)sh->div[d]);
+    sb_add(b, tmp);
+  }
+  if (unr > 1) {
+    snprintf(tmp, sizeof tmp, ",%lld", (long long)unr);
     sb_add(b, tmp);
   }
   if (rep > 1) {
@@ -1136,7 +1410,11 @@ static bool hlo_sharding(const sharding *sh, sbuf *b) {
     sb_add(b, tmp);
   }
   free(assign);
-  sb_add(b, rep > 1 ? " last_tile_dim_replicate}" : "}");
+  sb_add(b, unr > 1 ? (rep > 1 ? " last_tile_dims={unreduced, replicated}" : " last_tile_dims={unreduced}")
+             : rep > 1 ? " last_tile_dim_replicate"
+                       : "");
+  sb_add(b, kind);
+  sb_add(b, "}");
   return !b->oom;
 }
 
@@ -1202,10 +1480,7 @@ static CJ_MUST_USE cj_status value_sharding(state *S, const cj_attr *attrs, cons
   const char *txt = NULL;
   size_t len = 0;
   *have = a || cj_attr_get_str(cj_attr_dict_get(attrs, "mhlo.sharding"), &txt, &len);
-  if (a) {
-    CJ_RETURN_IF_ERROR(cj_spmd_read_sharding(S->main, what, a, &S->ms, t, sh));
-    return refuse_partial(S->main, what, sh);
-  }
+  if (a) return cj_spmd_read_sharding(S->main, what, a, &S->ms, t, sh);
   if (!*have) return NULL;
   bool manual;
   return cj_spmd_read_hlo(&S->ms, S->ndev, S->main, what, txt, len, t, sh, &manual);
@@ -1360,11 +1635,42 @@ static bool is_constraint(const cj_op *op) {
           op->nopnds == 1 && op->nresults == 1);
 }
 
+bool cj_spmd_regions_marked(const cj_op *op) {
+  for (uint32_t r = 0; r < op->nregions; r++)
+    for (cj_block *b = op->regions[r].first; b; b = b->next)
+      for (cj_op *o = b->first; o; o = o->next)
+        if (o->kind == CJ_OP_SDY_MANUAL_COMPUTATION || is_constraint(o) || cj_spmd_regions_marked(o))
+          return true;
+  return false;
+}
+
 static CJ_MUST_USE cj_status find_spmd_markers(cj_op *op, void *ctx) {
   if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION || is_constraint(op) ||
       is_call_target(op, "xla.sdy.GlobalToLocalShape") || is_call_target(op, "SPMDFullToShardShape"))
     *(bool *)ctx = true;
   return NULL;
+}
+
+/* A constraint's open dims ("{?}") keep the axes its operand is split along there,
+ * when the constraint uses them nowhere else (as Shardy leaves an open dim to propagation). */
+static void keep_open_axes(sharding *sh, const sharding *from) {
+  bool empty = sh->mesh && sh->mesh->n == 0 && !sh->split && !sh->unred; /* @empty_mesh: no axes */
+  if (empty) sh->mesh = from->mesh;
+  if (from->mesh != sh->mesh || !sh->mesh || from->rank != sh->rank || from->subaxis) return;
+  bool changed = false;
+  for (int d = 0; d < sh->rank && d < 64; d++) {
+    if (!(sh->open >> d & 1) || sh->nax[d]) continue; /* (an open dim with no axes of its own) */
+    for (int k = 0; k < from->nax[d]; k++) {
+      int a = from->ax[d][k];
+      bool used = (sh->unred >> a & 1) != 0;
+      for (int e = 0; e < sh->rank && !used; e++)
+        for (int j = 0; j < sh->nax[e]; j++) used |= sh->ax[e][j] == a;
+      if (used || sh->nax[d] >= 8) break; /* (axes stay in order: a prefix of them) */
+      sh->ax[d][sh->nax[d]++] = (int8_t)a;
+      changed = true;
+    }
+  }
+  if (changed || empty) cj_spmd_canon(sh);
 }
 
 /* The value a sharding constraint asks for: its operand resharded; the op goes away. */
@@ -1405,12 +1711,14 @@ static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
   if (uneven) cj_spmd_canon(&sh);
   cj_value *v = op->operands[0];
   const sharded_val *sv = cj_spmd_find(S, v);
+  if (sv && sv->sh.split && sh.open) keep_open_axes(&sh, &sv->sh);
   sharding from;
   bool split = sv && sv->sh.split;
   if (split) from = sv->sh;
   cj_value *nv;
   CJ_RETURN_IF_ERROR(cj_spmd_reshard(S, op, v, split ? &from : NULL, &sh, &nv));
   if (sh.split && nv != v) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, nv, &sh));
+  if (nv == v) CJ_RETURN_IF_ERROR(note_partial(S, v, &sh));
   cj_replace_all_uses(S->main, &op->results[0], nv);
   cj_block_remove(op->block, op);
   return NULL;
@@ -1463,27 +1771,17 @@ static CJ_MUST_USE cj_status manual_edge(state *S, cj_op *op) {
 }
 
 cj_status cj_spmd_partition_block(state *S, cj_block *b) {
-  bool top = b == cj_func_body(S->main);
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
-    if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) {
-      if (!top)
-        return cj_op_error(op, CJ_UNIMPLEMENTED,
-                           "a manual computation (shard_map) nested in a loop is not supported "
-                           "on several devices");
+    if (op->kind == CJ_OP_ALL_REDUCE && is_partial_sum(S, &op->results[0])) {
+      /* the sum of an unreduced argument: already per-device */
+    } else if (op->kind == CJ_OP_SDY_MANUAL_COMPUTATION) {
       CJ_RETURN_IF_ERROR(manual(S, op));
     } else if (is_constraint(op)) {
       CJ_RETURN_IF_ERROR(constrain(S, op));
     } else if (is_call_target(op, "SPMDFullToShardShape") || is_call_target(op, "SPMDShardToFullShape")) {
       CJ_RETURN_IF_ERROR(manual_edge(S, op));
     } else if (!(cj_op_info_get(op->kind)->flags & CJ_OPF_TERMINATOR)) {
-      for (uint32_t r = 0; r < op->nregions; r++)
-        for (cj_block *nb = op->regions[r].first; nb; nb = nb->next)
-          if (has_manual(nb))
-            return cj_op_error(op, CJ_UNIMPLEMENTED,
-                               "a manual computation (shard_map) nested inside %s is not "
-                               "supported on several devices",
-                               op->name);
       CJ_RETURN_IF_ERROR(cj_spmd_partition_op(S, op));
     }
     op = next;
@@ -1544,7 +1842,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     sharding sh;
     bool have;
     st = value_sharding(&S, cj_func_arg_attrs(main, (uint32_t)i), ins[i], what, &sh, &have);
-    if (st || !have || !sh.split) continue;
+    if (st || !have || !(sh.split || sh.unred)) continue;
     if (num_replicas > 1 && num_partitions == 1) {
       st = cj_op_error(main, CJ_UNIMPLEMENTED, "%s is sharded across replicas", what);
       break;
@@ -1556,6 +1854,8 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     body->args[i].type = lt;
     st = cj_spmd_mark(&S, &body->args[i], &sh);
     if (!st) S.sv[S.nsv - 1].argument = true;
+    if (!st && sh.unred && body->first) /* partial sums in: summed once for every use */
+      st = reduce_partial_value(&S, body->first, &body->args[i], &body->args[i], &sh);
   }
   const sharding **argsh = NULL, **ressh = NULL;
   if (!st) {
@@ -1569,6 +1869,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     for (int32_t j = 0; j < ft->nresults; j++) ressh[j] = NULL;
     if (num_partitions > 1) st = set_sharding_attrs(&S, argsh, ft->rank, ressh, ft->nresults);
     free(S.sv);
+    free(S.pv);
     meshes_free(&S.ms);
     return st;
   }
@@ -1592,8 +1893,27 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     bool split = sv && sv->sh.split;
     if (split) from = sv->sh;
     cj_value *w = ret->operands[j];
-    st = cj_spmd_reshard(&S, ret, w, split ? &from : NULL, &sh, &w);
-    if (!st && sh.split && w != ret->operands[j]) st = cj_spmd_mark(&S, w, &sh);
+    if (sh.unred && sh.rank == 0 && sh.mesh) { /* see docs/SPMD.md (Limits) */
+      int64_t rest = 1;
+      for (int a = 0; a < sh.mesh->n; a++)
+        if (!(sh.unred >> a & 1)) rest *= sh.mesh->sizes[a];
+      if (rest > 1) {
+        st = cj_op_error(main, CJ_UNIMPLEMENTED,
+                         "%s: a scalar unreduced over some mesh axes and whole along others "
+                         "(jaxlib's conversion of such an output sharding fails)",
+                         what);
+        break;
+      }
+    }
+    cj_value *p = sh.unred ? partial_of(&S, w, &sh) : NULL;
+    const sharded_val *psv = p ? cj_spmd_find(&S, p) : NULL;
+    if (p && (psv ? !strcmp(psv->canon, sh.canon) : !sh.split)) {
+      w = p; /* the partial sums it was made from */
+    } else {
+      st = cj_spmd_reshard(&S, ret, w, split ? &from : NULL, &sh, &w);
+      if (!st && sh.unred) st = as_partial(&S, ret, w, &sh, &w);
+      if (!st && (sh.split || sh.unred) && w != ret->operands[j]) st = cj_spmd_mark(&S, w, &sh);
+    }
     if (!st) {
       ret->operands[j] = w;
       outs[j] = w->type;
@@ -1614,6 +1934,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     ressh[j] = sv ? &sv->sh : NULL;
   }
   if (!st && num_partitions > 1) st = set_sharding_attrs(&S, argsh, ft->rank, ressh, ft->nresults);
+  free(S.pv);
   if (!st) st = strip_attrs(m, main, "arg_attrs", ft->rank);
   if (!st) st = strip_attrs(m, main, "res_attrs", ft->nresults);
   if (!st) st = drop_mismatched_aliases(m, main, ins, ft->rank, outs, ft->nresults);

@@ -38,7 +38,10 @@ typedef struct sharding {
   const mesh *mesh;
   bool split;   /* some dimension is divided */
   bool subaxis; /* some dimension is split over a sub-axis */
-  bool partial; /* has unreduced={...} or reduced={...} axes (only sharding constraints may) */
+  bool partial;   /* has unreduced={...} axes (of size > 1): each device holds a partial sum */
+  uint64_t unred; /* those axes (bit i: mesh axis i) */
+  int8_t ukind;   /* how the partial values make the value: 0 their sum, 1 max, 2 min */
+  uint64_t open;  /* dims marked open ("?"): propagation may split them further (bit d) */
   int8_t nax[64];
   int8_t ax[64][8]; /* per dimension: the mesh axes (indices), major to minor */
 } sharding;
@@ -51,6 +54,14 @@ typedef struct sharded_val {
   bool argument;   /* an argument of @main (else a result of a manual computation) */
 } sharded_val;
 
+/* A value held as partial sums over some axes (an unreduced argument of @main or result of a
+ * manual computation) and its all_reduce over them, which every other use reads. */
+typedef struct partial_val {
+  cj_value *sum, *part;
+  uint64_t unred;
+  int8_t ukind;
+} partial_val;
+
 typedef struct state {
   cj_module *m;
   cj_op *main;
@@ -58,6 +69,8 @@ typedef struct state {
   int64_t ndev;
   sharded_val *sv;
   uint32_t nsv, capsv;
+  partial_val *pv;
+  uint32_t npv, cappv;
 } state;
 
 /* ---- spmd.c ---- */
@@ -80,6 +93,9 @@ CJ_MUST_USE cj_status cj_spmd_gather_whole(state *S, cj_op *before, cj_value *v,
  * computations (only in @main's body), sharding constraints, cj_spmd_partition_op. */
 CJ_MUST_USE cj_status cj_spmd_partition_block(state *S, cj_block *b);
 
+/* Whether op's regions hold a sharding constraint or a manual computation (at any depth). */
+bool cj_spmd_regions_marked(const cj_op *op);
+
 /* ---- spmd_gspmd.c ---- */
 /* GSPMD's HloSharding text (an mhlo.sharding: "{devices=[2,1]<=[2]}", "{replicated}",
  * "{maximal device=0}", "{manual}", ...) on a value of global type t: a sharding over a mesh made
@@ -98,6 +114,15 @@ CJ_MUST_USE cj_status cj_spmd_partition_op(state *S, cj_op *op);
  * inserted before `before`. */
 CJ_MUST_USE cj_status cj_spmd_reshard(state *S, cj_op *before, cj_value *v, const sharding *from,
                           const sharding *to, cj_value **out);
+/* v, held as partial sums over sh's unreduced axes, summed over them (an all_reduce before
+ * `before`); v itself when sh has none. */
+CJ_MUST_USE cj_status cj_spmd_reduce_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
+                                             cj_value **out);
+/* v, a whole (reduced) value, as partial sums over sh's unreduced axes: v on the first device of
+ * each group along them, zeros on the others (before `before`); for max or min partial values,
+ * v itself. */
+CJ_MUST_USE cj_status cj_spmd_make_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
+                                           cj_value **out);
 /* Rewrites the canonical text of sh from its axes (after a rule built it). */
 void cj_spmd_canon(sharding *sh);
 

@@ -173,6 +173,27 @@ static int64_t mesh_pos(const mesh *me, int64_t pid) {
   return pid;
 }
 
+/* A constant `table` of type tt (nbytes of data) and the partition id as an s64 scalar (`pid`),
+ * before `before`: a device picks its entries of the table by its id. */
+static CJ_MUST_USE cj_status table_and_pid(cj_module *m, cj_op *before, const cj_type *tt,
+                                           const void *data, size_t nbytes, cj_op **table,
+                                           cj_op **pid64) {
+  const cj_attr *tv = tt ? cj_attr_dense(m, tt, data, nbytes, false) : NULL;
+  cj_op *c = tv ? cj_build_op(m, before, before, CJ_OP_CONSTANT, 0, NULL, tt) : NULL;
+  if (!c) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, c, "value", tv));
+  cj_op *pid = cj_build_op(m, before, before, CJ_OP_PARTITION_ID, 0, NULL,
+                           cj_type_tensor_of(m, CJ_U32, 0, NULL));
+  cj_value *pv = pid ? &pid->results[0] : NULL;
+  cj_op *cv = pv ? cj_build_op(m, before, before, CJ_OP_CONVERT, 1, &pv,
+                               cj_type_tensor_of(m, CJ_S64, 0, NULL))
+                 : NULL;
+  if (!cv) return cj_oom();
+  *table = c;
+  *pid64 = cv;
+  return NULL;
+}
+
 /* v (whole along the dims of `mask`) sliced on each device to its tile of `to` along them. */
 static CJ_MUST_USE cj_status slice_dims(state *S, cj_op *before, cj_value *v, const sharding *to,
                             const bool *mask, cj_value **out) {
@@ -215,18 +236,10 @@ static CJ_MUST_USE cj_status slice_dims(state *S, cj_op *before, cj_value *v, co
   }
   int64_t tdims[2] = {rank, np};
   const cj_type *tt = cj_type_tensor_of(m, CJ_S64, 2, tdims);
-  const cj_attr *tv = tt ? cj_attr_dense(m, tt, tab, sizeof(int64_t) * (size_t)(rank * np), false) : NULL;
+  cj_op *c, *cv;
+  cj_status st = table_and_pid(m, before, tt, tab, sizeof(int64_t) * (size_t)(rank * np), &c, &cv);
   free(tab);
-  if (!tv) return cj_oom();
-  cj_op *c = cj_build_op(m, before, before, CJ_OP_CONSTANT, 0, NULL, tt);
-  if (!c) return cj_oom();
-  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, c, "value", tv));
-  cj_op *pid = cj_build_op(m, before, before, CJ_OP_PARTITION_ID, 0, NULL,
-                           cj_type_tensor_of(m, CJ_U32, 0, NULL));
-  cj_value *pv = pid ? &pid->results[0] : NULL;
-  cj_op *cv = pv ? cj_build_op(m, before, before, CJ_OP_CONVERT, 1, &pv,
-                               cj_type_tensor_of(m, CJ_S64, 0, NULL))
-                 : NULL;
+  CJ_RETURN_IF_ERROR(st);
   const cj_type *one = cj_type_tensor_of(m, CJ_S64, 2, (int64_t[]){1, 1});
   const cj_type *sc = cj_type_tensor_of(m, CJ_S64, 0, NULL);
   if (!cv || !one || !sc) return cj_oom();
@@ -318,9 +331,9 @@ cj_status cj_spmd_reshard(state *S, cj_op *before, cj_value *v, const sharding *
 /* A new all_reduce of v over `axes` of me, after `after` (before `after`'s next op), whose
  * combiner is a copy of `body` (two scalar arguments) or, without one, `comb` over v's element
  * type. */
-static CJ_MUST_USE cj_status all_reduce_after(state *S, cj_op *after, cj_value *v, const mesh *me,
-                                  const int *axes, int naxes, const cj_block *body,
-                                  cj_op_kind comb, cj_value **out) {
+static CJ_MUST_USE cj_status all_reduce_at(state *S, cj_op *after, cj_op *before, cj_value *v,
+                                            const mesh *me, const int *axes, int naxes,
+                                            const cj_block *body, cj_op_kind comb, cj_value **out) {
   cj_module *m = S->m;
   cj_op *ar = cj_op_create(m, CJ_OP_ALL_REDUCE, NULL, 1, 1, 1);
   if (!ar) return cj_oom();
@@ -375,8 +388,102 @@ static CJ_MUST_USE cj_status all_reduce_after(state *S, cj_op *after, cj_value *
     cj_block_append(rb, ret);
   }
   CJ_RETURN_IF_ERROR(collective_attrs(m, ar, me, axes, naxes, NULL));
-  cj_block_insert_before(after->block, after->next, ar);
+  if (before) cj_block_insert_before(before->block, before, ar);
+  else cj_block_insert_before(after->block, after->next, ar);
   *out = &ar->results[0];
+  return NULL;
+}
+
+static CJ_MUST_USE cj_status all_reduce_after(state *S, cj_op *after, cj_value *v, const mesh *me,
+                                              const int *axes, int naxes, const cj_block *body,
+                                              cj_op_kind comb, cj_value **out) {
+  return all_reduce_at(S, after, NULL, v, me, axes, naxes, body, comb, out);
+}
+
+/* The mesh axes (indices) of sh's unreduced axes; their count. */
+static int unred_axes(const sharding *sh, int *axes) {
+  int n = 0;
+  for (int a = 0; a < sh->mesh->n && a < 64; a++)
+    if (sh->unred >> a & 1) axes[n++] = a;
+  return n;
+}
+
+cj_status cj_spmd_reduce_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
+                                 cj_value **out) {
+  int axes[MAX_AXES];
+  int na = unred_axes(sh, axes);
+  *out = v;
+  if (!na) return NULL;
+  if (sh->mesh->total != S->ndev)
+    return cj_op_error(before, CJ_UNIMPLEMENTED,
+                       "SPMD partitioning: the mesh @%s of an unreduced value has %lld devices "
+                       "but the program runs on %lld",
+                       sh->mesh->name, (long long)sh->mesh->total, (long long)S->ndev);
+  cj_op_kind comb = sh->ukind == 1   ? CJ_OP_MAXIMUM
+                    : sh->ukind == 2 ? CJ_OP_MINIMUM
+                    : v->type->dtype == CJ_PRED ? CJ_OP_OR
+                                                : CJ_OP_ADD;
+  return all_reduce_at(S, before, before, v, sh->mesh, axes, na, NULL, comb, out);
+}
+
+cj_status cj_spmd_make_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
+                               cj_value **out) {
+  cj_module *m = S->m;
+  const mesh *me = sh->mesh;
+  int64_t np = S->ndev;
+  *out = v;
+  if (!sh->unred || sh->ukind) return NULL; /* the max (min) of copies of v is v */
+  if (me->total != np)
+    return cj_op_error(before, CJ_UNIMPLEMENTED,
+                       "SPMD partitioning: the mesh @%s of an unreduced value has %lld devices "
+                       "but the program runs on %lld",
+                       me->name, (long long)me->total, (long long)np);
+  /* keep[pid]: the partition is the first of its group along the unreduced axes */
+  uint8_t *keep = malloc((size_t)np);
+  if (!keep) return cj_oom();
+  for (int64_t pid = 0; pid < np; pid++) {
+    int64_t pos = mesh_pos(me, pid);
+    keep[pid] = 1;
+    for (int a = me->n - 1; a >= 0; a--) {
+      if ((sh->unred >> a & 1) && pos % me->sizes[a]) keep[pid] = 0;
+      pos /= me->sizes[a];
+    }
+  }
+  cj_op *kc, *cv;
+  cj_status st = table_and_pid(m, before, cj_type_tensor_of(m, CJ_PRED, 1, &np), keep, (size_t)np,
+                               &kc, &cv);
+  free(keep);
+  CJ_RETURN_IF_ERROR(st);
+  cj_value *ds_in[2] = {&kc->results[0], &cv->results[0]};
+  int64_t one = 1;
+  cj_op *ds = cj_build_op(m, before, before, CJ_OP_DYNAMIC_SLICE, 2, ds_in,
+                          cj_type_tensor_of(m, CJ_PRED, 1, &one));
+  if (!ds) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, ds, "slice_sizes", cj_attr_i64_array(m, 1, &one)));
+  const cj_type *t = v->type;
+  cj_value *dsv = &ds->results[0];
+  cj_op *rs = cj_build_op(m, before, before, CJ_OP_RESHAPE, 1, &dsv, cj_type_tensor_of(m, CJ_PRED, 0, NULL));
+  cj_value *rsv = rs ? &rs->results[0] : NULL;
+  const cj_type *mt = cj_type_tensor_of(m, CJ_PRED, t->rank, t->dims);
+  cj_op *bc = rsv && mt ? cj_build_op(m, before, before, CJ_OP_BROADCAST_IN_DIM, 1, &rsv, mt) : NULL;
+  if (!bc) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, bc, "broadcast_dimensions", cj_attr_i64_array(m, 0, NULL)));
+  /* zeros of v's type: a splat of zero bytes */
+  const cj_type *sct = cj_type_tensor(m, t->elem, 0, NULL, NULL, t->encoding);
+  size_t eb = (size_t)cj_dtype_bytes(t->dtype);
+  uint8_t zb[32] = {0};
+  const cj_attr *za = sct && eb <= sizeof zb ? cj_attr_dense(m, sct, zb, eb, false) : NULL;
+  cj_op *zc = za ? cj_build_op(m, before, before, CJ_OP_CONSTANT, 0, NULL, sct) : NULL;
+  if (!zc) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, zc, "value", za));
+  cj_value *zv = &zc->results[0];
+  cj_op *zb2 = cj_build_op(m, before, before, CJ_OP_BROADCAST_IN_DIM, 1, &zv, t);
+  if (!zb2) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, zb2, "broadcast_dimensions", cj_attr_i64_array(m, 0, NULL)));
+  cj_value *sel_in[3] = {&bc->results[0], v, &zb2->results[0]};
+  cj_op *sel = cj_build_op(m, before, before, CJ_OP_SELECT, 3, sel_in, t);
+  if (!sel) return cj_oom();
+  *out = &sel->results[0];
   return NULL;
 }
 
@@ -1250,7 +1357,8 @@ static const spmd_rule spmd_rules[CJ_OP_COUNT] = {
 };
 
 cj_status cj_spmd_partition_op(state *S, cj_op *op) {
-  if (op->kind == CJ_OP_WHILE && any_split_operand(S, op)) {
+  /* (a loop of whole values may still split them: a constraint or shard_map in its body) */
+  if (op->kind == CJ_OP_WHILE && (any_split_operand(S, op) || cj_spmd_regions_marked(op))) {
     for (uint32_t i = 0; i < op->nopnds; i++) {
       const sharded_val *sv = cj_spmd_find(S, op->operands[i]);
       if (sv && sv->sh.subaxis) return run_whole(S, op, "sub-axes");

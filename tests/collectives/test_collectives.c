@@ -1244,20 +1244,88 @@ static void test_partitioning(void) {
       loaded_free(le);
     }
   }
-  /* a 2 x 2 mesh with only one axis manual needs a partitioner */
+  /* shard_map over part of a 2 x 2 mesh ("a" manual, "b" automatic): the body holds its
+   * values whole along "b" and runs as written; its psum over "a" ([[0, 2], [1, 3]]); a nested
+   * manual computation over "b" (as JAX nests one for axis_index) takes shards along "b" and
+   * its result is gathered back whole. x = [0, 1, 2, 3]: 2 * (x[0:2] + x[2:4]) on every device */
   const char *partial =
       "module {\n"
       "  sdy.mesh @mesh = <[\"a\"=2, \"b\"=2]>\n"
       "  func.func @main(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}]>}) "
-      "-> tensor<4xf32> {\n"
-      "    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"a\"}]>] "
-      "out_shardings=[<@mesh, [{\"a\"}]>] manual_axes={\"a\"} (%arg1: tensor<2xf32>) {\n"
-      "      sdy.return %arg1 : tensor<2xf32>\n"
+      "-> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"a\"}]>}) {\n"
+      "    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"a\", ?}]>] "
+      "out_shardings=[<@mesh, [{\"a\", ?}]>] manual_axes={\"a\"} (%arg1: tensor<2xf32>) {\n"
+      "      %s = \"stablehlo.all_reduce\"(%arg1) <{replica_groups = dense<[[0, 2], [1, 3]]> : "
+      "tensor<2x2xi64>, channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, "
+      "use_global_device_ids}> ({\n  ^bb0(%p: tensor<f32>, %q: tensor<f32>):\n"
+      "        %w = stablehlo.add %p, %q : tensor<f32>\n        stablehlo.return %w : tensor<f32>\n"
+      "      }) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "      %n = sdy.manual_computation(%s) in_shardings=[<@mesh, [{\"b\"}]>] "
+      "out_shardings=[<@mesh, [{\"b\"}]>] manual_axes={\"b\"} (%arg2: tensor<1xf32>) {\n"
+      "        %d = stablehlo.add %arg2, %arg2 : tensor<1xf32>\n"
+      "        sdy.return %d : tensor<1xf32>\n"
+      "      } : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "      sdy.return %n : tensor<2xf32>\n"
       "    } : (tensor<4xf32>) -> tensor<4xf32>\n"
       "    return %0 : tensor<4xf32>\n"
       "  }\n"
       "}\n";
-  ERR(compile_err(client, partial, o.b, o.n, &le), UNIMPLEMENTED, "leaves mesh axes \"b\" automatic");
+  {
+    float xs[4][2] = {{0, 1}, {0, 1}, {2, 3}, {2, 3}}, pgot[4][2]; /* device d: a = d / 2 */
+    spec ps = {1, 4, PJRT_Buffer_Type_F32, 1, {2}, xs, sizeof xs[0]};
+    void *pouts[1] = {pgot};
+    size_t pob[1] = {sizeof pgot[0]};
+    PJRT_Error *pe = run(partial, &ps, 1, pouts, pob, NULL);
+    CHECK_MSG(pe == NULL, "partly manual: %s", pe ? err_msg(pe) : "");
+    for (int d = 0; !pe && d < 4; d++)
+      CHECK_MSG(pgot[d][0] == 4.0f && pgot[d][1] == 8.0f, "partly manual: device %d got [%g, %g]",
+                d, pgot[d][0], pgot[d][1]);
+    err_free(pe);
+  }
+  /* unreduced axes: an argument held as partial sums is summed once for its other uses
+   * ((1 + 10)^2, ...); a whole value returned unreduced is itself on the first device along the
+   * axis and zeros on the other (their sum is the value) */
+  {
+    const char *unred_in =
+        "module {\n"
+        "  sdy.mesh @mesh = <[\"x\"=2]>\n"
+        "  func.func @main(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], "
+        "unreduced={\"x\"}>}) -> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}, "
+        "tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={\"x\"}>}, "
+        "tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={\"x\"}>}) {\n"
+        "    %0 = stablehlo.multiply %arg0, %arg0 : tensor<4xf32>\n"
+        "    return %0, %arg0, %0 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>\n"
+        "  }\n"
+        "}\n";
+    float parts[2][4] = {{1, 2, 3, 4}, {10, 20, 30, 40}}, sq[2][4], same[2][4], made[2][4];
+    spec us = {1, 2, PJRT_Buffer_Type_F32, 1, {4}, parts, sizeof parts[0]};
+    void *uouts[3] = {sq, same, made};
+    size_t uob[3] = {sizeof sq[0], sizeof same[0], sizeof made[0]};
+    PJRT_Error *ue = run(unred_in, &us, 3, uouts, uob, NULL);
+    CHECK_MSG(ue == NULL, "unreduced argument: %s", ue ? err_msg(ue) : "");
+    for (int d = 0; !ue && d < 2; d++)
+      for (int k = 0; k < 4; k++) {
+        float w = (float)((k + 1) * 11) * (float)((k + 1) * 11);
+        CHECK_MSG(sq[d][k] == w, "unreduced argument: device %d [%d] = %g, not %g", d, k, sq[d][k], w);
+        CHECK_MSG(same[d][k] == parts[d][k], "unreduced passed through: device %d [%d] = %g", d, k,
+                  same[d][k]);
+        CHECK_MSG(made[d][k] == (d ? 0.0f : w), "made unreduced: device %d [%d] = %g", d, k,
+                  made[d][k]);
+      }
+    err_free(ue);
+  }
+  /* a scalar unreduced over "x" and whole along "y": refused (jaxlib crashes converting the
+   * program that reports such an output sharding) */
+  const char *unred_scalar =
+      "module {\n"
+      "  sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
+      "  func.func @main(%arg0: tensor<f32>) -> (tensor<f32> {sdy.sharding = "
+      "#sdy.sharding<@mesh, [], unreduced={\"x\"}>}) {\n"
+      "    return %arg0 : tensor<f32>\n"
+      "  }\n"
+      "}\n";
+  ERR(compile_err(client, unred_scalar, o.b, o.n, &le), UNIMPLEMENTED,
+      "a scalar unreduced over some mesh axes and whole along others");
   /* the mesh must span the partitions */
   pb o2;
   opts_for(&o2, 1, 2);
