@@ -9,6 +9,8 @@ The rule, by where the object is built:
   the loader library and the MPI module (src/loader, src/mpi): cjrt_ (public and internal);
     the loader also builds base/dtype.c, whose symbols keep the core prefix cj_
   xerbla_ is allowed anywhere: it is LAPACK's error hook, which cjrt overrides by that name.
+  The names the plugin exports (src/pjrt/exports.map: GetPjrtApi, TFNPD_InitPlugin, the LAPACK
+  routine table's cjrt_lapack_*) are its public interface, spelled for its users: allowed too.
 Names starting with "__" are the implementation's (ASan's __odr_asan.* twins, for example) and
 are not checked.
 Exits 1 and names each offending symbol and object when there is one; 2 when nothing was found
@@ -18,6 +20,21 @@ import subprocess
 import sys
 
 ALWAYS = {"xerbla_"}
+
+
+def exported(root):
+    """The names src/pjrt/exports.map makes global (its `global:` list)."""
+    names, on = set(), False
+    with open(os.path.join(root, "src", "pjrt", "exports.map")) as f:
+        for line in f:
+            w = line.strip()
+            if w.startswith("global:"):
+                on = True
+            elif w.startswith("local:"):
+                on = False
+            elif on and w.endswith(";"):
+                names.add(w[:-1].strip())
+    return names
 
 
 def globals_of(path):
@@ -54,11 +71,13 @@ def main():
     if not checks:
         print("symbol_prefix: no cjrt libraries or objects under %s" % build)
         return 2
+    public = exported(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     bad, total = [], 0
     for path, prefixes, extra in checks:
         for obj, name in globals_of(path):
             total += 1
-            if name in ALWAYS or name in extra or name.startswith(prefixes + ("__",)):
+            if (name in ALWAYS or name in extra or name in public
+                    or name.startswith(prefixes + ("__",))):
                 continue
             bad.append("%s: %s (%s) lacks the prefix %s" % (os.path.basename(path), name, obj,
                                                              " or ".join(prefixes)))
