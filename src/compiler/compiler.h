@@ -68,10 +68,6 @@ CJ_MUST_USE cj_status cj_pass_cse(cj_module *m, cj_op *func);
 /* Moves an all_reduce past the transpose or reshape that is its only use (sink.c), so that the
  * backend can fold that transpose into the op producing the reduced value. */
 CJ_MUST_USE cj_status cj_pass_sink_collectives(cj_module *m, cj_op *func);
-/* In a program cjrt partitioned over N devices, the elementwise ops that follow an all_reduce
- * over all of them and combine it only with replicated values run on 1/N of the rows per device
- * (reduce_scatter, the ops on the rows, all_gather of what is used elsewhere): spmd_scatter.c. */
-CJ_MUST_USE cj_status cj_pass_spmd_scatter(cj_module *m, cj_op *func);
 /* Numbers the values of b and its nested regions (cj_block_number_values, *nv of them) and
  * returns, malloc'ed, how many operands use each (by id); NULL on out-of-memory. */
 uint32_t *cj_use_counts(cj_block *b, uint32_t *nv);

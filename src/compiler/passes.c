@@ -498,7 +498,6 @@ cj_status cj_compile_passes(cj_module *m, const cj_compile_hooks *hooks, cj_op *
     if (!st) st = cj_pass_quant(m, f);
     if (!st) st = cj_pass_chlo(m, f, hooks);
     if (!st) st = cj_pass_sink_collectives(m, f); /* before fold: transpose(dot) folds */
-    if (!st && f == main) st = cj_pass_spmd_scatter(m, f); /* after sink: sees the update */
     if (!st) st = cj_pass_fold(m, f);
     if (!st) st = cj_pass_cse(m, f);
     if (!st) st = cj_pass_dce(m, f);
