@@ -26,6 +26,13 @@ _ARGS = {"trsm": 11, "getrf": 6, "geqrf": 8, "geqp3": (9, 10), "orgqr": 9, "ungq
          "potrf": 5, "gesdd": (14, 15), "gesvd": (14, 15), "syevd": 11, "heevd": 13,
          "gehrd": 9, "sytrd": 10, "hetrd": 10, "geev": 14, "gees": 15, "gtsv": 8}
 
+# Routines the plugin keeps its own (Debian's single-threaded OpenBLAS) for: potrf, measured on
+# bench/models.py's batched cholesky (2-core machine, idle): 1.08 (builtin) against 1.15 (SciPy's)
+# times XLA:CPU's on one core, 0.99-1.20 against 1.44-1.46 with both cores (SciPy's OpenBLAS
+# starts its own threads on every call). Its results then differ from XLA:CPU's in the last bits
+# (both are LAPACK's blocked Cholesky).
+_KEEP_BUILTIN = {"potrf"}
+
 _installed = {}  # library path -> names installed there
 
 
@@ -92,6 +99,8 @@ def install(library_path):
     while (raw := name_of(i)) is not None:
         i += 1
         name = raw.decode()
+        if name[1:] in _KEEP_BUILTIN:
+            continue
         capi = blas if name.endswith("trsm") else lapack
         capsule = capi.get(name)
         want = _ARGS.get(name[1:], -1)
