@@ -23,6 +23,12 @@
 #include "ir/ir.h"
 #include "runtime/backend.h"
 
+/* glibc's <complex.h> defines CMPLX only for GCC (it tests the GCC version, which clang reports
+ * as 4.2); clang has the same builtin, which keeps infinite and NaN parts as they are. */
+#ifndef CMPLX
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
+
 enum { RF_MAX_RANK = 16 };
 
 /* ---------------------------------------------------------------- values */

@@ -16,6 +16,10 @@
  * Environment: CJ_VMATH_EXHAUSTIVE=1 checks all 2^32 f32 inputs (minutes per function);
  * CJ_VMATH_ONLY=name restricts to one function; CJ_VMATH_VERBOSE=1 prints every max. */
 #include <complex.h>
+/* glibc defines CMPLXL for GCC only; clang has the builtin it stands for */
+#ifndef CMPLXL
+#define CMPLXL(x, y) __builtin_complex((long double)(x), (long double)(y))
+#endif
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
