@@ -1288,7 +1288,8 @@ static CJ_MUST_USE cj_status rule_scatter(state *S, cj_op *op) {
   bool uss = sh_of(S, op->operands[n + 1], &us);
   if (!have && !uss && !is) return run_whole(S, op, "nothing split");
   const mesh *me = have ? o.mesh : uss ? us.mesh : ix.mesh;
-  if ((is && ix.mesh != me) || (uss && us.mesh != me)) return run_whole(S, op, "operands on different meshes");
+  is = is && ix.mesh == me; /* (splits on another mesh are resharded through replicated) */
+  uss = uss && us.mesh == me;
   sharding lead, upd, ind;
   sh_init(&lead, me, ot->rank);
   sh_init(&upd, me, ut->rank);
