@@ -194,6 +194,32 @@ static CJ_MUST_USE cj_status table_and_pid(cj_module *m, cj_op *before, const cj
   return NULL;
 }
 
+/* v = broadcast_in_dim(x) whose dims of `mask` all come from the broadcast (no dim of x of size
+ * above one lands on them) is the same on every device there: *out = x broadcast straight to the
+ * local type lt, instead of the whole value materialized to be sliced (the bias of a
+ * data-parallel layer, constants). *out = NULL when v is no such broadcast. */
+static CJ_MUST_USE cj_status local_broadcast(cj_module *m, cj_op *before, const cj_value *v,
+                                             const bool *mask, const cj_type *lt,
+                                             cj_value **out) {
+  *out = NULL;
+  cj_op *bc = v->def;
+  if (!bc || bc->kind != CJ_OP_BROADCAST_IN_DIM || bc->nopnds != 1) return NULL;
+  const cj_type *xt = bc->operands[0]->type;
+  const cj_attr *a = cj_op_attr(bc, "broadcast_dimensions");
+  int64_t bd[64], nb = 0;
+  if (!a || !cj_type_is_static(xt) || !cj_op_get_i64s(bc, "broadcast_dimensions", bd, 64, &nb) ||
+      nb != xt->rank)
+    return NULL;
+  for (int64_t i = 0; i < nb; i++)
+    if (bd[i] >= 0 && bd[i] < v->type->rank && mask[bd[i]] && xt->dims[i] != 1) return NULL;
+  cj_value *x = bc->operands[0];
+  cj_op *nbc = cj_build_op(m, before, before, CJ_OP_BROADCAST_IN_DIM, 1, &x, lt);
+  if (!nbc) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, nbc, "broadcast_dimensions", a));
+  *out = &nbc->results[0];
+  return NULL;
+}
+
 /* v (whole along the dims of `mask`) sliced on each device to its tile of `to` along them. */
 static CJ_MUST_USE cj_status slice_dims(state *S, cj_op *before, cj_value *v, const sharding *to,
                             const bool *mask, cj_value **out) {
@@ -219,6 +245,10 @@ static CJ_MUST_USE cj_status slice_dims(state *S, cj_op *before, cj_value *v, co
       ldims[d] = t->dims[d] / to->div[d];
     }
   }
+  const cj_type *lt = cj_type_tensor(m, t->elem, rank, ldims, NULL, t->encoding);
+  if (!lt) return cj_oom();
+  CJ_RETURN_IF_ERROR(local_broadcast(m, before, v, mask, lt, out));
+  if (*out) return NULL;
   int64_t *tab = malloc(sizeof(int64_t) * (size_t)(rank * np));
   if (!tab) return cj_oom();
   for (int64_t pid = 0; pid < np; pid++) {
@@ -264,7 +294,6 @@ static CJ_MUST_USE cj_status slice_dims(state *S, cj_op *before, cj_value *v, co
     if (!rs) return cj_oom();
     opnds[1 + d] = &rs->results[0];
   }
-  const cj_type *lt = cj_type_tensor(m, t->elem, rank, ldims, NULL, t->encoding);
   cj_op *sl = lt ? cj_build_op(m, before, before, CJ_OP_DYNAMIC_SLICE, (uint32_t)(1 + rank), opnds, lt) : NULL;
   if (!sl) return cj_oom();
   CJ_RETURN_IF_ERROR(cj_op_set_attr(m, sl, "slice_sizes", cj_attr_i64_array(m, rank, ldims)));
@@ -1119,7 +1148,7 @@ static CJ_MUST_USE cj_status rule_gather(state *S, cj_op *op) {
       !cj_attr_get_i64(f[CJ_SF_GATHER_index_vector_dim], &ivd) ||
       !cj_op_get_i64s(op, "slice_sizes", ss, 64, &nss))
     return run_whole(S, op, "unreadable dimension numbers");
-  if (nobd || nibd) return run_whole(S, op, "batching dims");
+  if (nobd != nibd) return run_whole(S, op, "unpaired batching dims");
   const cj_type *ot = op->operands[0]->type, *it = op->operands[1]->type, *rt = op->results[0].type;
   if (nss != ot->rank || !cj_type_is_static(rt)) return run_whole(S, op, "unreadable slice_sizes");
   sharding o, ix;
@@ -1133,11 +1162,24 @@ static CJ_MUST_USE cj_status rule_gather(state *S, cj_op *op) {
   sh_init(&wo, me, ot->rank);
   sh_init(&wi, me, it->rank);
   sh_init(&res, me, rt->rank);
+  /* a pair of batching dims split alike is local: each device gathers its own batch */
+  for (int64_t j = 0; j < nobd; j++) {
+    int od = (int)obd[j], id = (int)ibd[j];
+    if (od < 0 || od >= ot->rank || id < 0 || id >= it->rank)
+      return run_whole(S, op, "batching dims out of range");
+    if (os && o.div[od] > 1)
+      sh_copy_dim(&wo, od, &o, od);
+    else if (is && ix.div[id] > 1)
+      sh_copy_dim(&wo, od, &ix, id);
+    sh_copy_dim(&wi, id, &wo, od);
+  }
   int64_t k = 0; /* the k-th offset dim of the operand */
   for (int d = 0; d < ot->rank; d++) {
-    if (in_list(col, ncol, d)) continue;
+    if (in_list(col, ncol, d) || in_list(obd, nobd, d)) continue;
     if (k >= noff) return run_whole(S, op, "offset dims do not match");
-    if (os && o.div[d] > 1 && ss[d] == g[d] && !in_list(sim, nsim, d)) {
+    bool clash = false;
+    for (int q = 0; os && q < o.nax[d]; q++) clash |= sh_uses(&wo, o.ax[d][q]);
+    if (os && o.div[d] > 1 && ss[d] == g[d] && !in_list(sim, nsim, d) && !clash) {
       sh_copy_dim(&wo, d, &o, d);
       sh_copy_dim(&res, (int)off[k], &o, d);
     }
@@ -1149,6 +1191,10 @@ static CJ_MUST_USE cj_status rule_gather(state *S, cj_op *op) {
     if (d == ivd) continue;
     while (r < rt->rank && in_list(off, noff, r)) r++;
     if (r >= rt->rank) return run_whole(S, op, "batch dims do not match");
+    if (in_list(ibd, nibd, d)) { /* its axes are the operand's batching dim's (above) */
+      sh_copy_dim(&res, r++, &wi, d);
+      continue;
+    }
     bool clash = false;
     if (is)
       for (int q = 0; q < ix.nax[d]; q++) clash |= sh_uses(&wo, ix.ax[d][q]);
@@ -1164,32 +1210,62 @@ static CJ_MUST_USE cj_status rule_gather(state *S, cj_op *op) {
   CJ_RETURN_IF_ERROR(need(S, op, 0, &wo));
   CJ_RETURN_IF_ERROR(need(S, op, 1, &wi));
   for (int d = 0; d < ot->rank; d++)
-    if (wo.div[d] > 1) ss[d] /= wo.div[d];
+    if (wo.div[d] > 1 && !in_list(obd, nobd, d)) ss[d] /= wo.div[d];
   const cj_attr *na = cj_attr_i64_array(S->m, nss, ss);
   if (!na) return cj_oom();
   CJ_RETURN_IF_ERROR(cj_op_set_attr(S->m, op, "slice_sizes", na));
   return set_result(S, op, 0, &res);
 }
 
+/* scatter's batching dims: pair j is operand dim ibd[j], indices dim sibd[j] and the updates'
+ * scatter dim that indices dim stands for (udim). A pair split on any of the three (the operand's
+ * split first, then the indices', then the updates') is split alike on all three: each device
+ * scatters its own batch. */
+static void scatter_batching(const int64_t *ibd, const int64_t *sibd, int64_t nb, const int *udim,
+                             const sharding *o, const sharding *ix, const sharding *us,
+                             sharding *lead, sharding *ind, sharding *upd) {
+  for (int64_t j = 0; j < nb; j++) {
+    int od = (int)ibd[j], id = (int)sibd[j], ud = udim[id];
+    if (o && o->div[od] > 1)
+      sh_copy_dim(lead, od, o, od);
+    else if (ix && ix->div[id] > 1)
+      sh_copy_dim(lead, od, ix, id);
+    else if (us && ud >= 0 && us->div[ud] > 1)
+      sh_copy_dim(lead, od, us, ud);
+    sh_copy_dim(ind, id, lead, od);
+    if (ud >= 0) sh_copy_dim(upd, ud, lead, od);
+  }
+}
+
 /* scatter: operand dims that are window dims not indexed and whose window is the whole dim
- * keep their axes (the updates' matching window dims take the same axes); indices come whole and
- * the updates' scatter dims whole. Each device scatters its columns into its columns. */
+ * keep their axes (the updates' matching window dims take the same axes); batching dims split
+ * alike on the operand, indices and updates stay split (scatter_batching); the indices come whole
+ * otherwise, and the updates' other scatter dims whole. Each device scatters its columns into its
+ * columns. */
 static CJ_MUST_USE cj_status rule_scatter(state *S, cj_op *op) {
   const cj_attr *dn = cj_op_attr(op, "scatter_dimension_numbers");
   if (!dn || dn->kind != CJ_ATTR_STRUCT || op->nopnds < 3 || op->nopnds % 2 == 0)
     return run_whole(S, op, "no dimension numbers");
   const cj_attr *const *f = dn->st.fields;
-  int64_t uwd[64], iwd[64], ibd[64], sdo[64];
-  int64_t nuwd = 0, niwd = 0, nibd = 0, nsdo = 0;
+  int64_t uwd[64], iwd[64], ibd[64], sibd[64], sdo[64];
+  int64_t nuwd = 0, niwd = 0, nibd = 0, nsibd = 0, nsdo = 0, ivd = -1;
   if ((f[CJ_SF_SCATTER_update_window_dims] && !cj_attr_get_i64s(f[CJ_SF_SCATTER_update_window_dims], uwd, 64, &nuwd)) ||
       (f[CJ_SF_SCATTER_inserted_window_dims] && !cj_attr_get_i64s(f[CJ_SF_SCATTER_inserted_window_dims], iwd, 64, &niwd)) ||
       (f[CJ_SF_SCATTER_input_batching_dims] && !cj_attr_get_i64s(f[CJ_SF_SCATTER_input_batching_dims], ibd, 64, &nibd)) ||
+      (f[CJ_SF_SCATTER_scatter_indices_batching_dims] &&
+       !cj_attr_get_i64s(f[CJ_SF_SCATTER_scatter_indices_batching_dims], sibd, 64, &nsibd)) ||
       (f[CJ_SF_SCATTER_scatter_dims_to_operand_dims] &&
-       !cj_attr_get_i64s(f[CJ_SF_SCATTER_scatter_dims_to_operand_dims], sdo, 64, &nsdo)))
+       !cj_attr_get_i64s(f[CJ_SF_SCATTER_scatter_dims_to_operand_dims], sdo, 64, &nsdo)) ||
+      (f[CJ_SF_SCATTER_index_vector_dim] && !cj_attr_get_i64(f[CJ_SF_SCATTER_index_vector_dim], &ivd)))
     return run_whole(S, op, "unreadable dimension numbers");
   uint32_t n = (op->nopnds - 1) / 2;
-  const cj_type *ot = op->operands[0]->type, *ut = op->operands[n + 1]->type;
-  if (ot->rank > 64 || ut->rank > 64) return run_whole(S, op, "rank over 64");
+  const cj_type *ot = op->operands[0]->type, *it = op->operands[n]->type;
+  const cj_type *ut = op->operands[n + 1]->type;
+  if (ot->rank > 64 || ut->rank > 64 || it->rank > 64) return run_whole(S, op, "rank over 64");
+  if (nibd != nsibd) return run_whole(S, op, "unpaired batching dims");
+  for (int64_t j = 0; j < nibd; j++)
+    if (ibd[j] < 0 || ibd[j] >= ot->rank || sibd[j] < 0 || sibd[j] >= it->rank || sibd[j] == ivd)
+      return run_whole(S, op, "batching dims out of range");
   int64_t og[64], ug[64];
   global_dims(S, op->operands[0], og);
   global_dims(S, op->operands[n + 1], ug);
@@ -1202,33 +1278,48 @@ static CJ_MUST_USE cj_status rule_scatter(state *S, cj_op *op) {
     int u = (int)uwd[k++];
     if (u >= 0 && u < ut->rank && ug[u] == og[d] && !in_list(sdo, nsdo, d)) wdim[d] = u;
   }
-  sharding lead, o;
-  bool have = sh_of(S, op->operands[0], &o);
+  int udim[64]; /* indices dim -> the updates' scatter dim it stands for (-1: index_vector_dim) */
+  for (int d = 0, u = 0; d < it->rank; d++) {
+    while (u < ut->rank && in_list(uwd, nuwd, u)) u++;
+    udim[d] = d == ivd || u >= ut->rank ? -1 : u++;
+  }
+  sharding o, ix, us;
+  bool have = sh_of(S, op->operands[0], &o), is = sh_of(S, op->operands[n], &ix);
+  bool uss = sh_of(S, op->operands[n + 1], &us);
+  if (!have && !uss && !is) return run_whole(S, op, "nothing split");
+  const mesh *me = have ? o.mesh : uss ? us.mesh : ix.mesh;
+  is = is && ix.mesh == me; /* (splits on another mesh are resharded through replicated) */
+  uss = uss && us.mesh == me;
+  sharding lead, upd, ind;
+  sh_init(&lead, me, ot->rank);
+  sh_init(&upd, me, ut->rank);
+  sh_init(&ind, me, it->rank);
+  scatter_batching(ibd, sibd, nibd, udim, have ? &o : NULL, is ? &ix : NULL, uss ? &us : NULL,
+                   &lead, &ind, &upd);
   if (!have) { /* the updates' split, read back onto the operand */
-    sharding us;
-    if (!sh_of(S, op->operands[n + 1], &us)) return run_whole(S, op, "only the indices are split");
-    sh_init(&o, us.mesh, ot->rank);
-    for (int d = 0; d < ot->rank; d++)
+    sh_init(&o, me, ot->rank);
+    for (int d = 0; uss && d < ot->rank; d++)
       if (wdim[d] >= 0) sh_copy_dim(&o, d, &us, wdim[d]);
     cj_spmd_canon(&o);
   }
-  sh_init(&lead, o.mesh, ot->rank);
-  sharding upd;
-  sh_init(&upd, o.mesh, ut->rank);
-  for (int d = 0; d < ot->rank; d++)
-    if (wdim[d] >= 0 && o.div[d] > 1) {
+  for (int d = 0; d < ot->rank; d++) {
+    bool clash = false;
+    for (int q = 0; q < o.nax[d]; q++) clash |= sh_uses(&lead, o.ax[d][q]);
+    if (wdim[d] >= 0 && o.div[d] > 1 && !clash) {
       sh_copy_dim(&lead, d, &o, d);
       sh_copy_dim(&upd, wdim[d], &o, d);
     }
+  }
   cj_spmd_canon(&lead);
   cj_spmd_canon(&upd);
+  cj_spmd_canon(&ind);
   if (!lead.split) return run_whole(S, op, "split only along indexed or partly updated dims");
   for (uint32_t i = 0; i < n; i++) {
     if (op->operands[i]->type->rank != ot->rank || op->operands[n + 1 + i]->type->rank != ut->rank)
       return run_whole(S, op, "inputs of different ranks");
   }
   for (uint32_t i = 0; i < op->nopnds; i++)
-    CJ_RETURN_IF_ERROR(need(S, op, i, i < n ? &lead : i == n ? NULL : &upd));
+    CJ_RETURN_IF_ERROR(need(S, op, i, i < n ? &lead : i == n ? &ind : &upd));
   for (uint32_t j = 0; j < op->nresults; j++) CJ_RETURN_IF_ERROR(set_result(S, op, j, &lead));
   return NULL;
 }

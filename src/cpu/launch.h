@@ -15,10 +15,11 @@
  *              and taken by the receiver (which waits for it), matched by channel, source and
  *              target in order.
  *
- * Nothing spins: waiters sleep on a condition variable. Deadlock freedom: a failing device
- * aborts the launch (cj_cpu_launch_abort) and every member still waiting fails with the reason;
- * a device whose program ends (cj_cpu_launch_finished) while peers wait for it at a meeting or a
- * mailbox makes them fail, naming it, instead of hanging.
+ * Waiters sleep on a condition variable, after spinning up to 50 us at a meeting when the launch
+ * has no more devices than the machine has cores (a futex wake costs ~70 us). Deadlock freedom:
+ * a failing device aborts the launch (cj_cpu_launch_abort) and every member still waiting fails
+ * with the reason; a device whose program ends (cj_cpu_launch_finished) while peers wait for it
+ * at a meeting or a mailbox makes them fail, naming it, instead of hanging.
  *
  * Ownership: a launch is created by launch_create (the runtime) or by the run_parallel kernel,
  * and freed by its creator after every device finished. Meeting objects are recycled inside the
