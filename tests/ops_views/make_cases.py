@@ -243,6 +243,49 @@ def loop(name, shape, dt, iters):
 loop("jacobi-like while loop, i32", (7, 11), np.int32, 5)
 loop("jacobi-like while loop, f64", (20, 33), np.float64, 3)
 
+def flat(name, shape, dt, pval=0, threads=None):
+    """Flat mode (run_flat in lower_ew.c): short rows, slices of a pad shifted by several columns
+    either way (read in place at an offset, the columns outside their box computed again from
+    packed copies), beside a full input the output may be written over (a transpose's result),
+    a strided slice (gathered) and a broadcast row; the last rows leave the buffer (blocks)."""
+    c = Case(name, threads)
+    n, m = shape
+    x = data(shape, dt)
+    xv = c.const(x)
+    pv = scalar(c, dt, pval)
+    p, pa = pad(c, xv, x, [1, 3], [1, 2], pv, pval)
+    s1, a1 = sl(c, p, pa, [0, 3], [n, m + 3])          # rows shifted: rank 1
+    s2, a2 = sl(c, p, pa, [2, 0], [n + 2, m])          # 3 columns of padding on the left
+    s3, a3 = sl(c, p, pa, [1, 5], [n + 1, m + 5])      # 2 on the right
+    s4, a4 = sl(c, p, pa, [1, 4], [n + 1, m + 4])      # 1 on the right
+    z = data((m, n), dt)
+    zv = c.const(z)
+    yv = c.op("{r} = stablehlo.transpose %s, dims = [1, 0] : (%s) -> %s" % (
+        zv, ttype((m, n), dt), ttype(shape, dt)))
+    g = data((n, 2 * m + 1), dt)
+    gv = c.const(g)
+    s5, a5 = sl(c, gv, g, [0, 1], [n, 2 * m + 1], [1, 2])  # strided: gathered
+    row = data((m,), dt)
+    rv = c.const(row)
+    bv = c.op("{r} = stablehlo.broadcast_in_dim %s, dims = [1] : (%s) -> %s" % (
+        rv, ttype((m,), dt), ttype(shape, dt)))
+    t, ta = binop(c, "add", s1, s2, a1, a2, np.add)
+    t, ta = binop(c, "subtract", t, s3, ta, a3, np.subtract)
+    t, ta = binop(c, "multiply", t, s4, ta, a4, np.multiply)
+    t, ta = binop(c, "add", t, yv, ta, z.T, np.add)
+    t, ta = binop(c, "subtract", t, s5, ta, a5, np.subtract)
+    t, ta = binop(c, "add", t, bv, ta, np.broadcast_to(row, shape), np.add)
+    c.expect(t, ta)
+    cases.append(c)
+
+
+flat("flat stencil f32 30x64, shifts of 1-3 columns", (30, 64), np.float32)
+flat("flat stencil f64 9x40, padding value 1.5", (9, 40), np.float64, 1.5)
+flat("flat stencil i32 17x24, padding value -3", (17, 24), np.int32, -3)
+flat("flat stencil bf16 12x48", (12, 48), BF16)
+flat("flat stencil f32 300x60 on 2 threads", (300, 60), np.float32, threads=2)
+
+
 def reduced(name, rows, cols, threads=None):
     """A reduce whose elementwise producer reads a pad and a row-shifted slice of it (bounded
     views, rows of at least 1 KiB: row mode) on an input of 1 MiB or more, so that the reduce
