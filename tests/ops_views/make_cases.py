@@ -242,6 +242,10 @@ def loop(name, shape, dt, iters):
 
 loop("jacobi-like while loop, i32", (7, 11), np.int32, 5)
 loop("jacobi-like while loop, f64", (20, 33), np.float64, 3)
+# the carry is double-buffered (k_control.c): even and odd counts end in either buffer
+loop("jacobi-like while loop, f32, 4 iterations", (9, 16), np.float32, 4)
+loop("jacobi-like while loop, f32, 1 iteration", (9, 16), np.float32, 1)
+loop("jacobi-like while loop, f32, no iteration", (9, 16), np.float32, 0)
 
 def flat(name, shape, dt, pval=0, threads=None):
     """Flat mode (run_flat in lower_ew.c): short rows, slices of a pad shifted by several columns
