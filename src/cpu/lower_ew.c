@@ -376,6 +376,21 @@ static void run_rows(ew_run *R, int64_t b0, int64_t b1, char **cur, char *const 
   }
 }
 
+static void run_instrs(const ew_params *p, char *const *t, int64_t m) {
+  for (int i = 0; i < p->ninstr; i++) {
+    const ew_instr *e = &p->instr[i];
+    e->fn(t[e->dst], t[e->src[0]], t[e->src[1]], t[e->src[2]], m, &e->aux);
+  }
+}
+
+/* elements [bs, bs+m) of view input `in` (buffer src) into reg */
+static void gather_view(char *reg, const char *src, const ew_input *in, int64_t bs, int64_t m) {
+  if (in->bounded)
+    gather_bounded(reg, src, in, bs, m);
+  else
+    gather(reg, src, in, bs, m);
+}
+
 /* Blocks of [b0, b1): views gathered into their registers, except a rank-1 bounded view
  * inside its box (read in place). */
 static void run_blocks(ew_run *R, int64_t b0, int64_t b1, char **cur, char *const *regs) {
@@ -393,15 +408,9 @@ static void run_blocks(ew_run *R, int64_t b0, int64_t b1, char **cur, char *cons
         continue;
       }
       cur[in->reg] = regs[k];
-      if (in->bounded)
-        gather_bounded(regs[k], R->base[k], in, bs, m);
-      else
-        gather(regs[k], R->base[k], in, bs, m);
+      gather_view(regs[k], R->base[k], in, bs, m);
     }
-    for (int i = 0; i < p->ninstr; i++) {
-      const ew_instr *e = &p->instr[i];
-      e->fn(cur[e->dst], cur[e->src[0]], cur[e->src[1]], cur[e->src[2]], m, &e->aux);
-    }
+    run_instrs(p, cur, m);
   }
 }
 
@@ -464,12 +473,6 @@ static void flat_pack_input(const ew_params *p, int k, char *pack, const char *c
             in->flat ? in->chi : w, in->padv, ld);
 }
 
-static void run_instrs(const ew_params *p, char *const *t, int64_t m) {
-  for (int i = 0; i < p->ninstr; i++) {
-    const ew_instr *e = &p->instr[i];
-    e->fn(t[e->dst], t[e->src[0]], t[e->src[1]], t[e->src[2]], m, &e->aux);
-  }
-}
 
 /* Flat mode over whole rows [r0, r1) inside [flat_g0, flat_g1): every flat view is read in
  * place at its offset (the columns outside its box then read a neighbouring row's elements),
@@ -505,10 +508,7 @@ static void run_flat(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const 
           continue;
         }
         cur[in->reg] = regs[k];
-        if (in->bounded)
-          gather_bounded(regs[k], R->base[k], in, bs, m);
-        else
-          gather(regs[k], R->base[k], in, bs, m);
+        gather_view(regs[k], R->base[k], in, bs, m);
         flat_pack_input(p, k, pack, regs[k], rows, rs - s0, s1 - s0);
       }
       run_instrs(p, cur, m);
