@@ -1203,12 +1203,11 @@ static int64_t row_mode(const cj_type *shape, const ew_input *inp, int nin, int6
  * or rows as long as the group's with columns cut off): rows where they stay inside their
  * buffer are read in place, and the few columns outside some view's box computed again.
  * Marks the flat views and sets the block to whole rows; no change when it does not apply. */
-static void flat_mode(ew_params *p, ew_input *inp, int nin, const cj_type *shape, int64_t max_es,
-                      int nregs) {
+static void flat_mode(ew_params *p, ew_input *inp, int nin, const cj_type *shape, int nregs) {
   p->flat_w = 0;
   if (p->row > 0 || shape->rank < 1 || nregs == 0) return;
   int64_t n = p->n, w = shape->dims[shape->rank - 1];
-  if (w < 2 || n < w || w * max_es > 8192) return;
+  if (w < 2 || n < w || w > p->block) return; /* (blocks of whole rows, never longer) */
   int64_t g0 = 0, g1 = n / w, a = 0, b = w;
   bool cols = false;
   for (int k = 0; k < nin; k++) {
@@ -1346,7 +1345,7 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
       p->n = S->shape->num_elements;
       p->block = G->block;
       p->row = row_mode(S->shape, inp, nin, max_es);
-      flat_mode(p, inp, nin, S->shape, max_es, G->nregs);
+      flat_mode(p, inp, nin, S->shape, G->nregs);
       p->ninstr = G->ninstr;
       p->ninputs = nin;
       p->noutputs = nout;
