@@ -290,6 +290,40 @@ flat("flat stencil bf16 12x48", (12, 48), BF16)
 flat("flat stencil f32 300x60 on 2 threads", (300, 60), np.float32, threads=2)
 
 
+def carry_pair(name, iters):
+    """a while whose body returns a new value and its previous one (v <- u, u <- 2u + v): the
+    double-buffered carry of u must leave v reading u's buffer of the iteration before"""
+    c = Case(name)
+    shape, dt = (5, 7), np.float64
+    u0, v0 = data(shape, dt), data(shape, dt)
+    uv, vv = c.const(u0), c.const(v0)
+    i0 = c.splat((), np.int32, 0)
+    t, st = ttype(shape, dt), "tensor<i32>"
+    c.raw("  %%w:3 = stablehlo.while(%%i = %s, %%u = %s, %%v = %s) : %s, %s, %s\n"
+          "  cond {\n"
+          "    %%lim = stablehlo.constant dense<%d> : %s\n"
+          "    %%lt = stablehlo.compare LT, %%i, %%lim, SIGNED : (%s, %s) -> tensor<i1>\n"
+          "    stablehlo.return %%lt : tensor<i1>\n"
+          "  } do {\n"
+          "    %%two = stablehlo.constant dense<2.0> : %s\n"
+          "    %%d = stablehlo.multiply %%u, %%two : %s\n"
+          "    %%n = stablehlo.add %%d, %%v : %s\n"
+          "    %%one = stablehlo.constant dense<1> : %s\n"
+          "    %%i1 = stablehlo.add %%i, %%one : %s\n"
+          "    stablehlo.return %%i1, %%n, %%u : %s, %s, %s\n"
+          "  }" % (i0, uv, vv, st, t, t, iters, st, st, st, t, t, t, st, st, st, t, t))
+    u, v = u0.copy(), v0.copy()
+    for _ in range(iters):
+        u, v = 2 * u + v, u
+    c.expect("%w#1", u)
+    c.expect("%w#2", v)
+    cases.append(c)
+
+
+carry_pair("while returning a new value and its previous one, 3 iterations", 3)
+carry_pair("while returning a new value and its previous one, 4 iterations", 4)
+
+
 def reduced(name, rows, cols, threads=None):
     """A reduce whose elementwise producer reads a pad and a row-shifted slice of it (bounded
     views, rows of at least 1 KiB: row mode) on an input of 1 MiB or more, so that the reduce
