@@ -46,20 +46,28 @@ static CJ_MUST_USE cj_status emit_driver(cj_lw *L, cj_op *op, cj_kernel_fn fn, v
 
 /* ======================================================================== while */
 
+/* A double-buffered carry (swap): the body writes some carried values into buffers of their
+ * own instead of copying them back; the next iteration runs the plans whose slots name those
+ * buffers and the carried ones the other way round (cond[1], body[1]), and so on alternately;
+ * after an odd number of iterations `fix` copies them back into the carried buffers. */
 typedef struct while_params {
-  cj_plan cond, body;
+  cj_plan cond[2], body[2], fix;
+  bool swap;
 } while_params;
 
 static CJ_MUST_USE cj_status k_while(cj_exec_ctx *ctx, const cj_step *st) {
   const while_params *p = st->params;
   const char *pred = CJ_PTR(ctx, st->in[0]);
+  int ph = 0;
   for (;;) {
-    cj_status s = cj_plan_run(ctx, &p->cond);
+    cj_status s = cj_plan_run(ctx, &p->cond[ph]);
     if (s) return s;
-    if (!*pred) return NULL;
-    s = cj_plan_run(ctx, &p->body);
+    if (!*pred) break;
+    s = cj_plan_run(ctx, &p->body[ph]);
     if (s) return s;
+    ph ^= p->swap;
   }
+  return ph ? cj_plan_run(ctx, &p->fix) : NULL;
 }
 
 /* the leaves of all operands, flattened */
@@ -144,13 +152,51 @@ static bool invariant_leaf(const cj_op *op, const cj_block *bb, int32_t n, int32
   return t && t->nopnds == op->nopnds && t->operands[i] == &bb->args[i];
 }
 
+/* Leaves whose body result r (a buffer of the body's own, of the carried size, returned once,
+ * not the predicate) is double-buffered with its carried buffer instead of copied back: moves
+ * them out of ret/carried (the copies left) into sw_r/sw_c. */
+static int32_t pick_swaps(cj_lw *L, int32_t n, int32_t *ret, const int32_t *carried, const int32_t *init,
+                          int32_t body_start, int32_t pred, int32_t *sw_r, int32_t *sw_c) {
+  int32_t m = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t r = ret[i], c = carried[i];
+    if (r == c || c == init[i] || r == pred || c == pred) continue;
+    cj_lw_buf *rb = cj_lw_buf_at(L, r), *cb = cj_lw_buf_at(L, c);
+    if (rb->kind != CJ_BK_ARENA || cb->kind != CJ_BK_ARENA || rb->merged >= 0 || cb->merged >= 0 ||
+        rb->def < body_start || rb->size != cb->size)
+      continue;
+    bool ok = true;
+    for (int32_t j = 0; j < n && ok; j++)
+      if ((j != i && ret[j] == r) || carried[j] == r || init[j] == r) ok = false;
+    if (!ok) continue;
+    sw_r[m] = r;
+    sw_c[m++] = c;
+    ret[i] = c; /* no copy */
+  }
+  return m;
+}
+
+/* The swapped plans and the copies back (see while_params). */
+static CJ_MUST_USE cj_status plan_swaps(cj_lw *L, const cj_op *op, while_params *p, int32_t m,
+                                        const int32_t *sw_r, const int32_t *sw_c) {
+  p->swap = true;
+  CJ_RETURN_IF_ERROR(cj_lw_plan_swapped(L, &p->cond[0], m, sw_r, sw_c, &p->cond[1]));
+  CJ_RETURN_IF_ERROR(cj_lw_plan_swapped(L, &p->body[0], m, sw_r, sw_c, &p->body[1]));
+  cj_lw_saved saved;
+  cj_lw_plan_begin(L, &saved);
+  cj_status st = cj_lw_emit_copies(L, op, (uint32_t)m, sw_r, sw_c);
+  return cj_lw_plan_finish(L, &saved, &p->fix, st);
+}
+
 cj_status cj_lower_while(cj_lw *L, cj_op *op) {
   if (op->nregions != 2) return cj_op_error(op, CJ_INVALID_ARGUMENT, "while needs 2 regions");
   cj_block *cb = op->regions[0].first, *bb = op->regions[1].first;
   if (!cb || !bb) return cj_op_error(op, CJ_INVALID_ARGUMENT, "while regions need a block");
-  int32_t *init = malloc(sizeof(int32_t) * MAX_LEAVES * 5);
+  int32_t *init = malloc(sizeof(int32_t) * MAX_LEAVES * 9);
   if (!init) return cj_oom();
   int32_t *carried = init + MAX_LEAVES, *ret = init + 2 * MAX_LEAVES;
+  int32_t *sw_r = init + 5 * MAX_LEAVES, *sw_c = init + 6 * MAX_LEAVES, nsw = 0;
+  int32_t *keep = init + 7 * MAX_LEAVES; /* 2 * MAX_LEAVES */
   int32_t n = 0, nr = 0;
   cj_status st = operand_leaves(L, op, init, MAX_LEAVES, &n);
   /* carried buffers, initialized by copies (in place when an init dies here); invariant
@@ -180,13 +226,16 @@ cj_status cj_lower_while(cj_lw *L, cj_op *op) {
   if (!st) st = bind_values(L, bb->args, bb->nargs, carried, n);
   /* condition */
   int32_t pred = -1;
-  if (!st) st = cj_lw_value_plan(L, op, cb, "the condition", &p->cond, &pred);
+  uint32_t cmark = cj_lw_slot_mark(L);
+  if (!st) st = cj_lw_value_plan(L, op, cb, "the condition", &p->cond[0], &pred);
+  bool swappable = !st && cj_lw_plan_self_contained(L, &p->cond[0], cmark, cj_lw_slot_mark(L));
   /* body, ending with copies of its results into the carried buffers */
   if (!st) {
     cj_lw_saved saved;
     cj_lw_plan_begin(L, &saved);
     cj_op *term = NULL;
     int32_t body_start = cj_lw_pos(L);
+    uint32_t bmark = cj_lw_slot_mark(L);
     st = cj_lw_block(L, bb, &term);
     if (!st && !term) st = cj_op_error(op, CJ_INVALID_ARGUMENT, "the body has no terminator");
     if (!st) st = term_leaves(L, term, ret, MAX_LEAVES, &nr);
@@ -209,14 +258,23 @@ cj_status cj_lower_while(cj_lw *L, cj_op *op) {
       cj_lw_merge(L, r, c);
       ret[i] = c;
     }
+    /* the remaining copies: double-buffered where the plans reach buffers by their slots */
+    if (!st && swappable && cj_lw_plan_self_contained(L, NULL, bmark, cj_lw_slot_mark(L)))
+      nsw = pick_swaps(L, n, ret, carried, init, body_start, pred, sw_r, sw_c);
     if (!st) st = parallel_copy(L, term, n, ret, carried);
-    st = cj_lw_plan_finish(L, &saved, &p->body, st);
+    st = cj_lw_plan_finish(L, &saved, &p->body[0], st);
   }
+  if (!st && nsw) st = plan_swaps(L, op, p, nsw, sw_r, sw_c);
   if (!st) {
     for (int32_t i = 0; i < n; i++)
       if (carried[i] != init[i]) cj_lw_def_at(L, carried[i], start);
-    /* the driver reads the predicate and keeps the carried buffers alive */
-    st = emit_driver(L, op, k_while, p, pred, n, carried);
+    /* the driver reads the predicate and keeps the carried buffers (and their doubles) alive */
+    memcpy(keep, carried, sizeof(int32_t) * (size_t)n);
+    for (int32_t i = 0; i < nsw; i++) {
+      cj_lw_def_at(L, sw_r[i], start);
+      keep[n + i] = sw_r[i];
+    }
+    st = emit_driver(L, op, k_while, p, pred, n + nsw, keep);
   }
   if (!st) st = bind_values(L, op->results, op->nresults, carried, n);
   if (!st) cj_lw_extend_region(L, start);

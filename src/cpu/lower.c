@@ -248,6 +248,60 @@ cj_slot *cj_lw_slots(cj_lw *L, uint32_t n, const int32_t *bufs, bool use) {
   return s;
 }
 
+uint32_t cj_lw_slot_mark(const cj_lw *L) { return L->nslots; }
+
+/* whether slot list s (n > 0) is the in or out list of one of the plan's steps */
+static bool plan_owns_slots(const cj_plan *p, const cj_slot *s) {
+  for (uint32_t i = 0; i < p->nsteps; i++)
+    if (p->steps[i].in == s || p->steps[i].out == s) return true;
+  return false;
+}
+
+/* a copy of slot list s (n entries) with the buffers of a[] and b[] exchanged, registered for
+ * patching */
+static cj_slot *swapped_slots(cj_lw *L, const cj_slot *s, uint32_t n, int32_t m, const int32_t *a,
+                              const int32_t *b) {
+  if (!n) return NULL;
+  cj_slot *d = cj_lw_alloc(L, sizeof(cj_slot) * n);
+  if (!d) return NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    d[i] = s[i];
+    int32_t r = resolve(L, (int32_t)s[i].buf);
+    for (int32_t k = 0; k < m; k++) {
+      if (r == a[k]) d[i].buf = (uint32_t)b[k];
+      if (r == b[k]) d[i].buf = (uint32_t)a[k];
+    }
+  }
+  return add_slot_list(L, d, n) ? d : NULL;
+}
+
+bool cj_lw_plan_self_contained(const cj_lw *L, const cj_plan *p, uint32_t mark, uint32_t end) {
+  cj_plan cur = {L->steps, L->nsteps};
+  if (!p) p = &cur;
+  uint32_t lists = 0;
+  for (uint32_t i = 0; i < p->nsteps; i++) lists += (p->steps[i].nin > 0) + (p->steps[i].nout > 0);
+  if (end < mark || end > L->nslots || end - mark != lists) return false;
+  for (uint32_t k = mark; k < end; k++)
+    if (!plan_owns_slots(p, L->slots[k].s)) return false;
+  return true;
+}
+
+cj_status cj_lw_plan_swapped(cj_lw *L, const cj_plan *p, int32_t n, const int32_t *a, const int32_t *b,
+                             cj_plan *out) {
+  *out = (cj_plan){NULL, 0};
+  if (!p->nsteps) return NULL;
+  cj_step *st = cj_lw_alloc(L, sizeof(cj_step) * p->nsteps);
+  if (!st) return cj_oom();
+  for (uint32_t i = 0; i < p->nsteps; i++) {
+    st[i] = p->steps[i];
+    st[i].in = swapped_slots(L, p->steps[i].in, p->steps[i].nin, n, a, b);
+    st[i].out = swapped_slots(L, p->steps[i].out, p->steps[i].nout, n, a, b);
+    if ((st[i].nin && !st[i].in) || (st[i].nout && !st[i].out)) return cj_oom();
+  }
+  *out = (cj_plan){st, p->nsteps};
+  return NULL;
+}
+
 const void *cj_lw_const_bytes(cj_lw *L, int32_t buf) {
   const cj_lw_buf *b = &L->bufs[resolve(L, buf)];
   return b->kind == CJ_BK_CONST && b->size > 0 ? L->cpool + b->off : NULL;

@@ -143,6 +143,16 @@ CJ_MUST_USE cj_status cj_lw_block(cj_lw *L, cj_block *b, cj_op **out_terminator)
  * step that runs nested plans repeatedly (while, reduce with a body, ...). */
 void cj_lw_extend_region(cj_lw *L, int32_t start);
 void cj_lw_def_at(cj_lw *L, int32_t buf, int32_t pos);
+/* Slot lists registered so far (a mark for cj_lw_plan_self_contained). */
+uint32_t cj_lw_slot_mark(const cj_lw *L);
+/* Whether the steps of plan p (NULL: the plan being built) reach buffers only through their own
+ * in/out slots: the slot lists registered in [mark, end) while it was lowered are exactly those
+ * (no nested plans, no extra slot lists). */
+bool cj_lw_plan_self_contained(const cj_lw *L, const cj_plan *p, uint32_t mark, uint32_t end);
+/* A copy of plan p whose slots of buffer a[i] name b[i] and of b[i] name a[i] (a loop's
+ * double-buffered carry), recording no uses; p must be self-contained. */
+CJ_MUST_USE cj_status cj_lw_plan_swapped(cj_lw *L, const cj_plan *p, int32_t n, const int32_t *a,
+                                         const int32_t *b, cj_plan *out);
 
 /* ---- private groups: nested plans run on several threads at once ----
  * Buffers created between cj_lw_group_begin and cj_lw_group_end form a group: the planner packs

@@ -48,11 +48,16 @@ typedef struct ew_input {
   int64_t *lo, *hi;             /* bounded: the box read from the buffer */
   int64_t src_elems;            /* bounded: elements in the buffer (reads stay below) */
   char padv[16];                /* bounded: the padding value */
+  bool flat;       /* flat mode: a bounded view whose element e is read at off + e */
+  int64_t clo, chi; /* flat: the columns of its box (the others read the padding value) */
 } ew_input;
 
 typedef struct ew_params {
   int64_t n, block;
   int64_t row; /* > 0: row mode, rows of this many elements (run_rows) */
+  /* > 0: flat mode (run_flat) over rows of this many elements: rows [flat_g0, flat_g1) read
+   * the flat views in place; columns [0, flat_a) and [flat_b, flat_w) are then recomputed */
+  int64_t flat_w, flat_g0, flat_g1, flat_a, flat_b;
   int32_t ninstr, ninputs, noutputs, nregs;
   int64_t reg_bytes;
   int64_t flops_per_elem;
@@ -371,36 +376,25 @@ static void run_rows(ew_run *R, int64_t b0, int64_t b1, char **cur, char *const 
   }
 }
 
-static void run_range(ew_run *R, int64_t b0, int64_t b1) {
+static void run_instrs(const ew_params *p, char *const *t, int64_t m) {
+  for (int i = 0; i < p->ninstr; i++) {
+    const ew_instr *e = &p->instr[i];
+    e->fn(t[e->dst], t[e->src[0]], t[e->src[1]], t[e->src[2]], m, &e->aux);
+  }
+}
+
+/* elements [bs, bs+m) of view input `in` (buffer src) into reg */
+static void gather_view(char *reg, const char *src, const ew_input *in, int64_t bs, int64_t m) {
+  if (in->bounded)
+    gather_bounded(reg, src, in, bs, m);
+  else
+    gather(reg, src, in, bs, m);
+}
+
+/* Blocks of [b0, b1): views gathered into their registers, except a rank-1 bounded view
+ * inside its box (read in place). */
+static void run_blocks(ew_run *R, int64_t b0, int64_t b1, char **cur, char *const *regs) {
   const ew_params *p = R->p;
-  int ntab = p->ninputs + p->noutputs + p->nregs;
-  char *cur[MAX_TAB];
-  cj_tls_area *tls = NULL;
-  if (p->nregs) {
-    tls = cj_tls_claim(R->ctx);
-    if (!tls) return; /* cannot happen: areas are sized for every thread */
-  }
-  for (int k = 0; k < p->ninputs + p->noutputs; k++) cur[k] = R->base[k];
-  for (int k = 0; k < p->nregs; k++)
-    cur[p->ninputs + p->noutputs + k] = tls->mem + (int64_t)k * p->reg_bytes;
-  (void)ntab;
-  /* scalar inputs: fill their registers once */
-  for (int k = 0; k < p->ninputs; k++) {
-    const ew_input *in = &p->inputs[k];
-    if (in->mode == IN_SCALAR && in->prefilled) {
-      cur[in->reg] = R->base[k];
-    } else if (in->mode == IN_SCALAR) {
-      int64_t m = p->block < b1 - b0 ? p->block : b1 - b0; /* a source's short run: less */
-      cj_fill_elems(cur[in->reg], R->base[k], in->esize, m);
-    }
-  }
-  char *regs[MAX_INPUTS * 2];
-  for (int k = 0; k < p->ninputs; k++) regs[k] = cur[p->inputs[k].reg];
-  if (p->row > 0) {
-    run_rows(R, b0, b1, cur, regs);
-    if (tls) cj_tls_release(R->ctx, tls);
-    return;
-  }
   for (int64_t bs = b0; bs < b1; bs += p->block) {
     int64_t m = b1 - bs < p->block ? b1 - bs : p->block;
     for (int k = 0; k < p->ninputs + p->noutputs; k++)
@@ -414,15 +408,164 @@ static void run_range(ew_run *R, int64_t b0, int64_t b1) {
         continue;
       }
       cur[in->reg] = regs[k];
-      if (in->bounded)
-        gather_bounded(regs[k], R->base[k], in, bs, m);
-      else
-        gather(regs[k], R->base[k], in, bs, m);
+      gather_view(regs[k], R->base[k], in, bs, m);
     }
-    for (int i = 0; i < p->ninstr; i++) {
-      const ew_instr *e = &p->instr[i];
-      e->fn(cur[e->dst], cur[e->src[0]], cur[e->src[1]], cur[e->src[2]], m, &e->aux);
+    run_instrs(p, cur, m);
+  }
+}
+
+/* Flat mode: the elements of columns [0, a) and [b, w) of `rows` rows of w elements at src,
+ * packed by columns into dst (column j of them at dst + j * ld elements); columns outside
+ * [clo, chi) are *pad instead (a flat view's padding). */
+#define FLAT_COL(T)                                                            \
+  do {                                                                         \
+    T *d = (T *)(void *)dst;                                                   \
+    const T *s = (const T *)(const void *)src + c;                             \
+    for (int64_t i = 0; i < rows; i++) d[i] = s[i * w];                        \
+  } while (0)
+static void flat_pick(char *dst, const char *src, int es, int64_t rows, int64_t w, int64_t a,
+                      int64_t b, int64_t clo, int64_t chi, const char *pad, int64_t ld) {
+  for (int64_t c = a ? 0 : b; c < w; c = c + 1 == a ? b : c + 1, dst += ld * es) {
+    if (c < clo || c >= chi) {
+      cj_fill_elems(dst, pad, es, rows);
+      continue;
     }
+    switch (es) {
+      case 4: FLAT_COL(uint32_t); break;
+      case 8: FLAT_COL(uint64_t); break;
+      case 2: FLAT_COL(uint16_t); break;
+      default: strided_elems(dst, src + c * es, es, w, rows);
+    }
+  }
+}
+#undef FLAT_COL
+
+/* the inverse of flat_pick (no padding): packed columns back in place */
+#define FLAT_UNCOL(T)                                                          \
+  do {                                                                         \
+    T *d = (T *)(void *)dst + c;                                               \
+    const T *s = (const T *)(const void *)src;                                 \
+    for (int64_t i = 0; i < rows; i++) d[i * w] = s[i];                        \
+  } while (0)
+static void flat_put(char *dst, const char *src, int es, int64_t rows, int64_t w, int64_t a,
+                     int64_t b) {
+  for (int64_t c = a ? 0 : b; c < w; c = c + 1 == a ? b : c + 1, src += rows * es) {
+    switch (es) {
+      case 4: FLAT_UNCOL(uint32_t); break;
+      case 8: FLAT_UNCOL(uint64_t); break;
+      case 2: FLAT_UNCOL(uint16_t); break;
+      default:
+        for (int64_t i = 0; i < rows; i++) memcpy(dst + (i * w + c) * es, src + i * es, (size_t)es);
+    }
+  }
+}
+#undef FLAT_UNCOL
+
+/* packs input k's edge columns of `rows` rows (cur_k: the first) at row q of its packed
+ * columns of ld rows */
+static void flat_pack_input(const ew_params *p, int k, char *pack, const char *cur_k, int64_t rows,
+                            int64_t q, int64_t ld) {
+  const ew_input *in = &p->inputs[k];
+  int64_t w = p->flat_w;
+  char *pk = pack + (int64_t)k * p->reg_bytes + q * in->esize;
+  /* (other inputs: every column inside) */
+  flat_pick(pk, cur_k, in->esize, rows, w, p->flat_a, p->flat_b, in->flat ? in->clo : 0,
+            in->flat ? in->chi : w, in->padv, ld);
+}
+
+
+/* Flat mode over whole rows [r0, r1) inside [flat_g0, flat_g1): every flat view is read in
+ * place at its offset (the columns outside its box then read a neighbouring row's elements),
+ * the other views are gathered, block by block; then the columns where some flat view pads
+ * ([0, a), [b, w)) are computed again, for as many rows as a register holds, from packed copies
+ * of every input and written over. Full inputs and flat views are packed before the blocks run
+ * (an output may share a full input's buffer), gathered views as their blocks are gathered. */
+static void run_flat(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const *regs,
+                     char *pack) {
+  const ew_params *p = R->p;
+  int nin = p->ninputs, nio = nin + p->noutputs;
+  int64_t w = p->flat_w, per = p->block / w, edge = p->flat_a + w - p->flat_b;
+  int64_t span = p->block / edge; /* rows whose edges one packed register holds */
+  char *alt[MAX_TAB];
+  for (int64_t s0 = r0; s0 < r1; s0 += span) {
+    int64_t s1 = r1 - s0 < span ? r1 : s0 + span;
+    for (int k = 0; k < nin; k++) {
+      const ew_input *in = &p->inputs[k];
+      if (in->mode == IN_FULL)
+        flat_pack_input(p, k, pack, R->base[k] + s0 * w * in->esize, s1 - s0, 0, s1 - s0);
+      else if (in->flat)
+        flat_pack_input(p, k, pack, R->base[k] + (in->off + s0 * w) * in->esize, s1 - s0, 0,
+                        s1 - s0);
+    }
+    for (int64_t rs = s0; rs < s1; rs += per) {
+      int64_t rows = s1 - rs < per ? s1 - rs : per, bs = rs * w, m = rows * w;
+      for (int k = 0; k < nio; k++) cur[k] = R->base[k] + bs * p->esize[k];
+      for (int k = 0; k < nin; k++) {
+        const ew_input *in = &p->inputs[k];
+        if (in->mode != IN_BCAST) continue;
+        if (in->flat) {
+          cur[in->reg] = R->base[k] + (in->off + bs) * in->esize;
+          continue;
+        }
+        cur[in->reg] = regs[k];
+        gather_view(regs[k], R->base[k], in, bs, m);
+        flat_pack_input(p, k, pack, regs[k], rows, rs - s0, s1 - s0);
+      }
+      run_instrs(p, cur, m);
+    }
+    memcpy(alt, cur, sizeof(char *) * (size_t)(nio + p->nregs));
+    for (int k = 0; k < nio; k++) {
+      const ew_input *in = k < nin ? &p->inputs[k] : NULL;
+      if (in && in->mode == IN_SCALAR) continue; /* its register holds a block of copies */
+      alt[in && in->mode == IN_BCAST ? in->reg : k] = pack + (int64_t)k * p->reg_bytes;
+    }
+    run_instrs(p, alt, (s1 - s0) * edge);
+    for (int k = nin; k < nio; k++)
+      flat_put(R->base[k] + s0 * w * p->esize[k], pack + (int64_t)k * p->reg_bytes, p->esize[k],
+               s1 - s0, w, p->flat_a, p->flat_b);
+  }
+}
+
+static void run_range(ew_run *R, int64_t b0, int64_t b1) {
+  const ew_params *p = R->p;
+  char *cur[MAX_TAB];
+  cj_tls_area *tls = NULL;
+  if (p->nregs) {
+    tls = cj_tls_claim(R->ctx);
+    if (!tls) return; /* cannot happen: areas are sized for every thread */
+  }
+  for (int k = 0; k < p->ninputs + p->noutputs; k++) cur[k] = R->base[k];
+  for (int k = 0; k < p->nregs; k++)
+    cur[p->ninputs + p->noutputs + k] = tls->mem + (int64_t)k * p->reg_bytes;
+  /* scalar inputs: fill their registers once */
+  for (int k = 0; k < p->ninputs; k++) {
+    const ew_input *in = &p->inputs[k];
+    if (in->mode == IN_SCALAR && in->prefilled) {
+      cur[in->reg] = R->base[k];
+    } else if (in->mode == IN_SCALAR) {
+      int64_t m = p->block < b1 - b0 ? p->block : b1 - b0; /* a source's short run: less */
+      cj_fill_elems(cur[in->reg], R->base[k], in->esize, m);
+    }
+  }
+  char *regs[MAX_INPUTS * 2];
+  for (int k = 0; k < p->ninputs; k++) regs[k] = cur[p->inputs[k].reg];
+  int64_t w = p->flat_w;
+  if (p->row > 0) {
+    run_rows(R, b0, b1, cur, regs);
+  } else if (w > 0 && R->origin == 0 && b0 % w == 0 && (b1 % w == 0 || b1 == p->n)) {
+    /* flat mode: the rows outside [flat_g0, flat_g1) as blocks */
+    int64_t f0 = p->flat_g0 * w, f1 = p->flat_g1 * w;
+    if (f0 < b0) f0 = b0;
+    if (f1 > b1) f1 = b1;
+    if (f1 <= f0) {
+      run_blocks(R, b0, b1, cur, regs);
+    } else {
+      run_blocks(R, b0, f0, cur, regs);
+      run_flat(R, f0 / w, f1 / w, cur, regs, tls->mem + (int64_t)p->nregs * p->reg_bytes);
+      run_blocks(R, f1, b1, cur, regs);
+    }
+  } else {
+    run_blocks(R, b0, b1, cur, regs);
   }
   if (tls) cj_tls_release(R->ctx, tls);
 }
@@ -1055,6 +1198,59 @@ static int64_t row_mode(const cj_type *shape, const ew_input *inp, int nin, int6
   return any ? w : 0;
 }
 
+/* Flat mode (run_flat) for a group whose rows are short and which reads bounded views whose
+ * element e lies at offset off + e of their buffer (a stencil's shifted slices of a pad: rank 1,
+ * or rows as long as the group's with columns cut off): rows where they stay inside their
+ * buffer are read in place, and the few columns outside some view's box computed again.
+ * Marks the flat views and sets the block to whole rows; no change when it does not apply. */
+static void flat_mode(ew_params *p, ew_input *inp, int nin, const cj_type *shape, int nregs) {
+  p->flat_w = 0;
+  if (p->row > 0 || shape->rank < 1 || nregs == 0) return;
+  int64_t n = p->n, w = shape->dims[shape->rank - 1];
+  if (w < 2 || n < w || w > p->block) return; /* (blocks of whole rows, never longer) */
+  int64_t g0 = 0, g1 = n / w, a = 0, b = w;
+  bool cols = false;
+  for (int k = 0; k < nin; k++) {
+    ew_input *in = &inp[k];
+    if (in->mode != IN_BCAST || !in->bounded) continue;
+    int64_t r0, r1, clo = 0, chi = w;
+    if (in->rank == 1 && in->strides[0] == 1 && in->dims[0] == n) {
+      r0 = (in->lo[0] + w - 1) / w;
+      r1 = in->hi[0] / w;
+    } else if (in->rank == 2 && in->dims[1] == w && in->strides[1] == 1 && in->strides[0] == w) {
+      r0 = in->lo[0];
+      r1 = in->hi[0];
+      clo = in->lo[1];
+      chi = in->hi[1];
+    } else {
+      continue; /* gathered, as in the other modes */
+    }
+    /* whole rows read in place stay inside the buffer */
+    int64_t m0 = in->off >= 0 ? 0 : (-in->off + w - 1) / w, m1 = (in->src_elems - in->off) / w;
+    if (r0 < m0) r0 = m0;
+    if (r1 > m1) r1 = m1;
+    in->flat = true;
+    in->clo = clo;
+    in->chi = chi;
+    if (r0 > g0) g0 = r0;
+    if (r1 < g1) g1 = r1;
+    if (clo > a) a = clo;
+    if (chi < b) b = chi;
+    if (clo > 0 || chi < w) cols = true;
+  }
+  if (!cols || g1 <= g0 || a >= b || (a + w - b) * 4 > w) {
+    for (int k = 0; k < nin; k++) inp[k].flat = false;
+    return;
+  }
+  int64_t per = p->block / w;
+  p->block = (per > 1 ? per : 1) * w;
+  p->flat_w = w;
+  p->flat_g0 = g0;
+  p->flat_g1 = g1;
+  p->flat_a = a;
+  p->flat_b = b;
+}
+
 cj_status cj_lw_ew_flush(cj_lw *L) {
   ew_state *S = cj_lw_ew_state(L);
   if (!S || !S->nops) return NULL;
@@ -1149,6 +1345,7 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
       p->n = S->shape->num_elements;
       p->block = G->block;
       p->row = row_mode(S->shape, inp, nin, max_es);
+      flat_mode(p, inp, nin, S->shape, G->nregs);
       p->ninstr = G->ninstr;
       p->ninputs = nin;
       p->noutputs = nout;
@@ -1157,7 +1354,8 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
       p->instr = ins;
       p->inputs = inp;
       p->flops_per_elem = G->flops + 8 * G->trans;
-      cj_lw_set_tls_bytes(L, (int64_t)G->nregs * p->reg_bytes);
+      /* flat mode: a packed copy of every input and output after the registers */
+      cj_lw_set_tls_bytes(L, (int64_t)(G->nregs + (p->flat_w ? nin + nout : 0)) * p->reg_bytes);
       cj_lw_add_cost(L, (double)G->flops * (double)p->n, (double)G->trans * (double)p->n);
       /* output buffers */
       for (int i = 0; i < G->nvals && !st && !S->sink; i++) {

@@ -242,6 +242,87 @@ def loop(name, shape, dt, iters):
 
 loop("jacobi-like while loop, i32", (7, 11), np.int32, 5)
 loop("jacobi-like while loop, f64", (20, 33), np.float64, 3)
+# the carry is double-buffered (k_control.c): even and odd counts end in either buffer
+loop("jacobi-like while loop, f32, 4 iterations", (9, 16), np.float32, 4)
+loop("jacobi-like while loop, f32, 1 iteration", (9, 16), np.float32, 1)
+loop("jacobi-like while loop, f32, no iteration", (9, 16), np.float32, 0)
+
+def flat(name, shape, dt, pval=0, threads=None):
+    """Flat mode (run_flat in lower_ew.c): short rows, slices of a pad shifted by several columns
+    either way (read in place at an offset, the columns outside their box computed again from
+    packed copies), beside a full input the output may be written over (a transpose's result),
+    a strided slice (gathered) and a broadcast row; the last rows leave the buffer (blocks)."""
+    c = Case(name, threads)
+    n, m = shape
+    x = data(shape, dt)
+    xv = c.const(x)
+    pv = scalar(c, dt, pval)
+    p, pa = pad(c, xv, x, [1, 3], [1, 2], pv, pval)
+    s1, a1 = sl(c, p, pa, [0, 3], [n, m + 3])          # rows shifted: rank 1
+    s2, a2 = sl(c, p, pa, [2, 0], [n + 2, m])          # 3 columns of padding on the left
+    s3, a3 = sl(c, p, pa, [1, 5], [n + 1, m + 5])      # 2 on the right
+    s4, a4 = sl(c, p, pa, [1, 4], [n + 1, m + 4])      # 1 on the right
+    z = data((m, n), dt)
+    zv = c.const(z)
+    yv = c.op("{r} = stablehlo.transpose %s, dims = [1, 0] : (%s) -> %s" % (
+        zv, ttype((m, n), dt), ttype(shape, dt)))
+    g = data((n, 2 * m + 1), dt)
+    gv = c.const(g)
+    s5, a5 = sl(c, gv, g, [0, 1], [n, 2 * m + 1], [1, 2])  # strided: gathered
+    row = data((m,), dt)
+    rv = c.const(row)
+    bv = c.op("{r} = stablehlo.broadcast_in_dim %s, dims = [1] : (%s) -> %s" % (
+        rv, ttype((m,), dt), ttype(shape, dt)))
+    t, ta = binop(c, "add", s1, s2, a1, a2, np.add)
+    t, ta = binop(c, "subtract", t, s3, ta, a3, np.subtract)
+    t, ta = binop(c, "multiply", t, s4, ta, a4, np.multiply)
+    t, ta = binop(c, "add", t, yv, ta, z.T, np.add)
+    t, ta = binop(c, "subtract", t, s5, ta, a5, np.subtract)
+    t, ta = binop(c, "add", t, bv, ta, np.broadcast_to(row, shape), np.add)
+    c.expect(t, ta)
+    cases.append(c)
+
+
+flat("flat stencil f32 30x64, shifts of 1-3 columns", (30, 64), np.float32)
+flat("flat stencil f64 9x40, padding value 1.5", (9, 40), np.float64, 1.5)
+flat("flat stencil i32 17x24, padding value -3", (17, 24), np.int32, -3)
+flat("flat stencil bf16 12x48", (12, 48), BF16)
+flat("flat stencil f32 300x60 on 2 threads", (300, 60), np.float32, threads=2)
+
+
+def carry_pair(name, iters):
+    """a while whose body returns a new value and its previous one (v <- u, u <- 2u + v): the
+    double-buffered carry of u must leave v reading u's buffer of the iteration before"""
+    c = Case(name)
+    shape, dt = (5, 7), np.float64
+    u0, v0 = data(shape, dt), data(shape, dt)
+    uv, vv = c.const(u0), c.const(v0)
+    i0 = c.splat((), np.int32, 0)
+    t, st = ttype(shape, dt), "tensor<i32>"
+    c.raw("  %%w:3 = stablehlo.while(%%i = %s, %%u = %s, %%v = %s) : %s, %s, %s\n"
+          "  cond {\n"
+          "    %%lim = stablehlo.constant dense<%d> : %s\n"
+          "    %%lt = stablehlo.compare LT, %%i, %%lim, SIGNED : (%s, %s) -> tensor<i1>\n"
+          "    stablehlo.return %%lt : tensor<i1>\n"
+          "  } do {\n"
+          "    %%two = stablehlo.constant dense<2.0> : %s\n"
+          "    %%d = stablehlo.multiply %%u, %%two : %s\n"
+          "    %%n = stablehlo.add %%d, %%v : %s\n"
+          "    %%one = stablehlo.constant dense<1> : %s\n"
+          "    %%i1 = stablehlo.add %%i, %%one : %s\n"
+          "    stablehlo.return %%i1, %%n, %%u : %s, %s, %s\n"
+          "  }" % (i0, uv, vv, st, t, t, iters, st, st, st, t, t, t, st, st, st, t, t))
+    u, v = u0.copy(), v0.copy()
+    for _ in range(iters):
+        u, v = 2 * u + v, u
+    c.expect("%w#1", u)
+    c.expect("%w#2", v)
+    cases.append(c)
+
+
+carry_pair("while returning a new value and its previous one, 3 iterations", 3)
+carry_pair("while returning a new value and its previous one, 4 iterations", 4)
+
 
 def reduced(name, rows, cols, threads=None):
     """A reduce whose elementwise producer reads a pad and a row-shifted slice of it (bounded
