@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/k_linalg.h"
 #include "cpu/lower.h"
 
 /* ======================================================================== strided copies */
@@ -81,12 +82,34 @@ static void copy_run(char *dst, const char *src, int es, int64_t n, int64_t ss, 
   }
 }
 
+/* Whether the last two dims (rank 2 or 3) transpose dense matrices of 4- or 8-byte elements:
+ * dst rows are src columns (a transpose, a batched matrix transpose), which run in vector tiles
+ * (k_linalg.h's transpose) rather than one element at a time down a column. */
+static bool strided_swaps_last2(const cj_strided *s) {
+  int r = s->rank;
+  int64_t es = s->esize;
+  return (r == 2 || r == 3) && (es == 4 || es == 8) && s->dstride[r - 1] == es &&
+         s->dstride[r - 2] == s->dims[r - 1] * es && s->sstride[r - 2] == es &&
+         s->sstride[r - 1] == s->dims[r - 2] * es;
+}
+
 /* Copies outer indices [o0, o1) of the outermost dim (all dims when rank is 1 or 0). */
 static void strided_range(const cj_strided *s, char *dst, const char *src, int64_t o0, int64_t o1) {
   int r = s->rank;
   if (r == 0) {
     memcpy(dst, src, (size_t)s->esize);
     return;
+  }
+  if (strided_swaps_last2(s) && (r == 3 || (o0 == 0 && o1 == s->dims[0]))) {
+    bool (*tr)(void *, const void *, int64_t, int64_t, int) = cj_la_pick()->transpose;
+    bool done = true;
+    if (r == 2)
+      done = tr(dst, src, s->dims[1], s->dims[0], s->esize);
+    else
+      for (int64_t o = o0; o < o1 && done; o++)
+        done = tr(dst + o * s->dstride[0], src + o * s->sstride[0], s->dims[2], s->dims[1],
+                  s->esize);
+    if (done) return;
   }
   if (r == 1) {
     copy_run(dst + o0 * s->dstride[0], src + o0 * s->sstride[0], s->esize, o1 - o0, s->sstride[0],

@@ -13,6 +13,7 @@
  * OpenBLAS where the build found it (CJRT_LAPACK_SERIAL: its static build is not safe to call from
  * two threads at once, so every call holds one lock and batch elements run one after another),
  * else the reference LAPACK and BLAS, whose batch elements run in parallel on the client's pool.
+ * Installed routines (k_lapack.h) run small batch elements in parallel too (lk_plan_threads).
  *
  * Built without LAPACK (CJRT_HAVE_LAPACK undefined), every lapack_* target fails at compile
  * time, naming the target.
@@ -219,15 +220,13 @@ static bool lk_is_builtin(int t, const void *fns, int i) {
                 sizeof(lk_fnptr)) == 0;
 }
 
-/* A copy of type t's entry points (in the lowering's arena); how many are the builtin ones. */
-static void *lk_copy_fns(cj_lw *L, int t, int *nbuiltin) {
+/* A copy of type t's entry points (in the lowering's arena). */
+static void *lk_copy_fns(cj_lw *L, int t) {
   void *f = cj_lw_alloc(L, lk_fns_size[t]);
   if (!f || !lk_current()) return NULL;
   pthread_mutex_lock(&lk_tab_lock);
   memcpy(f, lk_tab_part[t], lk_fns_size[t]);
   pthread_mutex_unlock(&lk_tab_lock);
-  *nbuiltin = 0;
-  for (int i = 0; i < LK_NFN; i++) *nbuiltin += lk_is_builtin(t, f, i);
   return f;
 }
 
@@ -669,6 +668,40 @@ static void lk_plan_trsm(lk_params *p, int t) {
   }
 }
 
+/* The routine (its place in LK_FN_LIST) each kind calls. */
+static const int lk_kind_fn[LK_COUNT] = {
+    [LK_TRSM] = 0,  [LK_GETRF] = 1, [LK_GEQRF] = 2, [LK_GEQP3] = 3,  [LK_ORGQR] = 4,
+    [LK_POTRF] = 5, [LK_GESDD] = 6, [LK_GESVD] = 7, [LK_SYEVD] = 8,  [LK_GEHRD] = 9,
+    [LK_SYTRD] = 10, [LK_GEEV] = 11, [LK_GEEV_C] = 11, [LK_GEES] = 12, [LK_GEES_C] = 12,
+    [LK_GTSV] = 13,
+};
+
+/* How the batch runs (lk_params.locked, parallel, grain), from the routine this call uses (its
+ * entry in `fns`, type t's): the serial OpenBLAS's holds the one lock, so its batch elements run
+ * one after another; the reference LAPACK's run in parallel on the client's pool; an installed
+ * routine (SciPy's OpenBLAS, which is reentrant) too, for matrices small enough (order <=
+ * LK_PAR_ORDER) that it starts no threads of its own (a batch of larger ones runs on its
+ * threads, one element after another, as jaxlib runs it). A chunk holds about 200k flops,
+ * counting each call's fixed cost as 20k (at order 16 a call costs as much as its arithmetic).
+ * One exception: a potrf larger than that runs the linked serial OpenBLAS's even where another
+ * is installed: SciPy's takes 150 us at order 256 against 120 us on one core (and with two
+ * cores its threads of its own made bench/models.py's cholesky 1.45x XLA:CPU's time, against
+ * 1.0-1.2x), while at order 16 both take 3 us and SciPy's runs the batch in parallel. */
+enum { LK_PAR_ORDER = 64 };
+static void lk_plan_threads(lk_params *p, void *fns, int t, int kind, double flops) {
+  int fi = lk_kind_fn[kind];
+  bool builtin = lk_is_builtin(t, fns, fi);
+  int order = imax(imax(p->m, p->n), imax((int)p->arg[0].rows, (int)p->arg[0].cols));
+  if (kind == LK_POTRF && !builtin && lk_serial && order > LK_PAR_ORDER) {
+    memcpy((char *)fns + lk_offsets[t][fi], (const char *)lk_builtin[t] + lk_offsets[t][fi],
+           sizeof(lk_fnptr));
+    builtin = true;
+  }
+  p->locked = lk_serial && builtin;
+  p->parallel = builtin ? !lk_serial : order <= LK_PAR_ORDER;
+  p->grain = (int64_t)(200000.0 / (flops + 20000.0)) + 1;
+}
+
 cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len) {
   int t = 0, kind = lk_parse(target, len, &t);
   if (kind < 0)
@@ -766,11 +799,10 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   double flops = 0;
   CJ_RETURN_IF_ERROR(lk_check_kind(op, T, sp, kind, p, &flops));
   if (p->batch == 0) return NULL;
-  int nbuiltin = 0;
-  p->fns = lk_copy_fns(L, t, &nbuiltin);
-  if (!p->fns) return cj_oom();
-  p->locked = lk_serial && nbuiltin > 0;
-  p->parallel = !lk_serial && nbuiltin == LK_NFN;
+  void *fns = lk_copy_fns(L, t);
+  if (!fns) return cj_oom();
+  lk_plan_threads(p, fns, t, kind, flops);
+  p->fns = fns;
   if (kind == LK_TRSM) lk_plan_trsm(p, t);
   if (!lk_query[t](p))
     return cj_op_error(op, CJ_INTERNAL, "custom_call @%s: LAPACK's workspace query failed", T);
@@ -795,7 +827,6 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   if (!p->direct) cj_lw_set_tls_bytes(L, p->area_bytes);
   double cf = t >= 2 ? 4 : 1;
   cj_lw_add_cost(L, flops * cf * (double)p->batch, 0);
-  p->grain = (int64_t)(200000.0 / (flops > 1 ? flops : 1)) + 1;
   int32_t ins[LK_MAXARGS], outs[LK_MAXARGS];
   for (int i = 0; i < sp->nin; i++) ins[i] = ts[i].buf;
   for (int j = 0; j < sp->nout; j++) outs[j] = ts[sp->nin + j].buf;

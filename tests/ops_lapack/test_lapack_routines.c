@@ -3,6 +3,8 @@
  * character lengths), a compiled program keeps the routines it was compiled with, NULL restores
  * the linked one, and an installed trsm solves a column-major call as the right-side solve on the
  * row-major buffers (k_lapack.c, lk_plan_trsm), with the right answer. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,10 +142,56 @@ static void check_trsm(void) {
   CHECK_EQ_INT(cjrt_lapack_set_routine("dtrsm", NULL), 0);
 }
 
+/* Above order 64 a potrf runs the linked serial OpenBLAS's even where another is installed
+ * (k_lapack.c, lk_plan_threads: faster there than SciPy's, and no threads of its own); with the
+ * reference LAPACK linked (calls that may run at once) the installed one runs. */
+enum { BIG = 65 };
+static void check_big_potrf(void) {
+  bool serial = !cj_lapack_concurrent(); /* (nothing installed now) */
+  char prog[1024];
+  snprintf(prog, sizeof prog,
+           "func.func @main(%%a: tensor<%dx%dxf64>) -> tensor<%dx%dxf64> {\n"
+           "  %%r:2 = stablehlo.custom_call @lapack_dpotrf_ffi(%%a) {mhlo.backend_config = {uplo = "
+           "76 : ui8}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = "
+           "[dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]} : (tensor<%dx%dxf64>) -> "
+           "(tensor<%dx%dxf64>, tensor<i32>)\n"
+           "  func.return %%r#0 : tensor<%dx%dxf64>\n}\n",
+           BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG, BIG);
+  double *a = malloc(sizeof(double) * BIG * BIG), *want = NULL;
+  if (!a) return;
+  for (int i = 0; i < BIG; i++)
+    for (int j = 0; j < BIG; j++) a[i * BIG + j] = i == j ? BIG : 1.0 / (1 + abs(i - j));
+  void *linked = cjrt_lapack_routine("dpotrf"), *mine = NULL;
+  memcpy(&linked_potrf, &linked, sizeof linked);
+  potrf_fn f = counting_potrf;
+  memcpy(&mine, &f, sizeof mine);
+  for (int k = 0; k < 2; k++) { /* the linked potrf, then counting_potrf installed */
+    if (k == 1) CHECK_EQ_INT(cjrt_lapack_set_routine("dpotrf", mine), 0);
+    int calls = potrf_calls;
+    cj_compiled *p = compile(prog);
+    void *args[1] = {a}, *res[1] = {NULL};
+    if (p) {
+      cj_status st = tu_run(p, args, res, tu_pool());
+      CHECK_MSG(st == NULL, "run: %s", st ? cj_status_message(st) : "");
+      cj_status_free(st);
+      tu_free(p);
+    }
+    CHECK_EQ_INT(potrf_calls - calls, k == 1 && !serial);
+    CHECK(res[0] != NULL && ((double *)res[0])[0] == sqrt((double)BIG));
+    if (k == 0) want = res[0];
+    else if (want && res[0]) CHECK(memcmp(want, res[0], sizeof(double) * BIG * BIG) == 0);
+    if (k == 1) free(res[0]);
+  }
+  CHECK_EQ_INT(cjrt_lapack_set_routine("dpotrf", NULL), 0);
+  free(want);
+  free(a);
+}
+
 int main(void) {
   (void)tu_expect_bytes; /* (prog_util.h's, unused here) */
   check_names();
   check_potrf();
   check_trsm();
+  check_big_potrf();
   return check_report("ops_lapack_routines");
 }

@@ -26,12 +26,14 @@ _ARGS = {"trsm": 11, "getrf": 6, "geqrf": 8, "geqp3": (9, 10), "orgqr": 9, "ungq
          "potrf": 5, "gesdd": (14, 15), "gesvd": (14, 15), "syevd": 11, "heevd": 13,
          "gehrd": 9, "sytrd": 10, "hetrd": 10, "geev": 14, "gees": 15, "gtsv": 8}
 
-# Routines the plugin keeps its own (Debian's single-threaded OpenBLAS) for: potrf, measured on
-# bench/models.py's batched cholesky (2-core machine, idle): 1.08 (builtin) against 1.15 (SciPy's)
-# times XLA:CPU's on one core, 0.99-1.20 against 1.44-1.46 with both cores (SciPy's OpenBLAS
-# starts its own threads on every call). Its results then differ from XLA:CPU's in the last bits
-# (both are LAPACK's blocked Cholesky).
-_KEEP_BUILTIN = {"potrf"}
+# Routines the plugin keeps its own (Debian's single-threaded OpenBLAS) for: none. potrf is
+# installed too, but the plugin runs its own for matrices of order > 64 (k_lapack.c,
+# lk_plan_threads): measured on bench/models.py's cholesky (2-core machine, idle), SciPy's took
+# 1.15 (one core) and 1.45 (both: SciPy's OpenBLAS starts its own threads on every call) times
+# XLA:CPU's time on the f32[256,256] factor, against 1.08 and 0.99-1.20 with the plugin's; small
+# ones (the batch of f32[16,16]) take SciPy's, as fast, with XLA:CPU's bits, and run the batch
+# over the plugin's threads.
+_KEEP_BUILTIN = set()
 
 _installed = {}  # library path -> names installed there
 

@@ -49,8 +49,8 @@ def test_scipy_routines_installed(cj):
     lib = _library()
     names = _names(lib)
     assert len(names) == 56 and "dgees" in names and "zheevd" in names and "strsm" in names
-    kept = [n for n in names if n[1:] in lapack._KEEP_BUILTIN]  # potrf: the plugin's own
-    assert sorted(kept) == ["cpotrf", "dpotrf", "spotrf", "zpotrf"]
+    kept = [n for n in names if n[1:] in lapack._KEEP_BUILTIN]
+    assert kept == []  # (potrf too: the kernel picks its own for large matrices)
     installed = sorted(lapack.install(lib))  # (idempotent: what was installed)
     assert installed == sorted(set(names) - set(kept))
     for name in installed:
@@ -101,13 +101,35 @@ def _as_accurate(f, *args):
             f"output {i}: cjrt is {err_g:.3g} from the float64 answer, XLA:CPU {err_w:.3g}")
 
 
+@pytest.mark.parametrize("name", ["float32", "complex128"])
+def test_batches_of_small_matrices_split_over_threads_keep_xla_cpus_bits(cj, name):
+    """Batches of small matrices run over the plugin's threads (k_lapack.c, lk_plan_threads),
+    each element with SciPy's routine: the same bits as XLA:CPU's one after another."""
+    with jaxcheck.x64(name == "complex128"):
+        a = _data((64, 16, 16), name, 4)
+        pd = a @ np.conj(np.swapaxes(a, -1, -2)) + 16 * np.eye(16, dtype=name)
+        _same_bits(jnp.linalg.cholesky, pd)
+        _same_bits(jax.lax.linalg.lu, a)
+        _same_bits(lambda x: jnp.linalg.qr(x), _data((64, 32, 16), name, 5))
+        _same_bits(jnp.linalg.eigh, pd)
+        _same_bits(lambda x: jnp.linalg.svd(x, full_matrices=False), a)
+
+
+def test_large_cholesky_runs_the_plugins_potrf(cj):
+    """Above order 64 potrf is the plugin's own (faster than SciPy's there, and no threads of
+    its own): as accurate as XLA:CPU's, not its bits."""
+    a = _data((2, 100, 100), "float32", 6)
+    pd = a @ np.swapaxes(a, -1, -2) + 100 * np.eye(100, dtype="float32")
+    _as_accurate(jnp.linalg.cholesky, pd)
+
+
 @pytest.mark.parametrize("name", DTYPES)
 def test_decompositions_are_xla_cpus_bit_for_bit(cj, name):
     with jaxcheck.x64(name.endswith("128") or name == "float64"):
         a = _data((3, 24, 24), name)
         pd = a @ np.conj(np.swapaxes(a, -1, -2)) + 24 * np.eye(24, dtype=name)
         b = _data((3, 24, 5), name, 1)
-        _as_accurate(jnp.linalg.cholesky, pd)  # the plugin's own potrf (lapack._KEEP_BUILTIN)
+        _same_bits(jnp.linalg.cholesky, pd)  # SciPy's potrf below order 65
         _same_bits(jax.lax.linalg.lu, a)
         _same_bits(lambda x: jnp.linalg.qr(x), _data((2, 30, 17), name, 2))
         _same_bits(jnp.linalg.eigh, pd)  # eigenvectors: the same signs / phases
