@@ -49,9 +49,12 @@ _out = open(os.environ["CJRT_SUITE_REPORT"], "a", buffering=1)
 _seen = set()
 
 
-def pytest_configure(config):
+def _set_dut():
+    """jax_test_dut is an absl-style flag that pytest never parses, so it is set here, once the
+    test modules are imported: importing jax earlier (in pytest_configure) leaves
+    jtu.capture_stdout blind to what jax.debug.print writes, on every platform."""
     dut = os.environ.get("CJRT_SUITE_DUT")
-    if dut:  # jax_test_dut is an absl-style flag: pytest never parses it, so set it here
+    if dut:
         import jax
         from jax._src import test_util  # noqa: F401 (defines jax_test_dut)
         jax.config.update("jax_test_dut", dut)
@@ -69,6 +72,7 @@ def _message(report):
 
 
 def pytest_collection_modifyitems(session, config, items):
+    _set_dut()
     done_file = os.environ.get("CJRT_SUITE_DONE")
     if not done_file or not os.path.exists(done_file):
         return
