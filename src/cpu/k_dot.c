@@ -21,6 +21,7 @@
 #include <cpuid.h>
 #endif
 
+#include "cpu/k_dot_bf.h"
 #include "cpu/k_dot_gv.h"
 #include "cpu/k_linalg.h"
 #include "cpu/lower.h"
@@ -44,6 +45,7 @@ typedef struct dot_params {
   tr8_t tr8;
   cj_gv_axpy_fn gva; /* the GEMV's kernels for the matrix's element type */
   cj_gv_dot_fn gvd;
+  cj_bd_ukr ubf; /* bf16 x bf16 on AVX512_BF16 (k_dot_bf.h), else NULL */
   int64_t B, M, N, K;
   int64_t *ab, *am, *ak; /* lhs element offsets: batch, row, contraction */
   int64_t *bb, *bk, *bn; /* rhs element offsets: batch, contraction, column */
@@ -304,32 +306,14 @@ static void tr8_generic(const float *const *rows, int64_t n, float *dst, int64_t
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* 8 x 8 blocks through registers: unpack pairs, shuffle quads, swap 128-bit halves */
+/* 8 x 8 blocks through registers (gemm_tile.h) */
 __attribute__((target("avx2"))) static void tr8_avx2(const float *const *rows, int64_t n,
                                                      float *dst, int64_t ds) {
   int64_t k = 0;
   for (; k + 8 <= n; k += 8) {
-    __m256 r0 = _mm256_loadu_ps(rows[0] + k), r1 = _mm256_loadu_ps(rows[1] + k);
-    __m256 r2 = _mm256_loadu_ps(rows[2] + k), r3 = _mm256_loadu_ps(rows[3] + k);
-    __m256 r4 = _mm256_loadu_ps(rows[4] + k), r5 = _mm256_loadu_ps(rows[5] + k);
-    __m256 r6 = _mm256_loadu_ps(rows[6] + k), r7 = _mm256_loadu_ps(rows[7] + k);
-    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
-    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
-    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
-    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
-    float *d = dst + k * ds;
-    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
-    _mm256_storeu_ps(d + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
-    _mm256_storeu_ps(d + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
-    _mm256_storeu_ps(d + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
-    _mm256_storeu_ps(d + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
-    _mm256_storeu_ps(d + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
-    _mm256_storeu_ps(d + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
-    _mm256_storeu_ps(d + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+    __m256 r[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(rows[i] + k);
+    gt_tr8x8(r, dst + k * ds, ds);
   }
   if (k < n) {
     const float *rest[8];
@@ -513,6 +497,97 @@ static void store_out32(const dot_params *p, char *c, int64_t off, const float *
   }
 }
 
+/* ======================================================================== bf16 pairs */
+
+/* the pair (element at offset o0, element at o1) of a 16-bit operand; o1 < 0: none */
+static inline uint32_t bf_pair(const char *base, int64_t o0, int64_t o1) {
+  const uint16_t *e = (const uint16_t *)base;
+  return (uint32_t)e[o0] | (o1 >= 0 ? (uint32_t)e[o1] << 16 : 0u);
+}
+
+static const uint16_t bf_zero[KC]; /* the rows of a panel past the matrix */
+
+/* A block [mc x kc] into MR-row panels of pairs (pair-major: ap[i0 * kp + q * MR + i]) */
+static void pack_a_bf(const dot_params *p, const char *a, int64_t ab, int64_t m0, int64_t mc,
+                      int64_t k0, int64_t kc, uint32_t *ap) {
+  int64_t kp = (kc + 1) / 2;
+  bool krow = p->ak_aff && p->sak == 1;
+  for (int64_t i0 = 0; i0 < mc; i0 += MR) {
+    uint32_t *dst = ap + i0 * kp;
+    int64_t mr = mc - i0 < MR ? mc - i0 : MR;
+    const int64_t *am = p->am + m0 + i0;
+    if (krow) { /* rows contiguous along k: 8 x 8 pair transposes */
+      const uint16_t *rows[MR];
+      for (int64_t i = 0; i < MR; i++) rows[i] = i < mr ? (const uint16_t *)a + ab + am[i] + k0 : bf_zero;
+      cj_bd_tr8(rows, kc, dst, MR);
+      continue;
+    }
+    if (run_of(am, mr)) { /* the panel's rows contiguous: two k rows zipped */
+      for (int64_t q = 0; q < kp; q++) {
+        const uint16_t *r0 = (const uint16_t *)a + ab + p->ak[k0 + 2 * q] + am[0];
+        const uint16_t *r1 = 2 * q + 1 < kc ? (const uint16_t *)a + ab + p->ak[k0 + 2 * q + 1] + am[0] : NULL;
+        cj_bd_zip(r0, r1, mr, MR, dst + q * MR);
+      }
+      continue;
+    }
+    for (int64_t q = 0; q < kp; q++) {
+      int64_t o0 = ab + p->ak[k0 + 2 * q], o1 = 2 * q + 1 < kc ? ab + p->ak[k0 + 2 * q + 1] : -1;
+      for (int64_t i = 0; i < MR; i++) dst[q * MR + i] = i < mr ? bf_pair(a, o0 + am[i], o1 < 0 ? -1 : o1 + am[i]) : 0u;
+    }
+  }
+}
+
+/* B block [kc x nc] into NR32-column panels of pairs (bp[j0 * kp + q * NR32 + j]) */
+static void pack_b_bf(const dot_params *p, const char *b, int64_t bb, int64_t n0, int64_t nc,
+                      int64_t k0, int64_t kc, uint32_t *bp) {
+  int64_t kp = (kc + 1) / 2;
+  bool kcol = p->bk_aff && p->sbk == 1;
+  for (int64_t j0 = 0; j0 < nc; j0 += NR32) {
+    uint32_t *dst = bp + j0 * kp;
+    int64_t nr = nc - j0 < NR32 ? nc - j0 : NR32;
+    const int64_t *bn = p->bn + n0 + j0;
+    if (kcol) { /* columns contiguous along k: 8 x 8 pair transposes, 8 columns at a time */
+      for (int64_t j = 0; j < NR32; j += 8) {
+        const uint16_t *cols[8];
+        for (int64_t i = 0; i < 8; i++) cols[i] = j + i < nr ? (const uint16_t *)b + bb + bn[j + i] + k0 : bf_zero;
+        cj_bd_tr8(cols, kc, dst + j, NR32);
+      }
+      continue;
+    }
+    if (run_of(bn, nr)) { /* the panel's columns contiguous: two k rows zipped */
+      for (int64_t q = 0; q < kp; q++) {
+        const uint16_t *r0 = (const uint16_t *)b + bb + p->bk[k0 + 2 * q] + bn[0];
+        const uint16_t *r1 = 2 * q + 1 < kc ? (const uint16_t *)b + bb + p->bk[k0 + 2 * q + 1] + bn[0] : NULL;
+        cj_bd_zip(r0, r1, nr, NR32, dst + q * NR32);
+      }
+      continue;
+    }
+    for (int64_t q = 0; q < kp; q++) {
+      int64_t o0 = bb + p->bk[k0 + 2 * q], o1 = 2 * q + 1 < kc ? bb + p->bk[k0 + 2 * q + 1] : -1;
+      for (int64_t j = 0; j < NR32; j++) dst[q * NR32 + j] = j < nr ? bf_pair(b, o0 + bn[j], o1 < 0 ? -1 : o1 + bn[j]) : 0u;
+    }
+  }
+}
+
+/* run32 for bf16 x bf16 with the pair kernel: the same blocking, half the packed words */
+static void run_bf(const dot_params *p, const gemm_ctx *G, char *tmp, int64_t ab, int64_t bb,
+                   int64_t mlo, int64_t mhi, int64_t n0, int64_t nc, int64_t kb, int64_t ke,
+                   float *dst, int64_t ldd) {
+  uint32_t *ap = (uint32_t *)tmp, *bp = ap + MC * KC;
+  for (int64_t k0 = kb; k0 < ke; k0 += KC) {
+    int64_t kc = ke - k0 < KC ? ke - k0 : KC, kp = (kc + 1) / 2;
+    pack_b_bf(p, G->b, bb, n0, nc, k0, kc, bp);
+    for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
+      int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
+      pack_a_bf(p, G->a, ab, m0, mc, k0, kc, ap);
+      for (int64_t j0 = 0; j0 < nc; j0 += NR32)
+        for (int64_t i0 = 0; i0 < mc; i0 += MR)
+          p->ubf(kp, ap + i0 * kp, bp + j0 * kp, dst + (m0 - mlo + i0) * ldd + j0, ldd,
+                 mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR32 ? nc - j0 : NR32, k0 > kb);
+    }
+  }
+}
+
 /* dst rows [mlo, mhi) (dst[(i - mlo) * ldd + j], columns [0, nc) of the task's n0) = the
  * products over contraction indices [kb, ke). GotoBLAS order: for each KC block the B panel is
  * packed once and reused by every MC block of A. (Inlined: a call here costs small GEMMs 5-15%.) */
@@ -521,6 +596,10 @@ static inline __attribute__((always_inline)) void run32(gemm_ctx *G, char *tmp, 
                                                         int64_t n0, int64_t nc, int64_t kb,
                                                         int64_t ke, float *dst, int64_t ldd) {
   const dot_params *p = G->p;
+  if (p->ubf) {
+    run_bf(p, G, tmp, ab, bb, mlo, mhi, n0, nc, kb, ke, dst, ldd);
+    return;
+  }
   float *ap = (float *)tmp, *bp = ap + MC * KC, *sc = bp + KC * NC;
   for (int64_t k0 = kb; k0 < ke; k0 += KC) {
     int64_t kc = ke - k0 < KC ? ke - k0 : KC;
@@ -1029,6 +1108,7 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
   p->cvi = cj_la_cvi_pick();
   p->cvo = cj_la_cvo_pick();
   p->tr8 = pick_tr8();
+  p->ubf = x.dtype == CJ_BF16 && y.dtype == CJ_BF16 ? cj_bd_pick() : NULL;
   p->lt = x.dtype;
   p->rt = y.dtype;
   p->ot = r.dtype;

@@ -1,0 +1,103 @@
+/* cjrt: the bf16 pair kernels (see k_dot_bf.h): the 8 x 32 micro-kernel on VDPBF16PS, and the
+ * two packing shapes of its operands: 8 rows along the contraction transposed into pairs (an
+ * aligned 32-bit load of a bf16 row is a pair already), two rows along the outputs zipped. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
+#include "cpu/k_dot_bf.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "cpu/gemm_tile.h"
+
+#define BD_TGT "avx512f,avx512bw,avx512vl,avx512bf16"
+
+__attribute__((target(BD_TGT))) static void bd_ukr_avx512(int64_t kp, const uint32_t *ap,
+                                                          const uint32_t *bp, float *c,
+                                                          int64_t ldc, int64_t mr, int64_t nr,
+                                                          bool acc) {
+  GT_ROWS(GT_DECL512)
+  for (int64_t k = 0; k < kp; k++) {
+    __m512bh b0 = (__m512bh)_mm512_loadu_si512(bp + k * CJ_BD_NR);
+    __m512bh b1 = (__m512bh)_mm512_loadu_si512(bp + k * CJ_BD_NR + 16);
+    const uint32_t *a = ap + k * CJ_BD_MR;
+#define GT_A(i) a[i]
+    GT_ROWS(GT_DPBF512)
+#undef GT_A
+  }
+  if (mr == CJ_BD_MR && nr == CJ_BD_NR) {
+    GT_ROWS(GT_STORE512)
+    return;
+  }
+  float t[CJ_BD_MR][CJ_BD_NR];
+  GT_ROWS(GT_SPILL512)
+  for (int64_t i = 0; i < mr; i++)
+    for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
+}
+
+static inline uint32_t bd_pair(const uint16_t *r, int64_t k, int64_t n) {
+  return (uint32_t)r[k] | (k + 1 < n ? (uint32_t)r[k + 1] << 16 : 0u);
+}
+
+__attribute__((target(BD_TGT))) void cj_bd_tr8(const uint16_t *const *rows, int64_t n,
+                                               uint32_t *dst, int64_t ds) {
+  int64_t p = 0, np = (n + 1) / 2;
+  for (; 2 * p + 16 <= n; p += 8) { /* 8 pairs of each row */
+    __m256 r[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps((const float *)(rows[i] + 2 * p));
+    gt_tr8x8(r, (float *)(dst + p * ds), ds);
+  }
+  for (; p < np; p++)
+    for (int i = 0; i < 8; i++) dst[p * ds + i] = bd_pair(rows[i], 2 * p, n);
+}
+
+__attribute__((target(BD_TGT))) void cj_bd_zip(const uint16_t *r0, const uint16_t *r1, int64_t n,
+                                               int64_t w, uint32_t *dst) {
+  for (int64_t j = 0; j < w; j += 16) {
+    int64_t m = n - j < 0 ? 0 : n - j > 16 ? 16 : n - j;
+    __mmask16 k = (__mmask16)((1u << m) - 1u), kw = (__mmask16)((1u << (w - j < 16 ? w - j : 16)) - 1u);
+    __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, r0 + j));
+    __m512i hi = r1 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, r1 + j)) : _mm512_setzero_si512();
+    _mm512_mask_storeu_epi32(dst + j, kw, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+  }
+}
+
+/* AVX512_BF16: CPUID leaf 7 subleaf 1, EAX bit 5 (with AVX-512 F, BW and VL) */
+static bool bd_probe(void) {
+  const char *env = getenv("CJ_DOT_BF16");
+  if (env && strcmp(env, "off") == 0) return false;
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vl"))
+    return false;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid_max(0, NULL) < 7 || !__get_cpuid_count(7, 1, &a, &b, &c, &d)) return false;
+  return (a >> 5) & 1u;
+}
+
+cj_bd_ukr cj_bd_pick(void) {
+  static _Atomic int have = -1; /* a race only probes twice */
+  int v = atomic_load_explicit(&have, memory_order_relaxed);
+  if (v < 0) {
+    v = bd_probe();
+    atomic_store_explicit(&have, v, memory_order_relaxed);
+  }
+  return v ? bd_ukr_avx512 : NULL;
+}
+
+#else
+cj_bd_ukr cj_bd_pick(void) { return NULL; }
+void cj_bd_tr8(const uint16_t *const *rows, int64_t n, uint32_t *dst, int64_t ds) {
+  (void)rows, (void)n, (void)dst, (void)ds;
+}
+void cj_bd_zip(const uint16_t *r0, const uint16_t *r1, int64_t n, int64_t w, uint32_t *dst) {
+  (void)r0, (void)r1, (void)n, (void)w, (void)dst;
+}
+#endif
