@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cpu/k_conv.h"
+#include "cpu/k_dot_bf.h"
 #include "cpu/k_linalg.h"
 
 
@@ -1287,6 +1288,9 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
     g.xb = s;
   }
   CJ_RETURN_IF_ERROR(geom_tables(L, &d, lt, xs, &g));
+  /* bf16 operands on AVX512_BF16: the GEMM multiplies pairs of input features (exact: its
+   * operands come from bf16), so Cg must be even */
+  g.bf = gemm && ldt == CJ_BF16 && rdt == CJ_BF16 && g.Cg % 2 == 0 && cj_bd_pick();
   kc_geom gm = g; /* the geometry the GEMM runs */
   if (merge) CJ_RETURN_IF_ERROR(conv_merge_geom(L, &d, &g, xs, &mg, &gm));
 

@@ -50,6 +50,7 @@ typedef struct kc_geom {
   const int64_t *tab[KC_MAXS]; /* see above; offsets use xs[] of the buffer the kernel reads */
   int64_t xb, xc;              /* lhs batch / feature strides (elements) of that buffer */
   int64_t ob, of, os[KC_MAXS]; /* result strides (elements) */
+  bool bf;                     /* bf16 x bf16 GEMM on pairs of input features (k_dot_bf.h) */
 } kc_geom;
 
 /* Element offset of lhs batch `b` of group g (without spatial and feature parts). */

@@ -19,6 +19,7 @@
 #endif
 
 #include "cpu/k_conv.h"
+#include "cpu/k_dot_bf.h"
 #include "cpu/k_linalg.h"
 
 
@@ -42,6 +43,8 @@ typedef struct kg_params {
   cj_ew_aux aux;
   int osz;
   kg_ukr ukr;
+  cj_bd_ukr_rows ubf; /* g.bf: the pair kernel */
+  int64_t tls_f32;    /* bytes of the temporary area the f32 path uses (then the pair rows) */
 } kg_params;
 
 /* ======================================================================== micro-kernels */
@@ -125,8 +128,34 @@ int64_t cj_kc_gemm_packed_floats(const kc_geom *g) {
   return g->G * npan * g->K * KC_NR;
 }
 
+/* g->bf: pairs of consecutive k (k_dot_bf.h) in panels Wp[G][npan][K / 2][KC_NR] of 32-bit words,
+ * the high halves of the f32 weights (they came from bf16) */
+static void pack_pairs(const kc_geom *g, const float *w, uint32_t *wp) {
+  int64_t npan = (g->Og + KC_NR - 1) / KC_NR;
+  for (int64_t grp = 0; grp < g->G; grp++)
+    for (int64_t j = 0; j < npan; j++) {
+      int64_t o0 = j * KC_NR, n = g->Og - o0 < KC_NR ? g->Og - o0 : KC_NR;
+      uint32_t *d = wp + (grp * npan + j) * (g->K / 2) * KC_NR;
+      for (int64_t k = 0; k + 1 < g->K; k += 2, d += KC_NR) {
+        const float *s0 = w + (grp * g->K + k) * g->Og + o0, *s1 = s0 + g->Og;
+        for (int64_t o = 0; o < KC_NR; o++) {
+          uint32_t lo = 0, hi = 0;
+          if (o < n) {
+            memcpy(&lo, s0 + o, 4);
+            memcpy(&hi, s1 + o, 4);
+          }
+          d[o] = (lo >> 16) | (hi & 0xffff0000u);
+        }
+      }
+    }
+}
+
 void cj_kc_gemm_pack(const kc_geom *g, const float *w, float *wp) {
   int64_t npan = (g->Og + KC_NR - 1) / KC_NR;
+  if (g->bf) {
+    pack_pairs(g, w, (uint32_t *)wp);
+    return;
+  }
   for (int64_t grp = 0; grp < g->G; grp++)
     for (int64_t j = 0; j < npan; j++) {
       int64_t o0 = j * KC_NR, n = g->Og - o0 < KC_NR ? g->Og - o0 : KC_NR;
@@ -150,6 +179,26 @@ typedef struct kg_run {
 
 /* per-row data of a task (obase < 0: a row beyond the end) */
 typedef kc_rowinfo kg_row;
+
+/* One K block with the pair kernel: the rows' f32 runs converted to pairs (half as many words
+ * after the pointer table of the same layout), then every panel as in task */
+static void bf_block(const kg_params *p, const kg_run *R, int64_t grp, int64_t j0, int64_t npt,
+                     int64_t k0, int64_t nq, int64_t cl, int64_t mpad, const float *const *ptrs,
+                     uint32_t *mem, float *const *cdst, const int64_t *cld, bool first) {
+  const kc_geom *g = &p->g;
+  int64_t n = mpad * nq, kp = cl / 2;
+  const uint32_t **wptrs = (const uint32_t **)mem;
+  uint32_t *rows = mem + n * (int64_t)((sizeof(uint32_t *) + 3) / 4);
+  for (int64_t r = 0; r < n; r++) {
+    cj_bd_from_f32(ptrs[r], cl, rows + r * kp);
+    wptrs[r] = rows + r * kp;
+  }
+  for (int64_t j = 0; j < npt; j++) {
+    const uint32_t *bp = (const uint32_t *)R->wp + ((grp * p->npan + j0 + j) * g->K + k0) / 2 * KC_NR;
+    for (int64_t rg = 0; rg < mpad; rg += KC_MR)
+      p->ubf(nq, kp, wptrs + rg * nq, bp, cdst[rg / KC_MR] + j * KC_NR, cld[rg / KC_MR], !first);
+  }
+}
 
 static void task(void *vr, int64_t t, char *mem) {
   const kg_run *R = vr;
@@ -234,6 +283,11 @@ static void task(void *vr, int64_t t, char *mem) {
           }
         }
       }
+      if (p->ubf) {
+        bf_block(p, R, grp, j0, npt, k0, nq, cl, mpad, ptrs, (uint32_t *)(mem + p->tls_f32), cdst, cld, first);
+        first = false;
+        continue;
+      }
       /* each weight panel stays in cache while every row group goes through it */
       for (int64_t j = 0; j < npt; j++) {
         const float *bp = R->wp + ((grp * p->npan + j0 + j) * g->K + k0) * KC_NR;
@@ -314,9 +368,13 @@ cj_status cj_kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, i
   /* consecutive rows of one output image row: the innermost output spatial dimension's stride
    * (or the batch stride without spatial dimensions) */
   p->rs = g->ns ? g->os[g->ns - 1] : g->ob;
-  cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * MB * PT * KC_NR +
-                             (int64_t)sizeof(float *) * p->nqb * MB +
-                             (int64_t)sizeof(kg_row) * MB + (int64_t)(sizeof(float *) + 8) * MB + 64);
+  p->ubf = g->bf ? cj_bd_pick_rows() : NULL;
+  if (g->bf && !p->ubf) return cj_op_error(op, CJ_INTERNAL, "no bf16 pair kernel");
+  p->tls_f32 = ((int64_t)sizeof(float) * MB * PT * KC_NR + (int64_t)sizeof(float *) * p->nqb * MB +
+                (int64_t)sizeof(kg_row) * MB + (int64_t)(sizeof(float *) + 8) * MB + 64 + 63) / 64 * 64;
+  /* the pair rows of a K block: pointers and words (nq * cblk <= KB) */
+  int64_t bf_bytes = p->ubf ? (int64_t)(sizeof(uint32_t *) * p->nqb * MB) + 2 * (p->nqb * p->cblk) * MB : 0;
+  cj_lw_set_tls_bytes(L, p->tls_f32 + bf_bytes);
   int32_t ins[3] = {xbuf, wbuf, zbuf};
   if (!cj_lw_emit(L, op, k_conv_gemm, p, 3, ins, 1, &obuf)) return cj_oom();
   return NULL;

@@ -42,6 +42,37 @@ __attribute__((target(BD_TGT))) static void bd_ukr_avx512(int64_t kp, const uint
     for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
 }
 
+__attribute__((target(BD_TGT))) static void bd_ukr_rows_avx512(int64_t nseg, int64_t kp,
+                                                               const uint32_t *const *ptrs,
+                                                               const uint32_t *bp, float *c,
+                                                               int64_t ldc, bool acc) {
+  GT_ROWS(GT_DECL512)
+  for (int64_t s = 0; s < nseg; s++) {
+    const uint32_t *const *a = ptrs + s * CJ_BD_MR;
+#define PTR(i) const uint32_t *a##i = a[i];
+    GT_ROWS(PTR)
+#undef PTR
+    for (int64_t k = 0; k < kp; k++, bp += CJ_BD_NR) {
+      __m512bh b0 = (__m512bh)_mm512_loadu_si512(bp), b1 = (__m512bh)_mm512_loadu_si512(bp + 16);
+#define GT_A(i) a##i[k]
+      GT_ROWS(GT_DPBF512)
+#undef GT_A
+    }
+  }
+  GT_ROWS(GT_STORE512)
+}
+
+__attribute__((target(BD_TGT))) void cj_bd_from_f32(const float *src, int64_t n, uint32_t *dst) {
+  for (int64_t i = 0; i < n; i += 32) {
+    int64_t m = n - i < 32 ? n - i : 32;
+    __mmask16 k0 = (__mmask16)((1u << (m < 16 ? m : 16)) - 1u);
+    __mmask16 k1 = (__mmask16)((1u << (m > 16 ? m - 16 : 0)) - 1u);
+    __m512 lo = _mm512_maskz_loadu_ps(k0, src + i), hi = _mm512_maskz_loadu_ps(k1, src + i + 16);
+    __m512i h = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+    _mm512_mask_storeu_epi32(dst + i / 2, (__mmask16)((1u << (m / 2)) - 1u), h);
+  }
+}
+
 static inline uint32_t bd_pair(const uint16_t *r, int64_t k, int64_t n) {
   return (uint32_t)r[k] | (k + 1 < n ? (uint32_t)r[k + 1] << 16 : 0u);
 }
@@ -92,8 +123,12 @@ cj_bd_ukr cj_bd_pick(void) {
   return v ? bd_ukr_avx512 : NULL;
 }
 
+cj_bd_ukr_rows cj_bd_pick_rows(void) { return cj_bd_pick() ? bd_ukr_rows_avx512 : NULL; }
+
 #else
 cj_bd_ukr cj_bd_pick(void) { return NULL; }
+cj_bd_ukr_rows cj_bd_pick_rows(void) { return NULL; }
+void cj_bd_from_f32(const float *src, int64_t n, uint32_t *dst) { (void)src, (void)n, (void)dst; }
 void cj_bd_tr8(const uint16_t *const *rows, int64_t n, uint32_t *dst, int64_t ds) {
   (void)rows, (void)n, (void)dst, (void)ds;
 }

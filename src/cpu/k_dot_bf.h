@@ -23,6 +23,17 @@ typedef void (*cj_bd_ukr)(int64_t kp, const uint32_t *ap, const uint32_t *bp, fl
 /* the micro-kernel for this CPU, or NULL (asked once, cached) */
 cj_bd_ukr cj_bd_pick(void);
 
+/* The convolution's form (k_conv_gemm.c): row i's pairs of segment s at ptrs[s * 8 + i] (kp pairs
+ * each, segments one after the other along the contraction), bp the packed panel (32 words per
+ * pair), the full 8 x 32 tile at c (added to when acc). NULL where cj_bd_pick is. */
+typedef void (*cj_bd_ukr_rows)(int64_t nseg, int64_t kp, const uint32_t *const *ptrs,
+                               const uint32_t *bp, float *c, int64_t ldc, bool acc);
+cj_bd_ukr_rows cj_bd_pick_rows(void);
+
+/* dst[p] = the pair (bf16 of src[2p], bf16 of src[2p + 1]) for p < n / 2 (n even), rounded to
+ * nearest even (exact for values that came from bf16). Only where cj_bd_pick is not NULL. */
+void cj_bd_from_f32(const float *src, int64_t n, uint32_t *dst);
+
 /* dst[p * ds + i] = the pair (rows[i][2p], rows[i][2p + 1]) for i < 8, p < (n + 1) / 2; when n is
  * odd the last pair's high half is 0 (rows[i][n] is not read). Only where cj_bd_pick is not NULL. */
 void cj_bd_tr8(const uint16_t *const *rows, int64_t n, uint32_t *dst, int64_t ds);
