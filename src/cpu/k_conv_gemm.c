@@ -27,7 +27,7 @@
  * rows per task, panels per task tile, kernel positions per K block at most */
 enum { KB = 1024, MB = 128, PT = 8, MAXSEG = 64 };
 
-typedef void (*kg_ukr)(int64_t nseg, int64_t seglen, const float *const *ptrs, const float *bp,
+typedef void (*kg_ukr)(int64_t nseg, int64_t seglen, const void *const *ptrs, const float *bp,
                        float *c, int64_t ldc, bool acc);
 
 typedef struct kg_params {
@@ -44,20 +44,21 @@ typedef struct kg_params {
   int osz;
   kg_ukr ukr;
   cj_bd_ukr_rows ubf; /* g.bf: the pair kernel */
+  int64_t xsz;        /* bytes of an lhs element */
   int64_t tls_f32;    /* bytes of the temporary area the f32 path uses (then the pair rows) */
 } kg_params;
 
 /* ======================================================================== micro-kernels */
 
-static void ukr_generic(int64_t nseg, int64_t seglen, const float *const *ptrs, const float *bp,
+static void ukr_generic(int64_t nseg, int64_t seglen, const void *const *ptrs, const float *bp,
                         float *c, int64_t ldc, bool acc) {
   float t[KC_MR][KC_NR];
   memset(t, 0, sizeof t);
   for (int64_t s = 0; s < nseg; s++) {
-    const float *const *a = ptrs + s * KC_MR;
+    const void *const *a = ptrs + s * KC_MR;
     for (int64_t k = 0; k < seglen; k++, bp += KC_NR)
       for (int i = 0; i < KC_MR; i++) {
-        float av = a[i][k];
+        float av = ((const float *)a[i])[k];
         for (int j = 0; j < KC_NR; j++) t[i][j] += av * bp[j];
       }
   }
@@ -69,12 +70,12 @@ static void ukr_generic(int64_t nseg, int64_t seglen, const float *const *ptrs, 
 #include "cpu/gemm_tile.h"
 
 __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t seglen,
-                                                           const float *const *ptrs,
+                                                           const void *const *ptrs,
                                                            const float *bp, float *c, int64_t ldc,
                                                            bool acc) {
   GT_ROWS(GT_DECL512)
   for (int64_t s = 0; s < nseg; s++) {
-    const float *const *a = ptrs + s * KC_MR;
+    const void *const *a = ptrs + s * KC_MR;
 #define PTR(i) const float *a##i = a[i];
     GT_ROWS(PTR)
 #undef PTR
@@ -90,17 +91,17 @@ __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t 
 
 /* AVX2: the 32 columns in two halves of 16 (8 rows x 2 ymm each) */
 __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t nseg, int64_t seglen,
-                                                          const float *const *ptrs,
+                                                          const void *const *ptrs,
                                                           const float *bp0, float *c, int64_t ldc,
                                                           bool acc) {
   for (int half = 0; half < 2; half++) {
     GT_ROWS(GT_DECL256)
     const float *bp = bp0 + half * 16;
     for (int64_t s = 0; s < nseg; s++) {
-      const float *const *a = ptrs + s * KC_MR;
+      const void *const *a = ptrs + s * KC_MR;
       for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
         __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-#define GT_A(i) a[i][k]
+#define GT_A(i) ((const float *)a[i])[k]
         GT_ROWS(GT_FMA256)
 #undef GT_A
       }
@@ -172,7 +173,8 @@ void cj_kc_gemm_pack(const kc_geom *g, const float *w, float *wp) {
 
 typedef struct kg_run {
   const kg_params *p;
-  const float *x, *wp, *zero;
+  const char *x; /* f32, or bf16 read in place (g.bf == KC_BF_LHS16) */
+  const float *wp, *zero;
   char *out;
   cj_exec_ctx *ctx;
 } kg_run;
@@ -183,15 +185,18 @@ typedef kc_rowinfo kg_row;
 /* One K block with the pair kernel: the rows' f32 runs converted to pairs (half as many words
  * after the pointer table of the same layout), then every panel as in task */
 static void bf_block(const kg_params *p, const kg_run *R, int64_t grp, int64_t j0, int64_t npt,
-                     int64_t k0, int64_t nq, int64_t cl, int64_t mpad, const float *const *ptrs,
+                     int64_t k0, int64_t nq, int64_t cl, int64_t mpad, const void **ptrs,
                      uint32_t *mem, float *const *cdst, const int64_t *cld, bool first) {
   const kc_geom *g = &p->g;
   int64_t n = mpad * nq, kp = cl / 2;
-  const uint32_t **wptrs = (const uint32_t **)mem;
-  uint32_t *rows = mem + n * (int64_t)((sizeof(uint32_t *) + 3) / 4);
-  for (int64_t r = 0; r < n; r++) {
-    cj_bd_from_f32(ptrs[r], cl, rows + r * kp);
-    wptrs[r] = rows + r * kp;
+  const void **wptrs = ptrs; /* bf16 lhs: its runs are pairs already */
+  if (g->bf == KC_BF_LHS32) {
+    wptrs = (const void **)mem;
+    uint32_t *rows = mem + n * (int64_t)((sizeof(void *) + 3) / 4);
+    for (int64_t r = 0; r < n; r++) {
+      cj_bd_from_f32(ptrs[r], cl, rows + r * kp);
+      wptrs[r] = rows + r * kp;
+    }
   }
   for (int64_t j = 0; j < npt; j++) {
     const uint32_t *bp = (const uint32_t *)R->wp + ((grp * p->npan + j0 + j) * g->K + k0) / 2 * KC_NR;
@@ -212,7 +217,7 @@ static void task(void *vr, int64_t t, char *mem) {
   int64_t mpad = (mrows + KC_MR - 1) / KC_MR * KC_MR;
   /* memory: tile [MB][PT*NR] floats, pointers [MB][nqb], rows [MB], per row group its C and ldc */
   float *tile = (float *)mem;
-  const float **ptrs = (const float **)(mem + sizeof(float) * MB * PT * KC_NR);
+  const void **ptrs = (const void **)(mem + sizeof(float) * MB * PT * KC_NR);
   kg_row *rows = (kg_row *)(ptrs + p->nqb * MB);
   float **cdst = (float **)(rows + MB);
   int64_t *cld = (int64_t *)(cdst + MB / KC_MR);
@@ -248,22 +253,22 @@ static void task(void *vr, int64_t t, char *mem) {
           kc[i] = qq % g->kdim[i];
           qq /= g->kdim[i];
         }
-        const float **pr = ptrs + rg * nq;
+        const void **pr = ptrs + rg * nq;
         for (int64_t s = 0; s < nq; s++) {
-          const float **po = pr + s * KC_MR;
-          const float *xc0 = R->x + c0;
+          const void **po = pr + s * KC_MR;
+          const char *xc0 = R->x + c0 * p->xsz;
           if (g->ns == 2) { /* the common case, without the loop over dimensions */
             for (int64_t i = 0; i < KC_MR; i++) {
               const kg_row *w = &rows[rg + i];
               po[i] = R->zero;
               if (w->obase < 0) continue;
               int64_t v0 = w->rt[0][kc[0]], v1 = w->rt[1][kc[1]];
-              if ((v0 | v1) >= 0) po[i] = xc0 + w->xbase + v0 + v1;
+              if ((v0 | v1) >= 0) po[i] = xc0 + (w->xbase + v0 + v1) * p->xsz;
             }
           } else {
             for (int64_t i = 0; i < KC_MR; i++) {
               const kg_row *w = &rows[rg + i];
-              const float *ptr = R->zero;
+              const void *ptr = R->zero;
               if (w->obase >= 0) {
                 int64_t off = 0;
                 int32_t d;
@@ -272,7 +277,7 @@ static void task(void *vr, int64_t t, char *mem) {
                   if (v < 0) break;
                   off += v;
                 }
-                if (d == g->ns) ptr = xc0 + w->xbase + off;
+                if (d == g->ns) ptr = xc0 + (w->xbase + off) * p->xsz;
               }
               po[i] = ptr;
             }
@@ -327,7 +332,7 @@ static void kg_body(void *vctx, int64_t b, int64_t e) {
 
 static CJ_MUST_USE cj_status k_conv_gemm(cj_exec_ctx *ctx, const cj_step *st) {
   const kg_params *p = st->params;
-  kg_run R = {p, (const float *)CJ_PTR(ctx, st->in[0]), (const float *)CJ_PTR(ctx, st->in[1]),
+  kg_run R = {p, CJ_PTR(ctx, st->in[0]), (const float *)CJ_PTR(ctx, st->in[1]),
               (const float *)CJ_PTR(ctx, st->in[2]), CJ_PTR(ctx, st->out[0]), ctx};
   if (p->ntasks == 0) return NULL;
   if (ctx->pool && cj_pool_size(ctx->pool) > 1 && p->ntasks > 1)
@@ -369,6 +374,7 @@ cj_status cj_kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, i
    * (or the batch stride without spatial dimensions) */
   p->rs = g->ns ? g->os[g->ns - 1] : g->ob;
   p->ubf = g->bf ? cj_bd_pick_rows() : NULL;
+  p->xsz = g->bf == KC_BF_LHS16 ? 2 : 4;
   if (g->bf && !p->ubf) return cj_op_error(op, CJ_INTERNAL, "no bf16 pair kernel");
   p->tls_f32 = ((int64_t)sizeof(float) * MB * PT * KC_NR + (int64_t)sizeof(float *) * p->nqb * MB +
                 (int64_t)sizeof(kg_row) * MB + (int64_t)(sizeof(float *) + 8) * MB + 64 + 63) / 64 * 64;

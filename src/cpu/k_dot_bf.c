@@ -43,12 +43,12 @@ __attribute__((target(BD_TGT))) static void bd_ukr_avx512(int64_t kp, const uint
 }
 
 __attribute__((target(BD_TGT))) static void bd_ukr_rows_avx512(int64_t nseg, int64_t kp,
-                                                               const uint32_t *const *ptrs,
+                                                               const void *const *ptrs,
                                                                const uint32_t *bp, float *c,
                                                                int64_t ldc, bool acc) {
   GT_ROWS(GT_DECL512)
   for (int64_t s = 0; s < nseg; s++) {
-    const uint32_t *const *a = ptrs + s * CJ_BD_MR;
+    const void *const *a = ptrs + s * CJ_BD_MR;
 #define PTR(i) const uint32_t *a##i = a[i];
     GT_ROWS(PTR)
 #undef PTR

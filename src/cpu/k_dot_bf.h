@@ -26,7 +26,7 @@ cj_bd_ukr cj_bd_pick(void);
 /* The convolution's form (k_conv_gemm.c): row i's pairs of segment s at ptrs[s * 8 + i] (kp pairs
  * each, segments one after the other along the contraction), bp the packed panel (32 words per
  * pair), the full 8 x 32 tile at c (added to when acc). NULL where cj_bd_pick is. */
-typedef void (*cj_bd_ukr_rows)(int64_t nseg, int64_t kp, const uint32_t *const *ptrs,
+typedef void (*cj_bd_ukr_rows)(int64_t nseg, int64_t kp, const void *const *ptrs,
                                const uint32_t *bp, float *c, int64_t ldc, bool acc);
 cj_bd_ukr_rows cj_bd_pick_rows(void);
 
