@@ -91,6 +91,16 @@ __attribute__((target(BD_TGT))) void cj_bd_tr8(const uint16_t *const *rows, int6
 
 __attribute__((target(BD_TGT))) void cj_bd_zip(const uint16_t *r0, const uint16_t *r1, int64_t n,
                                                int64_t w, uint32_t *dst) {
+  if (n == 32 && w == 32 && r1) { /* a whole panel: unpack in 128-bit lanes, then put in order */
+    __m512i x = _mm512_loadu_si512(r0), y = _mm512_loadu_si512(r1);
+    __m512i lo = _mm512_unpacklo_epi16(x, y), hi = _mm512_unpackhi_epi16(x, y);
+    /* lo: columns 0-3, 8-11, 16-19, 24-27; hi: 4-7, 12-15, 20-23, 28-31 */
+    const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    _mm512_storeu_si512(dst, _mm512_permutex2var_epi32(lo, i0, hi));
+    _mm512_storeu_si512(dst + 16, _mm512_permutex2var_epi32(lo, i1, hi));
+    return;
+  }
   for (int64_t j = 0; j < w; j += 16) {
     int64_t m = n - j < 0 ? 0 : n - j > 16 ? 16 : n - j;
     __mmask16 k = (__mmask16)((1u << m) - 1u), kw = (__mmask16)((1u << (w - j < 16 ? w - j : 16)) - 1u);
