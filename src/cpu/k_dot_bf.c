@@ -13,6 +13,7 @@
 #endif
 
 #include "cpu/k_dot_bf.h"
+#include "cpu/k_linalg.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "cpu/gemm_tile.h"
@@ -70,6 +71,22 @@ __attribute__((target(BD_TGT))) void cj_bd_from_f32(const float *src, int64_t n,
     __m512 lo = _mm512_maskz_loadu_ps(k0, src + i), hi = _mm512_maskz_loadu_ps(k1, src + i + 16);
     __m512i h = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
     _mm512_mask_storeu_epi32(dst + i / 2, (__mmask16)((1u << (m / 2)) - 1u), h);
+  }
+}
+
+__attribute__((target(BD_TGT))) void cj_bd_cvo(const float *src, uint16_t *dst, int64_t n,
+                                               bool bf) {
+  if (!bf) {
+    cj_la_cvo_pick()(src, dst, n, bf);
+    return;
+  }
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256((__m256i *)(dst + i), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + i)));
+  if (i < n) {
+    __mmask16 k = (__mmask16)((1u << (n - i)) - 1u);
+    __m256i h = (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(k, src + i));
+    _mm256_mask_storeu_epi16(dst + i, k, h);
   }
 }
 
@@ -139,6 +156,9 @@ cj_bd_ukr_rows cj_bd_pick_rows(void) { return cj_bd_pick() ? bd_ukr_rows_avx512 
 cj_bd_ukr cj_bd_pick(void) { return NULL; }
 cj_bd_ukr_rows cj_bd_pick_rows(void) { return NULL; }
 void cj_bd_from_f32(const float *src, int64_t n, uint32_t *dst) { (void)src, (void)n, (void)dst; }
+void cj_bd_cvo(const float *src, uint16_t *dst, int64_t n, bool bf) {
+  cj_la_cvo_pick()(src, dst, n, bf);
+}
 void cj_bd_tr8(const uint16_t *const *rows, int64_t n, uint32_t *dst, int64_t ds) {
   (void)rows, (void)n, (void)dst, (void)ds;
 }
