@@ -51,6 +51,33 @@
 #define GT_FMA256(i) GT_FMA(i, __m256, 256, ps, _mm256_broadcast_ss(&GT_A(i)))
 #define GT_SPILL256(i) GT_SPILL(i, 256, ps, 8)
 
+/* The end of a dot micro-kernel with 8 x (2 * 16) f32 accumulators (rows mr, columns nr of the
+ * tile valid at c): the whole tile stored (added to when acc), or spilled to t and its valid part
+ * written out. */
+#define GT_END512(NRV)                                                                          \
+  if (mr == 8 && nr == (NRV)) {                                                                 \
+    GT_ROWS(GT_STORE512)                                                                        \
+    return;                                                                                     \
+  }                                                                                             \
+  float t[8][NRV];                                                                              \
+  GT_ROWS(GT_SPILL512)                                                                          \
+  for (int64_t i = 0; i < mr; i++)                                                              \
+    for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
+
+/* The loop of the convolution kernels over nseg segments of 8 lhs runs (ptrs[s * 8 + i], row i's
+ * as a##i, of element type GT_SEG_T): per k < KN the weights of the k at bp by LOADB (into b0,
+ * b1), the row update OP, then bp advanced by 32 elements. */
+#define GT_SEG_PTR(i) const GT_SEG_T *a##i = a[i];
+#define GT_SEGMENTS(KN, LOADB, OP)                  \
+  for (int64_t s = 0; s < nseg; s++) {              \
+    const void *const *a = ptrs + s * 8;            \
+    GT_ROWS(GT_SEG_PTR)                             \
+    for (int64_t k = 0; k < (KN); k++, bp += 32) {  \
+      LOADB                                         \
+      GT_ROWS(OP)                                   \
+    }                                               \
+  }
+
 /* bf16 pairs (k_dot_bf.h) on AVX512_BF16: b0, b1 hold 16 column pairs each (__m512bh), GT_A(i)
  * is row i's pair as a 32-bit word */
 #define GT_DPBF512(i)                                         \

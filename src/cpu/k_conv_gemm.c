@@ -74,18 +74,12 @@ __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t 
                                                            const float *bp, float *c, int64_t ldc,
                                                            bool acc) {
   GT_ROWS(GT_DECL512)
-  for (int64_t s = 0; s < nseg; s++) {
-    const void *const *a = ptrs + s * KC_MR;
-#define PTR(i) const float *a##i = a[i];
-    GT_ROWS(PTR)
-#undef PTR
-    for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
-      __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+#define GT_SEG_T float
 #define GT_A(i) a##i[k]
-      GT_ROWS(GT_FMA512)
+  GT_SEGMENTS(seglen, __m512 b0 = _mm512_loadu_ps(bp); __m512 b1 = _mm512_loadu_ps(bp + 16);,
+              GT_FMA512)
 #undef GT_A
-    }
-  }
+#undef GT_SEG_T
   GT_ROWS(GT_STORE512)
 }
 

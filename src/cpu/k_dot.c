@@ -112,14 +112,7 @@ __attribute__((target("avx512f"))) static void ukr32_avx512(int64_t kc, const fl
     GT_ROWS(GT_FMA512)
 #undef GT_A
   }
-  if (mr == MR && nr == NR32) {
-    GT_ROWS(GT_STORE512)
-    return;
-  }
-  float t[MR][NR32];
-  GT_ROWS(GT_SPILL512)
-  for (int64_t i = 0; i < mr; i++)
-    for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
+  GT_END512(NR32)
 }
 
 __attribute__((target("avx512f"))) static void ukr64_avx512(int64_t kc, const double *ap,
@@ -507,65 +500,44 @@ static inline uint32_t bf_pair(const char *base, int64_t o0, int64_t o1) {
 
 static const uint16_t bf_zero[KC]; /* the rows of a panel past the matrix */
 
-/* A block [mc x kc] into MR-row panels of pairs (pair-major: ap[i0 * kp + q * MR + i]) */
-static void pack_a_bf(const dot_params *p, const char *a, int64_t ab, int64_t m0, int64_t mc,
-                      int64_t k0, int64_t kc, uint32_t *ap) {
-  int64_t kp = (kc + 1) / 2;
-  bool krow = p->ak_aff && p->sak == 1;
-  for (int64_t i0 = 0; i0 < mc; i0 += MR) {
-    uint32_t *dst = ap + i0 * kp;
-    int64_t mr = mc - i0 < MR ? mc - i0 : MR;
-    const int64_t *am = p->am + m0 + i0;
-    if (krow) { /* rows contiguous along k: 8 x 8 pair transposes */
-      const uint16_t *rows[MR];
-      for (int64_t i = 0; i < MR; i++) rows[i] = i < mr ? (const uint16_t *)a + ab + am[i] + k0 : bf_zero;
-      cj_bd_tr8(rows, kc, dst, MR);
+/* w words per pair q < (kc + 1) / 2 at dst + q * w: k rows k0 + 2q and k0 + 2q + 1 (offsets
+ * off + ko[k]) zipped, n <= w contiguous elements from each, or, with idx, the elements at idx[i]
+ * of those rows gathered (i < n), the rest 0 */
+static void pairs_of_krows(const char *base, int64_t off, const int64_t *ko, int64_t k0,
+                           int64_t kc, const int64_t *idx, int64_t n, int64_t w, uint32_t *dst) {
+  for (int64_t q = 0; q < (kc + 1) / 2; q++, dst += w) {
+    int64_t o0 = off + ko[k0 + 2 * q], o1 = 2 * q + 1 < kc ? off + ko[k0 + 2 * q + 1] : -1;
+    if (!idx) {
+      const uint16_t *e = (const uint16_t *)base;
+      cj_bd_zip(e + o0, o1 < 0 ? NULL : e + o1, n, w, dst);
       continue;
     }
-    if (run_of(am, mr)) { /* the panel's rows contiguous: two k rows zipped */
-      for (int64_t q = 0; q < kp; q++) {
-        const uint16_t *r0 = (const uint16_t *)a + ab + p->ak[k0 + 2 * q] + am[0];
-        const uint16_t *r1 = 2 * q + 1 < kc ? (const uint16_t *)a + ab + p->ak[k0 + 2 * q + 1] + am[0] : NULL;
-        cj_bd_zip(r0, r1, mr, MR, dst + q * MR);
-      }
-      continue;
-    }
-    for (int64_t q = 0; q < kp; q++) {
-      int64_t o0 = ab + p->ak[k0 + 2 * q], o1 = 2 * q + 1 < kc ? ab + p->ak[k0 + 2 * q + 1] : -1;
-      for (int64_t i = 0; i < MR; i++) dst[q * MR + i] = i < mr ? bf_pair(a, o0 + am[i], o1 < 0 ? -1 : o1 + am[i]) : 0u;
-    }
+    for (int64_t i = 0; i < w; i++) dst[i] = i < n ? bf_pair(base, o0 + idx[i], o1 < 0 ? -1 : o1 + idx[i]) : 0u;
   }
 }
 
-/* B block [kc x nc] into NR32-column panels of pairs (bp[j0 * kp + q * NR32 + j]) */
-static void pack_b_bf(const dot_params *p, const char *b, int64_t bb, int64_t n0, int64_t nc,
-                      int64_t k0, int64_t kc, uint32_t *bp) {
+/* count rows of A (idx = the row offsets, w = MR) or columns of B (the column offsets, w = NR32)
+ * at element offsets off + idx[i], contraction indices [k0, k0 + kc), into panels of w of pairs
+ * (pair-major: out[i0 * kp + q * w + i], zero padded); kcont: their elements contiguous along k
+ * (8 x 8 pair transposes), else at the k offsets ko (two k rows zipped where the panel's offsets
+ * are a run, else gathered) */
+static void pack_bf(const char *base, int64_t off, const int64_t *idx, const int64_t *ko,
+                    bool kcont, int64_t w, int64_t count, int64_t k0, int64_t kc, uint32_t *out) {
   int64_t kp = (kc + 1) / 2;
-  bool kcol = p->bk_aff && p->sbk == 1;
-  for (int64_t j0 = 0; j0 < nc; j0 += NR32) {
-    uint32_t *dst = bp + j0 * kp;
-    int64_t nr = nc - j0 < NR32 ? nc - j0 : NR32;
-    const int64_t *bn = p->bn + n0 + j0;
-    if (kcol) { /* columns contiguous along k: 8 x 8 pair transposes, 8 columns at a time */
-      for (int64_t j = 0; j < NR32; j += 8) {
-        const uint16_t *cols[8];
-        for (int64_t i = 0; i < 8; i++) cols[i] = j + i < nr ? (const uint16_t *)b + bb + bn[j + i] + k0 : bf_zero;
-        cj_bd_tr8(cols, kc, dst + j, NR32);
+  for (int64_t i0 = 0; i0 < count; i0 += w) {
+    uint32_t *dst = out + i0 * kp;
+    int64_t n = count - i0 < w ? count - i0 : w;
+    const int64_t *ix = idx + i0;
+    if (kcont) {
+      for (int64_t j = 0; j < w; j += 8) {
+        const uint16_t *r[8];
+        for (int64_t i = 0; i < 8; i++) r[i] = j + i < n ? (const uint16_t *)base + off + ix[j + i] + k0 : bf_zero;
+        cj_bd_tr8(r, kc, dst + j, w);
       }
       continue;
     }
-    if (run_of(bn, nr)) { /* the panel's columns contiguous: two k rows zipped */
-      for (int64_t q = 0; q < kp; q++) {
-        const uint16_t *r0 = (const uint16_t *)b + bb + p->bk[k0 + 2 * q] + bn[0];
-        const uint16_t *r1 = 2 * q + 1 < kc ? (const uint16_t *)b + bb + p->bk[k0 + 2 * q + 1] + bn[0] : NULL;
-        cj_bd_zip(r0, r1, nr, NR32, dst + q * NR32);
-      }
-      continue;
-    }
-    for (int64_t q = 0; q < kp; q++) {
-      int64_t o0 = bb + p->bk[k0 + 2 * q], o1 = 2 * q + 1 < kc ? bb + p->bk[k0 + 2 * q + 1] : -1;
-      for (int64_t j = 0; j < NR32; j++) dst[q * NR32 + j] = j < nr ? bf_pair(b, o0 + bn[j], o1 < 0 ? -1 : o1 + bn[j]) : 0u;
-    }
+    bool run = run_of(ix, n);
+    pairs_of_krows(base, off + (run ? ix[0] : 0), ko, k0, kc, run ? NULL : ix, n, w, dst);
   }
 }
 
@@ -576,10 +548,10 @@ static void run_bf(const dot_params *p, const gemm_ctx *G, char *tmp, int64_t ab
   uint32_t *ap = (uint32_t *)tmp, *bp = ap + MC * KC;
   for (int64_t k0 = kb; k0 < ke; k0 += KC) {
     int64_t kc = ke - k0 < KC ? ke - k0 : KC, kp = (kc + 1) / 2;
-    pack_b_bf(p, G->b, bb, n0, nc, k0, kc, bp);
+    pack_bf(G->b, bb, p->bn + n0, p->bk, p->bk_aff && p->sbk == 1, NR32, nc, k0, kc, bp);
     for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
       int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
-      pack_a_bf(p, G->a, ab, m0, mc, k0, kc, ap);
+      pack_bf(G->a, ab, p->am + m0, p->ak, p->ak_aff && p->sak == 1, MR, mc, k0, kc, ap);
       for (int64_t j0 = 0; j0 < nc; j0 += NR32)
         for (int64_t i0 = 0; i0 < mc; i0 += MR)
           p->ubf(kp, ap + i0 * kp, bp + j0 * kp, dst + (m0 - mlo + i0) * ldd + j0, ldd,

@@ -33,14 +33,7 @@ __attribute__((target(BD_TGT))) static void bd_ukr_avx512(int64_t kp, const uint
     GT_ROWS(GT_DPBF512)
 #undef GT_A
   }
-  if (mr == CJ_BD_MR && nr == CJ_BD_NR) {
-    GT_ROWS(GT_STORE512)
-    return;
-  }
-  float t[CJ_BD_MR][CJ_BD_NR];
-  GT_ROWS(GT_SPILL512)
-  for (int64_t i = 0; i < mr; i++)
-    for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
+  GT_END512(CJ_BD_NR)
 }
 
 __attribute__((target(BD_TGT))) static void bd_ukr_rows_avx512(int64_t nseg, int64_t kp,
@@ -48,18 +41,12 @@ __attribute__((target(BD_TGT))) static void bd_ukr_rows_avx512(int64_t nseg, int
                                                                const uint32_t *bp, float *c,
                                                                int64_t ldc, bool acc) {
   GT_ROWS(GT_DECL512)
-  for (int64_t s = 0; s < nseg; s++) {
-    const void *const *a = ptrs + s * CJ_BD_MR;
-#define PTR(i) const uint32_t *a##i = a[i];
-    GT_ROWS(PTR)
-#undef PTR
-    for (int64_t k = 0; k < kp; k++, bp += CJ_BD_NR) {
-      __m512bh b0 = (__m512bh)_mm512_loadu_si512(bp), b1 = (__m512bh)_mm512_loadu_si512(bp + 16);
+#define GT_SEG_T uint32_t
 #define GT_A(i) a##i[k]
-      GT_ROWS(GT_DPBF512)
+  GT_SEGMENTS(kp, __m512bh b0 = (__m512bh)_mm512_loadu_si512(bp);
+              __m512bh b1 = (__m512bh)_mm512_loadu_si512(bp + 16);, GT_DPBF512)
 #undef GT_A
-    }
-  }
+#undef GT_SEG_T
   GT_ROWS(GT_STORE512)
 }
 
