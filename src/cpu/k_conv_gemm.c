@@ -199,6 +199,34 @@ static void bf_block(const kg_params *p, const kg_run *R, int64_t grp, int64_t j
   }
 }
 
+/* kc_row_info of rows m0 .. m0 + n - 1 (their first result element moved by oadd): the output
+ * coordinates of m0 divided out once, then stepped (a division per row and dimension cost small
+ * convolutions a few percent) */
+static void rows_info(const kc_geom *g, int64_t grp, int64_t m0, int64_t n, int64_t oadd,
+                      kg_row *rows) {
+  int64_t b = m0 / g->P, p = m0 % g->P, o[KC_MAXS];
+  for (int32_t i = g->ns - 1; i >= 0; i--) {
+    o[i] = p % g->odim[i];
+    p /= g->odim[i];
+  }
+  for (int64_t r = 0; r < n; r++) {
+    kg_row *w = &rows[r];
+    int64_t oo = b * g->ob + grp * g->Og * g->of + oadd;
+    w->xbase = kc_lhs_base(g, grp, b);
+    for (int32_t i = 0; i < g->ns; i++) {
+      oo += o[i] * g->os[i];
+      w->rt[i] = g->tab[i] + o[i] * g->kdim[i];
+    }
+    w->obase = oo;
+    int32_t i = g->ns - 1;
+    for (; i >= 0; i--) {
+      if (++o[i] < g->odim[i]) break;
+      o[i] = 0;
+    }
+    if (i < 0) b++;
+  }
+}
+
 static void task(void *vr, int64_t t, char *mem) {
   const kg_run *R = vr;
   const kg_params *p = R->p;
@@ -216,15 +244,8 @@ static void task(void *vr, int64_t t, char *mem) {
   float **cdst = (float **)(rows + MB);
   int64_t *cld = (int64_t *)(cdst + MB / KC_MR);
   bool *gdirect = (bool *)(cld + MB / KC_MR);
-  for (int64_t r = 0; r < mpad; r++) {
-    kg_row *w = &rows[r];
-    if (r >= mrows) {
-      w->obase = -1;
-      continue;
-    }
-    kc_row_info(g, grp, m0 + r, w);
-    w->obase += j0 * KC_NR * g->of;
-  }
+  rows_info(g, grp, m0, mrows, j0 * KC_NR * g->of, rows);
+  for (int64_t r = mrows; r < mpad; r++) rows[r].obase = -1;
   /* where each row group accumulates: the result itself, or the tile */
   for (int64_t rg = 0; rg < mpad; rg += KC_MR) {
     bool d = p->direct && rg + KC_MR <= mrows;
