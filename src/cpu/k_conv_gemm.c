@@ -390,7 +390,7 @@ cj_status cj_kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, i
   p->rs = g->ns ? g->os[g->ns - 1] : g->ob;
   p->ubf = g->bf ? cj_bd_pick_rows() : NULL;
   p->xsz = g->bf == KC_BF_LHS16 ? 2 : 4;
-  if (p->ubf) p->cvo = cj_bd_cvo;
+  if (cj_bd_pick()) p->cvo = cj_bd_cvo;
   if (g->bf && !p->ubf) return cj_op_error(op, CJ_INTERNAL, "no bf16 pair kernel");
   p->tls_f32 = ((int64_t)sizeof(float) * MB * PT * KC_NR + (int64_t)sizeof(float *) * p->nqb * MB +
                 (int64_t)sizeof(kg_row) * MB + (int64_t)(sizeof(float *) + 8) * MB + 64 + 63) / 64 * 64;

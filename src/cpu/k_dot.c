@@ -1124,7 +1124,7 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
       p->gv = GV_B_AXPY;
     p->gva = p->gv == GV_A_DOT || p->gv == GV_A_AXPY ? ga : gb;
     p->gvd = p->gv == GV_A_DOT || p->gv == GV_A_AXPY ? da : db;
-    if (p->ubf && p->gv == GV_NONE) p->cvo = cj_bd_cvo; /* sums the pair kernel flushed */
+    if (cj_bd_pick()) p->cvo = cj_bd_cvo;
     if (p->gv == GV_A_DOT || p->gv == GV_B_DOT) {
       cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * p->K);
     } else if (p->gv != GV_NONE) { /* and the axpy form's level rows (see gemv_axpy) */

@@ -12,6 +12,7 @@
 #include <cpuid.h>
 #endif
 
+#include "base/dtype.h"
 #include "cpu/k_dot_bf.h"
 #include "cpu/k_linalg.h"
 
@@ -61,6 +62,19 @@ __attribute__((target(BD_TGT))) void cj_bd_from_f32(const float *src, int64_t n,
   }
 }
 
+/* 16 (mask k) values: the instruction, then its subnormal inputs (1 <= |bits| <= 0x7fffff, which
+ * it flushes) rounded one at a time */
+__attribute__((target(BD_TGT))) static inline void bd_cvo16(const float *src, uint16_t *dst,
+                                                            __mmask16 k) {
+  __m512 x = _mm512_maskz_loadu_ps(k, src);
+  _mm256_mask_storeu_epi16(dst, k, (__m256i)_mm512_cvtneps_pbh(x));
+  __m512i ab = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
+  __mmask16 sub = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(ab, _mm512_set1_epi32(1)),
+                                          _mm512_set1_epi32(0x7fffff));
+  for (int l = 0; sub; l++, sub = (__mmask16)(sub >> 1))
+    if (sub & 1u) dst[l] = cj_f32_to_bf16(src[l]);
+}
+
 __attribute__((target(BD_TGT))) void cj_bd_cvo(const float *src, uint16_t *dst, int64_t n,
                                                bool bf) {
   if (!bf) {
@@ -68,13 +82,8 @@ __attribute__((target(BD_TGT))) void cj_bd_cvo(const float *src, uint16_t *dst, 
     return;
   }
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    _mm256_storeu_si256((__m256i *)(dst + i), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + i)));
-  if (i < n) {
-    __mmask16 k = (__mmask16)((1u << (n - i)) - 1u);
-    __m256i h = (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(k, src + i));
-    _mm256_mask_storeu_epi16(dst + i, k, h);
-  }
+  for (; i + 16 <= n; i += 16) bd_cvo16(src + i, dst + i, (__mmask16)0xffffu);
+  if (i < n) bd_cvo16(src + i, dst + i, (__mmask16)((1u << (n - i)) - 1u));
 }
 
 static inline uint32_t bd_pair(const uint16_t *r, int64_t k, int64_t n) {

@@ -30,9 +30,9 @@ typedef void (*cj_bd_ukr_rows)(int64_t nseg, int64_t kp, const void *const *ptrs
                                const uint32_t *bp, float *c, int64_t ldc, bool acc);
 cj_bd_ukr_rows cj_bd_pick_rows(void);
 
-/* dst[i] = src[i] rounded to nearest even bf16 for i < n (bf; else f16, as cj_la_cvo_pick's),
- * by VCVTNEPS2BF16, which flushes subnormal inputs to zero: for the results of the pair kernel,
- * whose sums it already flushes so. Only where cj_bd_pick is not NULL. */
+/* dst[i] = src[i] rounded to nearest even bf16 for i < n (bf; else f16), as cj_la_cvo_pick's
+ * (NaN stays NaN, made quiet; subnormals rounded too): by VCVTNEPS2BF16, the subnormals it
+ * flushes redone one at a time. Only where cj_bd_pick is not NULL. */
 void cj_bd_cvo(const float *src, uint16_t *dst, int64_t n, bool bf);
 
 /* dst[p] = the pair (bf16 of src[2p], bf16 of src[2p + 1]) for p < n / 2 (n even), rounded to
