@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cpu/k_conv.h"
+#include "cpu/k_dot_bf.h"
 #include "cpu/k_linalg.h"
 
 
@@ -1272,7 +1273,12 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
   int32_t xbuf = x.buf;
   kc_merge mg = {0, 0, 0, 0};
   bool merge = gemm && conv_merge_ok(&d, &g, lt, &mg);
-  bool lhs_direct = mode == MODE_PLAIN && ldt == adt && (!gemm || lstr[d.ifd] == 1) && !merge;
+  /* bf16 operands on AVX512_BF16: the GEMM multiplies pairs of input features (exact: its
+   * operands come from bf16), so Cg must be even; with contiguous features it reads the lhs as
+   * it is (every run starts at an even element) */
+  bool bf = gemm && ldt == CJ_BF16 && rdt == CJ_BF16 && g.Cg % 2 == 0 && cj_bd_pick();
+  bool lhs_direct = mode == MODE_PLAIN && (ldt == adt || bf) && (!gemm || lstr[d.ifd] == 1) && !merge;
+  g.bf = !bf ? KC_BF_NONE : lhs_direct ? KC_BF_LHS16 : KC_BF_LHS32;
   if (lhs_direct || !gemm) {
     g.xb = lstr[d.ib];
     g.xc = lstr[d.ifd];

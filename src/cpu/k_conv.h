@@ -50,7 +50,11 @@ typedef struct kc_geom {
   const int64_t *tab[KC_MAXS]; /* see above; offsets use xs[] of the buffer the kernel reads */
   int64_t xb, xc;              /* lhs batch / feature strides (elements) of that buffer */
   int64_t ob, of, os[KC_MAXS]; /* result strides (elements) */
+  int8_t bf;                   /* bf16 x bf16 GEMM on pairs of input features (k_dot_bf.h):
+                                * KC_BF_LHS32 from an f32 lhs, KC_BF_LHS16 reading a bf16 lhs */
 } kc_geom;
+
+enum { KC_BF_NONE, KC_BF_LHS32, KC_BF_LHS16 };
 
 /* Element offset of lhs batch `b` of group g (without spatial and feature parts). */
 static inline int64_t kc_lhs_base(const kc_geom *g, int64_t grp, int64_t b) {

@@ -19,6 +19,7 @@
 #endif
 
 #include "cpu/k_conv.h"
+#include "cpu/k_dot_bf.h"
 #include "cpu/k_linalg.h"
 
 
@@ -26,7 +27,7 @@
  * rows per task, panels per task tile, kernel positions per K block at most */
 enum { KB = 1024, MB = 128, PT = 8, MAXSEG = 64 };
 
-typedef void (*kg_ukr)(int64_t nseg, int64_t seglen, const float *const *ptrs, const float *bp,
+typedef void (*kg_ukr)(int64_t nseg, int64_t seglen, const void *const *ptrs, const float *bp,
                        float *c, int64_t ldc, bool acc);
 
 typedef struct kg_params {
@@ -42,19 +43,22 @@ typedef struct kg_params {
   cj_ew_aux aux;
   int osz;
   kg_ukr ukr;
+  cj_bd_ukr_rows ubf; /* g.bf: the pair kernel */
+  int64_t xsz;        /* bytes of an lhs element */
+  int64_t tls_f32;    /* bytes of the temporary area the f32 path uses (then the pair rows) */
 } kg_params;
 
 /* ======================================================================== micro-kernels */
 
-static void ukr_generic(int64_t nseg, int64_t seglen, const float *const *ptrs, const float *bp,
+static void ukr_generic(int64_t nseg, int64_t seglen, const void *const *ptrs, const float *bp,
                         float *c, int64_t ldc, bool acc) {
   float t[KC_MR][KC_NR];
   memset(t, 0, sizeof t);
   for (int64_t s = 0; s < nseg; s++) {
-    const float *const *a = ptrs + s * KC_MR;
+    const void *const *a = ptrs + s * KC_MR;
     for (int64_t k = 0; k < seglen; k++, bp += KC_NR)
       for (int i = 0; i < KC_MR; i++) {
-        float av = a[i][k];
+        float av = ((const float *)a[i])[k];
         for (int j = 0; j < KC_NR; j++) t[i][j] += av * bp[j];
       }
   }
@@ -66,38 +70,32 @@ static void ukr_generic(int64_t nseg, int64_t seglen, const float *const *ptrs, 
 #include "cpu/gemm_tile.h"
 
 __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t seglen,
-                                                           const float *const *ptrs,
+                                                           const void *const *ptrs,
                                                            const float *bp, float *c, int64_t ldc,
                                                            bool acc) {
   GT_ROWS(GT_DECL512)
-  for (int64_t s = 0; s < nseg; s++) {
-    const float *const *a = ptrs + s * KC_MR;
-#define PTR(i) const float *a##i = a[i];
-    GT_ROWS(PTR)
-#undef PTR
-    for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
-      __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+#define GT_SEG_T float
 #define GT_A(i) a##i[k]
-      GT_ROWS(GT_FMA512)
+  GT_SEGMENTS(seglen, __m512 b0 = _mm512_loadu_ps(bp); __m512 b1 = _mm512_loadu_ps(bp + 16);,
+              GT_FMA512)
 #undef GT_A
-    }
-  }
+#undef GT_SEG_T
   GT_ROWS(GT_STORE512)
 }
 
 /* AVX2: the 32 columns in two halves of 16 (8 rows x 2 ymm each) */
 __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t nseg, int64_t seglen,
-                                                          const float *const *ptrs,
+                                                          const void *const *ptrs,
                                                           const float *bp0, float *c, int64_t ldc,
                                                           bool acc) {
   for (int half = 0; half < 2; half++) {
     GT_ROWS(GT_DECL256)
     const float *bp = bp0 + half * 16;
     for (int64_t s = 0; s < nseg; s++) {
-      const float *const *a = ptrs + s * KC_MR;
+      const void *const *a = ptrs + s * KC_MR;
       for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
         __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-#define GT_A(i) a[i][k]
+#define GT_A(i) ((const float *)a[i])[k]
         GT_ROWS(GT_FMA256)
 #undef GT_A
       }
@@ -125,8 +123,34 @@ int64_t cj_kc_gemm_packed_floats(const kc_geom *g) {
   return g->G * npan * g->K * KC_NR;
 }
 
+/* g->bf: pairs of consecutive k (k_dot_bf.h) in panels Wp[G][npan][K / 2][KC_NR] of 32-bit words,
+ * the high halves of the f32 weights (they came from bf16) */
+static void pack_pairs(const kc_geom *g, const float *w, uint32_t *wp) {
+  int64_t npan = (g->Og + KC_NR - 1) / KC_NR;
+  for (int64_t grp = 0; grp < g->G; grp++)
+    for (int64_t j = 0; j < npan; j++) {
+      int64_t o0 = j * KC_NR, n = g->Og - o0 < KC_NR ? g->Og - o0 : KC_NR;
+      uint32_t *d = wp + (grp * npan + j) * (g->K / 2) * KC_NR;
+      for (int64_t k = 0; k + 1 < g->K; k += 2, d += KC_NR) {
+        const float *s0 = w + (grp * g->K + k) * g->Og + o0, *s1 = s0 + g->Og;
+        for (int64_t o = 0; o < KC_NR; o++) {
+          uint32_t lo = 0, hi = 0;
+          if (o < n) {
+            memcpy(&lo, s0 + o, 4);
+            memcpy(&hi, s1 + o, 4);
+          }
+          d[o] = (lo >> 16) | (hi & 0xffff0000u);
+        }
+      }
+    }
+}
+
 void cj_kc_gemm_pack(const kc_geom *g, const float *w, float *wp) {
   int64_t npan = (g->Og + KC_NR - 1) / KC_NR;
+  if (g->bf) {
+    pack_pairs(g, w, (uint32_t *)wp);
+    return;
+  }
   for (int64_t grp = 0; grp < g->G; grp++)
     for (int64_t j = 0; j < npan; j++) {
       int64_t o0 = j * KC_NR, n = g->Og - o0 < KC_NR ? g->Og - o0 : KC_NR;
@@ -143,13 +167,65 @@ void cj_kc_gemm_pack(const kc_geom *g, const float *w, float *wp) {
 
 typedef struct kg_run {
   const kg_params *p;
-  const float *x, *wp, *zero;
+  const char *x; /* f32, or bf16 read in place (g.bf == KC_BF_LHS16) */
+  const float *wp, *zero;
   char *out;
   cj_exec_ctx *ctx;
 } kg_run;
 
 /* per-row data of a task (obase < 0: a row beyond the end) */
 typedef kc_rowinfo kg_row;
+
+/* One K block with the pair kernel: the rows' f32 runs converted to pairs (half as many words
+ * after the pointer table of the same layout), then every panel as in task */
+static void bf_block(const kg_params *p, const kg_run *R, int64_t grp, int64_t j0, int64_t npt,
+                     int64_t k0, int64_t nq, int64_t cl, int64_t mpad, const void **ptrs,
+                     uint32_t *mem, float *const *cdst, const int64_t *cld, bool first) {
+  const kc_geom *g = &p->g;
+  int64_t n = mpad * nq, kp = cl / 2;
+  const void **wptrs = ptrs; /* bf16 lhs: its runs are pairs already */
+  if (g->bf == KC_BF_LHS32) {
+    wptrs = (const void **)mem;
+    uint32_t *rows = mem + n * (int64_t)((sizeof(void *) + 3) / 4);
+    for (int64_t r = 0; r < n; r++) {
+      cj_bd_from_f32(ptrs[r], cl, rows + r * kp);
+      wptrs[r] = rows + r * kp;
+    }
+  }
+  for (int64_t j = 0; j < npt; j++) {
+    const uint32_t *bp = (const uint32_t *)R->wp + ((grp * p->npan + j0 + j) * g->K + k0) / 2 * KC_NR;
+    for (int64_t rg = 0; rg < mpad; rg += KC_MR)
+      p->ubf(nq, kp, wptrs + rg * nq, bp, cdst[rg / KC_MR] + j * KC_NR, cld[rg / KC_MR], !first);
+  }
+}
+
+/* kc_row_info of rows m0 .. m0 + n - 1 (their first result element moved by oadd): the output
+ * coordinates of m0 divided out once, then stepped (a division per row and dimension cost small
+ * convolutions a few percent) */
+static void rows_info(const kc_geom *g, int64_t grp, int64_t m0, int64_t n, int64_t oadd,
+                      kg_row *rows) {
+  int64_t b = m0 / g->P, p = m0 % g->P, o[KC_MAXS];
+  for (int32_t i = g->ns - 1; i >= 0; i--) {
+    o[i] = p % g->odim[i];
+    p /= g->odim[i];
+  }
+  for (int64_t r = 0; r < n; r++) {
+    kg_row *w = &rows[r];
+    int64_t oo = b * g->ob + grp * g->Og * g->of + oadd;
+    w->xbase = kc_lhs_base(g, grp, b);
+    for (int32_t i = 0; i < g->ns; i++) {
+      oo += o[i] * g->os[i];
+      w->rt[i] = g->tab[i] + o[i] * g->kdim[i];
+    }
+    w->obase = oo;
+    int32_t i = g->ns - 1;
+    for (; i >= 0; i--) {
+      if (++o[i] < g->odim[i]) break;
+      o[i] = 0;
+    }
+    if (i < 0) b++;
+  }
+}
 
 static void task(void *vr, int64_t t, char *mem) {
   const kg_run *R = vr;
@@ -163,20 +239,13 @@ static void task(void *vr, int64_t t, char *mem) {
   int64_t mpad = (mrows + KC_MR - 1) / KC_MR * KC_MR;
   /* memory: tile [MB][PT*NR] floats, pointers [MB][nqb], rows [MB], per row group its C and ldc */
   float *tile = (float *)mem;
-  const float **ptrs = (const float **)(mem + sizeof(float) * MB * PT * KC_NR);
+  const void **ptrs = (const void **)(mem + sizeof(float) * MB * PT * KC_NR);
   kg_row *rows = (kg_row *)(ptrs + p->nqb * MB);
   float **cdst = (float **)(rows + MB);
   int64_t *cld = (int64_t *)(cdst + MB / KC_MR);
   bool *gdirect = (bool *)(cld + MB / KC_MR);
-  for (int64_t r = 0; r < mpad; r++) {
-    kg_row *w = &rows[r];
-    if (r >= mrows) {
-      w->obase = -1;
-      continue;
-    }
-    kc_row_info(g, grp, m0 + r, w);
-    w->obase += j0 * KC_NR * g->of;
-  }
+  rows_info(g, grp, m0, mrows, j0 * KC_NR * g->of, rows);
+  for (int64_t r = mrows; r < mpad; r++) rows[r].obase = -1;
   /* where each row group accumulates: the result itself, or the tile */
   for (int64_t rg = 0; rg < mpad; rg += KC_MR) {
     bool d = p->direct && rg + KC_MR <= mrows;
@@ -199,22 +268,22 @@ static void task(void *vr, int64_t t, char *mem) {
           kc[i] = qq % g->kdim[i];
           qq /= g->kdim[i];
         }
-        const float **pr = ptrs + rg * nq;
+        const void **pr = ptrs + rg * nq;
         for (int64_t s = 0; s < nq; s++) {
-          const float **po = pr + s * KC_MR;
-          const float *xc0 = R->x + c0;
+          const void **po = pr + s * KC_MR;
+          const char *xc0 = R->x + c0 * p->xsz;
           if (g->ns == 2) { /* the common case, without the loop over dimensions */
             for (int64_t i = 0; i < KC_MR; i++) {
               const kg_row *w = &rows[rg + i];
               po[i] = R->zero;
               if (w->obase < 0) continue;
               int64_t v0 = w->rt[0][kc[0]], v1 = w->rt[1][kc[1]];
-              if ((v0 | v1) >= 0) po[i] = xc0 + w->xbase + v0 + v1;
+              if ((v0 | v1) >= 0) po[i] = xc0 + (w->xbase + v0 + v1) * p->xsz;
             }
           } else {
             for (int64_t i = 0; i < KC_MR; i++) {
               const kg_row *w = &rows[rg + i];
-              const float *ptr = R->zero;
+              const void *ptr = R->zero;
               if (w->obase >= 0) {
                 int64_t off = 0;
                 int32_t d;
@@ -223,7 +292,7 @@ static void task(void *vr, int64_t t, char *mem) {
                   if (v < 0) break;
                   off += v;
                 }
-                if (d == g->ns) ptr = xc0 + w->xbase + off;
+                if (d == g->ns) ptr = xc0 + (w->xbase + off) * p->xsz;
               }
               po[i] = ptr;
             }
@@ -233,6 +302,11 @@ static void task(void *vr, int64_t t, char *mem) {
             kc[d] = 0;
           }
         }
+      }
+      if (p->ubf) {
+        bf_block(p, R, grp, j0, npt, k0, nq, cl, mpad, ptrs, (uint32_t *)(mem + p->tls_f32), cdst, cld, first);
+        first = false;
+        continue;
       }
       /* each weight panel stays in cache while every row group goes through it */
       for (int64_t j = 0; j < npt; j++) {
@@ -273,7 +347,7 @@ static void kg_body(void *vctx, int64_t b, int64_t e) {
 
 static CJ_MUST_USE cj_status k_conv_gemm(cj_exec_ctx *ctx, const cj_step *st) {
   const kg_params *p = st->params;
-  kg_run R = {p, (const float *)CJ_PTR(ctx, st->in[0]), (const float *)CJ_PTR(ctx, st->in[1]),
+  kg_run R = {p, CJ_PTR(ctx, st->in[0]), (const float *)CJ_PTR(ctx, st->in[1]),
               (const float *)CJ_PTR(ctx, st->in[2]), CJ_PTR(ctx, st->out[0]), ctx};
   if (p->ntasks == 0) return NULL;
   if (ctx->pool && cj_pool_size(ctx->pool) > 1 && p->ntasks > 1)
@@ -314,9 +388,15 @@ cj_status cj_kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, i
   /* consecutive rows of one output image row: the innermost output spatial dimension's stride
    * (or the batch stride without spatial dimensions) */
   p->rs = g->ns ? g->os[g->ns - 1] : g->ob;
-  cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * MB * PT * KC_NR +
-                             (int64_t)sizeof(float *) * p->nqb * MB +
-                             (int64_t)sizeof(kg_row) * MB + (int64_t)(sizeof(float *) + 8) * MB + 64);
+  p->ubf = g->bf ? cj_bd_pick_rows() : NULL;
+  p->xsz = g->bf == KC_BF_LHS16 ? 2 : 4;
+  if (cj_bd_pick()) p->cvo = cj_bd_cvo;
+  if (g->bf && !p->ubf) return cj_op_error(op, CJ_INTERNAL, "no bf16 pair kernel");
+  p->tls_f32 = ((int64_t)sizeof(float) * MB * PT * KC_NR + (int64_t)sizeof(float *) * p->nqb * MB +
+                (int64_t)sizeof(kg_row) * MB + (int64_t)(sizeof(float *) + 8) * MB + 64 + 63) / 64 * 64;
+  /* the pair rows of a K block: pointers and words (nq * cblk <= KB) */
+  int64_t bf_bytes = p->ubf ? (int64_t)(sizeof(uint32_t *) * p->nqb * MB) + 2 * (p->nqb * p->cblk) * MB : 0;
+  cj_lw_set_tls_bytes(L, p->tls_f32 + bf_bytes);
   int32_t ins[3] = {xbuf, wbuf, zbuf};
   if (!cj_lw_emit(L, op, k_conv_gemm, p, 3, ins, 1, &obuf)) return cj_oom();
   return NULL;

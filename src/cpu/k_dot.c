@@ -21,6 +21,7 @@
 #include <cpuid.h>
 #endif
 
+#include "cpu/k_dot_bf.h"
 #include "cpu/k_dot_gv.h"
 #include "cpu/k_linalg.h"
 #include "cpu/lower.h"
@@ -44,6 +45,7 @@ typedef struct dot_params {
   tr8_t tr8;
   cj_gv_axpy_fn gva; /* the GEMV's kernels for the matrix's element type */
   cj_gv_dot_fn gvd;
+  cj_bd_ukr ubf; /* bf16 x bf16 on AVX512_BF16 (k_dot_bf.h), else NULL */
   int64_t B, M, N, K;
   int64_t *ab, *am, *ak; /* lhs element offsets: batch, row, contraction */
   int64_t *bb, *bk, *bn; /* rhs element offsets: batch, contraction, column */
@@ -110,14 +112,7 @@ __attribute__((target("avx512f"))) static void ukr32_avx512(int64_t kc, const fl
     GT_ROWS(GT_FMA512)
 #undef GT_A
   }
-  if (mr == MR && nr == NR32) {
-    GT_ROWS(GT_STORE512)
-    return;
-  }
-  float t[MR][NR32];
-  GT_ROWS(GT_SPILL512)
-  for (int64_t i = 0; i < mr; i++)
-    for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
+  GT_END512(NR32)
 }
 
 __attribute__((target("avx512f"))) static void ukr64_avx512(int64_t kc, const double *ap,
@@ -304,32 +299,14 @@ static void tr8_generic(const float *const *rows, int64_t n, float *dst, int64_t
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* 8 x 8 blocks through registers: unpack pairs, shuffle quads, swap 128-bit halves */
+/* 8 x 8 blocks through registers (gemm_tile.h) */
 __attribute__((target("avx2"))) static void tr8_avx2(const float *const *rows, int64_t n,
                                                      float *dst, int64_t ds) {
   int64_t k = 0;
   for (; k + 8 <= n; k += 8) {
-    __m256 r0 = _mm256_loadu_ps(rows[0] + k), r1 = _mm256_loadu_ps(rows[1] + k);
-    __m256 r2 = _mm256_loadu_ps(rows[2] + k), r3 = _mm256_loadu_ps(rows[3] + k);
-    __m256 r4 = _mm256_loadu_ps(rows[4] + k), r5 = _mm256_loadu_ps(rows[5] + k);
-    __m256 r6 = _mm256_loadu_ps(rows[6] + k), r7 = _mm256_loadu_ps(rows[7] + k);
-    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
-    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
-    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
-    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
-    float *d = dst + k * ds;
-    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
-    _mm256_storeu_ps(d + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
-    _mm256_storeu_ps(d + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
-    _mm256_storeu_ps(d + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
-    _mm256_storeu_ps(d + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
-    _mm256_storeu_ps(d + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
-    _mm256_storeu_ps(d + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
-    _mm256_storeu_ps(d + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+    __m256 r[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(rows[i] + k);
+    gt_tr8x8(r, dst + k * ds, ds);
   }
   if (k < n) {
     const float *rest[8];
@@ -513,6 +490,76 @@ static void store_out32(const dot_params *p, char *c, int64_t off, const float *
   }
 }
 
+/* ======================================================================== bf16 pairs */
+
+/* the pair (element at offset o0, element at o1) of a 16-bit operand; o1 < 0: none */
+static inline uint32_t bf_pair(const char *base, int64_t o0, int64_t o1) {
+  const uint16_t *e = (const uint16_t *)base;
+  return (uint32_t)e[o0] | (o1 >= 0 ? (uint32_t)e[o1] << 16 : 0u);
+}
+
+static const uint16_t bf_zero[KC]; /* the rows of a panel past the matrix */
+
+/* w words per pair q < (kc + 1) / 2 at dst + q * w: k rows k0 + 2q and k0 + 2q + 1 (offsets
+ * off + ko[k]) zipped, n <= w contiguous elements from each, or, with idx, the elements at idx[i]
+ * of those rows gathered (i < n), the rest 0 */
+static void pairs_of_krows(const char *base, int64_t off, const int64_t *ko, int64_t k0,
+                           int64_t kc, const int64_t *idx, int64_t n, int64_t w, uint32_t *dst) {
+  for (int64_t q = 0; q < (kc + 1) / 2; q++, dst += w) {
+    int64_t o0 = off + ko[k0 + 2 * q], o1 = 2 * q + 1 < kc ? off + ko[k0 + 2 * q + 1] : -1;
+    if (!idx) {
+      const uint16_t *e = (const uint16_t *)base;
+      cj_bd_zip(e + o0, o1 < 0 ? NULL : e + o1, n, w, dst);
+      continue;
+    }
+    for (int64_t i = 0; i < w; i++) dst[i] = i < n ? bf_pair(base, o0 + idx[i], o1 < 0 ? -1 : o1 + idx[i]) : 0u;
+  }
+}
+
+/* count rows of A (idx = the row offsets, w = MR) or columns of B (the column offsets, w = NR32)
+ * at element offsets off + idx[i], contraction indices [k0, k0 + kc), into panels of w of pairs
+ * (pair-major: out[i0 * kp + q * w + i], zero padded); kcont: their elements contiguous along k
+ * (8 x 8 pair transposes), else at the k offsets ko (two k rows zipped where the panel's offsets
+ * are a run, else gathered) */
+static void pack_bf(const char *base, int64_t off, const int64_t *idx, const int64_t *ko,
+                    bool kcont, int64_t w, int64_t count, int64_t k0, int64_t kc, uint32_t *out) {
+  int64_t kp = (kc + 1) / 2;
+  for (int64_t i0 = 0; i0 < count; i0 += w) {
+    uint32_t *dst = out + i0 * kp;
+    int64_t n = count - i0 < w ? count - i0 : w;
+    const int64_t *ix = idx + i0;
+    if (kcont) {
+      for (int64_t j = 0; j < w; j += 8) {
+        const uint16_t *r[8];
+        for (int64_t i = 0; i < 8; i++) r[i] = j + i < n ? (const uint16_t *)base + off + ix[j + i] + k0 : bf_zero;
+        cj_bd_tr8(r, kc, dst + j, w);
+      }
+      continue;
+    }
+    bool run = run_of(ix, n);
+    pairs_of_krows(base, off + (run ? ix[0] : 0), ko, k0, kc, run ? NULL : ix, n, w, dst);
+  }
+}
+
+/* run32 for bf16 x bf16 with the pair kernel: the same blocking, half the packed words */
+static void run_bf(const dot_params *p, const gemm_ctx *G, char *tmp, int64_t ab, int64_t bb,
+                   int64_t mlo, int64_t mhi, int64_t n0, int64_t nc, int64_t kb, int64_t ke,
+                   float *dst, int64_t ldd) {
+  uint32_t *ap = (uint32_t *)tmp, *bp = ap + MC * KC;
+  for (int64_t k0 = kb; k0 < ke; k0 += KC) {
+    int64_t kc = ke - k0 < KC ? ke - k0 : KC, kp = (kc + 1) / 2;
+    pack_bf(G->b, bb, p->bn + n0, p->bk, p->bk_aff && p->sbk == 1, NR32, nc, k0, kc, bp);
+    for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
+      int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
+      pack_bf(G->a, ab, p->am + m0, p->ak, p->ak_aff && p->sak == 1, MR, mc, k0, kc, ap);
+      for (int64_t j0 = 0; j0 < nc; j0 += NR32)
+        for (int64_t i0 = 0; i0 < mc; i0 += MR)
+          p->ubf(kp, ap + i0 * kp, bp + j0 * kp, dst + (m0 - mlo + i0) * ldd + j0, ldd,
+                 mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR32 ? nc - j0 : NR32, k0 > kb);
+    }
+  }
+}
+
 /* dst rows [mlo, mhi) (dst[(i - mlo) * ldd + j], columns [0, nc) of the task's n0) = the
  * products over contraction indices [kb, ke). GotoBLAS order: for each KC block the B panel is
  * packed once and reused by every MC block of A. (Inlined: a call here costs small GEMMs 5-15%.) */
@@ -521,6 +568,10 @@ static inline __attribute__((always_inline)) void run32(gemm_ctx *G, char *tmp, 
                                                         int64_t n0, int64_t nc, int64_t kb,
                                                         int64_t ke, float *dst, int64_t ldd) {
   const dot_params *p = G->p;
+  if (p->ubf) {
+    run_bf(p, G, tmp, ab, bb, mlo, mhi, n0, nc, kb, ke, dst, ldd);
+    return;
+  }
   float *ap = (float *)tmp, *bp = ap + MC * KC, *sc = bp + KC * NC;
   for (int64_t k0 = kb; k0 < ke; k0 += KC) {
     int64_t kc = ke - k0 < KC ? ke - k0 : KC;
@@ -1029,6 +1080,7 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
   p->cvi = cj_la_cvi_pick();
   p->cvo = cj_la_cvo_pick();
   p->tr8 = pick_tr8();
+  p->ubf = x.dtype == CJ_BF16 && y.dtype == CJ_BF16 ? cj_bd_pick() : NULL;
   p->lt = x.dtype;
   p->rt = y.dtype;
   p->ot = r.dtype;
@@ -1072,6 +1124,7 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
       p->gv = GV_B_AXPY;
     p->gva = p->gv == GV_A_DOT || p->gv == GV_A_AXPY ? ga : gb;
     p->gvd = p->gv == GV_A_DOT || p->gv == GV_A_AXPY ? da : db;
+    if (cj_bd_pick()) p->cvo = cj_bd_cvo;
     if (p->gv == GV_A_DOT || p->gv == GV_B_DOT) {
       cj_lw_set_tls_bytes(L, (int64_t)sizeof(float) * p->K);
     } else if (p->gv != GV_NONE) { /* and the axpy form's level rows (see gemv_axpy) */

@@ -605,6 +605,20 @@ case("gemm_merged_dilated_kernel", 3, 8, 8, 16, [400], [190], rdil=[2], pad=[[0,
      runtime_rhs=True)
 case("gemm_merged_dilated_padded", 3, 6, 4, 16, [203], [50], rdil=[4], stride=[2], pad=[[3, 2]],
      lo=-2, hi=2, runtime_rhs=True)
+# bf16 x bf16 GEMM convolutions on the pair kernel (k_dot_bf.h, even features per group): a
+# strided CNN layer past one 32-column panel, an f32 result accumulated in place, feature groups,
+# lhs dilation (phases), merged taps, features past one K block; odd features take the f32 path
+case("gemm_bf16_cnn", 4, 2, 32, 64, [12, 12], [3, 3], et="bf16", lo=-2, hi=2, stride=[2, 2],
+     pad=[[1, 1], [1, 1]])
+case("gemm_bf16_f32out", 4, 1, 16, 32, [9, 9], [3, 3], et="bf16", oet="f32", lo=-2, hi=2)
+case("gemm_bf16_groups", 4, 2, 8, 64, [6, 7], [3, 2], et="bf16", fgc=2, lo=-2, hi=2)
+case("gemm_bf16_phases", 4, 2, 16, 12, [8, 8], [3, 3], et="bf16", ldil=[2, 2], pad=[[1, 2], [1, 2]],
+     lo=-2, hi=2, runtime_rhs=True)
+case("gemm_bf16_merged", 3, 8, 8, 16, [100], [40], et="bf16", rdil=[2], lo=-1, hi=1,
+     runtime_rhs=True)
+case("gemm_bf16_kblocks", 3, 1, 1100, 8, [16], [2], et="bf16", lo=-1, hi=1)
+case("gemm_bf16_odd_features", 4, 1, 3, 32, [8, 8], [3, 3], et="bf16", lo=-2, hi=2)
+
 
 def main():
     if os.path.isdir(OUT):
