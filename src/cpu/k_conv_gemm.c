@@ -85,6 +85,37 @@ __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t 
   GT_ROWS(GT_STORE512)
 }
 
+/* Only the first 16 columns of the panel (a group's output features are 16 or fewer): one
+ * vector per row, half the products of ukr_avx512; columns 16..31 of c are left alone. */
+__attribute__((target("avx512f"))) static void ukr_avx512_half(int64_t nseg, int64_t seglen,
+                                                                const float *const *ptrs,
+                                                                const float *bp, float *c,
+                                                                int64_t ldc, bool acc) {
+#define HDECL(i) __m512 h##i = _mm512_setzero_ps();
+  GT_ROWS(HDECL)
+#undef HDECL
+  for (int64_t s = 0; s < nseg; s++) {
+    const float *const *a = ptrs + s * KC_MR;
+#define PTR(i) const float *a##i = a[i];
+    GT_ROWS(PTR)
+#undef PTR
+    for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
+      __m512 b0 = _mm512_loadu_ps(bp);
+#define HFMA(i) h##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[k]), b0, h##i);
+      GT_ROWS(HFMA)
+#undef HFMA
+    }
+  }
+#define HST(i)                                                                   \
+  {                                                                              \
+    __m512 v = h##i;                                                             \
+    if (acc) v = _mm512_add_ps(v, _mm512_loadu_ps(c + i * ldc));                 \
+    _mm512_storeu_ps(c + i * ldc, v);                                            \
+  }
+  GT_ROWS(HST)
+#undef HST
+}
+
 /* AVX2: the 32 columns in two halves of 16 (8 rows x 2 ymm each) */
 __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t nseg, int64_t seglen,
                                                           const float *const *ptrs,
@@ -108,9 +139,13 @@ __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t nseg, int64_t s
   }
 }
 
-static kg_ukr pick_ukr(void) { return (kg_ukr[]){ukr_generic, ukr_avx2, ukr_avx512}[gt_isa()]; }
+static kg_ukr pick_ukr(const kc_geom *g) {
+  int isa = gt_isa();
+  if (isa == 2 && g->Og <= 16) return ukr_avx512_half;
+  return (kg_ukr[]){ukr_generic, ukr_avx2, ukr_avx512}[isa];
+}
 #else
-static kg_ukr pick_ukr(void) { return ukr_generic; }
+static kg_ukr pick_ukr(const kc_geom *g) { return ukr_generic; }
 #endif
 
 /* ======================================================================== packing */
@@ -307,7 +342,7 @@ cj_status cj_kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, i
   p->cvt = cj_cvt_lookup(CJ_F32, out_dt);
   p->aux.src = CJ_F32;
   p->aux.dt = out_dt;
-  p->ukr = pick_ukr();
+  p->ukr = pick_ukr(g);
   p->cvo = cj_la_cvo_pick();
   if (!p->cvt) return cj_op_error(op, CJ_INTERNAL, "no f32 conversion");
   p->direct = out_dt == CJ_F32 && g->of == 1 && g->Og % KC_NR == 0;

@@ -102,6 +102,31 @@ __attribute__((target("avx512f"))) static void ukr32_avx512(int64_t kc, const fl
                                                              const float *bp, int64_t ldb, float *c,
                                                              int64_t ldc, int64_t mr, int64_t nr,
                                                              bool acc) {
+  /* a partial tile is stored under masks: the columns below nr of the rows below mr */
+  __mmask16 ma = (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
+  __mmask16 mb = (__mmask16)(nr >= NR32 ? 0xffff : nr > 16 ? (1u << (nr - 16)) - 1 : 0);
+#define MST(i, V, M, OFF)                                                  \
+  {                                                                        \
+    __m512 v = V;                                                          \
+    if (acc) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(M, c + i * ldc + OFF)); \
+    _mm512_mask_storeu_ps(c + i * ldc + OFF, M, v);                        \
+  }
+  if (nr <= 16) { /* a half panel (N of 16 or less): one vector per row, half the products */
+#define HDECL(i) __m512 h##i = _mm512_setzero_ps();
+#define HFMA(i) h##i = _mm512_fmadd_ps(_mm512_set1_ps(a[i]), b0, h##i);
+#define HST(i) if (i < mr) MST(i, h##i, ma, 0)
+    GT_ROWS(HDECL)
+    for (int64_t k = 0; k < kc; k++) {
+      __m512 b0 = _mm512_loadu_ps(bp + k * ldb);
+      const float *a = ap + k * MR;
+      GT_ROWS(HFMA)
+    }
+    GT_ROWS(HST)
+#undef HDECL
+#undef HFMA
+#undef HST
+    return;
+  }
   GT_ROWS(GT_DECL512)
   for (int64_t k = 0; k < kc; k++) {
     __m512 b0 = _mm512_loadu_ps(bp + k * ldb), b1 = _mm512_loadu_ps(bp + k * ldb + 16);
@@ -114,10 +139,14 @@ __attribute__((target("avx512f"))) static void ukr32_avx512(int64_t kc, const fl
     GT_ROWS(GT_STORE512)
     return;
   }
-  float t[MR][NR32];
-  GT_ROWS(GT_SPILL512)
-  for (int64_t i = 0; i < mr; i++)
-    for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
+#define PST(i)                  \
+  if (i < mr) {                 \
+    MST(i, c##i##a, ma, 0)      \
+    MST(i, c##i##b, mb, 16)     \
+  }
+  GT_ROWS(PST)
+#undef PST
+#undef MST
 }
 
 __attribute__((target("avx512f"))) static void ukr64_avx512(int64_t kc, const double *ap,
@@ -446,12 +475,14 @@ static void pack_b32(const dot_params *p, const char *b, int64_t bb, int64_t n0,
         for (int64_t k = 0; k < kc; k++) memset(dst + k * NR32 + nr, 0, sizeof(float) * (size_t)(NR32 - nr));
       continue;
     }
-    if (kcol && nr == NR32) { /* columns contiguous along k: transpose */
-      for (int64_t j = 0; j < NR32; j += 8) {
+    if (kcol && nr % 8 == 0) { /* columns contiguous along k: transpose (padding zeroed) */
+      for (int64_t j = 0; j < nr; j += 8) {
         const float *cols[8];
         for (int64_t i = 0; i < 8; i++) cols[i] = ld_run(p, p->rt, b, bb + bn[j + i] + k0, kc, sc + i * KC);
         p->tr8(cols, kc, dst + j, NR32);
       }
+      if (nr < NR32)
+        for (int64_t k = 0; k < kc; k++) memset(dst + k * NR32 + nr, 0, sizeof(float) * (size_t)(NR32 - nr));
       continue;
     }
     if (kcol) {

@@ -605,6 +605,16 @@ case("gemm_merged_dilated_kernel", 3, 8, 8, 16, [400], [190], rdil=[2], pad=[[0,
      runtime_rhs=True)
 case("gemm_merged_dilated_padded", 3, 6, 4, 16, [203], [50], rdil=[4], stride=[2], pad=[[3, 2]],
      lo=-2, hi=2, runtime_rhs=True)
+# runtime f32 weights packed straight into the GEMM's panels, read along a kernel whose output
+# features are far apart (NCW / OIW layouts: the kernel gradient's shape), 12 output features
+# (half a panel) and 40 (a full panel and a partial one); the merged kernel gradient of a 1-input-
+# feature conv (the first layer of an audio net: 9 output positions, 16 features)
+case("gemm_runtime_rhs_half_panel_ncw", 3, 3, 6, 12, [70], [5], lay="nchw", rdil=[2], pad=[[4, 0]],
+     lo=-2, hi=2, runtime_rhs=True)
+case("gemm_runtime_rhs_two_panels_ncw", 3, 2, 5, 40, [200], [4], lay="nchw", stride=[2],
+     pad=[[1, 2]], lo=-2, hi=2, runtime_rhs=True)
+case("gemm_merged_kernel_grad_one_feature", 3, 1, 8, 16, [1000], [480], rdil=[2], pad=[[0, -1]],
+     lo=-1, hi=1, runtime_rhs=True)
 
 def main():
     if os.path.isdir(OUT):
