@@ -196,6 +196,16 @@ static CJ_MUST_USE cj_status k_fill(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
+cj_status cj_lw_emit_fill(cj_lw *L, cj_op *op, const void *elem, int esize, int64_t n, int32_t out) {
+  fill_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  p->n = n;
+  p->esize = esize;
+  int32_t scalar = cj_lw_const(L, elem, esize);
+  if (!cj_lw_emit(L, op, k_fill, p, 1, &scalar, 1, &out)) return cj_oom();
+  return NULL;
+}
+
 enum { MAX_EXPAND = 4 << 20 };
 
 cj_status cj_lower_constant(cj_lw *L, cj_op *op) {
