@@ -526,11 +526,43 @@ static inline void tprep_pos(const kc_tprep *p, float *d, const char *src, int64
   }
 }
 
+/* An f32 1-D lhs whose batch is its contiguous dimension (the kernel gradient of a NWC conv,
+ * where the batch is the forward's channels): rows go in blocks, each position's run of the
+ * block's batch elements is read once per feature, instead of one row (and so every cache line
+ * of the input) at a time. */
+static bool tprep_batch_inner(const kc_tprep *p) {
+  return p->src == CJ_F32 && p->ns == 1 && p->sb == 1 && p->sstr[0] > 1 && p->sc > 1;
+}
+
+static void tprep_rows_block(const kc_tprep *p, const float *src, float *dst, int64_t b, int64_t e) {
+  const kc_merge *m = &p->mg;
+  int64_t in = p->sdim[0], istr = p->sstr[0], nc = p->nc;
+  int64_t w = m->r ? m->wq * m->r : in;
+  int64_t r = m->r ? m->r : 1, ph = m->r ? m->plo % r : 0, q = m->r ? m->plo / r : 0;
+  int64_t wq = m->r ? m->wq : 0;
+  for (int64_t j = 0; j < in; j++) {
+    float *d = dst + (b * w + ph * wq + q) * nc;
+    for (int64_t c = 0; c < nc; c++) {
+      const float *sp = src + j * istr + c * p->sc + b;
+      for (int64_t rr = 0; rr < e - b; rr++) d[rr * w * nc + c] = sp[rr];
+    }
+    if (++ph == r) {
+      ph = 0;
+      q++;
+    }
+  }
+}
+
 /* Rows [b, e) of the innermost spatial dim (one position per batch without spatial dims): the
  * row's coordinates are decoded once, its positions walked with running offsets. */
 static void tprep_body(void *vctx, int64_t b, int64_t e) {
   tprep_run *R = vctx;
   const kc_tprep *p = R->p;
+  if (tprep_batch_inner(p)) {
+    for (int64_t b0 = b; b0 < e; b0 += 16)
+      tprep_rows_block(p, (const float *)R->src, R->dst, b0, e - b0 < 16 ? e : b0 + 16);
+    return;
+  }
   const kc_merge *m = &p->mg;
   int32_t in_d = p->ns - 1;
   int64_t in = p->ns ? p->sdim[in_d] : 1, istr = p->ns ? p->sstr[in_d] : 0;
@@ -576,6 +608,7 @@ static CJ_MUST_USE cj_status k_conv_prep_nhwc(cj_exec_ctx *ctx, const cj_step *s
   }
   int64_t per_row = in * (p->nc > 0 ? p->nc : 1);
   int64_t grain = 4096 / (per_row > 0 ? per_row : 1) + 1;
+  if (tprep_batch_inner(p) && grain < 16) grain = 16;
   if (ctx->pool && p->npos * p->nc >= CJ_PAR_MIN_ELEMS)
     cj_pool_parallel_for(ctx->pool, rows, grain, tprep_body, &R);
   else

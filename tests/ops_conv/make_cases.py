@@ -615,6 +615,14 @@ case("gemm_runtime_rhs_two_panels_ncw", 3, 2, 5, 40, [200], [4], lay="nchw", str
      pad=[[1, 2]], lo=-2, hi=2, runtime_rhs=True)
 case("gemm_merged_kernel_grad_one_feature", 3, 1, 8, 16, [1000], [480], rdil=[2], pad=[[0, -1]],
      lo=-1, hi=1, runtime_rhs=True)
+# the kernel gradient of a NWC/WIO conv as JAX writes it ([f, 0, b] x [i, 0, o] -> [0, b, f]):
+# the lhs batch (the forward's channels) is its contiguous dimension, prepared in row blocks
+# (17 and 37 rows: a partial block), with the forward dilation as stride and causal padding
+KGRAD = dict(ib=2, ifd=0, is_=[1], kif=0, kof=2, ks=[1], ob=1, ofd=2, os_=[0])
+case("gemm_kernel_grad_nwc_dilated", 3, 17, 3, 24, [300], [280], lay=KGRAD, stride=[8],
+     pad=[[8, 0]], lo=-2, hi=2, runtime_rhs=True)
+case("gemm_kernel_grad_nwc_causal", 3, 37, 4, 16, [200], [200], lay=KGRAD, pad=[[1, 0]], lo=-2,
+     hi=2, runtime_rhs=True)
 
 def main():
     if os.path.isdir(OUT):
