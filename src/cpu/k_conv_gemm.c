@@ -181,6 +181,7 @@ typedef struct kg_run {
   const float *x, *wp, *zero;
   char *out;
   cj_exec_ctx *ctx;
+  int64_t pt, ntile; /* panels per task tile (PT, or 1 to have a task per panel), tiles */
 } kg_run;
 
 /* per-row data of a task (obase < 0: a row beyond the end) */
@@ -190,10 +191,10 @@ static void task(void *vr, int64_t t, char *mem) {
   const kg_run *R = vr;
   const kg_params *p = R->p;
   const kc_geom *g = &p->g;
-  int64_t per_grp = p->mblocks * p->ntile;
-  int64_t grp = t / per_grp, rem = t % per_grp, mbk = rem / p->ntile, nt = rem % p->ntile;
+  int64_t per_grp = p->mblocks * R->ntile;
+  int64_t grp = t / per_grp, rem = t % per_grp, mbk = rem / R->ntile, nt = rem % R->ntile;
   int64_t m0 = mbk * MB, mrows = g->M - m0 < MB ? g->M - m0 : MB;
-  int64_t j0 = nt * PT, npt = p->npan - j0 < PT ? p->npan - j0 : PT;
+  int64_t j0 = nt * R->pt, npt = p->npan - j0 < R->pt ? p->npan - j0 : R->pt;
   int64_t ldt = npt * KC_NR;
   int64_t mpad = (mrows + KC_MR - 1) / KC_MR * KC_MR;
   /* memory: tile [MB][PT*NR] floats, pointers [MB][nqb], rows [MB], per row group its C and ldc */
@@ -309,12 +310,21 @@ static void kg_body(void *vctx, int64_t b, int64_t e) {
 static CJ_MUST_USE cj_status k_conv_gemm(cj_exec_ctx *ctx, const cj_step *st) {
   const kg_params *p = st->params;
   kg_run R = {p, (const float *)CJ_PTR(ctx, st->in[0]), (const float *)CJ_PTR(ctx, st->in[1]),
-              (const float *)CJ_PTR(ctx, st->in[2]), CJ_PTR(ctx, st->out[0]), ctx};
+              (const float *)CJ_PTR(ctx, st->in[2]), CJ_PTR(ctx, st->out[0]), ctx, PT, p->ntile};
   if (p->ntasks == 0) return NULL;
-  if (ctx->pool && cj_pool_size(ctx->pool) > 1 && p->ntasks > 1)
-    cj_pool_parallel_for(ctx->pool, p->ntasks, 1, kg_body, &R);
+  int nthreads = ctx->pool ? cj_pool_size(ctx->pool) : 1;
+  int64_t ntasks = p->ntasks;
+  /* fewer tasks than threads (a kernel gradient: few rows, a long K): one task per weight panel,
+   * each reading its own part of the weights */
+  if (nthreads > 1 && ntasks < nthreads && p->ntile < p->npan) {
+    R.pt = 1;
+    R.ntile = p->npan;
+    ntasks = p->g.G * p->mblocks * p->npan;
+  }
+  if (nthreads > 1 && ntasks > 1)
+    cj_pool_parallel_for(ctx->pool, ntasks, 1, kg_body, &R);
   else
-    kg_body(&R, 0, p->ntasks);
+    kg_body(&R, 0, ntasks);
   return NULL;
 }
 
