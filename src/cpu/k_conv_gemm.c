@@ -65,23 +65,26 @@ static void ukr_generic(int64_t nseg, int64_t seglen, const float *const *ptrs, 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "cpu/gemm_tile.h"
 
+/* The AVX-512 kernels' loop: per segment the 8 row pointers a0..a7, then per k the body (a
+ * weight row at bp) */
+#define KG_PTR(i) const float *a##i = a[i];
+#define KG_SEGMENTS(...)                                     \
+  for (int64_t s = 0; s < nseg; s++) {                       \
+    const float *const *a = ptrs + s * KC_MR;                \
+    GT_ROWS(KG_PTR)                                          \
+    for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {      \
+      __VA_ARGS__                                            \
+    }                                                        \
+  }
+
 __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t seglen,
                                                            const float *const *ptrs,
                                                            const float *bp, float *c, int64_t ldc,
                                                            bool acc) {
   GT_ROWS(GT_DECL512)
-  for (int64_t s = 0; s < nseg; s++) {
-    const float *const *a = ptrs + s * KC_MR;
-#define PTR(i) const float *a##i = a[i];
-    GT_ROWS(PTR)
-#undef PTR
-    for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
-      __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
 #define GT_A(i) a##i[k]
-      GT_ROWS(GT_FMA512)
+  KG_SEGMENTS(__m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16); GT_ROWS(GT_FMA512))
 #undef GT_A
-    }
-  }
   GT_ROWS(GT_STORE512)
 }
 
@@ -94,18 +97,9 @@ __attribute__((target("avx512f"))) static void ukr_avx512_half(int64_t nseg, int
 #define HDECL(i) __m512 h##i = _mm512_setzero_ps();
   GT_ROWS(HDECL)
 #undef HDECL
-  for (int64_t s = 0; s < nseg; s++) {
-    const float *const *a = ptrs + s * KC_MR;
-#define PTR(i) const float *a##i = a[i];
-    GT_ROWS(PTR)
-#undef PTR
-    for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
-      __m512 b0 = _mm512_loadu_ps(bp);
 #define HFMA(i) h##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[k]), b0, h##i);
-      GT_ROWS(HFMA)
+  KG_SEGMENTS(__m512 b0 = _mm512_loadu_ps(bp); GT_ROWS(HFMA))
 #undef HFMA
-    }
-  }
 #define HST(i)                                                                   \
   {                                                                              \
     __m512 v = h##i;                                                             \
