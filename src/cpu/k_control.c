@@ -188,6 +188,38 @@ static CJ_MUST_USE cj_status plan_swaps(cj_lw *L, const cj_op *op, while_params 
   return cj_lw_plan_finish(L, &saved, &p->fix, st);
 }
 
+/* Carried buffers whose initial value is a constant of one repeated element (the zeros a scan
+ * stacks its outputs into; CSE leaves one such constant for all of them, so at most one could be
+ * updated in place) are filled instead of copied: no reads. Drops them from the copy lists. */
+static CJ_MUST_USE cj_status splat_inits(cj_lw *L, cj_op *op, int32_t n, const int32_t *init,
+                                         const int32_t *carried, int32_t *ncopy, int32_t *csrc,
+                                         int32_t *cdst) {
+  int32_t m = 0, leaf = 0;
+  for (uint32_t i = 0; i < op->nopnds; i++) {
+    const cj_type *t = op->operands[i]->type;
+    int32_t nl = cj_lw_type_leaves(t);
+    int es = nl == 1 && t->kind == CJ_TYPE_TENSOR ? cj_dtype_bytes(t->dtype) : 0;
+    int64_t bytes = es ? cj_lw_type_bytes(t) : 0;
+    const char *b = bytes >= (64 << 10) ? cj_lw_const_bytes(L, init[leaf]) : NULL;
+    if (b && carried[leaf] != init[leaf] && memcmp(b, b + es, (size_t)(bytes - es)) == 0) {
+      char elem[32];
+      memcpy(elem, b, (size_t)es);
+      CJ_RETURN_IF_ERROR(cj_lw_emit_fill(L, op, elem, es, bytes / es, carried[leaf]));
+      for (int32_t j = 0; j < *ncopy; j++)
+        if (cdst[j] == carried[leaf]) cdst[j] = -1;
+    }
+    leaf += nl;
+  }
+  if (leaf != n) return cj_internal("leaf count mismatch");
+  for (int32_t j = 0; j < *ncopy; j++)
+    if (cdst[j] >= 0) {
+      csrc[m] = csrc[j];
+      cdst[m++] = cdst[j];
+    }
+  *ncopy = m;
+  return NULL;
+}
+
 cj_status cj_lower_while(cj_lw *L, cj_op *op) {
   if (op->nregions != 2) return cj_op_error(op, CJ_INVALID_ARGUMENT, "while needs 2 regions");
   cj_block *cb = op->regions[0].first, *bb = op->regions[1].first;
@@ -213,6 +245,7 @@ cj_status cj_lower_while(cj_lw *L, cj_op *op) {
     cdst[ncopy++] = carried[i];
   }
   int32_t start = cj_lw_pos(L);
+  if (!st) st = splat_inits(L, op, n, init, carried, &ncopy, csrc, cdst);
   if (!st) {
     if (ncopy) {
       st = cj_lw_emit_copies(L, op, (uint32_t)ncopy, csrc, cdst);

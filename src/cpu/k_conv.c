@@ -346,6 +346,10 @@ static void rhs_gather(const kc_wprep *w, const char *src, char *raw) {
         const char *s = src + (so + c * w->r.cstr + grp * g->Og * w->r.ostr) * esz;
         if (w->r.ostr == 1) {
           memcpy(d, s, (size_t)(g->Og * esz));
+        } else if (esz == 2) {
+          for (int64_t o = 0; o < g->Og; o++) ((uint16_t *)d)[o] = ((const uint16_t *)s)[o * w->r.ostr];
+        } else if (esz == 4) {
+          for (int64_t o = 0; o < g->Og; o++) ((uint32_t *)d)[o] = ((const uint32_t *)s)[o * w->r.ostr];
         } else {
           for (int64_t o = 0; o < g->Og; o++) memcpy(d + o * esz, s + o * w->r.ostr * esz, (size_t)esz);
         }
@@ -357,11 +361,51 @@ static void rhs_gather(const kc_wprep *w, const char *src, char *raw) {
   }
 }
 
+/* f32 weights straight into the GEMM's panels Wp[G][npan][K][KC_NR] (as rhs_gather, the row
+ * conversion and cj_kc_gemm_pack would leave them) in one pass. Per panel and input feature the
+ * kernel positions go in order, so an rhs whose output features lie far apart (the kernel
+ * gradient of a convolution, whose "weights" are an activation gradient) is read along its
+ * contiguous spatial dimension, KC_NR streams at a time. */
+static void rhs_pack_f32(const kc_wprep *w, const float *src, float *wp) {
+  const kc_geom *g = &w->g;
+  int64_t npan = (g->Og + KC_NR - 1) / KC_NR, ostr = w->r.ostr;
+  for (int64_t grp = 0; grp < g->G; grp++)
+    for (int64_t j = 0; j < npan; j++) {
+      int64_t o0 = j * KC_NR, n = g->Og - o0 < KC_NR ? g->Og - o0 : KC_NR;
+      float *pan = wp + (grp * npan + j) * g->K * KC_NR;
+      const float *sb = src + (grp * g->Og + o0) * ostr;
+      for (int64_t c = 0; c < g->Cg; c++) {
+        int64_t kc[KC_MAXS] = {0};
+        for (int64_t q = 0; q < g->Q; q++) {
+          int64_t so = c * w->r.cstr;
+          for (int32_t i = 0; i < g->ns; i++) so += kc[i] * w->r.sstr[i];
+          float *d = pan + (q * g->Cg + c) * KC_NR;
+          const float *s = sb + so;
+          if (ostr == 1) {
+            memcpy(d, s, sizeof(float) * (size_t)n);
+          } else {
+            for (int64_t o = 0; o < n; o++) d[o] = s[o * ostr];
+          }
+          if (n < KC_NR) memset(d + n, 0, sizeof(float) * (size_t)(KC_NR - n));
+          for (int32_t i = g->ns - 1; i >= 0; i--) {
+            if (++kc[i] < g->kdim[i]) break;
+            kc[i] = 0;
+          }
+        }
+      }
+    }
+}
+
 /* Full preparation: raw gather, row conversion, zero-point offsets, packing. `raw` holds
- * G*K*Og storage elements, `w` G*K*Og accumulation elements, `wp` the packed panels. */
+ * G*K*Og storage elements, `w` G*K*Og accumulation elements, `wp` the packed panels (for f32
+ * panels the only output: raw and w are left alone). */
 static void rhs_prepare(const kc_wprep *p, const char *src, char *raw, char *w, float *wp,
                         int32_t *zpoff) {
   const kc_geom *g = &p->g;
+  if (p->pack && !p->zpoff && p->r.dt == CJ_F32 && p->acc_dt == CJ_F32) {
+    rhs_pack_f32(p, (const float *)src, wp);
+    return;
+  }
   rhs_gather(p, src, raw);
   int esz = cj_dtype_bytes(p->r.dt), asz = cj_dtype_bytes(p->acc_dt);
   int64_t rows = g->G * g->K;
@@ -483,11 +527,43 @@ static inline void tprep_pos(const kc_tprep *p, float *d, const char *src, int64
   }
 }
 
+/* An f32 1-D lhs whose batch is its contiguous dimension (the kernel gradient of a NWC conv,
+ * where the batch is the forward's channels): rows go in blocks, each position's run of the
+ * block's batch elements is read once per feature, instead of one row (and so every cache line
+ * of the input) at a time. */
+static bool tprep_batch_inner(const kc_tprep *p) {
+  return p->src == CJ_F32 && p->ns == 1 && p->sb == 1 && p->sstr[0] > 1 && p->sc > 1;
+}
+
+static void tprep_rows_block(const kc_tprep *p, const float *src, float *dst, int64_t b, int64_t e) {
+  const kc_merge *m = &p->mg;
+  int64_t in = p->sdim[0], istr = p->sstr[0], nc = p->nc;
+  int64_t w = m->r ? m->wq * m->r : in;
+  int64_t r = m->r ? m->r : 1, ph = m->r ? m->plo % r : 0, q = m->r ? m->plo / r : 0;
+  int64_t wq = m->r ? m->wq : 0;
+  for (int64_t j = 0; j < in; j++) {
+    float *d = dst + (b * w + ph * wq + q) * nc;
+    for (int64_t c = 0; c < nc; c++) {
+      const float *sp = src + j * istr + c * p->sc + b;
+      for (int64_t rr = 0; rr < e - b; rr++) d[rr * w * nc + c] = sp[rr];
+    }
+    if (++ph == r) {
+      ph = 0;
+      q++;
+    }
+  }
+}
+
 /* Rows [b, e) of the innermost spatial dim (one position per batch without spatial dims): the
  * row's coordinates are decoded once, its positions walked with running offsets. */
 static void tprep_body(void *vctx, int64_t b, int64_t e) {
   tprep_run *R = vctx;
   const kc_tprep *p = R->p;
+  if (tprep_batch_inner(p)) {
+    for (int64_t b0 = b; b0 < e; b0 += 16)
+      tprep_rows_block(p, (const float *)R->src, R->dst, b0, e - b0 < 16 ? e : b0 + 16);
+    return;
+  }
   const kc_merge *m = &p->mg;
   int32_t in_d = p->ns - 1;
   int64_t in = p->ns ? p->sdim[in_d] : 1, istr = p->ns ? p->sstr[in_d] : 0;
@@ -533,6 +609,7 @@ static CJ_MUST_USE cj_status k_conv_prep_nhwc(cj_exec_ctx *ctx, const cj_step *s
   }
   int64_t per_row = in * (p->nc > 0 ? p->nc : 1);
   int64_t grain = 4096 / (per_row > 0 ? per_row : 1) + 1;
+  if (tprep_batch_inner(p) && grain < 16) grain = 16;
   if (ctx->pool && p->npos * p->nc >= CJ_PAR_MIN_ELEMS)
     cj_pool_parallel_for(ctx->pool, rows, grain, tprep_body, &R);
   else

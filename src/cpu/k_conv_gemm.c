@@ -83,6 +83,30 @@ __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t 
   GT_ROWS(GT_STORE512)
 }
 
+/* Only the first 16 columns of the panel (a group's output features are 16 or fewer): one
+ * vector per row, half the products of ukr_avx512; columns 16..31 of c are left alone. */
+__attribute__((target("avx512f"))) static void ukr_avx512_half(int64_t nseg, int64_t seglen,
+                                                                const void *const *ptrs,
+                                                                const float *bp, float *c,
+                                                                int64_t ldc, bool acc) {
+#define HDECL(i) __m512 h##i = _mm512_setzero_ps();
+  GT_ROWS(HDECL)
+#undef HDECL
+#define HFMA(i) h##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[k]), b0, h##i);
+#define GT_SEG_T float
+  GT_SEGMENTS(seglen, __m512 b0 = _mm512_loadu_ps(bp);, HFMA)
+#undef GT_SEG_T
+#undef HFMA
+#define HST(i)                                                                   \
+  {                                                                              \
+    __m512 v = h##i;                                                             \
+    if (acc) v = _mm512_add_ps(v, _mm512_loadu_ps(c + i * ldc));                 \
+    _mm512_storeu_ps(c + i * ldc, v);                                            \
+  }
+  GT_ROWS(HST)
+#undef HST
+}
+
 /* AVX2: the 32 columns in two halves of 16 (8 rows x 2 ymm each) */
 __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t nseg, int64_t seglen,
                                                           const void *const *ptrs,
@@ -106,9 +130,13 @@ __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t nseg, int64_t s
   }
 }
 
-static kg_ukr pick_ukr(void) { return (kg_ukr[]){ukr_generic, ukr_avx2, ukr_avx512}[gt_isa()]; }
+static kg_ukr pick_ukr(const kc_geom *g) {
+  int isa = gt_isa();
+  if (isa == 2 && g->Og <= 16) return ukr_avx512_half;
+  return (kg_ukr[]){ukr_generic, ukr_avx2, ukr_avx512}[isa];
+}
 #else
-static kg_ukr pick_ukr(void) { return ukr_generic; }
+static kg_ukr pick_ukr(const kc_geom *g) { return ukr_generic; }
 #endif
 
 /* ======================================================================== packing */
@@ -171,6 +199,7 @@ typedef struct kg_run {
   const float *wp, *zero;
   char *out;
   cj_exec_ctx *ctx;
+  int64_t pt, ntile; /* panels per task tile (PT, or 1 to have a task per panel), tiles */
 } kg_run;
 
 /* per-row data of a task (obase < 0: a row beyond the end) */
@@ -231,10 +260,10 @@ static void task(void *vr, int64_t t, char *mem) {
   const kg_run *R = vr;
   const kg_params *p = R->p;
   const kc_geom *g = &p->g;
-  int64_t per_grp = p->mblocks * p->ntile;
-  int64_t grp = t / per_grp, rem = t % per_grp, mbk = rem / p->ntile, nt = rem % p->ntile;
+  int64_t per_grp = p->mblocks * R->ntile;
+  int64_t grp = t / per_grp, rem = t % per_grp, mbk = rem / R->ntile, nt = rem % R->ntile;
   int64_t m0 = mbk * MB, mrows = g->M - m0 < MB ? g->M - m0 : MB;
-  int64_t j0 = nt * PT, npt = p->npan - j0 < PT ? p->npan - j0 : PT;
+  int64_t j0 = nt * R->pt, npt = p->npan - j0 < R->pt ? p->npan - j0 : R->pt;
   int64_t ldt = npt * KC_NR;
   int64_t mpad = (mrows + KC_MR - 1) / KC_MR * KC_MR;
   /* memory: tile [MB][PT*NR] floats, pointers [MB][nqb], rows [MB], per row group its C and ldc */
@@ -348,12 +377,21 @@ static void kg_body(void *vctx, int64_t b, int64_t e) {
 static CJ_MUST_USE cj_status k_conv_gemm(cj_exec_ctx *ctx, const cj_step *st) {
   const kg_params *p = st->params;
   kg_run R = {p, CJ_PTR(ctx, st->in[0]), (const float *)CJ_PTR(ctx, st->in[1]),
-              (const float *)CJ_PTR(ctx, st->in[2]), CJ_PTR(ctx, st->out[0]), ctx};
+              (const float *)CJ_PTR(ctx, st->in[2]), CJ_PTR(ctx, st->out[0]), ctx, PT, p->ntile};
   if (p->ntasks == 0) return NULL;
-  if (ctx->pool && cj_pool_size(ctx->pool) > 1 && p->ntasks > 1)
-    cj_pool_parallel_for(ctx->pool, p->ntasks, 1, kg_body, &R);
+  int nthreads = ctx->pool ? cj_pool_size(ctx->pool) : 1;
+  int64_t ntasks = p->ntasks;
+  /* fewer tasks than threads (a kernel gradient: few rows, a long K): one task per weight panel,
+   * each reading its own part of the weights */
+  if (nthreads > 1 && ntasks < nthreads && p->ntile < p->npan) {
+    R.pt = 1;
+    R.ntile = p->npan;
+    ntasks = p->g.G * p->mblocks * p->npan;
+  }
+  if (nthreads > 1 && ntasks > 1)
+    cj_pool_parallel_for(ctx->pool, ntasks, 1, kg_body, &R);
   else
-    kg_body(&R, 0, p->ntasks);
+    kg_body(&R, 0, ntasks);
   return NULL;
 }
 
@@ -381,7 +419,7 @@ cj_status cj_kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, i
   p->cvt = cj_cvt_lookup(CJ_F32, out_dt);
   p->aux.src = CJ_F32;
   p->aux.dt = out_dt;
-  p->ukr = pick_ukr();
+  p->ukr = pick_ukr(g);
   p->cvo = cj_la_cvo_pick();
   if (!p->cvt) return cj_op_error(op, CJ_INTERNAL, "no f32 conversion");
   p->direct = out_dt == CJ_F32 && g->of == 1 && g->Og % KC_NR == 0;

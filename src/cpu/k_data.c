@@ -219,6 +219,21 @@ static CJ_MUST_USE cj_status k_fill(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
+/* out = n copies of the element in buffer `scalar` */
+static CJ_MUST_USE cj_status emit_fill(cj_lw *L, cj_op *op, int32_t scalar, int esize, int64_t n,
+                                       int32_t out) {
+  fill_params *p = cj_lw_alloc(L, sizeof *p);
+  if (!p) return cj_oom();
+  p->n = n;
+  p->esize = esize;
+  if (!cj_lw_emit(L, op, k_fill, p, 1, &scalar, 1, &out)) return cj_oom();
+  return NULL;
+}
+
+cj_status cj_lw_emit_fill(cj_lw *L, cj_op *op, const void *elem, int esize, int64_t n, int32_t out) {
+  return emit_fill(L, op, cj_lw_const(L, elem, esize), esize, n, out);
+}
+
 enum { MAX_EXPAND = 4 << 20 };
 
 cj_status cj_lower_constant(cj_lw *L, cj_op *op) {
@@ -256,12 +271,8 @@ cj_status cj_lower_constant(cj_lw *L, cj_op *op) {
     free(buf);
     return cj_lw_bind(L, v, 1, &b);
   }
-  fill_params *p = cj_lw_alloc(L, sizeof *p);
-  if (!p) return cj_oom();
-  p->n = n;
-  p->esize = es;
   int32_t out = cj_lw_new_buf(L, bytes, CJ_BK_ARENA);
-  if (!cj_lw_emit(L, op, k_fill, p, 1, &scalar, 1, &out)) return cj_oom();
+  CJ_RETURN_IF_ERROR(emit_fill(L, op, scalar, es, n, out));
   return cj_lw_bind(L, v, 1, &out);
 }
 

@@ -33,6 +33,11 @@ typedef void (*ukr32_t)(int64_t kc, const float *ap, const float *bp, int64_t ld
 typedef void (*ukr64_t)(int64_t kc, const double *ap, const double *bp, double *c, int64_t ldc,
                         int64_t mr, int64_t nr, bool acc);
 
+/* as ukr32_t for panels of 16 or fewer columns, the 8 lhs rows read in place (contiguous along
+ * K, f32) instead of from a packed panel */
+typedef void (*ukr16r_t)(int64_t kc, const float *const *rows, const float *bp, int64_t ldb, float *c,
+                         int64_t ldc, int64_t mr, int64_t nr, bool acc);
+
 /* dst[k * ds + i] = rows[i][k] for i < 8, k < n: 8 rows contiguous along k into a k-major panel
  * (packing an operand whose rows run along the contraction) */
 typedef void (*tr8_t)(const float *const *rows, int64_t n, float *dst, int64_t ds);
@@ -40,6 +45,7 @@ typedef void (*tr8_t)(const float *const *rows, int64_t n, float *dst, int64_t d
 typedef struct dot_params {
   ukr32_t u32; /* micro-kernels picked from CPUID at compile time */
   ukr64_t u64;
+  ukr16r_t u16r; /* NULL where there is none */
   cj_la_cvi cvi; /* 16-bit <-> f32 rows, picked from CPUID at compile time */
   cj_la_cvo cvo;
   tr8_t tr8;
@@ -104,6 +110,31 @@ __attribute__((target("avx512f"))) static void ukr32_avx512(int64_t kc, const fl
                                                              const float *bp, int64_t ldb, float *c,
                                                              int64_t ldc, int64_t mr, int64_t nr,
                                                              bool acc) {
+  /* a partial tile is stored under masks: the columns below nr of the rows below mr */
+  __mmask16 ma = (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
+  __mmask16 mb = (__mmask16)(nr >= NR32 ? 0xffff : nr > 16 ? (1u << (nr - 16)) - 1 : 0);
+#define MST(i, V, M, OFF)                                                  \
+  {                                                                        \
+    __m512 v = V;                                                          \
+    if (acc) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(M, c + i * ldc + OFF)); \
+    _mm512_mask_storeu_ps(c + i * ldc + OFF, M, v);                        \
+  }
+  if (nr <= 16) { /* a half panel (N of 16 or less): one vector per row, half the products */
+#define HDECL(i) __m512 h##i = _mm512_setzero_ps();
+#define HFMA(i) h##i = _mm512_fmadd_ps(_mm512_set1_ps(a[i]), b0, h##i);
+#define HST(i) if (i < mr) MST(i, h##i, ma, 0)
+    GT_ROWS(HDECL)
+    for (int64_t k = 0; k < kc; k++) {
+      __m512 b0 = _mm512_loadu_ps(bp + k * ldb);
+      const float *a = ap + k * MR;
+      GT_ROWS(HFMA)
+    }
+    GT_ROWS(HST)
+#undef HDECL
+#undef HFMA
+#undef HST
+    return;
+  }
   GT_ROWS(GT_DECL512)
   for (int64_t k = 0; k < kc; k++) {
     __m512 b0 = _mm512_loadu_ps(bp + k * ldb), b1 = _mm512_loadu_ps(bp + k * ldb + 16);
@@ -112,7 +143,42 @@ __attribute__((target("avx512f"))) static void ukr32_avx512(int64_t kc, const fl
     GT_ROWS(GT_FMA512)
 #undef GT_A
   }
-  GT_END512(NR32)
+  if (mr == MR && nr == NR32) {
+    GT_ROWS(GT_STORE512)
+    return;
+  }
+#define PST(i)                  \
+  if (i < mr) {                 \
+    MST(i, c##i##a, ma, 0)      \
+    MST(i, c##i##b, mb, 16)     \
+  }
+  GT_ROWS(PST)
+#undef PST
+#undef MST
+}
+
+__attribute__((target("avx512f"))) static void ukr16r_avx512(int64_t kc, const float *const *rows,
+                                                              const float *bp, int64_t ldb, float *c,
+                                                              int64_t ldc, int64_t mr, int64_t nr,
+                                                              bool acc) {
+  __mmask16 ma = (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
+#define RDECL(i) __m512 h##i = _mm512_setzero_ps(); const float *a##i = rows[i];
+#define RFMA(i) h##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[k]), b0, h##i);
+#define RST(i)                                                                         \
+  if (i < mr) {                                                                        \
+    __m512 v = h##i;                                                                   \
+    if (acc) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(ma, c + i * ldc));             \
+    _mm512_mask_storeu_ps(c + i * ldc, ma, v);                                         \
+  }
+  GT_ROWS(RDECL)
+  for (int64_t k = 0; k < kc; k++) {
+    __m512 b0 = _mm512_loadu_ps(bp + k * ldb);
+    GT_ROWS(RFMA)
+  }
+  GT_ROWS(RST)
+#undef RDECL
+#undef RFMA
+#undef RST
 }
 
 __attribute__((target("avx512f"))) static void ukr64_avx512(int64_t kc, const double *ap,
@@ -162,7 +228,9 @@ __attribute__((target("avx2,fma"))) static void ukr32_avx2(int64_t kc, const flo
 
 static ukr32_t pick32(void) { return (ukr32_t[]){ukr32_generic, ukr32_avx2, ukr32_avx512}[gt_isa()]; }
 static ukr64_t pick64(void) { return gt_isa() == 2 ? ukr64_avx512 : ukr64_generic; }
+static ukr16r_t pick16r(void) { return gt_isa() == 2 ? ukr16r_avx512 : NULL; }
 #else
+static ukr16r_t pick16r(void) { return NULL; }
 static ukr32_t pick32(void) { return ukr32_generic; }
 static ukr64_t pick64(void) { return ukr64_generic; }
 #endif
@@ -423,12 +491,14 @@ static void pack_b32(const dot_params *p, const char *b, int64_t bb, int64_t n0,
         for (int64_t k = 0; k < kc; k++) memset(dst + k * NR32 + nr, 0, sizeof(float) * (size_t)(NR32 - nr));
       continue;
     }
-    if (kcol && nr == NR32) { /* columns contiguous along k: transpose */
-      for (int64_t j = 0; j < NR32; j += 8) {
+    if (kcol && nr % 8 == 0) { /* columns contiguous along k: transpose (padding zeroed) */
+      for (int64_t j = 0; j < nr; j += 8) {
         const float *cols[8];
         for (int64_t i = 0; i < 8; i++) cols[i] = ld_run(p, p->rt, b, bb + bn[j + i] + k0, kc, sc + i * KC);
         p->tr8(cols, kc, dst + j, NR32);
       }
+      if (nr < NR32)
+        for (int64_t k = 0; k < kc; k++) memset(dst + k * NR32 + nr, 0, sizeof(float) * (size_t)(NR32 - nr));
       continue;
     }
     if (kcol) {
@@ -573,6 +643,7 @@ static inline __attribute__((always_inline)) void run32(gemm_ctx *G, char *tmp, 
     return;
   }
   float *ap = (float *)tmp, *bp = ap + MC * KC, *sc = bp + KC * NC;
+  bool arows = p->u16r && nc <= 16 && p->lt == CJ_F32 && p->ak_aff && p->sak == 1;
   for (int64_t k0 = kb; k0 < ke; k0 += KC) {
     int64_t kc = ke - k0 < KC ? ke - k0 : KC;
     /* few rows: whole B panels are read in place (packing them cost as much as using them),
@@ -583,6 +654,15 @@ static inline __attribute__((always_inline)) void run32(gemm_ctx *G, char *tmp, 
     if (jt < nc) pack_b32(p, G->b, bb, n0 + jt, nc - jt, k0, kc, bp, sc);
     for (int64_t m0 = mlo; m0 < mhi; m0 += MC) {
       int64_t mc = mhi - m0 < MC ? mhi - m0 : MC;
+      if (arows) { /* one narrow panel: the lhs rows are read in place, not packed */
+        for (int64_t i0 = 0; i0 < mc; i0 += MR) {
+          int64_t mr = mc - i0 < MR ? mc - i0 : MR;
+          const float *rows[MR];
+          for (int64_t i = 0; i < MR; i++) rows[i] = (const float *)G->a + ab + p->am[m0 + i0 + (i < mr ? i : 0)] + k0;
+          p->u16r(kc, rows, bp, NR32, dst + (m0 - mlo + i0) * ldd, ldd, mr, nc, k0 > kb);
+        }
+        continue;
+      }
       pack_a32(p, G->a, ab, m0, mc, k0, kc, ap, sc);
       for (int64_t j0 = 0; j0 < nc; j0 += NR32) {
         const float *bj = j0 < jt ? bdir + j0 : bp + (j0 - jt) * kc;
@@ -1077,6 +1157,7 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
                        (long long)r.nelems, (long long)(p->B * p->M * p->N));
   p->u32 = pick32();
   p->u64 = pick64();
+  p->u16r = pick16r();
   p->cvi = cj_la_cvi_pick();
   p->cvo = cj_la_cvo_pick();
   p->tr8 = pick_tr8();

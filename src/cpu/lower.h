@@ -112,6 +112,9 @@ void cj_lw_add_cost(cj_lw *L, double flops, double transcendentals);
 void cj_lw_set_tls_bytes(cj_lw *L, int64_t bytes);
 /* "<op name> at <where>", in the program arena. */
 const char *cj_lw_what(cj_lw *L, const cj_op *op);
+/* Emits a step filling buffer `out` with n copies of the esize bytes at elem (k_data.c). */
+CJ_MUST_USE cj_status cj_lw_emit_fill(cj_lw *L, cj_op *op, const void *elem, int esize, int64_t n,
+                                      int32_t out);
 /* A kernel's helper: dst[0..m) = the element of es bytes at src, in vector stores. */
 void cj_fill_elems(char *dst, const char *src, int es, int64_t m);
 

@@ -619,6 +619,24 @@ case("gemm_bf16_merged", 3, 8, 8, 16, [100], [40], et="bf16", rdil=[2], lo=-1, h
 case("gemm_bf16_kblocks", 3, 1, 1100, 8, [16], [2], et="bf16", lo=-1, hi=1)
 case("gemm_bf16_odd_features", 4, 1, 3, 32, [8, 8], [3, 3], et="bf16", lo=-2, hi=2)
 
+# runtime f32 weights packed straight into the GEMM's panels, read along a kernel whose output
+# features are far apart (NCW / OIW layouts: the kernel gradient's shape), 12 output features
+# (half a panel) and 40 (a full panel and a partial one); the merged kernel gradient of a 1-input-
+# feature conv (the first layer of an audio net: 9 output positions, 16 features)
+case("gemm_runtime_rhs_half_panel_ncw", 3, 3, 6, 12, [70], [5], lay="nchw", rdil=[2], pad=[[4, 0]],
+     lo=-2, hi=2, runtime_rhs=True)
+case("gemm_runtime_rhs_two_panels_ncw", 3, 2, 5, 40, [200], [4], lay="nchw", stride=[2],
+     pad=[[1, 2]], lo=-2, hi=2, runtime_rhs=True)
+case("gemm_merged_kernel_grad_one_feature", 3, 1, 8, 16, [1000], [480], rdil=[2], pad=[[0, -1]],
+     lo=-1, hi=1, runtime_rhs=True)
+# the kernel gradient of a NWC/WIO conv as JAX writes it ([f, 0, b] x [i, 0, o] -> [0, b, f]):
+# the lhs batch (the forward's channels) is its contiguous dimension, prepared in row blocks
+# (17 and 37 rows: a partial block), with the forward dilation as stride and causal padding
+KGRAD = dict(ib=2, ifd=0, is_=[1], kif=0, kof=2, ks=[1], ob=1, ofd=2, os_=[0])
+case("gemm_kernel_grad_nwc_dilated", 3, 17, 3, 24, [300], [280], lay=KGRAD, stride=[8],
+     pad=[[8, 0]], lo=-2, hi=2, runtime_rhs=True)
+case("gemm_kernel_grad_nwc_causal", 3, 37, 4, 16, [200], [200], lay=KGRAD, pad=[[1, 0]], lo=-2,
+     hi=2, runtime_rhs=True)
 
 def main():
     if os.path.isdir(OUT):

@@ -140,6 +140,16 @@ dot_case("gemm_nt_bf16_f32out_19x47x45", BF16, (19, 47), (45, 47), [], [], [1], 
 dot_case("gemm_nn_f32_bf16out_subnormal", np.float32, (9, 40), (40, 37), [], [], [1], [0], BF16,
          scale=2.0 ** -66)
 
+# narrow products (N of 32 or less: one partial 32-column panel, its first 16 columns alone when N
+# <= 16), the rhs contiguous along K (transposed into the panel 8 columns at a time) or along N,
+# rows past a multiple of 8: the per-step matmuls of a vmapped recurrent cell (added last so the
+# cases above keep their values)
+for (m, k, n) in ((256, 64, 16), (37, 16, 24), (29, 40, 12), (45, 33, 20), (19, 300, 8)):
+    dot_case(f"gemm_narrow_nt_f32_{m}x{k}x{n}", np.float32, (m, k), (n, k), [], [], [1], [1])
+    dot_case(f"gemm_narrow_nn_f32_{m}x{k}x{n}", np.float32, (m, k), (k, n), [], [], [1], [0])
+dot_case("gemm_narrow_nt_bf16_40x24x16", BF16, (40, 24), (16, 24), [], [], [1], [1])
+dot_case("gemm_narrow_tn_f32_64x256x16", np.float32, (256, 64), (256, 16), [], [], [0], [0])
+
 
 def main():
     os.makedirs(OUT, exist_ok=True)
