@@ -191,13 +191,17 @@ static inline void copy_bytes(char *d, const char *s, int64_t nb) {
   if (i < nb) memcpy(d + nb - 64, s + nb - 64, 64);
 }
 
-/* Gathers elements [start, start+m) of a broadcast view into dst. */
-EW_FILL_CLONES static void gather(char *dst, const char *src, const ew_input *in, int64_t start, int64_t m) {
+/* Gathers elements [start, start+m) of a broadcast view into dst; returns where they are: dst,
+ * or the view's own buffer when they are one contiguous run of it (a broadcast along leading
+ * dims: read in place). */
+EW_FILL_CLONES static const char *gather(char *dst, const char *src, const ew_input *in,
+                                         int64_t start, int64_t m) {
   int es = in->esize, r = in->rank;
   if (r == 0) {
     cj_fill_elems(dst, src, es, m);
-    return;
+    return dst;
   }
+  char *out = dst;
   int64_t idx[CJ_MAX_RANK], off = 0, rem = start;
   for (int d = r - 1; d >= 0; d--) {
     idx[d] = rem % in->dims[d];
@@ -205,6 +209,7 @@ EW_FILL_CLONES static void gather(char *dst, const char *src, const ew_input *in
     off += idx[d] * in->strides[d];
   }
   int64_t inner = in->dims[r - 1], sin = in->strides[r - 1];
+  if (sin == 1 && inner - idx[r - 1] >= m) return src + off * es;
   while (m > 0) {
     if (sin == 0 && inner <= 16 && r >= 2 && idx[r - 1] == 0 && m >= inner) {
       /* whole rows of a short broadcast innermost dim, up to the end of dim r-2 */
@@ -213,6 +218,26 @@ EW_FILL_CLONES static void gather(char *dst, const char *src, const ew_input *in
       int64_t s2 = in->strides[r - 2];
       rep_rows(dst, src + off * es, es, s2, rows, inner);
       dst += rows * inner * es;
+      m -= rows * inner;
+      off += rows * s2;
+      idx[r - 2] += rows;
+      if (idx[r - 2] == in->dims[r - 2]) carry(in, idx, &off, r - 2);
+      continue;
+    }
+    if (sin <= 1 && r >= 2 && idx[r - 1] == 0 && m >= inner) {
+      /* whole rows (copied, or filled: a broadcast innermost dim) up to the end of dim r-2,
+       * without the carry per row (a reduce's result broadcast along a middle or the last
+       * dim: [.., 1, 32] -> [.., 32, 32], [.., 1] -> [.., 32]) */
+      int64_t rows = in->dims[r - 2] - idx[r - 2];
+      if (rows > m / inner) rows = m / inner;
+      int64_t s2 = in->strides[r - 2];
+      for (int64_t j = 0; j < rows; j++, dst += inner * es) {
+        const char *s = src + (off + j * s2) * es;
+        if (sin == 1)
+          copy_bytes(dst, s, inner * es);
+        else
+          cj_fill_elems(dst, s, es, inner);
+      }
       m -= rows * inner;
       off += rows * s2;
       idx[r - 2] += rows;
@@ -234,6 +259,7 @@ EW_FILL_CLONES static void gather(char *dst, const char *src, const ew_input *in
     idx[r - 1] += run;
     if (idx[r - 1] == inner) carry(in, idx, &off, r - 1);
   }
+  return out;
 }
 
 /* n copies of the es-byte value v at dst: one element (a stencil row's edge) without a call */
@@ -417,7 +443,7 @@ static void run_range(ew_run *R, int64_t b0, int64_t b1) {
       if (in->bounded)
         gather_bounded(regs[k], R->base[k], in, bs, m);
       else
-        gather(regs[k], R->base[k], in, bs, m);
+        cur[in->reg] = (char *)(uintptr_t)gather(regs[k], R->base[k], in, bs, m);
     }
     for (int i = 0; i < p->ninstr; i++) {
       const ew_instr *e = &p->instr[i];
