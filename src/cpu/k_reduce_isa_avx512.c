@@ -106,6 +106,13 @@ static inline __m512d rkv_sh_pd(__m512d a, int w) {
 #define RKV_AM_ROWS(NAME, T, IT, SFX, ISFX, W, VT, MT, DIR)                                       \
   static void am_rows_##NAME(void *va_, void *ia_, const char *x_, const char *xi_, int64_t xs,   \
                              int64_t rs, int64_t irs, int64_t rows, int64_t idx0, int64_t m);     \
+  static inline void rkv_am_step_##NAME(VT *a, __m512i *i, VT b, __m512i ib) {                    \
+    MT pf = (MT)(_mm512_cmp_##SFX##_mask(*a, b, DIR) | _mm512_cmp_##SFX##_mask(*a, *a, _CMP_UNORD_Q)); \
+    MT pi = (MT)(pf | (_mm512_cmp_##SFX##_mask(*a, b, _CMP_EQ_OQ) &                               \
+                       _mm512_cmplt_##ISFX##_mask(*i, ib)));                                      \
+    *a = _mm512_mask_blend_##SFX(pf, b, *a);                                                      \
+    *i = _mm512_mask_blend_##ISFX(pi, ib, *i);                                                    \
+  }                                                                                               \
   static void rkv_am_rows_##NAME(void *va_, void *ia_, const char *x_, const char *xi_,           \
                                  int64_t xs, int64_t rs, int64_t irs, int64_t rows, int64_t idx0, \
                                  int64_t m) {                                                     \
@@ -115,7 +122,24 @@ static inline __m512d rkv_sh_pd(__m512d a, int w) {
     }                                                                                             \
     T *va = va_;                                                                                  \
     IT *ia = ia_;                                                                                 \
-    for (int64_t j = 0; j < m; j += W) {                                                          \
+    int64_t j = 0;                                                                                \
+    for (; j + 2 * W <= m; j += 2 * W) { /* two independent chains: the steps' latency hidden */ \
+      VT a[2] = {_mm512_loadu_##SFX(va + j), _mm512_loadu_##SFX(va + j + W)};                     \
+      __m512i i[2] = {_mm512_loadu_si512(ia + j), _mm512_loadu_si512(ia + j + W)};                \
+      for (int64_t r = 0; r < rows; r++) {                                                        \
+        const T *x = (const T *)(const void *)(x_ + r * rs) + j;                                  \
+        const IT *xi = xi_ ? (const IT *)(const void *)(xi_ + r * irs) + j : NULL;                \
+        __m512i ic = _mm512_set1_##ISFX((IT)(idx0 + r));                                          \
+        for (int u = 0; u < 2; u++)                                                               \
+          rkv_am_step_##NAME(&a[u], &i[u], _mm512_loadu_##SFX(x + u * W),                         \
+                             xi ? _mm512_loadu_si512(xi + u * W) : ic);                           \
+      }                                                                                           \
+      for (int u = 0; u < 2; u++) {                                                               \
+        _mm512_storeu_##SFX(va + j + u * W, a[u]);                                                \
+        _mm512_storeu_si512(ia + j + u * W, i[u]);                                                \
+      }                                                                                           \
+    }                                                                                             \
+    for (; j < m; j += W) {                                                                       \
       MT k = m - j >= W ? (MT)-1 : (MT)((1u << (m - j)) - 1u);                                    \
       VT a = _mm512_maskz_loadu_##SFX(k, va + j);                                                 \
       __m512i i = _mm512_maskz_loadu_##ISFX(k, ia + j);                                           \
@@ -123,11 +147,7 @@ static inline __m512d rkv_sh_pd(__m512d a, int w) {
         VT b = _mm512_maskz_loadu_##SFX(k, (const T *)(const void *)(x_ + r * rs) + j);           \
         __m512i ib = xi_ ? _mm512_maskz_loadu_##ISFX(k, (const IT *)(const void *)(xi_ + r * irs) + j) \
                          : _mm512_set1_##ISFX((IT)(idx0 + r));                                    \
-        MT pf = (MT)(_mm512_cmp_##SFX##_mask(a, b, DIR) | _mm512_cmp_##SFX##_mask(a, a, _CMP_UNORD_Q)); \
-        MT pi = (MT)(pf | (_mm512_cmp_##SFX##_mask(a, b, _CMP_EQ_OQ) &                           \
-                           _mm512_cmplt_##ISFX##_mask(i, ib)));                                   \
-        a = _mm512_mask_blend_##SFX(pf, b, a);                                                    \
-        i = _mm512_mask_blend_##ISFX(pi, ib, i);                                                  \
+        rkv_am_step_##NAME(&a, &i, b, ib);                                                        \
       }                                                                                           \
       _mm512_mask_storeu_##SFX(va + j, k, a);                                                     \
       _mm512_mask_storeu_##ISFX(ia + j, k, i);                                                    \
