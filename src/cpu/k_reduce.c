@@ -745,12 +745,10 @@ static CJ_MUST_USE cj_status k_reduce_general(cj_exec_ctx *ctx, const cj_step *s
 
 typedef void (*am_run_fn)(const char *x, const char *xi, int64_t stride, int64_t n, void *va,
                           void *ia, bool have);
-typedef void (*am_vert_fn)(void *va, void *ia, const char *x, const char *xi, int64_t xs,
-                           int64_t m);
 typedef void (*am_comb_fn)(void *va, void *ia, const void *vb, const void *ib);
 typedef struct am_fns {
   am_run_fn run;
-  am_vert_fn vert;
+  rk_am_rows_fn rows;
   am_comb_fn comb;
 } am_fns;
 
@@ -769,7 +767,7 @@ static inline float am_ld_f16(uint16_t h) { return cj_f16_to_f32(h); }
     memcpy(va_, &va, sizeof va);                                                            \
     memcpy(ia_, &ia, sizeof ia);                                                            \
   }                                                                                         \
-  AM_VERT(name, ST, IT, OP, LD)                                                             \
+  AM_ROWS(name, ST, IT, OP, LD)                                                             \
   static void am_run_##name(const char *x_, const char *xi_, int64_t s, int64_t n, void *va_, \
                             void *ia_, bool have) {                                         \
     const ST *x = (const ST *)(const void *)x_;                                             \
@@ -859,7 +857,7 @@ AM_TYPE(u64, uint64_t, AM_ID)
 #pragma GCC pop_options
 
 static bool am_lookup(cj_dtype vt, cj_dtype it, bool gt, am_fns *f) {
-#define AM_F(name) (*f = (am_fns){am_run_##name, am_vert_##name, am_comb_##name}, true)
+#define AM_F(name) (*f = (am_fns){am_run_##name, am_rows_##name, am_comb_##name}, true)
 #define AM_T(tn)                                                             \
   return it == CJ_S32 ? (gt ? AM_F(gt_##tn##_s32) : AM_F(lt_##tn##_s32))     \
                       : (gt ? AM_F(gt_##tn##_s64) : AM_F(lt_##tn##_s64))
@@ -891,6 +889,7 @@ typedef struct am_params {
   space kept, red; /* element strides */
   int64_t nout, nred;
   bool vertical; /* AM_CHUNK outputs of the kept innermost dim at a time (see lower_argm) */
+  bool iota;     /* the indices are an iota along the one reduced dim: never read */
   /* slots: in = [values, indices, init value, init index], out = [value, index] */
 } am_params;
 
@@ -944,9 +943,13 @@ static void am_chunks(void *ctx, int64_t c0, int64_t c1) {
     cj_fill_elems(va, R->iv, p->ves, m);
     cj_fill_elems(ia, R->ii, p->ies, m);
     int64_t ko = space_off(&p->kept, o);
-    for (int64_t r = 0; r < p->nred; r++) {
+    /* the reduced space as runs of rows at one stride (its innermost dim) */
+    int32_t rl = p->red.rank - 1;
+    int64_t run = rl >= 0 ? p->red.dims[rl] : 1, rs = rl >= 0 ? p->red.str[rl] : 0;
+    for (int64_t r = 0; r < p->nred; r += run) {
       int64_t off = ko + space_off(&p->red, r);
-      p->f.vert(va, ia, R->x + off * p->ves, R->xi + off * p->ies, p->kept.str[kl], m);
+      p->f.rows(va, ia, R->x + off * p->ves, p->iota ? NULL : R->xi + off * p->ies,
+                p->kept.str[kl], rs * p->ves, rs * p->ies, run, r, m);
     }
   }
 }
@@ -1073,6 +1076,20 @@ static bool am_pattern(const cj_op *op, cj_dtype vt, cj_dtype it, bool *gt) {
          am_cmp(r, b, CJ_COMPARISON_DIRECTION_LT, ia, ix, it);
 }
 
+/* Is v an iota along the one reduced dim of size > 1 (or along a reduced dim of size 1 when
+ * none is larger)? Then the index of reduced element r is r (JAX's argmax/argmin indices). */
+static bool am_iota_along_red(const cj_value *v, int32_t rank, const int64_t *dims,
+                              const bool *isred) {
+  const cj_op *d = v->def;
+  int64_t dim = -1;
+  if (!d || d->kind != CJ_OP_IOTA || d->nresults != 1 || !cj_op_get_i64(d, "iota_dimension", &dim) ||
+      dim < 0 || dim >= rank || !isred[dim])
+    return false;
+  for (int32_t k = 0; k < rank; k++)
+    if (k != dim && isred[k] && dims[k] != 1) return false;
+  return true;
+}
+
 /* lowers op as an argmax/argmin when its body is that pattern (*done), else leaves it */
 static CJ_MUST_USE cj_status lower_argm(cj_lw *L, cj_op *op, const bool *isred, bool *done) {
   *done = false;
@@ -1132,10 +1149,11 @@ static CJ_MUST_USE cj_status lower_argm(cj_lw *L, cj_op *op, const bool *isred, 
   p->vertical = p->kept.dims[kl] > 1 && (p->kept.str[kl] == 1 || p->nred <= 128);
   if (p->vertical) { /* the fold across outputs in this CPU's vectors, where there is one */
     cj_vm_isa isa = cj_vm_get_isa();
-    rk_am_vert_fn v = isa == CJ_VM_ISA_AVX512 ? cj_rk_am_avx512(vt, it, gt)
+    rk_am_rows_fn v = isa == CJ_VM_ISA_AVX512 ? cj_rk_am_avx512(vt, it, gt)
                       : isa == CJ_VM_ISA_AVX2 ? cj_rk_am_avx2(vt, it, gt)
                                               : cj_rk_am_generic(vt, it, gt);
-    if (v) p->f.vert = v;
+    if (v) p->f.rows = v;
+    p->iota = am_iota_along_red(op->operands[1], x.rank, x.dims, isred);
   }
   cj_lw_add_cost(L, 4.0 * (double)x.nelems, 0);
   int32_t ins[4] = {x.buf, xi.buf, iv.buf, ii.buf}, outs[2] = {rv.buf, ri.buf};

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 
 /* (va, ia) = the step's pick of (va, ia) and (vb, ib); OP is > (argmax) or < (argmin), LD
  * loads a value for comparing */
@@ -19,30 +20,45 @@
     (ia) = pi_ ? (ia) : (ib);                                                   \
   } while (0)
 
-/* am_vert_NAME(va, ia, x, xi, xs, m): (va[j], ia[j]) folds in (x[j * xs], xi[j * xs]), j < m */
-#define AM_VERT(name, ST, IT, OP, LD)                                                       \
-  static void am_vert_##name(void *va_, void *ia_, const char *x_, const char *xi_,         \
-                             int64_t xs, int64_t m) {                                       \
+/* am_rows_NAME(va, ia, x, xi, xs, rs, irs, rows, idx0, m): (va[j], ia[j]) folds in, row by
+ * row k < rows, (x[k rs + j xs], xi ? xi[k irs + j xs] : idx0 + k) for j < m (rs, irs in
+ * bytes, xs in elements; xi NULL: the indices are an iota along the rows, never read). Each
+ * row's loop runs across the outputs (which the vectorizer takes). */
+#define AM_ROWS(name, ST, IT, OP, LD)                                                       \
+  static void am_rows_##name(void *va_, void *ia_, const char *x_, const char *xi_,         \
+                             int64_t xs, int64_t rs, int64_t irs, int64_t rows,             \
+                             int64_t idx0, int64_t m) {                                     \
     ST *restrict va = va_;                                                                  \
     IT *restrict ia = ia_;                                                                  \
-    const ST *restrict x = (const ST *)(const void *)x_;                                    \
-    const IT *restrict xi = (const IT *)(const void *)xi_;                                  \
-    if (xs == 1) {                                                                          \
-      for (int64_t j = 0; j < m; j++) {                                                     \
-        ST a = va[j], b = x[j];                                                             \
-        IT i = ia[j], k = xi[j];                                                            \
-        AM_STEP(OP, LD, a, i, b, k);                                                        \
-        va[j] = a;                                                                          \
-        ia[j] = i;                                                                          \
+    for (int64_t k = 0; k < rows; k++) {                                                    \
+      const ST *restrict x = (const ST *)(const void *)(x_ + k * rs);                       \
+      const IT *restrict xi = xi_ ? (const IT *)(const void *)(xi_ + k * irs) : NULL;       \
+      IT ic = (IT)(idx0 + k);                                                               \
+      if (xi && xs == 1) {                                                                  \
+        for (int64_t j = 0; j < m; j++) {                                                   \
+          ST a = va[j], b = x[j];                                                           \
+          IT i = ia[j], ib = xi[j];                                                         \
+          AM_STEP(OP, LD, a, i, b, ib);                                                     \
+          va[j] = a;                                                                        \
+          ia[j] = i;                                                                        \
+        }                                                                                   \
+      } else if (xs == 1) {                                                                 \
+        for (int64_t j = 0; j < m; j++) {                                                   \
+          ST a = va[j], b = x[j];                                                           \
+          IT i = ia[j], ib = ic;                                                            \
+          AM_STEP(OP, LD, a, i, b, ib);                                                     \
+          va[j] = a;                                                                        \
+          ia[j] = i;                                                                        \
+        }                                                                                   \
+      } else {                                                                              \
+        for (int64_t j = 0; j < m; j++) {                                                   \
+          ST a = va[j], b = x[j * xs];                                                      \
+          IT i = ia[j], ib = xi ? xi[j * xs] : ic;                                          \
+          AM_STEP(OP, LD, a, i, b, ib);                                                     \
+          va[j] = a;                                                                        \
+          ia[j] = i;                                                                        \
+        }                                                                                   \
       }                                                                                     \
-      return;                                                                               \
-    }                                                                                       \
-    for (int64_t j = 0; j < m; j++) {                                                       \
-      ST a = va[j], b = x[j * xs];                                                          \
-      IT i = ia[j], k = xi[j * xs];                                                         \
-      AM_STEP(OP, LD, a, i, b, k);                                                          \
-      va[j] = a;                                                                            \
-      ia[j] = i;                                                                            \
     }                                                                                       \
   }
 

@@ -11,6 +11,8 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+
+#include "cpu/k_reduce_kern_api.h"
 /* f32/f64 maximum/minimum on whole vectors (the vertical folds, contiguous horizontal folds):
  * VRANGE (IEEE maxNum/minNum, -0 < +0), and where either operand is NaN their sum (that NaN;
  * the first operand's when both are, as rk_maxf) in 3 instructions, where the vectorized
@@ -97,6 +99,70 @@ static inline __m512d rkv_sh_pd(__m512d a, int w) {
                                     fin_##NAME##_t,   (int32_t)sizeof(T)};                        \
   static const rk_fns *const rkv_keep_##NAME __attribute__((unused)) = &fns_##NAME##_t;
 #define RK_VMINMAX(NAME, T, OP) RKV_##NAME(RKV_KERNELS, OP)
+
+/* argmax/argmin across contiguous outputs (k_reduce_am.h's am_rows, the same step as compares
+ * and blends): W outputs' values and indices in registers across all the rows; strided outputs
+ * take the template's loops */
+#define RKV_AM_ROWS(NAME, T, IT, SFX, ISFX, W, VT, MT, DIR)                                       \
+  static void am_rows_##NAME(void *va_, void *ia_, const char *x_, const char *xi_, int64_t xs,   \
+                             int64_t rs, int64_t irs, int64_t rows, int64_t idx0, int64_t m);     \
+  static inline void rkv_am_step_##NAME(VT *a, __m512i *i, VT b, __m512i ib) {                    \
+    MT pf = (MT)(_mm512_cmp_##SFX##_mask(*a, b, DIR) | _mm512_cmp_##SFX##_mask(*a, *a, _CMP_UNORD_Q)); \
+    MT pi = (MT)(pf | (_mm512_cmp_##SFX##_mask(*a, b, _CMP_EQ_OQ) &                               \
+                       _mm512_cmplt_##ISFX##_mask(*i, ib)));                                      \
+    *a = _mm512_mask_blend_##SFX(pf, b, *a);                                                      \
+    *i = _mm512_mask_blend_##ISFX(pi, ib, *i);                                                    \
+  }                                                                                               \
+  static void rkv_am_rows_##NAME(void *va_, void *ia_, const char *x_, const char *xi_,           \
+                                 int64_t xs, int64_t rs, int64_t irs, int64_t rows, int64_t idx0, \
+                                 int64_t m) {                                                     \
+    if (xs != 1) {                                                                                \
+      am_rows_##NAME(va_, ia_, x_, xi_, xs, rs, irs, rows, idx0, m);                              \
+      return;                                                                                     \
+    }                                                                                             \
+    T *va = va_;                                                                                  \
+    IT *ia = ia_;                                                                                 \
+    int64_t j = 0;                                                                                \
+    for (; j + 2 * W <= m; j += 2 * W) { /* two independent chains: the steps' latency hidden */ \
+      VT a[2] = {_mm512_loadu_##SFX(va + j), _mm512_loadu_##SFX(va + j + W)};                     \
+      __m512i i[2] = {_mm512_loadu_si512(ia + j), _mm512_loadu_si512(ia + j + W)};                \
+      for (int64_t r = 0; r < rows; r++) {                                                        \
+        const T *x = (const T *)(const void *)(x_ + r * rs) + j;                                  \
+        const IT *xi = xi_ ? (const IT *)(const void *)(xi_ + r * irs) + j : NULL;                \
+        __m512i ic = _mm512_set1_##ISFX((IT)(idx0 + r));                                          \
+        for (int u = 0; u < 2; u++)                                                               \
+          rkv_am_step_##NAME(&a[u], &i[u], _mm512_loadu_##SFX(x + u * W),                         \
+                             xi ? _mm512_loadu_si512(xi + u * W) : ic);                           \
+      }                                                                                           \
+      for (int u = 0; u < 2; u++) {                                                               \
+        _mm512_storeu_##SFX(va + j + u * W, a[u]);                                                \
+        _mm512_storeu_si512(ia + j + u * W, i[u]);                                                \
+      }                                                                                           \
+    }                                                                                             \
+    for (; j < m; j += W) {                                                                       \
+      MT k = m - j >= W ? (MT)-1 : (MT)((1u << (m - j)) - 1u);                                    \
+      VT a = _mm512_maskz_loadu_##SFX(k, va + j);                                                 \
+      __m512i i = _mm512_maskz_loadu_##ISFX(k, ia + j);                                           \
+      for (int64_t r = 0; r < rows; r++) {                                                        \
+        VT b = _mm512_maskz_loadu_##SFX(k, (const T *)(const void *)(x_ + r * rs) + j);           \
+        __m512i ib = xi_ ? _mm512_maskz_loadu_##ISFX(k, (const IT *)(const void *)(xi_ + r * irs) + j) \
+                         : _mm512_set1_##ISFX((IT)(idx0 + r));                                    \
+        rkv_am_step_##NAME(&a, &i, b, ib);                                                        \
+      }                                                                                           \
+      _mm512_mask_storeu_##SFX(va + j, k, a);                                                     \
+      _mm512_mask_storeu_##ISFX(ia + j, k, i);                                                    \
+    }                                                                                             \
+  }
+RKV_AM_ROWS(gt_f32_s32, float, int32_t, ps, epi32, 16, __m512, __mmask16, _CMP_GT_OQ)
+RKV_AM_ROWS(lt_f32_s32, float, int32_t, ps, epi32, 16, __m512, __mmask16, _CMP_LT_OQ)
+RKV_AM_ROWS(gt_f64_s64, double, int64_t, pd, epi64, 8, __m512d, __mmask8, _CMP_GT_OQ)
+RKV_AM_ROWS(lt_f64_s64, double, int64_t, pd, epi64, 8, __m512d, __mmask8, _CMP_LT_OQ)
+static rk_am_rows_fn rkv_am_rows(cj_dtype vt, cj_dtype it, bool gt) {
+  if (vt == CJ_F32 && it == CJ_S32) return gt ? rkv_am_rows_gt_f32_s32 : rkv_am_rows_lt_f32_s32;
+  if (vt == CJ_F64 && it == CJ_S64) return gt ? rkv_am_rows_gt_f64_s64 : rkv_am_rows_lt_f64_s64;
+  return NULL;
+}
+#define RK_AM_VROWS rkv_am_rows
 #endif
 #define RK_AM_TABLE cj_rk_am_avx512
 #include "cpu/k_reduce_kern.h"

@@ -325,20 +325,24 @@ const rk_fns *RK_TABLE(int rop, cj_dtype dt) {
 /* argmax / argmin across outputs side by side (k_reduce.c's am_chunks), vectorized for this
  * instruction set: the same step as k_reduce.c's typed folds, so the same bits */
 #define AM_NAN(c) ((c) != (c))
-#define AM_VTYPE(tn, ST)                       \
-  AM_VERT(gt_##tn##_s32, ST, int32_t, >, RK_ID) \
-  AM_VERT(gt_##tn##_s64, ST, int64_t, >, RK_ID) \
-  AM_VERT(lt_##tn##_s32, ST, int32_t, <, RK_ID) \
-  AM_VERT(lt_##tn##_s64, ST, int64_t, <, RK_ID)
+#define AM_VTYPE(tn, ST)                              \
+  AM_ROWS(gt_##tn##_s32, ST, int32_t, >, RK_ID) \
+  AM_ROWS(gt_##tn##_s64, ST, int64_t, >, RK_ID) \
+  AM_ROWS(lt_##tn##_s32, ST, int32_t, <, RK_ID) \
+  AM_ROWS(lt_##tn##_s64, ST, int64_t, <, RK_ID)
 AM_VTYPE(f32, float)
 AM_VTYPE(f64, double)
 #undef AM_VTYPE
 #undef AM_NAN
 
-rk_am_vert_fn RK_AM_TABLE(cj_dtype vt, cj_dtype it, bool gt) {
+rk_am_rows_fn RK_AM_TABLE(cj_dtype vt, cj_dtype it, bool gt) {
 #define AM_V(tn)                                                                     \
-  return it == CJ_S32 ? (gt ? am_vert_gt_##tn##_s32 : am_vert_lt_##tn##_s32)        \
-                      : (gt ? am_vert_gt_##tn##_s64 : am_vert_lt_##tn##_s64)
+  return it == CJ_S32 ? (gt ? am_rows_gt_##tn##_s32 : am_rows_lt_##tn##_s32)        \
+                      : (gt ? am_rows_gt_##tn##_s64 : am_rows_lt_##tn##_s64)
+#ifdef RK_AM_VROWS /* this instruction set's own kernels, where it has them */
+  rk_am_rows_fn v = RK_AM_VROWS(vt, it, gt);
+  if (v) return v;
+#endif
   if (it != CJ_S32 && it != CJ_S64) return NULL;
   if (vt == CJ_F32) AM_V(f32);
   if (vt == CJ_F64) AM_V(f64);

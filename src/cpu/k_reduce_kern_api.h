@@ -26,16 +26,16 @@ typedef struct rk_fns {
   int32_t abytes; /* bytes of the accumulation type */
 } rk_fns;
 
-/* argmax (gt) / argmin's vertical fold (k_reduce_am.h's am_vert) for f32/f64 values and
- * s32/s64 indices, NULL for other types */
-typedef void (*rk_am_vert_fn)(void *va, void *ia, const char *x, const char *xi, int64_t xs,
-                              int64_t m);
+/* argmax (gt) / argmin's fold across contiguous outputs (k_reduce_am.h's am_rows) for f32/f64
+ * values and s32/s64 indices, NULL for other types */
+typedef void (*rk_am_rows_fn)(void *va, void *ia, const char *x, const char *xi, int64_t xs,
+                              int64_t rs, int64_t irs, int64_t rows, int64_t idx0, int64_t m);
 
 const rk_fns *cj_rk_generic(int rop, cj_dtype dt);
 const rk_fns *cj_rk_avx2(int rop, cj_dtype dt);
 const rk_fns *cj_rk_avx512(int rop, cj_dtype dt);
-rk_am_vert_fn cj_rk_am_generic(cj_dtype vt, cj_dtype it, bool gt);
-rk_am_vert_fn cj_rk_am_avx2(cj_dtype vt, cj_dtype it, bool gt);
-rk_am_vert_fn cj_rk_am_avx512(cj_dtype vt, cj_dtype it, bool gt);
+rk_am_rows_fn cj_rk_am_generic(cj_dtype vt, cj_dtype it, bool gt);
+rk_am_rows_fn cj_rk_am_avx2(cj_dtype vt, cj_dtype it, bool gt);
+rk_am_rows_fn cj_rk_am_avx512(cj_dtype vt, cj_dtype it, bool gt);
 
 #endif

@@ -196,13 +196,17 @@ static inline void copy_bytes(char *d, const char *s, int64_t nb) {
   if (i < nb) memcpy(d + nb - 64, s + nb - 64, 64);
 }
 
-/* Gathers elements [start, start+m) of a broadcast view into dst. */
-EW_FILL_CLONES static void gather(char *dst, const char *src, const ew_input *in, int64_t start, int64_t m) {
+/* Gathers elements [start, start+m) of a broadcast view into dst; returns where they are: dst,
+ * or the view's own buffer when they are one contiguous run of it (a broadcast along leading
+ * dims: read in place). */
+EW_FILL_CLONES static const char *gather(char *dst, const char *src, const ew_input *in,
+                                         int64_t start, int64_t m) {
   int es = in->esize, r = in->rank;
   if (r == 0) {
     cj_fill_elems(dst, src, es, m);
-    return;
+    return dst;
   }
+  char *out = dst;
   int64_t idx[CJ_MAX_RANK], off = 0, rem = start;
   for (int d = r - 1; d >= 0; d--) {
     idx[d] = rem % in->dims[d];
@@ -210,6 +214,7 @@ EW_FILL_CLONES static void gather(char *dst, const char *src, const ew_input *in
     off += idx[d] * in->strides[d];
   }
   int64_t inner = in->dims[r - 1], sin = in->strides[r - 1];
+  if (sin == 1 && inner - idx[r - 1] >= m) return src + off * es;
   while (m > 0) {
     if (sin == 0 && inner <= 16 && r >= 2 && idx[r - 1] == 0 && m >= inner) {
       /* whole rows of a short broadcast innermost dim, up to the end of dim r-2 */
@@ -218,6 +223,26 @@ EW_FILL_CLONES static void gather(char *dst, const char *src, const ew_input *in
       int64_t s2 = in->strides[r - 2];
       rep_rows(dst, src + off * es, es, s2, rows, inner);
       dst += rows * inner * es;
+      m -= rows * inner;
+      off += rows * s2;
+      idx[r - 2] += rows;
+      if (idx[r - 2] == in->dims[r - 2]) carry(in, idx, &off, r - 2);
+      continue;
+    }
+    if (sin <= 1 && r >= 2 && idx[r - 1] == 0 && m >= inner) {
+      /* whole rows (copied, or filled: a broadcast innermost dim) up to the end of dim r-2,
+       * without the carry per row (a reduce's result broadcast along a middle or the last
+       * dim: [.., 1, 32] -> [.., 32, 32], [.., 1] -> [.., 32]) */
+      int64_t rows = in->dims[r - 2] - idx[r - 2];
+      if (rows > m / inner) rows = m / inner;
+      int64_t s2 = in->strides[r - 2];
+      for (int64_t j = 0; j < rows; j++, dst += inner * es) {
+        const char *s = src + (off + j * s2) * es;
+        if (sin == 1)
+          copy_bytes(dst, s, inner * es);
+        else
+          cj_fill_elems(dst, s, es, inner);
+      }
       m -= rows * inner;
       off += rows * s2;
       idx[r - 2] += rows;
@@ -239,6 +264,7 @@ EW_FILL_CLONES static void gather(char *dst, const char *src, const ew_input *in
     idx[r - 1] += run;
     if (idx[r - 1] == inner) carry(in, idx, &off, r - 1);
   }
+  return out;
 }
 
 /* n copies of the es-byte value v at dst: one element (a stencil row's edge) without a call */
@@ -383,12 +409,14 @@ static void run_instrs(const ew_params *p, char *const *t, int64_t m) {
   }
 }
 
-/* elements [bs, bs+m) of view input `in` (buffer src) into reg */
-static void gather_view(char *reg, const char *src, const ew_input *in, int64_t bs, int64_t m) {
-  if (in->bounded)
+/* elements [bs, bs+m) of view input `in` (buffer src) into reg; returns where they are: reg, or
+ * the view's own buffer when gather reads them in place */
+static char *gather_view(char *reg, const char *src, const ew_input *in, int64_t bs, int64_t m) {
+  if (in->bounded) {
     gather_bounded(reg, src, in, bs, m);
-  else
-    gather(reg, src, in, bs, m);
+    return reg;
+  }
+  return (char *)(uintptr_t)gather(reg, src, in, bs, m);
 }
 
 /* Blocks of [b0, b1): views gathered into their registers, except a rank-1 bounded view
@@ -407,8 +435,7 @@ static void run_blocks(ew_run *R, int64_t b0, int64_t b1, char **cur, char *cons
         cur[in->reg] = R->base[k] + (in->off + bs) * in->esize; /* inside the box: in place */
         continue;
       }
-      cur[in->reg] = regs[k];
-      gather_view(regs[k], R->base[k], in, bs, m);
+      cur[in->reg] = gather_view(regs[k], R->base[k], in, bs, m);
     }
     run_instrs(p, cur, m);
   }
@@ -507,9 +534,8 @@ static void run_flat(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const 
           cur[in->reg] = R->base[k] + (in->off + bs) * in->esize;
           continue;
         }
-        cur[in->reg] = regs[k];
-        gather_view(regs[k], R->base[k], in, bs, m);
-        flat_pack_input(p, k, pack, regs[k], rows, rs - s0, s1 - s0);
+        cur[in->reg] = gather_view(regs[k], R->base[k], in, bs, m);
+        flat_pack_input(p, k, pack, cur[in->reg], rows, rs - s0, s1 - s0);
       }
       run_instrs(p, cur, m);
     }

@@ -155,6 +155,94 @@ def argm_case(dt, it, axis, gt):
     return c
 
 
+def argm_gen_ref(x, ix, axes, gt):
+    """the in-order fold of JAX's body over the reduced axes (row-major), indices from ix"""
+    init = np.array(-np.inf if gt else np.inf, dtype=x.dtype)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    order = kept + list(axes)
+    kshape = tuple(x.shape[d] for d in kept)
+    xf = np.moveaxis(x, order, range(x.ndim)).reshape(kshape + (-1,))
+    if0 = np.moveaxis(ix, order, range(x.ndim)).reshape(kshape + (-1,))
+    vals = np.empty(kshape, dtype=x.dtype)
+    idxs = np.empty(kshape, dtype=np.int64)
+    for k in np.ndindex(*kshape):
+        a, ia = init[()], 0
+        for b, ib in zip(xf[k], if0[k]):
+            fa, fb = float(a), float(b)
+            pick = (fa > fb if gt else fa < fb) or fa != fa
+            pick_i = pick or (fa == fb and ia < ib)
+            a, ia = (a if pick else b), (ia if pick_i else int(ib))
+        vals[k], idxs[k] = a, ia
+    return init, vals, idxs
+
+
+def argm_gen_case(dt, it, shape, axes, gt, iota_dim=None):
+    """argmax/argmin of JAX's body with indices from an iota along iota_dim (reduced or kept),
+    or (iota_dim None) from a constant of distinct values in no order: the fold reads them"""
+    c = Case("arg%s %s%s, %s indices %s, over %s"
+             % ("max" if gt else "min", elem(dt), list(shape), elem(it),
+                "an iota along %d" % iota_dim if iota_dim is not None else "a constant",
+                list(axes)))
+    x = data(dt, True, shape)
+    if iota_dim is None:
+        ix = rng.permutation(int(np.prod(shape))).reshape(shape)
+    else:
+        ix = np.indices(shape)[iota_dim]
+    init, vals, idxs = argm_gen_ref(x, ix, axes, gt)
+    vt, itt = ttype((), dt), ttype((), it)
+    xv, iv = c.const(x), c.const(init)
+    if iota_dim is None:
+        io = c.const(ix.astype(it))
+    else:
+        io = c.op("{r} = stablehlo.iota dim = %d : %s" % (iota_dim, ttype(shape, it)))
+    i0 = c.const(np.array(0, dtype=it))
+    r = c.op("{r}:2 = \"stablehlo.reduce\"(%s, %s, %s, %s) %s {dimensions = array<i64: %s>}"
+             " : (%s, %s, %s, %s) -> (%s, %s)"
+             % (xv, io, iv, i0,
+                ARGM_BODY % {"v": vt, "i": itt, "dir": "GT" if gt else "LT", "ct": "FLOAT"},
+                ", ".join(map(str, axes)), ttype(shape, dt), ttype(shape, it), vt, itt,
+                ttype(vals.shape, dt), ttype(vals.shape, it)))
+    c.expect(r + "#0", vals)
+    c.expect(r + "#1", idxs.astype(it))
+    return c
+
+
+def argm_gen_cases():
+    """the argmax/argmin folds across contiguous outputs: many blocks of vector width and a
+    tail, indices an iota along the reduced axis (computed, not read) or read (a constant, an
+    iota along a kept axis, several reduced axes, strided outputs)"""
+    out = []
+    for dt, it in ((np.float32, np.int32), (np.float64, np.int64), (np.float32, np.int64),
+                   (BF16, np.int32)):
+        for gt in (True, False):
+            out.append(argm_gen_case(dt, it, (37, 4, 10), (0,), gt, 0))
+            out.append(argm_gen_case(dt, it, (4, 37, 40), (1,), gt, 1))
+            out.append(argm_gen_case(dt, it, (6, 50), (0,), gt))
+            out.append(argm_gen_case(dt, it, (9, 3, 40), (0,), gt, 1))
+            out.append(argm_gen_case(dt, it, (5, 3, 21), (0, 2), gt))
+            out.append(argm_gen_case(dt, it, (5, 1, 21), (1,), gt, 1))
+    return out
+
+
+def norm_case(dt, shape, axis):
+    """x - broadcast(max(x, axis)) returned whole: the broadcast read back along every axis
+    (in place along leading axes, rows copied along a middle one, filled along the last)"""
+    c = Case("x - max(x) over axis %d broadcast back, %s%s" % (axis, elem(dt), list(shape)))
+    x = data(dt, False, shape)
+    kept = [d for d in range(len(shape)) if d != axis]
+    kshape = tuple(shape[d] for d in kept)
+    t, kt = ttype(shape, dt), ttype(kshape, dt)
+    xv, iv = c.const(x), c.const(np.array(-np.inf, dtype=dt))
+    m = c.op("{r} = stablehlo.reduce(%s init: %s) applies stablehlo.maximum across dimensions = "
+             "[%d] : (%s, %s) -> %s" % (xv, iv, axis, t, ttype((), dt), kt))
+    b = c.op("{r} = stablehlo.broadcast_in_dim %s, dims = [%s] : (%s) -> %s"
+             % (m, ", ".join(map(str, kept)), kt, t))
+    y = c.op("{r} = stablehlo.subtract %s, %s : %s" % (xv, b, t))
+    c.expect(y, (x.astype(np.float64) - np.max(x.astype(np.float64), axis=axis,
+                                                keepdims=True)).astype(dt))
+    return c
+
+
 def empty_cases():
     """a reduced dim of size 0 (every output is the init) and an empty kept dim (no outputs)"""
     out = []
@@ -222,6 +310,10 @@ def main():
     for dt, shape in ((np.float32, (70, 100)), (np.float64, (70, 100)), (BF16, (130, 40))):
         for op in ("add", "maximum", "minimum"):
             cases.append(reduce_case(dt, op, (1,), op != "add", shape))
+    cases += argm_gen_cases()
+    for dt in (np.float32, np.float64, BF16):
+        for axis in range(4):
+            cases.append(norm_case(dt, (3, 4, 40, 37), axis))
     cases += empty_cases()
     cases.append(cse_case())
     path = os.path.join(HERE, "cases.mlir")
