@@ -414,6 +414,10 @@ const cj_vm_table VM_TABLE = {
     .sqrt_f32 = vl_hw_sqrt_f32,
     .sqrt_f64 = vl_hw_sqrt_f64,
     .rsqrt_f32 = vl_hw_rsqrt_f32,
+#ifdef VM_HAVE_X512_EXP_LOG
+    .exp_f32 = vl_x5_exp_f32, /* vmath_avx512.c: the same bits as the kernel loops */
+    .log_f32 = vl_x5_log_f32,
+#endif
 };
 #pragma GCC diagnostic pop
 
