@@ -52,6 +52,11 @@ def parse_args():
     ap.add_argument("--sizes", default="1024,65536,1048576")
     ap.add_argument("--dtypes", default="f32", help="comma-separated: f32, bf16, f64")
     ap.add_argument("--min-time", type=float, default=0.3)
+    ap.add_argument("--batch-time", type=float, default=0.02,
+                    help="seconds of back-to-back calls per platform per round (default 0.02): "
+                         "XLA:CPU's pool threads spin a while after a parallel op and, pinned to "
+                         "the same CPUs, slow whatever runs next; batches confine that to the "
+                         "first call of each")
     return ap.parse_args()
 
 
@@ -110,17 +115,21 @@ def main():
                     calls[key] = (f, args)
                 diff = ulp_diff(np, res["cjrt"], res["xla"])
                 times = {"xla": [], "cjrt": []}
-                for _ in range(3):  # warm up
-                    for key in times:
-                        f, args = calls[key]
-                        f(*args).block_until_ready()
+                reps = {}
+                for key in times:  # warm up, and calls per batch
+                    f, args = calls[key]
+                    f(*args).block_until_ready()
+                    t0 = time.perf_counter()
+                    f(*args).block_until_ready()
+                    reps[key] = max(1, int(opts.batch_time / max(time.perf_counter() - t0, 1e-6)))
                 t_end = time.perf_counter() + opts.min_time
                 while time.perf_counter() < t_end or len(times["xla"]) < 5:
                     for key in ("cjrt", "xla"):
                         f, args = calls[key]
                         t0 = time.perf_counter()
-                        f(*args).block_until_ready()
-                        times[key].append(time.perf_counter() - t0)
+                        for _ in range(reps[key]):
+                            f(*args).block_until_ready()
+                        times[key].append((time.perf_counter() - t0) / reps[key])
                 tx = statistics.median(times["xla"])
                 tc = statistics.median(times["cjrt"])
                 logs.append(np.log(tc / tx))

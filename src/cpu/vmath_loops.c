@@ -417,6 +417,9 @@ const cj_vm_table VM_TABLE = {
 #ifdef VM_HAVE_X512_EXP_LOG
     .exp_f32 = vl_x5_exp_f32, /* vmath_avx512.c: the same bits as the kernel loops */
     .log_f32 = vl_x5_log_f32,
+    .log1p_f32 = vl_x5_log1p_f32,
+    .expm1_f32 = vl_x5_expm1_f32,
+    .logistic_f32 = vl_x5_logistic_f32,
 #endif
 };
 #pragma GCC diagnostic pop

@@ -620,8 +620,9 @@ static const int sanitized = 1;
 static const int sanitized = 0;
 #endif
 
-/* f32 bit patterns at the edges of exp and log: overflow, the last finite, subnormal and zero
- * results, the sqrt(2) split of log's mantissa, subnormal, zero and negative inputs, NaNs */
+/* f32 bit patterns at the edges of exp, expm1, logistic, log and log1p: overflow, the last
+ * finite, subnormal and zero results, the sqrt(2) split of log's mantissa, the branch points
+ * (expm1 2.5, -30; logistic -80; log1p -1), subnormal, zero and negative inputs, NaNs */
 static const uint32_t f32_edges[] = {
     0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u, 0x7fa00001u,
     0x7fc12345u, 0x00000001u, 0x80000001u, 0x007fffffu, 0x00800000u, 0x00800001u, 0x3f800000u,
@@ -629,25 +630,38 @@ static const uint32_t f32_edges[] = {
     0x3f3504f4u, 0x7f7fffffu, 0xff7fffffu, 0x42b17217u, 0x42b17218u, 0x42b17219u, 0x42b1999au,
     0x42b20000u, 0xc2aeac4fu, 0xc2aeac50u, 0xc2aeac51u, 0xc2cff1b3u, 0xc2cff1b4u, 0xc2cff1b5u,
     0xc2d00000u, 0xc2d00001u, 0xc2ce8ed0u, 0xc2ce8ed1u, 0x33800000u, 0xb3800000u, 0x42b0c0a8u,
-    0xbf800000u, 0xc2b17218u};
+    0xbf800000u, 0xbf7fffffu, 0xbf800001u, 0xc2b17218u, 0x401fffffu, 0x40200000u, 0x40200001u,
+    0xc1f00000u, 0xc1f00001u, 0xc2a00000u, 0xc2a00001u, 0xc29fffffu, 0x3f000000u, 0xbf000000u,
+    0x4b800000u, 0xcb800000u, 0x33000000u, 0xb3000000u};
+#define NEDGE ((int)(sizeof f32_edges / sizeof f32_edges[0]))
 
-/* the AVX-512 exp and log (vmath_avx512.c) give the kernel loops' bits (the AVX2 build of the
- * same arithmetic) on every edge and on a sweep of bit patterns, NaN payloads included */
+typedef struct {
+  const char *name;
+  void (*f)(const float *, float *, int64_t);
+  ld (*ref)(ld);
+  int64_t ulps; /* the test's bound, in whole ulps from the correctly rounded value */
+} edge_fn;
+static const edge_fn edge_fns[] = {
+    {"exp", cj_vm_exp_f32, expl, 1},           {"expm1", cj_vm_expm1_f32, expm1l, 2},
+    {"logistic", cj_vm_logistic_f32, ref_logistic, 2}, {"log", cj_vm_log_f32, logl, 1},
+    {"log1p", cj_vm_log1p_f32, log1pl, 1}};
+#define NEDGE_FN ((int)(sizeof edge_fns / sizeof edge_fns[0]))
+
+/* the AVX-512 functions (vmath_avx512.c) give the kernel loops' bits (the AVX2 build of the same
+ * arithmetic) on every edge and on a sweep of bit patterns, NaN payloads included, and on
+ * partial vectors */
 static void test_x512_same_bits(void) {
   if (cj_vm_set_isa(CJ_VM_ISA_AVX512) != CJ_VM_ISA_AVX512) return;
   enum { N = 4096 };
   static float x[N], a[N], b[N];
-  void (*fns[2])(const float *, float *, int64_t) = {cj_vm_exp_f32, cj_vm_log_f32};
-  const char *names[2] = {"exp", "log"};
-  uint64_t step = sanitized ? 65537 : 253;
-  for (int f = 0; f < 2; f++) {
+  uint64_t step = sanitized ? 65537 : 509;
+  for (int f = 0; f < NEDGE_FN; f++) {
     long bad = 0;
-    uint64_t b0 = 0, nb = (1ULL << 32) / step + 1;
-    for (uint64_t blk = 0; blk * N < nb + N; blk++) {
+    uint64_t b0 = 0;
+    for (int blk = 0;; blk++) {
       int64_t k = 0;
-      if (blk == 0) /* the edges, and the partial-vector tails: n from 1 to 17 below */
-        for (size_t i = 0; i < sizeof f32_edges / sizeof f32_edges[0]; i++)
-          memcpy(&x[k++], &f32_edges[i], 4);
+      if (blk == 0)
+        for (int i = 0; i < NEDGE; i++) memcpy(&x[k++], &f32_edges[i], 4);
       for (; k < N && b0 < (1ULL << 32); k++, b0 += step) {
         uint32_t u = (uint32_t)b0;
         memcpy(&x[k], &u, 4);
@@ -655,46 +669,39 @@ static void test_x512_same_bits(void) {
       if (k == 0) break;
       memset(a, 0, sizeof a);
       memset(b, 0, sizeof b);
-      cj_vm_set_isa(CJ_VM_ISA_AVX512);
-      fns[f](x, a, k);
-      for (int t = 1; t <= 17 && blk == 0; t++) fns[f](x, a + N - 17, t); /* masked tails */
-      cj_vm_set_isa(CJ_VM_ISA_AVX2);
-      fns[f](x, b, k);
-      for (int t = 1; t <= 17 && blk == 0; t++) fns[f](x, b + N - 17, t);
+      for (int isa = CJ_VM_ISA_AVX512; isa >= CJ_VM_ISA_AVX2; isa--) {
+        float *o = isa == CJ_VM_ISA_AVX512 ? a : b;
+        cj_vm_set_isa((cj_vm_isa)isa);
+        edge_fns[f].f(x, o, k);
+        for (int t = 1; t <= 17 && blk == 0; t++) edge_fns[f].f(x + 3, o + N - 17, t);
+      }
       for (int64_t i = 0; i < N; i++)
         if (memcmp(&a[i], &b[i], 4) != 0 && bad++ < 5)
-          printf("  %s f32: avx512 %a != avx2 %a at x = %a\n", names[f], (double)a[i],
+          printf("  %s f32: avx512 %a != avx2 %a at x = %a\n", edge_fns[f].name, (double)a[i],
                  (double)b[i], (double)x[i < k ? i : 0]);
     }
-    CHECK_MSG(bad == 0, "%s f32: the AVX-512 array function differs from the kernel loop on %ld inputs",
-              names[f], bad);
+    CHECK_MSG(bad == 0, "%s f32: the AVX-512 function differs from the kernel loop on %ld inputs",
+              edge_fns[f].name, bad);
   }
   cj_vm_set_isa(CJ_VM_ISA_AVX512);
 }
 
-/* exp and log at their edges against long double references, every instruction set */
-static void test_exp_log_edges(void) {
-  enum { NE = sizeof f32_edges / sizeof f32_edges[0] };
-  float x[NE], ye[NE], yl[NE];
-  for (int i = 0; i < NE; i++) memcpy(&x[i], &f32_edges[i], 4);
-  cj_vm_exp_f32(x, ye, NE);
-  cj_vm_log_f32(x, yl, NE);
-  for (int i = 0; i < NE; i++) {
-    ld re = expl((ld)x[i]), rl = logl((ld)x[i]);
-    float we = (float)re, wl = (float)rl; /* correctly rounded (80-bit to float: one rounding) */
-    if (isnan(x[i])) {
-      CHECK_MSG(isnan(ye[i]) && isnan(yl[i]), "exp/log f32 of NaN %a: %a, %a", (double)x[i],
-                (double)ye[i], (double)yl[i]);
-      continue;
+/* the edges against long double references, on every instruction set: zero, infinite and NaN
+ * results exactly, the others within the function's bound */
+static void test_edges(void) {
+  float x[NEDGE], y[NEDGE];
+  for (int i = 0; i < NEDGE; i++) memcpy(&x[i], &f32_edges[i], 4);
+  for (int f = 0; f < NEDGE_FN; f++) {
+    edge_fns[f].f(x, y, NEDGE);
+    for (int i = 0; i < NEDGE; i++) {
+      float want = (float)edge_fns[f].ref((ld)x[i]); /* one rounding: correctly rounded */
+      int ok;
+      if (isnan(want)) ok = isnan(y[i]);
+      else if (want == 0 || isinf(want)) ok = memcmp(&want, &y[i], 4) == 0;
+      else ok = llabs((long long)(ord32(y[i]) - ord32(want))) <= edge_fns[f].ulps;
+      CHECK_MSG(ok, "%s f32 at %a: %a, want %a", edge_fns[f].name, (double)x[i], (double)y[i],
+                (double)want);
     }
-    /* within 1 ulp of the correctly rounded value, and exactly it where that is 0, inf, nan */
-    int ok_e = we == ye[i] || (isfinite(we) && we != 0 && fabsf(ye[i] - we) <= nextafterf(fabsf(we), INFINITY) - fabsf(we));
-    if (we == 0 || isinf(we)) ok_e = ye[i] == we;
-    int ok_l = wl == yl[i] || (isnan(wl) && isnan(yl[i])) ||
-               (isfinite(wl) && fabsf(yl[i] - wl) <= nextafterf(fabsf(wl), INFINITY) - fabsf(wl));
-    if (isinf(wl)) ok_l = yl[i] == wl;
-    CHECK_MSG(ok_e, "exp f32 at %a: %a, want %a", (double)x[i], (double)ye[i], (double)we);
-    CHECK_MSG(ok_l, "log f32 at %a: %a, want %a", (double)x[i], (double)yl[i], (double)wl);
   }
 }
 
@@ -711,7 +718,7 @@ int main(void) {
     printf("vmath [%s]%s\n", cj_vm_isa_name(got), quick ? " (reduced sweep)" : "");
     rng_state = 0x9E3779B97F4A7C15ULL;
     test_contract();
-    test_exp_log_edges();
+    test_edges();
     if (isa != CJ_VM_ISA_GENERIC) test_xla_compat(); /* the baseline has no fused multiply-add */
     test_pow_c64_special();
     test_sqrt_complex_extremes();
