@@ -620,7 +620,7 @@ static const int sanitized = 1;
 static const int sanitized = 0;
 #endif
 
-/* f32 bit patterns at the edges of exp, expm1, logistic, log and log1p: overflow, the last
+/* f32 bit patterns at the edges of exp, expm1, logistic, log, log1p and rsqrt: overflow, the last
  * finite, subnormal and zero results, the sqrt(2) split of log's mantissa, the branch points
  * (expm1 2.5, -30; logistic -80; log1p -1), subnormal, zero and negative inputs, NaNs */
 static const uint32_t f32_edges[] = {
@@ -644,10 +644,10 @@ typedef struct {
 static const edge_fn edge_fns[] = {
     {"exp", cj_vm_exp_f32, expl, 1},           {"expm1", cj_vm_expm1_f32, expm1l, 2},
     {"logistic", cj_vm_logistic_f32, ref_logistic, 2}, {"log", cj_vm_log_f32, logl, 1},
-    {"log1p", cj_vm_log1p_f32, log1pl, 1}};
+    {"log1p", cj_vm_log1p_f32, log1pl, 1},     {"rsqrt", cj_vm_rsqrt_f32, ref_rsqrt, 1}};
 #define NEDGE_FN ((int)(sizeof edge_fns / sizeof edge_fns[0]))
 
-/* the AVX-512 functions (vmath_avx512.c) give the kernel loops' bits (the AVX2 build of the same
+/* the AVX-512 functions (vmath_avx512.c, and rsqrt's in vmath_loops.c) give the kernel loops' bits (the AVX2 build of the same
  * arithmetic) on every edge and on a sweep of bit patterns, NaN payloads included, and on
  * partial vectors */
 static void test_x512_same_bits(void) {
