@@ -39,7 +39,9 @@
  * of a part) of arguments beyond 1e6. Vectorized today (AVX-512 and AVX2, checked on the object
  * code): every real function, and the complex abs, log, sqrt, sign, square, atan, atanh; the
  * other complex kernels compile to straight-line scalar code (no calls) that GCC 12 declines to
- * vectorize (boolean selects in their special-value handling).
+ * vectorize (boolean selects in their special-value handling). The AVX-512 build runs the f32
+ * exp, expm1, logistic, log, log1p (vmath_avx512.c) and sqrt, rsqrt as intrinsics, the same bits
+ * as the kernels (rounding, scaling and exponent/mantissa instructions GCC does not emit).
  */
 #ifndef CJ_CPU_VMATH_H
 #define CJ_CPU_VMATH_H

@@ -1,5 +1,5 @@
 /* cjrt vmath: the whole of each vmath_isa_*.c (private): the kernel bodies (vmath_real.c,
- * vmath_special.c, vmath_f32.c, vmath_cplx.c, vmath_loops.c) under that file's target options.
+ * vmath_special.c, vmath_f32.c, vmath_avx512.c, vmath_cplx.c, vmath_loops.c) under that file's target options.
  * Before inclusion: VM_ISA_LEVEL, VM_ISA_TARGET (the GCC target options; absent for the baseline
  * build, which is always built, while a targeted one is built only by GCC or clang on x86-64),
  * VM_HAVE_FMA (may name VM_GENERIC_FMA, whether the target options give FMA) and VM_TABLE (the
@@ -32,6 +32,7 @@ VM_PRAGMA(GCC target(VM_ISA_TARGET))
 #include "vmath_real.c"
 #include "vmath_special.c"
 #include "vmath_f32.c"
+#include "vmath_avx512.c"
 #include "vmath_cplx.c"
 #include "vmath_loops.c"
 #endif

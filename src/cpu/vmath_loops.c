@@ -314,7 +314,8 @@ VM_LOOP_ABS(vl_c_abs_c64, float, vm_hypot_c64)
 
 /* sqrt and rsqrt arrays: the square-root instruction itself (correctly rounded), by intrinsics
  * because GCC does not vectorize sqrt() without -fno-math-errno on the command line. rsqrt is
- * 1/sqrt in double (f32 via double: correctly rounded but in rare ties). */
+ * 1/sqrt in double (f32 via double: correctly rounded but in rare ties; with AVX-512 the same
+ * floats from vrsqrt14pd and Newton steps). */
 #if defined(__x86_64__) && defined(__GNUC__) && VM_ISA_LEVEL == 2
 /* sqrt of T elements, L to a vector (intrinsics _mm512_..._S), the tail under a mask of type M */
 #define VM_HW_SQRT512(NAME, T, L, S, M)                                                         \
@@ -329,17 +330,32 @@ VM_LOOP_ABS(vl_c_abs_c64, float, vm_hypot_c64)
   }
 VM_HW_SQRT512(vl_hw_sqrt_f64, double, 8, pd, __mmask8)
 VM_HW_SQRT512(vl_hw_sqrt_f32, float, 16, ps, __mmask16)
+/* rsqrt of 8 floats: in double from vrsqrt14pd (relative error 2^-14) by two Newton steps, the
+ * second on the residual 1 - (x y) y by a fused multiply-add (error ~2^-53, as 1/sqrt in
+ * double): the same floats as (float)(1 / sqrt((double)x)) on every positive finite input
+ * (checked on all of them); the other lanes (zeros, infinities, negatives, NaNs: rare) take
+ * that formula itself */
+VM_INLINE __m256 vm_rsqrt8_ps(__m256 xf) {
+  const __m512d one = _mm512_set1_pd(1.0), half = _mm512_set1_pd(0.5);
+  __m512d x = _mm512_cvtps_pd(xf);
+  __m512d y = _mm512_rsqrt14_pd(x);
+  y = _mm512_mul_pd(y, _mm512_fnmadd_pd(_mm512_mul_pd(x, half), _mm512_mul_pd(y, y),
+                                        _mm512_set1_pd(1.5)));
+  __m512d r = _mm512_fnmadd_pd(_mm512_mul_pd(x, y), y, one);
+  y = _mm512_fmadd_pd(_mm512_mul_pd(y, half), r, y);
+  __mmask8 ok = _mm256_cmp_ps_mask(xf, _mm256_setzero_ps(), _CMP_GT_OQ) &
+                _mm256_cmp_ps_mask(xf, _mm256_set1_ps(INFINITY), _CMP_LT_OQ);
+  if (__builtin_expect(ok != 0xff, 0))
+    y = _mm512_mask_div_pd(y, (__mmask8)~ok, one, _mm512_sqrt_pd(x));
+  return _mm512_cvtpd_ps(y);
+}
 static void vl_hw_rsqrt_f32(const float *x, float *y, int64_t n) {
-  const __m512d one = _mm512_set1_pd(1.0);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m512d v = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
-    _mm256_storeu_ps(y + i, _mm512_cvtpd_ps(_mm512_div_pd(one, _mm512_sqrt_pd(v))));
-  }
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, vm_rsqrt8_ps(_mm256_loadu_ps(x + i)));
   if (i < n) {
     __mmask8 m = (__mmask8)((1u << (n - i)) - 1u);
-    __m512d v = _mm512_cvtps_pd(_mm256_mask_loadu_ps(_mm256_set1_ps(1.0f), m, x + i));
-    _mm256_mask_storeu_ps(y + i, m, _mm512_cvtpd_ps(_mm512_div_pd(one, _mm512_sqrt_pd(v))));
+    __m256 v = _mm256_mask_loadu_ps(_mm256_set1_ps(1.0f), m, x + i);
+    _mm256_mask_storeu_ps(y + i, m, vm_rsqrt8_ps(v));
   }
 }
 #elif defined(__x86_64__) && defined(__GNUC__)
@@ -414,6 +430,13 @@ const cj_vm_table VM_TABLE = {
     .sqrt_f32 = vl_hw_sqrt_f32,
     .sqrt_f64 = vl_hw_sqrt_f64,
     .rsqrt_f32 = vl_hw_rsqrt_f32,
+#ifdef VM_HAVE_X512_EXP_LOG
+    .exp_f32 = vl_x5_exp_f32, /* vmath_avx512.c: the same bits as the kernel loops */
+    .log_f32 = vl_x5_log_f32,
+    .log1p_f32 = vl_x5_log1p_f32,
+    .expm1_f32 = vl_x5_expm1_f32,
+    .logistic_f32 = vl_x5_logistic_f32,
+#endif
 };
 #pragma GCC diagnostic pop
 

@@ -620,11 +620,97 @@ static const int sanitized = 1;
 static const int sanitized = 0;
 #endif
 
+/* f32 bit patterns at the edges of exp, expm1, logistic, log, log1p and rsqrt: overflow, the last
+ * finite, subnormal and zero results, the sqrt(2) split of log's mantissa, the branch points
+ * (expm1 2.5, -30; logistic -80; log1p -1), subnormal, zero and negative inputs, NaNs */
+static const uint32_t f32_edges[] = {
+    0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u, 0x7fa00001u,
+    0x7fc12345u, 0x00000001u, 0x80000001u, 0x007fffffu, 0x00800000u, 0x00800001u, 0x3f800000u,
+    0x3f7fffffu, 0x3f800001u, 0x3fb504f2u, 0x3fb504f3u, 0x3fb504f4u, 0x3f3504f2u, 0x3f3504f3u,
+    0x3f3504f4u, 0x7f7fffffu, 0xff7fffffu, 0x42b17217u, 0x42b17218u, 0x42b17219u, 0x42b1999au,
+    0x42b20000u, 0xc2aeac4fu, 0xc2aeac50u, 0xc2aeac51u, 0xc2cff1b3u, 0xc2cff1b4u, 0xc2cff1b5u,
+    0xc2d00000u, 0xc2d00001u, 0xc2ce8ed0u, 0xc2ce8ed1u, 0x33800000u, 0xb3800000u, 0x42b0c0a8u,
+    0xbf800000u, 0xbf7fffffu, 0xbf800001u, 0xc2b17218u, 0x401fffffu, 0x40200000u, 0x40200001u,
+    0xc1f00000u, 0xc1f00001u, 0xc2a00000u, 0xc2a00001u, 0xc29fffffu, 0x3f000000u, 0xbf000000u,
+    0x4b800000u, 0xcb800000u, 0x33000000u, 0xb3000000u};
+#define NEDGE ((int)(sizeof f32_edges / sizeof f32_edges[0]))
+
+typedef struct {
+  const char *name;
+  void (*f)(const float *, float *, int64_t);
+  ld (*ref)(ld);
+  int64_t ulps; /* the test's bound, in whole ulps from the correctly rounded value */
+} edge_fn;
+static const edge_fn edge_fns[] = {
+    {"exp", cj_vm_exp_f32, expl, 1},           {"expm1", cj_vm_expm1_f32, expm1l, 2},
+    {"logistic", cj_vm_logistic_f32, ref_logistic, 2}, {"log", cj_vm_log_f32, logl, 1},
+    {"log1p", cj_vm_log1p_f32, log1pl, 1},     {"rsqrt", cj_vm_rsqrt_f32, ref_rsqrt, 1}};
+#define NEDGE_FN ((int)(sizeof edge_fns / sizeof edge_fns[0]))
+
+/* the AVX-512 functions (vmath_avx512.c, and rsqrt's in vmath_loops.c) give the kernel loops' bits (the AVX2 build of the same
+ * arithmetic) on every edge and on a sweep of bit patterns, NaN payloads included, and on
+ * partial vectors */
+static void test_x512_same_bits(void) {
+  if (cj_vm_set_isa(CJ_VM_ISA_AVX512) != CJ_VM_ISA_AVX512) return;
+  enum { N = 4096 };
+  static float x[N], a[N], b[N];
+  uint64_t step = sanitized ? 65537 : 509;
+  for (int f = 0; f < NEDGE_FN; f++) {
+    long bad = 0;
+    uint64_t b0 = 0;
+    for (int blk = 0;; blk++) {
+      int64_t k = 0;
+      if (blk == 0)
+        for (int i = 0; i < NEDGE; i++) memcpy(&x[k++], &f32_edges[i], 4);
+      for (; k < N && b0 < (1ULL << 32); k++, b0 += step) {
+        uint32_t u = (uint32_t)b0;
+        memcpy(&x[k], &u, 4);
+      }
+      if (k == 0) break;
+      memset(a, 0, sizeof a);
+      memset(b, 0, sizeof b);
+      for (int isa = CJ_VM_ISA_AVX512; isa >= CJ_VM_ISA_AVX2; isa--) {
+        float *o = isa == CJ_VM_ISA_AVX512 ? a : b;
+        cj_vm_set_isa((cj_vm_isa)isa);
+        edge_fns[f].f(x, o, k);
+        for (int t = 1; t <= 17 && blk == 0; t++) edge_fns[f].f(x + 3, o + N - 17, t);
+      }
+      for (int64_t i = 0; i < N; i++)
+        if (memcmp(&a[i], &b[i], 4) != 0 && bad++ < 5)
+          printf("  %s f32: avx512 %a != avx2 %a at x = %a\n", edge_fns[f].name, (double)a[i],
+                 (double)b[i], (double)x[i < k ? i : 0]);
+    }
+    CHECK_MSG(bad == 0, "%s f32: the AVX-512 function differs from the kernel loop on %ld inputs",
+              edge_fns[f].name, bad);
+  }
+  cj_vm_set_isa(CJ_VM_ISA_AVX512);
+}
+
+/* the edges against long double references, on every instruction set: zero, infinite and NaN
+ * results exactly, the others within the function's bound */
+static void test_edges(void) {
+  float x[NEDGE], y[NEDGE];
+  for (int i = 0; i < NEDGE; i++) memcpy(&x[i], &f32_edges[i], 4);
+  for (int f = 0; f < NEDGE_FN; f++) {
+    edge_fns[f].f(x, y, NEDGE);
+    for (int i = 0; i < NEDGE; i++) {
+      float want = (float)edge_fns[f].ref((ld)x[i]); /* one rounding: correctly rounded */
+      int ok;
+      if (isnan(want)) ok = isnan(y[i]);
+      else if (want == 0 || isinf(want)) ok = memcmp(&want, &y[i], 4) == 0;
+      else ok = llabs((long long)(ord32(y[i]) - ord32(want))) <= edge_fns[f].ulps;
+      CHECK_MSG(ok, "%s f32 at %a: %a, want %a", edge_fns[f].name, (double)x[i], (double)y[i],
+                (double)want);
+    }
+  }
+}
+
 int main(void) {
   int exhaustive = env_on("CJ_VMATH_EXHAUSTIVE");
   int verbose = env_on("CJ_VMATH_VERBOSE");
   const char *only = getenv("CJ_VMATH_ONLY");
   cj_vm_isa best = cj_vm_get_isa();
+  test_x512_same_bits();
   for (int isa = best; isa >= 0; isa--) {
     cj_vm_isa got = cj_vm_set_isa((cj_vm_isa)isa);
     CHECK_EQ_INT(got, isa);
@@ -632,6 +718,7 @@ int main(void) {
     printf("vmath [%s]%s\n", cj_vm_isa_name(got), quick ? " (reduced sweep)" : "");
     rng_state = 0x9E3779B97F4A7C15ULL;
     test_contract();
+    test_edges();
     if (isa != CJ_VM_ISA_GENERIC) test_xla_compat(); /* the baseline has no fused multiply-add */
     test_pow_c64_special();
     test_sqrt_complex_extremes();
