@@ -332,36 +332,58 @@ static CJ_MUST_USE cj_status field_list(const cj_op *op, const cj_attr *a, int f
   return NULL;
 }
 
+/* Whether operand i is a virtual broadcast of dtype dt that can be read as a view; then *t
+ * describes it with t->buf its source and *vs its element strides. */
+static bool virtual_operand(cj_lw *L, cj_op *op, uint32_t i, cj_dtype dt, cj_lw_tensor *t,
+                            const int64_t **vs) {
+  cj_value *v = op->operands[i];
+  const cj_type *ty = v->type;
+  if (!cj_lw_value_is_virtual(L, v) || !ty || ty->kind != CJ_TYPE_TENSOR ||
+      !cj_type_is_static(ty) || cj_type_is_quant(ty) || ty->rank > CJ_MAX_RANK ||
+      ty->dtype != dt)
+    return false;
+  int32_t src;
+  cj_dtype vdt;
+  cj_lw_virtual_view(L, v, &src, &vdt, vs);
+  if (vdt != dt) return false;
+  t->buf = src;
+  t->type = ty;
+  t->dtype = dt;
+  t->rank = ty->rank;
+  t->dims = ty->dims;
+  t->nelems = ty->num_elements;
+  t->nbytes = cj_lw_type_bytes(ty);
+  return true;
+}
+
 /* Scatter input i: a virtual broadcast of the result's type stays a view (*view: a strided copy
  * from t->buf, its source), anything else is an ordinary operand. */
 static cj_status scatter_input(cj_lw *L, cj_op *op, uint32_t i, cj_lw_tensor *t,
                                cj_strided **view) {
-  cj_value *v = op->operands[i];
-  const cj_type *ty = v->type;
+  const int64_t *vs;
   *view = NULL;
-  if (cj_lw_value_is_virtual(L, v) && ty && ty->kind == CJ_TYPE_TENSOR &&
-      cj_type_is_static(ty) && !cj_type_is_quant(ty) && ty->rank <= CJ_MAX_RANK &&
-      op->results[i].type->dtype == ty->dtype) {
-    int32_t src;
-    cj_dtype dt;
-    const int64_t *vs;
-    cj_lw_virtual_view(L, v, &src, &dt, &vs);
-    if (dt == ty->dtype) {
-      cj_strided *s = cj_strided_new(L, ty->rank, ty->dims, vs, cj_dtype_bytes(dt));
-      if (!s) return cj_oom();
-      cj_strided_simplify(s);
-      t->buf = src;
-      t->type = ty;
-      t->dtype = dt;
-      t->rank = ty->rank;
-      t->dims = ty->dims;
-      t->nelems = ty->num_elements;
-      t->nbytes = cj_lw_type_bytes(ty);
-      *view = s;
-      return NULL;
-    }
+  if (virtual_operand(L, op, i, op->results[i].type->dtype, t, &vs)) {
+    cj_strided *s = cj_strided_new(L, t->rank, t->dims, vs, cj_dtype_bytes(t->dtype));
+    if (!s) return cj_oom();
+    cj_strided_simplify(s);
+    *view = s;
+    return NULL;
   }
   return cj_lw_operand(L, op, i, t);
+}
+
+/* The updates of a one-input scatter: a virtual broadcast (the gradient of a gather whose
+ * cotangent was broadcast) is read through its strides, never materialized; anything else is an
+ * ordinary operand with row-major strides. us: element strides of the updates. */
+static cj_status scatter_updates(cj_lw *L, cj_op *op, int32_t n, cj_lw_tensor *u, int64_t *us) {
+  const int64_t *vs;
+  if (n == 1 && virtual_operand(L, op, 2, op->operands[2]->type->dtype, u, &vs)) {
+    memcpy(us, vs, sizeof(int64_t) * (size_t)u->rank);
+    return NULL;
+  }
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)n + 1, u));
+  cj_row_strides(u->rank, u->dims, us);
+  return NULL;
 }
 
 /* The scatter's update window in the result (input dims neither inserted nor batching take
@@ -444,7 +466,8 @@ cj_status cj_lower_scatter(cj_lw *L, cj_op *op) {
   cj_strided *view0 = NULL;
   CJ_RETURN_IF_ERROR(scatter_input(L, op, 0, &x0, &view0));
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)n, &idx));
-  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)n + 1, &u0));
+  int64_t is[CJ_MAX_RANK], us[CJ_MAX_RANK];
+  CJ_RETURN_IF_ERROR(scatter_updates(L, op, n, &u0, us));
   kg_idx_fn rd = cj_kg_idx_reader(idx.dtype);
   if (!rd) return cj_op_error(op, CJ_INVALID_ARGUMENT, "scatter_indices must be integers");
   int32_t xr = x0.rank, ir = idx.rank, ur = u0.rank;
@@ -488,9 +511,7 @@ cj_status cj_lower_scatter(cj_lw *L, cj_op *op) {
     return cj_oom();
   for (int32_t d = 0; d < xr; d++) p->dims[d] = x0.dims[d];
   cj_row_strides(xr, x0.dims, p->istr);
-  int64_t is[CJ_MAX_RANK], us[CJ_MAX_RANK];
   cj_row_strides(ir, idx.dims, is);
-  cj_row_strides(ur, u0.dims, us);
   int64_t ies = cj_dtype_bytes(idx.dtype);
   /* scatter space: indices dims without ivd <-> update dims not in update_window_dims */
   int32_t ud = 0;
@@ -531,7 +552,10 @@ cj_status cj_lower_scatter(cj_lw *L, cj_op *op) {
   for (int32_t i = 0; i < n; i++) {
     cj_lw_tensor x, u;
     CJ_RETURN_IF_ERROR(scatter_input(L, op, (uint32_t)i, &x, &p->init_view[i]));
-    CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)(n + 1 + i), &u));
+    if (i == 0) /* scatter_updates' view, or the materialized operand */
+      u = u0;
+    else
+      CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)(n + 1 + i), &u));
     if (x.nelems != x0.nelems || x.rank != xr || u.nelems != u0.nelems || u.rank != ur)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "inputs or updates differ in shape");
     cj_dtype bt = cj_kg_scalar_dtype(blk->args[i].type);

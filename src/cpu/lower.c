@@ -893,10 +893,12 @@ static void number_block(cj_block *b, uint32_t *n) {
 
 static cj_block *value_block(cj_value *v) { return v->def ? v->def->block : v->block; }
 
-/* Operand i of op may stay a virtual broadcast: elementwise ops, and the inputs of a scatter
- * (whose initial copy reads the view; k_gather_scatter.c). */
+/* Operand i of op may stay a virtual broadcast: elementwise ops, the inputs of a scatter
+ * (whose initial copy reads the view) and the updates of a one-input scatter (read through the
+ * view's strides; k_gather_scatter.c). */
 static bool takes_virtual(const cj_op *op, bool ew, uint32_t i) {
-  return ew || (op->kind == CJ_OP_SCATTER && op->nopnds % 2 == 1 && i < op->nopnds / 2);
+  return ew || (op->kind == CJ_OP_SCATTER && op->nopnds % 2 == 1 &&
+                (i < op->nopnds / 2 || (op->nopnds == 3 && i == 2)));
 }
 
 static uint8_t user_bits(const cj_op *op, bool ew, uint32_t i, bool same_block) {

@@ -512,3 +512,85 @@ func.func @main() {
   stablehlo.custom_call @check.expect_eq(%s3, %c4) {has_side_effect = true} : (tensor<40x8xf32>, tensor<40x8xf32>) -> ()
   return
 }
+
+// -----
+// case: scatter-add of a broadcast over the middle dim into zeros, add
+func.func @main() {
+  %c0 = stablehlo.constant dense<"0x000000000000C040000080400000A0C0000000C10000C040000000000000A0C0000040400000E0C00000C0C00000E0C00000E0400000803F0000E0C0000080BF00008040000000C00000E0C000008040000040C00000E0C000004040000080BF"> : tensor<3x8xf32>
+  %v1 = stablehlo.add %c0, %c0 : tensor<3x8xf32>
+  %v2 = stablehlo.add %v1, %c0 : tensor<3x8xf32>
+  %v3 = stablehlo.broadcast_in_dim %v2, dims = [0, 2] : (tensor<3x8xf32>) -> tensor<3x5x8xf32>
+  %c4 = stablehlo.constant dense<0.0> : tensor<f32>
+  %v5 = stablehlo.broadcast_in_dim %c4, dims = [] : (tensor<f32>) -> tensor<12x8xf32>
+  %c6 = stablehlo.constant dense<[[[11], [4], [10], [1], [4]], [[2], [1], [10], [3], [8]], [[8], [6], [9], [4], [6]]]> : tensor<3x5x1xi32>
+  %v7 = "stablehlo.scatter"(%v5, %c6, %v3) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<12x8xf32>, tensor<3x5x1xi32>, tensor<3x5x8xf32>) -> tensor<12x8xf32>
+  %c8 = stablehlo.constant dense<"0x000000000000000000000000000000000000000000000000000000000000000000001041000040C00000C0C0000010C2000040C00000A8410000A8C1000090C1000010410000A8C1000090C10000A8C10000A841000040400000A8C1000040C0000010410000A8C1000090C10000A8C10000A841000040400000A8C1000040C0000040410000F04100004040000090C1000064C20000704100001041000004C200000000000000000000000000000000000000000000000000000000000000000000C041000040C1000028C20000C041000090C1000028C2000090410000C0C000000000000000000000000000000000000000000000000000000000000000000000A8410000D8C100001CC2000010C100004041000090C1000040C10000C0C0000040410000C0C00000A8C100004041000010C10000A8C100001041000040C000001041000040C00000C0C0000010C2000040C00000A8410000A8C1000090C1000000000000904100004041000070C10000C0C10000904100000000000070C1"> : tensor<12x8xf32>
+  stablehlo.custom_call @check.expect_eq(%v7, %c8) {has_side_effect = true} : (tensor<12x8xf32>, tensor<12x8xf32>) -> ()
+  return
+}
+
+// -----
+// case: scatter-add of a broadcast over the middle dim into zeros, general body
+func.func @main() {
+  %c0 = stablehlo.constant dense<"0x000000000000C040000080400000A0C0000000C10000C040000000000000A0C0000040400000E0C00000C0C00000E0C00000E0400000803F0000E0C0000080BF00008040000000C00000E0C000008040000040C00000E0C000004040000080BF"> : tensor<3x8xf32>
+  %v1 = stablehlo.add %c0, %c0 : tensor<3x8xf32>
+  %v2 = stablehlo.add %v1, %c0 : tensor<3x8xf32>
+  %v3 = stablehlo.broadcast_in_dim %v2, dims = [0, 2] : (tensor<3x8xf32>) -> tensor<3x5x8xf32>
+  %c4 = stablehlo.constant dense<0.0> : tensor<f32>
+  %v5 = stablehlo.broadcast_in_dim %c4, dims = [] : (tensor<f32>) -> tensor<12x8xf32>
+  %c6 = stablehlo.constant dense<[[[11], [4], [10], [1], [4]], [[2], [1], [10], [3], [8]], [[8], [6], [9], [4], [6]]]> : tensor<3x5x1xi32>
+  %v7 = "stablehlo.scatter"(%v5, %c6, %v3) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %n = stablehlo.negate %b : tensor<f32>
+    %r = stablehlo.subtract %a, %n : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<12x8xf32>, tensor<3x5x1xi32>, tensor<3x5x8xf32>) -> tensor<12x8xf32>
+  %c8 = stablehlo.constant dense<"0x000000000000000000000000000000000000000000000000000000000000000000001041000040C00000C0C0000010C2000040C00000A8410000A8C1000090C1000010410000A8C1000090C10000A8C10000A841000040400000A8C1000040C0000010410000A8C1000090C10000A8C10000A841000040400000A8C1000040C0000040410000F04100004040000090C1000064C20000704100001041000004C200000000000000000000000000000000000000000000000000000000000000000000C041000040C1000028C20000C041000090C1000028C2000090410000C0C000000000000000000000000000000000000000000000000000000000000000000000A8410000D8C100001CC2000010C100004041000090C1000040C10000C0C0000040410000C0C00000A8C100004041000010C10000A8C100001041000040C000001041000040C00000C0C0000010C2000040C00000A8410000A8C1000090C1000000000000904100004041000070C10000C0C10000904100000000000070C1"> : tensor<12x8xf32>
+  stablehlo.custom_call @check.expect_eq(%v7, %c8) {has_side_effect = true} : (tensor<12x8xf32>, tensor<12x8xf32>) -> ()
+  return
+}
+
+// -----
+// case: scatter-add of a broadcast over the inner dim into zeros, add
+func.func @main() {
+  %c0 = stablehlo.constant dense<"0x000080BF00004040000080BF000040C00000C0C00000A0400000C0C000004040000080C0000080C00000A0C00000E0C00000A040000000000000E0C0"> : tensor<3x5xf32>
+  %v1 = stablehlo.add %c0, %c0 : tensor<3x5xf32>
+  %v2 = stablehlo.add %v1, %c0 : tensor<3x5xf32>
+  %v3 = stablehlo.broadcast_in_dim %v2, dims = [0, 1] : (tensor<3x5xf32>) -> tensor<3x5x8xf32>
+  %c4 = stablehlo.constant dense<0.0> : tensor<f32>
+  %v5 = stablehlo.broadcast_in_dim %c4, dims = [] : (tensor<f32>) -> tensor<12x8xf32>
+  %c6 = stablehlo.constant dense<[[[11], [4], [10], [1], [4]], [[2], [1], [10], [3], [8]], [[8], [6], [9], [4], [6]]]> : tensor<3x5x1xi32>
+  %v7 = "stablehlo.scatter"(%v5, %c6, %v3) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<12x8xf32>, tensor<3x5x1xi32>, tensor<3x5x8xf32>) -> tensor<12x8xf32>
+  %c8 = stablehlo.constant dense<"0x00000000000000000000000000000000000000000000000000000000000000000000D8C10000D8C10000D8C10000D8C10000D8C10000D8C10000D8C10000D8C10000704100007041000070410000704100007041000070410000704100007041000040C1000040C1000040C1000040C1000040C1000040C1000040C1000040C1000010C1000010C1000010C1000010C1000010C1000010C1000010C1000010C10000000000000000000000000000000000000000000000000000000000000000000028C2000028C2000028C2000028C2000028C2000028C2000028C2000028C200000000000000000000000000000000000000000000000000000000000000000000D8C10000D8C10000D8C10000D8C10000D8C10000D8C10000D8C10000D8C100007041000070410000704100007041000070410000704100007041000070410000C0400000C0400000C0400000C0400000C0400000C0400000C0400000C040000040C0000040C0000040C0000040C0000040C0000040C0000040C0000040C0"> : tensor<12x8xf32>
+  stablehlo.custom_call @check.expect_eq(%v7, %c8) {has_side_effect = true} : (tensor<12x8xf32>, tensor<12x8xf32>) -> ()
+  return
+}
+
+// -----
+// case: scatter-add of a broadcast over the inner dim into zeros, general body
+func.func @main() {
+  %c0 = stablehlo.constant dense<"0x000080BF00004040000080BF000040C00000C0C00000A0400000C0C000004040000080C0000080C00000A0C00000E0C00000A040000000000000E0C0"> : tensor<3x5xf32>
+  %v1 = stablehlo.add %c0, %c0 : tensor<3x5xf32>
+  %v2 = stablehlo.add %v1, %c0 : tensor<3x5xf32>
+  %v3 = stablehlo.broadcast_in_dim %v2, dims = [0, 1] : (tensor<3x5xf32>) -> tensor<3x5x8xf32>
+  %c4 = stablehlo.constant dense<0.0> : tensor<f32>
+  %v5 = stablehlo.broadcast_in_dim %c4, dims = [] : (tensor<f32>) -> tensor<12x8xf32>
+  %c6 = stablehlo.constant dense<[[[11], [4], [10], [1], [4]], [[2], [1], [10], [3], [8]], [[8], [6], [9], [4], [6]]]> : tensor<3x5x1xi32>
+  %v7 = "stablehlo.scatter"(%v5, %c6, %v3) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %n = stablehlo.negate %b : tensor<f32>
+    %r = stablehlo.subtract %a, %n : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<12x8xf32>, tensor<3x5x1xi32>, tensor<3x5x8xf32>) -> tensor<12x8xf32>
+  %c8 = stablehlo.constant dense<"0x00000000000000000000000000000000000000000000000000000000000000000000D8C10000D8C10000D8C10000D8C10000D8C10000D8C10000D8C10000D8C10000704100007041000070410000704100007041000070410000704100007041000040C1000040C1000040C1000040C1000040C1000040C1000040C1000040C1000010C1000010C1000010C1000010C1000010C1000010C1000010C1000010C10000000000000000000000000000000000000000000000000000000000000000000028C2000028C2000028C2000028C2000028C2000028C2000028C2000028C200000000000000000000000000000000000000000000000000000000000000000000D8C10000D8C10000D8C10000D8C10000D8C10000D8C10000D8C10000D8C100007041000070410000704100007041000070410000704100007041000070410000C0400000C0400000C0400000C0400000C0400000C0400000C0400000C040000040C0000040C0000040C0000040C0000040C0000040C0000040C0000040C0"> : tensor<12x8xf32>
+  stablehlo.custom_call @check.expect_eq(%v7, %c8) {has_side_effect = true} : (tensor<12x8xf32>, tensor<12x8xf32>) -> ()
+  return
+}

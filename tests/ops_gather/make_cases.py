@@ -496,6 +496,52 @@ def scatter_cases():
     cs.append(scatter_case("rows max by 300 scalar i64 ids", [x], si, [u],
                            ([1], [0], [], [], [0], 1), f32,
                            body2(f32, "stablehlo.maximum %a, %b : {t}"), mx))
+    cs += broadcast_update_cases()
+    return cs
+
+
+def broadcast_update_cases():
+    """Scatters whose updates are a broadcast (an embedding's gradient: the pooled cotangent
+    broadcast over the sequence), read through the broadcast's strides instead of materialized:
+    broadcast over the middle dim and over the inner dim, a combiner and a general body, ids
+    with duplicates and out of range. The broadcast's operand is computed (x * 2 + x) so that it
+    is no constant to fold."""
+    r3 = np.random.default_rng(20261129)
+    cs = []
+    f32 = np.float32
+    ids = r3.integers(-1, 12, (3, 5, 1)).astype(np.int32)
+    ids[0, 1, 0] = ids[2, 3, 0] = 4  # duplicates
+    general = ("({\n  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+               "    %n = stablehlo.negate %b : tensor<f32>\n"
+               "    %r = stablehlo.subtract %a, %n : tensor<f32>\n"
+               "    stablehlo.return %r : tensor<f32>\n  })")
+    add = lambda cur, upd: [cur[0] + upd[0]]  # noqa: E731
+    for gshape, bdims, label in (((3, 8), [0, 2], "over the middle dim"),
+                                 ((3, 5), [0, 1], "over the inner dim")):
+        g = r3.integers(-8, 8, gshape).astype(f32)
+        u = np.broadcast_to(np.expand_dims(3 * g, 1 if bdims == [0, 2] else 2), (3, 5, 8))
+        for body_label, body in (("add", body2(f32, "stablehlo.add %a, %b : {t}")),
+                                 ("general body", general)):
+            c = Case("scatter-add of a broadcast %s into zeros, %s" % (label, body_label))
+            want = scatter_ref([np.zeros((12, 8), f32)], ids, [np.ascontiguousarray(u)], [2], [0], [],
+                               [], [0], 2, add)[0]
+            gv = c.const(g)
+            gt = ttype(gshape, f32)
+            g2 = c.op("{r} = stablehlo.add %s, %s : %s" % (gv, gv, gt))
+            g3 = c.op("{r} = stablehlo.add %s, %s : %s" % (g2, gv, gt))
+            ub = c.op("{r} = stablehlo.broadcast_in_dim %s, dims = %s : (%s) -> tensor<3x5x8xf32>"
+                      % (g3, i64s(bdims), gt))
+            z = c.splat((), f32, 0.0)
+            zb = c.op("{r} = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> "
+                      "tensor<12x8xf32>" % z)
+            vi = c.const(ids)
+            s = c.op('{r} = "stablehlo.scatter"(%s, %s, %s) <{scatter_dimension_numbers = '
+                     '#stablehlo.scatter<update_window_dims = [2], inserted_window_dims = [0], '
+                     'scatter_dims_to_operand_dims = [0], index_vector_dim = 2>}> %s : '
+                     '(tensor<12x8xf32>, tensor<3x5x1xi32>, tensor<3x5x8xf32>) -> tensor<12x8xf32>'
+                     % (zb, vi, ub, body))
+            c.expect(s, want)
+            cs.append(c)
     return cs
 
 
