@@ -13,7 +13,6 @@
  * OpenBLAS where the build found it (CJRT_LAPACK_SERIAL: its static build is not safe to call from
  * two threads at once, so every call holds one lock and batch elements run one after another),
  * else the reference LAPACK and BLAS, whose batch elements run in parallel on the client's pool.
- * Installed routines (k_lapack.h) run small batch elements in parallel too (lk_plan_threads).
  *
  * Built without LAPACK (CJRT_HAVE_LAPACK undefined), every lapack_* target fails at compile
  * time, naming the target.
@@ -679,14 +678,15 @@ static const int lk_kind_fn[LK_COUNT] = {
 /* How the batch runs (lk_params.locked, parallel, grain), from the routine this call uses (its
  * entry in `fns`, type t's): the serial OpenBLAS's holds the one lock, so its batch elements run
  * one after another; the reference LAPACK's run in parallel on the client's pool; an installed
- * routine (SciPy's OpenBLAS, which is reentrant) too, for matrices small enough (order <=
- * LK_PAR_ORDER) that it starts no threads of its own (a batch of larger ones runs on its
- * threads, one element after another, as jaxlib runs it). A chunk holds about 200k flops,
- * counting each call's fixed cost as 20k (at order 16 a call costs as much as its arithmetic).
- * One exception: a potrf larger than that runs the linked serial OpenBLAS's even where another
- * is installed: SciPy's takes 150 us at order 256 against 120 us on one core (and with two
- * cores its threads of its own made bench/models.py's cholesky 1.45x XLA:CPU's time, against
- * 1.0-1.2x), while at order 16 both take 3 us and SciPy's runs the batch in parallel. */
+ * routine's (SciPy's OpenBLAS) run one after another without the lock, as jaxlib runs them
+ * (splitting batches of small matrices over our pool was measured: with both cores, the linalg
+ * rows of bench/models.py got slower, cholesky 1.03-1.05 -> 1.11-1.31 of XLA:CPU's time, our
+ * workers competing with the threads SciPy's OpenBLAS keeps for the larger matrices). A chunk
+ * holds about 200k flops, counting each call's fixed cost as 20k. One exception: a potrf of
+ * order above LK_PAR_ORDER runs the linked serial OpenBLAS's even where another is installed:
+ * SciPy's takes 150 us at order 256 against 120 us on one core (and with two cores its threads
+ * of its own made the cholesky row 1.45x XLA:CPU's time), while at order 16 both take 3 us and
+ * SciPy's gives XLA:CPU's bits. */
 enum { LK_PAR_ORDER = 64 };
 static void lk_plan_threads(lk_params *p, void *fns, int t, int kind, double flops) {
   int fi = lk_kind_fn[kind];
@@ -698,7 +698,7 @@ static void lk_plan_threads(lk_params *p, void *fns, int t, int kind, double flo
     builtin = true;
   }
   p->locked = lk_serial && builtin;
-  p->parallel = builtin ? !lk_serial : order <= LK_PAR_ORDER;
+  p->parallel = builtin && !lk_serial;
   p->grain = (int64_t)(200000.0 / (flops + 20000.0)) + 1;
 }
 

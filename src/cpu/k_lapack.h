@@ -49,9 +49,8 @@ CJ_MUST_USE cj_status cj_lower_cc_tridiagonal_perturbed(cj_lw *L, cj_op *op);
  * every one by pointer (int is 32 bits), with NO hidden character-length arguments. Programs
  * compiled afterwards use it (a compiled program keeps the routines it was compiled with);
  * installing while another thread compiles or runs a program is not supported. Installed
- * routines may be called from several threads at once: the batch elements of small matrices
- * (order <= 64) run in parallel on the client's pool, larger ones one after another (as jaxlib
- * runs them). */
+ * routines must be reentrant (programs running at once call them from their own threads); the
+ * elements of one batch run one after another, as jaxlib runs them. */
 #if defined(__GNUC__)
 #define CJ_LAPACK_API __attribute__((visibility("default")))
 #else

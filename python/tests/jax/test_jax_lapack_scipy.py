@@ -102,9 +102,9 @@ def _as_accurate(f, *args):
 
 
 @pytest.mark.parametrize("name", ["float32", "complex128"])
-def test_batches_of_small_matrices_split_over_threads_keep_xla_cpus_bits(cj, name):
-    """Batches of small matrices run over the plugin's threads (k_lapack.c, lk_plan_threads),
-    each element with SciPy's routine: the same bits as XLA:CPU's one after another."""
+def test_batches_of_small_matrices_keep_xla_cpus_bits(cj, name):
+    """Batches of small matrices, each element with SciPy's routine (k_lapack.c,
+    lk_plan_threads): the same bits as XLA:CPU's."""
     with jaxcheck.x64(name == "complex128"):
         a = _data((64, 16, 16), name, 4)
         pd = a @ np.conj(np.swapaxes(a, -1, -2)) + 16 * np.eye(16, dtype=name)
