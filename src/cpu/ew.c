@@ -162,8 +162,8 @@ static inline void select_any(void *o, const void *p, const void *x, const void 
     (void)aux;                                                                               \
     select_any(o_, a_, b_, c_, n, sizeof(T));                                                \
   }                                                                                          \
-  static void clamp_##S(void *o_, const void *a_, const void *b_, const void *c_, int64_t n,   \
-                        const cj_ew_aux *aux) {                                              \
+  CJ_CLONES static void clamp_##S(void *o_, const void *a_, const void *b_, const void *c_,   \
+                                  int64_t n, const cj_ew_aux *aux) {                         \
     (void)aux;                                                                               \
     T *o = o_;                                                                               \
     const T *lo = a_, *x = b_, *hi = c_;                                                     \
@@ -448,8 +448,8 @@ REDUCE_PRECISION(f64, double, uint64_t, 64, 11, 52, cj_f64_bits, cj_bits_f64)
     (void)aux;                                                                       \
     select_any(o_, a_, b_, c_, n, sizeof(T));                                        \
   }                                                                                  \
-  static void clamp_##S(void *o_, const void *a_, const void *b_, const void *c_,    \
-                        int64_t n, const cj_ew_aux *aux) {                           \
+  CJ_CLONES static void clamp_##S(void *o_, const void *a_, const void *b_,          \
+                                  const void *c_, int64_t n, const cj_ew_aux *aux) { \
     (void)aux;                                                                       \
     T *o = o_;                                                                       \
     const T *lo = a_, *x = b_, *hi = c_;                                             \
