@@ -100,6 +100,9 @@ def main():
     xl = jax.devices("cpu")[0]
     fns = functions(jax, jnp)
     names = opts.only.split(",") if opts.only else list(fns)
+    unknown = [n for n in names if n not in fns]
+    if unknown:
+        sys.exit(f"unknown function(s) {', '.join(unknown)}; known: {', '.join(fns)}")
     dts = {"f32": np.float32, "f64": np.float64, "bf16": jnp.bfloat16}
     rng = np.random.default_rng(0)
     print(f"jax {jax.__version__}; {len(os.sched_getaffinity(0))} threads; ratio = cjrt / XLA:CPU")
