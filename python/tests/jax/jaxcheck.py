@@ -221,6 +221,16 @@ def rand(shape, dtype, seed=0, low=-3.0, high=3.0):
     return rng.uniform(low, high, shape).astype(dt)
 
 
+def normal(shape, dtype, seed=0):
+    """Standard normal test data of a float or complex dtype (complex: both parts normal), from
+    numpy's default_rng(seed)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
 def positive(shape, dtype, seed=0):
     return rand(shape, dtype, seed, low=0.1, high=4.0)
 

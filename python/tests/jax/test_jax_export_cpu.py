@@ -40,12 +40,7 @@ def client():
     c.close()
 
 
-def _data(shape, name, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    if name.startswith("complex"):
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(name)
+_data = jaxcheck.normal  # (shape, dtype name, seed)
 
 
 def _pd(shape, name, seed=0):

@@ -28,12 +28,7 @@ DTYPES = ["float32", "float64", "complex64", "complex128"]
 TOL = {"float32": 2e-4, "complex64": 2e-4, "float64": 1e-10, "complex128": 1e-10}
 
 
-def _data(shape, name, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    if name.startswith("complex"):
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(name)
+_data = jaxcheck.normal  # (shape, dtype name, seed)
 
 
 def _herm_pd(shape, name, seed=0):

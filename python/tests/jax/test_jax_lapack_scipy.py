@@ -59,12 +59,7 @@ def test_scipy_routines_installed(cj):
         assert lapack.routine(lib, name) != lapack.scipy_routine(name), name
 
 
-def _data(shape, name, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    if name.startswith("complex"):
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(name)
+_data = jaxcheck.normal  # (shape, dtype name, seed)
 
 
 def _same_bits(f, *args):
