@@ -1241,6 +1241,20 @@ static void lw_free(cj_lw *L) {
   cj_lw_ew_state_free(L->ew);
 }
 
+/* Results copied at the end from an argument or a constant (they are no computed value), in
+ * result order: such a copy into a donated argument's storage would write over that argument
+ * while a later copy still reads it (f(a, b) = (b, a) with both donated, or by size: (reshape(b),
+ * reshape(a))). A result whose donor argument a later copied result reads gets fresh storage. */
+static void drop_copy_hazards(cj_lw *L, cj_lower_result *out, const int32_t *res_leaf,
+                              const int32_t *arg_buf) {
+  for (int32_t j = 0; j < out->nresults; j++) {
+    int32_t d = out->result_donor[j], b = res_leaf[j];
+    if (d < 0 || L->bufs[b].kind == CJ_BK_ARENA || b == arg_buf[d]) continue;
+    for (int32_t k = j + 1; k < out->nresults; k++)
+      if (res_leaf[k] == arg_buf[d] && out->results[k].nbytes) out->result_donor[j] = -1;
+  }
+}
+
 cj_status cj_cpu_lower(cj_module *m, cj_op *func, cj_arena *arena, cj_lower_result *out) {
   memset(out, 0, sizeof *out);
   cj_lw Ls;
@@ -1273,8 +1287,7 @@ cj_status cj_cpu_lower(cj_module *m, cj_op *func, cj_arena *arena, cj_lower_resu
   out->results = cj_lw_alloc(L, sizeof(cj_shape) * (size_t)(nres ? nres : 1));
   out->result_donor = cj_lw_alloc(L, sizeof(int32_t) * (size_t)(nres ? nres : 1));
   int32_t *arg_buf = calloc((size_t)(nargs ? nargs : 1), sizeof(int32_t));
-  int32_t *taken = calloc((size_t)(nargs ? nargs : 1), sizeof(int32_t));
-  if (!out->args || !out->results || !out->result_donor || !arg_buf || !taken) st = cj_oom();
+  if (!out->args || !out->results || !out->result_donor || !arg_buf) st = cj_oom();
 
   /* arguments */
   for (int32_t i = 0; !st && i < nargs; i++) {
@@ -1308,12 +1321,9 @@ cj_status cj_cpu_lower(cj_module *m, cj_op *func, cj_arena *arena, cj_lower_resu
     st = cj_lw_leaves(L, term, term->operands[j], &n, &lv);
     if (!st && n != 1) st = cj_op_error(term, CJ_UNIMPLEMENTED, "tuple results are not supported");
     if (!st) res_leaf[j] = lv[0];
-    if (!st) {
-      int32_t d = cj_func_result_donor(func, nargs, j, taken);
-      out->result_donor[j] = d;
-      if (d >= 0) taken[d] = 1;
-    }
   }
+  if (!st) st = cj_func_result_donors(func, nargs, nres, out->result_donor);
+  if (!st) drop_copy_hazards(L, out, res_leaf, arg_buf);
   (void)has_aliasing_output;
   /* first pass: results needing a copy from arguments/constants (these read arguments, so
    * they go before anything writes over a donated argument); second pass: a computed value
@@ -1385,7 +1395,6 @@ cj_status cj_cpu_lower(cj_module *m, cj_op *func, cj_arena *arena, cj_lower_resu
   free(direct);
   free(res_leaf);
   free(arg_buf);
-  free(taken);
 
   if (!st) {
     cj_lw_saved dummy = {L->steps, L->nsteps, L->capsteps};

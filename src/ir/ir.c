@@ -1139,32 +1139,66 @@ cj_block *cj_func_body(const cj_op *func) {
   return func->nregions ? func->regions[0].first : NULL;
 }
 
-int32_t cj_func_result_donor(const cj_op *func, int32_t nargs, int32_t j, const int32_t *taken) {
+static bool arg_has(const cj_op *func, int32_t i, const char *name, int64_t *out_i) {
+  const cj_attr *d = cj_func_arg_attrs(func, (uint32_t)i);
+  for (int32_t k = 0; d && k < d->dict.n; k++) {
+    if (strcmp(d->dict.items[k].name, name) != 0) continue;
+    bool bv = false;
+    if (out_i) return cj_attr_get_i64(d->dict.items[k].value, out_i);
+    return cj_attr_get_bool(d->dict.items[k].value, &bv) && bv;
+  }
+  return false;
+}
+
+/* The memory kind an argument or result attribute dictionary names (mhlo.memory_kind), or
+ * "device" when it names none. */
+static const char *memory_kind_of(const cj_attr *d) {
+  const cj_attr *a = d ? cj_attr_dict_get(d, "mhlo.memory_kind") : NULL;
+  return a && a->kind == CJ_ATTR_STRING ? a->str.s : "device";
+}
+
+/* Bytes of a static tensor, or -1. */
+static int64_t static_bytes(const cj_type *t) {
+  if (!cj_type_is_static(t) || !cj_dtype_is_valid(t->dtype)) return -1;
+  return t->num_elements * (int64_t)cj_dtype_bytes(t->dtype);
+}
+
+cj_status cj_func_result_donors(const cj_op *func, int32_t nargs, int32_t nres, int32_t *out) {
   const cj_type *ft = cj_func_type(func);
-  /* tf.aliasing_output = j on an argument */
-  for (int32_t i = 0; i < nargs; i++) {
-    const cj_attr *d = cj_func_arg_attrs(func, (uint32_t)i);
-    if (!d) continue;
-    for (int32_t k = 0; k < d->dict.n; k++) {
-      int64_t v;
-      if (strcmp(d->dict.items[k].name, "tf.aliasing_output") == 0 &&
-          cj_attr_get_i64(d->dict.items[k].value, &v) && v == j && !taken[i])
-        return i;
+  bool *taken = calloc((size_t)(nargs > 0 ? nargs : 1), sizeof(bool));
+  if (!taken) return cj_oom();
+  for (int32_t j = 0; j < nres; j++) out[j] = -1;
+  /* 1: tf.aliasing_output = j on an argument */
+  for (int32_t j = 0; j < nres; j++)
+    for (int32_t i = 0; i < nargs && out[j] < 0; i++) {
+      int64_t v = -1;
+      if (!taken[i] && arg_has(func, i, "tf.aliasing_output", &v) && v == j) {
+        out[j] = i;
+        taken[i] = true;
+      }
     }
-  }
-  /* jax.buffer_donor = true: the first unused donor of the same type */
-  for (int32_t i = 0; i < nargs; i++) {
-    const cj_attr *d = cj_func_arg_attrs(func, (uint32_t)i);
-    if (!d || taken[i]) continue;
-    for (int32_t k = 0; k < d->dict.n; k++) {
-      bool bv = false;
-      if (strcmp(d->dict.items[k].name, "jax.buffer_donor") == 0 &&
-          cj_attr_get_bool(d->dict.items[k].value, &bv) && bv &&
-          cj_type_fn_input(ft, i) == cj_type_fn_result(ft, j))
-        return i;
+  /* 2: jax.buffer_donor = true of result j's type; 3: of result j's byte size and memory kind
+   * (XLA's OptimizeInputOutputBufferAlias matches by size: a donated f32[8,1] serves an f32[8]
+   * or an i32[8]), each result in order taking the first such donor left */
+  for (int stage = 2; stage <= 3; stage++)
+    for (int32_t j = 0; j < nres && ft; j++) {
+      const cj_type *rt = cj_type_fn_result(ft, j);
+      int64_t rb = static_bytes(rt);
+      for (int32_t i = 0; i < nargs && out[j] < 0 && i < ft->rank; i++) {
+        if (taken[i] || !arg_has(func, i, "jax.buffer_donor", NULL)) continue;
+        const cj_type *at = cj_type_fn_input(ft, i);
+        bool fits = stage == 2 ? at == rt
+                               : rb >= 0 && static_bytes(at) == rb &&
+                                     strcmp(memory_kind_of(cj_func_arg_attrs(func, (uint32_t)i)),
+                                            memory_kind_of(cj_func_res_attrs(func, (uint32_t)j))) == 0;
+        if (fits) {
+          out[j] = i;
+          taken[i] = true;
+        }
+      }
     }
-  }
-  return -1;
+  free(taken);
+  return NULL;
 }
 
 /* ---- walking ---- */

@@ -538,10 +538,12 @@ const cj_type *cj_func_type(const cj_op *func);         /* function_type (a FUNC
 const cj_attr *cj_func_arg_attrs(const cj_op *func, uint32_t i); /* DICT or NULL */
 const cj_attr *cj_func_res_attrs(const cj_op *func, uint32_t i); /* DICT or NULL */
 cj_block *cj_func_body(const cj_op *func);              /* NULL for a declaration */
-/* The argument whose storage result j may reuse when the caller donates it: the argument marked
- * tf.aliasing_output = j, else the first argument marked jax.buffer_donor of result j's type
- * that taken[] (nargs flags) does not already give to another result; -1 when none. */
-int32_t cj_func_result_donor(const cj_op *func, int32_t nargs, int32_t j, const int32_t *taken);
+/* out[j] (nres entries) = the argument whose storage result j may reuse when the caller donates
+ * it, or -1; each argument serves one result at most: the argument marked tf.aliasing_output = j,
+ * else the first argument marked jax.buffer_donor of result j's type, else (once every result
+ * had its pick by type) the first such argument of result j's byte size and memory kind. */
+CJ_MUST_USE cj_status cj_func_result_donors(const cj_op *func, int32_t nargs, int32_t nres,
+                                            int32_t *out);
 
 /* ---- walking ---- */
 /* Calls fn on every op nested in `b` (pre-order, including ops inside regions); stops and returns

@@ -93,17 +93,10 @@ static CJ_MUST_USE cj_status describe(cj_program *p, const cj_compile_options *o
   cj_shape *args = cj_arena_alloc(&p->arena, sizeof(cj_shape) * (size_t)(nargs ? nargs : 1));
   cj_shape *res = cj_arena_alloc(&p->arena, sizeof(cj_shape) * (size_t)(nres ? nres : 1));
   int32_t *donor = cj_arena_alloc(&p->arena, sizeof(int32_t) * (size_t)(nres ? nres : 1));
-  int32_t *taken = calloc((size_t)(nargs ? nargs : 1), sizeof(int32_t));
-  cj_status st = (!args || !res || !donor || !taken) ? cj_oom() : NULL;
+  cj_status st = (!args || !res || !donor) ? cj_oom() : NULL;
   for (int32_t i = 0; i < nargs && !st; i++) st = shape_of(p, body->args[i].type, &args[i], "argument", i);
-  for (int32_t j = 0; j < nres && !st; j++) {
-    st = shape_of(p, cj_type_fn_result(ft, j), &res[j], "result", j);
-    if (!st) {
-      donor[j] = cj_func_result_donor(p->main, nargs, j, taken);
-      if (donor[j] >= 0) taken[donor[j]] = 1;
-    }
-  }
-  free(taken);
+  for (int32_t j = 0; j < nres && !st; j++) st = shape_of(p, cj_type_fn_result(ft, j), &res[j], "result", j);
+  if (!st) st = cj_func_result_donors(p->main, nargs, nres, donor);
   if (st) return st;
   in->num_args = nargs;
   in->num_results = nres;

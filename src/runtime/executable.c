@@ -1466,7 +1466,8 @@ static void exec_run_undo(cj_loaded *l, exec_run *run, cj_buffer *const *args, s
 }
 
 /* Results that may take their donor argument's storage: the program allows it, the caller
- * does not forbid it, the shapes agree, and no other result already claimed that argument.
+ * does not forbid it, the byte sizes agree (the element types may differ: XLA aliases by size too),
+ * and no other result already claimed that argument.
  * candidate[j] becomes result j's donor argument, or -1. */
 static CJ_MUST_USE cj_status choose_donors(const cj_program_info *info, const cj_execute_options *opts,
                                size_t nargs, int32_t *candidate) {
@@ -1482,8 +1483,7 @@ static CJ_MUST_USE cj_status choose_donors(const cj_program_info *info, const cj
     if (opts && opts->non_donatable)
       for (size_t k = 0; k < opts->num_non_donatable && !forbidden; k++)
         forbidden = opts->non_donatable[k] == i;
-    if (forbidden || info->args[i].dtype != info->results[j].dtype ||
-        info->args[i].nbytes != info->results[j].nbytes)
+    if (forbidden || info->args[i].nbytes != info->results[j].nbytes)
       continue;
     claimed[i] = true;
     candidate[j] = i;

@@ -289,6 +289,35 @@ def test_donated_sharded_arguments(cj_devices, n):
     _check(run, n)
 
 
+@pytest.mark.parametrize("n", NS)
+def test_donation_by_byte_size(cj_devices, n):
+    """A donated argument whose per-device piece has the bytes of a result of another shape or
+    element type is written over, as XLA aliases by size (JAX's pjit_test.py
+    testBufferDonationDifferentIOShapes): the donated arrays are deleted as on XLA:CPU (all of them
+    since JAX marks them jax.buffer_donor; JAX 0.7 aliases only same-shaped ones), and the values
+    are right, also when two donated arguments are returned in each other's places."""
+    deleted = []
+
+    def run(devs):
+        mesh = _mesh(devs, "x")
+        s1, s2 = NamedSharding(mesh, P("x")), NamedSharding(mesh, P(None, "x", None))
+        x = jax.device_put(np.arange(8 * n, dtype=np.float32), s1)
+        y = jax.device_put(np.arange(8 * n, dtype=np.float32).reshape(8 * n, 1), s1)
+        z = jax.device_put(np.arange(4 * n * n, dtype=np.int32).reshape(n, n, 4), s1)
+        f = jax.jit(lambda x, y, z: (x * 2, (jnp.reshape(y, (8 * n,)) + 1).astype(np.int32), z + 3),
+                    out_shardings=(s1, s1, s2), donate_argnums=(0, 1, 2))
+        out = f(x, y, z)
+        deleted.append((x.is_deleted(), y.is_deleted(), z.is_deleted()))
+        a = jax.device_put(np.arange(8 * n, dtype=np.float32), s1)
+        b = jax.device_put(np.arange(8 * n, dtype=np.float32).reshape(8 * n, 1) + 100, s1)
+        g = jax.jit(lambda a, b: (jnp.reshape(b, (8 * n,)), jnp.reshape(a, (8 * n, 1))),
+                    out_shardings=(s1, s1), donate_argnums=(0, 1))
+        return out, g(a, b)
+    got = _check(run, n)
+    assert deleted[0] == deleted[1], f"deleted on cjrt {deleted[0]}, on XLA:CPU {deleted[1]}"
+    np.testing.assert_array_equal(np.asarray(got[1][1])[:, 0], np.arange(8 * n))
+
+
 def test_embedding_lookup(cj_devices):
     """gather: a table split along its feature dim, indices split along the batch: each device
     looks its rows up in its columns."""
