@@ -75,6 +75,7 @@ typedef struct lk_params {
   bool direct; /* trsm: run on the result buffer itself (lk_body_direct) */
   bool locked;   /* every call holds lk_lock (an entry point of the serial OpenBLAS) */
   bool parallel; /* batch elements may run at once on the client's pool */
+  int pp_nb;     /* potrf: the block order when a factorization runs on the pool (lk_pp_potrf) */
   const void *fns; /* the entry points at compile time (this type's lk_fns, a copy) */
   bool (*transpose)(void *, const void *, int64_t, int64_t, int); /* k_linalg.h's, for this CPU */
 } lk_params;
@@ -343,6 +344,119 @@ static const bool lk_serial = true;
 static const bool lk_serial = false;
 #endif
 
+/* ---- potrf of one large matrix on the client's pool: right-looking blocked Cholesky of the
+ * lower triangle of the column-major matrix A (lda = n). Per block column [k0, k1): LAPACK's
+ * potrf factors the diagonal block L11 (on the calling thread, under the lock where the routine
+ * needs it), then the panel A21 := A21 L11^-H and the trailing lower triangle
+ * A22 -= A21 A21^H run split over the pool with the linear algebra kernels (k_linalg.h; the
+ * serial OpenBLAS may not run on two threads at once). They work on the row-major view V of the
+ * column-major buffer, V(i, j) = A(j, i): there W = A21^T (kb x r, row stride n) solves
+ * conj(L11) W = W (left, lower: independent columns of W, one chunk per task) and the upper
+ * triangle of V22 gets conj(W)^T W subtracted, row blocks of LK_PP_RB rows per task (the part
+ * right of the diagonal block with one GEMM, the diagonal block through a temporary so that
+ * A's upper triangle stays as LAPACK leaves it). Only where the pool has more than one thread;
+ * else (and below LK_PP_ORDER) LAPACK's potrf factors the whole matrix. */
+enum { LK_PP_ORDER = 128, LK_PP_RB = 32 };
+/* bytes a task needs in its per-thread area: the kernels' packing area, then the temporary */
+#define LK_PP_TLS_BYTES (LA_TLS_BYTES + (int64_t)LK_PP_RB * LK_PP_RB * 16 + 64)
+
+static void (*const lk_potrf_blk[4])(const void *, int, void *, int, int *) = {
+    lk_potrf_blk_s, lk_potrf_blk_d, lk_potrf_blk_c, lk_potrf_blk_z};
+static void (*const lk_panel_blk[4])(const void *, int, int, const void *, void *, int) = {
+    lk_panel_blk_s, lk_panel_blk_d, lk_panel_blk_c, lk_panel_blk_z};
+
+typedef struct lk_pp {
+  const la_table *la;
+  cj_exec_ctx *ctx;
+  int t;
+  int64_t es, ld;
+  char *w;       /* W = V[k0:k1, k1:n] */
+  char *v22;     /* V[k1:, k1:] */
+  int64_t kb, r;
+} lk_pp;
+
+/* dst[0..n) -= src[0..n), n elements of type t */
+static void lk_sub_row(int t, char *dst, const char *src, int64_t n) {
+  if (t == 0 || t == 2) {
+    float *d = (float *)dst;
+    const float *s = (const float *)src;
+    for (int64_t i = 0; i < n * (t == 2 ? 2 : 1); i++) d[i] -= s[i];
+  } else {
+    double *d = (double *)dst;
+    const double *s = (const double *)src;
+    for (int64_t i = 0; i < n * (t == 3 ? 2 : 1); i++) d[i] -= s[i];
+  }
+}
+
+/* rows [i0, i1) of V22's upper triangle -= conj(W)^T W */
+static void lk_pp_syrk_task(void *vp, int64_t t, char *work) {
+  const lk_pp *P = vp;
+  int64_t i0 = t * LK_PP_RB, i1 = i0 + LK_PP_RB < P->r ? i0 + LK_PP_RB : P->r, es = P->es;
+  la_gemm g;
+  memset(&g, 0, sizeof g);
+  g.k = P->kb;
+  g.a = P->w + i0 * es, g.sai = 1, g.sap = P->ld, g.conja = true;
+  g.sbp = P->ld, g.sbj = 1;
+  if (i1 < P->r) { /* right of the diagonal block */
+    g.m = i1 - i0, g.n = P->r - i1;
+    g.b = P->w + i1 * es;
+    g.c = P->v22 + (i0 * P->ld + i1) * es, g.ldc = P->ld;
+    g.mode = LA_SUB;
+    P->la->gemm[P->t](&g, work);
+  }
+  char *tmp = (char *)(((uintptr_t)work + LA_TLS_BYTES + 63) & ~(uintptr_t)63);
+  g.m = g.n = i1 - i0;
+  g.b = P->w + i0 * es;
+  g.c = tmp, g.ldc = LK_PP_RB;
+  g.mode = LA_SET;
+  P->la->gemm[P->t](&g, work);
+  for (int64_t i = 0; i < i1 - i0; i++)
+    lk_sub_row(P->t, P->v22 + ((i0 + i) * P->ld + i0 + i) * es, tmp + (i * LK_PP_RB + i) * es,
+               i1 - i0 - i);
+}
+
+static void lk_pp_syrk_body(void *vp, int64_t b, int64_t e) {
+  cj_tls_tasks(((const lk_pp *)vp)->ctx, b, e, lk_pp_syrk_task, vp);
+}
+
+/* Factors the n x n column-major matrix a in place; *info as LAPACK's potrf. */
+static void lk_pp_potrf(const lk_exec *X, char *a, int32_t *info) {
+  const lk_params *p = X->p;
+  int n = p->n, nb = p->pp_nb;
+  lk_pp P = {cj_la_pick(), X->ctx, p->t, p->arg[0].es, n, NULL, NULL, 0, 0};
+  *info = 0;
+  for (int k0 = 0; k0 < n; k0 += nb) {
+    int k1 = k0 + nb < n ? k0 + nb : n, linfo = 0;
+    char *a11 = a + ((int64_t)k0 * n + k0) * P.es;
+    if (p->locked) pthread_mutex_lock(&lk_lock);
+    lk_potrf_blk[p->t](p->fns, k1 - k0, a11, n, &linfo);
+    if (linfo == 0 && k1 < n) /* the linked trsm: an installed one may start threads of its own */
+      lk_panel_blk[p->t](lk_builtin[p->t], n - k1, k1 - k0, a11, a11 + (k1 - k0) * P.es, n);
+    if (p->locked) pthread_mutex_unlock(&lk_lock);
+    if (linfo != 0) {
+      *info = linfo > 0 ? k0 + linfo : linfo;
+      return;
+    }
+    if (k1 >= n) return;
+    P.kb = k1 - k0, P.r = n - k1;
+    P.w = a + ((int64_t)k0 * n + k1) * P.es;
+    P.v22 = a + ((int64_t)k1 * n + k1) * P.es;
+    cj_pool_parallel_for(X->ctx->pool, (P.r + LK_PP_RB - 1) / LK_PP_RB, 1, lk_pp_syrk_body, &P);
+  }
+}
+
+/* LAPACK on one batch element: a[i] its operands and results, ws the workspace */
+static void lk_call(const lk_exec *X, char *const *a, char *ws) {
+  const lk_params *p = X->p;
+  if (p->pp_nb > 0 && X->ctx->pool && cj_pool_size(X->ctx->pool) > 1) {
+    lk_pp_potrf(X, a[0], (int32_t *)a[2]);
+    return;
+  }
+  if (p->locked) pthread_mutex_lock(&lk_lock);
+  lk_run[p->t](p, a, ws);
+  if (p->locked) pthread_mutex_unlock(&lk_lock);
+}
+
 static void lk_body(void *vx, int64_t b, int64_t e) {
   const lk_exec *X = vx;
   const lk_params *p = X->p;
@@ -363,9 +477,7 @@ static void lk_body(void *vx, int64_t b, int64_t e) {
     /* results LAPACK only partly writes (u / vt of a reduced SVD, ...) start as zeros */
     for (int j = 0; j < p->nout; j++)
       if (p->arg[p->nin + j].alias < 0) memset(a[p->nin + j], 0, (size_t)p->arg[p->nin + j].slice);
-    if (p->locked) pthread_mutex_lock(&lk_lock);
-    lk_run[p->t](p, a, base + p->ws_off);
-    if (p->locked) pthread_mutex_unlock(&lk_lock);
+    lk_call(X, a, base + p->ws_off);
     for (int j = 0; j < p->nout; j++) {
       const lk_arg *g = &p->arg[p->nin + j];
       lk_copy_out(p, g, X->out[j] + i * g->slice, a[p->nin + j]);
@@ -806,6 +918,10 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   if (kind == LK_TRSM) lk_plan_trsm(p, t);
   if (!lk_query[t](p))
     return cj_op_error(op, CJ_INTERNAL, "custom_call @%s: LAPACK's workspace query failed", T);
+  if (kind == LK_POTRF && p->uplo == 'L' && p->n >= LK_PP_ORDER) { /* lk_pp_potrf's block */
+    p->pp_nb = t >= 2 ? 48 : 64;
+    cj_lw_set_tls_bytes(L, LK_PP_TLS_BYTES);
+  }
   /* the per-thread area: every slice (aliased results share their operand's), then the
    * workspace */
   int64_t off = 0;
