@@ -345,18 +345,21 @@ static const bool lk_serial = false;
 #endif
 
 /* ---- potrf of one large matrix on the client's pool: right-looking blocked Cholesky of the
- * lower triangle of the column-major matrix A (lda = n). Per block column [k0, k1): LAPACK's
- * potrf factors the diagonal block L11 (on the calling thread, under the lock where the routine
- * needs it), then the panel A21 := A21 L11^-H and the trailing lower triangle
- * A22 -= A21 A21^H run split over the pool with the linear algebra kernels (k_linalg.h; the
- * serial OpenBLAS may not run on two threads at once). They work on the row-major view V of the
- * column-major buffer, V(i, j) = A(j, i): there W = A21^T (kb x r, row stride n) solves
- * conj(L11) W = W (left, lower: independent columns of W, one chunk per task) and the upper
- * triangle of V22 gets conj(W)^T W subtracted, row blocks of LK_PP_RB rows per task (the part
- * right of the diagonal block with one GEMM, the diagonal block through a temporary so that
- * A's upper triangle stays as LAPACK leaves it). Only where the pool has more than one thread;
- * else (and below LK_PP_ORDER) LAPACK's potrf factors the whole matrix. */
-enum { LK_PP_ORDER = 128, LK_PP_RB = 32 };
+ * lower triangle of the column-major matrix A (lda = n), blocks of pp_nb columns. LAPACK's potrf
+ * factors a diagonal block L11 and its trsm the panel below it, L21 = A21 L11^-H (the linked
+ * routines, one thread at a time under the lock where they need it), and the trailing lower
+ * triangle A22 -= L21 L21^H runs split over the pool with the linear algebra kernels
+ * (k_linalg.h; the serial OpenBLAS may not run on two threads at once). Each step is one
+ * parallel loop: its task 0 updates the next block column first and then factors it (its
+ * diagonal block and panel: a look-ahead), while the other tasks update the rest, row blocks of
+ * LK_PP_RB, so that the serial part overlaps the update. The update works on the row-major view
+ * V of the column-major buffer, V(i, j) = A(j, i): with W = L21^T (kb x r, row stride n), the
+ * upper triangle of V22 gets conj(W)^T W subtracted (right of a row block's diagonal block with
+ * one GEMM, the diagonal block through a temporary, so that A's upper triangle stays as LAPACK
+ * leaves it). Only from order LK_PP_ORDER (below it the look-ahead leaves the other threads
+ * little to do) and where the pool has more than one thread; else LAPACK's potrf factors the
+ * whole matrix. */
+enum { LK_PP_ORDER = 200, LK_PP_RB = 32 };
 /* bytes a task needs in its per-thread area: the kernels' packing area, then the temporary */
 #define LK_PP_TLS_BYTES (LA_TLS_BYTES + (int64_t)LK_PP_RB * LK_PP_RB * 16 + 64)
 
@@ -366,14 +369,28 @@ static void (*const lk_panel_blk[4])(const void *, int, int, const void *, void 
     lk_panel_blk_s, lk_panel_blk_d, lk_panel_blk_c, lk_panel_blk_z};
 
 typedef struct lk_pp {
+  const lk_params *p;
   const la_table *la;
   cj_exec_ctx *ctx;
-  int t;
   int64_t es, ld;
   char *w;       /* W = V[k0:k1, k1:n] */
   char *v22;     /* V[k1:, k1:] */
-  int64_t kb, r;
+  int64_t kb, r; /* this step's block order and trailing order */
+  int64_t kb2;   /* the next block's order (task 0's rows) */
+  int info;      /* task 0's potrf info */
 } lk_pp;
+
+/* potrf of the kb x kb diagonal block at a11 (lda ld), then trsm of the `below` rows under it;
+ * returns potrf's info */
+static int lk_pp_factor(const lk_params *p, char *a11, int kb, int below, int ld, int64_t es) {
+  int info = 0;
+  if (p->locked) pthread_mutex_lock(&lk_lock);
+  lk_potrf_blk[p->t](p->fns, kb, a11, ld, &info);
+  if (info == 0 && below > 0) /* the linked trsm: an installed one may start threads of its own */
+    lk_panel_blk[p->t](lk_builtin[p->t], below, kb, a11, a11 + kb * es, ld);
+  if (p->locked) pthread_mutex_unlock(&lk_lock);
+  return info;
+}
 
 /* dst[0..n) -= src[0..n), n elements of type t */
 static void lk_sub_row(int t, char *dst, const char *src, int64_t n) {
@@ -389,9 +406,9 @@ static void lk_sub_row(int t, char *dst, const char *src, int64_t n) {
 }
 
 /* rows [i0, i1) of V22's upper triangle -= conj(W)^T W */
-static void lk_pp_syrk_task(void *vp, int64_t t, char *work) {
-  const lk_pp *P = vp;
-  int64_t i0 = t * LK_PP_RB, i1 = i0 + LK_PP_RB < P->r ? i0 + LK_PP_RB : P->r, es = P->es;
+static void lk_pp_rows(const lk_pp *P, int64_t i0, int64_t i1, char *work) {
+  int64_t es = P->es;
+  int t = P->p->t;
   la_gemm g;
   memset(&g, 0, sizeof g);
   g.k = P->kb;
@@ -402,46 +419,50 @@ static void lk_pp_syrk_task(void *vp, int64_t t, char *work) {
     g.b = P->w + i1 * es;
     g.c = P->v22 + (i0 * P->ld + i1) * es, g.ldc = P->ld;
     g.mode = LA_SUB;
-    P->la->gemm[P->t](&g, work);
+    P->la->gemm[t](&g, work);
   }
   char *tmp = (char *)(((uintptr_t)work + LA_TLS_BYTES + 63) & ~(uintptr_t)63);
   g.m = g.n = i1 - i0;
   g.b = P->w + i0 * es;
   g.c = tmp, g.ldc = LK_PP_RB;
   g.mode = LA_SET;
-  P->la->gemm[P->t](&g, work);
+  P->la->gemm[t](&g, work);
   for (int64_t i = 0; i < i1 - i0; i++)
-    lk_sub_row(P->t, P->v22 + ((i0 + i) * P->ld + i0 + i) * es, tmp + (i * LK_PP_RB + i) * es,
+    lk_sub_row(t, P->v22 + ((i0 + i) * P->ld + i0 + i) * es, tmp + (i * LK_PP_RB + i) * es,
                i1 - i0 - i);
 }
 
-static void lk_pp_syrk_body(void *vp, int64_t b, int64_t e) {
-  cj_tls_tasks(((const lk_pp *)vp)->ctx, b, e, lk_pp_syrk_task, vp);
+/* task 0: the next block column (V22's first kb2 rows) updated and factored; task t > 0: the
+ * t-th row block after it */
+static void lk_pp_task(void *vp, int64_t t, char *work) {
+  lk_pp *P = vp;
+  if (t > 0) {
+    int64_t i0 = P->kb2 + (t - 1) * LK_PP_RB;
+    lk_pp_rows(P, i0, i0 + LK_PP_RB < P->r ? i0 + LK_PP_RB : P->r, work);
+    return;
+  }
+  for (int64_t i0 = 0; i0 < P->kb2; i0 += LK_PP_RB)
+    lk_pp_rows(P, i0, i0 + LK_PP_RB < P->kb2 ? i0 + LK_PP_RB : P->kb2, work);
+  P->info = lk_pp_factor(P->p, P->v22, (int)P->kb2, (int)(P->r - P->kb2), (int)P->ld, P->es);
+}
+
+static void lk_pp_body(void *vp, int64_t b, int64_t e) {
+  cj_tls_tasks(((const lk_pp *)vp)->ctx, b, e, lk_pp_task, vp);
 }
 
 /* Factors the n x n column-major matrix a in place; *info as LAPACK's potrf. */
 static void lk_pp_potrf(const lk_exec *X, char *a, int32_t *info) {
   const lk_params *p = X->p;
-  int n = p->n, nb = p->pp_nb;
-  lk_pp P = {cj_la_pick(), X->ctx, p->t, p->arg[0].es, n, NULL, NULL, 0, 0};
-  *info = 0;
-  for (int k0 = 0; k0 < n; k0 += nb) {
-    int k1 = k0 + nb < n ? k0 + nb : n, linfo = 0;
-    char *a11 = a + ((int64_t)k0 * n + k0) * P.es;
-    if (p->locked) pthread_mutex_lock(&lk_lock);
-    lk_potrf_blk[p->t](p->fns, k1 - k0, a11, n, &linfo);
-    if (linfo == 0 && k1 < n) /* the linked trsm: an installed one may start threads of its own */
-      lk_panel_blk[p->t](lk_builtin[p->t], n - k1, k1 - k0, a11, a11 + (k1 - k0) * P.es, n);
-    if (p->locked) pthread_mutex_unlock(&lk_lock);
-    if (linfo != 0) {
-      *info = linfo > 0 ? k0 + linfo : linfo;
-      return;
-    }
-    if (k1 >= n) return;
-    P.kb = k1 - k0, P.r = n - k1;
+  int n = p->n, nb = p->pp_nb, kb = nb < n ? nb : n;
+  lk_pp P = {p, cj_la_pick(), X->ctx, p->arg[0].es, n, NULL, NULL, 0, 0, 0, 0};
+  *info = lk_pp_factor(p, a, kb, n - kb, n, P.es);
+  for (int k0 = 0, k1 = kb; *info == 0 && k1 < n; k0 = k1, k1 += kb) {
+    P.kb = kb, P.r = n - k1, P.kb2 = nb < P.r ? nb : P.r, P.info = 0;
     P.w = a + ((int64_t)k0 * n + k1) * P.es;
     P.v22 = a + ((int64_t)k1 * n + k1) * P.es;
-    cj_pool_parallel_for(X->ctx->pool, (P.r + LK_PP_RB - 1) / LK_PP_RB, 1, lk_pp_syrk_body, &P);
+    cj_pool_parallel_for(X->ctx->pool, 1 + (P.r - P.kb2 + LK_PP_RB - 1) / LK_PP_RB, 1, lk_pp_body, &P);
+    if (P.info != 0) *info = P.info > 0 ? k1 + P.info : P.info;
+    kb = (int)P.kb2;
   }
 }
 

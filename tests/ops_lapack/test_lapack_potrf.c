@@ -1,6 +1,6 @@
-/* lapack_?potrf_ffi of large matrices (k_lapack.c: from order 128 a factorization runs split
+/* lapack_?potrf_ffi of large matrices (k_lapack.c: from order 200 a factorization runs split
  * over the client's pool, lk_pp_potrf), f32 / f64 / complex64 / complex128, orders that are not
- * multiples of the block (65 .. 600), batched and not, called as JAX calls it (column-major
+ * multiples of the block (65 and 130 below that order, 210 .. 600 above), batched and not, called as JAX calls it (column-major
  * layouts, lower). Checked in double against the input: the relative residual
  * max |L L^H - A| / max |A|, the upper triangle left as it was (LAPACK's potrf does not touch
  * it), the same factor as on one thread (no pool: LAPACK's own potrf), and a matrix that is not
@@ -160,6 +160,7 @@ int main(void) {
   for (int t = 0; t < 4; t++) {
     check_one(t, 1, 65, 0);
     check_one(t, 2, 130, 100);
+    check_one(t, 2, 210, 100);
     check_one(t, 1, 257, 0);
     check_one(t, 2, 301, 7);
   }
