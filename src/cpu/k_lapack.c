@@ -13,6 +13,7 @@
  * OpenBLAS where the build found it (CJRT_LAPACK_SERIAL: its static build is not safe to call from
  * two threads at once, so every call holds one lock and batch elements run one after another),
  * else the reference LAPACK and BLAS, whose batch elements run in parallel on the client's pool.
+ * One large potrf is split over the pool itself (lk_pp_potrf).
  *
  * Built without LAPACK (CJRT_HAVE_LAPACK undefined), every lapack_* target fails at compile
  * time, naming the target.
@@ -939,7 +940,8 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   if (kind == LK_TRSM) lk_plan_trsm(p, t);
   if (!lk_query[t](p))
     return cj_op_error(op, CJ_INTERNAL, "custom_call @%s: LAPACK's workspace query failed", T);
-  if (kind == LK_POTRF && p->uplo == 'L' && p->n >= LK_PP_ORDER) { /* lk_pp_potrf's block */
+  /* lk_pp_potrf's block (not where the batch elements already share the pool) */
+  if (kind == LK_POTRF && p->uplo == 'L' && p->n >= LK_PP_ORDER && !(p->parallel && p->batch > 1)) {
     p->pp_nb = t >= 2 ? 48 : 64;
     cj_lw_set_tls_bytes(L, LK_PP_TLS_BYTES);
   }
