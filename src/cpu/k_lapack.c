@@ -13,6 +13,7 @@
  * OpenBLAS where the build found it (CJRT_LAPACK_SERIAL: its static build is not safe to call from
  * two threads at once, so every call holds one lock and batch elements run one after another),
  * else the reference LAPACK and BLAS, whose batch elements run in parallel on the client's pool.
+ * One large potrf is split over the pool itself (lk_pp_potrf).
  *
  * Built without LAPACK (CJRT_HAVE_LAPACK undefined), every lapack_* target fails at compile
  * time, naming the target.
@@ -75,6 +76,7 @@ typedef struct lk_params {
   bool direct; /* trsm: run on the result buffer itself (lk_body_direct) */
   bool locked;   /* every call holds lk_lock (an entry point of the serial OpenBLAS) */
   bool parallel; /* batch elements may run at once on the client's pool */
+  int pp_nb;     /* potrf: the block order when a factorization runs on the pool (lk_pp_potrf) */
   const void *fns; /* the entry points at compile time (this type's lk_fns, a copy) */
   bool (*transpose)(void *, const void *, int64_t, int64_t, int); /* k_linalg.h's, for this CPU */
 } lk_params;
@@ -343,6 +345,140 @@ static const bool lk_serial = true;
 static const bool lk_serial = false;
 #endif
 
+/* ---- potrf of one large matrix on the client's pool: right-looking blocked Cholesky of the
+ * lower triangle of the column-major matrix A (lda = n), blocks of pp_nb columns. LAPACK's potrf
+ * factors a diagonal block L11 and its trsm the panel below it, L21 = A21 L11^-H (the linked
+ * routines, one thread at a time under the lock where they need it), and the trailing lower
+ * triangle A22 -= L21 L21^H runs split over the pool with the linear algebra kernels
+ * (k_linalg.h; the serial OpenBLAS may not run on two threads at once). Each step is one
+ * parallel loop: its task 0 updates the next block column first and then factors it (its
+ * diagonal block and panel: a look-ahead), while the other tasks update the rest, row blocks of
+ * LK_PP_RB, so that the serial part overlaps the update. The update works on the row-major view
+ * V of the column-major buffer, V(i, j) = A(j, i): with W = L21^T (kb x r, row stride n), the
+ * upper triangle of V22 gets conj(W)^T W subtracted (right of a row block's diagonal block with
+ * one GEMM, the diagonal block through a temporary, so that A's upper triangle stays as LAPACK
+ * leaves it). Only from order LK_PP_ORDER (below it the look-ahead leaves the other threads
+ * little to do) and where the pool has more than one thread; else LAPACK's potrf factors the
+ * whole matrix. */
+enum { LK_PP_ORDER = 200, LK_PP_RB = 32 };
+/* bytes a task needs in its per-thread area: the kernels' packing area, then the temporary */
+#define LK_PP_TLS_BYTES (LA_TLS_BYTES + (int64_t)LK_PP_RB * LK_PP_RB * 16 + 64)
+
+static void (*const lk_potrf_blk[4])(const void *, int, void *, int, int *) = {
+    lk_potrf_blk_s, lk_potrf_blk_d, lk_potrf_blk_c, lk_potrf_blk_z};
+static void (*const lk_panel_blk[4])(const void *, int, int, const void *, void *, int) = {
+    lk_panel_blk_s, lk_panel_blk_d, lk_panel_blk_c, lk_panel_blk_z};
+
+typedef struct lk_pp {
+  const lk_params *p;
+  const la_table *la;
+  cj_exec_ctx *ctx;
+  int64_t es, ld;
+  char *w;       /* W = V[k0:k1, k1:n] */
+  char *v22;     /* V[k1:, k1:] */
+  int64_t kb, r; /* this step's block order and trailing order */
+  int64_t kb2;   /* the next block's order (task 0's rows) */
+  int info;      /* task 0's potrf info */
+} lk_pp;
+
+/* potrf of the kb x kb diagonal block at a11 (lda ld), then trsm of the `below` rows under it;
+ * returns potrf's info */
+static int lk_pp_factor(const lk_params *p, char *a11, int kb, int below, int ld, int64_t es) {
+  int info = 0;
+  if (p->locked) pthread_mutex_lock(&lk_lock);
+  lk_potrf_blk[p->t](p->fns, kb, a11, ld, &info);
+  if (info == 0 && below > 0) /* the linked trsm: an installed one may start threads of its own */
+    lk_panel_blk[p->t](lk_builtin[p->t], below, kb, a11, a11 + kb * es, ld);
+  if (p->locked) pthread_mutex_unlock(&lk_lock);
+  return info;
+}
+
+/* dst[0..n) -= src[0..n), n elements of type t */
+static void lk_sub_row(int t, char *dst, const char *src, int64_t n) {
+  if (t == 0 || t == 2) {
+    float *d = (float *)dst;
+    const float *s = (const float *)src;
+    for (int64_t i = 0; i < n * (t == 2 ? 2 : 1); i++) d[i] -= s[i];
+  } else {
+    double *d = (double *)dst;
+    const double *s = (const double *)src;
+    for (int64_t i = 0; i < n * (t == 3 ? 2 : 1); i++) d[i] -= s[i];
+  }
+}
+
+/* rows [i0, i1) of V22's upper triangle -= conj(W)^T W */
+static void lk_pp_rows(const lk_pp *P, int64_t i0, int64_t i1, char *work) {
+  int64_t es = P->es;
+  int t = P->p->t;
+  la_gemm g;
+  memset(&g, 0, sizeof g);
+  g.k = P->kb;
+  g.a = P->w + i0 * es, g.sai = 1, g.sap = P->ld, g.conja = true;
+  g.sbp = P->ld, g.sbj = 1;
+  if (i1 < P->r) { /* right of the diagonal block */
+    g.m = i1 - i0, g.n = P->r - i1;
+    g.b = P->w + i1 * es;
+    g.c = P->v22 + (i0 * P->ld + i1) * es, g.ldc = P->ld;
+    g.mode = LA_SUB;
+    P->la->gemm[t](&g, work);
+  }
+  char *tmp = (char *)(((uintptr_t)work + LA_TLS_BYTES + 63) & ~(uintptr_t)63);
+  g.m = g.n = i1 - i0;
+  g.b = P->w + i0 * es;
+  g.c = tmp, g.ldc = LK_PP_RB;
+  g.mode = LA_SET;
+  P->la->gemm[t](&g, work);
+  for (int64_t i = 0; i < i1 - i0; i++)
+    lk_sub_row(t, P->v22 + ((i0 + i) * P->ld + i0 + i) * es, tmp + (i * LK_PP_RB + i) * es,
+               i1 - i0 - i);
+}
+
+/* task 0: the next block column (V22's first kb2 rows) updated and factored; task t > 0: the
+ * t-th row block after it */
+static void lk_pp_task(void *vp, int64_t t, char *work) {
+  lk_pp *P = vp;
+  if (t > 0) {
+    int64_t i0 = P->kb2 + (t - 1) * LK_PP_RB;
+    lk_pp_rows(P, i0, i0 + LK_PP_RB < P->r ? i0 + LK_PP_RB : P->r, work);
+    return;
+  }
+  for (int64_t i0 = 0; i0 < P->kb2; i0 += LK_PP_RB)
+    lk_pp_rows(P, i0, i0 + LK_PP_RB < P->kb2 ? i0 + LK_PP_RB : P->kb2, work);
+  P->info = lk_pp_factor(P->p, P->v22, (int)P->kb2, (int)(P->r - P->kb2), (int)P->ld, P->es);
+}
+
+static void lk_pp_body(void *vp, int64_t b, int64_t e) {
+  cj_tls_tasks(((const lk_pp *)vp)->ctx, b, e, lk_pp_task, vp);
+}
+
+/* Factors the n x n column-major matrix a in place; *info as LAPACK's potrf. */
+static void lk_pp_potrf(const lk_exec *X, char *a, int32_t *info) {
+  const lk_params *p = X->p;
+  int n = p->n, nb = p->pp_nb, kb = nb < n ? nb : n;
+  lk_pp P = {p, cj_la_pick(), X->ctx, p->arg[0].es, n, NULL, NULL, 0, 0, 0, 0};
+  *info = lk_pp_factor(p, a, kb, n - kb, n, P.es);
+  for (int k0 = 0, k1 = kb; *info == 0 && k1 < n; k0 = k1, k1 += kb) {
+    P.kb = kb, P.r = n - k1, P.kb2 = nb < P.r ? nb : P.r, P.info = 0;
+    P.w = a + ((int64_t)k0 * n + k1) * P.es;
+    P.v22 = a + ((int64_t)k1 * n + k1) * P.es;
+    cj_pool_parallel_for(X->ctx->pool, 1 + (P.r - P.kb2 + LK_PP_RB - 1) / LK_PP_RB, 1, lk_pp_body, &P);
+    if (P.info != 0) *info = P.info > 0 ? k1 + P.info : P.info;
+    kb = (int)P.kb2;
+  }
+}
+
+/* LAPACK on one batch element: a[i] its operands and results, ws the workspace */
+static void lk_call(const lk_exec *X, char *const *a, char *ws) {
+  const lk_params *p = X->p;
+  if (p->pp_nb > 0 && X->ctx->pool && cj_pool_size(X->ctx->pool) > 1) {
+    lk_pp_potrf(X, a[0], (int32_t *)a[2]);
+    return;
+  }
+  if (p->locked) pthread_mutex_lock(&lk_lock);
+  lk_run[p->t](p, a, ws);
+  if (p->locked) pthread_mutex_unlock(&lk_lock);
+}
+
 static void lk_body(void *vx, int64_t b, int64_t e) {
   const lk_exec *X = vx;
   const lk_params *p = X->p;
@@ -363,9 +499,7 @@ static void lk_body(void *vx, int64_t b, int64_t e) {
     /* results LAPACK only partly writes (u / vt of a reduced SVD, ...) start as zeros */
     for (int j = 0; j < p->nout; j++)
       if (p->arg[p->nin + j].alias < 0) memset(a[p->nin + j], 0, (size_t)p->arg[p->nin + j].slice);
-    if (p->locked) pthread_mutex_lock(&lk_lock);
-    lk_run[p->t](p, a, base + p->ws_off);
-    if (p->locked) pthread_mutex_unlock(&lk_lock);
+    lk_call(X, a, base + p->ws_off);
     for (int j = 0; j < p->nout; j++) {
       const lk_arg *g = &p->arg[p->nin + j];
       lk_copy_out(p, g, X->out[j] + i * g->slice, a[p->nin + j]);
@@ -806,6 +940,11 @@ cj_status cj_lower_cc_lapack(cj_lw *L, cj_op *op, const char *target, size_t len
   if (kind == LK_TRSM) lk_plan_trsm(p, t);
   if (!lk_query[t](p))
     return cj_op_error(op, CJ_INTERNAL, "custom_call @%s: LAPACK's workspace query failed", T);
+  /* lk_pp_potrf's block (not where the batch elements already share the pool) */
+  if (kind == LK_POTRF && p->uplo == 'L' && p->n >= LK_PP_ORDER && !(p->parallel && p->batch > 1)) {
+    p->pp_nb = t >= 2 ? 48 : 64;
+    cj_lw_set_tls_bytes(L, LK_PP_TLS_BYTES);
+  }
   /* the per-thread area: every slice (aliased results share their operand's), then the
    * workspace */
   int64_t off = 0;

@@ -185,6 +185,20 @@ static void LS(lk_trsm_direct)(const lk_params *p, bool rm, const char *a, char 
   f->trsm(&side, &uplo, &tr, &diag, &m, &n, &one, (LT *)a, &lda, (LT *)x, &ldb);
 }
 
+/* k_lapack.c's potrf on the pool (lk_pp_potrf), lower, column-major: potrf of a diagonal block
+ * (L11 L11^H), and the panel below it, X L11^H = X (r x kb) */
+static void LS(lk_potrf_blk)(const void *fns, int n, void *a, int ld, int *info) {
+  const LS(lk_fns) *f = fns;
+  char uplo = 'L';
+  f->potrf(&uplo, &n, (LT *)a, &ld, info);
+}
+static void LS(lk_panel_blk)(const void *fns, int r, int kb, const void *l11, void *x, int ld) {
+  const LS(lk_fns) *f = fns;
+  LT one = 1;
+  char side = 'R', uplo = 'L', tr = LCPLX ? 'C' : 'T', diag = 'N';
+  f->trsm(&side, &uplo, &tr, &diag, &r, &kb, &one, (LT *)l11, &ld, (LT *)x, &ld);
+}
+
 /* Workspace sizes from LAPACK's own queries (lwork = -1), before any program runs, or where
  * jaxlib's kernels size them by formula instead (syevd / heevd), that formula: a routine may
  * take another path with another workspace. Returns false when a query fails. */

@@ -118,6 +118,23 @@ def test_large_cholesky_runs_the_plugins_potrf(cj):
     _as_accurate(jnp.linalg.cholesky, pd)
 
 
+@pytest.mark.parametrize("name,n", [("float32", 256), ("float64", 301), ("complex64", 210),
+                                    ("complex128", 200)])
+def test_large_cholesky_on_the_pool(cj, name, n):
+    """From order 200 one factorization runs split over the client's pool (k_lapack.c,
+    lk_pp_potrf): as accurate as XLA:CPU's; a batch element that is not positive definite
+    (its failing pivot past the first block) gives NaNs, the other one its factor."""
+    with jaxcheck.x64(name in ("float64", "complex128")):
+        a = _data((2, n, n), name, 7)
+        pd = a @ np.conj(np.swapaxes(a, -1, -2)) / n + np.eye(n, dtype=name)
+        _as_accurate(jnp.linalg.cholesky, pd)
+        pd[1, n - 9, n - 9] = -n
+        got = np.asarray(run_on(jaxcheck.cj(), jnp.linalg.cholesky, pd))
+        assert np.isnan(got[1][np.tril_indices(n)]).all()
+        want = np.linalg.cholesky(pd[0].astype(np.complex128 if "complex" in name else np.float64))
+        np.testing.assert_allclose(got[0], want, rtol=0, atol=50 * n * np.finfo(name).eps)
+
+
 @pytest.mark.parametrize("name", DTYPES)
 def test_decompositions_are_xla_cpus_bit_for_bit(cj, name):
     with jaxcheck.x64(name.endswith("128") or name == "float64"):
