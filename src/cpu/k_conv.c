@@ -404,15 +404,16 @@ static void rhs_pack_f32(const kc_wprep *w, const float *src, float *wp) {
   rhs_pack_f32_units(w, src, wp, 0, rhs_pack_units(w));
 }
 
+/* the prep step's units [b, e) (f32 panels: in[0] the weights, out[2] the panels) */
 typedef struct rhs_pack_run {
-  const kc_wprep *p;
-  const float *src;
-  float *wp;
+  cj_exec_ctx *ctx;
+  const cj_step *st;
 } rhs_pack_run;
 
 static void rhs_pack_body(void *vr, int64_t b, int64_t e) {
   const rhs_pack_run *R = vr;
-  rhs_pack_f32_units(R->p, R->src, R->wp, b, e);
+  rhs_pack_f32_units(R->st->params, (const float *)CJ_PTR(R->ctx, R->st->in[0]),
+                     (float *)CJ_PTR(R->ctx, R->st->out[2]), b, e);
 }
 
 /* Full preparation: raw gather, row conversion, zero-point offsets, packing. `raw` holds
@@ -473,7 +474,7 @@ static CJ_MUST_USE cj_status k_conv_prep_rhs(cj_exec_ctx *ctx, const cj_step *st
   int64_t units = rhs_pack_units(p);
   if (p->pack && !p->zpoff && p->r.dt == CJ_F32 && p->acc_dt == CJ_F32 && ctx->pool &&
       cj_pool_size(ctx->pool) > 1 && units > 1 && p->g.G * p->g.K * p->g.Og >= CJ_PAR_MIN_ELEMS) {
-    rhs_pack_run R = {p, (const float *)CJ_PTR(ctx, st->in[0]), wp};
+    rhs_pack_run R = {ctx, st}; /* (wp is out[2]) */
     cj_pool_parallel_for(ctx->pool, units, 1, rhs_pack_body, &R);
     return NULL;
   }
