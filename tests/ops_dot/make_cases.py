@@ -155,6 +155,7 @@ dot_case("gemm_narrow_tn_f32_64x256x16", np.float32, (256, 64), (256, 16), [], [
 dot_case("gemm_wide_nn_f32_40x70x1000", np.float32, (40, 70), (70, 1000), [], [], [1], [0])
 dot_case("gemm_wide_nn_f32_64x96x333", np.float32, (64, 96), (96, 333), [], [], [1], [0])
 dot_case("gemm_wide_nt_f32_20x130x900", np.float32, (20, 130), (900, 130), [], [], [1], [1])
+dot_case("gemm_wide_nn_bf16_40x70x1000", BF16, (40, 70), (70, 1000), [], [], [1], [0])
 
 
 def main():
