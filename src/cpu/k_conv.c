@@ -366,34 +366,54 @@ static void rhs_gather(const kc_wprep *w, const char *src, char *raw) {
  * kernel positions go in order, so an rhs whose output features lie far apart (the kernel
  * gradient of a convolution, whose "weights" are an activation gradient) is read along its
  * contiguous spatial dimension, KC_NR streams at a time. */
-static void rhs_pack_f32(const kc_wprep *w, const float *src, float *wp) {
+/* Units [b, e) of the f32 packing, a unit being one (group, panel, input feature): its K rows
+ * of the panel (q = 0 .. Q - 1), disjoint from every other unit's */
+static void rhs_pack_f32_units(const kc_wprep *w, const float *src, float *wp, int64_t b, int64_t e) {
   const kc_geom *g = &w->g;
   int64_t npan = (g->Og + KC_NR - 1) / KC_NR, ostr = w->r.ostr;
-  for (int64_t grp = 0; grp < g->G; grp++)
-    for (int64_t j = 0; j < npan; j++) {
-      int64_t o0 = j * KC_NR, n = g->Og - o0 < KC_NR ? g->Og - o0 : KC_NR;
-      float *pan = wp + (grp * npan + j) * g->K * KC_NR;
-      const float *sb = src + (grp * g->Og + o0) * ostr;
-      for (int64_t c = 0; c < g->Cg; c++) {
-        int64_t kc[KC_MAXS] = {0};
-        for (int64_t q = 0; q < g->Q; q++) {
-          int64_t so = c * w->r.cstr;
-          for (int32_t i = 0; i < g->ns; i++) so += kc[i] * w->r.sstr[i];
-          float *d = pan + (q * g->Cg + c) * KC_NR;
-          const float *s = sb + so;
-          if (ostr == 1) {
-            memcpy(d, s, sizeof(float) * (size_t)n);
-          } else {
-            for (int64_t o = 0; o < n; o++) d[o] = s[o * ostr];
-          }
-          if (n < KC_NR) memset(d + n, 0, sizeof(float) * (size_t)(KC_NR - n));
-          for (int32_t i = g->ns - 1; i >= 0; i--) {
-            if (++kc[i] < g->kdim[i]) break;
-            kc[i] = 0;
-          }
-        }
+  for (int64_t u = b; u < e; u++) {
+    int64_t c = u % g->Cg, j = u / g->Cg % npan, grp = u / g->Cg / npan;
+    int64_t o0 = j * KC_NR, n = g->Og - o0 < KC_NR ? g->Og - o0 : KC_NR;
+    float *pan = wp + (grp * npan + j) * g->K * KC_NR;
+    const float *sb = src + (grp * g->Og + o0) * ostr;
+    int64_t kc[KC_MAXS] = {0};
+    for (int64_t q = 0; q < g->Q; q++) {
+      int64_t so = c * w->r.cstr;
+      for (int32_t i = 0; i < g->ns; i++) so += kc[i] * w->r.sstr[i];
+      float *d = pan + (q * g->Cg + c) * KC_NR;
+      const float *s = sb + so;
+      if (ostr == 1) {
+        memcpy(d, s, sizeof(float) * (size_t)n);
+      } else {
+        for (int64_t o = 0; o < n; o++) d[o] = s[o * ostr];
+      }
+      if (n < KC_NR) memset(d + n, 0, sizeof(float) * (size_t)(KC_NR - n));
+      for (int32_t i = g->ns - 1; i >= 0; i--) {
+        if (++kc[i] < g->kdim[i]) break;
+        kc[i] = 0;
       }
     }
+  }
+}
+
+static int64_t rhs_pack_units(const kc_wprep *w) {
+  return w->g.G * ((w->g.Og + KC_NR - 1) / KC_NR) * w->g.Cg;
+}
+
+static void rhs_pack_f32(const kc_wprep *w, const float *src, float *wp) {
+  rhs_pack_f32_units(w, src, wp, 0, rhs_pack_units(w));
+}
+
+/* the prep step's units [b, e) (f32 panels: in[0] the weights, out[2] the panels) */
+typedef struct rhs_pack_run {
+  cj_exec_ctx *ctx;
+  const cj_step *st;
+} rhs_pack_run;
+
+static void rhs_pack_body(void *vr, int64_t b, int64_t e) {
+  const rhs_pack_run *R = vr;
+  rhs_pack_f32_units(R->st->params, (const float *)CJ_PTR(R->ctx, R->st->in[0]),
+                     (float *)CJ_PTR(R->ctx, R->st->out[2]), b, e);
 }
 
 /* Full preparation: raw gather, row conversion, zero-point offsets, packing. `raw` holds
@@ -449,6 +469,15 @@ static CJ_MUST_USE cj_status k_conv_prep_rhs(cj_exec_ctx *ctx, const cj_step *st
     k++;
   }
   if (p->zpoff) zp = (int32_t *)CJ_PTR(ctx, st->out[k]);
+  /* runtime f32 weights packed straight into panels (a kernel gradient's: the output gradient,
+   * often the largest operand, whose copy cost more than the products): over the pool */
+  int64_t units = rhs_pack_units(p);
+  if (p->pack && !p->zpoff && p->r.dt == CJ_F32 && p->acc_dt == CJ_F32 && ctx->pool &&
+      cj_pool_size(ctx->pool) > 1 && units > 1 && p->g.G * p->g.K * p->g.Og >= CJ_PAR_MIN_ELEMS) {
+    rhs_pack_run R = {ctx, st}; /* (wp is out[2]) */
+    cj_pool_parallel_for(ctx->pool, units, 1, rhs_pack_body, &R);
+    return NULL;
+  }
   rhs_prepare(p, CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->out[1]), CJ_PTR(ctx, st->out[0]), wp, zp);
   return NULL;
 }

@@ -25,7 +25,7 @@
 
 /* K block (floats of K per micro-kernel call: the weight panel, KB x 32 floats, is read from L2),
  * rows per task, panels per task tile, kernel positions per K block at most */
-enum { KB = 1024, MB = 128, PT = 8, MAXSEG = 64 };
+enum { KB = 1024, MB = 128, PT = 8, MAXSEG = 64, KSPLIT = 4 };
 
 typedef void (*kg_ukr)(int64_t nseg, int64_t seglen, const void *const *ptrs, const float *bp,
                        float *c, int64_t ldc, bool acc);
@@ -45,6 +45,9 @@ typedef struct kg_params {
   kg_ukr ukr;
   cj_bd_ukr_rows ubf; /* g.bf: the pair kernel */
   int64_t xsz;        /* bytes of an lhs element */
+  int64_t ksplit;     /* tasks summing disjoint ranges of kernel positions into partial tiles
+                       * (few output rows and columns over a long K: a kernel gradient), or 1 */
+  int64_t qper;       /* kernel positions per range */
   int64_t tls_f32;    /* bytes of the temporary area the f32 path uses (then the pair rows) */
 } kg_params;
 
@@ -198,6 +201,7 @@ typedef struct kg_run {
   const char *x; /* f32, or bf16 read in place (g.bf == KC_BF_LHS16) */
   const float *wp, *zero;
   char *out;
+  float *part; /* ksplit > 1: partial results [ksplit][G][M][Og] */
   cj_exec_ctx *ctx;
   int64_t pt, ntile; /* panels per task tile (PT, or 1 to have a task per panel), tiles */
 } kg_run;
@@ -256,12 +260,32 @@ static void rows_info(const kc_geom *g, int64_t grp, int64_t m0, int64_t n, int6
   }
 }
 
+/* ncol f32 sums of one result row into the result (its features `of` elements apart) */
+static void store_row(const kg_params *p, char *dst, const float *src, int64_t ncol) {
+  const kc_geom *g = &p->g;
+  if (g->of == 1 && (p->out_dt == CJ_BF16 || p->out_dt == CJ_F16)) {
+    p->cvo(src, (uint16_t *)dst, ncol, p->out_dt == CJ_BF16);
+  } else if (g->of == 1) {
+    p->cvt(dst, src, NULL, NULL, ncol, &p->aux);
+  } else if (p->out_dt == CJ_F32) {
+    float *d = (float *)dst;
+    for (int64_t o = 0; o < ncol; o++) d[o * g->of] = src[o];
+  } else {
+    uint16_t *d = (uint16_t *)dst;
+    for (int64_t o = 0; o < ncol; o++)
+      d[o * g->of] = p->out_dt == CJ_BF16 ? cj_f32_to_bf16(src[o]) : cj_f32_to_f16(src[o]);
+  }
+}
+
 static void task(void *vr, int64_t t, char *mem) {
   const kg_run *R = vr;
   const kg_params *p = R->p;
   const kc_geom *g = &p->g;
+  int64_t ks = t % p->ksplit;
+  t /= p->ksplit;
   int64_t per_grp = p->mblocks * R->ntile;
   int64_t grp = t / per_grp, rem = t % per_grp, mbk = rem / R->ntile, nt = rem % R->ntile;
+  int64_t qa = ks * p->qper, qb = qa + p->qper < g->Q ? qa + p->qper : g->Q;
   int64_t m0 = mbk * MB, mrows = g->M - m0 < MB ? g->M - m0 : MB;
   int64_t j0 = nt * R->pt, npt = p->npan - j0 < R->pt ? p->npan - j0 : R->pt;
   int64_t ldt = npt * KC_NR;
@@ -277,15 +301,15 @@ static void task(void *vr, int64_t t, char *mem) {
   for (int64_t r = mrows; r < mpad; r++) rows[r].obase = -1;
   /* where each row group accumulates: the result itself, or the tile */
   for (int64_t rg = 0; rg < mpad; rg += KC_MR) {
-    bool d = p->direct && rg + KC_MR <= mrows;
+    bool d = p->direct && p->ksplit == 1 && rg + KC_MR <= mrows;
     for (int64_t i = 1; d && i < KC_MR; i++) d = rows[rg + i].obase - rows[rg + i - 1].obase == p->rs;
     cdst[rg / KC_MR] = d ? (float *)R->out + rows[rg].obase : tile + rg * ldt;
     cld[rg / KC_MR] = d ? p->rs : ldt;
     gdirect[rg / KC_MR] = d;
   }
   bool first = true;
-  for (int64_t q0 = 0; q0 < g->Q; q0 += p->nqb) {
-    int64_t nq = g->Q - q0 < p->nqb ? g->Q - q0 : p->nqb;
+  for (int64_t q0 = qa; q0 < qb; q0 += p->nqb) {
+    int64_t nq = qb - q0 < p->nqb ? qb - q0 : p->nqb;
     for (int64_t c0 = 0; c0 < g->Cg; c0 += p->cblk) {
       int64_t cl = g->Cg - c0 < p->cblk ? g->Cg - c0 : p->cblk;
       int64_t k0 = q0 * g->Cg + c0;
@@ -348,26 +372,37 @@ static void task(void *vr, int64_t t, char *mem) {
   }
   /* store the valid part of the tile */
   int64_t ncol = g->Og - j0 * KC_NR < ldt ? g->Og - j0 * KC_NR : ldt;
+  if (p->ksplit > 1) { /* into this range's partial result */
+    float *pt = R->part + ((ks * g->G + grp) * g->M + m0) * g->Og + j0 * KC_NR;
+    for (int64_t r = 0; r < mrows; r++) memcpy(pt + r * g->Og, tile + r * ldt, sizeof(float) * (size_t)ncol);
+    return;
+  }
   for (int64_t r = 0; r < mrows; r++) {
     if (gdirect[r / KC_MR]) { /* a row group that accumulated in the result */
       r += KC_MR - 1;
       continue;
     }
-    char *dst = R->out + rows[r].obase * p->osz;
-    const float *src = tile + r * ldt;
-    if (g->of == 1 && (p->out_dt == CJ_BF16 || p->out_dt == CJ_F16)) {
-      p->cvo(src, (uint16_t *)dst, ncol, p->out_dt == CJ_BF16);
-    } else if (g->of == 1) {
-      p->cvt(dst, src, NULL, NULL, ncol, &p->aux);
-    } else if (p->out_dt == CJ_F32) {
-      float *d = (float *)dst;
-      for (int64_t o = 0; o < ncol; o++) d[o * g->of] = src[o];
-    } else {
-      uint16_t *d = (uint16_t *)dst;
-      for (int64_t o = 0; o < ncol; o++)
-        d[o * g->of] = p->out_dt == CJ_BF16 ? cj_f32_to_bf16(src[o]) : cj_f32_to_f16(src[o]);
-    }
+    store_row(p, R->out + rows[r].obase * p->osz, tile + r * ldt, ncol);
   }
+}
+
+/* ksplit > 1: the partial results added pairwise (in an order fixed by ksplit alone), then
+ * each row converted into the result */
+static void sum_parts(const kg_params *p, const kg_run *R) {
+  const kc_geom *g = &p->g;
+  int64_t n = g->G * g->M * g->Og;
+  for (int64_t h = 1; h < p->ksplit; h *= 2)
+    for (int64_t s = 0; s + h < p->ksplit; s += 2 * h) {
+      float *a = R->part + s * n;
+      const float *b = R->part + (s + h) * n;
+      for (int64_t i = 0; i < n; i++) a[i] += b[i];
+    }
+  for (int64_t grp = 0; grp < g->G; grp++)
+    for (int64_t m = 0; m < g->M; m++) {
+      kc_rowinfo ri;
+      kc_row_info(g, grp, m, &ri);
+      store_row(p, R->out + ri.obase * p->osz, R->part + (grp * g->M + m) * g->Og, g->Og);
+    }
 }
 
 static void kg_body(void *vctx, int64_t b, int64_t e) {
@@ -377,21 +412,24 @@ static void kg_body(void *vctx, int64_t b, int64_t e) {
 static CJ_MUST_USE cj_status k_conv_gemm(cj_exec_ctx *ctx, const cj_step *st) {
   const kg_params *p = st->params;
   kg_run R = {p, CJ_PTR(ctx, st->in[0]), (const float *)CJ_PTR(ctx, st->in[1]),
-              (const float *)CJ_PTR(ctx, st->in[2]), CJ_PTR(ctx, st->out[0]), ctx, PT, p->ntile};
+              (const float *)CJ_PTR(ctx, st->in[2]), CJ_PTR(ctx, st->out[0]),
+              p->ksplit > 1 ? (float *)CJ_PTR(ctx, st->out[1]) : NULL, ctx, PT, p->ntile};
   if (p->ntasks == 0) return NULL;
   int nthreads = ctx->pool ? cj_pool_size(ctx->pool) : 1;
   int64_t ntasks = p->ntasks;
-  /* fewer tasks than threads (a kernel gradient: few rows, a long K): one task per weight panel,
-   * each reading its own part of the weights */
-  if (nthreads > 1 && ntasks < nthreads && p->ntile < p->npan) {
+  /* few tasks for the threads (a kernel gradient: few rows, a long K; 3 tasks kept one of 2
+   * threads idle a third of the time): one task per weight panel, each reading its own part of
+   * the weights */
+  if (nthreads > 1 && ntasks < 2 * nthreads && p->ntile < p->npan) {
     R.pt = 1;
     R.ntile = p->npan;
-    ntasks = p->g.G * p->mblocks * p->npan;
+    ntasks = p->g.G * p->mblocks * p->npan * p->ksplit;
   }
   if (nthreads > 1 && ntasks > 1)
     cj_pool_parallel_for(ctx->pool, ntasks, 1, kg_body, &R);
   else
     kg_body(&R, 0, ntasks);
+  if (p->ksplit > 1) sum_parts(p, &R);
   return NULL;
 }
 
@@ -414,6 +452,21 @@ cj_status cj_kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, i
     if (p->nqb > g->Q) p->nqb = g->Q;
   }
   if (p->nqb < 1) p->nqb = 1;
+  /* Few row blocks and panels over many K blocks (a kernel gradient: the kernel's few
+   * positions x features as rows, the batch and the image as K): up to KSPLIT tasks per tile
+   * over ranges of kernel positions, their partial results added at the end. How many depends
+   * on the geometry alone, so the sums do not depend on the thread count. */
+  p->ksplit = 1;
+  p->qper = g->Q;
+  int64_t base = g->G * p->mblocks * p->npan, kblocks = (g->Q + p->nqb - 1) / p->nqb;
+  double macs = (double)g->G * (double)g->M * (double)g->K * (double)g->Og;
+  if (!g->bf && base < KSPLIT && kblocks > 1 && macs >= 4e6 && g->G * g->M * g->Og <= (1 << 18)) {
+    int64_t want = (KSPLIT + base - 1) / base;
+    if (want > kblocks) want = kblocks;
+    p->qper = (kblocks + want - 1) / want * p->nqb;
+    p->ksplit = (g->Q + p->qper - 1) / p->qper;
+  }
+  p->ntasks *= p->ksplit;
   p->out_dt = out_dt;
   p->osz = cj_dtype_bytes(out_dt);
   p->cvt = cj_cvt_lookup(CJ_F32, out_dt);
@@ -435,7 +488,10 @@ cj_status cj_kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, i
   /* the pair rows of a K block: pointers and words (nq * cblk <= KB) */
   int64_t bf_bytes = p->ubf ? (int64_t)(sizeof(uint32_t *) * p->nqb * MB) + 2 * (p->nqb * p->cblk) * MB : 0;
   cj_lw_set_tls_bytes(L, p->tls_f32 + bf_bytes);
-  int32_t ins[3] = {xbuf, wbuf, zbuf};
-  if (!cj_lw_emit(L, op, k_conv_gemm, p, 3, ins, 1, &obuf)) return cj_oom();
+  int32_t ins[3] = {xbuf, wbuf, zbuf}, outs[2] = {obuf, -1};
+  if (p->ksplit > 1) {
+    outs[1] = cj_lw_new_buf(L, (int64_t)sizeof(float) * p->ksplit * g->G * g->M * g->Og, CJ_BK_ARENA);
+  }
+  if (!cj_lw_emit(L, op, k_conv_gemm, p, 3, ins, p->ksplit > 1 ? 2 : 1, outs)) return cj_oom();
   return NULL;
 }

@@ -637,6 +637,18 @@ case("gemm_kernel_grad_nwc_dilated", 3, 17, 3, 24, [300], [280], lay=KGRAD, stri
      pad=[[8, 0]], lo=-2, hi=2, runtime_rhs=True)
 case("gemm_kernel_grad_nwc_causal", 3, 37, 4, 16, [200], [200], lay=KGRAD, pad=[[1, 0]], lo=-2,
      hi=2, runtime_rhs=True)
+# few output rows and panels over a long K (kernel gradients: the kernel's positions as rows, the
+# image as K): up to 4 tasks per tile sum ranges of kernel positions into partial results added
+# at the end (k_conv_gemm.c, ksplit): a 3x3 output of 32 features (4 ranges, the last one
+# shorter), batch 1 with stride and dilation and 40 features (two panels, the second partial),
+# the same in NCHW (features far apart in the result), feature groups, an f16 result
+case("gemm_ksplit_3x3", 4, 1, 32, 32, [28, 28], [26, 26], runtime_rhs=True)
+case("gemm_ksplit_strided_dilated", 4, 1, 24, 40, [40, 37], [17, 16], stride=[2, 1], rdil=[2, 2],
+     runtime_rhs=True)
+case("gemm_ksplit_nchw", 4, 1, 24, 40, [40, 37], [17, 16], lay="nchw", stride=[2, 1],
+     rdil=[2, 2], runtime_rhs=True)
+case("gemm_ksplit_groups", 4, 1, 32, 32, [34, 34], [32, 32], fgc=2, runtime_rhs=True)
+case("gemm_ksplit_f16", 4, 1, 32, 32, [28, 28], [26, 26], et="f16", lo=-1, hi=1, runtime_rhs=True)
 
 def main():
     if os.path.isdir(OUT):

@@ -149,6 +149,13 @@ for (m, k, n) in ((256, 64, 16), (37, 16, 24), (29, 40, 12), (45, 33, 20), (19, 
     dot_case(f"gemm_narrow_nn_f32_{m}x{k}x{n}", np.float32, (m, k), (k, n), [], [], [1], [0])
 dot_case("gemm_narrow_nt_bf16_40x24x16", BF16, (40, 24), (16, 24), [], [], [1], [1])
 dot_case("gemm_narrow_tn_f32_64x256x16", np.float32, (256, 64), (256, 16), [], [], [0], [0])
+# few row blocks over wide matrices (the layers of a batch-64 MLP): on 2 or more threads the
+# columns split into narrower tiles (whole 32-column panels, the last one partial) so that every
+# thread has a task; B's rows are packed a row at a time
+dot_case("gemm_wide_nn_f32_40x70x1000", np.float32, (40, 70), (70, 1000), [], [], [1], [0])
+dot_case("gemm_wide_nn_f32_64x96x333", np.float32, (64, 96), (96, 333), [], [], [1], [0])
+dot_case("gemm_wide_nt_f32_20x130x900", np.float32, (20, 130), (900, 130), [], [], [1], [1])
+dot_case("gemm_wide_nn_bf16_40x70x1000", BF16, (40, 70), (70, 1000), [], [], [1], [0])
 
 
 def main():
