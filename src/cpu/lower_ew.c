@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/ew_chain.h"
 #include "cpu/lower.h"
 
 
@@ -28,6 +29,7 @@ enum { ROW_MIN_BYTES = 1024, ROW_RANK = 4 };
 
 typedef struct ew_instr {
   cj_ew_fn fn;
+  cj_ew_chain *chain; /* a chain of instructions (ew_chain.h): runs instead of fn */
   cj_ew_aux aux;
   uint8_t dst, src[3]; /* indices into the pointer table */
 } ew_instr;
@@ -364,6 +366,16 @@ static void row_pos_advance(const ew_input *in, row_pos *rp, int64_t m) {
   if (rp->idx[r - 1] == in->dims[r - 1]) carry(in, rp->idx, &rp->off, r - 1);
 }
 
+static void run_instrs(const ew_params *p, char *const *t, int64_t m) {
+  for (int i = 0; i < p->ninstr; i++) {
+    const ew_instr *e = &p->instr[i];
+    if (e->chain)
+      e->chain->fn(e->chain, t, m);
+    else
+      e->fn(t[e->dst], t[e->src[0]], t[e->src[1]], t[e->src[2]], m, &e->aux);
+  }
+}
+
 /* Row mode: runs of at most a block that never cross a row of the innermost dim; the views
  * (contiguous along it) are read in place, except runs of a bounded view that leave its box,
  * which are gathered into the input's register. */
@@ -392,20 +404,10 @@ static void run_rows(ew_run *R, int64_t b0, int64_t b1, char **cur, char *const 
       }
       row_pos_advance(in, &rp[k], m);
     }
-    for (int i = 0; i < p->ninstr; i++) {
-      const ew_instr *e = &p->instr[i];
-      e->fn(cur[e->dst], cur[e->src[0]], cur[e->src[1]], cur[e->src[2]], m, &e->aux);
-    }
+    run_instrs(p, cur, m);
     bs += m;
     col += m;
     if (col == p->row) col = 0;
-  }
-}
-
-static void run_instrs(const ew_params *p, char *const *t, int64_t m) {
-  for (int i = 0; i < p->ninstr; i++) {
-    const ew_instr *e = &p->instr[i];
-    e->fn(t[e->dst], t[e->src[0]], t[e->src[1]], t[e->src[2]], m, &e->aux);
   }
 }
 
@@ -821,6 +823,11 @@ typedef struct gen {
   /* in-place bookkeeping: last instruction reading each input's raw table entry */
   int in_last_read[MAX_INPUTS * 2];
   int out_written_by[MAX_OPS];
+  /* per instruction: its operands, and its op when a chain may take it (f32/f64 arithmetic
+   * on one compute type; -1 otherwise) */
+  uint8_t nsrc[MAX_INSTR];
+  int16_t iop[MAX_INSTR];
+  cj_dtype ict[MAX_INSTR];
 } gen;
 
 static gv *find_gv(gen *G, cj_value *v) {
@@ -860,6 +867,8 @@ static CJ_MUST_USE cj_status emit(gen *G, const cj_op *op, cj_ew_fn fn, const cj
   e->src[0] = (uint8_t)(s0 < 0 ? dst : s0);
   e->src[1] = (uint8_t)(s1 < 0 ? e->src[0] : s1);
   e->src[2] = (uint8_t)(s2 < 0 ? e->src[0] : s2);
+  G->nsrc[G->ninstr] = (uint8_t)((s0 >= 0) + (s1 >= 0) + (s2 >= 0));
+  G->iop[G->ninstr] = -1;
   int srcs[3] = {s0, s1, s2};
   for (int k = 0; k < 3; k++)
     if (srcs[k] >= 0 && srcs[k] < G->obase) G->in_last_read[srcs[k]] = G->ninstr;
@@ -1089,6 +1098,186 @@ static CJ_MUST_USE cj_status finish_value(gen *G, const cj_op *op, gv *g, int ds
   return NULL;
 }
 
+/* ======================================================================== chains */
+
+/* The step code (ew_chain.h) of ew op e, with the accumulator second (rev) for binary ops; -1
+ * when a chain cannot take it */
+static int chain_op(cj_ew_op e, bool rev) {
+  int r = rev ? 2 : 0;
+  switch (e) {
+    case CJ_EW_ADD: return CJ_CH_ADD + r;
+    case CJ_EW_SUB: return CJ_CH_SUB + r;
+    case CJ_EW_MUL: return CJ_CH_MUL + r;
+    case CJ_EW_DIV: return CJ_CH_DIV + r;
+    case CJ_EW_MAX: return CJ_CH_MAX + r;
+    case CJ_EW_MIN: return CJ_CH_MIN + r;
+    case CJ_EW_NEG: return CJ_CH_NEG;
+    case CJ_EW_ABS: return CJ_CH_ABS;
+    case CJ_EW_SQRT: return CJ_CH_SQRT;
+    case CJ_EW_SQUARE: return CJ_CH_SQUARE;
+    default: return -1;
+  }
+}
+
+/* whether instruction k reads table entry t */
+static bool instr_reads(const gen *G, int k, int t) {
+  const ew_instr *e = &G->instr[k];
+  if (e->chain) {
+    if (e->chain->first == t) return true;
+    for (int s = 0; s < e->chain->nsteps; s++)
+      if (e->chain->step[s].op < CJ_CH_NEG && e->chain->step[s].src == t) return true;
+    return false;
+  }
+  for (int j = 0; j < G->nsrc[k]; j++)
+    if (e->src[j] == t) return true;
+  return false;
+}
+
+/* the one instruction after k that reads register d (k's result) before d is written again;
+ * -1 when none or several do */
+static int sole_reader(const gen *G, int k, int d) {
+  int j = -1;
+  for (int q = k + 1; q < G->ninstr; q++) {
+    if (instr_reads(G, q, d)) {
+      if (j >= 0) return -1;
+      j = q;
+    }
+    if (G->instr[q].dst == d) return j;
+  }
+  return j;
+}
+
+/* appends instruction k's step to chain c, the accumulator in entry acc; false when k does
+ * not read acc in exactly one operand (acc * acc: a square) */
+static bool chain_append(const gen *G, cj_ew_chain *c, int k, int acc, const bool *scalar) {
+  const ew_instr *e = &G->instr[k];
+  cj_ew_op op = (cj_ew_op)G->iop[k];
+  cj_ew_chain_step *st = &c->step[c->nsteps];
+  if (c->nsteps >= CJ_EW_CHAIN_MAX) return false;
+  st->src = 0;
+  if (G->nsrc[k] == 1) {
+    if (e->src[0] != acc) return false;
+    st->op = (uint8_t)chain_op(op, false);
+  } else if (e->src[0] == acc && e->src[1] == acc) {
+    if (op != CJ_EW_MUL) return false;
+    st->op = CJ_CH_SQUARE;
+  } else if (e->src[0] == acc || e->src[1] == acc) {
+    bool rev = e->src[1] == acc;
+    st->src = rev ? e->src[0] : e->src[1];
+    st->op = (uint8_t)(chain_op(op, rev) + (scalar[st->src] ? 1 : 0));
+  } else {
+    return false;
+  }
+  c->nsteps++;
+  return true;
+}
+
+/* whether an instruction in (a, b) writes an entry chain c reads */
+static bool chain_clobbered(const gen *G, const cj_ew_chain *c, int a, int b) {
+  for (int q = a + 1; q < b; q++) {
+    int d = G->instr[q].dst;
+    if (d == c->first) return true;
+    for (int s = 0; s < c->nsteps; s++)
+      if (c->step[s].op < CJ_CH_NEG && c->step[s].src == d) return true;
+  }
+  return false;
+}
+
+/* Grows a chain from instruction k0: each next member is the sole reader of the previous one's
+ * result (a register), of the same type, and the entries the chain reads are not written
+ * before its last member, where it runs. Returns the number of members (their indices in
+ * mem). */
+static int chain_grow(const gen *G, int k0, cj_ew_chain *c, int *mem, const bool *scalar) {
+  const ew_instr *e = &G->instr[k0];
+  c->nsteps = 0;
+  c->first = e->src[0];
+  c->first_scalar = scalar[e->src[0]];
+  if (G->nsrc[k0] == 1) {
+    if (!chain_append(G, c, k0, e->src[0], scalar)) return 0;
+  } else {
+    cj_ew_chain_step *st = &c->step[0];
+    if (e->src[1] == e->src[0]) return 0; /* (x + x: left to its kernel) */
+    st->src = e->src[1];
+    st->op = (uint8_t)(chain_op((cj_ew_op)G->iop[k0], false) + (scalar[st->src] ? 1 : 0));
+    c->nsteps = 1;
+  }
+  int n = 0, k = k0;
+  mem[n++] = k0;
+  for (;;) {
+    int d = G->instr[k].dst;
+    if (d < REG0 || G->reg_pinned[d - REG0]) break;
+    int j = sole_reader(G, k, d);
+    if (j < 0 || G->iop[j] < 0 || G->instr[j].chain || G->ict[j] != G->ict[k0]) break;
+    int saved = c->nsteps;
+    if (!chain_append(G, c, j, d, scalar)) break;
+    if (chain_clobbered(G, c, k, j)) {
+      c->nsteps = saved;
+      break;
+    }
+    mem[n++] = j;
+    k = j;
+  }
+  return n;
+}
+
+static uint8_t remap_entry(uint8_t t, int rbase) {
+  return t >= REG0 ? (uint8_t)(t - REG0 + rbase) : t;
+}
+static void chain_remap(cj_ew_chain *c, int rbase) {
+  c->dst = remap_entry(c->dst, rbase);
+  c->first = remap_entry(c->first, rbase);
+  for (int s = 0; s < c->nsteps; s++) c->step[s].src = remap_entry(c->step[s].src, rbase);
+}
+
+/* Merges the chains of the instruction list into chain instructions, each where its last
+ * member was (the others removed); then redoes the in-place bookkeeping. */
+static CJ_MUST_USE cj_status make_chains(gen *G) {
+  bool scalar[MAX_TAB] = {false};
+  for (int k = 0; k < G->ninputs; k++)
+    if (G->inputs[k].mode == IN_SCALAR) scalar[G->inputs[k].reg] = true;
+  cj_ew_chain c;
+  int mem[MAX_INSTR];
+  for (int k = 0; k < G->ninstr; k++) {
+    if (G->iop[k] < 0 || G->instr[k].chain) continue;
+    cj_ew_chain_fn fn = cj_ew_chain_pick(G->ict[k]);
+    if (!fn) continue;
+    int n = chain_grow(G, k, &c, mem, scalar);
+    if (n < 2) continue;
+    cj_ew_chain *cc = cj_lw_alloc(G->L, sizeof *cc);
+    if (!cc) return cj_oom();
+    *cc = c;
+    cc->fn = fn;
+    ew_instr *last = &G->instr[mem[n - 1]];
+    cc->dst = last->dst;
+    last->chain = cc;
+    last->fn = NULL;
+    G->iop[mem[n - 1]] = -1;
+    /* drop the other members */
+    int w = 0, m = 0;
+    for (int q = 0; q < G->ninstr; q++) {
+      if (m < n - 1 && q == mem[m]) {
+        m++;
+        continue;
+      }
+      G->instr[w] = G->instr[q];
+      G->nsrc[w] = G->nsrc[q];
+      G->iop[w] = G->iop[q];
+      G->ict[w] = G->ict[q];
+      w++;
+    }
+    G->ninstr = w;
+    k--; /* the instruction now at k is another one */
+  }
+  for (int j = 0; j < G->ninputs; j++) G->in_last_read[j] = -1;
+  for (int q = 0; q < G->ninstr; q++) {
+    for (int j = 0; j < G->ninputs; j++)
+      if (instr_reads(G, q, j)) G->in_last_read[j] = q;
+    int d = G->instr[q].dst;
+    if (d >= G->obase && d < REG0) G->out_written_by[d - G->obase] = q;
+  }
+  return NULL;
+}
+
 static bool is_transcendental(cj_ew_op e) {
   switch (e) {
     case CJ_EW_SQRT: case CJ_EW_RSQRT: case CJ_EW_CBRT: case CJ_EW_EXP: case CJ_EW_EXPM1:
@@ -1179,6 +1368,10 @@ static CJ_MUST_USE cj_status gen_op(gen *G, int oi) {
     }
     int dst = result_dst(G, res);
     CJ_RETURN_IF_ERROR(emit(G, op, fn, &aux, dst, src[0], src[1], src[2]));
+    if ((ct_in == CJ_F32 || ct_in == CJ_F64) && res->ct == ct_in && chain_op(e, false) >= 0) {
+      G->iop[G->ninstr - 1] = (int16_t)e;
+      G->ict[G->ninstr - 1] = ct_in;
+    }
     CJ_RETURN_IF_ERROR(finish_value(G, op, res, dst));
     G->flops += 1;
     if (is_transcendental(e)) G->trans += 1;
@@ -1339,6 +1532,7 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
     st = add_input(G, S->ops[0], g);
   }
   for (int i = 0; i < S->nops && !st; i++) st = gen_op(G, i);
+  if (!st) st = make_chains(G);
   if (!st && G->ninputs != nin) st = cj_internal("fusion: input count mismatch");
   if (!st && G->nregs + nin + G->noutputs > MAX_TAB)
     st = cj_op_error(S->ops[0], CJ_INTERNAL, "fusion group too large");
@@ -1357,6 +1551,7 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
         if (ins[i].dst >= REG0) ins[i].dst = (uint8_t)(ins[i].dst - REG0 + rbase);
         for (int k = 0; k < 3; k++)
           if (ins[i].src[k] >= REG0) ins[i].src[k] = (uint8_t)(ins[i].src[k] - REG0 + rbase);
+        if (ins[i].chain) chain_remap(ins[i].chain, rbase);
       }
       for (int k = 0; k < nin; k++) {
         inp[k] = G->inputs[k];

@@ -1,0 +1,69 @@
+/* cjrt: chain instructions of the fused elementwise engine (lower_ew.c).
+ *
+ * A chain is a run of f32 or f64 instructions where each one's result is used only by the next,
+ * as one of its operands: acc = x0; acc = acc OP x1; acc = x2 OP acc; acc = sqrt(acc); ...
+ * Its kernel keeps the accumulators of a strip of vectors in registers across the steps, so
+ * that the intermediate values are never stored: one load per operand and one store per element,
+ * where the instruction list loaded and stored every intermediate value. Every step computes what
+ * the array kernel of its instruction (ew.c) computes, bit for bit: no contraction into fused
+ * multiply-adds, maximum/minimum as cj_maxf/cj_minf (NaN and signed zeros), sqrt correctly
+ * rounded (the hardware's, as the vector library's).
+ */
+#ifndef CJ_CPU_EW_CHAIN_H
+#define CJ_CPU_EW_CHAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/dtype.h"
+
+enum { CJ_EW_CHAIN_MAX = 40 };
+
+/* A step's operation. The binary ones come in pairs: the array form (the operand read from its
+ * table entry at the strip's elements), then the scalar form (+1: its element 0 broadcast). The
+ * R forms put the accumulator second (x - acc). */
+typedef enum cj_ch_op {
+  CJ_CH_ADD = 0,
+  CJ_CH_RADD = 2,
+  CJ_CH_SUB = 4,
+  CJ_CH_RSUB = 6,
+  CJ_CH_MUL = 8,
+  CJ_CH_RMUL = 10,
+  CJ_CH_DIV = 12,
+  CJ_CH_RDIV = 14,
+  CJ_CH_MAX = 16,
+  CJ_CH_RMAX = 18,
+  CJ_CH_MIN = 20,
+  CJ_CH_RMIN = 22,
+  CJ_CH_NEG = 24,
+  CJ_CH_ABS = 25,
+  CJ_CH_SQRT = 26,
+  CJ_CH_SQUARE = 27, /* acc * acc */
+} cj_ch_op;
+
+typedef struct cj_ew_chain_step {
+  uint8_t op;  /* cj_ch_op */
+  uint8_t src; /* table entry of the operand (binary steps) */
+} cj_ew_chain_step;
+
+struct cj_ew_chain;
+/* runs chain c over elements [0, n) of the table's entries (the operands at tab[src], the result
+ * at tab[dst]); the result may be an operand's entry (in place) */
+typedef void (*cj_ew_chain_fn)(const struct cj_ew_chain *c, char *const *tab, int64_t n);
+
+typedef struct cj_ew_chain {
+  cj_ew_chain_fn fn;
+  int32_t nsteps;
+  uint8_t dst, first;  /* table entries: the result, the accumulator's start */
+  bool first_scalar;   /* first: element 0 broadcast */
+  cj_ew_chain_step step[CJ_EW_CHAIN_MAX];
+} cj_ew_chain;
+
+/* the kernel for f32 or f64 chains on this CPU; NULL for other types, or when chains are off
+ * (CJ_EW_CHAIN=off in the environment, read once) */
+cj_ew_chain_fn cj_ew_chain_pick(cj_dtype dt);
+
+/* the kernels of each instruction set (ew_chain_isa_*.c), [0]: f32, [1]: f64 */
+extern const cj_ew_chain_fn cj_ew_chain_avx512[2], cj_ew_chain_avx2[2], cj_ew_chain_generic[2];
+
+#endif
