@@ -22,7 +22,8 @@ static inline CH_VT CH_CAT(ch_ld_, CH_S)(const CH_T *p) {
 }
 static inline void CH_CAT(ch_st_, CH_S)(CH_T *p, CH_VT v) { memcpy(p, &v, sizeof v); }
 static inline CH_VT CH_CAT(ch_splat_, CH_S)(CH_T x) {
-  CH_VT v = (CH_VT){0} + x;
+  CH_VT v; /* (not 0 + x, which turns -0 into +0) */
+  for (int l = 0; l < CH_W; l++) v[l] = x;
   return v;
 }
 /* m ? x : y on the bits */
