@@ -17,6 +17,8 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define CH_SQRT_F(v) ((ch_v_f32)_mm_sqrt_ps((__m128)(v)))
+#define CH_SPLAT_F(x) _mm_set1_ps(x)
+#define CH_SPLAT_D(x) _mm_set1_pd(x)
 #define CH_SQRT_D(v) ((ch_v_f64)_mm_sqrt_pd((__m128d)(v)))
 #endif
 
@@ -27,17 +29,20 @@
 #define CH_S f32
 #ifdef CH_SQRT_F
 #define CH_SQRT CH_SQRT_F
+#define CH_SPLAT CH_SPLAT_F
 #endif
 #include "cpu/ew_chain_kern.h"
 #undef CH_T
 #undef CH_I
 #undef CH_S
 #undef CH_SQRT
+#undef CH_SPLAT
 #define CH_T double
 #define CH_I int64_t
 #define CH_S f64
 #ifdef CH_SQRT_D
 #define CH_SQRT CH_SQRT_D
+#define CH_SPLAT CH_SPLAT_D
 #endif
 #include "cpu/ew_chain_kern.h"
 

@@ -3,7 +3,8 @@
  *   CH_VBYTES  bytes per vector (64, 32, 16)
  *   CH_NV      vectors per strip (accumulators held in registers)
  *   CH_T, CH_I the element type and the integer type of its width, CH_S the name suffix
- *   CH_SQRT(v) the vector square root (optional: else one lane at a time)
+ *   CH_SQRT(v) the vector square root, CH_SPLAT(x) a vector of copies of x (optional: else
+ *              one lane at a time)
  * The vectors are GCC's generic vectors; every step is written as the array kernel's
  * expression (ew.c) on whole vectors, so that each lane computes what the kernel computes. */
 #define CH_CAT_(a, b) a##b
@@ -22,9 +23,13 @@ static inline CH_VT CH_CAT(ch_ld_, CH_S)(const CH_T *p) {
 }
 static inline void CH_CAT(ch_st_, CH_S)(CH_T *p, CH_VT v) { memcpy(p, &v, sizeof v); }
 static inline CH_VT CH_CAT(ch_splat_, CH_S)(CH_T x) {
+#ifdef CH_SPLAT
+  return (CH_VT)CH_SPLAT(x);
+#else
   CH_VT v; /* (not 0 + x, which turns -0 into +0) */
   for (int l = 0; l < CH_W; l++) v[l] = x;
   return v;
+#endif
 }
 /* m ? x : y on the bits */
 static inline CH_VI CH_CAT(ch_sel_, CH_S)(CH_VI m, CH_VI x, CH_VI y) { return (x & m) | (y & ~m); }
