@@ -41,6 +41,7 @@ typedef struct ew_input {
   uint8_t esize;
   uint8_t reg; /* BCAST/SCALAR: table index of the register it is gathered into */
   bool prefilled; /* SCALAR: the buffer already holds a block of copies (a constant) */
+  bool one;       /* SCALAR: only chains read it, element 0: one copy is enough */
   bool bounded;   /* BCAST: a bounded view (a pad): lo/hi/padv apply, off is not added to the
                    * buffer's address (it may be negative) */
   int32_t rank;
@@ -572,7 +573,7 @@ static void run_range(ew_run *R, int64_t b0, int64_t b1) {
       cur[in->reg] = R->base[k];
     } else if (in->mode == IN_SCALAR) {
       int64_t m = p->block < b1 - b0 ? p->block : b1 - b0; /* a source's short run: less */
-      cj_fill_elems(cur[in->reg], R->base[k], in->esize, m);
+      cj_fill_elems(cur[in->reg], R->base[k], in->esize, in->one ? 1 : m);
     }
   }
   char *regs[MAX_INPUTS * 2];
@@ -1268,7 +1269,13 @@ static CJ_MUST_USE cj_status make_chains(gen *G) {
     G->ninstr = w;
     k--; /* the instruction now at k is another one */
   }
-  for (int j = 0; j < G->ninputs; j++) G->in_last_read[j] = -1;
+  for (int j = 0; j < G->ninputs; j++) {
+    ew_input *in = &G->inputs[j];
+    G->in_last_read[j] = -1;
+    in->one = in->mode == IN_SCALAR && !in->prefilled;
+    for (int q = 0; q < G->ninstr && in->one; q++)
+      if (!G->instr[q].chain && instr_reads(G, q, in->reg)) in->one = false;
+  }
   for (int q = 0; q < G->ninstr; q++) {
     for (int j = 0; j < G->ninputs; j++)
       if (instr_reads(G, q, j)) G->in_last_read[j] = q;
