@@ -19,26 +19,14 @@
 
 enum { CJ_EW_CHAIN_MAX = 40 };
 
-/* A step's operation. The binary ones come in pairs: the array form (the operand read from its
- * table entry at the strip's elements), then the scalar form (+1: its element 0 broadcast). The
- * R forms put the accumulator second (x - acc). */
+/* A step's operation. A binary one has four forms: the operand an array (read from its table
+ * entry at the strip's elements) or a scalar (its element 0 broadcast), the accumulator first
+ * or second (x - acc). */
 typedef enum cj_ch_op {
-  CJ_CH_ADD = 0,
-  CJ_CH_RADD = 2,
-  CJ_CH_SUB = 4,
-  CJ_CH_RSUB = 6,
-  CJ_CH_MUL = 8,
-  CJ_CH_RMUL = 10,
-  CJ_CH_DIV = 12,
-  CJ_CH_RDIV = 14,
-  CJ_CH_MAX = 16,
-  CJ_CH_RMAX = 18,
-  CJ_CH_MIN = 20,
-  CJ_CH_RMIN = 22,
-  CJ_CH_NEG = 24,
-  CJ_CH_ABS = 25,
-  CJ_CH_SQRT = 26,
-  CJ_CH_SQUARE = 27, /* acc * acc */
+  /* binary: the code (acc OP x, x an array), +1 (x a scalar), +2 (x OP acc), +3 (both) */
+  CJ_CH_ADD = 0, CJ_CH_SUB = 4, CJ_CH_MUL = 8, CJ_CH_DIV = 12, CJ_CH_MAX = 16, CJ_CH_MIN = 20,
+  /* unary */
+  CJ_CH_NEG = 24, CJ_CH_ABS, CJ_CH_SQRT, CJ_CH_SQUARE /* acc * acc */
 } cj_ch_op;
 
 typedef struct cj_ew_chain_step {

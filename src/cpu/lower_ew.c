@@ -8,6 +8,9 @@
  * padding value.
  * Small floats compute in f32 and are rounded after every op; sub-byte integers compute in
  * s32/u32 and wrap. Large groups run in parallel over blocks.
+ * Runs of f32/f64 arithmetic where each result is used only by the next instruction become one
+ * chain instruction (ew_chain.h, make_chains) that keeps its intermediate values in vector
+ * registers: a Jacobi sweep's 0.25 * (a + b + c + d + e) loads each operand once and stores once.
  */
 #include <stdio.h>
 #include <stdlib.h>
