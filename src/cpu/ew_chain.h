@@ -17,17 +17,24 @@
 
 #include "base/dtype.h"
 
-enum { CJ_EW_CHAIN_MAX = 40 };
+enum { CJ_EW_CHAIN_MAX = 48 };
 
-/* A step's operation. A binary one has four forms: the operand an array (read from its table
- * entry at the strip's elements) or a scalar (its element 0 broadcast), the accumulator first
- * or second (x - acc). */
+/* A step's operation. A binary one has six forms: the operand an array (read from its table
+ * entry at the strip's elements), a scalar (its element 0 broadcast) or the side accumulator,
+ * each with the accumulator first or second (x - acc):
+ *   code + 0: acc OP x[i]   + 1: acc OP x[0]   + 2: x[i] OP acc   + 3: x[0] OP acc
+ *   code + 4: acc OP side   + 5: side OP acc
+ * PUSH moves the accumulator to the side accumulator and starts another from an operand (a
+ * tree's other branch: a + b * c as a; push b; * c; + side). */
 typedef enum cj_ch_op {
-  /* binary: the code (acc OP x, x an array), +1 (x a scalar), +2 (x OP acc), +3 (both) */
-  CJ_CH_ADD = 0, CJ_CH_SUB = 4, CJ_CH_MUL = 8, CJ_CH_DIV = 12, CJ_CH_MAX = 16, CJ_CH_MIN = 20,
-  /* unary */
-  CJ_CH_NEG = 24, CJ_CH_ABS, CJ_CH_SQRT, CJ_CH_SQUARE /* acc * acc */
+  CJ_CH_ADD = 0, CJ_CH_SUB = 8, CJ_CH_MUL = 16, CJ_CH_DIV = 24, CJ_CH_MAX = 32, CJ_CH_MIN = 40,
+  CJ_CH_NEG = 48, CJ_CH_ABS, CJ_CH_SQRT, CJ_CH_SQUARE, /* acc * acc */
+  CJ_CH_PUSH, CJ_CH_PUSH_SCALAR
 } cj_ch_op;
+/* whether a step reads its operand's table entry */
+static inline bool cj_ch_reads(int op) {
+  return op < CJ_CH_NEG ? (op & 7) < 4 : op >= CJ_CH_PUSH;
+}
 
 typedef struct cj_ew_chain_step {
   uint8_t op;  /* cj_ch_op */

@@ -63,43 +63,49 @@ static inline CH_VT CH_CAT(ch_sqrt_, CH_S)(CH_VT a) {
 #endif
 }
 
-/* one binary operation in both forms (array, scalar) and both orders (acc OP x, x OP acc) */
+/* one binary operation in its six forms (ew_chain.h) */
 #define CH_BIN(CODE, F)                                                       \
   case CODE:                                                                  \
-    for (int v = 0; v < NV; v++) acc[v] = F(acc[v], LD(p + v * CH_W));        \
+    for (int v = 0; v < NV; v++) acc[v] = F(acc[v], LD(q + i + v * CH_W));    \
     break;                                                                    \
   case CODE + 1: {                                                            \
-    CH_VT x = CH_CAT(ch_splat_, CH_S)(*p);                                    \
+    CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                    \
     for (int v = 0; v < NV; v++) acc[v] = F(acc[v], x);                       \
   } break;                                                                    \
   case CODE + 2:                                                              \
-    for (int v = 0; v < NV; v++) acc[v] = F(LD(p + v * CH_W), acc[v]);        \
+    for (int v = 0; v < NV; v++) acc[v] = F(LD(q + i + v * CH_W), acc[v]);    \
     break;                                                                    \
   case CODE + 3: {                                                            \
-    CH_VT x = CH_CAT(ch_splat_, CH_S)(*p);                                    \
+    CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                    \
     for (int v = 0; v < NV; v++) acc[v] = F(x, acc[v]);                       \
-  } break;
+  } break;                                                                    \
+  case CODE + 4:                                                              \
+    for (int v = 0; v < NV; v++) acc[v] = F(acc[v], side[v]);                 \
+    break;                                                                    \
+  case CODE + 5:                                                              \
+    for (int v = 0; v < NV; v++) acc[v] = F(side[v], acc[v]);                 \
+    break;
 #define CH_ADD(a, b) ((a) + (b))
 #define CH_SUB(a, b) ((a) - (b))
 #define CH_MUL(a, b) ((a) * (b))
 #define CH_DIV(a, b) ((a) / (b))
 
-/* the steps over NV vectors at element i of every entry; LD(p) loads a vector at p (the
- * operand's pointer already at element i), ST stores the result */
+/* the steps over NV vectors at element i of every entry, the accumulators (and the side ones)
+ * in registers; LD(p) loads a vector at p, ST(p, v) stores one */
 #define CH_STRIP_BODY()                                                                  \
   do {                                                                                   \
-    CH_VT acc[NV];                                                                       \
-    const CH_T *p = (const CH_T *)(const void *)tab[c->first];                           \
+    CH_VT acc[NV], side[NV];                                                             \
+    const CH_T *q = (const CH_T *)(const void *)tab[c->first];                           \
     if (c->first_scalar) {                                                               \
-      CH_VT x = CH_CAT(ch_splat_, CH_S)(*p);                                             \
+      CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                             \
       for (int v = 0; v < NV; v++) acc[v] = x;                                           \
     } else {                                                                             \
-      p += i;                                                                            \
-      for (int v = 0; v < NV; v++) acc[v] = LD(p + v * CH_W);                            \
+      for (int v = 0; v < NV; v++) acc[v] = LD(q + i + v * CH_W);                        \
     }                                                                                    \
+    for (int v = 0; v < NV; v++) side[v] = acc[v]; /* (before a push: unused) */         \
     for (int s = 0; s < c->nsteps; s++) {                                                \
       int op = c->step[s].op;                                                            \
-      p = (const CH_T *)(const void *)tab[c->step[s].src] + ((op & 1) || op >= 24 ? 0 : i); \
+      q = (const CH_T *)(const void *)tab[c->step[s].src];                               \
       switch (op) {                                                                      \
         CH_BIN(CJ_CH_ADD, CH_ADD)                                                        \
         CH_BIN(CJ_CH_SUB, CH_SUB)                                                        \
@@ -119,6 +125,15 @@ static inline CH_VT CH_CAT(ch_sqrt_, CH_S)(CH_VT a) {
         case CJ_CH_SQUARE:                                                               \
           for (int v = 0; v < NV; v++) acc[v] = acc[v] * acc[v];                         \
           break;                                                                         \
+        case CJ_CH_PUSH:                                                                 \
+          for (int v = 0; v < NV; v++) side[v] = acc[v];                                 \
+          for (int v = 0; v < NV; v++) acc[v] = LD(q + i + v * CH_W);                    \
+          break;                                                                         \
+        case CJ_CH_PUSH_SCALAR: {                                                        \
+          CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                         \
+          for (int v = 0; v < NV; v++) side[v] = acc[v];                                 \
+          for (int v = 0; v < NV; v++) acc[v] = x;                                       \
+        } break;                                                                         \
         default: break;                                                                  \
       }                                                                                  \
     }                                                                                    \

@@ -1129,7 +1129,7 @@ static bool instr_reads(const gen *G, int k, int t) {
   if (e->chain) {
     if (e->chain->first == t) return true;
     for (int s = 0; s < e->chain->nsteps; s++)
-      if (e->chain->step[s].op < CJ_CH_NEG && e->chain->step[s].src == t) return true;
+      if (cj_ch_reads(e->chain->step[s].op) && e->chain->step[s].src == t) return true;
     return false;
   }
   for (int j = 0; j < G->nsrc[k]; j++)
@@ -1176,15 +1176,33 @@ static bool chain_append(const gen *G, cj_ew_chain *c, int k, int acc, const boo
   return true;
 }
 
-/* whether an instruction in (a, b) writes an entry chain c reads */
-static bool chain_clobbered(const gen *G, const cj_ew_chain *c, int a, int b) {
+/* whether an instruction in (a, b) writes an entry that chain c's first nsteps steps read */
+static bool chain_clobbered(const gen *G, const cj_ew_chain *c, int nsteps, int a, int b) {
   for (int q = a + 1; q < b; q++) {
     int d = G->instr[q].dst;
     if (d == c->first) return true;
-    for (int s = 0; s < c->nsteps; s++)
-      if (c->step[s].op < CJ_CH_NEG && c->step[s].src == d) return true;
+    for (int s = 0; s < nsteps; s++)
+      if (cj_ch_reads(c->step[s].op) && c->step[s].src == d) return true;
   }
   return false;
+}
+
+/* chain c = instruction k0 alone (false when a chain cannot start with it) */
+static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar) {
+  const ew_instr *e = &G->instr[k0];
+  c->nsteps = 0;
+  c->first = e->src[0];
+  c->first_scalar = scalar[e->src[0]];
+  if (G->nsrc[k0] == 1) return chain_append(G, c, k0, e->src[0], scalar);
+  cj_ew_chain_step *st = &c->step[0];
+  st->src = e->src[1];
+  st->op = (uint8_t)(chain_op((cj_ew_op)G->iop[k0], false) + (scalar[st->src] ? 1 : 0));
+  if (e->src[1] == e->src[0]) { /* x * x: a square; x + x: left to its kernel */
+    if (G->iop[k0] != CJ_EW_MUL) return false;
+    st->op = CJ_CH_SQUARE;
+  }
+  c->nsteps = 1;
+  return true;
 }
 
 /* Grows a chain from instruction k0: each next member is the sole reader of the previous one's
@@ -1192,19 +1210,7 @@ static bool chain_clobbered(const gen *G, const cj_ew_chain *c, int a, int b) {
  * before its last member, where it runs. Returns the number of members (their indices in
  * mem). */
 static int chain_grow(const gen *G, int k0, cj_ew_chain *c, int *mem, const bool *scalar) {
-  const ew_instr *e = &G->instr[k0];
-  c->nsteps = 0;
-  c->first = e->src[0];
-  c->first_scalar = scalar[e->src[0]];
-  if (G->nsrc[k0] == 1) {
-    if (!chain_append(G, c, k0, e->src[0], scalar)) return 0;
-  } else {
-    cj_ew_chain_step *st = &c->step[0];
-    if (e->src[1] == e->src[0]) return 0; /* (x + x: left to its kernel) */
-    st->src = e->src[1];
-    st->op = (uint8_t)(chain_op((cj_ew_op)G->iop[k0], false) + (scalar[st->src] ? 1 : 0));
-    c->nsteps = 1;
-  }
+  if (!chain_start(G, k0, c, scalar)) return 0;
   int n = 0, k = k0;
   mem[n++] = k0;
   for (;;) {
@@ -1214,7 +1220,7 @@ static int chain_grow(const gen *G, int k0, cj_ew_chain *c, int *mem, const bool
     if (j < 0 || G->iop[j] < 0 || G->instr[j].chain || G->ict[j] != G->ict[k0]) break;
     int saved = c->nsteps;
     if (!chain_append(G, c, j, d, scalar)) break;
-    if (chain_clobbered(G, c, k, j)) {
+    if (chain_clobbered(G, c, saved, k, j)) { /* (j's own operands: read at j, as before) */
       c->nsteps = saved;
       break;
     }
@@ -1222,6 +1228,77 @@ static int chain_grow(const gen *G, int k0, cj_ew_chain *c, int *mem, const bool
     k = j;
   }
   return n;
+}
+
+/* removes the instructions at the n ascending indices mem */
+static void drop_instrs(gen *G, const int *mem, int n) {
+  int w = 0, m = 0;
+  for (int q = 0; q < G->ninstr; q++) {
+    if (m < n && q == mem[m]) {
+      m++;
+      continue;
+    }
+    G->instr[w] = G->instr[q];
+    G->nsrc[w] = G->nsrc[q];
+    G->iop[w] = G->iop[q];
+    G->ict[w] = G->ict[q];
+    w++;
+  }
+  G->ninstr = w;
+}
+
+/* instruction x as a chain without a side accumulator of its own (a chain instruction, or one
+ * a chain can take) */
+static bool side_chain(const gen *G, int x, cj_dtype ct, cj_ew_chain *cx, const bool *scalar) {
+  const ew_instr *e = &G->instr[x];
+  if (e->chain) {
+    *cx = *e->chain;
+    for (int s = 0; s < cx->nsteps; s++)
+      if (cx->step[s].op >= CJ_CH_PUSH) return false;
+    return e->chain->fn == cj_ew_chain_pick(ct);
+  }
+  return G->iop[x] >= 0 && G->ict[x] == ct && chain_start(G, x, cx, scalar);
+}
+
+/* Step m of chain y reads an array that another chain (or chainable instruction) x computes
+ * for it alone, and the entries x reads are not written before y: x's steps move into y, on
+ * the accumulator, the one of y going to the side (push x's start; x's steps; y's op with the
+ * side). Returns x's index, or -1. */
+static int side_fold(gen *G, int y, int m, const bool *scalar) {
+  cj_ew_chain *c = G->instr[y].chain;
+  int op = c->step[m].op, t = c->step[m].src;
+  if (op >= CJ_CH_NEG || ((op & 7) != 0 && (op & 7) != 2) || t < REG0 || G->reg_pinned[t - REG0])
+    return -1;
+  int x = y - 1, reads = c->first == t;
+  for (int s = 0; s < c->nsteps; s++) reads += cj_ch_reads(c->step[s].op) && c->step[s].src == t;
+  while (x >= 0 && G->instr[x].dst != t) x--;
+  cj_ew_chain cx;
+  if (x < 0 || reads != 1 || sole_reader(G, x, t) != y ||
+      !side_chain(G, x, G->ict[y], &cx, scalar) || chain_clobbered(G, &cx, cx.nsteps, x, y) ||
+      c->nsteps + cx.nsteps + 1 > CJ_EW_CHAIN_MAX)
+    return -1;
+  cj_ew_chain_step rest[CJ_EW_CHAIN_MAX];
+  int nrest = c->nsteps - m - 1;
+  memcpy(rest, &c->step[m + 1], sizeof(cj_ew_chain_step) * (size_t)nrest);
+  int w = m;
+  c->step[w++] = (cj_ew_chain_step){(uint8_t)(cx.first_scalar ? CJ_CH_PUSH_SCALAR : CJ_CH_PUSH), cx.first};
+  for (int s = 0; s < cx.nsteps; s++) c->step[w++] = cx.step[s];
+  /* acc OP x becomes side OP acc, x OP acc becomes acc OP side */
+  c->step[w++] = (cj_ew_chain_step){(uint8_t)((op & ~7) + ((op & 7) == 0 ? 5 : 4)), 0};
+  memcpy(&c->step[w], rest, sizeof(cj_ew_chain_step) * (size_t)nrest);
+  c->nsteps = w + nrest;
+  return x;
+}
+
+/* whether step m of chain c lies between a push and the step that takes the side back */
+static bool in_side(const cj_ew_chain *c, int m) {
+  bool open = false;
+  for (int s = 0; s < m; s++) {
+    int op = c->step[s].op;
+    if (op >= CJ_CH_PUSH) open = true;
+    else if (op < CJ_CH_NEG && (op & 7) >= 4) open = false;
+  }
+  return open;
 }
 
 static uint8_t remap_entry(uint8_t t, int rbase) {
@@ -1256,21 +1333,20 @@ static CJ_MUST_USE cj_status make_chains(gen *G) {
     last->chain = cc;
     last->fn = NULL;
     G->iop[mem[n - 1]] = -1;
-    /* drop the other members */
-    int w = 0, m = 0;
-    for (int q = 0; q < G->ninstr; q++) {
-      if (m < n - 1 && q == mem[m]) {
-        m++;
-        continue;
-      }
-      G->instr[w] = G->instr[q];
-      G->nsrc[w] = G->nsrc[q];
-      G->iop[w] = G->iop[q];
-      G->ict[w] = G->ict[q];
-      w++;
+    drop_instrs(G, mem, n - 1); /* the other members */
+    k--;                        /* the instruction now at k is another one */
+  }
+  /* a chain's array operand computed for it alone by another chain: one chain */
+  for (int y = 0; y < G->ninstr; y++) {
+    if (!G->instr[y].chain) continue;
+    for (int m = 0; m < G->instr[y].chain->nsteps; m++) {
+      if (in_side(G->instr[y].chain, m)) continue;
+      int x = side_fold(G, y, m, scalar);
+      if (x < 0) continue;
+      drop_instrs(G, &x, 1);
+      y--;
+      m = -1; /* (the steps moved: look again from the start) */
     }
-    G->ninstr = w;
-    k--; /* the instruction now at k is another one */
   }
   for (int j = 0; j < G->ninputs; j++) {
     ew_input *in = &G->inputs[j];

@@ -165,6 +165,75 @@ chain("chain of 9 whose intermediate is also a result, f64 4x50", (4, 50), np.fl
       spec=True, mid_result=True)
 
 
+def tree(name, shape, dt, depth, spec=False, threads=None):
+    """a random expression tree: both operands of an op may be results of other ops (a chain
+    with side branches, and trees split into several chains)"""
+    c = Case(name, threads)
+    dt = np.dtype(dt)
+    o = Operands(c, shape, dt, spec)
+    names = list(BIN) + list(UN)
+
+    def gen(d):
+        if d == 0 or rng.random() < 0.15:
+            return o.pick()
+        op = names[rng.integers(len(names))]
+        if op in UN:
+            v, a = gen(d - 1)
+            return apply_op(c, op, [v], [a], dt, shape)
+        l, la = gen(d - 1)
+        r, ra = gen(d - 1) if rng.random() < 0.6 else o.pick()
+        return apply_op(c, op, [l, r], [la, ra], dt, shape)
+
+    with np.errstate(all="ignore"):
+        v, a = gen(depth)
+    c.expect(v, a)
+    if spec:
+        r, ra = bits(c, v, a, dt)
+        c.expect(r, ra)
+    cases.append(c)
+
+
+for k in range(4):
+    tree("expression tree %d, f32 7x37" % k, (7, 37), np.float32, 4)
+    tree("expression tree %d, f64 5x29" % k, (5, 29), np.float64, 4)
+tree("expression tree with NaN, inf, -0, f32 9x23", (9, 23), np.float32, 4, spec=True)
+tree("expression tree with NaN, inf, -0, f64 6x17", (6, 17), np.float64, 4, spec=True)
+tree("expression tree, f32 40x100 (several blocks)", (40, 100), np.float32, 5)
+
+
+def adam(name, shape, dt):
+    """an AdamW step: m, v and the parameters as three results of one group"""
+    c = Case(name)
+    p, g, m, v = (data(shape, dt) for _ in range(4))
+    v = np.abs(v)
+    pv, gv, mv, vv = (c.const(x) for x in (p, g, m, v))
+    t = ttype(shape, dt)
+    k = {}
+    for nm, val in (("b1", 0.9), ("c1", 0.1), ("b2", 0.999), ("c2", 0.001), ("h1", 1 / 0.19),
+                    ("h2", 1 / 0.0199), ("eps", 1e-8), ("lr", 1e-3), ("wd", 1e-4)):
+        k[nm] = (c.splat(shape, dt, val), np.full(shape, val, dt))
+
+    def op(name, x, y):
+        return apply_op(c, name, [x[0], y[0]], [x[1], y[1]], dt, shape)
+    P, G, M, V = (pv, p), (gv, g), (mv, m), (vv, v)
+    m1 = op("add", op("multiply", k["b1"], M), op("multiply", k["c1"], G))
+    gg = apply_op(c, "multiply", [G[0], G[0]], [g, g], dt, shape)
+    v1 = op("add", op("multiply", k["b2"], V), op("multiply", k["c2"], gg))
+    mh = op("multiply", m1, k["h1"])
+    vh = op("multiply", v1, k["h2"])
+    sq = apply_op(c, "sqrt", [vh[0]], [vh[1]], dt, shape)
+    upd = op("divide", mh, op("add", sq, k["eps"]))
+    upd = op("add", upd, op("multiply", k["wd"], P))
+    p1 = op("subtract", P, op("multiply", k["lr"], upd))
+    for r in (m1, v1, p1):
+        c.expect(r[0], r[1])
+    cases.append(c)
+
+
+adam("AdamW step (three results, trees), f32 33x65", (33, 65), np.float32)
+adam("AdamW step (three results, trees), f64 9x31", (9, 31), np.float64)
+
+
 def const_sides(name, dt):
     """constants on both sides of subtract and divide, maximum and minimum against -0.0"""
     c = Case(name)
