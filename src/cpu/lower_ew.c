@@ -1157,8 +1157,14 @@ static bool chain_append(const gen *G, cj_ew_chain *c, int k, int acc, const boo
   const ew_instr *e = &G->instr[k];
   cj_ew_op op = (cj_ew_op)G->iop[k];
   cj_ew_chain_step *st = &c->step[c->nsteps];
-  if (c->nsteps >= CJ_EW_CHAIN_MAX) return false;
+  if (c->nsteps + 2 > CJ_EW_CHAIN_MAX) return false;
   st->src = 0;
+  if (op == CJ_EW_CLAMP) { /* clamp(lo, acc, hi): min(max(acc, lo), hi), as its kernel */
+    if (e->src[1] != acc || e->src[0] == acc || e->src[2] == acc) return false;
+    c->step[c->nsteps++] = (cj_ew_chain_step){(uint8_t)(CJ_CH_MAX + scalar[e->src[0]]), e->src[0]};
+    c->step[c->nsteps++] = (cj_ew_chain_step){(uint8_t)(CJ_CH_MIN + scalar[e->src[2]]), e->src[2]};
+    return true;
+  }
   if (G->nsrc[k] == 1) {
     if (e->src[0] != acc) return false;
     st->op = (uint8_t)chain_op(op, false);
@@ -1190,10 +1196,11 @@ static bool chain_clobbered(const gen *G, const cj_ew_chain *c, int nsteps, int 
 /* chain c = instruction k0 alone (false when a chain cannot start with it) */
 static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar) {
   const ew_instr *e = &G->instr[k0];
+  int x = G->iop[k0] == CJ_EW_CLAMP ? e->src[1] : e->src[0];
   c->nsteps = 0;
-  c->first = e->src[0];
-  c->first_scalar = scalar[e->src[0]];
-  if (G->nsrc[k0] == 1) return chain_append(G, c, k0, e->src[0], scalar);
+  c->first = (uint8_t)x;
+  c->first_scalar = scalar[x];
+  if (G->nsrc[k0] == 1 || G->iop[k0] == CJ_EW_CLAMP) return chain_append(G, c, k0, x, scalar);
   cj_ew_chain_step *st = &c->step[0];
   st->src = e->src[1];
   st->op = (uint8_t)(chain_op((cj_ew_op)G->iop[k0], false) + (scalar[st->src] ? 1 : 0));
@@ -1454,7 +1461,8 @@ static CJ_MUST_USE cj_status gen_op(gen *G, int oi) {
     }
     int dst = result_dst(G, res);
     CJ_RETURN_IF_ERROR(emit(G, op, fn, &aux, dst, src[0], src[1], src[2]));
-    if ((ct_in == CJ_F32 || ct_in == CJ_F64) && res->ct == ct_in && chain_op(e, false) >= 0) {
+    if ((ct_in == CJ_F32 || ct_in == CJ_F64) && res->ct == ct_in &&
+        (chain_op(e, false) >= 0 || e == CJ_EW_CLAMP)) {
       G->iop[G->ninstr - 1] = (int16_t)e;
       G->ict[G->ninstr - 1] = ct_in;
     }

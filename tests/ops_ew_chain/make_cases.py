@@ -72,6 +72,13 @@ def apply_op(c, name, args, vals, dt, shape):
     return r, np.asarray(BIN[name](vals[0], vals[1])).astype(dt)
 
 
+def clamp(c, lo, x, hi, dt, shape):
+    """stablehlo.clamp(lo, x, hi) = min(max(x, lo), hi), each a (value, array) pair"""
+    t = ttype(shape, dt)
+    r = c.op("{r} = stablehlo.clamp %s, %s, %s : %s" % (lo[0], x[0], hi[0], t))
+    return r, np_min(np_max(x[1], lo[1]), hi[1]).astype(dt)
+
+
 def bits(c, v, a, dt):
     """the result as integers, NaNs made one quiet NaN (which NaN an add or a multiply of two
     NaNs gives is the compiler's choice of operand order): checks the signs of zeros"""
@@ -126,6 +133,8 @@ def chain(name, shape, dt, length, spec=False, threads=None, mid_result=False, o
             op = names[rng.integers(len(names))]
             if op in UN:
                 acc, a = apply_op(c, op, [acc], [a], dt, shape)
+            elif op == "clamp":  # the chained value as the operand (a chain's two steps)
+                acc, a = clamp(c, o.pick(), (acc, a), o.pick(), dt, shape)
             else:
                 x, xa = o.pick()
                 if rng.random() < 0.5:
@@ -155,10 +164,12 @@ chain("chain of 10, f32 20x500 on 2 threads", (20, 500), np.float32, 10, threads
 for k in range(4):
     chain("max/min/sub/div chain %d with NaN, inf, -0, subnormals, f32 9x23" % k, (9, 23),
           np.float32, 14, spec=True, ops=["maximum", "minimum", "subtract", "divide", "negate",
-                                          "abs", "multiply", "add", "sqrt"])
+                                          "abs", "multiply", "add", "sqrt", "clamp"])
     chain("max/min/sub/div chain %d with NaN, inf, -0, subnormals, f64 6x17" % k, (6, 17),
           np.float64, 14, spec=True, ops=["maximum", "minimum", "subtract", "divide", "negate",
-                                          "abs", "multiply", "add", "sqrt"])
+                                          "abs", "multiply", "add", "sqrt", "clamp"])
+chain("chain of 12 with clamps, f32 7x37", (7, 37), np.float32, 12,
+      ops=["clamp", "add", "multiply", "subtract", "clamp"])
 chain("chain of 9 whose intermediate is also a result, f32 11x13", (11, 13), np.float32, 9,
       spec=True, mid_result=True)
 chain("chain of 9 whose intermediate is also a result, f64 4x50", (4, 50), np.float64, 9,
@@ -180,6 +191,10 @@ def tree(name, shape, dt, depth, spec=False, threads=None):
         if op in UN:
             v, a = gen(d - 1)
             return apply_op(c, op, [v], [a], dt, shape)
+        if rng.random() < 0.1:  # a clamp, the subtree as lo, operand or hi
+            args = [o.pick(), o.pick(), o.pick()]
+            args[rng.integers(3)] = gen(d - 1)
+            return clamp(c, args[0], args[1], args[2], dt, shape)
         l, la = gen(d - 1)
         r, ra = gen(d - 1) if rng.random() < 0.6 else o.pick()
         return apply_op(c, op, [l, r], [la, ra], dt, shape)
