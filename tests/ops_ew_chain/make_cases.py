@@ -157,10 +157,10 @@ for L in (2, 3, 5, 8, 13, 20):
     chain("chain of %d, f64 5x29" % L, (5, 29), np.float64, L)
 chain("chain of 12, f32 3 elements (less than a vector)", (3,), np.float32, 12)
 chain("chain of 12, f64 2x3 (less than a vector)", (2, 3), np.float64, 12)
-chain("chain of 16, f32 40x100 (several blocks, strips)", (40, 100), np.float32, 16)
+chain("chain of 16, f32 24x100 (several blocks, strips)", (24, 100), np.float32, 16)
 chain("chain of 16, f64 33x65 (several blocks, strips)", (33, 65), np.float64, 16)
 chain("chain of 10, f32 2x700 (rows read in place)", (2, 700), np.float32, 10)
-chain("chain of 10, f32 20x500 on 2 threads", (20, 500), np.float32, 10, threads=2)
+chain("chain of 14, f32 16x300 on 2 threads", (16, 300), np.float32, 14, threads=2)
 for k in range(4):
     chain("max/min/sub/div chain %d with NaN, inf, -0, subnormals, f32 9x23" % k, (9, 23),
           np.float32, 14, spec=True, ops=["maximum", "minimum", "subtract", "divide", "negate",
@@ -213,7 +213,7 @@ for k in range(4):
     tree("expression tree %d, f64 5x29" % k, (5, 29), np.float64, 4)
 tree("expression tree with NaN, inf, -0, f32 9x23", (9, 23), np.float32, 4, spec=True)
 tree("expression tree with NaN, inf, -0, f64 6x17", (6, 17), np.float64, 4, spec=True)
-tree("expression tree, f32 40x100 (several blocks)", (40, 100), np.float32, 5)
+tree("expression tree, f32 24x100 (several blocks)", (24, 100), np.float32, 5)
 
 
 def adam(name, shape, dt):
