@@ -8,11 +8,15 @@
  * padding value.
  * Small floats compute in f32 and are rounded after every op; sub-byte integers compute in
  * s32/u32 and wrap. Large groups run in parallel over blocks.
+ * Runs of f32/f64 arithmetic where each result is used only by the next instruction become one
+ * chain instruction (ew_chain.h, make_chains) that keeps its intermediate values in vector
+ * registers: a Jacobi sweep's 0.25 * (a + b + c + d + e) loads each operand once and stores once.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/ew_chain.h"
 #include "cpu/lower.h"
 
 
@@ -28,6 +32,7 @@ enum { ROW_MIN_BYTES = 1024, ROW_RANK = 4 };
 
 typedef struct ew_instr {
   cj_ew_fn fn;
+  cj_ew_chain *chain; /* a chain of instructions (ew_chain.h): runs instead of fn */
   cj_ew_aux aux;
   uint8_t dst, src[3]; /* indices into the pointer table */
 } ew_instr;
@@ -39,6 +44,7 @@ typedef struct ew_input {
   uint8_t esize;
   uint8_t reg; /* BCAST/SCALAR: table index of the register it is gathered into */
   bool prefilled; /* SCALAR: the buffer already holds a block of copies (a constant) */
+  bool one;       /* SCALAR: only chains read it, element 0: one copy is enough */
   bool bounded;   /* BCAST: a bounded view (a pad): lo/hi/padv apply, off is not added to the
                    * buffer's address (it may be negative) */
   int32_t rank;
@@ -364,6 +370,16 @@ static void row_pos_advance(const ew_input *in, row_pos *rp, int64_t m) {
   if (rp->idx[r - 1] == in->dims[r - 1]) carry(in, rp->idx, &rp->off, r - 1);
 }
 
+static void run_instrs(const ew_params *p, char *const *t, int64_t m) {
+  for (int i = 0; i < p->ninstr; i++) {
+    const ew_instr *e = &p->instr[i];
+    if (e->chain)
+      e->chain->fn(e->chain, t, m);
+    else
+      e->fn(t[e->dst], t[e->src[0]], t[e->src[1]], t[e->src[2]], m, &e->aux);
+  }
+}
+
 /* Row mode: runs of at most a block that never cross a row of the innermost dim; the views
  * (contiguous along it) are read in place, except runs of a bounded view that leave its box,
  * which are gathered into the input's register. */
@@ -392,20 +408,10 @@ static void run_rows(ew_run *R, int64_t b0, int64_t b1, char **cur, char *const 
       }
       row_pos_advance(in, &rp[k], m);
     }
-    for (int i = 0; i < p->ninstr; i++) {
-      const ew_instr *e = &p->instr[i];
-      e->fn(cur[e->dst], cur[e->src[0]], cur[e->src[1]], cur[e->src[2]], m, &e->aux);
-    }
+    run_instrs(p, cur, m);
     bs += m;
     col += m;
     if (col == p->row) col = 0;
-  }
-}
-
-static void run_instrs(const ew_params *p, char *const *t, int64_t m) {
-  for (int i = 0; i < p->ninstr; i++) {
-    const ew_instr *e = &p->instr[i];
-    e->fn(t[e->dst], t[e->src[0]], t[e->src[1]], t[e->src[2]], m, &e->aux);
   }
 }
 
@@ -570,7 +576,7 @@ static void run_range(ew_run *R, int64_t b0, int64_t b1) {
       cur[in->reg] = R->base[k];
     } else if (in->mode == IN_SCALAR) {
       int64_t m = p->block < b1 - b0 ? p->block : b1 - b0; /* a source's short run: less */
-      cj_fill_elems(cur[in->reg], R->base[k], in->esize, m);
+      cj_fill_elems(cur[in->reg], R->base[k], in->esize, in->one ? 1 : m);
     }
   }
   char *regs[MAX_INPUTS * 2];
@@ -821,6 +827,11 @@ typedef struct gen {
   /* in-place bookkeeping: last instruction reading each input's raw table entry */
   int in_last_read[MAX_INPUTS * 2];
   int out_written_by[MAX_OPS];
+  /* per instruction: its operands, and its op when a chain may take it (f32/f64 arithmetic
+   * on one compute type; -1 otherwise) */
+  uint8_t nsrc[MAX_INSTR];
+  int16_t iop[MAX_INSTR];
+  cj_dtype ict[MAX_INSTR];
 } gen;
 
 static gv *find_gv(gen *G, cj_value *v) {
@@ -860,6 +871,8 @@ static CJ_MUST_USE cj_status emit(gen *G, const cj_op *op, cj_ew_fn fn, const cj
   e->src[0] = (uint8_t)(s0 < 0 ? dst : s0);
   e->src[1] = (uint8_t)(s1 < 0 ? e->src[0] : s1);
   e->src[2] = (uint8_t)(s2 < 0 ? e->src[0] : s2);
+  G->nsrc[G->ninstr] = (uint8_t)((s0 >= 0) + (s1 >= 0) + (s2 >= 0));
+  G->iop[G->ninstr] = -1;
   int srcs[3] = {s0, s1, s2};
   for (int k = 0; k < 3; k++)
     if (srcs[k] >= 0 && srcs[k] < G->obase) G->in_last_read[srcs[k]] = G->ninstr;
@@ -1089,6 +1102,275 @@ static CJ_MUST_USE cj_status finish_value(gen *G, const cj_op *op, gv *g, int ds
   return NULL;
 }
 
+/* ======================================================================== chains */
+
+/* The step code (ew_chain.h) of ew op e, with the accumulator second (rev) for binary ops; -1
+ * when a chain cannot take it */
+static int chain_op(cj_ew_op e, bool rev) {
+  int r = rev ? 2 : 0;
+  switch (e) {
+    case CJ_EW_ADD: return CJ_CH_ADD + r;
+    case CJ_EW_SUB: return CJ_CH_SUB + r;
+    case CJ_EW_MUL: return CJ_CH_MUL + r;
+    case CJ_EW_DIV: return CJ_CH_DIV + r;
+    case CJ_EW_MAX: return CJ_CH_MAX + r;
+    case CJ_EW_MIN: return CJ_CH_MIN + r;
+    case CJ_EW_NEG: return CJ_CH_NEG;
+    case CJ_EW_ABS: return CJ_CH_ABS;
+    case CJ_EW_SQRT: return CJ_CH_SQRT;
+    case CJ_EW_SQUARE: return CJ_CH_SQUARE;
+    default: return -1;
+  }
+}
+
+/* whether instruction k reads table entry t */
+static bool instr_reads(const gen *G, int k, int t) {
+  const ew_instr *e = &G->instr[k];
+  if (e->chain) {
+    if (e->chain->first == t) return true;
+    for (int s = 0; s < e->chain->nsteps; s++)
+      if (cj_ch_reads(e->chain->step[s].op) && e->chain->step[s].src == t) return true;
+    return false;
+  }
+  for (int j = 0; j < G->nsrc[k]; j++)
+    if (e->src[j] == t) return true;
+  return false;
+}
+
+/* the one instruction after k that reads register d (k's result) before d is written again;
+ * -1 when none or several do */
+static int sole_reader(const gen *G, int k, int d) {
+  int j = -1;
+  for (int q = k + 1; q < G->ninstr; q++) {
+    if (instr_reads(G, q, d)) {
+      if (j >= 0) return -1;
+      j = q;
+    }
+    if (G->instr[q].dst == d) return j;
+  }
+  return j;
+}
+
+/* appends instruction k's step to chain c, the accumulator in entry acc; false when k does
+ * not read acc in exactly one operand (acc * acc: a square) */
+static bool chain_append(const gen *G, cj_ew_chain *c, int k, int acc, const bool *scalar) {
+  const ew_instr *e = &G->instr[k];
+  cj_ew_op op = (cj_ew_op)G->iop[k];
+  cj_ew_chain_step *st = &c->step[c->nsteps];
+  if (c->nsteps + 2 > CJ_EW_CHAIN_MAX) return false;
+  st->src = 0;
+  if (op == CJ_EW_CLAMP) { /* clamp(lo, acc, hi): min(max(acc, lo), hi), as its kernel */
+    if (e->src[1] != acc || e->src[0] == acc || e->src[2] == acc) return false;
+    c->step[c->nsteps++] = (cj_ew_chain_step){(uint8_t)(CJ_CH_MAX + scalar[e->src[0]]), e->src[0]};
+    c->step[c->nsteps++] = (cj_ew_chain_step){(uint8_t)(CJ_CH_MIN + scalar[e->src[2]]), e->src[2]};
+    return true;
+  }
+  if (G->nsrc[k] == 1) {
+    if (e->src[0] != acc) return false;
+    st->op = (uint8_t)chain_op(op, false);
+  } else if (e->src[0] == acc && e->src[1] == acc) {
+    if (op != CJ_EW_MUL) return false;
+    st->op = CJ_CH_SQUARE;
+  } else if (e->src[0] == acc || e->src[1] == acc) {
+    bool rev = e->src[1] == acc;
+    st->src = rev ? e->src[0] : e->src[1];
+    st->op = (uint8_t)(chain_op(op, rev) + (scalar[st->src] ? 1 : 0));
+  } else {
+    return false;
+  }
+  c->nsteps++;
+  return true;
+}
+
+/* whether an instruction in (a, b) writes an entry that chain c's first nsteps steps read */
+static bool chain_clobbered(const gen *G, const cj_ew_chain *c, int nsteps, int a, int b) {
+  for (int q = a + 1; q < b; q++) {
+    int d = G->instr[q].dst;
+    if (d == c->first) return true;
+    for (int s = 0; s < nsteps; s++)
+      if (cj_ch_reads(c->step[s].op) && c->step[s].src == d) return true;
+  }
+  return false;
+}
+
+/* chain c = instruction k0 alone (false when a chain cannot start with it) */
+static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar) {
+  const ew_instr *e = &G->instr[k0];
+  int x = G->iop[k0] == CJ_EW_CLAMP ? e->src[1] : e->src[0];
+  c->nsteps = 0;
+  c->first = (uint8_t)x;
+  c->first_scalar = scalar[x];
+  if (G->nsrc[k0] == 1 || G->iop[k0] == CJ_EW_CLAMP) return chain_append(G, c, k0, x, scalar);
+  cj_ew_chain_step *st = &c->step[0];
+  st->src = e->src[1];
+  st->op = (uint8_t)(chain_op((cj_ew_op)G->iop[k0], false) + (scalar[st->src] ? 1 : 0));
+  if (e->src[1] == e->src[0]) { /* x * x: a square; x + x: left to its kernel */
+    if (G->iop[k0] != CJ_EW_MUL) return false;
+    st->op = CJ_CH_SQUARE;
+  }
+  c->nsteps = 1;
+  return true;
+}
+
+/* Grows a chain from instruction k0: each next member is the sole reader of the previous one's
+ * result (a register), of the same type, and the entries the chain reads are not written
+ * before its last member, where it runs. Returns the number of members (their indices in
+ * mem). */
+static int chain_grow(const gen *G, int k0, cj_ew_chain *c, int *mem, const bool *scalar) {
+  if (!chain_start(G, k0, c, scalar)) return 0;
+  int n = 0, k = k0;
+  mem[n++] = k0;
+  for (;;) {
+    int d = G->instr[k].dst;
+    if (d < REG0 || G->reg_pinned[d - REG0]) break;
+    int j = sole_reader(G, k, d);
+    if (j < 0 || G->iop[j] < 0 || G->instr[j].chain || G->ict[j] != G->ict[k0]) break;
+    int saved = c->nsteps;
+    if (!chain_append(G, c, j, d, scalar)) break;
+    if (chain_clobbered(G, c, saved, k, j)) { /* (j's own operands: read at j, as before) */
+      c->nsteps = saved;
+      break;
+    }
+    mem[n++] = j;
+    k = j;
+  }
+  return n;
+}
+
+/* removes the instructions at the n ascending indices mem */
+static void drop_instrs(gen *G, const int *mem, int n) {
+  int w = 0, m = 0;
+  for (int q = 0; q < G->ninstr; q++) {
+    if (m < n && q == mem[m]) {
+      m++;
+      continue;
+    }
+    G->instr[w] = G->instr[q];
+    G->nsrc[w] = G->nsrc[q];
+    G->iop[w] = G->iop[q];
+    G->ict[w] = G->ict[q];
+    w++;
+  }
+  G->ninstr = w;
+}
+
+/* instruction x as a chain without a side accumulator of its own (a chain instruction, or one
+ * a chain can take) */
+static bool side_chain(const gen *G, int x, cj_dtype ct, cj_ew_chain *cx, const bool *scalar) {
+  const ew_instr *e = &G->instr[x];
+  if (e->chain) {
+    *cx = *e->chain;
+    for (int s = 0; s < cx->nsteps; s++)
+      if (cx->step[s].op >= CJ_CH_PUSH) return false;
+    return e->chain->fn == cj_ew_chain_pick(ct);
+  }
+  return G->iop[x] >= 0 && G->ict[x] == ct && chain_start(G, x, cx, scalar);
+}
+
+/* Step m of chain y reads an array that another chain (or chainable instruction) x computes
+ * for it alone, and the entries x reads are not written before y: x's steps move into y, on
+ * the accumulator, the one of y going to the side (push x's start; x's steps; y's op with the
+ * side). Returns x's index, or -1. */
+static int side_fold(gen *G, int y, int m, const bool *scalar) {
+  cj_ew_chain *c = G->instr[y].chain;
+  int op = c->step[m].op, t = c->step[m].src;
+  if (op >= CJ_CH_NEG || ((op & 7) != 0 && (op & 7) != 2) || t < REG0 || G->reg_pinned[t - REG0])
+    return -1;
+  int x = y - 1, reads = c->first == t;
+  for (int s = 0; s < c->nsteps; s++) reads += cj_ch_reads(c->step[s].op) && c->step[s].src == t;
+  while (x >= 0 && G->instr[x].dst != t) x--;
+  cj_ew_chain cx;
+  if (x < 0 || reads != 1 || sole_reader(G, x, t) != y ||
+      !side_chain(G, x, G->ict[y], &cx, scalar) || chain_clobbered(G, &cx, cx.nsteps, x, y) ||
+      c->nsteps + cx.nsteps + 1 > CJ_EW_CHAIN_MAX)
+    return -1;
+  cj_ew_chain_step rest[CJ_EW_CHAIN_MAX];
+  int nrest = c->nsteps - m - 1;
+  memcpy(rest, &c->step[m + 1], sizeof(cj_ew_chain_step) * (size_t)nrest);
+  int w = m;
+  c->step[w++] = (cj_ew_chain_step){(uint8_t)(cx.first_scalar ? CJ_CH_PUSH_SCALAR : CJ_CH_PUSH), cx.first};
+  for (int s = 0; s < cx.nsteps; s++) c->step[w++] = cx.step[s];
+  /* acc OP x becomes side OP acc, x OP acc becomes acc OP side */
+  c->step[w++] = (cj_ew_chain_step){(uint8_t)((op & ~7) + ((op & 7) == 0 ? 5 : 4)), 0};
+  memcpy(&c->step[w], rest, sizeof(cj_ew_chain_step) * (size_t)nrest);
+  c->nsteps = w + nrest;
+  return x;
+}
+
+/* whether step m of chain c lies between a push and the step that takes the side back */
+static bool in_side(const cj_ew_chain *c, int m) {
+  bool open = false;
+  for (int s = 0; s < m; s++) {
+    int op = c->step[s].op;
+    if (op >= CJ_CH_PUSH) open = true;
+    else if (op < CJ_CH_NEG && (op & 7) >= 4) open = false;
+  }
+  return open;
+}
+
+static uint8_t remap_entry(uint8_t t, int rbase) {
+  return t >= REG0 ? (uint8_t)(t - REG0 + rbase) : t;
+}
+static void chain_remap(cj_ew_chain *c, int rbase) {
+  c->dst = remap_entry(c->dst, rbase);
+  c->first = remap_entry(c->first, rbase);
+  for (int s = 0; s < c->nsteps; s++) c->step[s].src = remap_entry(c->step[s].src, rbase);
+}
+
+/* Merges the chains of the instruction list into chain instructions, each where its last
+ * member was (the others removed); then redoes the in-place bookkeeping. */
+static CJ_MUST_USE cj_status make_chains(gen *G) {
+  bool scalar[MAX_TAB] = {false};
+  for (int k = 0; k < G->ninputs; k++)
+    if (G->inputs[k].mode == IN_SCALAR) scalar[G->inputs[k].reg] = true;
+  cj_ew_chain c;
+  int mem[MAX_INSTR];
+  for (int k = 0; k < G->ninstr; k++) {
+    if (G->iop[k] < 0 || G->instr[k].chain) continue;
+    cj_ew_chain_fn fn = cj_ew_chain_pick(G->ict[k]);
+    if (!fn) continue;
+    int n = chain_grow(G, k, &c, mem, scalar);
+    if (n < 2) continue;
+    cj_ew_chain *cc = cj_lw_alloc(G->L, sizeof *cc);
+    if (!cc) return cj_oom();
+    *cc = c;
+    cc->fn = fn;
+    ew_instr *last = &G->instr[mem[n - 1]];
+    cc->dst = last->dst;
+    last->chain = cc;
+    last->fn = NULL;
+    G->iop[mem[n - 1]] = -1;
+    drop_instrs(G, mem, n - 1); /* the other members */
+    k--;                        /* the instruction now at k is another one */
+  }
+  /* a chain's array operand computed for it alone by another chain: one chain */
+  for (int y = 0; y < G->ninstr; y++) {
+    if (!G->instr[y].chain) continue;
+    for (int m = 0; m < G->instr[y].chain->nsteps; m++) {
+      if (in_side(G->instr[y].chain, m)) continue;
+      int x = side_fold(G, y, m, scalar);
+      if (x < 0) continue;
+      drop_instrs(G, &x, 1);
+      y--;
+      m = -1; /* (the steps moved: look again from the start) */
+    }
+  }
+  for (int j = 0; j < G->ninputs; j++) {
+    ew_input *in = &G->inputs[j];
+    G->in_last_read[j] = -1;
+    in->one = in->mode == IN_SCALAR && !in->prefilled;
+    for (int q = 0; q < G->ninstr && in->one; q++)
+      if (!G->instr[q].chain && instr_reads(G, q, in->reg)) in->one = false;
+  }
+  for (int q = 0; q < G->ninstr; q++) {
+    for (int j = 0; j < G->ninputs; j++)
+      if (instr_reads(G, q, j)) G->in_last_read[j] = q;
+    int d = G->instr[q].dst;
+    if (d >= G->obase && d < REG0) G->out_written_by[d - G->obase] = q;
+  }
+  return NULL;
+}
+
 static bool is_transcendental(cj_ew_op e) {
   switch (e) {
     case CJ_EW_SQRT: case CJ_EW_RSQRT: case CJ_EW_CBRT: case CJ_EW_EXP: case CJ_EW_EXPM1:
@@ -1179,6 +1461,11 @@ static CJ_MUST_USE cj_status gen_op(gen *G, int oi) {
     }
     int dst = result_dst(G, res);
     CJ_RETURN_IF_ERROR(emit(G, op, fn, &aux, dst, src[0], src[1], src[2]));
+    if ((ct_in == CJ_F32 || ct_in == CJ_F64) && res->ct == ct_in &&
+        (chain_op(e, false) >= 0 || e == CJ_EW_CLAMP)) {
+      G->iop[G->ninstr - 1] = (int16_t)e;
+      G->ict[G->ninstr - 1] = ct_in;
+    }
     CJ_RETURN_IF_ERROR(finish_value(G, op, res, dst));
     G->flops += 1;
     if (is_transcendental(e)) G->trans += 1;
@@ -1339,6 +1626,7 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
     st = add_input(G, S->ops[0], g);
   }
   for (int i = 0; i < S->nops && !st; i++) st = gen_op(G, i);
+  if (!st) st = make_chains(G);
   if (!st && G->ninputs != nin) st = cj_internal("fusion: input count mismatch");
   if (!st && G->nregs + nin + G->noutputs > MAX_TAB)
     st = cj_op_error(S->ops[0], CJ_INTERNAL, "fusion group too large");
@@ -1357,6 +1645,7 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
         if (ins[i].dst >= REG0) ins[i].dst = (uint8_t)(ins[i].dst - REG0 + rbase);
         for (int k = 0; k < 3; k++)
           if (ins[i].src[k] >= REG0) ins[i].src[k] = (uint8_t)(ins[i].src[k] - REG0 + rbase);
+        if (ins[i].chain) chain_remap(ins[i].chain, rbase);
       }
       for (int k = 0; k < nin; k++) {
         inp[k] = G->inputs[k];

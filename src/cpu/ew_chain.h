@@ -1,0 +1,64 @@
+/* cjrt: chain instructions of the fused elementwise engine (lower_ew.c).
+ *
+ * A chain is a run of f32 or f64 instructions where each one's result is used only by the next,
+ * as one of its operands: acc = x0; acc = acc OP x1; acc = x2 OP acc; acc = sqrt(acc); ...
+ * Its kernel keeps the accumulators of a strip of vectors in registers across the steps, so
+ * that the intermediate values are never stored: one load per operand and one store per element,
+ * where the instruction list loaded and stored every intermediate value. Every step computes what
+ * the array kernel of its instruction (ew.c) computes, bit for bit: no contraction into fused
+ * multiply-adds, maximum/minimum as cj_maxf/cj_minf (NaN and signed zeros), sqrt correctly
+ * rounded (the hardware's, as the vector library's).
+ */
+#ifndef CJ_CPU_EW_CHAIN_H
+#define CJ_CPU_EW_CHAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/dtype.h"
+
+enum { CJ_EW_CHAIN_MAX = 48 };
+
+/* A step's operation. A binary one has six forms: the operand an array (read from its table
+ * entry at the strip's elements), a scalar (its element 0 broadcast) or the side accumulator,
+ * each with the accumulator first or second (x - acc):
+ *   code + 0: acc OP x[i]   + 1: acc OP x[0]   + 2: x[i] OP acc   + 3: x[0] OP acc
+ *   code + 4: acc OP side   + 5: side OP acc
+ * PUSH moves the accumulator to the side accumulator and starts another from an operand (a
+ * tree's other branch: a + b * c as a; push b; * c; + side). */
+typedef enum cj_ch_op {
+  CJ_CH_ADD = 0, CJ_CH_SUB = 8, CJ_CH_MUL = 16, CJ_CH_DIV = 24, CJ_CH_MAX = 32, CJ_CH_MIN = 40,
+  CJ_CH_NEG = 48, CJ_CH_ABS, CJ_CH_SQRT, CJ_CH_SQUARE, /* acc * acc */
+  CJ_CH_PUSH, CJ_CH_PUSH_SCALAR
+} cj_ch_op;
+/* whether a step reads its operand's table entry */
+static inline bool cj_ch_reads(int op) {
+  return op < CJ_CH_NEG ? (op & 7) < 4 : op >= CJ_CH_PUSH;
+}
+
+typedef struct cj_ew_chain_step {
+  uint8_t op;  /* cj_ch_op */
+  uint8_t src; /* table entry of the operand (binary steps) */
+} cj_ew_chain_step;
+
+struct cj_ew_chain;
+/* runs chain c over elements [0, n) of the table's entries (the operands at tab[src], the result
+ * at tab[dst]); the result may be an operand's entry (in place) */
+typedef void (*cj_ew_chain_fn)(const struct cj_ew_chain *c, char *const *tab, int64_t n);
+
+typedef struct cj_ew_chain {
+  cj_ew_chain_fn fn;
+  int32_t nsteps;
+  uint8_t dst, first;  /* table entries: the result, the accumulator's start */
+  bool first_scalar;   /* first: element 0 broadcast */
+  cj_ew_chain_step step[CJ_EW_CHAIN_MAX];
+} cj_ew_chain;
+
+/* the kernel for f32 or f64 chains on this CPU; NULL for other types, or when chains are off
+ * (CJ_EW_CHAIN=off in the environment, read once) */
+cj_ew_chain_fn cj_ew_chain_pick(cj_dtype dt);
+
+/* the kernels of each instruction set (ew_chain_isa_*.c), [0]: f32, [1]: f64 */
+extern const cj_ew_chain_fn cj_ew_chain_avx512[2], cj_ew_chain_avx2[2], cj_ew_chain_generic[2];
+
+#endif

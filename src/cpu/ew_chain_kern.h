@@ -1,0 +1,41 @@
+/* cjrt: the chain kernels (ew_chain.h) of one instruction set, included by
+ * ew_chain_isa_<isa>.c, which defines
+ *   CH_VBYTES, CH_NV          bytes per vector, vectors per strip
+ *   CH_SQRT_F/D, CH_SPLAT_F/D the vector square root and broadcast of f32 / f64 (optional)
+ *   CH_TABLE                  the name of the table of its two kernels
+ */
+/* no contraction of a multiply and an add into one rounding: every step rounds as its
+ * instruction's array kernel does */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3", "no-math-errno", "fp-contract=off")
+#endif
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+#include <string.h>
+
+#include "cpu/ew_chain.h"
+
+#define CH_T float
+#define CH_I int32_t
+#define CH_S f32
+#ifdef CH_SQRT_F
+#define CH_SQRT CH_SQRT_F
+#define CH_SPLAT CH_SPLAT_F
+#endif
+#include "cpu/ew_chain_kern_t.h"
+#undef CH_T
+#undef CH_I
+#undef CH_S
+#undef CH_SQRT
+#undef CH_SPLAT
+#define CH_T double
+#define CH_I int64_t
+#define CH_S f64
+#ifdef CH_SQRT_D
+#define CH_SQRT CH_SQRT_D
+#define CH_SPLAT CH_SPLAT_D
+#endif
+#include "cpu/ew_chain_kern_t.h"
+
+const cj_ew_chain_fn CH_TABLE[2] = {ch_run_f32, ch_run_f64};

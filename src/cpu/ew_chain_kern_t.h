@@ -1,0 +1,191 @@
+/* cjrt: the chain kernel (ew_chain.h) for one element type, a template included by
+ * ew_chain_kern.h for f32 and f64, with
+ *   CH_VBYTES  bytes per vector (64, 32, 16)
+ *   CH_NV      vectors per strip (accumulators held in registers)
+ *   CH_T, CH_I the element type and the integer type of its width, CH_S the name suffix
+ *   CH_SQRT(v) the vector square root, CH_SPLAT(x) a vector of copies of x (optional: else
+ *              one lane at a time)
+ * The vectors are GCC's generic vectors; every step is written as the array kernel's
+ * expression (ew.c) on whole vectors, so that each lane computes what the kernel computes. */
+#define CH_CAT_(a, b) a##b
+#define CH_CAT(a, b) CH_CAT_(a, b)
+#define CH_VT CH_CAT(ch_v_, CH_S)
+#define CH_VI CH_CAT(ch_vi_, CH_S)
+#define CH_W ((int)(CH_VBYTES / sizeof(CH_T)))
+
+typedef CH_T CH_VT __attribute__((vector_size(CH_VBYTES)));
+typedef CH_I CH_VI __attribute__((vector_size(CH_VBYTES)));
+
+static inline CH_VT CH_CAT(ch_ld_, CH_S)(const CH_T *p) {
+  CH_VT v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void CH_CAT(ch_st_, CH_S)(CH_T *p, CH_VT v) { memcpy(p, &v, sizeof v); }
+static inline CH_VT CH_CAT(ch_splat_, CH_S)(CH_T x) {
+#ifdef CH_SPLAT
+  return (CH_VT)CH_SPLAT(x);
+#else
+  CH_VT v; /* (not 0 + x, which turns -0 into +0) */
+  for (int l = 0; l < CH_W; l++) v[l] = x;
+  return v;
+#endif
+}
+/* m ? x : y on the bits */
+static inline CH_VI CH_CAT(ch_sel_, CH_S)(CH_VI m, CH_VI x, CH_VI y) { return (x & m) | (y & ~m); }
+/* cj_max / cj_min (scalar.h): a NaN operand gives that NaN (a's when both are), equal
+ * operands give the and (max) / or (min) of their bits: max(-0, +0) = +0 */
+static inline CH_VT CH_CAT(ch_max_, CH_S)(CH_VT a, CH_VT b) {
+  CH_VI ia = (CH_VI)a, ib = (CH_VI)b;
+  CH_VI m = CH_CAT(ch_sel_, CH_S)((CH_VI)(a > b), ia, ib);
+  m = CH_CAT(ch_sel_, CH_S)((CH_VI)(a == b), ia & ib, m);
+  m = CH_CAT(ch_sel_, CH_S)((CH_VI)(b != b), ib, m);
+  return (CH_VT)CH_CAT(ch_sel_, CH_S)((CH_VI)(a != a), ia, m);
+}
+static inline CH_VT CH_CAT(ch_min_, CH_S)(CH_VT a, CH_VT b) {
+  CH_VI ia = (CH_VI)a, ib = (CH_VI)b;
+  CH_VI m = CH_CAT(ch_sel_, CH_S)((CH_VI)(a < b), ia, ib);
+  m = CH_CAT(ch_sel_, CH_S)((CH_VI)(a == b), ia | ib, m);
+  m = CH_CAT(ch_sel_, CH_S)((CH_VI)(b != b), ib, m);
+  return (CH_VT)CH_CAT(ch_sel_, CH_S)((CH_VI)(a != a), ia, m);
+}
+static inline CH_VT CH_CAT(ch_abs_, CH_S)(CH_VT a) {
+  const CH_I mag = (CH_I)(((unsigned long long)-1) >> (65 - 8 * sizeof(CH_T)));
+  return (CH_VT)((CH_VI)a & mag);
+}
+static inline CH_VT CH_CAT(ch_sqrt_, CH_S)(CH_VT a) {
+#ifdef CH_SQRT
+  return CH_SQRT(a);
+#else
+  CH_VT r;
+  for (int l = 0; l < CH_W; l++) r[l] = sizeof(CH_T) == 4 ? __builtin_sqrtf((float)a[l]) : __builtin_sqrt((double)a[l]);
+  return r;
+#endif
+}
+
+/* one binary operation in its six forms (ew_chain.h) */
+#define CH_BIN(CODE, F)                                                       \
+  case CODE:                                                                  \
+    for (int v = 0; v < NV; v++) acc[v] = F(acc[v], LD(q + i + v * CH_W));    \
+    break;                                                                    \
+  case CODE + 1: {                                                            \
+    CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                    \
+    for (int v = 0; v < NV; v++) acc[v] = F(acc[v], x);                       \
+  } break;                                                                    \
+  case CODE + 2:                                                              \
+    for (int v = 0; v < NV; v++) acc[v] = F(LD(q + i + v * CH_W), acc[v]);    \
+    break;                                                                    \
+  case CODE + 3: {                                                            \
+    CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                    \
+    for (int v = 0; v < NV; v++) acc[v] = F(x, acc[v]);                       \
+  } break;                                                                    \
+  case CODE + 4:                                                              \
+    for (int v = 0; v < NV; v++) acc[v] = F(acc[v], side[v]);                 \
+    break;                                                                    \
+  case CODE + 5:                                                              \
+    for (int v = 0; v < NV; v++) acc[v] = F(side[v], acc[v]);                 \
+    break;
+#define CH_ADD(a, b) ((a) + (b))
+#define CH_SUB(a, b) ((a) - (b))
+#define CH_MUL(a, b) ((a) * (b))
+#define CH_DIV(a, b) ((a) / (b))
+
+/* the steps over NV vectors at element i of every entry, the accumulators (and the side ones)
+ * in registers; LD(p) loads a vector at p, ST(p, v) stores one */
+#define CH_STRIP_BODY()                                                                  \
+  do {                                                                                   \
+    CH_VT acc[NV], side[NV];                                                             \
+    const CH_T *q = (const CH_T *)(const void *)tab[c->first];                           \
+    if (c->first_scalar) {                                                               \
+      CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                             \
+      for (int v = 0; v < NV; v++) acc[v] = x;                                           \
+    } else {                                                                             \
+      for (int v = 0; v < NV; v++) acc[v] = LD(q + i + v * CH_W);                        \
+    }                                                                                    \
+    for (int v = 0; v < NV; v++) side[v] = acc[v]; /* (before a push: unused) */         \
+    for (int s = 0; s < c->nsteps; s++) {                                                \
+      int op = c->step[s].op;                                                            \
+      q = (const CH_T *)(const void *)tab[c->step[s].src];                               \
+      switch (op) {                                                                      \
+        CH_BIN(CJ_CH_ADD, CH_ADD)                                                        \
+        CH_BIN(CJ_CH_SUB, CH_SUB)                                                        \
+        CH_BIN(CJ_CH_MUL, CH_MUL)                                                        \
+        CH_BIN(CJ_CH_DIV, CH_DIV)                                                        \
+        CH_BIN(CJ_CH_MAX, CH_CAT(ch_max_, CH_S))                                         \
+        CH_BIN(CJ_CH_MIN, CH_CAT(ch_min_, CH_S))                                         \
+        case CJ_CH_NEG:                                                                  \
+          for (int v = 0; v < NV; v++) acc[v] = -acc[v];                                 \
+          break;                                                                         \
+        case CJ_CH_ABS:                                                                  \
+          for (int v = 0; v < NV; v++) acc[v] = CH_CAT(ch_abs_, CH_S)(acc[v]);           \
+          break;                                                                         \
+        case CJ_CH_SQRT:                                                                 \
+          for (int v = 0; v < NV; v++) acc[v] = CH_CAT(ch_sqrt_, CH_S)(acc[v]);          \
+          break;                                                                         \
+        case CJ_CH_SQUARE:                                                               \
+          for (int v = 0; v < NV; v++) acc[v] = acc[v] * acc[v];                         \
+          break;                                                                         \
+        case CJ_CH_PUSH:                                                                 \
+          for (int v = 0; v < NV; v++) side[v] = acc[v];                                 \
+          for (int v = 0; v < NV; v++) acc[v] = LD(q + i + v * CH_W);                    \
+          break;                                                                         \
+        case CJ_CH_PUSH_SCALAR: {                                                        \
+          CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                         \
+          for (int v = 0; v < NV; v++) side[v] = acc[v];                                 \
+          for (int v = 0; v < NV; v++) acc[v] = x;                                       \
+        } break;                                                                         \
+        default: break;                                                                  \
+      }                                                                                  \
+    }                                                                                    \
+    for (int v = 0; v < NV; v++) ST(out + i + v * CH_W, acc[v]);                         \
+  } while (0)
+
+/* strips of CH_NV whole vectors */
+static void CH_CAT(ch_strips_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *out,
+                                     int64_t i0, int64_t i1) {
+  enum { NV = CH_NV };
+#define LD(q) CH_CAT(ch_ld_, CH_S)(q)
+#define ST(q, v) CH_CAT(ch_st_, CH_S)(q, v)
+  for (int64_t i = i0; i + NV * CH_W <= i1; i += NV * CH_W) CH_STRIP_BODY();
+}
+/* single whole vectors */
+static void CH_CAT(ch_vecs_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *out, int64_t i0,
+                                   int64_t i1) {
+  enum { NV = 1 };
+  for (int64_t i = i0; i + CH_W <= i1; i += CH_W) CH_STRIP_BODY();
+#undef LD
+#undef ST
+}
+/* the last k < CH_W elements, through a vector of copies (the other lanes compute on zeros) */
+static inline CH_VT CH_CAT(ch_ldk_, CH_S)(const CH_T *p, int64_t k) {
+  CH_VT v = {0};
+  memcpy(&v, p, (size_t)k * sizeof(CH_T));
+  return v;
+}
+static void CH_CAT(ch_tail_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *out, int64_t i,
+                                   int64_t k) {
+  enum { NV = 1 };
+#define LD(q) CH_CAT(ch_ldk_, CH_S)(q, k)
+#define ST(q, v)                                       \
+  do {                                                 \
+    CH_VT t_ = (v);                                    \
+    memcpy((q), &t_, (size_t)k * sizeof(CH_T));        \
+  } while (0)
+  CH_STRIP_BODY();
+#undef LD
+#undef ST
+}
+
+static void CH_CAT(ch_run_, CH_S)(const cj_ew_chain *c, char *const *tab, int64_t n) {
+  CH_T *out = (CH_T *)(void *)tab[c->dst];
+  int64_t strips = n / (CH_NV * CH_W) * (CH_NV * CH_W), whole = n / CH_W * CH_W;
+  if (strips) CH_CAT(ch_strips_, CH_S)(c, tab, out, 0, strips);
+  if (whole > strips) CH_CAT(ch_vecs_, CH_S)(c, tab, out, strips, whole);
+  if (n > whole) CH_CAT(ch_tail_, CH_S)(c, tab, out, whole, n - whole);
+}
+
+#undef CH_BIN
+#undef CH_STRIP_BODY
+#undef CH_VT
+#undef CH_VI
+#undef CH_W

@@ -1,0 +1,387 @@
+#!/usr/bin/env python3
+"""Writes cases.mlir: chains of f32/f64 arithmetic in fused elementwise groups (each result used
+only by the next op: src/cpu/ew_chain.h), checked against numpy computing one rounded op at a
+time, with check.expect_eq. Covers chains of 2 to 20 ops (add, subtract, multiply, divide,
+maximum, minimum, negate, abs, sqrt, square) with the chained value on either side, splat
+constants, broadcasts and slices as operands, NaN/inf/-0.0/subnormal inputs (signed zeros
+checked on the bits), an intermediate that is also a result, a loop-carried value updated in
+place, a Jacobi stencil (pad + 4 slices) and element counts that are not multiples of a vector.
+The ctest runs the cases with chains on and off (CJ_EW_CHAIN=off).
+
+usage: python tests/ops_ew_chain/make_cases.py   (needs numpy and ml_dtypes)
+"""
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "ops_gather"))
+from mlir_cases import Case, ttype, write  # noqa: E402
+
+rng = np.random.default_rng(2026)
+cases = []
+INT = {np.dtype(np.float32): (np.int32, np.uint32), np.dtype(np.float64): (np.int64, np.uint64)}
+
+
+def special(shape, dt):
+    """values with NaN, infinities, signed zeros, subnormals and ordinary numbers"""
+    dt = np.dtype(dt)
+    tiny = np.finfo(dt).smallest_subnormal
+    pool = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, tiny, -tiny, 1.0, -1.0, 2.5, -0.75,
+                     3.0, 1e30 if dt == np.float32 else 1e300], dt)
+    a = rng.choice(pool, size=shape)
+    return np.where(rng.random(shape) < 0.5, a, (rng.integers(-64, 64, shape) / 8).astype(dt))
+
+
+def data(shape, dt):
+    return (rng.integers(-64, 64, shape) / 8 + 0.0625).astype(dt)
+
+
+def np_max(a, b):
+    """stablehlo.maximum: a NaN operand gives NaN, max(-0, +0) = +0"""
+    a, b = np.broadcast_arrays(a, b)
+    it = INT[a.dtype][1]
+    m = np.where(a > b, a, b)
+    m = np.where(a == b, (a.view(it) & b.view(it)).view(a.dtype), m)
+    return np.where(np.isnan(a) | np.isnan(b), np.array(np.nan, a.dtype), m)
+
+
+def np_min(a, b):
+    a, b = np.broadcast_arrays(a, b)
+    it = INT[a.dtype][1]
+    m = np.where(a < b, a, b)
+    m = np.where(a == b, (a.view(it) | b.view(it)).view(a.dtype), m)
+    return np.where(np.isnan(a) | np.isnan(b), np.array(np.nan, a.dtype), m)
+
+
+BIN = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+       "maximum": np_max, "minimum": np_min}
+UN = {"negate": np.negative, "abs": np.abs, "sqrt": np.sqrt, "chlo.square": np.square}
+
+
+def apply_op(c, name, args, vals, dt, shape):
+    t = ttype(shape, dt)
+    if name in UN:
+        if name.startswith("chlo."):
+            r = c.op("{r} = %s %s : %s -> %s" % (name, args[0], t, t))
+        else:
+            r = c.op("{r} = stablehlo.%s %s : %s" % (name, args[0], t))
+        return r, UN[name](vals[0]).astype(dt)
+    r = c.op("{r} = stablehlo.%s %s, %s : %s" % (name, args[0], args[1], t))
+    return r, np.asarray(BIN[name](vals[0], vals[1])).astype(dt)
+
+
+def clamp(c, lo, x, hi, dt, shape):
+    """stablehlo.clamp(lo, x, hi) = min(max(x, lo), hi), each a (value, array) pair"""
+    t = ttype(shape, dt)
+    r = c.op("{r} = stablehlo.clamp %s, %s, %s : %s" % (lo[0], x[0], hi[0], t))
+    return r, np_min(np_max(x[1], lo[1]), hi[1]).astype(dt)
+
+
+def bits(c, v, a, dt):
+    """the result as integers, NaNs made one quiet NaN (which NaN an add or a multiply of two
+    NaNs gives is the compiler's choice of operand order): checks the signs of zeros"""
+    dt = np.dtype(dt)
+    it = INT[dt][0]
+    t, bt = ttype(a.shape, dt), ttype(a.shape, np.bool_)
+    qn = c.op("{r} = stablehlo.constant dense<%s> : %s" % (
+        "0x7FC00000" if dt == np.float32 else "0x7FF8000000000000", t))
+    isn = c.op("{r} = stablehlo.compare NE, %s, %s, FLOAT : (%s, %s) -> %s" % (v, v, t, t, bt))
+    s = c.op("{r} = stablehlo.select %s, %s, %s : %s, %s" % (isn, qn, v, bt, t))
+    r = c.op("{r} = stablehlo.bitcast_convert %s : (%s) -> %s" % (s, t, ttype(a.shape, it)))
+    return r, np.where(np.isnan(a), np.array(np.nan, dt), a).view(it)
+
+
+class Operands:
+    """operands of a chain's steps: full arrays, splat constants, a broadcast row, a slice"""
+
+    def __init__(self, c, shape, dt, spec):
+        self.c, self.shape, self.dt = c, shape, dt
+        self.pool = []
+        for _ in range(3):
+            a = special(shape, dt) if spec else data(shape, dt)
+            self.pool.append((c.const(a), a))
+        for v in (0.5, -3.0, 0.0) if spec else (0.5, -3.0, 7.25):
+            self.pool.append((c.splat(shape, dt, v), np.full(shape, v, dt)))
+        row = special(shape[-1:], dt) if spec else data(shape[-1:], dt)
+        rv = c.const(row)
+        b = c.op("{r} = stablehlo.broadcast_in_dim %s, dims = [%d] : (%s) -> %s" % (
+            rv, len(shape) - 1, ttype(row.shape, dt), ttype(shape, dt)))
+        self.pool.append((b, np.broadcast_to(row, shape)))
+        big = data(tuple(d + 3 for d in shape), dt)
+        bv = c.const(big)
+        sa = big[tuple(slice(1, 1 + d) for d in shape)]
+        s = c.op("{r} = stablehlo.slice %s [%s] : (%s) -> %s" % (
+            bv, ", ".join("1:%d:1" % (1 + d) for d in shape), ttype(big.shape, dt),
+            ttype(shape, dt)))
+        self.pool.append((s, sa))
+
+    def pick(self):
+        return self.pool[rng.integers(len(self.pool))]
+
+
+def chain(name, shape, dt, length, spec=False, threads=None, mid_result=False, ops=None):
+    """a left-deep chain of `length` ops on random operands, the chained value on a random side"""
+    c = Case(name, threads)
+    dt = np.dtype(dt)
+    o = Operands(c, shape, dt, spec)
+    acc, a = o.pick()
+    names = ops or list(BIN) + list(UN)
+    with np.errstate(all="ignore"):
+        for k in range(length):
+            op = names[rng.integers(len(names))]
+            if op in UN:
+                acc, a = apply_op(c, op, [acc], [a], dt, shape)
+            elif op == "clamp":  # the chained value as the operand (a chain's two steps)
+                acc, a = clamp(c, o.pick(), (acc, a), o.pick(), dt, shape)
+            else:
+                x, xa = o.pick()
+                if rng.random() < 0.5:
+                    acc, a = apply_op(c, op, [acc, x], [a, xa], dt, shape)
+                else:
+                    acc, a = apply_op(c, op, [x, acc], [xa, a], dt, shape)
+            if mid_result and k == length // 2:
+                c.expect(acc, a)
+                r, ra = bits(c, acc, a, dt)
+                c.expect(r, ra)
+    c.expect(acc, a)
+    if spec:
+        r, ra = bits(c, acc, a, dt)
+        c.expect(r, ra)
+    cases.append(c)
+
+
+for L in (2, 3, 5, 8, 13, 20):
+    chain("chain of %d, f32 7x37" % L, (7, 37), np.float32, L)
+    chain("chain of %d, f64 5x29" % L, (5, 29), np.float64, L)
+chain("chain of 12, f32 3 elements (less than a vector)", (3,), np.float32, 12)
+chain("chain of 12, f64 2x3 (less than a vector)", (2, 3), np.float64, 12)
+chain("chain of 16, f32 24x100 (several blocks, strips)", (24, 100), np.float32, 16)
+chain("chain of 16, f64 33x65 (several blocks, strips)", (33, 65), np.float64, 16)
+chain("chain of 10, f32 2x700 (rows read in place)", (2, 700), np.float32, 10)
+chain("chain of 14, f32 16x300 on 2 threads", (16, 300), np.float32, 14, threads=2)
+for k in range(4):
+    chain("max/min/sub/div chain %d with NaN, inf, -0, subnormals, f32 9x23" % k, (9, 23),
+          np.float32, 14, spec=True, ops=["maximum", "minimum", "subtract", "divide", "negate",
+                                          "abs", "multiply", "add", "sqrt", "clamp"])
+    chain("max/min/sub/div chain %d with NaN, inf, -0, subnormals, f64 6x17" % k, (6, 17),
+          np.float64, 14, spec=True, ops=["maximum", "minimum", "subtract", "divide", "negate",
+                                          "abs", "multiply", "add", "sqrt", "clamp"])
+chain("chain of 12 with clamps, f32 7x37", (7, 37), np.float32, 12,
+      ops=["clamp", "add", "multiply", "subtract", "clamp"])
+chain("chain of 9 whose intermediate is also a result, f32 11x13", (11, 13), np.float32, 9,
+      spec=True, mid_result=True)
+chain("chain of 9 whose intermediate is also a result, f64 4x50", (4, 50), np.float64, 9,
+      spec=True, mid_result=True)
+
+
+def tree(name, shape, dt, depth, spec=False, threads=None):
+    """a random expression tree: both operands of an op may be results of other ops (a chain
+    with side branches, and trees split into several chains)"""
+    c = Case(name, threads)
+    dt = np.dtype(dt)
+    o = Operands(c, shape, dt, spec)
+    names = list(BIN) + list(UN)
+
+    def gen(d):
+        if d == 0 or rng.random() < 0.15:
+            return o.pick()
+        op = names[rng.integers(len(names))]
+        if op in UN:
+            v, a = gen(d - 1)
+            return apply_op(c, op, [v], [a], dt, shape)
+        if rng.random() < 0.1:  # a clamp, the subtree as lo, operand or hi
+            args = [o.pick(), o.pick(), o.pick()]
+            args[rng.integers(3)] = gen(d - 1)
+            return clamp(c, args[0], args[1], args[2], dt, shape)
+        l, la = gen(d - 1)
+        r, ra = gen(d - 1) if rng.random() < 0.6 else o.pick()
+        return apply_op(c, op, [l, r], [la, ra], dt, shape)
+
+    with np.errstate(all="ignore"):
+        v, a = gen(depth)
+    c.expect(v, a)
+    if spec:
+        r, ra = bits(c, v, a, dt)
+        c.expect(r, ra)
+    cases.append(c)
+
+
+for k in range(4):
+    tree("expression tree %d, f32 7x37" % k, (7, 37), np.float32, 4)
+    tree("expression tree %d, f64 5x29" % k, (5, 29), np.float64, 4)
+tree("expression tree with NaN, inf, -0, f32 9x23", (9, 23), np.float32, 4, spec=True)
+tree("expression tree with NaN, inf, -0, f64 6x17", (6, 17), np.float64, 4, spec=True)
+tree("expression tree, f32 24x100 (several blocks)", (24, 100), np.float32, 5)
+
+
+def adam(name, shape, dt):
+    """an AdamW step: m, v and the parameters as three results of one group"""
+    c = Case(name)
+    p, g, m, v = (data(shape, dt) for _ in range(4))
+    v = np.abs(v)
+    pv, gv, mv, vv = (c.const(x) for x in (p, g, m, v))
+    t = ttype(shape, dt)
+    k = {}
+    for nm, val in (("b1", 0.9), ("c1", 0.1), ("b2", 0.999), ("c2", 0.001), ("h1", 1 / 0.19),
+                    ("h2", 1 / 0.0199), ("eps", 1e-8), ("lr", 1e-3), ("wd", 1e-4)):
+        k[nm] = (c.splat(shape, dt, val), np.full(shape, val, dt))
+
+    def op(name, x, y):
+        return apply_op(c, name, [x[0], y[0]], [x[1], y[1]], dt, shape)
+    P, G, M, V = (pv, p), (gv, g), (mv, m), (vv, v)
+    m1 = op("add", op("multiply", k["b1"], M), op("multiply", k["c1"], G))
+    gg = apply_op(c, "multiply", [G[0], G[0]], [g, g], dt, shape)
+    v1 = op("add", op("multiply", k["b2"], V), op("multiply", k["c2"], gg))
+    mh = op("multiply", m1, k["h1"])
+    vh = op("multiply", v1, k["h2"])
+    sq = apply_op(c, "sqrt", [vh[0]], [vh[1]], dt, shape)
+    upd = op("divide", mh, op("add", sq, k["eps"]))
+    upd = op("add", upd, op("multiply", k["wd"], P))
+    p1 = op("subtract", P, op("multiply", k["lr"], upd))
+    for r in (m1, v1, p1):
+        c.expect(r[0], r[1])
+    cases.append(c)
+
+
+adam("AdamW step (three results, trees), f32 33x65", (33, 65), np.float32)
+adam("AdamW step (three results, trees), f64 9x31", (9, 31), np.float64)
+
+
+def const_sides(name, dt):
+    """constants on both sides of subtract and divide, maximum and minimum against -0.0"""
+    c = Case(name)
+    shape = (5, 21)
+    x = special(shape, dt)
+    xv = c.const(x)
+    t = ttype(shape, dt)
+    with np.errstate(all="ignore"):
+        steps = [("subtract", 2.0, False), ("subtract", 2.0, True), ("divide", 3.0, True),
+                 ("divide", -0.5, False), ("maximum", -0.0, False), ("minimum", 0.0, True),
+                 ("maximum", 0.0, True), ("minimum", -0.0, False)]
+        acc, a = xv, x
+        for op, v, rev in steps:
+            k = c.splat(shape, dt, v)
+            ka = np.full(shape, v, dt)
+            if rev:
+                acc = c.op("{r} = stablehlo.%s %s, %s : %s" % (op, k, acc, t))
+                a = np.asarray(BIN[op](ka, a)).astype(dt)
+            else:
+                acc = c.op("{r} = stablehlo.%s %s, %s : %s" % (op, acc, k, t))
+                a = np.asarray(BIN[op](a, ka)).astype(dt)
+    c.expect(acc, a)
+    r, ra = bits(c, acc, a, dt)
+    c.expect(r, ra)
+    cases.append(c)
+
+
+const_sides("constants on either side of sub/div/max/min, f32", np.float32)
+const_sides("constants on either side of sub/div/max/min, f64", np.float64)
+
+
+def stencil_loop(name, shape, dt, iters):
+    """Jacobi's sweep u <- 0.25 * (a + b + c + d + h2 * f) over pad(u) + 4 slices, in a while
+    body (the carried value updated in place)"""
+    c = Case(name)
+    f = data(shape, dt)
+    fv = c.const(f)
+    u0 = data(shape, dt)
+    u0v = c.const(u0)
+    i0 = c.splat((), np.int32, 0)
+    t = ttype(shape, dt)
+    et = ttype((), dt)
+    n, m = shape
+    pt = ttype((n + 2, m + 2), dt)
+    st = "tensor<i32>"
+    c.raw("  %%w:2 = stablehlo.while(%%i = %s, %%u = %s) : %s, %s\n"
+          "  cond {\n"
+          "    %%lim = stablehlo.constant dense<%d> : %s\n"
+          "    %%lt = stablehlo.compare LT, %%i, %%lim, SIGNED : (%s, %s) -> tensor<i1>\n"
+          "    stablehlo.return %%lt : tensor<i1>\n"
+          "  } do {\n"
+          "    %%z = stablehlo.constant dense<0.0> : %s\n"
+          "    %%p = stablehlo.pad %%u, %%z, low = [1, 1], high = [1, 1], interior = [0, 0] : (%s, %s) -> %s\n"
+          "    %%a = stablehlo.slice %%p [0:%d, 1:%d] : (%s) -> %s\n"
+          "    %%b = stablehlo.slice %%p [2:%d, 1:%d] : (%s) -> %s\n"
+          "    %%c = stablehlo.slice %%p [1:%d, 0:%d] : (%s) -> %s\n"
+          "    %%d = stablehlo.slice %%p [1:%d, 2:%d] : (%s) -> %s\n"
+          "    %%s1 = stablehlo.add %%a, %%b : %s\n"
+          "    %%s2 = stablehlo.add %%s1, %%c : %s\n"
+          "    %%s3 = stablehlo.add %%s2, %%d : %s\n"
+          "    %%h2 = stablehlo.constant dense<0.01> : %s\n"
+          "    %%hf = stablehlo.multiply %%h2, %s : %s\n"
+          "    %%s4 = stablehlo.add %%s3, %%hf : %s\n"
+          "    %%q = stablehlo.constant dense<0.25> : %s\n"
+          "    %%s5 = stablehlo.multiply %%q, %%s4 : %s\n"
+          "    %%one = stablehlo.constant dense<1> : %s\n"
+          "    %%i1 = stablehlo.add %%i, %%one : %s\n"
+          "    stablehlo.return %%i1, %%s5 : %s, %s\n"
+          "  }" % (i0, u0v, st, t, iters, st, st, st, et, t, et, pt,
+                   n, m + 1, pt, t, n + 2, m + 1, pt, t, n + 1, m, pt, t, n + 1, m + 2, pt, t,
+                   t, t, t, t, fv, t, t, t, t, st, st, st, t))
+    u = u0.copy()
+    h2 = np.full(shape, 0.01, dt)
+    q = np.full(shape, 0.25, dt)
+    for _ in range(iters):
+        p = np.pad(u, 1)
+        s = ((p[:-2, 1:-1] + p[2:, 1:-1]).astype(dt) + p[1:-1, :-2]).astype(dt)
+        s = (s + p[1:-1, 2:]).astype(dt)
+        s = (s + (h2 * f).astype(dt)).astype(dt)
+        u = (q * s).astype(dt)
+    c.expect("%w#1", u)
+    cases.append(c)
+
+
+stencil_loop("jacobi sweep in a while loop, f32 64x64", (64, 64), np.float32, 4)
+stencil_loop("jacobi sweep in a while loop, f32 13x7", (13, 7), np.float32, 3)
+stencil_loop("jacobi sweep in a while loop, f64 30x21", (30, 21), np.float64, 3)
+stencil_loop("jacobi sweep in a while loop, f32 6x300 (row mode)", (6, 300), np.float32, 2)
+
+
+def update_loop(name, shape, dt, iters):
+    """an optimizer-like update in a while body: u <- max(u - lr * (g / (sqrt(v) + eps)), lo),
+    the carried value written in place over its input"""
+    c = Case(name)
+    g = data(shape, dt)
+    v = np.abs(data(shape, dt))
+    u0 = data(shape, dt)
+    gv, vv, u0v = c.const(g), c.const(v), c.const(u0)
+    i0 = c.splat((), np.int32, 0)
+    t = ttype(shape, dt)
+    st = "tensor<i32>"
+    c.raw("  %%w:2 = stablehlo.while(%%i = %s, %%u = %s) : %s, %s\n"
+          "  cond {\n"
+          "    %%lim = stablehlo.constant dense<%d> : %s\n"
+          "    %%lt = stablehlo.compare LT, %%i, %%lim, SIGNED : (%s, %s) -> tensor<i1>\n"
+          "    stablehlo.return %%lt : tensor<i1>\n"
+          "  } do {\n"
+          "    %%eps = stablehlo.constant dense<1.0e-3> : %s\n"
+          "    %%lr = stablehlo.constant dense<0.125> : %s\n"
+          "    %%lo = stablehlo.constant dense<-2.0> : %s\n"
+          "    %%r = stablehlo.sqrt %s : %s\n"
+          "    %%d = stablehlo.add %%r, %%eps : %s\n"
+          "    %%q = stablehlo.divide %s, %%d : %s\n"
+          "    %%m = stablehlo.multiply %%lr, %%q : %s\n"
+          "    %%s = stablehlo.subtract %%u, %%m : %s\n"
+          "    %%x = stablehlo.maximum %%s, %%lo : %s\n"
+          "    %%one = stablehlo.constant dense<1> : %s\n"
+          "    %%i1 = stablehlo.add %%i, %%one : %s\n"
+          "    stablehlo.return %%i1, %%x : %s, %s\n"
+          "  }" % (i0, u0v, st, t, iters, st, st, st, t, t, t, vv, t, t, gv, t, t, t, t,
+                   st, st, st, t))
+    u = u0.copy()
+    with np.errstate(all="ignore"):
+        for _ in range(iters):
+            d = (np.sqrt(v) + dt(1e-3)).astype(dt)
+            m = (dt(0.125) * (g / d).astype(dt)).astype(dt)
+            u = np_max((u - m).astype(dt), np.full(shape, -2.0, dt)).astype(dt)
+    c.expect("%w#1", u)
+    cases.append(c)
+
+
+update_loop("optimizer-like update in place in a while loop, f32 17x31", (17, 31), np.float32, 5)
+update_loop("optimizer-like update in place in a while loop, f64 9x9", (9, 9), np.float64, 5)
+
+write(os.path.join(HERE, "cases.mlir"), cases,
+      "Chains of f32/f64 arithmetic in fused elementwise groups (ew_chain.h).")
