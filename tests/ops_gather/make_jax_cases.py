@@ -134,6 +134,12 @@ def embed_cases():
     ids = np.array([[3, 7, 7, 0, 49], [-1, -50, 60, 12, 7], [7, 3, 3, 3, 51]], np.int32)
     emb = r.standard_normal((50, 19)).astype(f32)
     w = r.standard_normal((19,)).astype(f32)
+    # jnp.take's default mode "fill": the gather of rows, then select(in bounds, rows, NaN)
+    cs.append(JaxCase("2-D ids: take (fill), sums of taken rows, take with fill_value, int rows",
+                      lambda e, i, x: (jnp.take(e, i, axis=0), jnp.take(e, i, axis=0).sum(axis=1),
+                                       jnp.take(e, i, axis=0, fill_value=-2.5),
+                                       jnp.take(x, i.T, axis=0, fill_value=7)),
+                      (emb, ids, r.integers(-9, 9, (40, 3)).astype(np.int32)), exact=True))
     cs.append(JaxCase("2-D ids: lookup, clip mode and the gradient of tanh rows",
                       lambda e, i, w: (e[i], jnp.take(e, i, axis=0, mode="clip"),
                                        jax.grad(lambda e: jnp.sum(jnp.tanh(e[i]) * w))(e)),
@@ -148,8 +154,9 @@ def embed_cases():
                       lambda t, i, wd: (jax.grad(lambda t: jnp.sum(t[i].mean(axis=1) * wd))(t), t[i[0, :3]]),
                       (tab, big, wd), exact=True))
     eb = r.standard_normal((30, 5)).astype(BF16)
-    cs.append(JaxCase("bf16 rows, 2-D ids: lookup and gradient",
-                      lambda e, i: (e[i], jax.grad(lambda e: jnp.sum(e[i].astype(f32) * 1.5))(e)),
+    cs.append(JaxCase("bf16 rows, 2-D ids: lookup, take (fill) and gradient",
+                      lambda e, i: (e[i], jnp.take(e, i, axis=0),
+                                    jax.grad(lambda e: jnp.sum(e[i].astype(f32) * 1.5))(e)),
                       (eb, ids % 30), exact=True))
     xi = r.integers(-100, 100, (20, 5)).astype(np.int32)
     vi = r.integers(-100, 100, (3, 5, 5)).astype(np.int32)
@@ -162,7 +169,8 @@ def embed_cases():
         ed = r.standard_normal((12, 21))
         ud = r.standard_normal((3, 5, 21))
         cs.append(JaxCase("f64 rows: .at[2-D ids].add with duplicates and the lookup",
-                          lambda e, i, u: (e.at[i % 14].add(u), e[i % 13]), (ed, ids, ud), exact=True))
+                          lambda e, i, u: (e.at[i % 14].add(u), e[i % 13], jnp.take(e, i, axis=0)),
+                          (ed, ids, ud), exact=True))
     return cs
 
 
