@@ -278,13 +278,13 @@ static void scalar_range(scatter_run *R, int64_t s0, int64_t s1) {
 }
 
 /* fast path, whole windows of one run (table.at[ids].add(rows), ids of any rank): a block of
- * indices along the innermost scatter dim is read at once and each in-bounds window is one
- * combine, in update order */
-static void rows_range(scatter_run *R, int64_t s0, int64_t s1) {
+ * indices along the innermost scatter dim is read at once and each in-bounds window whose start
+ * lies in [lo, hi) is one combine, in update order */
+static void rows_range_in(scatter_run *R, int64_t s0, int64_t s1, int64_t lo, int64_t hi) {
   const scatter_params *p = R->p;
   int64_t v[SB];
   int32_t d = p->k_dim[0], es = p->es;
-  uint64_t lim = (uint64_t)(p->dims[d] - p->wsize[d]);
+  uint64_t span = (uint64_t)(hi - lo);
   int64_t str = p->istr[d] * es;
   int64_t run = p->nr ? p->rsize[0] : 1, ras = p->nr ? p->rres[0] * es : es;
   int64_t rus = p->nr ? p->rupd[0] * es : es;
@@ -295,8 +295,21 @@ static void rows_range(scatter_run *R, int64_t s0, int64_t s1) {
     const char *u = R->upd0 + b.uo * es;
     int64_t us = b.ub * es;
     for (int64_t i = 0; i < m; i++)
-      if ((uint64_t)v[i] <= lim) p->comb(R->res0 + v[i] * str, ras, u + i * us, rus, run);
+      if ((uint64_t)v[i] - (uint64_t)lo < span) p->comb(R->res0 + v[i] * str, ras, u + i * us, rus, run);
   }
+}
+
+static void rows_range(scatter_run *R, int64_t s0, int64_t s1) {
+  const scatter_params *p = R->p;
+  rows_range_in(R, s0, s1, 0, p->dims[p->k_dim[0]] - p->wsize[p->k_dim[0]] + 1);
+}
+
+/* Duplicate indices across threads: each task takes the windows starting in its range of the
+ * indexed dim (one row each, so the ranges write disjoint rows) and reads every index; a row's
+ * updates stay in update order, so the sums equal the serial ones bit for bit. */
+static void rows_by_dest(void *ctx_, int64_t r0, int64_t r1) {
+  scatter_run *R = ctx_;
+  rows_range_in(R, 0, R->p->nscatter, r0, r1);
 }
 
 static void scatter_range(void *ctx_, int64_t s0, int64_t s1) {
@@ -347,8 +360,14 @@ static CJ_MUST_USE cj_status k_scatter(cj_exec_ctx *ctx, const cj_step *st) {
   if (p->wnelems == 0 || p->nscatter == 0 || p->nelems_in[0] == 0) return NULL;
   scatter_run R = {p, ctx, st, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[n + 1]),
                    CJ_PTR(ctx, st->in[n]), NULL};
-  if (p->parallel && ctx->pool && cj_pool_size(ctx->pool) > 1 &&
-      p->nscatter * p->wnelems >= CJ_PAR_MIN_ELEMS * 2) {
+  int nth = ctx->pool ? cj_pool_size(ctx->pool) : 1;
+  int32_t kd = p->k_dim[0];
+  if (!p->parallel && p->rows && nth > 1 && p->wsize[kd] == 1 &&
+      p->nscatter * p->wnelems >= CJ_PAR_MIN_ELEMS * 2 && p->dims[kd] >= 2 * nth) {
+    /* two ranges a thread: duplicates of a few hot rows (token ids) make ranges uneven */
+    cj_pool_parallel_for(ctx->pool, p->dims[kd], (p->dims[kd] + 2 * nth - 1) / (2 * nth),
+                         rows_by_dest, &R);
+  } else if (p->parallel && nth > 1 && p->nscatter * p->wnelems >= CJ_PAR_MIN_ELEMS * 2) {
     int64_t grain = CJ_PAR_MIN_ELEMS / p->wnelems;
     cj_pool_parallel_for(ctx->pool, p->nscatter, grain < 1 ? 1 : grain, scatter_range, &R);
   } else {

@@ -38,8 +38,9 @@ rng = np.random.default_rng(20260819)
 
 
 class JaxCase:
-    def __init__(self, name, f, args, exact=False):
+    def __init__(self, name, f, args, exact=False, threads=None):
         self.name = name
+        self.threads = threads
         lowered = jax.jit(f).lower(*args)
         text = lowered.as_text()
         outs = jax.jit(f)(*args)
@@ -68,7 +69,8 @@ class JaxCase:
         self.body = text[:end] + "\n".join(lines) + "\n}\n"
 
     def text(self):
-        return "// case: %s\n%s" % (self.name, self.body)
+        threads = "// threads: %d\n" % self.threads if self.threads else ""
+        return "// case: %s\n%s%s" % (self.name, threads, self.body)
 
 
 def write(path, cases, what):
@@ -153,6 +155,14 @@ def embed_cases():
     cs.append(JaxCase("mean-pooled bag of words: the gradient (broadcast cotangent rows)",
                       lambda t, i, wd: (jax.grad(lambda t: jnp.sum(t[i].mean(axis=1) * wd))(t), t[i[0, :3]]),
                       (tab, big, wd), exact=True))
+    # large enough to split across threads: the rows are shared out by their index, each
+    # row's duplicates still added in update order
+    hot = r.zipf(1.2, size=(16, 128)).clip(0, 199).astype(np.int32)
+    hot[0, :5] = [-1, 200, 199, 0, -7]
+    wh = r.standard_normal((16, 40)).astype(f32)
+    cs.append(JaxCase("bag of words on 2 threads: 2048 rows into 200, duplicates (broadcast rows)",
+                      lambda t, i, wd: (jax.grad(lambda t: jnp.sum(t[i].mean(axis=1) * wd))(t), t[i[0, :3]]),
+                      (r.standard_normal((200, 40)).astype(f32), hot, wh), exact=True, threads=2))
     eb = r.standard_normal((30, 5)).astype(BF16)
     cs.append(JaxCase("bf16 rows, 2-D ids: lookup, take (fill) and gradient",
                       lambda e, i: (e[i], jnp.take(e, i, axis=0),
