@@ -156,12 +156,13 @@ def embed_cases():
                       lambda t, i, wd: (jax.grad(lambda t: jnp.sum(t[i].mean(axis=1) * wd))(t), t[i[0, :3]]),
                       (tab, big, wd), exact=True))
     # large enough to split across threads: the rows are shared out by their index, each
-    # row's duplicates still added in update order
+    # row's duplicates still added in update order; the take (fill) splits its batch too
     hot = r.zipf(1.2, size=(16, 128)).clip(0, 199).astype(np.int32)
     hot[0, :5] = [-1, 200, 199, 0, -7]
     wh = r.standard_normal((16, 40)).astype(f32)
     cs.append(JaxCase("bag of words on 2 threads: 2048 rows into 200, duplicates (broadcast rows)",
-                      lambda t, i, wd: (jax.grad(lambda t: jnp.sum(t[i].mean(axis=1) * wd))(t), t[i[0, :3]]),
+                      lambda t, i, wd: (jax.grad(lambda t: jnp.sum(t[i].mean(axis=1) * wd))(t), t[i[0, :3]],
+                                        jnp.take(t, i, axis=0, fill_value=100.0).max(axis=1)),
                       (r.standard_normal((200, 40)).astype(f32), hot, wh), exact=True, threads=2))
     eb = r.standard_normal((30, 5)).astype(BF16)
     cs.append(JaxCase("bf16 rows, 2-D ids: lookup, take (fill) and gradient",
