@@ -74,6 +74,7 @@ typedef struct scatter_run {
   char *res0;
   const char *upd0, *idx;
   cj_status err;
+  int64_t row0; /* rows_by_dest: the first row of the range split */
 } scatter_run;
 
 /* start (per input dim) of scatter position with index-vector address iv and batch position */
@@ -309,7 +310,27 @@ static void rows_range(scatter_run *R, int64_t s0, int64_t s1) {
  * updates stay in update order, so the sums equal the serial ones bit for bit. */
 static void rows_by_dest(void *ctx_, int64_t r0, int64_t r1) {
   scatter_run *R = ctx_;
-  rows_range_in(R, 0, R->p->nscatter, r0, r1);
+  rows_range_in(R, 0, R->p->nscatter, R->row0 + r0, R->row0 + r1);
+}
+
+/* The rows the in-bounds indices reach, [*lo, *hi) (empty when none is): the range split across
+ * threads (ids drawn from the first rows of a big table leave the others idle otherwise). */
+static void rows_span(const scatter_run *R, int64_t *lo, int64_t *hi) {
+  const scatter_params *p = R->p;
+  int64_t v[SB], mn = INT64_MAX, mx = -1;
+  uint64_t lim = (uint64_t)(p->dims[p->k_dim[0]] - p->wsize[p->k_dim[0]]);
+  scatter_block b;
+  block_begin(p, &b, 0, p->nscatter);
+  for (int64_t m; (m = block_size(p, &b)) > 0; block_next(p, &b, m)) {
+    p->rdb(R->idx + b.io, b.ib, m, v);
+    for (int64_t i = 0; i < m; i++)
+      if ((uint64_t)v[i] <= lim) {
+        mn = v[i] < mn ? v[i] : mn;
+        mx = v[i] > mx ? v[i] : mx;
+      }
+  }
+  *lo = mx >= 0 ? mn : 0;
+  *hi = mx + 1 > *lo ? mx + 1 : *lo;
 }
 
 static void scatter_range(void *ctx_, int64_t s0, int64_t s1) {
@@ -359,14 +380,16 @@ static CJ_MUST_USE cj_status k_scatter(cj_exec_ctx *ctx, const cj_step *st) {
    * the dims the index vector maps, and an unmapped inserted dim of size 0 has no element */
   if (p->wnelems == 0 || p->nscatter == 0 || p->nelems_in[0] == 0) return NULL;
   scatter_run R = {p, ctx, st, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[n + 1]),
-                   CJ_PTR(ctx, st->in[n]), NULL};
+                   CJ_PTR(ctx, st->in[n]), NULL, 0};
   int nth = ctx->pool ? cj_pool_size(ctx->pool) : 1;
-  int32_t kd = p->k_dim[0];
-  if (!p->parallel && p->rows && nth > 1 && p->wsize[kd] == 1 &&
-      p->nscatter * p->wnelems >= CJ_PAR_MIN_ELEMS * 2 && p->dims[kd] >= 2 * nth) {
+  int64_t lo = 0, hi = 0;
+  if (!p->parallel && p->rows && nth > 1 && p->wsize[p->k_dim[0]] == 1 &&
+      p->nscatter * p->wnelems >= CJ_PAR_MIN_ELEMS * 2)
+    rows_span(&R, &lo, &hi);
+  if (hi - lo >= 2 * nth) {
     /* two ranges a thread: duplicates of a few hot rows (token ids) make ranges uneven */
-    cj_pool_parallel_for(ctx->pool, p->dims[kd], (p->dims[kd] + 2 * nth - 1) / (2 * nth),
-                         rows_by_dest, &R);
+    R.row0 = lo;
+    cj_pool_parallel_for(ctx->pool, hi - lo, (hi - lo + 2 * nth - 1) / (2 * nth), rows_by_dest, &R);
   } else if (p->parallel && nth > 1 && p->nscatter * p->wnelems >= CJ_PAR_MIN_ELEMS * 2) {
     int64_t grain = CJ_PAR_MIN_ELEMS / p->wnelems;
     cj_pool_parallel_for(ctx->pool, p->nscatter, grain < 1 ? 1 : grain, scatter_range, &R);

@@ -158,7 +158,7 @@ def embed_cases():
     # large enough to split across threads: the rows are shared out by their index, each
     # row's duplicates still added in update order; the take (fill) splits its batch too
     hot = r.zipf(1.2, size=(16, 128)).clip(0, 199).astype(np.int32)
-    hot[0, :5] = [-1, 200, 199, 0, -7]
+    hot[0, :5] = [-1, 200, 199, 250, -7]  # ids reach rows 1..199: the split starts at row 1
     wh = r.standard_normal((16, 40)).astype(f32)
     cs.append(JaxCase("bag of words on 2 threads: 2048 rows into 200, duplicates (broadcast rows)",
                       lambda t, i, wd: (jax.grad(lambda t: jnp.sum(t[i].mean(axis=1) * wd))(t), t[i[0, :3]],
