@@ -157,13 +157,13 @@ def embed_cases():
                       (tab, big, wd), exact=True))
     # large enough to split across threads: the rows are shared out by their index, each
     # row's duplicates still added in update order; the take (fill) splits its batch too
-    hot = r.zipf(1.2, size=(16, 128)).clip(0, 199).astype(np.int32)
-    hot[0, :5] = [-1, 200, 199, 250, -7]  # ids reach rows 1..199: the split starts at row 1
-    wh = r.standard_normal((16, 40)).astype(f32)
-    cs.append(JaxCase("bag of words on 2 threads: 2048 rows into 200, duplicates (broadcast rows)",
+    hot = r.zipf(1.2, size=(16, 128)).clip(0, 63).astype(np.int32)
+    hot[0, :5] = [-1, 64, 63, 90, -7]  # ids reach rows 1..63: the split starts at row 1
+    wh = r.standard_normal((16, 128)).astype(f32)
+    cs.append(JaxCase("bag of words on 2 threads: 2048 rows of 128 into 64, duplicates (broadcast rows)",
                       lambda t, i, wd: (jax.grad(lambda t: jnp.sum(t[i].mean(axis=1) * wd))(t), t[i[0, :3]],
                                         jnp.take(t, i, axis=0, fill_value=100.0).max(axis=1)),
-                      (r.standard_normal((200, 40)).astype(f32), hot, wh), exact=True, threads=2))
+                      (r.standard_normal((64, 128)).astype(f32), hot, wh), exact=True, threads=2))
     eb = r.standard_normal((30, 5)).astype(BF16)
     cs.append(JaxCase("bf16 rows, 2-D ids: lookup, take (fill) and gradient",
                       lambda e, i: (e[i], jnp.take(e, i, axis=0),
