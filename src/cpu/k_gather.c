@@ -9,7 +9,14 @@
  * as spans (fixed-size copies for one-element slices), slices that are one strided run
  * (x[:, ids]) run-outer and batch-inner, any others as strided copies. Large gathers split the
  * batch space across the pool. Quantized operands (per-tensor) are moved as their storage
- * values. */
+ * values.
+ *
+ * A gather of contiguous slices whose one user is select(P, G, F) or select(P, F, G), with P
+ * constant along the slice (a broadcast of a batch-shaped mask: JAX's mode="fill" take, as
+ * nn.Embed looks tokens up) and F one value broadcast, is one step: the select's result is
+ * written directly, the rows whose predicate picks F filled with it. The gather is lowered where
+ * the select is (only constants and broadcasts lie between), so no gathered copy is stored and
+ * read again by the select. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,12 +38,17 @@ typedef struct gather_params {
   cj_strided slice;                 /* one slice, operand -> result (offsets 0) */
   int64_t slice_bytes;              /* contiguous in both: bytes of a slice, else -1 */
   int64_t slice_elems;
+  /* fused select (inputs 2 and 3: the predicate and the fill value) */
+  bool sel;
+  bool fill_on_true;                /* the predicate true picks the fill value */
+  int64_t b_pred[CJ_MAX_RANK];      /* byte stride of the predicate per batch dim */
+  int32_t b_rdim[CJ_MAX_RANK];      /* the result dim of each batch dim */
 } gather_params;
 
 typedef struct gather_run {
   const gather_params *p;
   char *out;
-  const char *x, *idx;
+  const char *x, *idx, *pred, *fill;
 } gather_run;
 
 enum { GB = 256 }; /* batch positions handled together */
@@ -98,11 +110,19 @@ static void gather_copy(const gather_params *p, char *out, const char *x, int64_
   for (int64_t i = 0; i < m; i++) cj_strided_run(s, out + ro + i * rs, x + off[i]);
 }
 
+/* the fused select: rows whose predicate (bytes at pred + i * pb) picks the fill value */
+static void gather_fill(const gather_params *p, char *out, const char *pred, int64_t pb,
+                        const char *fill, int64_t rs, int64_t m) {
+  int es = p->slice.esize;
+  for (int64_t i = 0; i < m; i++)
+    if ((pred[i * pb] != 0) == p->fill_on_true) cj_fill_elems(out + i * rs, fill, es, p->slice_elems);
+}
+
 static void gather_range(void *ctx, int64_t b0, int64_t b1) {
   const gather_run *R = ctx;
   const gather_params *p = R->p;
   int64_t pos[CJ_MAX_RANK];
-  int64_t io = 0, ro = 0, oo = 0;
+  int64_t io = 0, ro = 0, oo = 0, po = 0;
   int64_t rem = b0;
   for (int32_t d = p->nb - 1; d >= 0; d--) {
     pos[d] = rem % p->bdims[d];
@@ -110,11 +130,12 @@ static void gather_range(void *ctx, int64_t b0, int64_t b1) {
     io += pos[d] * p->b_idx[d];
     ro += pos[d] * p->b_res[d];
     oo += pos[d] * p->b_opd[d];
+    po += pos[d] * p->b_pred[d];
   }
   /* blocks of the innermost batch dim (one position when the batch space is rank 0) */
   int32_t in = p->nb - 1;
   int64_t ib = in >= 0 ? p->b_idx[in] : 0, rb = in >= 0 ? p->b_res[in] : 0;
-  int64_t ob = in >= 0 ? p->b_opd[in] : 0;
+  int64_t ob = in >= 0 ? p->b_opd[in] : 0, pb = in >= 0 ? p->b_pred[in] : 0;
   int64_t off[GB];
   for (int64_t b = b0; b < b1;) {
     int64_t m = in >= 0 ? p->bdims[in] - pos[in] : 1;
@@ -122,6 +143,7 @@ static void gather_range(void *ctx, int64_t b0, int64_t b1) {
     if (m > GB) m = GB;
     gather_offsets(p, R->idx + io, ib, oo, ob, m, off);
     gather_copy(p, R->out, R->x, ro, rb, off, m);
+    if (p->sel) gather_fill(p, R->out + ro, R->pred + po, pb, R->fill, rb, m);
     b += m;
     if (in < 0) break;
     /* next batch position: m along the innermost dim, then carries */
@@ -129,10 +151,12 @@ static void gather_range(void *ctx, int64_t b0, int64_t b1) {
     io += m * ib;
     ro += m * rb;
     oo += m * ob;
+    po += m * pb;
     for (int32_t d = in; d > 0 && pos[d] == p->bdims[d]; d--) {
       io += p->b_idx[d - 1] - p->b_idx[d] * p->bdims[d];
       ro += p->b_res[d - 1] - p->b_res[d] * p->bdims[d];
       oo += p->b_opd[d - 1] - p->b_opd[d] * p->bdims[d];
+      po += p->b_pred[d - 1] - p->b_pred[d] * p->bdims[d];
       pos[d] = 0;
       pos[d - 1]++;
     }
@@ -141,7 +165,8 @@ static void gather_range(void *ctx, int64_t b0, int64_t b1) {
 
 static CJ_MUST_USE cj_status k_gather(cj_exec_ctx *ctx, const cj_step *st) {
   const gather_params *p = st->params;
-  gather_run R = {p, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1])};
+  gather_run R = {p, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[0]), CJ_PTR(ctx, st->in[1]),
+                  p->sel ? CJ_PTR(ctx, st->in[2]) : NULL, p->sel ? CJ_PTR(ctx, st->in[3]) : NULL};
   if (p->nbatch == 0 || p->slice_elems == 0) return NULL;
   int64_t work = p->nbatch * (p->slice_elems + 8);
   if (work >= CJ_PAR_MIN_ELEMS * 2 && p->nbatch > 1 && ctx->pool && cj_pool_size(ctx->pool) > 1) {
@@ -179,11 +204,33 @@ static bool unique_in(const int64_t *l, int64_t n, int64_t lo, int64_t hi, bool 
   return true;
 }
 
-static CJ_MUST_USE cj_status gather_emit(cj_lw *L, cj_op *op, const gather_spec *g, int32_t extra_in) {
-  cj_lw_tensor x, idx, r;
+/* The result's element type and shape, before its buffer is bound (a gather fused with its select
+ * writes the select's result instead). */
+static CJ_MUST_USE cj_status result_shape(cj_op *op, cj_lw_tensor *r) {
+  const cj_type *t = op->nresults == 1 ? op->results[0].type : NULL;
+  if (!t || t->kind != CJ_TYPE_TENSOR || !cj_type_is_static(t))
+    return cj_op_error(op, CJ_UNIMPLEMENTED, "the result must be a tensor of static shape");
+  if (cj_type_is_quant(t) && t->elem->quant && t->elem->quant->axis >= 0)
+    return cj_op_error(op, CJ_UNIMPLEMENTED, "per-axis quantized types are not supported here");
+  memset(r, 0, sizeof *r);
+  r->buf = -1;
+  r->type = t;
+  r->dtype = t->dtype; /* the storage type of a quantized type */
+  r->rank = t->rank;
+  r->dims = t->dims;
+  r->nelems = t->num_elements;
+  r->nbytes = cj_lw_type_bytes(t);
+  return NULL;
+}
+
+/* The gather's step parameters into *out and its operand buffers into in[0..1]; the result is
+ * not bound. */
+static CJ_MUST_USE cj_status gather_build(cj_lw *L, cj_op *op, const gather_spec *g,
+                                          gather_params **out, int32_t *in) {
+  cj_lw_tensor x, idx, r = {0};
   CJ_RETURN_IF_ERROR(cj_kg_operand(L, op, 0, true, &x));
   CJ_RETURN_IF_ERROR(cj_kg_operand(L, op, 1, false, &idx));
-  CJ_RETURN_IF_ERROR(cj_kg_result(L, op, 0, true, &r));
+  CJ_RETURN_IF_ERROR(result_shape(op, &r));
   if (r.dtype != x.dtype)
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "result and operand element types differ");
   kg_idx_fn rd = cj_kg_idx_reader(idx.dtype);
@@ -244,6 +291,7 @@ static CJ_MUST_USE cj_status gather_emit(cj_lw *L, cj_op *op, const gather_spec 
     p->b_idx[j] = is[d] * ies;
     p->b_res[j] = rs[rdim] * es;
     p->b_opd[j] = 0;
+    p->b_rdim[j] = rdim;
     for (int64_t i = 0; i < g->n_ibatch; i++)
       if (g->ibatch[i] == d) {
         int64_t od = g->obatch[i];
@@ -292,7 +340,19 @@ static CJ_MUST_USE cj_status gather_emit(cj_lw *L, cj_op *op, const gather_spec 
   p->slice_bytes = -1;
   if (s->rank == 0 || (s->rank == 1 && s->sstride[0] == es && s->dstride[0] == es))
     p->slice_bytes = p->slice_elems * es;
-  int32_t in[3] = {x.buf, idx.buf, extra_in};
+  *out = p;
+  in[0] = x.buf;
+  in[1] = idx.buf;
+  return NULL;
+}
+
+static CJ_MUST_USE cj_status gather_emit(cj_lw *L, cj_op *op, const gather_spec *g, int32_t extra_in) {
+  gather_params *p;
+  int32_t in[3];
+  CJ_RETURN_IF_ERROR(gather_build(L, op, g, &p, in));
+  in[2] = extra_in;
+  cj_lw_tensor r;
+  CJ_RETURN_IF_ERROR(cj_kg_result(L, op, 0, true, &r));
   if (!cj_lw_emit(L, op, k_gather, p, extra_in >= 0 ? 3 : 2, in, 1, &r.buf)) return cj_oom();
   return NULL;
 }
@@ -331,12 +391,105 @@ static CJ_MUST_USE cj_status read_gather_dims(const cj_op *op, gather_spec *g) {
   return NULL;
 }
 
-cj_status cj_lower_gather(cj_lw *L, cj_op *op) {
-  gather_spec g;
-  memset(&g, 0, sizeof g);
-  CJ_RETURN_IF_ERROR(read_gather_dims(op, &g));
-  if (!cj_kg_i64s(op, "slice_sizes", g.slice_sizes, CJ_MAX_RANK, &g.n_slice))
+static CJ_MUST_USE cj_status gather_spec_of(const cj_op *op, gather_spec *g) {
+  memset(g, 0, sizeof *g);
+  CJ_RETURN_IF_ERROR(read_gather_dims(op, g));
+  if (!cj_kg_i64s(op, "slice_sizes", g->slice_sizes, CJ_MAX_RANK, &g->n_slice))
     return cj_op_error(op, CJ_INVALID_ARGUMENT, "missing slice_sizes");
+  return NULL;
+}
+
+/* The select that is the one use of gather op's result, when the gather is lowered there (the
+ * module comment): only constants and broadcasts not reading the gather lie between. NULL if
+ * none. The answer does not change while a block is lowered: the gather asks it, and the
+ * select asks it again to find the gather it has to lower. */
+static cj_op *select_user(cj_lw *L, cj_op *op) {
+  if (op->kind != CJ_OP_GATHER || op->nresults != 1) return NULL;
+  cj_value *g = &op->results[0];
+  const cj_type *t = g->type;
+  if (!t || t->kind != CJ_TYPE_TENSOR || !cj_type_is_static(t) || cj_type_is_quant(t) ||
+      cj_lw_num_uses(L, g) != 1)
+    return NULL;
+  cj_op *n = op->next;
+  for (; n && (n->kind == CJ_OP_CONSTANT || n->kind == CJ_OP_BROADCAST_IN_DIM); n = n->next)
+    for (uint32_t i = 0; i < n->nopnds; i++)
+      if (n->operands[i] == g) return NULL;
+  if (!n || n->kind != CJ_OP_SELECT || n->nopnds != 3 || n->nresults != 1 ||
+      n->operands[0] == g || (n->operands[1] == g) == (n->operands[2] == g) ||
+      n->results[0].type != t)
+    return NULL;
+  return n;
+}
+
+/* Whether the select's predicate is a view of a mask constant along the gathered slice (strides
+ * 0 in the result dims that are not batch dims) and its other value one element broadcast; sets
+ * p's predicate strides and the two buffers. */
+static bool select_inputs(cj_lw *L, const cj_op *sel, bool fill_on_true, gather_params *p,
+                          int32_t *pred, int32_t *fill) {
+  cj_value *P = sel->operands[0], *F = sel->operands[fill_on_true ? 1 : 2];
+  const cj_type *rt = sel->results[0].type;
+  int32_t src;
+  cj_dtype dt;
+  const int64_t *vs;
+  if (!cj_lw_value_is_virtual(L, F) || !cj_lw_value_is_virtual(L, P)) return false;
+  cj_lw_virtual_view(L, F, &src, &dt, &vs);
+  if (dt != rt->dtype) return false;
+  for (int32_t d = 0; d < rt->rank; d++)
+    if (vs[d] != 0) return false;
+  *fill = src;
+  cj_lw_virtual_view(L, P, &src, &dt, &vs);
+  if (dt != CJ_PRED || !P->type || P->type->rank != rt->rank) return false;
+  bool batch[CJ_MAX_RANK] = {false};
+  for (int32_t j = 0; j < p->nb; j++) {
+    batch[p->b_rdim[j]] = true;
+    p->b_pred[j] = vs[p->b_rdim[j]]; /* one byte per element */
+  }
+  for (int32_t d = 0; d < rt->rank; d++)
+    if (!batch[d] && vs[d] != 0) return false;
+  *pred = src;
+  return true;
+}
+
+/* The gather deferred to select `sel` (select_user): one step writing the select's result when
+ * the slices are contiguous and the select's other inputs qualify (*done); else the plain gather
+ * here, and the select is lowered as usual. */
+static CJ_MUST_USE cj_status gather_select_emit(cj_lw *L, cj_op *gop, cj_op *sel, bool fill_on_true,
+                                                bool *done) {
+  gather_spec g;
+  CJ_RETURN_IF_ERROR(gather_spec_of(gop, &g));
+  CJ_RETURN_IF_ERROR(cj_lw_ew_flush(L));
+  gather_params *p;
+  int32_t in[4];
+  CJ_RETURN_IF_ERROR(gather_build(L, gop, &g, &p, in));
+  cj_lw_tensor r;
+  if (p->slice_bytes < 0 || !select_inputs(L, sel, fill_on_true, p, &in[2], &in[3])) {
+    memset(p->b_pred, 0, sizeof p->b_pred);
+    CJ_RETURN_IF_ERROR(cj_kg_result(L, gop, 0, true, &r));
+    if (!cj_lw_emit(L, gop, k_gather, p, 2, in, 1, &r.buf)) return cj_oom();
+    return NULL;
+  }
+  p->sel = true;
+  p->fill_on_true = fill_on_true;
+  CJ_RETURN_IF_ERROR(cj_lw_result(L, sel, 0, &r));
+  if (!cj_lw_emit(L, sel, k_gather, p, 4, in, 1, &r.buf)) return cj_oom();
+  *done = true;
+  return NULL;
+}
+
+cj_status cj_lw_gather_select(cj_lw *L, cj_op *op, bool *done) {
+  *done = false;
+  if (op->kind != CJ_OP_SELECT || op->nopnds != 3) return NULL;
+  for (uint32_t k = 1; k <= 2; k++) {
+    cj_op *gop = op->operands[k] ? op->operands[k]->def : NULL;
+    if (gop && select_user(L, gop) == op) return gather_select_emit(L, gop, op, k == 2, done);
+  }
+  return NULL;
+}
+
+cj_status cj_lower_gather(cj_lw *L, cj_op *op) {
+  if (select_user(L, op)) return NULL; /* lowered at the select: cj_lw_gather_select */
+  gather_spec g;
+  CJ_RETURN_IF_ERROR(gather_spec_of(op, &g));
   return gather_emit(L, op, &g, -1);
 }
 

@@ -74,6 +74,7 @@ typedef struct scatter_run {
   char *res0;
   const char *upd0, *idx;
   cj_status err;
+  int64_t row0; /* rows_by_dest: the first row of the range split */
 } scatter_run;
 
 /* start (per input dim) of scatter position with index-vector address iv and batch position */
@@ -196,24 +197,65 @@ static inline void next_scatter(const scatter_params *p, int64_t *spos, int64_t 
   }
 }
 
+/* Blocks of the scatter space [s0, s1) along its innermost dim (one position at a time when the
+ * space has rank 0): a block of m positions starts at byte offset io in the indices and element
+ * offset uo in the updates, and steps by ib bytes and ub elements. */
+typedef struct scatter_block {
+  int64_t spos[CJ_MAX_RANK];
+  int64_t io, uo, ib, ub, s, s1;
+  int32_t in;
+} scatter_block;
+
+enum { SB = 256 }; /* scatter positions handled together */
+
+static void block_begin(const scatter_params *p, scatter_block *b, int64_t s0, int64_t s1) {
+  scatter_at(p, s0, b->spos, &b->io, &b->uo);
+  b->in = p->ns - 1;
+  b->ib = b->in >= 0 ? p->s_idx[b->in] : 0;
+  b->ub = b->in >= 0 ? p->s_upd[b->in] : 0;
+  b->s = s0;
+  b->s1 = s1;
+}
+
+/* the size of the next block (0: done) */
+static int64_t block_size(const scatter_params *p, const scatter_block *b) {
+  int64_t m = b->in >= 0 ? p->sdims[b->in] - b->spos[b->in] : 1;
+  if (m > b->s1 - b->s) m = b->s1 - b->s;
+  return m > SB ? SB : m;
+}
+
+/* past a block of m positions: along the innermost dim, then carries */
+static void block_next(const scatter_params *p, scatter_block *b, int64_t m) {
+  b->s += m;
+  if (b->in < 0) return;
+  b->spos[b->in] += m;
+  b->io += m * b->ib;
+  b->uo += m * b->ub;
+  for (int32_t j = b->in; j > 0 && b->spos[j] == p->sdims[j]; j--) {
+    b->io += p->s_idx[j - 1] - p->s_idx[j] * p->sdims[j];
+    b->uo += p->s_upd[j - 1] - p->s_upd[j] * p->sdims[j];
+    b->spos[j] = 0;
+    b->spos[j - 1]++;
+  }
+}
+
 /* fast path with one-element windows: the index vector is the element's position */
 static void scalar_range(scatter_run *R, int64_t s0, int64_t s1) {
   const scatter_params *p = R->p;
-  if (p->ns == 1 && p->sc && p->rdb) { /* blocks: offsets first, then one combine call */
-    enum { B = 256 };
-    int64_t off[B], v[B];
-    int64_t us = p->s_upd[0] * p->es;
-    for (int64_t s = s0; s < s1; s += B) {
-      int64_t m = s1 - s < B ? s1 - s : B;
+  if (p->sc && p->rdb) { /* blocks: offsets first, then one combine call */
+    int64_t off[SB], v[SB];
+    scatter_block b;
+    block_begin(p, &b, s0, s1);
+    for (int64_t m; (m = block_size(p, &b)) > 0; block_next(p, &b, m)) {
       for (int64_t i = 0; i < m; i++) off[i] = 0;
       for (int32_t k = 0; k < p->nk; k++) {
-        p->rdb(R->idx + s * p->s_idx[0] + k * p->k_idx, p->s_idx[0], m, v);
+        p->rdb(R->idx + b.io + k * p->k_idx, b.ib, m, v);
         uint64_t dim = (uint64_t)p->dims[p->k_dim[k]];
         int64_t str = p->istr[p->k_dim[k]];
         for (int64_t i = 0; i < m; i++)
           off[i] = off[i] < 0 || (uint64_t)v[i] >= dim ? -1 : off[i] + v[i] * str;
       }
-      p->sc(R->res0, off, R->upd0 + s * us, us, m);
+      p->sc(R->res0, off, R->upd0 + b.uo * p->es, b.ub * p->es, m);
     }
     return;
   }
@@ -236,23 +278,59 @@ static void scalar_range(scatter_run *R, int64_t s0, int64_t s1) {
   }
 }
 
-/* fast path, whole windows of one run (table.at[ids].add(rows)): a block of indices is read at
- * once and each in-bounds window is one combine */
-static void rows_range(scatter_run *R, int64_t s0, int64_t s1) {
+/* fast path, whole windows of one run (table.at[ids].add(rows), ids of any rank): a block of
+ * indices along the innermost scatter dim is read at once and each in-bounds window whose start
+ * lies in [lo, hi) is one combine, in update order */
+static void rows_range_in(scatter_run *R, int64_t s0, int64_t s1, int64_t lo, int64_t hi) {
   const scatter_params *p = R->p;
-  enum { B = 256 };
-  int64_t v[B];
+  int64_t v[SB];
   int32_t d = p->k_dim[0], es = p->es;
-  uint64_t lim = (uint64_t)(p->dims[d] - p->wsize[d]);
-  int64_t str = p->istr[d] * es, us = p->s_upd[0] * es;
+  uint64_t span = (uint64_t)(hi - lo);
+  int64_t str = p->istr[d] * es;
   int64_t run = p->nr ? p->rsize[0] : 1, ras = p->nr ? p->rres[0] * es : es;
   int64_t rus = p->nr ? p->rupd[0] * es : es;
-  for (int64_t s = s0; s < s1; s += B) {
-    int64_t m = s1 - s < B ? s1 - s : B;
-    p->rdb(R->idx + s * p->s_idx[0], p->s_idx[0], m, v);
+  scatter_block b;
+  block_begin(p, &b, s0, s1);
+  for (int64_t m; (m = block_size(p, &b)) > 0; block_next(p, &b, m)) {
+    p->rdb(R->idx + b.io, b.ib, m, v);
+    const char *u = R->upd0 + b.uo * es;
+    int64_t us = b.ub * es;
     for (int64_t i = 0; i < m; i++)
-      if ((uint64_t)v[i] <= lim) p->comb(R->res0 + v[i] * str, ras, R->upd0 + (s + i) * us, rus, run);
+      if ((uint64_t)v[i] - (uint64_t)lo < span) p->comb(R->res0 + v[i] * str, ras, u + i * us, rus, run);
   }
+}
+
+static void rows_range(scatter_run *R, int64_t s0, int64_t s1) {
+  const scatter_params *p = R->p;
+  rows_range_in(R, s0, s1, 0, p->dims[p->k_dim[0]] - p->wsize[p->k_dim[0]] + 1);
+}
+
+/* Duplicate indices across threads: each task takes the windows starting in its range of the
+ * indexed dim (one row each, so the ranges write disjoint rows) and reads every index; a row's
+ * updates stay in update order, so the sums equal the serial ones bit for bit. */
+static void rows_by_dest(void *ctx_, int64_t r0, int64_t r1) {
+  scatter_run *R = ctx_;
+  rows_range_in(R, 0, R->p->nscatter, R->row0 + r0, R->row0 + r1);
+}
+
+/* The rows the in-bounds indices reach, [*lo, *hi) (empty when none is): the range split across
+ * threads (ids drawn from the first rows of a big table leave the others idle otherwise). */
+static void rows_span(const scatter_run *R, int64_t *lo, int64_t *hi) {
+  const scatter_params *p = R->p;
+  int64_t v[SB], mn = INT64_MAX, mx = -1;
+  uint64_t lim = (uint64_t)(p->dims[p->k_dim[0]] - p->wsize[p->k_dim[0]]);
+  scatter_block b;
+  block_begin(p, &b, 0, p->nscatter);
+  for (int64_t m; (m = block_size(p, &b)) > 0; block_next(p, &b, m)) {
+    p->rdb(R->idx + b.io, b.ib, m, v);
+    for (int64_t i = 0; i < m; i++)
+      if ((uint64_t)v[i] <= lim) {
+        mn = v[i] < mn ? v[i] : mn;
+        mx = v[i] > mx ? v[i] : mx;
+      }
+  }
+  *lo = mx >= 0 ? mn : 0;
+  *hi = mx + 1 > *lo ? mx + 1 : *lo;
 }
 
 static void scatter_range(void *ctx_, int64_t s0, int64_t s1) {
@@ -302,9 +380,18 @@ static CJ_MUST_USE cj_status k_scatter(cj_exec_ctx *ctx, const cj_step *st) {
    * the dims the index vector maps, and an unmapped inserted dim of size 0 has no element */
   if (p->wnelems == 0 || p->nscatter == 0 || p->nelems_in[0] == 0) return NULL;
   scatter_run R = {p, ctx, st, CJ_PTR(ctx, st->out[0]), CJ_PTR(ctx, st->in[n + 1]),
-                   CJ_PTR(ctx, st->in[n]), NULL};
-  if (p->parallel && ctx->pool && cj_pool_size(ctx->pool) > 1 &&
-      p->nscatter * p->wnelems >= CJ_PAR_MIN_ELEMS * 2) {
+                   CJ_PTR(ctx, st->in[n]), NULL, 0};
+  int nth = ctx->pool ? cj_pool_size(ctx->pool) : 1;
+  int64_t lo = 0, hi = 0;
+  /* every task reads all the indices, and a hot row keeps its task longest: only big ones */
+  if (!p->parallel && p->rows && nth > 1 && p->wsize[p->k_dim[0]] == 1 &&
+      p->nscatter * p->wnelems >= CJ_PAR_MIN_ELEMS * 8)
+    rows_span(&R, &lo, &hi);
+  if (hi - lo >= 2 * nth) {
+    /* two ranges a thread: duplicates of a few hot rows (token ids) make ranges uneven */
+    R.row0 = lo;
+    cj_pool_parallel_for(ctx->pool, hi - lo, (hi - lo + 2 * nth - 1) / (2 * nth), rows_by_dest, &R);
+  } else if (p->parallel && nth > 1 && p->nscatter * p->wnelems >= CJ_PAR_MIN_ELEMS * 2) {
     int64_t grain = CJ_PAR_MIN_ELEMS / p->wnelems;
     cj_pool_parallel_for(ctx->pool, p->nscatter, grain < 1 ? 1 : grain, scatter_range, &R);
   } else {
@@ -583,7 +670,7 @@ cj_status cj_lower_scatter(cj_lw *L, cj_op *op) {
     p->scalar = p->nw == 0 && n_ibd == 0;
     p->sc = cj_kg_sc_lookup(kop, x0.dtype);
     p->rdb = cj_kg_idx_block_reader(idx.dtype);
-    p->rows = p->rdb && p->nk == 1 && p->ns == 1 && n_ibd == 0 && p->nr <= 1;
+    p->rows = p->rdb && p->nk == 1 && n_ibd == 0 && p->nr <= 1;
     for (int32_t dd = 0; dd < p->rank; dd++) /* the windows fit in the other dims (start 0) */
       p->rows = p->rows && (dd == p->k_dim[0] || p->wsize[dd] <= p->dims[dd]);
     cj_lw_tensor r;

@@ -853,6 +853,11 @@ cj_status cj_lw_block(cj_lw *L, cj_block *b, cj_op **out_terminator) {
       *out_terminator = op;
       return NULL;
     }
+    if (op->kind == CJ_OP_SELECT) { /* a gather may have been deferred to it */
+      bool done;
+      CJ_RETURN_IF_ERROR(cj_lw_gather_select(L, op, &done));
+      if (done) continue;
+    }
     if (cj_lw_ew_is_fusible(op)) {
       CJ_RETURN_IF_ERROR(cj_lw_ew_add(L, op));
       continue;

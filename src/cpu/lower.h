@@ -239,6 +239,9 @@ CJ_MUST_USE cj_status cj_lw_make_bounded_view(cj_lw *L, cj_value *v, int32_t src
 bool cj_lw_view_bounds(cj_lw *L, cj_value *v, const int64_t **lo, const int64_t **hi, int32_t *pad);
 /* Whether every user of v is an elementwise op of its block or a static slice there. */
 bool cj_lw_only_view_users(cj_lw *L, cj_value *v);
+/* A select whose on_true or on_false is a gather lowered there (k_gather.c): the gather, and the
+ * select too when one step can do both (*done). */
+CJ_MUST_USE cj_status cj_lw_gather_select(cj_lw *L, cj_op *op, bool *done);
 /* A pad kept as a bounded view when it can be (*done), k_data.c. */
 CJ_MUST_USE cj_status cj_lw_pad_view(cj_lw *L, cj_op *op, bool *done);
 /* Emits the step writing bounded view (type t) out into buffer out. */

@@ -6,11 +6,16 @@ outputs XLA:CPU computes for them (jax 0.10.2 from PyPI), as test cases:
                                     take_along_axis, vmapped dynamic slices, segment_sum
   tests/ops_sort/jax_cases.mlir     jnp.sort/argsort/lexsort, lax.top_k, median
   tests/ops_window/jax_cases.mlir   pooling and its gradient, cumulative reductions
+  tests/ops_gather/jax_embed_cases.mlir
+                                    embeddings over ids of rank 2 (tokens [batch, seq]): the
+                                    lookup with out-of-range and negative ids, and gradients
+                                    that scatter-add rows with duplicates in XLA's order (exact)
 
 Each case is the module jax.jit(f).lower(*args).as_text() prints, its @main renamed @fn, plus a
 new @main that calls @fn on the inputs (constants) and checks every output against XLA's:
 exactly for integers, booleans and data movement, within check.expect_almost_eq's tolerance for
-float arithmetic. Run with /work/venv-probe/bin/python tests/ops_gather/make_jax_cases.py.
+float arithmetic. Run with /work/venv-probe/bin/python tests/ops_gather/make_jax_cases.py
+(`--embed` writes only jax_embed_cases.mlir, from its own random stream).
 """
 import os
 import sys
@@ -33,8 +38,9 @@ rng = np.random.default_rng(20260819)
 
 
 class JaxCase:
-    def __init__(self, name, f, args, exact=False):
+    def __init__(self, name, f, args, exact=False, threads=None):
         self.name = name
+        self.threads = threads
         lowered = jax.jit(f).lower(*args)
         text = lowered.as_text()
         outs = jax.jit(f)(*args)
@@ -63,7 +69,8 @@ class JaxCase:
         self.body = text[:end] + "\n".join(lines) + "\n}\n"
 
     def text(self):
-        return "// case: %s\n%s" % (self.name, self.body)
+        threads = "// threads: %d\n" % self.threads if self.threads else ""
+        return "// case: %s\n%s%s" % (self.name, threads, self.body)
 
 
 def write(path, cases, what):
@@ -118,6 +125,63 @@ def gather_cases():
     cs.append(JaxCase("bf16 embedding and gradient",
                       lambda e, i: (e[i], jax.grad(lambda e: jnp.sum(e[i].astype(f32) ** 2))(e)),
                       (eb, np.array([1, 1, 15, 4], np.int32))))
+    return cs
+
+
+def embed_cases():
+    """Ids of rank 2 with duplicates, negative (counted from the end) and out-of-range ids; rows
+    of 19, 37 and 5 elements (not multiples of a vector); scatter-adds compared bit for bit."""
+    r = np.random.default_rng(20261128)
+    cs = []
+    ids = np.array([[3, 7, 7, 0, 49], [-1, -50, 60, 12, 7], [7, 3, 3, 3, 51]], np.int32)
+    emb = r.standard_normal((50, 19)).astype(f32)
+    w = r.standard_normal((19,)).astype(f32)
+    # jnp.take's default mode "fill": the gather of rows, then select(in bounds, rows, NaN)
+    cs.append(JaxCase("2-D ids: take (fill), sums of taken rows, take with fill_value, int rows",
+                      lambda e, i, x: (jnp.take(e, i, axis=0), jnp.take(e, i, axis=0).sum(axis=1),
+                                       jnp.take(e, i, axis=0, fill_value=-2.5),
+                                       jnp.take(x, i.T, axis=0, fill_value=7)),
+                      (emb, ids, r.integers(-9, 9, (40, 3)).astype(np.int32)), exact=True))
+    cs.append(JaxCase("2-D ids: lookup, clip mode and the gradient of tanh rows",
+                      lambda e, i, w: (e[i], jnp.take(e, i, axis=0, mode="clip"),
+                                       jax.grad(lambda e: jnp.sum(jnp.tanh(e[i]) * w))(e)),
+                      (emb, ids, w), exact=True))
+    big = r.zipf(1.3, size=(8, 32)).clip(0, 99).astype(np.int32)
+    tab = r.standard_normal((100, 37)).astype(f32)
+    wd = r.standard_normal((8, 37)).astype(f32)
+    # the cotangent of the mean does not depend on the forward sum (whose order XLA:CPU and cjrt
+    # choose differently; 32 rows: XLA:CPU multiplies by 1/32 where JAX divides): the updates are
+    # one broadcast row per bag, added 32 times
+    cs.append(JaxCase("mean-pooled bag of words: the gradient (broadcast cotangent rows)",
+                      lambda t, i, wd: (jax.grad(lambda t: jnp.sum(t[i].mean(axis=1) * wd))(t), t[i[0, :3]]),
+                      (tab, big, wd), exact=True))
+    # large enough to split across threads: the rows are shared out by their index, each
+    # row's duplicates still added in update order; the take (fill) splits its batch too
+    hot = r.zipf(1.2, size=(16, 128)).clip(0, 63).astype(np.int32)
+    hot[0, :5] = [-1, 64, 63, 90, -7]  # ids reach rows 1..63: the split starts at row 1
+    wh = r.standard_normal((16, 128)).astype(f32)
+    cs.append(JaxCase("bag of words on 2 threads: 2048 rows of 128 into 64, duplicates (broadcast rows)",
+                      lambda t, i, wd: (jax.grad(lambda t: jnp.sum(t[i].mean(axis=1) * wd))(t), t[i[0, :3]],
+                                        jnp.take(t, i, axis=0, fill_value=100.0).max(axis=1)),
+                      (r.standard_normal((64, 128)).astype(f32), hot, wh), exact=True, threads=2))
+    eb = r.standard_normal((30, 5)).astype(BF16)
+    cs.append(JaxCase("bf16 rows, 2-D ids: lookup, take (fill) and gradient",
+                      lambda e, i: (e[i], jnp.take(e, i, axis=0),
+                                    jax.grad(lambda e: jnp.sum(e[i].astype(f32) * 1.5))(e)),
+                      (eb, ids % 30), exact=True))
+    xi = r.integers(-100, 100, (20, 5)).astype(np.int32)
+    vi = r.integers(-100, 100, (3, 5, 5)).astype(np.int32)
+    pts = r.integers(-3, 25, (4, 6)).astype(np.int32)
+    cs.append(JaxCase("int32 rows and points: .at[2-D ids].add, duplicates, out of range",
+                      lambda x, i, v, p: (x.at[i % 23].add(v), x[:, 0].at[p].add(p * 3),
+                                          x.at[p, p % 5].add(p)),
+                      (xi, ids, vi, pts), exact=True))
+    with jax.enable_x64(True):
+        ed = r.standard_normal((12, 21))
+        ud = r.standard_normal((3, 5, 21))
+        cs.append(JaxCase("f64 rows: .at[2-D ids].add with duplicates and the lookup",
+                          lambda e, i, u: (e.at[i % 14].add(u), e[i % 13], jnp.take(e, i, axis=0)),
+                          (ed, ids, ud), exact=True))
     return cs
 
 
@@ -193,6 +257,9 @@ def window_cases():
 
 
 if __name__ == "__main__":
+    if "--embed" in sys.argv[1:]:
+        write(os.path.join(HERE, "jax_embed_cases.mlir"), embed_cases(), "embeddings")
+        sys.exit(0)
     write(os.path.join(HERE, "jax_cases.mlir"), gather_cases(), "gather and scatter")
     write(os.path.join(TESTS, "ops_sort", "jax_cases.mlir"), sort_cases(), "sort and top_k")
     write(os.path.join(TESTS, "ops_window", "jax_cases.mlir"), window_cases(), "window ops")
