@@ -784,46 +784,98 @@ static CJ_MUST_USE cj_status reduce_partial_value(state *S, cj_op *before, cj_va
 }
 
 /* A sharding constraint asks for v unreduced over sh's axes (jnp.einsum(..., out_sharding=
- * P(unreduced=...))): when v is the all_reduce over exactly those axes that the partitioner put
- * after a contraction or a reduction, its operand is the partial values that XLA leaves on the
- * devices, and an unreduced use (a result, a manual computation) takes them. */
+ * P(unreduced=...))): when v is an all_reduce that the partitioner put after a contraction or a
+ * reduction, over those axes and maybe others, its operand is the partial values over all of them
+ * that XLA leaves on the devices; an unreduced use (a result, a manual computation) takes them,
+ * summed over the axes it does not keep unreduced (partial_for). */
 static CJ_MUST_USE cj_status note_partial(state *S, cj_value *v, const sharding *sh) {
   cj_op *ar = v->def;
-  if (!sh->unred || !ar || ar->kind != CJ_OP_ALL_REDUCE || ar->nopnds != 1 || partial_of(S, v, sh))
+  if (!sh->unred || !ar || ar->kind != CJ_OP_ALL_REDUCE || ar->nopnds != 1 || is_partial_sum(S, v) ||
+      sh->mesh->n > 8)
     return NULL;
   const cj_block *rb = ar->regions[0].first;
   cj_op_kind want = sh->ukind == 1 ? CJ_OP_MAXIMUM : sh->ukind == 2 ? CJ_OP_MINIMUM
                     : v->type->dtype == CJ_PRED ? CJ_OP_OR : CJ_OP_ADD;
   if (!rb || !rb->first || rb->first->kind != want) return NULL;
-  int axes[MAX_AXES], na = 0;
-  for (int a = 0; a < sh->mesh->n; a++)
-    if (sh->unred >> a & 1) axes[na++] = a;
-  int64_t ng = 0, gs = 0;
-  int64_t *ids = cj_spmd_mesh_groups(sh->mesh, axes, na, &ng, &gs);
-  if (!ids) return cj_oom();
   const cj_attr *g = cj_op_attr(ar, "replica_groups");
-  bool same = g && g->kind == CJ_ATTR_DENSE && g->dense.nbytes == sizeof(int64_t) * (size_t)(ng * gs) &&
-              !memcmp(g->dense.data, ids, g->dense.nbytes);
-  free(ids);
-  if (!same) return NULL;
+  if (!g || g->kind != CJ_ATTR_DENSE) return NULL;
+  uint64_t over = 0; /* the axes the all_reduce sums over: a superset of the unreduced ones */
+  for (uint64_t set = 1; set < ((uint64_t)1 << sh->mesh->n) && !over; set++) {
+    if ((set & sh->unred) != sh->unred) continue;
+    int axes[MAX_AXES], na = 0;
+    for (int a = 0; a < sh->mesh->n; a++)
+      if (set >> a & 1) axes[na++] = a;
+    int64_t ng = 0, gs = 0;
+    int64_t *ids = cj_spmd_mesh_groups(sh->mesh, axes, na, &ng, &gs);
+    if (!ids) return cj_oom();
+    if (g->dense.nbytes == sizeof(int64_t) * (size_t)(ng * gs) && !memcmp(g->dense.data, ids, g->dense.nbytes))
+      over = set;
+    free(ids);
+  }
+  if (!over) return NULL;
   cj_value *part = ar->operands[0];
   if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
-  S->pv[S->npv++] = (partial_val){v, part, sh->unred, sh->ukind};
+  S->pv[S->npv++] = (partial_val){v, part, over, sh->ukind};
   /* (its only other user is the all_reduce: recorded again, now with the unreduced axes) */
   const sharded_val *sv = cj_spmd_find(S, part);
   if (!sv) sv = cj_spmd_find(S, v);
   sharding ps = sv ? sv->sh : *sh;
-  ps.unred = sh->unred;
+  ps.mesh = sh->mesh;
+  ps.unred = over;
   ps.ukind = sh->ukind;
   ps.partial = true;
   return cj_spmd_mark(S, part, &ps);
+}
+
+/* The partial values over exactly sh's unreduced axes whose sum is v, or NULL: those recorded, or
+ * partial values over more axes summed over the others before `before` (as XLA reshards
+ * unreduced={x, y} to unreduced={x}). */
+static CJ_MUST_USE cj_status partial_for(state *S, cj_op *before, cj_value *v, const sharding *sh,
+                                         cj_value **out) {
+  *out = sh->unred ? partial_of(S, v, sh) : NULL;
+  for (uint32_t i = 0; i < S->npv && sh->unred && !*out; i++) {
+    partial_val pv = S->pv[i];
+    if (pv.sum != v || pv.ukind != sh->ukind || (pv.unred & sh->unred) != sh->unred) continue;
+    const sharded_val *psv = cj_spmd_find(S, pv.part);
+    sharding rest = psv ? psv->sh : *sh;
+    rest.mesh = sh->mesh;
+    rest.unred = pv.unred & ~sh->unred;
+    rest.ukind = pv.ukind;
+    CJ_RETURN_IF_ERROR(cj_spmd_reduce_partial(S, before, pv.part, &rest, out));
+    rest.unred = sh->unred;
+    if (!(psv && psv->sh.split)) rest.split = false;
+    CJ_RETURN_IF_ERROR(cj_spmd_mark(S, *out, &rest));
+    if (before->block != cj_func_body(S->main)) return NULL; /* (not for the uses after a loop) */
+    if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
+    S->pv[S->npv++] = (partial_val){v, *out, sh->unred, sh->ukind};
+  }
+  return NULL;
+}
+
+/* The all_reduces that sum partial values for their other uses, when every use took the partial
+ * values: removed, as XLA leaves none there (pjit's test_unreduced_einsum_lowers_to_reduce_sum).
+ * Renumbers the values: after the last cj_spmd_find. */
+static CJ_MUST_USE cj_status drop_unused_sums(state *S, cj_block *body) {
+  uint32_t nv;
+  uint32_t *u = cj_use_counts(body, &nv);
+  if (!u) return cj_oom();
+  for (uint32_t i = 0; i < S->npv; i++) {
+    cj_value *sum = S->pv[i].sum;
+    cj_op *ar = sum->def;
+    if (!ar || ar->kind != CJ_OP_ALL_REDUCE || !ar->block || sum->id >= nv || u[sum->id]) continue;
+    u[sum->id] = 1; /* (removed once) */
+    cj_block_remove(ar->block, ar);
+  }
+  free(u);
+  return NULL;
 }
 
 /* v as the partial sums over sh's unreduced axes that a use asks for: the partial values it was
  * summed from, or v on one device of each group and zeros on the others. */
 static CJ_MUST_USE cj_status as_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
                                         cj_value **out) {
-  cj_value *p = partial_of(S, v, sh);
+  cj_value *p;
+  CJ_RETURN_IF_ERROR(partial_for(S, before, v, sh, &p));
   if (p) {
     *out = p;
     return NULL;
@@ -1177,7 +1229,8 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
     sharding sh;
     CJ_RETURN_IF_ERROR(manual_in_sharding(S, mc, &ma, i, &sh));
     if (sh.mesh) me = sh.mesh;
-    cj_value *p = sh.unred ? partial_of(S, mc->operands[i], &sh) : NULL;
+    cj_value *p;
+    CJ_RETURN_IF_ERROR(partial_for(S, mc, mc->operands[i], &sh, &p));
     if (p) mc->operands[i] = p; /* unreduced in, as it was made */
     cj_value *v = mc->operands[i];
     const sharded_val *sv = cj_spmd_find(S, v);
@@ -1222,6 +1275,8 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
     CJ_RETURN_IF_ERROR(manual_in_sharding(S, mc, &ma, i, &sh));
     bool made = false;
     for (uint32_t k = 0; k < S->npv && !made; k++) made = S->pv[k].part == mc->operands[i];
+    const sharded_val *osv = cj_spmd_find(S, mc->operands[i]);
+    made |= osv && osv->sh.unred == sh.unred; /* (partial values summed over fewer axes) */
     if (sh.unred && !made)
       CJ_RETURN_IF_ERROR(cj_spmd_make_partial(S, mc, mc->operands[i], &sh, &mc->operands[i]));
   }
@@ -1396,12 +1451,13 @@ static bool hlo_sharding(const sharding *sh, sbuf *b) {
     snprintf(tmp, sizeof tmp, "%s%lld", d ? "," : "", (long long)sh->div[d]);
     sb_add(b, tmp);
   }
+  /* (a scalar has no tile dims of its own: no comma before the first trailing one) */
   if (unr > 1) {
-    snprintf(tmp, sizeof tmp, ",%lld", (long long)unr);
+    snprintf(tmp, sizeof tmp, "%s%lld", sh->rank ? "," : "", (long long)unr);
     sb_add(b, tmp);
   }
   if (rep > 1) {
-    snprintf(tmp, sizeof tmp, ",%lld", (long long)rep);
+    snprintf(tmp, sizeof tmp, "%s%lld", sh->rank || unr > 1 ? "," : "", (long long)rep);
     sb_add(b, tmp);
   }
   sb_add(b, "]");
@@ -1673,6 +1729,23 @@ static void keep_open_axes(sharding *sh, const sharding *from) {
   if (changed || empty) cj_spmd_canon(sh);
 }
 
+/* A sharding constraint asking for unreduced axes that split its operand: p, the operand's tiles
+ * in place among zeros (partial over psh's unreduced axes), resharded to the constraint's split
+ * and made partial over its other unreduced axes, is what unreduced uses take; the others read
+ * its sum (summed once, if any use needs it, as XLA sums an unreduced value for a use that is
+ * not). */
+static CJ_MUST_USE cj_status constrain_partial(state *S, cj_op *op, cj_value *p, const sharding *psh,
+                                               const sharding *sh) {
+  cj_value *q;
+  CJ_RETURN_IF_ERROR(cj_spmd_reshard(S, op, p, psh, sh, &q));
+  sharding rest = *sh;
+  rest.unred = sh->unred & ~psh->unred;
+  if (rest.unred) CJ_RETURN_IF_ERROR(cj_spmd_make_partial(S, op, q, &rest, &q));
+  CJ_RETURN_IF_ERROR(reduce_partial_value(S, op, q, &op->results[0], sh));
+  cj_block_remove(op->block, op);
+  return NULL;
+}
+
 /* The value a sharding constraint asks for: its operand resharded; the op goes away. */
 static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
   sharding sh;
@@ -1715,6 +1788,12 @@ static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
   sharding from;
   bool split = sv && sv->sh.split;
   if (split) from = sv->sh;
+  if (sh.unred && split) {
+    sharding psh;
+    cj_value *p;
+    CJ_RETURN_IF_ERROR(cj_spmd_pad_partial(S, op, v, &from, sh.unred, &psh, &p));
+    if (p) return constrain_partial(S, op, p, &psh, &sh);
+  }
   cj_value *nv;
   CJ_RETURN_IF_ERROR(cj_spmd_reshard(S, op, v, split ? &from : NULL, &sh, &nv));
   if (sh.split && nv != v) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, nv, &sh));
@@ -1893,19 +1972,9 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     bool split = sv && sv->sh.split;
     if (split) from = sv->sh;
     cj_value *w = ret->operands[j];
-    if (sh.unred && sh.rank == 0 && sh.mesh) { /* see docs/SPMD.md (Limits) */
-      int64_t rest = 1;
-      for (int a = 0; a < sh.mesh->n; a++)
-        if (!(sh.unred >> a & 1)) rest *= sh.mesh->sizes[a];
-      if (rest > 1) {
-        st = cj_op_error(main, CJ_UNIMPLEMENTED,
-                         "%s: a scalar unreduced over some mesh axes and whole along others "
-                         "(jaxlib's conversion of such an output sharding fails)",
-                         what);
-        break;
-      }
-    }
-    cj_value *p = sh.unred ? partial_of(&S, w, &sh) : NULL;
+    cj_value *p = NULL;
+    st = partial_for(&S, ret, w, &sh, &p);
+    if (st) break;
     const sharded_val *psv = p ? cj_spmd_find(&S, p) : NULL;
     if (p && (psv ? !strcmp(psv->canon, sh.canon) : !sh.split)) {
       w = p; /* the partial sums it was made from */
@@ -1934,6 +2003,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     ressh[j] = sv ? &sv->sh : NULL;
   }
   if (!st && num_partitions > 1) st = set_sharding_attrs(&S, argsh, ft->rank, ressh, ft->nresults);
+  if (!st) st = drop_unused_sums(&S, body);
   free(S.pv);
   if (!st) st = strip_attrs(m, main, "arg_attrs", ft->rank);
   if (!st) st = strip_attrs(m, main, "res_attrs", ft->nresults);

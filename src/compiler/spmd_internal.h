@@ -123,6 +123,12 @@ CJ_MUST_USE cj_status cj_spmd_reduce_partial(state *S, cj_op *before, cj_value *
  * v itself. */
 CJ_MUST_USE cj_status cj_spmd_make_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
                                            cj_value **out);
+/* v, split as `from`, as partial sums over the axes of `unred` that split its dims whole (each
+ * device's tile in place among zeros, as XLA reshards P("x") to P(unreduced={"x"})): *out, with
+ * *psh its sharding (those dims whole, those axes unreduced); *out = NULL when no dim is split
+ * only over such axes. */
+CJ_MUST_USE cj_status cj_spmd_pad_partial(state *S, cj_op *before, cj_value *v, const sharding *from,
+                                          uint64_t unred, sharding *psh, cj_value **out);
 /* Rewrites the canonical text of sh from its axes (after a rule built it). */
 void cj_spmd_canon(sharding *sh);
 
