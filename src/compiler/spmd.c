@@ -768,12 +768,10 @@ static bool is_partial_sum(const state *S, const cj_value *v) {
 /* `part` (a per-device value split as sh, partial over sh's unreduced axes) is summed once, before
  * `before`; `*uses` (a use of the global value: @main's argument, the manual computation's result)
  * are moved to the sum, which is recorded split as sh without the unreduced axes. */
-static CJ_MUST_USE cj_status reduce_partial_value(state *S, cj_op *before, cj_value *part,
-                                                  cj_value *uses, const sharding *sh) {
-  cj_value *sum;
-  CJ_RETURN_IF_ERROR(cj_spmd_reduce_partial(S, before, part, sh, &sum));
+static CJ_MUST_USE cj_status record_partial_sum(state *S, cj_value *part, cj_value *uses, cj_value *sum,
+                                                const sharding *sh) {
   cj_replace_all_uses(S->main, uses, sum);
-  sum->def->operands[0] = part;
+  sum->def->operands[sum->index] = part;
   if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
   S->pv[S->npv++] = (partial_val){sum, part, sh->unred, sh->ukind};
   if (!cj_spmd_find(S, part)) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, part, sh)); /* (its output sharding) */
@@ -781,6 +779,40 @@ static CJ_MUST_USE cj_status reduce_partial_value(state *S, cj_op *before, cj_va
   whole.unred = 0;
   whole.partial = false;
   return whole.split ? cj_spmd_mark(S, sum, &whole) : NULL;
+}
+
+static CJ_MUST_USE cj_status reduce_partial_value(state *S, cj_op *before, cj_value *part,
+                                                  cj_value *uses, const sharding *sh) {
+  cj_value *sum;
+  CJ_RETURN_IF_ERROR(cj_spmd_reduce_partial(S, before, part, sh, &sum));
+  return record_partial_sum(S, part, uses, sum, sh);
+}
+
+/* parts[0..k) (partial values over sh's unreduced axes, of one element type) summed by one
+ * all_reduce before `before`, as XLA's combiner leaves a loop's gradient accumulators: sums[i]
+ * is parts[i]'s sum. */
+static CJ_MUST_USE cj_status sum_partials_at_once(state *S, cj_op *before, cj_value **parts, uint32_t k,
+                                                  const sharding *sh, cj_value **sums) {
+  CJ_RETURN_IF_ERROR(cj_spmd_reduce_partial(S, before, parts[0], sh, &sums[0]));
+  cj_op *one = sums[0]->def;
+  if (k == 1 || !one || one->kind != CJ_OP_ALL_REDUCE || one->nregions != 1) return NULL;
+  cj_op *all = cj_op_create(S->m, CJ_OP_ALL_REDUCE, NULL, k, k, 0);
+  if (!all) return cj_oom();
+  for (uint32_t i = 0; i < k; i++) {
+    all->operands[i] = parts[i];
+    all->results[i].type = parts[i]->type;
+    sums[i] = &all->results[i];
+  }
+  all->regions = one->regions; /* (the combiner moves over) */
+  all->nregions = 1;
+  all->regions[0].op = all;
+  all->attrs = one->attrs;
+  all->nattrs = one->nattrs;
+  all->loc = one->loc;
+  all->pos = one->pos;
+  cj_block_insert_before(one->block, one, all);
+  cj_block_remove(one->block, one);
+  return NULL;
 }
 
 /* A sharding constraint asks for v unreduced over sh's axes (jnp.einsum(..., out_sharding=
@@ -852,19 +884,115 @@ static CJ_MUST_USE cj_status partial_for(state *S, cj_op *before, cj_value *v, c
   return NULL;
 }
 
+/* The partial values (sum) over exactly `unred` recorded for v, or NULL */
+static cj_value *sum_partial_of(const state *S, const cj_value *v, uint64_t unred) {
+  for (uint32_t j = 0; j < S->npv; j++)
+    if (S->pv[j].sum == v && S->pv[j].unred == unred && !S->pv[j].ukind) return S->pv[j].part;
+  return NULL;
+}
+
+/* How many leading operands of op it is linear in (their sum in, the sum out), the others being
+ * indices it takes whole; 0 for other ops. */
+static uint32_t linear_operands(const cj_op *op) {
+  switch (op->kind) {
+  case CJ_OP_ADD:
+  case CJ_OP_SUBTRACT:
+  case CJ_OP_DYNAMIC_UPDATE_SLICE:
+    return 2;
+  case CJ_OP_NEGATE:
+  case CJ_OP_TRANSPOSE:
+  case CJ_OP_RESHAPE:
+  case CJ_OP_BROADCAST_IN_DIM:
+  case CJ_OP_SLICE:
+  case CJ_OP_DYNAMIC_SLICE:
+    return 1;
+  case CJ_OP_CONVERT: /* between floating types (as XLA converts partial gradients) */
+    return op->nopnds == 1 && cj_dtype_is_float(op->operands[0]->type->dtype) &&
+           cj_dtype_is_float(op->results[0].type->dtype);
+  default:
+    return 0;
+  }
+}
+
+/* An op linear in its operands (add, subtract, negate, a reshape, a broadcast, a slice, an update
+ * of a slice, a conversion between floating types) of values that all have partial values over
+ * the same unreduced axes (gradients transposed, converted, stacked and accumulated in a loop): the
+ * same op of the partial values is the result's partial values, so that an unreduced use of the
+ * result sums nothing. Inserted before op's next op. */
+static CJ_MUST_USE cj_status partial_linear(state *S, cj_op *op) {
+  uint32_t nlin = linear_operands(op);
+  if (!nlin || op->nopnds < nlin || op->nresults != 1 || op->nregions || !op->next ||
+      is_partial_sum(S, &op->results[0]))
+    return NULL;
+  cj_value *r = &op->results[0];
+  const sharded_val *rs = cj_spmd_find(S, r);
+  for (uint32_t i = 0; i < S->npv; i++) {
+    partial_val a = S->pv[i];
+    if (a.sum != op->operands[0] || a.ukind) continue;
+    cj_value *from[2], *to[2];
+    bool ok = true;
+    for (uint32_t q = 0; q < nlin && ok; q++) {
+      from[q] = op->operands[q];
+      to[q] = sum_partial_of(S, from[q], a.unred);
+      const sharded_val *os = cj_spmd_find(S, from[q]), *ps = to[q] ? cj_spmd_find(S, to[q]) : NULL;
+      bool osplit = os && os->sh.split;
+      ok = to[q] && ps && to[q]->type == from[q]->type && ps->sh.split == osplit &&
+           (!osplit || !strcmp(ps->sh.canon, os->sh.canon));
+    }
+    const sharded_val *as = cj_spmd_find(S, a.part);
+    if (!ok || !as || (rs && rs->sh.split && rs->sh.mesh != as->sh.mesh)) continue;
+    cj_op *c = cj_op_clone(S->m, op, nlin, from, to);
+    if (!c) return cj_oom();
+    cj_block_insert_before(op->block, op->next, c);
+    sharding ps = rs && rs->sh.split ? rs->sh : as->sh;
+    ps.unred = a.unred;
+    ps.ukind = 0;
+    ps.partial = true;
+    CJ_RETURN_IF_ERROR(cj_spmd_mark(S, &c->results[0], &ps));
+    if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
+    S->pv[S->npv++] = (partial_val){r, &c->results[0], a.unred, 0};
+    return NULL;
+  }
+  return NULL;
+}
+
+/* A sharding constraint asks for a whole value (not from a partitioner's all_reduce) unreduced:
+ * its partial values (itself on the first device of each group, zeros on the others) are
+ * recorded for the unreduced uses that follow (a loop carrying it unreduced, a result). */
+static CJ_MUST_USE cj_status note_whole_partial(state *S, cj_op *at, cj_value *v, const sharding *sh) {
+  if (!sh->unred || sh->ukind || sh->split || is_partial_sum(S, v) || at->block != cj_func_body(S->main))
+    return NULL;
+  cj_value *p;
+  CJ_RETURN_IF_ERROR(cj_spmd_make_partial(S, at, v, sh, &p));
+  CJ_RETURN_IF_ERROR(cj_spmd_mark(S, p, sh));
+  if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
+  S->pv[S->npv++] = (partial_val){v, p, sh->unred, 0};
+  return NULL;
+}
+
 /* The all_reduces that sum partial values for their other uses, when every use took the partial
  * values: removed, as XLA leaves none there (pjit's test_unreduced_einsum_lowers_to_reduce_sum).
  * Renumbers the values: after the last cj_spmd_find. */
 static CJ_MUST_USE cj_status drop_unused_sums(state *S, cj_block *body) {
   uint32_t nv;
+  /* (sums in a loop's dry-run copy, no longer in the program, keep this id: never removed) */
+  for (uint32_t i = 0; i < S->npv; i++) S->pv[i].sum->id = UINT32_MAX;
   uint32_t *u = cj_use_counts(body, &nv);
   if (!u) return cj_oom();
-  for (uint32_t i = 0; i < S->npv; i++) {
-    cj_value *sum = S->pv[i].sum;
-    cj_op *ar = sum->def;
-    if (!ar || ar->kind != CJ_OP_ALL_REDUCE || !ar->block || sum->id >= nv || u[sum->id]) continue;
-    u[sum->id] = 1; /* (removed once) */
-    cj_block_remove(ar->block, ar);
+  for (bool again = true; again;) { /* (a sum of sums: its operands' sums next) */
+    again = false;
+    for (uint32_t i = 0; i < S->npv; i++) {
+      cj_value *sum = S->pv[i].sum;
+      cj_op *op = sum->def;
+      bool kind = op && (op->kind == CJ_OP_ALL_REDUCE || linear_operands(op));
+      for (uint32_t k = 0; kind && k < op->nresults; k++) /* (a combined all_reduce: every result) */
+        kind = op->results[k].id < nv && !u[op->results[k].id];
+      if (!kind || !op->block) continue;
+      for (uint32_t k = 0; k < op->nopnds; k++)
+        if (op->operands[k]->id < nv && u[op->operands[k]->id]) u[op->operands[k]->id]--;
+      cj_block_remove(op->block, op);
+      again = true;
+    }
   }
   free(u);
   return NULL;
@@ -1746,6 +1874,63 @@ static CJ_MUST_USE cj_status constrain_partial(state *S, cj_op *op, cj_value *p,
   return NULL;
 }
 
+/* The unreduced sharding (sum) a sdy.sharding_constraint `c` asks for, whole otherwise: false when
+ * c is no such constraint. */
+static bool unreduced_constraint(state *S, const cj_op *c, const cj_type *t, sharding *sh) {
+  if (!c || c->kind != CJ_OP_SDY_SHARDING_CONSTRAINT) return false;
+  cj_status st = cj_spmd_read_sharding(c, "the sharding constraint", cj_op_attr(c, "sharding"), &S->ms, t, sh);
+  if (st) { /* (reported when the constraint is partitioned) */
+    cj_status_ignore(st);
+    return false;
+  }
+  return sh->unred && !sh->ukind && !sh->split && sh->mesh && sh->mesh->total == S->ndev;
+}
+
+cj_status cj_spmd_partial_carries(state *S, cj_op *w, const bool *split, sharding *ps, bool *pc) {
+  cj_block *blocks[2] = {w->regions[0].first, w->regions[1].first};
+  cj_op *yield = blocks[1]->last;
+  for (uint32_t i = 0; i < w->nopnds; i++) {
+    pc[i] = false;
+    cj_value *y = yield->operands[i];
+    if (split[i] || !unreduced_constraint(S, y->def, y->type, &ps[i])) continue;
+    const sharded_val *sv = cj_spmd_find(S, w->operands[i]);
+    if (sv && sv->sh.split) continue;
+    CJ_RETURN_IF_ERROR(as_partial(S, w, w->operands[i], &ps[i], &w->operands[i]));
+    for (int k = 0; k < 2; k++)
+      CJ_RETURN_IF_ERROR(reduce_partial_value(S, blocks[k]->first, &blocks[k]->args[i], &blocks[k]->args[i], &ps[i]));
+    pc[i] = true;
+  }
+  return NULL;
+}
+
+cj_status cj_spmd_partial_carries_out(state *S, cj_op *w, const sharding *ps, const bool *pc) {
+  cj_op *yield = w->regions[1].first->last;
+  uint32_t n = w->nopnds;
+  for (uint32_t i = 0; i < n; i++)
+    if (pc[i]) CJ_RETURN_IF_ERROR(as_partial(S, yield, yield->operands[i], &ps[i], &yield->operands[i]));
+  cj_value **parts = malloc(sizeof(cj_value *) * 2 * (n ? n : 1)), **sums = parts ? parts + n : NULL;
+  uint32_t *idx = malloc(sizeof(uint32_t) * (n ? n : 1));
+  bool *done = calloc(n ? n : 1, sizeof(bool));
+  cj_status st = (!parts || !idx || !done) ? cj_oom() : NULL;
+  for (uint32_t i = 0; !st && i < n; i++) { /* one sum for the results alike (axes, element type) */
+    if (!pc[i] || done[i]) continue;
+    uint32_t k = 0;
+    for (uint32_t j = i; j < n; j++)
+      if (pc[j] && !done[j] && ps[j].unred == ps[i].unred && ps[j].mesh == ps[i].mesh &&
+          w->results[j].type->elem == w->results[i].type->elem) {
+        done[j] = true;
+        idx[k] = j;
+        parts[k++] = &w->results[j];
+      }
+    st = sum_partials_at_once(S, w->next, parts, k, &ps[i], sums);
+    for (uint32_t q = 0; !st && q < k; q++) st = record_partial_sum(S, parts[q], parts[q], sums[q], &ps[idx[q]]);
+  }
+  free(parts);
+  free(idx);
+  free(done);
+  return st;
+}
+
 /* The value a sharding constraint asks for: its operand resharded; the op goes away. */
 static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
   sharding sh;
@@ -1798,6 +1983,7 @@ static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
   CJ_RETURN_IF_ERROR(cj_spmd_reshard(S, op, v, split ? &from : NULL, &sh, &nv));
   if (sh.split && nv != v) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, nv, &sh));
   if (nv == v) CJ_RETURN_IF_ERROR(note_partial(S, v, &sh));
+  if (nv == v && !split) CJ_RETURN_IF_ERROR(note_whole_partial(S, op, v, &sh));
   cj_replace_all_uses(S->main, &op->results[0], nv);
   cj_block_remove(op->block, op);
   return NULL;
@@ -1862,6 +2048,7 @@ cj_status cj_spmd_partition_block(state *S, cj_block *b) {
       CJ_RETURN_IF_ERROR(manual_edge(S, op));
     } else if (!(cj_op_info_get(op->kind)->flags & CJ_OPF_TERMINATOR)) {
       CJ_RETURN_IF_ERROR(cj_spmd_partition_op(S, op));
+      CJ_RETURN_IF_ERROR(partial_linear(S, op));
     }
     op = next;
   }

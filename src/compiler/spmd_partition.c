@@ -1527,11 +1527,18 @@ static CJ_MUST_USE cj_status rule_while(state *S, cj_op *op) {
       sp[i] = true;
       st = need(S, op, i, &car[i]);
     }
+  sharding *ps = st ? NULL : malloc(sizeof(sharding) * (n ? n : 1)); /* (partial carries) */
+  bool *pc = ps ? calloc(n ? n : 1, sizeof(bool)) : NULL;
+  if (!st && !pc) st = cj_oom();
+  if (!st) st = cj_spmd_partial_carries(S, op, sp, ps, pc);
   if (!st) st = while_regions(S, op, car, sp, false, NULL, NULL);
+  if (!st) st = cj_spmd_partial_carries_out(S, op, ps, pc);
   for (uint32_t i = 0; !st && i < n; i++)
     if (sp[i]) st = set_result(S, op, i, &car[i]);
   free(car);
   free(sp);
+  free(ps);
+  free(pc);
   return st;
 }
 
