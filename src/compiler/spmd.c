@@ -1353,6 +1353,7 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
   CJ_RETURN_IF_ERROR(manual_start(mc, &body, &ma));
   const cj_attr *outs = cj_op_attr(mc, "out_shardings");
   const mesh *me = NULL;
+  uint64_t took = 0; /* operands replaced by their partial values */
   for (uint32_t i = 0; i < mc->nopnds; i++) {
     sharding sh;
     CJ_RETURN_IF_ERROR(manual_in_sharding(S, mc, &ma, i, &sh));
@@ -1360,6 +1361,7 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
     cj_value *p;
     CJ_RETURN_IF_ERROR(partial_for(S, mc, mc->operands[i], &sh, &p));
     if (p) mc->operands[i] = p; /* unreduced in, as it was made */
+    if (p && i < 64) took |= (uint64_t)1 << i;
     cj_value *v = mc->operands[i];
     const sharded_val *sv = cj_spmd_find(S, v);
     if (sv && strcmp(sv->canon, sh.canon) != 0) { /* resharded: gathered whole, then sliced */
@@ -1403,8 +1405,7 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
     CJ_RETURN_IF_ERROR(manual_in_sharding(S, mc, &ma, i, &sh));
     bool made = false;
     for (uint32_t k = 0; k < S->npv && !made; k++) made = S->pv[k].part == mc->operands[i];
-    const sharded_val *osv = cj_spmd_find(S, mc->operands[i]);
-    made |= osv && osv->sh.unred == sh.unred; /* (partial values summed over fewer axes) */
+    made |= i < 64 && (took >> i & 1); /* (partial values summed over fewer axes) */
     if (sh.unred && !made)
       CJ_RETURN_IF_ERROR(cj_spmd_make_partial(S, mc, mc->operands[i], &sh, &mc->operands[i]));
   }
