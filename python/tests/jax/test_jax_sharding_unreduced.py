@@ -138,3 +138,40 @@ def test_unreduced_contraction_leaves_no_all_reduce(cj_devices):
 
     got, want = _both(run, 4, (2, 2), ("x", "y"))
     _same(got, want)
+
+
+@new_jax
+@pytest.mark.parametrize("n", NS)
+def test_scan_accumulates_unreduced_gradients(cj_devices, n):
+    """Gradients accumulated unreduced over a scan of micro-batches (pjit's
+    test_minibatch_scan_unreduced_grad): the accumulators are carried as partial values, the
+    gradients transposed, converted and added as partial values, and summed once after the loop
+    by a single all-reduce (as XLA's combiner leaves them); the same values as XLA:CPU."""
+    from jax.sharding import reshard
+
+    def model(ws, xs):
+        for w in ws:
+            xs = jnp.dot(xs.astype(jnp.bfloat16), w.astype(jnp.bfloat16))
+        return jnp.sum(xs)
+
+    def run(mesh):
+        @jax.jit
+        def step(ws, xs):
+            def body(acc, x):
+                g = jax.grad(model)(ws, x)
+                return jax.tree.map(jnp.add, acc, g), None
+
+            acc = reshard(jax.tree.map(jnp.zeros_like, ws), P(unreduced={"x"}))
+            acc, _ = jax.lax.scan(body, acc, xs)
+            acc = reshard(acc, P())
+            return jax.tree.map(lambda w, g: w - g * 0.01, reshard(ws, P()), acc)
+
+        ws = tuple(jax.device_put(jnp.full((4, 4), 0.5 + i / 8, jnp.float32), P(reduced={"x"}))
+                   for i in range(3))
+        xs = jax.device_put(jnp.linspace(-1, 1, 3 * 2 * n * 4).reshape(3, 2 * n, 4), P(None, "x", None))
+        text = step.lower(ws, xs).compile().as_text()
+        assert text.count("all-reduce(") == 1, text
+        return list(step(ws, xs))
+
+    got, want = _both(run, n, (n,), ("x",))
+    _same(got, want)
