@@ -869,13 +869,13 @@ static CJ_MUST_USE cj_status partial_for(state *S, cj_op *before, cj_value *v, c
     partial_val pv = S->pv[i];
     if (pv.sum != v || pv.ukind != sh->ukind || (pv.unred & sh->unred) != sh->unred) continue;
     const sharded_val *psv = cj_spmd_find(S, pv.part);
-    sharding rest = psv ? psv->sh : *sh;
+    if (!psv) continue; /* (partial values are always recorded with their sharding) */
+    sharding rest = psv->sh;
     rest.mesh = sh->mesh;
     rest.unred = pv.unred & ~sh->unred;
     rest.ukind = pv.ukind;
     CJ_RETURN_IF_ERROR(cj_spmd_reduce_partial(S, before, pv.part, &rest, out));
     rest.unred = sh->unred;
-    if (!(psv && psv->sh.split)) rest.split = false;
     CJ_RETURN_IF_ERROR(cj_spmd_mark(S, *out, &rest));
     if (before->block != cj_func_body(S->main)) return NULL; /* (not for the uses after a loop) */
     if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
