@@ -847,9 +847,10 @@ static void dot_follow(const dotdims *dd, bool lhs_leads, const sharding *lead, 
 /* Bytes the reshard from `from` to `to` of a value of type t moves (0: slicing only). */
 static int64_t reshard_cost(const cj_type *t, const sharding *from, const sharding *to) {
   if (!from || !from->split) return 0;
+  int64_t grow = 1; /* what each device holds once the dims that change are gathered */
   for (int d = 0; d < from->rank; d++)
-    if (from->div[d] > 1 && !sh_dim_same(from, d, to, d)) return type_bytes(t);
-  return 0;
+    if (from->div[d] > 1 && !sh_dim_same(from, d, to, d)) grow *= from->div[d];
+  return grow > 1 ? type_bytes(t) * grow : 0;
 }
 
 /* dot_general: batch dims split alike -> local; free dims split -> local; contracting dims
