@@ -768,12 +768,10 @@ static bool is_partial_sum(const state *S, const cj_value *v) {
 /* `part` (a per-device value split as sh, partial over sh's unreduced axes) is summed once, before
  * `before`; `*uses` (a use of the global value: @main's argument, the manual computation's result)
  * are moved to the sum, which is recorded split as sh without the unreduced axes. */
-static CJ_MUST_USE cj_status reduce_partial_value(state *S, cj_op *before, cj_value *part,
-                                                  cj_value *uses, const sharding *sh) {
-  cj_value *sum;
-  CJ_RETURN_IF_ERROR(cj_spmd_reduce_partial(S, before, part, sh, &sum));
+static CJ_MUST_USE cj_status record_partial_sum(state *S, cj_value *part, cj_value *uses, cj_value *sum,
+                                                const sharding *sh) {
   cj_replace_all_uses(S->main, uses, sum);
-  sum->def->operands[0] = part;
+  sum->def->operands[sum->index] = part;
   if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
   S->pv[S->npv++] = (partial_val){sum, part, sh->unred, sh->ukind};
   if (!cj_spmd_find(S, part)) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, part, sh)); /* (its output sharding) */
@@ -783,47 +781,229 @@ static CJ_MUST_USE cj_status reduce_partial_value(state *S, cj_op *before, cj_va
   return whole.split ? cj_spmd_mark(S, sum, &whole) : NULL;
 }
 
+static CJ_MUST_USE cj_status reduce_partial_value(state *S, cj_op *before, cj_value *part,
+                                                  cj_value *uses, const sharding *sh) {
+  cj_value *sum;
+  CJ_RETURN_IF_ERROR(cj_spmd_reduce_partial(S, before, part, sh, &sum));
+  return record_partial_sum(S, part, uses, sum, sh);
+}
+
+/* parts[0..k) (partial values over sh's unreduced axes, of one element type) summed by one
+ * all_reduce before `before`, as XLA's combiner leaves a loop's gradient accumulators: sums[i]
+ * is parts[i]'s sum. */
+static CJ_MUST_USE cj_status sum_partials_at_once(state *S, cj_op *before, cj_value **parts, uint32_t k,
+                                                  const sharding *sh, cj_value **sums) {
+  CJ_RETURN_IF_ERROR(cj_spmd_reduce_partial(S, before, parts[0], sh, &sums[0]));
+  cj_op *one = sums[0]->def;
+  if (k == 1 || !one || one->kind != CJ_OP_ALL_REDUCE || one->nregions != 1) return NULL;
+  cj_op *all = cj_op_create(S->m, CJ_OP_ALL_REDUCE, NULL, k, k, 0);
+  if (!all) return cj_oom();
+  for (uint32_t i = 0; i < k; i++) {
+    all->operands[i] = parts[i];
+    all->results[i].type = parts[i]->type;
+    sums[i] = &all->results[i];
+  }
+  all->regions = one->regions; /* (the combiner moves over) */
+  all->nregions = 1;
+  all->regions[0].op = all;
+  all->attrs = one->attrs;
+  all->nattrs = one->nattrs;
+  all->loc = one->loc;
+  all->pos = one->pos;
+  cj_block_insert_before(one->block, one, all);
+  cj_block_remove(one->block, one);
+  return NULL;
+}
+
 /* A sharding constraint asks for v unreduced over sh's axes (jnp.einsum(..., out_sharding=
- * P(unreduced=...))): when v is the all_reduce over exactly those axes that the partitioner put
- * after a contraction or a reduction, its operand is the partial values that XLA leaves on the
- * devices, and an unreduced use (a result, a manual computation) takes them. */
+ * P(unreduced=...))): when v is an all_reduce that the partitioner put after a contraction or a
+ * reduction, over those axes and maybe others, its operand is the partial values over all of them
+ * that XLA leaves on the devices; an unreduced use (a result, a manual computation) takes them,
+ * summed over the axes it does not keep unreduced (partial_for). */
 static CJ_MUST_USE cj_status note_partial(state *S, cj_value *v, const sharding *sh) {
   cj_op *ar = v->def;
-  if (!sh->unred || !ar || ar->kind != CJ_OP_ALL_REDUCE || ar->nopnds != 1 || partial_of(S, v, sh))
+  if (!sh->unred || !ar || ar->kind != CJ_OP_ALL_REDUCE || ar->nopnds != 1 || is_partial_sum(S, v) ||
+      sh->mesh->n > 8)
     return NULL;
   const cj_block *rb = ar->regions[0].first;
   cj_op_kind want = sh->ukind == 1 ? CJ_OP_MAXIMUM : sh->ukind == 2 ? CJ_OP_MINIMUM
                     : v->type->dtype == CJ_PRED ? CJ_OP_OR : CJ_OP_ADD;
   if (!rb || !rb->first || rb->first->kind != want) return NULL;
-  int axes[MAX_AXES], na = 0;
-  for (int a = 0; a < sh->mesh->n; a++)
-    if (sh->unred >> a & 1) axes[na++] = a;
-  int64_t ng = 0, gs = 0;
-  int64_t *ids = cj_spmd_mesh_groups(sh->mesh, axes, na, &ng, &gs);
-  if (!ids) return cj_oom();
   const cj_attr *g = cj_op_attr(ar, "replica_groups");
-  bool same = g && g->kind == CJ_ATTR_DENSE && g->dense.nbytes == sizeof(int64_t) * (size_t)(ng * gs) &&
-              !memcmp(g->dense.data, ids, g->dense.nbytes);
-  free(ids);
-  if (!same) return NULL;
+  if (!g || g->kind != CJ_ATTR_DENSE) return NULL;
+  uint64_t over = 0; /* the axes the all_reduce sums over: a superset of the unreduced ones */
+  for (uint64_t set = 1; set < ((uint64_t)1 << sh->mesh->n) && !over; set++) {
+    if ((set & sh->unred) != sh->unred) continue;
+    int axes[MAX_AXES], na = 0;
+    for (int a = 0; a < sh->mesh->n; a++)
+      if (set >> a & 1) axes[na++] = a;
+    int64_t ng = 0, gs = 0;
+    int64_t *ids = cj_spmd_mesh_groups(sh->mesh, axes, na, &ng, &gs);
+    if (!ids) return cj_oom();
+    if (g->dense.nbytes == sizeof(int64_t) * (size_t)(ng * gs) && !memcmp(g->dense.data, ids, g->dense.nbytes))
+      over = set;
+    free(ids);
+  }
+  if (!over) return NULL;
   cj_value *part = ar->operands[0];
   if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
-  S->pv[S->npv++] = (partial_val){v, part, sh->unred, sh->ukind};
+  S->pv[S->npv++] = (partial_val){v, part, over, sh->ukind};
   /* (its only other user is the all_reduce: recorded again, now with the unreduced axes) */
   const sharded_val *sv = cj_spmd_find(S, part);
   if (!sv) sv = cj_spmd_find(S, v);
   sharding ps = sv ? sv->sh : *sh;
-  ps.unred = sh->unred;
+  ps.mesh = sh->mesh;
+  ps.unred = over;
   ps.ukind = sh->ukind;
   ps.partial = true;
   return cj_spmd_mark(S, part, &ps);
+}
+
+/* The partial values over exactly sh's unreduced axes whose sum is v, or NULL: those recorded, or
+ * partial values over more axes summed over the others before `before` (as XLA reshards
+ * unreduced={x, y} to unreduced={x}). */
+static CJ_MUST_USE cj_status partial_for(state *S, cj_op *before, cj_value *v, const sharding *sh,
+                                         cj_value **out) {
+  *out = sh->unred ? partial_of(S, v, sh) : NULL;
+  for (uint32_t i = 0; i < S->npv && sh->unred && !*out; i++) {
+    partial_val pv = S->pv[i];
+    if (pv.sum != v || pv.ukind != sh->ukind || (pv.unred & sh->unred) != sh->unred) continue;
+    const sharded_val *psv = cj_spmd_find(S, pv.part);
+    if (!psv) continue; /* (partial values are always recorded with their sharding) */
+    sharding rest = psv->sh;
+    rest.mesh = sh->mesh;
+    rest.unred = pv.unred & ~sh->unred;
+    rest.ukind = pv.ukind;
+    CJ_RETURN_IF_ERROR(cj_spmd_reduce_partial(S, before, pv.part, &rest, out));
+    rest.unred = sh->unred;
+    CJ_RETURN_IF_ERROR(cj_spmd_mark(S, *out, &rest));
+    if (before->block != cj_func_body(S->main)) return NULL; /* (not for the uses after a loop) */
+    if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
+    S->pv[S->npv++] = (partial_val){v, *out, sh->unred, sh->ukind};
+  }
+  return NULL;
+}
+
+/* The partial values (sum) over exactly `unred` recorded for v, or NULL */
+static cj_value *sum_partial_of(const state *S, const cj_value *v, uint64_t unred) {
+  for (uint32_t j = 0; j < S->npv; j++)
+    if (S->pv[j].sum == v && S->pv[j].unred == unred && !S->pv[j].ukind) return S->pv[j].part;
+  return NULL;
+}
+
+/* How many leading operands of op it is linear in (their sum in, the sum out), the others being
+ * indices it takes whole; 0 for other ops. */
+static uint32_t linear_operands(const cj_op *op) {
+  switch (op->kind) {
+  case CJ_OP_ADD:
+  case CJ_OP_SUBTRACT:
+  case CJ_OP_DYNAMIC_UPDATE_SLICE:
+    return 2;
+  case CJ_OP_NEGATE:
+  case CJ_OP_TRANSPOSE:
+  case CJ_OP_RESHAPE:
+  case CJ_OP_BROADCAST_IN_DIM:
+  case CJ_OP_SLICE:
+  case CJ_OP_DYNAMIC_SLICE:
+    return 1;
+  case CJ_OP_CONVERT: /* between floating types (as XLA converts partial gradients) */
+    return op->nopnds == 1 && cj_dtype_is_float(op->operands[0]->type->dtype) &&
+           cj_dtype_is_float(op->results[0].type->dtype);
+  default:
+    return 0;
+  }
+}
+
+/* An op linear in its operands (add, subtract, negate, a reshape, a broadcast, a slice, an update
+ * of a slice, a conversion between floating types) of values that all have partial values over
+ * the same unreduced axes (gradients transposed, converted, stacked and accumulated in a loop): the
+ * same op of the partial values is the result's partial values, so that an unreduced use of the
+ * result sums nothing. Inserted before op's next op. */
+static CJ_MUST_USE cj_status partial_linear(state *S, cj_op *op) {
+  uint32_t nlin = linear_operands(op);
+  if (!nlin || op->nopnds < nlin || op->nresults != 1 || op->nregions || !op->next ||
+      is_partial_sum(S, &op->results[0]))
+    return NULL;
+  cj_value *r = &op->results[0];
+  const sharded_val *rs = cj_spmd_find(S, r);
+  for (uint32_t i = 0; i < S->npv; i++) {
+    partial_val a = S->pv[i];
+    if (a.sum != op->operands[0] || a.ukind) continue;
+    cj_value *from[2], *to[2];
+    bool ok = true;
+    for (uint32_t q = 0; q < nlin && ok; q++) {
+      from[q] = op->operands[q];
+      to[q] = sum_partial_of(S, from[q], a.unred);
+      const sharded_val *os = cj_spmd_find(S, from[q]), *ps = to[q] ? cj_spmd_find(S, to[q]) : NULL;
+      bool osplit = os && os->sh.split;
+      ok = to[q] && ps && to[q]->type == from[q]->type && ps->sh.split == osplit &&
+           (!osplit || !strcmp(ps->sh.canon, os->sh.canon));
+    }
+    const sharded_val *as = cj_spmd_find(S, a.part);
+    if (!ok || !as || (rs && rs->sh.split && rs->sh.mesh != as->sh.mesh)) continue;
+    cj_op *c = cj_op_clone(S->m, op, nlin, from, to);
+    if (!c) return cj_oom();
+    cj_block_insert_before(op->block, op->next, c);
+    sharding ps = rs && rs->sh.split ? rs->sh : as->sh;
+    ps.unred = a.unred;
+    ps.ukind = 0;
+    ps.partial = true;
+    CJ_RETURN_IF_ERROR(cj_spmd_mark(S, &c->results[0], &ps));
+    if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
+    S->pv[S->npv++] = (partial_val){r, &c->results[0], a.unred, 0};
+    return NULL;
+  }
+  return NULL;
+}
+
+/* A sharding constraint asks for a whole value (not from a partitioner's all_reduce) unreduced:
+ * its partial values (itself on the first device of each group, zeros on the others) are
+ * recorded for the unreduced uses that follow (a loop carrying it unreduced, a result). */
+static CJ_MUST_USE cj_status note_whole_partial(state *S, cj_op *at, cj_value *v, const sharding *sh) {
+  if (!sh->unred || sh->ukind || sh->split || is_partial_sum(S, v) || at->block != cj_func_body(S->main))
+    return NULL;
+  cj_value *p;
+  CJ_RETURN_IF_ERROR(cj_spmd_make_partial(S, at, v, sh, &p));
+  CJ_RETURN_IF_ERROR(cj_spmd_mark(S, p, sh));
+  if (!grow((void **)&S->pv, &S->cappv, S->npv, sizeof *S->pv)) return cj_oom();
+  S->pv[S->npv++] = (partial_val){v, p, sh->unred, 0};
+  return NULL;
+}
+
+/* The all_reduces that sum partial values for their other uses, when every use took the partial
+ * values: removed, as XLA leaves none there (pjit's test_unreduced_einsum_lowers_to_reduce_sum).
+ * Renumbers the values: after the last cj_spmd_find. */
+static CJ_MUST_USE cj_status drop_unused_sums(state *S, cj_block *body) {
+  uint32_t nv;
+  /* (sums in a loop's dry-run copy, no longer in the program, keep this id: never removed) */
+  for (uint32_t i = 0; i < S->npv; i++) S->pv[i].sum->id = UINT32_MAX;
+  uint32_t *u = cj_use_counts(body, &nv);
+  if (!u) return cj_oom();
+  for (bool again = true; again;) { /* (a sum of sums: its operands' sums next) */
+    again = false;
+    for (uint32_t i = 0; i < S->npv; i++) {
+      cj_value *sum = S->pv[i].sum;
+      cj_op *op = sum->def;
+      bool kind = op && (op->kind == CJ_OP_ALL_REDUCE || linear_operands(op));
+      for (uint32_t k = 0; kind && k < op->nresults; k++) /* (a combined all_reduce: every result) */
+        kind = op->results[k].id < nv && !u[op->results[k].id];
+      if (!kind || !op->block) continue;
+      for (uint32_t k = 0; k < op->nopnds; k++)
+        if (op->operands[k]->id < nv && u[op->operands[k]->id]) u[op->operands[k]->id]--;
+      cj_block_remove(op->block, op);
+      again = true;
+    }
+  }
+  free(u);
+  return NULL;
 }
 
 /* v as the partial sums over sh's unreduced axes that a use asks for: the partial values it was
  * summed from, or v on one device of each group and zeros on the others. */
 static CJ_MUST_USE cj_status as_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
                                         cj_value **out) {
-  cj_value *p = partial_of(S, v, sh);
+  cj_value *p;
+  CJ_RETURN_IF_ERROR(partial_for(S, before, v, sh, &p));
   if (p) {
     *out = p;
     return NULL;
@@ -1173,12 +1353,15 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
   CJ_RETURN_IF_ERROR(manual_start(mc, &body, &ma));
   const cj_attr *outs = cj_op_attr(mc, "out_shardings");
   const mesh *me = NULL;
+  uint64_t took = 0; /* operands replaced by their partial values */
   for (uint32_t i = 0; i < mc->nopnds; i++) {
     sharding sh;
     CJ_RETURN_IF_ERROR(manual_in_sharding(S, mc, &ma, i, &sh));
     if (sh.mesh) me = sh.mesh;
-    cj_value *p = sh.unred ? partial_of(S, mc->operands[i], &sh) : NULL;
+    cj_value *p;
+    CJ_RETURN_IF_ERROR(partial_for(S, mc, mc->operands[i], &sh, &p));
     if (p) mc->operands[i] = p; /* unreduced in, as it was made */
+    if (p && i < 64) took |= (uint64_t)1 << i;
     cj_value *v = mc->operands[i];
     const sharded_val *sv = cj_spmd_find(S, v);
     if (sv && strcmp(sv->canon, sh.canon) != 0) { /* resharded: gathered whole, then sliced */
@@ -1222,6 +1405,7 @@ static CJ_MUST_USE cj_status manual(state *S, cj_op *mc) {
     CJ_RETURN_IF_ERROR(manual_in_sharding(S, mc, &ma, i, &sh));
     bool made = false;
     for (uint32_t k = 0; k < S->npv && !made; k++) made = S->pv[k].part == mc->operands[i];
+    made |= i < 64 && (took >> i & 1); /* (partial values summed over fewer axes) */
     if (sh.unred && !made)
       CJ_RETURN_IF_ERROR(cj_spmd_make_partial(S, mc, mc->operands[i], &sh, &mc->operands[i]));
   }
@@ -1396,12 +1580,13 @@ static bool hlo_sharding(const sharding *sh, sbuf *b) {
     snprintf(tmp, sizeof tmp, "%s%lld", d ? "," : "", (long long)sh->div[d]);
     sb_add(b, tmp);
   }
+  /* (a scalar has no tile dims of its own: no comma before the first trailing one) */
   if (unr > 1) {
-    snprintf(tmp, sizeof tmp, ",%lld", (long long)unr);
+    snprintf(tmp, sizeof tmp, "%s%lld", sh->rank ? "," : "", (long long)unr);
     sb_add(b, tmp);
   }
   if (rep > 1) {
-    snprintf(tmp, sizeof tmp, ",%lld", (long long)rep);
+    snprintf(tmp, sizeof tmp, "%s%lld", sh->rank || unr > 1 ? "," : "", (long long)rep);
     sb_add(b, tmp);
   }
   sb_add(b, "]");
@@ -1673,6 +1858,80 @@ static void keep_open_axes(sharding *sh, const sharding *from) {
   if (changed || empty) cj_spmd_canon(sh);
 }
 
+/* A sharding constraint asking for unreduced axes that split its operand: p, the operand's tiles
+ * in place among zeros (partial over psh's unreduced axes), resharded to the constraint's split
+ * and made partial over its other unreduced axes, is what unreduced uses take; the others read
+ * its sum (summed once, if any use needs it, as XLA sums an unreduced value for a use that is
+ * not). */
+static CJ_MUST_USE cj_status constrain_partial(state *S, cj_op *op, cj_value *p, const sharding *psh,
+                                               const sharding *sh) {
+  cj_value *q;
+  CJ_RETURN_IF_ERROR(cj_spmd_reshard(S, op, p, psh, sh, &q));
+  sharding rest = *sh;
+  rest.unred = sh->unred & ~psh->unred;
+  if (rest.unred) CJ_RETURN_IF_ERROR(cj_spmd_make_partial(S, op, q, &rest, &q));
+  CJ_RETURN_IF_ERROR(reduce_partial_value(S, op, q, &op->results[0], sh));
+  cj_block_remove(op->block, op);
+  return NULL;
+}
+
+/* The unreduced sharding (sum) a sdy.sharding_constraint `c` asks for, whole otherwise: false when
+ * c is no such constraint. */
+static bool unreduced_constraint(state *S, const cj_op *c, const cj_type *t, sharding *sh) {
+  if (!c || c->kind != CJ_OP_SDY_SHARDING_CONSTRAINT) return false;
+  cj_status st = cj_spmd_read_sharding(c, "the sharding constraint", cj_op_attr(c, "sharding"), &S->ms, t, sh);
+  if (st) { /* (reported when the constraint is partitioned) */
+    cj_status_ignore(st);
+    return false;
+  }
+  return sh->unred && !sh->ukind && !sh->split && sh->mesh && sh->mesh->total == S->ndev;
+}
+
+cj_status cj_spmd_partial_carries(state *S, cj_op *w, const bool *split, sharding *ps, bool *pc) {
+  cj_block *blocks[2] = {w->regions[0].first, w->regions[1].first};
+  cj_op *yield = blocks[1]->last;
+  for (uint32_t i = 0; i < w->nopnds; i++) {
+    pc[i] = false;
+    cj_value *y = yield->operands[i];
+    if (split[i] || !unreduced_constraint(S, y->def, y->type, &ps[i])) continue;
+    const sharded_val *sv = cj_spmd_find(S, w->operands[i]);
+    if (sv && sv->sh.split) continue;
+    CJ_RETURN_IF_ERROR(as_partial(S, w, w->operands[i], &ps[i], &w->operands[i]));
+    for (int k = 0; k < 2; k++)
+      CJ_RETURN_IF_ERROR(reduce_partial_value(S, blocks[k]->first, &blocks[k]->args[i], &blocks[k]->args[i], &ps[i]));
+    pc[i] = true;
+  }
+  return NULL;
+}
+
+cj_status cj_spmd_partial_carries_out(state *S, cj_op *w, const sharding *ps, const bool *pc) {
+  cj_op *yield = w->regions[1].first->last;
+  uint32_t n = w->nopnds;
+  for (uint32_t i = 0; i < n; i++)
+    if (pc[i]) CJ_RETURN_IF_ERROR(as_partial(S, yield, yield->operands[i], &ps[i], &yield->operands[i]));
+  cj_value **parts = malloc(sizeof(cj_value *) * 2 * (n ? n : 1)), **sums = parts ? parts + n : NULL;
+  uint32_t *idx = malloc(sizeof(uint32_t) * (n ? n : 1));
+  bool *done = calloc(n ? n : 1, sizeof(bool));
+  cj_status st = (!parts || !idx || !done) ? cj_oom() : NULL;
+  for (uint32_t i = 0; !st && i < n; i++) { /* one sum for the results alike (axes, element type) */
+    if (!pc[i] || done[i]) continue;
+    uint32_t k = 0;
+    for (uint32_t j = i; j < n; j++)
+      if (pc[j] && !done[j] && ps[j].unred == ps[i].unred && ps[j].mesh == ps[i].mesh &&
+          w->results[j].type->elem == w->results[i].type->elem) {
+        done[j] = true;
+        idx[k] = j;
+        parts[k++] = &w->results[j];
+      }
+    st = sum_partials_at_once(S, w->next, parts, k, &ps[i], sums);
+    for (uint32_t q = 0; !st && q < k; q++) st = record_partial_sum(S, parts[q], parts[q], sums[q], &ps[idx[q]]);
+  }
+  free(parts);
+  free(idx);
+  free(done);
+  return st;
+}
+
 /* The value a sharding constraint asks for: its operand resharded; the op goes away. */
 static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
   sharding sh;
@@ -1715,10 +1974,17 @@ static CJ_MUST_USE cj_status constrain(state *S, cj_op *op) {
   sharding from;
   bool split = sv && sv->sh.split;
   if (split) from = sv->sh;
+  if (sh.unred && split) {
+    sharding psh;
+    cj_value *p;
+    CJ_RETURN_IF_ERROR(cj_spmd_pad_partial(S, op, v, &from, sh.unred, &psh, &p));
+    if (p) return constrain_partial(S, op, p, &psh, &sh);
+  }
   cj_value *nv;
   CJ_RETURN_IF_ERROR(cj_spmd_reshard(S, op, v, split ? &from : NULL, &sh, &nv));
   if (sh.split && nv != v) CJ_RETURN_IF_ERROR(cj_spmd_mark(S, nv, &sh));
   if (nv == v) CJ_RETURN_IF_ERROR(note_partial(S, v, &sh));
+  if (nv == v && !split) CJ_RETURN_IF_ERROR(note_whole_partial(S, op, v, &sh));
   cj_replace_all_uses(S->main, &op->results[0], nv);
   cj_block_remove(op->block, op);
   return NULL;
@@ -1783,6 +2049,7 @@ cj_status cj_spmd_partition_block(state *S, cj_block *b) {
       CJ_RETURN_IF_ERROR(manual_edge(S, op));
     } else if (!(cj_op_info_get(op->kind)->flags & CJ_OPF_TERMINATOR)) {
       CJ_RETURN_IF_ERROR(cj_spmd_partition_op(S, op));
+      CJ_RETURN_IF_ERROR(partial_linear(S, op));
     }
     op = next;
   }
@@ -1893,19 +2160,9 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     bool split = sv && sv->sh.split;
     if (split) from = sv->sh;
     cj_value *w = ret->operands[j];
-    if (sh.unred && sh.rank == 0 && sh.mesh) { /* see docs/SPMD.md (Limits) */
-      int64_t rest = 1;
-      for (int a = 0; a < sh.mesh->n; a++)
-        if (!(sh.unred >> a & 1)) rest *= sh.mesh->sizes[a];
-      if (rest > 1) {
-        st = cj_op_error(main, CJ_UNIMPLEMENTED,
-                         "%s: a scalar unreduced over some mesh axes and whole along others "
-                         "(jaxlib's conversion of such an output sharding fails)",
-                         what);
-        break;
-      }
-    }
-    cj_value *p = sh.unred ? partial_of(&S, w, &sh) : NULL;
+    cj_value *p = NULL;
+    st = partial_for(&S, ret, w, &sh, &p);
+    if (st) break;
     const sharded_val *psv = p ? cj_spmd_find(&S, p) : NULL;
     if (p && (psv ? !strcmp(psv->canon, sh.canon) : !sh.split)) {
       w = p; /* the partial sums it was made from */
@@ -1934,6 +2191,7 @@ cj_status cj_spmd_partition(cj_module *m, int64_t num_replicas, int64_t num_part
     ressh[j] = sv ? &sv->sh : NULL;
   }
   if (!st && num_partitions > 1) st = set_sharding_attrs(&S, argsh, ft->rank, ressh, ft->nresults);
+  if (!st) st = drop_unused_sums(&S, body);
   free(S.pv);
   if (!st) st = strip_attrs(m, main, "arg_attrs", ft->rank);
   if (!st) st = strip_attrs(m, main, "res_attrs", ft->nresults);

@@ -93,6 +93,15 @@ CJ_MUST_USE cj_status cj_spmd_gather_whole(state *S, cj_op *before, cj_value *v,
  * computations (only in @main's body), sharding constraints, cj_spmd_partition_op. */
 CJ_MUST_USE cj_status cj_spmd_partition_block(state *S, cj_block *b);
 
+/* While loop w's whole carries that its body yields through a constraint asking for unreduced
+ * axes (a scan's gradient accumulator): carried as partial values (pc[i], ps[i] their sharding):
+ * the operand made partial, the condition's and body's arguments summed once for their other
+ * uses. Before the regions are partitioned; split[i]: carry i is split. */
+CJ_MUST_USE cj_status cj_spmd_partial_carries(state *S, cj_op *w, const bool *split, sharding *ps, bool *pc);
+/* After: the body yields those carries' partial values, and each result is summed once after the
+ * loop for its uses that are not unreduced. */
+CJ_MUST_USE cj_status cj_spmd_partial_carries_out(state *S, cj_op *w, const sharding *ps, const bool *pc);
+
 /* Whether op's regions hold a sharding constraint or a manual computation (at any depth). */
 bool cj_spmd_regions_marked(const cj_op *op);
 
@@ -123,6 +132,12 @@ CJ_MUST_USE cj_status cj_spmd_reduce_partial(state *S, cj_op *before, cj_value *
  * v itself. */
 CJ_MUST_USE cj_status cj_spmd_make_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
                                            cj_value **out);
+/* v, split as `from`, as partial sums over the axes of `unred` that split its dims whole (each
+ * device's tile in place among zeros, as XLA reshards P("x") to P(unreduced={"x"})): *out, with
+ * *psh its sharding (those dims whole, those axes unreduced); *out = NULL when no dim is split
+ * only over such axes. */
+CJ_MUST_USE cj_status cj_spmd_pad_partial(state *S, cj_op *before, cj_value *v, const sharding *from,
+                                          uint64_t unred, sharding *psh, cj_value **out);
 /* Rewrites the canonical text of sh from its axes (after a rule built it). */
 void cj_spmd_canon(sharding *sh);
 

@@ -220,6 +220,59 @@ static CJ_MUST_USE cj_status local_broadcast(cj_module *m, cj_op *before, const 
   return NULL;
 }
 
+/* Per dim of a rank-`rank` value split as sh: the offset (an s64 scalar, before `before`) of this
+ * device's tile of ldims[d] elements along sh's axes of d where mask[d], else 0. */
+static CJ_MUST_USE cj_status tile_offsets(state *S, cj_op *before, const sharding *to, const bool *mask,
+                                          const int64_t *ldims, int32_t rank, cj_value **offs) {
+  cj_module *m = S->m;
+  const mesh *me = to->mesh;
+  int64_t np = S->ndev;
+  int64_t *tab = malloc(sizeof(int64_t) * (size_t)(rank * np));
+  if (!tab) return cj_oom();
+  for (int64_t pid = 0; pid < np; pid++) {
+    int64_t pos = mesh_pos(me, pid), coord[MAX_AXES];
+    for (int a = me->n - 1; a >= 0; a--) {
+      coord[a] = pos % me->sizes[a];
+      pos /= me->sizes[a];
+    }
+    for (int32_t d = 0; d < rank; d++) {
+      int64_t idx = 0;
+      if (mask[d])
+        for (int k = 0; k < to->nax[d]; k++) idx = idx * me->sizes[to->ax[d][k]] + coord[to->ax[d][k]];
+      tab[d * np + pid] = idx * ldims[d];
+    }
+  }
+  int64_t tdims[2] = {rank, np};
+  const cj_type *tt = cj_type_tensor_of(m, CJ_S64, 2, tdims);
+  cj_op *c, *cv;
+  cj_status st = table_and_pid(m, before, tt, tab, sizeof(int64_t) * (size_t)(rank * np), &c, &cv);
+  free(tab);
+  CJ_RETURN_IF_ERROR(st);
+  const cj_type *one = cj_type_tensor_of(m, CJ_S64, 2, (int64_t[]){1, 1});
+  const cj_type *sc = cj_type_tensor_of(m, CJ_S64, 0, NULL);
+  if (!cv || !one || !sc) return cj_oom();
+  cj_value *zero = NULL;
+  int64_t sizes11[2] = {1, 1};
+  for (int32_t d = 0; d < rank; d++) {
+    if (!mask[d]) {
+      if (!zero && !(zero = const_s64(m, before, 0))) return cj_oom();
+      offs[d] = zero;
+      continue;
+    }
+    cj_value *row = const_s64(m, before, d);
+    if (!row) return cj_oom();
+    cj_value *ds_in[3] = {&c->results[0], row, &cv->results[0]};
+    cj_op *ds = cj_build_op(m, before, before, CJ_OP_DYNAMIC_SLICE, 3, ds_in, one);
+    if (!ds) return cj_oom();
+    CJ_RETURN_IF_ERROR(cj_op_set_attr(m, ds, "slice_sizes", cj_attr_i64_array(m, 2, sizes11)));
+    cj_value *dsv = &ds->results[0];
+    cj_op *rs = cj_build_op(m, before, before, CJ_OP_RESHAPE, 1, &dsv, sc);
+    if (!rs) return cj_oom();
+    offs[d] = &rs->results[0];
+  }
+  return NULL;
+}
+
 /* v (whole along the dims of `mask`) sliced on each device to its tile of `to` along them. */
 static CJ_MUST_USE cj_status slice_dims(state *S, cj_op *before, cj_value *v, const sharding *to,
                             const bool *mask, cj_value **out) {
@@ -249,51 +302,9 @@ static CJ_MUST_USE cj_status slice_dims(state *S, cj_op *before, cj_value *v, co
   if (!lt) return cj_oom();
   CJ_RETURN_IF_ERROR(local_broadcast(m, before, v, mask, lt, out));
   if (*out) return NULL;
-  int64_t *tab = malloc(sizeof(int64_t) * (size_t)(rank * np));
-  if (!tab) return cj_oom();
-  for (int64_t pid = 0; pid < np; pid++) {
-    int64_t pos = mesh_pos(me, pid), coord[MAX_AXES];
-    for (int a = me->n - 1; a >= 0; a--) {
-      coord[a] = pos % me->sizes[a];
-      pos /= me->sizes[a];
-    }
-    for (int32_t d = 0; d < rank; d++) {
-      int64_t idx = 0;
-      if (mask[d])
-        for (int k = 0; k < to->nax[d]; k++) idx = idx * me->sizes[to->ax[d][k]] + coord[to->ax[d][k]];
-      tab[d * np + pid] = idx * ldims[d];
-    }
-  }
-  int64_t tdims[2] = {rank, np};
-  const cj_type *tt = cj_type_tensor_of(m, CJ_S64, 2, tdims);
-  cj_op *c, *cv;
-  cj_status st = table_and_pid(m, before, tt, tab, sizeof(int64_t) * (size_t)(rank * np), &c, &cv);
-  free(tab);
-  CJ_RETURN_IF_ERROR(st);
-  const cj_type *one = cj_type_tensor_of(m, CJ_S64, 2, (int64_t[]){1, 1});
-  const cj_type *sc = cj_type_tensor_of(m, CJ_S64, 0, NULL);
-  if (!cv || !one || !sc) return cj_oom();
   cj_value *opnds[1 + 64];
   opnds[0] = v;
-  cj_value *zero = NULL;
-  int64_t sizes11[2] = {1, 1};
-  for (int32_t d = 0; d < rank; d++) {
-    if (!mask[d]) {
-      if (!zero && !(zero = const_s64(m, before, 0))) return cj_oom();
-      opnds[1 + d] = zero;
-      continue;
-    }
-    cj_value *row = const_s64(m, before, d);
-    if (!row) return cj_oom();
-    cj_value *ds_in[3] = {&c->results[0], row, &cv->results[0]};
-    cj_op *ds = cj_build_op(m, before, before, CJ_OP_DYNAMIC_SLICE, 3, ds_in, one);
-    if (!ds) return cj_oom();
-    CJ_RETURN_IF_ERROR(cj_op_set_attr(m, ds, "slice_sizes", cj_attr_i64_array(m, 2, sizes11)));
-    cj_value *dsv = &ds->results[0];
-    cj_op *rs = cj_build_op(m, before, before, CJ_OP_RESHAPE, 1, &dsv, sc);
-    if (!rs) return cj_oom();
-    opnds[1 + d] = &rs->results[0];
-  }
+  CJ_RETURN_IF_ERROR(tile_offsets(S, before, to, mask, ldims, rank, opnds + 1));
   cj_op *sl = lt ? cj_build_op(m, before, before, CJ_OP_DYNAMIC_SLICE, (uint32_t)(1 + rank), opnds, lt) : NULL;
   if (!sl) return cj_oom();
   CJ_RETURN_IF_ERROR(cj_op_set_attr(m, sl, "slice_sizes", cj_attr_i64_array(m, rank, ldims)));
@@ -455,6 +466,23 @@ cj_status cj_spmd_reduce_partial(state *S, cj_op *before, cj_value *v, const sha
   return all_reduce_at(S, before, before, v, sh->mesh, axes, na, NULL, comb, out);
 }
 
+/* Zeros of type t (a splat of zero bytes broadcast), before `before`. */
+static CJ_MUST_USE cj_status zeros_of(cj_module *m, cj_op *before, const cj_type *t, cj_value **out) {
+  const cj_type *sct = cj_type_tensor(m, t->elem, 0, NULL, NULL, t->encoding);
+  size_t eb = (size_t)cj_dtype_bytes(t->dtype);
+  uint8_t zb[32] = {0};
+  const cj_attr *za = sct && eb <= sizeof zb ? cj_attr_dense(m, sct, zb, eb, false) : NULL;
+  cj_op *zc = za ? cj_build_op(m, before, before, CJ_OP_CONSTANT, 0, NULL, sct) : NULL;
+  if (!zc) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, zc, "value", za));
+  cj_value *zv = &zc->results[0];
+  cj_op *zb2 = cj_build_op(m, before, before, CJ_OP_BROADCAST_IN_DIM, 1, &zv, t);
+  if (!zb2) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, zb2, "broadcast_dimensions", cj_attr_i64_array(m, 0, NULL)));
+  *out = &zb2->results[0];
+  return NULL;
+}
+
 cj_status cj_spmd_make_partial(state *S, cj_op *before, cj_value *v, const sharding *sh,
                                cj_value **out) {
   cj_module *m = S->m;
@@ -497,22 +525,49 @@ cj_status cj_spmd_make_partial(state *S, cj_op *before, cj_value *v, const shard
   cj_op *bc = rsv && mt ? cj_build_op(m, before, before, CJ_OP_BROADCAST_IN_DIM, 1, &rsv, mt) : NULL;
   if (!bc) return cj_oom();
   CJ_RETURN_IF_ERROR(cj_op_set_attr(m, bc, "broadcast_dimensions", cj_attr_i64_array(m, 0, NULL)));
-  /* zeros of v's type: a splat of zero bytes */
-  const cj_type *sct = cj_type_tensor(m, t->elem, 0, NULL, NULL, t->encoding);
-  size_t eb = (size_t)cj_dtype_bytes(t->dtype);
-  uint8_t zb[32] = {0};
-  const cj_attr *za = sct && eb <= sizeof zb ? cj_attr_dense(m, sct, zb, eb, false) : NULL;
-  cj_op *zc = za ? cj_build_op(m, before, before, CJ_OP_CONSTANT, 0, NULL, sct) : NULL;
-  if (!zc) return cj_oom();
-  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, zc, "value", za));
-  cj_value *zv = &zc->results[0];
-  cj_op *zb2 = cj_build_op(m, before, before, CJ_OP_BROADCAST_IN_DIM, 1, &zv, t);
-  if (!zb2) return cj_oom();
-  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, zb2, "broadcast_dimensions", cj_attr_i64_array(m, 0, NULL)));
-  cj_value *sel_in[3] = {&bc->results[0], v, &zb2->results[0]};
+  cj_value *zeros;
+  CJ_RETURN_IF_ERROR(zeros_of(m, before, t, &zeros));
+  cj_value *sel_in[3] = {&bc->results[0], v, zeros};
   cj_op *sel = cj_build_op(m, before, before, CJ_OP_SELECT, 3, sel_in, t);
   if (!sel) return cj_oom();
   *out = &sel->results[0];
+  return NULL;
+}
+
+cj_status cj_spmd_pad_partial(state *S, cj_op *before, cj_value *v, const sharding *from,
+                              uint64_t unred, sharding *psh, cj_value **out) {
+  *out = NULL;
+  if (!from || !from->split || from->subaxis || from->mesh->total != S->ndev) return NULL;
+  const cj_type *t = v->type;
+  bool mask[64] = {false}, any = false;
+  int64_t gdims[64], ldims[64];
+  *psh = *from;
+  psh->unred = 0;
+  for (int32_t d = 0; d < t->rank && d < from->rank; d++) {
+    gdims[d] = ldims[d] = t->dims[d];
+    if (from->div[d] <= 1) continue;
+    bool all = true;
+    for (int k = 0; k < from->nax[d]; k++) all &= (unred >> from->ax[d][k] & 1) != 0;
+    if (!all) continue;
+    mask[d] = any = true;
+    gdims[d] *= from->div[d];
+    for (int k = 0; k < from->nax[d]; k++) psh->unred |= (uint64_t)1 << from->ax[d][k];
+    psh->nax[d] = 0;
+  }
+  if (!any) return NULL;
+  cj_module *m = S->m;
+  cj_value *opnds[2 + 64];
+  const cj_type *gt = cj_type_tensor(m, t->elem, t->rank, gdims, NULL, t->encoding);
+  if (!gt) return cj_oom();
+  CJ_RETURN_IF_ERROR(zeros_of(m, before, gt, &opnds[0]));
+  opnds[1] = v;
+  CJ_RETURN_IF_ERROR(tile_offsets(S, before, from, mask, ldims, t->rank, opnds + 2));
+  cj_op *up = cj_build_op(m, before, before, CJ_OP_DYNAMIC_UPDATE_SLICE, (uint32_t)(2 + t->rank), opnds, gt);
+  if (!up) return cj_oom();
+  psh->ukind = 0;
+  psh->partial = true;
+  cj_spmd_canon(psh);
+  *out = &up->results[0];
   return NULL;
 }
 
@@ -792,9 +847,10 @@ static void dot_follow(const dotdims *dd, bool lhs_leads, const sharding *lead, 
 /* Bytes the reshard from `from` to `to` of a value of type t moves (0: slicing only). */
 static int64_t reshard_cost(const cj_type *t, const sharding *from, const sharding *to) {
   if (!from || !from->split) return 0;
+  int64_t grow = 1; /* what each device holds once the dims that change are gathered */
   for (int d = 0; d < from->rank; d++)
-    if (from->div[d] > 1 && !sh_dim_same(from, d, to, d)) return type_bytes(t);
-  return 0;
+    if (from->div[d] > 1 && !sh_dim_same(from, d, to, d)) grow *= from->div[d];
+  return grow > 1 ? type_bytes(t) * grow : 0;
 }
 
 /* dot_general: batch dims split alike -> local; free dims split -> local; contracting dims
@@ -1242,6 +1298,85 @@ static void scatter_batching(const int64_t *ibd, const int64_t *sibd, int64_t nb
  * alike on the operand, indices and updates stay split (scatter_batching); the indices come whole
  * otherwise, and the updates' other scatter dims whole. Each device scatters its columns into its
  * columns. */
+/* The unreduced axes a sdy.sharding_constraint on v (after v's op, in its block) asks for: 0 if
+ * none does. */
+static uint64_t unreduced_use(state *S, cj_op *op, const cj_value *v) {
+  for (cj_op *u = op->next; u; u = u->next) {
+    if (u->kind != CJ_OP_SDY_SHARDING_CONSTRAINT || u->nopnds != 1 || u->operands[0] != v) continue;
+    sharding c;
+    cj_status st = cj_spmd_read_sharding(u, "the sharding constraint", cj_op_attr(u, "sharding"), &S->ms,
+                                         v->type, &c);
+    if (st) { /* (the constraint reports it when it is partitioned) */
+      cj_status_ignore(st);
+      return 0;
+    }
+    return c.ukind ? 0 : c.unred;
+  }
+  return 0;
+}
+
+/* A scatter-add of updates split along their scatter dims (segment_sum, bincount) into a whole
+ * operand whose result a constraint asks for unreduced over exactly those axes: each device
+ * scatters its own updates (into the operand on the first device of each group, zeros on the
+ * others) and keeps the partial sums, as XLA does; the all_reduce after it serves the other uses
+ * (removed when there are none). *done: handled so. */
+static CJ_MUST_USE cj_status scatter_partial(state *S, cj_op *op, const int *udim, int64_t ivd,
+                                             bool *done) {
+  *done = false;
+  const cj_op *red = op->regions[0].first ? op->regions[0].first->first : NULL;
+  if (op->nopnds != 3 || op->nresults != 1 || !red || red->kind != CJ_OP_ADD || !red->next ||
+      red->next->kind != CJ_OP_RETURN || op->results[0].type->dtype == CJ_PRED || red->nopnds != 2 ||
+      red->operands[0]->def || red->operands[1]->def || red->operands[0] == red->operands[1])
+    return NULL; /* (an add of the two arguments) */
+  sharding o, ix, us;
+  if (sh_of(S, op->operands[0], &o)) return NULL;
+  bool is = sh_of(S, op->operands[1], &ix), uss = sh_of(S, op->operands[2], &us);
+  if (!is && !uss) return NULL;
+  const mesh *me = is ? ix.mesh : us.mesh;
+  if (is && uss && ix.mesh != us.mesh) return NULL;
+  const cj_type *it = op->operands[1]->type, *ut = op->operands[2]->type;
+  sharding ind, upd;
+  sh_init(&ind, me, it->rank);
+  sh_init(&upd, me, ut->rank);
+  uint64_t axes = 0;
+  for (int d = 0; d < it->rank; d++) {
+    int u = udim[d];
+    if (u < 0 || d == ivd) continue;
+    const sharding *from = is && ix.div[d] > 1 ? &ix : NULL;
+    int fd = d;
+    if (!from && uss && us.div[u] > 1) {
+      from = &us;
+      fd = u;
+    }
+    if (!from) continue;
+    for (int k = 0; k < from->nax[fd]; k++) {
+      if (axes >> from->ax[fd][k] & 1) return NULL;
+      axes |= (uint64_t)1 << from->ax[fd][k];
+    }
+    sh_copy_dim(&ind, d, from, fd);
+    sh_copy_dim(&upd, u, from, fd);
+  }
+  if (!axes || unreduced_use(S, op, &op->results[0]) != axes) return NULL;
+  cj_spmd_canon(&ind);
+  cj_spmd_canon(&upd);
+  CJ_RETURN_IF_ERROR(need(S, op, 1, &ind));
+  CJ_RETURN_IF_ERROR(need(S, op, 2, &upd));
+  sharding part;
+  sh_init(&part, me, op->results[0].type->rank);
+  part.unred = axes;
+  part.partial = true;
+  cj_spmd_canon(&part);
+  CJ_RETURN_IF_ERROR(cj_spmd_make_partial(S, op, op->operands[0], &part, &op->operands[0]));
+  int ax[MAX_AXES];
+  int na = unred_axes(&part, ax);
+  cj_value *sum;
+  CJ_RETURN_IF_ERROR(all_reduce_after(S, op, &op->results[0], me, ax, na, NULL, CJ_OP_ADD, &sum));
+  cj_replace_all_uses(S->main, &op->results[0], sum);
+  sum->def->operands[0] = &op->results[0];
+  *done = true;
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status rule_scatter(state *S, cj_op *op) {
   const cj_attr *dn = cj_op_attr(op, "scatter_dimension_numbers");
   if (!dn || dn->kind != CJ_ATTR_STRUCT || op->nopnds < 3 || op->nopnds % 2 == 0)
@@ -1287,6 +1422,11 @@ static CJ_MUST_USE cj_status rule_scatter(state *S, cj_op *op) {
   bool have = sh_of(S, op->operands[0], &o), is = sh_of(S, op->operands[n], &ix);
   bool uss = sh_of(S, op->operands[n + 1], &us);
   if (!have && !uss && !is) return run_whole(S, op, "nothing split");
+  if (nibd == 0) {
+    bool done;
+    CJ_RETURN_IF_ERROR(scatter_partial(S, op, udim, ivd, &done));
+    if (done) return NULL;
+  }
   const mesh *me = have ? o.mesh : uss ? us.mesh : ix.mesh;
   is = is && ix.mesh == me; /* (splits on another mesh are resharded through replicated) */
   uss = uss && us.mesh == me;
@@ -1388,11 +1528,18 @@ static CJ_MUST_USE cj_status rule_while(state *S, cj_op *op) {
       sp[i] = true;
       st = need(S, op, i, &car[i]);
     }
+  sharding *ps = st ? NULL : malloc(sizeof(sharding) * (n ? n : 1)); /* (partial carries) */
+  bool *pc = ps ? calloc(n ? n : 1, sizeof(bool)) : NULL;
+  if (!st && !pc) st = cj_oom();
+  if (!st) st = cj_spmd_partial_carries(S, op, sp, ps, pc);
   if (!st) st = while_regions(S, op, car, sp, false, NULL, NULL);
+  if (!st) st = cj_spmd_partial_carries_out(S, op, ps, pc);
   for (uint32_t i = 0; !st && i < n; i++)
     if (sp[i]) st = set_result(S, op, i, &car[i]);
   free(car);
   free(sp);
+  free(ps);
+  free(pc);
   return st;
 }
 

@@ -1192,6 +1192,77 @@ static void test_partitioner(void) {
       UNIMPLEMENTED, "sub-axes");
 }
 
+/* Unreduced values made inside a program (docs/SPMD.md): a split value asked for unreduced keeps
+ * its tile among zeros; a loop carries an accumulator of it as partial values and its result is
+ * summed once after the loop (the only all_reduce left); a scatter-add of split updates asked for
+ * unreduced keeps each device's own sums. x = [1, 2, 3, 4] split over "x". */
+static void test_unreduced_made_inside(void) {
+  const char *text =
+      "module {\n"
+      "  sdy.mesh @mesh = <[\"x\"=2]>\n"
+      "  func.func @main(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) -> ("
+      "tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={\"x\"}>}, "
+      "tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={\"x\"}>}, "
+      "tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}, "
+      "tensor<2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={\"x\"}>}) {\n"
+      "    %0 = sdy.sharding_constraint %arg0 <@mesh, [{}], unreduced={\"x\"}> : tensor<4xf32>\n"
+      "    %z = stablehlo.constant dense<0.0> : tensor<4xf32>\n"
+      "    %u = sdy.sharding_constraint %z <@mesh, [{}], unreduced={\"x\"}> : tensor<4xf32>\n"
+      "    %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "    %w:2 = stablehlo.while(%i = %c0, %acc = %u) : tensor<i32>, tensor<4xf32>\n"
+      "     cond {\n"
+      "      %c2 = stablehlo.constant dense<2> : tensor<i32>\n"
+      "      %p = stablehlo.compare LT, %i, %c2 : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %p : tensor<i1>\n"
+      "    } do {\n"
+      "      %a = sdy.sharding_constraint %acc <@mesh, [{}], unreduced={\"x\"}> : tensor<4xf32>\n"
+      "      %t = stablehlo.add %a, %0 : tensor<4xf32>\n"
+      "      %t2 = sdy.sharding_constraint %t <@mesh, [{}], unreduced={\"x\"}> : tensor<4xf32>\n"
+      "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
+      "      %i2 = stablehlo.add %i, %one : tensor<i32>\n"
+      "      stablehlo.return %i2, %t2 : tensor<i32>, tensor<4xf32>\n"
+      "    }\n"
+      "    %r = sdy.sharding_constraint %w#1 <@mesh, [{}], unreduced={\"x\"}> : tensor<4xf32>\n"
+      "    %zz = stablehlo.constant dense<0.0> : tensor<2xf32>\n"
+      "    %ix = stablehlo.constant dense<[[0], [1], [0], [1]]> : tensor<4x1xi32>\n"
+      "    %s = \"stablehlo.scatter\"(%zz, %ix, %arg0) <{scatter_dimension_numbers = "
+      "#stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], "
+      "index_vector_dim = 1>}> ({\n"
+      "    ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+      "      %q = stablehlo.add %x, %y : tensor<f32>\n"
+      "      stablehlo.return %q : tensor<f32>\n"
+      "    }) : (tensor<2xf32>, tensor<4x1xi32>, tensor<4xf32>) -> tensor<2xf32>\n"
+      "    %su = sdy.sharding_constraint %s <@mesh, [{}], unreduced={\"x\"}> : tensor<2xf32>\n"
+      "    return %0, %r, %r, %su : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2xf32>\n"
+      "  }\n"
+      "}\n";
+  float x[2][2] = {{1, 2}, {3, 4}}, tiles[2][4], acc[2][4], sum[2][4], sc[2][2];
+  spec s = {1, 2, PJRT_Buffer_Type_F32, 1, {2}, x, sizeof x[0]};
+  void *outs[4] = {tiles, acc, sum, sc};
+  size_t ob[4] = {sizeof tiles[0], sizeof acc[0], sizeof sum[0], sizeof sc[0]};
+  PJRT_Error *e = run(text, &s, 4, outs, ob, NULL);
+  CHECK_MSG(e == NULL, "unreduced inside: %s", e ? err_msg(e) : "");
+  for (int d = 0; !e && d < 2; d++) {
+    for (int k = 0; k < 4; k++) {
+      float mine = k / 2 == d ? (float)(k + 1) : 0.0f;
+      CHECK_MSG(tiles[d][k] == mine, "tile among zeros: device %d [%d] = %g", d, k, tiles[d][k]);
+      CHECK_MSG(acc[d][k] == 2 * mine, "partial accumulator: device %d [%d] = %g", d, k, acc[d][k]);
+      CHECK_MSG(sum[d][k] == (float)(2 * (k + 1)), "summed: device %d [%d] = %g", d, k, sum[d][k]);
+    }
+    for (int k = 0; k < 2; k++)
+      CHECK_MSG(sc[d][k] == x[d][k], "scatter partial: device %d [%d] = %g", d, k, sc[d][k]);
+  }
+  err_free(e);
+  pb o;
+  opts_for(&o, 1, 2);
+  PJRT_LoadedExecutable *le = compile_ok(client, text, o.b, o.n);
+  char *t = le ? optimized_text(le) : NULL;
+  const char *first = t ? strstr(t, "stablehlo.all_reduce") : NULL;
+  CHECK_MSG(first && !strstr(first + 1, "stablehlo.all_reduce"), "one all_reduce: %s", t ? t : "");
+  free(t);
+  if (le) loaded_free(le);
+}
+
 static void test_partitioning(void) {
   pb o;
   opts_for(&o, 1, 4);
@@ -1314,8 +1385,9 @@ static void test_partitioning(void) {
       }
     err_free(ue);
   }
-  /* a scalar unreduced over "x" and whole along "y": refused (jaxlib crashes converting the
-   * program that reports such an output sharding) */
+  /* a scalar unreduced over "x" and whole along "y": its output sharding has only the trailing
+   * tile dims (unreduced, then replicated), with no comma before them (the text jaxlib's
+   * conversion crashed on) */
   const char *unred_scalar =
       "module {\n"
       "  sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>\n"
@@ -1324,8 +1396,15 @@ static void test_partitioning(void) {
       "    return %arg0 : tensor<f32>\n"
       "  }\n"
       "}\n";
-  ERR(compile_err(client, unred_scalar, o.b, o.n, &le), UNIMPLEMENTED,
-      "a scalar unreduced over some mesh axes and whole along others");
+  le = compile_ok(client, unred_scalar, o.b, o.n);
+  if (le) {
+    char *text = optimized_text(le);
+    if (text)
+      CHECK_CONTAINS(text, "mhlo.spmd_output_sharding = \"{devices=[2,2]0,1,2,3 "
+                           "last_tile_dims={unreduced, replicated}}\"");
+    free(text);
+    loaded_free(le);
+  }
   /* the mesh must span the partitions */
   pb o2;
   opts_for(&o2, 1, 2);
@@ -1608,6 +1687,7 @@ int main(int argc, char **argv) {
     test_loop_and_donation();
     test_failures();
     test_partitioning();
+    test_unreduced_made_inside();
     test_partitioner();
     test_mesh_axes_groups();
     test_many_in_flight();

@@ -236,3 +236,26 @@ def test_all_reduce_moved_past_transpose_and_reshape_text(tmp_path, n):
     got = _run(tmp_path, SINK.format(n=n, rows=rows), [a, b], n, 2)
     np.testing.assert_allclose(got[0], (a.T @ b).T.reshape(-1), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got[1], 2 * (b.T @ a), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(not hasattr(jax.sharding, "AxisType"), reason="needs mesh axis types")
+@pytest.mark.parametrize("types", [("Auto", "Auto"), ("Auto", "Explicit")])
+def test_dot_mismatch_keeps_lhs_rows_split(cj_devices, types):
+    """z @ x2 with z split ("x", "y") and x2 split along its columns ("x"), the contraction split on
+    one side only (pjit's test_auto_user): as many bytes move whichever operand is gathered, and
+    the lhs leads, so the result is split along its rows as XLA:CPU reports (not its columns)."""
+    if NDEV < 4:
+        pytest.skip("needs 4 devices")
+    from jax.sharding import AxisType
+    x_np = np.arange(16.0, dtype=np.float32).reshape(8, 2)
+    got = []
+    for plat in ("cjrt", "cpu"):
+        mesh = jax.make_mesh((2, 2), ("x", "y"), devices=jax.devices(plat)[:4],
+                             axis_types=tuple(getattr(AxisType, t) for t in types))
+        with jax.set_mesh(mesh):
+            a = jax.device_put(x_np, NamedSharding(mesh, P("x", "y")))
+            b = jax.device_put(x_np.T, NamedSharding(mesh, P(None, "x")))
+            out = jax.jit(lambda u, v: jnp.sin(u * 2) @ v)(a, b)
+            got.append((out.sharding.spec, np.asarray(out)))
+    assert got[0][0] == got[1][0], f"cjrt's {got[0][0]} != XLA:CPU's {got[1][0]}"
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-5, atol=1e-5)
