@@ -401,6 +401,44 @@ static void h_group(const fast_run *R, int64_t g, int64_t m, int64_t ks, bool ro
   }
 }
 
+/* A stored input whose reduced space is one contiguous run of a few leaves (a global pool over
+ * the two minor dims: 1024 elements, two leaves) and whose outputs are at one stride: the leaves
+ * of a group of outputs fold as rows (hrows: several outputs' chains in flight, where hfold runs
+ * one output at a time), then each output's leaves combine in h_pair's tree, across the group
+ * at once (the same tree for every output: the same bits as h_pair's). */
+enum { RH_LEAVES_MAX = 8 };
+static bool h_leaf_rows(const fast_params *p, bool kstride) {
+  return !p->src.prog && p->ored.rank == 0 && p->rstr == p->esize && kstride &&
+         p->run > RH_LEAF && p->run <= RH_LEAVES_MAX * RH_LEAF;
+}
+static void h_tree_rows(const fast_params *p, char (*leaf)[RH_GROUP * RACC_MAX], int64_t m,
+                        int64_t i0, int64_t i1, void *acc) {
+  if (h_is_leaf(p, i0, i1)) {
+    memcpy(acc, leaf[i0 / RH_LEAF], (size_t)(m * p->f->abytes));
+    return;
+  }
+  int64_t mid = h_split(p, i0, i1);
+  h_tree_rows(p, leaf, m, i0, mid, acc);
+  _Alignas(64) char tmp[RH_GROUP * RACC_MAX];
+  h_tree_rows(p, leaf, m, mid, i1, tmp);
+  p->f->vcomb(acc, tmp, m);
+}
+static void h_group_leaves(const fast_run *R, int64_t g, int64_t m, int64_t ks, void *acc) {
+  const fast_params *p = R->p;
+  int64_t es = p->esize, ab = p->f->abytes;
+  _Alignas(64) char leaf[RH_LEAVES_MAX][RH_GROUP * RACC_MAX];
+  const char *x = R->in + g * ks;
+  for (int64_t l = 0, i = 0; i < p->run; l++, i += RH_LEAF) {
+    int64_t n = p->run - i < RH_LEAF ? p->run - i : RH_LEAF;
+    if (n >= 16) {
+      p->f->hrows(leaf[l], x + i * es, n, m, ks);
+    } else {
+      for (int64_t k = 0; k < m; k++) p->f->hfold(leaf[l] + k * ab, x + k * ks + i * es, n, es);
+    }
+  }
+  h_tree_rows(p, leaf, m, 0, p->run, acc);
+}
+
 /* units of work: vertical (output row, chunk) pairs; horizontal outputs */
 static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   const fast_params *p = R->p;
@@ -424,8 +462,14 @@ static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   bool rows = one_run && kstride && p->rstr == es && p->run >= 16;
   /* runs hfold folds in index order (short or strided), at one stride: across the outputs */
   bool cols = one_run && kstride && (p->run < 16 || p->rstr != es);
+  bool leaves = h_leaf_rows(p, kstride);
   for (int64_t g = u0; g < u1; g += RH_GROUP) {
     int64_t m = u1 - g < RH_GROUP ? u1 - g : RH_GROUP;
+    if (leaves) {
+      h_group_leaves(R, g, m, ks, acc);
+      p->f->fin(R->out + g * es, R->init, acc, m);
+      continue;
+    }
     if (rows || cols) { /* runs at one stride: their folds side by side */
       h_group(R, g, m, ks, rows, acc);
       p->f->fin(R->out + g * es, R->init, acc, m);

@@ -6,8 +6,8 @@ innermost, two adjacent minor axes, all axes), f32, f64, bf16 (accumulated in f3
 each init a constant written right before its reduce (as JAX writes them), NaN and signed zeros
 for maximum/minimum, a reduction whose result is also used by later ops, repeated reductions
 with different inits, inputs large enough for several blocks of outputs and for the thread
-pool, and random floats whose grouped sum must equal, bit for bit, the sum of a copy of the
-input (x + 0, not grouped).
+pool, and random floats whose grouped sum, max and min must equal, bit for bit, those of
+copies of the input (x + 0, x - 0, x * 1: single reductions; fused from 1 MiB on).
 
 Expected values: make_cases.py's reference folds (small integers: exact in every order). Run
 with a Python that has numpy and ml_dtypes:
@@ -114,12 +114,14 @@ def same_bits_case(dt, axes, shape, threads=None):
     kshape = tuple(shape[d] for d in range(len(shape)) if d not in axes)
     t = ttype(shape, dt)
     xv, _ = iota_data(c, shape, dt, True)
-    z = c.splat(shape, dt, 0.0)
-    yv = c.op("{r} = stablehlo.add %s, %s : %s" % (xv, z, t))
+    z, one = c.splat(shape, dt, 0.0), c.splat(shape, dt, 1.0)
     fns = ref_fns(dt)
-    for op in ("add", "maximum", "minimum"):
+    # copies of x by three different identities (not merged): each the input of one reduce only
+    # (fused into it from 1 MiB on: h_pair's tree on computed runs)
+    for op, how, k in (("add", "add", z), ("maximum", "subtract", z), ("minimum", "multiply", one)):
         iv = c.const(np.array(fns[op][0], dtype=dt))
         a = reduce_op(c, xv, iv, op, axes, shape, dt, kshape)
+        yv = c.op("{r} = stablehlo.%s %s, %s : %s" % (how, xv, k, t))
         jv = c.const(np.array(fns[op][0], dtype=dt))
         b = reduce_op(c, yv, jv, op, axes, shape, dt, kshape)
         c.expect_same(a, b, kshape, dt)
@@ -156,7 +158,8 @@ def main():
                                       threads=threads))
     for dt in (np.float32, np.float64, BF16):
         for shape, axes in (((8, 16, 32, 32), (2, 3)), ((8, 16, 32, 32), (0,)),
-                            ((8, 16, 32, 32), (0, 2, 3)), ((200, 300), (1,)), ((200, 300), None)):
+                            ((8, 16, 32, 32), (0, 2, 3)), ((200, 300), (1,)), ((200, 300), None),
+                            ((4, 64, 1030), (2,)), ((16, 8, 48, 48), (2, 3))):
             axes = axes or (0, 1)
             for threads in (1, None):
                 cases.append(same_bits_case(dt, axes, shape, threads=threads))

@@ -1322,22 +1322,25 @@ func.func @main() {
   %v3 = stablehlo.sine %v2 : tensor<131072xf32>
   %v4 = stablehlo.reshape %v3 : (tensor<131072xf32>) -> tensor<8x16x32x32xf32>
   %c5 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xf32>
-  %v6 = stablehlo.add %v4, %c5 : tensor<8x16x32x32xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xf32>
   %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
   %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
-  %c9 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
-  %v10 = stablehlo.reduce(%v6 init: %c9) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
-  stablehlo.custom_call @check.expect_eq(%v8, %v10) {has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> ()
-  %c11 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v12 = stablehlo.reduce(%v4 init: %c11) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
-  %c13 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v14 = stablehlo.reduce(%v6 init: %c13) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
-  stablehlo.custom_call @check.expect_eq(%v12, %v14) {has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> ()
-  %c15 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v16 = stablehlo.reduce(%v4 init: %c15) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<8x16x32x32xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<8x16x32x32xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> ()
   %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v18 = stablehlo.reduce(%v6 init: %c17) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
-  stablehlo.custom_call @check.expect_eq(%v16, %v18) {has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> ()
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<8x16x32x32xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> ()
   return
 }
 
@@ -1350,22 +1353,25 @@ func.func @main() {
   %v3 = stablehlo.sine %v2 : tensor<131072xf32>
   %v4 = stablehlo.reshape %v3 : (tensor<131072xf32>) -> tensor<8x16x32x32xf32>
   %c5 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xf32>
-  %v6 = stablehlo.add %v4, %c5 : tensor<8x16x32x32xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xf32>
   %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
   %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
-  %c9 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
-  %v10 = stablehlo.reduce(%v6 init: %c9) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
-  stablehlo.custom_call @check.expect_eq(%v8, %v10) {has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> ()
-  %c11 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v12 = stablehlo.reduce(%v4 init: %c11) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
-  %c13 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v14 = stablehlo.reduce(%v6 init: %c13) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
-  stablehlo.custom_call @check.expect_eq(%v12, %v14) {has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> ()
-  %c15 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v16 = stablehlo.reduce(%v4 init: %c15) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<8x16x32x32xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<8x16x32x32xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> ()
   %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v18 = stablehlo.reduce(%v6 init: %c17) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
-  stablehlo.custom_call @check.expect_eq(%v16, %v18) {has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> ()
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<8x16x32x32xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<8x16xf32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<8x16xf32>, tensor<8x16xf32>) -> ()
   return
 }
 
@@ -1379,22 +1385,25 @@ func.func @main() {
   %v3 = stablehlo.sine %v2 : tensor<131072xf32>
   %v4 = stablehlo.reshape %v3 : (tensor<131072xf32>) -> tensor<8x16x32x32xf32>
   %c5 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xf32>
-  %v6 = stablehlo.add %v4, %c5 : tensor<8x16x32x32xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xf32>
   %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
   %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
-  %c9 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
-  %v10 = stablehlo.reduce(%v6 init: %c9) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
-  stablehlo.custom_call @check.expect_eq(%v8, %v10) {has_side_effect = true} : (tensor<16x32x32xf32>, tensor<16x32x32xf32>) -> ()
-  %c11 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v12 = stablehlo.reduce(%v4 init: %c11) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
-  %c13 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v14 = stablehlo.reduce(%v6 init: %c13) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
-  stablehlo.custom_call @check.expect_eq(%v12, %v14) {has_side_effect = true} : (tensor<16x32x32xf32>, tensor<16x32x32xf32>) -> ()
-  %c15 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v16 = stablehlo.reduce(%v4 init: %c15) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<8x16x32x32xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<16x32x32xf32>, tensor<16x32x32xf32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<8x16x32x32xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<16x32x32xf32>, tensor<16x32x32xf32>) -> ()
   %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v18 = stablehlo.reduce(%v6 init: %c17) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
-  stablehlo.custom_call @check.expect_eq(%v16, %v18) {has_side_effect = true} : (tensor<16x32x32xf32>, tensor<16x32x32xf32>) -> ()
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<8x16x32x32xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<16x32x32xf32>, tensor<16x32x32xf32>) -> ()
   return
 }
 
@@ -1407,22 +1416,25 @@ func.func @main() {
   %v3 = stablehlo.sine %v2 : tensor<131072xf32>
   %v4 = stablehlo.reshape %v3 : (tensor<131072xf32>) -> tensor<8x16x32x32xf32>
   %c5 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xf32>
-  %v6 = stablehlo.add %v4, %c5 : tensor<8x16x32x32xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xf32>
   %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
   %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
-  %c9 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
-  %v10 = stablehlo.reduce(%v6 init: %c9) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
-  stablehlo.custom_call @check.expect_eq(%v8, %v10) {has_side_effect = true} : (tensor<16x32x32xf32>, tensor<16x32x32xf32>) -> ()
-  %c11 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v12 = stablehlo.reduce(%v4 init: %c11) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
-  %c13 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v14 = stablehlo.reduce(%v6 init: %c13) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
-  stablehlo.custom_call @check.expect_eq(%v12, %v14) {has_side_effect = true} : (tensor<16x32x32xf32>, tensor<16x32x32xf32>) -> ()
-  %c15 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v16 = stablehlo.reduce(%v4 init: %c15) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<8x16x32x32xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<16x32x32xf32>, tensor<16x32x32xf32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<8x16x32x32xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<16x32x32xf32>, tensor<16x32x32xf32>) -> ()
   %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v18 = stablehlo.reduce(%v6 init: %c17) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
-  stablehlo.custom_call @check.expect_eq(%v16, %v18) {has_side_effect = true} : (tensor<16x32x32xf32>, tensor<16x32x32xf32>) -> ()
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<8x16x32x32xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16x32x32xf32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<16x32x32xf32>, tensor<16x32x32xf32>) -> ()
   return
 }
 
@@ -1436,22 +1448,25 @@ func.func @main() {
   %v3 = stablehlo.sine %v2 : tensor<131072xf32>
   %v4 = stablehlo.reshape %v3 : (tensor<131072xf32>) -> tensor<8x16x32x32xf32>
   %c5 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xf32>
-  %v6 = stablehlo.add %v4, %c5 : tensor<8x16x32x32xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xf32>
   %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
   %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
-  %c9 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
-  %v10 = stablehlo.reduce(%v6 init: %c9) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
-  stablehlo.custom_call @check.expect_eq(%v8, %v10) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
-  %c11 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v12 = stablehlo.reduce(%v4 init: %c11) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
-  %c13 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v14 = stablehlo.reduce(%v6 init: %c13) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
-  stablehlo.custom_call @check.expect_eq(%v12, %v14) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
-  %c15 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v16 = stablehlo.reduce(%v4 init: %c15) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<8x16x32x32xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<8x16x32x32xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
   %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v18 = stablehlo.reduce(%v6 init: %c17) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
-  stablehlo.custom_call @check.expect_eq(%v16, %v18) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<8x16x32x32xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
   return
 }
 
@@ -1464,22 +1479,25 @@ func.func @main() {
   %v3 = stablehlo.sine %v2 : tensor<131072xf32>
   %v4 = stablehlo.reshape %v3 : (tensor<131072xf32>) -> tensor<8x16x32x32xf32>
   %c5 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xf32>
-  %v6 = stablehlo.add %v4, %c5 : tensor<8x16x32x32xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xf32>
   %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
   %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
-  %c9 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
-  %v10 = stablehlo.reduce(%v6 init: %c9) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
-  stablehlo.custom_call @check.expect_eq(%v8, %v10) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
-  %c11 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v12 = stablehlo.reduce(%v4 init: %c11) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
-  %c13 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v14 = stablehlo.reduce(%v6 init: %c13) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
-  stablehlo.custom_call @check.expect_eq(%v12, %v14) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
-  %c15 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v16 = stablehlo.reduce(%v4 init: %c15) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<8x16x32x32xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<8x16x32x32xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
   %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v18 = stablehlo.reduce(%v6 init: %c17) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
-  stablehlo.custom_call @check.expect_eq(%v16, %v18) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<8x16x32x32xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf32>, tensor<f32>) -> tensor<16xf32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<16xf32>, tensor<16xf32>) -> ()
   return
 }
 
@@ -1493,22 +1511,25 @@ func.func @main() {
   %v3 = stablehlo.sine %v2 : tensor<60000xf32>
   %v4 = stablehlo.reshape %v3 : (tensor<60000xf32>) -> tensor<200x300xf32>
   %c5 = stablehlo.constant dense<0.0> : tensor<200x300xf32>
-  %v6 = stablehlo.add %v4, %c5 : tensor<200x300xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<200x300xf32>
   %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
   %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
-  %c9 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
-  %v10 = stablehlo.reduce(%v6 init: %c9) applies stablehlo.add across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
-  stablehlo.custom_call @check.expect_eq(%v8, %v10) {has_side_effect = true} : (tensor<200xf32>, tensor<200xf32>) -> ()
-  %c11 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v12 = stablehlo.reduce(%v4 init: %c11) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
-  %c13 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v14 = stablehlo.reduce(%v6 init: %c13) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
-  stablehlo.custom_call @check.expect_eq(%v12, %v14) {has_side_effect = true} : (tensor<200xf32>, tensor<200xf32>) -> ()
-  %c15 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v16 = stablehlo.reduce(%v4 init: %c15) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<200x300xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<200xf32>, tensor<200xf32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<200x300xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<200xf32>, tensor<200xf32>) -> ()
   %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v18 = stablehlo.reduce(%v6 init: %c17) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
-  stablehlo.custom_call @check.expect_eq(%v16, %v18) {has_side_effect = true} : (tensor<200xf32>, tensor<200xf32>) -> ()
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<200x300xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<200xf32>, tensor<200xf32>) -> ()
   return
 }
 
@@ -1521,22 +1542,25 @@ func.func @main() {
   %v3 = stablehlo.sine %v2 : tensor<60000xf32>
   %v4 = stablehlo.reshape %v3 : (tensor<60000xf32>) -> tensor<200x300xf32>
   %c5 = stablehlo.constant dense<0.0> : tensor<200x300xf32>
-  %v6 = stablehlo.add %v4, %c5 : tensor<200x300xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<200x300xf32>
   %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
   %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
-  %c9 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
-  %v10 = stablehlo.reduce(%v6 init: %c9) applies stablehlo.add across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
-  stablehlo.custom_call @check.expect_eq(%v8, %v10) {has_side_effect = true} : (tensor<200xf32>, tensor<200xf32>) -> ()
-  %c11 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v12 = stablehlo.reduce(%v4 init: %c11) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
-  %c13 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v14 = stablehlo.reduce(%v6 init: %c13) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
-  stablehlo.custom_call @check.expect_eq(%v12, %v14) {has_side_effect = true} : (tensor<200xf32>, tensor<200xf32>) -> ()
-  %c15 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v16 = stablehlo.reduce(%v4 init: %c15) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<200x300xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<200xf32>, tensor<200xf32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<200x300xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<200xf32>, tensor<200xf32>) -> ()
   %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v18 = stablehlo.reduce(%v6 init: %c17) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
-  stablehlo.custom_call @check.expect_eq(%v16, %v18) {has_side_effect = true} : (tensor<200xf32>, tensor<200xf32>) -> ()
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<200x300xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<200xf32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<200xf32>, tensor<200xf32>) -> ()
   return
 }
 
@@ -1550,22 +1574,25 @@ func.func @main() {
   %v3 = stablehlo.sine %v2 : tensor<60000xf32>
   %v4 = stablehlo.reshape %v3 : (tensor<60000xf32>) -> tensor<200x300xf32>
   %c5 = stablehlo.constant dense<0.0> : tensor<200x300xf32>
-  %v6 = stablehlo.add %v4, %c5 : tensor<200x300xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<200x300xf32>
   %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
   %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
-  %c9 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
-  %v10 = stablehlo.reduce(%v6 init: %c9) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
-  stablehlo.custom_call @check.expect_eq(%v8, %v10) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
-  %c11 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v12 = stablehlo.reduce(%v4 init: %c11) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
-  %c13 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v14 = stablehlo.reduce(%v6 init: %c13) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
-  stablehlo.custom_call @check.expect_eq(%v12, %v14) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
-  %c15 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v16 = stablehlo.reduce(%v4 init: %c15) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<200x300xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<200x300xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
   %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v18 = stablehlo.reduce(%v6 init: %c17) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
-  stablehlo.custom_call @check.expect_eq(%v16, %v18) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<200x300xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
   return
 }
 
@@ -1578,22 +1605,151 @@ func.func @main() {
   %v3 = stablehlo.sine %v2 : tensor<60000xf32>
   %v4 = stablehlo.reshape %v3 : (tensor<60000xf32>) -> tensor<200x300xf32>
   %c5 = stablehlo.constant dense<0.0> : tensor<200x300xf32>
-  %v6 = stablehlo.add %v4, %c5 : tensor<200x300xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<200x300xf32>
   %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
   %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
-  %c9 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
-  %v10 = stablehlo.reduce(%v6 init: %c9) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
-  stablehlo.custom_call @check.expect_eq(%v8, %v10) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
-  %c11 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v12 = stablehlo.reduce(%v4 init: %c11) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
-  %c13 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
-  %v14 = stablehlo.reduce(%v6 init: %c13) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
-  stablehlo.custom_call @check.expect_eq(%v12, %v14) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
-  %c15 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v16 = stablehlo.reduce(%v4 init: %c15) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<200x300xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<200x300xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
   %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
-  %v18 = stablehlo.reduce(%v6 init: %c17) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
-  stablehlo.custom_call @check.expect_eq(%v16, %v18) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<200x300xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf32>, tensor<f32>) -> tensor<f32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
+  return
+}
+
+// -----
+// case: sibling reductions of random f32[4, 64, 1030] over [2] equal single reductions bit for bit
+// threads: 1
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<263680xf32>
+  %c1 = stablehlo.constant dense<0.37> : tensor<263680xf32>
+  %v2 = stablehlo.multiply %v0, %c1 : tensor<263680xf32>
+  %v3 = stablehlo.sine %v2 : tensor<263680xf32>
+  %v4 = stablehlo.reshape %v3 : (tensor<263680xf32>) -> tensor<4x64x1030xf32>
+  %c5 = stablehlo.constant dense<0.0> : tensor<4x64x1030xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<4x64x1030xf32>
+  %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [2] : (tensor<4x64x1030xf32>, tensor<f32>) -> tensor<4x64xf32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<4x64x1030xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [2] : (tensor<4x64x1030xf32>, tensor<f32>) -> tensor<4x64xf32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<4x64xf32>, tensor<4x64xf32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [2] : (tensor<4x64x1030xf32>, tensor<f32>) -> tensor<4x64xf32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<4x64x1030xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [2] : (tensor<4x64x1030xf32>, tensor<f32>) -> tensor<4x64xf32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<4x64xf32>, tensor<4x64xf32>) -> ()
+  %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [2] : (tensor<4x64x1030xf32>, tensor<f32>) -> tensor<4x64xf32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<4x64x1030xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [2] : (tensor<4x64x1030xf32>, tensor<f32>) -> tensor<4x64xf32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<4x64xf32>, tensor<4x64xf32>) -> ()
+  return
+}
+
+// -----
+// case: sibling reductions of random f32[4, 64, 1030] over [2] equal single reductions bit for bit
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<263680xf32>
+  %c1 = stablehlo.constant dense<0.37> : tensor<263680xf32>
+  %v2 = stablehlo.multiply %v0, %c1 : tensor<263680xf32>
+  %v3 = stablehlo.sine %v2 : tensor<263680xf32>
+  %v4 = stablehlo.reshape %v3 : (tensor<263680xf32>) -> tensor<4x64x1030xf32>
+  %c5 = stablehlo.constant dense<0.0> : tensor<4x64x1030xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<4x64x1030xf32>
+  %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [2] : (tensor<4x64x1030xf32>, tensor<f32>) -> tensor<4x64xf32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<4x64x1030xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [2] : (tensor<4x64x1030xf32>, tensor<f32>) -> tensor<4x64xf32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<4x64xf32>, tensor<4x64xf32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [2] : (tensor<4x64x1030xf32>, tensor<f32>) -> tensor<4x64xf32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<4x64x1030xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [2] : (tensor<4x64x1030xf32>, tensor<f32>) -> tensor<4x64xf32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<4x64xf32>, tensor<4x64xf32>) -> ()
+  %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [2] : (tensor<4x64x1030xf32>, tensor<f32>) -> tensor<4x64xf32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<4x64x1030xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [2] : (tensor<4x64x1030xf32>, tensor<f32>) -> tensor<4x64xf32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<4x64xf32>, tensor<4x64xf32>) -> ()
+  return
+}
+
+// -----
+// case: sibling reductions of random f32[16, 8, 48, 48] over [2, 3] equal single reductions bit for bit
+// threads: 1
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<294912xf32>
+  %c1 = stablehlo.constant dense<0.37> : tensor<294912xf32>
+  %v2 = stablehlo.multiply %v0, %c1 : tensor<294912xf32>
+  %v3 = stablehlo.sine %v2 : tensor<294912xf32>
+  %v4 = stablehlo.reshape %v3 : (tensor<294912xf32>) -> tensor<16x8x48x48xf32>
+  %c5 = stablehlo.constant dense<0.0> : tensor<16x8x48x48xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<16x8x48x48xf32>
+  %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [2, 3] : (tensor<16x8x48x48xf32>, tensor<f32>) -> tensor<16x8xf32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<16x8x48x48xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [2, 3] : (tensor<16x8x48x48xf32>, tensor<f32>) -> tensor<16x8xf32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<16x8xf32>, tensor<16x8xf32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<16x8x48x48xf32>, tensor<f32>) -> tensor<16x8xf32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<16x8x48x48xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<16x8x48x48xf32>, tensor<f32>) -> tensor<16x8xf32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<16x8xf32>, tensor<16x8xf32>) -> ()
+  %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<16x8x48x48xf32>, tensor<f32>) -> tensor<16x8xf32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<16x8x48x48xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<16x8x48x48xf32>, tensor<f32>) -> tensor<16x8xf32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<16x8xf32>, tensor<16x8xf32>) -> ()
+  return
+}
+
+// -----
+// case: sibling reductions of random f32[16, 8, 48, 48] over [2, 3] equal single reductions bit for bit
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<294912xf32>
+  %c1 = stablehlo.constant dense<0.37> : tensor<294912xf32>
+  %v2 = stablehlo.multiply %v0, %c1 : tensor<294912xf32>
+  %v3 = stablehlo.sine %v2 : tensor<294912xf32>
+  %v4 = stablehlo.reshape %v3 : (tensor<294912xf32>) -> tensor<16x8x48x48xf32>
+  %c5 = stablehlo.constant dense<0.0> : tensor<16x8x48x48xf32>
+  %c6 = stablehlo.constant dense<1.0> : tensor<16x8x48x48xf32>
+  %c7 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v8 = stablehlo.reduce(%v4 init: %c7) applies stablehlo.add across dimensions = [2, 3] : (tensor<16x8x48x48xf32>, tensor<f32>) -> tensor<16x8xf32>
+  %v9 = stablehlo.add %v4, %c5 : tensor<16x8x48x48xf32>
+  %c10 = stablehlo.constant dense<"0x00000000"> : tensor<f32>
+  %v11 = stablehlo.reduce(%v9 init: %c10) applies stablehlo.add across dimensions = [2, 3] : (tensor<16x8x48x48xf32>, tensor<f32>) -> tensor<16x8xf32>
+  stablehlo.custom_call @check.expect_eq(%v8, %v11) {has_side_effect = true} : (tensor<16x8xf32>, tensor<16x8xf32>) -> ()
+  %c12 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v13 = stablehlo.reduce(%v4 init: %c12) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<16x8x48x48xf32>, tensor<f32>) -> tensor<16x8xf32>
+  %v14 = stablehlo.subtract %v4, %c5 : tensor<16x8x48x48xf32>
+  %c15 = stablehlo.constant dense<"0x000080FF"> : tensor<f32>
+  %v16 = stablehlo.reduce(%v14 init: %c15) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<16x8x48x48xf32>, tensor<f32>) -> tensor<16x8xf32>
+  stablehlo.custom_call @check.expect_eq(%v13, %v16) {has_side_effect = true} : (tensor<16x8xf32>, tensor<16x8xf32>) -> ()
+  %c17 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v18 = stablehlo.reduce(%v4 init: %c17) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<16x8x48x48xf32>, tensor<f32>) -> tensor<16x8xf32>
+  %v19 = stablehlo.multiply %v4, %c6 : tensor<16x8x48x48xf32>
+  %c20 = stablehlo.constant dense<"0x0000807F"> : tensor<f32>
+  %v21 = stablehlo.reduce(%v19 init: %c20) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<16x8x48x48xf32>, tensor<f32>) -> tensor<16x8xf32>
+  stablehlo.custom_call @check.expect_eq(%v18, %v21) {has_side_effect = true} : (tensor<16x8xf32>, tensor<16x8xf32>) -> ()
   return
 }
 
@@ -1608,22 +1764,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<131072xf32>) -> tensor<131072xf64>
   %v5 = stablehlo.reshape %v4 : (tensor<131072xf64>) -> tensor<8x16x32x32xf64>
   %c6 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xf64>
-  %v7 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xf64>
   %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
-  %c10 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<8x16xf64>, tensor<8x16xf64>) -> ()
-  %c12 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
-  %c14 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<8x16xf64>, tensor<8x16xf64>) -> ()
-  %c16 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<8x16xf64>, tensor<8x16xf64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<8x16x32x32xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<8x16xf64>, tensor<8x16xf64>) -> ()
   %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<8x16xf64>, tensor<8x16xf64>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<8x16x32x32xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<8x16xf64>, tensor<8x16xf64>) -> ()
   return
 }
 
@@ -1637,22 +1796,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<131072xf32>) -> tensor<131072xf64>
   %v5 = stablehlo.reshape %v4 : (tensor<131072xf64>) -> tensor<8x16x32x32xf64>
   %c6 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xf64>
-  %v7 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xf64>
   %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
-  %c10 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<8x16xf64>, tensor<8x16xf64>) -> ()
-  %c12 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
-  %c14 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<8x16xf64>, tensor<8x16xf64>) -> ()
-  %c16 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<8x16xf64>, tensor<8x16xf64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<8x16x32x32xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<8x16xf64>, tensor<8x16xf64>) -> ()
   %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<8x16xf64>, tensor<8x16xf64>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<8x16x32x32xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<8x16xf64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<8x16xf64>, tensor<8x16xf64>) -> ()
   return
 }
 
@@ -1667,22 +1829,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<131072xf32>) -> tensor<131072xf64>
   %v5 = stablehlo.reshape %v4 : (tensor<131072xf64>) -> tensor<8x16x32x32xf64>
   %c6 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xf64>
-  %v7 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xf64>
   %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
-  %c10 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<16x32x32xf64>, tensor<16x32x32xf64>) -> ()
-  %c12 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
-  %c14 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<16x32x32xf64>, tensor<16x32x32xf64>) -> ()
-  %c16 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<16x32x32xf64>, tensor<16x32x32xf64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<8x16x32x32xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<16x32x32xf64>, tensor<16x32x32xf64>) -> ()
   %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<16x32x32xf64>, tensor<16x32x32xf64>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<8x16x32x32xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<16x32x32xf64>, tensor<16x32x32xf64>) -> ()
   return
 }
 
@@ -1696,22 +1861,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<131072xf32>) -> tensor<131072xf64>
   %v5 = stablehlo.reshape %v4 : (tensor<131072xf64>) -> tensor<8x16x32x32xf64>
   %c6 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xf64>
-  %v7 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xf64>
   %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
-  %c10 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<16x32x32xf64>, tensor<16x32x32xf64>) -> ()
-  %c12 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
-  %c14 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<16x32x32xf64>, tensor<16x32x32xf64>) -> ()
-  %c16 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<16x32x32xf64>, tensor<16x32x32xf64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<8x16x32x32xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<16x32x32xf64>, tensor<16x32x32xf64>) -> ()
   %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<16x32x32xf64>, tensor<16x32x32xf64>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<8x16x32x32xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16x32x32xf64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<16x32x32xf64>, tensor<16x32x32xf64>) -> ()
   return
 }
 
@@ -1726,22 +1894,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<131072xf32>) -> tensor<131072xf64>
   %v5 = stablehlo.reshape %v4 : (tensor<131072xf64>) -> tensor<8x16x32x32xf64>
   %c6 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xf64>
-  %v7 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xf64>
   %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
-  %c10 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<16xf64>, tensor<16xf64>) -> ()
-  %c12 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
-  %c14 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<16xf64>, tensor<16xf64>) -> ()
-  %c16 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<16xf64>, tensor<16xf64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<8x16x32x32xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<16xf64>, tensor<16xf64>) -> ()
   %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<16xf64>, tensor<16xf64>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<8x16x32x32xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<16xf64>, tensor<16xf64>) -> ()
   return
 }
 
@@ -1755,22 +1926,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<131072xf32>) -> tensor<131072xf64>
   %v5 = stablehlo.reshape %v4 : (tensor<131072xf64>) -> tensor<8x16x32x32xf64>
   %c6 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xf64>
-  %v7 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xf64>
   %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
-  %c10 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<16xf64>, tensor<16xf64>) -> ()
-  %c12 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
-  %c14 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<16xf64>, tensor<16xf64>) -> ()
-  %c16 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<16xf64>, tensor<16xf64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<8x16x32x32xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<16xf64>, tensor<16xf64>) -> ()
   %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<16xf64>, tensor<16xf64>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<8x16x32x32xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xf64>, tensor<f64>) -> tensor<16xf64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<16xf64>, tensor<16xf64>) -> ()
   return
 }
 
@@ -1785,22 +1959,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<60000xf32>) -> tensor<60000xf64>
   %v5 = stablehlo.reshape %v4 : (tensor<60000xf64>) -> tensor<200x300xf64>
   %c6 = stablehlo.constant dense<0.0> : tensor<200x300xf64>
-  %v7 = stablehlo.add %v5, %c6 : tensor<200x300xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<200x300xf64>
   %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
-  %c10 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<200xf64>, tensor<200xf64>) -> ()
-  %c12 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
-  %c14 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<200xf64>, tensor<200xf64>) -> ()
-  %c16 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<200x300xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<200xf64>, tensor<200xf64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<200x300xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<200xf64>, tensor<200xf64>) -> ()
   %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<200xf64>, tensor<200xf64>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<200x300xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<200xf64>, tensor<200xf64>) -> ()
   return
 }
 
@@ -1814,22 +1991,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<60000xf32>) -> tensor<60000xf64>
   %v5 = stablehlo.reshape %v4 : (tensor<60000xf64>) -> tensor<200x300xf64>
   %c6 = stablehlo.constant dense<0.0> : tensor<200x300xf64>
-  %v7 = stablehlo.add %v5, %c6 : tensor<200x300xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<200x300xf64>
   %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
-  %c10 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<200xf64>, tensor<200xf64>) -> ()
-  %c12 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
-  %c14 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<200xf64>, tensor<200xf64>) -> ()
-  %c16 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<200x300xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<200xf64>, tensor<200xf64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<200x300xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<200xf64>, tensor<200xf64>) -> ()
   %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<200xf64>, tensor<200xf64>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<200x300xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<200xf64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<200xf64>, tensor<200xf64>) -> ()
   return
 }
 
@@ -1844,22 +2024,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<60000xf32>) -> tensor<60000xf64>
   %v5 = stablehlo.reshape %v4 : (tensor<60000xf64>) -> tensor<200x300xf64>
   %c6 = stablehlo.constant dense<0.0> : tensor<200x300xf64>
-  %v7 = stablehlo.add %v5, %c6 : tensor<200x300xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<200x300xf64>
   %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
-  %c10 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<f64>, tensor<f64>) -> ()
-  %c12 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
-  %c14 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<f64>, tensor<f64>) -> ()
-  %c16 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<200x300xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<f64>, tensor<f64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<200x300xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<f64>, tensor<f64>) -> ()
   %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<f64>, tensor<f64>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<200x300xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<f64>, tensor<f64>) -> ()
   return
 }
 
@@ -1873,22 +2056,155 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<60000xf32>) -> tensor<60000xf64>
   %v5 = stablehlo.reshape %v4 : (tensor<60000xf64>) -> tensor<200x300xf64>
   %c6 = stablehlo.constant dense<0.0> : tensor<200x300xf64>
-  %v7 = stablehlo.add %v5, %c6 : tensor<200x300xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<200x300xf64>
   %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
-  %c10 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<f64>, tensor<f64>) -> ()
-  %c12 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
-  %c14 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<f64>, tensor<f64>) -> ()
-  %c16 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<200x300xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<f64>, tensor<f64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<200x300xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<f64>, tensor<f64>) -> ()
   %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<f64>, tensor<f64>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<200x300xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xf64>, tensor<f64>) -> tensor<f64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<f64>, tensor<f64>) -> ()
+  return
+}
+
+// -----
+// case: sibling reductions of random f64[4, 64, 1030] over [2] equal single reductions bit for bit
+// threads: 1
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<263680xf32>
+  %c1 = stablehlo.constant dense<0.37> : tensor<263680xf32>
+  %v2 = stablehlo.multiply %v0, %c1 : tensor<263680xf32>
+  %v3 = stablehlo.sine %v2 : tensor<263680xf32>
+  %v4 = stablehlo.convert %v3 : (tensor<263680xf32>) -> tensor<263680xf64>
+  %v5 = stablehlo.reshape %v4 : (tensor<263680xf64>) -> tensor<4x64x1030xf64>
+  %c6 = stablehlo.constant dense<0.0> : tensor<4x64x1030xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<4x64x1030xf64>
+  %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [2] : (tensor<4x64x1030xf64>, tensor<f64>) -> tensor<4x64xf64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<4x64x1030xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [2] : (tensor<4x64x1030xf64>, tensor<f64>) -> tensor<4x64xf64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<4x64xf64>, tensor<4x64xf64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [2] : (tensor<4x64x1030xf64>, tensor<f64>) -> tensor<4x64xf64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<4x64x1030xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [2] : (tensor<4x64x1030xf64>, tensor<f64>) -> tensor<4x64xf64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<4x64xf64>, tensor<4x64xf64>) -> ()
+  %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [2] : (tensor<4x64x1030xf64>, tensor<f64>) -> tensor<4x64xf64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<4x64x1030xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [2] : (tensor<4x64x1030xf64>, tensor<f64>) -> tensor<4x64xf64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<4x64xf64>, tensor<4x64xf64>) -> ()
+  return
+}
+
+// -----
+// case: sibling reductions of random f64[4, 64, 1030] over [2] equal single reductions bit for bit
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<263680xf32>
+  %c1 = stablehlo.constant dense<0.37> : tensor<263680xf32>
+  %v2 = stablehlo.multiply %v0, %c1 : tensor<263680xf32>
+  %v3 = stablehlo.sine %v2 : tensor<263680xf32>
+  %v4 = stablehlo.convert %v3 : (tensor<263680xf32>) -> tensor<263680xf64>
+  %v5 = stablehlo.reshape %v4 : (tensor<263680xf64>) -> tensor<4x64x1030xf64>
+  %c6 = stablehlo.constant dense<0.0> : tensor<4x64x1030xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<4x64x1030xf64>
+  %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [2] : (tensor<4x64x1030xf64>, tensor<f64>) -> tensor<4x64xf64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<4x64x1030xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [2] : (tensor<4x64x1030xf64>, tensor<f64>) -> tensor<4x64xf64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<4x64xf64>, tensor<4x64xf64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [2] : (tensor<4x64x1030xf64>, tensor<f64>) -> tensor<4x64xf64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<4x64x1030xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [2] : (tensor<4x64x1030xf64>, tensor<f64>) -> tensor<4x64xf64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<4x64xf64>, tensor<4x64xf64>) -> ()
+  %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [2] : (tensor<4x64x1030xf64>, tensor<f64>) -> tensor<4x64xf64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<4x64x1030xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [2] : (tensor<4x64x1030xf64>, tensor<f64>) -> tensor<4x64xf64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<4x64xf64>, tensor<4x64xf64>) -> ()
+  return
+}
+
+// -----
+// case: sibling reductions of random f64[16, 8, 48, 48] over [2, 3] equal single reductions bit for bit
+// threads: 1
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<294912xf32>
+  %c1 = stablehlo.constant dense<0.37> : tensor<294912xf32>
+  %v2 = stablehlo.multiply %v0, %c1 : tensor<294912xf32>
+  %v3 = stablehlo.sine %v2 : tensor<294912xf32>
+  %v4 = stablehlo.convert %v3 : (tensor<294912xf32>) -> tensor<294912xf64>
+  %v5 = stablehlo.reshape %v4 : (tensor<294912xf64>) -> tensor<16x8x48x48xf64>
+  %c6 = stablehlo.constant dense<0.0> : tensor<16x8x48x48xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<16x8x48x48xf64>
+  %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [2, 3] : (tensor<16x8x48x48xf64>, tensor<f64>) -> tensor<16x8xf64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<16x8x48x48xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [2, 3] : (tensor<16x8x48x48xf64>, tensor<f64>) -> tensor<16x8xf64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<16x8xf64>, tensor<16x8xf64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<16x8x48x48xf64>, tensor<f64>) -> tensor<16x8xf64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<16x8x48x48xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<16x8x48x48xf64>, tensor<f64>) -> tensor<16x8xf64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<16x8xf64>, tensor<16x8xf64>) -> ()
+  %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<16x8x48x48xf64>, tensor<f64>) -> tensor<16x8xf64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<16x8x48x48xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<16x8x48x48xf64>, tensor<f64>) -> tensor<16x8xf64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<16x8xf64>, tensor<16x8xf64>) -> ()
+  return
+}
+
+// -----
+// case: sibling reductions of random f64[16, 8, 48, 48] over [2, 3] equal single reductions bit for bit
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<294912xf32>
+  %c1 = stablehlo.constant dense<0.37> : tensor<294912xf32>
+  %v2 = stablehlo.multiply %v0, %c1 : tensor<294912xf32>
+  %v3 = stablehlo.sine %v2 : tensor<294912xf32>
+  %v4 = stablehlo.convert %v3 : (tensor<294912xf32>) -> tensor<294912xf64>
+  %v5 = stablehlo.reshape %v4 : (tensor<294912xf64>) -> tensor<16x8x48x48xf64>
+  %c6 = stablehlo.constant dense<0.0> : tensor<16x8x48x48xf64>
+  %c7 = stablehlo.constant dense<1.0> : tensor<16x8x48x48xf64>
+  %c8 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [2, 3] : (tensor<16x8x48x48xf64>, tensor<f64>) -> tensor<16x8xf64>
+  %v10 = stablehlo.add %v5, %c6 : tensor<16x8x48x48xf64>
+  %c11 = stablehlo.constant dense<"0x0000000000000000"> : tensor<f64>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [2, 3] : (tensor<16x8x48x48xf64>, tensor<f64>) -> tensor<16x8xf64>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<16x8xf64>, tensor<16x8xf64>) -> ()
+  %c13 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<16x8x48x48xf64>, tensor<f64>) -> tensor<16x8xf64>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<16x8x48x48xf64>
+  %c16 = stablehlo.constant dense<"0x000000000000F0FF"> : tensor<f64>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<16x8x48x48xf64>, tensor<f64>) -> tensor<16x8xf64>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<16x8xf64>, tensor<16x8xf64>) -> ()
+  %c18 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<16x8x48x48xf64>, tensor<f64>) -> tensor<16x8xf64>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<16x8x48x48xf64>
+  %c21 = stablehlo.constant dense<"0x000000000000F07F"> : tensor<f64>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<16x8x48x48xf64>, tensor<f64>) -> tensor<16x8xf64>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<16x8xf64>, tensor<16x8xf64>) -> ()
   return
 }
 
@@ -1903,22 +2219,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<131072xf32>) -> tensor<131072xbf16>
   %v5 = stablehlo.reshape %v4 : (tensor<131072xbf16>) -> tensor<8x16x32x32xbf16>
   %c6 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xbf16>
-  %v7 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xbf16>
   %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
-  %c10 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<8x16xbf16>, tensor<8x16xbf16>) -> ()
-  %c12 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
-  %c14 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<8x16xbf16>, tensor<8x16xbf16>) -> ()
-  %c16 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<8x16xbf16>, tensor<8x16xbf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<8x16xbf16>, tensor<8x16xbf16>) -> ()
   %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<8x16xbf16>, tensor<8x16xbf16>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<8x16x32x32xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<8x16xbf16>, tensor<8x16xbf16>) -> ()
   return
 }
 
@@ -1932,22 +2251,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<131072xf32>) -> tensor<131072xbf16>
   %v5 = stablehlo.reshape %v4 : (tensor<131072xbf16>) -> tensor<8x16x32x32xbf16>
   %c6 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xbf16>
-  %v7 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xbf16>
   %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
-  %c10 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<8x16xbf16>, tensor<8x16xbf16>) -> ()
-  %c12 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
-  %c14 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<8x16xbf16>, tensor<8x16xbf16>) -> ()
-  %c16 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<8x16xbf16>, tensor<8x16xbf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<8x16xbf16>, tensor<8x16xbf16>) -> ()
   %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<8x16xbf16>, tensor<8x16xbf16>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<8x16x32x32xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<8x16xbf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<8x16xbf16>, tensor<8x16xbf16>) -> ()
   return
 }
 
@@ -1962,22 +2284,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<131072xf32>) -> tensor<131072xbf16>
   %v5 = stablehlo.reshape %v4 : (tensor<131072xbf16>) -> tensor<8x16x32x32xbf16>
   %c6 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xbf16>
-  %v7 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xbf16>
   %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
-  %c10 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<16x32x32xbf16>, tensor<16x32x32xbf16>) -> ()
-  %c12 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
-  %c14 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<16x32x32xbf16>, tensor<16x32x32xbf16>) -> ()
-  %c16 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<16x32x32xbf16>, tensor<16x32x32xbf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<16x32x32xbf16>, tensor<16x32x32xbf16>) -> ()
   %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<16x32x32xbf16>, tensor<16x32x32xbf16>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<8x16x32x32xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<16x32x32xbf16>, tensor<16x32x32xbf16>) -> ()
   return
 }
 
@@ -1991,22 +2316,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<131072xf32>) -> tensor<131072xbf16>
   %v5 = stablehlo.reshape %v4 : (tensor<131072xbf16>) -> tensor<8x16x32x32xbf16>
   %c6 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xbf16>
-  %v7 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xbf16>
   %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
-  %c10 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<16x32x32xbf16>, tensor<16x32x32xbf16>) -> ()
-  %c12 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
-  %c14 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<16x32x32xbf16>, tensor<16x32x32xbf16>) -> ()
-  %c16 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<16x32x32xbf16>, tensor<16x32x32xbf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<16x32x32xbf16>, tensor<16x32x32xbf16>) -> ()
   %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<16x32x32xbf16>, tensor<16x32x32xbf16>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<8x16x32x32xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16x32x32xbf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<16x32x32xbf16>, tensor<16x32x32xbf16>) -> ()
   return
 }
 
@@ -2021,22 +2349,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<131072xf32>) -> tensor<131072xbf16>
   %v5 = stablehlo.reshape %v4 : (tensor<131072xbf16>) -> tensor<8x16x32x32xbf16>
   %c6 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xbf16>
-  %v7 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xbf16>
   %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
-  %c10 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<16xbf16>, tensor<16xbf16>) -> ()
-  %c12 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
-  %c14 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<16xbf16>, tensor<16xbf16>) -> ()
-  %c16 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<16xbf16>, tensor<16xbf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<16xbf16>, tensor<16xbf16>) -> ()
   %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<16xbf16>, tensor<16xbf16>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<8x16x32x32xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<16xbf16>, tensor<16xbf16>) -> ()
   return
 }
 
@@ -2050,22 +2381,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<131072xf32>) -> tensor<131072xbf16>
   %v5 = stablehlo.reshape %v4 : (tensor<131072xbf16>) -> tensor<8x16x32x32xbf16>
   %c6 = stablehlo.constant dense<0.0> : tensor<8x16x32x32xbf16>
-  %v7 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<8x16x32x32xbf16>
   %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
-  %c10 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<16xbf16>, tensor<16xbf16>) -> ()
-  %c12 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
-  %c14 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<16xbf16>, tensor<16xbf16>) -> ()
-  %c16 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<16xbf16>, tensor<16xbf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<8x16x32x32xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<16xbf16>, tensor<16xbf16>) -> ()
   %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<16xbf16>, tensor<16xbf16>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<8x16x32x32xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [0, 2, 3] : (tensor<8x16x32x32xbf16>, tensor<bf16>) -> tensor<16xbf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<16xbf16>, tensor<16xbf16>) -> ()
   return
 }
 
@@ -2080,22 +2414,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<60000xf32>) -> tensor<60000xbf16>
   %v5 = stablehlo.reshape %v4 : (tensor<60000xbf16>) -> tensor<200x300xbf16>
   %c6 = stablehlo.constant dense<0.0> : tensor<200x300xbf16>
-  %v7 = stablehlo.add %v5, %c6 : tensor<200x300xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<200x300xbf16>
   %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
-  %c10 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<200xbf16>, tensor<200xbf16>) -> ()
-  %c12 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
-  %c14 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<200xbf16>, tensor<200xbf16>) -> ()
-  %c16 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<200x300xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<200xbf16>, tensor<200xbf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<200x300xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<200xbf16>, tensor<200xbf16>) -> ()
   %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<200xbf16>, tensor<200xbf16>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<200x300xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<200xbf16>, tensor<200xbf16>) -> ()
   return
 }
 
@@ -2109,22 +2446,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<60000xf32>) -> tensor<60000xbf16>
   %v5 = stablehlo.reshape %v4 : (tensor<60000xbf16>) -> tensor<200x300xbf16>
   %c6 = stablehlo.constant dense<0.0> : tensor<200x300xbf16>
-  %v7 = stablehlo.add %v5, %c6 : tensor<200x300xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<200x300xbf16>
   %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
-  %c10 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<200xbf16>, tensor<200xbf16>) -> ()
-  %c12 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
-  %c14 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<200xbf16>, tensor<200xbf16>) -> ()
-  %c16 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<200x300xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<200xbf16>, tensor<200xbf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<200x300xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<200xbf16>, tensor<200xbf16>) -> ()
   %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<200xbf16>, tensor<200xbf16>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<200x300xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<200xbf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<200xbf16>, tensor<200xbf16>) -> ()
   return
 }
 
@@ -2139,22 +2479,25 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<60000xf32>) -> tensor<60000xbf16>
   %v5 = stablehlo.reshape %v4 : (tensor<60000xbf16>) -> tensor<200x300xbf16>
   %c6 = stablehlo.constant dense<0.0> : tensor<200x300xbf16>
-  %v7 = stablehlo.add %v5, %c6 : tensor<200x300xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<200x300xbf16>
   %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
-  %c10 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<bf16>, tensor<bf16>) -> ()
-  %c12 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
-  %c14 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<bf16>, tensor<bf16>) -> ()
-  %c16 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<200x300xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<bf16>, tensor<bf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<200x300xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<bf16>, tensor<bf16>) -> ()
   %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<bf16>, tensor<bf16>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<200x300xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<bf16>, tensor<bf16>) -> ()
   return
 }
 
@@ -2168,21 +2511,154 @@ func.func @main() {
   %v4 = stablehlo.convert %v3 : (tensor<60000xf32>) -> tensor<60000xbf16>
   %v5 = stablehlo.reshape %v4 : (tensor<60000xbf16>) -> tensor<200x300xbf16>
   %c6 = stablehlo.constant dense<0.0> : tensor<200x300xbf16>
-  %v7 = stablehlo.add %v5, %c6 : tensor<200x300xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<200x300xbf16>
   %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
   %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
-  %c10 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
-  %v11 = stablehlo.reduce(%v7 init: %c10) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
-  stablehlo.custom_call @check.expect_eq(%v9, %v11) {has_side_effect = true} : (tensor<bf16>, tensor<bf16>) -> ()
-  %c12 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v13 = stablehlo.reduce(%v5 init: %c12) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
-  %c14 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
-  %v15 = stablehlo.reduce(%v7 init: %c14) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
-  stablehlo.custom_call @check.expect_eq(%v13, %v15) {has_side_effect = true} : (tensor<bf16>, tensor<bf16>) -> ()
-  %c16 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v17 = stablehlo.reduce(%v5 init: %c16) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<200x300xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<bf16>, tensor<bf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<200x300xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<bf16>, tensor<bf16>) -> ()
   %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
-  %v19 = stablehlo.reduce(%v7 init: %c18) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
-  stablehlo.custom_call @check.expect_eq(%v17, %v19) {has_side_effect = true} : (tensor<bf16>, tensor<bf16>) -> ()
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<200x300xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [0, 1] : (tensor<200x300xbf16>, tensor<bf16>) -> tensor<bf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<bf16>, tensor<bf16>) -> ()
+  return
+}
+
+// -----
+// case: sibling reductions of random bf16[4, 64, 1030] over [2] equal single reductions bit for bit
+// threads: 1
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<263680xf32>
+  %c1 = stablehlo.constant dense<0.37> : tensor<263680xf32>
+  %v2 = stablehlo.multiply %v0, %c1 : tensor<263680xf32>
+  %v3 = stablehlo.sine %v2 : tensor<263680xf32>
+  %v4 = stablehlo.convert %v3 : (tensor<263680xf32>) -> tensor<263680xbf16>
+  %v5 = stablehlo.reshape %v4 : (tensor<263680xbf16>) -> tensor<4x64x1030xbf16>
+  %c6 = stablehlo.constant dense<0.0> : tensor<4x64x1030xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<4x64x1030xbf16>
+  %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [2] : (tensor<4x64x1030xbf16>, tensor<bf16>) -> tensor<4x64xbf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<4x64x1030xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [2] : (tensor<4x64x1030xbf16>, tensor<bf16>) -> tensor<4x64xbf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<4x64xbf16>, tensor<4x64xbf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [2] : (tensor<4x64x1030xbf16>, tensor<bf16>) -> tensor<4x64xbf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<4x64x1030xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [2] : (tensor<4x64x1030xbf16>, tensor<bf16>) -> tensor<4x64xbf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<4x64xbf16>, tensor<4x64xbf16>) -> ()
+  %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [2] : (tensor<4x64x1030xbf16>, tensor<bf16>) -> tensor<4x64xbf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<4x64x1030xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [2] : (tensor<4x64x1030xbf16>, tensor<bf16>) -> tensor<4x64xbf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<4x64xbf16>, tensor<4x64xbf16>) -> ()
+  return
+}
+
+// -----
+// case: sibling reductions of random bf16[4, 64, 1030] over [2] equal single reductions bit for bit
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<263680xf32>
+  %c1 = stablehlo.constant dense<0.37> : tensor<263680xf32>
+  %v2 = stablehlo.multiply %v0, %c1 : tensor<263680xf32>
+  %v3 = stablehlo.sine %v2 : tensor<263680xf32>
+  %v4 = stablehlo.convert %v3 : (tensor<263680xf32>) -> tensor<263680xbf16>
+  %v5 = stablehlo.reshape %v4 : (tensor<263680xbf16>) -> tensor<4x64x1030xbf16>
+  %c6 = stablehlo.constant dense<0.0> : tensor<4x64x1030xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<4x64x1030xbf16>
+  %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [2] : (tensor<4x64x1030xbf16>, tensor<bf16>) -> tensor<4x64xbf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<4x64x1030xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [2] : (tensor<4x64x1030xbf16>, tensor<bf16>) -> tensor<4x64xbf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<4x64xbf16>, tensor<4x64xbf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [2] : (tensor<4x64x1030xbf16>, tensor<bf16>) -> tensor<4x64xbf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<4x64x1030xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [2] : (tensor<4x64x1030xbf16>, tensor<bf16>) -> tensor<4x64xbf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<4x64xbf16>, tensor<4x64xbf16>) -> ()
+  %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [2] : (tensor<4x64x1030xbf16>, tensor<bf16>) -> tensor<4x64xbf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<4x64x1030xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [2] : (tensor<4x64x1030xbf16>, tensor<bf16>) -> tensor<4x64xbf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<4x64xbf16>, tensor<4x64xbf16>) -> ()
+  return
+}
+
+// -----
+// case: sibling reductions of random bf16[16, 8, 48, 48] over [2, 3] equal single reductions bit for bit
+// threads: 1
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<294912xf32>
+  %c1 = stablehlo.constant dense<0.37> : tensor<294912xf32>
+  %v2 = stablehlo.multiply %v0, %c1 : tensor<294912xf32>
+  %v3 = stablehlo.sine %v2 : tensor<294912xf32>
+  %v4 = stablehlo.convert %v3 : (tensor<294912xf32>) -> tensor<294912xbf16>
+  %v5 = stablehlo.reshape %v4 : (tensor<294912xbf16>) -> tensor<16x8x48x48xbf16>
+  %c6 = stablehlo.constant dense<0.0> : tensor<16x8x48x48xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<16x8x48x48xbf16>
+  %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [2, 3] : (tensor<16x8x48x48xbf16>, tensor<bf16>) -> tensor<16x8xbf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<16x8x48x48xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [2, 3] : (tensor<16x8x48x48xbf16>, tensor<bf16>) -> tensor<16x8xbf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<16x8xbf16>, tensor<16x8xbf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<16x8x48x48xbf16>, tensor<bf16>) -> tensor<16x8xbf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<16x8x48x48xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<16x8x48x48xbf16>, tensor<bf16>) -> tensor<16x8xbf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<16x8xbf16>, tensor<16x8xbf16>) -> ()
+  %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<16x8x48x48xbf16>, tensor<bf16>) -> tensor<16x8xbf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<16x8x48x48xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<16x8x48x48xbf16>, tensor<bf16>) -> tensor<16x8xbf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<16x8xbf16>, tensor<16x8xbf16>) -> ()
+  return
+}
+
+// -----
+// case: sibling reductions of random bf16[16, 8, 48, 48] over [2, 3] equal single reductions bit for bit
+func.func @main() {
+  %v0 = stablehlo.iota dim = 0 : tensor<294912xf32>
+  %c1 = stablehlo.constant dense<0.37> : tensor<294912xf32>
+  %v2 = stablehlo.multiply %v0, %c1 : tensor<294912xf32>
+  %v3 = stablehlo.sine %v2 : tensor<294912xf32>
+  %v4 = stablehlo.convert %v3 : (tensor<294912xf32>) -> tensor<294912xbf16>
+  %v5 = stablehlo.reshape %v4 : (tensor<294912xbf16>) -> tensor<16x8x48x48xbf16>
+  %c6 = stablehlo.constant dense<0.0> : tensor<16x8x48x48xbf16>
+  %c7 = stablehlo.constant dense<1.0> : tensor<16x8x48x48xbf16>
+  %c8 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v9 = stablehlo.reduce(%v5 init: %c8) applies stablehlo.add across dimensions = [2, 3] : (tensor<16x8x48x48xbf16>, tensor<bf16>) -> tensor<16x8xbf16>
+  %v10 = stablehlo.add %v5, %c6 : tensor<16x8x48x48xbf16>
+  %c11 = stablehlo.constant dense<"0x0000"> : tensor<bf16>
+  %v12 = stablehlo.reduce(%v10 init: %c11) applies stablehlo.add across dimensions = [2, 3] : (tensor<16x8x48x48xbf16>, tensor<bf16>) -> tensor<16x8xbf16>
+  stablehlo.custom_call @check.expect_eq(%v9, %v12) {has_side_effect = true} : (tensor<16x8xbf16>, tensor<16x8xbf16>) -> ()
+  %c13 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v14 = stablehlo.reduce(%v5 init: %c13) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<16x8x48x48xbf16>, tensor<bf16>) -> tensor<16x8xbf16>
+  %v15 = stablehlo.subtract %v5, %c6 : tensor<16x8x48x48xbf16>
+  %c16 = stablehlo.constant dense<"0x80FF"> : tensor<bf16>
+  %v17 = stablehlo.reduce(%v15 init: %c16) applies stablehlo.maximum across dimensions = [2, 3] : (tensor<16x8x48x48xbf16>, tensor<bf16>) -> tensor<16x8xbf16>
+  stablehlo.custom_call @check.expect_eq(%v14, %v17) {has_side_effect = true} : (tensor<16x8xbf16>, tensor<16x8xbf16>) -> ()
+  %c18 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v19 = stablehlo.reduce(%v5 init: %c18) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<16x8x48x48xbf16>, tensor<bf16>) -> tensor<16x8xbf16>
+  %v20 = stablehlo.multiply %v5, %c7 : tensor<16x8x48x48xbf16>
+  %c21 = stablehlo.constant dense<"0x807F"> : tensor<bf16>
+  %v22 = stablehlo.reduce(%v20 init: %c21) applies stablehlo.minimum across dimensions = [2, 3] : (tensor<16x8x48x48xbf16>, tensor<bf16>) -> tensor<16x8xbf16>
+  stablehlo.custom_call @check.expect_eq(%v19, %v22) {has_side_effect = true} : (tensor<16x8xbf16>, tensor<16x8xbf16>) -> ()
   return
 }
