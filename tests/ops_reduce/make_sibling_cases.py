@@ -128,6 +128,27 @@ def same_bits_case(dt, axes, shape, threads=None):
     return c
 
 
+def computed_init_case():
+    """inits that are not constants: one computed before the first reduce (a sibling), one
+    computed between the reduces (its reduce stays a step of its own)"""
+    c = Case("sibling reductions with computed inits")
+    x = mc.data(np.float32, False, mc.SHAPE)
+    xv = c.const(x)
+    st = ttype((), np.float32)
+    a = c.const(np.float32(1.5))
+    i0 = c.op("{r} = stablehlo.add %s, %s : %s" % (a, a, st))  # 3
+    r0 = reduce_op(c, xv, i0, "add", (0, 2), mc.SHAPE, np.float32, (3,))
+    i1 = c.op("{r} = stablehlo.negate %s : %s" % (a, st))  # -1.5
+    r1 = reduce_op(c, xv, i1, "maximum", (0, 2), mc.SHAPE, np.float32, (3,))
+    b = c.const(np.float32(100.0))
+    r2 = reduce_op(c, xv, b, "minimum", (0, 2), mc.SHAPE, np.float32, (3,))
+    xf = x.astype(np.float64)
+    c.expect(r0, (xf.sum(axis=(0, 2)) + 3).astype(np.float32))
+    c.expect(r1, np.maximum(xf.max(axis=(0, 2)), -1.5).astype(np.float32))
+    c.expect(r2, np.minimum(xf.min(axis=(0, 2)), 100.0).astype(np.float32))
+    return c
+
+
 def main():
     cases = []
     stats = [("add", None), ("maximum", None), ("minimum", None)]
@@ -138,6 +159,7 @@ def main():
                 cases.append(sibling_case(dt, axes, mc.SHAPE,
                                           [("maximum", None), ("minimum", None),
                                            ("maximum", 5.0), ("minimum", -5.0)], special=True))
+    cases.append(computed_init_case())
     # unsigned bytes: sum (wrapping), max, min, or-like combiners as integers
     for axes in ((0,), (2,), (1, 2)):
         x = rng.integers(0, 256, size=mc.SHAPE).astype(np.uint8)
