@@ -401,6 +401,44 @@ static void h_group(const fast_run *R, int64_t g, int64_t m, int64_t ks, bool ro
   }
 }
 
+/* A stored input whose reduced space is one contiguous run of a few leaves (a global pool over
+ * the two minor dims: 1024 elements, two leaves) and whose outputs are at one stride: the leaves
+ * of a group of outputs fold as rows (hrows: several outputs' chains in flight, where hfold runs
+ * one output at a time), then each output's leaves combine in h_pair's tree, across the group
+ * at once (the same tree for every output: the same bits as h_pair's). */
+enum { RH_LEAVES_MAX = 8 };
+static bool h_leaf_rows(const fast_params *p, bool kstride) {
+  return !p->src.prog && p->ored.rank == 0 && p->rstr == p->esize && kstride &&
+         p->run > RH_LEAF && p->run <= RH_LEAVES_MAX * RH_LEAF;
+}
+static void h_tree_rows(const fast_params *p, char (*leaf)[RH_GROUP * RACC_MAX], int64_t m,
+                        int64_t i0, int64_t i1, void *acc) {
+  if (h_is_leaf(p, i0, i1)) {
+    memcpy(acc, leaf[i0 / RH_LEAF], (size_t)(m * p->f->abytes));
+    return;
+  }
+  int64_t mid = h_split(p, i0, i1);
+  h_tree_rows(p, leaf, m, i0, mid, acc);
+  _Alignas(64) char tmp[RH_GROUP * RACC_MAX];
+  h_tree_rows(p, leaf, m, mid, i1, tmp);
+  p->f->vcomb(acc, tmp, m);
+}
+static void h_group_leaves(const fast_run *R, int64_t g, int64_t m, int64_t ks, void *acc) {
+  const fast_params *p = R->p;
+  int64_t es = p->esize, ab = p->f->abytes;
+  _Alignas(64) char leaf[RH_LEAVES_MAX][RH_GROUP * RACC_MAX];
+  const char *x = R->in + g * ks;
+  for (int64_t l = 0, i = 0; i < p->run; l++, i += RH_LEAF) {
+    int64_t n = p->run - i < RH_LEAF ? p->run - i : RH_LEAF;
+    if (n >= 16) {
+      p->f->hrows(leaf[l], x + i * es, n, m, ks);
+    } else {
+      for (int64_t k = 0; k < m; k++) p->f->hfold(leaf[l] + k * ab, x + k * ks + i * es, n, es);
+    }
+  }
+  h_tree_rows(p, leaf, m, 0, p->run, acc);
+}
+
 /* units of work: vertical (output row, chunk) pairs; horizontal outputs */
 static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   const fast_params *p = R->p;
@@ -424,8 +462,14 @@ static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   bool rows = one_run && kstride && p->rstr == es && p->run >= 16;
   /* runs hfold folds in index order (short or strided), at one stride: across the outputs */
   bool cols = one_run && kstride && (p->run < 16 || p->rstr != es);
+  bool leaves = h_leaf_rows(p, kstride);
   for (int64_t g = u0; g < u1; g += RH_GROUP) {
     int64_t m = u1 - g < RH_GROUP ? u1 - g : RH_GROUP;
+    if (leaves) {
+      h_group_leaves(R, g, m, ks, acc);
+      p->f->fin(R->out + g * es, R->init, acc, m);
+      continue;
+    }
     if (rows || cols) { /* runs at one stride: their folds side by side */
       h_group(R, g, m, ks, rows, acc);
       p->f->fin(R->out + g * es, R->init, acc, m);
@@ -499,6 +543,54 @@ static void split_combine(split_run *S, int64_t a, int64_t b, int depth, void *o
   p->f->vcomb(out, tmp, n);
 }
 
+/* the units of work of p (vertical: sets R->nchunks) and the elements folded per unit */
+static int64_t fast_units(const fast_params *p, fast_run *R, int64_t *per) {
+  *per = p->nred;
+  if (!p->vertical) return p->nout;
+  R->nchunks = (p->vlen + p->vchunk - 1) / p->vchunk;
+  *per = p->nred * (p->vlen < p->vchunk ? p->vlen : p->vchunk);
+  return p->nout / p->vlen * R->nchunks;
+}
+
+/* one unit of much work: its tree's nodes at depth RSPLIT_DEPTH on the pool; false when that
+ * could not be set up (then the caller folds it serially) */
+static bool fast_split(cj_exec_ctx *ctx, fast_run *R) {
+  const fast_params *p = R->p;
+  split_run *S = malloc(sizeof *S);
+  if (!S) return false;
+  S->R = R;
+  S->n = p->vertical ? p->vlen : 1;
+  S->boff = space_off(&p->kept, 0);
+  S->nparts = S->next = 0;
+  split_collect(S, 0, p->nred, 0);
+  cj_pool_parallel_for(ctx->pool, S->nparts, 1, split_body, S);
+  _Alignas(64) char acc[RVA_BYTES];
+  split_combine(S, 0, p->nred, 0, acc);
+  p->f->fin(R->out, R->init, acc, S->n);
+  free(S);
+  return true;
+}
+
+/* the whole reduction R (its out, in or sources, and init set) */
+static void fast_exec(cj_exec_ctx *ctx, fast_run *R) {
+  const fast_params *p = R->p;
+  if (p->nout == 0) return;
+  if (p->nred == 0) { /* empty reduction: every output is the init value */
+    for (int64_t o = 0; o < p->nout; o++) memcpy(R->out + o * p->esize, R->init, (size_t)p->esize);
+    return;
+  }
+  int64_t per, nunits = fast_units(p, R, &per);
+  int64_t work = nunits * per;
+  bool pool = ctx->pool && cj_pool_size(ctx->pool) > 1 && work >= CJ_PAR_MIN_ELEMS * 4;
+  if (pool && nunits == 1 && fast_split(ctx, R)) return;
+  if (pool && nunits > 1) {
+    int64_t grain = CJ_PAR_MIN_ELEMS / (per ? per : 1);
+    cj_pool_parallel_for(ctx->pool, nunits, grain < 1 ? 1 : grain, fast_body, R);
+  } else {
+    fast_range(R, 0, nunits);
+  }
+}
+
 static CJ_MUST_USE cj_status k_reduce_fast(cj_exec_ctx *ctx, const cj_step *st) {
   const fast_params *p = st->params;
   fast_run R = {.p = p, .ctx = ctx, .out = CJ_PTR(ctx, st->out[0]), .nchunks = 1};
@@ -509,40 +601,67 @@ static CJ_MUST_USE cj_status k_reduce_fast(cj_exec_ctx *ctx, const cj_step *st) 
     R.in = CJ_PTR(ctx, st->in[0]);
     R.init = CJ_PTR(ctx, st->in[1]);
   }
-  if (p->nout == 0) return NULL;
-  if (p->nred == 0) { /* empty reduction: every output is the init value */
-    for (int64_t o = 0; o < p->nout; o++) memcpy(R.out + o * p->esize, R.init, (size_t)p->esize);
+  fast_exec(ctx, &R);
+  return NULL;
+}
+
+/* ---- sibling reductions: several reductions of one stored input over the same dims (sum,
+ * max, min, ... of one array) in one step. Each keeps its own kernels and tree (the bits of
+ * its own step); they run block by block of units (outputs, or vertical chunks), every
+ * reduction over a block before the next block, so the input is read from memory once and
+ * from the L1 cache by the others. ---- */
+enum { RMULTI_MAX = 8, RMULTI_BYTES = 16384 };
+
+typedef struct multi_params {
+  int32_t n;                            /* reductions, 2..RMULTI_MAX */
+  const fast_params *p[RMULTI_MAX];     /* the same input, dims and element type */
+  /* slots: in = [input, init 0 .. init n-1], out = [result 0 .. result n-1] */
+} multi_params;
+
+typedef struct multi_run {
+  int32_t n;
+  fast_run R[RMULTI_MAX];
+  int64_t nunits, block; /* units per block */
+} multi_run;
+
+static void multi_body(void *ctx, int64_t b0, int64_t b1) {
+  multi_run *M = ctx;
+  for (int64_t b = b0; b < b1; b++) {
+    int64_t u0 = b * M->block, u1 = u0 + M->block < M->nunits ? u0 + M->block : M->nunits;
+    for (int32_t k = 0; k < M->n; k++) fast_range(&M->R[k], u0, u1);
+  }
+}
+
+static CJ_MUST_USE cj_status k_reduce_multi(cj_exec_ctx *ctx, const cj_step *st) {
+  const multi_params *m = st->params;
+  multi_run M = {.n = m->n};
+  const char *in = CJ_PTR(ctx, st->in[0]);
+  for (int32_t k = 0; k < m->n; k++)
+    M.R[k] = (fast_run){.p = m->p[k], .ctx = ctx, .out = CJ_PTR(ctx, st->out[k]), .in = in,
+                        .init = CJ_PTR(ctx, st->in[1 + k]), .nchunks = 1};
+  const fast_params *p = m->p[0];
+  int64_t per = 1;
+  M.nunits = p->nout > 0 && p->nred > 0 ? fast_units(p, &M.R[0], &per) : 0;
+  if (M.nunits <= 1) { /* nothing to share, or one unit (the pool splits its tree) */
+    for (int32_t k = 0; k < m->n; k++) fast_exec(ctx, &M.R[k]);
     return NULL;
   }
-  int64_t nunits = p->nout, per = p->nred;
-  if (p->vertical) {
-    R.nchunks = (p->vlen + p->vchunk - 1) / p->vchunk;
-    nunits = p->nout / p->vlen * R.nchunks;
-    per = p->nred * (p->vlen < p->vchunk ? p->vlen : p->vchunk);
-  }
-  int64_t work = nunits * per;
-  bool pool = ctx->pool && cj_pool_size(ctx->pool) > 1 && work >= CJ_PAR_MIN_ELEMS * 4;
-  if (pool && nunits == 1) {
-    split_run *S = malloc(sizeof *S);
-    if (S) {
-      S->R = &R;
-      S->n = p->vertical ? p->vlen : 1;
-      S->boff = space_off(&p->kept, 0);
-      S->nparts = S->next = 0;
-      split_collect(S, 0, p->nred, 0);
-      cj_pool_parallel_for(ctx->pool, S->nparts, 1, split_body, S);
-      _Alignas(64) char acc[RVA_BYTES];
-      split_combine(S, 0, p->nred, 0, acc);
-      p->f->fin(R.out, R.init, acc, S->n);
-      free(S);
+  for (int32_t k = 1; k < m->n; k++) {
+    int64_t per_k;
+    if (fast_units(m->p[k], &M.R[k], &per_k) != M.nunits || per_k != per) { /* (not planned) */
+      for (int32_t j = 0; j < m->n; j++) fast_exec(ctx, &M.R[j]);
       return NULL;
     }
   }
-  if (pool && nunits > 1) {
-    int64_t grain = CJ_PAR_MIN_ELEMS / (per ? per : 1);
-    cj_pool_parallel_for(ctx->pool, nunits, grain < 1 ? 1 : grain, fast_body, &R);
+  int64_t ub = per * p->esize;
+  M.block = ub >= RMULTI_BYTES ? 1 : RMULTI_BYTES / ub;
+  int64_t nblocks = (M.nunits + M.block - 1) / M.block;
+  bool pool = ctx->pool && cj_pool_size(ctx->pool) > 1 && M.nunits * per >= CJ_PAR_MIN_ELEMS * 4;
+  if (pool && nblocks > 1) {
+    int64_t grain = CJ_PAR_MIN_ELEMS / (per * M.block);
+    cj_pool_parallel_for(ctx->pool, nblocks, grain < 1 ? 1 : grain, multi_body, &M);
   } else {
-    fast_range(&R, 0, nunits);
+    multi_body(&M, 0, nblocks);
   }
   return NULL;
 }
@@ -1320,21 +1439,18 @@ static bool fuse_worth(const cj_type *xt, const bool *isred) {
   return run >= RFUSE_HRUN || trailing;
 }
 
-/* the fast path: one input, a body of one combiner (fused: the input is computed by src) */
-static CJ_MUST_USE cj_status lower_fast(cj_lw *L, cj_op *op, const rk_fns *rf, cj_lw_tensor x0,
-                                        const bool *isred, int64_t nred, const cj_ew_src *src) {
+/* the fast path's parameters for a reduction of x0 by rf into nout outputs */
+static fast_params *fast_plan(cj_lw *L, const rk_fns *rf, cj_lw_tensor x0, const bool *isred,
+                              int64_t nred, int64_t nout, bool computed) {
   int64_t xs[CJ_MAX_RANK];
   cj_row_strides(x0.rank, x0.dims, xs);
-  cj_lw_tensor init, r;
-  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &init));
-  CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
   fast_params *p = cj_lw_alloc(L, sizeof *p);
-  if (!p) return cj_oom();
+  if (!p) return NULL;
   int es = cj_dtype_bytes(x0.dtype);
   p->esize = es;
   p->f = rf;
-  p->vchunk = (src->prog ? RVF_BYTES : RV_BYTES) / rf->abytes;
-  p->nout = r.nelems;
+  p->vchunk = (computed ? RVF_BYTES : RV_BYTES) / rf->abytes;
+  p->nout = nout;
   p->nred = nred;
   int32_t last = x0.rank - 1;
   while (last >= 0 && x0.dims[last] == 1) last--;
@@ -1364,6 +1480,17 @@ static CJ_MUST_USE cj_status lower_fast(cj_lw *L, cj_op *op, const rk_fns *rf, c
     p->run = p->red.dims[p->red.rank - 1];
     p->rstr = p->red.str[p->red.rank - 1];
   }
+  return p;
+}
+
+/* the fast path: one input, a body of one combiner (fused: the input is computed by src) */
+static CJ_MUST_USE cj_status lower_fast(cj_lw *L, cj_op *op, const rk_fns *rf, cj_lw_tensor x0,
+                                        const bool *isred, int64_t nred, const cj_ew_src *src) {
+  cj_lw_tensor init, r;
+  CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &init));
+  CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
+  fast_params *p = fast_plan(L, rf, x0, isred, nred, r.nelems, src->prog != NULL);
+  if (!p) return cj_oom();
   cj_lw_add_cost(L, (double)x0.nelems, 0);
   if (src->prog) { /* in = [init, the source's inputs] */
     p->src = *src;
@@ -1376,6 +1503,88 @@ static CJ_MUST_USE cj_status lower_fast(cj_lw *L, cj_op *op, const rk_fns *rf, c
   }
   int32_t ins[2] = {x0.buf, init.buf};
   if (!cj_lw_emit(L, op, k_reduce_fast, p, 2, ins, 1, &r.buf)) return cj_oom();
+  return NULL;
+}
+
+/* the fast kernels of a one-input reduce whose body is one combiner of its type, else NULL */
+static const rk_fns *fast_fns(cj_op *op) {
+  if (op->nresults != 1 || op->nopnds != 2) return NULL;
+  int rop = body_pattern(op, op->operands[0]->type->dtype);
+  if (rop < 0) return NULL;
+  cj_vm_isa isa = cj_vm_get_isa();
+  cj_dtype dt = op->operands[0]->type->dtype;
+  return isa == CJ_VM_ISA_AVX512 ? cj_rk_avx512(rop, dt)
+         : isa == CJ_VM_ISA_AVX2 ? cj_rk_avx2(rop, dt)
+                                 : cj_rk_generic(rop, dt);
+}
+
+/* a sibling's init is lowered (not pending in an elementwise group), or a scalar constant of
+ * op's block that lower_multi lowers ahead */
+static bool init_ready(cj_lw *L, const cj_op *op, cj_value *v) {
+  if (cj_lw_value_is_bound(L, v)) return !cj_lw_ew_pending_value(L, v);
+  const cj_op *d = v->def;
+  return d && d->kind == CJ_OP_CONSTANT && d->block == op->block && d->nresults == 1 &&
+         cj_type_is_static(v->type) && v->type->num_elements == 1;
+}
+
+/* a later reduce of op's block that reads op's input over the same dims with a fast body and
+ * an init already lowered: its step can run with op's (its kernels in *rf) */
+static bool is_sibling(cj_lw *L, const cj_op *op, cj_op *s, const bool *isred, const rk_fns **rf) {
+  if (s->kind != CJ_OP_REDUCE || s->nopnds != 2 || s->operands[0] != op->operands[0] ||
+      !cj_type_is_static(s->results[0].type))
+    return false;
+  int64_t dims[CJ_MAX_RANK], nd = 0;
+  if (!cj_op_get_i64s(s, "dimensions", dims, CJ_MAX_RANK, &nd)) return false;
+  const cj_type *xt = op->operands[0]->type;
+  bool red[CJ_MAX_RANK] = {false};
+  for (int64_t i = 0; i < nd; i++) {
+    if (dims[i] < 0 || dims[i] >= xt->rank || dims[i] >= CJ_MAX_RANK || red[dims[i]]) return false;
+    red[dims[i]] = true;
+  }
+  if (memcmp(red, isred, sizeof red) != 0) return false;
+  if (!init_ready(L, op, s->operands[1])) return false;
+  *rf = fast_fns(s);
+  return *rf != NULL;
+}
+
+/* op (a fast reduce of the stored x0) and its later siblings (sum, max, min, ... of the same
+ * input) as one step; *done = false when op has none */
+static CJ_MUST_USE cj_status lower_multi(cj_lw *L, cj_op *op, const rk_fns *rf, cj_lw_tensor x0,
+                                         const bool *isred, int64_t nred, bool *done) {
+  enum { SCAN = 512 }; /* ops looked at after op */
+  *done = false;
+  cj_op *sib[RMULTI_MAX];
+  const rk_fns *fns[RMULTI_MAX];
+  int32_t n = 1, seen = 0;
+  sib[0] = op;
+  fns[0] = rf;
+  for (cj_op *s = op->next; s && n < RMULTI_MAX && seen < SCAN; s = s->next, seen++)
+    if (is_sibling(L, op, s, isred, &fns[n])) sib[n++] = s;
+  if (n == 1) return NULL;
+  multi_params *m = cj_lw_alloc(L, sizeof *m);
+  if (!m) return cj_oom();
+  m->n = n;
+  int32_t ins[1 + RMULTI_MAX], outs[RMULTI_MAX];
+  ins[0] = x0.buf;
+  for (int32_t k = 0; k < n; k++) {
+    cj_lw_tensor init, r;
+    cj_value *iv = sib[k]->operands[1];
+    if (!cj_lw_value_is_bound(L, iv)) { /* a scalar constant after op: lowered here */
+      CJ_RETURN_IF_ERROR(cj_lower_constant(L, iv->def));
+      if (!cj_lw_take_op(L, iv->def)) return cj_oom();
+    }
+    CJ_RETURN_IF_ERROR(cj_lw_operand(L, sib[k], 1, &init));
+    CJ_RETURN_IF_ERROR(cj_lw_result(L, sib[k], 0, &r));
+    m->p[k] = fast_plan(L, fns[k], x0, isred, nred, r.nelems, false);
+    if (!m->p[k]) return cj_oom();
+    ins[1 + k] = init.buf;
+    outs[k] = r.buf;
+    if (k > 0 && !cj_lw_take_op(L, sib[k])) return cj_oom();
+  }
+  cj_lw_add_cost(L, (double)x0.nelems * n, 0);
+  if (!cj_lw_emit(L, op, k_reduce_multi, m, 1 + (uint32_t)n, ins, (uint32_t)n, outs))
+    return cj_oom();
+  *done = true;
   return NULL;
 }
 
@@ -1393,14 +1602,7 @@ cj_status cj_lower_reduce(cj_lw *L, cj_op *op) {
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "bad dimension");
     isred[dims[i]] = true;
   }
-  int rop = n == 1 ? body_pattern(op, xt->dtype) : -1;
-  const rk_fns *rf = NULL;
-  if (rop >= 0) {
-    cj_vm_isa isa = cj_vm_get_isa();
-    rf = isa == CJ_VM_ISA_AVX512 ? cj_rk_avx512(rop, xt->dtype)
-         : isa == CJ_VM_ISA_AVX2 ? cj_rk_avx2(rop, xt->dtype)
-                                 : cj_rk_generic(rop, xt->dtype);
-  }
+  const rk_fns *rf = n == 1 ? fast_fns(op) : NULL;
   /* a fast body takes the pending elementwise group computing its input (input fusion) */
   cj_ew_src src = {NULL, 0, NULL};
   bool fused = false;
@@ -1420,6 +1622,11 @@ cj_status cj_lower_reduce(cj_lw *L, cj_op *op) {
   for (int32_t d = 0; d < x0.rank; d++)
     if (isred[d]) nred *= x0.dims[d];
 
+  if (rf && !fused && cj_type_is_static(xt)) { /* with its siblings, where it has some */
+    bool done = false;
+    CJ_RETURN_IF_ERROR(lower_multi(L, op, rf, x0, isred, nred, &done));
+    if (done) return NULL;
+  }
   if (rf) return lower_fast(L, op, rf, x0, isred, nred, &src);
 
   if (n == 2) { /* argmax / argmin */

@@ -59,6 +59,35 @@ static inline __m512d rkv_sh_pd(__m512d a, int w) {
       _mm512_mask_storeu_##SFX(acc + j, k, rkv_##NAME(a, _mm512_maskz_loadu_##SFX(k, bs + j)));  \
     }                                                                                            \
   }                                                                                              \
+  /* a run of n >= W elements without NaN: its maximum (minimum) is VRANGE's in any order (an \
+   * exact operation; -0 < +0 either way), so four chains of vectors, not the lanes' two, give \
+   * the tree's bits; false (nothing stored) when the run has a NaN: then the tree decides */  \
+  static inline bool rkv_nonan_##NAME(T *out, const T *x, int64_t n) {                          \
+    VT a[4];                                                                                     \
+    a[0] = a[1] = a[2] = a[3] = _mm512_loadu_##SFX(x);                                           \
+    MT nan = _mm512_cmp_##SFX##_mask(a[0], a[0], _CMP_UNORD_Q);                                  \
+    int64_t j = W;                                                                               \
+    for (; j + 4 * W <= n; j += 4 * W)                                                           \
+      for (int v = 0; v < 4; v++) {                                                              \
+        VT b = _mm512_loadu_##SFX(x + j + v * W);                                                \
+        nan |= _mm512_cmp_##SFX##_mask(b, b, _CMP_UNORD_Q);                                      \
+        a[v] = _mm512_range_##SFX(a[v], b, IMM);                                                 \
+      }                                                                                          \
+    for (; j < n; j += W) {                                                                      \
+      MT k = rkv_mask_##NAME(n - j);                                                             \
+      VT b = _mm512_maskz_loadu_##SFX(k, x + j);                                                 \
+      nan |= _mm512_mask_cmp_##SFX##_mask(k, b, b, _CMP_UNORD_Q);                                \
+      a[0] = _mm512_mask_range_##SFX(a[0], k, a[0], b, IMM);                                     \
+    }                                                                                            \
+    if (nan) return false;                                                                       \
+    VT r = _mm512_range_##SFX(_mm512_range_##SFX(a[0], a[1], IMM),                               \
+                              _mm512_range_##SFX(a[2], a[3], IMM), IMM);                         \
+    for (int w = W / 2; w >= 1; w /= 2) r = _mm512_range_##SFX(r, SH(r, w), IMM);                \
+    T q[W];                                                                                      \
+    _mm512_storeu_##SFX(q, r);                                                                   \
+    *out = q[0];                                                                                 \
+    return true;                                                                                 \
+  }                                                                                              \
   /* hrows: each output's lanes (32, or 8 for runs under 64) in registers, then their tree:  \
    * lanes k and k + w, whole vectors first, then within one (SH: lanes w apart) */           \
   static void hrows_##NAME(void *out_, const char *x_, int64_t n, int64_t m, int64_t rs) {    \
@@ -68,6 +97,7 @@ static inline __m512d rkv_sh_pd(__m512d a, int w) {
     MT lm = rkv_mask_##NAME(lw);                                                                 \
     for (int64_t o = 0; o < m; o++) {                                                            \
       const T *x = (const T *)(x_ + o * rs);                                                     \
+      if (n >= W && rkv_nonan_##NAME(out + o, x, n)) continue;                                   \
       VT p[RK_LANES / W];                                                                        \
       for (int v = 0; v < nv; v++) p[v] = _mm512_maskz_loadu_##SFX(lm, x + v * W);              \
       int64_t j = ln;                                                                            \

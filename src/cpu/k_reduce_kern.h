@@ -82,11 +82,51 @@ RK_MINMAX(rk_mind, double, <, -(-a + -b))
     }                                                                                       \
   } while (0)
 
+/* RK_LANES_FOLD of two runs side by side (q over x, r over y, both n elements): each run's
+ * lanes as RK_LANES_FOLD's (the same bits), two chains per lane in flight instead of one */
+#define RK_LANES_FOLD2(LN, A, LOAD, OP, q, x, r, y, n)                                      \
+  do {                                                                                      \
+    for (int k = 0; k < LN; k++) {                                                          \
+      q[k] = LOAD(x[k]);                                                                    \
+      r[k] = LOAD(y[k]);                                                                    \
+    }                                                                                       \
+    int64_t j = LN;                                                                         \
+    for (; j + LN <= n; j += LN) {                                                          \
+      RK_NO_UNROLL for (int k = 0; k < LN; k++) {                                           \
+        A a = q[k], b = LOAD(x[j + k]);                                                     \
+        q[k] = (OP);                                                                        \
+      }                                                                                     \
+      RK_NO_UNROLL for (int k = 0; k < LN; k++) {                                           \
+        A a = r[k], b = LOAD(y[j + k]);                                                     \
+        r[k] = (OP);                                                                        \
+      }                                                                                     \
+    }                                                                                       \
+    for (int k = 0; j + k < n; k++) {                                                       \
+      A a = q[k], b = LOAD(x[j + k]);                                                       \
+      q[k] = (OP);                                                                          \
+      a = r[k];                                                                             \
+      b = LOAD(y[j + k]);                                                                   \
+      r[k] = (OP);                                                                          \
+    }                                                                                       \
+  } while (0)
+
 /* hrows with LN lanes (a constant, so the lanes stay in registers): each output's lanes into
- * column o of P, then the lane tree on whole rows of P */
+ * column o of P (two outputs at a time: their chains overlap), then the lane tree on whole
+ * rows of P */
 #define RK_HROWS_BODY(LN, T, A, LOAD, OP)                                                   \
   {                                                                                         \
-    for (int64_t o = 0; o < m; o++) {                                                       \
+    int64_t o0 = 0;                                                                         \
+    for (; o0 + 2 <= m; o0 += 2) {                                                          \
+      const T *restrict x = (const T *)(x_ + o0 * rs);                                      \
+      const T *restrict y = (const T *)(x_ + (o0 + 1) * rs);                                \
+      A q[LN], r[LN];                                                                       \
+      RK_LANES_FOLD2(LN, A, LOAD, OP, q, x, r, y, n);                                       \
+      for (int k = 0; k < LN; k++) {                                                        \
+        P[k][o0] = q[k];                                                                    \
+        P[k][o0 + 1] = r[k];                                                                \
+      }                                                                                     \
+    }                                                                                       \
+    for (int64_t o = o0; o < m; o++) {                                                      \
       const T *restrict x = (const T *)(x_ + o * rs);                                       \
       A p[LN];                                                                              \
       RK_LANES_FOLD(LN, A, LOAD, OP, p, x, n);                                              \

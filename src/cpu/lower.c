@@ -71,6 +71,8 @@ struct cj_lw {
   int64_t tls_bytes;
   lw_group *groups;
   int32_t ngroups, capgroups, cur_group;
+  const cj_op **taken; /* ops lowered ahead of their position by another op's step */
+  uint32_t ntaken, captaken;
 };
 
 /* lower_ew.c */
@@ -485,6 +487,32 @@ bool cj_lw_value_is_virtual(cj_lw *L, cj_value *v) {
   return x && x->virt && !x->bound && x->voff == 0 && !x->vlo;
 }
 
+bool cj_lw_value_is_bound(cj_lw *L, cj_value *v) {
+  lw_val *x = val(L, v);
+  return x && x->bound;
+}
+
+bool cj_lw_take_op(cj_lw *L, const cj_op *op) {
+  if (L->ntaken == L->captaken) {
+    uint32_t cap = L->captaken ? 2 * L->captaken : 16;
+    const cj_op **t = realloc(L->taken, sizeof(cj_op *) * cap);
+    if (!t) return false;
+    L->taken = t;
+    L->captaken = cap;
+  }
+  L->taken[L->ntaken++] = op;
+  return true;
+}
+
+bool cj_lw_was_taken(cj_lw *L, const cj_op *op) {
+  for (uint32_t i = 0; i < L->ntaken; i++)
+    if (L->taken[i] == op) {
+      L->taken[i] = L->taken[--L->ntaken];
+      return true;
+    }
+  return false;
+}
+
 bool cj_lw_value_is_view(cj_lw *L, cj_value *v) {
   lw_val *x = val(L, v);
   return x && x->virt && !x->bound;
@@ -847,6 +875,7 @@ cj_status cj_lw_block(cj_lw *L, cj_block *b, cj_op **out_terminator) {
   *out_terminator = NULL;
   for (cj_op *op = b->first; op; op = op->next) {
     if (L->oom) return cj_oom();
+    if (L->ntaken && cj_lw_was_taken(L, op)) continue; /* lowered ahead (cj_lw_take_op) */
     const cj_op_info *info = cj_op_info_get(op->kind);
     if ((info->flags & CJ_OPF_TERMINATOR) && !op->next) {
       CJ_RETURN_IF_ERROR(cj_lw_ew_flush(L));
@@ -1243,6 +1272,7 @@ static void lw_free(cj_lw *L) {
   free(L->hints);
   free(L->cpool);
   free(L->groups);
+  free(L->taken);
   cj_lw_ew_state_free(L->ew);
 }
 

@@ -214,6 +214,13 @@ void cj_ew_src_eval(const void *prog, cj_exec_ctx *ctx, char *const *ins, int64_
 uint32_t cj_lw_num_uses(cj_lw *L, cj_value *v);
 /* Virtual values for elementwise fusion */
 bool cj_lw_value_is_virtual(cj_lw *L, cj_value *v);
+/* Whether v has its buffers already (bound, not virtual). */
+bool cj_lw_value_is_bound(cj_lw *L, cj_value *v);
+/* An op of the block being lowered that a step emitted earlier computes already (sibling
+ * reductions in one step, k_reduce.c): cj_lw_take_op records it (false: out of memory);
+ * cj_lw_was_taken, called when the walk reaches it, says whether it was and forgets it. */
+bool cj_lw_take_op(cj_lw *L, const cj_op *op);
+bool cj_lw_was_taken(cj_lw *L, const cj_op *op);
 /* For a virtual value: its source buffer, dtype and element strides (rank of v). */
 void cj_lw_virtual_view(cj_lw *L, cj_value *v, int32_t *src, cj_dtype *dt, const int64_t **strides);
 /* Whether every user of v is an elementwise op of the same block, or a scatter reading it as an
