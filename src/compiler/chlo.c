@@ -912,6 +912,52 @@ static CJ_MUST_USE cj_status rewrite_approx_top_k(cj_module *m, cj_op *func, cj_
   return NULL;
 }
 
+/* ---- stablehlo.cross-replica-sum (an op outside the spec that StableHLO still carries, and
+ * VHLO as cross-replica-sum_v1; JAX 0.7 emits it for a psum over a nested pmap axis): XLA's
+ * CrossReplicaSum, an all_reduce with an add combiner over replica_groups, in cross-replica
+ * mode (no channel). Read as an op of no known kind, carried by name; rewritten here. */
+static CJ_MUST_USE cj_status rewrite_cross_replica_sum(cj_module *m, cj_op *func, cj_op *op,
+                                                       cj_op **out) {
+  *out = op;
+  if (!op->name || strcmp(op->name, "stablehlo.cross-replica-sum") != 0) return NULL;
+  const cj_attr *groups = cj_op_attr(op, "replica_groups");
+  if (op->nopnds != 1 || op->nresults != 1 || op->nregions != 0 || !groups)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "stablehlo.cross-replica-sum takes one operand, one result and "
+                       "replica_groups (%u operands, %u results, %s)",
+                       op->nopnds, op->nresults, groups ? "replica_groups" : "no replica_groups");
+  const cj_type *t = op->operands[0]->type;
+  if (!t || t->kind != CJ_TYPE_TENSOR || op->results[0].type != t)
+    return cj_op_error(op, CJ_INVALID_ARGUMENT,
+                       "stablehlo.cross-replica-sum: the result type must be the operand's tensor type");
+  cj_op *ar = cj_op_create(m, CJ_OP_ALL_REDUCE, NULL, 1, 1, 1);
+  if (!ar) return cj_oom();
+  ar->pos = op->pos;
+  ar->loc = op->loc;
+  ar->operands[0] = op->operands[0];
+  ar->results[0].type = t;
+  const cj_type *st = cj_type_tensor(m, t->elem, 0, NULL, NULL, NULL);
+  if (!st) return cj_oom();
+  const cj_type *at[2] = {st, st};
+  cj_block *rb = cj_region_add_block(m, &ar->regions[0], 2, at);
+  if (!rb) return cj_oom();
+  cj_value *args[2] = {&rb->args[0], &rb->args[1]};
+  cj_op *add = cj_build_op(m, NULL, op, CJ_OP_ADD, 2, args, st);
+  if (!add) return cj_oom();
+  cj_block_append(rb, add);
+  cj_value *r = &add->results[0];
+  cj_op *ret = cj_build_op(m, NULL, op, CJ_OP_RETURN, 1, &r, NULL);
+  if (!ret) return cj_oom();
+  cj_block_append(rb, ret);
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, ar, "replica_groups", groups));
+  CJ_RETURN_IF_ERROR(cj_verify_op(ar));
+  cj_block_insert_before(op->block, op, ar);
+  cj_replace_all_uses(func, &op->results[0], &ar->results[0]);
+  cj_block_remove(op->block, op);
+  *out = ar;
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status chlo_block(cj_module *m, cj_op *func, cj_block *b, const cj_compile_hooks *h) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
@@ -920,6 +966,7 @@ static CJ_MUST_USE cj_status chlo_block(cj_module *m, cj_op *func, cj_block *b, 
         CJ_RETURN_IF_ERROR(chlo_block(m, func, nb, h));
     if (op->kind == CJ_OP_CUSTOM_CALL) CJ_RETURN_IF_ERROR(recompose_mhlo_call(m, func, op, &op));
     if (op->kind == CJ_OP_CUSTOM_CALL) CJ_RETURN_IF_ERROR(rewrite_approx_top_k(m, func, op, &op));
+    if (op->kind == CJ_OP_UNKNOWN) CJ_RETURN_IF_ERROR(rewrite_cross_replica_sum(m, func, op, &op));
     cj_op_kind target;
     if (binary_target(op->kind, &target)) {
       CJ_RETURN_IF_ERROR(decompose_binary(m, func, op, target));

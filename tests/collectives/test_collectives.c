@@ -143,6 +143,41 @@ static void check_all_reduce_mode(int nr, int np, const char *attrs,
   CHECK_MSG(!memcmp(out, want, (size_t)ndev * 16), "%s: wrong sums", what);
 }
 
+/* stablehlo.cross-replica-sum (outside the spec, still emitted by JAX 0.7 for a psum over a
+ * nested pmap axis): an all_reduce(add) over replica groups, per partition */
+static void test_cross_replica_sum(void) {
+  static const char text[] =
+      "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %r = \"stablehlo.cross-replica-sum\"(%x) {replica_groups = dense<[[0, 1]]> : "
+      "tensor<1x2xi64>} : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  return %r : tensor<4xf32>\n}\n";
+  /* 2 replicas x 2 partitions, device d = r * 2 + p: replicas 0 and 1 of one partition sum */
+  float x[16], out[16], want[16];
+  for (int d = 0; d < 4; d++)
+    for (int i = 0; i < 4; i++) x[d * 4 + i] = (float)(10 * d + i) + 0.5f;
+  for (int d = 0; d < 4; d++)
+    for (int i = 0; i < 4; i++) want[d * 4 + i] = x[(d % 2) * 4 + i] + x[(d % 2 + 2) * 4 + i];
+  spec s = {2, 2, PJRT_Buffer_Type_F32, 1, {4}, x, 16};
+  void *outs[1] = {out};
+  size_t ob[1] = {16};
+  PJRT_Error *e = run(text, &s, 1, outs, ob, NULL);
+  CHECK_MSG(!e, "cross-replica-sum: %s", e ? err_msg(e) : "");
+  if (e) {
+    err_free(e);
+    return;
+  }
+  CHECK_MSG(!memcmp(out, want, sizeof want), "cross-replica-sum: wrong sums");
+  /* without replica_groups it is refused, by name */
+  static const char bad[] =
+      "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %r = \"stablehlo.cross-replica-sum\"(%x) : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  return %r : tensor<4xf32>\n}\n";
+  e = run(bad, &s, 1, outs, ob, NULL);
+  CHECK(e != NULL);
+  if (e) CHECK_CONTAINS(err_msg(e), "cross-replica-sum takes one operand, one result and replica_groups");
+  err_free(e);
+}
+
 static void test_all_reduce_modes(void) {
   /* 2 replicas x 2 partitions; device d = r * 2 + p */
   {
@@ -1676,6 +1711,7 @@ int main(int argc, char **argv) {
   client = client_create_n(8);
   if (client) {
     test_all_reduce_modes();
+    test_cross_replica_sum();
     test_all_reduce_dtypes();
     test_all_reduce_variadic_large();
     test_all_gather();
