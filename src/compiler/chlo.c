@@ -941,14 +941,7 @@ static CJ_MUST_USE cj_status rewrite_cross_replica_sum(cj_module *m, cj_op *func
   const cj_type *at[2] = {st, st};
   cj_block *rb = cj_region_add_block(m, &ar->regions[0], 2, at);
   if (!rb) return cj_oom();
-  cj_value *args[2] = {&rb->args[0], &rb->args[1]};
-  cj_op *add = cj_build_op(m, NULL, op, CJ_OP_ADD, 2, args, st);
-  if (!add) return cj_oom();
-  cj_block_append(rb, add);
-  cj_value *r = &add->results[0];
-  cj_op *ret = cj_build_op(m, NULL, op, CJ_OP_RETURN, 1, &r, NULL);
-  if (!ret) return cj_oom();
-  cj_block_append(rb, ret);
+  CJ_RETURN_IF_ERROR(cj_build_combiner(m, rb, op, CJ_OP_ADD, st));
   CJ_RETURN_IF_ERROR(cj_op_set_attr(m, ar, "replica_groups", groups));
   CJ_RETURN_IF_ERROR(cj_verify_op(ar));
   cj_block_insert_before(op->block, op, ar);

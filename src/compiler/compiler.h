@@ -80,6 +80,10 @@ void cj_pass_strip_functions(cj_module *m, const cj_op *keep);
  * `before` (in before's block), positioned (for messages) where `origin` is. NULL on OOM. */
 cj_op *cj_build_op(cj_module *m, cj_op *before, const cj_op *origin, cj_op_kind kind,
                    uint32_t nopnds, cj_value *const *opnds, const cj_type *rt);
+/* Appends to `rb` (a combiner block: two scalar arguments of type st) `kind`(arg0, arg1) and
+ * the return of its result, positioned where `origin` is. */
+CJ_MUST_USE cj_status cj_build_combiner(cj_module *m, cj_block *rb, const cj_op *origin,
+                                        cj_op_kind kind, const cj_type *st);
 /* Replaces every use of `from` inside `scope` by `to`. */
 void cj_replace_all_uses(cj_op *scope, cj_value *from, cj_value *to);
 

@@ -21,6 +21,19 @@ cj_op *cj_build_op(cj_module *m, cj_op *before, const cj_op *origin, cj_op_kind 
   return op;
 }
 
+cj_status cj_build_combiner(cj_module *m, cj_block *rb, const cj_op *origin, cj_op_kind kind,
+                            const cj_type *st) {
+  cj_value *args[2] = {&rb->args[0], &rb->args[1]};
+  cj_op *c = cj_build_op(m, NULL, origin, kind, 2, args, st);
+  if (!c) return cj_oom();
+  cj_block_append(rb, c);
+  cj_value *r = &c->results[0];
+  cj_op *ret = cj_build_op(m, NULL, origin, CJ_OP_RETURN, 1, &r, NULL);
+  if (!ret) return cj_oom();
+  cj_block_append(rb, ret);
+  return NULL;
+}
+
 void cj_replace_all_uses(cj_op *scope, cj_value *from, cj_value *to) {
   cj_replace_uses_in_op(scope, from, to);
 }

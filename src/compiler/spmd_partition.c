@@ -418,14 +418,7 @@ static CJ_MUST_USE cj_status all_reduce_at(state *S, cj_op *after, cj_op *before
     free(t);
     CJ_RETURN_IF_ERROR(st2);
   } else {
-    cj_value *args[2] = {&rb->args[0], &rb->args[1]};
-    cj_op *c = cj_build_op(m, NULL, after, comb, 2, args, st);
-    if (!c) return cj_oom();
-    cj_block_append(rb, c);
-    cj_value *r = &c->results[0];
-    cj_op *ret = cj_build_op(m, NULL, after, CJ_OP_RETURN, 1, &r, NULL);
-    if (!ret) return cj_oom();
-    cj_block_append(rb, ret);
+    CJ_RETURN_IF_ERROR(cj_build_combiner(m, rb, after, comb, st));
   }
   CJ_RETURN_IF_ERROR(collective_attrs(m, ar, me, axes, naxes, NULL));
   if (before) cj_block_insert_before(before->block, before, ar);

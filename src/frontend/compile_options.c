@@ -316,7 +316,7 @@ static CJ_MUST_USE cj_status read_option_override(rd *r) {
   const debug_option *o = find_debug_option((const char *)key, klen);
   int kl = klen > 200 ? 200 : (int)klen;
   if (!o)
-    return cj_invalid("compile options: no such compile option '%.*s' (env_option_overrides name "
+    return cj_invalid("compile options: No such compile option: '%.*s' (env_option_overrides name "
                       "XLA DebugOptions fields)",
                       kl, (const char *)key);
   static const char *const kinds[] = {"bool", "integer", "floating-point", "string",
@@ -334,7 +334,7 @@ static CJ_MUST_USE cj_status read_option_override(rd *r) {
   }
   if (!ok) {
     if (vfield == 1)
-      return cj_invalid("compile options: option %.*s: '%.*s' is not a valid %s value", kl,
+      return cj_invalid("compile options: option %.*s: '%.*s' is not a valid %s value.", kl,
                         (const char *)key, slen > 100 ? 100 : (int)slen, (const char *)sval,
                         kinds[o->kind]);
     return cj_invalid("compile options: option %.*s takes a %s value, given %s", kl,

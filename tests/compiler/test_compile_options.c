@@ -82,7 +82,7 @@ static void test_overrides(void) {
   expect_override_ok("xla_dump_to", 1, "/tmp/x", 0);
   expect_override_ok("xla_cpu_max_isa", 1, "AVX2", 0);
   size_t n = override_entry(b, "xla_nonexistent_option", 2, NULL, 1);
-  expect_error(b, n, "no such compile option 'xla_nonexistent_option'");
+  expect_error(b, n, "No such compile option: 'xla_nonexistent_option'");
   n = override_entry(b, "xla_cpu_enable_fast_math", 1, "notabool", 0);
   expect_error(b, n, "option xla_cpu_enable_fast_math: 'notabool' is not a valid bool value");
   n = override_entry(b, "xla_cpu_parallel_codegen_split_count", 1, "4x", 0);
@@ -94,7 +94,7 @@ static void test_overrides(void) {
   /* a value message that sets nothing */
   static const unsigned char empty_value[] = {0x3a, 0x0b, 0x0a, 0x07, 'x', 'l', 'a', '_',
                                               'd', 'u', 'm', 0x12, 0x00};
-  expect_error(empty_value, sizeof empty_value, "no such compile option 'xla_dum'");
+  expect_error(empty_value, sizeof empty_value, "No such compile option: 'xla_dum'");
   static const unsigned char no_value[] = {0x3a, 0x0f, 0x0a, 0x0b, 'x', 'l', 'a', '_', 'd', 'u',
                                            'm', 'p', '_', 't', 'o', 0x12, 0x00};
   expect_error(no_value, sizeof no_value, "option xla_dump_to takes a string value, given no value");
