@@ -77,12 +77,11 @@ cj_ew_chain_fn cj_ew_chain_pick(cj_dtype dt);
 /* the kernels of each instruction set (ew_chain_isa_*.c), [0]: f32, [1]: f64 */
 extern const cj_ew_chain_fn cj_ew_chain_avx512[2], cj_ew_chain_avx2[2], cj_ew_chain_generic[2];
 
-/* flat mode's strided column copies (ew_chain_cols_isa_avx512.c), es 4 or 8, 16 * w < 2^31: get
- * copies element i * w of src to dst[i], put dst[i * w] = src[i], for i in [0, rows) */
+/* flat mode's strided column copies (ew_chain_cols_isa_avx512.c), es 4 or 8, 16 * w < 2^31:
+ * element i of packed to element i * w of col (put), or back, for i in [0, rows) */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define CJ_EW_COLS_AVX512 1
-void cj_ew_col_get_avx512(void *dst, const void *src, int es, int64_t rows, int64_t w);
-void cj_ew_col_put_avx512(void *dst, const void *src, int es, int64_t rows, int64_t w);
+void cj_ew_col_copy_avx512(void *col, void *packed, int es, int64_t rows, int64_t w, bool put);
 #endif
 
 #endif

@@ -486,7 +486,7 @@ static void flat_pick(char *dst, const char *src, int es, int64_t rows, int64_t 
     }
 #ifdef CJ_EW_COLS_AVX512
     if (vx) {
-      cj_ew_col_get_avx512(dst, src + c * es, es, rows, w);
+      cj_ew_col_copy_avx512((char *)(uintptr_t)src + c * es, dst, es, rows, w, false);
       continue;
     }
 #endif
@@ -514,7 +514,7 @@ static void flat_put(char *dst, const char *src, int es, int64_t rows, int64_t w
   for (int64_t c = a ? 0 : b; c < w; c = c + 1 == a ? b : c + 1, src += rows * es) {
 #ifdef CJ_EW_COLS_AVX512
     if (vx) {
-      cj_ew_col_put_avx512(dst + c * es, src, es, rows, w);
+      cj_ew_col_copy_avx512(dst + c * es, (char *)(uintptr_t)src, es, rows, w, true);
       continue;
     }
 #endif
