@@ -9,15 +9,18 @@
 #include <immintrin.h>
 
 /* N rows of T per gather (GATHER) or scatter (SCATTER) with the index vector idx, then one by
- * one */
+ * one (the addresses cast whole: without optimization the intrinsics are macros that cast
+ * their address argument unparenthesized) */
 #define COL_COPY(T, N, GATHER, SCATTER)                                                    \
   do {                                                                                     \
     T *c = col, *p = packed;                                                               \
     for (; i + N <= rows; i += N) {                                                        \
       if (put)                                                                             \
-        SCATTER(c + i * w, idx, _mm512_loadu_si512((const void *)(p + i)), (int)sizeof(T)); \
+        SCATTER((void *)(c + i * w), idx, _mm512_loadu_si512((const void *)(p + i)),       \
+                (int)sizeof(T));                                                           \
       else                                                                                 \
-        _mm512_storeu_si512((void *)(p + i), GATHER(idx, c + i * w, (int)sizeof(T)));      \
+        _mm512_storeu_si512((void *)(p + i), GATHER(idx, (const void *)(c + i * w),        \
+                                                    (int)sizeof(T)));                      \
     }                                                                                      \
     for (; i < rows; i++) {                                                                \
       if (put) c[i * w] = p[i];                                                            \
