@@ -33,12 +33,24 @@ typedef enum cj_ch_op {
 } cj_ch_op;
 /* whether a step reads its operand's table entry */
 static inline bool cj_ch_reads(int op) {
-  return op < CJ_CH_NEG ? (op & 7) < 4 : op >= CJ_CH_PUSH;
+  return op < CJ_CH_NEG ? (op & 7) < 4 || (op & 7) >= 6 : op >= CJ_CH_PUSH;
 }
+
+/* Boxed operands (flat mode's in-place reads of a stencil's shifted views, lower_ew.c): forms
+ * code + 6: acc OP box(x[i]), code + 7: box(x[i]) OP acc, where box(x[i]) is x[i] when element
+ * i's column (i mod box_w: the call starts at a row's column 0) lies in [clo, chi) of the
+ * step's box, else the box's padding value (its bits). box_w * element bytes is a multiple of
+ * 64 (whole vectors of every instruction set in a row). */
+enum { CJ_EW_CHAIN_BOXES = 8 };
+typedef struct cj_ew_chain_box {
+  int32_t clo, chi;
+  uint64_t pad;
+} cj_ew_chain_box;
 
 typedef struct cj_ew_chain_step {
   uint8_t op;  /* cj_ch_op */
   uint8_t src; /* table entry of the operand (binary steps) */
+  uint8_t box; /* boxed forms: the box */
 } cj_ew_chain_step;
 
 struct cj_ew_chain;
@@ -51,6 +63,10 @@ typedef struct cj_ew_chain {
   int32_t nsteps;
   uint8_t dst, first;  /* table entries: the result, the accumulator's start */
   bool first_scalar;   /* first: element 0 broadcast */
+  int32_t box_w;       /* > 0: boxed steps read boxes of rows of this many elements */
+  int8_t first_box;    /* >= 0: first is boxed, by this box */
+  int8_t nbox;
+  cj_ew_chain_box box[CJ_EW_CHAIN_BOXES];
   cj_ew_chain_step step[CJ_EW_CHAIN_MAX];
 } cj_ew_chain;
 
@@ -60,5 +76,12 @@ cj_ew_chain_fn cj_ew_chain_pick(cj_dtype dt);
 
 /* the kernels of each instruction set (ew_chain_isa_*.c), [0]: f32, [1]: f64 */
 extern const cj_ew_chain_fn cj_ew_chain_avx512[2], cj_ew_chain_avx2[2], cj_ew_chain_generic[2];
+
+/* flat mode's strided column copies (ew_chain_cols_isa_avx512.c), es 4 or 8, 16 * w < 2^31:
+ * element i of packed to element i * w of col (put), or back, for i in [0, rows) */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CJ_EW_COLS_AVX512 1
+void cj_ew_col_copy_avx512(void *col, void *packed, int es, int64_t rows, int64_t w, bool put);
+#endif
 
 #endif

@@ -31,6 +31,11 @@ static inline CH_VT CH_CAT(ch_splat_, CH_S)(CH_T x) {
   return v;
 #endif
 }
+static inline CH_VI CH_CAT(ch_iota_, CH_S)(void) {
+  CH_VI v;
+  for (int l = 0; l < CH_W; l++) v[l] = (CH_I)l;
+  return v;
+}
 /* m ? x : y on the bits */
 static inline CH_VI CH_CAT(ch_sel_, CH_S)(CH_VI m, CH_VI x, CH_VI y) { return (x & m) | (y & ~m); }
 /* cj_max / cj_min (scalar.h): a NaN operand gives that NaN (a's when both are), equal
@@ -84,19 +89,48 @@ static inline CH_VT CH_CAT(ch_sqrt_, CH_S)(CH_VT a) {
     break;                                                                    \
   case CODE + 5:                                                              \
     for (int v = 0; v < NV; v++) acc[v] = F(side[v], acc[v]);                 \
-    break;
+    break;                                                                    \
+  case CODE + 6: {                                                            \
+    if (!BOX) break;                                                          \
+    const cj_ew_chain_box *bx = &c->box[c->step[s].box];                      \
+    for (int v = 0; v < NV; v++) acc[v] = F(acc[v], CH_LDB(q + i + v * CH_W, v, bx)); \
+  } break;                                                                    \
+  case CODE + 7: {                                                            \
+    if (!BOX) break;                                                          \
+    const cj_ew_chain_box *bx = &c->box[c->step[s].box];                      \
+    for (int v = 0; v < NV; v++) acc[v] = F(CH_LDB(q + i + v * CH_W, v, bx), acc[v]); \
+  } break;
 #define CH_ADD(a, b) ((a) + (b))
 #define CH_SUB(a, b) ((a) - (b))
 #define CH_MUL(a, b) ((a) * (b))
 #define CH_DIV(a, b) ((a) / (b))
 
+/* a boxed operand (ew_chain.h): the vector x, lanes whose columns (col) lie outside the box
+ * replaced by its padding */
+static inline CH_VT CH_CAT(ch_box_, CH_S)(CH_VT x, CH_VI col, const cj_ew_chain_box *bx) {
+  CH_VI in = (CH_VI)((col >= (CH_I)bx->clo) & (col < (CH_I)bx->chi));
+  CH_T pad;
+  memcpy(&pad, &bx->pad, sizeof pad);
+  return (CH_VT)CH_CAT(ch_sel_, CH_S)(in, (CH_VI)x, (CH_VI)CH_CAT(ch_splat_, CH_S)(pad));
+}
+#define CH_LDB(p, v, bx) CH_CAT(ch_box_, CH_S)(LD(p), col[v], bx)
+
 /* the steps over NV vectors at element i of every entry, the accumulators (and the side ones)
- * in registers; LD(p) loads a vector at p, ST(p, v) stores one */
+ * in registers; LD(p) loads a vector at p, ST(p, v) stores one; c0: element i's column for
+ * boxed steps (a multiple of the lanes) */
 #define CH_STRIP_BODY()                                                                  \
   do {                                                                                   \
     CH_VT acc[NV], side[NV];                                                             \
+    CH_VI col[NV]; /* boxed steps: the columns of the lanes (a vector lies in one row) */ \
+    for (int v = 0; v < NV; v++) {                                                       \
+      int64_t b_ = c0 + (int64_t)v * CH_W;                                               \
+      while (BOX && b_ >= c->box_w) b_ -= c->box_w;                                      \
+      col[v] = CH_CAT(ch_iota_, CH_S)() + (CH_I)b_;                                      \
+    }                                                                                    \
     const CH_T *q = (const CH_T *)(const void *)tab[c->first];                           \
-    if (c->first_scalar) {                                                               \
+    if (BOX && c->first_box >= 0) {                                                      \
+      for (int v = 0; v < NV; v++) acc[v] = CH_LDB(q + i + v * CH_W, v, &c->box[c->first_box]); \
+    } else if (c->first_scalar) {                                                        \
       CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                             \
       for (int v = 0; v < NV; v++) acc[v] = x;                                           \
     } else {                                                                             \
@@ -140,21 +174,41 @@ static inline CH_VT CH_CAT(ch_sqrt_, CH_S)(CH_VT a) {
     for (int v = 0; v < NV; v++) ST(out + i + v * CH_W, acc[v]);                         \
   } while (0)
 
-/* strips of CH_NV whole vectors */
-static void CH_CAT(ch_strips_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *out,
-                                     int64_t i0, int64_t i1) {
-  enum { NV = CH_NV };
+/* strips of NVS whole vectors (CH_NV, or 1); BOX: the chain has boxed steps (a constant in
+ * each copy: the others compute no columns) */
+static inline __attribute__((always_inline)) void CH_CAT(ch_strips_, CH_S)(
+    const cj_ew_chain *c, char *const *tab, CH_T *out, int64_t i0, int64_t i1, const int NVS,
+    const bool BOX) {
 #define LD(q) CH_CAT(ch_ld_, CH_S)(q)
 #define ST(q, v) CH_CAT(ch_st_, CH_S)(q, v)
-  for (int64_t i = i0; i + NV * CH_W <= i1; i += NV * CH_W) CH_STRIP_BODY();
-}
-/* single whole vectors */
-static void CH_CAT(ch_vecs_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *out, int64_t i0,
-                                   int64_t i1) {
-  enum { NV = 1 };
-  for (int64_t i = i0; i + CH_W <= i1; i += CH_W) CH_STRIP_BODY();
+  int64_t w = c->box_w, c0 = BOX ? i0 % w : 0;
+  if (NVS == CH_NV) {
+    enum { NV = CH_NV };
+    for (int64_t i = i0; i + NV * CH_W <= i1; i += NV * CH_W) {
+      CH_STRIP_BODY();
+      for (c0 += NV * CH_W; BOX && c0 >= w;) c0 -= w;
+    }
+  } else {
+    enum { NV = 1 };
+    for (int64_t i = i0; i + CH_W <= i1; i += CH_W) {
+      CH_STRIP_BODY();
+      for (c0 += CH_W; BOX && c0 >= w;) c0 -= w;
+    }
+  }
 #undef LD
 #undef ST
+}
+static void CH_CAT(ch_nv_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *out, int64_t i0,
+                                 int64_t i1) {
+  CH_CAT(ch_strips_, CH_S)(c, tab, out, i0, i1, CH_NV, false);
+}
+static void CH_CAT(ch_nv_box_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *out,
+                                     int64_t i0, int64_t i1) {
+  CH_CAT(ch_strips_, CH_S)(c, tab, out, i0, i1, CH_NV, true);
+}
+static void CH_CAT(ch_vecs_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *out, int64_t i0,
+                                   int64_t i1) {
+  CH_CAT(ch_strips_, CH_S)(c, tab, out, i0, i1, 1, c->box_w > 0);
 }
 /* the last k < CH_W elements, through a vector of copies (the other lanes compute on zeros) */
 static inline CH_VT CH_CAT(ch_ldk_, CH_S)(const CH_T *p, int64_t k) {
@@ -171,6 +225,8 @@ static void CH_CAT(ch_tail_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T 
     CH_VT t_ = (v);                                    \
     memcpy((q), &t_, (size_t)k * sizeof(CH_T));        \
   } while (0)
+  const bool BOX = c->box_w > 0;
+  int64_t c0 = BOX ? i % c->box_w : 0;
   CH_STRIP_BODY();
 #undef LD
 #undef ST
@@ -179,12 +235,14 @@ static void CH_CAT(ch_tail_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T 
 static void CH_CAT(ch_run_, CH_S)(const cj_ew_chain *c, char *const *tab, int64_t n) {
   CH_T *out = (CH_T *)(void *)tab[c->dst];
   int64_t strips = n / (CH_NV * CH_W) * (CH_NV * CH_W), whole = n / CH_W * CH_W;
-  if (strips) CH_CAT(ch_strips_, CH_S)(c, tab, out, 0, strips);
+  if (strips && c->box_w) CH_CAT(ch_nv_box_, CH_S)(c, tab, out, 0, strips);
+  else if (strips) CH_CAT(ch_nv_, CH_S)(c, tab, out, 0, strips);
   if (whole > strips) CH_CAT(ch_vecs_, CH_S)(c, tab, out, strips, whole);
   if (n > whole) CH_CAT(ch_tail_, CH_S)(c, tab, out, whole, n - whole);
 }
 
 #undef CH_BIN
+#undef CH_LDB
 #undef CH_STRIP_BODY
 #undef CH_VT
 #undef CH_VI

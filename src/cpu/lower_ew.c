@@ -18,6 +18,7 @@
 
 #include "cpu/ew_chain.h"
 #include "cpu/lower.h"
+#include "cpu/vmath.h"
 
 
 enum { MAX_OPS = 32, MAX_INPUTS = 24, MAX_TAB = 128, MAX_INSTR = 160 };
@@ -33,6 +34,7 @@ enum { ROW_MIN_BYTES = 1024, ROW_RANK = 4 };
 typedef struct ew_instr {
   cj_ew_fn fn;
   cj_ew_chain *chain; /* a chain of instructions (ew_chain.h): runs instead of fn */
+  cj_ew_chain *boxed; /* flat mode's in-place rows (flat_boxed): chain with boxed steps */
   cj_ew_aux aux;
   uint8_t dst, src[3]; /* indices into the pointer table */
 } ew_instr;
@@ -64,6 +66,7 @@ typedef struct ew_params {
   /* > 0: flat mode (run_flat) over rows of this many elements: rows [flat_g0, flat_g1) read
    * the flat views in place; columns [0, flat_a) and [flat_b, flat_w) are then recomputed */
   int64_t flat_w, flat_g0, flat_g1, flat_a, flat_b;
+  bool flat_boxed; /* flat mode: chains' boxed steps pad the flat views, no edge columns pass */
   int32_t ninstr, ninputs, noutputs, nregs;
   int64_t reg_bytes;
   int64_t flops_per_elem;
@@ -370,14 +373,20 @@ static void row_pos_advance(const ew_input *in, row_pos *rp, int64_t m) {
   if (rp->idx[r - 1] == in->dims[r - 1]) carry(in, rp->idx, &rp->off, r - 1);
 }
 
-static void run_instrs(const ew_params *p, char *const *t, int64_t m) {
+/* boxed: the chains with boxed steps where there are (flat mode's rows read in place) */
+static void run_instrs_as(const ew_params *p, char *const *t, int64_t m, bool boxed) {
   for (int i = 0; i < p->ninstr; i++) {
     const ew_instr *e = &p->instr[i];
-    if (e->chain)
+    if (boxed && e->boxed)
+      e->boxed->fn(e->boxed, t, m);
+    else if (e->chain)
       e->chain->fn(e->chain, t, m);
     else
       e->fn(t[e->dst], t[e->src[0]], t[e->src[1]], t[e->src[2]], m, &e->aux);
   }
+}
+static void run_instrs(const ew_params *p, char *const *t, int64_t m) {
+  run_instrs_as(p, t, m, false);
 }
 
 /* Row mode: runs of at most a block that never cross a row of the innermost dim; the views
@@ -456,13 +465,31 @@ static void run_blocks(ew_run *R, int64_t b0, int64_t b1, char **cur, char *cons
     const T *s = (const T *)(const void *)src + c;                             \
     for (int64_t i = 0; i < rows; i++) d[i] = s[i * w];                        \
   } while (0)
+/* whether the column copies go through AVX-512 gathers and scatters (ew_chain.h) */
+static bool cols_avx512(int es, int64_t w) {
+#ifdef CJ_EW_COLS_AVX512
+  return (es == 4 || es == 8) && w <= INT32_MAX / 16 && cj_vm_get_isa() == CJ_VM_ISA_AVX512;
+#else
+  (void)es;
+  (void)w;
+  return false;
+#endif
+}
 static void flat_pick(char *dst, const char *src, int es, int64_t rows, int64_t w, int64_t a,
                       int64_t b, int64_t clo, int64_t chi, const char *pad, int64_t ld) {
+  bool vx = cols_avx512(es, w);
+  (void)vx; /* (no AVX-512 build: unused) */
   for (int64_t c = a ? 0 : b; c < w; c = c + 1 == a ? b : c + 1, dst += ld * es) {
     if (c < clo || c >= chi) {
       cj_fill_elems(dst, pad, es, rows);
       continue;
     }
+#ifdef CJ_EW_COLS_AVX512
+    if (vx) {
+      cj_ew_col_copy_avx512((char *)(uintptr_t)src + c * es, dst, es, rows, w, false);
+      continue;
+    }
+#endif
     switch (es) {
       case 4: FLAT_COL(uint32_t); break;
       case 8: FLAT_COL(uint64_t); break;
@@ -482,7 +509,15 @@ static void flat_pick(char *dst, const char *src, int es, int64_t rows, int64_t 
   } while (0)
 static void flat_put(char *dst, const char *src, int es, int64_t rows, int64_t w, int64_t a,
                      int64_t b) {
+  bool vx = cols_avx512(es, w);
+  (void)vx; /* (no AVX-512 build: unused) */
   for (int64_t c = a ? 0 : b; c < w; c = c + 1 == a ? b : c + 1, src += rows * es) {
+#ifdef CJ_EW_COLS_AVX512
+    if (vx) {
+      cj_ew_col_copy_avx512(dst + c * es, (char *)(uintptr_t)src, es, rows, w, true);
+      continue;
+    }
+#endif
     switch (es) {
       case 4: FLAT_UNCOL(uint32_t); break;
       case 8: FLAT_UNCOL(uint64_t); break;
@@ -518,11 +553,12 @@ static void run_flat(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const 
   const ew_params *p = R->p;
   int nin = p->ninputs, nio = nin + p->noutputs;
   int64_t w = p->flat_w, per = p->block / w, edge = p->flat_a + w - p->flat_b;
-  int64_t span = p->block / edge; /* rows whose edges one packed register holds */
+  /* rows whose edges one packed register holds (boxed: no edges to compute again) */
+  int64_t span = p->flat_boxed ? r1 - r0 : p->block / edge;
   char *alt[MAX_TAB];
   for (int64_t s0 = r0; s0 < r1; s0 += span) {
     int64_t s1 = r1 - s0 < span ? r1 : s0 + span;
-    for (int k = 0; k < nin; k++) {
+    for (int k = 0; k < nin && !p->flat_boxed; k++) {
       const ew_input *in = &p->inputs[k];
       if (in->mode == IN_FULL)
         flat_pack_input(p, k, pack, R->base[k] + s0 * w * in->esize, s1 - s0, 0, s1 - s0);
@@ -541,10 +577,11 @@ static void run_flat(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const 
           continue;
         }
         cur[in->reg] = gather_view(regs[k], R->base[k], in, bs, m);
-        flat_pack_input(p, k, pack, cur[in->reg], rows, rs - s0, s1 - s0);
+        if (!p->flat_boxed) flat_pack_input(p, k, pack, cur[in->reg], rows, rs - s0, s1 - s0);
       }
-      run_instrs(p, cur, m);
+      run_instrs_as(p, cur, m, p->flat_boxed);
     }
+    if (p->flat_boxed) continue;
     memcpy(alt, cur, sizeof(char *) * (size_t)(nio + p->nregs));
     for (int k = 0; k < nio; k++) {
       const ew_input *in = k < nin ? &p->inputs[k] : NULL;
@@ -1200,6 +1237,9 @@ static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar
   c->nsteps = 0;
   c->first = (uint8_t)x;
   c->first_scalar = scalar[x];
+  c->box_w = 0;
+  c->first_box = -1;
+  c->nbox = 0;
   if (G->nsrc[k0] == 1 || G->iop[k0] == CJ_EW_CLAMP) return chain_append(G, c, k0, x, scalar);
   cj_ew_chain_step *st = &c->step[0];
   st->src = e->src[1];
@@ -1564,6 +1604,83 @@ static void flat_mode(ew_params *p, ew_input *inp, int nin, const cj_type *shape
   p->flat_b = b;
 }
 
+/* whether chain c reads the flat views (flat_of: the input of an entry, -1: none) only where a
+ * boxed operand can: an array operand of a binary step, or its start */
+static bool box_readable(const cj_ew_chain *c, const int *flat_of) {
+  if (flat_of[c->first] >= 0 && c->first_scalar) return false;
+  for (int s = 0; s < c->nsteps; s++) {
+    int op = c->step[s].op;
+    if (!cj_ch_reads(op) || flat_of[c->step[s].src] < 0) continue;
+    if (op >= CJ_CH_NEG || ((op & 7) != 0 && (op & 7) != 2)) return false;
+  }
+  return true;
+}
+
+/* chain c's boxed copy (ew_chain.h): its array operands that are flat views with padded
+ * columns read through boxes; false when it needs more boxes than a chain has */
+static bool box_chain(cj_ew_chain *c, const ew_params *p, const int *flat_of) {
+  int8_t box_of[MAX_INPUTS];
+  memset(box_of, -1, sizeof box_of);
+  c->box_w = (int32_t)p->flat_w;
+  c->nbox = 0;
+  for (int s = -1; s < c->nsteps; s++) {
+    int t = s < 0 ? c->first : c->step[s].src, op = s < 0 ? 0 : c->step[s].op;
+    int k = flat_of[t];
+    if (k < 0 || (s >= 0 && !cj_ch_reads(op))) continue;
+    const ew_input *in = &p->inputs[k];
+    if (in->clo <= 0 && in->chi >= p->flat_w) continue; /* no padded column */
+    if (box_of[k] < 0) {
+      if (c->nbox == CJ_EW_CHAIN_BOXES) return false;
+      cj_ew_chain_box *b = &c->box[c->nbox];
+      b->clo = (int32_t)in->clo;
+      b->chi = (int32_t)in->chi;
+      b->pad = 0;
+      memcpy(&b->pad, in->padv, in->esize);
+      box_of[k] = c->nbox++;
+    }
+    if (s < 0) {
+      c->first_box = box_of[k];
+    } else {
+      c->step[s].op = (uint8_t)((op & ~7) + ((op & 7) == 0 ? 6 : 7));
+      c->step[s].box = (uint8_t)box_of[k];
+    }
+  }
+  return true;
+}
+
+/* Flat mode without the edge columns pass (flat_boxed): when every instruction that reads a
+ * flat view with padded columns is a chain that can read it through a box, each such chain
+ * gets a boxed copy, which the rows read in place run. Only when rows hold whole vectors
+ * (ew_chain.h: box_w). */
+static CJ_MUST_USE cj_status flat_boxes(cj_lw *L, ew_params *p, ew_input *inp, int nin) {
+  p->flat_boxed = false;
+  if (!p->flat_w || p->flat_w > INT32_MAX) return NULL;
+  int flat_of[MAX_TAB];
+  for (int t = 0; t < MAX_TAB; t++) flat_of[t] = -1;
+  for (int k = 0; k < nin; k++)
+    if (inp[k].flat && (inp[k].esize == 4 || inp[k].esize == 8) && p->flat_w * inp[k].esize % 64 == 0)
+      flat_of[inp[k].reg] = k;
+    else if (inp[k].flat)
+      return NULL;
+  for (int i = 0; i < p->ninstr; i++) {
+    const ew_instr *e = &p->instr[i];
+    if (e->chain ? !box_readable(e->chain, flat_of)
+                 : flat_of[e->src[0]] >= 0 || flat_of[e->src[1]] >= 0 || flat_of[e->src[2]] >= 0)
+      return NULL;
+  }
+  cj_ew_chain *bx[MAX_INSTR] = {NULL};
+  for (int i = 0; i < p->ninstr; i++) {
+    if (!p->instr[i].chain) continue;
+    bx[i] = cj_lw_alloc(L, sizeof *bx[i]);
+    if (!bx[i]) return cj_oom();
+    *bx[i] = *p->instr[i].chain;
+    if (!box_chain(bx[i], p, flat_of)) return NULL;
+  }
+  for (int i = 0; i < p->ninstr; i++) p->instr[i].boxed = bx[i];
+  p->flat_boxed = true;
+  return NULL;
+}
+
 cj_status cj_lw_ew_flush(cj_lw *L) {
   ew_state *S = cj_lw_ew_state(L);
   if (!S || !S->nops) return NULL;
@@ -1669,6 +1786,7 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
       p->instr = ins;
       p->inputs = inp;
       p->flops_per_elem = G->flops + 8 * G->trans;
+      st = flat_boxes(L, p, inp, nin);
       /* flat mode: a packed copy of every input and output after the registers */
       cj_lw_set_tls_bytes(L, (int64_t)(G->nregs + (p->flat_w ? nin + nout : 0)) * p->reg_bytes);
       cj_lw_add_cost(L, (double)G->flops * (double)p->n, (double)G->trans * (double)p->n);

@@ -5,7 +5,8 @@ time, with check.expect_eq. Covers chains of 2 to 20 ops (add, subtract, multipl
 maximum, minimum, negate, abs, sqrt, square) with the chained value on either side, splat
 constants, broadcasts and slices as operands, NaN/inf/-0.0/subnormal inputs (signed zeros
 checked on the bits), an intermediate that is also a result, a loop-carried value updated in
-place, a Jacobi stencil (pad + 4 slices) and element counts that are not multiples of a vector.
+place, a Jacobi stencil (pad + 4 slices), stencils reading padded slices through boxes (nonzero padding,
+either side, the chain's start) and element counts that are not multiples of a vector.
 The ctest runs the cases with chains on and off (CJ_EW_CHAIN=off).
 
 usage: python tests/ops_ew_chain/make_cases.py   (needs numpy and ml_dtypes)
@@ -337,6 +338,71 @@ stencil_loop("jacobi sweep in a while loop, f32 64x64", (64, 64), np.float32, 4)
 stencil_loop("jacobi sweep in a while loop, f32 13x7", (13, 7), np.float32, 3)
 stencil_loop("jacobi sweep in a while loop, f64 30x21", (30, 21), np.float64, 3)
 stencil_loop("jacobi sweep in a while loop, f32 6x300 (row mode)", (6, 300), np.float32, 2)
+
+
+def stencil_box(name, shape, dt, iters, pad):
+    """a stencil whose chain reads the column-shifted slices of pad(u, pad) in every boxed form
+    (flat mode without the edge pass: ew_chain.h's boxes): the chain's start (c - a), the
+    operand before the accumulator (d - s1), after it (max(s3, c)); rows of whole vectors"""
+    c = Case(name)
+    f = data(shape, dt)
+    fv = c.const(f)
+    u0 = data(shape, dt)
+    u0v = c.const(u0)
+    i0 = c.splat((), np.int32, 0)
+    t = ttype(shape, dt)
+    et = ttype((), dt)
+    n, m = shape
+    pt = ttype((n + 2, m + 2), dt)
+    st = "tensor<i32>"
+    c.raw("  %%w:2 = stablehlo.while(%%i = %s, %%u = %s) : %s, %s\n"
+          "  cond {\n"
+          "    %%lim = stablehlo.constant dense<%d> : %s\n"
+          "    %%lt = stablehlo.compare LT, %%i, %%lim, SIGNED : (%s, %s) -> tensor<i1>\n"
+          "    stablehlo.return %%lt : tensor<i1>\n"
+          "  } do {\n"
+          "    %%z = stablehlo.constant dense<%r> : %s\n"
+          "    %%p = stablehlo.pad %%u, %%z, low = [1, 1], high = [1, 1], interior = [0, 0] : (%s, %s) -> %s\n"
+          "    %%a = stablehlo.slice %%p [0:%d, 1:%d] : (%s) -> %s\n"
+          "    %%b = stablehlo.slice %%p [2:%d, 1:%d] : (%s) -> %s\n"
+          "    %%c = stablehlo.slice %%p [1:%d, 0:%d] : (%s) -> %s\n"
+          "    %%d = stablehlo.slice %%p [1:%d, 2:%d] : (%s) -> %s\n"
+          "    %%s1 = stablehlo.subtract %%c, %%a : %s\n"
+          "    %%s2 = stablehlo.subtract %%d, %%s1 : %s\n"
+          "    %%s3 = stablehlo.multiply %%s2, %%b : %s\n"
+          "    %%s4 = stablehlo.maximum %%s3, %%c : %s\n"
+          "    %%h2 = stablehlo.constant dense<0.01> : %s\n"
+          "    %%hf = stablehlo.multiply %%h2, %s : %s\n"
+          "    %%s5 = stablehlo.add %%s4, %%hf : %s\n"
+          "    %%q = stablehlo.constant dense<0.25> : %s\n"
+          "    %%s6 = stablehlo.multiply %%q, %%s5 : %s\n"
+          "    %%one = stablehlo.constant dense<1> : %s\n"
+          "    %%i1 = stablehlo.add %%i, %%one : %s\n"
+          "    stablehlo.return %%i1, %%s6 : %s, %s\n"
+          "  }" % (i0, u0v, st, t, iters, st, st, st, pad, et, t, et, pt,
+                   n, m + 1, pt, t, n + 2, m + 1, pt, t, n + 1, m, pt, t, n + 1, m + 2, pt, t,
+                   t, t, t, t, t, fv, t, t, t, t, st, st, st, t))
+    u = u0.copy()
+    h2 = np.full(shape, 0.01, dt)
+    q = np.full(shape, 0.25, dt)
+    for _ in range(iters):
+        p = np.pad(u, 1, constant_values=dt(pad))
+        a, b, cc, d = p[:-2, 1:-1], p[2:, 1:-1], p[1:-1, :-2], p[1:-1, 2:]
+        s = (cc - a).astype(dt)
+        s = (d - s).astype(dt)
+        s = (s * b).astype(dt)
+        s = np_max(s, cc).astype(dt)
+        s = (s + (h2 * f).astype(dt)).astype(dt)
+        u = (q * s).astype(dt)
+    c.expect("%w#1", u)
+    cases.append(c)
+
+
+stencil_box("boxed stencil (padding -1.5, boxes first/either side), f32 40x32", (40, 32),
+            np.float32, 3, -1.5)
+stencil_box("boxed stencil (padding 0.75), f64 24x16", (24, 16), np.float64, 3, 0.75)
+stencil_box("boxed stencil (padding -1.5), f32 70x64: rows past a block", (70, 64),
+            np.float32, 2, -1.5)
 
 
 def update_loop(name, shape, dt, iters):
