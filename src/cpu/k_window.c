@@ -834,8 +834,12 @@ cj_status cj_lower_reduce_window(cj_lw *L, cj_op *op) {
   bool scan = rw_scan_detect(p, phi, x0.rank);
   uint32_t nins = (uint32_t)(5 * n);
   if (scan && !getenv("CJRT_NO_SCAN_LANES")) {
-    CJ_RETURN_IF_ERROR(cj_kg_body_lower_lanes(L, op, 0, start, RW_LANES, &p->vbody, ins + 5 * n,
-                                              &p->lanes));
+    cj_status vs = cj_kg_body_lower_lanes(L, op, 0, start, RW_LANES, &p->vbody, ins + 5 * n,
+                                          &p->lanes);
+    if (vs) { /* the scalar body lowered: without the lanes body, the fold is only slower */
+      cj_status_ignore(vs);
+      p->lanes = false;
+    }
     if (p->lanes) {
       p->vbody.slot0 = nins;
       nins = (uint32_t)(8 * n);
