@@ -521,7 +521,8 @@ static CJ_MUST_USE cj_status k_reduce_window_general(cj_exec_ctx *ctx, const cj_
  * (checked at run time, else the general kernel runs), that padding folds to init and the
  * running fold is exactly the window's fold. Reversed, the padding comes after the suffix and
  * the suffix is folded from its end (a reduce_window's combine order is the implementation's;
- * XLA evaluates cumulative reductions as scans too). */
+ * XLA evaluates cumulative reductions as scans too). An elementwise body, lowered a second time
+ * over RW_LANES lanes, folds that many lines per plan run (gscan_lanes; the same ops per lane). */
 enum { RW_LANES = 64, RW_LANES_MIN_LINES = 8 };
 
 static inline void copy_elem(char *dst, const char *src, int32_t es) {
