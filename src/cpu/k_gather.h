@@ -89,6 +89,12 @@ typedef struct kg_body {
 enum { KG_MAX_BODY_VALUES = 64 };
 CJ_MUST_USE cj_status cj_kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_body *b,
                         int32_t *bufs);
+/* The same body lowered a second time over `lanes` elements per value (tensor<lanes x T>
+ * arguments and returns), when every op in it is elementwise over scalars (or a scalar
+ * constant, splat over the lanes): one run of b->plan folds `lanes` independent elements as
+ * `lanes` runs of the scalar body would. *done false (and nothing lowered) otherwise. */
+CJ_MUST_USE cj_status cj_kg_body_lower_lanes(cj_lw *L, cj_op *op, uint32_t r, int32_t start,
+                                             int64_t lanes, kg_body *b, int32_t *bufs, bool *done);
 #define KG_ARG(ctx, st, b, i) CJ_PTR((ctx), (st)->in[(b)->slot0 + (uint32_t)(i)])
 #define KG_RET(ctx, st, b, i) CJ_PTR((ctx), (st)->in[(b)->slot0 + (b)->nargs + (uint32_t)(i)])
 

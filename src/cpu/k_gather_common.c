@@ -450,8 +450,16 @@ bool cj_kg_cvt_init(kg_cvt *c, cj_dtype src, cj_dtype dst) {
 
 /* ======================================================================== bodies */
 
-cj_status cj_kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_body *b,
-                        int32_t *bufs) {
+/* a body value's type: a scalar, or (lanes > 0) a tensor<lanes x T> */
+static cj_dtype body_value_dtype(const cj_type *t, int64_t lanes) {
+  if (lanes == 0) return cj_kg_scalar_dtype(t);
+  if (!cj_type_is_static(t) || t->rank != 1 || t->dims[0] != lanes || cj_type_is_quant(t))
+    return CJ_INVALID;
+  return t->dtype;
+}
+
+static CJ_MUST_USE cj_status body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_body *b,
+                                        int32_t *bufs, int64_t lanes) {
   if (r >= op->nregions) return cj_op_error(op, CJ_INVALID_ARGUMENT, "region %u missing", r);
   cj_block *blk = op->regions[r].first;
   if (!blk) return cj_op_error(op, CJ_INVALID_ARGUMENT, "region %u has no block", r);
@@ -463,12 +471,12 @@ cj_status cj_kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_bo
   if (!at) return cj_oom();
   for (uint32_t i = 0; i < blk->nargs; i++) {
     const cj_type *t = blk->args[i].type;
-    if (cj_kg_scalar_dtype(t) == CJ_INVALID)
+    if (body_value_dtype(t, lanes) == CJ_INVALID)
       return cj_op_error(op, CJ_UNIMPLEMENTED,
                          "body argument %u must be a 0-dimensional tensor of a non-quantized type",
                          i);
     at[i] = t;
-    int32_t buf = cj_lw_new_buf(L, cj_dtype_bytes(t->dtype), CJ_BK_ARENA);
+    int32_t buf = cj_lw_new_buf(L, cj_dtype_bytes(t->dtype) * (lanes ? lanes : 1), CJ_BK_ARENA);
     cj_lw_def_at(L, buf, start);
     bufs[i] = buf;
     CJ_RETURN_IF_ERROR(cj_lw_bind(L, &blk->args[i], 1, &buf));
@@ -490,7 +498,7 @@ cj_status cj_kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_bo
   }
   for (uint32_t i = 0; !st && i < b->nrets; i++) {
     const cj_type *t = term->operands[i]->type;
-    if (cj_kg_scalar_dtype(t) == CJ_INVALID) {
+    if (body_value_dtype(t, lanes) == CJ_INVALID) {
       st = cj_op_error(op, CJ_UNIMPLEMENTED, "body result %u must be a 0-dimensional tensor", i);
       break;
     }
@@ -507,4 +515,73 @@ cj_status cj_kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_bo
     return st;
   }
   return st2;
+}
+
+cj_status cj_kg_body_lower(cj_lw *L, cj_op *op, uint32_t r, int32_t start, kg_body *b,
+                        int32_t *bufs) {
+  return body_lower(L, op, r, start, b, bufs, 0);
+}
+
+/* a value's type with `lanes` elements of its dtype */
+static bool retype_lanes(cj_module *m, cj_value *v, int64_t lanes) {
+  const cj_type *t = cj_type_tensor_of(m, v->type->dtype, 1, &lanes);
+  if (!t) return false;
+  v->type = t;
+  return true;
+}
+
+/* whether every op of the block is elementwise over scalars, a scalar constant, or the
+ * terminator (then each lane of a vector run computes what a scalar run computes) */
+static bool body_is_elementwise(const cj_block *blk) {
+  for (uint32_t i = 0; i < blk->nargs; i++)
+    if (cj_kg_scalar_dtype(blk->args[i].type) == CJ_INVALID) return false;
+  for (const cj_op *o = blk->first; o; o = o->next) {
+    if (o->nregions) return false;
+    if (o == blk->last && o->kind == CJ_OP_RETURN) {
+      for (uint32_t k = 0; k < o->nopnds; k++) /* a constant's buffer may hold one element */
+        if (o->operands[k]->def && o->operands[k]->def->kind == CJ_OP_CONSTANT) return false;
+      continue;
+    }
+    bool ew = cj_op_info_get(o->kind)->flags & CJ_OPF_ELEMENTWISE;
+    if (!ew && o->kind != CJ_OP_CONSTANT) return false;
+    for (uint32_t k = 0; k < o->nopnds; k++)
+      if (o->operands[k]->block != blk && (!o->operands[k]->def || o->operands[k]->def->block != blk))
+        return false; /* a value from outside the body */
+    for (uint32_t k = 0; k < o->nresults; k++)
+      if (cj_kg_scalar_dtype(o->results[k].type) == CJ_INVALID) return false;
+    if (o->kind == CJ_OP_CONSTANT) {
+      const cj_attr *a = cj_op_attr(o, "value");
+      if (!a || a->kind != CJ_ATTR_DENSE) return false;
+    }
+  }
+  return true;
+}
+
+cj_status cj_kg_body_lower_lanes(cj_lw *L, cj_op *op, uint32_t r, int32_t start, int64_t lanes,
+                                 kg_body *b, int32_t *bufs, bool *done) {
+  *done = false;
+  if (r >= op->nregions || !op->regions[r].first || op->regions[r].first != op->regions[r].last ||
+      !body_is_elementwise(op->regions[r].first) || lanes < 1)
+    return NULL;
+  cj_module *m = cj_lw_module(L);
+  cj_op *c = cj_op_clone(m, op, 0, NULL, NULL);
+  if (!c) return cj_oom();
+  cj_block *blk = c->regions[r].first;
+  for (uint32_t i = 0; i < blk->nargs; i++)
+    if (!retype_lanes(m, &blk->args[i], lanes)) return cj_oom();
+  for (cj_op *o = blk->first; o; o = o->next) {
+    for (uint32_t k = 0; k < o->nresults; k++)
+      if (!retype_lanes(m, &o->results[k], lanes)) return cj_oom();
+    if (o->kind == CJ_OP_CONSTANT) { /* its one element, splat over the lanes */
+      const cj_attr *a = cj_op_attr(o, "value");
+      const cj_attr *s = cj_attr_dense(m, o->results[0].type, a->dense.data,
+                                       (size_t)cj_dtype_bytes(o->results[0].type->dtype), true);
+      if (!s) return cj_oom();
+      CJ_RETURN_IF_ERROR(cj_op_set_attr(m, o, "value", s));
+    }
+  }
+  CJ_RETURN_IF_ERROR(cj_lw_adopt_block(L, blk));
+  CJ_RETURN_IF_ERROR(body_lower(L, c, r, start, b, bufs, lanes));
+  *done = true;
+  return NULL;
 }

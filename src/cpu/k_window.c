@@ -48,6 +48,10 @@ typedef struct rw_params {
   kg_cvt *in_cvt, *init_cvt; /* n each: input / init value -> body type */
   int32_t *in_es, *bes;
   /* slots: in = [inputs n][inits n][body args 2n, rets n]; out = results n */
+  /* cumulative reductions with an elementwise body: the body again over RW_LANES lanes
+   * (slots after the scalar body's: [args 2n, rets n]), folding that many lines at once */
+  bool lanes;
+  kg_body vbody;
 } rw_params;
 
 static inline int64_t floordiv(int64_t a, int64_t b) { /* b > 0 */
@@ -517,7 +521,74 @@ static CJ_MUST_USE cj_status k_reduce_window_general(cj_exec_ctx *ctx, const cj_
  * (checked at run time, else the general kernel runs), that padding folds to init and the
  * running fold is exactly the window's fold. Reversed, the padding comes after the suffix and
  * the suffix is folded from its end (a reduce_window's combine order is the implementation's;
- * XLA evaluates cumulative reductions as scans too). */
+ * XLA evaluates cumulative reductions as scans too). An elementwise body, lowered a second time
+ * over RW_LANES lanes, folds that many lines per plan run (gscan_lanes; the same ops per lane). */
+enum { RW_LANES = 64, RW_LANES_MIN_LINES = 8 };
+
+static inline void copy_elem(char *dst, const char *src, int32_t es) {
+  switch (es) {
+    case 1: memcpy(dst, src, 1); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, (size_t)es); break;
+  }
+}
+
+/* The running fold of k_reduce_window_gscan over RW_LANES lines at a time with the lanes body:
+ * lane l of a run is line l0 + l (lines are (outer, inner) pairs, inner fastest), whose
+ * elements are base[l] + i * inner along the scan dim; consecutive inner positions make the
+ * lanes contiguous, else (inner shorter than the lanes) they are gathered and scattered one by
+ * one. Lanes past the last line fold init values, their results unused. */
+static CJ_MUST_USE cj_status gscan_lanes(cj_exec_ctx *ctx, const cj_step *st,
+                                         unsigned char (*iv)[16]) {
+  const rw_params *p = st->params;
+  const kg_body *b = &p->vbody;
+  int32_t n = p->n;
+  int64_t len = p->scan_n, inner = p->scan_inner, lines = p->scan_outer * inner;
+  int64_t base[RW_LANES];
+  for (int64_t l0 = 0; l0 < lines; l0 += RW_LANES) {
+    int64_t m = lines - l0 < RW_LANES ? lines - l0 : RW_LANES;
+    for (int64_t l = 0; l < m; l++) base[l] = ((l0 + l) / inner) * len * inner + (l0 + l) % inner;
+    bool contig = base[m - 1] - base[0] == m - 1;
+    for (int32_t i = 0; i < n; i++) {
+      int32_t es = p->bes[i];
+      char *a = KG_ARG(ctx, st, b, i), *x = KG_ARG(ctx, st, b, n + i);
+      for (int64_t l = 0; l < RW_LANES; l++) copy_elem(a + l * es, (const char *)iv[i], es);
+      for (int64_t l = m; l < RW_LANES; l++) copy_elem(x + l * es, (const char *)iv[i], es);
+    }
+    for (int64_t j = 0; j < len; j++) {
+      int64_t off = (p->scan_rev ? len - 1 - j : j) * inner;
+      for (int32_t i = 0; i < n; i++) {
+        char *x = KG_ARG(ctx, st, b, n + i);
+        int32_t ies = p->in_es[i], es = p->bes[i];
+        const char *src = CJ_PTR(ctx, st->in[i]) + off * ies;
+        if (contig) {
+          kg_cvt_run(&p->in_cvt[i], x, src + base[0] * ies, m);
+        } else if (!p->in_cvt[i].fn) {
+          for (int64_t l = 0; l < m; l++) copy_elem(x + l * es, src + base[l] * ies, es);
+        } else {
+          for (int64_t l = 0; l < m; l++) kg_cvt_run(&p->in_cvt[i], x + l * es, src + base[l] * ies, 1);
+        }
+      }
+      CJ_RETURN_IF_ERROR(cj_plan_run(ctx, &b->plan));
+      for (int32_t i = 0; i < n; i++) {
+        int32_t es = p->bes[i];
+        char *a = KG_ARG(ctx, st, b, i);
+        const char *rv = KG_RET(ctx, st, b, i);
+        if (a != rv) memmove(a, rv, (size_t)(RW_LANES * es));
+        char *dst = CJ_PTR(ctx, st->out[i]) + off * es;
+        if (contig) {
+          memcpy(dst + base[0] * es, a, (size_t)(m * es));
+        } else {
+          for (int64_t l = 0; l < m; l++) copy_elem(dst + base[l] * es, a + l * es, es);
+        }
+      }
+    }
+  }
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status k_reduce_window_gscan(cj_exec_ctx *ctx, const cj_step *st) {
   const rw_params *p = st->params;
   const kg_body *b = &p->body;
@@ -534,6 +605,7 @@ static CJ_MUST_USE cj_status k_reduce_window_gscan(cj_exec_ctx *ctx, const cj_st
     if (memcmp(KG_RET(ctx, st, b, i), iv[i], (size_t)p->bes[i]) != 0)
       return k_reduce_window_general(ctx, st);
   int64_t len = p->scan_n, inner = p->scan_inner;
+  if (p->lanes && p->scan_outer * inner >= RW_LANES_MIN_LINES) return gscan_lanes(ctx, st, iv);
   for (int64_t o = 0; o < p->scan_outer; o++) {
     for (int64_t k = 0; k < inner; k++) {
       for (int32_t i = 0; i < n; i++) memcpy(KG_ARG(ctx, st, b, i), iv[i], (size_t)p->bes[i]);
@@ -649,7 +721,7 @@ cj_status cj_lower_reduce_window(cj_lw *L, cj_op *op) {
   cj_lw_tensor x0;
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x0));
   rw_params *p = cj_lw_alloc(L, sizeof *p);
-  int32_t *ins = cj_lw_alloc(L, sizeof(int32_t) * (size_t)(5 * n));
+  int32_t *ins = cj_lw_alloc(L, sizeof(int32_t) * (size_t)(8 * n));
   int32_t *outs = cj_lw_alloc(L, sizeof(int32_t) * (size_t)n);
   if (!p || !ins || !outs) return cj_oom();
   int32_t rank = x0.rank;
@@ -760,9 +832,22 @@ cj_status cj_lower_reduce_window(cj_lw *L, cj_op *op) {
     if (p->body.ret_types[i]->dtype != p->body.arg_types[i]->dtype)
       return cj_op_error(op, CJ_INVALID_ARGUMENT, "the body's result %d has another type", i);
   p->body.slot0 = (uint32_t)(2 * n);
-  cj_kernel_fn kf = rw_scan_detect(p, phi, x0.rank) ? k_reduce_window_gscan
-                                                    : k_reduce_window_general;
-  if (!cj_lw_emit(L, op, kf, p, (uint32_t)(5 * n), ins, (uint32_t)n, outs)) return cj_oom();
+  bool scan = rw_scan_detect(p, phi, x0.rank);
+  uint32_t nins = (uint32_t)(5 * n);
+  if (scan && !getenv("CJRT_NO_SCAN_LANES")) {
+    cj_status vs = cj_kg_body_lower_lanes(L, op, 0, start, RW_LANES, &p->vbody, ins + 5 * n,
+                                          &p->lanes);
+    if (vs) { /* the scalar body lowered: without the lanes body, the fold is only slower */
+      cj_status_ignore(vs);
+      p->lanes = false;
+    }
+    if (p->lanes) {
+      p->vbody.slot0 = nins;
+      nins = (uint32_t)(8 * n);
+    }
+  }
+  cj_kernel_fn kf = scan ? k_reduce_window_gscan : k_reduce_window_general;
+  if (!cj_lw_emit(L, op, kf, p, nins, ins, (uint32_t)n, outs)) return cj_oom();
   cj_lw_extend_region(L, start);
   return NULL;
 }

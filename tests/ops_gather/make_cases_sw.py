@@ -292,9 +292,9 @@ def rw_ref(inputs, inits, wd, ws, bd, wdil, pad, body, out_dtypes=None):
 
 
 def rw_case(name, inputs, inits, wd, ws, bd, wdil, pad, body_text, body, out_dtypes=None,
-            omit_defaults=False):
+            omit_defaults=False, expected=None):
     c = Case(name)
-    es = rw_ref(inputs, inits, wd, ws, bd, wdil, pad, body, out_dtypes)
+    es = expected or rw_ref(inputs, inits, wd, ws, bd, wdil, pad, body, out_dtypes)
     vs = [c.const(x) for x in inputs]
     vi = [c.const(np.asarray(i)) for i in inits]
     n = len(inputs)
@@ -551,8 +551,168 @@ def sas_map_cases():
     return cs
 
 
+# ======================================================================== cumulative scans, any body
+
+def scan_window(x, axis, rev):
+    """window dims, padding of a cumulative reduction of x along axis (rev: from the end)"""
+    n = x.shape[axis]
+    wd = [n if d == axis else 1 for d in range(x.ndim)]
+    pad = [([0, n - 1] if rev else [n - 1, 0]) if d == axis else [0, 0] for d in range(x.ndim)]
+    return wd, pad
+
+
+def scan_ref(inputs, inits, axis, rev, body, out_dtypes):
+    """out[i] = body(out[i-1], x[i]) from out[-1] = init along axis (rev: from the end), which
+    is the window's fold when body(init, init) == init (a reversed window's suffix folded from
+    its end, as XLA's scans do)"""
+    x0 = inputs[0]
+    outs = [np.zeros(x0.shape, dt) for dt in out_dtypes]
+    n = x0.shape[axis]
+    for line in np.ndindex(*[1 if d == axis else s for d, s in enumerate(x0.shape)]):
+        acc = [np.asarray(i).astype(dt)[()] for i, dt in zip(inits, out_dtypes)]
+        for j in range(n):
+            idx = tuple((n - 1 - j if rev else j) if d == axis else line[d] for d in range(x0.ndim))
+            acc = body(acc, [np.asarray(x[idx]).astype(dt)[()] for x, dt in zip(inputs, out_dtypes)])
+            for o, a in zip(outs, acc):
+                o[idx] = a
+    return outs
+
+
+def scan_case(name, inputs, inits, axis, rev, body_text, body, out_dtypes=None, fold=True):
+    """fold: expect scan_ref's running fold, else the window's (rw_ref)"""
+    wd, pad = scan_window(inputs[0], axis, rev)
+    one = [1] * inputs[0].ndim
+    es = scan_ref(inputs, inits, axis, rev, body, out_dtypes or [x.dtype for x in inputs]) if fold else None
+    return rw_case(name, inputs, inits, wd, one, one, one, pad, body_text, body, out_dtypes, expected=es)
+
+
+def decay_body(dt):
+    """r = a * 0.5 + b: exact in numpy's arithmetic of dt, a splat constant in the body"""
+    t = ttype((), dt)
+    return ("({\n  ^bb0(%%a: %s, %%b: %s):\n    %%h = stablehlo.constant dense<5.000000e-01> : %s\n"
+            "    %%m = stablehlo.multiply %%a, %%h : %s\n    %%r = stablehlo.add %%m, %%b : %s\n"
+            "    stablehlo.return %%r : %s\n  })" % (t, t, t, t, t, t))
+
+
+def decay(dt):
+    return lambda a, x: [dt(dt(a[0] * dt(0.5)) + dt(x[0]))]
+
+
+def logaddexp_body(dt):
+    """lax.cumlogsumexp's body, as JAX writes it"""
+    t = ttype((), dt)
+    i1 = ttype((), np.bool_)
+    return ("({\n  ^bb0(%%a: %s, %%b: %s):\n"
+            "    %%1 = stablehlo.maximum %%a, %%b : {t}\n"
+            "    %%2 = stablehlo.subtract %%a, %%b : {t}\n"
+            "    %%3 = stablehlo.compare NE, %%2, %%2, FLOAT : ({t}, {t}) -> %s\n"
+            "    %%4 = stablehlo.add %%a, %%b : {t}\n"
+            "    %%5 = stablehlo.abs %%2 : {t}\n"
+            "    %%6 = stablehlo.negate %%5 : {t}\n"
+            "    %%7 = stablehlo.exponential %%6 : {t}\n"
+            "    %%8 = stablehlo.log_plus_one %%7 : {t}\n"
+            "    %%9 = stablehlo.add %%1, %%8 : {t}\n"
+            "    %%10 = stablehlo.select %%3, %%4, %%9 : %s, {t}\n"
+            "    stablehlo.return %%10 : {t}\n  })" % (t, t, i1, i1)).replace("{t}", t)
+
+
+def lanes_vs_lines_case(name, x, axis, rev, dt):
+    """A cumulative logaddexp of x (many lines: folded many at once) against the same scan of a
+    few lines at a time (fewer than 8: folded one element at a time), bit for bit: each slice
+    of lines is scanned on its own and compared with that slice of the whole scan."""
+    c = Case(name)
+    t = ttype(x.shape, x.dtype)
+    vx = c.const(x)
+    ninf = c.const(np.array(-np.inf, dt))
+    body = logaddexp_body(dt)
+
+    def scan(v, shape):
+        wd, pad = scan_window(np.zeros(shape), axis, rev)
+        tt = ttype(shape, dt)
+        return c.op('{r} = "stablehlo.reduce_window"(%s, %s) <{window_dimensions = %s, padding = '
+                    'dense<%s> : tensor<%dx2xi64>}> %s : (%s, %s) -> %s' % (
+                        v, ninf, array_attr(wd), "[" + ", ".join("[%d, %d]" % tuple(p) for p in pad) + "]",
+                        len(shape), body, tt, ttype((), dt), tt))
+    whole = scan(vx, x.shape)
+    other = [d for d in range(x.ndim) if d != axis][-1]  # slice the lines along this dim
+    m = x.shape[other]
+    for lo in (0, m // 2 - 3, m - 7):
+        start = [lo if d == other else 0 for d in range(x.ndim)]
+        limit = [lo + 7 if d == other else x.shape[d] for d in range(x.ndim)]
+        shape = tuple(b - a for a, b in zip(start, limit))
+        ts = ttype(shape, dt)
+        sl = "{r} = stablehlo.slice %%s [%s] : (%s) -> %s" % (
+            ", ".join("%d:%d" % (a, b) for a, b in zip(start, limit)), t, ts)
+        part = scan(c.op(sl % vx), shape)
+        c.expect_same(c.op(sl % whole), part, shape, dt)
+    return c
+
+
+def scan_body_cases():
+    """Cumulative reductions whose body is no single combiner: with an elementwise body, lines
+    are folded 64 at a time (contiguous when the scan dim is not the innermost, gathered
+    otherwise; line counts not multiples of 64), else one element at a time."""
+    cs = []
+    f32, f64 = np.float32, np.float64
+    x = rng.integers(-8, 8, (5, 130)).astype(f32)
+    cs.append(scan_case("decaying sum along dim 0, 130 lines", [x], [f32(0)], 0, False, decay_body(f32), decay(f32)))
+    x = rng.integers(-8, 8, (67, 6)).astype(f64)
+    cs.append(scan_case("reverse f64 decaying sum along dim 1, 67 lines", [x], [f64(0)], 1, True,
+                        decay_body(f64), decay(f64)))
+    x = rng.integers(-8, 8, (3, 6, 45)).astype(f32)
+    cs.append(scan_case("decaying sum along a middle dim, 135 lines", [x], [f32(0)], 1, False,
+                        decay_body(f32), decay(f32)))
+    x = rng.integers(-8, 8, (4, 9, 5)).astype(f32)
+    cs.append(scan_case("reverse decaying sum along a middle dim, 20 lines", [x], [f32(0)], 1, True,
+                        decay_body(f32), decay(f32)))
+    # init not a fixed point of the body (0.5 * 1 + 1 != 1): the window's fold, padding counted
+    x = rng.integers(-8, 8, (4, 20)).astype(f32)
+    cs.append(scan_case("decaying sum with init 1 (no running fold)", [x], [f32(1)], 0, False,
+                        decay_body(f32), decay(f32), fold=False))
+    # bf16 inputs and init, an f32 body
+    x = rng.standard_normal((70, 5)).astype(BF16)
+    cs.append(scan_case("bf16 inputs, f32 decaying sum along dim 1", [x], [np.asarray(0).astype(BF16)[()]], 1, False,
+                        decay_body(f32), decay(f32), out_dtypes=[np.dtype(f32)]))
+    x = rng.standard_normal((6, 80)).astype(BF16)
+    cs.append(scan_case("bf16 inputs, f32 decaying sum along dim 0", [x], [np.asarray(0).astype(BF16)[()]], 0, True,
+                        decay_body(f32), decay(f32), out_dtypes=[np.dtype(f32)]))
+    # cummax with its index (ties: the lower index), forward along dim 0 and reversed along dim 1
+    body = ("({\n  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):\n"
+            "    %gt = stablehlo.compare GT, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+            "    %eq = stablehlo.compare EQ, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+            "    %lt = stablehlo.compare LT, %bi, %ai : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+            "    %t = stablehlo.and %eq, %lt : tensor<i1>\n"
+            "    %p = stablehlo.or %gt, %t : tensor<i1>\n"
+            "    %v = stablehlo.select %p, %b, %a : tensor<i1>, tensor<f32>\n"
+            "    %i = stablehlo.select %p, %bi, %ai : tensor<i1>, tensor<i32>\n"
+            "    stablehlo.return %v, %i : tensor<f32>, tensor<i32>\n  })")
+
+    def argmax(a, x):
+        take = x[0] > a[0] or (x[0] == a[0] and x[1] < a[1])
+        return [x[0], x[1]] if take else [a[0], a[1]]
+    vals = rng.integers(0, 4, (7, 75)).astype(f32)
+    ids = np.broadcast_to(np.arange(7, dtype=np.int32)[:, None], vals.shape).copy()
+    cs.append(scan_case("cummax with index along dim 0", [vals, ids], [f32(-np.inf), np.int32(0)], 0, False,
+                        body, argmax))
+    vals = rng.integers(0, 4, (70, 6)).astype(f32)
+    ids = np.broadcast_to(np.arange(6, dtype=np.int32)[None, :], vals.shape).copy()
+    cs.append(scan_case("reverse cummax with index along dim 1", [vals, ids], [f32(-np.inf), np.int32(0)], 1, True,
+                        body, argmax))
+    # cumlogsumexp: the lanes' exp / log1p give the one-element fold's bits
+    x = rng.standard_normal((9, 70)).astype(f32) * 4
+    cs.append(lanes_vs_lines_case("cumlogsumexp along dim 0, lanes vs one line at a time", x, 0, False, f32))
+    x = rng.standard_normal((70, 9)).astype(f32) * 4
+    x[3, 2] = -np.inf
+    x[5, 4] = np.inf
+    cs.append(lanes_vs_lines_case("reverse cumlogsumexp along dim 1, lanes vs one line at a time", x, 1, True, f32))
+    x = rng.standard_normal((3, 8, 30)).astype(f64) * 4
+    cs.append(lanes_vs_lines_case("f64 cumlogsumexp along a middle dim, lanes vs one line at a time", x, 1, False,
+                                  f64))
+    return cs
+
+
 def main():
     write(os.path.join(TESTS, "ops_sort", "cases.mlir"), sort_cases() + topk_cases(),
           "sort and chlo.top_k cases.")
-    write(os.path.join(TESTS, "ops_window", "cases.mlir"), window_cases() + sas_map_cases(),
+    write(os.path.join(TESTS, "ops_window", "cases.mlir"), window_cases() + sas_map_cases() + scan_body_cases(),
           "reduce_window, select_and_scatter and map cases.")
