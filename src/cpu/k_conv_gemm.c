@@ -474,7 +474,10 @@ static CJ_MUST_USE cj_status k_conv_gemm(cj_exec_ctx *ctx, const cj_step *st) {
 }
 
 bool cj_kc_gemm_inplace_ok(const kc_geom *g) {
-  if (g->bf || g->Cg < 8) return false; /* short runs: packed panels read faster */
+  /* short runs, or weights that many row groups go through: packed panels read faster (a
+   * weight row read in place lies a batch stride from the next, often a multiple of a large
+   * power of two, so rows evict each other from the caches before the next row group comes) */
+  if (g->bf || g->Cg < 8 || g->M > 2 * KC_MR) return false;
   if (g->Og % KC_NR == 0) return true;
 #if defined(__x86_64__) && defined(__GNUC__)
   if (g->Og == 16 && pick_ukr(g) == ukr_avx512_half) return true; /* reads 16 columns */
