@@ -78,6 +78,20 @@
     }                                               \
   }
 
+/* The same loop with the weights of segment s starting at bptrs[s] and consecutive k bstride
+ * elements apart (packed panels: bptrs[s] follows the previous segment and bstride is 32; an
+ * operand read in place: a kernel position's run of input features at their stride). */
+#define GT_SEGMENTS_B(KN, LOADB, OP)                             \
+  for (int64_t s = 0; s < nseg; s++) {                           \
+    const void *const *a = ptrs + s * 8;                         \
+    const float *bp = bptrs[s];                                  \
+    GT_ROWS(GT_SEG_PTR)                                          \
+    for (int64_t k = 0; k < (KN); k++, bp += bstride) {          \
+      LOADB                                                      \
+      GT_ROWS(OP)                                                \
+    }                                                            \
+  }
+
 /* bf16 pairs (k_dot_bf.h) on AVX512_BF16: b0, b1 hold 16 column pairs each (__m512bh), GT_A(i)
  * is row i's pair as a 32-bit word */
 #define GT_DPBF512(i)                                         \

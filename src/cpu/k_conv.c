@@ -1090,7 +1090,7 @@ static CJ_MUST_USE cj_status conv_phases_emit(cj_lw *L, cj_op *op, const kc_phas
     parts[n] = zel;
     if (P->ph[n].kind != PH_GEMM) continue;
     parts[n] = cj_lw_new_buf(L, g->Bout * g->P * P->G * P->Og * esz, CJ_BK_ARENA);
-    CJ_RETURN_IF_ERROR(cj_kc_gemm_emit(L, op, g, xbuf, packs[j++], zbuf, parts[n], odt));
+    CJ_RETURN_IF_ERROR(cj_kc_gemm_emit(L, op, g, xbuf, packs[j++], zbuf, parts[n], odt, NULL));
   }
   if (!cj_lw_emit(L, op, k_conv_phase_place, P, (uint32_t)P->n, parts, 1, &obuf)) return cj_oom();
   return NULL;
@@ -1439,7 +1439,17 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
   int64_t wn = g.G * g.K * g.Og, esz = cj_dtype_bytes(rdt);
   int64_t packed = wp->pack ? cj_kc_gemm_packed_floats(&g) : dw ? wn : 0;
   int32_t wbuf = -1, zpbuf = -1, wv = -1;
-  if (rconst) {
+  /* runtime f32 weights with contiguous output features: the GEMM reads them where they are
+   * (a kernel gradient's are the whole output gradient, whose packing cost more than the
+   * products); same products in the same order as from packed panels */
+  int64_t bstr[KC_MAXS + 1];
+  bool inplace = wp->pack && !rconst && !merge && rdt == CJ_F32 && wp->r.ostr == 1 &&
+                 cj_kc_gemm_inplace_ok(&g);
+  bstr[0] = wp->r.cstr;
+  for (int32_t i = 0; i < g.ns; i++) bstr[1 + i] = wp->r.sstr[i];
+  if (inplace) {
+    wbuf = w.buf;
+  } else if (rconst) {
     CJ_RETURN_IF_ERROR(conv_const_rhs(L, wp, rval, rt, wn, esz, asz, packed, &wbuf, &zpbuf));
   } else {
     int32_t outs[4];
@@ -1459,7 +1469,7 @@ static CJ_MUST_USE cj_status lower_conv_common(cj_lw *L, cj_op *op, const int64_
     int32_t zbuf = cj_lw_const(L, z, 4 * (gm.Cg > 0 ? gm.Cg : 1));
     free(z);
     if (phases) return conv_phases_emit(L, op, phases, xbuf, wv, zbuf, r.buf, odt);
-    return cj_kc_gemm_emit(L, op, &gm, xbuf, wbuf, zbuf, r.buf, odt);
+    return cj_kc_gemm_emit(L, op, &gm, xbuf, wbuf, zbuf, r.buf, odt, inplace ? bstr : NULL);
   }
 
   kc_gen *p = cj_lw_alloc(L, sizeof *p);

@@ -87,9 +87,14 @@ bool cj_kc_gemm_wanted(const kc_geom *g);
 /* Packs canonical f32 weights W[G][Q][Cg][Og] into panels Wp[G][npan][K][KC_NR] (zero padded). */
 int64_t cj_kc_gemm_packed_floats(const kc_geom *g);
 void cj_kc_gemm_pack(const kc_geom *g, const float *w, float *wp);
-/* Emits the GEMM step: in[0] = lhs (f32, feature stride 1), in[1] = packed weights, in[2] = a
- * zero buffer of at least Cg floats; out[0] = result of dtype out_dt. */
+/* Whether the GEMM can read f32 weights in place (output features contiguous, whole panels, runs
+ * of input features long enough) instead of packed panels. */
+bool cj_kc_gemm_inplace_ok(const kc_geom *g);
+/* Emits the GEMM step: in[0] = lhs (f32, feature stride 1), in[1] = packed weights (or, with
+ * bstr, f32 weights read in place: output features contiguous, bstr[0] the input feature stride,
+ * bstr[1 + i] spatial dimension i's), in[2] = a zero buffer of at least Cg floats; out[0] =
+ * result of dtype out_dt. */
 CJ_MUST_USE cj_status cj_kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, int32_t wbuf,
-                       int32_t zbuf, int32_t obuf, cj_dtype out_dt);
+                       int32_t zbuf, int32_t obuf, cj_dtype out_dt, const int64_t *bstr);
 
 #endif

@@ -27,8 +27,8 @@
  * rows per task, panels per task tile, kernel positions per K block at most */
 enum { KB = 1024, MB = 128, PT = 8, MAXSEG = 64, KSPLIT = 4 };
 
-typedef void (*kg_ukr)(int64_t nseg, int64_t seglen, const void *const *ptrs, const float *bp,
-                       float *c, int64_t ldc, bool acc);
+typedef void (*kg_ukr)(int64_t nseg, int64_t seglen, const void *const *ptrs,
+                       const float *const *bptrs, int64_t bstride, float *c, int64_t ldc, bool acc);
 
 typedef struct kg_params {
   kc_geom g;
@@ -49,17 +49,21 @@ typedef struct kg_params {
                        * (few output rows and columns over a long K: a kernel gradient), or 1 */
   int64_t qper;       /* kernel positions per range */
   int64_t tls_f32;    /* bytes of the temporary area the f32 path uses (then the pair rows) */
+  bool inplace;       /* the weights read where they are (f32, output features contiguous), not
+                       * packed: a kernel gradient's "weights" are the whole output gradient */
+  int64_t bstr[KC_MAXS + 1]; /* in place: input feature stride, then the spatial strides */
 } kg_params;
 
 /* ======================================================================== micro-kernels */
 
-static void ukr_generic(int64_t nseg, int64_t seglen, const void *const *ptrs, const float *bp,
-                        float *c, int64_t ldc, bool acc) {
+static void ukr_generic(int64_t nseg, int64_t seglen, const void *const *ptrs,
+                        const float *const *bptrs, int64_t bstride, float *c, int64_t ldc, bool acc) {
   float t[KC_MR][KC_NR];
   memset(t, 0, sizeof t);
   for (int64_t s = 0; s < nseg; s++) {
     const void *const *a = ptrs + s * KC_MR;
-    for (int64_t k = 0; k < seglen; k++, bp += KC_NR)
+    const float *bp = bptrs[s];
+    for (int64_t k = 0; k < seglen; k++, bp += bstride)
       for (int i = 0; i < KC_MR; i++) {
         float av = ((const float *)a[i])[k];
         for (int j = 0; j < KC_NR; j++) t[i][j] += av * bp[j];
@@ -74,13 +78,14 @@ static void ukr_generic(int64_t nseg, int64_t seglen, const void *const *ptrs, c
 
 __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t seglen,
                                                            const void *const *ptrs,
-                                                           const float *bp, float *c, int64_t ldc,
+                                                           const float *const *bptrs,
+                                                           int64_t bstride, float *c, int64_t ldc,
                                                            bool acc) {
   GT_ROWS(GT_DECL512)
 #define GT_SEG_T float
 #define GT_A(i) a##i[k]
-  GT_SEGMENTS(seglen, __m512 b0 = _mm512_loadu_ps(bp); __m512 b1 = _mm512_loadu_ps(bp + 16);,
-              GT_FMA512)
+  GT_SEGMENTS_B(seglen, __m512 b0 = _mm512_loadu_ps(bp); __m512 b1 = _mm512_loadu_ps(bp + 16);,
+                GT_FMA512)
 #undef GT_A
 #undef GT_SEG_T
   GT_ROWS(GT_STORE512)
@@ -90,14 +95,15 @@ __attribute__((target("avx512f"))) static void ukr_avx512(int64_t nseg, int64_t 
  * vector per row, half the products of ukr_avx512; columns 16..31 of c are left alone. */
 __attribute__((target("avx512f"))) static void ukr_avx512_half(int64_t nseg, int64_t seglen,
                                                                 const void *const *ptrs,
-                                                                const float *bp, float *c,
+                                                                const float *const *bptrs,
+                                                                int64_t bstride, float *c,
                                                                 int64_t ldc, bool acc) {
 #define HDECL(i) __m512 h##i = _mm512_setzero_ps();
   GT_ROWS(HDECL)
 #undef HDECL
 #define HFMA(i) h##i = _mm512_fmadd_ps(_mm512_set1_ps(a##i[k]), b0, h##i);
 #define GT_SEG_T float
-  GT_SEGMENTS(seglen, __m512 b0 = _mm512_loadu_ps(bp);, HFMA)
+  GT_SEGMENTS_B(seglen, __m512 b0 = _mm512_loadu_ps(bp);, HFMA)
 #undef GT_SEG_T
 #undef HFMA
 #define HST(i)                                                                   \
@@ -113,14 +119,15 @@ __attribute__((target("avx512f"))) static void ukr_avx512_half(int64_t nseg, int
 /* AVX2: the 32 columns in two halves of 16 (8 rows x 2 ymm each) */
 __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t nseg, int64_t seglen,
                                                           const void *const *ptrs,
-                                                          const float *bp0, float *c, int64_t ldc,
+                                                          const float *const *bptrs,
+                                                          int64_t bstride, float *c, int64_t ldc,
                                                           bool acc) {
   for (int half = 0; half < 2; half++) {
     GT_ROWS(GT_DECL256)
-    const float *bp = bp0 + half * 16;
     for (int64_t s = 0; s < nseg; s++) {
       const void *const *a = ptrs + s * KC_MR;
-      for (int64_t k = 0; k < seglen; k++, bp += KC_NR) {
+      const float *bp = bptrs[s] + half * 16;
+      for (int64_t k = 0; k < seglen; k++, bp += bstride) {
         __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
 #define GT_A(i) ((const float *)a[i])[k]
         GT_ROWS(GT_FMA256)
@@ -277,6 +284,31 @@ static void store_row(const kg_params *p, char *dst, const float *src, int64_t n
   }
 }
 
+/* The first weight of kernel positions q0 .. q0 + nq - 1 (features from c0; k0 the K index of
+ * q0's) from the start of a panel: packed, consecutive runs of K; in place, at the rhs strides */
+static void kb_offsets(const kg_params *p, int64_t q0, int64_t nq, int64_t c0, int64_t k0,
+                       int64_t *boff) {
+  const kc_geom *g = &p->g;
+  if (!p->inplace) {
+    for (int64_t s = 0; s < nq; s++) boff[s] = (k0 + s * g->Cg) * KC_NR;
+    return;
+  }
+  int64_t kc[KC_MAXS], qq = q0;
+  for (int32_t i = g->ns - 1; i >= 0; i--) {
+    kc[i] = qq % g->kdim[i];
+    qq /= g->kdim[i];
+  }
+  for (int64_t s = 0; s < nq; s++) {
+    int64_t o = c0 * p->bstr[0];
+    for (int32_t i = 0; i < g->ns; i++) o += kc[i] * p->bstr[1 + i];
+    boff[s] = o;
+    for (int32_t d = g->ns - 1; d >= 0; d--) {
+      if (++kc[d] < g->kdim[d]) break;
+      kc[d] = 0;
+    }
+  }
+}
+
 static void task(void *vr, int64_t t, char *mem) {
   const kg_run *R = vr;
   const kg_params *p = R->p;
@@ -356,6 +388,10 @@ static void task(void *vr, int64_t t, char *mem) {
           }
         }
       }
+      /* where each kernel position's run of weights starts, from its panel's start */
+      int64_t boff[MAXSEG];
+      const float *bptrs[MAXSEG];
+      kb_offsets(p, q0, nq, c0, k0, boff);
       if (p->ubf) {
         bf_block(p, R, grp, j0, npt, k0, nq, cl, mpad, ptrs, (uint32_t *)(mem + p->tls_f32), cdst, cld, first);
         first = false;
@@ -363,9 +399,13 @@ static void task(void *vr, int64_t t, char *mem) {
       }
       /* each weight panel stays in cache while every row group goes through it */
       for (int64_t j = 0; j < npt; j++) {
-        const float *bp = R->wp + ((grp * p->npan + j0 + j) * g->K + k0) * KC_NR;
+        const float *pan = p->inplace ? R->wp + grp * g->Og + (j0 + j) * KC_NR
+                                      : R->wp + (grp * p->npan + j0 + j) * g->K * KC_NR;
+        for (int64_t s = 0; s < nq; s++) bptrs[s] = pan + boff[s];
+        int64_t bstride = p->inplace ? p->bstr[0] : KC_NR;
         for (int64_t rg = 0; rg < mpad; rg += KC_MR)
-          p->ukr(nq, cl, ptrs + rg * nq, bp, cdst[rg / KC_MR] + j * KC_NR, cld[rg / KC_MR], !first);
+          p->ukr(nq, cl, ptrs + rg * nq, bptrs, bstride, cdst[rg / KC_MR] + j * KC_NR,
+                 cld[rg / KC_MR], !first);
       }
       first = false;
     }
@@ -433,8 +473,20 @@ static CJ_MUST_USE cj_status k_conv_gemm(cj_exec_ctx *ctx, const cj_step *st) {
   return NULL;
 }
 
+bool cj_kc_gemm_inplace_ok(const kc_geom *g) {
+  /* short runs, or weights that many row groups go through: packed panels read faster (a
+   * weight row read in place lies a batch stride from the next, often a multiple of a large
+   * power of two, so rows evict each other from the caches before the next row group comes) */
+  if (g->bf || g->Cg < 8 || g->M > 2 * KC_MR) return false;
+  if (g->Og % KC_NR == 0) return true;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (g->Og == 16 && pick_ukr(g) == ukr_avx512_half) return true; /* reads 16 columns */
+#endif
+  return false;
+}
+
 cj_status cj_kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, int32_t wbuf,
-                       int32_t zbuf, int32_t obuf, cj_dtype out_dt) {
+                       int32_t zbuf, int32_t obuf, cj_dtype out_dt, const int64_t *bstr) {
   kg_params *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return cj_oom();
   p->g = *g;
@@ -473,6 +525,11 @@ cj_status cj_kc_gemm_emit(cj_lw *L, cj_op *op, const kc_geom *g, int32_t xbuf, i
   p->aux.src = CJ_F32;
   p->aux.dt = out_dt;
   p->ukr = pick_ukr(g);
+  p->inplace = bstr != NULL;
+  if (bstr) {
+    if (!cj_kc_gemm_inplace_ok(g)) return cj_op_error(op, CJ_INTERNAL, "weights not readable in place");
+    memcpy(p->bstr, bstr, sizeof(int64_t) * (size_t)(g->ns + 1));
+  }
   p->cvo = cj_la_cvo_pick();
   if (!p->cvt) return cj_op_error(op, CJ_INTERNAL, "no f32 conversion");
   p->direct = out_dt == CJ_F32 && g->of == 1 && g->Og % KC_NR == 0;

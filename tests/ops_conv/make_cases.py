@@ -649,6 +649,19 @@ case("gemm_ksplit_nchw", 4, 1, 24, 40, [40, 37], [17, 16], lay="nchw", stride=[2
      rdil=[2, 2], runtime_rhs=True)
 case("gemm_ksplit_groups", 4, 1, 32, 32, [34, 34], [32, 32], fgc=2, runtime_rhs=True)
 case("gemm_ksplit_f16", 4, 1, 32, 32, [28, 28], [26, 26], et="f16", lo=-1, hi=1, runtime_rhs=True)
+# kernel-gradient-like GEMMs whose runtime f32 weights (output features contiguous, whole
+# panels, 8+ input features, 16 result rows or fewer) are read in place instead of packed
+# (k_conv_gemm.c, inplace): 1-D dilated and padded, 3-D with 16 output features (half panel) and odd sizes,
+# batch groups, strided over two panels, and a layout with the weights' input features outermost
+# and the lhs features not contiguous (prepared lhs)
+case("gemm_inplace_1d_dil", 3, 1, 17, 32, [301], [146], rdil=[2], pad=[[1, 2]], runtime_rhs=True)
+case("gemm_inplace_3d_half", 5, 1, 19, 16, [9, 10, 11], [8, 9, 9], runtime_rhs=True)
+case("gemm_inplace_bgroups", 4, 2, 24, 64, [20, 21], [18, 19], bgc=2, runtime_rhs=True)
+case("gemm_inplace_strided", 4, 1, 20, 64, [31, 29], [26, 25], stride=[2, 2],
+     pad=[[1, 1], [0, 1]], runtime_rhs=True)
+case("gemm_inplace_layout", 4, 1, 16, 32, [23, 25], [20, 22],
+     lay=dict(ib=3, ifd=0, is_=[1, 2], kif=0, ks=[1, 2], kof=3, ob=2, ofd=3, os_=[0, 1]),
+     runtime_rhs=True)
 
 def main():
     if os.path.isdir(OUT):
