@@ -149,8 +149,8 @@ def computed_init_case():
     return c
 
 
-def argm_fold(x, ix, axes, gt, init):
-    """the in-order fold of JAX's argmax (gt) / argmin body from (init, 0), indices from ix"""
+def argm_fold(x, ix, axes, gt, init, i0=0):
+    """the in-order fold of JAX's argmax (gt) / argmin body from (init, i0), indices from ix"""
     kept = [d for d in range(x.ndim) if d not in axes]
     order = kept + list(axes)
     kshape = tuple(x.shape[d] for d in kept)
@@ -159,7 +159,7 @@ def argm_fold(x, ix, axes, gt, init):
     vals = np.empty(kshape, dtype=x.dtype)
     idxs = np.empty(kshape, dtype=np.int64)
     for k in np.ndindex(*kshape):
-        a, ia = init, 0
+        a, ia = init, i0
         for b, ib in zip(xf[k], xi[k]):
             fa, fb = float(a), float(b)
             pick = (fa > fb if gt else fa < fb) or fa != fa
@@ -169,13 +169,13 @@ def argm_fold(x, ix, axes, gt, init):
     return vals, idxs
 
 
-def argm_op(c, xv, io, gt, axes, shape, dt, it, kshape):
+def argm_op(c, xv, io, gt, axes, shape, dt, it, kshape, i0=0):
     """JAX's argmax/argmin reduce of (xv, io), its inits constants right before it"""
     if np.dtype(dt).kind == "i":
         init = np.iinfo(dt).min if gt else np.iinfo(dt).max
     else:
         init = -np.inf if gt else np.inf
-    iv, i0 = c.const(np.array(init, dtype=dt)), c.const(np.array(0, dtype=it))
+    iv, i0 = c.const(np.array(init, dtype=dt)), c.const(np.array(i0, dtype=it))
     vt, itt = ttype((), dt), ttype((), it)
     ct = "SIGNED" if np.dtype(dt).kind == "i" else "FLOAT"
     r = c.op("{r}:2 = \"stablehlo.reduce\"(%s, %s, %s, %s) %s {dimensions = array<i64: %s>}"
@@ -188,16 +188,17 @@ def argm_op(c, xv, io, gt, axes, shape, dt, it, kshape):
 
 
 def argm_pair_case(dt, it, shape, axes, special=True, threads=None, idx="iota", order=(1, 0),
-                   between=False):
+                   between=False, i0=0):
     """argmax and argmin (order: 1 argmax, 0 argmin) of one input over the same axes, as JAX
     writes them (idx "iota": an iota along the reduced axis before each; "shared": one iota for
     both; "const": constants of distinct values in no order, the first's also the second's;
     "apart": the second's its own constant, not the same numbers: two steps); between: a sum
-    of the input between the two"""
+    of the input between the two; i0: the init index (above 0: the index compare is needed)"""
     c = Case("argmax/argmin pair %s of %s%s, %s indices (%s) over %s%s%s"
              % ("".join("+" if g else "-" for g in order), elem(dt), list(shape), elem(it), idx,
                 list(axes), " (NaN, ties, signed zeros)" if special else "",
-                " (a sum between)" if between else ""), threads=threads)
+                " (a sum between)" if between else "") + (" init index %d" % i0 if i0 else ""),
+             threads=threads)
     kshape = tuple(shape[d] for d in range(len(shape)) if d not in axes)
     if np.prod(shape) > 2000:
         xv, x = iota_data(c, shape, dt, False)
@@ -225,8 +226,8 @@ def argm_pair_case(dt, it, shape, axes, special=True, threads=None, idx="iota", 
             zero = c.const(np.array(0, dtype=dt))
             c.expect(reduce_op(c, xv, zero, "add", axes, shape, dt, kshape),
                      mc.reduce_ref(x, axes, ref_fns(dt)["add"][1], np.array(0, dtype=dt)[()]))
-        r, init = argm_op(c, xv, io, gt, axes, shape, dt, it, kshape)
-        vals, idxs = argm_fold(x, ix, axes, gt, init)
+        r, init = argm_op(c, xv, io, gt, axes, shape, dt, it, kshape, i0)
+        vals, idxs = argm_fold(x, ix, axes, gt, init, i0)
         c.expect(r + "#0", vals)
         c.expect(r + "#1", idxs.astype(it))
     return c
@@ -248,6 +249,12 @@ def argm_pair_cases():
             out.append(argm_pair_case(np.float32, np.int32, mc.SHAPE, axes, idx=idx))
     out.append(argm_pair_case(np.float32, np.int32, mc.SHAPE, (1,), between=True))
     out.append(argm_pair_case(np.float32, np.int32, (5, 1, 21), (1,)))
+    # outputs in whole pairs of vectors (the vector kernels' iota rows), NaN, ties, signed
+    # zeros; an init index above 0 (then ties need the index compare)
+    for dt, it in ((np.float32, np.int32), (np.float64, np.int64), (BF16, np.int32)):
+        for i0 in (0, 3):
+            out.append(argm_pair_case(dt, it, (6, 70), (0,), i0=i0))
+            out.append(argm_pair_case(dt, it, (4, 5, 40), (1,), i0=i0))
     for shape, axes in (((8, 16, 32, 32), (0,)), ((8, 16, 32, 32), (1,)), ((8, 16, 32, 32), (3,)),
                         ((40, 600), (0,)), ((600, 40), (1,)), ((3, 9000), (1,)), ((9000, 3), (0,)),
                         ((1, 70000), (1,))):
