@@ -1000,38 +1000,45 @@ static bool am_lookup(cj_dtype vt, cj_dtype it, bool gt, am_fns *f) {
 #undef AM_F
 }
 
-enum { AM_CHUNK = 256, AM_MAX_PARTS = 64 };
+enum { AM_CHUNK = 256, AM_MAX_PARTS = 64, AM_BLOCK = 16 };
 
+/* n = 2: an argmax and an argmin (or two of either) of one input over the same dims, found at
+ * lowering (lower_argm), run as one step: each block of the input is folded by both while it
+ * is in cache, each member with its own fold (the same bits as two steps) */
 typedef struct am_params {
-  am_fns f;
+  am_fns f[2];
+  int32_t n;
   int32_t ves, ies;
   space kept, red; /* element strides */
   int64_t nout, nred;
   bool vertical; /* AM_CHUNK outputs of the kept innermost dim at a time (see lower_argm) */
   bool iota;     /* the indices are an iota along the one reduced dim: never read */
-  /* slots: in = [values, indices, init value, init index], out = [value, index] */
+  /* slots: in = [values, indices, then per member: init value, init index],
+   * out = per member: [value, index] */
 } am_params;
 
 typedef struct am_run {
   const am_params *p;
-  const char *x, *xi, *iv, *ii;
-  char *ov, *oi;
-  /* parts (few outputs): part k folds reduced elements [k * per, ...) of output 0.. */
+  const char *x, *xi, *iv[2], *ii[2];
+  char *ov[2], *oi[2];
+  /* parts (few outputs): part k folds reduced elements [k * per, ...) of output 0.. of
+   * member m */
   int64_t per;
+  int32_t m;
   unsigned char pv[AM_MAX_PARTS][8], pi[AM_MAX_PARTS][8];
   bool have[AM_MAX_PARTS];
 } am_run;
 
 /* fold reduced elements [r0, r1) of the output at kept offset ko into (va, ia) */
-static void am_fold(const am_params *p, const am_run *R, int64_t ko, int64_t r0, int64_t r1,
-                    void *va, void *ia, bool have) {
+static void am_fold(const am_params *p, const am_run *R, int32_t mb, int64_t ko, int64_t r0,
+                    int64_t r1, void *va, void *ia, bool have) {
   int32_t last = p->red.rank - 1;
   int64_t run = last >= 0 ? p->red.dims[last] : 1, rstr = last >= 0 ? p->red.str[last] : 1;
   for (int64_t r = r0; r < r1;) {
     int64_t len = run - r % run;
     if (len > r1 - r) len = r1 - r;
     int64_t off = ko + space_off(&p->red, r);
-    p->f.run(R->x + off * p->ves, R->xi + off * p->ies, rstr, len, va, ia, have);
+    p->f[mb].run(R->x + off * p->ves, R->xi + off * p->ies, rstr, len, va, ia, have);
     have = true;
     r += len;
   }
@@ -1040,12 +1047,13 @@ static void am_fold(const am_params *p, const am_run *R, int64_t ko, int64_t r0,
 static void am_outputs(void *ctx, int64_t o0, int64_t o1) {
   const am_run *R = ctx;
   const am_params *p = R->p;
-  for (int64_t o = o0; o < o1; o++) {
-    char *va = R->ov + o * p->ves, *ia = R->oi + o * p->ies;
-    memcpy(va, R->iv, (size_t)p->ves);
-    memcpy(ia, R->ii, (size_t)p->ies);
-    am_fold(p, R, space_off(&p->kept, o), 0, p->nred, va, ia, true);
-  }
+  for (int64_t o = o0; o < o1; o++)
+    for (int32_t mb = 0; mb < p->n; mb++) {
+      char *va = R->ov[mb] + o * p->ves, *ia = R->oi[mb] + o * p->ies;
+      memcpy(va, R->iv[mb], (size_t)p->ves);
+      memcpy(ia, R->ii[mb], (size_t)p->ies);
+      am_fold(p, R, mb, space_off(&p->kept, o), 0, p->nred, va, ia, true);
+    }
 }
 
 /* vertical: chunk c covers outputs [c * AM_CHUNK, ...) of one kept row, side by side */
@@ -1058,18 +1066,24 @@ static void am_chunks(void *ctx, int64_t c0, int64_t c1) {
     int64_t row = c / per_row, j0 = (c % per_row) * AM_CHUNK;
     int64_t m = inner - j0 < AM_CHUNK ? inner - j0 : AM_CHUNK;
     int64_t o = row * inner + j0;
-    char *va = R->ov + o * p->ves, *ia = R->oi + o * p->ies;
-    cj_fill_elems(va, R->iv, p->ves, m);
-    cj_fill_elems(ia, R->ii, p->ies, m);
+    for (int32_t mb = 0; mb < p->n; mb++) {
+      cj_fill_elems(R->ov[mb] + o * p->ves, R->iv[mb], p->ves, m);
+      cj_fill_elems(R->oi[mb] + o * p->ies, R->ii[mb], p->ies, m);
+    }
     int64_t ko = space_off(&p->kept, o);
-    /* the reduced space as runs of rows at one stride (its innermost dim) */
+    /* the reduced space as runs of rows at one stride (its innermost dim), AM_BLOCK rows at a
+     * time for each member when there are two */
     int32_t rl = p->red.rank - 1;
     int64_t run = rl >= 0 ? p->red.dims[rl] : 1, rs = rl >= 0 ? p->red.str[rl] : 0;
-    for (int64_t r = 0; r < p->nred; r += run) {
-      int64_t off = ko + space_off(&p->red, r);
-      p->f.rows(va, ia, R->x + off * p->ves, p->iota ? NULL : R->xi + off * p->ies,
-                p->kept.str[kl], rs * p->ves, rs * p->ies, run, r, m);
-    }
+    int64_t blk = p->n > 1 ? AM_BLOCK : run;
+    for (int64_t r = 0; r < p->nred; r += run)
+      for (int64_t b = 0; b < run; b += blk) {
+        int64_t off = ko + space_off(&p->red, r) + b * rs, nb = run - b < blk ? run - b : blk;
+        for (int32_t mb = 0; mb < p->n; mb++)
+          p->f[mb].rows(R->ov[mb] + o * p->ves, R->oi[mb] + o * p->ies, R->x + off * p->ves,
+                        p->iota ? NULL : R->xi + off * p->ies, p->kept.str[kl], rs * p->ves,
+                        rs * p->ies, nb, r + b, m);
+      }
   }
 }
 
@@ -1079,19 +1093,20 @@ static void am_parts(void *ctx, int64_t k0, int64_t k1) {
   for (int64_t k = k0; k < k1; k++) {
     int64_t r0 = k * R->per, r1 = r0 + R->per < p->nred ? r0 + R->per : p->nred;
     R->have[k] = r0 < r1;
-    if (r0 < r1) am_fold(p, R, space_off(&p->kept, 0), r0, r1, R->pv[k], R->pi[k], false);
+    if (r0 < r1)
+      am_fold(p, R, R->m, space_off(&p->kept, 0), r0, r1, R->pv[k], R->pi[k], false);
   }
 }
 
 static CJ_MUST_USE cj_status k_argm(cj_exec_ctx *ctx, const cj_step *st) {
   const am_params *p = st->params;
-  am_run R = {.p = p,
-              .x = CJ_PTR(ctx, st->in[0]),
-              .xi = CJ_PTR(ctx, st->in[1]),
-              .iv = CJ_PTR(ctx, st->in[2]),
-              .ii = CJ_PTR(ctx, st->in[3]),
-              .ov = CJ_PTR(ctx, st->out[0]),
-              .oi = CJ_PTR(ctx, st->out[1])};
+  am_run R = {.p = p, .x = CJ_PTR(ctx, st->in[0]), .xi = CJ_PTR(ctx, st->in[1])};
+  for (int32_t mb = 0; mb < p->n; mb++) {
+    R.iv[mb] = CJ_PTR(ctx, st->in[2 + 2 * mb]);
+    R.ii[mb] = CJ_PTR(ctx, st->in[3 + 2 * mb]);
+    R.ov[mb] = CJ_PTR(ctx, st->out[2 * mb]);
+    R.oi[mb] = CJ_PTR(ctx, st->out[2 * mb + 1]);
+  }
   if (p->nout == 0) return NULL;
   int nthreads = ctx->pool ? cj_pool_size(ctx->pool) : 1;
   bool par = nthreads > 1 && p->nout * p->nred >= CJ_PAR_MIN_ELEMS;
@@ -1109,11 +1124,13 @@ static CJ_MUST_USE cj_status k_argm(cj_exec_ctx *ctx, const cj_step *st) {
   } else if (par && p->nout == 1 && p->nred >= 4 * CJ_PAR_MIN_ELEMS) {
     int64_t nparts = nthreads * 2 < AM_MAX_PARTS ? nthreads * 2 : AM_MAX_PARTS;
     R.per = (p->nred + nparts - 1) / nparts;
-    cj_pool_parallel_for(ctx->pool, nparts, 1, am_parts, &R);
-    memcpy(R.ov, R.iv, (size_t)p->ves);
-    memcpy(R.oi, R.ii, (size_t)p->ies);
-    for (int64_t k = 0; k < nparts; k++)
-      if (R.have[k]) p->f.comb(R.ov, R.oi, R.pv[k], R.pi[k]);
+    for (R.m = 0; R.m < p->n; R.m++) {
+      cj_pool_parallel_for(ctx->pool, nparts, 1, am_parts, &R);
+      memcpy(R.ov[R.m], R.iv[R.m], (size_t)p->ves);
+      memcpy(R.oi[R.m], R.ii[R.m], (size_t)p->ies);
+      for (int64_t k = 0; k < nparts; k++)
+        if (R.have[k]) p->f[R.m].comb(R.ov[R.m], R.oi[R.m], R.pv[k], R.pi[k]);
+    }
   } else if (par && p->nout > 1) {
     int64_t grain = CJ_PAR_MIN_ELEMS / p->nred;
     cj_pool_parallel_for(ctx->pool, p->nout, grain < 1 ? 1 : grain, am_outputs, &R);
@@ -1209,25 +1226,76 @@ static bool am_iota_along_red(const cj_value *v, int32_t rank, const int64_t *di
   return true;
 }
 
-/* lowers op as an argmax/argmin when its body is that pattern (*done), else leaves it */
-static CJ_MUST_USE cj_status lower_argm(cj_lw *L, cj_op *op, const bool *isred, bool *done) {
-  *done = false;
-  if (op->nresults != 2 || op->nregions != 1) return NULL;
-  cj_lw_tensor x, xi, iv, ii, rv, ri;
+/* Is op an argmax/argmin (a 2-result reduce with that body on static operands)? Its value and
+ * index types in *vt, *it, its folds in *f */
+static bool am_match(const cj_op *op, cj_dtype *vt, cj_dtype *it, bool *gt, am_fns *f) {
+  if (op->nresults != 2 || op->nopnds != 4 || op->nregions != 1) return false;
   const cj_block *b = op->regions[0].first;
-  if (!b || b->nargs != 4) return NULL;
+  if (!b || b->nargs != 4) return false;
   for (uint32_t i = 0; i < 4; i++) {
     const cj_type *t = b->args[i].type;
-    if (!cj_type_is_static(t) || t->rank != 0) return NULL;
+    if (!cj_type_is_static(t) || t->rank != 0) return false;
   }
-  cj_dtype vt = b->args[0].type->dtype, it = b->args[1].type->dtype;
-  bool gt = false;
-  am_fns f;
-  if (b->args[2].type->dtype != vt || b->args[3].type->dtype != it ||
-      !am_pattern(op, vt, it, &gt) || !am_lookup(vt, it, gt, &f))
-    return NULL;
+  *vt = b->args[0].type->dtype;
+  *it = b->args[1].type->dtype;
+  if (b->args[2].type->dtype != *vt || b->args[3].type->dtype != *it ||
+      !am_pattern(op, *vt, *it, gt) || !am_lookup(*vt, *it, *gt, f))
+    return false;
   for (uint32_t i = 0; i < 4; i++) /* (virtual values are materialized by cj_lw_operand) */
-    if (!cj_type_is_static(op->operands[i]->type)) return NULL;
+    if (!cj_type_is_static(op->operands[i]->type)) return false;
+  return true;
+}
+
+/* does op reduce over exactly the dims marked in isred? */
+static bool same_dims(const cj_op *op, int32_t rank, const bool *isred) {
+  int64_t dims[CJ_MAX_RANK], nd = 0;
+  if (!cj_op_get_i64s(op, "dimensions", dims, CJ_MAX_RANK, &nd)) return false;
+  bool red[CJ_MAX_RANK] = {false};
+  for (int64_t i = 0; i < nd; i++) {
+    if (dims[i] < 0 || dims[i] >= rank || dims[i] >= CJ_MAX_RANK || red[dims[i]]) return false;
+    red[dims[i]] = true;
+  }
+  return memcmp(red, isred, sizeof red) == 0;
+}
+
+static bool init_ready(cj_lw *L, const cj_op *op, cj_value *v);
+
+/* a later argmax/argmin of op's block (the argmax/argmin of values vt, indices it) over the
+ * same values and dims whose indices hold the same numbers (the same value, or both an iota
+ * along the reduced dim) and whose inits are ready: it can run in op's step (folds in *f) */
+static cj_op *am_sibling(cj_lw *L, const cj_op *op, cj_dtype vt, cj_dtype it, const bool *isred,
+                         bool *gt, am_fns *f) {
+  enum { SCAN = 512 }; /* ops looked at after op */
+  const cj_type *xt = op->operands[0]->type;
+  int32_t seen = 0;
+  for (cj_op *s = op->next; s && seen < SCAN; s = s->next, seen++) {
+    cj_dtype svt, sit;
+    if (s->kind != CJ_OP_REDUCE || s->operands[0] != op->operands[0] ||
+        !am_match(s, &svt, &sit, gt, f) || svt != vt || sit != it ||
+        s->operands[2]->type->num_elements != 1 || s->operands[3]->type->num_elements != 1 ||
+        !same_dims(s, xt->rank, isred))
+      continue;
+    if (s->operands[1] != op->operands[1] &&
+        !(am_iota_along_red(op->operands[1], xt->rank, xt->dims, isred) &&
+          am_iota_along_red(s->operands[1], xt->rank, xt->dims, isred)))
+      continue;
+    if (init_ready(L, op, s->operands[2]) && init_ready(L, op, s->operands[3])) return s;
+  }
+  return NULL;
+}
+
+static CJ_MUST_USE cj_status sib_operand(cj_lw *L, cj_op *s, uint32_t i, cj_lw_tensor *t);
+
+/* lowers op as an argmax/argmin when its body is that pattern (*done), else leaves it; with a
+ * later sibling (am_sibling) as one step */
+static CJ_MUST_USE cj_status lower_argm(cj_lw *L, cj_op *op, const bool *isred, bool *done) {
+  *done = false;
+  cj_lw_tensor x, xi, iv, ii, rv, ri;
+  cj_dtype vt, it;
+  am_fns f, f2;
+  bool gts[2] = {false, false};
+  if (!am_match(op, &vt, &it, &gts[0], &f)) return NULL;
+  cj_op *sib = am_sibling(L, op, vt, it, isred, &gts[1], &f2);
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 0, &x));
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 1, &xi));
   CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, 2, &iv));
@@ -1242,7 +1310,9 @@ static CJ_MUST_USE cj_status lower_argm(cj_lw *L, cj_op *op, const bool *isred, 
   if (rv.dtype != vt || ri.dtype != it) return cj_op_error(op, CJ_INVALID_ARGUMENT, "result types");
   am_params *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return cj_oom();
-  p->f = f;
+  p->f[0] = f;
+  p->f[1] = f2;
+  p->n = sib ? 2 : 1;
   p->ves = cj_dtype_bytes(vt);
   p->ies = cj_dtype_bytes(it);
   int64_t xs[CJ_MAX_RANK];
@@ -1268,15 +1338,32 @@ static CJ_MUST_USE cj_status lower_argm(cj_lw *L, cj_op *op, const bool *isred, 
   p->vertical = p->kept.dims[kl] > 1 && (p->kept.str[kl] == 1 || p->nred <= 128);
   if (p->vertical) { /* the fold across outputs in this CPU's vectors, where there is one */
     cj_vm_isa isa = cj_vm_get_isa();
-    rk_am_rows_fn v = isa == CJ_VM_ISA_AVX512 ? cj_rk_am_avx512(vt, it, gt)
-                      : isa == CJ_VM_ISA_AVX2 ? cj_rk_am_avx2(vt, it, gt)
-                                              : cj_rk_am_generic(vt, it, gt);
-    if (v) p->f.rows = v;
+    for (int32_t mb = 0; mb < p->n; mb++) {
+      bool gt = gts[mb];
+      rk_am_rows_fn v = isa == CJ_VM_ISA_AVX512 ? cj_rk_am_avx512(vt, it, gt)
+                        : isa == CJ_VM_ISA_AVX2 ? cj_rk_am_avx2(vt, it, gt)
+                                                : cj_rk_am_generic(vt, it, gt);
+      if (v) p->f[mb].rows = v;
+    }
     p->iota = am_iota_along_red(op->operands[1], x.rank, x.dims, isred);
   }
-  cj_lw_add_cost(L, 4.0 * (double)x.nelems, 0);
-  int32_t ins[4] = {x.buf, xi.buf, iv.buf, ii.buf}, outs[2] = {rv.buf, ri.buf};
-  if (!cj_lw_emit(L, op, k_argm, p, 4, ins, 2, outs)) return cj_oom();
+  cj_lw_add_cost(L, 4.0 * (double)x.nelems * p->n, 0);
+  int32_t ins[6] = {x.buf, xi.buf, iv.buf, ii.buf}, outs[4] = {rv.buf, ri.buf};
+  if (sib) { /* the sibling's inits and results; its op is taken by this step */
+    CJ_RETURN_IF_ERROR(sib_operand(L, sib, 2, &iv));
+    CJ_RETURN_IF_ERROR(sib_operand(L, sib, 3, &ii));
+    CJ_RETURN_IF_ERROR(cj_lw_result(L, sib, 0, &rv));
+    CJ_RETURN_IF_ERROR(cj_lw_result(L, sib, 1, &ri));
+    if (rv.dtype != vt || ri.dtype != it || iv.nelems != 1 || ii.nelems != 1)
+      return cj_op_error(sib, CJ_INVALID_ARGUMENT, "result types");
+    ins[4] = iv.buf;
+    ins[5] = ii.buf;
+    outs[2] = rv.buf;
+    outs[3] = ri.buf;
+    if (!cj_lw_take_op(L, sib)) return cj_oom();
+  }
+  if (!cj_lw_emit(L, op, k_argm, p, 2 + 2 * (uint32_t)p->n, ins, 2 * (uint32_t)p->n, outs))
+    return cj_oom();
   *done = true;
   return NULL;
 }
@@ -1533,18 +1620,20 @@ static bool is_sibling(cj_lw *L, const cj_op *op, cj_op *s, const bool *isred, c
   if (s->kind != CJ_OP_REDUCE || s->nopnds != 2 || s->operands[0] != op->operands[0] ||
       !cj_type_is_static(s->results[0].type))
     return false;
-  int64_t dims[CJ_MAX_RANK], nd = 0;
-  if (!cj_op_get_i64s(s, "dimensions", dims, CJ_MAX_RANK, &nd)) return false;
-  const cj_type *xt = op->operands[0]->type;
-  bool red[CJ_MAX_RANK] = {false};
-  for (int64_t i = 0; i < nd; i++) {
-    if (dims[i] < 0 || dims[i] >= xt->rank || dims[i] >= CJ_MAX_RANK || red[dims[i]]) return false;
-    red[dims[i]] = true;
-  }
-  if (memcmp(red, isred, sizeof red) != 0) return false;
+  if (!same_dims(s, op->operands[0]->type->rank, isred)) return false;
   if (!init_ready(L, op, s->operands[1])) return false;
   *rf = fast_fns(s);
   return *rf != NULL;
+}
+
+/* operand i (an init) of a sibling s: a scalar constant after op is lowered here */
+static CJ_MUST_USE cj_status sib_operand(cj_lw *L, cj_op *s, uint32_t i, cj_lw_tensor *t) {
+  cj_value *v = s->operands[i];
+  if (!cj_lw_value_is_bound(L, v)) {
+    CJ_RETURN_IF_ERROR(cj_lower_constant(L, v->def));
+    if (!cj_lw_take_op(L, v->def)) return cj_oom();
+  }
+  return cj_lw_operand(L, s, i, t);
 }
 
 /* op (a fast reduce of the stored x0) and its later siblings (sum, max, min, ... of the same
@@ -1568,12 +1657,7 @@ static CJ_MUST_USE cj_status lower_multi(cj_lw *L, cj_op *op, const rk_fns *rf, 
   ins[0] = x0.buf;
   for (int32_t k = 0; k < n; k++) {
     cj_lw_tensor init, r;
-    cj_value *iv = sib[k]->operands[1];
-    if (!cj_lw_value_is_bound(L, iv)) { /* a scalar constant after op: lowered here */
-      CJ_RETURN_IF_ERROR(cj_lower_constant(L, iv->def));
-      if (!cj_lw_take_op(L, iv->def)) return cj_oom();
-    }
-    CJ_RETURN_IF_ERROR(cj_lw_operand(L, sib[k], 1, &init));
+    CJ_RETURN_IF_ERROR(sib_operand(L, sib[k], 1, &init));
     CJ_RETURN_IF_ERROR(cj_lw_result(L, sib[k], 0, &r));
     m->p[k] = fast_plan(L, fns[k], x0, isred, nred, r.nelems, false);
     if (!m->p[k]) return cj_oom();

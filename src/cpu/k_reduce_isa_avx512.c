@@ -132,16 +132,30 @@ static inline __m512d rkv_sh_pd(__m512d a, int w) {
 
 /* argmax/argmin across contiguous outputs (k_reduce_am.h's am_rows, the same step as compares
  * and blends): W outputs' values and indices in registers across all the rows; strided outputs
- * take the template's loops */
-#define RKV_AM_ROWS(NAME, T, IT, SFX, ISFX, W, VT, MT, DIR)                                       \
+ * take the template's loops. Rows of an iota (xi NULL: row r's index is idx0 + r) whose
+ * accumulated indices are all <= idx0 skip the index compare ia < ib: the accumulated index is
+ * then never above the row's (it is the init's or an earlier row's), and where the two are equal
+ * either pick is the same index: the same bits */
+#define RKV_AM_ROWS(NAME, T, IT, SFX, ISFX, W, VT, MT, DIR, DIRE)                                     \
   static void am_rows_##NAME(void *va_, void *ia_, const char *x_, const char *xi_, int64_t xs,   \
                              int64_t rs, int64_t irs, int64_t rows, int64_t idx0, int64_t m);     \
-  static inline void rkv_am_step_##NAME(VT *a, __m512i *i, VT b, __m512i ib) {                    \
-    MT pf = (MT)(_mm512_cmp_##SFX##_mask(*a, b, DIR) | _mm512_cmp_##SFX##_mask(*a, *a, _CMP_UNORD_Q)); \
-    MT pi = (MT)(pf | (_mm512_cmp_##SFX##_mask(*a, b, _CMP_EQ_OQ) &                               \
-                       _mm512_cmplt_##ISFX##_mask(*i, ib)));                                      \
+  static inline void rkv_am_step_##NAME(VT *a, __m512i *i, VT b, __m512i ib, bool ord) {         \
+    MT nan = _mm512_cmp_##SFX##_mask(*a, *a, _CMP_UNORD_Q);                                       \
+    MT pf = (MT)(_mm512_cmp_##SFX##_mask(*a, b, DIR) | nan);                                      \
+    MT pi = ord ? (MT)(_mm512_cmp_##SFX##_mask(*a, b, DIRE) | nan)                                \
+                : (MT)(pf | (_mm512_cmp_##SFX##_mask(*a, b, _CMP_EQ_OQ) &                         \
+                             _mm512_cmplt_##ISFX##_mask(*i, ib)));                                \
     *a = _mm512_mask_blend_##SFX(pf, b, *a);                                                      \
     *i = _mm512_mask_blend_##ISFX(pi, ib, *i);                                                    \
+  }                                                                                               \
+  static void rkv_am_iota_##NAME(VT a[2], __m512i i[2], const char *x_, int64_t rs, int64_t rows, \
+                                 int64_t idx0, int64_t j, bool ord) {                             \
+    for (int64_t r = 0; r < rows; r++) {                                                          \
+      const T *x = (const T *)(const void *)(x_ + r * rs) + j;                                    \
+      __m512i ic = _mm512_set1_##ISFX((IT)(idx0 + r));                                            \
+      for (int u = 0; u < 2; u++)                                                                 \
+        rkv_am_step_##NAME(&a[u], &i[u], _mm512_loadu_##SFX(x + u * W), ic, ord);                 \
+    }                                                                                             \
   }                                                                                               \
   static void rkv_am_rows_##NAME(void *va_, void *ia_, const char *x_, const char *xi_,           \
                                  int64_t xs, int64_t rs, int64_t irs, int64_t rows, int64_t idx0, \
@@ -156,13 +170,21 @@ static inline __m512d rkv_sh_pd(__m512d a, int w) {
     for (; j + 2 * W <= m; j += 2 * W) { /* two independent chains: the steps' latency hidden */ \
       VT a[2] = {_mm512_loadu_##SFX(va + j), _mm512_loadu_##SFX(va + j + W)};                     \
       __m512i i[2] = {_mm512_loadu_si512(ia + j), _mm512_loadu_si512(ia + j + W)};                \
+      __m512i i0 = _mm512_set1_##ISFX((IT)idx0);                                                  \
+      if (!xi_) { /* ord: every accumulated index <= idx0 */                                      \
+        bool ord = (MT)(_mm512_cmple_##ISFX##_mask(i[0], i0) & _mm512_cmple_##ISFX##_mask(i[1], i0)) == (MT)-1; \
+        if (ord)                                                                                  \
+          rkv_am_iota_##NAME(a, i, x_, rs, rows, idx0, j, true);                                  \
+        else                                                                                      \
+          rkv_am_iota_##NAME(a, i, x_, rs, rows, idx0, j, false);                                 \
+      } else                                                                                      \
       for (int64_t r = 0; r < rows; r++) {                                                        \
         const T *x = (const T *)(const void *)(x_ + r * rs) + j;                                  \
         const IT *xi = xi_ ? (const IT *)(const void *)(xi_ + r * irs) + j : NULL;                \
         __m512i ic = _mm512_set1_##ISFX((IT)(idx0 + r));                                          \
         for (int u = 0; u < 2; u++)                                                               \
           rkv_am_step_##NAME(&a[u], &i[u], _mm512_loadu_##SFX(x + u * W),                         \
-                             xi ? _mm512_loadu_si512(xi + u * W) : ic);                           \
+                             xi ? _mm512_loadu_si512(xi + u * W) : ic, false);                    \
       }                                                                                           \
       for (int u = 0; u < 2; u++) {                                                               \
         _mm512_storeu_##SFX(va + j + u * W, a[u]);                                                \
@@ -177,16 +199,16 @@ static inline __m512d rkv_sh_pd(__m512d a, int w) {
         VT b = _mm512_maskz_loadu_##SFX(k, (const T *)(const void *)(x_ + r * rs) + j);           \
         __m512i ib = xi_ ? _mm512_maskz_loadu_##ISFX(k, (const IT *)(const void *)(xi_ + r * irs) + j) \
                          : _mm512_set1_##ISFX((IT)(idx0 + r));                                    \
-        rkv_am_step_##NAME(&a, &i, b, ib);                                                        \
+        rkv_am_step_##NAME(&a, &i, b, ib, false);                                                 \
       }                                                                                           \
       _mm512_mask_storeu_##SFX(va + j, k, a);                                                     \
       _mm512_mask_storeu_##ISFX(ia + j, k, i);                                                    \
     }                                                                                             \
   }
-RKV_AM_ROWS(gt_f32_s32, float, int32_t, ps, epi32, 16, __m512, __mmask16, _CMP_GT_OQ)
-RKV_AM_ROWS(lt_f32_s32, float, int32_t, ps, epi32, 16, __m512, __mmask16, _CMP_LT_OQ)
-RKV_AM_ROWS(gt_f64_s64, double, int64_t, pd, epi64, 8, __m512d, __mmask8, _CMP_GT_OQ)
-RKV_AM_ROWS(lt_f64_s64, double, int64_t, pd, epi64, 8, __m512d, __mmask8, _CMP_LT_OQ)
+RKV_AM_ROWS(gt_f32_s32, float, int32_t, ps, epi32, 16, __m512, __mmask16, _CMP_GT_OQ, _CMP_GE_OQ)
+RKV_AM_ROWS(lt_f32_s32, float, int32_t, ps, epi32, 16, __m512, __mmask16, _CMP_LT_OQ, _CMP_LE_OQ)
+RKV_AM_ROWS(gt_f64_s64, double, int64_t, pd, epi64, 8, __m512d, __mmask8, _CMP_GT_OQ, _CMP_GE_OQ)
+RKV_AM_ROWS(lt_f64_s64, double, int64_t, pd, epi64, 8, __m512d, __mmask8, _CMP_LT_OQ, _CMP_LE_OQ)
 static rk_am_rows_fn rkv_am_rows(cj_dtype vt, cj_dtype it, bool gt) {
   if (vt == CJ_F32 && it == CJ_S32) return gt ? rkv_am_rows_gt_f32_s32 : rkv_am_rows_lt_f32_s32;
   if (vt == CJ_F64 && it == CJ_S64) return gt ? rkv_am_rows_gt_f64_s64 : rkv_am_rows_lt_f64_s64;

@@ -149,6 +149,121 @@ def computed_init_case():
     return c
 
 
+def argm_fold(x, ix, axes, gt, init, i0=0):
+    """the in-order fold of JAX's argmax (gt) / argmin body from (init, i0), indices from ix"""
+    kept = [d for d in range(x.ndim) if d not in axes]
+    order = kept + list(axes)
+    kshape = tuple(x.shape[d] for d in kept)
+    xf = np.moveaxis(x, order, range(x.ndim)).reshape(kshape + (-1,))
+    xi = np.moveaxis(ix, order, range(x.ndim)).reshape(kshape + (-1,))
+    vals = np.empty(kshape, dtype=x.dtype)
+    idxs = np.empty(kshape, dtype=np.int64)
+    for k in np.ndindex(*kshape):
+        a, ia = init, i0
+        for b, ib in zip(xf[k], xi[k]):
+            fa, fb = float(a), float(b)
+            pick = (fa > fb if gt else fa < fb) or fa != fa
+            pick_i = pick or (fa == fb and ia < ib)
+            a, ia = (a if pick else b), (ia if pick_i else int(ib))
+        vals[k], idxs[k] = a, ia
+    return vals, idxs
+
+
+def argm_op(c, xv, io, gt, axes, shape, dt, it, kshape, i0=0):
+    """JAX's argmax/argmin reduce of (xv, io), its inits constants right before it"""
+    if np.dtype(dt).kind == "i":
+        init = np.iinfo(dt).min if gt else np.iinfo(dt).max
+    else:
+        init = -np.inf if gt else np.inf
+    iv, i0 = c.const(np.array(init, dtype=dt)), c.const(np.array(i0, dtype=it))
+    vt, itt = ttype((), dt), ttype((), it)
+    ct = "SIGNED" if np.dtype(dt).kind == "i" else "FLOAT"
+    r = c.op("{r}:2 = \"stablehlo.reduce\"(%s, %s, %s, %s) %s {dimensions = array<i64: %s>}"
+             " : (%s, %s, %s, %s) -> (%s, %s)"
+             % (xv, io, iv, i0,
+                mc.ARGM_BODY % {"v": vt, "i": itt, "dir": "GT" if gt else "LT", "ct": ct},
+                ", ".join(map(str, axes)), ttype(shape, dt), ttype(shape, it), vt, itt,
+                ttype(kshape, dt), ttype(kshape, it)))
+    return r, np.array(init, dtype=dt)[()]
+
+
+def argm_pair_case(dt, it, shape, axes, special=True, threads=None, idx="iota", order=(1, 0),
+                   between=False, i0=0):
+    """argmax and argmin (order: 1 argmax, 0 argmin) of one input over the same axes, as JAX
+    writes them (idx "iota": an iota along the reduced axis before each; "shared": one iota for
+    both; "const": constants of distinct values in no order, the first's also the second's;
+    "apart": the second's its own constant, not the same numbers: two steps); between: a sum
+    of the input between the two; i0: the init index (above 0: the index compare is needed)"""
+    c = Case("argmax/argmin pair %s of %s%s, %s indices (%s) over %s%s%s"
+             % ("".join("+" if g else "-" for g in order), elem(dt), list(shape), elem(it), idx,
+                list(axes), " (NaN, ties, signed zeros)" if special else "",
+                " (a sum between)" if between else "") + (" init index %d" % i0 if i0 else ""),
+             threads=threads)
+    kshape = tuple(shape[d] for d in range(len(shape)) if d not in axes)
+    if np.prod(shape) > 2000:
+        xv, x = iota_data(c, shape, dt, False)
+    else:
+        x = mc.data(dt, special, shape)
+        xv = c.const(x)
+    red = [d for d in axes if shape[d] > 1] or list(axes)
+    perm = rng.permutation(int(np.prod(shape))).reshape(shape)
+    ix0 = np.indices(shape)[red[0]] if idx in ("iota", "shared") else perm
+    shared = None
+    if idx == "shared":
+        shared = c.op("{r} = stablehlo.iota dim = %d : %s" % (red[0], ttype(shape, it)))
+    elif idx in ("const", "apart"):
+        shared = c.const(perm.astype(it))
+    for k, gt in enumerate(order):
+        ix = ix0
+        if idx == "iota":
+            io = c.op("{r} = stablehlo.iota dim = %d : %s" % (red[0], ttype(shape, it)))
+        elif idx == "apart" and k == 1:
+            ix = rng.permutation(int(np.prod(shape))).reshape(shape)
+            io = c.const(ix.astype(it))
+        else:
+            io = shared
+        if between and k == 1:
+            zero = c.const(np.array(0, dtype=dt))
+            c.expect(reduce_op(c, xv, zero, "add", axes, shape, dt, kshape),
+                     mc.reduce_ref(x, axes, ref_fns(dt)["add"][1], np.array(0, dtype=dt)[()]))
+        r, init = argm_op(c, xv, io, gt, axes, shape, dt, it, kshape, i0)
+        vals, idxs = argm_fold(x, ix, axes, gt, init, i0)
+        c.expect(r + "#0", vals)
+        c.expect(r + "#1", idxs.astype(it))
+    return c
+
+
+def argm_pair_cases():
+    """argmax + argmin of one input over the same axes: one step (both read each block while
+    it is in cache); every axis class and dtype, NaN, ties, signed zeros, both orders, index
+    arrays shared or not, 1 and 2 threads, inputs of several chunks and blocks of rows"""
+    out = []
+    for dt, it in ((np.float32, np.int32), (np.float64, np.int64), (BF16, np.int32),
+                   (np.int32, np.int32)):
+        for axes in AXES:
+            out.append(argm_pair_case(dt, it, mc.SHAPE, axes, dt != np.int32))
+        out.append(argm_pair_case(dt, it, mc.SHAPE, (0,), dt != np.int32, order=(0, 1)))
+        out.append(argm_pair_case(dt, it, mc.SHAPE, (2,), dt != np.int32, order=(1, 1)))
+    for idx in ("shared", "const", "apart"):
+        for axes in ((0,), (2,), (0, 2)):
+            out.append(argm_pair_case(np.float32, np.int32, mc.SHAPE, axes, idx=idx))
+    out.append(argm_pair_case(np.float32, np.int32, mc.SHAPE, (1,), between=True))
+    out.append(argm_pair_case(np.float32, np.int32, (5, 1, 21), (1,)))
+    # outputs in whole pairs of vectors (the vector kernels' iota rows), NaN, ties, signed
+    # zeros; an init index above 0 (then ties need the index compare)
+    for dt, it in ((np.float32, np.int32), (np.float64, np.int64), (BF16, np.int32)):
+        for i0 in (0, 3):
+            out.append(argm_pair_case(dt, it, (6, 70), (0,), i0=i0))
+            out.append(argm_pair_case(dt, it, (4, 5, 40), (1,), i0=i0))
+    for shape, axes in (((8, 16, 32, 32), (0,)), ((8, 16, 32, 32), (1,)), ((8, 16, 32, 32), (3,)),
+                        ((40, 600), (0,)), ((600, 40), (1,)), ((3, 9000), (1,)), ((9000, 3), (0,)),
+                        ((1, 70000), (1,))):
+        for threads in (1, 2):
+            for dt in (np.float32, BF16):
+                out.append(argm_pair_case(dt, np.int32, shape, axes, False, threads=threads))
+    return out
+
+
 def main():
     cases = []
     stats = [("add", None), ("maximum", None), ("minimum", None)]
@@ -185,6 +300,7 @@ def main():
             axes = axes or (0, 1)
             for threads in (1, None):
                 cases.append(same_bits_case(dt, axes, shape, threads=threads))
+    cases += argm_pair_cases()
     path = os.path.join(HERE, "sibling_cases.mlir")
     with open(path, "w") as f:
         f.write("// sibling reductions (one input, the same axes) on every axis class and dtype.\n"
