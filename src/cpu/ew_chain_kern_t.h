@@ -168,6 +168,10 @@ static inline CH_VT CH_CAT(ch_box_, CH_S)(CH_VT x, CH_VI col, const cj_ew_chain_
           for (int v = 0; v < NV; v++) side[v] = acc[v];                                 \
           for (int v = 0; v < NV; v++) acc[v] = x;                                       \
         } break;                                                                         \
+        case CJ_CH_TEE: {                                                                \
+          CH_T *o_ = (CH_T *)(void *)tab[c->step[s].src];                                \
+          for (int v = 0; v < NV; v++) ST(o_ + i + v * CH_W, acc[v]);                      \
+        } break;                                                                         \
         default: break;                                                                  \
       }                                                                                  \
     }                                                                                    \

@@ -122,8 +122,11 @@ class Operands:
         return self.pool[rng.integers(len(self.pool))]
 
 
-def chain(name, shape, dt, length, spec=False, threads=None, mid_result=False, ops=None):
-    """a left-deep chain of `length` ops on random operands, the chained value on a random side"""
+def chain(name, shape, dt, length, spec=False, threads=None, mid_result=False, ops=None,
+          reuse=False):
+    """a left-deep chain of `length` ops on random operands, the chained value on a random side;
+    reuse: intermediate values also become operands of later ops, inputs of a floor
+    added in later, or results (a chain's tee steps: ew_chain.h)"""
     c = Case(name, threads)
     dt = np.dtype(dt)
     o = Operands(c, shape, dt, spec)
@@ -142,6 +145,20 @@ def chain(name, shape, dt, length, spec=False, threads=None, mid_result=False, o
                     acc, a = apply_op(c, op, [acc, x], [a, xa], dt, shape)
                 else:
                     acc, a = apply_op(c, op, [x, acc], [xa, a], dt, shape)
+            if reuse and k + 1 < length:
+                u = rng.random()
+                if u < 0.35:
+                    o.pool.append((acc, a))
+                elif u < 0.5:
+                    c.expect(acc, a)
+                elif u < 0.6:
+                    t = ttype(shape, dt)
+                    x, xa = (acc, a) if len(o.pool) < 9 else o.pool[-1]  # an earlier value
+                    e = c.op("{r} = stablehlo.floor %s : %s" % (x, t))
+                    if rng.random() < 0.5:
+                        o.pool.append((e, np.floor(xa).astype(dt)))
+                    else:  # read before the chain's later steps, by no step of it
+                        c.expect(e, np.floor(xa).astype(dt))
             if mid_result and k == length // 2:
                 c.expect(acc, a)
                 r, ra = bits(c, acc, a, dt)
@@ -171,6 +188,12 @@ for k in range(4):
                                           "abs", "multiply", "add", "sqrt", "clamp"])
 chain("chain of 12 with clamps, f32 7x37", (7, 37), np.float32, 12,
       ops=["clamp", "add", "multiply", "subtract", "clamp"])
+for k in range(6):
+    dt = np.float32 if k % 2 == 0 else np.float64
+    chain("chain of 16 whose values are reused (tees) %d, %s 9x37" % (k, np.dtype(dt).name),
+          (9, 37), dt, 16, reuse=True, ops=["add", "subtract", "multiply", "maximum", "negate"])
+chain("chain of 12 whose values are reused (tees), f32 24x100 (strips)", (24, 100), np.float32,
+      12, reuse=True, ops=["add", "multiply", "subtract", "minimum", "abs"])
 chain("chain of 9 whose intermediate is also a result, f32 11x13", (11, 13), np.float32, 9,
       spec=True, mid_result=True)
 chain("chain of 9 whose intermediate is also a result, f64 4x50", (4, 50), np.float64, 9,
