@@ -1160,15 +1160,18 @@ static int chain_op(cj_ew_op e, bool rev) {
   }
 }
 
+/* whether chain c reads table entry t */
+static bool chain_reads(const cj_ew_chain *c, int t) {
+  if (c->first == t) return true;
+  for (int s = 0; s < c->nsteps; s++)
+    if (cj_ch_reads(c->step[s].op) && c->step[s].src == t) return true;
+  return false;
+}
+
 /* whether instruction k reads table entry t */
 static bool instr_reads(const gen *G, int k, int t) {
   const ew_instr *e = &G->instr[k];
-  if (e->chain) {
-    if (e->chain->first == t) return true;
-    for (int s = 0; s < e->chain->nsteps; s++)
-      if (cj_ch_reads(e->chain->step[s].op) && e->chain->step[s].src == t) return true;
-    return false;
-  }
+  if (e->chain) return chain_reads(e->chain, t);
   for (int j = 0; j < G->nsrc[k]; j++)
     if (e->src[j] == t) return true;
   return false;
@@ -1360,6 +1363,8 @@ static int side_fold(gen *G, int y, int m, const bool *scalar) {
       !side_chain(G, x, G->ict[y], &cx, scalar) || chain_clobbered(G, &cx, cx.nsteps, x, y) ||
       c->nsteps + cx.nsteps + 1 > CJ_EW_CHAIN_MAX)
     return -1;
+  for (int s = 0; s < m; s++) /* x's steps run after y's tees before m: none may write x's reads */
+    if (cj_ch_writes(c->step[s].op) && chain_reads(&cx, c->step[s].src)) return -1;
   cj_ew_chain_step rest[CJ_EW_CHAIN_MAX];
   int nrest = c->nsteps - m - 1;
   memcpy(rest, &c->step[m + 1], sizeof(cj_ew_chain_step) * (size_t)nrest);

@@ -194,6 +194,32 @@ for k in range(6):
           (9, 37), dt, 16, reuse=True, ops=["add", "subtract", "multiply", "maximum", "negate"])
 chain("chain of 12 whose values are reused (tees), f32 24x100 (strips)", (24, 100), np.float32,
       12, reuse=True, ops=["add", "multiply", "subtract", "minimum", "abs"])
+
+
+def tee_side(name, shape, dt):
+    """a chain that tees d (read again after it) and takes a side branch x computed before d
+    from a register that d's may reuse: x's steps, moved after the tee, must read the old value"""
+    c = Case(name)
+    dt = np.dtype(dt)
+    t = ttype(shape, dt)
+    a, b, e = data(shape, dt), data(shape, dt), data(shape, dt)
+    av, bv, ev = c.const(a), c.const(b), c.const(e)
+    p = c.op("{r} = stablehlo.floor %s : %s" % (av, t))
+    x = c.op("{r} = stablehlo.multiply %s, %s : %s" % (p, ev, t))
+    d = c.op("{r} = stablehlo.subtract %s, %s : %s" % (av, bv, t))
+    y1 = c.op("{r} = stablehlo.multiply %s, %s : %s" % (d, ev, t))
+    y2 = c.op("{r} = stablehlo.add %s, %s : %s" % (y1, x, t))
+    f = c.op("{r} = stablehlo.floor %s : %s" % (d, t))
+    dn = (a - b).astype(dt)
+    c.expect(y2, ((dn * e).astype(dt) + (np.floor(a) * e).astype(dt)).astype(dt))
+    c.expect(f, np.floor(dn))
+    cases.append(c)
+
+
+tee_side("tee, then a side branch over the teed register's old value, f32 5x40", (5, 40),
+         np.float32)
+tee_side("tee, then a side branch over the teed register's old value, f64 3x21", (3, 21),
+         np.float64)
 chain("chain of 9 whose intermediate is also a result, f32 11x13", (11, 13), np.float32, 9,
       spec=True, mid_result=True)
 chain("chain of 9 whose intermediate is also a result, f64 4x50", (4, 50), np.float64, 9,
