@@ -1251,11 +1251,10 @@ static bool chain_append(const gen *G, cj_ew_chain *c, int k, int acc, const boo
 
 /* whether an instruction in (a, b) writes an entry that chain c's first nsteps steps read */
 static bool chain_clobbered(const gen *G, const cj_ew_chain *c, int nsteps, int a, int b) {
-  for (int q = a + 1; q < b; q++) {
-    int d = G->instr[q].dst;
-    if (d == c->first) return true;
+  for (int q = a + 1; q < b; q++) { /* (its result, or a chain's tees) */
+    if (instr_writes(G, q, c->first)) return true;
     for (int s = 0; s < nsteps; s++)
-      if (cj_ch_reads(c->step[s].op) && c->step[s].src == d) return true;
+      if (cj_ch_reads(c->step[s].op) && instr_writes(G, q, c->step[s].src)) return true;
   }
   return false;
 }

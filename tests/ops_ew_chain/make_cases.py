@@ -206,16 +206,40 @@ def tee_side(name, shape, dt):
     av, bv, ev = c.const(a), c.const(b), c.const(e)
     p = c.op("{r} = stablehlo.floor %s : %s" % (av, t))
     x = c.op("{r} = stablehlo.multiply %s, %s : %s" % (p, ev, t))
+    xa = (np.floor(a) * e).astype(dt)
     d = c.op("{r} = stablehlo.subtract %s, %s : %s" % (av, bv, t))
+    dn = (a - b).astype(dt)
     y1 = c.op("{r} = stablehlo.multiply %s, %s : %s" % (d, ev, t))
     y2 = c.op("{r} = stablehlo.add %s, %s : %s" % (y1, x, t))
+    c.expect(y2, ((dn * e).astype(dt) + xa).astype(dt))
     f = c.op("{r} = stablehlo.floor %s : %s" % (d, t))
-    dn = (a - b).astype(dt)
-    c.expect(y2, ((dn * e).astype(dt) + (np.floor(a) * e).astype(dt)).astype(dt))
     c.expect(f, np.floor(dn))
     cases.append(c)
 
 
+def tee_between(name, shape, dt):
+    """a chain z = (b * e - a) * e that tees its d (read again after it) into the register
+    that p, read by x before d, held; x's chain (x + b) must not run after z's tee"""
+    c = Case(name)
+    dt = np.dtype(dt)
+    t = ttype(shape, dt)
+    a, b, e = data(shape, dt), data(shape, dt), data(shape, dt)
+    av, bv, ev = c.const(a), c.const(b), c.const(e)
+    p = c.op("{r} = stablehlo.floor %s : %s" % (av, t))
+    s0 = c.op("{r} = stablehlo.multiply %s, %s : %s" % (bv, ev, t))
+    x = c.op("{r} = stablehlo.multiply %s, %s : %s" % (p, ev, t))
+    d = c.op("{r} = stablehlo.subtract %s, %s : %s" % (s0, av, t))
+    y1 = c.op("{r} = stablehlo.multiply %s, %s : %s" % (d, ev, t))
+    f = c.op("{r} = stablehlo.floor %s : %s" % (d, t))
+    y3 = c.op("{r} = stablehlo.add %s, %s : %s" % (x, bv, t))
+    dn = ((b * e).astype(dt) - a).astype(dt)
+    c.expect(y1, (dn * e).astype(dt))
+    c.expect(f, np.floor(dn))
+    c.expect(y3, ((np.floor(a) * e).astype(dt) + b).astype(dt))
+    cases.append(c)
+
+
+tee_between("tee in another chain between a chain's members, f32 5x40", (5, 40), np.float32)
 tee_side("tee, then a side branch over the teed register's old value, f32 5x40", (5, 40),
          np.float32)
 tee_side("tee, then a side branch over the teed register's old value, f64 3x21", (3, 21),
