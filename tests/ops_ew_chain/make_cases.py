@@ -239,6 +239,33 @@ def tee_between(name, shape, dt):
     cases.append(c)
 
 
+def max_min_consts(name, shape, dt):
+    """max/min steps against splat constants (NaN, zeros, infinities, ordinary: the plain
+    scalar's one-compare form and the general one), either side, on values with NaN, -0.0 and
+    infinities"""
+    c = Case(name)
+    dt = np.dtype(dt)
+    t = ttype(shape, dt)
+    a = special(shape, dt)
+    acc, av = c.const(a), a
+    np.seterr(all="ignore")
+    for k, v in enumerate((2.5, np.nan, -0.0, 0.0, np.inf, -1.5, -np.inf, 0.75, np.nan, 1.0)):
+        ka = np.full(shape, v, dt)
+        kv = c.op("{r} = stablehlo.constant dense<0x%0*X> : %s" % (
+            2 * dt.itemsize, int(ka.view(INT[dt][1]).flat[0]), t))
+        op = "maximum" if k % 2 == 0 else "minimum"
+        args, vals = ([acc, kv], [av, ka]) if k % 3 else ([kv, acc], [ka, av])
+        acc, av = apply_op(c, op, args, vals, dt, shape)
+        if k % 4 == 3:  # another operand mixed in, so later steps see NaN and zeros again
+            b = special(shape, dt)
+            acc, av = apply_op(c, "add", [acc, c.const(b)], [av, b], dt, shape)
+    r, ra = bits(c, acc, av, dt)
+    c.expect(r, ra)
+    cases.append(c)
+
+
+max_min_consts("max/min against NaN, zero, inf splats, f32 9x23", (9, 23), np.float32)
+max_min_consts("max/min against NaN, zero, inf splats, f64 6x17", (6, 17), np.float64)
 tee_between("tee in another chain between a chain's members, f32 5x40", (5, 40), np.float32)
 tee_side("tee, then a side branch over the teed register's old value, f32 5x40", (5, 40),
          np.float32)
