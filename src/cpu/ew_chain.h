@@ -25,16 +25,19 @@ enum { CJ_EW_CHAIN_MAX = 48 };
  *   code + 0: acc OP x[i]   + 1: acc OP x[0]   + 2: x[i] OP acc   + 3: x[0] OP acc
  *   code + 4: acc OP side   + 5: side OP acc
  * PUSH moves the accumulator to the side accumulator and starts another from an operand (a
- * tree's other branch: a + b * c as a; push b; * c; + side). */
+ * tree's other branch: a + b * c as a; push b; * c; + side). TEE stores the accumulator to its
+ * entry and goes on (a result that is also used elsewhere, or a group output). */
 typedef enum cj_ch_op {
   CJ_CH_ADD = 0, CJ_CH_SUB = 8, CJ_CH_MUL = 16, CJ_CH_DIV = 24, CJ_CH_MAX = 32, CJ_CH_MIN = 40,
   CJ_CH_NEG = 48, CJ_CH_ABS, CJ_CH_SQRT, CJ_CH_SQUARE, /* acc * acc */
-  CJ_CH_PUSH, CJ_CH_PUSH_SCALAR
+  CJ_CH_PUSH, CJ_CH_PUSH_SCALAR, CJ_CH_TEE
 } cj_ch_op;
 /* whether a step reads its operand's table entry */
 static inline bool cj_ch_reads(int op) {
-  return op < CJ_CH_NEG ? (op & 7) < 4 || (op & 7) >= 6 : op >= CJ_CH_PUSH;
+  return op < CJ_CH_NEG ? (op & 7) < 4 || (op & 7) >= 6 : op == CJ_CH_PUSH || op == CJ_CH_PUSH_SCALAR;
 }
+/* whether a step writes its operand's table entry */
+static inline bool cj_ch_writes(int op) { return op == CJ_CH_TEE; }
 
 /* Boxed operands (flat mode's in-place reads of a stencil's shifted views, lower_ew.c): forms
  * code + 6: acc OP box(x[i]), code + 7: box(x[i]) OP acc, where box(x[i]) is x[i] when element

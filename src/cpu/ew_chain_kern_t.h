@@ -68,21 +68,38 @@ static inline CH_VT CH_CAT(ch_sqrt_, CH_S)(CH_VT a) {
 #endif
 }
 
-/* one binary operation in its six forms (ew_chain.h) */
-#define CH_BIN(CODE, F)                                                       \
+/* max / min with a scalar that is neither NaN nor zero, either order: the scalar when it is
+ * greater (less) than the accumulator, else the accumulator (a NaN, or equal bits), one compare
+ * where ch_max / ch_min take four */
+static inline bool CH_CAT(ch_plain_, CH_S)(CH_T x) { return x == x && x != 0; }
+static inline CH_VT CH_CAT(ch_maxk_, CH_S)(CH_VT a, CH_VT k) {
+  return (CH_VT)CH_CAT(ch_sel_, CH_S)((CH_VI)(k > a), (CH_VI)k, (CH_VI)a);
+}
+static inline CH_VT CH_CAT(ch_mink_, CH_S)(CH_VT a, CH_VT k) {
+  return (CH_VT)CH_CAT(ch_sel_, CH_S)((CH_VI)(k < a), (CH_VI)k, (CH_VI)a);
+}
+
+/* one binary operation in its six forms (ew_chain.h); K: FK is its form for a plain scalar */
+#define CH_BIN(CODE, F, FK, K)                                                \
   case CODE:                                                                  \
     for (int v = 0; v < NV; v++) acc[v] = F(acc[v], LD(q + i + v * CH_W));    \
     break;                                                                    \
   case CODE + 1: {                                                            \
     CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                    \
-    for (int v = 0; v < NV; v++) acc[v] = F(acc[v], x);                       \
+    if (K && CH_CAT(ch_plain_, CH_S)(*q))                                     \
+      for (int v = 0; v < NV; v++) acc[v] = FK(acc[v], x);                    \
+    else                                                                      \
+      for (int v = 0; v < NV; v++) acc[v] = F(acc[v], x);                     \
   } break;                                                                    \
   case CODE + 2:                                                              \
     for (int v = 0; v < NV; v++) acc[v] = F(LD(q + i + v * CH_W), acc[v]);    \
     break;                                                                    \
   case CODE + 3: {                                                            \
     CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                    \
-    for (int v = 0; v < NV; v++) acc[v] = F(x, acc[v]);                       \
+    if (K && CH_CAT(ch_plain_, CH_S)(*q))                                     \
+      for (int v = 0; v < NV; v++) acc[v] = FK(acc[v], x);                    \
+    else                                                                      \
+      for (int v = 0; v < NV; v++) acc[v] = F(x, acc[v]);                     \
   } break;                                                                    \
   case CODE + 4:                                                              \
     for (int v = 0; v < NV; v++) acc[v] = F(acc[v], side[v]);                 \
@@ -141,12 +158,12 @@ static inline CH_VT CH_CAT(ch_box_, CH_S)(CH_VT x, CH_VI col, const cj_ew_chain_
       int op = c->step[s].op;                                                            \
       q = (const CH_T *)(const void *)tab[c->step[s].src];                               \
       switch (op) {                                                                      \
-        CH_BIN(CJ_CH_ADD, CH_ADD)                                                        \
-        CH_BIN(CJ_CH_SUB, CH_SUB)                                                        \
-        CH_BIN(CJ_CH_MUL, CH_MUL)                                                        \
-        CH_BIN(CJ_CH_DIV, CH_DIV)                                                        \
-        CH_BIN(CJ_CH_MAX, CH_CAT(ch_max_, CH_S))                                         \
-        CH_BIN(CJ_CH_MIN, CH_CAT(ch_min_, CH_S))                                         \
+        CH_BIN(CJ_CH_ADD, CH_ADD, CH_ADD, 0)                                             \
+        CH_BIN(CJ_CH_SUB, CH_SUB, CH_SUB, 0)                                             \
+        CH_BIN(CJ_CH_MUL, CH_MUL, CH_MUL, 0)                                             \
+        CH_BIN(CJ_CH_DIV, CH_DIV, CH_DIV, 0)                                             \
+        CH_BIN(CJ_CH_MAX, CH_CAT(ch_max_, CH_S), CH_CAT(ch_maxk_, CH_S), 1)              \
+        CH_BIN(CJ_CH_MIN, CH_CAT(ch_min_, CH_S), CH_CAT(ch_mink_, CH_S), 1)              \
         case CJ_CH_NEG:                                                                  \
           for (int v = 0; v < NV; v++) acc[v] = -acc[v];                                 \
           break;                                                                         \
@@ -167,6 +184,10 @@ static inline CH_VT CH_CAT(ch_box_, CH_S)(CH_VT x, CH_VI col, const cj_ew_chain_
           CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                         \
           for (int v = 0; v < NV; v++) side[v] = acc[v];                                 \
           for (int v = 0; v < NV; v++) acc[v] = x;                                       \
+        } break;                                                                         \
+        case CJ_CH_TEE: {                                                                \
+          CH_T *o_ = (CH_T *)(void *)tab[c->step[s].src];                                \
+          for (int v = 0; v < NV; v++) ST(o_ + i + v * CH_W, acc[v]);                      \
         } break;                                                                         \
         default: break;                                                                  \
       }                                                                                  \

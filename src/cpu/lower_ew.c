@@ -1160,17 +1160,30 @@ static int chain_op(cj_ew_op e, bool rev) {
   }
 }
 
+/* whether chain c reads table entry t */
+static bool chain_reads(const cj_ew_chain *c, int t) {
+  if (c->first == t) return true;
+  for (int s = 0; s < c->nsteps; s++)
+    if (cj_ch_reads(c->step[s].op) && c->step[s].src == t) return true;
+  return false;
+}
+
 /* whether instruction k reads table entry t */
 static bool instr_reads(const gen *G, int k, int t) {
   const ew_instr *e = &G->instr[k];
-  if (e->chain) {
-    if (e->chain->first == t) return true;
-    for (int s = 0; s < e->chain->nsteps; s++)
-      if (cj_ch_reads(e->chain->step[s].op) && e->chain->step[s].src == t) return true;
-    return false;
-  }
+  if (e->chain) return chain_reads(e->chain, t);
   for (int j = 0; j < G->nsrc[k]; j++)
     if (e->src[j] == t) return true;
+  return false;
+}
+
+/* whether instruction k writes table entry t (its result, or a chain's tee) */
+static bool instr_writes(const gen *G, int k, int t) {
+  const ew_instr *e = &G->instr[k];
+  if (e->dst == t) return true;
+  if (e->chain)
+    for (int s = 0; s < e->chain->nsteps; s++)
+      if (cj_ch_writes(e->chain->step[s].op) && e->chain->step[s].src == t) return true;
   return false;
 }
 
@@ -1183,7 +1196,24 @@ static int sole_reader(const gen *G, int k, int d) {
       if (j >= 0) return -1;
       j = q;
     }
-    if (G->instr[q].dst == d) return j;
+    if (instr_writes(G, q, d)) return j;
+  }
+  return j;
+}
+
+/* the first instruction after k that reads entry d before d is written again (-1: none), and
+ * in *next the first one after that which reads or writes d (ninstr: none) */
+static int first_reader(const gen *G, int k, int d, int *next) {
+  int j = -1;
+  *next = G->ninstr;
+  for (int q = k + 1; q < G->ninstr; q++) {
+    bool r = instr_reads(G, q, d);
+    if (j >= 0 && (r || instr_writes(G, q, d))) {
+      *next = q;
+      break;
+    }
+    if (r) j = q;
+    if (instr_writes(G, q, d)) break;
   }
   return j;
 }
@@ -1221,11 +1251,10 @@ static bool chain_append(const gen *G, cj_ew_chain *c, int k, int acc, const boo
 
 /* whether an instruction in (a, b) writes an entry that chain c's first nsteps steps read */
 static bool chain_clobbered(const gen *G, const cj_ew_chain *c, int nsteps, int a, int b) {
-  for (int q = a + 1; q < b; q++) {
-    int d = G->instr[q].dst;
-    if (d == c->first) return true;
+  for (int q = a + 1; q < b; q++) { /* (its result, or a chain's tees) */
+    if (instr_writes(G, q, c->first)) return true;
     for (int s = 0; s < nsteps; s++)
-      if (cj_ch_reads(c->step[s].op) && c->step[s].src == d) return true;
+      if (cj_ch_reads(c->step[s].op) && instr_writes(G, q, c->step[s].src)) return true;
   }
   return false;
 }
@@ -1258,15 +1287,24 @@ static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar
  * mem). */
 static int chain_grow(const gen *G, int k0, cj_ew_chain *c, int *mem, const bool *scalar) {
   if (!chain_start(G, k0, c, scalar)) return 0;
-  int n = 0, k = k0;
+  int n = 0, k = k0, limit = G->ninstr; /* members lie before limit: tees' other users */
   mem[n++] = k0;
   for (;;) {
-    int d = G->instr[k].dst;
-    if (d < REG0 || G->reg_pinned[d - REG0]) break;
-    int j = sole_reader(G, k, d);
-    if (j < 0 || G->iop[j] < 0 || G->instr[j].chain || G->ict[j] != G->ict[k0]) break;
+    int d = G->instr[k].dst, next = G->ninstr;
+    if (d >= REG0 && G->reg_pinned[d - REG0]) break;
+    int j = d >= REG0 ? sole_reader(G, k, d) : -1;
+    bool tee = j < 0; /* d also read elsewhere, or a group output: stored, the chain goes on */
+    if (tee) j = first_reader(G, k, d, &next);
+    if (j < 0 || j >= limit || G->iop[j] < 0 || G->instr[j].chain || G->ict[j] != G->ict[k0] ||
+        (tee && c->nsteps + 3 > CJ_EW_CHAIN_MAX))
+      break;
     int saved = c->nsteps;
-    if (!chain_append(G, c, j, d, scalar)) break;
+    if (tee) c->step[c->nsteps++] = (cj_ew_chain_step){CJ_CH_TEE, (uint8_t)d, 0};
+    if (!chain_append(G, c, j, d, scalar)) {
+      c->nsteps = saved;
+      break;
+    }
+    if (tee && next < limit) limit = next;
     if (chain_clobbered(G, c, saved, k, j)) { /* (j's own operands: read at j, as before) */
       c->nsteps = saved;
       break;
@@ -1318,12 +1356,14 @@ static int side_fold(gen *G, int y, int m, const bool *scalar) {
     return -1;
   int x = y - 1, reads = c->first == t;
   for (int s = 0; s < c->nsteps; s++) reads += cj_ch_reads(c->step[s].op) && c->step[s].src == t;
-  while (x >= 0 && G->instr[x].dst != t) x--;
+  while (x >= 0 && !instr_writes(G, x, t)) x--;
   cj_ew_chain cx;
   if (x < 0 || reads != 1 || sole_reader(G, x, t) != y ||
       !side_chain(G, x, G->ict[y], &cx, scalar) || chain_clobbered(G, &cx, cx.nsteps, x, y) ||
       c->nsteps + cx.nsteps + 1 > CJ_EW_CHAIN_MAX)
     return -1;
+  for (int s = 0; s < m; s++) /* x's steps run after y's tees before m: none may write x's reads */
+    if (cj_ch_writes(c->step[s].op) && chain_reads(&cx, c->step[s].src)) return -1;
   cj_ew_chain_step rest[CJ_EW_CHAIN_MAX];
   int nrest = c->nsteps - m - 1;
   memcpy(rest, &c->step[m + 1], sizeof(cj_ew_chain_step) * (size_t)nrest);
@@ -1342,7 +1382,7 @@ static bool in_side(const cj_ew_chain *c, int m) {
   bool open = false;
   for (int s = 0; s < m; s++) {
     int op = c->step[s].op;
-    if (op >= CJ_CH_PUSH) open = true;
+    if (op == CJ_CH_PUSH || op == CJ_CH_PUSH_SCALAR) open = true;
     else if (op < CJ_CH_NEG && (op & 7) >= 4) open = false;
   }
   return open;
@@ -1407,6 +1447,10 @@ static CJ_MUST_USE cj_status make_chains(gen *G) {
       if (instr_reads(G, q, j)) G->in_last_read[j] = q;
     int d = G->instr[q].dst;
     if (d >= G->obase && d < REG0) G->out_written_by[d - G->obase] = q;
+    const cj_ew_chain *c = G->instr[q].chain;
+    for (int s = 0; c && s < c->nsteps; s++) /* a tee's output: before the chain's reads */
+      if (cj_ch_writes(c->step[s].op) && c->step[s].src >= G->obase && c->step[s].src < REG0)
+        G->out_written_by[c->step[s].src - G->obase] = q - 1;
   }
   return NULL;
 }

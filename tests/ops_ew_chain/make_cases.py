@@ -122,8 +122,11 @@ class Operands:
         return self.pool[rng.integers(len(self.pool))]
 
 
-def chain(name, shape, dt, length, spec=False, threads=None, mid_result=False, ops=None):
-    """a left-deep chain of `length` ops on random operands, the chained value on a random side"""
+def chain(name, shape, dt, length, spec=False, threads=None, mid_result=False, ops=None,
+          reuse=False):
+    """a left-deep chain of `length` ops on random operands, the chained value on a random side;
+    reuse: intermediate values also become operands of later ops, inputs of a floor
+    added in later, or results (a chain's tee steps: ew_chain.h)"""
     c = Case(name, threads)
     dt = np.dtype(dt)
     o = Operands(c, shape, dt, spec)
@@ -142,6 +145,20 @@ def chain(name, shape, dt, length, spec=False, threads=None, mid_result=False, o
                     acc, a = apply_op(c, op, [acc, x], [a, xa], dt, shape)
                 else:
                     acc, a = apply_op(c, op, [x, acc], [xa, a], dt, shape)
+            if reuse and k + 1 < length:
+                u = rng.random()
+                if u < 0.35:
+                    o.pool.append((acc, a))
+                elif u < 0.5:
+                    c.expect(acc, a)
+                elif u < 0.6:
+                    t = ttype(shape, dt)
+                    x, xa = (acc, a) if len(o.pool) < 9 else o.pool[-1]  # an earlier value
+                    e = c.op("{r} = stablehlo.floor %s : %s" % (x, t))
+                    if rng.random() < 0.5:
+                        o.pool.append((e, np.floor(xa).astype(dt)))
+                    else:  # read before the chain's later steps, by no step of it
+                        c.expect(e, np.floor(xa).astype(dt))
             if mid_result and k == length // 2:
                 c.expect(acc, a)
                 r, ra = bits(c, acc, a, dt)
@@ -171,6 +188,89 @@ for k in range(4):
                                           "abs", "multiply", "add", "sqrt", "clamp"])
 chain("chain of 12 with clamps, f32 7x37", (7, 37), np.float32, 12,
       ops=["clamp", "add", "multiply", "subtract", "clamp"])
+for k in range(6):
+    dt = np.float32 if k % 2 == 0 else np.float64
+    chain("chain of 16 whose values are reused (tees) %d, %s 9x37" % (k, np.dtype(dt).name),
+          (9, 37), dt, 16, reuse=True, ops=["add", "subtract", "multiply", "maximum", "negate"])
+chain("chain of 12 whose values are reused (tees), f32 24x100 (strips)", (24, 100), np.float32,
+      12, reuse=True, ops=["add", "multiply", "subtract", "minimum", "abs"])
+
+
+def tee_side(name, shape, dt):
+    """a chain that tees d (read again after it) and takes a side branch x computed before d
+    from a register that d's may reuse: x's steps, moved after the tee, must read the old value"""
+    c = Case(name)
+    dt = np.dtype(dt)
+    t = ttype(shape, dt)
+    a, b, e = data(shape, dt), data(shape, dt), data(shape, dt)
+    av, bv, ev = c.const(a), c.const(b), c.const(e)
+    p = c.op("{r} = stablehlo.floor %s : %s" % (av, t))
+    x = c.op("{r} = stablehlo.multiply %s, %s : %s" % (p, ev, t))
+    xa = (np.floor(a) * e).astype(dt)
+    d = c.op("{r} = stablehlo.subtract %s, %s : %s" % (av, bv, t))
+    dn = (a - b).astype(dt)
+    y1 = c.op("{r} = stablehlo.multiply %s, %s : %s" % (d, ev, t))
+    y2 = c.op("{r} = stablehlo.add %s, %s : %s" % (y1, x, t))
+    c.expect(y2, ((dn * e).astype(dt) + xa).astype(dt))
+    f = c.op("{r} = stablehlo.floor %s : %s" % (d, t))
+    c.expect(f, np.floor(dn))
+    cases.append(c)
+
+
+def tee_between(name, shape, dt):
+    """a chain z = (b * e - a) * e that tees its d (read again after it) into the register
+    that p, read by x before d, held; x's chain (x + b) must not run after z's tee"""
+    c = Case(name)
+    dt = np.dtype(dt)
+    t = ttype(shape, dt)
+    a, b, e = data(shape, dt), data(shape, dt), data(shape, dt)
+    av, bv, ev = c.const(a), c.const(b), c.const(e)
+    p = c.op("{r} = stablehlo.floor %s : %s" % (av, t))
+    s0 = c.op("{r} = stablehlo.multiply %s, %s : %s" % (bv, ev, t))
+    x = c.op("{r} = stablehlo.multiply %s, %s : %s" % (p, ev, t))
+    d = c.op("{r} = stablehlo.subtract %s, %s : %s" % (s0, av, t))
+    y1 = c.op("{r} = stablehlo.multiply %s, %s : %s" % (d, ev, t))
+    f = c.op("{r} = stablehlo.floor %s : %s" % (d, t))
+    y3 = c.op("{r} = stablehlo.add %s, %s : %s" % (x, bv, t))
+    dn = ((b * e).astype(dt) - a).astype(dt)
+    c.expect(y1, (dn * e).astype(dt))
+    c.expect(f, np.floor(dn))
+    c.expect(y3, ((np.floor(a) * e).astype(dt) + b).astype(dt))
+    cases.append(c)
+
+
+def max_min_consts(name, shape, dt):
+    """max/min steps against splat constants (NaN, zeros, infinities, ordinary: the plain
+    scalar's one-compare form and the general one), either side, on values with NaN, -0.0 and
+    infinities"""
+    c = Case(name)
+    dt = np.dtype(dt)
+    t = ttype(shape, dt)
+    a = special(shape, dt)
+    acc, av = c.const(a), a
+    np.seterr(all="ignore")
+    for k, v in enumerate((2.5, np.nan, -0.0, 0.0, np.inf, -1.5, -np.inf, 0.75, np.nan, 1.0)):
+        ka = np.full(shape, v, dt)
+        kv = c.op("{r} = stablehlo.constant dense<0x%0*X> : %s" % (
+            2 * dt.itemsize, int(ka.view(INT[dt][1]).flat[0]), t))
+        op = "maximum" if k % 2 == 0 else "minimum"
+        args, vals = ([acc, kv], [av, ka]) if k % 3 else ([kv, acc], [ka, av])
+        acc, av = apply_op(c, op, args, vals, dt, shape)
+        if k % 4 == 3:  # another operand mixed in, so later steps see NaN and zeros again
+            b = special(shape, dt)
+            acc, av = apply_op(c, "add", [acc, c.const(b)], [av, b], dt, shape)
+    r, ra = bits(c, acc, av, dt)
+    c.expect(r, ra)
+    cases.append(c)
+
+
+max_min_consts("max/min against NaN, zero, inf splats, f32 9x23", (9, 23), np.float32)
+max_min_consts("max/min against NaN, zero, inf splats, f64 6x17", (6, 17), np.float64)
+tee_between("tee in another chain between a chain's members, f32 5x40", (5, 40), np.float32)
+tee_side("tee, then a side branch over the teed register's old value, f32 5x40", (5, 40),
+         np.float32)
+tee_side("tee, then a side branch over the teed register's old value, f64 3x21", (3, 21),
+         np.float64)
 chain("chain of 9 whose intermediate is also a result, f32 11x13", (11, 13), np.float32, 9,
       spec=True, mid_result=True)
 chain("chain of 9 whose intermediate is also a result, f64 4x50", (4, 50), np.float64, 9,
