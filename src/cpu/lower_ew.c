@@ -28,6 +28,8 @@ _Static_assert(MAX_INPUTS * 2 <= CJ_EW_SRC_MAX_IN, "a source's inputs (cpu/lower
  * more in instruction calls per row than a gather per block (a 64x64 f32 stencil: 1.5x slower
  * read in place by rows of 256 bytes; 256x256 in rows of 1 KiB: ~8% faster). */
 enum { ROW_MIN_BYTES = 1024, ROW_RANK = 4 };
+/* groups of fewer elements keep one array kernel per instruction (make_chains) */
+enum { CHAIN_MIN_ELEMS = 128 };
 
 /* ======================================================================== runtime */
 
@@ -1787,7 +1789,9 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
     st = add_input(G, S->ops[0], g);
   }
   for (int i = 0; i < S->nops && !st; i++) st = gen_op(G, i);
-  if (!st) st = make_chains(G);
+  /* below a strip of vectors a chain runs its steps once per vector, which costs more than one
+   * array kernel call per instruction: [64] vectors in rk4_pendulum_fori's loop were 8% slower */
+  if (!st && S->shape->num_elements >= CHAIN_MIN_ELEMS) st = make_chains(G);
   if (!st && G->ninputs != nin) st = cj_internal("fusion: input count mismatch");
   if (!st && G->nregs + nin + G->noutputs > MAX_TAB)
     st = cj_op_error(S->ops[0], CJ_INTERNAL, "fusion group too large");

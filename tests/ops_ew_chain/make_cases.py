@@ -173,8 +173,8 @@ def chain(name, shape, dt, length, spec=False, threads=None, mid_result=False, o
 for L in (2, 3, 5, 8, 13, 20):
     chain("chain of %d, f32 7x37" % L, (7, 37), np.float32, L)
     chain("chain of %d, f64 5x29" % L, (5, 29), np.float64, L)
-chain("chain of 12, f32 3 elements (less than a vector)", (3,), np.float32, 12)
-chain("chain of 12, f64 2x3 (less than a vector)", (2, 3), np.float64, 12)
+chain("chain of 12, f32 3 elements (too few for a chain: array kernels)", (3,), np.float32, 12)
+chain("chain of 12, f64 2x3 (too few for a chain: array kernels)", (2, 3), np.float64, 12)
 chain("chain of 16, f32 24x100 (several blocks, strips)", (24, 100), np.float32, 16)
 chain("chain of 16, f64 33x65 (several blocks, strips)", (33, 65), np.float64, 16)
 chain("chain of 10, f32 2x700 (rows read in place)", (2, 700), np.float32, 10)
@@ -183,7 +183,7 @@ for k in range(4):
     chain("max/min/sub/div chain %d with NaN, inf, -0, subnormals, f32 9x23" % k, (9, 23),
           np.float32, 14, spec=True, ops=["maximum", "minimum", "subtract", "divide", "negate",
                                           "abs", "multiply", "add", "sqrt", "clamp"])
-    chain("max/min/sub/div chain %d with NaN, inf, -0, subnormals, f64 6x17" % k, (6, 17),
+    chain("max/min/sub/div chain %d with NaN, inf, -0, subnormals, f64 9x17" % k, (9, 17),
           np.float64, 14, spec=True, ops=["maximum", "minimum", "subtract", "divide", "negate",
                                           "abs", "multiply", "add", "sqrt", "clamp"])
 chain("chain of 12 with clamps, f32 7x37", (7, 37), np.float32, 12,
@@ -265,11 +265,11 @@ def max_min_consts(name, shape, dt):
 
 
 max_min_consts("max/min against NaN, zero, inf splats, f32 9x23", (9, 23), np.float32)
-max_min_consts("max/min against NaN, zero, inf splats, f64 6x17", (6, 17), np.float64)
+max_min_consts("max/min against NaN, zero, inf splats, f64 9x17", (9, 17), np.float64)
 tee_between("tee in another chain between a chain's members, f32 5x40", (5, 40), np.float32)
 tee_side("tee, then a side branch over the teed register's old value, f32 5x40", (5, 40),
          np.float32)
-tee_side("tee, then a side branch over the teed register's old value, f64 3x21", (3, 21),
+tee_side("tee, then a side branch over the teed register's old value, f64 7x21", (7, 21),
          np.float64)
 chain("chain of 9 whose intermediate is also a result, f32 11x13", (11, 13), np.float32, 9,
       spec=True, mid_result=True)
@@ -313,7 +313,7 @@ for k in range(4):
     tree("expression tree %d, f32 7x37" % k, (7, 37), np.float32, 4)
     tree("expression tree %d, f64 5x29" % k, (5, 29), np.float64, 4)
 tree("expression tree with NaN, inf, -0, f32 9x23", (9, 23), np.float32, 4, spec=True)
-tree("expression tree with NaN, inf, -0, f64 6x17", (6, 17), np.float64, 4, spec=True)
+tree("expression tree with NaN, inf, -0, f64 9x17", (9, 17), np.float64, 4, spec=True)
 tree("expression tree, f32 24x100 (several blocks)", (24, 100), np.float32, 5)
 
 
@@ -353,7 +353,7 @@ adam("AdamW step (three results, trees), f64 9x31", (9, 31), np.float64)
 def const_sides(name, dt):
     """constants on both sides of subtract and divide, maximum and minimum against -0.0"""
     c = Case(name)
-    shape = (5, 21)
+    shape = (7, 21)
     x = special(shape, dt)
     xv = c.const(x)
     t = ttype(shape, dt)
