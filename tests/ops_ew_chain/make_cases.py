@@ -17,8 +17,8 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "ops_gather"))
-from mlir_cases import Case, ttype, write  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+from casegen import Case, ttype, write  # noqa: E402
 
 rng = np.random.default_rng(2026)
 cases = []

@@ -23,7 +23,8 @@ sys.dont_write_bytecode = True
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mlir_cases import BF16, Case, ErrorCase, array_attr, body2, i64s, ttype, write  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from casegen import BF16, Case, ErrorCase, array_attr, body2, i64s, ttype, write  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)

@@ -7,7 +7,7 @@ import struct
 
 import numpy as np
 
-from mlir_cases import BF16, Case, array_attr, body2, ttype, write
+from casegen import BF16, Case, array_attr, body2, ttype, write
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)

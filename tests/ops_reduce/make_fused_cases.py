@@ -24,9 +24,9 @@ sys.dont_write_bytecode = True
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "ops_gather"))
-sys.path.insert(0, HERE)  # first: this folder's make_cases, not ops_gather's
-from mlir_cases import BF16, Case, elem, ttype  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))
+sys.path.insert(0, HERE)  # first: this folder's make_cases
+from casegen import BF16, Case, elem, ttype  # noqa: E402
 import make_cases as mc  # noqa: E402
 
 rng = np.random.default_rng(20261128)

@@ -15,8 +15,8 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "ops_gather"))
-from mlir_cases import BF16, Case, array_attr, ttype, write  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+from casegen import BF16, Case, array_attr, ttype, write  # noqa: E402
 
 rng = np.random.default_rng(13)
 

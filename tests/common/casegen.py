@@ -2,7 +2,9 @@
 
 A case is one `func.func @main()` that builds its inputs as constants, runs the ops under test
 and compares each result with an expected constant through `check.expect_eq` (exact; NaN
-matches NaN). Cases are joined with `// -----` lines (tests/ops_gather/run_cases.c runs them).
+matches NaN). Cases are joined with `// -----` lines (tests/common/run_op_cases.c runs them).
+The generators under tests/ops_* import it (sys.path gets tests/common) so that they write their
+cases through one set of emitters.
 """
 import numpy as np
 import ml_dtypes
