@@ -128,3 +128,48 @@ def array_attr(xs):
     if len(xs) == 0:
         return "array<i64>"
     return "array<i64: %s>" % ", ".join(str(int(x)) for x in xs)
+
+
+def counted_while(c, iters, carried, body, results):
+    """A stablehlo.while that runs its body `iters` times: a counter %i (i32 from 0, made here
+    as the case's next constant) beside the carried values [(name, init, type)]. body: the do
+    block's lines before the counter's step; results: what it returns after the counter, one a
+    carried value. Returns "%w" (the carried values' results are %w#1, %w#2, ...)."""
+    i0 = c.splat((), np.int32, 0)
+    st = ttype((), np.int32)
+    types = ", ".join(t for _, _, t in carried)
+    lines = ["  %%w:%d = stablehlo.while(%%i = %s, %s) : %s, %s" % (
+                 len(carried) + 1, i0, ", ".join("%%%s = %s" % (n, v) for n, v, _ in carried),
+                 st, types),
+             "  cond {",
+             "    %%lim = stablehlo.constant dense<%d> : %s" % (iters, st),
+             "    %%lt = stablehlo.compare LT, %%i, %%lim, SIGNED : (%s, %s) -> tensor<i1>" % (st, st),
+             "    stablehlo.return %lt : tensor<i1>",
+             "  } do {"]
+    lines += ["    " + line for line in body]
+    lines += ["    %%one = stablehlo.constant dense<1> : %s" % st,
+              "    %%i1 = stablehlo.add %%i, %%one : %s" % st,
+              "    stablehlo.return %%i1, %s : %s, %s" % (", ".join(results), st, types),
+              "  }"]
+    c.raw("\n".join(lines))
+    return "%w"
+
+
+def pad_neighbours(shape, dt, pad_literal):
+    """Lines of a while body over a carried 2-D %u: %p = %u padded by one on every side with
+    pad_literal (the dense<> text), and %a, %b, %c, %d its slices shifted up, down, left and right
+    (a 4-point stencil's neighbours); np_neighbours computes the same."""
+    n, m = shape
+    t, et, pt = ttype(shape, dt), ttype((), dt), ttype((n + 2, m + 2), dt)
+    sl = "%%%s = stablehlo.slice %%p [%d:%d, %d:%d] : (%s) -> %s"
+    return ["%%z = stablehlo.constant dense<%s> : %s" % (pad_literal, et),
+            "%%p = stablehlo.pad %%u, %%z, low = [1, 1], high = [1, 1], interior = [0, 0] : "
+            "(%s, %s) -> %s" % (t, et, pt),
+            sl % ("a", 0, n, 1, m + 1, pt, t), sl % ("b", 2, n + 2, 1, m + 1, pt, t),
+            sl % ("c", 1, n + 1, 0, m, pt, t), sl % ("d", 1, n + 1, 2, m + 2, pt, t)]
+
+
+def np_neighbours(u, pad=0):
+    """pad_neighbours' %a, %b, %c, %d for the array u"""
+    p = np.pad(u, 1, constant_values=pad)
+    return p[:-2, 1:-1], p[2:, 1:-1], p[1:-1, :-2], p[1:-1, 2:]
