@@ -188,3 +188,40 @@ def np_neighbours(u, pad=0):
     """pad_neighbours' %a, %b, %c, %d for the array u"""
     p = np.pad(u, 1, constant_values=pad)
     return p[:-2, 1:-1], p[2:, 1:-1], p[1:-1, :-2], p[1:-1, 2:]
+
+
+# ---------------------------------------------------------------- one file per case (cases/)
+
+def is_complex(dt):
+    return np.dtype(dt).kind == "c"
+
+
+def dense_hex(a):
+    """A dense literal of a's bytes in hex whatever its type (dense<> when a is empty)."""
+    a = np.ascontiguousarray(a)
+    if a.size == 0:
+        return "dense<>"
+    return 'dense<"0x' + a.tobytes().hex().upper() + '">'
+
+
+def randn(rng, shape, dt):
+    """standard normal values from rng (complex ones for a complex dt), not yet rounded to dt"""
+    x = rng.standard_normal(shape)
+    if is_complex(dt):
+        x = x + 1j * rng.standard_normal(shape)
+    return x
+
+
+def write_case_files(out, cases, prefix="", keep=None):
+    """Writes each (name, text) of cases to out/NAME.mlir, prefix before its text, after removing
+    the .mlir files out held (but those whose name keep accepts); returns how many it wrote."""
+    os.makedirs(out, exist_ok=True)
+    for f in os.listdir(out):
+        if f.endswith(".mlir") and not (keep and keep(f)):
+            os.remove(os.path.join(out, f))
+    n = 0
+    for name, text in cases:
+        with open(os.path.join(out, name + ".mlir"), "w") as f:
+            f.write(prefix + text)
+        n += 1
+    return n
