@@ -58,6 +58,18 @@ def chol_ref(a, lower):
     return np.swapaxes(np.linalg.cholesky(np.conj(h)), -1, -2)  # = L^H, a = U^H U
 
 
+def chol_emit(name, x, y, lower, tol):
+    """a case factoring x, the result checked against y within tol"""
+    t = ttype(x.shape, x.dtype)
+    emit(name, f"""func.func @{name}() {{
+  %a = stablehlo.constant {dense_hex(x)} : {t}
+  %l = stablehlo.cholesky %a, lower = {str(lower).lower()} : {t}
+  check.expect_almost_eq_const %l, {dense_hex(y)} : {t} {{tolerance = {tol:.3e} : f64}}
+  func.return
+}}
+""")
+
+
 def chol_case(name, n, dt, lower, batch=(), garbage=False):
     a = spd(n, dt, batch)
     if garbage:  # the unreferenced triangle must not be read
@@ -66,15 +78,7 @@ def chol_case(name, n, dt, lower, batch=(), garbage=False):
     x = a.astype(dt)
     ref = chol_ref(x.astype(np.complex128 if is_complex(dt) else np.float64), lower)
     y = ref.astype(dt)
-    tol = tol_for(dt, float(np.max(np.abs(ref))), n)
-    t = ttype(x.shape, dt)
-    emit(name, f"""func.func @{name}() {{
-  %a = stablehlo.constant {dense_hex(x)} : {t}
-  %l = stablehlo.cholesky %a, lower = {str(lower).lower()} : {t}
-  check.expect_almost_eq_const %l, {dense_hex(y)} : {t} {{tolerance = {tol:.3e} : f64}}
-  func.return
-}}
-""")
+    chol_emit(name, x, y, lower, tol_for(dt, float(np.max(np.abs(ref))), n))
 
 
 for dt, sizes in [(np.float32, [1, 2, 5, 33, 100]), (np.float64, [3, 40]),
@@ -103,15 +107,7 @@ def chol_notpd(name, dt, lower):
     ref = chol_ref(x[:1].astype(np.complex128 if is_complex(dt) else np.float64), lower)
     y = np.full(x.shape, np.nan, dtype=dt)
     y[0] = ref[0].astype(dt)
-    tol = tol_for(dt, float(np.max(np.abs(ref))), n)
-    t = ttype(x.shape, dt)
-    emit(name, f"""func.func @{name}() {{
-  %a = stablehlo.constant {dense_hex(x)} : {t}
-  %l = stablehlo.cholesky %a, lower = {str(lower).lower()} : {t}
-  check.expect_almost_eq_const %l, {dense_hex(y)} : {t} {{tolerance = {tol:.3e} : f64}}
-  func.return
-}}
-""")
+    chol_emit(name, x, y, lower, tol_for(dt, float(np.max(np.abs(ref))), n))
 
 
 chol_notpd("chol_notpd_f32_lower", np.float32, True)
