@@ -192,6 +192,11 @@ def np_neighbours(u, pad=0):
 
 # ---------------------------------------------------------------- one file per case (cases/)
 
+# the type of a float or complex type's real part (LAPACK's singular values, eigenvalues)
+REAL = {np.float32: np.float32, np.float64: np.float64, np.complex64: np.float32,
+        np.complex128: np.float64}
+
+
 def is_complex(dt):
     return np.dtype(dt).kind == "c"
 

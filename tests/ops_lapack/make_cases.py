@@ -28,14 +28,12 @@ from scipy.linalg import blas, lapack
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
-from casegen import dense_hex, elem, is_complex, randn, ttype, write_case_files  # noqa: E402
+from casegen import REAL, dense_hex, elem, is_complex, randn, ttype, write_case_files  # noqa: E402
 
 OUT = os.path.join(HERE, "cases")
 rng = np.random.default_rng(7)
 
 LETTER = {np.float32: "s", np.float64: "d", np.complex64: "c", np.complex128: "z"}
-REAL = {np.float32: np.float32, np.float64: np.float64, np.complex64: np.float32,
-        np.complex128: np.float64}
 TOL = {np.float32: 2e-4, np.float64: 1e-11, np.complex64: 2e-4, np.complex128: 1e-11}
 CASES = {}
 

@@ -21,14 +21,12 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
-from casegen import dense_hex, elem, is_complex, randn, ttype, write_case_files  # noqa: E402
+from casegen import REAL, dense_hex, elem, is_complex, randn, ttype, write_case_files  # noqa: E402
 
 OUT = os.path.join(HERE, "cases")
 rng = np.random.default_rng(23)
 
 SHORT = {np.float32: "f32", np.float64: "f64", np.complex64: "c64", np.complex128: "c128"}
-REAL = {np.float32: np.float32, np.float64: np.float64, np.complex64: np.float32,
-        np.complex128: np.float64}
 EPS = {np.float32: 2.0 ** -23, np.float64: 2.0 ** -52, np.complex64: 2.0 ** -23,
        np.complex128: 2.0 ** -52}
 CASES = {}
