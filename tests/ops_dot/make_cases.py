@@ -11,17 +11,15 @@ usage: python3 tests/ops_dot/make_cases.py   (needs numpy and ml_dtypes)
 import os
 import sys
 
-import ml_dtypes
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
-from casegen import dense_hex, randn, ttype, write_case_files  # noqa: E402
+from casegen import BF16, dense_hex, randn, ttype, write_case_files  # noqa: E402
 
 OUT = os.path.join(HERE, "cases")
 rng = np.random.default_rng(13)
 
-BF16 = ml_dtypes.bfloat16
 SHORT = {np.float32: "f32", np.float64: "f64", np.float16: "f16", BF16: "bf16",
          np.complex64: "c64", np.complex128: "c128"}
 # unit roundoff of the accumulation (16-bit products are summed in f32) and of the result

@@ -10,17 +10,15 @@ usage: python3 tests/ops_linalg/make_cases.py   (needs numpy and ml_dtypes)
 import os
 import sys
 
-import ml_dtypes
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
-from casegen import dense_hex, elem, is_complex, randn, ttype, write_case_files  # noqa: E402
+from casegen import BF16, dense_hex, elem, is_complex, randn, ttype, write_case_files  # noqa: E402
 
 OUT = os.path.join(HERE, "cases")
 rng = np.random.default_rng(11)
 
-BF16 = ml_dtypes.bfloat16
 EPS = {np.float32: 2.0 ** -23, np.float64: 2.0 ** -52, np.float16: 2.0 ** -10, BF16: 2.0 ** -7,
        np.complex64: 2.0 ** -23, np.complex128: 2.0 ** -52}
 CASES = {}
