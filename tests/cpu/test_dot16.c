@@ -106,10 +106,7 @@ static void dot16_case(const char *name, cj_dtype lt, cj_dtype rt, cj_dtype ot, 
            "  %%r = stablehlo.dot_general %%a, %%b, batching_dims = [0] x [0], contracting_dims = [%d] x [%d] : (%s, %s) -> %s\n"
            "  return %%r : %s\n}\n",
            lty, rty, oty, tl ? 1 : 2, tr ? 2 : 1, lty, rty, oty, oty);
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(text, &err);
-  CHECK_MSG(p != NULL, "%s: %s", name, cj_status_message(err));
-  cj_status_free(err);
+  cj_compiled *p = tu_compile_ok(name, text);
   if (!p) return;
   long na = (long)B * M * K, nb = (long)B * K * N;
   double *av = malloc(sizeof(double) * (size_t)na), *bv = malloc(sizeof(double) * (size_t)nb);
@@ -117,9 +114,7 @@ static void dot16_case(const char *name, cj_dtype lt, cj_dtype rt, cj_dtype ot, 
   void *a = fill(lt, na, &s, av), *b = fill(rt, nb, &s, bv);
   void *args[2] = {a, b};
   void *res[1] = {0};
-  cj_status st = tu_run(p, args, res, pool);
-  CHECK_MSG(st == NULL, "%s: %s", name, cj_status_message(st));
-  cj_status_free(st);
+  tu_run_ok(name, p, args, res, pool);
   int bad = 0;
   for (int bi = 0; bi < B && res[0]; bi++)
     for (int m = 0; m < M; m++)
@@ -160,10 +155,7 @@ static void dot16_split_case(const char *name, cj_dtype t, int a1, int a2, int k
            "  %%r = stablehlo.dot_general %%a, %%b, contracting_dims = [1, 3] x [0, 2] : (%s, %s) -> %s\n"
            "  return %%r : %s\n}\n",
            lty, rty, oty, lty, rty, oty, oty);
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(text, &err);
-  CHECK_MSG(p != NULL, "%s: %s", name, cj_status_message(err));
-  cj_status_free(err);
+  cj_compiled *p = tu_compile_ok(name, text);
   if (!p) return;
   long na = (long)a1 * k1 * a2 * k2, nb = (long)k1 * n1 * k2 * n2;
   double *av = malloc(sizeof(double) * (size_t)na), *bv = malloc(sizeof(double) * (size_t)nb);
@@ -171,9 +163,7 @@ static void dot16_split_case(const char *name, cj_dtype t, int a1, int a2, int k
   void *a = fill(t, na, &s, av), *b = fill(t, nb, &s, bv);
   void *args[2] = {a, b};
   void *res[1] = {0};
-  cj_status st = tu_run(p, args, res, NULL);
-  CHECK_MSG(st == NULL, "%s: %s", name, cj_status_message(st));
-  cj_status_free(st);
+  tu_run_ok(name, p, args, res, NULL);
   int bad = 0;
   long oi = 0;
   for (int i1 = 0; i1 < a1 && res[0]; i1++)
@@ -232,10 +222,7 @@ static void conv16_case(const char *name, cj_dtype t, int Nb, int H, int W, int 
            "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (%s, %s) -> %s\n"
            "  return %%r : %s\n}\n",
            xt, wt, rt, stride, stride, xt, wt, rt, rt);
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(text, &err);
-  CHECK_MSG(p != NULL, "%s: %s", name, cj_status_message(err));
-  cj_status_free(err);
+  cj_compiled *p = tu_compile_ok(name, text);
   if (!p) return;
   long nx = (long)Nb * H * W * C, nw = 9L * C * O;
   double *xv = malloc(sizeof(double) * (size_t)nx), *wv = malloc(sizeof(double) * (size_t)nw);
@@ -243,9 +230,7 @@ static void conv16_case(const char *name, cj_dtype t, int Nb, int H, int W, int 
   void *x = fill(t, nx, &s, xv), *w = fill(t, nw, &s, wv);
   void *args[2] = {x, w};
   void *res[1] = {0};
-  cj_status st = tu_run(p, args, res, tu_pool());
-  CHECK_MSG(st == NULL, "%s: %s", name, cj_status_message(st));
-  cj_status_free(st);
+  tu_run_ok(name, p, args, res, tu_pool());
   int bad = 0;
   for (int b = 0; b < Nb && res[0]; b++)
     for (int oh = 0; oh < OH; oh++)
