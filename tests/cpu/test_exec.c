@@ -483,9 +483,9 @@ static void test_donation(void) {
   }
   /* hazard: the result (a reversal) reads the donated argument after writing would start */
   p = tu_compile_ok("donation hazard",
-                 "func.func @main(%x: tensor<8xi32> {tf.aliasing_output = 0 : i32}) -> tensor<8xi32> {\n"
-                 "  %r = stablehlo.reverse %x, dims = [0] : tensor<8xi32>\n"
-                 "  return %r : tensor<8xi32>\n}\n");
+                    "func.func @main(%x: tensor<8xi32> {tf.aliasing_output = 0 : i32}) -> tensor<8xi32> {\n"
+                    "  %r = stablehlo.reverse %x, dims = [0] : tensor<8xi32>\n"
+                    "  return %r : tensor<8xi32>\n}\n");
   if (p) {
     CHECK_EQ_INT(tu_info(p)->result_donor[0], 0);
     int32_t x[8] = {0, 1, 2, 3, 4, 5, 6, 7};
@@ -501,15 +501,15 @@ static void test_donation(void) {
   /* by byte size (as XLA): result 0 takes %y of its own type first, result 1 (another shape)
    * takes %x of its size; result 0 overwrites %y, which result 1 still reads */
   p = tu_compile_ok("donation by size",
-                 "func.func @main(%x: tensor<4x2xf32> {jax.buffer_donor = true},\n"
-                 "                %y: tensor<8xf32> {jax.buffer_donor = true})\n"
-                 "    -> (tensor<8xf32>, tensor<2x4xf32>) {\n"
-                 "  %c = stablehlo.constant dense<1.0> : tensor<8xf32>\n"
-                 "  %x8 = stablehlo.reshape %x : (tensor<4x2xf32>) -> tensor<8xf32>\n"
-                 "  %r0 = stablehlo.add %x8, %c : tensor<8xf32>\n"
-                 "  %y2 = stablehlo.add %y, %y : tensor<8xf32>\n"
-                 "  %r1 = stablehlo.reshape %y2 : (tensor<8xf32>) -> tensor<2x4xf32>\n"
-                 "  return %r0, %r1 : tensor<8xf32>, tensor<2x4xf32>\n}\n");
+                    "func.func @main(%x: tensor<4x2xf32> {jax.buffer_donor = true},\n"
+                    "                %y: tensor<8xf32> {jax.buffer_donor = true})\n"
+                    "    -> (tensor<8xf32>, tensor<2x4xf32>) {\n"
+                    "  %c = stablehlo.constant dense<1.0> : tensor<8xf32>\n"
+                    "  %x8 = stablehlo.reshape %x : (tensor<4x2xf32>) -> tensor<8xf32>\n"
+                    "  %r0 = stablehlo.add %x8, %c : tensor<8xf32>\n"
+                    "  %y2 = stablehlo.add %y, %y : tensor<8xf32>\n"
+                    "  %r1 = stablehlo.reshape %y2 : (tensor<8xf32>) -> tensor<2x4xf32>\n"
+                    "  return %r0, %r1 : tensor<8xf32>, tensor<2x4xf32>\n}\n");
   if (p) {
     CHECK_EQ_INT(tu_info(p)->result_donor[0], 1);
     CHECK_EQ_INT(tu_info(p)->result_donor[1], 0);
@@ -526,12 +526,12 @@ static void test_donation(void) {
   /* arguments returned in swapped places, both donated: the copy into %a's storage would come
    * before the copy that reads %a, so result 0 gets fresh storage */
   p = tu_compile_ok("donation swap",
-                 "func.func @main(%a: tensor<8xi32> {tf.aliasing_output = 0 : i32},\n"
-                 "                %b: tensor<2x4xi32> {jax.buffer_donor = true})\n"
-                 "    -> (tensor<8xi32>, tensor<2x4xi32>) {\n"
-                 "  %b8 = stablehlo.reshape %b : (tensor<2x4xi32>) -> tensor<8xi32>\n"
-                 "  %a2 = stablehlo.reshape %a : (tensor<8xi32>) -> tensor<2x4xi32>\n"
-                 "  return %b8, %a2 : tensor<8xi32>, tensor<2x4xi32>\n}\n");
+                    "func.func @main(%a: tensor<8xi32> {tf.aliasing_output = 0 : i32},\n"
+                    "                %b: tensor<2x4xi32> {jax.buffer_donor = true})\n"
+                    "    -> (tensor<8xi32>, tensor<2x4xi32>) {\n"
+                    "  %b8 = stablehlo.reshape %b : (tensor<2x4xi32>) -> tensor<8xi32>\n"
+                    "  %a2 = stablehlo.reshape %a : (tensor<8xi32>) -> tensor<2x4xi32>\n"
+                    "  return %b8, %a2 : tensor<8xi32>, tensor<2x4xi32>\n}\n");
   if (p) {
     CHECK_EQ_INT(tu_info(p)->result_donor[0], -1);
     CHECK_EQ_INT(tu_info(p)->result_donor[1], 1);
@@ -547,9 +547,9 @@ static void test_donation(void) {
   }
   /* no donor attribute: no donation */
   p = tu_compile_ok("no donation",
-                 "func.func @main(%x: tensor<8xi32>) -> tensor<8xi32> {\n"
-                 "  %r = stablehlo.add %x, %x : tensor<8xi32>\n"
-                 "  return %r : tensor<8xi32>\n}\n");
+                    "func.func @main(%x: tensor<8xi32>) -> tensor<8xi32> {\n"
+                    "  %r = stablehlo.add %x, %x : tensor<8xi32>\n"
+                    "  return %r : tensor<8xi32>\n}\n");
   if (p) {
     CHECK_EQ_INT(tu_info(p)->result_donor[0], -1);
     tu_free(p);
