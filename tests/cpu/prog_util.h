@@ -25,6 +25,12 @@ static cj_threadpool *tu_pool(void) {
   return p;
 }
 
+/* Compiles the module m (consumed) with the CPU backend and the tests' options (one thread). */
+static inline CJ_MUST_USE cj_status tu_compile_module(cj_module *m, cj_compiled **p) {
+  cj_compile_options o = {1, 1, NULL, false, false};
+  return cj_compile_module(cj_backend_cpu(), m, &o, p);
+}
+
 /* Compiles `text`; on failure returns NULL and *err gets the status (caller frees). */
 static cj_compiled *tu_compile_named(const char *text, const char *file, cj_status *err) {
   cj_module *m = NULL;
@@ -35,11 +41,8 @@ static cj_compiled *tu_compile_named(const char *text, const char *file, cj_stat
     *err = st;
     return NULL;
   }
-  cj_backend *b = cj_backend_cpu();
   cj_compiled *p = NULL;
-  cj_compile_options o = {1, 1, NULL, false, false};
-  st = cj_compile_module(b, m, &o, &p);
-  *err = st;
+  *err = tu_compile_module(m, &p);
   return p;
 }
 
