@@ -457,18 +457,26 @@ static void test_data(void) {
 }
 
 /* ---- donation: results over donated arguments */
+
+/* compiles a donation case and checks which argument each of its n results is written over
+ * (-1: none) */
+static cj_compiled *donating(const char *what, const char *text, int n, const int32_t *donors) {
+  cj_compiled *p = tu_compile_ok(what, text);
+  for (int j = 0; p && j < n; j++) CHECK_EQ_INT(tu_info(p)->result_donor[j], donors[j]);
+  return p;
+}
+
 static void test_donation(void) {
   /* y = x * 2 + 1 elementwise: safe to write over the donated x while reading it */
-  cj_compiled *p = tu_compile_ok(
+  cj_compiled *p = donating(
       "donation",
       "func.func @main(%x: tensor<1000xf32> {jax.buffer_donor = true}) -> tensor<1000xf32> {\n"
       "  %c = stablehlo.constant dense<2.0> : tensor<1000xf32>\n"
       "  %o = stablehlo.constant dense<1.0> : tensor<1000xf32>\n"
       "  %m = stablehlo.multiply %x, %c : tensor<1000xf32>\n"
       "  %r = stablehlo.add %m, %o : tensor<1000xf32>\n"
-      "  return %r : tensor<1000xf32>\n}\n");
+      "  return %r : tensor<1000xf32>\n}\n", 1, (const int32_t[]){0});
   if (p) {
-    CHECK_EQ_INT(tu_info(p)->result_donor[0], 0);
     float *x = malloc(4000);
     for (int i = 0; i < 1000; i++) x[i] = (float)i;
     void *args[1] = {x};
@@ -482,12 +490,11 @@ static void test_donation(void) {
     tu_free(p);
   }
   /* hazard: the result (a reversal) reads the donated argument after writing would start */
-  p = tu_compile_ok("donation hazard",
-                    "func.func @main(%x: tensor<8xi32> {tf.aliasing_output = 0 : i32}) -> tensor<8xi32> {\n"
-                    "  %r = stablehlo.reverse %x, dims = [0] : tensor<8xi32>\n"
-                    "  return %r : tensor<8xi32>\n}\n");
+  p = donating("donation hazard",
+               "func.func @main(%x: tensor<8xi32> {tf.aliasing_output = 0 : i32}) -> tensor<8xi32> {\n"
+               "  %r = stablehlo.reverse %x, dims = [0] : tensor<8xi32>\n"
+               "  return %r : tensor<8xi32>\n}\n", 1, (const int32_t[]){0});
   if (p) {
-    CHECK_EQ_INT(tu_info(p)->result_donor[0], 0);
     int32_t x[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     void *args[1] = {x};
     void *res[1] = {x};
@@ -500,19 +507,17 @@ static void test_donation(void) {
   }
   /* by byte size (as XLA): result 0 takes %y of its own type first, result 1 (another shape)
    * takes %x of its size; result 0 overwrites %y, which result 1 still reads */
-  p = tu_compile_ok("donation by size",
-                    "func.func @main(%x: tensor<4x2xf32> {jax.buffer_donor = true},\n"
-                    "                %y: tensor<8xf32> {jax.buffer_donor = true})\n"
-                    "    -> (tensor<8xf32>, tensor<2x4xf32>) {\n"
-                    "  %c = stablehlo.constant dense<1.0> : tensor<8xf32>\n"
-                    "  %x8 = stablehlo.reshape %x : (tensor<4x2xf32>) -> tensor<8xf32>\n"
-                    "  %r0 = stablehlo.add %x8, %c : tensor<8xf32>\n"
-                    "  %y2 = stablehlo.add %y, %y : tensor<8xf32>\n"
-                    "  %r1 = stablehlo.reshape %y2 : (tensor<8xf32>) -> tensor<2x4xf32>\n"
-                    "  return %r0, %r1 : tensor<8xf32>, tensor<2x4xf32>\n}\n");
+  p = donating("donation by size",
+               "func.func @main(%x: tensor<4x2xf32> {jax.buffer_donor = true},\n"
+               "                %y: tensor<8xf32> {jax.buffer_donor = true})\n"
+               "    -> (tensor<8xf32>, tensor<2x4xf32>) {\n"
+               "  %c = stablehlo.constant dense<1.0> : tensor<8xf32>\n"
+               "  %x8 = stablehlo.reshape %x : (tensor<4x2xf32>) -> tensor<8xf32>\n"
+               "  %r0 = stablehlo.add %x8, %c : tensor<8xf32>\n"
+               "  %y2 = stablehlo.add %y, %y : tensor<8xf32>\n"
+               "  %r1 = stablehlo.reshape %y2 : (tensor<8xf32>) -> tensor<2x4xf32>\n"
+               "  return %r0, %r1 : tensor<8xf32>, tensor<2x4xf32>\n}\n", 2, (const int32_t[]){1, 0});
   if (p) {
-    CHECK_EQ_INT(tu_info(p)->result_donor[0], 1);
-    CHECK_EQ_INT(tu_info(p)->result_donor[1], 0);
     float x[8], y[8];
     for (int i = 0; i < 8; i++) x[i] = (float)i, y[i] = (float)(10 * i);
     void *args[2] = {x, y};
@@ -525,16 +530,14 @@ static void test_donation(void) {
   }
   /* arguments returned in swapped places, both donated: the copy into %a's storage would come
    * before the copy that reads %a, so result 0 gets fresh storage */
-  p = tu_compile_ok("donation swap",
-                    "func.func @main(%a: tensor<8xi32> {tf.aliasing_output = 0 : i32},\n"
-                    "                %b: tensor<2x4xi32> {jax.buffer_donor = true})\n"
-                    "    -> (tensor<8xi32>, tensor<2x4xi32>) {\n"
-                    "  %b8 = stablehlo.reshape %b : (tensor<2x4xi32>) -> tensor<8xi32>\n"
-                    "  %a2 = stablehlo.reshape %a : (tensor<8xi32>) -> tensor<2x4xi32>\n"
-                    "  return %b8, %a2 : tensor<8xi32>, tensor<2x4xi32>\n}\n");
+  p = donating("donation swap",
+               "func.func @main(%a: tensor<8xi32> {tf.aliasing_output = 0 : i32},\n"
+               "                %b: tensor<2x4xi32> {jax.buffer_donor = true})\n"
+               "    -> (tensor<8xi32>, tensor<2x4xi32>) {\n"
+               "  %b8 = stablehlo.reshape %b : (tensor<2x4xi32>) -> tensor<8xi32>\n"
+               "  %a2 = stablehlo.reshape %a : (tensor<8xi32>) -> tensor<2x4xi32>\n"
+               "  return %b8, %a2 : tensor<8xi32>, tensor<2x4xi32>\n}\n", 2, (const int32_t[]){-1, 1});
   if (p) {
-    CHECK_EQ_INT(tu_info(p)->result_donor[0], -1);
-    CHECK_EQ_INT(tu_info(p)->result_donor[1], 1);
     int32_t a[8], b[8], r0[8];
     for (int i = 0; i < 8; i++) a[i] = i, b[i] = 100 + i;
     void *args[2] = {a, b};
@@ -546,14 +549,11 @@ static void test_donation(void) {
     tu_free(p);
   }
   /* no donor attribute: no donation */
-  p = tu_compile_ok("no donation",
-                    "func.func @main(%x: tensor<8xi32>) -> tensor<8xi32> {\n"
-                    "  %r = stablehlo.add %x, %x : tensor<8xi32>\n"
-                    "  return %r : tensor<8xi32>\n}\n");
-  if (p) {
-    CHECK_EQ_INT(tu_info(p)->result_donor[0], -1);
-    tu_free(p);
-  }
+  p = donating("no donation",
+               "func.func @main(%x: tensor<8xi32>) -> tensor<8xi32> {\n"
+               "  %r = stablehlo.add %x, %x : tensor<8xi32>\n"
+               "  return %r : tensor<8xi32>\n}\n", 1, (const int32_t[]){-1});
+  if (p) tu_free(p);
 }
 
 /* ---- concurrent executions of one program */
@@ -587,12 +587,12 @@ static void *conc_main(void *v) {
 
 static void test_concurrency(void) {
   cj_compiled *p = tu_compile_ok("concurrency",
-                             "func.func @main(%x: tensor<4096xf32>) -> tensor<4096xf32> {\n"
-                             "  %r = stablehlo.reverse %x, dims = [0] : tensor<4096xf32>\n"
-                             "  %c = stablehlo.constant dense<3.0> : tensor<4096xf32>\n"
-                             "  %t = stablehlo.transpose %r, dims = [0] : (tensor<4096xf32>) -> tensor<4096xf32>\n"
-                             "  %m = stablehlo.multiply %t, %c : tensor<4096xf32>\n"
-                             "  return %m : tensor<4096xf32>\n}\n");
+                                 "func.func @main(%x: tensor<4096xf32>) -> tensor<4096xf32> {\n"
+                                 "  %r = stablehlo.reverse %x, dims = [0] : tensor<4096xf32>\n"
+                                 "  %c = stablehlo.constant dense<3.0> : tensor<4096xf32>\n"
+                                 "  %t = stablehlo.transpose %r, dims = [0] : (tensor<4096xf32>) -> tensor<4096xf32>\n"
+                                 "  %m = stablehlo.multiply %t, %c : tensor<4096xf32>\n"
+                                 "  return %m : tensor<4096xf32>\n}\n");
   if (!p) return;
   pthread_t th[4];
   conc cs[4];
