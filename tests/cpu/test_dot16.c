@@ -38,33 +38,32 @@ static void *fill(cj_dtype t, long n, uint32_t *s, double *v) {
 
 /* a case's two operands: host arrays of their dtypes, and their values as doubles */
 typedef struct {
-  void *a, *b;
-  double *av, *bv;
+  void *host[2];
+  double *vals[2];
 } operands;
 
 static void free_operands(operands *o) {
-  free(o->a);
-  free(o->b);
-  free(o->av);
-  free(o->bv);
+  for (int i = 0; i < 2; i++) {
+    free(o->host[i]);
+    free(o->vals[i]);
+  }
 }
 
-/* compiles text and runs it on pool with two operands of na and nb elements of dtypes ta and tb
- * (filled from seed; kept in *o, free_operands frees them); returns the result (malloc'ed), or
- * NULL when text did not compile */
-static void *run_two(const char *name, const char *text, cj_dtype ta, long na, cj_dtype tb, long nb,
+/* compiles text and runs it on pool with two operands of n[i] elements of dtype t[i] (filled
+ * from seed; kept in *o, free_operands frees them); returns the result (malloc'ed), or NULL when
+ * text did not compile */
+static void *run_two(const char *name, const char *text, const cj_dtype t[2], const long n[2],
                      uint32_t seed, cj_threadpool *pool, operands *o) {
   memset(o, 0, sizeof *o);
   cj_compiled *p = tu_compile_ok(name, text);
   if (!p) return NULL;
-  o->av = malloc(sizeof(double) * (size_t)na);
-  o->bv = malloc(sizeof(double) * (size_t)nb);
   uint32_t s = seed;
-  o->a = fill(ta, na, &s, o->av);
-  o->b = fill(tb, nb, &s, o->bv);
-  void *args[2] = {o->a, o->b};
+  for (int i = 0; i < 2; i++) {
+    o->vals[i] = malloc(sizeof(double) * (size_t)n[i]);
+    o->host[i] = fill(t[i], n[i], &s, o->vals[i]);
+  }
   void *res[1] = {0};
-  tu_run_ok(name, p, args, res, pool);
+  tu_run_ok(name, p, o->host, res, pool);
   tu_free(p);
   return res[0];
 }
@@ -138,9 +137,10 @@ static void dot16_case(const char *name, cj_dtype lt, cj_dtype rt, cj_dtype ot, 
            "  return %%r : %s\n}\n",
            lty, rty, oty, tl ? 1 : 2, tr ? 2 : 1, lty, rty, oty, oty);
   operands o;
-  void *r = run_two(name, text, lt, (long)B * M * K, rt, (long)B * K * N, 11, pool, &o);
+  void *r = run_two(name, text, (cj_dtype[]){lt, rt}, (long[]){(long)B * M * K, (long)B * K * N}, 11,
+                    pool, &o);
   if (!r) return;
-  const double *av = o.av, *bv = o.bv;
+  const double *av = o.vals[0], *bv = o.vals[1];
   int bad = 0;
   for (int bi = 0; bi < B; bi++)
     for (int m = 0; m < M; m++)
@@ -178,9 +178,10 @@ static void dot16_split_case(const char *name, cj_dtype t, int a1, int a2, int k
            "  return %%r : %s\n}\n",
            lty, rty, oty, lty, rty, oty, oty);
   operands o;
-  void *r = run_two(name, text, t, (long)a1 * k1 * a2 * k2, t, (long)k1 * n1 * k2 * n2, 13, NULL, &o);
+  void *r = run_two(name, text, (cj_dtype[]){t, t},
+                    (long[]){(long)a1 * k1 * a2 * k2, (long)k1 * n1 * k2 * n2}, 13, NULL, &o);
   if (!r) return;
-  const double *av = o.av, *bv = o.bv;
+  const double *av = o.vals[0], *bv = o.vals[1];
   int bad = 0;
   long oi = 0;
   for (int i1 = 0; i1 < a1; i1++)
@@ -236,9 +237,10 @@ static void conv16_case(const char *name, cj_dtype t, int Nb, int H, int W, int 
            "  return %%r : %s\n}\n",
            xt, wt, rt, stride, stride, xt, wt, rt, rt);
   operands o;
-  void *r = run_two(name, text, t, (long)Nb * H * W * C, t, 9L * C * O, 5, tu_pool(), &o);
+  void *r = run_two(name, text, (cj_dtype[]){t, t}, (long[]){(long)Nb * H * W * C, 9L * C * O}, 5,
+                    tu_pool(), &o);
   if (!r) return;
-  const double *xv = o.av, *wv = o.bv;
+  const double *xv = o.vals[0], *wv = o.vals[1];
   int bad = 0;
   for (int b = 0; b < Nb; b++)
     for (int oh = 0; oh < OH; oh++)
