@@ -22,7 +22,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))
-from casegen import BF16, Case, body2, elem, ttype, write_beside  # noqa: E402
+from casegen import BF16, Case, elem, ttype, write_beside  # noqa: E402
 
 rng = np.random.default_rng(20261127)
 SHAPE = (5, 3, 21)  # 21: whole vectors and a tail in the kept innermost run
