@@ -1000,6 +1000,18 @@ static char *optimized_text(PJRT_LoadedExecutable *le) {
   return text;
 }
 
+/* compiles program with the options o and checks that its optimized program's text contains
+ * `want` */
+static void expect_optimized(PJRT_Client *client, const char *program, const pb *o,
+                             const char *want) {
+  PJRT_LoadedExecutable *le = compile_ok(client, program, o->b, o->n);
+  if (!le) return;
+  char *text = optimized_text(le);
+  if (text) CHECK_CONTAINS(text, want);
+  free(text);
+  loaded_free(le);
+}
+
 static const char kShardMap[] =
     "module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {\n"
     "  sdy.mesh @mesh = <[\"i\"=4]>\n"
@@ -1338,17 +1350,10 @@ static void test_partitioning(void) {
         "    return %arg0 : tensor<4x6xf32>\n"
         "  }\n"
         "}\n";
-    le = compile_ok(client, ids, o.b, o.n);
-    if (le) {
-      char *text = optimized_text(le);
-      /* tile t along dim 0 is mesh coordinate b = t; a (the replicated axis) is the last tile
-       * dimension: positions (a, b) = (0, 0), (1, 0), (0, 1), (1, 1) are devices 3, 2, 1, 0 */
-      if (text)
-        CHECK_CONTAINS(text, "mhlo.spmd_output_sharding = \"{devices=[2,1,2]3,2,1,0 "
-                             "last_tile_dim_replicate}\"");
-      free(text);
-      loaded_free(le);
-    }
+    /* tile t along dim 0 is mesh coordinate b = t; a (the replicated axis) is the last tile
+     * dimension: positions (a, b) = (0, 0), (1, 0), (0, 1), (1, 1) are devices 3, 2, 1, 0 */
+    expect_optimized(client, ids, &o, "mhlo.spmd_output_sharding = \"{devices=[2,1,2]3,2,1,0 "
+                                      "last_tile_dim_replicate}\"");
   }
   /* shard_map over part of a 2 x 2 mesh ("a" manual, "b" automatic): the body holds its
    * values whole along "b" and runs as written; its psum over "a" ([[0, 2], [1, 3]]); a nested
@@ -1431,15 +1436,8 @@ static void test_partitioning(void) {
       "    return %arg0 : tensor<f32>\n"
       "  }\n"
       "}\n";
-  le = compile_ok(client, unred_scalar, o.b, o.n);
-  if (le) {
-    char *text = optimized_text(le);
-    if (text)
-      CHECK_CONTAINS(text, "mhlo.spmd_output_sharding = \"{devices=[2,2]0,1,2,3 "
-                           "last_tile_dims={unreduced, replicated}}\"");
-    free(text);
-    loaded_free(le);
-  }
+  expect_optimized(client, unred_scalar, &o, "mhlo.spmd_output_sharding = \"{devices=[2,2]0,1,2,3 "
+                                             "last_tile_dims={unreduced, replicated}}\"");
   /* the mesh must span the partitions */
   pb o2;
   opts_for(&o2, 1, 2);

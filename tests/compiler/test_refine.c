@@ -88,10 +88,8 @@ static CJ_MUST_USE cj_status compile_dynamic(const char *path, int *ran, bool *r
     cj_module_free(m);
     return st;
   }
-  cj_backend *b = cj_backend_cpu();
   cj_compiled *p = NULL;
-  cj_compile_options o = {1, 1, NULL, false, false};
-  st = cj_compile_module(b, m, &o, &p);
+  st = tu_compile_module(m, &p);
   if (st) return st;
   /* run once on zeros */
   const cj_program_info *in = &p->info;

@@ -1,11 +1,15 @@
-/* Test helpers: compile a StableHLO text program with the CPU backend and run it. */
+/* Test helpers: compile a StableHLO text program with the CPU backend and run it. The checked
+ * forms (tu_compile_ok, tu_run_ok) count a failure through check.h's CHECK_MSG. */
 #ifndef CJ_TESTS_PROG_UTIL_H
 #define CJ_TESTS_PROG_UTIL_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/check.h"
 #include "base/threadpool.h"
 #include "frontend/frontend.h"
 #include "runtime/backend.h"
@@ -21,6 +25,12 @@ static cj_threadpool *tu_pool(void) {
   return p;
 }
 
+/* Compiles the module m (consumed) with the CPU backend and the tests' options (one thread). */
+static inline CJ_MUST_USE cj_status tu_compile_module(cj_module *m, cj_compiled **p) {
+  cj_compile_options o = {1, 1, NULL, false, false};
+  return cj_compile_module(cj_backend_cpu(), m, &o, p);
+}
+
 /* Compiles `text`; on failure returns NULL and *err gets the status (caller frees). */
 static cj_compiled *tu_compile_named(const char *text, const char *file, cj_status *err) {
   cj_module *m = NULL;
@@ -31,11 +41,8 @@ static cj_compiled *tu_compile_named(const char *text, const char *file, cj_stat
     *err = st;
     return NULL;
   }
-  cj_backend *b = cj_backend_cpu();
   cj_compiled *p = NULL;
-  cj_compile_options o = {1, 1, NULL, false, false};
-  st = cj_compile_module(b, m, &o, &p);
-  *err = st;
+  *err = tu_compile_module(m, &p);
   return p;
 }
 
@@ -61,6 +68,36 @@ static CJ_MUST_USE cj_status tu_run(cj_compiled *p, void *const *args, void **re
 }
 
 static void tu_free(cj_compiled *p) { cj_compiled_free(p); }
+
+/* tu_compile for a program that must compile: a failure is a CHECK failure naming `what` and
+ * the status (then NULL). */
+static inline cj_compiled *tu_compile_ok(const char *what, const char *text) {
+  cj_status err = NULL;
+  cj_compiled *p = tu_compile(text, &err);
+  CHECK_MSG(p != NULL, "%s: %s", what, cj_status_message(err));
+  cj_status_free(err);
+  return p;
+}
+
+/* tu_run that must succeed: a failure is a CHECK failure naming `what` and the status.
+ * Returns whether it ran. */
+static inline bool tu_run_ok(const char *what, cj_compiled *p, void *const *args, void **res,
+                             cj_threadpool *pool) {
+  cj_status st = tu_run(p, args, res, pool);
+  bool ok = st == NULL;
+  CHECK_MSG(ok, "%s: %s", what, cj_status_message(st));
+  cj_status_free(st);
+  return ok;
+}
+
+/* the next 16 bits of the linear congruential sequence in *s (the tests' input data) */
+static inline uint32_t tu_rand16(uint32_t *s) {
+  *s = *s * 1664525u + 1013904223u;
+  return (*s >> 8) & 0xffff;
+}
+
+/* a value in [-0.5, 0.5) from tu_rand16 */
+static inline float tu_frand(uint32_t *s) { return (float)tu_rand16(s) / 65536.0f - 0.5f; }
 
 /* Compiles and runs a program without arguments with one result, compares the result bytes.
  * Returns 1 on match. */

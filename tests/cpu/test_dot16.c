@@ -12,10 +12,8 @@
 #include "cpu/k_linalg.h"
 #include "prog_util.h"
 
-static float frand(uint32_t *s) {
-  *s = *s * 1664525u + 1013904223u;
-  return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
+/* a value in [-1, 1) */
+static float frand(uint32_t *s) { return (float)tu_rand16(s) / 32768.0f - 1.0f; }
 
 static const char *tname(cj_dtype t) { return t == CJ_BF16 ? "bf16" : t == CJ_F16 ? "f16" : "f32"; }
 
@@ -36,6 +34,38 @@ static void *fill(cj_dtype t, long n, uint32_t *s, double *v) {
     v[i] = get(t, p, i);
   }
   return p;
+}
+
+/* a case's two operands: host arrays of their dtypes, and their values as doubles */
+typedef struct {
+  void *host[2];
+  double *vals[2];
+} operands;
+
+static void free_operands(operands *o) {
+  for (int i = 0; i < 2; i++) {
+    free(o->host[i]);
+    free(o->vals[i]);
+  }
+}
+
+/* compiles text and runs it on pool with two operands of n[i] elements of dtype t[i] (filled
+ * from seed; kept in *o, free_operands frees them); returns the result (malloc'ed), or NULL when
+ * text did not compile */
+static void *run_two(const char *name, const char *text, const cj_dtype t[2], const long n[2],
+                     uint32_t seed, cj_threadpool *pool, operands *o) {
+  memset(o, 0, sizeof *o);
+  cj_compiled *p = tu_compile_ok(name, text);
+  if (!p) return NULL;
+  uint32_t s = seed;
+  for (int i = 0; i < 2; i++) {
+    o->vals[i] = malloc(sizeof(double) * (size_t)n[i]);
+    o->host[i] = fill(t[i], n[i], &s, o->vals[i]);
+  }
+  void *res[1] = {0};
+  tu_run_ok(name, p, o->host, res, pool);
+  tu_free(p);
+  return res[0];
 }
 
 /* |got - ref| allowed: half an ulp of the result type (one rounding) plus the f32 sum's error */
@@ -106,22 +136,13 @@ static void dot16_case(const char *name, cj_dtype lt, cj_dtype rt, cj_dtype ot, 
            "  %%r = stablehlo.dot_general %%a, %%b, batching_dims = [0] x [0], contracting_dims = [%d] x [%d] : (%s, %s) -> %s\n"
            "  return %%r : %s\n}\n",
            lty, rty, oty, tl ? 1 : 2, tr ? 2 : 1, lty, rty, oty, oty);
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(text, &err);
-  CHECK_MSG(p != NULL, "%s: %s", name, cj_status_message(err));
-  cj_status_free(err);
-  if (!p) return;
-  long na = (long)B * M * K, nb = (long)B * K * N;
-  double *av = malloc(sizeof(double) * (size_t)na), *bv = malloc(sizeof(double) * (size_t)nb);
-  uint32_t s = 11;
-  void *a = fill(lt, na, &s, av), *b = fill(rt, nb, &s, bv);
-  void *args[2] = {a, b};
-  void *res[1] = {0};
-  cj_status st = tu_run(p, args, res, pool);
-  CHECK_MSG(st == NULL, "%s: %s", name, cj_status_message(st));
-  cj_status_free(st);
+  operands o;
+  void *r = run_two(name, text, (cj_dtype[]){lt, rt}, (long[]){(long)B * M * K, (long)B * K * N}, 11,
+                    pool, &o);
+  if (!r) return;
+  const double *av = o.vals[0], *bv = o.vals[1];
   int bad = 0;
-  for (int bi = 0; bi < B && res[0]; bi++)
+  for (int bi = 0; bi < B; bi++)
     for (int m = 0; m < M; m++)
       for (int n = 0; n < N; n++) {
         double acc = 0, sumabs = 0;
@@ -131,19 +152,15 @@ static void dot16_case(const char *name, cj_dtype lt, cj_dtype rt, cj_dtype ot, 
           acc += x * y;
           sumabs += fabs(x * y);
         }
-        double got = get(ot, res[0], ((long)bi * M + m) * N + n);
+        double got = get(ot, r, ((long)bi * M + m) * N + n);
         if (!(fabs(got - acc) <= tol_of(ot, acc, sumabs, K))) {
           if (bad++ < 3)
             fprintf(stderr, "%s: [%d,%d,%d] = %.9g, expected %.9g\n", name, bi, m, n, got, acc);
         }
       }
   CHECK_MSG(bad == 0, "%s: %d elements differ", name, bad);
-  free(res[0]);
-  free(a);
-  free(b);
-  free(av);
-  free(bv);
-  tu_free(p);
+  free(r);
+  free_operands(&o);
 }
 
 /* rows and columns that are two dimensions each, contractions over two dimensions: lhs
@@ -160,23 +177,14 @@ static void dot16_split_case(const char *name, cj_dtype t, int a1, int a2, int k
            "  %%r = stablehlo.dot_general %%a, %%b, contracting_dims = [1, 3] x [0, 2] : (%s, %s) -> %s\n"
            "  return %%r : %s\n}\n",
            lty, rty, oty, lty, rty, oty, oty);
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(text, &err);
-  CHECK_MSG(p != NULL, "%s: %s", name, cj_status_message(err));
-  cj_status_free(err);
-  if (!p) return;
-  long na = (long)a1 * k1 * a2 * k2, nb = (long)k1 * n1 * k2 * n2;
-  double *av = malloc(sizeof(double) * (size_t)na), *bv = malloc(sizeof(double) * (size_t)nb);
-  uint32_t s = 13;
-  void *a = fill(t, na, &s, av), *b = fill(t, nb, &s, bv);
-  void *args[2] = {a, b};
-  void *res[1] = {0};
-  cj_status st = tu_run(p, args, res, NULL);
-  CHECK_MSG(st == NULL, "%s: %s", name, cj_status_message(st));
-  cj_status_free(st);
+  operands o;
+  void *r = run_two(name, text, (cj_dtype[]){t, t},
+                    (long[]){(long)a1 * k1 * a2 * k2, (long)k1 * n1 * k2 * n2}, 13, NULL, &o);
+  if (!r) return;
+  const double *av = o.vals[0], *bv = o.vals[1];
   int bad = 0;
   long oi = 0;
-  for (int i1 = 0; i1 < a1 && res[0]; i1++)
+  for (int i1 = 0; i1 < a1; i1++)
     for (int i2 = 0; i2 < a2; i2++)
       for (int j1 = 0; j1 < n1; j1++)
         for (int j2 = 0; j2 < n2; j2++, oi++) {
@@ -187,15 +195,11 @@ static void dot16_split_case(const char *name, cj_dtype t, int a1, int a2, int k
               acc += pr;
               sumabs += fabs(pr);
             }
-          if (!(fabs(get(t, res[0], oi) - acc) <= tol_of(t, acc, sumabs, (long)k1 * k2))) bad++;
+          if (!(fabs(get(t, r, oi) - acc) <= tol_of(t, acc, sumabs, (long)k1 * k2))) bad++;
         }
   CHECK_MSG(bad == 0, "%s: %d elements differ", name, bad);
-  free(res[0]);
-  free(a);
-  free(b);
-  free(av);
-  free(bv);
-  tu_free(p);
+  free(r);
+  free_operands(&o);
 }
 
 static void test_dot16(void) {
@@ -232,22 +236,13 @@ static void conv16_case(const char *name, cj_dtype t, int Nb, int H, int W, int 
            "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (%s, %s) -> %s\n"
            "  return %%r : %s\n}\n",
            xt, wt, rt, stride, stride, xt, wt, rt, rt);
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(text, &err);
-  CHECK_MSG(p != NULL, "%s: %s", name, cj_status_message(err));
-  cj_status_free(err);
-  if (!p) return;
-  long nx = (long)Nb * H * W * C, nw = 9L * C * O;
-  double *xv = malloc(sizeof(double) * (size_t)nx), *wv = malloc(sizeof(double) * (size_t)nw);
-  uint32_t s = 5;
-  void *x = fill(t, nx, &s, xv), *w = fill(t, nw, &s, wv);
-  void *args[2] = {x, w};
-  void *res[1] = {0};
-  cj_status st = tu_run(p, args, res, tu_pool());
-  CHECK_MSG(st == NULL, "%s: %s", name, cj_status_message(st));
-  cj_status_free(st);
+  operands o;
+  void *r = run_two(name, text, (cj_dtype[]){t, t}, (long[]){(long)Nb * H * W * C, 9L * C * O}, 5,
+                    tu_pool(), &o);
+  if (!r) return;
+  const double *xv = o.vals[0], *wv = o.vals[1];
   int bad = 0;
-  for (int b = 0; b < Nb && res[0]; b++)
+  for (int b = 0; b < Nb; b++)
     for (int oh = 0; oh < OH; oh++)
       for (int ow = 0; ow < OW; ow++)
         for (int o = 0; o < O; o++) {
@@ -262,18 +257,14 @@ static void conv16_case(const char *name, cj_dtype t, int Nb, int H, int W, int 
                 sumabs += fabs(pr);
               }
             }
-          double got = get(t, res[0], (((long)b * OH + oh) * OW + ow) * O + o);
+          double got = get(t, r, (((long)b * OH + oh) * OW + ow) * O + o);
           if (!(fabs(got - acc) <= tol_of(t, acc, sumabs, 9L * C))) {
             if (bad++ < 3) fprintf(stderr, "%s: [%d,%d,%d,%d] = %.9g, expected %.9g\n", name, b, oh, ow, o, got, acc);
           }
         }
   CHECK_MSG(bad == 0, "%s: %d elements differ", name, bad);
-  free(res[0]);
-  free(x);
-  free(w);
-  free(xv);
-  free(wv);
-  tu_free(p);
+  free(r);
+  free_operands(&o);
 }
 
 int main(void) {

@@ -196,17 +196,12 @@ static uint32_t fb(float f) {
 }
 
 static void expect_f32(const char *what, const char *text, const float *e, int n) {
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(text, &err);
-  CHECK_MSG(p != NULL, "%s: %s", what, cj_status_message(err));
-  cj_status_free(err);
+  cj_compiled *p = tu_compile_ok(what, text);
   if (!p) return;
   void *res[2] = {0};
-  cj_status st = tu_run(p, NULL, res, tu_pool());
-  CHECK_MSG(st == NULL, "%s: %s", what, cj_status_message(st));
-  cj_status_free(st);
+  bool ran = tu_run_ok(what, p, NULL, res, tu_pool());
   const float *r = res[0];
-  for (int i = 0; i < n && !st; i++) {
+  for (int i = 0; i < n && ran; i++) {
     bool ok = isnan(e[i]) ? isnan(r[i]) : fb(e[i]) == fb(r[i]);
     CHECK_MSG(ok, "%s: element %d is %g (0x%08x), expected %g (0x%08x)", what, i, r[i], fb(r[i]),
               e[i], fb(e[i]));
@@ -444,8 +439,8 @@ static void test_convert(void) {
 
 static void test_complex(void) {
   float e[4] = {0.44f, 0.08f, -5.0f, 10.0f};
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(
+  cj_compiled *p = tu_compile_ok(
+      "complex",
       "func.func @main() -> tensor<2xcomplex<f32>> {\n"
       "  %a = stablehlo.constant dense<[(1.0, 2.0), (1.0, 2.0)]> : tensor<2xcomplex<f32>>\n"
       "  %b = stablehlo.constant dense<[(3.0, 4.0), (3.0, 4.0)]> : tensor<2xcomplex<f32>>\n"
@@ -454,15 +449,10 @@ static void test_complex(void) {
       "  %s = stablehlo.slice %d [0:1] : (tensor<2xcomplex<f32>>) -> tensor<1xcomplex<f32>>\n"
       "  %t = stablehlo.slice %m [1:2] : (tensor<2xcomplex<f32>>) -> tensor<1xcomplex<f32>>\n"
       "  %r = stablehlo.concatenate %s, %t, dim = 0 : (tensor<1xcomplex<f32>>, tensor<1xcomplex<f32>>) -> tensor<2xcomplex<f32>>\n"
-      "  return %r : tensor<2xcomplex<f32>>\n}\n",
-      &err);
-  CHECK_MSG(p != NULL, "%s", cj_status_message(err));
-  cj_status_free(err);
+      "  return %r : tensor<2xcomplex<f32>>\n}\n");
   if (!p) return;
   void *res[1] = {0};
-  cj_status st = tu_run(p, NULL, res, NULL);
-  CHECK(st == NULL);
-  cj_status_free(st);
+  tu_run_ok("complex", p, NULL, res, NULL);
   const float *r = res[0];
   for (int i = 0; i < 4; i++) CHECK_MSG(fabsf(r[i] - e[i]) < 1e-6f, "complex %d: %g vs %g", i, r[i], e[i]);
   free(res[0]);
@@ -470,23 +460,18 @@ static void test_complex(void) {
 }
 
 static void test_complex_atan2_cbrt(void) {
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(
+  cj_compiled *p = tu_compile_ok(
+      "complex atan2, cbrt",
       "func.func @main() -> (tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>) {\n"
       "  %y = stablehlo.constant dense<[(1.0, 0.0), (-1.0, 0.0)]> : tensor<2xcomplex<f64>>\n"
       "  %x = stablehlo.constant dense<[(0.0, 0.0), (0.0, 0.0)]> : tensor<2xcomplex<f64>>\n"
       "  %a = stablehlo.atan2 %y, %x : tensor<2xcomplex<f64>>\n"
       "  %z = stablehlo.constant dense<[(8.0, 0.0), (-8.0, 0.0)]> : tensor<2xcomplex<f64>>\n"
       "  %c = stablehlo.cbrt %z : tensor<2xcomplex<f64>>\n"
-      "  return %a, %c : tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>\n}\n",
-      &err);
-  CHECK_MSG(p != NULL, "%s", cj_status_message(err));
-  cj_status_free(err);
+      "  return %a, %c : tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>\n}\n");
   if (!p) return;
   void *res[2] = {0};
-  cj_status st = tu_run(p, NULL, res, NULL);
-  CHECK(st == NULL);
-  cj_status_free(st);
+  tu_run_ok("complex atan2, cbrt", p, NULL, res, NULL);
   const double *a = res[0], *c = res[1];
   /* atan2(+-1, 0) = +-pi/2; cbrt(8) = 2; cbrt(-8) = 2 e^(i pi/3) (principal branch) */
   double e[8] = {M_PI / 2, 0, -M_PI / 2, 0, 2, 0, 1, 1.7320508075688772};

@@ -15,19 +15,6 @@
 #include "prog_util.h"
 #include "runtime/executable.h"
 
-static cj_compiled *compile_ok(const char *what, const char *text) {
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(text, &err);
-  CHECK_MSG(p != NULL, "%s: %s", what, cj_status_message(err));
-  cj_status_free(err);
-  return p;
-}
-
-static float frand(uint32_t *s) {
-  *s = *s * 1664525u + 1013904223u;
-  return (float)((*s >> 8) & 0xffff) / 65536.0f - 0.5f;
-}
-
 /* ---- fusion with broadcasts: tanh(a * x + b) * c over a [rows, cols] matrix, a per row,
  * b per column, c a scalar; compared with a C loop; sizes cover one block and many blocks */
 static void test_fused_chain(int rows, int cols, cj_threadpool *pool) {
@@ -44,7 +31,7 @@ static void test_fused_chain(int rows, int cols, cj_threadpool *pool) {
            "  return %%3 : tensor<%dx%dxf32>\n}\n",
            rows, cols, rows, cols, rows, cols, rows, rows, cols, cols, rows, cols, rows, cols, rows,
            cols, rows, cols, rows, cols, rows, cols, rows, cols);
-  cj_compiled *p = compile_ok("fused chain", text);
+  cj_compiled *p = tu_compile_ok("fused chain", text);
   if (!p) return;
   /* one fused step: no intermediate buffer in the arena */
   CHECK_MSG(tu_info(p)->temp_bytes == 0, "fused chain keeps %lld scratch bytes",
@@ -52,14 +39,12 @@ static void test_fused_chain(int rows, int cols, cj_threadpool *pool) {
   size_t n = (size_t)rows * (size_t)cols;
   float *x = malloc(n * 4), *a = malloc((size_t)rows * 4), *b = malloc((size_t)cols * 4);
   uint32_t s = 1;
-  for (size_t i = 0; i < n; i++) x[i] = frand(&s) * 4;
-  for (int i = 0; i < rows; i++) a[i] = frand(&s) * 2;
-  for (int i = 0; i < cols; i++) b[i] = frand(&s);
+  for (size_t i = 0; i < n; i++) x[i] = tu_frand(&s) * 4;
+  for (int i = 0; i < rows; i++) a[i] = tu_frand(&s) * 2;
+  for (int i = 0; i < cols; i++) b[i] = tu_frand(&s);
   void *args[3] = {x, a, b};
   void *res[1] = {0};
-  cj_status st = tu_run(p, args, res, pool);
-  CHECK(st == NULL);
-  cj_status_free(st);
+  tu_run_ok("test_fused_chain", p, args, res, pool);
   const float *r = res[0];
   int bad = 0;
   for (int i = 0; i < rows && r; i++)
@@ -78,7 +63,7 @@ static void test_fused_chain(int rows, int cols, cj_threadpool *pool) {
 /* ---- buffer reuse: a chain of non-fusible ops (transposes) over a big tensor keeps at most a
  * few buffers alive */
 static void test_reuse(void) {
-  cj_compiled *p = compile_ok(
+  cj_compiled *p = tu_compile_ok(
       "reuse",
       "func.func @main(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {\n"
       "  %0 = stablehlo.transpose %x, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>\n"
@@ -94,9 +79,7 @@ static void test_reuse(void) {
   for (int i = 0; i < 64 * 64; i++) x[i] = (float)i;
   void *args[1] = {x};
   void *res[1] = {0};
-  cj_status st = tu_run(p, args, res, NULL);
-  CHECK(st == NULL);
-  cj_status_free(st);
+  tu_run_ok("test_reuse", p, args, res, NULL);
   const float *r = res[0];
   int bad = 0;
   for (int i = 0; i < 64; i++)
@@ -224,7 +207,7 @@ static void test_reduce_layouts(void) {
   const int D0 = 5, D1 = 6, D2 = 70;
   float *x = malloc(sizeof(float) * D0 * D1 * D2);
   uint32_t s = 7;
-  for (int i = 0; i < D0 * D1 * D2; i++) x[i] = (float)(int)(frand(&s) * 16);
+  for (int i = 0; i < D0 * D1 * D2; i++) x[i] = (float)(int)(tu_frand(&s) * 16);
   for (int k = 0; k < 7; k++) {
     int od[3], nod = 0;
     int dd[3] = {D0, D1, D2};
@@ -241,13 +224,11 @@ static void test_reduce_layouts(void) {
                "  %%r = stablehlo.reduce(%%x init: %%z) applies stablehlo.%s across dimensions = %s : (tensor<5x6x70xf32>, tensor<f32>) -> %s\n"
                "  return %%r : %s\n}\n",
                rt, op ? "0xFF800000" : "0.0", op ? "maximum" : "add", dims_list[k], rt, rt);
-      cj_compiled *p = compile_ok("reduce", text);
+      cj_compiled *p = tu_compile_ok("reduce", text);
       if (!p) continue;
       void *args[1] = {x};
       void *res[1] = {0};
-      cj_status st = tu_run(p, args, res, tu_pool());
-      CHECK(st == NULL);
-      cj_status_free(st);
+      tu_run_ok("test_reduce_layouts", p, args, res, tu_pool());
       const float *r = res[0];
       int bad = 0;
       (void)nd;
@@ -277,7 +258,7 @@ static void test_reduce_layouts(void) {
 /* a full reduction of a long vector runs split across the pool */
 static void test_reduce_split(void) {
   const int N = 1 << 20;
-  cj_compiled *p = compile_ok("reduce split",
+  cj_compiled *p = tu_compile_ok("reduce split",
                              "func.func @main(%x: tensor<1048576xf32>) -> (tensor<f32>, tensor<f32>) {\n"
                              "  %z = stablehlo.constant dense<1.0> : tensor<f32>\n"
                              "  %m = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
@@ -295,9 +276,7 @@ static void test_reduce_split(void) {
   }
   void *args[1] = {x};
   void *res[2] = {0};
-  cj_status st = tu_run(p, args, res, tu_pool());
-  CHECK(st == NULL);
-  cj_status_free(st);
+  tu_run_ok("test_reduce_split", p, args, res, tu_pool());
   CHECK_MSG(fabs(*(float *)res[0] - sum) < 1e-6 * sum, "sum %g vs %g", *(float *)res[0], sum);
   CHECK(*(float *)res[1] == mx);
   free(res[0]);
@@ -351,18 +330,16 @@ static void dot_case(const char *name, int B, int M, int K, int N, bool transpos
            "  %%r = stablehlo.dot_general %%a, %%b, batching_dims = [0] x [0], contracting_dims = [%d] x [%d] : (%s, %s) -> tensor<%dx%dx%dxf32>\n"
            "  return %%r : tensor<%dx%dx%dxf32>\n}\n",
            lt, rt, B, M, N, transpose_lhs ? 1 : 2, transpose_rhs ? 2 : 1, lt, rt, B, M, N, B, M, N);
-  cj_compiled *p = compile_ok(name, text);
+  cj_compiled *p = tu_compile_ok(name, text);
   if (!p) return;
   CHECK(fabs(tu_info(p)->flops - 2.0 * B * M * N * K) < 1);
   float *a = malloc(sizeof(float) * (size_t)B * M * K), *b = malloc(sizeof(float) * (size_t)B * K * N);
   uint32_t s = 3;
-  for (long i = 0; i < (long)B * M * K; i++) a[i] = frand(&s);
-  for (long i = 0; i < (long)B * K * N; i++) b[i] = frand(&s);
+  for (long i = 0; i < (long)B * M * K; i++) a[i] = tu_frand(&s);
+  for (long i = 0; i < (long)B * K * N; i++) b[i] = tu_frand(&s);
   void *args[2] = {a, b};
   void *res[1] = {0};
-  cj_status st = tu_run(p, args, res, pool);
-  CHECK(st == NULL);
-  cj_status_free(st);
+  tu_run_ok("dot_case", p, args, res, pool);
   const float *r = res[0];
   int bad = 0;
   for (int bi = 0; bi < B; bi++)
@@ -480,25 +457,31 @@ static void test_data(void) {
 }
 
 /* ---- donation: results over donated arguments */
+
+/* compiles a donation case and checks which argument each of its n results is written over
+ * (-1: none) */
+static cj_compiled *donating(const char *what, const char *text, int n, const int32_t *donors) {
+  cj_compiled *p = tu_compile_ok(what, text);
+  for (int j = 0; p && j < n; j++) CHECK_EQ_INT(tu_info(p)->result_donor[j], donors[j]);
+  return p;
+}
+
 static void test_donation(void) {
   /* y = x * 2 + 1 elementwise: safe to write over the donated x while reading it */
-  cj_compiled *p = compile_ok(
+  cj_compiled *p = donating(
       "donation",
       "func.func @main(%x: tensor<1000xf32> {jax.buffer_donor = true}) -> tensor<1000xf32> {\n"
       "  %c = stablehlo.constant dense<2.0> : tensor<1000xf32>\n"
       "  %o = stablehlo.constant dense<1.0> : tensor<1000xf32>\n"
       "  %m = stablehlo.multiply %x, %c : tensor<1000xf32>\n"
       "  %r = stablehlo.add %m, %o : tensor<1000xf32>\n"
-      "  return %r : tensor<1000xf32>\n}\n");
+      "  return %r : tensor<1000xf32>\n}\n", 1, (const int32_t[]){0});
   if (p) {
-    CHECK_EQ_INT(tu_info(p)->result_donor[0], 0);
     float *x = malloc(4000);
     for (int i = 0; i < 1000; i++) x[i] = (float)i;
     void *args[1] = {x};
     void *res[1] = {x}; /* donated: the result is written over the argument */
-    cj_status st = tu_run(p, args, res, NULL);
-    CHECK(st == NULL);
-    cj_status_free(st);
+    tu_run_ok("test_donation", p, args, res, NULL);
     int bad = 0;
     for (int i = 0; i < 1000; i++)
       if (x[i] != 2.0f * i + 1) bad++;
@@ -507,18 +490,15 @@ static void test_donation(void) {
     tu_free(p);
   }
   /* hazard: the result (a reversal) reads the donated argument after writing would start */
-  p = compile_ok("donation hazard",
-                 "func.func @main(%x: tensor<8xi32> {tf.aliasing_output = 0 : i32}) -> tensor<8xi32> {\n"
-                 "  %r = stablehlo.reverse %x, dims = [0] : tensor<8xi32>\n"
-                 "  return %r : tensor<8xi32>\n}\n");
+  p = donating("donation hazard",
+               "func.func @main(%x: tensor<8xi32> {tf.aliasing_output = 0 : i32}) -> tensor<8xi32> {\n"
+               "  %r = stablehlo.reverse %x, dims = [0] : tensor<8xi32>\n"
+               "  return %r : tensor<8xi32>\n}\n", 1, (const int32_t[]){0});
   if (p) {
-    CHECK_EQ_INT(tu_info(p)->result_donor[0], 0);
     int32_t x[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     void *args[1] = {x};
     void *res[1] = {x};
-    cj_status st = tu_run(p, args, res, NULL);
-    CHECK(st == NULL);
-    cj_status_free(st);
+    tu_run_ok("test_donation", p, args, res, NULL);
     int bad = 0;
     for (int i = 0; i < 8; i++)
       if (x[i] != 7 - i) bad++;
@@ -527,26 +507,22 @@ static void test_donation(void) {
   }
   /* by byte size (as XLA): result 0 takes %y of its own type first, result 1 (another shape)
    * takes %x of its size; result 0 overwrites %y, which result 1 still reads */
-  p = compile_ok("donation by size",
-                 "func.func @main(%x: tensor<4x2xf32> {jax.buffer_donor = true},\n"
-                 "                %y: tensor<8xf32> {jax.buffer_donor = true})\n"
-                 "    -> (tensor<8xf32>, tensor<2x4xf32>) {\n"
-                 "  %c = stablehlo.constant dense<1.0> : tensor<8xf32>\n"
-                 "  %x8 = stablehlo.reshape %x : (tensor<4x2xf32>) -> tensor<8xf32>\n"
-                 "  %r0 = stablehlo.add %x8, %c : tensor<8xf32>\n"
-                 "  %y2 = stablehlo.add %y, %y : tensor<8xf32>\n"
-                 "  %r1 = stablehlo.reshape %y2 : (tensor<8xf32>) -> tensor<2x4xf32>\n"
-                 "  return %r0, %r1 : tensor<8xf32>, tensor<2x4xf32>\n}\n");
+  p = donating("donation by size",
+               "func.func @main(%x: tensor<4x2xf32> {jax.buffer_donor = true},\n"
+               "                %y: tensor<8xf32> {jax.buffer_donor = true})\n"
+               "    -> (tensor<8xf32>, tensor<2x4xf32>) {\n"
+               "  %c = stablehlo.constant dense<1.0> : tensor<8xf32>\n"
+               "  %x8 = stablehlo.reshape %x : (tensor<4x2xf32>) -> tensor<8xf32>\n"
+               "  %r0 = stablehlo.add %x8, %c : tensor<8xf32>\n"
+               "  %y2 = stablehlo.add %y, %y : tensor<8xf32>\n"
+               "  %r1 = stablehlo.reshape %y2 : (tensor<8xf32>) -> tensor<2x4xf32>\n"
+               "  return %r0, %r1 : tensor<8xf32>, tensor<2x4xf32>\n}\n", 2, (const int32_t[]){1, 0});
   if (p) {
-    CHECK_EQ_INT(tu_info(p)->result_donor[0], 1);
-    CHECK_EQ_INT(tu_info(p)->result_donor[1], 0);
     float x[8], y[8];
     for (int i = 0; i < 8; i++) x[i] = (float)i, y[i] = (float)(10 * i);
     void *args[2] = {x, y};
     void *res[2] = {y, x};
-    cj_status st = tu_run(p, args, res, NULL);
-    CHECK(st == NULL);
-    cj_status_free(st);
+    tu_run_ok("test_donation", p, args, res, NULL);
     int bad = 0;
     for (int i = 0; i < 8; i++) bad += y[i] != (float)i + 1 || x[i] != (float)(20 * i);
     CHECK_EQ_INT(bad, 0);
@@ -554,37 +530,30 @@ static void test_donation(void) {
   }
   /* arguments returned in swapped places, both donated: the copy into %a's storage would come
    * before the copy that reads %a, so result 0 gets fresh storage */
-  p = compile_ok("donation swap",
-                 "func.func @main(%a: tensor<8xi32> {tf.aliasing_output = 0 : i32},\n"
-                 "                %b: tensor<2x4xi32> {jax.buffer_donor = true})\n"
-                 "    -> (tensor<8xi32>, tensor<2x4xi32>) {\n"
-                 "  %b8 = stablehlo.reshape %b : (tensor<2x4xi32>) -> tensor<8xi32>\n"
-                 "  %a2 = stablehlo.reshape %a : (tensor<8xi32>) -> tensor<2x4xi32>\n"
-                 "  return %b8, %a2 : tensor<8xi32>, tensor<2x4xi32>\n}\n");
+  p = donating("donation swap",
+               "func.func @main(%a: tensor<8xi32> {tf.aliasing_output = 0 : i32},\n"
+               "                %b: tensor<2x4xi32> {jax.buffer_donor = true})\n"
+               "    -> (tensor<8xi32>, tensor<2x4xi32>) {\n"
+               "  %b8 = stablehlo.reshape %b : (tensor<2x4xi32>) -> tensor<8xi32>\n"
+               "  %a2 = stablehlo.reshape %a : (tensor<8xi32>) -> tensor<2x4xi32>\n"
+               "  return %b8, %a2 : tensor<8xi32>, tensor<2x4xi32>\n}\n", 2, (const int32_t[]){-1, 1});
   if (p) {
-    CHECK_EQ_INT(tu_info(p)->result_donor[0], -1);
-    CHECK_EQ_INT(tu_info(p)->result_donor[1], 1);
     int32_t a[8], b[8], r0[8];
     for (int i = 0; i < 8; i++) a[i] = i, b[i] = 100 + i;
     void *args[2] = {a, b};
     void *res[2] = {r0, b};
-    cj_status st = tu_run(p, args, res, NULL);
-    CHECK(st == NULL);
-    cj_status_free(st);
+    tu_run_ok("test_donation", p, args, res, NULL);
     int bad = 0;
     for (int i = 0; i < 8; i++) bad += r0[i] != 100 + i || b[i] != i;
     CHECK_EQ_INT(bad, 0);
     tu_free(p);
   }
   /* no donor attribute: no donation */
-  p = compile_ok("no donation",
-                 "func.func @main(%x: tensor<8xi32>) -> tensor<8xi32> {\n"
-                 "  %r = stablehlo.add %x, %x : tensor<8xi32>\n"
-                 "  return %r : tensor<8xi32>\n}\n");
-  if (p) {
-    CHECK_EQ_INT(tu_info(p)->result_donor[0], -1);
-    tu_free(p);
-  }
+  p = donating("no donation",
+               "func.func @main(%x: tensor<8xi32>) -> tensor<8xi32> {\n"
+               "  %r = stablehlo.add %x, %x : tensor<8xi32>\n"
+               "  return %r : tensor<8xi32>\n}\n", 1, (const int32_t[]){-1});
+  if (p) tu_free(p);
 }
 
 /* ---- concurrent executions of one program */
@@ -617,13 +586,13 @@ static void *conc_main(void *v) {
 }
 
 static void test_concurrency(void) {
-  cj_compiled *p = compile_ok("concurrency",
-                             "func.func @main(%x: tensor<4096xf32>) -> tensor<4096xf32> {\n"
-                             "  %r = stablehlo.reverse %x, dims = [0] : tensor<4096xf32>\n"
-                             "  %c = stablehlo.constant dense<3.0> : tensor<4096xf32>\n"
-                             "  %t = stablehlo.transpose %r, dims = [0] : (tensor<4096xf32>) -> tensor<4096xf32>\n"
-                             "  %m = stablehlo.multiply %t, %c : tensor<4096xf32>\n"
-                             "  return %m : tensor<4096xf32>\n}\n");
+  cj_compiled *p = tu_compile_ok("concurrency",
+                                 "func.func @main(%x: tensor<4096xf32>) -> tensor<4096xf32> {\n"
+                                 "  %r = stablehlo.reverse %x, dims = [0] : tensor<4096xf32>\n"
+                                 "  %c = stablehlo.constant dense<3.0> : tensor<4096xf32>\n"
+                                 "  %t = stablehlo.transpose %r, dims = [0] : (tensor<4096xf32>) -> tensor<4096xf32>\n"
+                                 "  %m = stablehlo.multiply %t, %c : tensor<4096xf32>\n"
+                                 "  return %m : tensor<4096xf32>\n}\n");
   if (!p) return;
   pthread_t th[4];
   conc cs[4];
@@ -646,7 +615,7 @@ static void test_serialize(void) {
       "  %c = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>\n"
       "  %r = stablehlo.multiply %x, %c : tensor<4xf32>\n"
       "  return %r : tensor<4xf32>\n}\n}\n";
-  cj_compiled *p = compile_ok("serialize", text);
+  cj_compiled *p = tu_compile_ok("serialize", text);
   if (!p) return;
   cj_backend *b = cj_backend_cpu();
   const cj_program_info *in = tu_info(p);

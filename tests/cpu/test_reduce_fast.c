@@ -60,9 +60,7 @@ static void run_case(const char *ty, const char *dims, const char *out_shape, in
   void *res[2][1] = {{0}, {0}};
   for (int pass = 0; pass < 2; pass++) {
     void *args[1] = {(void *)x};
-    cj_status st = tu_run(p, args, res[pass], pass ? tu_pool() : NULL);
-    CHECK_MSG(!st, "run: %s", cj_status_message(st));
-    cj_status_free(st);
+    tu_run_ok("run", p, args, res[pass], pass ? tu_pool() : NULL);
   }
   double bound = bf16 ? ldexp(1, -8) : 16 * ldexp(1, -24), worst = 0;
   for (int o = 0; res[0][0] && o < nout; o++) {
@@ -80,14 +78,6 @@ static void run_case(const char *ty, const char *dims, const char *out_shape, in
   tu_free(p);
 }
 
-static cj_compiled *compile_ok(const char *text, const char *what) {
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(text, &err);
-  CHECK_MSG(p, "%s: %s", what, cj_status_message(err));
-  cj_status_free(err);
-  return p;
-}
-
 /* reductions over a short innermost dim (the xyz of particles) fold each output in index
  * order: the bits of a C loop, for output counts around the groups of outputs */
 static void short_runs(int n, int k, const char *op, const char *init) {
@@ -99,7 +89,7 @@ static void short_runs(int n, int k, const char *op, const char *init) {
            "dimensions = [1] : (tensor<%dx%dxf32>, tensor<f32>) -> tensor<%dxf32>\n"
            "  return %%r : tensor<%dxf32>\n}\n",
            n, k, n, init, op, n, k, n, n);
-  cj_compiled *p = compile_ok(text, "short runs");
+  cj_compiled *p = tu_compile_ok("short runs", text);
   if (!p) return;
   float *x = malloc(sizeof(float) * (size_t)(n * k)), *e = malloc(sizeof(float) * (size_t)n);
   uint32_t seed = (uint32_t)(n * 31 + k);
@@ -118,9 +108,7 @@ static void short_runs(int n, int k, const char *op, const char *init) {
     e[o] = mul ? a * r : mx ? (a > r ? a : r) : a + r;
   }
   void *args[1] = {x}, *res[1] = {0};
-  cj_status st = tu_run(p, args, res, NULL);
-  CHECK_MSG(!st, "run: %s", cj_status_message(st));
-  cj_status_free(st);
+  tu_run_ok("run", p, args, res, NULL);
   CHECK_MSG(res[0] && memcmp(res[0], e, sizeof(float) * (size_t)n) == 0,
             "short runs %dx%d %s: not the index-order fold", n, k, op);
   free(res[0]);

@@ -65,15 +65,10 @@ int main(void) {
         want_i[r] = c;
       }
   }
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(kArgmax, &err);
-  CHECK_MSG(p, "argmax: %s", cj_status_message(err));
-  cj_status_free(err);
+  cj_compiled *p = tu_compile_ok("argmax", kArgmax);
   for (int pass = 0; p && pass < 2; pass++) {
     void *args[1] = {x}, *res[2] = {0};
-    cj_status st = tu_run(p, args, res, pass ? tu_pool() : NULL);
-    CHECK_MSG(!st, "argmax run: %s", cj_status_message(st));
-    cj_status_free(st);
+    tu_run_ok("argmax run", p, args, res, pass ? tu_pool() : NULL);
     if (res[0] && res[1]) {
       CHECK_MSG(memcmp(res[0], want_v, sizeof want_v) == 0, "argmax values differ (pool %d)", pass);
       CHECK_MSG(memcmp(res[1], want_i, sizeof want_i) == 0, "argmax indices differ (pool %d)", pass);
@@ -82,15 +77,11 @@ int main(void) {
     free(res[1]);
   }
   if (p) tu_free(p);
-  p = tu_compile(kCapture, &err);
-  CHECK_MSG(p, "capture: %s", cj_status_message(err));
-  cj_status_free(err);
+  p = tu_compile_ok("capture", kCapture);
   if (p) {
     float s = 0.5f;
     void *args[2] = {x, &s}, *res[1] = {0};
-    cj_status st = tu_run(p, args, res, tu_pool());
-    CHECK_MSG(!st, "capture run: %s", cj_status_message(st));
-    cj_status_free(st);
+    tu_run_ok("capture run", p, args, res, tu_pool());
     for (int r = 0; res[0] && r < R; r++) {
       float acc = 0;
       for (int c = 0; c < C; c++) acc = acc + x[r * C + c] * 0.25f;

@@ -25,15 +25,10 @@ static void run2(const char *what, const char *op, const char *ty, int n, const 
            "  %%r = \"%s\"(%%a, %%b) : (tensor<%d%s>, tensor<%d%s>) -> tensor<%d%s>\n"
            "  return %%r : tensor<%d%s>\n}\n",
            n, ty, n, ty, n, ty, op, n, ty, n, ty, n, ty, n, ty);
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(text, &err);
-  CHECK_MSG(p, "%s: %s", what, cj_status_message(err));
-  cj_status_free(err);
+  cj_compiled *p = tu_compile_ok(what, text);
   if (!p) return;
   void *args[2] = {(void *)a, (void *)b}, *res[1] = {0};
-  cj_status st = tu_run(p, args, res, tu_pool());
-  CHECK_MSG(!st, "%s run: %s", what, cj_status_message(st));
-  cj_status_free(st);
+  tu_run_ok(what, p, args, res, tu_pool());
   if (res[0]) memcpy(out, res[0], (size_t)n * (strcmp(ty, "xf32") == 0 ? 4 : 8));
   free(res[0]);
   tu_free(p);
@@ -95,15 +90,10 @@ int main(void) {
         "func.func @main(%a: tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>> {\n"
         "  %r = \"chlo._asin_acos_kernel\"(%a) : (tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>>\n"
         "  return %r : tensor<4xcomplex<f64>>\n}\n";
-    cj_status err = NULL;
-    cj_compiled *p = tu_compile(t, &err);
-    CHECK_MSG(p, "asin_acos_kernel: %s", cj_status_message(err));
-    cj_status_free(err);
+    cj_compiled *p = tu_compile_ok("asin_acos_kernel", t);
     if (p) {
       void *args[1] = {(void *)z}, *res[1] = {0};
-      cj_status st = tu_run(p, args, res, tu_pool());
-      CHECK_MSG(!st, "asin_acos_kernel run: %s", cj_status_message(st));
-      cj_status_free(st);
+      tu_run_ok("asin_acos_kernel run", p, args, res, tu_pool());
       const double *w = res[0];
       for (int i = 0; w && i < 4; i++) {
         double re = atan2(z[2 * i], w[2 * i]);

@@ -13,19 +13,6 @@
 #include "../common/check.h"
 #include "prog_util.h"
 
-static cj_compiled *compile_ok(const char *what, const char *text) {
-  cj_status err = NULL;
-  cj_compiled *p = tu_compile(text, &err);
-  CHECK_MSG(p != NULL, "%s: %s", what, cj_status_message(err));
-  cj_status_free(err);
-  return p;
-}
-
-static float frand(uint32_t *s) {
-  *s = *s * 1664525u + 1013904223u;
-  return (float)((*s >> 8) & 0xffff) / 65536.0f - 0.5f;
-}
-
 /* runs p on one f32 argument and returns its first result (malloc'ed) */
 static float *run1(cj_compiled *p, float *x) {
   void *args[1] = {x};
@@ -65,13 +52,13 @@ static void test_stencil(int R, int C) {
            "  return %%4 : tensor<%dx%dxf32>\n}\n",
            R, C, r, c, r, C - 1, R, C, r, c, R, C - 1, R, C, r, c, R - 1, c, R, C, r, c, R - 1, C,
            R, C, r, c, R - 1, C - 1, R, C, r, c, r, c, r, c, r, c, r, c, r, c, r, c, r, c);
-  cj_compiled *p = compile_ok("stencil", text);
+  cj_compiled *p = tu_compile_ok("stencil", text);
   if (!p) return;
   CHECK_MSG(tu_info(p)->temp_bytes == 0, "stencil %dx%d: %lld scratch bytes (a slice copied)", R,
             C, (long long)tu_info(p)->temp_bytes);
   float *x = malloc(sizeof(float) * (size_t)R * C), *e = malloc(sizeof(float) * (size_t)r * c);
   uint32_t s = 7;
-  for (int i = 0; i < R * C; i++) x[i] = frand(&s) * 4;
+  for (int i = 0; i < R * C; i++) x[i] = tu_frand(&s) * 4;
 #define X(i, j) x[(size_t)(i) * C + (j)]
   for (int i = 0; i < r; i++)
     for (int j = 0; j < c; j++)
@@ -89,7 +76,7 @@ static void test_stencil(int R, int C) {
 
 /* strided slices, a slice of a slice, a slice of a broadcast, f16 storage */
 static void test_strided(void) {
-  cj_compiled *p = compile_ok(
+  cj_compiled *p = tu_compile_ok(
       "strided",
       "func.func @main(%x: tensor<9x20xf32>) -> tensor<3x4xf32> {\n"
       "  %a = stablehlo.slice %x [1:9:3, 2:20:5] : (tensor<9x20xf32>) -> tensor<3x4xf32>\n"
@@ -109,7 +96,7 @@ static void test_strided(void) {
   if (!p) return;
   float x[9 * 20], e[12];
   uint32_t s = 3;
-  for (int i = 0; i < 9 * 20; i++) x[i] = (float)(int)(frand(&s) * 64) / 8; /* exact in f16 */
+  for (int i = 0; i < 9 * 20; i++) x[i] = (float)(int)(tu_frand(&s) * 64) / 8; /* exact in f16 */
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 4; j++) {
       float a = x[(1 + 3 * i) * 20 + 2 + 5 * j];
@@ -127,7 +114,7 @@ static void test_strided(void) {
 /* a slice used by an elementwise op and by a non-elementwise one (a transpose): copied once,
  * both read the right values */
 static void test_mixed_users(void) {
-  cj_compiled *p = compile_ok(
+  cj_compiled *p = tu_compile_ok(
       "mixed users",
       "func.func @main(%x: tensor<6x6xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {\n"
       "  %a = stablehlo.slice %x [1:5, 2:6] : (tensor<6x6xf32>) -> tensor<4x4xf32>\n"
@@ -144,9 +131,7 @@ static void test_mixed_users(void) {
     }
   void *args[1] = {x};
   void *res[2] = {0};
-  cj_status st = tu_run(p, args, res, tu_pool());
-  CHECK(st == NULL);
-  cj_status_free(st);
+  tu_run_ok("test_mixed_users", p, args, res, tu_pool());
   CHECK_EQ_INT(count_bad(res[0], e, 16), 0);
   CHECK_EQ_INT(count_bad(res[1], et, 16), 0);
   free(res[0]);
@@ -158,7 +143,7 @@ static void test_mixed_users(void) {
  * permuted dimensions (a strided view of t), and y a scratch buffer too (transposed after): writing y over t in place would let later blocks
  * read elements of t already overwritten (64 x 64 f32: many blocks) */
 static void test_alias(void) {
-  cj_compiled *p = compile_ok(
+  cj_compiled *p = tu_compile_ok(
       "alias",
       "func.func @main(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {\n"
       "  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>\n"
@@ -171,7 +156,7 @@ static void test_alias(void) {
   size_t n = 64 * 64;
   float *x = malloc(n * 4), *e = malloc(n * 4);
   uint32_t s = 11;
-  for (size_t i = 0; i < n; i++) x[i] = frand(&s);
+  for (size_t i = 0; i < n; i++) x[i] = tu_frand(&s);
   for (int i = 0; i < 64; i++)
     for (int j = 0; j < 64; j++) /* t[i][j] = x[j][i] */
       e[j * 64 + i] = (x[j * 64 + i] + x[i * 64 + j]) * x[j * 64 + i]; /* transposed */
@@ -221,11 +206,11 @@ static void test_jacobi_loop(void) {
            N + 1, N, N + 2, N + 2, N, N,
            N + 1, N + 2, N + 2, N + 2, N, N,
            N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N);
-  cj_compiled *p = compile_ok("jacobi loop", text);
+  cj_compiled *p = tu_compile_ok("jacobi loop", text);
   if (!p) return;
   static float f[N * N], u[N * N], un[N * N];
   uint32_t s = 5;
-  for (int i = 0; i < N * N; i++) f[i] = frand(&s);
+  for (int i = 0; i < N * N; i++) f[i] = tu_frand(&s);
   memset(u, 0, sizeof u);
   for (int it = 0; it < IT; it++) {
 #define U(i, j) ((i) < 0 || (j) < 0 || (i) >= N || (j) >= N ? 0.0f : u[(i) * N + (j)])
@@ -268,19 +253,17 @@ static void test_invariant_carry(void) {
            "  }\n"
            "  return %%r#2, %%r#4 : tensor<%dxf32>, tensor<4x4xf32>\n}\n",
            N, N, N, N, N, N, N, N, N, IT, N, N, N, N, N, N, N, N, N);
-  cj_compiled *p = compile_ok("invariant carry", text);
+  cj_compiled *p = tu_compile_ok("invariant carry", text);
   if (!p) return;
   CHECK_MSG(tu_info(p)->temp_bytes < (int64_t)N * N * 4, "invariant carry: %lld scratch bytes",
             (long long)tu_info(p)->temp_bytes);
   float *m = malloc(sizeof(float) * N * N), x[N], y[N];
   uint32_t s = 13;
-  for (int i = 0; i < N * N; i++) m[i] = frand(&s) / 16;
-  for (int i = 0; i < N; i++) x[i] = frand(&s);
+  for (int i = 0; i < N * N; i++) m[i] = tu_frand(&s) / 16;
+  for (int i = 0; i < N; i++) x[i] = tu_frand(&s);
   void *args[2] = {m, x};
   void *res[3] = {0};
-  cj_status st = tu_run(p, args, res, tu_pool());
-  CHECK(st == NULL);
-  cj_status_free(st);
+  tu_run_ok("test_invariant_carry", p, args, res, tu_pool());
   for (int it = 0; it < IT; it++) {
     for (int i = 0; i < N; i++) {
       double acc = 0;
@@ -312,7 +295,7 @@ static void test_const_slice(void) {
                         e, sizeof e));
   /* one element of a constant (a scalar read at an offset, expanded at compile time) and
    * splat constants in a small group with an argument */
-  cj_compiled *p = compile_ok(
+  cj_compiled *p = tu_compile_ok(
       "constant element",
       "func.func @main(%x: tensor<1x2xi32>) -> tensor<1x2xi32> {\n"
       "  %c = stablehlo.constant dense<[[0, 1, 5], [2, 3, 6]]> : tensor<2x3xi32>\n"
@@ -344,11 +327,11 @@ static void test_rep3(int n) {
            "  %%0 = stablehlo.multiply %%x, %%b : tensor<%dx3xf32>\n"
            "  return %%0 : tensor<%dx3xf32>\n}\n",
            n, n, n, n, n, n, n, n);
-  cj_compiled *p = compile_ok("rep3", text);
+  cj_compiled *p = tu_compile_ok("rep3", text);
   if (!p) return;
   float *x = malloc(sizeof(float) * 3 * (size_t)n), *e = malloc(sizeof(float) * 3 * (size_t)n);
   uint32_t s = 11;
-  for (int i = 0; i < 3 * n; i++) x[i] = frand(&s) * 4;
+  for (int i = 0; i < 3 * n; i++) x[i] = tu_frand(&s) * 4;
   for (int i = 0; i < n; i++) {
     float sum = (x[3 * i] + x[3 * i + 1]) + x[3 * i + 2];
     for (int k = 0; k < 3; k++) e[3 * i + k] = x[3 * i + k] * sum;

@@ -17,8 +17,8 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "ops_gather"))
-from mlir_cases import Case, ttype, write  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+from casegen import Case, counted_while, np_neighbours, pad_neighbours, ttype, write  # noqa: E402
 
 rng = np.random.default_rng(2026)
 cases = []
@@ -196,15 +196,20 @@ chain("chain of 12 whose values are reused (tees), f32 24x100 (strips)", (24, 10
       12, reuse=True, ops=["add", "multiply", "subtract", "minimum", "abs"])
 
 
-def tee_side(name, shape, dt):
-    """a chain that tees d (read again after it) and takes a side branch x computed before d
-    from a register that d's may reuse: x's steps, moved after the tee, must read the old value"""
+def tee_inputs(name, shape, dt):
+    """a tee case's start: inputs a, b, e of dt and p = floor(a);
+    returns (case, type, arrays, their values, p)"""
     c = Case(name)
-    dt = np.dtype(dt)
     t = ttype(shape, dt)
     a, b, e = data(shape, dt), data(shape, dt), data(shape, dt)
     av, bv, ev = c.const(a), c.const(b), c.const(e)
-    p = c.op("{r} = stablehlo.floor %s : %s" % (av, t))
+    return c, t, (a, b, e), (av, bv, ev), c.op("{r} = stablehlo.floor %s : %s" % (av, t))
+
+
+def tee_side(name, shape, dt):
+    """a chain that tees d (read again after it) and takes a side branch x computed before d
+    from a register that d's may reuse: x's steps, moved after the tee, must read the old value"""
+    c, t, (a, b, e), (av, bv, ev), p = tee_inputs(name, shape, dt)
     x = c.op("{r} = stablehlo.multiply %s, %s : %s" % (p, ev, t))
     xa = (np.floor(a) * e).astype(dt)
     d = c.op("{r} = stablehlo.subtract %s, %s : %s" % (av, bv, t))
@@ -220,12 +225,7 @@ def tee_side(name, shape, dt):
 def tee_between(name, shape, dt):
     """a chain z = (b * e - a) * e that tees its d (read again after it) into the register
     that p, read by x before d, held; x's chain (x + b) must not run after z's tee"""
-    c = Case(name)
-    dt = np.dtype(dt)
-    t = ttype(shape, dt)
-    a, b, e = data(shape, dt), data(shape, dt), data(shape, dt)
-    av, bv, ev = c.const(a), c.const(b), c.const(e)
-    p = c.op("{r} = stablehlo.floor %s : %s" % (av, t))
+    c, t, (a, b, e), (av, bv, ev), p = tee_inputs(name, shape, dt)
     s0 = c.op("{r} = stablehlo.multiply %s, %s : %s" % (bv, ev, t))
     x = c.op("{r} = stablehlo.multiply %s, %s : %s" % (p, ev, t))
     d = c.op("{r} = stablehlo.subtract %s, %s : %s" % (s0, av, t))
@@ -381,57 +381,41 @@ const_sides("constants on either side of sub/div/max/min, f32", np.float32)
 const_sides("constants on either side of sub/div/max/min, f64", np.float64)
 
 
-def stencil_loop(name, shape, dt, iters):
-    """Jacobi's sweep u <- 0.25 * (a + b + c + d + h2 * f) over pad(u) + 4 slices, in a while
-    body (the carried value updated in place)"""
+def jacobi(name, shape, dt, iters, pad, sum_lines, np_sum):
+    """a Jacobi-like sweep u <- 0.25 * (s + h2 * f) in a while body (the carried value updated in
+    place), s the neighbours of pad(u, pad) combined by sum_lines (%s1, %s2, ... over %a, %b, %c,
+    %d: pad_neighbours; each line's %s its type), np_sum the same in numpy"""
     c = Case(name)
     f = data(shape, dt)
     fv = c.const(f)
     u0 = data(shape, dt)
     u0v = c.const(u0)
-    i0 = c.splat((), np.int32, 0)
     t = ttype(shape, dt)
-    et = ttype((), dt)
-    n, m = shape
-    pt = ttype((n + 2, m + 2), dt)
-    st = "tensor<i32>"
-    c.raw("  %%w:2 = stablehlo.while(%%i = %s, %%u = %s) : %s, %s\n"
-          "  cond {\n"
-          "    %%lim = stablehlo.constant dense<%d> : %s\n"
-          "    %%lt = stablehlo.compare LT, %%i, %%lim, SIGNED : (%s, %s) -> tensor<i1>\n"
-          "    stablehlo.return %%lt : tensor<i1>\n"
-          "  } do {\n"
-          "    %%z = stablehlo.constant dense<0.0> : %s\n"
-          "    %%p = stablehlo.pad %%u, %%z, low = [1, 1], high = [1, 1], interior = [0, 0] : (%s, %s) -> %s\n"
-          "    %%a = stablehlo.slice %%p [0:%d, 1:%d] : (%s) -> %s\n"
-          "    %%b = stablehlo.slice %%p [2:%d, 1:%d] : (%s) -> %s\n"
-          "    %%c = stablehlo.slice %%p [1:%d, 0:%d] : (%s) -> %s\n"
-          "    %%d = stablehlo.slice %%p [1:%d, 2:%d] : (%s) -> %s\n"
-          "    %%s1 = stablehlo.add %%a, %%b : %s\n"
-          "    %%s2 = stablehlo.add %%s1, %%c : %s\n"
-          "    %%s3 = stablehlo.add %%s2, %%d : %s\n"
-          "    %%h2 = stablehlo.constant dense<0.01> : %s\n"
-          "    %%hf = stablehlo.multiply %%h2, %s : %s\n"
-          "    %%s4 = stablehlo.add %%s3, %%hf : %s\n"
-          "    %%q = stablehlo.constant dense<0.25> : %s\n"
-          "    %%s5 = stablehlo.multiply %%q, %%s4 : %s\n"
-          "    %%one = stablehlo.constant dense<1> : %s\n"
-          "    %%i1 = stablehlo.add %%i, %%one : %s\n"
-          "    stablehlo.return %%i1, %%s5 : %s, %s\n"
-          "  }" % (i0, u0v, st, t, iters, st, st, st, et, t, et, pt,
-                   n, m + 1, pt, t, n + 2, m + 1, pt, t, n + 1, m, pt, t, n + 1, m + 2, pt, t,
-                   t, t, t, t, fv, t, t, t, t, st, st, st, t))
+    k = len(sum_lines)
+    body = pad_neighbours(shape, dt, repr(pad)) + [line % t for line in sum_lines] + [
+        "%%h2 = stablehlo.constant dense<0.01> : %s" % t,
+        "%%hf = stablehlo.multiply %%h2, %s : %s" % (fv, t),
+        "%%s%d = stablehlo.add %%s%d, %%hf : %s" % (k + 1, k, t),
+        "%%q = stablehlo.constant dense<0.25> : %s" % t,
+        "%%s%d = stablehlo.multiply %%q, %%s%d : %s" % (k + 2, k + 1, t)]
+    counted_while(c, iters, [("u", u0v, t)], body, ["%%s%d" % (k + 2)])
     u = u0.copy()
     h2 = np.full(shape, 0.01, dt)
     q = np.full(shape, 0.25, dt)
     for _ in range(iters):
-        p = np.pad(u, 1)
-        s = ((p[:-2, 1:-1] + p[2:, 1:-1]).astype(dt) + p[1:-1, :-2]).astype(dt)
-        s = (s + p[1:-1, 2:]).astype(dt)
+        s = np_sum(*np_neighbours(u, dt(pad)))
         s = (s + (h2 * f).astype(dt)).astype(dt)
         u = (q * s).astype(dt)
     c.expect("%w#1", u)
     cases.append(c)
+
+
+def stencil_loop(name, shape, dt, iters):
+    """Jacobi's sweep u <- 0.25 * (a + b + c + d + h2 * f) over pad(u) + 4 slices"""
+    jacobi(name, shape, dt, iters, 0.0, ["%%s1 = stablehlo.add %%a, %%b : %s",
+                                         "%%s2 = stablehlo.add %%s1, %%c : %s",
+                                         "%%s3 = stablehlo.add %%s2, %%d : %s"],
+           lambda a, b, cc, d: (((a + b).astype(dt) + cc).astype(dt) + d).astype(dt))
 
 
 stencil_loop("jacobi sweep in a while loop, f32 64x64", (64, 64), np.float32, 4)
@@ -444,58 +428,14 @@ def stencil_box(name, shape, dt, iters, pad):
     """a stencil whose chain reads the column-shifted slices of pad(u, pad) in every boxed form
     (flat mode without the edge pass: ew_chain.h's boxes): the chain's start (c - a), the
     operand before the accumulator (d - s1), after it (max(s3, c)); rows of whole vectors"""
-    c = Case(name)
-    f = data(shape, dt)
-    fv = c.const(f)
-    u0 = data(shape, dt)
-    u0v = c.const(u0)
-    i0 = c.splat((), np.int32, 0)
-    t = ttype(shape, dt)
-    et = ttype((), dt)
-    n, m = shape
-    pt = ttype((n + 2, m + 2), dt)
-    st = "tensor<i32>"
-    c.raw("  %%w:2 = stablehlo.while(%%i = %s, %%u = %s) : %s, %s\n"
-          "  cond {\n"
-          "    %%lim = stablehlo.constant dense<%d> : %s\n"
-          "    %%lt = stablehlo.compare LT, %%i, %%lim, SIGNED : (%s, %s) -> tensor<i1>\n"
-          "    stablehlo.return %%lt : tensor<i1>\n"
-          "  } do {\n"
-          "    %%z = stablehlo.constant dense<%r> : %s\n"
-          "    %%p = stablehlo.pad %%u, %%z, low = [1, 1], high = [1, 1], interior = [0, 0] : (%s, %s) -> %s\n"
-          "    %%a = stablehlo.slice %%p [0:%d, 1:%d] : (%s) -> %s\n"
-          "    %%b = stablehlo.slice %%p [2:%d, 1:%d] : (%s) -> %s\n"
-          "    %%c = stablehlo.slice %%p [1:%d, 0:%d] : (%s) -> %s\n"
-          "    %%d = stablehlo.slice %%p [1:%d, 2:%d] : (%s) -> %s\n"
-          "    %%s1 = stablehlo.subtract %%c, %%a : %s\n"
-          "    %%s2 = stablehlo.subtract %%d, %%s1 : %s\n"
-          "    %%s3 = stablehlo.multiply %%s2, %%b : %s\n"
-          "    %%s4 = stablehlo.maximum %%s3, %%c : %s\n"
-          "    %%h2 = stablehlo.constant dense<0.01> : %s\n"
-          "    %%hf = stablehlo.multiply %%h2, %s : %s\n"
-          "    %%s5 = stablehlo.add %%s4, %%hf : %s\n"
-          "    %%q = stablehlo.constant dense<0.25> : %s\n"
-          "    %%s6 = stablehlo.multiply %%q, %%s5 : %s\n"
-          "    %%one = stablehlo.constant dense<1> : %s\n"
-          "    %%i1 = stablehlo.add %%i, %%one : %s\n"
-          "    stablehlo.return %%i1, %%s6 : %s, %s\n"
-          "  }" % (i0, u0v, st, t, iters, st, st, st, pad, et, t, et, pt,
-                   n, m + 1, pt, t, n + 2, m + 1, pt, t, n + 1, m, pt, t, n + 1, m + 2, pt, t,
-                   t, t, t, t, t, fv, t, t, t, t, st, st, st, t))
-    u = u0.copy()
-    h2 = np.full(shape, 0.01, dt)
-    q = np.full(shape, 0.25, dt)
-    for _ in range(iters):
-        p = np.pad(u, 1, constant_values=dt(pad))
-        a, b, cc, d = p[:-2, 1:-1], p[2:, 1:-1], p[1:-1, :-2], p[1:-1, 2:]
+    def np_sum(a, b, cc, d):
         s = (cc - a).astype(dt)
         s = (d - s).astype(dt)
-        s = (s * b).astype(dt)
-        s = np_max(s, cc).astype(dt)
-        s = (s + (h2 * f).astype(dt)).astype(dt)
-        u = (q * s).astype(dt)
-    c.expect("%w#1", u)
-    cases.append(c)
+        return np_max((s * b).astype(dt), cc).astype(dt)
+    jacobi(name, shape, dt, iters, pad, ["%%s1 = stablehlo.subtract %%c, %%a : %s",
+                                         "%%s2 = stablehlo.subtract %%d, %%s1 : %s",
+                                         "%%s3 = stablehlo.multiply %%s2, %%b : %s",
+                                         "%%s4 = stablehlo.maximum %%s3, %%c : %s"], np_sum)
 
 
 stencil_box("boxed stencil (padding -1.5, boxes first/either side), f32 40x32", (40, 32),
@@ -513,29 +453,17 @@ def update_loop(name, shape, dt, iters):
     v = np.abs(data(shape, dt))
     u0 = data(shape, dt)
     gv, vv, u0v = c.const(g), c.const(v), c.const(u0)
-    i0 = c.splat((), np.int32, 0)
     t = ttype(shape, dt)
-    st = "tensor<i32>"
-    c.raw("  %%w:2 = stablehlo.while(%%i = %s, %%u = %s) : %s, %s\n"
-          "  cond {\n"
-          "    %%lim = stablehlo.constant dense<%d> : %s\n"
-          "    %%lt = stablehlo.compare LT, %%i, %%lim, SIGNED : (%s, %s) -> tensor<i1>\n"
-          "    stablehlo.return %%lt : tensor<i1>\n"
-          "  } do {\n"
-          "    %%eps = stablehlo.constant dense<1.0e-3> : %s\n"
-          "    %%lr = stablehlo.constant dense<0.125> : %s\n"
-          "    %%lo = stablehlo.constant dense<-2.0> : %s\n"
-          "    %%r = stablehlo.sqrt %s : %s\n"
-          "    %%d = stablehlo.add %%r, %%eps : %s\n"
-          "    %%q = stablehlo.divide %s, %%d : %s\n"
-          "    %%m = stablehlo.multiply %%lr, %%q : %s\n"
-          "    %%s = stablehlo.subtract %%u, %%m : %s\n"
-          "    %%x = stablehlo.maximum %%s, %%lo : %s\n"
-          "    %%one = stablehlo.constant dense<1> : %s\n"
-          "    %%i1 = stablehlo.add %%i, %%one : %s\n"
-          "    stablehlo.return %%i1, %%x : %s, %s\n"
-          "  }" % (i0, u0v, st, t, iters, st, st, st, t, t, t, vv, t, t, gv, t, t, t, t,
-                   st, st, st, t))
+    counted_while(c, iters, [("u", u0v, t)], [
+        "%%eps = stablehlo.constant dense<1.0e-3> : %s" % t,
+        "%%lr = stablehlo.constant dense<0.125> : %s" % t,
+        "%%lo = stablehlo.constant dense<-2.0> : %s" % t,
+        "%%r = stablehlo.sqrt %s : %s" % (vv, t),
+        "%%d = stablehlo.add %%r, %%eps : %s" % t,
+        "%%q = stablehlo.divide %s, %%d : %s" % (gv, t),
+        "%%m = stablehlo.multiply %%lr, %%q : %s" % t,
+        "%%s = stablehlo.subtract %%u, %%m : %s" % t,
+        "%%x = stablehlo.maximum %%s, %%lo : %s" % t], ["%x"])
     u = u0.copy()
     with np.errstate(all="ignore"):
         for _ in range(iters):

@@ -23,7 +23,8 @@ sys.dont_write_bytecode = True
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mlir_cases import BF16, Case, ErrorCase, array_attr, body2, i64s, ttype, write  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from casegen import BF16, Case, ErrorCase, array_attr, body2, i64s, ttype, write  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
@@ -35,6 +36,21 @@ def clamp(v, lo, hi):
 
 
 # ======================================================================== references
+
+def start_index(si, bi, ivd):
+    """the start index vector of si at the batch position bi (index_vector_dim ivd)"""
+    if ivd < si.ndim:
+        idx = list(bi)
+        idx.insert(ivd, slice(None))
+        return si[tuple(idx)]
+    return [si[tuple(bi)]]
+
+
+def spread(inner, rank, skipped):
+    """a full index of rank dims: 0 in the skipped ones, the inner (window) indices in the rest"""
+    it = iter(inner)
+    return [0 if d in skipped else next(it) for d in range(rank)]
+
 
 def gather_ref(x, si, offset_dims, collapsed, obatch, ibatch, sim, ivd, ss):
     batch_shape = [si.shape[d] for d in range(si.ndim) if d != ivd]
@@ -49,26 +65,14 @@ def gather_ref(x, si, offset_dims, collapsed, obatch, ibatch, sim, ivd, ss):
     res = np.zeros(shape, x.dtype)
     for ri in np.ndindex(*shape):
         bi = [ri[d] for d in batch_dims]
-        if ivd < si.ndim:
-            idx = list(bi)
-            idx.insert(ivd, slice(None))
-            start = si[tuple(idx)]
-        else:
-            start = [si[tuple(bi)]]
+        start = start_index(si, bi, ivd)
         fsi = [0] * x.ndim
         for ds, do in enumerate(sim):
             fsi[do] = clamp(int(start[ds]), 0, x.shape[do] - ss[do])
         fbi = [0] * x.ndim
         for ob, ib in zip(obatch, ibatch):
             fbi[ob] = bi[ib - (0 if ib < ivd else 1)]
-        oi = [ri[d] for d in offset_dims]
-        foi, j = [], 0
-        for d in range(x.ndim):
-            if d in collapsed or d in obatch:
-                foi.append(0)
-            else:
-                foi.append(oi[j])
-                j += 1
+        foi = spread([ri[d] for d in offset_dims], x.ndim, collapsed + obatch)
         res[ri] = x[tuple(a + b + c for a, b, c in zip(fsi, fbi, foi))]
     return res
 
@@ -91,26 +95,14 @@ def scatter_ref(inputs, si, updates, uwd, iwd, ibd, sibd, sdod, ivd, comp, out_d
     usd = [d for d in range(u0.ndim) if d not in uwd]
     for ui in np.ndindex(*u0.shape):
         usi = [ui[d] for d in usd]
-        if ivd < si.ndim:
-            idx = list(usi)
-            idx.insert(ivd, slice(None))
-            start = si[tuple(idx)]
-        else:
-            start = [si[tuple(usi)]]
+        start = start_index(si, usi, ivd)
         fsi = [0] * rank
         for ds, din in enumerate(sdod):
             fsi[din] = int(start[ds])
         fbi = [0] * rank
         for ib, sb in zip(ibd, sibd):
             fbi[ib] = usi[sb - (0 if sb < ivd else 1)]
-        uwi = [ui[d] for d in uwd]
-        fwi, j = [], 0
-        for d in range(rank):
-            if d in iwd or d in ibd:
-                fwi.append(0)
-            else:
-                fwi.append(uwi[j])
-                j += 1
+        fwi = spread([ui[d] for d in uwd], rank, iwd + ibd)
         ri = tuple(a + b + c for a, b, c in zip(fsi, fbi, fwi))
         if all(0 <= fsi[d] + fbi[d] <= results[0].shape[d] - wsize[d] for d in range(rank)):
             cur = [r[ri] for r in results]
@@ -131,28 +123,46 @@ def wrap(f):
 
 # ======================================================================== gather family
 
-def gather_attr(offset_dims, collapsed, obatch, ibatch, sim, ivd):
-    parts = ["offset_dims = %s" % i64s(offset_dims)]
-    if collapsed:
-        parts.append("collapsed_slice_dims = %s" % i64s(collapsed))
-    if obatch:
-        parts.append("operand_batching_dims = %s" % i64s(obatch))
-    if ibatch:
-        parts.append("start_indices_batching_dims = %s" % i64s(ibatch))
-    parts.append("start_index_map = %s" % i64s(sim))
-    parts.append("index_vector_dim = %d" % ivd)
-    return "#stablehlo.gather<%s>" % ", ".join(parts)
+# the fields of #stablehlo.gather<> and #stablehlo.scatter<> before index_vector_dim; the middle
+# three are written only when not empty
+GATHER_DIMS = ("offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+               "start_indices_batching_dims", "start_index_map")
+SCATTER_DIMS = ("update_window_dims", "inserted_window_dims", "input_batching_dims",
+                "scatter_indices_batching_dims", "scatter_dims_to_operand_dims")
+
+
+def dims_attr(kind, names, *dims):
+    """#stablehlo.<kind><...>: dims are the five fields' values and the index_vector_dim"""
+    parts = ["%s = %s" % (n, i64s(d)) for k, (n, d) in enumerate(zip(names, dims))
+             if d or k in (0, 4)]
+    parts.append("index_vector_dim = %d" % dims[5])
+    return "#stablehlo.%s<%s>" % (kind, ", ".join(parts))
+
+
+def gather_op(c, vx, vi, dims, ss, types, sorted_=False):
+    """a stablehlo.gather of vx at the indices vi: dims the gather fields and index_vector_dim
+    (dims_attr), ss the slice sizes, types the operand's, the indices' and the result's"""
+    return c.op('{r} = "stablehlo.gather"(%s, %s) <{dimension_numbers = %s, slice_sizes = %s%s}> '
+                ': (%s, %s) -> %s' % ((vx, vi, dims_attr("gather", GATHER_DIMS, *dims), array_attr(ss),
+                                       ", indices_are_sorted = true" if sorted_ else "") + types))
 
 
 def gather_case(name, x, si, offset_dims, collapsed, obatch, ibatch, sim, ivd, ss, sorted_=False):
     c = Case(name)
     e = gather_ref(x, si, offset_dims, collapsed, obatch, ibatch, sim, ivd, ss)
     vx, vi = c.const(x), c.const(si)
-    r = c.op('{r} = "stablehlo.gather"(%s, %s) <{dimension_numbers = %s, slice_sizes = %s%s}> '
-             ': (%s, %s) -> %s' % (vx, vi, gather_attr(offset_dims, collapsed, obatch, ibatch, sim, ivd),
-                                   array_attr(ss), ", indices_are_sorted = true" if sorted_ else "",
-                                   ttype(x.shape, x.dtype), ttype(si.shape, si.dtype),
-                                   ttype(e.shape, e.dtype)))
+    r = gather_op(c, vx, vi, (offset_dims, collapsed, obatch, ibatch, sim, ivd), ss,
+                  (ttype(x.shape, x.dtype), ttype(si.shape, si.dtype), ttype(e.shape, e.dtype)),
+                  sorted_)
+    c.expect(r, e)
+    return c
+
+
+def index_select_case(name, x, idx, dim, batch_dims, e):
+    c = Case(name)
+    r = c.op('{r} = "stablehlo.torch_index_select"(%s, %s) {dim = %d : i64, batch_dims = %d : i64} : '
+             '(%s, %s) -> %s' % (c.const(x), c.const(idx), dim, batch_dims, ttype(x.shape, x.dtype),
+                                 ttype(idx.shape, idx.dtype), ttype(e.shape, e.dtype)))
     c.expect(r, e)
     return c
 
@@ -207,10 +217,8 @@ def gather_cases():
         "{r} = stablehlo.multiply %s, %s : tensor<512x128xf32>" % (y, c.splat((512, 128), np.float32, 1000.0)))))
     idx = c.op("{r} = stablehlo.iota dim = 0 : tensor<512x1xi32>")
     ridx = c.op("{r} = stablehlo.reverse %s, dims = [0] : tensor<512x1xi32>" % idx)
-    g = c.op('{r} = "stablehlo.gather"(%s, %s) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], '
-             'collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, '
-             'slice_sizes = array<i64: 1, 128>}> : (tensor<512x128xf32>, tensor<512x1xi32>) -> '
-             'tensor<512x128xf32>' % (xv, ridx))
+    g = gather_op(c, xv, ridx, ([1], [0], [], [], [0], 1), [1, 128],
+                  ("tensor<512x128xf32>", "tensor<512x1xi32>", "tensor<512x128xf32>"))
     rev = c.op("{r} = stablehlo.reverse %s, dims = [0] : tensor<512x128xf32>" % xv)
     c.expect_same(g, rev, (512, 128), np.float32)
     cs.append(c)
@@ -222,10 +230,8 @@ def gather_cases():
               "tensor<256x256x2xi32>" % (b, a))
     xi = c.op("{r} = stablehlo.iota dim = 0 : tensor<65536xi32>")
     xm = c.op("{r} = stablehlo.reshape %s : (tensor<65536xi32>) -> tensor<256x256xi32>" % xi)
-    g = c.op('{r} = "stablehlo.gather"(%s, %s) <{dimension_numbers = #stablehlo.gather<offset_dims = [], '
-             'collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 2>, '
-             'slice_sizes = array<i64: 1, 1>}> : (tensor<256x256xi32>, tensor<256x256x2xi32>) -> '
-             'tensor<256x256xi32>' % (xm, ij))
+    g = gather_op(c, xm, ij, ([], [0, 1], [], [], [0, 1], 2), [1, 1],
+                  ("tensor<256x256xi32>", "tensor<256x256x2xi32>", "tensor<256x256xi32>"))
     t = c.op("{r} = stablehlo.transpose %s, dims = [1, 0] : (tensor<256x256xi32>) -> tensor<256x256xi32>" % xm)
     c.expect_same(g, t, (256, 256), np.int32)
     cs.append(c)
@@ -253,27 +259,15 @@ def gather_cases():
     x = rng.standard_normal((4, 5, 3)).astype(np.float32)
     idx = np.array([[4, 0], [2, 2], [1, 3]], np.int32)
     e = np.take(x, idx, axis=1)
-    c = Case("torch_index_select dim 1")
-    r = c.op('{r} = "stablehlo.torch_index_select"(%s, %s) {dim = 1 : i64, batch_dims = 0 : i64} : '
-             '(tensor<4x5x3xf32>, tensor<3x2xi32>) -> %s' % (c.const(x), c.const(idx), ttype(e.shape, e.dtype)))
-    c.expect(r, e)
-    cs.append(c)
+    cs.append(index_select_case("torch_index_select dim 1", x, idx, 1, 0, e))
     x = rng.integers(-50, 50, (3, 6, 2)).astype(np.int64)
     idx = np.array([[5, 0, 1, 1], [2, 3, 4, 5], [0, 0, 0, 1]], np.int64)
     e = np.stack([np.take(x[b], idx[b], axis=0) for b in range(3)])  # 3x4x2
-    c = Case("torch_index_select with batch_dims 1")
-    r = c.op('{r} = "stablehlo.torch_index_select"(%s, %s) {dim = 1 : i64, batch_dims = 1 : i64} : '
-             '(tensor<3x6x2xi64>, tensor<3x4xi64>) -> %s' % (c.const(x), c.const(idx), ttype(e.shape, e.dtype)))
-    c.expect(r, e)
-    cs.append(c)
+    cs.append(index_select_case("torch_index_select with batch_dims 1", x, idx, 1, 1, e))
     x = rng.integers(0, 200, (4, 3)).astype(np.uint8)
     idx = np.array(2, np.int32)
     e = np.take(x, idx, axis=1)
-    c = Case("torch_index_select scalar index")
-    r = c.op('{r} = "stablehlo.torch_index_select"(%s, %s) {dim = 1 : i64, batch_dims = 0 : i64} : '
-             '(tensor<4x3xui8>, tensor<i32>) -> %s' % (c.const(x), c.const(idx), ttype(e.shape, e.dtype)))
-    c.expect(r, e)
-    cs.append(c)
+    cs.append(index_select_case("torch_index_select scalar index", x, idx, 1, 0, e))
     # blocked kernel paths (own generator, so the cases above keep their values): columns
     # x[:, ids] (one strided run per slice, f32) with a 2-D batch space whose inner dim crosses
     # the 256-position block, clamped ids; one-element slices with a batching dim and i64 ids
@@ -291,19 +285,6 @@ def gather_cases():
 
 # ======================================================================== scatter
 
-def scatter_attr(uwd, iwd, ibd, sibd, sdod, ivd):
-    parts = ["update_window_dims = %s" % i64s(uwd)]
-    if iwd:
-        parts.append("inserted_window_dims = %s" % i64s(iwd))
-    if ibd:
-        parts.append("input_batching_dims = %s" % i64s(ibd))
-    if sibd:
-        parts.append("scatter_indices_batching_dims = %s" % i64s(sibd))
-    parts.append("scatter_dims_to_operand_dims = %s" % i64s(sdod))
-    parts.append("index_vector_dim = %d" % ivd)
-    return "#stablehlo.scatter<%s>" % ", ".join(parts)
-
-
 def scatter_case(name, inputs, si, updates, dims, body_dt, body_text, comp, unique=False,
                  out_dtypes=None):
     uwd, iwd, ibd, sibd, sdod, ivd = dims
@@ -320,7 +301,7 @@ def scatter_case(name, inputs, si, updates, dims, body_dt, body_text, comp, uniq
     c.n += 1
     lhs = res if n == 1 else "%s:%d" % (res, n)
     c.raw('  %s = "stablehlo.scatter"(%s) <{scatter_dimension_numbers = %s%s}> %s : (%s) -> (%s)' % (
-        lhs, ", ".join(vs + [vi] + vu), scatter_attr(uwd, iwd, ibd, sibd, sdod, ivd),
+        lhs, ", ".join(vs + [vi] + vu), dims_attr("scatter", SCATTER_DIMS, uwd, iwd, ibd, sibd, sdod, ivd),
         ", unique_indices = true" if unique else "", body_text, types_in, types_out))
     for k, e in enumerate(es):
         c.expect(res if n == 1 else "%s#%d" % (res, k), e)

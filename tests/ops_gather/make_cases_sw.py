@@ -7,11 +7,29 @@ import struct
 
 import numpy as np
 
-from mlir_cases import BF16, Case, array_attr, body2, ttype, write
+from casegen import BF16, Case, array_attr, body2, ttype, write
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
 rng = np.random.default_rng(20260818)
+
+
+# an argmax fold of (f32 value, i32 index) pairs: the larger value, on ties the lower index
+ARGMAX_BODY = ("({\n  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):\n"
+               "    %gt = stablehlo.compare GT, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+               "    %eq = stablehlo.compare EQ, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+               "    %lt = stablehlo.compare LT, %bi, %ai : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+               "    %t = stablehlo.and %eq, %lt : tensor<i1>\n"
+               "    %p = stablehlo.or %gt, %t : tensor<i1>\n"
+               "    %v = stablehlo.select %p, %b, %a : tensor<i1>, tensor<f32>\n"
+               "    %i = stablehlo.select %p, %bi, %ai : tensor<i1>, tensor<i32>\n"
+               "    stablehlo.return %v, %i : tensor<f32>, tensor<i32>\n  })")
+
+
+def argmax(a, x):
+    """ARGMAX_BODY on the accumulator a and the element x"""
+    take = x[0] > a[0] or (x[0] == a[0] and x[1] < a[1])
+    return [x[0], x[1]] if take else [a[0], a[1]]
 
 
 def total_key(v):
@@ -364,20 +382,8 @@ def window_cases():
     # variadic argmax (general path), ties to the lower index
     vals = rng.integers(0, 4, (3, 8)).astype(f32)
     ids = np.tile(np.arange(8, dtype=np.int32), (3, 1))
-    body = ("({\n  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):\n"
-            "    %gt = stablehlo.compare GT, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
-            "    %eq = stablehlo.compare EQ, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
-            "    %lt = stablehlo.compare LT, %bi, %ai : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-            "    %t = stablehlo.and %eq, %lt : tensor<i1>\n"
-            "    %p = stablehlo.or %gt, %t : tensor<i1>\n"
-            "    %v = stablehlo.select %p, %b, %a : tensor<i1>, tensor<f32>\n"
-            "    %i = stablehlo.select %p, %bi, %ai : tensor<i1>, tensor<i32>\n"
-            "    stablehlo.return %v, %i : tensor<f32>, tensor<i32>\n  })")
-    def argmax(a, x):
-        take = x[0] > a[0] or (x[0] == a[0] and x[1] < a[1])
-        return [x[0], x[1]] if take else [a[0], a[1]]
     cs.append(rw_case("variadic argmax", [vals, ids], [f32(-np.inf), np.int32(0)], [1, 3], [1, 2], [1, 1], [1, 1],
-                      [[0, 0], [1, 1]], body, argmax))
+                      [[0, 0], [1, 1]], ARGMAX_BODY, argmax))
     # promotion: i8 inputs reduced in i32
     x = np.array([[100, 100, 100], [-128, -128, 5]], np.int8)
     cs.append(rw_case("promoted i8 -> i32 add", [x], [np.int8(0)], [2, 2], [1, 1], [1, 1], [1, 1],
@@ -677,27 +683,14 @@ def scan_body_cases():
     cs.append(scan_case("bf16 inputs, f32 decaying sum along dim 0", [x], [np.asarray(0).astype(BF16)[()]], 0, True,
                         decay_body(f32), decay(f32), out_dtypes=[np.dtype(f32)]))
     # cummax with its index (ties: the lower index), forward along dim 0 and reversed along dim 1
-    body = ("({\n  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):\n"
-            "    %gt = stablehlo.compare GT, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
-            "    %eq = stablehlo.compare EQ, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
-            "    %lt = stablehlo.compare LT, %bi, %ai : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-            "    %t = stablehlo.and %eq, %lt : tensor<i1>\n"
-            "    %p = stablehlo.or %gt, %t : tensor<i1>\n"
-            "    %v = stablehlo.select %p, %b, %a : tensor<i1>, tensor<f32>\n"
-            "    %i = stablehlo.select %p, %bi, %ai : tensor<i1>, tensor<i32>\n"
-            "    stablehlo.return %v, %i : tensor<f32>, tensor<i32>\n  })")
-
-    def argmax(a, x):
-        take = x[0] > a[0] or (x[0] == a[0] and x[1] < a[1])
-        return [x[0], x[1]] if take else [a[0], a[1]]
     vals = rng.integers(0, 4, (7, 75)).astype(f32)
     ids = np.broadcast_to(np.arange(7, dtype=np.int32)[:, None], vals.shape).copy()
     cs.append(scan_case("cummax with index along dim 0", [vals, ids], [f32(-np.inf), np.int32(0)], 0, False,
-                        body, argmax))
+                        ARGMAX_BODY, argmax))
     vals = rng.integers(0, 4, (70, 6)).astype(f32)
     ids = np.broadcast_to(np.arange(6, dtype=np.int32)[None, :], vals.shape).copy()
     cs.append(scan_case("reverse cummax with index along dim 1", [vals, ids], [f32(-np.inf), np.int32(0)], 1, True,
-                        body, argmax))
+                        ARGMAX_BODY, argmax))
     # cumlogsumexp: the lanes' exp / log1p give the one-element fold's bits
     x = rng.standard_normal((9, 70)).astype(f32) * 4
     cs.append(lanes_vs_lines_case("cumlogsumexp along dim 0, lanes vs one line at a time", x, 0, False, f32))

@@ -18,46 +18,34 @@ LAPACK computed here from the same inputs:
           same dimensions, as it would under XLA
   potrf_not_spd                                                       info > 0
 
-usage: python3 tests/ops_lapack/make_cases.py   (needs numpy and scipy)
+usage: python3 tests/ops_lapack/make_cases.py   (needs numpy, scipy and ml_dtypes)
 """
 import os
+import sys
 
 import numpy as np
 from scipy.linalg import blas, lapack
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+from casegen import REAL, dense_hex, elem, is_complex, randn, ttype, write_case_files  # noqa: E402
+
 OUT = os.path.join(HERE, "cases")
 rng = np.random.default_rng(7)
 
-ET = {np.float32: "f32", np.float64: "f64", np.complex64: "complex<f32>",
-      np.complex128: "complex<f64>", np.int32: "i32"}
 LETTER = {np.float32: "s", np.float64: "d", np.complex64: "c", np.complex128: "z"}
-REAL = {np.float32: np.float32, np.float64: np.float64, np.complex64: np.float32,
-        np.complex128: np.float64}
 TOL = {np.float32: 2e-4, np.float64: 1e-11, np.complex64: 2e-4, np.complex128: 1e-11}
 CASES = {}
 
 
-def cplx(dt):
-    return dt in (np.complex64, np.complex128)
-
-
-def ttype(shape, dt):
-    return "tensor<" + "".join(f"{d}x" for d in shape) + ET[dt] + ">"
-
-
-def dense(a):
-    a = np.ascontiguousarray(a)
-    if a.size == 0:
-        return "dense<>"
-    return 'dense<"0x' + a.tobytes().hex().upper() + '">'
-
-
 def rand(shape, dt):
-    x = rng.standard_normal(shape)
-    if cplx(dt):
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dt)
+    return randn(rng, shape, dt).astype(dt)
+
+
+def combine(dt, name, a, b, t):
+    """%name of type t from the real %a and %b: a + bi if dt is complex, a + b if not"""
+    op = "complex" if is_complex(dt) else "add"
+    return f"  %{name} = stablehlo.{op} %{a}, %{b} : {t}"
 
 
 def layout(rank, core, col_major=True):
@@ -78,7 +66,7 @@ def call(name, target, ins, outs, config, cores_in, cores_out, col_major=True, l
     """ins: [(array, dt)], outs: [(shape, dt)], checks: [(result index, expected, tol or None)]"""
     lines = [f"func.func @{name}() {{"]
     for i, (a, dt) in enumerate(ins):
-        lines.append(f"  %a{i} = stablehlo.constant {dense(a)} : {ttype(a.shape, dt)}")
+        lines.append(f"  %a{i} = stablehlo.constant {dense_hex(a)} : {ttype(a.shape, dt)}")
     cfg = ", ".join(f"{k} = {v}" for k, v in config.items())
     attrs = [f"mhlo.backend_config = {{{cfg}}}"]
     if layouts:
@@ -94,9 +82,9 @@ def call(name, target, ins, outs, config, cores_in, cores_out, col_major=True, l
         s, dt = outs[idx]
         y = np.asarray(y).astype(dt).reshape(s)
         if tol is None:
-            lines.append(f"  check.expect_eq_const %r#{idx}, {dense(y)} : {ttype(s, dt)}")
+            lines.append(f"  check.expect_eq_const %r#{idx}, {dense_hex(y)} : {ttype(s, dt)}")
         else:
-            lines.append(f"  check.expect_almost_eq_const %r#{idx}, {dense(y)} : {ttype(s, dt)} "
+            lines.append(f"  check.expect_almost_eq_const %r#{idx}, {dense_hex(y)} : {ttype(s, dt)} "
                          f"{{tolerance = {tol:.3e} : f64}}")
     lines.append("  func.return")
     lines.append("}")
@@ -184,10 +172,10 @@ for dt, shape in [(np.float64, (5, 3)), (np.float32, (2, 3, 5)), (np.complex64, 
          [(shape, dt), (shape[:-2] + (k,), dt)], {}, [2], [2, 1],
          checks=[(0, qr, TOL[dt]), (1, tau, TOL[dt])])
     if shape[-2] >= shape[-1]:
-        g = lapack_fn("ungqr" if cplx(dt) else "orgqr", dt)
+        g = lapack_fn("ungqr" if is_complex(dt) else "orgqr", dt)
         q, = batched(lambda x, y: (g(x, y[0])[0],), qr, tau[..., None, :])
         call(f"orgqr_{t}_{'x'.join(map(str, shape))}",
-             f"lapack_{t}{'ungqr' if cplx(dt) else 'orgqr'}_ffi", [(qr, dt), (tau, dt)],
+             f"lapack_{t}{'ungqr' if is_complex(dt) else 'orgqr'}_ffi", [(qr, dt), (tau, dt)],
              [(shape, dt)], {}, [2, 1], [2], checks=[(0, q, TOL[dt])])
 
 # ---- trsm
@@ -213,8 +201,8 @@ for dt, n, uplo in [(np.float32, 5, "L"), (np.float64, 4, "U"), (np.complex64, 3
                     (np.complex128, 5, "L")]:
     a = rand((2, n, n), dt)
     a = (a + np.conj(np.swapaxes(a, -1, -2))).astype(dt)
-    w = np.linalg.eigvalsh(a.astype(np.complex128 if cplx(dt) else np.float64))
-    t, r = LETTER[dt], "heevd" if cplx(dt) else "syevd"
+    w = np.linalg.eigvalsh(a.astype(np.complex128 if is_complex(dt) else np.float64))
+    t, r = LETTER[dt], "heevd" if is_complex(dt) else "syevd"
     call(f"{r}_{t}_{uplo}_{n}", f"lapack_{t}{r}_ffi", [(a, dt)],
          [((2, n, n), dt), ((2, n), REAL[dt]), ((2,), np.int32)],
          {"mode": u8("V"), "uplo": u8(uplo)}, [2], [2, 1, 0],
@@ -226,7 +214,7 @@ for dt, shape, mode, routine in [(np.float64, (4, 3), "S", "gesdd"),
                                  (np.float32, (4, 3), "A", "gesvd"),
                                  (np.complex128, (3, 4), "S", "gesvd")]:
     a = rand(shape, dt)
-    s = np.linalg.svd(a.astype(np.complex128 if cplx(dt) else np.float64), compute_uv=False)
+    s = np.linalg.svd(a.astype(np.complex128 if is_complex(dt) else np.float64), compute_uv=False)
     m, n = shape[-2:]
     k = min(m, n)
     b = shape[:-2]
@@ -276,7 +264,7 @@ for dt in (np.float64, np.complex64):
          [((5, 5), dt), ((4,), dt), ((), np.int32)], {"low": "1 : i32", "high": "5 : i32"}, [2],
          [2, 1, 0], checks=[(0, h, TOL[dt]), (1, tau, TOL[dt]), (2, info, None)])
 for dt, uplo in [(np.float32, "L"), (np.complex128, "U")]:
-    t, r = LETTER[dt], "hetrd" if cplx(dt) else "sytrd"
+    t, r = LETTER[dt], "hetrd" if is_complex(dt) else "sytrd"
     a = rand((2, 4, 4), dt)
     a = (a + np.conj(np.swapaxes(a, -1, -2))).astype(dt)
     f = lapack_fn(r, dt)
@@ -308,7 +296,7 @@ for dt in (np.float64, np.complex64):
 # reshape) in row-major layouts, which it reads column-major (x^T). m = 100 is past the blocked
 # kernel's block size (96 real, 48 complex), whose values differ in the last bits.
 def trsm_hlo_case(dt):
-    t, et = LETTER[dt], ET[dt]
+    t, et = LETTER[dt], elem(dt)
     m, k = 100, 5
     A, I1 = f"tensor<{m}x{m}x{et}>", f"tensor<{m}x{m}xi1>"
     lay = "operand_layouts = [dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : tensor<2xindex>], " \
@@ -327,10 +315,7 @@ def trsm_hlo_case(dt):
          f"  %d = stablehlo.constant dense<3.0> : {R}",
          f"  %gd = stablehlo.add %g, %d : {R}",
          f"  %re = stablehlo.select %eq, %gd, %g : {I1}, {R}"]
-    if cplx(dt):
-        L.append(f"  %a = stablehlo.complex %re, %h : {A}")
-    else:
-        L.append(f"  %a = stablehlo.add %re, %h : {A}")
+    L.append(combine(dt, "a", "re", "h", A))
     n = 0
     for left in (True, False):
         for lower in (True, False):
@@ -342,10 +327,7 @@ def trsm_hlo_case(dt):
                     L += [f"  %bi{n} = stablehlo.iota dim = {n % 2} : {Br}",
                           f"  %bs{n} = stablehlo.sine %bi{n} : {Br}",
                           f"  %bc{n} = stablehlo.cosine %bi{n} : {Br}"]
-                    if cplx(dt):
-                        L.append(f"  %b{n} = stablehlo.complex %bs{n}, %bc{n} : {B}")
-                    else:
-                        L.append(f"  %b{n} = stablehlo.add %bs{n}, %bc{n} : {B}")
+                    L.append(combine(dt, f"b{n}", f"bs{n}", f"bc{n}", B))
                     cfg = (f"side = {u8('R' if left else 'L')}, uplo = {u8('U' if lower else 'L')}, "
                            f"trans_x = {u8({'NO_TRANSPOSE': 'N', 'TRANSPOSE': 'T', 'ADJOINT': 'C'}[tr])}, "
                            f"diag = {u8('U' if unit else 'N')}")
@@ -374,14 +356,7 @@ for dt, shape in [(np.float32, (2, 17, 10)), (np.float64, (9, 13)), (np.complex6
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    for f in os.listdir(OUT):
-        if f.endswith(".mlir"):
-            os.remove(os.path.join(OUT, f))
-    for name, text in sorted(CASES.items()):
-        with open(os.path.join(OUT, name + ".mlir"), "w") as f:
-            f.write(text)
-    print(f"wrote {len(CASES)} cases to {OUT}")
+    print(f"wrote {write_case_files(OUT, sorted(CASES.items()))} cases to {OUT}")
 
 
 if __name__ == "__main__":

@@ -12,49 +12,32 @@ then rounded to the tested type):
           properties, computed in the program (A V = V diag(w), V^H V = I), since their signs /
           phases are a convention; the triangle not read holds garbage
 
-usage: python3 tests/ops_linalg_cc/make_cases.py   (needs numpy)
+usage: python3 tests/ops_linalg_cc/make_cases.py   (needs numpy and ml_dtypes)
 """
 import os
+import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+from casegen import REAL, dense_hex, elem, is_complex, randn, ttype, write_case_files  # noqa: E402
+
 OUT = os.path.join(HERE, "cases")
 rng = np.random.default_rng(23)
 
-ET = {np.float32: "f32", np.float64: "f64", np.complex64: "complex<f32>",
-      np.complex128: "complex<f64>"}
 SHORT = {np.float32: "f32", np.float64: "f64", np.complex64: "c64", np.complex128: "c128"}
-REAL = {np.float32: np.float32, np.float64: np.float64, np.complex64: np.float32,
-        np.complex128: np.float64}
 EPS = {np.float32: 2.0 ** -23, np.float64: 2.0 ** -52, np.complex64: 2.0 ** -23,
        np.complex128: 2.0 ** -52}
 CASES = {}
 
 
-def cplx(dt):
-    return dt in (np.complex64, np.complex128)
-
-
 def wide(dt):
-    return np.complex128 if cplx(dt) else np.float64
-
-
-def ttype(shape, dt):
-    return "tensor<" + "".join(f"{d}x" for d in shape) + ET[dt] + ">"
-
-
-def dense(a):
-    a = np.ascontiguousarray(a)
-    if a.size == 0:
-        return "dense<>"
-    return 'dense<"0x' + a.tobytes().hex().upper() + '">'
+    return np.complex128 if is_complex(dt) else np.float64
 
 
 def rand(shape, dt):
-    if cplx(dt):
-        return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
-    return rng.standard_normal(shape)
+    return randn(rng, shape, dt)
 
 
 def emit(name, lines):
@@ -62,7 +45,7 @@ def emit(name, lines):
 
 
 def check_const(v, y, t, tol):
-    return f"  check.expect_almost_eq_const {v}, {dense(y)} : {t} {{tolerance = {tol:.3e} : f64}}"
+    return f"  check.expect_almost_eq_const {v}, {dense_hex(y)} : {t} {{tolerance = {tol:.3e} : f64}}"
 
 
 def geqrf_ref(a):
@@ -92,14 +75,14 @@ def qr_case(name, shape, dt, triu=False):
     ta, tt = ttype(shape, dt), ttype(shape[:-2] + (k,), dt)
     emit(name, [
         f"func.func @{name}() {{",
-        f"  %a = stablehlo.constant {dense(x)} : {ta}",
+        f"  %a = stablehlo.constant {dense_hex(x)} : {ta}",
         f"  %f:2 = stablehlo.custom_call @Qr(%a) : ({ta}) -> ({ta}, {tt})",
         check_const("%f#0", f.astype(dt), ta, tol),
         check_const("%f#1", tau.astype(dt), tt, tol),
         "  func.return", "}"])
 
 
-for dt in ET:
+for dt in SHORT:
     s = SHORT[dt]
     qr_case(f"qr_{s}_5x3", (5, 3), dt)
     qr_case(f"qr_{s}_3x5", (3, 5), dt)
@@ -127,7 +110,7 @@ def hp_of_qr(name, shape, dt):
     ta, tt = ttype(shape, dt), ttype(shape[:-2] + (n,), dt)
     emit(name, [
         f"func.func @{name}() {{",
-        f"  %a = stablehlo.constant {dense(x)} : {ta}",
+        f"  %a = stablehlo.constant {dense_hex(x)} : {ta}",
         f"  %f:2 = stablehlo.custom_call @Qr(%a) : ({ta}) -> ({ta}, {tt})",
         f"  %q = stablehlo.custom_call @ProductOfElementaryHouseholderReflectors(%f#0, %f#1) : "
         f"({ta}, {tt}) -> {ta}",
@@ -154,15 +137,15 @@ def hp_explicit(name, m, n, k, dt, batch=()):
     ta, tt = ttype(batch + (m, n), dt), ttype(batch + (k,), dt)
     emit(name, [
         f"func.func @{name}() {{",
-        f"  %a = stablehlo.constant {dense(a)} : {ta}",
-        f"  %t = stablehlo.constant {dense(tau)} : {tt}",
+        f"  %a = stablehlo.constant {dense_hex(a)} : {ta}",
+        f"  %t = stablehlo.constant {dense_hex(tau)} : {tt}",
         f"  %q = stablehlo.custom_call @ProductOfElementaryHouseholderReflectors(%a, %t) : "
         f"({ta}, {tt}) -> {ta}",
         check_const("%q", q.astype(dt), ta, tol),
         "  func.return", "}"])
 
 
-for dt in ET:
+for dt in SHORT:
     s = SHORT[dt]
     hp_of_qr(f"hp_qr_{s}_6x4", (6, 4), dt)
     hp_of_qr(f"hp_qr_{s}_batch_3x5x5", (3, 5, 5), dt)
@@ -213,23 +196,23 @@ def eigh_case(name, n, dt, lower, batch=(), kind="random"):
     nb = len(batch)
     bd = list(range(nb))
     bdims = f"batching_dims = {bd} x {bd}, " if nb else ""
-    et_real = ET[rt]
+    et_real = elem(rt)
     L = [f"func.func @{name}() {{",
-         f"  %a = stablehlo.constant {dense(x)} : {ta}",
-         f"  %h = stablehlo.constant {dense(hw.astype(dt))} : {ta}",
+         f"  %a = stablehlo.constant {dense_hex(x)} : {ta}",
+         f"  %h = stablehlo.constant {dense_hex(hw.astype(dt))} : {ta}",
          f'  %e:2 = stablehlo.custom_call @Eigh(%a) {{backend_config = "{int(lower)},1,100,1e-6"}} : '
          f"({ta}) -> ({ta}, {tw})",
          check_const("%e#1", w.astype(rt), tw, tol_w)]
     wdims = list(range(nb)) + [nb + 1]
     L.append(f"  %wb = stablehlo.broadcast_in_dim %e#1, dims = {wdims} : ({tw}) -> {ttype(shape, rt)}")
-    if cplx(dt):
+    if is_complex(dt):
         L.append(f"  %z = stablehlo.constant dense<0.0> : {ttype(shape, rt)}")
         L.append(f"  %wc = stablehlo.complex %wb, %z : {ta}")
         L.append(f"  %vre = stablehlo.real %e#0 : ({ta}) -> {ttype(shape, rt)}")
         L.append(f"  %vim = stablehlo.imag %e#0 : ({ta}) -> {ttype(shape, rt)}")
         L.append(f"  %vni = stablehlo.negate %vim : {ttype(shape, rt)}")
         L.append(f"  %vc = stablehlo.complex %vre, %vni : {ta}")
-    wc, vc = ("%wc", "%vc") if cplx(dt) else ("%wb", "%e#0")
+    wc, vc = ("%wc", "%vc") if is_complex(dt) else ("%wb", "%e#0")
     L.append(f"  %av = stablehlo.dot_general %h, %e#0, {bdims}contracting_dims = [{nb + 1}] x [{nb}] : "
              f"({ta}, {ta}) -> {ta}")
     L.append(f"  %vw = stablehlo.multiply %e#0, {wc} : {ta}")
@@ -242,7 +225,7 @@ def eigh_case(name, n, dt, lower, batch=(), kind="random"):
     emit(name, L)
 
 
-for dt in ET:
+for dt in SHORT:
     s = SHORT[dt]
     for n in (1, 2, 5):
         for lower in (True, False):
@@ -274,11 +257,11 @@ def eigh_nonfinite(name, dt):
     tv = ttype((2, n, n), dt)
     emit(name, [
         f"func.func @{name}() {{",
-        f"  %a = stablehlo.constant {dense(x)} : {ta}",
+        f"  %a = stablehlo.constant {dense_hex(x)} : {ta}",
         f'  %e:2 = stablehlo.custom_call @Eigh(%a) {{backend_config = "1,1,100,1e-6"}} : ({ta}) -> ({ta}, {tw})',
         check_const("%e#1", w.astype(rt), tw, float(64 * EPS[dt] * max(1.0, np.abs(w[0]).max()))),
         f"  %v12 = stablehlo.slice %e#0 [1:3, 0:{n}, 0:{n}] : ({ta}) -> {tv}",
-        f"  check.expect_eq_const %v12, {dense(vnan)} : {tv}",
+        f"  check.expect_eq_const %v12, {dense_hex(vnan)} : {tv}",
         "  func.return", "}"])
 
 
@@ -287,14 +270,7 @@ eigh_nonfinite("eigh_nonfinite_c128", np.complex128)
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    for f in os.listdir(OUT):
-        if f.endswith(".mlir"):
-            os.remove(os.path.join(OUT, f))
-    for name, text in CASES.items():
-        with open(os.path.join(OUT, name + ".mlir"), "w") as f:
-            f.write(text)
-    print(f"{len(CASES)} cases in {OUT}")
+    print(f"{write_case_files(OUT, CASES.items())} cases in {OUT}")
 
 
 if __name__ == "__main__":

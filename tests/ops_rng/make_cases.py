@@ -11,6 +11,7 @@ the spec leaves to the implementation) checked by properties: range, mean and va
 usage: python3 tests/ops_rng/make_cases.py   (needs jax with jaxlib, numpy, ml_dtypes)
 """
 import os
+import sys
 
 import jax
 import numpy as np
@@ -18,6 +19,9 @@ import numpy as np
 jax.config.update("jax_enable_x64", True)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+from casegen import write_case_files  # noqa: E402
+
 OUT = os.path.join(HERE, "cases")
 CASES = {}
 
@@ -280,14 +284,7 @@ threefry_case("threefry2x32_big_full_keys", [(150, 131), (150, 131), (150, 131),
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    for f in os.listdir(OUT):
-        if f.endswith(".mlir"):
-            os.remove(os.path.join(OUT, f))
-    for name, text in CASES.items():
-        with open(os.path.join(OUT, name + ".mlir"), "w") as f:
-            f.write(text)
-    print(f"{len(CASES)} cases in {OUT}")
+    print(f"{write_case_files(OUT, CASES.items())} cases in {OUT}")
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "ops_gather"))
-from mlir_cases import BF16, Case, array_attr, ttype, write  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+from casegen import BF16, Case, counted_while, np_neighbours, pad_neighbours, ttype, write  # noqa: E402
 
 rng = np.random.default_rng(13)
 
@@ -203,39 +203,17 @@ def loop(name, shape, dt, iters):
     fv = c.const(f)
     u0 = np.zeros(shape, dt)
     u0v = c.const(u0)
-    i0 = c.splat((), np.int32, 0)
     t = ttype(shape, dt)
-    et = ttype((), dt)
-    n, m = shape
-    pt = ttype((n + 2, m + 2), dt)
-    st = "tensor<i32>"
-    c.raw("  %%w:2 = stablehlo.while(%%i = %s, %%u = %s) : %s, %s\n"
-          "  cond {\n"
-          "    %%lim = stablehlo.constant dense<%d> : %s\n"
-          "    %%lt = stablehlo.compare LT, %%i, %%lim, SIGNED : (%s, %s) -> tensor<i1>\n"
-          "    stablehlo.return %%lt : tensor<i1>\n"
-          "  } do {\n"
-          "    %%z = stablehlo.constant dense<0> : %s\n"
-          "    %%p = stablehlo.pad %%u, %%z, low = [1, 1], high = [1, 1], interior = [0, 0] : (%s, %s) -> %s\n"
-          "    %%a = stablehlo.slice %%p [0:%d, 1:%d] : (%s) -> %s\n"
-          "    %%b = stablehlo.slice %%p [2:%d, 1:%d] : (%s) -> %s\n"
-          "    %%c = stablehlo.slice %%p [1:%d, 0:%d] : (%s) -> %s\n"
-          "    %%d = stablehlo.slice %%p [1:%d, 2:%d] : (%s) -> %s\n"
-          "    %%s1 = stablehlo.add %%a, %%b : %s\n"
-          "    %%s2 = stablehlo.add %%s1, %%c : %s\n"
-          "    %%s3 = stablehlo.add %%s2, %%d : %s\n"
-          "    %%s4 = stablehlo.subtract %%s3, %%u : %s\n"
-          "    %%s5 = stablehlo.add %%s4, %s : %s\n"
-          "    %%one = stablehlo.constant dense<1> : %s\n"
-          "    %%i1 = stablehlo.add %%i, %%one : %s\n"
-          "    stablehlo.return %%i1, %%s5 : %s, %s\n"
-          "  }" % (i0, u0v, st, t, iters, st, st, st, et, t, et, pt,
-                   n, m + 1, pt, t, n + 2, m + 1, pt, t, n + 1, m, pt, t, n + 1, m + 2, pt, t,
-                   t, t, t, t, fv, t, st, st, st, t))
+    counted_while(c, iters, [("u", u0v, t)], pad_neighbours(shape, dt, "0") + [
+        "%%s1 = stablehlo.add %%a, %%b : %s" % t,
+        "%%s2 = stablehlo.add %%s1, %%c : %s" % t,
+        "%%s3 = stablehlo.add %%s2, %%d : %s" % t,
+        "%%s4 = stablehlo.subtract %%s3, %%u : %s" % t,
+        "%%s5 = stablehlo.add %%s4, %s : %s" % (fv, t)], ["%s5"])
     u = u0.copy()
     for _ in range(iters):
-        p = np.pad(u, 1)
-        u = (p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:] - u + f).astype(dt)
+        a, b, cc, d = np_neighbours(u)
+        u = (a + b + cc + d - u + f).astype(dt)
     c.expect("%w#1", u)
     cases.append(c)
 
@@ -297,21 +275,11 @@ def carry_pair(name, iters):
     shape, dt = (5, 7), np.float64
     u0, v0 = data(shape, dt), data(shape, dt)
     uv, vv = c.const(u0), c.const(v0)
-    i0 = c.splat((), np.int32, 0)
-    t, st = ttype(shape, dt), "tensor<i32>"
-    c.raw("  %%w:3 = stablehlo.while(%%i = %s, %%u = %s, %%v = %s) : %s, %s, %s\n"
-          "  cond {\n"
-          "    %%lim = stablehlo.constant dense<%d> : %s\n"
-          "    %%lt = stablehlo.compare LT, %%i, %%lim, SIGNED : (%s, %s) -> tensor<i1>\n"
-          "    stablehlo.return %%lt : tensor<i1>\n"
-          "  } do {\n"
-          "    %%two = stablehlo.constant dense<2.0> : %s\n"
-          "    %%d = stablehlo.multiply %%u, %%two : %s\n"
-          "    %%n = stablehlo.add %%d, %%v : %s\n"
-          "    %%one = stablehlo.constant dense<1> : %s\n"
-          "    %%i1 = stablehlo.add %%i, %%one : %s\n"
-          "    stablehlo.return %%i1, %%n, %%u : %s, %s, %s\n"
-          "  }" % (i0, uv, vv, st, t, t, iters, st, st, st, t, t, t, st, st, st, t, t))
+    t = ttype(shape, dt)
+    counted_while(c, iters, [("u", uv, t), ("v", vv, t)], [
+        "%%two = stablehlo.constant dense<2.0> : %s" % t,
+        "%%d = stablehlo.multiply %%u, %%two : %s" % t,
+        "%%n = stablehlo.add %%d, %%v : %s" % t], ["%n", "%u"])
     u, v = u0.copy(), v0.copy()
     for _ in range(iters):
         u, v = 2 * u + v, u
