@@ -287,11 +287,12 @@ static CJ_MUST_USE cj_status check_partitioning(cj_module *m, const cj_compile_o
  * 0.2-0.6 ms on one core here). They run on the thread that starts them when their arguments are
  * ready, and their parallel loops never wake a sleeping pool worker: each hand-off (to a task
  * thread, back to the caller, to a worker) costs a futex wake-up of ~70 us on these VMs, as much
- * as a second core can save on such a program (docs/PERFORMANCE.md, "Short programs"). */
+ * as a second core can save on such a program (docs/PERFORMANCE.md, "short programs and
+ * wake-ups"). */
 #define CJ_INLINE_COST 33554432.0
 /* The estimate can be far off (a sort, a custom call): a short program whose executions take
- * over CJ_SHORT_NS this many times in a row (a preempted run is rarely one in a row) is not short
- * after all. */
+ * over CJ_SHORT_NS CJ_SHORT_STRIKES times in a row (so that one preempted run does not count) is
+ * not short after all. */
 #define CJ_SHORT_NS 2000000u
 #define CJ_SHORT_STRIKES 3
 
