@@ -6,6 +6,10 @@
  * stack) is only ever touched by workers that claimed it, and the caller waits only for those.
  * A worker that was asleep when the loop was offered therefore never delays the caller.
  *
+ * A thread that has turned waking off (cj_pool_set_waking) offers a loop only to workers that are
+ * not asleep: the take-back below makes that safe even when a worker falls asleep between the
+ * look and the offer (the offer is then taken back unclaimed).
+ *
  * Idle workers spin for about 100 us (a spin hand-off costs ~0.2 us, a futex wake ~70 us), then
  * sleep on a condition variable. Sleeping and offering follow the Dekker pattern with sequentially
  * consistent atomics (worker: sleeping = 1, then read slot; caller: write slot, then read
@@ -85,6 +89,7 @@ struct cj_threadpool {
 };
 
 static _Thread_local int tl_in_parallel; /* inside a parallel_for body: nested loops run inline */
+static _Thread_local bool tl_no_wake;   /* cj_pool_set_waking(false) on this thread */
 
 #define CLAIMED(j) ((pf_job *)((uintptr_t)(j) | 1u))
 
@@ -298,6 +303,25 @@ void cj_pool_destroy(cj_threadpool *p) {
 
 int cj_pool_size(const cj_threadpool *p) { return p ? p->nthreads : 1; }
 
+bool cj_pool_set_waking(bool may_wake) {
+  bool was = !tl_no_wake;
+  tl_no_wake = !may_wake;
+  return was;
+}
+
+/* Offers job to at most `want` workers that are not asleep; returns one past the last worker
+ * offered it (0: none), the range the caller takes offers back from. */
+static int offer_awake(struct cj_threadpool *p, pf_job *job, int want) {
+  int end = 0;
+  for (int i = 0; i < p->nworkers && want > 0; i++) {
+    if (atomic_load(&p->workers[i].sleeping)) continue;
+    atomic_store(&p->workers[i].slot, job);
+    want--;
+    end = i + 1;
+  }
+  return end;
+}
+
 void cj_pool_parallel_for(cj_threadpool *p, int64_t n, int64_t grain, cj_range_fn fn, void *ctx) {
   if (n <= 0 || !fn) return;
   if (grain < 1) grain = 1;
@@ -321,14 +345,18 @@ void cj_pool_parallel_for(cj_threadpool *p, int64_t n, int64_t grain, cj_range_f
   job.chunk = chunk;
   atomic_init(&job.next, 0);
   int offer = (int)(nchunks - 1 < p->nworkers ? nchunks - 1 : p->nworkers);
-  for (int i = 0; i < offer; i++) {
-    atomic_store(&p->workers[i].slot, &job);
-    wake_worker(&p->workers[i]);
+  if (tl_no_wake) {
+    offer = offer_awake(p, &job, offer);
+  } else {
+    for (int i = 0; i < offer; i++) {
+      atomic_store(&p->workers[i].slot, &job);
+      wake_worker(&p->workers[i]);
+    }
   }
   tl_in_parallel = 1;
   run_chunks(&job);
   tl_in_parallel = 0;
-  for (int i = 0; i < offer; i++) {
+  for (int i = 0; i < offer; i++) { /* (workers offered nothing have a NULL slot) */
     worker *w = &p->workers[i];
     pf_job *expect = &job;
     if (atomic_compare_exchange_strong(&w->slot, &expect, NULL)) continue; /* never claimed */

@@ -44,6 +44,12 @@ int cj_pool_size(const cj_threadpool *p); /* threads taking part in parallel_for
 typedef void (*cj_range_fn)(void *ctx, int64_t begin, int64_t end);
 void cj_pool_parallel_for(cj_threadpool *p, int64_t n, int64_t grain, cj_range_fn fn, void *ctx);
 
+/* Sets whether parallel loops started on the calling thread may wake sleeping workers (the
+ * default: yes) and returns the previous setting. With waking off a loop is shared only with
+ * workers still awake (spinning after earlier work) and otherwise runs on the caller alone: for
+ * work too short to pay for a wake-up (~70 us here). Results do not depend on the setting. */
+bool cj_pool_set_waking(bool may_wake);
+
 /* Runs fn(ctx) soon on a task thread. Returns an error only if the task could not be queued
  * (then fn is not called). */
 typedef void (*cj_task_fn)(void *ctx);

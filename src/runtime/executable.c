@@ -283,9 +283,39 @@ static CJ_MUST_USE cj_status check_partitioning(cj_module *m, const cj_compile_o
   return NULL;
 }
 
-/* Programs this small and loop-free run on the thread that starts them (a hand-off to a pool
- * thread would cost more than the work). */
-#define CJ_INLINE_COST 65536.0
+/* Short programs: loop-free and under this cost (flops + bytes accessed; 2^25 is about
+ * 0.2-0.6 ms on one core here). They run on the thread that starts them when their arguments are
+ * ready, and their parallel loops never wake a sleeping pool worker: each hand-off (to a task
+ * thread, back to the caller, to a worker) costs a futex wake-up of ~70 us on these VMs, as much
+ * as a second core can save on such a program (docs/PERFORMANCE.md, "short programs and
+ * wake-ups"). */
+#define CJ_INLINE_COST 33554432.0
+/* The estimate can be far off (a sort, a custom call): a short program whose executions take
+ * over CJ_SHORT_NS CJ_SHORT_STRIKES times in a row (so that one preempted run does not count) is
+ * not short after all. */
+#define CJ_SHORT_NS 2000000u
+#define CJ_SHORT_STRIKES 3
+
+static bool exec_short(const cj_executable *e) {
+  return e->run_inline && !atomic_load_explicit(&e->not_short, memory_order_relaxed);
+}
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One execution of a short program took `ns`. */
+static void note_short_run(cj_executable *e, uint64_t ns) {
+  if (ns <= CJ_SHORT_NS) {
+    if (atomic_load_explicit(&e->long_runs, memory_order_relaxed))
+      atomic_store_explicit(&e->long_runs, 0, memory_order_relaxed);
+  } else if (atomic_fetch_add_explicit(&e->long_runs, 1, memory_order_relaxed) + 1 >=
+             CJ_SHORT_STRIKES) {
+    atomic_store_explicit(&e->not_short, true, memory_order_relaxed);
+  }
+}
 
 /* CJRT_DUMP_DIR=<dir>: every program compiled is written there as it was received,
  * <dir>/cjrt_<pid>_<n>.mlir (text or bytecode; .hlo.pb / .hlo_with_config.pb for HLO) and <dir>/cjrt_<pid>_<n>.options.pb (the
@@ -833,6 +863,7 @@ struct exec_run {
   cj_status poison; /* the first argument error */
   cj_launch *launch;
   cj_threadpool *pool;
+  bool short_run; /* exec_short when it was issued (one answer for the whole run) */
   /* a copy of the execute context's FFI user data (the context may go before the run ends) */
   cj_ffi_user_data ud_items[CJ_EXEC_MAX_USER_DATA];
   cj_ffi_user_data_list ud;
@@ -1133,14 +1164,21 @@ static void dev_run_share(dev_run *dv, bool on_pool) {
     st = cj_status_make(CJ_ABORTED, "the execution was poisoned");
   if (!st) st = align_arguments(run, dv);
   cj_backend *b = run->backend;
+  /* a short program uses only the pool workers that are awake (CJ_INLINE_COST) */
+  cj_executable *e = run->le->exec; /* (alive until dev_share_done) */
+  bool short_run = run->short_run;
+  bool waking = cj_pool_set_waking(!short_run);
   if (!st && b->vt->execute_async) {
     /* the backend completes the share through dev_share_done, maybe on another thread and
      * maybe already before this returns: dv is not touched afterwards */
     b->vt->execute_async(b, run->prog, a, (cj_backend_done){dev_share_done, dv});
   } else {
+    uint64_t t0 = short_run ? mono_ns() : 0;
     if (!st) st = b->vt->execute(b, run->prog, a);
+    if (short_run && !st) note_short_run(e, mono_ns() - t0);
     dev_share_done(dv, st);
   }
+  cj_pool_set_waking(waking); /* (run may be gone: only locals here) */
   if (on_pool) cj_client_enter_task(prev);
 }
 
@@ -1173,7 +1211,7 @@ static void run_start(exec_run *run, bool in_execute) {
     return;
   }
   /* (a grouped share may wait for its peers: never on the caller's thread) */
-  if (in_execute && ndev == 1 && run->le->exec->run_inline && !run->group) {
+  if (in_execute && ndev == 1 && run->short_run && !run->group) {
     dev_run_share(&devs[0], false);
     return;
   }
@@ -1674,6 +1712,7 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
   exec_run_attach(run, ndev, nr, out, out_done);
   cj_loaded_retain(l);
   run->le = l;
+  run->short_run = exec_short(e);
   if (grouped) {
     run->group = group_join(l, opts ? opts->launch_id : 0, share, &spare);
     run->group_dev = share;
@@ -1712,7 +1751,7 @@ cj_status cj_loaded_execute(cj_loaded *l, cj_device *execute_device, cj_buffer *
    * run back (its count in `waiting`), so no share can have started. A small run whose
    * arguments are all ready runs on this thread right below and finishes before Execute returns:
    * there is nothing to poison, so it skips the registry (and its lock). */
-  bool inline_now = ndev == 1 && e->run_inline && !grouped &&
+  bool inline_now = ndev == 1 && run->short_run && !grouped &&
                     atomic_load_explicit(&run->waiting, memory_order_acquire) == 1;
   if (!inline_now)
     for (int d = 0; d < ndev; d++)

@@ -63,9 +63,14 @@ struct cj_executable {
   int64_t num_replicas, num_partitions;
   int64_t *assignment; /* num_replicas * num_partitions global device ids, replica-major, or NULL */
   char fingerprint[33]; /* 32 hex digits, from the program's fingerprint */
-  /* Small and loop-free: single-device executions whose arguments are ready run on the calling
-   * thread (their events are then ready when Execute returns). */
+  /* Short and loop-free (CJ_INLINE_COST): single-device executions whose arguments are ready
+   * run on the calling thread (their events are then ready when Execute returns), and no
+   * execution of it wakes a sleeping pool worker (cj_pool_set_waking). */
   bool run_inline;
+  /* The cost estimate was wrong: run_inline executions kept taking long (executable.c,
+   * note_short_run), so it is treated as any other program from then on. */
+  atomic_int long_runs;
+  atomic_bool not_short;
   /* The program has collectives (or send/recv): its devices must meet, so per-device
    * executions (execute_device on a multi-device executable) are grouped into one launch. */
   bool has_collectives;
