@@ -1269,6 +1269,8 @@ static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar
   c->first = (uint8_t)x;
   c->first_scalar = scalar[x];
   c->box_w = 0;
+  c->kb_stride = 0;
+  c->kbits = NULL;
   c->first_box = -1;
   c->nbox = 0;
   if (G->nsrc[k0] == 1 || G->iop[k0] == CJ_EW_CLAMP) return chain_append(G, c, k0, x, scalar);
@@ -1663,20 +1665,25 @@ static bool box_readable(const cj_ew_chain *c, const int *flat_of) {
 }
 
 /* chain c's boxed copy (ew_chain.h): its array operands that are flat views with padded
- * columns read through boxes; false when it needs more boxes than a chain has */
-static bool box_chain(cj_ew_chain *c, const ew_params *p, const int *flat_of) {
+ * columns read through boxes, with their table of lane bits; false when it needs more boxes
+ * than a chain has */
+static CJ_MUST_USE cj_status box_chain(cj_lw *L, cj_ew_chain *c, const ew_params *p,
+                                       const int *flat_of, bool *ok) {
   int8_t box_of[MAX_INPUTS];
   memset(box_of, -1, sizeof box_of);
   c->box_w = (int32_t)p->flat_w;
   c->nbox = 0;
+  *ok = false;
+  int es = 0;
   for (int s = -1; s < c->nsteps; s++) {
     int t = s < 0 ? c->first : c->step[s].src, op = s < 0 ? 0 : c->step[s].op;
     int k = flat_of[t];
     if (k < 0 || (s >= 0 && !cj_ch_reads(op))) continue;
     const ew_input *in = &p->inputs[k];
     if (in->clo <= 0 && in->chi >= p->flat_w) continue; /* no padded column */
+    es = in->esize;
     if (box_of[k] < 0) {
-      if (c->nbox == CJ_EW_CHAIN_BOXES) return false;
+      if (c->nbox == CJ_EW_CHAIN_BOXES) return NULL;
       cj_ew_chain_box *b = &c->box[c->nbox];
       b->clo = (int32_t)in->clo;
       b->chi = (int32_t)in->chi;
@@ -1691,7 +1698,14 @@ static bool box_chain(cj_ew_chain *c, const ew_params *p, const int *flat_of) {
       c->step[s].box = (uint8_t)box_of[k];
     }
   }
-  return true;
+  *ok = true;
+  if (!c->nbox) return NULL;
+  int lanes, strip;
+  cj_ew_chain_shape(es, &lanes, &strip);
+  uint16_t *kt = cj_lw_alloc(L, sizeof(uint16_t) * (size_t)cj_ew_chain_box_entries(c, lanes, strip));
+  if (!kt) return cj_oom();
+  cj_ew_chain_box_table(c, kt, lanes, strip);
+  return NULL;
 }
 
 /* Flat mode without the edge columns pass (flat_boxed): when every instruction that reads a
@@ -1720,7 +1734,9 @@ static CJ_MUST_USE cj_status flat_boxes(cj_lw *L, ew_params *p, ew_input *inp, i
     bx[i] = cj_lw_alloc(L, sizeof *bx[i]);
     if (!bx[i]) return cj_oom();
     *bx[i] = *p->instr[i].chain;
-    if (!box_chain(bx[i], p, flat_of)) return NULL;
+    bool ok;
+    CJ_RETURN_IF_ERROR(box_chain(L, bx[i], p, flat_of, &ok));
+    if (!ok) return NULL;
   }
   for (int i = 0; i < p->ninstr; i++) p->instr[i].boxed = bx[i];
   p->flat_boxed = true;
