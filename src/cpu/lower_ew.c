@@ -69,6 +69,8 @@ typedef struct ew_params {
    * the flat views in place; columns [0, flat_a) and [flat_b, flat_w) are then recomputed */
   int64_t flat_w, flat_g0, flat_g1, flat_a, flat_b;
   bool flat_boxed; /* flat mode: chains' boxed steps pad the flat views, no edge columns pass */
+  bool flat_bulk;  /* flat_boxed, every instruction a chain and every view flat: the rows read
+                    * in place run as one call, not a block at a time (no registers) */
   int32_t ninstr, ninputs, noutputs, nregs;
   int64_t reg_bytes;
   int64_t flops_per_elem;
@@ -554,7 +556,8 @@ static void run_flat(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const 
                      char *pack) {
   const ew_params *p = R->p;
   int nin = p->ninputs, nio = nin + p->noutputs;
-  int64_t w = p->flat_w, per = p->block / w, edge = p->flat_a + w - p->flat_b;
+  int64_t w = p->flat_w, per = p->flat_bulk ? r1 - r0 : p->block / w;
+  int64_t edge = p->flat_a + w - p->flat_b;
   /* rows whose edges one packed register holds (boxed: no edges to compute again) */
   int64_t span = p->flat_boxed ? r1 - r0 : p->block / edge;
   char *alt[MAX_TAB];
@@ -1714,6 +1717,7 @@ static CJ_MUST_USE cj_status box_chain(cj_lw *L, cj_ew_chain *c, const ew_params
  * (ew_chain.h: box_w). */
 static CJ_MUST_USE cj_status flat_boxes(cj_lw *L, ew_params *p, ew_input *inp, int nin) {
   p->flat_boxed = false;
+  p->flat_bulk = false;
   if (!p->flat_w || p->flat_w > INT32_MAX) return NULL;
   int flat_of[MAX_TAB];
   for (int t = 0; t < MAX_TAB; t++) flat_of[t] = -1;
@@ -1740,6 +1744,9 @@ static CJ_MUST_USE cj_status flat_boxes(cj_lw *L, ew_params *p, ew_input *inp, i
   }
   for (int i = 0; i < p->ninstr; i++) p->instr[i].boxed = bx[i];
   p->flat_boxed = true;
+  p->flat_bulk = true;
+  for (int i = 0; i < p->ninstr; i++) p->flat_bulk = p->flat_bulk && bx[i];
+  for (int k = 0; k < nin; k++) p->flat_bulk = p->flat_bulk && (inp[k].mode != IN_BCAST || inp[k].flat);
   return NULL;
 }
 
