@@ -60,6 +60,7 @@ typedef struct ew_input {
   char padv[16];                /* bounded: the padding value */
   bool flat;       /* flat mode: a bounded view whose element e is read at off + e */
   int64_t clo, chi; /* flat: the columns of its box (the others read the padding value) */
+  int64_t fr0, fr1; /* flat: the rows read in place (inside its box and its buffer) */
 } ew_input;
 
 typedef struct ew_params {
@@ -600,6 +601,35 @@ static void run_flat(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const 
   }
 }
 
+/* Flat boxed mode's rows [r0, r1) outside [flat_g0, flat_g1), one at a time: a flat view is
+ * read in place where that row of it is (fr0..fr1), else its row is gathered (with its
+ * padding), as the other views are; the boxed chains pad the columns. */
+static void run_flat_rows(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const *regs) {
+  const ew_params *p = R->p;
+  int64_t w = p->flat_w;
+  for (int64_t r = r0; r < r1; r++) {
+    int64_t bs = r * w;
+    for (int k = 0; k < p->ninputs + p->noutputs; k++) cur[k] = R->base[k] + bs * p->esize[k];
+    for (int k = 0; k < p->ninputs; k++) {
+      const ew_input *in = &p->inputs[k];
+      if (in->mode != IN_BCAST) continue;
+      if (in->flat && r >= in->fr0 && r < in->fr1)
+        cur[in->reg] = R->base[k] + (in->off + bs) * in->esize;
+      else
+        cur[in->reg] = gather_view(regs[k], R->base[k], in, bs, w);
+    }
+    run_instrs_as(p, cur, w, true);
+  }
+}
+
+/* the rows [b0, b1) of flat mode outside [flat_g0, flat_g1) */
+static void run_flat_edge(ew_run *R, int64_t b0, int64_t b1, char **cur, char *const *regs) {
+  if (R->p->flat_boxed)
+    run_flat_rows(R, b0 / R->p->flat_w, (b1 + R->p->flat_w - 1) / R->p->flat_w, cur, regs);
+  else
+    run_blocks(R, b0, b1, cur, regs);
+}
+
 static void run_range(ew_run *R, int64_t b0, int64_t b1) {
   const ew_params *p = R->p;
   char *cur[MAX_TAB];
@@ -632,11 +662,11 @@ static void run_range(ew_run *R, int64_t b0, int64_t b1) {
     if (f0 < b0) f0 = b0;
     if (f1 > b1) f1 = b1;
     if (f1 <= f0) {
-      run_blocks(R, b0, b1, cur, regs);
+      run_flat_edge(R, b0, b1, cur, regs);
     } else {
-      run_blocks(R, b0, f0, cur, regs);
+      run_flat_edge(R, b0, f0, cur, regs);
       run_flat(R, f0 / w, f1 / w, cur, regs, tls->mem + (int64_t)p->nregs * p->reg_bytes);
-      run_blocks(R, f1, b1, cur, regs);
+      run_flat_edge(R, f1, b1, cur, regs);
     }
   } else {
     run_blocks(R, b0, b1, cur, regs);
@@ -1636,6 +1666,8 @@ static void flat_mode(ew_params *p, ew_input *inp, int nin, const cj_type *shape
     in->flat = true;
     in->clo = clo;
     in->chi = chi;
+    in->fr0 = r0;
+    in->fr1 = r1;
     if (r0 > g0) g0 = r0;
     if (r1 < g1) g1 = r1;
     if (clo > a) a = clo;
