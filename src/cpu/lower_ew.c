@@ -601,9 +601,26 @@ static void run_flat(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const 
   }
 }
 
+/* row r of flat view `in` (rows of w elements) into reg: rank 2: the padding outside its box's
+ * rows, else its box's columns copied between padding; rank 1: gathered */
+static char *flat_row(char *reg, const char *src, const ew_input *in, int64_t r, int64_t w) {
+  int es = in->esize;
+
+  if (in->rank != 2) {
+    gather_bounded(reg, src, in, r * w, w);
+  } else if (r < in->lo[0] || r >= in->hi[0]) {
+    cj_fill_elems(reg, in->padv, es, w);
+  } else {
+    if (in->clo > 0) cj_fill_elems(reg, in->padv, es, in->clo);
+    copy_bytes(reg + in->clo * es, src + (in->off + r * w + in->clo) * es, (in->chi - in->clo) * es);
+    if (in->chi < w) cj_fill_elems(reg + in->chi * es, in->padv, es, w - in->chi);
+  }
+  return reg;
+}
+
 /* Flat boxed mode's rows [r0, r1) outside [flat_g0, flat_g1), one at a time: a flat view is
- * read in place where that row of it is (fr0..fr1), else its row is gathered (with its
- * padding), as the other views are; the boxed chains pad the columns. */
+ * read in place where that row of it is (fr0..fr1), else its row is copied (with its
+ * padding), and the other views gathered; the boxed chains pad the columns. */
 static void run_flat_rows(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const *regs) {
   const ew_params *p = R->p;
   int64_t w = p->flat_w;
@@ -615,6 +632,8 @@ static void run_flat_rows(ew_run *R, int64_t r0, int64_t r1, char **cur, char *c
       if (in->mode != IN_BCAST) continue;
       if (in->flat && r >= in->fr0 && r < in->fr1)
         cur[in->reg] = R->base[k] + (in->off + bs) * in->esize;
+      else if (in->flat)
+        cur[in->reg] = flat_row(regs[k], R->base[k], in, r, w);
       else
         cur[in->reg] = gather_view(regs[k], R->base[k], in, bs, w);
     }
