@@ -204,8 +204,8 @@ static inline CH_VT CH_CAT(ch_boxsel_, CH_S)(CH_VT x, uint32_t bits, CH_VT pad) 
     for (int v = 0; v < NV; v++) ST(out + i + v * CH_W, acc[v]);                         \
   } while (0)
 
-/* strips of NVS whole vectors (CH_NV, or 1); BOX: the chain has boxed steps (a constant in
- * each copy: the others track no places in rows) */
+/* strips of NVS whole vectors (CH_NV, CH_NV / 2 or 1); BOX: the chain has boxed steps (a
+ * constant in each copy: the others track no places in rows) */
 static inline __attribute__((always_inline)) void CH_CAT(ch_strips_, CH_S)(
     const cj_ew_chain *c, char *const *tab, CH_T *out, int64_t i0, int64_t i1, const int NVS,
     const bool BOX) {
@@ -219,6 +219,12 @@ static inline __attribute__((always_inline)) void CH_CAT(ch_strips_, CH_S)(
   int64_t r = BOX ? c->box_w / CH_W : 1, j0 = BOX ? i0 % c->box_w / CH_W : 0;
   if (NVS == CH_NV) {
     enum { NV = CH_NV };
+    for (int64_t i = i0; i + NV * CH_W <= i1; i += NV * CH_W) {
+      CH_STRIP_BODY();
+      for (j0 += NV; BOX && j0 >= r;) j0 -= r;
+    }
+  } else if (NVS == CH_NV / 2) {
+    enum { NV = CH_NV / 2 };
     for (int64_t i = i0; i + NV * CH_W <= i1; i += NV * CH_W) {
       CH_STRIP_BODY();
       for (j0 += NV; BOX && j0 >= r;) j0 -= r;
@@ -241,6 +247,12 @@ static void CH_CAT(ch_nv_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *o
 static void CH_CAT(ch_nv_box_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *out,
                                      int64_t i0, int64_t i1) {
   CH_CAT(ch_strips_, CH_S)(c, tab, out, i0, i1, CH_NV, true);
+}
+/* a strip's remainder (a row of a flat group's edge, rows shorter than a strip): half strips
+ * hold the accumulators of more vectors per step than single vectors */
+static void CH_CAT(ch_half_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *out, int64_t i0,
+                                   int64_t i1) {
+  CH_CAT(ch_strips_, CH_S)(c, tab, out, i0, i1, CH_NV / 2, c->box_w > 0);
 }
 static void CH_CAT(ch_vecs_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *out, int64_t i0,
                                    int64_t i1) {
@@ -275,7 +287,9 @@ static void CH_CAT(ch_run_, CH_S)(const cj_ew_chain *c, char *const *tab, int64_
   int64_t strips = n / (CH_NV * CH_W) * (CH_NV * CH_W), whole = n / CH_W * CH_W;
   if (strips && c->box_w) CH_CAT(ch_nv_box_, CH_S)(c, tab, out, 0, strips);
   else if (strips) CH_CAT(ch_nv_, CH_S)(c, tab, out, 0, strips);
-  if (whole > strips) CH_CAT(ch_vecs_, CH_S)(c, tab, out, strips, whole);
+  int64_t halves = strips + (n - strips) / (CH_NV / 2 * CH_W) * (CH_NV / 2 * CH_W);
+  if (halves > strips) CH_CAT(ch_half_, CH_S)(c, tab, out, strips, halves);
+  if (whole > halves) CH_CAT(ch_vecs_, CH_S)(c, tab, out, halves, whole);
   if (n > whole) CH_CAT(ch_tail_, CH_S)(c, tab, out, whole, n - whole);
 }
 
