@@ -1801,6 +1801,27 @@ static CJ_MUST_USE cj_status flat_boxes(cj_lw *L, ew_params *p, ew_input *inp, i
   return NULL;
 }
 
+/* How the group reads its views: flat mode with boxes where it applies, also over rows long
+ * enough for row mode (which gathers every row of a view shifted along its rows: a 256-wide
+ * stencil's column-shifted slices); else row mode, flat mode (edge columns computed again) or
+ * blocks. Sets p's mode, block and register bytes. */
+static CJ_MUST_USE cj_status pick_mode(cj_lw *L, ew_params *p, ew_input *inp, int nin,
+                                       const cj_type *shape, int64_t max_es) {
+  int64_t row = row_mode(shape, inp, nin, max_es), block = p->block;
+  p->row = 0;
+  flat_mode(p, inp, nin, shape, p->nregs);
+  p->reg_bytes = p->block * max_es;
+  CJ_RETURN_IF_ERROR(flat_boxes(L, p, inp, nin));
+  if (row > 0 && !p->flat_boxed) {
+    for (int k = 0; k < nin; k++) inp[k].flat = false;
+    p->flat_w = 0;
+    p->row = row;
+    p->block = block;
+    p->reg_bytes = block * max_es;
+  }
+  return NULL;
+}
+
 cj_status cj_lw_ew_flush(cj_lw *L) {
   ew_state *S = cj_lw_ew_state(L);
   if (!S || !S->nops) return NULL;
@@ -1898,17 +1919,14 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
       }
       p->n = S->shape->num_elements;
       p->block = G->block;
-      p->row = row_mode(S->shape, inp, nin, max_es);
-      flat_mode(p, inp, nin, S->shape, G->nregs);
       p->ninstr = G->ninstr;
       p->ninputs = nin;
       p->noutputs = nout;
       p->nregs = G->nregs;
-      p->reg_bytes = p->block * max_es;
       p->instr = ins;
       p->inputs = inp;
       p->flops_per_elem = G->flops + 8 * G->trans;
-      st = flat_boxes(L, p, inp, nin);
+      st = pick_mode(L, p, inp, nin, S->shape, max_es);
       /* flat mode: a packed copy of every input and output after the registers */
       cj_lw_set_tls_bytes(L, (int64_t)(G->nregs + (p->flat_w ? nin + nout : 0)) * p->reg_bytes);
       cj_lw_add_cost(L, (double)G->flops * (double)p->n, (double)G->trans * (double)p->n);

@@ -503,6 +503,10 @@ stencil_box("boxed stencil (padding -1.5, boxes first/either side), f32 40x32", 
 stencil_box("boxed stencil (padding 0.75), f64 24x16", (24, 16), np.float64, 3, 0.75)
 stencil_box("boxed stencil (padding -1.5), f32 70x64: rows past a block", (70, 64),
             np.float32, 2, -1.5)
+stencil_box("boxed stencil (padding 0.5), f32 9x256: rows long enough for row mode", (9, 256),
+            np.float32, 2, 0.5)
+stencil_box("boxed stencil (padding -2), f64 5x192: rows of 3 strips", (5, 192), np.float64, 2,
+            -2.0)
 
 
 def update_loop(name, shape, dt, iters):
