@@ -42,12 +42,11 @@ static inline bool cj_ch_writes(int op) { return op == CJ_CH_TEE; }
 /* Boxed operands (flat mode's in-place reads of a stencil's shifted views, lower_ew.c): forms
  * code + 6: acc OP box(x[i]), code + 7: box(x[i]) OP acc, where box(x[i]) is x[i] when element
  * i's column (i mod box_w: the call starts at a row's column 0) lies in [clo, chi) of the
- * step's box, else the box's padding value (its bits). box_w * element bytes is a multiple of
- * 64 (whole vectors of every instruction set in a row). The kernel reads the columns as a table
- * of lane bits (cj_ew_chain_box_table): kbits[b * kb_stride + j], bit l set when lane l of the
- * vector at column j * lanes of a row lies in box b; the row's entries repeat after the first
- * box_w / lanes, so that the vectors of a strip index it from its first one's place without a
- * wrap. */
+ * step's box, else the box's padding value (its bits). The kernel reads the columns as a table
+ * of lane bits (cj_ew_chain_box_table): kbits[b * kb_stride + j], bit l set when lane l of a
+ * vector starting at column j of a row lies in box b (lanes past the row's end: the next row's
+ * first columns); the entries repeat after the first box_w, so that the vectors of a strip index
+ * it from its first element's column without a wrap. */
 enum { CJ_EW_CHAIN_BOXES = 8 };
 typedef struct cj_ew_chain_box {
   int32_t clo, chi;

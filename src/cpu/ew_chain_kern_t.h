@@ -124,16 +124,18 @@ static inline CH_VT CH_CAT(ch_boxsel_, CH_S)(CH_VT x, uint32_t bits, CH_VT pad) 
   return (CH_VT)CH_CAT(ch_sel_, CH_S)((CH_VI)((lane & (CH_I)bits) != 0), (CH_VI)x, (CH_VI)pad);
 }
 /* box b of a boxed step: its padding in pad_ and its lane bits for the strip's vectors at kb_
- * (kb_[v]: vector v's; j0: the place of the strip's first vector in its row) */
+ * (kb_[v * CH_W]: vector v's; c0: the column of the strip's first element) */
 #define CH_BOX_AT(b)                                                            \
   CH_T pad1_;                                                                   \
   memcpy(&pad1_, &c->box[b].pad, sizeof pad1_);                                 \
   const CH_VT pad_ = CH_CAT(ch_splat_, CH_S)(pad1_);                            \
-  const uint16_t *kb_ = c->kbits + (int64_t)(b) * c->kb_stride + j0
+  const uint16_t *kb_ = c->kbits + (int64_t)(b) * c->kb_stride + c0
 /* vector v of a boxed operand at p: a vector wholly inside the box (a row's inner ones) is
  * loaded as it is (a predictable branch: the strips repeat their places), the others blended
  * by MLD, the instruction set's masked blend where it has one (CH_MASKLD), else ch_boxsel */
-#define CH_LDB(p, v) (kb_[v] == (uint16_t)((1u << CH_W) - 1) ? LD(p) : MLD(p, kb_[v], pad_))
+#define CH_LDB(p, v)                                               \
+  (kb_[(v) * CH_W] == (uint16_t)((1u << CH_W) - 1) ? LD(p)         \
+                                                   : MLD(p, kb_[(v) * CH_W], pad_))
 
 /* the operands' vectors are read at a pointer to the strip and a constant displacement each,
  * the pointer made opaque to the compiler: else it keeps the NV offsets of a strip's vectors in
@@ -144,7 +146,7 @@ static inline CH_VT CH_CAT(ch_boxsel_, CH_S)(CH_VT x, uint32_t bits, CH_VT pad) 
 #define CH_OPAQUE(p) (void)0
 #endif
 /* the steps over NV vectors at element i of every entry, the accumulators (and the side ones)
- * in registers; LD(p) loads a vector at p, ST(p, v) stores one; j0: for boxed steps, the place
+ * in registers; LD(p) loads a vector at p, ST(p, v) stores one; c0: for boxed steps, the column
  * of element i's vector in its row (ew_chain.h: kbits) */
 #define CH_STRIP_BODY()                                                                  \
   do {                                                                                   \
@@ -216,24 +218,24 @@ static inline __attribute__((always_inline)) void CH_CAT(ch_strips_, CH_S)(
 #else
 #define MLD(q, bits, pad) CH_CAT(ch_boxsel_, CH_S)(LD(q), bits, pad)
 #endif
-  int64_t r = BOX ? c->box_w / CH_W : 1, j0 = BOX ? i0 % c->box_w / CH_W : 0;
+  int64_t w = BOX ? c->box_w : 1, c0 = BOX ? i0 % w : 0;
   if (NVS == CH_NV) {
     enum { NV = CH_NV };
     for (int64_t i = i0; i + NV * CH_W <= i1; i += NV * CH_W) {
       CH_STRIP_BODY();
-      for (j0 += NV; BOX && j0 >= r;) j0 -= r;
+      for (c0 += NV * CH_W; BOX && c0 >= w;) c0 -= w;
     }
   } else if (NVS == CH_NV / 2) {
     enum { NV = CH_NV / 2 };
     for (int64_t i = i0; i + NV * CH_W <= i1; i += NV * CH_W) {
       CH_STRIP_BODY();
-      for (j0 += NV; BOX && j0 >= r;) j0 -= r;
+      for (c0 += NV * CH_W; BOX && c0 >= w;) c0 -= w;
     }
   } else {
     enum { NV = 1 };
     for (int64_t i = i0; i + CH_W <= i1; i += CH_W) {
       CH_STRIP_BODY();
-      for (j0 += 1; BOX && j0 >= r;) j0 -= r;
+      for (c0 += CH_W; BOX && c0 >= w;) c0 -= w;
     }
   }
 #undef LD
@@ -275,7 +277,7 @@ static void CH_CAT(ch_tail_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T 
   } while (0)
 #define MLD(q, bits, pad) CH_CAT(ch_boxsel_, CH_S)(LD(q), bits, pad)
   const bool BOX = c->box_w > 0;
-  int64_t j0 = BOX ? i % c->box_w / CH_W : 0;
+  int64_t c0 = BOX ? i % c->box_w : 0;
   CH_STRIP_BODY();
 #undef LD
 #undef ST

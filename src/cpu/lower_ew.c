@@ -1764,8 +1764,8 @@ static CJ_MUST_USE cj_status box_chain(cj_lw *L, cj_ew_chain *c, const ew_params
 
 /* Flat mode without the edge columns pass (flat_boxed): when every instruction that reads a
  * flat view with padded columns is a chain that can read it through a box, each such chain
- * gets a boxed copy, which the rows read in place run. Only when rows hold whole vectors
- * (ew_chain.h: box_w). */
+ * gets a boxed copy, which the rows read in place run (rows of any length: a vector may hold
+ * the end of one and the start of the next, ew_chain.h: kbits). */
 static CJ_MUST_USE cj_status flat_boxes(cj_lw *L, ew_params *p, ew_input *inp, int nin) {
   p->flat_boxed = false;
   p->flat_bulk = false;
@@ -1773,7 +1773,7 @@ static CJ_MUST_USE cj_status flat_boxes(cj_lw *L, ew_params *p, ew_input *inp, i
   int flat_of[MAX_TAB];
   for (int t = 0; t < MAX_TAB; t++) flat_of[t] = -1;
   for (int k = 0; k < nin; k++)
-    if (inp[k].flat && (inp[k].esize == 4 || inp[k].esize == 8) && p->flat_w * inp[k].esize % 64 == 0)
+    if (inp[k].flat && (inp[k].esize == 4 || inp[k].esize == 8))
       flat_of[inp[k].reg] = k;
     else if (inp[k].flat)
       return NULL;

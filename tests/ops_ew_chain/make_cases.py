@@ -507,6 +507,10 @@ stencil_box("boxed stencil (padding 0.5), f32 9x256: rows long enough for row mo
             np.float32, 2, 0.5)
 stencil_box("boxed stencil (padding -2), f64 5x192: rows of 3 strips", (5, 192), np.float64, 2,
             -2.0)
+stencil_box("boxed stencil (padding 1.25), f32 11x100: vectors across rows", (11, 100),
+            np.float32, 2, 1.25)
+stencil_box("boxed stencil (padding -0.5), f64 9x21: vectors across rows", (9, 21), np.float64, 2,
+            -0.5)
 
 
 def update_loop(name, shape, dt, iters):
