@@ -601,20 +601,22 @@ static void run_flat(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const 
   }
 }
 
-/* row r of flat view `in` (rows of w elements) into reg: rank 2: the padding outside its box's
- * rows, else its box's columns copied between padding; rank 1: gathered */
+/* row r of flat view `in` (rows of w elements) into reg: the part inside its box (rank 2: its
+ * box's columns, none outside its rows; rank 1: the elements in its range) copied between
+ * padding */
 static char *flat_row(char *reg, const char *src, const ew_input *in, int64_t r, int64_t w) {
   int es = in->esize;
-
-  if (in->rank != 2) {
-    gather_bounded(reg, src, in, r * w, w);
+  int64_t e0 = r * w, c0 = e0 + in->clo, c1 = e0 + in->chi; /* elements of the part inside */
+  if (in->rank == 1) {
+    c0 = in->lo[0] > e0 ? in->lo[0] : e0;
+    c1 = in->hi[0] < e0 + w ? in->hi[0] : e0 + w;
   } else if (r < in->lo[0] || r >= in->hi[0]) {
-    cj_fill_elems(reg, in->padv, es, w);
-  } else {
-    if (in->clo > 0) cj_fill_elems(reg, in->padv, es, in->clo);
-    copy_bytes(reg + in->clo * es, src + (in->off + r * w + in->clo) * es, (in->chi - in->clo) * es);
-    if (in->chi < w) cj_fill_elems(reg + in->chi * es, in->padv, es, w - in->chi);
+    c1 = c0;
   }
+  if (c1 <= c0) c0 = c1 = e0 + w;
+  if (c0 > e0) cj_fill_elems(reg, in->padv, es, c0 - e0);
+  if (c1 > c0) copy_bytes(reg + (c0 - e0) * es, src + (in->off + c0) * es, (c1 - c0) * es);
+  if (c1 < e0 + w) cj_fill_elems(reg + (c1 - e0) * es, in->padv, es, e0 + w - c1);
   return reg;
 }
 
