@@ -604,7 +604,7 @@ static void run_flat(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const 
 /* row r of flat view `in` (rows of w elements) into reg: the part inside its box (rank 2: its
  * box's columns, none outside its rows; rank 1: the elements in its range) copied between
  * padding */
-static char *flat_row(char *reg, const char *src, const ew_input *in, int64_t r, int64_t w) {
+static void flat_row(char *reg, const char *src, const ew_input *in, int64_t r, int64_t w) {
   int es = in->esize;
   int64_t e0 = r * w, c0 = e0 + in->clo, c1 = e0 + in->chi; /* elements of the part inside */
   if (in->rank == 1) {
@@ -617,29 +617,31 @@ static char *flat_row(char *reg, const char *src, const ew_input *in, int64_t r,
   if (c0 > e0) cj_fill_elems(reg, in->padv, es, c0 - e0);
   if (c1 > c0) copy_bytes(reg + (c0 - e0) * es, src + (in->off + c0) * es, (c1 - c0) * es);
   if (c1 < e0 + w) cj_fill_elems(reg + (c1 - e0) * es, in->padv, es, e0 + w - c1);
-  return reg;
 }
 
-/* Flat boxed mode's rows [r0, r1) outside [flat_g0, flat_g1), one at a time: a flat view is
- * read in place where that row of it is (fr0..fr1), else its row is copied (with its
- * padding), and the other views gathered; the boxed chains pad the columns. */
+/* Flat boxed mode's rows [r0, r1) outside [flat_g0, flat_g1), a block of rows at a time: a
+ * flat view is read in place where those rows of it are (fr0..fr1), else its rows are copied
+ * (with their padding), and the other views gathered; the boxed chains pad the columns. */
 static void run_flat_rows(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const *regs) {
   const ew_params *p = R->p;
-  int64_t w = p->flat_w;
-  for (int64_t r = r0; r < r1; r++) {
-    int64_t bs = r * w;
+  int64_t w = p->flat_w, per = p->block / w;
+  for (int64_t r = r0; r < r1; r += per) {
+    int64_t rows = r1 - r < per ? r1 - r : per, bs = r * w;
     for (int k = 0; k < p->ninputs + p->noutputs; k++) cur[k] = R->base[k] + bs * p->esize[k];
     for (int k = 0; k < p->ninputs; k++) {
       const ew_input *in = &p->inputs[k];
       if (in->mode != IN_BCAST) continue;
-      if (in->flat && r >= in->fr0 && r < in->fr1)
+      if (in->flat && r >= in->fr0 && r + rows <= in->fr1) {
         cur[in->reg] = R->base[k] + (in->off + bs) * in->esize;
-      else if (in->flat)
-        cur[in->reg] = flat_row(regs[k], R->base[k], in, r, w);
-      else
-        cur[in->reg] = gather_view(regs[k], R->base[k], in, bs, w);
+      } else if (in->flat) {
+        for (int64_t q = 0; q < rows; q++)
+          flat_row(regs[k] + q * w * in->esize, R->base[k], in, r + q, w);
+        cur[in->reg] = regs[k];
+      } else {
+        cur[in->reg] = gather_view(regs[k], R->base[k], in, bs, rows * w);
+      }
     }
-    run_instrs_as(p, cur, w, true);
+    run_instrs_as(p, cur, rows * w, true);
   }
 }
 
