@@ -17,6 +17,7 @@
  *               math, as the reference interpreter lowers them (quant.c)
  *   fold        identities (same-type convert/reshape, identity transpose/broadcast/slice,
  *               reshape of reshape) and shape ops of splat constants
+ *   licm        loop-invariant elementwise ops of while bodies computed once, before the loop
  *   dce         ops without side effects whose results are unused are removed; functions
  *               other than the entry one are dropped once nothing calls them
  * Errors name the op and its location (cj_op_error). Compilation is a few linear walks.
@@ -65,6 +66,9 @@ CJ_MUST_USE cj_status cj_pass_fold(cj_module *m, cj_op *func);
 CJ_MUST_USE cj_status cj_pass_dce(cj_module *m, cj_op *func);
 /* Drops the top-level pure ops that repeat an earlier op's computation (cse.c). */
 CJ_MUST_USE cj_status cj_pass_cse(cj_module *m, cj_op *func);
+/* Moves the elementwise ops of while bodies whose operands do not change across iterations
+ * before the loop (licm.c). */
+CJ_MUST_USE cj_status cj_pass_licm(cj_module *m, cj_op *func);
 /* Moves an all_reduce past the transpose or reshape that is its only use (sink.c), so that the
  * backend can fold that transpose into the op producing the reduced value. */
 CJ_MUST_USE cj_status cj_pass_sink_collectives(cj_module *m, cj_op *func);

@@ -513,6 +513,7 @@ cj_status cj_compile_passes(cj_module *m, const cj_compile_hooks *hooks, cj_op *
     if (!st) st = cj_pass_sink_collectives(m, f); /* before fold: transpose(dot) folds */
     if (!st) st = cj_pass_fold(m, f);
     if (!st) st = cj_pass_cse(m, f);
+    if (!st) st = cj_pass_licm(m, f);
     if (!st) st = cj_pass_dce(m, f);
   }
   free(fs);

@@ -28,3 +28,33 @@ cj_ew_chain_fn cj_ew_chain_pick(cj_dtype dt) {
     default: return cj_ew_chain_generic[k];
   }
 }
+
+void cj_ew_chain_shape(int es, int *lanes, int *strip) {
+  const int *s;
+  switch (cj_vm_get_isa()) {
+    case CJ_VM_ISA_AVX512: s = cj_ew_chain_avx512_shape; break;
+    case CJ_VM_ISA_AVX2: s = cj_ew_chain_avx2_shape; break;
+    default: s = cj_ew_chain_generic_shape;
+  }
+  *lanes = s[0] / es;
+  *strip = s[1];
+}
+
+int64_t cj_ew_chain_box_entries(const cj_ew_chain *c, int lanes, int strip) {
+  return (int64_t)c->nbox * (c->box_w + lanes * strip);
+}
+
+void cj_ew_chain_box_table(cj_ew_chain *c, uint16_t *kt, int lanes, int strip) {
+  int w = c->box_w;
+  c->kb_stride = w + lanes * strip;
+  c->kbits = kt;
+  for (int b = 0; b < c->nbox; b++)
+    for (int j = 0; j < c->kb_stride; j++) {
+      uint16_t bits = 0;
+      for (int l = 0; l < lanes; l++) {
+        int64_t col = (j + l) % w;
+        if (col >= c->box[b].clo && col < c->box[b].chi) bits |= (uint16_t)(1u << l);
+      }
+      kt[b * c->kb_stride + j] = bits;
+    }
+}

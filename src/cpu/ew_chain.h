@@ -42,8 +42,11 @@ static inline bool cj_ch_writes(int op) { return op == CJ_CH_TEE; }
 /* Boxed operands (flat mode's in-place reads of a stencil's shifted views, lower_ew.c): forms
  * code + 6: acc OP box(x[i]), code + 7: box(x[i]) OP acc, where box(x[i]) is x[i] when element
  * i's column (i mod box_w: the call starts at a row's column 0) lies in [clo, chi) of the
- * step's box, else the box's padding value (its bits). box_w * element bytes is a multiple of
- * 64 (whole vectors of every instruction set in a row). */
+ * step's box, else the box's padding value (its bits). The kernel reads the columns as a table
+ * of lane bits (cj_ew_chain_box_table): kbits[b * kb_stride + j], bit l set when lane l of a
+ * vector starting at column j of a row lies in box b (lanes past the row's end: the next row's
+ * first columns); the entries repeat after the first box_w, so that the vectors of a strip index
+ * it from its first element's column without a wrap. */
 enum { CJ_EW_CHAIN_BOXES = 8 };
 typedef struct cj_ew_chain_box {
   int32_t clo, chi;
@@ -67,6 +70,8 @@ typedef struct cj_ew_chain {
   uint8_t dst, first;  /* table entries: the result, the accumulator's start */
   bool first_scalar;   /* first: element 0 broadcast */
   int32_t box_w;       /* > 0: boxed steps read boxes of rows of this many elements */
+  int32_t kb_stride;   /* boxed: the entries of a box in kbits */
+  const uint16_t *kbits; /* boxed: the lanes inside the boxes (cj_ew_chain_box_table) */
   int8_t first_box;    /* >= 0: first is boxed, by this box */
   int8_t nbox;
   cj_ew_chain_box box[CJ_EW_CHAIN_BOXES];
@@ -77,8 +82,19 @@ typedef struct cj_ew_chain {
  * (CJ_EW_CHAIN=off in the environment, read once) */
 cj_ew_chain_fn cj_ew_chain_pick(cj_dtype dt);
 
+/* the lanes of a vector and the vectors of a strip of the kernel that cj_ew_chain_pick picks
+ * for elements of es bytes (4: f32, 8: f64) */
+void cj_ew_chain_shape(int es, int *lanes, int *strip);
+/* the number of kbits entries chain c's boxes (c->box_w, c->nbox) need for that kernel */
+int64_t cj_ew_chain_box_entries(const cj_ew_chain *c, int lanes, int strip);
+/* fills kt (cj_ew_chain_box_entries of them) with the lane bits of chain c's boxes and sets
+ * c->kbits to it and c->kb_stride */
+void cj_ew_chain_box_table(cj_ew_chain *c, uint16_t *kt, int lanes, int strip);
+
 /* the kernels of each instruction set (ew_chain_isa_*.c), [0]: f32, [1]: f64 */
 extern const cj_ew_chain_fn cj_ew_chain_avx512[2], cj_ew_chain_avx2[2], cj_ew_chain_generic[2];
+/* and their vector bytes and strip vectors */
+extern const int cj_ew_chain_avx512_shape[2], cj_ew_chain_avx2_shape[2], cj_ew_chain_generic_shape[2];
 
 /* flat mode's strided column copies (ew_chain_cols_isa_avx512.c), es 4 or 8, 16 * w < 2^31:
  * element i of packed to element i * w of col (put), or back, for i in [0, rows) */

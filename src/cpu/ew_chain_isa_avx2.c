@@ -11,4 +11,5 @@
 #define CH_VBYTES 32
 #define CH_NV 4
 #define CH_TABLE cj_ew_chain_avx2
+#define CH_SHAPE cj_ew_chain_avx2_shape
 #include "cpu/ew_chain_kern.h"

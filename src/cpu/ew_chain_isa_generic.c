@@ -11,4 +11,5 @@
 #define CH_VBYTES 16
 #define CH_NV 4
 #define CH_TABLE cj_ew_chain_generic
+#define CH_SHAPE cj_ew_chain_generic_shape
 #include "cpu/ew_chain_kern.h"

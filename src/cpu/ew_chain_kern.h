@@ -3,6 +3,9 @@
  *   CH_VBYTES, CH_NV          bytes per vector, vectors per strip
  *   CH_SQRT_F/D, CH_SPLAT_F/D the vector square root and broadcast of f32 / f64 (optional)
  *   CH_TABLE                  the name of the table of its two kernels
+ *   CH_SHAPE                  the name of its {CH_VBYTES, CH_NV}
+ *   CH_MASKLD_F/D(p, bits, pad) a vector at p, its lanes not set in bits replaced by pad
+ *                             (optional)
  */
 /* no contraction of a multiply and an add into one rounding: every step rounds as its
  * instruction's array kernel does */
@@ -23,12 +26,16 @@
 #define CH_SQRT CH_SQRT_F
 #define CH_SPLAT CH_SPLAT_F
 #endif
+#ifdef CH_MASKLD_F
+#define CH_MASKLD CH_MASKLD_F
+#endif
 #include "cpu/ew_chain_kern_t.h"
 #undef CH_T
 #undef CH_I
 #undef CH_S
 #undef CH_SQRT
 #undef CH_SPLAT
+#undef CH_MASKLD
 #define CH_T double
 #define CH_I int64_t
 #define CH_S f64
@@ -36,6 +43,10 @@
 #define CH_SQRT CH_SQRT_D
 #define CH_SPLAT CH_SPLAT_D
 #endif
+#ifdef CH_MASKLD_D
+#define CH_MASKLD CH_MASKLD_D
+#endif
 #include "cpu/ew_chain_kern_t.h"
 
 const cj_ew_chain_fn CH_TABLE[2] = {ch_run_f32, ch_run_f64};
+const int CH_SHAPE[2] = {CH_VBYTES, CH_NV};

@@ -60,6 +60,7 @@ typedef struct ew_input {
   char padv[16];                /* bounded: the padding value */
   bool flat;       /* flat mode: a bounded view whose element e is read at off + e */
   int64_t clo, chi; /* flat: the columns of its box (the others read the padding value) */
+  int64_t fr0, fr1; /* flat: the rows read in place (inside its box and its buffer) */
 } ew_input;
 
 typedef struct ew_params {
@@ -69,6 +70,8 @@ typedef struct ew_params {
    * the flat views in place; columns [0, flat_a) and [flat_b, flat_w) are then recomputed */
   int64_t flat_w, flat_g0, flat_g1, flat_a, flat_b;
   bool flat_boxed; /* flat mode: chains' boxed steps pad the flat views, no edge columns pass */
+  bool flat_bulk;  /* flat_boxed, every instruction a chain and every view flat: the rows read
+                    * in place run as one call, not a block at a time (no registers) */
   int32_t ninstr, ninputs, noutputs, nregs;
   int64_t reg_bytes;
   int64_t flops_per_elem;
@@ -554,7 +557,8 @@ static void run_flat(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const 
                      char *pack) {
   const ew_params *p = R->p;
   int nin = p->ninputs, nio = nin + p->noutputs;
-  int64_t w = p->flat_w, per = p->block / w, edge = p->flat_a + w - p->flat_b;
+  int64_t w = p->flat_w, per = p->flat_bulk ? r1 - r0 : p->block / w;
+  int64_t edge = p->flat_a + w - p->flat_b;
   /* rows whose edges one packed register holds (boxed: no edges to compute again) */
   int64_t span = p->flat_boxed ? r1 - r0 : p->block / edge;
   char *alt[MAX_TAB];
@@ -597,6 +601,58 @@ static void run_flat(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const 
   }
 }
 
+/* row r of flat view `in` (rows of w elements) into reg: the part inside its box (rank 2: its
+ * box's columns, none outside its rows; rank 1: the elements in its range) copied between
+ * padding */
+static void flat_row(char *reg, const char *src, const ew_input *in, int64_t r, int64_t w) {
+  int es = in->esize;
+  int64_t e0 = r * w, c0 = e0 + in->clo, c1 = e0 + in->chi; /* elements of the part inside */
+  if (in->rank == 1) {
+    c0 = in->lo[0] > e0 ? in->lo[0] : e0;
+    c1 = in->hi[0] < e0 + w ? in->hi[0] : e0 + w;
+  } else if (r < in->lo[0] || r >= in->hi[0]) {
+    c1 = c0;
+  }
+  if (c1 <= c0) c0 = c1 = e0 + w;
+  if (c0 > e0) cj_fill_elems(reg, in->padv, es, c0 - e0);
+  if (c1 > c0) copy_bytes(reg + (c0 - e0) * es, src + (in->off + c0) * es, (c1 - c0) * es);
+  if (c1 < e0 + w) cj_fill_elems(reg + (c1 - e0) * es, in->padv, es, e0 + w - c1);
+}
+
+/* Flat boxed mode's rows [r0, r1) outside [flat_g0, flat_g1), a block of rows at a time: a
+ * flat view is read in place where those rows of it are (fr0..fr1), else its rows are copied
+ * (with their padding), and the other views gathered; the boxed chains pad the columns. */
+static void run_flat_rows(ew_run *R, int64_t r0, int64_t r1, char **cur, char *const *regs) {
+  const ew_params *p = R->p;
+  int64_t w = p->flat_w, per = p->block / w;
+  for (int64_t r = r0; r < r1; r += per) {
+    int64_t rows = r1 - r < per ? r1 - r : per, bs = r * w;
+    for (int k = 0; k < p->ninputs + p->noutputs; k++) cur[k] = R->base[k] + bs * p->esize[k];
+    for (int k = 0; k < p->ninputs; k++) {
+      const ew_input *in = &p->inputs[k];
+      if (in->mode != IN_BCAST) continue;
+      if (in->flat && r >= in->fr0 && r + rows <= in->fr1) {
+        cur[in->reg] = R->base[k] + (in->off + bs) * in->esize;
+      } else if (in->flat) {
+        for (int64_t q = 0; q < rows; q++)
+          flat_row(regs[k] + q * w * in->esize, R->base[k], in, r + q, w);
+        cur[in->reg] = regs[k];
+      } else {
+        cur[in->reg] = gather_view(regs[k], R->base[k], in, bs, rows * w);
+      }
+    }
+    run_instrs_as(p, cur, rows * w, true);
+  }
+}
+
+/* the rows [b0, b1) of flat mode outside [flat_g0, flat_g1) */
+static void run_flat_edge(ew_run *R, int64_t b0, int64_t b1, char **cur, char *const *regs) {
+  if (R->p->flat_boxed)
+    run_flat_rows(R, b0 / R->p->flat_w, (b1 + R->p->flat_w - 1) / R->p->flat_w, cur, regs);
+  else
+    run_blocks(R, b0, b1, cur, regs);
+}
+
 static void run_range(ew_run *R, int64_t b0, int64_t b1) {
   const ew_params *p = R->p;
   char *cur[MAX_TAB];
@@ -629,11 +685,11 @@ static void run_range(ew_run *R, int64_t b0, int64_t b1) {
     if (f0 < b0) f0 = b0;
     if (f1 > b1) f1 = b1;
     if (f1 <= f0) {
-      run_blocks(R, b0, b1, cur, regs);
+      run_flat_edge(R, b0, b1, cur, regs);
     } else {
-      run_blocks(R, b0, f0, cur, regs);
+      run_flat_edge(R, b0, f0, cur, regs);
       run_flat(R, f0 / w, f1 / w, cur, regs, tls->mem + (int64_t)p->nregs * p->reg_bytes);
-      run_blocks(R, f1, b1, cur, regs);
+      run_flat_edge(R, f1, b1, cur, regs);
     }
   } else {
     run_blocks(R, b0, b1, cur, regs);
@@ -1269,6 +1325,8 @@ static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar
   c->first = (uint8_t)x;
   c->first_scalar = scalar[x];
   c->box_w = 0;
+  c->kb_stride = 0;
+  c->kbits = NULL;
   c->first_box = -1;
   c->nbox = 0;
   if (G->nsrc[k0] == 1 || G->iop[k0] == CJ_EW_CLAMP) return chain_append(G, c, k0, x, scalar);
@@ -1631,6 +1689,8 @@ static void flat_mode(ew_params *p, ew_input *inp, int nin, const cj_type *shape
     in->flat = true;
     in->clo = clo;
     in->chi = chi;
+    in->fr0 = r0;
+    in->fr1 = r1;
     if (r0 > g0) g0 = r0;
     if (r1 < g1) g1 = r1;
     if (clo > a) a = clo;
@@ -1663,20 +1723,25 @@ static bool box_readable(const cj_ew_chain *c, const int *flat_of) {
 }
 
 /* chain c's boxed copy (ew_chain.h): its array operands that are flat views with padded
- * columns read through boxes; false when it needs more boxes than a chain has */
-static bool box_chain(cj_ew_chain *c, const ew_params *p, const int *flat_of) {
+ * columns read through boxes, with their table of lane bits; false when it needs more boxes
+ * than a chain has */
+static CJ_MUST_USE cj_status box_chain(cj_lw *L, cj_ew_chain *c, const ew_params *p,
+                                       const int *flat_of, bool *ok) {
   int8_t box_of[MAX_INPUTS];
   memset(box_of, -1, sizeof box_of);
   c->box_w = (int32_t)p->flat_w;
   c->nbox = 0;
+  *ok = false;
+  int es = 0;
   for (int s = -1; s < c->nsteps; s++) {
     int t = s < 0 ? c->first : c->step[s].src, op = s < 0 ? 0 : c->step[s].op;
     int k = flat_of[t];
     if (k < 0 || (s >= 0 && !cj_ch_reads(op))) continue;
     const ew_input *in = &p->inputs[k];
     if (in->clo <= 0 && in->chi >= p->flat_w) continue; /* no padded column */
+    es = in->esize;
     if (box_of[k] < 0) {
-      if (c->nbox == CJ_EW_CHAIN_BOXES) return false;
+      if (c->nbox == CJ_EW_CHAIN_BOXES) return NULL;
       cj_ew_chain_box *b = &c->box[c->nbox];
       b->clo = (int32_t)in->clo;
       b->chi = (int32_t)in->chi;
@@ -1691,20 +1756,28 @@ static bool box_chain(cj_ew_chain *c, const ew_params *p, const int *flat_of) {
       c->step[s].box = (uint8_t)box_of[k];
     }
   }
-  return true;
+  *ok = true;
+  if (!c->nbox) return NULL;
+  int lanes, strip;
+  cj_ew_chain_shape(es, &lanes, &strip);
+  uint16_t *kt = cj_lw_alloc(L, sizeof(uint16_t) * (size_t)cj_ew_chain_box_entries(c, lanes, strip));
+  if (!kt) return cj_oom();
+  cj_ew_chain_box_table(c, kt, lanes, strip);
+  return NULL;
 }
 
 /* Flat mode without the edge columns pass (flat_boxed): when every instruction that reads a
  * flat view with padded columns is a chain that can read it through a box, each such chain
- * gets a boxed copy, which the rows read in place run. Only when rows hold whole vectors
- * (ew_chain.h: box_w). */
+ * gets a boxed copy, which the rows read in place run (rows of any length: a vector may hold
+ * the end of one and the start of the next, ew_chain.h: kbits). */
 static CJ_MUST_USE cj_status flat_boxes(cj_lw *L, ew_params *p, ew_input *inp, int nin) {
   p->flat_boxed = false;
+  p->flat_bulk = false;
   if (!p->flat_w || p->flat_w > INT32_MAX) return NULL;
   int flat_of[MAX_TAB];
   for (int t = 0; t < MAX_TAB; t++) flat_of[t] = -1;
   for (int k = 0; k < nin; k++)
-    if (inp[k].flat && (inp[k].esize == 4 || inp[k].esize == 8) && p->flat_w * inp[k].esize % 64 == 0)
+    if (inp[k].flat && (inp[k].esize == 4 || inp[k].esize == 8))
       flat_of[inp[k].reg] = k;
     else if (inp[k].flat)
       return NULL;
@@ -1720,10 +1793,36 @@ static CJ_MUST_USE cj_status flat_boxes(cj_lw *L, ew_params *p, ew_input *inp, i
     bx[i] = cj_lw_alloc(L, sizeof *bx[i]);
     if (!bx[i]) return cj_oom();
     *bx[i] = *p->instr[i].chain;
-    if (!box_chain(bx[i], p, flat_of)) return NULL;
+    bool ok;
+    CJ_RETURN_IF_ERROR(box_chain(L, bx[i], p, flat_of, &ok));
+    if (!ok) return NULL;
   }
   for (int i = 0; i < p->ninstr; i++) p->instr[i].boxed = bx[i];
   p->flat_boxed = true;
+  p->flat_bulk = true;
+  for (int i = 0; i < p->ninstr; i++) p->flat_bulk = p->flat_bulk && bx[i];
+  for (int k = 0; k < nin; k++) p->flat_bulk = p->flat_bulk && (inp[k].mode != IN_BCAST || inp[k].flat);
+  return NULL;
+}
+
+/* How the group reads its views: flat mode with boxes where it applies, also over rows long
+ * enough for row mode (which gathers every row of a view shifted along its rows: a 256-wide
+ * stencil's column-shifted slices); else row mode, flat mode (edge columns computed again) or
+ * blocks. Sets p's mode, block and register bytes. */
+static CJ_MUST_USE cj_status pick_mode(cj_lw *L, ew_params *p, ew_input *inp, int nin,
+                                       const cj_type *shape, int64_t max_es) {
+  int64_t row = row_mode(shape, inp, nin, max_es), block = p->block;
+  p->row = 0;
+  flat_mode(p, inp, nin, shape, p->nregs);
+  p->reg_bytes = p->block * max_es;
+  CJ_RETURN_IF_ERROR(flat_boxes(L, p, inp, nin));
+  if (row > 0 && !p->flat_boxed) {
+    for (int k = 0; k < nin; k++) inp[k].flat = false;
+    p->flat_w = 0;
+    p->row = row;
+    p->block = block;
+    p->reg_bytes = block * max_es;
+  }
   return NULL;
 }
 
@@ -1824,17 +1923,14 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
       }
       p->n = S->shape->num_elements;
       p->block = G->block;
-      p->row = row_mode(S->shape, inp, nin, max_es);
-      flat_mode(p, inp, nin, S->shape, G->nregs);
       p->ninstr = G->ninstr;
       p->ninputs = nin;
       p->noutputs = nout;
       p->nregs = G->nregs;
-      p->reg_bytes = p->block * max_es;
       p->instr = ins;
       p->inputs = inp;
       p->flops_per_elem = G->flops + 8 * G->trans;
-      st = flat_boxes(L, p, inp, nin);
+      st = pick_mode(L, p, inp, nin, S->shape, max_es);
       /* flat mode: a packed copy of every input and output after the registers */
       cj_lw_set_tls_bytes(L, (int64_t)(G->nregs + (p->flat_w ? nin + nout : 0)) * p->reg_bytes);
       cj_lw_add_cost(L, (double)G->flops * (double)p->n, (double)G->trans * (double)p->n);

@@ -1,7 +1,8 @@
 /* The compiler passes (src/compiler/): inlining (nested calls, composites, recursion), the
  * sharding identities (sdy ops, JAX custom calls, manual_computation), chlo decompositions
  * (broadcasting binary ops with and without broadcast_dimensions, broadcast_select, constants,
- * constant_like, sinh/cosh), folding, dead code elimination, and the whole pipeline. Checked on
+ * constant_like, sinh/cosh), folding, dead code elimination, loop-invariant code motion, and
+ * the whole pipeline. Checked on
  * the resulting IR (op kinds and counts) and, where it matters, by running the result. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,6 +365,133 @@ static void test_cse(void) {
   cj_module_free(m);
 }
 
+/* ops named `name` directly in block b (not in nested regions) */
+static int count_in(const cj_block *b, const char *name) {
+  int n = 0;
+  for (const cj_op *o = b ? b->first : NULL; o; o = o->next) n += !strcmp(o->name, name);
+  return n;
+}
+
+/* the first op named `name` directly in block b */
+static cj_op *find_in(const cj_block *b, const char *name) {
+  for (cj_op *o = b ? b->first : NULL; o; o = o->next)
+    if (!strcmp(o->name, name)) return o;
+  return NULL;
+}
+
+/* loop-invariant code motion (licm.c): elementwise ops of a while body whose operands do not
+ * change (an argument the body returns unchanged, values from outside, constants and their
+ * broadcasts, a reshape of such a value, ops moved before) go before the loop, through two
+ * nested loops; what reads a carried value, only constants and broadcasts, or random numbers
+ * stays. A loop whose body reads a moved op runs on the CPU backend. */
+static void test_licm(void) {
+  const char *text =
+      "func.func @main(%f: tensor<4x8xf32>, %u0: tensor<4x8xf32>, %s: tensor<f32>) -> tensor<4x8xf32> {\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %one = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %n = stablehlo.constant dense<3> : tensor<i32>\n"
+      "  %g = stablehlo.sine %f : tensor<4x8xf32>\n"
+      "  %r:4 = stablehlo.while(%i = %z, %a = %f, %u = %u0, %t = %s) : tensor<i32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>\n"
+      "    cond {\n"
+      "      %c = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %c : tensor<i1>\n"
+      "    } do {\n"
+      "      %h = stablehlo.constant dense<0.5> : tensor<f32>\n"
+      "      %hb = stablehlo.broadcast_in_dim %h, dims = [] : (tensor<f32>) -> tensor<4x8xf32>\n"
+      "      %hf = stablehlo.multiply %hb, %a : tensor<4x8xf32>\n"
+      "      %hg = stablehlo.add %hf, %g : tensor<4x8xf32>\n"
+      "      %ar = stablehlo.reshape %a : (tensor<4x8xf32>) -> tensor<32xf32>\n"
+      "      %ex = stablehlo.exponential %ar : tensor<32xf32>\n"
+      "      %eb = stablehlo.reshape %ex : (tensor<32xf32>) -> tensor<4x8xf32>\n"
+      "      %tb = stablehlo.broadcast_in_dim %t, dims = [] : (tensor<f32>) -> tensor<4x8xf32>\n"
+      "      %tt = stablehlo.multiply %tb, %tb : tensor<4x8xf32>\n"
+      "      %v = stablehlo.add %u, %hg : tensor<4x8xf32>\n"
+      "      %v2 = stablehlo.add %v, %eb : tensor<4x8xf32>\n"
+      "      %v3 = stablehlo.add %v2, %tt : tensor<4x8xf32>\n"
+      "      %q:2 = stablehlo.while(%j = %z, %w = %v3) : tensor<i32>, tensor<4x8xf32>\n"
+      "        cond {\n"
+      "          %c2 = stablehlo.compare LT, %j, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "          stablehlo.return %c2 : tensor<i1>\n"
+      "        } do {\n"
+      "          %cs = stablehlo.cosine %a : tensor<4x8xf32>\n"
+      "          %w2 = stablehlo.add %w, %cs : tensor<4x8xf32>\n"
+      "          %j2 = stablehlo.add %j, %one : tensor<i32>\n"
+      "          stablehlo.return %j2, %w2 : tensor<i32>, tensor<4x8xf32>\n"
+      "        }\n"
+      "      %i2 = stablehlo.add %i, %one : tensor<i32>\n"
+      "      stablehlo.return %i2, %a, %q#1, %t : tensor<i32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>\n"
+      "    }\n"
+      "  return %r#2 : tensor<4x8xf32>\n}\n";
+  cj_module *m = parse(text);
+  if (!m) return;
+  cj_op *main = NULL;
+  cj_status st = run_passes(m, &main);
+  CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+  cj_status_free(st);
+  cj_block *top = main ? cj_func_body(main) : NULL;
+  cj_op *w = find_in(top, "stablehlo.while");
+  cj_block *body = w && w->nregions == 2 ? w->regions[1].first : NULL;
+  cj_op *w2 = find_in(body, "stablehlo.while");
+  cj_block *body2 = w2 && w2->nregions == 2 ? w2->regions[1].first : NULL;
+  CHECK(body && body2);
+  /* moved: hf, hg (reads sine(f) from outside), exp of the reshape, and the inner cosine */
+  CHECK_EQ_INT(count_in(top, "stablehlo.multiply"), 1);
+  CHECK_EQ_INT(count_in(top, "stablehlo.exponential"), 1);
+  CHECK_EQ_INT(count_in(top, "stablehlo.cosine"), 1);
+  CHECK_EQ_INT(count_in(top, "stablehlo.add"), 1);
+  CHECK_EQ_INT(count_in(body2, "stablehlo.cosine"), 0);
+  CHECK_EQ_INT(count_in(body, "stablehlo.exponential"), 0);
+  /* stay: the adds of the carried u, t * t of broadcasts only, the counters */
+  CHECK_EQ_INT(count_in(body, "stablehlo.multiply"), 1);
+  CHECK_EQ_INT(count_in(body, "stablehlo.add"), 4);
+  CHECK_EQ_INT(count_in(body2, "stablehlo.add"), 2);
+  cj_status vs = cj_verify_module(m);
+  CHECK_MSG(vs == NULL, "%s", cj_status_message(vs));
+  cj_status_free(vs);
+  cj_module_free(m);
+
+  /* run on the CPU backend: 0.5 * a moved out, read by every iteration (exact sums) */
+  m = parse(
+      "func.func @main(%f: tensor<4x8xf32>, %u0: tensor<4x8xf32>) -> tensor<4x8xf32> {\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %r:3 = stablehlo.while(%i = %z, %a = %f, %u = %u0) : tensor<i32>, tensor<4x8xf32>, tensor<4x8xf32>\n"
+      "    cond {\n"
+      "      %n = stablehlo.constant dense<3> : tensor<i32>\n"
+      "      %c = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %c : tensor<i1>\n"
+      "    } do {\n"
+      "      %h = stablehlo.constant dense<0.5> : tensor<4x8xf32>\n"
+      "      %hf = stablehlo.multiply %h, %a : tensor<4x8xf32>\n"
+      "      %u2 = stablehlo.add %u, %hf : tensor<4x8xf32>\n"
+      "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
+      "      %i2 = stablehlo.add %i, %one : tensor<i32>\n"
+      "      stablehlo.return %i2, %a, %u2 : tensor<i32>, tensor<4x8xf32>, tensor<4x8xf32>\n"
+      "    }\n"
+      "  return %r#2 : tensor<4x8xf32>\n}\n");
+  if (!m) return;
+  cj_backend *b = cj_backend_cpu();
+  cj_compiled *p = NULL;
+  cj_compile_options o = {1, 1, NULL, false, false};
+  st = cj_compile_module(b, m, &o, &p);
+  CHECK_MSG(st == NULL, "%s", cj_status_message(st));
+  cj_status_free(st);
+  if (p) {
+    float f[32], u0[32], r[32] = {0};
+    for (int i = 0; i < 32; i++) f[i] = (float)(i - 7), u0[i] = (float)(3 * i) * 0.25f;
+    void *args[2] = {f, u0}, *res[1] = {r};
+    cj_exec_args a;
+    memset(&a, 0, sizeof a);
+    a.args = args;
+    a.results = res;
+    st = b->vt->execute(b, p->program, &a);
+    CHECK(st == NULL);
+    cj_status_free(st);
+    for (int i = 0; i < 32; i++)
+      CHECK_MSG(r[i] == u0[i] + 1.5f * f[i], "element %d: %g vs %g", i, r[i], u0[i] + 1.5f * f[i]);
+    cj_compiled_free(p);
+  }
+}
+
 /* the linear algebra custom calls are pure: inv and slogdet of one matrix share its getrf (as
  * XLA's CSE does); a call that declares a side effect, another target or other attributes stays */
 static void test_cse_lapack(void) {
@@ -434,6 +562,7 @@ int main(void) {
   test_fold_dce();
   test_cse();
   test_cse_lapack();
+  test_licm();
   test_opfacts_rows();
   return check_report("compiler_passes");
 }

@@ -443,7 +443,51 @@ stencil_box("boxed stencil (padding -1.5, boxes first/either side), f32 40x32", 
 stencil_box("boxed stencil (padding 0.75), f64 24x16", (24, 16), np.float64, 3, 0.75)
 stencil_box("boxed stencil (padding -1.5), f32 70x64: rows past a block", (70, 64),
             np.float32, 2, -1.5)
+stencil_box("boxed stencil (padding 0.5), f32 9x256: rows long enough for row mode", (9, 256),
+            np.float32, 2, 0.5)
+stencil_box("boxed stencil (padding -2), f64 5x192: rows of 3 strips", (5, 192), np.float64, 2,
+            -2.0)
+stencil_box("boxed stencil (padding 1.25), f32 11x100: vectors across rows", (11, 100),
+            np.float32, 2, 1.25)
+stencil_box("boxed stencil (padding -0.5), f64 9x21: vectors across rows", (9, 21), np.float64, 2,
+            -0.5)
 
+
+def stencil_3d(name, shape, dt, pad):
+    """a 7-point 3-D stencil over pad(u, pad) + 6 slices: the column-shifted slices are boxed
+    flat views, the others views of whole planes, so that the rows outside every view's box
+    (where the boxed chains run on copied rows) are a plane's worth at each end"""
+    c = Case(name)
+    u = data(shape, dt)
+    uv = c.const(u)
+    n0, n1, n2 = shape
+    t = ttype(shape, dt)
+    pt = ttype((n0 + 2, n1 + 2, n2 + 2), dt)
+    z = c.op("{r} = stablehlo.constant dense<%r> : %s" % (pad, ttype((), dt)))
+    pv = c.op("{r} = stablehlo.pad %s, %s, low = [1, 1, 1], high = [1, 1, 1], interior = [0, 0, 0]"
+              " : (%s, %s) -> %s" % (uv, z, t, ttype((), dt), pt))
+    p = np.pad(u, 1, constant_values=dt(pad))
+    sl = [(0, 1, 1), (2, 1, 1), (1, 0, 1), (1, 2, 1), (1, 1, 0), (1, 1, 2)]
+    acc, a = None, None
+    for k, (i, j, l) in enumerate(sl):
+        v = c.op("{r} = stablehlo.slice %s [%d:%d, %d:%d, %d:%d] : (%s) -> %s"
+                 % (pv, i, i + n0, j, j + n1, l, l + n2, pt, t))
+        x = p[i:i + n0, j:j + n1, l:l + n2]
+        if acc is None:
+            acc, a = v, x
+        elif k % 2:
+            acc, a = c.op("{r} = stablehlo.add %s, %s : %s" % (acc, v, t)), (a + x).astype(dt)
+        else:
+            acc, a = c.op("{r} = stablehlo.subtract %s, %s : %s" % (v, acc, t)), (x - a).astype(dt)
+    q = c.splat(shape, dt, 0.5)
+    acc = c.op("{r} = stablehlo.multiply %s, %s : %s" % (acc, q, t))
+    c.expect(acc, (a * np.full(shape, 0.5, dt)).astype(dt))
+    cases.append(c)
+
+
+stencil_3d("3-D boxed stencil (padding 0.25), f32 6x20x32: edge rows in blocks", (6, 20, 32),
+           np.float32, 0.25)
+stencil_3d("3-D boxed stencil (padding -1), f64 5x9x16", (5, 9, 16), np.float64, -1.0)
 
 def update_loop(name, shape, dt, iters):
     """an optimizer-like update in a while body: u <- max(u - lr * (g / (sqrt(v) + eps)), lo),
