@@ -30,8 +30,9 @@ _Static_assert(MAX_INPUTS * 2 <= CJ_EW_SRC_MAX_IN, "a source's inputs (cpu/lower
 enum { ROW_MIN_BYTES = 1024, ROW_RANK = 4 };
 /* groups of fewer elements keep one array kernel per instruction (make_chains) */
 enum { CHAIN_MIN_ELEMS = 128 };
-/* groups of at most this many bytes per register run as one block */
-enum { SMALL_GROUP_BYTES = 16384 };
+/* groups of at most this many bytes per register run as one block, when all their registers
+ * take at most SMALL_GROUP_TLS bytes */
+enum { SMALL_GROUP_BYTES = 16384, SMALL_GROUP_TLS = 512 * 1024 };
 
 /* ======================================================================== runtime */
 
@@ -1784,9 +1785,10 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
   }
   G->block = 2048 / max_es; /* 2 KiB per register: a group's registers stay in L1 */
   if (G->block < 64) G->block = 64;
+  int64_t small_block = G->block;
   /* a small group runs as one block: each block costs a pass of instruction calls and view
    * gathers, which cost more than L1 misses here (cloth_physics_fori's [24, 24, 3] groups in
-   * one block instead of four: 1.52 -> 1.35 of XLA's time) */
+   * one block instead of four: 1.52 -> 1.35 of XLA's time); see also below */
   if (S->shape->num_elements * max_es <= SMALL_GROUP_BYTES) G->block = S->shape->num_elements;
   /* load every external input first (in table order), so that the registers of broadcast
    * inputs, gathered at each block start, are never reused by earlier instructions */
@@ -1829,7 +1831,14 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
             p->esize[nin + k] = (uint8_t)cj_dtype_bytes(G->vals[i].storage);
       }
       p->n = S->shape->num_elements;
+      p->flops_per_elem = G->flops + 8 * G->trans;
       p->block = G->block;
+      /* ... unless it is worth splitting across threads (by blocks), or its registers would
+       * take more than SMALL_GROUP_TLS per thread (a prefilled constant of the whole group still
+       * serves smaller blocks) */
+      if (p->block > small_block && (p->n * (p->flops_per_elem + 1) >= CJ_PAR_MIN_ELEMS * 2 ||
+                                     G->nregs * p->block * max_es > SMALL_GROUP_TLS))
+        p->block = small_block;
       p->row = row_mode(S->shape, inp, nin, max_es);
       flat_mode(p, inp, nin, S->shape, G->nregs);
       p->ninstr = G->ninstr;
@@ -1839,7 +1848,6 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
       p->reg_bytes = p->block * max_es;
       p->instr = ins;
       p->inputs = inp;
-      p->flops_per_elem = G->flops + 8 * G->trans;
       st = flat_boxes(L, p, inp, nin);
       /* flat mode: a packed copy of every input and output after the registers */
       cj_lw_set_tls_bytes(L, (int64_t)(G->nregs + (p->flat_w ? nin + nout : 0)) * p->reg_bytes);
