@@ -33,6 +33,8 @@ typedef struct fold_rule {
 static CJ_MUST_USE cj_status rw_transpose_of_dot(cj_module *m, cj_op *func, cj_op *op, bool *done);
 static CJ_MUST_USE cj_status rw_dot_of_transposes(cj_module *m, cj_op *func, cj_op *op, bool *done);
 static CJ_MUST_USE cj_status rw_reshape_of_reshape(cj_module *m, cj_op *func, cj_op *op, bool *done);
+static CJ_MUST_USE cj_status rw_scatter_add_window(cj_module *m, cj_op *func, cj_op *op, bool *done);
+static CJ_MUST_USE cj_status rw_broadcast_of_broadcast(cj_module *m, cj_op *func, cj_op *op, bool *done);
 
 static bool id_same_type(const cj_op *op) { return same_type(op); }
 
@@ -80,13 +82,14 @@ static bool id_concatenate(const cj_op *op) { return op->nopnds == 1 && same_typ
 #define fold_none {NULL, NULL, SPLAT_NO}
 #define fold_convert {id_same_type, NULL, SPLAT_CONVERT}
 #define fold_reshape {id_same_type, rw_reshape_of_reshape, SPLAT_SAME}
-#define fold_broadcast_in_dim {id_broadcast_in_dim, NULL, SPLAT_SAME}
+#define fold_broadcast_in_dim {id_broadcast_in_dim, rw_broadcast_of_broadcast, SPLAT_SAME}
 #define fold_transpose {id_transpose, rw_transpose_of_dot, SPLAT_SAME}
 #define fold_slice {id_slice, NULL, SPLAT_SAME}
 #define fold_reverse {id_reverse, NULL, SPLAT_SAME}
 #define fold_pad {id_pad, NULL, SPLAT_NO}
 #define fold_concatenate {id_concatenate, NULL, SPLAT_NO}
 #define fold_dot_general {NULL, rw_dot_of_transposes, SPLAT_NO}
+#define fold_scatter {NULL, rw_scatter_add_window, SPLAT_NO}
 
 static const fold_rule fold_rules[CJ_OP_COUNT] = {
 #define OPF(id, infer, canon, ev, quant, va, spmd, fold, ...) fold,
@@ -268,6 +271,259 @@ static CJ_MUST_USE cj_status rw_reshape_of_reshape(cj_module *m, cj_op *func, cj
   return NULL;
 }
 
+/* ---- a scatter-add of one window at constant indices is an add of a padded update ----
+ *
+ * x.at[:, :-1].add(u) (JAX: a scatter whose indices are a constant and whose updates are one
+ * whole window) is add(x, pad(reshape(u), lo = start, hi = rest)), which the backends fuse with
+ * the ops around it. Bit-equal: inside the window both compute x + u (the scatter body's
+ * argument order); outside, the padding is the additive identity: -0.0 for floats (x + -0.0 is x
+ * for every x, -0.0 and NaN included, where +0.0 would turn -0.0 into +0.0), 0 for integers.
+ * Only when the whole window lies inside x (else XLA skips the window, and the scatter stays).
+ * A negated float update u = -v gives subtract(x, pad(v)) padded with +0.0: x + (-v) and x - v
+ * are the same IEEE operation (a NaN's sign aside), and the negate no longer splits the fused group around it. */
+
+/* the body is add(arg0, arg1) in that order */
+static bool body_adds_in_order(const cj_op *op) {
+  if (op->nregions != 1 || !op->regions[0].first || op->regions[0].first != op->regions[0].last)
+    return false;
+  const cj_block *b = op->regions[0].first;
+  if (b->nargs != 2 || b->nops != 2) return false;
+  const cj_op *a = b->first, *r = b->last;
+  return a->kind == CJ_OP_ADD && a->nopnds == 2 && a->operands[0] == &b->args[0] &&
+         a->operands[1] == &b->args[1] && r->kind == CJ_OP_RETURN && r->nopnds == 1 &&
+         r->operands[0] == &a->results[0];
+}
+
+/* the padding value: -0.0 for f32/f64, 0 for integers; false for other types */
+static bool identity_pad(cj_dtype dt, unsigned char out[8]) {
+  memset(out, 0, 8);
+  if (dt == CJ_F32) {
+    float z = -0.0f;
+    memcpy(out, &z, sizeof z);
+    return true;
+  }
+  if (dt == CJ_F64) {
+    double z = -0.0;
+    memcpy(out, &z, sizeof z);
+    return true;
+  }
+  return cj_dtype_is_int(dt) && cj_dtype_bits(dt) >= 8; /* not sub-byte: stored with zero high bits */
+}
+
+/* the window of a one-window scatter: its start and size per operand dim; false if the scatter
+ * is not one whole window at constant indices lying inside the operand */
+static bool scatter_one_window(const cj_op *op, int64_t *start, int64_t *wsize) {
+  const cj_type *xt = op->operands[0]->type, *it = op->operands[1]->type, *ut = op->operands[2]->type;
+  const cj_attr *dn = cj_op_attr(op, "scatter_dimension_numbers");
+  const cj_attr *ia = op->operands[1]->def && op->operands[1]->def->kind == CJ_OP_CONSTANT
+                          ? cj_op_attr(op->operands[1]->def, "value") : NULL;
+  if (!dn || dn->kind != CJ_ATTR_STRUCT || !ia || !cj_type_is_static(xt) || !cj_type_is_static(it) ||
+      !cj_type_is_static(ut) || xt->rank > MAXR || it->num_elements > MAXR)
+    return false;
+  int64_t uw[MAXR], ins[MAXR], bat[MAXR], sd[MAXR], idx[MAXR], nuw = -1, nins = 0, nbat = 0, nsd = -1, ni = -1;
+  const cj_attr *f;
+  if ((f = cj_attr_field(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_update_window_dims)) && !cj_attr_get_i64s(f, uw, MAXR, &nuw)) return false;
+  if ((f = cj_attr_field(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_inserted_window_dims)) && !cj_attr_get_i64s(f, ins, MAXR, &nins)) return false;
+  if ((f = cj_attr_field(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_input_batching_dims)) && !cj_attr_get_i64s(f, bat, MAXR, &nbat)) return false;
+  if ((f = cj_attr_field(dn, CJ_SK_SCATTER, CJ_SF_SCATTER_scatter_dims_to_operand_dims)) && !cj_attr_get_i64s(f, sd, MAXR, &nsd)) return false;
+  if (!cj_attr_get_i64s(ia, idx, MAXR, &ni))
+    return false;
+  /* every update dim a window dim (in order), one index vector, no batching */
+  if (nbat != 0 || nuw != ut->rank || nuw + nins != xt->rank || nsd < 0 || nsd > xt->rank || ni != nsd)
+    return false;
+  for (int64_t i = 0; i < nuw; i++)
+    if (uw[i] != i) return false;
+  bool inserted[MAXR] = {false};
+  for (int64_t i = 0; i < nins; i++) {
+    if (ins[i] < 0 || ins[i] >= xt->rank || inserted[ins[i]]) return false;
+    inserted[ins[i]] = true;
+  }
+  for (int32_t d = 0, u = 0; d < xt->rank; d++) {
+    start[d] = 0;
+    wsize[d] = inserted[d] ? 1 : ut->dims[u++];
+  }
+  for (int64_t k = 0; k < nsd; k++) {
+    if (sd[k] < 0 || sd[k] >= xt->rank) return false;
+    start[sd[k]] = idx[k];
+  }
+  for (int32_t d = 0; d < xt->rank; d++)
+    if (start[d] < 0 || wsize[d] > xt->dims[d] || start[d] > xt->dims[d] - wsize[d]) return false;
+  return true;
+}
+
+/* *out: a constant op of type t holding the splat value `elem`, before `at` */
+static CJ_MUST_USE cj_status splat_constant(cj_module *m, cj_op *at, const cj_type *t, const void *elem,
+                                            cj_value **out) {
+  const cj_attr *d = cj_attr_dense(m, t, elem, (size_t)cj_dtype_bytes(t->dtype), true);
+  cj_op *c = d ? cj_build_op(m, at, at, CJ_OP_CONSTANT, 0, NULL, t) : NULL;
+  if (!c) return cj_oom();
+  *out = &c->results[0];
+  return cj_op_set_attr(m, c, "value", d);
+}
+
+/* a splat update's padded window up to this many elements is a constant (a pad of a splat
+ * whose window's innermost run is one element, gravity on component 1 of [n, m, 3], would be
+ * read back element by element) */
+enum { SPLAT_WINDOW_MAX = 1 << 16, MIN_WINDOW_RUN = 16 };
+
+/* *out: a constant of type xt holding `elem` inside the window and `pv` elsewhere */
+static CJ_MUST_USE cj_status window_constant(cj_module *m, cj_op *at, const cj_type *xt, const int64_t *start,
+                                             const int64_t *wsize, const void *elem, const void *pv,
+                                             cj_value **out) {
+  size_t es = (size_t)cj_dtype_bytes(xt->dtype);
+  int64_t n = xt->num_elements;
+  unsigned char *data = malloc(es * (size_t)(n > 0 ? n : 1));
+  if (!data) return cj_oom();
+  for (int64_t e = 0; e < n; e++) {
+    bool in = true;
+    int64_t q = e;
+    for (int32_t d = xt->rank - 1; d >= 0; d--) {
+      int64_t i = q % xt->dims[d];
+      q /= xt->dims[d];
+      if (i < start[d] || i >= start[d] + wsize[d]) in = false;
+    }
+    memcpy(data + (size_t)e * es, in ? elem : pv, es);
+  }
+  const cj_attr *d = cj_attr_dense(m, xt, data, es * (size_t)n, false);
+  free(data);
+  cj_op *c = d ? cj_build_op(m, at, at, CJ_OP_CONSTANT, 0, NULL, xt) : NULL;
+  if (!c) return cj_oom();
+  *out = &c->results[0];
+  return cj_op_set_attr(m, c, "value", d);
+}
+
+/* *out: pad(reshape(w) to the window, pv) */
+static CJ_MUST_USE cj_status padded_window(cj_module *m, cj_op *op, cj_value *w, const cj_type *wt,
+                                           const cj_type *ut, const cj_attr *s, const int64_t *lo,
+                                           const int64_t *hi, const void *pv, cj_value **out) {
+  const cj_type *xt = op->operands[0]->type;
+  const cj_type *st = cj_type_tensor_of(m, xt->dtype, 0, NULL);
+  if (!st) return cj_oom();
+  if (wt != ut && s) {
+    CJ_RETURN_IF_ERROR(splat_constant(m, op, wt, s->dense.data, &w));
+  } else if (wt != ut) {
+    cj_op *r = cj_build_op(m, op, op, CJ_OP_RESHAPE, 1, &w, wt);
+    if (!r) return cj_oom();
+    w = &r->results[0];
+  }
+  cj_value *pv_c = NULL;
+  CJ_RETURN_IF_ERROR(splat_constant(m, op, st, pv, &pv_c));
+  cj_value *pops[2] = {w, pv_c};
+  cj_op *pad = cj_build_op(m, op, op, CJ_OP_PAD, 2, pops, xt);
+  int64_t zero[MAXR] = {0};
+  const cj_attr *lo_a = cj_attr_i64_array(m, xt->rank, lo), *hi_a = cj_attr_i64_array(m, xt->rank, hi),
+                *in_a = cj_attr_i64_array(m, xt->rank, zero);
+  if (!pad || !lo_a || !hi_a || !in_a) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, pad, "edge_padding_low", lo_a));
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, pad, "edge_padding_high", hi_a));
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, pad, "interior_padding", in_a));
+  *out = &pad->results[0];
+  return NULL;
+}
+
+/* *out = x + w (x - w when neg) of one element, as the scatter computes it; false for types not
+ * computed here */
+static bool splat_sum(cj_dtype dt, const void *x, const void *w, bool neg, unsigned char out[8]) {
+#define SPLAT_SUM(T)                \
+  do {                              \
+    T a, b;                         \
+    memcpy(&a, x, sizeof a);        \
+    memcpy(&b, w, sizeof b);        \
+    a = neg ? a - b : a + b;        \
+    memcpy(out, &a, sizeof a);      \
+    return true;                    \
+  } while (0)
+  if (dt == CJ_F32) SPLAT_SUM(float);
+  if (dt == CJ_F64) SPLAT_SUM(double);
+#undef SPLAT_SUM
+  if (neg || !cj_dtype_is_int(dt) || cj_dtype_bits(dt) < 8 || cj_dtype_bytes(dt) > 8) return false;
+  uint64_t a = 0, b = 0;
+  int es = cj_dtype_bytes(dt);
+  memcpy(&a, x, (size_t)es); /* little-endian: the low bytes; the sum wraps in the low bytes */
+  memcpy(&b, w, (size_t)es);
+  a += b;
+  memcpy(out, &a, (size_t)es);
+  return true;
+}
+
+static CJ_MUST_USE cj_status rw_scatter_add_window(cj_module *m, cj_op *func, cj_op *op, bool *done) {
+  if (op->nopnds != 3 || op->nresults != 1 || !body_adds_in_order(op)) return NULL;
+  const cj_type *xt = op->operands[0]->type, *ut = op->operands[2]->type;
+  unsigned char pv[8];
+  if (op->results[0].type != xt || cj_type_is_quant(xt) || ut->dtype != xt->dtype ||
+      !identity_pad(xt->dtype, pv))
+    return NULL;
+  int64_t start[MAXR], wsize[MAXR], hi[MAXR];
+  if (!scatter_one_window(op, start, wsize)) return NULL;
+  for (int32_t d = 0; d < xt->rank; d++) hi[d] = xt->dims[d] - start[d] - wsize[d];
+  const cj_type *wt = cj_type_tensor_of(m, xt->dtype, xt->rank, wsize);
+  if (!wt) return cj_oom();
+  cj_value *w = op->operands[2];
+  /* x + (-u) is x - u, and the padding of a subtraction is +0.0 (x - +0.0 is x) */
+  bool neg = w->def && w->def->kind == CJ_OP_NEGATE && w->def->nopnds == 1 && cj_dtype_is_float(xt->dtype);
+  if (neg) {
+    w = w->def->operands[0];
+    memset(pv, 0, sizeof pv);
+  }
+  const cj_attr *s = splat_of(w), *sx = splat_of(op->operands[0]);
+  unsigned char sum[8];
+  cj_value *padded = NULL;
+  bool small = xt->num_elements > 0 && xt->num_elements <= SPLAT_WINDOW_MAX;
+  if (s && sx && small && splat_sum(xt->dtype, sx->dense.data, s->dense.data, neg, sum)) {
+    /* both splats (jnp.zeros_like(p).at[..., 1].add(-9.81)): the result is a constant */
+    CJ_RETURN_IF_ERROR(window_constant(m, op, xt, start, wsize, sum, sx->dense.data, &padded));
+    cj_replace_all_uses(func, &op->results[0], padded);
+    cj_block_remove(op->block, op);
+    *done = true;
+    return NULL;
+  }
+  /* the padded view is read by runs of the window's innermost contiguous extent: under
+   * MIN_WINDOW_RUN elements (x.at[..., 1].add(u) on [n, m, 3]) per-run reads cost more than the
+   * scatter's combiner, which stays */
+  int64_t run = 1;
+  for (int32_t d = xt->rank - 1; d >= 0; d--) {
+    run *= wsize[d];
+    if (wsize[d] != xt->dims[d]) break;
+  }
+  if (!(s && small) && run < MIN_WINDOW_RUN) return NULL;
+  if (s && small) {
+    CJ_RETURN_IF_ERROR(window_constant(m, op, xt, start, wsize, s->dense.data, pv, &padded));
+  } else {
+    CJ_RETURN_IF_ERROR(padded_window(m, op, w, wt, ut, s, start, hi, pv, &padded));
+  }
+  cj_value *aops[2] = {op->operands[0], padded};
+  cj_op *add = cj_build_op(m, op, op, neg ? CJ_OP_SUBTRACT : CJ_OP_ADD, 2, aops, xt);
+  if (!add) return cj_oom();
+  cj_replace_all_uses(func, &op->results[0], &add->results[0]);
+  cj_block_remove(op->block, op);
+  *done = true;
+  return NULL;
+}
+
+/* broadcast_in_dim(broadcast_in_dim(x, a), b) is broadcast_in_dim(x, b[a[i]]) (jnp.where's mask
+ * [n] -> [n, 1, 1] -> [n, m, 3]: one virtual view instead of a copy of the middle one) */
+static CJ_MUST_USE cj_status rw_broadcast_of_broadcast(cj_module *m, cj_op *func, cj_op *op, bool *done) {
+  (void)func;
+  cj_op *in = op->operands[0]->def;
+  if (!in || in->kind != CJ_OP_BROADCAST_IN_DIM || in->nopnds != 1 || op->nopnds != 1) return NULL;
+  int64_t a[MAXR], b[MAXR], c[MAXR], na = 0, nb = 0;
+  const cj_type *xt = in->operands[0]->type;
+  if (!cj_op_get_i64s(in, "broadcast_dimensions", a, MAXR, &na) ||
+      !cj_op_get_i64s(op, "broadcast_dimensions", b, MAXR, &nb) || na != xt->rank ||
+      nb != op->operands[0]->type->rank || xt->rank > MAXR || nb > MAXR)
+    return NULL;
+  for (int64_t i = 0; i < na; i++) {
+    if (a[i] < 0 || a[i] >= nb) return NULL;
+    c[i] = b[a[i]];
+  }
+  const cj_attr *ca = cj_attr_i64_array(m, na, c);
+  if (!ca) return cj_oom();
+  CJ_RETURN_IF_ERROR(cj_op_set_attr(m, op, "broadcast_dimensions", ca));
+  cj_op_set_operand(op, 0, in->operands[0]);
+  *done = is_identity(op) ? false : true;
+  return NULL;
+}
+
 static CJ_MUST_USE cj_status fold_block(cj_module *m, cj_op *func, cj_block *b) {
   for (cj_op *op = b->first; op;) {
     cj_op *next = op->next;
@@ -308,7 +564,61 @@ static CJ_MUST_USE cj_status fold_block(cj_module *m, cj_op *func, cj_block *b) 
   return NULL;
 }
 
+/* ---- loop-invariant values first ----
+ *
+ * In a while body, the ops computed from constants alone (jnp.where's mask (jnp.arange(n) == 0)
+ * of a step function) move to the start of the body, in their order. Left where JAX wrote them,
+ * an elementwise op of another shape between two groups of the same shape splits them into
+ * separate fused steps; at the start they run first, and the groups join. */
+
+static bool invariant_kind(const cj_op *op) {
+  if (op->nregions || op->nresults != 1) return false;
+  if (op->kind == CJ_OP_CONSTANT || op->kind == CJ_OP_IOTA || op->kind == CJ_OP_BROADCAST_IN_DIM ||
+      op->kind == CJ_OP_RESHAPE)
+    return true;
+  uint32_t f = cj_op_info_get(op->kind)->flags;
+  return (f & CJ_OPF_ELEMENTWISE) && !(f & (CJ_OPF_SIDE_EFFECT | CJ_OPF_TERMINATOR));
+}
+
+static void hoist_invariants(cj_block *b) {
+  static const char mark;
+  cj_op *front = b->first; /* hoisted ops go before it */
+  for (cj_op *op = b->first; op;) {
+    cj_op *next = op->next;
+    bool inv = invariant_kind(op);
+    for (uint32_t i = 0; inv && i < op->nopnds; i++) {
+      const cj_op *d = op->operands[i]->def;
+      inv = d && d->block == b && d->scratch == &mark;
+    }
+    if (inv) {
+      op->scratch = (void *)&mark;
+      if (op == front) {
+        front = next;
+      } else {
+        cj_block_remove(b, op);
+        cj_block_insert_before(b, front, op);
+      }
+    }
+    op = next;
+  }
+  for (cj_op *op = b->first; op; op = op->next)
+    if (op->scratch == &mark) op->scratch = NULL;
+}
+
+static void hoist_in_loops(cj_block *b) {
+  for (cj_op *op = b->first; op; op = op->next) {
+    for (uint32_t r = 0; r < op->nregions; r++)
+      for (cj_block *nb = op->regions[r].first; nb; nb = nb->next) {
+        if (op->kind == CJ_OP_WHILE && r == 1) hoist_invariants(nb);
+        hoist_in_loops(nb);
+      }
+  }
+}
+
 cj_status cj_pass_fold(cj_module *m, cj_op *func) {
   cj_block *b = cj_func_body(func);
-  return b ? fold_block(m, func, b) : NULL;
+  if (!b) return NULL;
+  CJ_RETURN_IF_ERROR(fold_block(m, func, b));
+  hoist_in_loops(b);
+  return NULL;
 }

@@ -30,6 +30,9 @@ _Static_assert(MAX_INPUTS * 2 <= CJ_EW_SRC_MAX_IN, "a source's inputs (cpu/lower
 enum { ROW_MIN_BYTES = 1024, ROW_RANK = 4 };
 /* groups of fewer elements keep one array kernel per instruction (make_chains) */
 enum { CHAIN_MIN_ELEMS = 128 };
+/* groups of at most this many bytes per register run as one block, when all their registers
+ * take at most SMALL_GROUP_TLS bytes */
+enum { SMALL_GROUP_BYTES = 16384, SMALL_GROUP_TLS = 512 * 1024 };
 
 /* ======================================================================== runtime */
 
@@ -291,6 +294,36 @@ static inline void fill_pad(char *dst, const char *v, int es, int64_t n) {
     cj_fill_elems(dst, v, es, n);
 }
 
+/* n copies of the padding value: the short edges of a row (a pad along [n, m, 3]'s middle dim
+ * leaves 3 elements per row) without a call */
+static inline void fill_edge(char *dst, const char *v, int es, int64_t n) {
+  if (es == 4 && n <= 16) {
+    for (int64_t i = 0; i < n; i++) memcpy(dst + i * 4, v, 4);
+  } else if (es == 8 && n <= 8) {
+    for (int64_t i = 0; i < n; i++) memcpy(dst + i * 8, v, 8);
+  } else {
+    cj_fill_elems(dst, v, es, n);
+  }
+}
+
+/* Whole rows [row, row + rows) of a rank-2 bounded view with contiguous rows: the box's columns
+ * copied, the edges filled, without gather_bounded's index walk per row (a pad of [24, 23, 3]
+ * into [24, 24, 3], collapsed to rows of 72 with 69 inside: the walk cost more than the copy). */
+EW_FILL_CLONES static void bounded_rows2(char *dst, const char *src, const ew_input *in, int64_t row, int64_t rows) {
+  int es = in->esize;
+  int64_t w = in->dims[1], s0 = in->strides[0];
+  int64_t c0 = in->lo[1] > 0 ? in->lo[1] : 0, c1 = in->hi[1] < w ? in->hi[1] : w;
+  for (int64_t i = row; i < row + rows; i++, dst += w * es) {
+    if (i < in->lo[0] || i >= in->hi[0] || c1 <= c0) {
+      cj_fill_elems(dst, in->padv, es, w);
+      continue;
+    }
+    copy_bytes(dst + c0 * es, src + (in->off + i * s0 + c0) * es, (c1 - c0) * es);
+    if (c0 > 0) fill_edge(dst, in->padv, es, c0);
+    if (c1 < w) fill_edge(dst + c1 * es, in->padv, es, w - c1);
+  }
+}
+
 /* Gathers elements [start, start+m) of a bounded view: per row of the innermost dim, the part
  * inside the box is copied and the rest filled with the padding value. */
 EW_FILL_CLONES static void gather_bounded(char *dst, const char *src, const ew_input *in, int64_t start,
@@ -302,6 +335,13 @@ EW_FILL_CLONES static void gather_bounded(char *dst, const char *src, const ew_i
     rem /= in->dims[d];
   }
   int64_t inner = in->dims[r - 1], sin = in->strides[r - 1];
+  if (r == 2 && sin == 1 && idx[1] == 0 && m >= inner) {
+    int64_t rows = m / inner;
+    bounded_rows2(dst, src, in, idx[0], rows);
+    dst += rows * inner * es;
+    m -= rows * inner;
+    idx[0] += rows;
+  }
   int64_t ilo = in->lo[r - 1], ihi = in->hi[r - 1];
   while (m > 0) {
     int64_t a = idx[r - 1], run = inner - a;
@@ -1881,6 +1921,11 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
   }
   G->block = 2048 / max_es; /* 2 KiB per register: a group's registers stay in L1 */
   if (G->block < 64) G->block = 64;
+  int64_t small_block = G->block;
+  /* a small group runs as one block: each block costs a pass of instruction calls and view
+   * gathers, which cost more than L1 misses here (cloth_physics_fori's [24, 24, 3] groups in
+   * one block instead of four: 1.52 -> 1.35 of XLA's time); see also below */
+  if (S->shape->num_elements * max_es <= SMALL_GROUP_BYTES) G->block = S->shape->num_elements;
   /* load every external input first (in table order), so that the registers of broadcast
    * inputs, gathered at each block start, are never reused by earlier instructions */
   for (int k = 0; k < S->next && !st; k++) {
@@ -1922,14 +1967,20 @@ cj_status cj_lw_ew_flush(cj_lw *L) {
             p->esize[nin + k] = (uint8_t)cj_dtype_bytes(G->vals[i].storage);
       }
       p->n = S->shape->num_elements;
+      p->flops_per_elem = G->flops + 8 * G->trans;
       p->block = G->block;
+      /* ... unless it is worth splitting across threads (by blocks), or its registers would
+       * take more than SMALL_GROUP_TLS per thread (a prefilled constant of the whole group still
+       * serves smaller blocks) */
+      if (p->block > small_block && (p->n * (p->flops_per_elem + 1) >= CJ_PAR_MIN_ELEMS * 2 ||
+                                     G->nregs * p->block * max_es > SMALL_GROUP_TLS))
+        p->block = small_block;
       p->ninstr = G->ninstr;
       p->ninputs = nin;
       p->noutputs = nout;
       p->nregs = G->nregs;
       p->instr = ins;
       p->inputs = inp;
-      p->flops_per_elem = G->flops + 8 * G->trans;
       st = pick_mode(L, p, inp, nin, S->shape, max_es);
       /* flat mode: a packed copy of every input and output after the registers */
       cj_lw_set_tls_bytes(L, (int64_t)(G->nregs + (p->flat_w ? nin + nout : 0)) * p->reg_bytes);
