@@ -6,12 +6,13 @@ as bits (bitcast to integers): the padding must keep -0.0 and NaN outside the wi
     python tests/ops_gather/make_window_cases.py
 """
 import os
+import sys
 
 import numpy as np
 
-from mlir_cases import Case, array_attr, body2, ttype, write
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from casegen import Case, array_attr, body2, ttype, write_beside  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 RNG = np.random.default_rng(13)
 
 
@@ -162,8 +163,8 @@ def main():
         splat_case(),
         loop_case(),
     ]
-    write(os.path.join(HERE, "window_cases.mlir"), cases,
-          "one-window scatter-adds at constant indices, loop-invariant masks")
+    write_beside(__file__, "window_cases.mlir", cases,
+                 "one-window scatter-adds at constant indices, loop-invariant masks")
 
 
 if __name__ == "__main__":
