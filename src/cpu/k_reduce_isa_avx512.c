@@ -185,7 +185,30 @@ static inline __m512 rka_ld_f16(__mmask16 k, const uint16_t *x) {
       out[o0 + r] = q[0];                                                                        \
     }                                                                                            \
   }
+/* vertical: four vectors of accumulators in registers across all the rows (the template's
+ * loaded and stored them every two rows: a store-to-load wait per row pair on narrow kept
+ * blocks such as batch-norm statistics' channels) */
 #define RKA_KERNELS(NAME, T, A, SFX, W, VT, MT, LD, OP, SH)                                      \
+  static void vacc_##NAME(void *acc_, const char *x_, int64_t n, int64_t rows, int64_t rs) {    \
+    A *acc = acc_;                                                                               \
+    int64_t j = 0;                                                                               \
+    for (; j + 4 * W <= n; j += 4 * W) {                                                         \
+      VT a[4];                                                                                   \
+      for (int u = 0; u < 4; u++) a[u] = _mm512_loadu_##SFX(acc + j + u * W);                    \
+      for (int64_t r = 0; r < rows; r++) {                                                       \
+        const T *x = (const T *)(const void *)(x_ + r * rs) + j;                                 \
+        for (int u = 0; u < 4; u++) a[u] = _mm512_##OP##_##SFX(a[u], LD((MT)-1, x + u * W));     \
+      }                                                                                          \
+      for (int u = 0; u < 4; u++) _mm512_storeu_##SFX(acc + j + u * W, a[u]);                    \
+    }                                                                                            \
+    for (; j < n; j += W) {                                                                      \
+      MT k = n - j >= W ? (MT)-1 : (MT)((1u << (n - j)) - 1u);                                   \
+      VT a = _mm512_maskz_loadu_##SFX(k, acc + j);                                               \
+      for (int64_t r = 0; r < rows; r++)                                                         \
+        a = _mm512_##OP##_##SFX(a, LD(k, (const T *)(const void *)(x_ + r * rs) + j));           \
+      _mm512_mask_storeu_##SFX(acc + j, k, a);                                                   \
+    }                                                                                            \
+  }                                                                                              \
   static void hrows_##NAME(void *out_, const char *x_, int64_t n, int64_t m, int64_t rs) {     \
     A *out = out_;                                                                               \
     int64_t o0 = 0;                                                                              \
@@ -204,7 +227,7 @@ static inline __m512 rka_ld_f16(__mmask16 k, const uint16_t *x) {
     }                                                                                            \
     hrows_##NAME(out, x_, n, 1, 0); /* the same lanes and tree */                                \
   }                                                                                              \
-  static const rk_fns fns_##NAME = {vload_##NAME##_t, vacc_##NAME##_t,  vcomb_##NAME##_t,       \
+  static const rk_fns fns_##NAME = {vload_##NAME##_t, vacc_##NAME,      vcomb_##NAME##_t,       \
                                     hfold_##NAME,     hrows_##NAME,     hshort_##NAME##_t,      \
                                     fin_##NAME##_t,   (int32_t)sizeof(A)};                        \
   static const rk_fns *const rkv_keep_##NAME __attribute__((unused)) = &fns_##NAME##_t;

@@ -2,7 +2,7 @@
  * (k_reduce_isa_generic.c): hrows and contiguous hfolds of add and multiply over f32, f64, bf16
  * and f16 give the same bits (the same lanes and tree), for runs of 16 to 1031 elements (8 lanes
  * under 64, 32 from there; whole vectors and tails) and 1 to 9 outputs (four at a time and the
- * rest). Random values with every rounding in play, so a change of the lanes, the tree or a tail
+ * rest), and vertical folds (vacc) of 1 to 9 rows the same. Random values with every rounding in play, so a change of the lanes, the tree or a tail
  * shows. Skips an instruction set the CPU lacks. */
 #include <stdint.h>
 #include <stdio.h>
@@ -46,17 +46,25 @@ static void compare(const char *isa, const rk_fns *v, const rk_fns *g, cj_dtype 
   static const int64_t ns[] = {16, 17, 31, 63, 64, 65, 100, 127, 256, 257, 300, 512, 1024, 1031};
   static const int64_t ms[] = {1, 3, 4, 5, 8, 9};
   int64_t es = cj_dtype_bytes(dt), ab = v->abytes;
-  char *x = malloc((size_t)((MAXN + 3) * MAXM * es)), a[MAXM * 8], b[MAXM * 8];
+  char *x = malloc((size_t)((MAXN + 3) * (MAXM + 1) * es)), a[MAXM * 8], b[MAXM * 8];
+  static char va[MAXN * 8], vb[MAXN * 8];
   unsigned seed = 7u + (unsigned)dt * 31u + (unsigned)rop;
   for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
     for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++) {
       int64_t n = ns[i], m = ms[j], rs = (n + 3) * es; /* rows apart by more than n */
-      fill(dt, rop, x, (rs / es) * m, &seed);
+      fill(dt, rop, x, (rs / es) * (m + 1), &seed);
       memset(a, 0, sizeof a);
       memset(b, 0x55, sizeof b);
       v->hrows(a, x, n, m, rs);
       g->hrows(b, x, n, m, rs);
       CHECK_MSG(memcmp(a, b, (size_t)(m * ab)) == 0, "%s hrows %s op %d n %lld m %lld", isa,
+                cj_dtype_get(dt)->id, rop, (long long)n, (long long)m);
+      /* vertical: n accumulators (the first row's) folding rows 1 .. m, rs apart */
+      memcpy(va, x, (size_t)(n * ab)); /* any bits: the same start for both */
+      memcpy(vb, x, (size_t)(n * ab));
+      v->vacc(va, x + rs, n, m, rs);
+      g->vacc(vb, x + rs, n, m, rs);
+      CHECK_MSG(memcmp(va, vb, (size_t)(n * ab)) == 0, "%s vacc %s op %d n %lld rows %lld", isa,
                 cj_dtype_get(dt)->id, rop, (long long)n, (long long)m);
       memset(a, 0, sizeof a);
       memset(b, 0x55, sizeof b);
