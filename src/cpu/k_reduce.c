@@ -297,13 +297,21 @@ static void v_leaf(const fast_run *R, int64_t boff, int64_t r0, int64_t r1, void
     int64_t e = (r / inner + 1) * inner;
     if (e > r1) e = r1;
     int64_t off = boff + space_off(rs, r);
-    if (p->src.prog) { /* computed rows, one at a time */
-      for (int64_t k = 0; k < e - r; k++, first = false) {
-        const char *x = in_run(R, off + k * istr, n, tmp);
-        if (first)
+    if (p->src.prog) { /* computed rows: as many at a time as tmp holds when they are
+                          * adjacent (a narrow kept block: one row at a time cost batch-norm
+                          * statistics ~2x XLA's time), else one */
+      int64_t rb = n * p->esize, per = istr == rb ? (int64_t)sizeof tmp / rb : 1;
+      for (int64_t k = 0; k < e - r;) {
+        int64_t c = e - r - k < per ? e - r - k : per;
+        const char *x = in_run(R, off + k * istr, c * n, tmp);
+        if (first) {
           p->f->vload(acc, x, n);
-        else
-          p->f->vacc(acc, x, n, 1, 0);
+          if (c > 1) p->f->vacc(acc, x + rb, n, c - 1, rb);
+          first = false;
+        } else {
+          p->f->vacc(acc, x, n, c, rb);
+        }
+        k += c;
       }
     } else if (first) {
       const char *x = R->in + off;

@@ -32,6 +32,15 @@ static inline __m512d rkv_sh_pd(__m512d a, int w) {
 #define RKV_min_f32(M, OP) M(min_f32, float, ps, 16, __m512, __mmask16, 0x04, rkv_sh_ps)
 #define RKV_max_f64(M, OP) M(max_f64, double, pd, 8, __m512d, __mmask8, 0x05, rkv_sh_pd)
 #define RKV_min_f64(M, OP) M(min_f64, double, pd, 8, __m512d, __mmask8, 0x04, rkv_sh_pd)
+/* a contiguous fold of 16 or more: hrows' lanes and tree for one output; else the template's */
+#define RKV_HFOLD(NAME, T)                                                                        \
+  static void hfold_##NAME(void *out, const char *x_, int64_t n, int64_t s) {                   \
+    if (s != (int64_t)sizeof(T) || n < 16) { /* the template's fold in index order */           \
+      hfold_##NAME##_t(out, x_, n, s);                                                           \
+      return;                                                                                    \
+    }                                                                                            \
+    hrows_##NAME(out, x_, n, 1, 0); /* the same lanes and tree */                                \
+  }
 #define RKV_KERNELS(NAME, T, SFX, W, VT, MT, IMM, SH)                                              \
   static inline VT rkv_##NAME(VT a, VT b) {                                                      \
     MT u = _mm512_cmp_##SFX##_mask(a, b, _CMP_UNORD_Q);                                          \
@@ -117,18 +126,109 @@ static inline __m512d rkv_sh_pd(__m512d a, int w) {
       out[o] = q[0];                                                                             \
     }                                                                                            \
   }                                                                                              \
-  static void hfold_##NAME(void *out, const char *x_, int64_t n, int64_t s) {                   \
-    if (s != (int64_t)sizeof(T) || n < 16) { /* the template's fold in index order */           \
-      hfold_##NAME##_t(out, x_, n, s);                                                           \
-      return;                                                                                    \
-    }                                                                                            \
-    hrows_##NAME(out, x_, n, 1, 0); /* the same lanes and tree */                                \
-  }                                                                                              \
+  RKV_HFOLD(NAME, T)                                                                             \
   static const rk_fns fns_##NAME = {vload_##NAME##_t, vacc_##NAME,        vcomb_##NAME,          \
                                     hfold_##NAME,     hrows_##NAME,       hshort_##NAME##_t,     \
                                     fin_##NAME##_t,   (int32_t)sizeof(T)};                        \
   static const rk_fns *const rkv_keep_##NAME __attribute__((unused)) = &fns_##NAME##_t;
 #define RK_VMINMAX(NAME, T, OP) RKV_##NAME(RKV_KERNELS, OP)
+
+/* add and multiply (f32, f64; bf16 and f16 in f32): hrows and contiguous hfolds with the
+ * template's lanes and tree (k_reduce_kern.h: 32 lanes, or 8 for runs under 64; lanes k and
+ * k + w combined, whole vectors first), in registers, R outputs at a time so their chains are in
+ * flight together (the template's stored its lanes per output and ran the tree across outputs
+ * in memory: 1.6x XLA's time for sums over 256-element rows). LD loads a masked vector of A. */
+static inline __m512 rka_ld_f32(__mmask16 k, const float *x) { return _mm512_maskz_loadu_ps(k, x); }
+static inline __m512d rka_ld_f64(__mmask8 k, const double *x) { return _mm512_maskz_loadu_pd(k, x); }
+static inline __m512 rka_ld_bf16(__mmask16 k, const uint16_t *x) {
+  __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, x));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+static inline __m512 rka_ld_f16(__mmask16 k, const uint16_t *x) {
+  return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, x));
+}
+#define RKA_add_f32(M) M(add_f32, float, float, ps, 16, __m512, __mmask16, rka_ld_f32, add, rkv_sh_ps)
+#define RKA_mul_f32(M) M(mul_f32, float, float, ps, 16, __m512, __mmask16, rka_ld_f32, mul, rkv_sh_ps)
+#define RKA_add_f64(M) M(add_f64, double, double, pd, 8, __m512d, __mmask8, rka_ld_f64, add, rkv_sh_pd)
+#define RKA_mul_f64(M) M(mul_f64, double, double, pd, 8, __m512d, __mmask8, rka_ld_f64, mul, rkv_sh_pd)
+#define RKA_add_bf16(M) M(add_bf16, uint16_t, float, ps, 16, __m512, __mmask16, rka_ld_bf16, add, rkv_sh_ps)
+#define RKA_mul_bf16(M) M(mul_bf16, uint16_t, float, ps, 16, __m512, __mmask16, rka_ld_bf16, mul, rkv_sh_ps)
+#define RKA_add_f16(M) M(add_f16, uint16_t, float, ps, 16, __m512, __mmask16, rka_ld_f16, add, rkv_sh_ps)
+#define RKA_mul_f16(M) M(mul_f16, uint16_t, float, ps, 16, __m512, __mmask16, rka_ld_f16, mul, rkv_sh_ps)
+/* outputs o0 .. o0 + R - 1 with LN lanes (NV vectors of LW lanes each) */
+#define RKA_BODY(LN, R, T, A, SFX, W, VT, MT, LD, OP, SH)                                         \
+  {                                                                                              \
+    enum { NV = LN >= W ? LN / W : 1, LW = LN < W ? LN : W };                                    \
+    const MT lm = LW >= W ? (MT)-1 : (MT)((1u << LW) - 1u);                                      \
+    const T *x[R];                                                                               \
+    VT p[R][NV];                                                                                 \
+    for (int r = 0; r < R; r++) {                                                                \
+      x[r] = (const T *)(const void *)(x_ + (o0 + r) * rs);                                      \
+      for (int v = 0; v < NV; v++) p[r][v] = LD(lm, x[r] + v * W);                               \
+    }                                                                                            \
+    int64_t j = LN;                                                                              \
+    for (; j + LN <= n; j += LN)                                                                 \
+      for (int v = 0; v < NV; v++)                                                               \
+        for (int r = 0; r < R; r++)                                                              \
+          p[r][v] = _mm512_##OP##_##SFX(p[r][v], LD(lm, x[r] + j + v * W));                      \
+    for (int v = 0; v < NV && j + v * W < n; v++) { /* the last lanes: j + k < n */              \
+      int64_t left = n - j - v * W;                                                              \
+      MT k = (MT)((left >= W ? (MT)-1 : (MT)((1u << left) - 1u)) & lm);                          \
+      for (int r = 0; r < R; r++)                                                                \
+        p[r][v] = _mm512_mask_##OP##_##SFX(p[r][v], k, p[r][v], LD(k, x[r] + j + v * W));        \
+    }                                                                                            \
+    for (int c = NV / 2; c >= 1; c /= 2)                                                         \
+      for (int v = 0; v < c; v++)                                                                \
+        for (int r = 0; r < R; r++) p[r][v] = _mm512_##OP##_##SFX(p[r][v], p[r][v + c]);         \
+    for (int w = LW / 2; w >= 1; w /= 2)                                                         \
+      for (int r = 0; r < R; r++) p[r][0] = _mm512_##OP##_##SFX(p[r][0], SH(p[r][0], w));       \
+    for (int r = 0; r < R; r++) {                                                                \
+      A q[W];                                                                                    \
+      _mm512_storeu_##SFX(q, p[r][0]);                                                           \
+      out[o0 + r] = q[0];                                                                        \
+    }                                                                                            \
+  }
+/* vertical: four vectors of accumulators in registers across all the rows (the template's
+ * loaded and stored them every two rows: a store-to-load wait per row pair on narrow kept
+ * blocks such as batch-norm statistics' channels) */
+#define RKA_KERNELS(NAME, T, A, SFX, W, VT, MT, LD, OP, SH)                                      \
+  static void vacc_##NAME(void *acc_, const char *x_, int64_t n, int64_t rows, int64_t rs) {    \
+    A *acc = acc_;                                                                               \
+    int64_t j = 0;                                                                               \
+    for (; j + 4 * W <= n; j += 4 * W) {                                                         \
+      VT a[4];                                                                                   \
+      for (int u = 0; u < 4; u++) a[u] = _mm512_loadu_##SFX(acc + j + u * W);                    \
+      for (int64_t r = 0; r < rows; r++) {                                                       \
+        const T *x = (const T *)(const void *)(x_ + r * rs) + j;                                 \
+        for (int u = 0; u < 4; u++) a[u] = _mm512_##OP##_##SFX(a[u], LD((MT)-1, x + u * W));     \
+      }                                                                                          \
+      for (int u = 0; u < 4; u++) _mm512_storeu_##SFX(acc + j + u * W, a[u]);                    \
+    }                                                                                            \
+    for (; j < n; j += W) {                                                                      \
+      MT k = n - j >= W ? (MT)-1 : (MT)((1u << (n - j)) - 1u);                                   \
+      VT a = _mm512_maskz_loadu_##SFX(k, acc + j);                                               \
+      for (int64_t r = 0; r < rows; r++)                                                         \
+        a = _mm512_##OP##_##SFX(a, LD(k, (const T *)(const void *)(x_ + r * rs) + j));           \
+      _mm512_mask_storeu_##SFX(acc + j, k, a);                                                   \
+    }                                                                                            \
+  }                                                                                              \
+  static void hrows_##NAME(void *out_, const char *x_, int64_t n, int64_t m, int64_t rs) {     \
+    A *out = out_;                                                                               \
+    int64_t o0 = 0;                                                                              \
+    if (n >= 2 * RK_LANES) {                                                                     \
+      for (; o0 + 4 <= m; o0 += 4) RKA_BODY(32, 4, T, A, SFX, W, VT, MT, LD, OP, SH)             \
+      for (; o0 < m; o0++) RKA_BODY(32, 1, T, A, SFX, W, VT, MT, LD, OP, SH)                     \
+    } else {                                                                                     \
+      for (; o0 + 4 <= m; o0 += 4) RKA_BODY(8, 4, T, A, SFX, W, VT, MT, LD, OP, SH)              \
+      for (; o0 < m; o0++) RKA_BODY(8, 1, T, A, SFX, W, VT, MT, LD, OP, SH)                      \
+    }                                                                                            \
+  }                                                                                              \
+  RKV_HFOLD(NAME, T)                                                                             \
+  static const rk_fns fns_##NAME = {vload_##NAME##_t, vacc_##NAME,      vcomb_##NAME##_t,       \
+                                    hfold_##NAME,     hrows_##NAME,     hshort_##NAME##_t,      \
+                                    fin_##NAME##_t,   (int32_t)sizeof(A)};                        \
+  static const rk_fns *const rkv_keep_##NAME __attribute__((unused)) = &fns_##NAME##_t;
+#define RK_VARITH(NAME, T, A) RKA_##NAME(RKA_KERNELS)
 
 /* argmax/argmin across contiguous outputs (k_reduce_am.h's am_rows, the same step as compares
  * and blends): W outputs' values and indices in registers across all the rows; strided outputs

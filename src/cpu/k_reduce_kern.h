@@ -280,8 +280,16 @@ RK_INT(u64, uint64_t, uint64_t)
 RK_DEF(and_pred, uint8_t, uint8_t, RK_ID, RK_ID, (uint8_t)(a & b))
 RK_DEF(or_pred, uint8_t, uint8_t, RK_ID, RK_ID, (uint8_t)(a | b))
 RK_DEF(xor_pred, uint8_t, uint8_t, RK_ID, RK_ID, (uint8_t)(a ^ b))
-RK_DEF(add_f32, float, float, RK_ID, RK_ID, a + b)
-RK_DEF(mul_f32, float, float, RK_ID, RK_ID, a * b)
+/* add/mul of f32/f64 and of the 16-bit floats (in f32): an instruction set file may define
+ * RK_VARITH(NAME, T, A), which gives fns_NAME its own horizontal kernels (hrows, hfold: the same
+ * lanes and tree, so the same bits) and the template's NAME_t for the rest */
+#ifdef RK_VARITH
+#define RK_AR_DEF(NAME, T, A, LOAD, STORE, OP) RK_DEF(NAME##_t, T, A, LOAD, STORE, OP) RK_VARITH(NAME, T, A)
+#else
+#define RK_AR_DEF(NAME, T, A, LOAD, STORE, OP) RK_DEF(NAME, T, A, LOAD, STORE, OP)
+#endif
+RK_AR_DEF(add_f32, float, float, RK_ID, RK_ID, a + b)
+RK_AR_DEF(mul_f32, float, float, RK_ID, RK_ID, a * b)
 /* f32/f64 maximum/minimum: an instruction set file may define RK_VMINMAX(NAME, T, OP), which
  * gives fns_NAME its own vector kernels for some slots and the template's NAME_t for the rest */
 #ifdef RK_VMINMAX
@@ -291,16 +299,16 @@ RK_DEF(mul_f32, float, float, RK_ID, RK_ID, a * b)
 #endif
 RK_MM_DEF(max_f32, float, rk_maxf)
 RK_MM_DEF(min_f32, float, rk_minf)
-RK_DEF(add_f64, double, double, RK_ID, RK_ID, a + b)
-RK_DEF(mul_f64, double, double, RK_ID, RK_ID, a * b)
+RK_AR_DEF(add_f64, double, double, RK_ID, RK_ID, a + b)
+RK_AR_DEF(mul_f64, double, double, RK_ID, RK_ID, a * b)
 RK_MM_DEF(max_f64, double, rk_maxd)
 RK_MM_DEF(min_f64, double, rk_mind)
-RK_DEF(add_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, a + b)
-RK_DEF(mul_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, a * b)
+RK_AR_DEF(add_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, a + b)
+RK_AR_DEF(mul_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, a * b)
 RK_DEF(max_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, rk_maxf(a, b))
 RK_DEF(min_bf16, uint16_t, float, cj_bf16_to_f32, cj_f32_to_bf16, rk_minf(a, b))
-RK_DEF(add_f16, uint16_t, float, rk_f16, cj_f32_to_f16, a + b)
-RK_DEF(mul_f16, uint16_t, float, rk_f16, cj_f32_to_f16, a * b)
+RK_AR_DEF(add_f16, uint16_t, float, rk_f16, cj_f32_to_f16, a + b)
+RK_AR_DEF(mul_f16, uint16_t, float, rk_f16, cj_f32_to_f16, a * b)
 RK_DEF(max_f16, uint16_t, float, rk_f16, cj_f32_to_f16, rk_maxf(a, b))
 RK_DEF(min_f16, uint16_t, float, rk_f16, cj_f32_to_f16, rk_minf(a, b))
 RK_DEF(add_c64, c64_t, c64_t, RK_ID, RK_ID, ((c64_t){a.re + b.re, a.im + b.im}))

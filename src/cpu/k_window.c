@@ -712,6 +712,31 @@ static CJ_MUST_USE cj_status window_attrs(const cj_op *op, int32_t rank, int64_t
   return NULL;
 }
 
+/* A last dim the window passes through (size 1, stride 1, no padding or dilation) joins the
+ * dim before it when that one has stride 1 and no base dilation: output (o, c) reads input
+ * (o + w * dil - lo, c), which is merged index o * C + c plus w * dil * C - lo * C, so the two
+ * are one dim with the window's dilation and padding scaled by C. The same elements combined in
+ * the same order, in rows of O * C instead of C (NHWC pooling gradients: rows of the channels
+ * alone cost a call per 32 elements) */
+static void rw_merge_last(rw_params *p) {
+  while (p->rank >= 2) {
+    int32_t l = p->rank - 1, d = l - 1;
+    if (p->wdims[l] != 1 || p->wstr[l] != 1 || p->bdil[l] != 1 || p->wdil[l] != 1 ||
+        p->plo[l] != 0 || p->odims[l] != p->idims[l] || p->istr[l] != 1 || p->wstr[d] != 1 ||
+        p->bdil[d] != 1)
+      return;
+    int64_t c = p->idims[l];
+    p->idims[d] *= c;
+    p->odims[d] *= c;
+    p->wdil[d] *= c;
+    p->plo[d] *= c;
+    p->istr[d] = 1;
+    p->rank = l;
+    p->nrows /= p->odims[d] / c > 0 ? p->odims[d] / c : 1;
+    p->olen = p->odims[d];
+  }
+}
+
 cj_status cj_lower_reduce_window(cj_lw *L, cj_op *op) {
   int32_t n = (int32_t)op->nresults;
   if (n == 0 || (int32_t)op->nopnds != 2 * n || op->nregions != 1)
@@ -809,6 +834,7 @@ cj_status cj_lower_reduce_window(cj_lw *L, cj_op *op) {
         p->scan_fn = cj_kg_scan_lookup(kop, x0.dtype);
       }
     }
+    if (!p->scan) rw_merge_last(p);
     cj_dtype dt = x0.dtype;
     p->wide = kop == KG_ADD && p->nwin >= RW_WIDE_MIN &&
               (dt == CJ_F32 || dt == CJ_F64 || dt == CJ_BF16 || dt == CJ_F16);
