@@ -132,6 +132,17 @@ static inline void select_any(void *o, const void *p, const void *x, const void 
     return v;                                                                                 \
   }
 
+/* OP over whole W-bit elements (OP_w), or over the low aux->bits bits (OP_sub: sub-byte
+ * integers computed in a wider type) */
+#define BITS_PICK(OP, S, W)                                                                    \
+  static void OP##_##S(void *o_, const void *a_, const void *b_, const void *c_, int64_t n,    \
+                       const cj_ew_aux *aux) {                                                 \
+    if (aux && aux->bits && aux->bits != W)                                                    \
+      OP##_sub_##S(o_, a_, b_, c_, n, aux);                                                    \
+    else                                                                                       \
+      OP##_w_##S(o_, a_, b_, c_, n, aux);                                                      \
+  }
+
 /* kernels shared by signed and unsigned integers: INT_COMMON(suffix, T, UT, width) */
 #define INT_COMMON(S, T, UT, W)                                                                \
   SWAR_POP(S, UT, W)                                                                           \
@@ -142,20 +153,8 @@ static inline void select_any(void *o, const void *p, const void *x, const void 
   KBITS(clz_sub_##S, T, W, (T)(clz64((uint64_t)(UT)a[i] & mask) - (64 - bits)))             \
   K1(popcnt_w_##S, T, T, (T)swar_pop_##S((UT)x))                                             \
   K1(clz_w_##S, T, T, (T)(W - swar_pop_##S(smear_##S((UT)x))))                               \
-  static void popcnt_##S(void *o_, const void *a_, const void *b_, const void *c_, int64_t n, \
-                         const cj_ew_aux *aux) {                                             \
-    if (aux && aux->bits && aux->bits != W)                                                  \
-      popcnt_sub_##S(o_, a_, b_, c_, n, aux);                                                \
-    else                                                                                     \
-      popcnt_w_##S(o_, a_, b_, c_, n, aux);                                                  \
-  }                                                                                          \
-  static void clz_##S(void *o_, const void *a_, const void *b_, const void *c_, int64_t n,    \
-                      const cj_ew_aux *aux) {                                                \
-    if (aux && aux->bits && aux->bits != W)                                                  \
-      clz_sub_##S(o_, a_, b_, c_, n, aux);                                                   \
-    else                                                                                     \
-      clz_w_##S(o_, a_, b_, c_, n, aux);                                                     \
-  }                                                                                          \
+  BITS_PICK(popcnt, S, W)                                                                    \
+  BITS_PICK(clz, S, W)                                                                       \
   K2(add_##S, T, T, (T)(UT)((uint64_t)(UT)x + (uint64_t)(UT)y))                              \
   K2(sub_##S, T, T, (T)(UT)((uint64_t)(UT)x - (uint64_t)(UT)y))                              \
   K2(mul_##S, T, T, (T)(UT)((uint64_t)(UT)x * (uint64_t)(UT)y))                              \

@@ -162,9 +162,36 @@ static inline void rep3_u32(uint32_t *restrict d, const uint32_t *restrict s, in
     for (int i = 0; i < 3; i++) d[j * 3 + i] = s[j];
 }
 
+/* es-byte elements repeated k times where es * k is 2, 4 or 8 bytes: one multiply of the
+ * element by 1 + 2^(8 es) + ... per output word (jnp.unpackbits broadcasts each byte 8 times;
+ * a byte at a time cost 10x XLA's time) */
+#define REP_MUL(WT)                                                                    \
+  do {                                                                                 \
+    WT mult = 0;                                                                       \
+    for (int64_t i = 0; i < k; i++) mult = (WT)(mult | (WT)1 << (i * es * 8));         \
+    WT *d = (WT *)(void *)dst;                                                         \
+    for (int64_t j = 0; j < rows; j++) {                                               \
+      WT v = 0;                                                                        \
+      memcpy(&v, src + j * s2 * es, (size_t)es);                                       \
+      d[j] = (WT)(v * mult);                                                           \
+    }                                                                                  \
+  } while (0)
+
 EW_FILL_CLONES static void rep_rows(char *dst, const char *src, int es, int64_t s2, int64_t rows, int64_t k) {
   if (es == 4 && k == 3 && s2 == 1) {
     rep3_u32((uint32_t *)(void *)dst, (const uint32_t *)(const void *)src, rows);
+    return;
+  }
+  if (es * k == 8 && es < 8) {
+    REP_MUL(uint64_t);
+    return;
+  }
+  if (es * k == 4 && es < 4) {
+    REP_MUL(uint32_t);
+    return;
+  }
+  if (es * k == 2 && es < 2) {
+    REP_MUL(uint16_t);
     return;
   }
   switch (es) {
@@ -178,6 +205,7 @@ EW_FILL_CLONES static void rep_rows(char *dst, const char *src, int es, int64_t 
   }
 }
 #undef REP_ROWS
+#undef REP_MUL
 
 /* idx[j] (offset off) has reached the end of dimension j: back to 0, carrying into the outer
  * dimensions */
