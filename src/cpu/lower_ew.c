@@ -165,16 +165,13 @@ static inline void rep3_u32(uint32_t *restrict d, const uint32_t *restrict s, in
 /* es-byte elements repeated k times where es * k is 2, 4 or 8 bytes: one multiply of the
  * element by 1 + 2^(8 es) + ... per output word (jnp.unpackbits broadcasts each byte 8 times;
  * a byte at a time cost 10x XLA's time) */
-#define REP_MUL(WT)                                                                    \
+#define REP_MUL(WT, ET)                                                                \
   do {                                                                                 \
     WT mult = 0;                                                                       \
     for (int64_t i = 0; i < k; i++) mult = (WT)(mult | (WT)1 << (i * es * 8));         \
     WT *d = (WT *)(void *)dst;                                                         \
-    for (int64_t j = 0; j < rows; j++) {                                               \
-      WT v = 0;                                                                        \
-      memcpy(&v, src + j * s2 * es, (size_t)es);                                       \
-      d[j] = (WT)(v * mult);                                                           \
-    }                                                                                  \
+    const ET *sp = (const ET *)(const void *)src;                                      \
+    for (int64_t j = 0; j < rows; j++) d[j] = (WT)((WT)sp[j * s2] * mult);             \
   } while (0)
 
 EW_FILL_CLONES static void rep_rows(char *dst, const char *src, int es, int64_t s2, int64_t rows, int64_t k) {
@@ -182,17 +179,14 @@ EW_FILL_CLONES static void rep_rows(char *dst, const char *src, int es, int64_t 
     rep3_u32((uint32_t *)(void *)dst, (const uint32_t *)(const void *)src, rows);
     return;
   }
-  if (es * k == 8 && es < 8) {
-    REP_MUL(uint64_t);
-    return;
-  }
-  if (es * k == 4 && es < 4) {
-    REP_MUL(uint32_t);
-    return;
-  }
-  if (es * k == 2 && es < 2) {
-    REP_MUL(uint16_t);
-    return;
+  switch (es * 16 + k) {
+    case 24: REP_MUL(uint64_t, uint8_t); return;   /* 1 byte, 8 times */
+    case 20: REP_MUL(uint32_t, uint8_t); return;
+    case 18: REP_MUL(uint16_t, uint8_t); return;
+    case 36: REP_MUL(uint64_t, uint16_t); return;  /* 2 bytes, 4 times */
+    case 34: REP_MUL(uint32_t, uint16_t); return;
+    case 66: REP_MUL(uint64_t, uint32_t); return;  /* 4 bytes, twice */
+    default: break;
   }
   switch (es) {
     case 1: REP_ROWS(uint8_t); break;
