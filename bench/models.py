@@ -108,8 +108,12 @@ class Engine:
 
 
 def run_workload(jax, wl, engines, opts):
-    import numpy as np
+    from zoo import x64_scope
+    with x64_scope(wl):
+        return _run_workload(jax, wl, engines, opts)
 
+
+def _run_workload(jax, wl, engines, opts):
     row = {"workload": wl.name, "what": wl.what}
     missing = wl.missing()
     if missing:

@@ -31,15 +31,16 @@ import importlib.util
 import numpy as np
 
 MODULES = ["flax_linen", "flax_nnx", "eqx_models", "transformer", "loops", "ops", "lowp",
-           "linalg", "fft", "conv"]
+           "linalg", "fft", "conv", "kinds"]
 
 REGISTRY = []
 
 
 class Workload:
     def __init__(self, name, what, make, needs=(), canon=None, tol_scale=1.0, tol=None,
-                 advance=None, warm=0):
+                 advance=None, warm=0, x64=False):
         self.name, self.what, self.make = name, what, make
+        self.x64 = x64  # made, compiled and run under jax.enable_x64 (float64 models)
         self.advance, self.warm = advance, warm
         self.needs = tuple(needs)
         self.canon = canon
@@ -54,9 +55,11 @@ class Workload:
         return f"Workload({self.name})"
 
 
-def workload(name, what, needs=(), canon=None, tol_scale=1.0, tol=None, advance=None, warm=0):
+def workload(name, what, needs=(), canon=None, tol_scale=1.0, tol=None, advance=None, warm=0,
+             x64=False):
     def deco(make):
-        REGISTRY.append(Workload(name, what, make, needs, canon, tol_scale, tol, advance, warm))
+        REGISTRY.append(Workload(name, what, make, needs, canon, tol_scale, tol, advance, warm,
+                                 x64))
         return make
     return deco
 
@@ -70,6 +73,21 @@ def all_workloads():
         if dup:
             raise RuntimeError(f"duplicate workload names: {sorted(dup)}")
     return list(REGISTRY)
+
+
+def x64_scope(wl):
+    """The context a workload is made, compiled, run and compared in: jax.enable_x64 for the
+    float64 ones (a process-wide flag would change every other workload's dtypes)."""
+    import contextlib
+
+    import jax
+
+    if not wl.x64:
+        return contextlib.nullcontext()
+    if hasattr(jax, "enable_x64"):
+        return jax.enable_x64(True)
+    from jax.experimental import enable_x64  # jax before 0.8
+    return enable_x64()
 
 
 def _wide(x):

@@ -19,6 +19,17 @@
 #include "cpu/scalar.h"
 
 
+/* The loops vectorize with the dynamic cost model and are compiled for AVX-512, AVX2 and
+ * baseline x86-64 (as ew.c's kernels): a convert may run in place, and -O2's cheap model
+ * leaves every loop that needs an alias check scalar (s32 -> u32 and bool -> u8 ran an
+ * element at a time). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#define CVT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CVT_CLONES
+#endif
+
 /* saturating float -> int */
 #define SAT(T, TMIN, TMAX, v) \
   ((v) != (v) ? (T)0 : (v) <= (double)(TMIN) ? (T)(TMIN) : (v) >= (double)(TMAX) ? (T)(TMAX) : (T)(v))
@@ -34,7 +45,7 @@
     BODY;                                                                               \
   }
 #define CVT(name, S, D, EXPR) \
-  CVT_FN(name, S, D, for (int64_t i = 0; i < n; i++) { S x = a[i]; o[i] = (EXPR); })
+  CVT_CLONES CVT_FN(name, S, D, for (int64_t i = 0; i < n; i++) { S x = a[i]; o[i] = (EXPR); })
 
 /* float -> int with saturation, in the source precision (exact bounds) */
 static inline int64_t f2s64(double v) {
@@ -268,6 +279,55 @@ static cj_ew_fn int_cvt(cj_dtype src, cj_dtype dst) {
   return icvt_table[src - CJ_S8][dst - CJ_S8];
 }
 
+/* bool, f32 and f64 to and from every integer width, and bool to and from f64: the generic
+ * path's values as loops the compiler vectorizes (masks turned into u8 or i64, u8 images
+ * into f32, f32 into s8/u8 quantized values; the generic path's per-element calls cost
+ * ~100x XLA's time on jnp.unpackbits). float -> int truncates toward zero and saturates to
+ * the destination range, NaN -> 0, as the generic path does. */
+#define SATI(T, TMIN, TMAX, v) SAT(T, TMIN, TMAX, (double)(v))
+#define NCVT_INTS(X)                                                                 \
+  X(S8, int8_t, SATI(int8_t, INT8_MIN, INT8_MAX, x))                                  \
+  X(S16, int16_t, SATI(int16_t, INT16_MIN, INT16_MAX, x))                             \
+  X(S32, int32_t, f2s32((double)x))                                                   \
+  X(S64, int64_t, f2s64((double)x))                                                   \
+  X(U8, uint8_t, SATI(uint8_t, 0, UINT8_MAX, x))                                      \
+  X(U16, uint16_t, SATI(uint16_t, 0, UINT16_MAX, x))                                  \
+  X(U32, uint32_t, SATI(uint32_t, 0, UINT32_MAX, x))                                  \
+  X(U64, uint64_t, f2u64((double)x))
+#define NCVT_FNS(IN, IT, FROMF)                                \
+  CVT(pred_to_##IN, uint8_t, IT, (IT)(x != 0))               \
+  CVT(IN##_to_pred, IT, uint8_t, (uint8_t)(x != 0))          \
+  CVT(IN##_to_f32x, IT, float, (float)x)                     \
+  CVT(IN##_to_f64x, IT, double, (double)x)                   \
+  CVT(f32_to_##IN##x, float, IT, FROMF)                      \
+  CVT(f64_to_##IN##x, double, IT, FROMF)
+NCVT_INTS(NCVT_FNS)
+#undef NCVT_FNS
+CVT(pred_to_f64, uint8_t, double, (double)(x != 0))
+CVT(f64_to_pred, double, uint8_t, (uint8_t)(x != 0))
+
+/* the pairs above with an integer on one side; NULL for others */
+static cj_ew_fn num_cvt(cj_dtype src, cj_dtype dst) {
+#define NCVT_PICK(IN, IT, FROMF)                       \
+  if (src == CJ_##IN) {                                 \
+    if (dst == CJ_PRED) return IN##_to_pred;            \
+    if (dst == CJ_F32) return IN##_to_f32x;             \
+    if (dst == CJ_F64) return IN##_to_f64x;             \
+  }                                                     \
+  if (dst == CJ_##IN) {                                 \
+    if (src == CJ_PRED) return pred_to_##IN;            \
+    if (src == CJ_F32) return f32_to_##IN##x;           \
+    if (src == CJ_F64) return f64_to_##IN##x;           \
+  }
+  NCVT_INTS(NCVT_PICK)
+#undef NCVT_PICK
+  if (src == CJ_PRED && dst == CJ_F64) return pred_to_f64;
+  if (src == CJ_F64 && dst == CJ_PRED) return f64_to_pred;
+  return NULL;
+}
+#undef NCVT_INTS
+#undef SATI
+
 cj_ew_fn cj_cvt_lookup(cj_dtype src, cj_dtype dst) {
   if (!loader(src) || !storer(dst)) return NULL;
   if (src == dst) return cvt_copy;
@@ -304,6 +364,7 @@ cj_ew_fn cj_cvt_lookup(cj_dtype src, cj_dtype dst) {
   if (P(C128, F64)) return c128_to_f64;
 #undef P
   cj_ew_fn ic = int_cvt(src, dst);
+  if (!ic) ic = num_cvt(src, dst);
   return ic ? ic : cvt_generic;
 }
 

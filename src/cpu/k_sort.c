@@ -38,15 +38,17 @@ typedef void (*key_fn)(uint64_t *keys, const char *src, int64_t stride, int64_t 
       keys[i] = (uint64_t)(EXPR) ^ mask;                                                     \
     }                                                                                        \
   }
-KEY(s8, int8_t, (uint64_t)(int64_t)v ^ (1ull << 63))
-KEY(s16, int16_t, (uint64_t)(int64_t)v ^ (1ull << 63))
-KEY(s32, int32_t, (uint64_t)(int64_t)v ^ (1ull << 63))
 KEY(s64, int64_t, (uint64_t)v ^ (1ull << 63))
 KEY(u8, uint8_t, v)
 KEY(u16, uint16_t, v)
 KEY(u32, uint32_t, v)
 KEY(u64, uint64_t, v)
 KEY(pred, uint8_t, v & 1u)
+/* signed keys of up to 32 bits in their own width (lexicographic keys are packed side by
+ * side; the radix sort passes over the bytes in which keys differ) */
+KEY(ns8, uint8_t, (uint8_t)(v ^ 0x80u))
+KEY(ns16, uint16_t, (uint16_t)(v ^ 0x8000u))
+KEY(ns32, uint32_t, v ^ 0x80000000u)
 /* totalOrder: negative values reversed below the positive ones */
 static inline uint64_t tot32(uint32_t u) { return (u & 0x80000000u) ? (uint32_t)~u : (u | 0x80000000u); }
 static inline uint64_t tot64(uint64_t u) {
@@ -94,13 +96,13 @@ static key_fn key_lookup(cj_dtype dt, int32_t ct) {
   }
   switch (dt) {
     case CJ_PRED: return key_pred;
-    case CJ_S8: return ct == CJ_COMPARISON_TYPE_UNSIGNED ? key_u8 : key_s8;
-    case CJ_S16: return ct == CJ_COMPARISON_TYPE_UNSIGNED ? key_u16 : key_s16;
-    case CJ_S32: return ct == CJ_COMPARISON_TYPE_UNSIGNED ? key_u32 : key_s32;
+    case CJ_S8: return ct == CJ_COMPARISON_TYPE_UNSIGNED ? key_u8 : key_ns8;
+    case CJ_S16: return ct == CJ_COMPARISON_TYPE_UNSIGNED ? key_u16 : key_ns16;
+    case CJ_S32: return ct == CJ_COMPARISON_TYPE_UNSIGNED ? key_u32 : key_ns32;
     case CJ_S64: return ct == CJ_COMPARISON_TYPE_UNSIGNED ? key_u64 : key_s64;
-    case CJ_U8: return ct == CJ_COMPARISON_TYPE_SIGNED ? key_s8 : key_u8;
-    case CJ_U16: return ct == CJ_COMPARISON_TYPE_SIGNED ? key_s16 : key_u16;
-    case CJ_U32: return ct == CJ_COMPARISON_TYPE_SIGNED ? key_s32 : key_u32;
+    case CJ_U8: return ct == CJ_COMPARISON_TYPE_SIGNED ? key_ns8 : key_u8;
+    case CJ_U16: return ct == CJ_COMPARISON_TYPE_SIGNED ? key_ns16 : key_u16;
+    case CJ_U32: return ct == CJ_COMPARISON_TYPE_SIGNED ? key_ns32 : key_u32;
     case CJ_U64: return ct == CJ_COMPARISON_TYPE_SIGNED ? key_s64 : key_u64;
     case CJ_F32: return float_key(ct, key_tf32, key_ff32);
     case CJ_F64: return float_key(ct, key_tf64, key_ff64);
@@ -163,6 +165,42 @@ static inline bool kp_lt(kpair a, kpair b) {
 STABLE_SORT(pairs_sort_ctx, kpair, const void *, KP_LT)
 static void pairs_sort(kpair *a, kpair *tmp, int64_t n) { pairs_sort_ctx(NULL, a, tmp, n); }
 
+/* A least-significant-digit radix sort of n pairs by key, bytes at a time, over the bytes in
+ * which the keys differ (at most 4 of them, else false and nothing done): stable, so the
+ * (key, position) order when the positions start in order, as pairs_sort. tmp holds n pairs;
+ * the result ends in a. (The merge sort cost an argsort of 65536 int32 2x XLA's time.) */
+enum { RADIX_MIN = 512 };
+static bool radix_pairs(kpair *a, kpair *tmp, int64_t n) {
+  uint64_t o = 0, an = ~0ull;
+  for (int64_t j = 0; j < n; j++) {
+    o |= a[j].key;
+    an &= a[j].key;
+  }
+  uint64_t diff = o ^ an;
+  int digits[8], nd = 0;
+  for (int b = 0; b < 8; b++)
+    if ((diff >> (8 * b)) & 0xffu) digits[nd++] = b;
+  if (nd > 4) return false;
+  kpair *src = a, *dst = tmp;
+  for (int d = 0; d < nd; d++) {
+    int sh = 8 * digits[d];
+    int64_t cnt[256] = {0};
+    for (int64_t j = 0; j < n; j++) cnt[(src[j].key >> sh) & 0xffu]++;
+    int64_t sum = 0;
+    for (int b = 0; b < 256; b++) {
+      int64_t c = cnt[b];
+      cnt[b] = sum;
+      sum += c;
+    }
+    for (int64_t j = 0; j < n; j++) dst[cnt[(src[j].key >> sh) & 0xffu]++] = src[j];
+    kpair *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a) memcpy(a, src, sizeof(kpair) * (size_t)n);
+  return true;
+}
+
 /* ======================================================================== selection */
 
 /* Max-heap of pairs in (key, position) order: its root is the pair a smaller one replaces. */
@@ -221,6 +259,7 @@ static void select_first(kpair *pairs, const uint64_t *keys, int64_t n, int64_t 
     pairs[j].key = keys[j];
     pairs[j].idx = j;
   }
+  if (n >= RADIX_MIN && radix_pairs(pairs, pairs + n, n)) return;
   pairs_sort(pairs, pairs + n, n);
 }
 
@@ -251,6 +290,8 @@ static perm_fn perm_lookup(int es) {
 
 /* ======================================================================== sort */
 
+enum { LEX_MAX = 8 };
+
 typedef struct sort_params {
   int32_t n;            /* operands */
   int64_t len;          /* slice length */
@@ -265,6 +306,12 @@ typedef struct sort_params {
                          * only read by slices below that; see used_prefix) */
   key_fn key;
   uint64_t mask;
+  /* a lexicographic comparator (jnp.lexsort, lax.sort with num_keys > 1): nlex keys of
+   * lex_bits[i] bits each (64 in all at most), packed into one key, the first one highest */
+  int32_t nlex;
+  int32_t lex_op[LEX_MAX], lex_bits[LEX_MAX];
+  key_fn lex_key[LEX_MAX];
+  uint64_t lex_mask[LEX_MAX];
   perm_fn *perm;
   bool tls;             /* slices may run in parallel with per-thread pairs */
   /* general */
@@ -283,6 +330,18 @@ typedef struct sort_run {
   kpair *pairs; /* serial: 2 * len */
 } sort_run;
 
+/* keys (those of the first lexicographic key) shifted up and the later keys' packed below;
+ * their scratch is the len words after keys (the pairs' second half holds 2 len words) */
+static void lex_keys(const sort_params *p, cj_exec_ctx *ctx, const cj_step *st, uint64_t *keys,
+                     int64_t off) {
+  uint64_t *next = keys + p->len;
+  for (int32_t j = 1; j < p->nlex; j++) {
+    int32_t op = p->lex_op[j], es = p->es[op], b = p->lex_bits[j];
+    p->lex_key[j](next, CJ_PTR(ctx, st->in[op]) + off * es, p->dstr * es, p->len, p->lex_mask[j]);
+    for (int64_t i = 0; i < p->len; i++) keys[i] = keys[i] << b | next[i];
+  }
+}
+
 static void fast_slices(sort_run *R, kpair *pairs, int64_t s0, int64_t s1) {
   const sort_params *p = R->p;
   cj_exec_ctx *ctx = R->ctx;
@@ -293,6 +352,7 @@ static void fast_slices(sort_run *R, kpair *pairs, int64_t s0, int64_t s1) {
   for (int64_t s = s0; s < s1; s++) {
     int64_t off = outer_off(p, s);
     p->key(keys, kin + off * kes, p->dstr * kes, p->len, p->mask);
+    if (p->nlex > 1) lex_keys(p, ctx, st, keys, off);
     select_first(pairs, keys, p->len, p->keep);
     for (int32_t i = 0; i < p->n; i++) {
       int64_t es = p->es[i];
@@ -431,14 +491,9 @@ static int canon_of(const cj_value *v, const cj_value *arg) {
   return -1;
 }
 
-/* Is the comparator one LT/GT compare of arguments 2k and 2k+1 (possibly canonicalized as JAX
+/* Is c one LT/GT compare of arguments 2k and 2k+1 of block b (possibly canonicalized as JAX
  * does for floats)? Sets *k, *desc and *ct (the compare type the keys must follow). */
-static bool simple_comparator(const cj_op *op, int32_t n, int32_t *k, bool *desc, int32_t *ct) {
-  cj_block *b = op->regions[0].first;
-  if (!b || b->next || b->nargs != (uint32_t)(2 * n)) return false;
-  cj_op *ret = b->last;
-  if (!ret || ret->nopnds != 1) return false;
-  cj_op *c = ret->operands[0]->def;
+static bool cmp_term(const cj_op *c, cj_block *b, int32_t *k, bool *desc, int32_t *ct) {
   if (!c || c->block != b || c->kind != CJ_OP_COMPARE || c->nopnds != 2) return false;
   int32_t dir = -1;
   if (!cj_op_get_enum(c, "comparison_direction", CJ_EK_COMPARISON_DIRECTION, &dir)) return false;
@@ -466,6 +521,67 @@ static bool simple_comparator(const cj_op *op, int32_t n, int32_t *k, bool *desc
     return false;
   *k = ix / 2;
   return true;
+}
+
+/* Is the comparator one LT/GT compare of arguments 2k and 2k+1 (cmp_term)? */
+static bool simple_comparator(const cj_op *op, int32_t n, int32_t *k, bool *desc, int32_t *ct) {
+  cj_block *b = op->regions[0].first;
+  if (!b || b->next || b->nargs != (uint32_t)(2 * n)) return false;
+  cj_op *ret = b->last;
+  if (!ret || ret->nopnds != 1) return false;
+  return cmp_term(ret->operands[0]->def, b, k, desc, ct);
+}
+
+/* e is compare(EQ) of the operands of c (in either order) with c's compare type */
+static bool eq_of(const cj_op *e, const cj_op *c) {
+  int32_t ect = -1, cct = -1;
+  if (!e || e->block != c->block || !is_cmp(e->results, CJ_COMPARISON_DIRECTION_EQ)) return false;
+  cj_op_get_enum(e, "compare_type", CJ_EK_COMPARISON_TYPE, &ect);
+  cj_op_get_enum(c, "compare_type", CJ_EK_COMPARISON_TYPE, &cct);
+  if (ect != cct) return false;
+  return (e->operands[0] == c->operands[0] && e->operands[1] == c->operands[1]) ||
+         (e->operands[0] == c->operands[1] && e->operands[1] == c->operands[0]);
+}
+
+/* the two operands of a binary op of kind `kind` in block b, else false */
+static bool bin_of(const cj_value *v, cj_block *b, cj_op_kind kind, const cj_value **x,
+                   const cj_value **y) {
+  const cj_op *d = v->def;
+  if (!d || d->block != b || d->kind != kind || d->nopnds != 2) return false;
+  *x = d->operands[0], *y = d->operands[1];
+  return true;
+}
+
+/* A lexicographic comparator as JAX writes it for several keys: v = lt(k0) | (eq(k0) & rest),
+ * rest the same form for the later keys or one lt(k): the terms into ks/descs/cts (at most
+ * max); their count, 0 if v is not of that form. Every key must order by its bits alone
+ * (integers, or floats in TOTALORDER): an EQ of floats then agrees with the key's equality. */
+static int lex_terms(const cj_value *v, cj_block *b, int32_t *ks, bool *descs, int32_t *cts,
+                     int max) {
+  if (max <= 0) return 0;
+  const cj_value *x, *y;
+  const cj_op *lt = NULL;
+  const cj_value *rest = NULL;
+  if (bin_of(v, b, CJ_OP_OR, &x, &y)) {
+    for (int side = 0; side < 2 && !rest; side++) {
+      const cj_value *l = side ? y : x, *a = side ? x : y, *e, *r;
+      if (!bin_of(a, b, CJ_OP_AND, &e, &r)) continue;
+      if (eq_of(e->def, l->def)) lt = l->def, rest = r;
+      else if (eq_of(r->def, l->def)) lt = l->def, rest = e;
+    }
+    if (!rest) return 0;
+  } else {
+    lt = v->def;
+  }
+  if (!cmp_term(lt, b, ks, descs, cts)) return 0;
+  int32_t raw = -1;
+  cj_op_get_enum(lt, "compare_type", CJ_EK_COMPARISON_TYPE, &raw);
+  if (cj_dtype_is_float(cj_kg_scalar_dtype(lt->operands[0]->type)) &&
+      raw != CJ_COMPARISON_TYPE_TOTALORDER)
+    return 0; /* a FLOAT EQ is false between NaNs whose keys are equal */
+  if (!rest) return 1;
+  int m = lex_terms(rest, b, ks + 1, descs + 1, cts + 1, max - 1);
+  return m ? m + 1 : 0;
 }
 
 /* does any op nested in op's regions read a result of `def`? */
@@ -506,6 +622,46 @@ static int64_t used_prefix(const cj_op *op, int64_t dim, int64_t len) {
     if (need >= len) return len;
   }
   return need;
+}
+
+/* the key width in bits of dtype dt for the packed lexicographic key, 0 if none */
+static int32_t lex_bits_of(cj_dtype dt) {
+  if (dt == CJ_PRED) return 1;
+  int32_t b = cj_dtype_bytes(dt) * 8;
+  return b <= 64 && (cj_dtype_is_float(dt) || cj_dtype_kindof(dt) == CJ_DK_SINT ||
+                     cj_dtype_kindof(dt) == CJ_DK_UINT)
+             ? b
+             : 0;
+}
+
+/* A lexicographic comparator of several keys whose widths add up to at most 64 bits: the
+ * packed key's parts into p (nlex > 1) and its first key operand into *k; false otherwise
+ * (one key: simple_comparator; wider: the nested comparator). */
+static bool lex_setup(const cj_op *op, sort_params *p, int32_t *k) {
+  cj_block *b = op->regions[0].first;
+  if (!b || b->next || !b->last || b->last->nopnds != 1) return false;
+  int32_t ks[LEX_MAX], cts[LEX_MAX];
+  bool descs[LEX_MAX];
+  int m = lex_terms(b->last->operands[0], b, ks, descs, cts, LEX_MAX);
+  if (m < 2) return false;
+  int32_t total = 0;
+  for (int i = 0; i < m; i++) {
+    cj_dtype dt = cj_kg_scalar_dtype(b->args[2 * ks[i]].type); /* the operand's, checked */
+    int32_t bits = lex_bits_of(dt);
+    key_fn f = key_lookup(dt, cts[i]);
+    if (!bits || !f || !p->perm[ks[i]]) return false;
+    total += bits;
+    p->lex_op[i] = ks[i], p->lex_bits[i] = bits, p->lex_key[i] = f;
+    p->lex_mask[i] = descs[i] ? (bits == 64 ? ~0ull : (1ull << bits) - 1) : 0;
+  }
+  for (int32_t i = 0; i < p->n; i++)
+    if (!p->perm[i]) return false;
+  if (total > 64) return false;
+  p->nlex = m;
+  p->key = p->lex_key[0];
+  p->mask = p->lex_mask[0];
+  *k = ks[0];
+  return true;
 }
 
 cj_status cj_lower_sort(cj_lw *L, cj_op *op) {
@@ -562,7 +718,10 @@ cj_status cj_lower_sort(cj_lw *L, cj_op *op) {
   bool desc = false;
   p->keyop = -1;
   p->keep = p->len;
-  if (simple_comparator(op, n, &k, &desc, &ct)) {
+  if (lex_setup(op, p, &k)) {
+    p->keyop = k;
+    p->keep = used_prefix(op, dim, p->len);
+  } else if (simple_comparator(op, n, &k, &desc, &ct)) {
     cj_lw_tensor xk;
     CJ_RETURN_IF_ERROR(cj_lw_operand(L, op, (uint32_t)k, &xk));
     p->key = key_lookup(xk.dtype, ct);

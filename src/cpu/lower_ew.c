@@ -168,10 +168,31 @@ static inline void rep3_u32(uint32_t *restrict d, const uint32_t *restrict s, in
     for (int i = 0; i < 3; i++) d[j * 3 + i] = s[j];
 }
 
+/* es-byte elements repeated k times where es * k is 2, 4 or 8 bytes: one multiply of the
+ * element by 1 + 2^(8 es) + ... per output word (jnp.unpackbits broadcasts each byte 8 times;
+ * a byte at a time cost 10x XLA's time) */
+#define REP_MUL(WT, ET)                                                                \
+  do {                                                                                 \
+    WT mult = 0;                                                                       \
+    for (int64_t i = 0; i < k; i++) mult = (WT)(mult | (WT)1 << (i * es * 8));         \
+    WT *d = (WT *)(void *)dst;                                                         \
+    const ET *sp = (const ET *)(const void *)src;                                      \
+    for (int64_t j = 0; j < rows; j++) d[j] = (WT)((WT)sp[j * s2] * mult);             \
+  } while (0)
+
 EW_FILL_CLONES static void rep_rows(char *dst, const char *src, int es, int64_t s2, int64_t rows, int64_t k) {
   if (es == 4 && k == 3 && s2 == 1) {
     rep3_u32((uint32_t *)(void *)dst, (const uint32_t *)(const void *)src, rows);
     return;
+  }
+  switch (es * 16 + k) {
+    case 24: REP_MUL(uint64_t, uint8_t); return;   /* 1 byte, 8 times */
+    case 20: REP_MUL(uint32_t, uint8_t); return;
+    case 18: REP_MUL(uint16_t, uint8_t); return;
+    case 36: REP_MUL(uint64_t, uint16_t); return;  /* 2 bytes, 4 times */
+    case 34: REP_MUL(uint32_t, uint16_t); return;
+    case 66: REP_MUL(uint64_t, uint32_t); return;  /* 4 bytes, twice */
+    default: break;
   }
   switch (es) {
     case 1: REP_ROWS(uint8_t); break;
@@ -184,6 +205,7 @@ EW_FILL_CLONES static void rep_rows(char *dst, const char *src, int es, int64_t 
   }
 }
 #undef REP_ROWS
+#undef REP_MUL
 
 /* idx[j] (offset off) has reached the end of dimension j: back to 0, carrying into the outer
  * dimensions */

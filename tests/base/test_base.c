@@ -89,6 +89,31 @@ static void test_dtypes(void) {
   CHECK(cj_f16_to_f32(0x3c00) == 1.0f);
   CHECK(cj_f16_to_f32(0x0001) == 5.960464477539063e-08f);
   CHECK(cj_f32_to_f16(1.0f) == 0x3c00);
+  { /* the bit-level f32 -> f16 against the generic encoder: every f32 near the subnormal,
+     * normal and overflow boundaries and a stride through all bit patterns */
+    int bad = 0;
+    uint32_t first_bad = 0;
+    for (uint64_t i = 0; i < (1ull << 32); i += (i >> 23 & 0xff) >= 0x66 && (i >> 23 & 0xff) <= 0x71 ? 13 : 0x3f1) {
+      uint32_t u = (uint32_t)i;
+      float f;
+      memcpy(&f, &u, 4);
+      uint16_t want = (uint16_t)cj_float_encode(CJ_F16, (double)f);
+      if (cj_f32_to_f16(f) != want && !bad++) first_bad = u;
+    }
+    static const uint32_t edges[] = {0x477fefffu, 0x477ff000u, 0x477fe000u, 0x38800000u,
+                                     0x387fffffu, 0x387fc000u, 0x33000000u, 0x33000001u,
+                                     0x32ffffffu, 0x7f800000u, 0xff800000u, 0x7fc00001u,
+                                     0xffbfffffu, 0x80000000u, 0x3f800fffu, 0x3f801000u,
+                                     0x3f803000u, 0x3f801001u};
+    for (size_t k = 0; k < sizeof edges / sizeof *edges; k++) {
+      float f;
+      memcpy(&f, &edges[k], 4);
+      if (cj_f32_to_f16(f) != (uint16_t)cj_float_encode(CJ_F16, (double)f) && !bad++)
+        first_bad = edges[k];
+    }
+    CHECK_MSG(bad == 0, "cj_f32_to_f16 differs from cj_float_encode on %d values (first 0x%08x)",
+              bad, first_bad);
+  }
   CHECK(cj_f32_to_bf16(1.0f) == 0x3f80);
 
   unsigned char b[4] = {0xf, 0x3, 0x8, 0};

@@ -3,7 +3,10 @@
  * (two's complement wrap: truncation, sign or zero extension) on boundary values and random bit
  * patterns, including odd lengths (vector bodies and tails); shift_right_logical on every integer
  * type for shifts 0..width+3 (width or more gives 0), at the type's width and at a narrower
- * storage width (i4 in s32). */
+ * storage width (i4 in s32); population_count and count_leading_zeros on every integer type
+ * (the whole-width SWAR kernels) and at a narrower storage width; bool, f32 and f64 to and from
+ * every integer type (truncation toward zero, saturation, NaN -> 0) and bool <-> f64. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,8 +104,137 @@ static void test_shrl(void) {
   }
 }
 
+/* the same random and boundary bit patterns test_convert uses */
+static void patterns(uint64_t *vals) {
+  static const uint64_t edges[] = {0, 1, 2, 0x7f, 0x80, 0xff, 0x100, 0x7fff, 0x8000, 0xffff,
+                                   0x7fffffff, 0x80000000, 0xffffffff, 0x100000000ull,
+                                   0x7fffffffffffffffull, 0x8000000000000000ull, ~0ull, ~1ull,
+                                   0xdeadbeefcafef00dull};
+  uint32_t s = 777;
+  for (int i = 0; i < NV; i++) {
+    s = s * 1664525u + 1013904223u;
+    uint64_t r = (uint64_t)s << 32 | (s ^ 0x9e3779b9u);
+    vals[i] = i < (int)(sizeof edges / sizeof *edges) ? edges[i] : r >> (i % 64);
+  }
+}
+
+static void test_popcnt_clz(void) {
+  uint64_t vals[NV];
+  patterns(vals);
+  for (size_t a = 0; a < 8; a++) {
+    cj_dtype t = INTS[a];
+    int w = width(t);
+    for (int bits = w; bits >= 4; bits = bits == w && w == 32 ? 4 : 0) {
+      for (int op = 0; op < 2; op++) {
+        cj_ew_fn fn = cj_ew_lookup(op ? CJ_EW_CLZ : CJ_EW_POPCNT, t);
+        CHECK_MSG(fn != NULL, "popcnt/clz on %s has a kernel", cj_dtype_get(t)->mlir);
+        if (!fn) continue;
+        unsigned char x[NV * 8], o[NV * 8];
+        uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+        for (int i = 0; i < NV; i++) store(t, x, i, wrap(t, vals[i]));
+        cj_ew_aux aux = {.bits = bits == w ? 0 : bits};
+        fn(o, x, NULL, NULL, NV, &aux);
+        int bad = -1;
+        for (int i = 0; i < NV && bad < 0; i++) {
+          uint64_t v = load(t, x, i) & mask, want = 0;
+          if (op == 0) {
+            for (int b = 0; b < bits; b++) want += v >> b & 1;
+          } else {
+            while (want < (uint64_t)bits && !(v >> (bits - 1 - want) & 1)) want++;
+          }
+          if (load(t, o, i) != want) bad = i;
+        }
+        CHECK_MSG(bad < 0, "%s %s (width %d): element %d", op ? "clz" : "popcnt",
+                  cj_dtype_get(t)->mlir, bits, bad);
+      }
+    }
+  }
+}
+
+/* the value a float d converts to in integer type t: truncated toward zero, saturated, NaN 0 */
+static uint64_t f2int_model(cj_dtype t, double d) {
+  int w = width(t);
+  if (d != d) return 0;
+  if (is_signed(t)) {
+    double lo = -ldexp(1.0, w - 1), hi = ldexp(1.0, w - 1);
+    if (d <= lo) return wrap(t, (uint64_t)1 << (w - 1));
+    if (d >= hi) return wrap(t, ((uint64_t)1 << (w - 1)) - 1);
+    return (uint64_t)(int64_t)d;
+  }
+  if (d <= 0) return 0;
+  if (d >= ldexp(1.0, w)) return w == 64 ? ~0ull : (1ull << w) - 1;
+  return (uint64_t)d;
+}
+
+static void test_convert_float_bool(void) {
+  uint64_t vals[NV];
+  patterns(vals);
+  static const double fl[] = {0.0, -0.0, 0.5, -0.5, 0.99, -1.5, 126.7, 127.5, 128.0, -128.9,
+                              -129.0, 255.9, 256.0, 32767.9, 32768.0, -32769.0, 65535.5,
+                              65536.0, 2147483520.0, 2147483648.0, -2147483904.0, 4294967040.0,
+                              4294967296.0, 9.2233720368547748e18, -9.3e18, 1.8446744073709552e19,
+                              1e30, -1e30, INFINITY, -INFINITY, NAN, 3.0, -7.0};
+  enum { NF = sizeof fl / sizeof *fl };
+  for (size_t a = 0; a < 8; a++) {
+    cj_dtype t = INTS[a];
+    const char *tn = cj_dtype_get(t)->mlir;
+    unsigned char x[NV * 8], o[NV * 8 + 8];
+    double od[NV];
+    float of[NV];
+    for (int i = 0; i < NV; i++) store(t, x, i, wrap(t, vals[i]));
+    /* int -> bool, f32, f64 */
+    cj_ew_aux aux = {.src = t, .dt = CJ_PRED};
+    cj_cvt_lookup(t, CJ_PRED)(o, x, NULL, NULL, NV, &aux);
+    for (int i = 0; i < NV; i++)
+      CHECK_MSG(o[i] == (load(t, x, i) != 0), "convert %s -> i1: element %d", tn, i);
+    aux.dt = CJ_F32;
+    cj_cvt_lookup(t, CJ_F32)(of, x, NULL, NULL, NV, &aux);
+    aux.dt = CJ_F64;
+    cj_cvt_lookup(t, CJ_F64)(od, x, NULL, NULL, NV, &aux);
+    for (int i = 0; i < NV; i++) {
+      uint64_t u = load(t, x, i);
+      float wf = is_signed(t) ? (float)(int64_t)u : (float)u;
+      double wd = is_signed(t) ? (double)(int64_t)u : (double)u;
+      CHECK_MSG(of[i] == wf && od[i] == wd, "convert %s -> f32/f64: element %d", tn, i);
+    }
+    /* bool -> int */
+    unsigned char p[NV];
+    for (int i = 0; i < NV; i++) p[i] = (unsigned char)(i % 3 == 0 ? 0 : i % 3 == 1 ? 1 : 7);
+    aux = (cj_ew_aux){.src = CJ_PRED, .dt = t};
+    memset(o, 0xa5, sizeof o);
+    cj_cvt_lookup(CJ_PRED, t)(o, p, NULL, NULL, NV, &aux);
+    for (int i = 0; i < NV; i++)
+      CHECK_MSG(load(t, o, i) == (p[i] != 0), "convert i1 -> %s: element %d", tn, i);
+    CHECK_MSG(o[NV * (width(t) / 8)] == 0xa5, "convert i1 -> %s writes past its end", tn);
+    /* f32, f64 -> int */
+    for (int k = 0; k < 2; k++) {
+      float ff[NF];
+      for (int i = 0; i < NF; i++) ff[i] = (float)fl[i];
+      aux = (cj_ew_aux){.src = k ? CJ_F64 : CJ_F32, .dt = t};
+      cj_cvt_lookup(aux.src, t)(o, k ? (const void *)fl : (const void *)ff, NULL, NULL, NF, &aux);
+      for (int i = 0; i < NF; i++) {
+        uint64_t want = f2int_model(t, k ? fl[i] : (double)ff[i]);
+        CHECK_MSG(load(t, o, i) == want, "convert %s -> %s: element %d (%g)", k ? "f64" : "f32",
+                  tn, i, fl[i]);
+      }
+    }
+  }
+  /* bool <-> f64 */
+  double d[NF];
+  unsigned char b[NF];
+  static const double fl2[] = {0.0, -0.0, 1.0, NAN, -INFINITY, 1e-320, 0.5};
+  cj_ew_aux aux = {.src = CJ_F64, .dt = CJ_PRED};
+  cj_cvt_lookup(CJ_F64, CJ_PRED)(b, fl2, NULL, NULL, 7, &aux);
+  for (int i = 0; i < 7; i++) CHECK_MSG(b[i] == (fl2[i] != 0), "convert f64 -> i1: element %d", i);
+  aux = (cj_ew_aux){.src = CJ_PRED, .dt = CJ_F64};
+  cj_cvt_lookup(CJ_PRED, CJ_F64)(d, b, NULL, NULL, 7, &aux);
+  for (int i = 0; i < 7; i++) CHECK_MSG(d[i] == (double)b[i], "convert i1 -> f64: element %d", i);
+}
+
 int main(void) {
   test_convert();
   test_shrl();
+  test_popcnt_clz();
+  test_convert_float_bool();
   return check_report("test_int_ops");
 }

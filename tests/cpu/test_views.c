@@ -345,7 +345,46 @@ static void test_rep3(int n) {
   tu_free(p);
 }
 
+/* out[i, k] = x[i] + y[i, k] on integers of es bytes, x broadcast along a short last dim of K
+ * (each element repeated K times: a multiply per output word where es * K is 2, 4 or 8) */
+static void test_rep_int(int es, int K) {
+  enum { N = 301 };
+  const char *t = es == 1 ? "i8" : es == 2 ? "i16" : "i32";
+  char text[1024];
+  snprintf(text, sizeof text,
+           "func.func @main(%%x: tensor<%dx%s>, %%y: tensor<%dx%dx%s>) -> tensor<%dx%dx%s> {\n"
+           "  %%b = stablehlo.broadcast_in_dim %%x, dims = [0] : (tensor<%dx%s>) -> tensor<%dx%dx%s>\n"
+           "  %%0 = stablehlo.add %%b, %%y : tensor<%dx%dx%s>\n"
+           "  return %%0 : tensor<%dx%dx%s>\n}\n",
+           N, t, N, K, t, N, K, t, N, t, N, K, t, N, K, t, N, K, t);
+  cj_compiled *p = compile_ok("rep_int", text);
+  if (!p) return;
+  unsigned char x[N * 4], y[N * 8 * 4], e[N * 8 * 4];
+  uint32_t s = 5;
+  for (int i = 0; i < N * es; i++) x[i] = (unsigned char)(frand(&s) * 500);
+  for (int i = 0; i < N * K * es; i++) y[i] = (unsigned char)(frand(&s) * 500);
+  for (int i = 0; i < N; i++)
+    for (int k = 0; k < K; k++) {
+      uint32_t a = 0, b = 0, r;
+      memcpy(&a, x + i * es, (size_t)es);
+      memcpy(&b, y + (i * K + k) * es, (size_t)es);
+      r = a + b;
+      memcpy(e + (i * K + k) * es, &r, (size_t)es);
+    }
+  void *args[2] = {x, y};
+  void *res[1] = {0};
+  cj_status st = tu_run(p, args, res, tu_pool());
+  CHECK_MSG(st == NULL, "execute: %s", cj_status_message(st));
+  cj_status_free(st);
+  CHECK_MSG(res[0] && memcmp(res[0], e, (size_t)(N * K * es)) == 0,
+            "broadcast of %d-byte integers %d times differs", es, K);
+  free(res[0]);
+  tu_free(p);
+}
+
 int main(void) {
+  for (int es = 1; es <= 4; es *= 2)
+    for (int K = 2; K <= 8; K++) test_rep_int(es, K);
   test_stencil(6, 7);
   test_stencil(130, 200); /* many blocks */
   test_stencil(40, 20);   /* rows of 72 bytes: the last 64-byte move overlaps */

@@ -19,6 +19,11 @@ WORKLOADS = zoo.all_workloads()
 
 @pytest.mark.parametrize("wl", WORKLOADS, ids=[w.name for w in WORKLOADS])
 def test_workload_matches_xla_cpu(wl, cj, cpu):
+    with zoo.x64_scope(wl):
+        _check_workload(wl, cj, cpu)
+
+
+def _check_workload(wl, cj, cpu):
     missing = wl.missing()
     if missing:
         pytest.skip(f"{wl.name} needs {', '.join(missing)} (pip install -r "
