@@ -357,12 +357,12 @@ static void test_rep_int(int es, int K) {
            "  %%0 = stablehlo.add %%b, %%y : tensor<%dx%dx%s>\n"
            "  return %%0 : tensor<%dx%dx%s>\n}\n",
            N, t, N, K, t, N, K, t, N, t, N, K, t, N, K, t, N, K, t);
-  cj_compiled *p = compile_ok("rep_int", text);
+  cj_compiled *p = tu_compile_ok("rep_int", text);
   if (!p) return;
   unsigned char x[N * 4], y[N * 8 * 4], e[N * 8 * 4];
   uint32_t s = 5;
-  for (int i = 0; i < N * es; i++) x[i] = (unsigned char)(frand(&s) * 500);
-  for (int i = 0; i < N * K * es; i++) y[i] = (unsigned char)(frand(&s) * 500);
+  for (int i = 0; i < N * es; i++) x[i] = (unsigned char)tu_rand16(&s);
+  for (int i = 0; i < N * K * es; i++) y[i] = (unsigned char)tu_rand16(&s);
   for (int i = 0; i < N; i++)
     for (int k = 0; k < K; k++) {
       uint32_t a = 0, b = 0, r;
