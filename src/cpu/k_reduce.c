@@ -258,6 +258,11 @@ typedef struct fast_params {
   /* horizontal: the reduced space as runs */
   space ored;        /* the reduced dims but the innermost */
   int64_t run, rstr; /* the innermost reduced dim: length, byte stride */
+  /* vertical, planned from a short contiguous innermost reduced run (fold > 1) beside a kept
+   * dim: kept's innermost entry covers kept dim x run, red the other reduced dims; each chunk
+   * accumulates vertically over those lanes, then every `fold` adjacent lanes (one output's
+   * run) combine pairwise (fast_fin) */
+  int64_t fold;
   cj_ew_src src;     /* src.prog: the input is computed (input fusion), not read */
 } fast_params;
 
@@ -447,6 +452,35 @@ static void h_group_leaves(const fast_run *R, int64_t g, int64_t m, int64_t ks, 
   h_tree_rows(p, leaf, m, 0, p->run, acc);
 }
 
+/* lanes [i0, i1) of acc (one output's run) combined pairwise into out */
+static void fold_lanes(const fast_params *p, const char *acc, int64_t i0, int64_t i1,
+                       void *out) {
+  int64_t ab = p->f->abytes;
+  if (i1 - i0 == 1) {
+    memmove(out, acc + i0 * ab, (size_t)ab); /* (out may be lane i0) */
+    return;
+  }
+  int64_t mid = i0 + (i1 - i0) / 2;
+  fold_lanes(p, acc, i0, mid, out);
+  _Alignas(16) char tmp[RACC_MAX];
+  fold_lanes(p, acc, mid, i1, tmp);
+  p->f->vcomb(out, tmp, 1);
+}
+
+/* vertical results: the n accumulators of acc (p->fold lanes an output when folded) into the
+ * outputs at element index o of out */
+static void fast_fin(const fast_params *p, char *out, const char *init, char *acc, int64_t o,
+                     int64_t n) {
+  if (p->fold > 1) {
+    int64_t ab = p->f->abytes, m = n / p->fold;
+    for (int64_t j = 0; j < m; j++) /* in place: lane j * fold is read before j is written */
+      fold_lanes(p, acc, j * p->fold, (j + 1) * p->fold, acc + j * ab);
+    o /= p->fold;
+    n = m;
+  }
+  p->f->fin(out + o * p->esize, init, acc, n);
+}
+
 /* units of work: vertical (output row, chunk) pairs; horizontal outputs */
 static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
   const fast_params *p = R->p;
@@ -459,7 +493,7 @@ static void fast_range(fast_run *R, int64_t u0, int64_t u1) {
       int64_t o = u / R->nchunks, c = (u % R->nchunks) * p->vchunk;
       int64_t n = p->vlen - c < p->vchunk ? p->vlen - c : p->vchunk;
       v_pair(R, space_off(&outer, o) + c * es, 0, p->nred, acc, n);
-      p->f->fin(R->out + (o * p->vlen + c) * es, R->init, acc, n);
+      fast_fin(p, R->out, R->init, acc, o * p->vlen + c, n);
     }
     return;
   }
@@ -574,7 +608,10 @@ static bool fast_split(cj_exec_ctx *ctx, fast_run *R) {
   cj_pool_parallel_for(ctx->pool, S->nparts, 1, split_body, S);
   _Alignas(64) char acc[RVA_BYTES];
   split_combine(S, 0, p->nred, 0, acc);
-  p->f->fin(R->out, R->init, acc, S->n);
+  if (p->vertical)
+    fast_fin(p, R->out, R->init, acc, 0, S->n);
+  else
+    p->f->fin(R->out, R->init, acc, 1);
   free(S);
   return true;
 }
@@ -1534,6 +1571,30 @@ static bool fuse_worth(const cj_type *xt, const bool *isred) {
   return run >= RFUSE_HRUN || trailing;
 }
 
+/* A horizontal reduction whose innermost reduced run is short and contiguous, right inside a
+ * kept dim, with reduced dims outside (GroupNorm's statistics: [N, H, W, G, C/G] over H, W and
+ * C/G): one leaf of a few elements per hfold call, thousands an output, cost ~3x XLA's time.
+ * Planned vertical instead: rows of kept dim x run contiguous lanes, accumulated over the other
+ * reduced dims in v_pair's tree (RV_LEAF + log2 roundings a lane), then each output's run of
+ * lanes pairwise (fast_fin): the accuracy class of the horizontal tree. */
+enum { RFOLD_MAX_RUN = 16 };
+static void plan_fold(fast_params *p) {
+  space *k = &p->kept;
+  int es = p->esize;
+  if (p->rstr != es || p->run < 2 || p->run > RFOLD_MAX_RUN || p->ored.rank == 0 ||
+      k->rank == 0 || k->str[k->rank - 1] != p->run * es || p->nred == 0 || p->nout == 0)
+    return;
+  p->vertical = true;
+  p->fold = p->run;
+  p->red = p->ored;
+  p->nred /= p->run;
+  k->dims[k->rank - 1] *= p->run;
+  k->str[k->rank - 1] = es;
+  p->vlen = k->dims[k->rank - 1];
+  p->nout *= p->run;
+  p->vchunk = p->vchunk / p->run * p->run;
+}
+
 /* the fast path's parameters for a reduction of x0 by rf into nout outputs */
 static fast_params *fast_plan(cj_lw *L, const rk_fns *rf, cj_lw_tensor x0, const bool *isred,
                               int64_t nred, int64_t nout, bool computed) {
@@ -1574,6 +1635,7 @@ static fast_params *fast_plan(cj_lw *L, const rk_fns *rf, cj_lw_tensor x0, const
     p->ored.rank--;
     p->run = p->red.dims[p->red.rank - 1];
     p->rstr = p->red.str[p->red.rank - 1];
+    plan_fold(p);
   }
   return p;
 }

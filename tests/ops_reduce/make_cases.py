@@ -268,6 +268,22 @@ def empty_cases():
     return out
 
 
+def fold_cases():
+    """reduced dims around a kept dim with a short contiguous reduced run inside it (GroupNorm's
+    statistics: [N, H, W, G, C/G] over H, W, C/G; runs of 2 to 16, several vertical chunks, odd
+    runs that do not divide a chunk, no kept dim outside, one reduced dim, NaN and zeros)"""
+    out = []
+    for shape, axes in (((2, 3, 5, 8, 4), (1, 2, 4)), ((2, 6, 3, 2), (1, 3)),
+                        ((2, 5, 3, 16), (1, 3)), ((7, 5, 3), (0, 2)), ((2, 9, 90, 3), (1, 3)),
+                        ((3, 11, 60, 5), (0, 1, 3))):
+        for dt in (np.float32, np.float64, BF16, np.int32):
+            for op in ("add", "maximum", "minimum"):
+                if dt == np.int32 and op != "add" or dt in (np.float64, BF16) and op == "minimum":
+                    continue
+                out.append(reduce_case(dt, op, axes, op != "add" and dt != np.int32, shape))
+    return out
+
+
 def cse_case():
     """the same reduce, broadcast and elementwise chain twice (as softmax and log_softmax
     write them), and near-repeats that differ in init, body or comparison: all returned"""
@@ -322,6 +338,7 @@ def main():
             cases.append(norm_case(dt, (3, 4, 40, 37), axis))
     cases += empty_cases()
     cases.append(cse_case())
+    cases += fold_cases()
     write_beside(__file__, "cases.mlir", cases, "stablehlo.reduce on every axis class and dtype, "
                  "argmax/argmin, repeated subexpressions.")
 
