@@ -154,6 +154,30 @@ kg_idx_fn cj_kg_idx_reader(cj_dtype dt) {
 
 
 
+/* f16 / bf16 maximum and minimum on the bit patterns: the values of the round trip through f32
+ * and cj_maxf / cj_minf, with integer compares and selects only, so that the run loops below
+ * vectorize (the scalar conversions were most of f16 max pooling's time). h16_key orders
+ * sign-magnitude patterns as unsigned integers (-0 just below +0, so max(-0, +0) = +0 and
+ * min(-0, +0) = -0 as cj_maxf's bit and/or give). A NaN operand gives that NaN quieted as the
+ * conversion back does (f16: sign kept, payload dropped; bf16: payload kept, quiet bit set), a
+ * NaN a before a NaN b. `inf` is the format's infinity pattern. */
+static inline uint16_t h16_key(uint16_t h) {
+  return (uint16_t)(h ^ ((0u - (uint32_t)(h >> 15)) | 0x8000u));
+}
+static inline uint16_t h16_qnan_f16(uint16_t h) { return (uint16_t)((h & 0x8000u) | 0x7e00u); }
+static inline uint16_t h16_qnan_bf16(uint16_t h) { return (uint16_t)(h | 0x40u); }
+static inline uint16_t h16_nan_sel(uint16_t a, uint16_t b, uint16_t m, uint16_t inf,
+                                   uint16_t qa, uint16_t qb) {
+  m = (b & 0x7fffu) > inf ? qb : m;
+  return (a & 0x7fffu) > inf ? qa : m;
+}
+static inline uint16_t h16_max(uint16_t a, uint16_t b, uint16_t inf, uint16_t qa, uint16_t qb) {
+  return h16_nan_sel(a, b, h16_key(a) >= h16_key(b) ? a : b, inf, qa, qb);
+}
+static inline uint16_t h16_min(uint16_t a, uint16_t b, uint16_t inf, uint16_t qa, uint16_t qb) {
+  return h16_nan_sel(a, b, h16_key(a) <= h16_key(b) ? a : b, inf, qa, qb);
+}
+
 /* T: storage type; the body runs on a and b loaded from storage and stores EXPR */
 #define COMB(name, T, EXPR)                                                            \
   KG_CLONES static void c_##name(char *acc, int64_t as, const char *x, int64_t xs,      \
@@ -229,12 +253,12 @@ COMB(max_f64, double, cj_maxd(a, b))
 COMB(min_f64, double, cj_mind(a, b))
 COMB(add_bf16, uint16_t, cj_f32_to_bf16(cj_bf16_to_f32(a) + cj_bf16_to_f32(b)))
 COMB(mul_bf16, uint16_t, cj_f32_to_bf16(cj_bf16_to_f32(a) * cj_bf16_to_f32(b)))
-COMB(max_bf16, uint16_t, cj_f32_to_bf16(cj_maxf(cj_bf16_to_f32(a), cj_bf16_to_f32(b))))
-COMB(min_bf16, uint16_t, cj_f32_to_bf16(cj_minf(cj_bf16_to_f32(a), cj_bf16_to_f32(b))))
+COMB(max_bf16, uint16_t, h16_max(a, b, 0x7f80u, h16_qnan_bf16(a), h16_qnan_bf16(b)))
+COMB(min_bf16, uint16_t, h16_min(a, b, 0x7f80u, h16_qnan_bf16(a), h16_qnan_bf16(b)))
 COMB(add_f16, uint16_t, cj_f32_to_f16(cj_f16_to_f32(a) + cj_f16_to_f32(b)))
 COMB(mul_f16, uint16_t, cj_f32_to_f16(cj_f16_to_f32(a) * cj_f16_to_f32(b)))
-COMB(max_f16, uint16_t, cj_f32_to_f16(cj_maxf(cj_f16_to_f32(a), cj_f16_to_f32(b))))
-COMB(min_f16, uint16_t, cj_f32_to_f16(cj_minf(cj_f16_to_f32(a), cj_f16_to_f32(b))))
+COMB(max_f16, uint16_t, h16_max(a, b, 0x7c00u, h16_qnan_f16(a), h16_qnan_f16(b)))
+COMB(min_f16, uint16_t, h16_min(a, b, 0x7c00u, h16_qnan_f16(a), h16_qnan_f16(b)))
 COMB(add_c64, c64_t, ((c64_t){a.re + b.re, a.im + b.im}))
 /* complex products with XLA:CPU's contraction (one product fused per part): these match the
  * values XLA computes, e.g. for cumulative products */
