@@ -101,6 +101,13 @@ def half_cases():
                                       bits(mp((1, 2, 2, 1), (1, 2, 2, 1), "VALID")(a)),
                                       bits(pool(a, np.array(np.inf, dt), lax.min, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"))),
                            (x,), exact=True))
+    # f16 sums and products of pairs (one rounding, XLA:CPU's too): ties, subnormal results,
+    # overflow to inf, for the f16 add/mul combiners' conversions (k_gather_common.c, h16_from_f32)
+    y = (r.choice([-1.0, 1.0], (2, 6, 16, 8)) * 2.0 ** r.uniform(-26, 16, (2, 6, 16, 8))).astype(np.float16)
+    pair = lambda a, op, iv: pool(a, np.array(iv, np.float16), op, (1, 1, 2, 1), (1, 1, 2, 1), "VALID")
+    out.append(JaxCase("f16 sums and products of pairs (NHWC; rounding, subnormals, overflow)",
+                       lambda a: (pair(a, lax.add, 0), pair(a, lax.mul, 1), bits(pair(a, lax.add, 0)),
+                                  bits(pair(a, lax.mul, 1))), (y,), exact=True))
     return out
 
 
