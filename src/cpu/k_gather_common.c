@@ -154,6 +154,62 @@ kg_idx_fn cj_kg_idx_reader(cj_dtype dt) {
 
 
 
+/* f16 / bf16 maximum and minimum on the bit patterns: the values of the round trip through f32
+ * and cj_maxf / cj_minf, with integer compares and selects only, so that the run loops below
+ * vectorize (the scalar conversions were most of f16 max pooling's time). h16_key orders
+ * sign-magnitude patterns as unsigned integers (-0 just below +0, so max(-0, +0) = +0 and
+ * min(-0, +0) = -0 as cj_maxf's bit and/or give). A NaN operand gives that NaN quieted as the
+ * conversion back does (f16: sign kept, payload dropped; bf16: payload kept, quiet bit set), a
+ * NaN a before a NaN b. `inf` is the format's infinity pattern. */
+static inline uint16_t h16_key(uint16_t h) {
+  return (uint16_t)(h ^ ((0u - (uint32_t)(h >> 15)) | 0x8000u));
+}
+static inline uint16_t h16_qnan_f16(uint16_t h) { return (uint16_t)((h & 0x8000u) | 0x7e00u); }
+static inline uint16_t h16_qnan_bf16(uint16_t h) { return (uint16_t)(h | 0x40u); }
+static inline uint16_t h16_nan_sel(uint16_t a, uint16_t b, uint16_t m, uint16_t inf,
+                                   uint16_t qa, uint16_t qb) {
+  m = (b & 0x7fffu) > inf ? qb : m;
+  return (a & 0x7fffu) > inf ? qa : m;
+}
+static inline uint16_t h16_max(uint16_t a, uint16_t b, uint16_t inf, uint16_t qa, uint16_t qb) {
+  return h16_nan_sel(a, b, h16_key(a) >= h16_key(b) ? a : b, inf, qa, qb);
+}
+static inline uint16_t h16_min(uint16_t a, uint16_t b, uint16_t inf, uint16_t qa, uint16_t qb) {
+  return h16_nan_sel(a, b, h16_key(a) <= h16_key(b) ? a : b, inf, qa, qb);
+}
+
+/* cj_f16_to_f32 and cj_f32_to_f16 (the same bits for every input, checked exhaustively) as
+ * selects without branches or calls, so that f16 sums and products over runs vectorize:
+ * subnormal f16 are their integer significand times 2^-24 (exact); f32 below 2^-14 round to
+ * f16 subnormals by the f32 addition of 0.5 (whose ulp is 2^-24, ties to even); the others
+ * round on the bits (the carry may reach the exponent, and from 65520 up it gives inf). */
+static inline float h16_to_f32(uint16_t h) {
+  uint32_t em = h & 0x7fffu, sign = (uint32_t)(h & 0x8000u) << 16, u = em << 13;
+  uint32_t sub = cj_f32_bits((float)(int32_t)em * 0x1p-24f); /* every lane: masks, not branches */
+  uint32_t big = 0u - (uint32_t)(em >= 0x7c00u), small = 0u - (uint32_t)(em < 0x400u);
+  u += (112u << 23) + (big & (112u << 23));
+  return cj_bits_f32((sub & small) | (u & ~small) | sign);
+}
+static inline uint16_t h16_from_f32(float f) {
+  uint32_t x = cj_f32_bits(f), ax = x & 0x7fffffffu, sign = (x >> 16) & 0x8000u;
+  uint32_t hs = cj_f32_bits(cj_bits_f32(ax) + 0.5f) - 0x3f000000u;
+  uint32_t hn = (ax + 0xc8000fffu + ((ax >> 13) & 1u)) >> 13;
+  uint32_t sub = 0u - (uint32_t)(ax < 0x38800000u), inf = 0u - (uint32_t)(ax >= 0x477ff000u);
+  uint32_t nan = 0u - (uint32_t)(ax > 0x7f800000u);
+  uint32_t h = (hs & sub) | (hn & ~sub);
+  h = (h & ~inf) | (0x7c00u & inf);
+  h = (h & ~nan) | (0x7e00u & nan);
+  return (uint16_t)(sign | h);
+}
+/* a NaN operand quieted, b's before a's, as the scalar path gave (x86's addss/mulss keep their
+ * first source's NaN, and the compiler had put b there), whichever order the vector
+ * instructions take them in; masks rather than selects keep the loops vectorized */
+static inline uint16_t h16_arith_nan(uint16_t a, uint16_t b, uint16_t r) {
+  uint32_t an = 0u - (uint32_t)((a & 0x7fffu) > 0x7c00u), bn = 0u - (uint32_t)((b & 0x7fffu) > 0x7c00u);
+  uint32_t q = (bn & h16_qnan_f16(b)) | (~bn & h16_qnan_f16(a));
+  return (uint16_t)(((an | bn) & q) | (~(an | bn) & r));
+}
+
 /* T: storage type; the body runs on a and b loaded from storage and stores EXPR */
 #define COMB(name, T, EXPR)                                                            \
   KG_CLONES static void c_##name(char *acc, int64_t as, const char *x, int64_t xs,      \
@@ -229,12 +285,12 @@ COMB(max_f64, double, cj_maxd(a, b))
 COMB(min_f64, double, cj_mind(a, b))
 COMB(add_bf16, uint16_t, cj_f32_to_bf16(cj_bf16_to_f32(a) + cj_bf16_to_f32(b)))
 COMB(mul_bf16, uint16_t, cj_f32_to_bf16(cj_bf16_to_f32(a) * cj_bf16_to_f32(b)))
-COMB(max_bf16, uint16_t, cj_f32_to_bf16(cj_maxf(cj_bf16_to_f32(a), cj_bf16_to_f32(b))))
-COMB(min_bf16, uint16_t, cj_f32_to_bf16(cj_minf(cj_bf16_to_f32(a), cj_bf16_to_f32(b))))
-COMB(add_f16, uint16_t, cj_f32_to_f16(cj_f16_to_f32(a) + cj_f16_to_f32(b)))
-COMB(mul_f16, uint16_t, cj_f32_to_f16(cj_f16_to_f32(a) * cj_f16_to_f32(b)))
-COMB(max_f16, uint16_t, cj_f32_to_f16(cj_maxf(cj_f16_to_f32(a), cj_f16_to_f32(b))))
-COMB(min_f16, uint16_t, cj_f32_to_f16(cj_minf(cj_f16_to_f32(a), cj_f16_to_f32(b))))
+COMB(max_bf16, uint16_t, h16_max(a, b, 0x7f80u, h16_qnan_bf16(a), h16_qnan_bf16(b)))
+COMB(min_bf16, uint16_t, h16_min(a, b, 0x7f80u, h16_qnan_bf16(a), h16_qnan_bf16(b)))
+COMB(add_f16, uint16_t, h16_arith_nan(a, b, h16_from_f32(h16_to_f32(a) + h16_to_f32(b))))
+COMB(mul_f16, uint16_t, h16_arith_nan(a, b, h16_from_f32(h16_to_f32(a) * h16_to_f32(b))))
+COMB(max_f16, uint16_t, h16_max(a, b, 0x7c00u, h16_qnan_f16(a), h16_qnan_f16(b)))
+COMB(min_f16, uint16_t, h16_min(a, b, 0x7c00u, h16_qnan_f16(a), h16_qnan_f16(b)))
 COMB(add_c64, c64_t, ((c64_t){a.re + b.re, a.im + b.im}))
 /* complex products with XLA:CPU's contraction (one product fused per part): these match the
  * values XLA computes, e.g. for cumulative products */

@@ -68,7 +68,47 @@ def cases():
           JaxCase("f64 1-D max pool and its gradient",
                   lambda x: (maxp((1, 3, 1), (1, 2, 1), "SAME")(x), g(maxp((1, 3, 1), (1, 2, 1), "SAME"))(x)),
                   (x1.astype(np.float64),))]
-    return cs
+    return cs + half_cases()
+
+
+def half_cases():
+    """f16 and bf16 pools, whose max/min combiners work on the bit patterns (k_gather_common.c,
+    h16_max): NaN of both signs, infinities, signed zeros, subnormals (f16 only: XLA:CPU flushes
+    bf16 subnormals in these pools to zero, cjrt keeps them) and ties"""
+    r = np.random.default_rng(20261129)
+    # NaN's sign left out: XLA:CPU gives +NaN, cjrt the NaN operand's sign
+    bits = lambda y: jnp.where(jnp.isnan(y), 0, lax.bitcast_convert_type(y, jnp.int16))
+    out = []
+    for dt, tiny in ((jnp.float16, 2.0 ** -24), (jnp.bfloat16, 2.0 ** -126)):
+        x = (r.integers(-6, 7, (2, 7, 9, 5)) * 0.25).astype(np.float32)
+        sp = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, tiny, -tiny, 3 * tiny, -5 * tiny])
+        m = r.random(x.shape) < 0.25
+        x[m] = sp[r.integers(0, len(sp), m.sum())]
+        x[1, 2:4, 2:4, 1] = -0.0    # a window of negative zeros only
+        x[1, 4:6, 4:6, 2] = [[0.0, -0.0], [-0.0, 0.0]]
+        x[0, 0:2, 0:2, 3] = -tiny   # a window of equal subnormals
+        x = x.astype(dt)
+        init = np.array(-np.inf, dt)
+        mp = lambda w, s, p: (lambda a: pool(a, init, lax.max, w, s, p))
+        out.append(JaxCase(f"{np.dtype(dt).name} max 2x2/2, 3x3/2 SAME, min 3x3/2 pools and a sum pool"
+                           " (NHWC; NaN, inf, signed zeros, subnormals)",
+                           lambda a: (mp((1, 2, 2, 1), (1, 2, 2, 1), "VALID")(a),
+                                      mp((1, 3, 3, 1), (1, 2, 2, 1), "SAME")(a),
+                                      pool(a, np.array(np.inf, dt), lax.min, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"),
+                                      pool(a, np.array(0, dt), lax.add, (1, 2, 2, 1), (1, 1, 1, 1), "VALID"),
+                                      jnp.max(a, axis=2), jnp.min(a, axis=1),
+                                      # the bits: the sign of zeros
+                                      bits(mp((1, 2, 2, 1), (1, 2, 2, 1), "VALID")(a)),
+                                      bits(pool(a, np.array(np.inf, dt), lax.min, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"))),
+                           (x,), exact=True))
+    # f16 sums and products of pairs (one rounding, XLA:CPU's too): ties, subnormal results,
+    # overflow to inf, for the f16 add/mul combiners' conversions (k_gather_common.c, h16_from_f32)
+    y = (r.choice([-1.0, 1.0], (2, 6, 16, 8)) * 2.0 ** r.uniform(-26, 16, (2, 6, 16, 8))).astype(np.float16)
+    pair = lambda a, op, iv: pool(a, np.array(iv, np.float16), op, (1, 1, 2, 1), (1, 1, 2, 1), "VALID")
+    out.append(JaxCase("f16 sums and products of pairs (NHWC; rounding, subnormals, overflow)",
+                       lambda a: (pair(a, lax.add, 0), pair(a, lax.mul, 1), bits(pair(a, lax.add, 0)),
+                                  bits(pair(a, lax.mul, 1))), (y,), exact=True))
+    return out
 
 
 def main():
