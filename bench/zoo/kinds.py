@@ -7,18 +7,11 @@ Shapes are chosen off the powers of two where users are (seq 197, heads of 48 an
 import numpy as np
 
 from . import host, labels, normal, uniform, workload
+from .flax_linen import _linen  # (jax, jnp, optax, nn), imported when a workload is built
 
 LINEN = ("flax", "optax")
 # a train step's outputs (params, opt_state, loss) -> the next step's inputs
 NEXT2 = dict(advance=lambda out, args: tuple(out[:2]) + tuple(args[2:]), warm=2)
-
-
-def _linen():
-    import jax
-    import jax.numpy as jnp
-    import optax
-    from flax import linen as nn
-    return jax, jnp, optax, nn
 
 
 def _adam_step(loss_fn, params, tx, *data):
