@@ -401,11 +401,15 @@ cj_la_cvo cj_la_cvo_pick(void) { return cvo_generic; }
 
 /* ======================================================================== 8-row transpose */
 
-
-static void tr8_generic(const float *const *rows, int64_t n, float *dst, int64_t ds) {
-  for (int i = 0; i < 8; i++)
-    for (int64_t k = 0; k < n; k++) dst[k * ds + i] = rows[i][k];
-}
+/* the portable transposes of 8 f32 or f64 rows (tr8_t, tr8d_t) */
+#define TR8_GENERIC(NAME, T)                                                           \
+  static void NAME(const T *const *rows, int64_t n, T *dst, int64_t ds) {              \
+    for (int i = 0; i < 8; i++)                                                        \
+      for (int64_t k = 0; k < n; k++) dst[k * ds + i] = rows[i][k];                    \
+  }
+TR8_GENERIC(tr8_generic, float)
+TR8_GENERIC(tr8d_generic, double)
+#undef TR8_GENERIC
 
 #if defined(__x86_64__) && defined(__GNUC__)
 /* 8 x 8 blocks through registers (gemm_tile.h) */
@@ -423,15 +427,8 @@ __attribute__((target("avx2"))) static void tr8_avx2(const float *const *rows, i
     tr8_generic(rest, n - k, dst + k * ds, ds);
   }
 }
-#endif
 
-static void tr8d_generic(const double *const *rows, int64_t n, double *dst, int64_t ds) {
-  for (int i = 0; i < 8; i++)
-    for (int64_t k = 0; k < n; k++) dst[k * ds + i] = rows[i][k];
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-/* AVX2: 4 x 4 blocks (rows 0-3, then 4-7) */
+/* f64: 4 x 4 blocks (rows 0-3, then 4-7) */
 __attribute__((target("avx2"))) static void tr8d_avx2(const double *const *rows, int64_t n,
                                                       double *dst, int64_t ds) {
   int64_t k = 0;
@@ -447,8 +444,11 @@ __attribute__((target("avx2"))) static void tr8d_avx2(const double *const *rows,
       _mm256_storeu_pd(d + 2 * ds, _mm256_permute2f128_pd(t0, t2, 0x31));
       _mm256_storeu_pd(d + 3 * ds, _mm256_permute2f128_pd(t1, t3, 0x31));
     }
-  for (; k < n; k++)
-    for (int i = 0; i < 8; i++) dst[k * ds + i] = rows[i][k];
+  if (k < n) {
+    const double *rest[8];
+    for (int i = 0; i < 8; i++) rest[i] = rows[i] + k;
+    tr8d_generic(rest, n - k, dst + k * ds, ds);
+  }
 }
 #endif
 
