@@ -30,8 +30,8 @@
 /* B's row k at bp + k * ldb (ldb = NR32 for a packed panel) */
 typedef void (*ukr32_t)(int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c, int64_t ldc,
                         int64_t mr, int64_t nr, bool acc);
-typedef void (*ukr64_t)(int64_t kc, const double *ap, const double *bp, double *c, int64_t ldc,
-                        int64_t mr, int64_t nr, bool acc);
+typedef void (*ukr64_t)(int64_t kc, const double *ap, const double *bp, int64_t ldb, double *c,
+                        int64_t ldc, int64_t mr, int64_t nr, bool acc);
 
 /* as ukr32_t for panels of 16 or fewer columns, the 8 lhs rows read in place (contiguous along
  * K, f32) instead of from a packed panel */
@@ -41,6 +41,8 @@ typedef void (*ukr16r_t)(int64_t kc, const float *const *rows, const float *bp, 
 /* dst[k * ds + i] = rows[i][k] for i < 8, k < n: 8 rows contiguous along k into a k-major panel
  * (packing an operand whose rows run along the contraction) */
 typedef void (*tr8_t)(const float *const *rows, int64_t n, float *dst, int64_t ds);
+/* the same for f64 rows (8 x 8 blocks of doubles) */
+typedef void (*tr8d_t)(const double *const *rows, int64_t n, double *dst, int64_t ds);
 
 typedef struct dot_params {
   ukr32_t u32; /* micro-kernels picked from CPUID at compile time */
@@ -49,6 +51,7 @@ typedef struct dot_params {
   cj_la_cvi cvi; /* 16-bit <-> f32 rows, picked from CPUID at compile time */
   cj_la_cvo cvo;
   tr8_t tr8;
+  tr8d_t tr8d;
   cj_gv_axpy_fn gva; /* the GEMV's kernels for the matrix's element type */
   cj_gv_dot_fn gvd;
   cj_bd_ukr ubf; /* bf16 x bf16 on AVX512_BF16 (k_dot_bf.h), else NULL */
@@ -88,14 +91,14 @@ static void ukr32_generic(int64_t kc, const float *ap, const float *bp, int64_t 
     for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
 }
 
-static void ukr64_generic(int64_t kc, const double *ap, const double *bp, double *c, int64_t ldc,
-                          int64_t mr, int64_t nr, bool acc) {
+static void ukr64_generic(int64_t kc, const double *ap, const double *bp, int64_t ldb, double *c,
+                          int64_t ldc, int64_t mr, int64_t nr, bool acc) {
   double t[MR][NR64];
   memset(t, 0, sizeof t);
   for (int64_t k = 0; k < kc; k++)
     for (int i = 0; i < MR; i++) {
       double a = ap[k * MR + i];
-      for (int j = 0; j < NR64; j++) t[i][j] += a * bp[k * NR64 + j];
+      for (int j = 0; j < NR64; j++) t[i][j] += a * bp[k * ldb + j];
     }
   for (int64_t i = 0; i < mr; i++)
     for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
@@ -182,12 +185,12 @@ __attribute__((target("avx512f"))) static void ukr16r_avx512(int64_t kc, const f
 }
 
 __attribute__((target("avx512f"))) static void ukr64_avx512(int64_t kc, const double *ap,
-                                                             const double *bp, double *c,
-                                                             int64_t ldc, int64_t mr, int64_t nr,
-                                                             bool acc) {
+                                                             const double *bp, int64_t ldb,
+                                                             double *c, int64_t ldc, int64_t mr,
+                                                             int64_t nr, bool acc) {
   GT_ROWS(GT_DECL512D)
   for (int64_t k = 0; k < kc; k++) {
-    __m512d b0 = _mm512_loadu_pd(bp + k * NR64), b1 = _mm512_loadu_pd(bp + k * NR64 + 8);
+    __m512d b0 = _mm512_loadu_pd(bp + k * ldb), b1 = _mm512_loadu_pd(bp + k * ldb + 8);
     const double *a = ap + k * MR;
 #define GT_A(i) a[i]
     GT_ROWS(GT_FMA512D)
@@ -203,31 +206,69 @@ __attribute__((target("avx512f"))) static void ukr64_avx512(int64_t kc, const do
     for (int64_t j = 0; j < nr; j++) c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j] : t[i][j];
 }
 
-/* AVX2: 8 rows x 16 columns per call (2 ymm per row), twice for the 32-column panel */
-__attribute__((target("avx2,fma"))) static void ukr32_avx2(int64_t kc, const float *ap,
-                                                            const float *bp, int64_t ldb, float *c, int64_t ldc,
-                                                            int64_t mr, int64_t nr, bool acc) {
-  for (int half = 0; half < 2; half++) {
-    GT_ROWS(GT_DECL256)
-    const float *bh = bp + half * 16;
-    for (int64_t k = 0; k < kc; k++) {
-      __m256 b0 = _mm256_loadu_ps(bh + k * ldb), b1 = _mm256_loadu_ps(bh + k * ldb + 8);
-      const float *a = ap + k * MR;
-#define GT_A(i) a[i]
-      GT_ROWS(GT_FMA256)
-#undef GT_A
-    }
-    float t[MR][16];
-    GT_ROWS(GT_SPILL256)
-    int64_t j0 = half * 16, j1 = nr < j0 + 16 ? nr : j0 + 16;
-    for (int64_t i = 0; i < mr; i++)
-      for (int64_t j = j0; j < j1; j++)
-        c[i * ldc + j] = acc ? c[i * ldc + j] + t[i][j - j0] : t[i][j - j0];
+/* AVX2 (16 ymm registers): the 8-row tile in passes of 4 rows x 2 vectors (8 accumulators; the
+ * 16 of 8 rows x 2 vectors left no room for the rhs vectors and the broadcast, and the f32
+ * kernel that way ran at two thirds of this one's rate), for f32 (a 32-column panel, 16 columns
+ * a pass) and f64 (16 columns, 8 a pass). Each element's sum is the same as in every other form
+ * of the kernels: k in order, one FMA per term, then added to c when acc. */
+#define UKR_AVX2(NAME, T, V, S, BC, L)                                                           \
+  __attribute__((target("avx2,fma"))) static void NAME(int64_t kc, const T *ap, const T *bp,     \
+                                                        int64_t ldb, T *c, int64_t ldc,          \
+                                                        int64_t mr, int64_t nr, bool acc) {      \
+    for (int64_t j0 = 0; j0 < nr; j0 += 2 * (L))                                                 \
+      for (int64_t i0 = 0; i0 < mr; i0 += 4) {                                                   \
+        V c0a = _mm256_setzero_##S(), c0b = c0a, c1a = c0a, c1b = c0a, c2a = c0a, c2b = c0a;     \
+        V c3a = c0a, c3b = c0a;                                                                  \
+        const T *a = ap + i0, *b = bp + j0;                                                      \
+        for (int64_t k = 0; k < kc; k++, a += MR, b += ldb) {                                    \
+          V b0 = _mm256_loadu_##S(b), b1 = _mm256_loadu_##S(b + (L)), x;                         \
+          x = BC(a);                                                                             \
+          c0a = _mm256_fmadd_##S(x, b0, c0a);                                                    \
+          c0b = _mm256_fmadd_##S(x, b1, c0b);                                                    \
+          x = BC(a + 1);                                                                         \
+          c1a = _mm256_fmadd_##S(x, b0, c1a);                                                    \
+          c1b = _mm256_fmadd_##S(x, b1, c1b);                                                    \
+          x = BC(a + 2);                                                                         \
+          c2a = _mm256_fmadd_##S(x, b0, c2a);                                                    \
+          c2b = _mm256_fmadd_##S(x, b1, c2b);                                                    \
+          x = BC(a + 3);                                                                         \
+          c3a = _mm256_fmadd_##S(x, b0, c3a);                                                    \
+          c3b = _mm256_fmadd_##S(x, b1, c3b);                                                    \
+        }                                                                                        \
+        T *cp = c + i0 * ldc + j0;                                                               \
+        if (i0 + 4 <= mr && j0 + 2 * (L) <= nr) {                                                \
+          UKR_AVX2_ST(0, S, L) UKR_AVX2_ST(1, S, L) UKR_AVX2_ST(2, S, L) UKR_AVX2_ST(3, S, L)    \
+          continue;                                                                              \
+        }                                                                                        \
+        T t[4][2 * (L)];                                                                         \
+        _mm256_storeu_##S(t[0], c0a);                                                            \
+        _mm256_storeu_##S(t[0] + (L), c0b);                                                      \
+        _mm256_storeu_##S(t[1], c1a);                                                            \
+        _mm256_storeu_##S(t[1] + (L), c1b);                                                      \
+        _mm256_storeu_##S(t[2], c2a);                                                            \
+        _mm256_storeu_##S(t[2] + (L), c2b);                                                      \
+        _mm256_storeu_##S(t[3], c3a);                                                            \
+        _mm256_storeu_##S(t[3] + (L), c3b);                                                      \
+        int64_t ni = mr - i0 < 4 ? mr - i0 : 4, nj = nr - j0 < 2 * (L) ? nr - j0 : 2 * (L);     \
+        for (int64_t i = 0; i < ni; i++)                                                         \
+          for (int64_t j = 0; j < nj; j++)                                                       \
+            cp[i * ldc + j] = acc ? cp[i * ldc + j] + t[i][j] : t[i][j];                         \
+      }                                                                                          \
   }
-}
+#define UKR_AVX2_ST(i, S, L)                                                      \
+  if (acc) {                                                                      \
+    c##i##a = _mm256_add_##S(c##i##a, _mm256_loadu_##S(cp + i * ldc));            \
+    c##i##b = _mm256_add_##S(c##i##b, _mm256_loadu_##S(cp + i * ldc + (L)));      \
+  }                                                                               \
+  _mm256_storeu_##S(cp + i * ldc, c##i##a);                                       \
+  _mm256_storeu_##S(cp + i * ldc + (L), c##i##b);
+UKR_AVX2(ukr32_avx2, float, __m256, ps, _mm256_broadcast_ss, 8)
+UKR_AVX2(ukr64_avx2, double, __m256d, pd, _mm256_broadcast_sd, 4)
+#undef UKR_AVX2
+#undef UKR_AVX2_ST
 
 static ukr32_t pick32(void) { return (ukr32_t[]){ukr32_generic, ukr32_avx2, ukr32_avx512}[gt_isa()]; }
-static ukr64_t pick64(void) { return gt_isa() == 2 ? ukr64_avx512 : ukr64_generic; }
+static ukr64_t pick64(void) { return (ukr64_t[]){ukr64_generic, ukr64_avx2, ukr64_avx512}[gt_isa()]; }
 static ukr16r_t pick16r(void) { return gt_isa() == 2 ? ukr16r_avx512 : NULL; }
 #else
 static ukr16r_t pick16r(void) { return NULL; }
@@ -360,11 +401,15 @@ cj_la_cvo cj_la_cvo_pick(void) { return cvo_generic; }
 
 /* ======================================================================== 8-row transpose */
 
-
-static void tr8_generic(const float *const *rows, int64_t n, float *dst, int64_t ds) {
-  for (int i = 0; i < 8; i++)
-    for (int64_t k = 0; k < n; k++) dst[k * ds + i] = rows[i][k];
-}
+/* the portable transposes of 8 f32 or f64 rows (tr8_t, tr8d_t) */
+#define TR8_GENERIC(NAME, T)                                                           \
+  static void NAME(const T *const *rows, int64_t n, T *dst, int64_t ds) {              \
+    for (int i = 0; i < 8; i++)                                                        \
+      for (int64_t k = 0; k < n; k++) dst[k * ds + i] = rows[i][k];                    \
+  }
+TR8_GENERIC(tr8_generic, float)
+TR8_GENERIC(tr8d_generic, double)
+#undef TR8_GENERIC
 
 #if defined(__x86_64__) && defined(__GNUC__)
 /* 8 x 8 blocks through registers (gemm_tile.h) */
@@ -382,7 +427,37 @@ __attribute__((target("avx2"))) static void tr8_avx2(const float *const *rows, i
     tr8_generic(rest, n - k, dst + k * ds, ds);
   }
 }
+
+/* f64: 4 x 4 blocks (rows 0-3, then 4-7) */
+__attribute__((target("avx2"))) static void tr8d_avx2(const double *const *rows, int64_t n,
+                                                      double *dst, int64_t ds) {
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4)
+    for (int h = 0; h < 8; h += 4) {
+      __m256d r0 = _mm256_loadu_pd(rows[h] + k), r1 = _mm256_loadu_pd(rows[h + 1] + k);
+      __m256d r2 = _mm256_loadu_pd(rows[h + 2] + k), r3 = _mm256_loadu_pd(rows[h + 3] + k);
+      __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+      __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+      double *d = dst + k * ds + h;
+      _mm256_storeu_pd(d, _mm256_permute2f128_pd(t0, t2, 0x20));
+      _mm256_storeu_pd(d + ds, _mm256_permute2f128_pd(t1, t3, 0x20));
+      _mm256_storeu_pd(d + 2 * ds, _mm256_permute2f128_pd(t0, t2, 0x31));
+      _mm256_storeu_pd(d + 3 * ds, _mm256_permute2f128_pd(t1, t3, 0x31));
+    }
+  if (k < n) {
+    const double *rest[8];
+    for (int i = 0; i < 8; i++) rest[i] = rows[i] + k;
+    tr8d_generic(rest, n - k, dst + k * ds, ds);
+  }
+}
 #endif
+
+static tr8d_t pick_tr8d(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (gt_isa() > 0) return tr8d_avx2; /* AVX2, also on AVX-512 CPUs */
+#endif
+  return tr8d_generic;
+}
 
 static tr8_t pick_tr8(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -536,30 +611,84 @@ static void pack_b32(const dot_params *p, const char *b, int64_t bb, int64_t n0,
   }
 }
 
+/* A block [mc x kc] of f64 into MR-row panels (k-major), the tables used as in pack_a32: rows
+ * contiguous along k by 8 x 8 transposes, a panel's rows contiguous by a copy per k, else an
+ * element at a time. The rows of a partial panel past mr repeat its last row or are zero (the
+ * micro-kernel never stores them). */
 static void pack_a64(const dot_params *p, const double *a, int64_t ab, int64_t m0, int64_t mc,
                      int64_t k0, int64_t kc, double *ap) {
+  bool krow = p->ak_aff && p->sak == 1;
   for (int64_t i0 = 0; i0 < mc; i0 += MR) {
     double *dst = ap + i0 * kc;
     int64_t mr = mc - i0 < MR ? mc - i0 : MR;
+    const int64_t *am = p->am + m0 + i0;
+    if (krow) {
+      const double *rows[MR];
+      for (int64_t i = 0; i < MR; i++) rows[i] = a + ab + am[i < mr ? i : mr - 1] + k0;
+      p->tr8d(rows, kc, dst, MR);
+      continue;
+    }
+    if (run_of(am, mr)) {
+      for (int64_t k = 0; k < kc; k++) {
+        const double *src = a + ab + p->ak[k0 + k] + am[0];
+        if (mr == MR) {
+          memcpy(dst + k * MR, src, sizeof(double) * MR);
+          continue;
+        }
+        memcpy(dst + k * MR, src, sizeof(double) * (size_t)mr);
+        memset(dst + k * MR + mr, 0, sizeof(double) * (size_t)(MR - mr));
+      }
+      continue;
+    }
     for (int64_t k = 0; k < kc; k++) {
       int64_t ko = ab + p->ak[k0 + k];
-      for (int64_t i = 0; i < MR; i++) dst[k * MR + i] = i < mr ? a[ko + p->am[m0 + i0 + i]] : 0.0;
+      for (int64_t i = 0; i < MR; i++) dst[k * MR + i] = i < mr ? a[ko + am[i]] : 0.0;
     }
   }
 }
 
+/* B block [kc x nc] of f64 into NR64-column panels: rows contiguous along n are read once each,
+ * in order, and dealt into the panels; columns contiguous along k (a transposed rhs) by 8 x 8
+ * transposes (columns past nr repeat the last one); else a panel's run of columns per k, or an
+ * element at a time */
 static void pack_b64(const dot_params *p, const double *b, int64_t bb, int64_t n0, int64_t nc,
                      int64_t k0, int64_t kc, double *bp) {
+  bool kcol = p->bk_aff && p->sbk == 1;
+  const int64_t *bn = p->bn + n0;
+  if (!kcol && run_of(bn, nc)) {
+    for (int64_t k = 0; k < kc; k++) {
+      const double *src = b + bb + p->bk[k0 + k] + bn[0];
+      int64_t j0 = 0;
+      for (; j0 + NR64 <= nc; j0 += NR64) memcpy(bp + j0 * kc + k * NR64, src + j0, sizeof(double) * NR64);
+      if (j0 < nc) {
+        double *d = bp + j0 * kc + k * NR64;
+        memcpy(d, src + j0, sizeof(double) * (size_t)(nc - j0));
+        memset(d + (nc - j0), 0, sizeof(double) * (size_t)(NR64 - (nc - j0)));
+      }
+    }
+    return;
+  }
   for (int64_t j0 = 0; j0 < nc; j0 += NR64) {
     double *dst = bp + j0 * kc;
     int64_t nr = nc - j0 < NR64 ? nc - j0 : NR64;
+    const int64_t *bj = bn + j0;
+    if (kcol) {
+      for (int64_t j = 0; j < NR64; j += 8) {
+        const double *cols[8];
+        for (int64_t i = 0; i < 8; i++) cols[i] = b + bb + bj[j + i < nr ? j + i : nr - 1] + k0;
+        p->tr8d(cols, kc, dst + j, NR64);
+      }
+      continue;
+    }
+    bool run = run_of(bj, nr);
     for (int64_t k = 0; k < kc; k++) {
       int64_t ko = bb + p->bk[k0 + k];
-      if (p->b_affine && p->sbn == 1 && nr == NR64) {
-        memcpy(dst + k * NR64, b + ko + p->bn[n0 + j0], sizeof(double) * NR64);
+      if (run) {
+        memcpy(dst + k * NR64, b + ko + bj[0], sizeof(double) * (size_t)nr);
+        memset(dst + k * NR64 + nr, 0, sizeof(double) * (size_t)(NR64 - nr));
         continue;
       }
-      for (int64_t j = 0; j < NR64; j++) dst[k * NR64 + j] = j < nr ? b[ko + p->bn[n0 + j0 + j]] : 0.0;
+      for (int64_t j = 0; j < NR64; j++) dst[k * NR64 + j] = j < nr ? b[ko + bj[j]] : 0.0;
     }
   }
 }
@@ -706,7 +835,7 @@ static inline __attribute__((always_inline)) void run64(gemm_ctx *G, char *tmp, 
       pack_a64(p, (const double *)G->a, ab, m0, mc, k0, kc, ap);
       for (int64_t j0 = 0; j0 < nc; j0 += NR64)
         for (int64_t i0 = 0; i0 < mc; i0 += MR)
-          G->u64(kc, ap + i0 * kc, bp + j0 * kc, dst + (m0 - mlo + i0) * ldd + j0, ldd,
+          G->u64(kc, ap + i0 * kc, bp + j0 * kc, NR64, dst + (m0 - mlo + i0) * ldd + j0, ldd,
                  mc - i0 < MR ? mc - i0 : MR, nc - j0 < NR64 ? nc - j0 : NR64, k0 > kb);
     }
   }
@@ -1187,6 +1316,7 @@ static CJ_MUST_USE cj_status lower_dot_dims(cj_lw *L, cj_op *op, int64_t nlb, co
   p->cvi = cj_la_cvi_pick();
   p->cvo = cj_la_cvo_pick();
   p->tr8 = pick_tr8();
+  p->tr8d = pick_tr8d();
   p->ubf = x.dtype == CJ_BF16 && y.dtype == CJ_BF16 ? cj_bd_pick() : NULL;
   p->lt = x.dtype;
   p->rt = y.dtype;
