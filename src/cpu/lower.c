@@ -252,6 +252,28 @@ cj_slot *cj_lw_slots(cj_lw *L, uint32_t n, const int32_t *bufs, bool use) {
 
 uint32_t cj_lw_slot_mark(const cj_lw *L) { return L->nslots; }
 
+uint32_t cj_lw_nsteps(const cj_lw *L) { return L->nsteps; }
+cj_step *cj_lw_step_at(cj_lw *L, uint32_t i) { return i < L->nsteps ? &L->steps[i] : NULL; }
+
+bool cj_lw_step_set_inputs(cj_lw *L, cj_step *st, uint32_t n, const int32_t *bufs) {
+  uint32_t k = L->nslots;
+  while (k > 0 && L->slots[k - 1].s != st->in) k--;
+  if (!k || !n) return false; /* (a step without inputs has no list to replace) */
+  cj_slot *s = cj_lw_alloc(L, sizeof(cj_slot) * n);
+  if (!s) {
+    L->oom = true;
+    return false;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    s[i] = (cj_slot){0, (uint32_t)bufs[i], 0};
+    cj_lw_use(L, bufs[i]);
+  }
+  L->slots[k - 1] = (slot_list){s, n}; /* in its place: slot marks and groups stay right */
+  st->in = s;
+  st->nin = n;
+  return true;
+}
+
 /* whether slot list s (n > 0) is the in or out list of one of the plan's steps */
 static bool plan_owns_slots(const cj_plan *p, const cj_slot *s) {
   for (uint32_t i = 0; i < p->nsteps; i++)

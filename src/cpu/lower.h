@@ -152,6 +152,13 @@ uint32_t cj_lw_slot_mark(const cj_lw *L);
  * in/out slots: the slot lists registered in [mark, end) while it was lowered are exactly those
  * (no nested plans, no extra slot lists). */
 bool cj_lw_plan_self_contained(const cj_lw *L, const cj_plan *p, uint32_t mark, uint32_t end);
+/* The steps of the plan being lowered: their count, and step i (NULL past the end). */
+uint32_t cj_lw_nsteps(const cj_lw *L);
+cj_step *cj_lw_step_at(cj_lw *L, uint32_t i);
+/* Replaces the input list of step st (of the plan being lowered) by the n buffers bufs, used
+ * from the current position on (st->nin = n); false if st has no input list or on out of memory.
+ * The kernel's parameters must say how to read the new list. */
+bool cj_lw_step_set_inputs(cj_lw *L, cj_step *st, uint32_t n, const int32_t *bufs);
 /* A copy of plan p whose slots of buffer a[i] name b[i] and of b[i] name a[i] (a loop's
  * double-buffered carry), recording no uses; p must be self-contained. */
 CJ_MUST_USE cj_status cj_lw_plan_swapped(cj_lw *L, const cj_plan *p, int32_t n, const int32_t *a,
