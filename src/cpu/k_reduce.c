@@ -599,15 +599,19 @@ static int64_t fast_units(const fast_params *p, fast_run *R, int64_t *per) {
 
 /* one unit of much work: its tree's nodes at depth RSPLIT_DEPTH on the pool; false when that
  * could not be set up (then the caller folds it serially) */
-static bool fast_split(cj_exec_ctx *ctx, fast_run *R) {
+static void split_setup(split_run *S, const fast_run *R) {
   const fast_params *p = R->p;
-  split_run *S = malloc(sizeof *S);
-  if (!S) return false;
   S->R = R;
   S->n = p->vertical ? p->vlen : 1;
   S->boff = space_off(&p->kept, 0);
   S->nparts = S->next = 0;
   split_collect(S, 0, p->nred, 0);
+}
+static bool fast_split(cj_exec_ctx *ctx, fast_run *R) {
+  const fast_params *p = R->p;
+  split_run *S = malloc(sizeof *S);
+  if (!S) return false;
+  split_setup(S, R);
   cj_pool_parallel_for(ctx->pool, S->nparts, 1, split_body, S);
   _Alignas(64) char acc[RVA_BYTES];
   split_combine(S, 0, p->nred, 0, acc);
@@ -797,11 +801,7 @@ static bool multi_split_run(cj_exec_ctx *ctx, const multi_run *M) {
   if (!X) return false;
   split_run *S = &X->S;
   X->M = M;
-  S->R = &M->R[0];
-  S->n = p->vertical ? p->vlen : 1;
-  S->boff = space_off(&p->kept, 0);
-  S->nparts = S->next = 0;
-  split_collect(S, 0, p->nred, 0);
+  split_setup(S, &M->R[0]); /* (member 0: the tree's shape) */
   cj_pool_parallel_for(ctx->pool, S->nparts, 1, multi_split_body, X);
   _Alignas(64) char acc[RVA_BYTES];
   multi_split_combine(X, 0, p->nred, 0, acc);
