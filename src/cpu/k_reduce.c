@@ -2,8 +2,11 @@
  * arguments run as fast kernels (k_reduce_kern.h, one variant per instruction set): each output
  * folds its elements in a fixed tree of short runs combined pairwise (see "fast path"), bf16
  * and f16 in f32. JAX's argmax/argmin body (a variadic reduce of values and indices) runs as
- * typed folds (see "argmax / argmin"). Any other body (other variadic reductions, promoted
- * types) runs as a nested plan per element, in index order. */
+ * typed folds (see "argmax / argmin"). Reductions over the same dims of one input and of
+ * elementwise functions of it (statistics: sum(x) and sum(x * x)), and variadic reduces whose
+ * body combines each input with its own accumulator, run as one step that reads the input once
+ * (see "sibling reductions"). Any other body (other variadic reductions, promoted types) runs
+ * as a nested plan per element, in index order. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -596,15 +599,19 @@ static int64_t fast_units(const fast_params *p, fast_run *R, int64_t *per) {
 
 /* one unit of much work: its tree's nodes at depth RSPLIT_DEPTH on the pool; false when that
  * could not be set up (then the caller folds it serially) */
-static bool fast_split(cj_exec_ctx *ctx, fast_run *R) {
+static void split_setup(split_run *S, const fast_run *R) {
   const fast_params *p = R->p;
-  split_run *S = malloc(sizeof *S);
-  if (!S) return false;
   S->R = R;
   S->n = p->vertical ? p->vlen : 1;
   S->boff = space_off(&p->kept, 0);
   S->nparts = S->next = 0;
   split_collect(S, 0, p->nred, 0);
+}
+static bool fast_split(cj_exec_ctx *ctx, fast_run *R) {
+  const fast_params *p = R->p;
+  split_run *S = malloc(sizeof *S);
+  if (!S) return false;
+  split_setup(S, R);
   cj_pool_parallel_for(ctx->pool, S->nparts, 1, split_body, S);
   _Alignas(64) char acc[RVA_BYTES];
   split_combine(S, 0, p->nred, 0, acc);
@@ -650,21 +657,34 @@ static CJ_MUST_USE cj_status k_reduce_fast(cj_exec_ctx *ctx, const cj_step *st) 
   return NULL;
 }
 
-/* ---- sibling reductions: several reductions of one stored input over the same dims (sum,
- * max, min, ... of one array) in one step. Each keeps its own kernels and tree (the bits of
- * its own step); they run block by block of units (outputs, or vertical chunks), every
- * reduction over a block before the next block, so the input is read from memory once and
- * from the L1 cache by the others. ---- */
+/* ---- sibling reductions: several reductions over the same dims of inputs of one shape and
+ * element type, in one step: sum, max, ... of one array, and reductions of elementwise
+ * functions of it (BatchNorm's statistics: sum(x) and sum(x * x), the square computed from x
+ * as it is read: cj_lw_ew_take), or the inputs of a variadic reduce whose body is one combiner
+ * per input. Each member keeps its own kernels and tree (the bits of its own step: every
+ * kernel acts lane by lane, so the shared chunk width changes no result); the input is read
+ * from memory once and from the L1 cache by the others:
+ *  - "tree": the members walk their common tree together, every member over a leaf (a few
+ *    rows of a chunk, a run of at most RH_LEAF) before the next leaf. Vertical reductions
+ *    (a whole BatchNorm is one unit of all N*H*W rows) and horizontal units too large for the
+ *    L1 cache;
+ *  - "blocks": block by block of units (outputs), every member over a block before the next
+ *    (short rows: each member keeps its multi-output kernels). ---- */
 enum { RMULTI_MAX = 8, RMULTI_BYTES = 16384 };
 
 typedef struct multi_params {
   int32_t n;                            /* reductions, 2..RMULTI_MAX */
-  const fast_params *p[RMULTI_MAX];     /* the same input, dims and element type */
-  /* slots: in = [input, init 0 .. init n-1], out = [result 0 .. result n-1] */
+  const fast_params *p[RMULTI_MAX];     /* the same dims, shape and element type */
+  int32_t at[RMULTI_MAX];               /* in-slot of member k's input (computed: its first
+                                         * source input) */
+  int64_t mb;                           /* tree: bytes of a member's accumulators in a block */
+  bool tree;
+  /* slots: in = [init 0 .. init n-1, the members' inputs], out = [result 0 .. result n-1] */
 } multi_params;
 
 typedef struct multi_run {
   int32_t n;
+  int64_t mb;
   fast_run R[RMULTI_MAX];
   int64_t nunits, block; /* units per block */
 } multi_run;
@@ -677,31 +697,160 @@ static void multi_body(void *ctx, int64_t b0, int64_t b1) {
   }
 }
 
+/* v_pair for every member at once: member k's accumulators at acc + k * mb */
+static void v_pair_multi(const multi_run *M, int64_t boff, int64_t r0, int64_t r1, char *acc,
+                         int64_t n) {
+  if (v_is_leaf(r0, r1)) {
+    for (int32_t k = 0; k < M->n; k++) v_leaf(&M->R[k], boff, r0, r1, acc + k * M->mb, n);
+    return;
+  }
+  int64_t mid = v_split(r0, r1);
+  v_pair_multi(M, boff, r0, mid, acc, n);
+  _Alignas(64) char tmp[RVA_BYTES];
+  v_pair_multi(M, boff, mid, r1, tmp, n);
+  for (int32_t k = 0; k < M->n; k++) M->R[k].p->f->vcomb(acc + k * M->mb, tmp + k * M->mb, n);
+}
+
+/* h_pair for every member at once: member k's accumulator at out + k * RACC_MAX */
+static void h_pair_multi(const multi_run *M, int64_t boff, int64_t i0, int64_t i1, char *out) {
+  const fast_params *p = M->R[0].p;
+  if (h_is_leaf(p, i0, i1)) {
+    for (int32_t k = 0; k < M->n; k++) h_leaf(&M->R[k], boff, i0, i1, out + k * RACC_MAX);
+    return;
+  }
+  int64_t mid = h_split(p, i0, i1);
+  h_pair_multi(M, boff, i0, mid, out);
+  _Alignas(16) char tmp[RMULTI_MAX * RACC_MAX];
+  h_pair_multi(M, boff, mid, i1, tmp);
+  for (int32_t k = 0; k < M->n; k++) M->R[k].p->f->vcomb(out + k * RACC_MAX, tmp + k * RACC_MAX, 1);
+}
+
+/* the members' pairs over [a, b) of unit boff's tree into acc (their layout as above) */
+static void pair_multi(const multi_run *M, int64_t boff, int64_t a, int64_t b, char *acc,
+                       int64_t n) {
+  if (M->R[0].p->vertical)
+    v_pair_multi(M, boff, a, b, acc, n);
+  else
+    h_pair_multi(M, boff, a, b, acc);
+}
+
+/* the members' results of a unit from acc: vertical at element o, horizontal output o */
+static void fin_multi(const multi_run *M, const char *acc, int64_t o, int64_t n) {
+  for (int32_t k = 0; k < M->n; k++) {
+    const fast_run *R = &M->R[k];
+    char *a = (char *)acc + k * M->mb;
+    if (R->p->vertical)
+      fast_fin(R->p, R->out, R->init, a, o, n);
+    else
+      R->p->f->fin(R->out + o * R->p->esize, R->init, a, 1);
+  }
+}
+
+/* tree: units [u0, u1), the members together */
+static void multi_tree_range(const multi_run *M, int64_t u0, int64_t u1) {
+  const fast_params *p = M->R[0].p;
+  _Alignas(64) char acc[RVA_BYTES];
+  space outer = p->kept;
+  if (p->vertical) outer.rank--; /* drop the innermost run */
+  for (int64_t u = u0; u < u1; u++) {
+    if (p->vertical) {
+      int64_t o = u / M->R[0].nchunks, c = (u % M->R[0].nchunks) * p->vchunk;
+      int64_t n = p->vlen - c < p->vchunk ? p->vlen - c : p->vchunk;
+      v_pair_multi(M, space_off(&outer, o) + c * p->esize, 0, p->nred, acc, n);
+      fin_multi(M, acc, o * p->vlen + c, n);
+    } else {
+      h_pair_multi(M, space_off(&p->kept, u), 0, p->nred, acc);
+      fin_multi(M, acc, u, 1);
+    }
+  }
+}
+
+static void multi_tree_body(void *ctx, int64_t b, int64_t e) { multi_tree_range(ctx, b, e); }
+
+/* tree, one unit of much work: fast_split's parts, every member over each part */
+typedef struct multi_split {
+  split_run S; /* S.R: member 0 (the tree's shape) */
+  const multi_run *M;
+} multi_split;
+
+static void multi_split_body(void *ctx, int64_t b, int64_t e) {
+  multi_split *X = ctx;
+  for (int64_t k = b; k < e; k++)
+    pair_multi(X->M, X->S.boff, X->S.lo[k], X->S.hi[k], X->S.partial[k], X->S.n);
+}
+
+static void multi_split_combine(multi_split *X, int64_t a, int64_t b, int depth, char *out) {
+  split_run *S = &X->S;
+  const multi_run *M = X->M;
+  const fast_params *p = S->R->p;
+  int64_t n = p->vertical ? S->n : 1;
+  if (depth == RSPLIT_DEPTH || is_leaf(p, a, b)) {
+    memcpy(out, S->partial[S->next++], (size_t)(M->n * M->mb));
+    return;
+  }
+  int64_t mid = split_at(p, a, b);
+  multi_split_combine(X, a, mid, depth + 1, out);
+  _Alignas(64) char tmp[RVA_BYTES];
+  multi_split_combine(X, mid, b, depth + 1, tmp);
+  for (int32_t k = 0; k < M->n; k++) M->R[k].p->f->vcomb(out + k * M->mb, tmp + k * M->mb, n);
+}
+
+static bool multi_split_run(cj_exec_ctx *ctx, const multi_run *M) {
+  const fast_params *p = M->R[0].p;
+  multi_split *X = malloc(sizeof *X);
+  if (!X) return false;
+  split_run *S = &X->S;
+  X->M = M;
+  split_setup(S, &M->R[0]); /* (member 0: the tree's shape) */
+  cj_pool_parallel_for(ctx->pool, S->nparts, 1, multi_split_body, X);
+  _Alignas(64) char acc[RVA_BYTES];
+  multi_split_combine(X, 0, p->nred, 0, acc);
+  fin_multi(M, acc, 0, S->n);
+  free(X);
+  return true;
+}
+
 static CJ_MUST_USE cj_status k_reduce_multi(cj_exec_ctx *ctx, const cj_step *st) {
   const multi_params *m = st->params;
-  multi_run M = {.n = m->n};
-  const char *in = CJ_PTR(ctx, st->in[0]);
-  for (int32_t k = 0; k < m->n; k++)
-    M.R[k] = (fast_run){.p = m->p[k], .ctx = ctx, .out = CJ_PTR(ctx, st->out[k]), .in = in,
-                        .init = CJ_PTR(ctx, st->in[1 + k]), .nchunks = 1};
+  multi_run M = {.n = m->n, .mb = m->mb};
+  for (int32_t k = 0; k < m->n; k++) {
+    const fast_params *p = m->p[k];
+    fast_run *R = &M.R[k];
+    *R = (fast_run){.p = p, .ctx = ctx, .out = CJ_PTR(ctx, st->out[k]),
+                    .init = CJ_PTR(ctx, st->in[k]), .nchunks = 1};
+    if (p->src.prog)
+      for (int32_t j = 0; j < p->src.nin; j++) R->sin[j] = CJ_PTR(ctx, st->in[m->at[k] + j]);
+    else
+      R->in = CJ_PTR(ctx, st->in[m->at[k]]);
+  }
   const fast_params *p = m->p[0];
   int64_t per = 1;
   M.nunits = p->nout > 0 && p->nred > 0 ? fast_units(p, &M.R[0], &per) : 0;
-  if (M.nunits <= 1) { /* nothing to share, or one unit (the pool splits its tree) */
+  bool same = M.nunits > 0;
+  for (int32_t k = 1; k < m->n && same; k++) {
+    int64_t per_k;
+    same = fast_units(m->p[k], &M.R[k], &per_k) == M.nunits && per_k == per;
+  }
+  if (!same || (!m->tree && M.nunits == 1)) { /* nothing to share (not planned), or one unit
+                                                * of stored inputs (the pool splits its tree) */
     for (int32_t k = 0; k < m->n; k++) fast_exec(ctx, &M.R[k]);
     return NULL;
   }
-  for (int32_t k = 1; k < m->n; k++) {
-    int64_t per_k;
-    if (fast_units(m->p[k], &M.R[k], &per_k) != M.nunits || per_k != per) { /* (not planned) */
-      for (int32_t j = 0; j < m->n; j++) fast_exec(ctx, &M.R[j]);
-      return NULL;
+  bool pool = ctx->pool && cj_pool_size(ctx->pool) > 1 &&
+              M.nunits * per * m->n >= CJ_PAR_MIN_ELEMS * 4;
+  if (m->tree) {
+    if (pool && M.nunits == 1 && multi_split_run(ctx, &M)) return NULL;
+    if (pool && M.nunits > 1) {
+      int64_t grain = CJ_PAR_MIN_ELEMS / (per * m->n);
+      cj_pool_parallel_for(ctx->pool, M.nunits, grain < 1 ? 1 : grain, multi_tree_body, &M);
+    } else {
+      multi_tree_range(&M, 0, M.nunits);
     }
+    return NULL;
   }
   int64_t ub = per * p->esize;
   M.block = ub >= RMULTI_BYTES ? 1 : RMULTI_BYTES / ub;
   int64_t nblocks = (M.nunits + M.block - 1) / M.block;
-  bool pool = ctx->pool && cj_pool_size(ctx->pool) > 1 && M.nunits * per >= CJ_PAR_MIN_ELEMS * 4;
   if (pool && nblocks > 1) {
     int64_t grain = CJ_PAR_MIN_ELEMS / (per * M.block);
     cj_pool_parallel_for(ctx->pool, nblocks, grain < 1 ? 1 : grain, multi_body, &M);
@@ -1663,16 +1812,20 @@ static CJ_MUST_USE cj_status lower_fast(cj_lw *L, cj_op *op, const rk_fns *rf, c
   return NULL;
 }
 
+/* the fast kernels of combiner rop on dt for this CPU (NULL: none) */
+static const rk_fns *rk_for(int rop, cj_dtype dt) {
+  cj_vm_isa isa = cj_vm_get_isa();
+  return isa == CJ_VM_ISA_AVX512 ? cj_rk_avx512(rop, dt)
+         : isa == CJ_VM_ISA_AVX2 ? cj_rk_avx2(rop, dt)
+                                 : cj_rk_generic(rop, dt);
+}
+
 /* the fast kernels of a one-input reduce whose body is one combiner of its type, else NULL */
 static const rk_fns *fast_fns(cj_op *op) {
   if (op->nresults != 1 || op->nopnds != 2) return NULL;
   int rop = body_pattern(op, op->operands[0]->type->dtype);
   if (rop < 0) return NULL;
-  cj_vm_isa isa = cj_vm_get_isa();
-  cj_dtype dt = op->operands[0]->type->dtype;
-  return isa == CJ_VM_ISA_AVX512 ? cj_rk_avx512(rop, dt)
-         : isa == CJ_VM_ISA_AVX2 ? cj_rk_avx2(rop, dt)
-                                 : cj_rk_generic(rop, dt);
+  return rk_for(rop, op->operands[0]->type->dtype);
 }
 
 /* a sibling's init is lowered (not pending in an elementwise group), or a scalar constant of
@@ -1684,12 +1837,23 @@ static bool init_ready(cj_lw *L, const cj_op *op, cj_value *v) {
          cj_type_is_static(v->type) && v->type->num_elements == 1;
 }
 
-/* a later reduce of op's block that reads op's input over the same dims with a fast body and
- * an init already lowered: its step can run with op's (its kernels in *rf) */
+/* One reduction of a multi step: input operands[i] of op, init operands[nresults + i], result
+ * results[i], kernels f. */
+typedef struct red_member {
+  cj_op *op;
+  uint32_t i;
+  const rk_fns *f;
+} red_member;
+
+/* a later reduce of op's block over the same dims with a fast body and an init already
+ * lowered, whose input is op's, or is of op's input type and computed by the pending
+ * elementwise group (an elementwise function of values lowered before op: BatchNorm's x * x,
+ * which JAX writes before sum(x)): its step can run with op's (its kernels in *rf) */
 static bool is_sibling(cj_lw *L, const cj_op *op, cj_op *s, const bool *isred, const rk_fns **rf) {
-  if (s->kind != CJ_OP_REDUCE || s->nopnds != 2 || s->operands[0] != op->operands[0] ||
-      !cj_type_is_static(s->results[0].type))
+  if (s->kind != CJ_OP_REDUCE || s->nopnds != 2 || !cj_type_is_static(s->results[0].type))
     return false;
+  cj_value *x = op->operands[0], *y = s->operands[0];
+  if (y != x && (y->type != x->type || !cj_lw_ew_pending_value(L, y))) return false;
   if (!same_dims(s, op->operands[0]->type->rank, isred)) return false;
   if (!init_ready(L, op, s->operands[1])) return false;
   *rf = fast_fns(s);
@@ -1706,40 +1870,154 @@ static CJ_MUST_USE cj_status sib_operand(cj_lw *L, cj_op *s, uint32_t i, cj_lw_t
   return cj_lw_operand(L, s, i, t);
 }
 
-/* op (a fast reduce of the stored x0) and its later siblings (sum, max, min, ... of the same
- * input) as one step; *done = false when op has none */
-static CJ_MUST_USE cj_status lower_multi(cj_lw *L, cj_op *op, const rk_fns *rf, cj_lw_tensor x0,
-                                         const bool *isred, int64_t nred, bool *done) {
-  enum { SCAN = 512 }; /* ops looked at after op */
-  *done = false;
-  cj_op *sib[RMULTI_MAX];
-  const rk_fns *fns[RMULTI_MAX];
-  int32_t n = 1, seen = 0;
-  sib[0] = op;
-  fns[0] = rf;
-  for (cj_op *s = op->next; s && n < RMULTI_MAX && seen < SCAN; s = s->next, seen++)
-    if (is_sibling(L, op, s, isred, &fns[n])) sib[n++] = s;
-  if (n == 1) return NULL;
+/* An input of a multi step that the pending group computes is computed as it is read (from the
+ * other inputs in the L1 cache) where input fusion pays, and where the kept run is wide enough
+ * that a leaf's rows are one long computed run (BatchNorm's channels); else it is stored first. */
+enum { RMULTI_FUSE_MIN_BYTES = 1 << 18, RMULTI_FUSE_VRUN = 32 };
+static bool multi_take_worth(const cj_type *xt, const bool *isred) {
+  if (fuse_worth(xt, isred)) return true;
+  if (xt->num_elements * cj_dtype_bytes(xt->dtype) < RMULTI_FUSE_MIN_BYTES) return false;
+  int64_t run = 1;
+  int32_t d = xt->rank - 1;
+  for (; d >= 0 && (xt->dims[d] == 1 || !isred[d]); d--) run *= xt->dims[d];
+  return run >= RMULTI_FUSE_VRUN && run < xt->num_elements;
+}
+
+/* members mem[0..n) (inputs of one type and shape, the same reduced dims; op's first) as one
+ * step k_reduce_multi: at most one input computed by the pending group, the others stored */
+static CJ_MUST_USE cj_status lower_multi(cj_lw *L, cj_op *op, int32_t n, const red_member *mem,
+                                         const bool *isred, int64_t nred) {
+  const cj_type *xt = mem[0].op->operands[mem[0].i]->type;
+  int32_t c = -1; /* the member whose input is taken from the pending group */
+  for (int32_t k = 0; k < n && c < 0; k++) {
+    cj_value *v = mem[k].op->operands[mem[k].i];
+    if (cj_lw_ew_pending_value(L, v) && cj_lw_num_uses(L, v) == 1 && multi_take_worth(xt, isred))
+      c = k;
+  }
+  cj_ew_src src = {NULL, 0, NULL};
+  bool taken = false;
+  if (c >= 0)
+    CJ_RETURN_IF_ERROR(cj_lw_ew_take(L, mem[c].op->operands[mem[c].i], &src, &taken));
+  else
+    CJ_RETURN_IF_ERROR(cj_lw_ew_flush(L));
+  if (!taken) c = -1;
   multi_params *m = cj_lw_alloc(L, sizeof *m);
   if (!m) return cj_oom();
   m->n = n;
-  int32_t ins[1 + RMULTI_MAX], outs[RMULTI_MAX];
-  ins[0] = x0.buf;
+  int32_t ins[2 * RMULTI_MAX + CJ_EW_SRC_MAX_IN], outs[RMULTI_MAX], nin = n;
+  int32_t amax = 1;
+  cj_lw_tensor xv = {.buf = -1, .dtype = xt->dtype, .rank = xt->rank, .dims = xt->dims,
+                     .nelems = xt->num_elements, .type = xt};
   for (int32_t k = 0; k < n; k++) {
+    cj_op *o = mem[k].op;
+    uint32_t i = mem[k].i;
     cj_lw_tensor init, r;
-    CJ_RETURN_IF_ERROR(sib_operand(L, sib[k], 1, &init));
-    CJ_RETURN_IF_ERROR(cj_lw_result(L, sib[k], 0, &r));
-    m->p[k] = fast_plan(L, fns[k], x0, isred, nred, r.nelems, false);
-    if (!m->p[k]) return cj_oom();
-    ins[1 + k] = init.buf;
+    CJ_RETURN_IF_ERROR(sib_operand(L, o, o->nresults + i, &init));
+    CJ_RETURN_IF_ERROR(cj_lw_result(L, o, i, &r));
+    ins[k] = init.buf;
     outs[k] = r.buf;
-    if (k > 0 && !cj_lw_take_op(L, sib[k])) return cj_oom();
+    fast_params *p = fast_plan(L, mem[k].f, xv, isred, nred, r.nelems, c >= 0);
+    if (!p) return cj_oom();
+    m->p[k] = p;
+    if (mem[k].f->abytes > amax) amax = mem[k].f->abytes;
+    if (k == c) {
+      p->src = src;
+      m->at[k] = nin;
+      memcpy(ins + nin, src.in_bufs, sizeof(int32_t) * (size_t)src.nin);
+      nin += src.nin;
+    } else {
+      cj_lw_tensor x;
+      CJ_RETURN_IF_ERROR(cj_lw_operand(L, o, i, &x));
+      m->at[k] = -1;
+      for (int32_t j = 0; j < k; j++) /* an input read by an earlier member shares its slot */
+        if (j != c && ins[m->at[j]] == x.buf) m->at[k] = m->at[j];
+      if (m->at[k] < 0) {
+        m->at[k] = nin;
+        ins[nin++] = x.buf;
+      }
+    }
+    if (o != op && (k == 0 || mem[k - 1].op != o) && !cj_lw_take_op(L, o)) return cj_oom();
   }
-  cj_lw_add_cost(L, (double)x0.nelems * n, 0);
-  if (!cj_lw_emit(L, op, k_reduce_multi, m, 1 + (uint32_t)n, ins, (uint32_t)n, outs))
+  /* one chunk width for all (the same units; every kernel acts lane by lane, so the width
+   * changes no bits): the members' accumulators of a chunk side by side in RVA_BYTES */
+  int64_t vc = (c >= 0 ? RVF_BYTES : RV_BYTES) / amax, cap = RVA_BYTES / n / amax;
+  if (vc > cap) vc = cap;
+  for (int32_t k = 0; k < n; k++) {
+    fast_params *p = (fast_params *)m->p[k];
+    p->vchunk = p->fold > 1 ? vc / p->fold * p->fold : vc;
+  }
+  const fast_params *p0 = m->p[0];
+  m->mb = p0->vertical ? vc * amax : RACC_MAX;
+  /* horizontal: the tree for units too large for the cache (each member's multi-output
+   * kernels for short ones) */
+  m->tree = p0->vertical || (p0->nred * p0->esize > RMULTI_BYTES &&
+                             !(p0->ored.rank == 0 && p0->run <= RH_LEAF));
+  cj_lw_add_cost(L, (double)xt->num_elements * n, 0);
+  if (!cj_lw_emit(L, op, k_reduce_multi, m, (uint32_t)nin, ins, (uint32_t)n, outs))
     return cj_oom();
-  *done = true;
   return NULL;
+}
+
+/* op (a fast reduce) and its later siblings (sum, max, min, ... of the same input, or of an
+ * elementwise function of it) as one step; *done = false when op has none */
+static CJ_MUST_USE cj_status lower_siblings(cj_lw *L, cj_op *op, const rk_fns *rf,
+                                            const bool *isred, int64_t nred, bool *done) {
+  enum { SCAN = 512 }; /* ops looked at after op */
+  *done = false;
+  red_member mem[RMULTI_MAX];
+  int32_t n = 1, seen = 0;
+  mem[0] = (red_member){op, 0, rf};
+  for (cj_op *s = op->next; s && n < RMULTI_MAX && seen < SCAN; s = s->next, seen++) {
+    const rk_fns *f;
+    if (is_sibling(L, op, s, isred, &f)) mem[n++] = (red_member){s, 0, f};
+  }
+  if (n == 1) return NULL;
+  *done = true;
+  return lower_multi(L, op, n, mem, isred, nred);
+}
+
+/* a variadic reduce of inputs of one type whose body combines each input with its own
+ * accumulator by one combiner (return f0(a0, b0), f1(a1, b1), ...): one multi step */
+static CJ_MUST_USE cj_status lower_separable(cj_lw *L, cj_op *op, const bool *isred, int64_t nred,
+                                             bool *done) {
+  *done = false;
+  uint32_t n = op->nresults;
+  cj_block *b = op->regions[0].first;
+  if (n < 2 || n > RMULTI_MAX || !b || b->nargs != 2 * n || b->nops != n + 1 || !b->last ||
+      b->last->nopnds != n)
+    return NULL;
+  const cj_type *xt = op->operands[0]->type;
+  if (!cj_type_is_static(xt)) return NULL;
+  red_member mem[RMULTI_MAX];
+  for (uint32_t i = 0; i < n; i++) {
+    const cj_value *x = op->operands[i], *init = op->operands[n + i];
+    if (x->type != xt || !cj_type_is_static(init->type) || init->type->num_elements != 1 ||
+        init->type->dtype != xt->dtype || !cj_type_is_static(op->results[i].type) ||
+        op->results[i].type->dtype != xt->dtype)
+      return NULL;
+    const cj_value *rv = b->last->operands[i];
+    cj_op *f = rv->def;
+    if (!f || f->block != b || f->nopnds != 2 || f->nresults != 1 || f->nregions) return NULL;
+    bool args = (f->operands[0] == &b->args[i] && f->operands[1] == &b->args[n + i]) ||
+                (f->operands[0] == &b->args[n + i] && f->operands[1] == &b->args[i]);
+    if (!args || b->args[i].type->dtype != xt->dtype || b->args[i].type->rank != 0 ||
+        b->args[n + i].type->dtype != xt->dtype || rv->type->dtype != xt->dtype ||
+        rv->type->rank != 0)
+      return NULL;
+    int rop = f->kind == CJ_OP_ADD        ? R_ADD
+              : f->kind == CJ_OP_MULTIPLY ? R_MUL
+              : f->kind == CJ_OP_MAXIMUM  ? R_MAX
+              : f->kind == CJ_OP_MINIMUM  ? R_MIN
+              : f->kind == CJ_OP_AND      ? R_AND
+              : f->kind == CJ_OP_OR       ? R_OR
+              : f->kind == CJ_OP_XOR      ? R_XOR
+                                          : -1;
+    if (rop < 0) return NULL;
+    mem[i] = (red_member){op, i, rk_for(rop, xt->dtype)};
+    if (!mem[i].f) return NULL;
+  }
+  *done = true;
+  return lower_multi(L, op, (int32_t)n, mem, isred, nred);
 }
 
 cj_status cj_lower_reduce(cj_lw *L, cj_op *op) {
@@ -1757,6 +2035,17 @@ cj_status cj_lower_reduce(cj_lw *L, cj_op *op) {
     isred[dims[i]] = true;
   }
   const rk_fns *rf = n == 1 ? fast_fns(op) : NULL;
+  if (cj_type_is_static(xt)) { /* with its siblings, or a variadic reduce of several */
+    int64_t sred = 1;
+    for (int32_t d = 0; d < xt->rank; d++)
+      if (isred[d]) sred *= xt->dims[d];
+    bool done = false;
+    if (rf)
+      CJ_RETURN_IF_ERROR(lower_siblings(L, op, rf, isred, sred, &done));
+    else
+      CJ_RETURN_IF_ERROR(lower_separable(L, op, isred, sred, &done));
+    if (done) return NULL;
+  }
   /* a fast body takes the pending elementwise group computing its input (input fusion) */
   cj_ew_src src = {NULL, 0, NULL};
   bool fused = false;
@@ -1776,11 +2065,6 @@ cj_status cj_lower_reduce(cj_lw *L, cj_op *op) {
   for (int32_t d = 0; d < x0.rank; d++)
     if (isred[d]) nred *= x0.dims[d];
 
-  if (rf && !fused && cj_type_is_static(xt)) { /* with its siblings, where it has some */
-    bool done = false;
-    CJ_RETURN_IF_ERROR(lower_multi(L, op, rf, x0, isred, nred, &done));
-    if (done) return NULL;
-  }
   if (rf) return lower_fast(L, op, rf, x0, isred, nred, &src);
 
   if (n == 2) { /* argmax / argmin */
