@@ -2,6 +2,10 @@
  *
  * A chain is a run of f32 or f64 instructions where each one's result is used only by the next,
  * as one of its operands: acc = x0; acc = acc OP x1; acc = x2 OP acc; acc = sqrt(acc); ...
+ * A 16-bit chain (hk: bf16 or f16, computed in f32) also rounds its accumulator to that type
+ * where the instruction list rounds (ROUND), reads the entries of its steps marked h as arrays
+ * of that type (converted on load: the converts of 16-bit inputs folded in) and stores its
+ * result in that type when dst_h (the convert to a 16-bit output folded in).
  * Its kernel keeps the accumulators of a strip of vectors in registers across the steps, so
  * that the intermediate values are never stored: one load per operand and one store per element,
  * where the instruction list loaded and stored every intermediate value. Every step computes what
@@ -30,7 +34,8 @@ enum { CJ_EW_CHAIN_MAX = 48 };
 typedef enum cj_ch_op {
   CJ_CH_ADD = 0, CJ_CH_SUB = 8, CJ_CH_MUL = 16, CJ_CH_DIV = 24, CJ_CH_MAX = 32, CJ_CH_MIN = 40,
   CJ_CH_NEG = 48, CJ_CH_ABS, CJ_CH_SQRT, CJ_CH_SQUARE, /* acc * acc */
-  CJ_CH_PUSH, CJ_CH_PUSH_SCALAR, CJ_CH_TEE
+  CJ_CH_PUSH, CJ_CH_PUSH_SCALAR, CJ_CH_TEE,
+  CJ_CH_ROUND /* acc rounded to the chain's 16-bit type (hk), kept in f32: EW ROUND */
 } cj_ch_op;
 /* whether a step reads its operand's table entry */
 static inline bool cj_ch_reads(int op) {
@@ -57,7 +62,11 @@ typedef struct cj_ew_chain_step {
   uint8_t op;  /* cj_ch_op */
   uint8_t src; /* table entry of the operand (binary steps) */
   uint8_t box; /* boxed forms: the box */
+  uint8_t h;   /* 16-bit chains: the operand's entry holds elements of the chain's hk */
 } cj_ew_chain_step;
+
+/* a chain's 16-bit type: none (f32/f64 entries only), bf16, f16 */
+enum { CJ_CH_H_NONE = 0, CJ_CH_H_BF16 = 1, CJ_CH_H_F16 = 2 };
 
 struct cj_ew_chain;
 /* runs chain c over elements [0, n) of the table's entries (the operands at tab[src], the result
@@ -69,6 +78,8 @@ typedef struct cj_ew_chain {
   int32_t nsteps;
   uint8_t dst, first;  /* table entries: the result, the accumulator's start */
   bool first_scalar;   /* first: element 0 broadcast */
+  uint8_t hk;          /* CJ_CH_H_*: the 16-bit type of ROUND and of the h entries (f32 chains) */
+  bool first_h, dst_h; /* first / dst: an entry of hk elements */
   int32_t box_w;       /* > 0: boxed steps read boxes of rows of this many elements */
   int32_t kb_stride;   /* boxed: the entries of a box in kbits */
   const uint16_t *kbits; /* boxed: the lanes inside the boxes (cj_ew_chain_box_table) */
@@ -81,6 +92,9 @@ typedef struct cj_ew_chain {
 /* the kernel for f32 or f64 chains on this CPU; NULL for other types, or when chains are off
  * (CJ_EW_CHAIN=off in the environment, read once) */
 cj_ew_chain_fn cj_ew_chain_pick(cj_dtype dt);
+/* the kernel for f32 chains with 16-bit type hk (CJ_CH_H_BF16 / F16) on this CPU; NULL when
+ * there is none (f16 without F16C's instruction sets), or chains are off */
+cj_ew_chain_fn cj_ew_chain_pick_h(int hk);
 
 /* the lanes of a vector and the vectors of a strip of the kernel that cj_ew_chain_pick picks
  * for elements of es bytes (4: f32, 8: f64) */
@@ -91,8 +105,9 @@ int64_t cj_ew_chain_box_entries(const cj_ew_chain *c, int lanes, int strip);
  * c->kbits to it and c->kb_stride */
 void cj_ew_chain_box_table(cj_ew_chain *c, uint16_t *kt, int lanes, int strip);
 
-/* the kernels of each instruction set (ew_chain_isa_*.c), [0]: f32, [1]: f64 */
-extern const cj_ew_chain_fn cj_ew_chain_avx512[2], cj_ew_chain_avx2[2], cj_ew_chain_generic[2];
+/* the kernels of each instruction set (ew_chain_isa_*.c), [0]: f32, [1]: f64, [2]: f32 with
+ * bf16, [3]: f32 with f16 (NULL: none) */
+extern const cj_ew_chain_fn cj_ew_chain_avx512[4], cj_ew_chain_avx2[4], cj_ew_chain_generic[4];
 /* and their vector bytes and strip vectors */
 extern const int cj_ew_chain_avx512_shape[2], cj_ew_chain_avx2_shape[2], cj_ew_chain_generic_shape[2];
 

@@ -6,6 +6,8 @@
  *   CH_SHAPE                  the name of its {CH_VBYTES, CH_NV}
  *   CH_MASKLD_F/D(p, bits, pad) a vector at p, its lanes not set in bits replaced by pad
  *                             (optional)
+ *   CH_F16_IN(h), CH_F16_OUT(v) a vector of f16 (CH_VBYTES / 2 bytes) to f32 and back to
+ *                             nearest even, F16C's (optional: else no f16 chains)
  */
 /* no contraction of a multiply and an add into one rounding: every step rounds as its
  * instruction's array kernel does */
@@ -47,6 +49,32 @@
 #define CH_MASKLD CH_MASKLD_D
 #endif
 #include "cpu/ew_chain_kern_t.h"
+#undef CH_T
+#undef CH_I
+#undef CH_S
+#undef CH_SQRT
+#undef CH_SPLAT
+#undef CH_MASKLD
+/* 16-bit chains: f32 arithmetic, bf16 or f16 entries and rounding */
+#define CH_T float
+#define CH_I int32_t
+#ifdef CH_SQRT_F
+#define CH_SQRT CH_SQRT_F
+#define CH_SPLAT CH_SPLAT_F
+#endif
+#define CH_S bf16
+#define CH_H 1
+#include "cpu/ew_chain_kern_t.h"
+#undef CH_S
+#undef CH_H
+#ifdef CH_F16_IN
+#define CH_S f16
+#define CH_H 2
+#include "cpu/ew_chain_kern_t.h"
+#define CH_RUN_F16 ch_run_f16
+#else
+#define CH_RUN_F16 NULL
+#endif
 
-const cj_ew_chain_fn CH_TABLE[2] = {ch_run_f32, ch_run_f64};
+const cj_ew_chain_fn CH_TABLE[4] = {ch_run_f32, ch_run_f64, ch_run_bf16, CH_RUN_F16};
 const int CH_SHAPE[2] = {CH_VBYTES, CH_NV};

@@ -5,6 +5,13 @@
  *   CH_T, CH_I the element type and the integer type of its width, CH_S the name suffix
  *   CH_SQRT(v) the vector square root, CH_SPLAT(x) a vector of copies of x (optional: else
  *              one lane at a time)
+ *   CH_H       (optional, f32 only) a 16-bit chain's type (ew_chain.h: hk), 1: bf16 (on the
+ *              bits, as ew.c's ROUND and ew_cvt.c's converts), 2: f16 with CH_F16_IN(h) /
+ *              CH_F16_OUT(v), the instruction set's conversions of a vector of halves to
+ *              floats and back (F16C's, which ew.c's and ew_cvt.c's use on these CPUs);
+ *              optional CH_BF16_IN(h) / CH_BF16_PACK(r): bf16 halves to floats, and 32-bit
+ *              lanes holding 16-bit values narrowed, in the instruction set's instructions
+ *              (GCC split the generic vector conversions into quarters)
  * The vectors are GCC's generic vectors; every step is written as the array kernel's
  * expression (ew.c) on whole vectors, so that each lane computes what the kernel computes. */
 #define CH_CAT_(a, b) a##b
@@ -31,6 +38,99 @@ static inline CH_VT CH_CAT(ch_splat_, CH_S)(CH_T x) {
   return v;
 #endif
 }
+#ifdef CH_H
+/* 16-bit chains: a vector of halves, its conversions (load, store, round) */
+#define CH_VH CH_CAT(ch_vh_, CH_S)
+#define CH_VU CH_CAT(ch_vu_, CH_S)
+typedef uint16_t CH_VH __attribute__((vector_size(CH_VBYTES / 2)));
+typedef uint32_t CH_VU __attribute__((vector_size(CH_VBYTES)));
+static inline CH_VT CH_CAT(ch_cvh_, CH_S)(CH_VH h) {
+#if CH_H == 1 && defined(CH_BF16_IN)
+  return (CH_VT)CH_BF16_IN(h);
+#elif CH_H == 1
+  return (CH_VT)(__builtin_convertvector(h, CH_VU) << 16);
+#else
+  return (CH_VT)CH_F16_IN(h);
+#endif
+}
+/* to nearest even; a bf16 NaN keeps its top bits, made quiet (cj_f32_to_bf16) */
+static inline CH_VH CH_CAT(ch_toh_, CH_S)(CH_VT v) {
+#if CH_H == 1
+  CH_VU u = (CH_VU)v, hi = u >> 16;
+  CH_VU r = (u + 0x7fffu + (hi & 1u)) >> 16;
+  CH_VU nan = (CH_VU)((u & 0x7fffffffu) > 0x7f800000u);
+  r = (r & ~nan) | ((hi | 0x40u) & nan);
+#ifdef CH_BF16_PACK
+  return (CH_VH)CH_BF16_PACK(r);
+#else
+  return __builtin_convertvector(r, CH_VH);
+#endif
+#else
+  return (CH_VH)CH_F16_OUT(v);
+#endif
+}
+static inline CH_VT CH_CAT(ch_ldh_, CH_S)(const uint16_t *p) {
+  CH_VH h;
+  memcpy(&h, p, sizeof h);
+  return CH_CAT(ch_cvh_, CH_S)(h);
+}
+static inline void CH_CAT(ch_sth_, CH_S)(uint16_t *p, CH_VT v) {
+  CH_VH h = CH_CAT(ch_toh_, CH_S)(v);
+  memcpy(p, &h, sizeof h);
+}
+/* rounded to the 16-bit type and back (ew.c's ROUND) */
+static inline CH_VT CH_CAT(ch_round_, CH_S)(CH_VT v) {
+#if CH_H == 1
+  CH_VU u = (CH_VU)v;
+  CH_VU r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  CH_VU nan = (CH_VU)((u & 0x7fffffffu) > 0x7f800000u);
+  return (CH_VT)((r & ~nan) | ((u | 0x00400000u) & 0xffff0000u & nan));
+#else
+  return CH_CAT(ch_cvh_, CH_S)(CH_CAT(ch_toh_, CH_S)(v));
+#endif
+}
+/* one element (a scalar operand), as the vectors convert it */
+static inline CH_T CH_CAT(ch_h1_, CH_S)(const void *p) {
+  CH_VH h = {0};
+  memcpy(&h, p, sizeof(uint16_t));
+  return CH_CAT(ch_cvh_, CH_S)(h)[0];
+}
+/* the k < CH_W elements at p, the other lanes 0 (a tail) */
+static inline CH_VT CH_CAT(ch_ldhk_, CH_S)(const uint16_t *p, int64_t k) {
+  CH_VH h = {0};
+  memcpy(&h, p, (size_t)k * sizeof(uint16_t));
+  return CH_CAT(ch_cvh_, CH_S)(h);
+}
+/* a step's array operand at vector offset o (its entry 16-bit when hs_), its scalar operand */
+#define CH_LDA(o) (hs_ ? LDH(hqi_ + (o)) : LD(qi + (o)))
+#define CH_SC(p) (hs_ ? CH_CAT(ch_h1_, CH_S)(p) : *(p))
+/* the operand of what follows: 16-bit when H, at table entry T */
+#define CH_HDECL bool hs_; const uint16_t *hqi_
+#define CH_HSET(H, T)                                                       \
+  do {                                                                      \
+    hs_ = (H);                                                              \
+    hqi_ = (const uint16_t *)(const void *)tab[T] + i;                      \
+    CH_OPAQUE(hqi_);                                                        \
+  } while (0)
+/* the result's vector v */
+#define CH_STO(v)                                                           \
+  do {                                                                      \
+    if (c->dst_h) STH((uint16_t *)(void *)out + i + (v) * CH_W, acc[v]);     \
+    else ST(out + i + (v) * CH_W, acc[v]);                                  \
+  } while (0)
+#define CH_ROUND_CASE                                                       \
+  case CJ_CH_ROUND:                                                         \
+    for (int v = 0; v < NV; v++) acc[v] = CH_CAT(ch_round_, CH_S)(acc[v]);  \
+    break;
+#else
+#define CH_LDA(o) LD(qi + (o))
+#define CH_SC(p) (*(p))
+#define CH_HDECL
+#define CH_HSET(H, T) (void)0
+#define CH_STO(v) ST(out + i + (v) * CH_W, acc[v])
+#define CH_ROUND_CASE
+#endif
+
 /* m ? x : y on the bits */
 static inline CH_VI CH_CAT(ch_sel_, CH_S)(CH_VI m, CH_VI x, CH_VI y) { return (x & m) | (y & ~m); }
 /* cj_max / cj_min (scalar.h): a NaN operand gives that NaN (a's when both are), equal
@@ -77,21 +177,23 @@ static inline CH_VT CH_CAT(ch_mink_, CH_S)(CH_VT a, CH_VT k) {
 /* one binary operation in its six forms (ew_chain.h); K: FK is its form for a plain scalar */
 #define CH_BIN(CODE, F, FK, K)                                                \
   case CODE:                                                                  \
-    for (int v = 0; v < NV; v++) acc[v] = F(acc[v], LD(qi + v * CH_W));    \
+    for (int v = 0; v < NV; v++) acc[v] = F(acc[v], CH_LDA(v * CH_W));       \
     break;                                                                    \
   case CODE + 1: {                                                            \
-    CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                    \
-    if (K && CH_CAT(ch_plain_, CH_S)(*q))                                     \
+    const CH_T k_ = CH_SC(q);                                                 \
+    CH_VT x = CH_CAT(ch_splat_, CH_S)(k_);                                    \
+    if (K && CH_CAT(ch_plain_, CH_S)(k_))                                     \
       for (int v = 0; v < NV; v++) acc[v] = FK(acc[v], x);                    \
     else                                                                      \
       for (int v = 0; v < NV; v++) acc[v] = F(acc[v], x);                     \
   } break;                                                                    \
   case CODE + 2:                                                              \
-    for (int v = 0; v < NV; v++) acc[v] = F(LD(qi + v * CH_W), acc[v]);    \
+    for (int v = 0; v < NV; v++) acc[v] = F(CH_LDA(v * CH_W), acc[v]);       \
     break;                                                                    \
   case CODE + 3: {                                                            \
-    CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                    \
-    if (K && CH_CAT(ch_plain_, CH_S)(*q))                                     \
+    const CH_T k_ = CH_SC(q);                                                 \
+    CH_VT x = CH_CAT(ch_splat_, CH_S)(k_);                                    \
+    if (K && CH_CAT(ch_plain_, CH_S)(k_))                                     \
       for (int v = 0; v < NV; v++) acc[v] = FK(acc[v], x);                    \
     else                                                                      \
       for (int v = 0; v < NV; v++) acc[v] = F(x, acc[v]);                     \
@@ -152,15 +254,17 @@ static inline CH_VT CH_CAT(ch_boxsel_, CH_S)(CH_VT x, uint32_t bits, CH_VT pad) 
   do {                                                                                   \
     CH_VT acc[NV], side[NV];                                                             \
     const CH_T *q = (const CH_T *)(const void *)tab[c->first], *qi = q + i;              \
+    CH_HDECL;                                                                            \
     CH_OPAQUE(qi);                                                                       \
+    CH_HSET(c->first_h, c->first);                                                       \
     if (BOX && c->first_box >= 0) {                                                      \
       CH_BOX_AT(c->first_box);                                                           \
       for (int v = 0; v < NV; v++) acc[v] = CH_LDB(qi + v * CH_W, v);                \
     } else if (c->first_scalar) {                                                        \
-      CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                             \
+      CH_VT x = CH_CAT(ch_splat_, CH_S)(CH_SC(q));                                       \
       for (int v = 0; v < NV; v++) acc[v] = x;                                           \
     } else {                                                                             \
-      for (int v = 0; v < NV; v++) acc[v] = LD(qi + v * CH_W);                        \
+      for (int v = 0; v < NV; v++) acc[v] = CH_LDA(v * CH_W);                            \
     }                                                                                    \
     for (int v = 0; v < NV; v++) side[v] = acc[v]; /* (before a push: unused) */         \
     for (int s = 0; s < c->nsteps; s++) {                                                \
@@ -168,6 +272,7 @@ static inline CH_VT CH_CAT(ch_boxsel_, CH_S)(CH_VT x, uint32_t bits, CH_VT pad) 
       q = (const CH_T *)(const void *)tab[c->step[s].src];                               \
       qi = q + i;                                                                        \
       CH_OPAQUE(qi);                                                                     \
+      CH_HSET(c->step[s].h, c->step[s].src);                                             \
       switch (op) {                                                                      \
         CH_BIN(CJ_CH_ADD, CH_ADD, CH_ADD, 0)                                             \
         CH_BIN(CJ_CH_SUB, CH_SUB, CH_SUB, 0)                                             \
@@ -189,10 +294,10 @@ static inline CH_VT CH_CAT(ch_boxsel_, CH_S)(CH_VT x, uint32_t bits, CH_VT pad) 
           break;                                                                         \
         case CJ_CH_PUSH:                                                                 \
           for (int v = 0; v < NV; v++) side[v] = acc[v];                                 \
-          for (int v = 0; v < NV; v++) acc[v] = LD(qi + v * CH_W);                    \
+          for (int v = 0; v < NV; v++) acc[v] = CH_LDA(v * CH_W);                        \
           break;                                                                         \
         case CJ_CH_PUSH_SCALAR: {                                                        \
-          CH_VT x = CH_CAT(ch_splat_, CH_S)(*q);                                         \
+          CH_VT x = CH_CAT(ch_splat_, CH_S)(CH_SC(q));                                   \
           for (int v = 0; v < NV; v++) side[v] = acc[v];                                 \
           for (int v = 0; v < NV; v++) acc[v] = x;                                       \
         } break;                                                                         \
@@ -200,10 +305,11 @@ static inline CH_VT CH_CAT(ch_boxsel_, CH_S)(CH_VT x, uint32_t bits, CH_VT pad) 
           CH_T *o_ = (CH_T *)(void *)tab[c->step[s].src];                                \
           for (int v = 0; v < NV; v++) ST(o_ + i + v * CH_W, acc[v]);                      \
         } break;                                                                         \
+        CH_ROUND_CASE                                                                    \
         default: break;                                                                  \
       }                                                                                  \
     }                                                                                    \
-    for (int v = 0; v < NV; v++) ST(out + i + v * CH_W, acc[v]);                         \
+    for (int v = 0; v < NV; v++) CH_STO(v);                                              \
   } while (0)
 
 /* strips of NVS whole vectors (CH_NV, CH_NV / 2 or 1); BOX: the chain has boxed steps (a
@@ -213,6 +319,8 @@ static inline __attribute__((always_inline)) void CH_CAT(ch_strips_, CH_S)(
     const bool BOX) {
 #define LD(q) CH_CAT(ch_ld_, CH_S)(q)
 #define ST(q, v) CH_CAT(ch_st_, CH_S)(q, v)
+#define LDH(q) CH_CAT(ch_ldh_, CH_S)(q)
+#define STH(q, v) CH_CAT(ch_sth_, CH_S)(q, v)
 #ifdef CH_MASKLD
 #define MLD(q, bits, pad) CH_MASKLD(q, bits, pad)
 #else
@@ -240,6 +348,8 @@ static inline __attribute__((always_inline)) void CH_CAT(ch_strips_, CH_S)(
   }
 #undef LD
 #undef ST
+#undef LDH
+#undef STH
 #undef MLD
 }
 static void CH_CAT(ch_nv_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *out, int64_t i0,
@@ -276,11 +386,19 @@ static void CH_CAT(ch_tail_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T 
     memcpy((q), &t_, (size_t)k * sizeof(CH_T));        \
   } while (0)
 #define MLD(q, bits, pad) CH_CAT(ch_boxsel_, CH_S)(LD(q), bits, pad)
+#define LDH(q) CH_CAT(ch_ldhk_, CH_S)(q, k)
+#define STH(q, v)                                      \
+  do {                                                 \
+    CH_VH t_ = CH_CAT(ch_toh_, CH_S)(v);               \
+    memcpy((q), &t_, (size_t)k * sizeof(uint16_t));    \
+  } while (0)
   const bool BOX = c->box_w > 0;
   int64_t c0 = BOX ? i % c->box_w : 0;
   CH_STRIP_BODY();
 #undef LD
 #undef ST
+#undef LDH
+#undef STH
 #undef MLD
 }
 
@@ -296,6 +414,16 @@ static void CH_CAT(ch_run_, CH_S)(const cj_ew_chain *c, char *const *tab, int64_
 }
 
 #undef CH_BIN
+#undef CH_LDA
+#undef CH_SC
+#undef CH_HDECL
+#undef CH_HSET
+#undef CH_STO
+#undef CH_ROUND_CASE
+#ifdef CH_H
+#undef CH_VH
+#undef CH_VU
+#endif
 #undef CH_OPAQUE
 #undef CH_LDB
 #undef CH_BOX_AT

@@ -179,17 +179,11 @@ static inline uint16_t h16_min(uint16_t a, uint16_t b, uint16_t inf, uint16_t qa
 }
 
 /* cj_f16_to_f32 and cj_f32_to_f16 (the same bits for every input, checked exhaustively) as
- * selects without branches or calls, so that f16 sums and products over runs vectorize:
- * subnormal f16 are their integer significand times 2^-24 (exact); f32 below 2^-14 round to
+ * selects without branches or calls, so that f16 sums and products over runs vectorize
+ * (the first is scalar.h's cj_f16_bits_to_f32): f32 below 2^-14 round to
  * f16 subnormals by the f32 addition of 0.5 (whose ulp is 2^-24, ties to even); the others
  * round on the bits (the carry may reach the exponent, and from 65520 up it gives inf). */
-static inline float h16_to_f32(uint16_t h) {
-  uint32_t em = h & 0x7fffu, sign = (uint32_t)(h & 0x8000u) << 16, u = em << 13;
-  uint32_t sub = cj_f32_bits((float)(int32_t)em * 0x1p-24f); /* every lane: masks, not branches */
-  uint32_t big = 0u - (uint32_t)(em >= 0x7c00u), small = 0u - (uint32_t)(em < 0x400u);
-  u += (112u << 23) + (big & (112u << 23));
-  return cj_bits_f32((sub & small) | (u & ~small) | sign);
-}
+static inline float h16_to_f32(uint16_t h) { return cj_f16_bits_to_f32(h); }
 static inline uint16_t h16_from_f32(float f) {
   uint32_t x = cj_f32_bits(f), ax = x & 0x7fffffffu, sign = (x >> 16) & 0x8000u;
   uint32_t hs = cj_f32_bits(cj_bits_f32(ax) + 0.5f) - 0x3f000000u;

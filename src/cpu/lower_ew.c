@@ -11,6 +11,9 @@
  * Runs of f32/f64 arithmetic where each result is used only by the next instruction become one
  * chain instruction (ew_chain.h, make_chains) that keeps its intermediate values in vector
  * registers: a Jacobi sweep's 0.25 * (a + b + c + d + e) loads each operand once and stores once.
+ * In bf16/f16 groups the roundings after each op are chain steps too, and the converts of 16-bit
+ * inputs that only a chain reads, and of its result to a 16-bit output, fold into it (fold_h16):
+ * bias + relu on bf16 is one pass that loads bf16 and stores bf16, with the same bits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -1050,6 +1053,11 @@ static CJ_MUST_USE cj_status emit_cvt(gen *G, const cj_op *op, cj_dtype from, cj
   return NULL;
 }
 
+/* the 16-bit chain type (ew_chain.h) of storage type dt, CJ_CH_H_NONE when it has none */
+static int h16_kind(cj_dtype dt) {
+  return dt == CJ_BF16 ? CJ_CH_H_BF16 : dt == CJ_F16 ? CJ_CH_H_F16 : CJ_CH_H_NONE;
+}
+
 /* the compute-type location of an operand value (loading external inputs on first use) */
 static CJ_MUST_USE cj_status operand_loc(gen *G, const cj_op *op, cj_value *v, int *out) {
   gv *g = find_gv(G, v);
@@ -1243,6 +1251,10 @@ static CJ_MUST_USE cj_status finish_value(gen *G, const cj_op *op, gv *g, int ds
       if (si->kind == CJ_DK_FLOAT) {
         aux.dt = g->storage;
         CJ_RETURN_IF_ERROR(emit(G, op, cj_ew_lookup(CJ_EW_ROUND, g->ct), &aux, dst, dst, -1, -1));
+        if (g->ct == CJ_F32 && cj_ew_chain_pick_h(h16_kind(g->storage))) { /* a 16-bit chain's step */
+          G->iop[G->ninstr - 1] = CJ_EW_ROUND;
+          G->ict[G->ninstr - 1] = CJ_F32;
+        }
       } else if (si->kind == CJ_DK_SINT || si->kind == CJ_DK_UINT) {
         aux.bits = si->bits;
         CJ_RETURN_IF_ERROR(emit(G, op, cj_ew_lookup(CJ_EW_WRAP, g->ct), &aux, dst, dst, -1, -1));
@@ -1352,7 +1364,12 @@ static bool chain_append(const gen *G, cj_ew_chain *c, int k, int acc, const boo
     c->step[c->nsteps++] = (cj_ew_chain_step){(uint8_t)(CJ_CH_MIN + scalar[e->src[2]]), e->src[2]};
     return true;
   }
-  if (G->nsrc[k] == 1) {
+  if (op == CJ_EW_ROUND) { /* a 16-bit chain's rounding: one type a chain */
+    int hk = h16_kind(e->aux.dt);
+    if (e->src[0] != acc || !hk || (c->hk && c->hk != hk)) return false;
+    c->hk = (uint8_t)hk;
+    st->op = CJ_CH_ROUND;
+  } else if (G->nsrc[k] == 1) {
     if (e->src[0] != acc) return false;
     st->op = (uint8_t)chain_op(op, false);
   } else if (e->src[0] == acc && e->src[1] == acc) {
@@ -1384,8 +1401,11 @@ static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar
   const ew_instr *e = &G->instr[k0];
   int x = G->iop[k0] == CJ_EW_CLAMP ? e->src[1] : e->src[0];
   c->nsteps = 0;
+  memset(c->step, 0, sizeof c->step);
   c->first = (uint8_t)x;
   c->first_scalar = scalar[x];
+  c->hk = CJ_CH_H_NONE;
+  c->first_h = c->dst_h = false;
   c->box_w = 0;
   c->kb_stride = 0;
   c->kbits = NULL;
@@ -1486,6 +1506,8 @@ static int side_fold(gen *G, int y, int m, const bool *scalar) {
     return -1;
   for (int s = 0; s < m; s++) /* x's steps run after y's tees before m: none may write x's reads */
     if (cj_ch_writes(c->step[s].op) && chain_reads(&cx, c->step[s].src)) return -1;
+  if (cx.hk && c->hk && cx.hk != c->hk) return -1; /* (16-bit chains: one type) */
+  if (cx.hk) c->hk = cx.hk;
   cj_ew_chain_step rest[CJ_EW_CHAIN_MAX];
   int nrest = c->nsteps - m - 1;
   memcpy(rest, &c->step[m + 1], sizeof(cj_ew_chain_step) * (size_t)nrest);
@@ -1519,6 +1541,105 @@ static void chain_remap(cj_ew_chain *c, int rbase) {
   for (int s = 0; s < c->nsteps; s++) c->step[s].src = remap_entry(c->step[s].src, rbase);
 }
 
+/* ---- 16-bit chains (ew_chain.h): the converts around them folded in ---- */
+
+/* whether instruction k converts 16-bit type hk (any when CJ_CH_H_NONE) to f32 (in) or f32 to it */
+static bool is_h16_cvt(const gen *G, int k, int hk, bool in) {
+  const ew_instr *e = &G->instr[k];
+  if (e->chain || G->iop[k] >= 0) return false;
+  cj_dtype h = in ? e->aux.src : e->aux.dt, f = in ? e->aux.dt : e->aux.src;
+  int kh = h16_kind(h);
+  return kh && (!hk || kh == hk) && f == CJ_F32 && e->fn == cj_cvt_lookup(e->aux.src, e->aux.dt) &&
+         cj_ew_chain_pick_h(kh);
+}
+
+/* the instruction before y that last writes entry t, when it is a convert from 16-bit type hk
+ * read by y alone whose source is not written again before y reads it; else -1 */
+static int h16_cvt_in(const gen *G, int y, int t, int hk) {
+  if (t < REG0 || G->reg_pinned[t - REG0]) return -1;
+  int x = y - 1;
+  while (x >= 0 && !instr_writes(G, x, t)) x--;
+  if (x < 0 || !is_h16_cvt(G, x, hk, true) || sole_reader(G, x, t) != y) return -1;
+  int src = G->instr[x].src[0];
+  if (src == G->instr[y].dst) return -1; /* (read as 16-bit where y stores f32: a reused register) */
+  for (int q = x + 1; q < y; q++)
+    if (instr_writes(G, q, src)) return -1;
+  const cj_ew_chain *c = G->instr[y].chain;
+  for (int s = 0; c && s < c->nsteps; s++) /* (a tee of y) */
+    if (cj_ch_writes(c->step[s].op) && c->step[s].src == src) return -1;
+  return x;
+}
+
+/* the instruction after y that alone reads y's result (a register) and converts it to 16-bit
+ * type hk (any when CJ_CH_H_NONE) into an entry nothing reads or writes in between; else -1 */
+static int h16_cvt_out(const gen *G, int y, int hk) {
+  int d = G->instr[y].dst;
+  if (d < REG0 || G->reg_pinned[d - REG0]) return -1;
+  int j = sole_reader(G, y, d);
+  if (j < 0 || !is_h16_cvt(G, j, hk, false)) return -1;
+  int o = G->instr[j].dst;
+  if (G->instr[y].chain && chain_reads(G->instr[y].chain, o)) return -1;
+  for (int q = y + 1; q < j; q++)
+    if (instr_reads(G, q, o) || instr_writes(G, q, o)) return -1;
+  return j;
+}
+
+/* whether instruction k alone, as a chain, would take a convert of its operands or result
+ * (then a one-member chain saves passes: an add of two bf16 arrays to bf16 is one) */
+static bool h16_single(const gen *G, int k) {
+  if (G->ict[k] != CJ_F32) return false;
+  if (h16_cvt_out(G, k, CJ_CH_H_NONE) >= 0) return true;
+  for (int j = 0; j < G->nsrc[k]; j++)
+    if (h16_cvt_in(G, k, G->instr[k].src[j], CJ_CH_H_NONE) >= 0) return true;
+  return false;
+}
+
+/* Folds into each f32 chain the converts from 16-bit arrays that only it reads (its steps read
+ * the 16-bit entries, converting on load) and the convert of its result to a 16-bit entry (it
+ * stores that), one 16-bit type a chain; such chains run the 16-bit kernel. */
+static void fold_h16(gen *G, const bool *scalar) {
+  for (int y = 0; y < G->ninstr; y++) {
+    cj_ew_chain *c = G->instr[y].chain;
+    if (!c || c->fn != cj_ew_chain_pick(CJ_F32)) continue;
+    for (int s = -1; s < c->nsteps; s++) {
+      int t = s < 0 ? c->first : c->step[s].src;
+      if (s < 0 ? c->first_h : (!cj_ch_reads(c->step[s].op) || c->step[s].h)) continue;
+      int x = h16_cvt_in(G, y, t, c->hk);
+      if (x < 0) continue;
+      int src = G->instr[x].src[0];
+      c->hk = (uint8_t)h16_kind(G->instr[x].aux.src);
+      /* every read of t: of src, converted (a scalar input's element 0) */
+      if (c->first == t) {
+        c->first = (uint8_t)src;
+        c->first_h = true;
+        c->first_scalar = scalar[src];
+      }
+      for (int r = 0; r < c->nsteps; r++) {
+        cj_ew_chain_step *st = &c->step[r];
+        if (!cj_ch_reads(st->op) || st->src != t) continue;
+        st->src = (uint8_t)src;
+        st->h = 1;
+        if (scalar[src] && st->op == CJ_CH_PUSH) st->op = CJ_CH_PUSH_SCALAR;
+        else if (scalar[src] && st->op < CJ_CH_NEG && ((st->op & 7) == 0 || (st->op & 7) == 2))
+          st->op = (uint8_t)(st->op + 1);
+      }
+      drop_instrs(G, &x, 1);
+      y--;
+    }
+    int j = h16_cvt_out(G, y, c->hk);
+    if (j >= 0) {
+      c->hk = (uint8_t)h16_kind(G->instr[j].aux.dt);
+      c->dst_h = true;
+      c->dst = G->instr[y].dst = G->instr[j].dst;
+      drop_instrs(G, &j, 1);
+    }
+  }
+  for (int y = 0; y < G->ninstr; y++) {
+    cj_ew_chain *c = G->instr[y].chain;
+    if (c && c->hk) c->fn = cj_ew_chain_pick_h(c->hk);
+  }
+}
+
 /* Merges the chains of the instruction list into chain instructions, each where its last
  * member was (the others removed); then redoes the in-place bookkeeping. */
 static CJ_MUST_USE cj_status make_chains(gen *G) {
@@ -1532,7 +1653,7 @@ static CJ_MUST_USE cj_status make_chains(gen *G) {
     cj_ew_chain_fn fn = cj_ew_chain_pick(G->ict[k]);
     if (!fn) continue;
     int n = chain_grow(G, k, &c, mem, scalar);
-    if (n < 2) continue;
+    if (n < 1 || (n < 2 && !h16_single(G, k))) continue;
     cj_ew_chain *cc = cj_lw_alloc(G->L, sizeof *cc);
     if (!cc) return cj_oom();
     *cc = c;
@@ -1557,6 +1678,7 @@ static CJ_MUST_USE cj_status make_chains(gen *G) {
       m = -1; /* (the steps moved: look again from the start) */
     }
   }
+  fold_h16(G, scalar);
   for (int j = 0; j < G->ninputs; j++) {
     ew_input *in = &G->inputs[j];
     G->in_last_read[j] = -1;
@@ -1791,9 +1913,10 @@ static CJ_MUST_USE cj_status box_chain(cj_lw *L, cj_ew_chain *c, const ew_params
                                        const int *flat_of, bool *ok) {
   int8_t box_of[MAX_INPUTS];
   memset(box_of, -1, sizeof box_of);
+  *ok = false;
+  if (c->hk) return NULL; /* (16-bit chains read no boxes) */
   c->box_w = (int32_t)p->flat_w;
   c->nbox = 0;
-  *ok = false;
   int es = 0;
   for (int s = -1; s < c->nsteps; s++) {
     int t = s < 0 ? c->first : c->step[s].src, op = s < 0 ? 0 : c->step[s].op;

@@ -29,6 +29,17 @@ CJ_SCALAR_BITS(32, float, uint32_t)
 CJ_SCALAR_BITS(64, double, uint64_t)
 #undef CJ_SCALAR_BITS
 
+/* f16 bits to f32 as base/dtype.h's cj_f16_to_f32 (the same bits for every input, checked
+ * exhaustively), as selects without branches or calls, so that loops over it vectorize:
+ * subnormal f16 are their integer significand times 2^-24 (exact) */
+static inline float cj_f16_bits_to_f32(uint16_t h) {
+  uint32_t em = h & 0x7fffu, sign = (uint32_t)(h & 0x8000u) << 16, u = em << 13;
+  uint32_t sub = cj_f32_bits((float)(int32_t)em * 0x1p-24f); /* every lane: masks, not branches */
+  uint32_t big = 0u - (uint32_t)(em >= 0x7c00u), small = 0u - (uint32_t)(em < 0x400u);
+  u += (112u << 23) + (big & (112u << 23));
+  return cj_bits_f32((sub & small) | (u & ~small) | sign);
+}
+
 /* maximum/minimum as the spec defines them: a NaN operand gives that NaN (the first one when
  * both are), max(-0, +0) = +0 and min(-0, +0) = -0. Written with selects rather than branches,
  * so that loops over them vectorize. */
