@@ -5,8 +5,9 @@ the CPU backend merges into one), which the CPU backend runs over output rows wi
 add/max/min run loops for strides 1, 2, 3 and any (k_window.c, rw_rows and rwr_*), with
 XLA:CPU's outputs (make_jax_cases.py's JaxCase): max, min and sum pools with SAME and VALID
 padding, strides 1-4, odd sizes, windows overlapping and not, max/min with a non-identity
-init value (the padding combines it), NaN and signed zeros in the inputs (the sign of zeros checked on the
-bits), and f64. Sums are of small integers (exact in any order). Run with
+init value (the padding combines it), NaN and signed zeros in the inputs (the sign of zeros
+checked on the bits), f64, and f16/bf16 (strided runs gathered for the combiners). Sums are
+of small integers (exact in any order). Run with
 /work/main/.venv/bin/python tests/ops_window/make_rows_cases.py
 """
 import os
@@ -104,6 +105,21 @@ def cases():
                        bits(pool(a, -np.inf, lax.max, (1, 3, 1), (1, 1, 1), "SAME")),
                        bits(pool(a, np.inf, lax.min, (1, 2, 1), (1, 1, 1), "VALID"))),
             (xc,), exact=True))
+    for dt in (jnp.bfloat16, np.float16):          # strided 16-bit runs: gathered (gather16)
+        nm = np.dtype(dt).name
+        xh = special(r, (2, 2, 11, 17), np.float32).astype(dt)
+        b16 = lambda y: jnp.where(jnp.isnan(y), 0, lax.bitcast_convert_type(y, jnp.int16))
+        out.append(JaxCase(
+            f"{nm} NCHW max 3x3/2 SAME, 2x2/2 VALID, min 3x3/3 SAME, 4x4/4 SAME, sum 2x2/2 VALID "
+            "pools (NaN, inf, signed zeros) and their bits",
+            lambda a: (pool(a, -np.inf, lax.max, (1, 1, 3, 3), (1, 1, 2, 2), "SAME"),
+                       pool(a, -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID"),
+                       pool(a, np.inf, lax.min, (1, 1, 3, 3), (1, 1, 3, 3), "SAME"),
+                       pool(a, np.inf, lax.min, (1, 1, 4, 4), (1, 1, 4, 4), "SAME"),
+                       pool(a, 0, lax.add, (1, 1, 2, 2), (1, 1, 2, 2), "VALID"),
+                       b16(pool(a, -np.inf, lax.max, (1, 1, 3, 3), (1, 1, 2, 2), "SAME")),
+                       b16(pool(a, np.inf, lax.min, (1, 1, 3, 3), (1, 1, 3, 3), "SAME"))),
+            (xh,), exact=True))
     return out
 
 

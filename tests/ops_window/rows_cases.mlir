@@ -866,3 +866,195 @@ module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas
     return
   }
 }
+
+// -----
+// case: bfloat16 NCHW max 3x3/2 SAME, 2x2/2 VALID, min 3x3/3 SAME, 4x4/4 SAME, sum 2x2/2 VALID pools (NaN, inf, signed zeros) and their bits
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func private @fn(%arg0: tensor<2x2x11x17xbf16>) -> (tensor<2x2x6x9xbf16> {jax.result_info = "result[0]"}, tensor<2x2x5x8xbf16> {jax.result_info = "result[1]"}, tensor<2x2x4x6xbf16> {jax.result_info = "result[2]"}, tensor<2x2x3x5xbf16> {jax.result_info = "result[3]"}, tensor<2x2x5x8xbf16> {jax.result_info = "result[4]"}, tensor<2x2x6x9xi16> {jax.result_info = "result[5]"}, tensor<2x2x4x6xi16> {jax.result_info = "result[6]"}) {
+    %cst = stablehlo.constant dense<0xFF80> : tensor<bf16>
+    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<bf16>) -> tensor<bf16>
+    %1 = "stablehlo.reduce_window"(%arg0, %0) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<[[0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>}> ({
+    ^bb0(%arg1: tensor<bf16>, %arg2: tensor<bf16>):
+      %20 = stablehlo.maximum %arg1, %arg2 : tensor<bf16>
+      stablehlo.return %20 : tensor<bf16>
+    }) : (tensor<2x2x11x17xbf16>, tensor<bf16>) -> tensor<2x2x6x9xbf16>
+    %cst_0 = stablehlo.constant dense<0xFF80> : tensor<bf16>
+    %2 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<bf16>) -> tensor<bf16>
+    %3 = "stablehlo.reduce_window"(%arg0, %2) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<0> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>}> ({
+    ^bb0(%arg1: tensor<bf16>, %arg2: tensor<bf16>):
+      %20 = stablehlo.maximum %arg1, %arg2 : tensor<bf16>
+      stablehlo.return %20 : tensor<bf16>
+    }) : (tensor<2x2x11x17xbf16>, tensor<bf16>) -> tensor<2x2x5x8xbf16>
+    %cst_1 = stablehlo.constant dense<0x7F80> : tensor<bf16>
+    %4 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<bf16>) -> tensor<bf16>
+    %5 = "stablehlo.reduce_window"(%arg0, %4) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<[[0, 0], [0, 0], [0, 1], [0, 1]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 3, 3>}> ({
+    ^bb0(%arg1: tensor<bf16>, %arg2: tensor<bf16>):
+      %20 = stablehlo.minimum %arg1, %arg2 : tensor<bf16>
+      stablehlo.return %20 : tensor<bf16>
+    }) : (tensor<2x2x11x17xbf16>, tensor<bf16>) -> tensor<2x2x4x6xbf16>
+    %cst_2 = stablehlo.constant dense<0x7F80> : tensor<bf16>
+    %6 = stablehlo.broadcast_in_dim %cst_2, dims = [] : (tensor<bf16>) -> tensor<bf16>
+    %7 = "stablehlo.reduce_window"(%arg0, %6) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<[[0, 0], [0, 0], [0, 1], [1, 2]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 4, 4>, window_strides = array<i64: 1, 1, 4, 4>}> ({
+    ^bb0(%arg1: tensor<bf16>, %arg2: tensor<bf16>):
+      %20 = stablehlo.minimum %arg1, %arg2 : tensor<bf16>
+      stablehlo.return %20 : tensor<bf16>
+    }) : (tensor<2x2x11x17xbf16>, tensor<bf16>) -> tensor<2x2x3x5xbf16>
+    %cst_3 = stablehlo.constant dense<0.000000e+00> : tensor<bf16>
+    %8 = stablehlo.broadcast_in_dim %cst_3, dims = [] : (tensor<bf16>) -> tensor<bf16>
+    %9 = "stablehlo.reduce_window"(%arg0, %8) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<0> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>}> ({
+    ^bb0(%arg1: tensor<bf16>, %arg2: tensor<bf16>):
+      %20 = stablehlo.add %arg1, %arg2 : tensor<bf16>
+      stablehlo.return %20 : tensor<bf16>
+    }) : (tensor<2x2x11x17xbf16>, tensor<bf16>) -> tensor<2x2x5x8xbf16>
+    %cst_4 = stablehlo.constant dense<0xFF80> : tensor<bf16>
+    %10 = stablehlo.broadcast_in_dim %cst_4, dims = [] : (tensor<bf16>) -> tensor<bf16>
+    %11 = "stablehlo.reduce_window"(%arg0, %10) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<[[0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>}> ({
+    ^bb0(%arg1: tensor<bf16>, %arg2: tensor<bf16>):
+      %20 = stablehlo.maximum %arg1, %arg2 : tensor<bf16>
+      stablehlo.return %20 : tensor<bf16>
+    }) : (tensor<2x2x11x17xbf16>, tensor<bf16>) -> tensor<2x2x6x9xbf16>
+    %12 = stablehlo.compare NE, %11, %11, FLOAT : (tensor<2x2x6x9xbf16>, tensor<2x2x6x9xbf16>) -> tensor<2x2x6x9xi1>
+    %13 = stablehlo.bitcast_convert %11 : (tensor<2x2x6x9xbf16>) -> tensor<2x2x6x9xi16>
+    %c = stablehlo.constant dense<0> : tensor<i64>
+    %14 = call @_where(%12, %c, %13) : (tensor<2x2x6x9xi1>, tensor<i64>, tensor<2x2x6x9xi16>) -> tensor<2x2x6x9xi16>
+    %cst_5 = stablehlo.constant dense<0x7F80> : tensor<bf16>
+    %15 = stablehlo.broadcast_in_dim %cst_5, dims = [] : (tensor<bf16>) -> tensor<bf16>
+    %16 = "stablehlo.reduce_window"(%arg0, %15) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<[[0, 0], [0, 0], [0, 1], [0, 1]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 3, 3>}> ({
+    ^bb0(%arg1: tensor<bf16>, %arg2: tensor<bf16>):
+      %20 = stablehlo.minimum %arg1, %arg2 : tensor<bf16>
+      stablehlo.return %20 : tensor<bf16>
+    }) : (tensor<2x2x11x17xbf16>, tensor<bf16>) -> tensor<2x2x4x6xbf16>
+    %17 = stablehlo.compare NE, %16, %16, FLOAT : (tensor<2x2x4x6xbf16>, tensor<2x2x4x6xbf16>) -> tensor<2x2x4x6xi1>
+    %18 = stablehlo.bitcast_convert %16 : (tensor<2x2x4x6xbf16>) -> tensor<2x2x4x6xi16>
+    %c_6 = stablehlo.constant dense<0> : tensor<i64>
+    %19 = call @_where_0(%17, %c_6, %18) : (tensor<2x2x4x6xi1>, tensor<i64>, tensor<2x2x4x6xi16>) -> tensor<2x2x4x6xi16>
+    return %1, %3, %5, %7, %9, %14, %19 : tensor<2x2x6x9xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x4x6xbf16>, tensor<2x2x3x5xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x6x9xi16>, tensor<2x2x4x6xi16>
+  }
+  func.func private @_where(%arg0: tensor<2x2x6x9xi1>, %arg1: tensor<i64>, %arg2: tensor<2x2x6x9xi16>) -> tensor<2x2x6x9xi16> {
+    %0 = stablehlo.convert %arg1 : (tensor<i64>) -> tensor<i16>
+    %1 = stablehlo.broadcast_in_dim %0, dims = [] : (tensor<i16>) -> tensor<2x2x6x9xi16>
+    %2 = stablehlo.select %arg0, %1, %arg2 : tensor<2x2x6x9xi1>, tensor<2x2x6x9xi16>
+    return %2 : tensor<2x2x6x9xi16>
+  }
+  func.func private @_where_0(%arg0: tensor<2x2x4x6xi1>, %arg1: tensor<i64>, %arg2: tensor<2x2x4x6xi16>) -> tensor<2x2x4x6xi16> {
+    %0 = stablehlo.convert %arg1 : (tensor<i64>) -> tensor<i16>
+    %1 = stablehlo.broadcast_in_dim %0, dims = [] : (tensor<i16>) -> tensor<2x2x4x6xi16>
+    %2 = stablehlo.select %arg0, %1, %arg2 : tensor<2x2x4x6xi1>, tensor<2x2x4x6xi16>
+    return %2 : tensor<2x2x4x6xi16>
+  }
+  func.func @main() {
+    %in0 = stablehlo.constant dense<"0x000080BF803F803F0000008000800080008000C00080004040C000C0404080BF00004040000040C00040404080FF0080008000C040C040C0C07F008080BF40C0803F0000807F803F00C000C0000080BF40C0803F803F40C000C080BF80BF4040404080BF80BF80BF40C000C080BF0040803F00C0803F40C040C0404040C0803F40C000400000008040C000C00080807F80BF000000C0000080BF803F000000C000C000004040803F803F80BF40C040C0803F00C040C00000000080BF807F803F4040000000804040004000000000000080BF0000000000400000004000C0803F00C000004040000040C080BF803FC07F807F803F803F0040803F807F000080BF40C080BF0000803F80FF000000C000C0404000400000803F40C080BF803F00C0004000C080BF803F803F40C0004000C0803F80BF803F40C0803F00C0004080FF40C0000080FF80BF000080FF80FF40C000C0000040C000000040404080BF80BF404040C0803F00C080BF40C040C000000040807F00C0004000800040004000C040C040C0000080BF80FF803F80FF00C0000000404040404000000040004000C00040004000C080BF404000C0000040C0803F00C0C07F803F80BF00C0000080BF000000400000C07F803F40C040C00040803F40C00040803F0000C07F803F004000C040C0803F4040803F404080BF00C0803F0040803F803F0000004080BF0040000040C00000803F00C040C0004000C040C080BF80FF40C040C0404040404040404000C0803F40C0803F004040C000C000C0803F0040004040C0803F40C00000807F4040807F00C080BF40C000C000C080BF40C00000000000C0000040C0004080BF404080BF0040803F00C0404080BF40C00000803F000000C040C0404040404040803F803F40C00040404040C0004080BF00C0000080BF803F00C0803F00C040C080BF00C000C080BF404000C000C000400040000000400040404040C0803F00800000803F40C0803F00C000000000000000C000C040C00000803F00404040803F00004040803F004040C040400000404040C0004040C040C000C0004040C040C0807F00404040000000400000C07F4040803F40C0803F0000803F00C040C080BF40C040C0004040400040803F4040803F40C00040803F000000000040404000C00000803F803F40400000004040C040C000C0803F40C0803F803F803F80BFC07F80BF00C000404040404040400000004080BF40C0803F00C00040000000C0803F40C000800000404080BF40C0803F0000000040C0404000400000803F0000803F00C0803F80BF000080BF40C0803F00C040C0004080BF40C00000803F80BF000000C0803FC07F4040803F4040803F803F0000004080FF40C000000040803FC07F803F80BF0000803F00C040C000C0004000C080BF00400080000080FF00C0404080BFC07F0000C07F00C00040C07F404080BF80BF803F0000807F404080BF00C0803F00C0803F803F803F40C0000000C000400000803F40C000C0008080BF4040000040C00040004040C0004040C0000000C0C07F80BF4040803F00400000803F00C000400000004000C0404080BF40404040803F404040C0004000C00040807F0040C07F40C000400000803F00000000000040C040404040803F40400040000000000000008000400040004000C040C000C000C000400040803F00C000C000C040C040C040C040C000C0404080BF00400000C07F404040C080BF00000000803F80BF404000C0C07F40400040C07F0080004000C0803F803F004080BF00C080BF004000C0C07F404040C000C0000000000040803F404040C080BF80BF803F803F404080BF0040004080FF807F80BF00C080BF000040C0000040400040404000400000803F40400040C07F000080FFC07F00C0803F0000000080BF803F40C0004040C0803F803F004040C040C000C080FF4040404000C0000000400040000040400040C07F80FF00C0008040C0803F00C0404000C000C080FF40400000C07F000000004040004080BF40C080BF000080BF803F40C0803F004000404040000040C040400000807F40C000400000404080BF40C0004040C0"> : tensor<2x2x11x17xbf16>
+    %r:7 = func.call @fn(%in0) : (tensor<2x2x11x17xbf16>) -> (tensor<2x2x6x9xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x4x6xbf16>, tensor<2x2x3x5xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x6x9xi16>, tensor<2x2x4x6xi16>)
+    %want0 = stablehlo.constant dense<"0x40400040404000800080C07FC07F4040803F807F00404040803F803FC07FC07F4040803F80BF807F807F803F807F807F404040400040C07F807F0040807F807F807F404040400040C07F807F0040807F0040803F803F0040803F803F404040404040803F00000000807F807F00400040004000404040803F803FC07F4040004000404040C07F404000400040C07FC07F40400040404040404040004000404040807F807F807F40400040803F004040404040807F40404040404000404040404040404040803F404040400040004040404040404040400040C07F40400040803F0040807F807F40404040C07F4040803FC07FC07F4040404040404040404000400040C07FC07F40404040404000404040C07FC07FC07FC07F40400040004000400040C07FC07FC07FC07FC07F0040807F807F40400040004000400000C07F40400040803FC07F004040404040404040404040807F807FC07F40400040C07F4040404040404040C07F4040C07F4040C07F404040404040C07FC07FC07F004040404040404040404040C07F807FC07F4040C07FC07FC07FC07F0040803F404000404040C07FC07F807F0040404000400040"> : tensor<2x2x6x9xbf16>
+    stablehlo.custom_call @check.expect_eq(%r#0, %want0) {has_side_effect = true} : (tensor<2x2x6x9xbf16>, tensor<2x2x6x9xbf16>) -> ()
+    %want1 = stablehlo.constant dense<"0x40400040404000800080C07F00804040807F80BF0040803F803F40404040404080BF807F00000000807F404000004040C07F803F0040807F803F0000404000004040803F0040803F0040803F803F004000400040004000004040803F803FC07F004000004040C07F80BF0040004000404040803F00400040803F0040803F4040807F803F40400000803F00004040404040404040004000404040803F0000803FC07F40400040803F0040807F40400040803F0040803FC07F000040404040004040400040803F803F00004040803F00400040C07F803FC07F40404040803F004080BF4040C07FC07FC07F4040803F807FC07F004040404040404040404040807F004040400040C07F0040803F803F40404040C07F4040803F004040400040C07FC07F803F000040404040803F4040C07F40404040C07F4040C07F80BF0000803F"> : tensor<2x2x5x8xbf16>
+    stablehlo.custom_call @check.expect_eq(%r#1, %want1) {has_side_effect = true} : (tensor<2x2x5x8xbf16>, tensor<2x2x5x8xbf16>) -> ()
+    %want2 = stablehlo.constant dense<"0x40C080FF40C0C0FF40C080BF40C040C040C040C040C00080C07F40C000C040C080FF00C040C000C080FF80FF80FF00C000C040C0C0FF80FFC0FFC0FF40C040C040C080FF40C080BF40C040C040C040C040C000C000C000C040C040C0008040C0C07F40C040C040C0000040C040C000C0C0FF40C040C040C080FFC0FFC07FC0FF00C080FF40C040C040C0C0FF40C080BFC0FF40C040C040C040C040C0C0FF00C0C07F00C0C0FFC0FFC0FF40C040C0C0FFC0FF80FF80FFC07F000040C040C040C0"> : tensor<2x2x4x6xbf16>
+    stablehlo.custom_call @check.expect_eq(%r#2, %want2) {has_side_effect = true} : (tensor<2x2x4x6xbf16>, tensor<2x2x4x6xbf16>) -> ()
+    %want3 = stablehlo.constant dense<"0x40C080FF40C0C0FF80BFC0FF40C040C080FF00C040C080FF80FF80FF00C000C0C0FF80FFC0FFC0FF40C040C040C080FF80BF40C040C040C040C040C0C07F40C0C0FF40C040C040C0C0FFC0FF40C080FF80FFC0FFC0FF40C080BFC0FFC0FF40C040C0C0FFC07F40C040C0C0FF80FF80FFC07FC07F40C040C0"> : tensor<2x2x3x5xbf16>
+    stablehlo.custom_call @check.expect_eq(%r#3, %want3) {has_side_effect = true} : (tensor<2x2x3x5xbf16>, tensor<2x2x3x5xbf16>) -> ()
+    %want4 = stablehlo.constant dense<"0x0040803F80FF0000E0C0C07FC0C00000807FE0C0004040C000C140C00000804010C1807FC0C000C0807F004000C01041C07F803FA040807FA0C040C080FFC0C0A04080BF80C080FF80FF80BF80FFA0C08040804080BFC0C080FF80FF40C0C07F803FC0C0C040C07F10C1C040803F40404040A0C00040C0C0C0C080FF00C14040807F80C040C0C0C000C0E0C04040A040803F80C0A0400000A04040C0A0C0A0C0C07F00C00000C0C0A0C0807F2041A04040C0803F0040C07FA0C0E0401041803F4040803F80BF40C080BF00C040C080BF80BFC07F00C0C07F80BF804000C080FF80FF803FC07FC07FC07F804000C0807FC07F80400040004080408040A040807F40C0C04040C0C07F000080BF80C0A0C04040C07F804000C0803F803F803FC07FC07F000080C04040804040408040C07F004080FFC07F4040C07F80FF80C080BF"> : tensor<2x2x5x8xbf16>
+    stablehlo.custom_call @check.expect_eq(%r#4, %want4) {has_side_effect = true} : (tensor<2x2x5x8xbf16>, tensor<2x2x5x8xbf16>) -> ()
+    %want5 = stablehlo.constant dense<[[[[16448, 16384, 16448, -32768, -32768, 0, 0, 16448, 16256], [32640, 16384, 16448, 16256, 16256, 0, 0, 16448, 16256], [-16512, 32640, 32640, 16256, 32640, 32640, 16448, 16448, 16384], [0, 32640, 16384, 32640, 32640, 32640, 16448, 16448, 16384], [0, 32640, 16384, 32640, 16384, 16256, 16256, 16384, 16256], [16256, 16448, 16448, 16448, 16256, 0, 0, 32640, 32640]], [[16384, 16384, 16384, 16384, 16448, 16256, 16256, 0, 16448], [16384, 16384, 16448, 0, 16448, 16384, 16384, 0, 0], [16448, 16384, 16448, 16448, 16448, 16384, 16384, 16448, 32640], [32640, 32640, 16448, 16384, 16256, 16384, 16448, 16448, 32640], [16448, 16448, 16448, 16384, 16448, 16448, 16448, 16448, 16256], [16448, 16448, 16384, 16384, 16448, 16448, 16448, 16448, 16384]]], [[[0, 16448, 16384, 16256, 16384, 32640, 32640, 16448, 16448], [0, 16448, 16256, 0, 0, 16448, 16448, 16448, 16448], [16448, 16384, 16384, 0, 0, 16448, 16448, 16448, 16384], [16448, 0, 0, 0, 0, 16448, 16384, 16384, 16384], [16384, 0, 0, 0, 0, 0, 16384, 32640, 32640], [16448, 16384, 16384, 16384, 0, 0, 16448, 16384, 16256]], [[0, 16384, 16448, 16448, 16448, 16448, 16448, 32640, 32640], [0, 16448, 16384, 0, 16448, 16448, 16448, 16448, 0], [16448, 0, 16448, 0, 16448, 16448, 16448, 0, 0], [0, 16384, 16448, 16448, 16448, 16448, 16448, 0, 32640], [0, 16448, 0, 0, 0, 0, 16384, 16256, 16448], [16384, 16448, 0, 0, 32640, 16384, 16448, 16384, 16384]]]]> : tensor<2x2x6x9xi16>
+    stablehlo.custom_call @check.expect_eq(%r#5, %want5) {has_side_effect = true} : (tensor<2x2x6x9xi16>, tensor<2x2x6x9xi16>) -> ()
+    %want6 = stablehlo.constant dense<[[[[-16320, -128, -16320, 0, -16320, -16512], [-16320, -16320, -16320, -16320, -16320, -32768], [0, -16320, -16384, -16320, -128, -16384], [-16320, -16384, -128, -128, -128, -16384]], [[-16384, -16320, 0, -128, 0, 0], [-16320, -16320, -16320, -128, -16320, -16512], [-16320, -16320, -16320, -16320, -16320, -16384], [-16384, -16384, -16320, -16320, -32768, -16320]]], [[[0, -16320, -16320, -16320, 0, -16320], [-16320, -16384, 0, -16320, -16320, -16320], [-128, 0, 0, 0, -16384, -128], [-16320, -16320, -16320, 0, -16320, -16512]], [[0, -16320, -16320, -16320, -16320, -16320], [0, -16384, 0, -16384, 0, 0], [0, -16320, -16320, 0, 0, -128], [-128, 0, 0, -16320, -16320, -16320]]]]> : tensor<2x2x4x6xi16>
+    stablehlo.custom_call @check.expect_eq(%r#6, %want6) {has_side_effect = true} : (tensor<2x2x4x6xi16>, tensor<2x2x4x6xi16>) -> ()
+    return
+  }
+}
+
+// -----
+// case: float16 NCHW max 3x3/2 SAME, 2x2/2 VALID, min 3x3/3 SAME, 4x4/4 SAME, sum 2x2/2 VALID pools (NaN, inf, signed zeros) and their bits
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func private @fn(%arg0: tensor<2x2x11x17xf16>) -> (tensor<2x2x6x9xf16> {jax.result_info = "result[0]"}, tensor<2x2x5x8xf16> {jax.result_info = "result[1]"}, tensor<2x2x4x6xf16> {jax.result_info = "result[2]"}, tensor<2x2x3x5xf16> {jax.result_info = "result[3]"}, tensor<2x2x5x8xf16> {jax.result_info = "result[4]"}, tensor<2x2x6x9xi16> {jax.result_info = "result[5]"}, tensor<2x2x4x6xi16> {jax.result_info = "result[6]"}) {
+    %cst = stablehlo.constant dense<0xFC00> : tensor<f16>
+    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f16>) -> tensor<f16>
+    %1 = "stablehlo.reduce_window"(%arg0, %0) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<[[0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>}> ({
+    ^bb0(%arg1: tensor<f16>, %arg2: tensor<f16>):
+      %20 = stablehlo.maximum %arg1, %arg2 : tensor<f16>
+      stablehlo.return %20 : tensor<f16>
+    }) : (tensor<2x2x11x17xf16>, tensor<f16>) -> tensor<2x2x6x9xf16>
+    %cst_0 = stablehlo.constant dense<0xFC00> : tensor<f16>
+    %2 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<f16>) -> tensor<f16>
+    %3 = "stablehlo.reduce_window"(%arg0, %2) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<0> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>}> ({
+    ^bb0(%arg1: tensor<f16>, %arg2: tensor<f16>):
+      %20 = stablehlo.maximum %arg1, %arg2 : tensor<f16>
+      stablehlo.return %20 : tensor<f16>
+    }) : (tensor<2x2x11x17xf16>, tensor<f16>) -> tensor<2x2x5x8xf16>
+    %cst_1 = stablehlo.constant dense<0x7C00> : tensor<f16>
+    %4 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f16>) -> tensor<f16>
+    %5 = "stablehlo.reduce_window"(%arg0, %4) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<[[0, 0], [0, 0], [0, 1], [0, 1]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 3, 3>}> ({
+    ^bb0(%arg1: tensor<f16>, %arg2: tensor<f16>):
+      %20 = stablehlo.minimum %arg1, %arg2 : tensor<f16>
+      stablehlo.return %20 : tensor<f16>
+    }) : (tensor<2x2x11x17xf16>, tensor<f16>) -> tensor<2x2x4x6xf16>
+    %cst_2 = stablehlo.constant dense<0x7C00> : tensor<f16>
+    %6 = stablehlo.broadcast_in_dim %cst_2, dims = [] : (tensor<f16>) -> tensor<f16>
+    %7 = "stablehlo.reduce_window"(%arg0, %6) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<[[0, 0], [0, 0], [0, 1], [1, 2]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 4, 4>, window_strides = array<i64: 1, 1, 4, 4>}> ({
+    ^bb0(%arg1: tensor<f16>, %arg2: tensor<f16>):
+      %20 = stablehlo.minimum %arg1, %arg2 : tensor<f16>
+      stablehlo.return %20 : tensor<f16>
+    }) : (tensor<2x2x11x17xf16>, tensor<f16>) -> tensor<2x2x3x5xf16>
+    %cst_3 = stablehlo.constant dense<0.000000e+00> : tensor<f16>
+    %8 = stablehlo.broadcast_in_dim %cst_3, dims = [] : (tensor<f16>) -> tensor<f16>
+    %9 = "stablehlo.reduce_window"(%arg0, %8) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<0> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>}> ({
+    ^bb0(%arg1: tensor<f16>, %arg2: tensor<f16>):
+      %20 = stablehlo.add %arg1, %arg2 : tensor<f16>
+      stablehlo.return %20 : tensor<f16>
+    }) : (tensor<2x2x11x17xf16>, tensor<f16>) -> tensor<2x2x5x8xf16>
+    %cst_4 = stablehlo.constant dense<0xFC00> : tensor<f16>
+    %10 = stablehlo.broadcast_in_dim %cst_4, dims = [] : (tensor<f16>) -> tensor<f16>
+    %11 = "stablehlo.reduce_window"(%arg0, %10) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<[[0, 0], [0, 0], [1, 1], [1, 1]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 2, 2>}> ({
+    ^bb0(%arg1: tensor<f16>, %arg2: tensor<f16>):
+      %20 = stablehlo.maximum %arg1, %arg2 : tensor<f16>
+      stablehlo.return %20 : tensor<f16>
+    }) : (tensor<2x2x11x17xf16>, tensor<f16>) -> tensor<2x2x6x9xf16>
+    %12 = stablehlo.compare NE, %11, %11, FLOAT : (tensor<2x2x6x9xf16>, tensor<2x2x6x9xf16>) -> tensor<2x2x6x9xi1>
+    %13 = stablehlo.bitcast_convert %11 : (tensor<2x2x6x9xf16>) -> tensor<2x2x6x9xi16>
+    %c = stablehlo.constant dense<0> : tensor<i64>
+    %14 = call @_where(%12, %c, %13) : (tensor<2x2x6x9xi1>, tensor<i64>, tensor<2x2x6x9xi16>) -> tensor<2x2x6x9xi16>
+    %cst_5 = stablehlo.constant dense<0x7C00> : tensor<f16>
+    %15 = stablehlo.broadcast_in_dim %cst_5, dims = [] : (tensor<f16>) -> tensor<f16>
+    %16 = "stablehlo.reduce_window"(%arg0, %15) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<[[0, 0], [0, 0], [0, 1], [0, 1]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 1, 3, 3>, window_strides = array<i64: 1, 1, 3, 3>}> ({
+    ^bb0(%arg1: tensor<f16>, %arg2: tensor<f16>):
+      %20 = stablehlo.minimum %arg1, %arg2 : tensor<f16>
+      stablehlo.return %20 : tensor<f16>
+    }) : (tensor<2x2x11x17xf16>, tensor<f16>) -> tensor<2x2x4x6xf16>
+    %17 = stablehlo.compare NE, %16, %16, FLOAT : (tensor<2x2x4x6xf16>, tensor<2x2x4x6xf16>) -> tensor<2x2x4x6xi1>
+    %18 = stablehlo.bitcast_convert %16 : (tensor<2x2x4x6xf16>) -> tensor<2x2x4x6xi16>
+    %c_6 = stablehlo.constant dense<0> : tensor<i64>
+    %19 = call @_where_0(%17, %c_6, %18) : (tensor<2x2x4x6xi1>, tensor<i64>, tensor<2x2x4x6xi16>) -> tensor<2x2x4x6xi16>
+    return %1, %3, %5, %7, %9, %14, %19 : tensor<2x2x6x9xf16>, tensor<2x2x5x8xf16>, tensor<2x2x4x6xf16>, tensor<2x2x3x5xf16>, tensor<2x2x5x8xf16>, tensor<2x2x6x9xi16>, tensor<2x2x4x6xi16>
+  }
+  func.func private @_where(%arg0: tensor<2x2x6x9xi1>, %arg1: tensor<i64>, %arg2: tensor<2x2x6x9xi16>) -> tensor<2x2x6x9xi16> {
+    %0 = stablehlo.convert %arg1 : (tensor<i64>) -> tensor<i16>
+    %1 = stablehlo.broadcast_in_dim %0, dims = [] : (tensor<i16>) -> tensor<2x2x6x9xi16>
+    %2 = stablehlo.select %arg0, %1, %arg2 : tensor<2x2x6x9xi1>, tensor<2x2x6x9xi16>
+    return %2 : tensor<2x2x6x9xi16>
+  }
+  func.func private @_where_0(%arg0: tensor<2x2x4x6xi1>, %arg1: tensor<i64>, %arg2: tensor<2x2x4x6xi16>) -> tensor<2x2x4x6xi16> {
+    %0 = stablehlo.convert %arg1 : (tensor<i64>) -> tensor<i16>
+    %1 = stablehlo.broadcast_in_dim %0, dims = [] : (tensor<i16>) -> tensor<2x2x4x6xi16>
+    %2 = stablehlo.select %arg0, %1, %arg2 : tensor<2x2x4x6xi1>, tensor<2x2x4x6xi16>
+    return %2 : tensor<2x2x4x6xi16>
+  }
+  func.func @main() {
+    %in0 = stablehlo.constant dense<"0x00C200FC00C2007C00420080008000800080000000BC004200000042003C004200C200BC000000400042003C004000C200400040003C00C200C000BC00C200BC003C004200BC00C20000004000C200C2000000C000BC00C0004000BC00C2003C003C00C200000042007E00420042008000BC00C2007C007E004200C20000003C00C2004000C0007E00C200420000004000C2004200C2004200BC0040003C003C0000007C00C200C0004000BC003C004000C0003C0040003C00C2007E004200FC003C007E004000C000C0003C003C0000000000420000004200C0003C0042003C004200C000400040004200BC00BC004000000080000000C000400042004000C0004200C2000000400040003C004200C0007C0040008000420080004200C2007E0040004200C200BC003C00C20042000000BC0000007E004000BC004200C000C00042003C00C200400042004000C000BC0040003C00C20042000000BC00BC00C000000040003C00C200BC003C007E00400040000000C2004000BC00BC00BC004200C000C0007C0000004000420000000000000040003C008000C200420000003C00BC004000BC00C2000000C000400000003C00C0000000000040004000000000007C00C200000042003C00BC00C000BC004000BC00BC00C0000000FC00C2000000C20000004200BC00BC004000BC0040004000BC00BC004200C000420000004000BC000000C0003C004200C200400000004000400042000000C200C200420042003C0040000000800000003C007E003C000000BC004200C20000000000BC00FC00C200C2007C003C004200BC00BC00C00000003C000000BC00C00000003C00C200C0004200400000003C00C000000040004200C200C20000000000400040004200BC003C00FC003C00FC004000BC00C200FC004000000040007C0000004200BC004200400000004000C200C200C000C2000000BC007E003C00C20000003C00000080000000420040003C00C20040004000C200000000000000C000C2000000420042000000400000003C00C000BC00000042004200BC003C000000C0000000BC004200C00042000000C000C200C0004200C0004200C200000042000000C0003C00C00000004000C000C200C200800000000000C00040004200C2003C00420000000000FC003C003C0000000000C00040004200BC0080007E0040004200C200C200C000BC0040003C000000C2004000C2004200C000BC00C000FC004000400000003C004000BC00FC007E00C200BC0042003C00C200BC004200BC00C200C2000000000040004000C200BC004000BC0040000000C000BC007C00BC0000003C0042008000BC007E003C0040000000C00000007C003C000000C2007E00BC0040003C00C200C0004200420040004000C2004000BC000000BC0040000000BC003C00BC00C200400000003C000000C000BC008000420000003C00C000C200BC0000003C003C00BC00BC00C200BC00C2004200BC003C003C00FC003C00C000C000C2003C003C00000000000000420080004200BC00C200C2004000400042003C000000FC003C00420040003C004200C0003C0000007E007E004200BC00C000C2003C00400042004000BC000000C200C2003C008000000040003C00C00000003C003C004200BC004000C2008000C2004000BC00BC00BC00C0004000000080004200BC00BC0000000000C2000000BC00000000003C003C004000C000C000BC004200C200C2003C003C004200C000C200BC00C0004000C000C20042003C007E00C200C00000000000BC0040004000C20000003C004000C000C0007E00FC00FC00C0004000FC004200C00042004200C000C0004200C0007C0000004000C200C200BC00C000BC000000C000BC004000BC00BC00BC0040003C003C0042004200C2007C003C0042007E000000BC00BC00BC004200C200FC00800040003C00C00042004000C00000004000C20040007C00BC00C000C200C0003C00C2004200BC00BC0042004000C0004000BC008000BC0000004200BC00C000400040004000C20000003C0040003C00C2004200C000C000C0004200000000003C00C2000000BC"> : tensor<2x2x11x17xf16>
+    %r:7 = func.call @fn(%in0) : (tensor<2x2x11x17xf16>) -> (tensor<2x2x6x9xf16>, tensor<2x2x5x8xf16>, tensor<2x2x4x6xf16>, tensor<2x2x3x5xf16>, tensor<2x2x5x8xf16>, tensor<2x2x6x9xi16>, tensor<2x2x4x6xi16>)
+    %want0 = stablehlo.constant dense<"0x0000007C007C004000400042004200420042007E007E0042007C007E0042003C0040007E007E007E0042007C007E0042007E007C007E0040004200420042007E0042007E00420042007E007E0042007E007E0042004200420042007E007E0042004200420042007E00400040004200420042007C007C0042003C004000400042007C007C004200400040004200420042004000400042007E00400042004200420042007C007C0042007E003C0042004200420042004000400040007E007C007C004200420040004000400000007E003C00420042004200400042004200420042003C00420042000000000042007E00420042004000400040004200420042007E004200400040007E00420042007C004200420042007E00400040007C0040007E004000400042004200420042003C0040003C003C003C00420042004200400042003C003C004200420042007E007E004200420042004200000040004000400042004200420042004000400040007E007E007E0042004200420042007C007C007E007C007E004200420042004200420042007C007C007E007C004200420040004200420042004200800042004200400040"> : tensor<2x2x6x9xf16>
+    stablehlo.custom_call @check.expect_eq(%r#0, %want0) {has_side_effect = true} : (tensor<2x2x6x9xf16>, tensor<2x2x6x9xf16>) -> ()
+    %want1 = stablehlo.constant dense<"0x0000007C004200400040004200420042007E00420080007C007E0040003C00400042004000420042007E003C007E00C000400042004200420042004200400042007E00420042007E00420042004000420042003C0042007C00400042003C00400040007C004200420040004000420042004000000042007E0040004200000042007C004200400042003C00400042003C003C00400000007E007C0042004200420042004200420000003C0042004200800000007E004200420040003C00400042004200400040004000BC007E0042003C004000420042007E00400040007C0040003C0040003C0042003C0042003C00BC00420042003C007E007E003C00420042000000400040004000420042003C004200400040007E007E0040004200420040007C0042007C0042007E00BC004200BC00420042004000400040007C00BC0040"> : tensor<2x2x5x8xf16>
+    stablehlo.custom_call @check.expect_eq(%r#1, %want1) {has_side_effect = true} : (tensor<2x2x5x8xf16>, tensor<2x2x5x8xf16>) -> ()
+    %want2 = stablehlo.constant dense<"0x00FC00C200C200C200C200C2007E00C200FE00FC00FE00FE008000C000FE00C200C200C0007E00C000C000C200FE00C200C200C200C200C000C000FC00C200C000FE00C200C200FC00FC00FC00C200C000C200FC00C200C2007E0000008000C000C000C200C000FC00C200C200FE00C200C200FE00C200C200C200C2007E00C200C200FE00BC00C200C200FC00C000FC00C200C2007E00C000C200C200C000FE00FE00FC00C000C200C000C200FE00C000C200FC00C200C200C000C000C200BC"> : tensor<2x2x4x6xf16>
+    stablehlo.custom_call @check.expect_eq(%r#2, %want2) {has_side_effect = true} : (tensor<2x2x4x6xf16>, tensor<2x2x4x6xf16>) -> ()
+    %want3 = stablehlo.constant dense<"0x00FE00C200FE00C200FE00C200C200FE00FE00C000FE00C2007E00FE00C200C200C200C200C000FC00C200FE00C200C200FC00FC00FE00C200BC00C000FE00C200FC00C200C200FC00FE00FE00C200FE00C200C200C200FC00FC00C200C2007E00C200C200C000FE007E00C200FC00C200C200C200C200C2"> : tensor<2x2x3x5xf16>
+    stablehlo.custom_call @check.expect_eq(%r#3, %want3) {has_side_effect = true} : (tensor<2x2x3x5xf16>, tensor<2x2x3x5xf16>) -> ()
+    %want4 = stablehlo.constant dense<"0x00FC007C004600BC004200C200BC0044007E004800C7007C007E00C000C400C000000040004200C0007E00FC007E80C80042004200420044004500C000480046007E00440044007E0042003C00C00044003C00BC0040007C0000004500BC004200BC007C00BC004500C00040000000BC004400C00045007E003C004500C200FC007C0042000000C000C000BC004600C500FC00C400FC007E007C00440040004700000046004200C400C0004200C000C800C2007E00C000C000FC004200BC000000BC00FC0040004700FC007E004400C5000000400000007E003C00BC007C00BC004000C200C200C000BC00FC00C080C8004400C00000007E007E00C00040004600C40040003C00C4004000C4003C00C0000000C4007E007E00FC003C004700C5007C0048007C003C007E00C5004200FC004500420000004200C0007C00C80042"> : tensor<2x2x5x8xf16>
+    stablehlo.custom_call @check.expect_eq(%r#4, %want4) {has_side_effect = true} : (tensor<2x2x5x8xf16>, tensor<2x2x5x8xf16>) -> ()
+    %want5 = stablehlo.constant dense<[[[[0, 31744, 31744, 16384, 16384, 16896, 16896, 16896, 16896], [0, 0, 16896, 31744, 0, 16896, 15360, 16384, 0], [0, 0, 16896, 31744, 0, 16896, 0, 31744, 0], [16384, 16896, 16896, 16896, 0, 16896, 0, 16896, 16896], [0, 0, 16896, 0, 0, 16896, 16896, 16896, 16896], [0, 0, 16896, 16896, 16896, 16896, 0, 16384, 16384]], [[16896, 16896, 16896, 31744, 31744, 16896, 15360, 16384, 16384], [16896, 31744, 31744, 16896, 16384, 16384, 16896, 16896, 16896], [16384, 16384, 16896, 0, 16384, 16896, 16896, 16896, 16896], [31744, 31744, 16896, 0, 15360, 16896, 16896, 16896, 16896], [16384, 16384, 16384, 0, 31744, 31744, 16896, 16896, 16384], [16384, 16384, 0, 0, 15360, 16896, 16896, 16896, 16384]]], [[[16896, 16896, 16896, 16896, 15360, 16896, 16896, 0, 0], [16896, 0, 16896, 16896, 16384, 16384, 16384, 16896, 16896], [16896, 0, 16896, 16384, 16384, 0, 16896, 16896, 31744], [16896, 16896, 16896, 0, 16384, 16384, 31744, 16384, 0], [16384, 16384, 16896, 16896, 16896, 16896, 15360, 16384, 15360], [15360, 15360, 16896, 16896, 16896, 16384, 16896, 15360, 15360]], [[16896, 16896, 16896, 0, 0, 16896, 16896, 16896, 16896], [0, 16384, 16384, 16384, 16896, 16896, 16896, 16896, 16384], [16384, 16384, 0, 0, 0, 16896, 16896, 16896, 16896], [31744, 31744, 0, 31744, 0, 16896, 16896, 16896, 16896], [16896, 16896, 31744, 31744, 0, 31744, 16896, 16896, 16384], [16896, 16896, 16896, 16896, -32768, 16896, 16896, 16384, 16384]]]]> : tensor<2x2x6x9xi16>
+    stablehlo.custom_call @check.expect_eq(%r#5, %want5) {has_side_effect = true} : (tensor<2x2x6x9xi16>, tensor<2x2x6x9xi16>) -> ()
+    %want6 = stablehlo.constant dense<[[[[-1024, -15872, -15872, -15872, -15872, -15872], [0, -15872, 0, -1024, 0, 0], [-32768, -16384, 0, -15872, -15872, -16384], [0, -16384, -16384, -15872, 0, -15872]], [[-15872, -15872, -15872, -16384, -16384, -1024], [-15872, -16384, 0, -15872, -15872, -1024], [-1024, -1024, -15872, -16384, -15872, -1024], [-15872, -15872, 0, 0, -32768, -16384]]], [[[-16384, -15872, -16384, -1024, -15872, -15872], [0, -15872, -15872, 0, -15872, -15872], [-15872, -15872, 0, -15872, -15872, 0], [-17408, -15872, -15872, -1024, -16384, -1024]], [[-15872, -15872, 0, -16384, -15872, -15872], [-16384, 0, 0, -1024, -16384, -15872], [-16384, -15872, 0, -16384, -15872, -1024], [-15872, -15872, -16384, -16384, -15872, -17408]]]]> : tensor<2x2x4x6xi16>
+    stablehlo.custom_call @check.expect_eq(%r#6, %want6) {has_side_effect = true} : (tensor<2x2x4x6xi16>, tensor<2x2x4x6xi16>) -> ()
+    return
+  }
+}
