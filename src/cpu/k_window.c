@@ -29,9 +29,9 @@ enum { SAS_GE, SAS_GT, SAS_LE, SAS_LT, SAS_LANES_MAX = 1024 };
 /* rw_rows' strided 16-bit runs are gathered this many at a time (see gather16) */
 enum { RW_GATHER = 512 };
 
-/* rw_slabs' runs of several rows (see rw2_lookup) */
+/* rw_slabs' runs of several rows (see rw_runs_lookup) */
 typedef void (*rw2_fn)(char *acc, int64_t ab, const char *x, int64_t xb, int64_t C, int64_t rows);
-/* rw_rows' runs (see rwr_lookup) */
+/* rw_rows' runs (see rw_runs_lookup) */
 typedef void (*rwr_fn)(char *acc, const char *x, int64_t s, int64_t n);
 
 typedef struct rw_params {
@@ -309,25 +309,24 @@ SAS_STEP(sas_step_lt, <)
 #pragma GCC pop_options
 #endif
 
-static rw2_fn rw2_lookup(int kop, cj_dtype dt) {
-  if (dt != CJ_F32 && dt != CJ_F64) return NULL;
+/* the run loops of a float add/max/min: rw_slabs' (rw2) and rw_rows' (rwr); false: none */
+static bool rw_runs_lookup(int kop, cj_dtype dt, rw2_fn *rw2, rwr_fn *rwr) {
+  if (dt != CJ_F32 && dt != CJ_F64) return false;
   bool f = dt == CJ_F32;
   switch (kop) {
-    case KG_ADD: return f ? rw2_add_f32 : rw2_add_f64;
-    case KG_MAX: return f ? rw2_max_f32 : rw2_max_f64;
-    case KG_MIN: return f ? rw2_min_f32 : rw2_min_f64;
-    default: return NULL;
-  }
-}
-
-static rwr_fn rwr_lookup(int kop, cj_dtype dt) {
-  if (dt != CJ_F32 && dt != CJ_F64) return NULL;
-  bool f = dt == CJ_F32;
-  switch (kop) {
-    case KG_ADD: return f ? rwr_add_f32 : rwr_add_f64;
-    case KG_MAX: return f ? rwr_max_f32 : rwr_max_f64;
-    case KG_MIN: return f ? rwr_min_f32 : rwr_min_f64;
-    default: return NULL;
+    case KG_ADD:
+      *rw2 = f ? rw2_add_f32 : rw2_add_f64;
+      *rwr = f ? rwr_add_f32 : rwr_add_f64;
+      return true;
+    case KG_MAX:
+      *rw2 = f ? rw2_max_f32 : rw2_max_f64;
+      *rwr = f ? rwr_max_f32 : rwr_max_f64;
+      return true;
+    case KG_MIN:
+      *rw2 = f ? rw2_min_f32 : rw2_min_f64;
+      *rwr = f ? rwr_min_f32 : rwr_min_f64;
+      return true;
+    default: return false;
   }
 }
 
@@ -1082,11 +1081,14 @@ cj_status cj_lower_reduce_window(cj_lw *L, cj_op *op) {
     p->wide = kop == KG_ADD && p->nwin >= RW_WIDE_MIN &&
               (dt == CJ_F32 || dt == CJ_F64 || dt == CJ_BF16 || dt == CJ_F16);
     p->wide_dt = dt;
-    p->rwr = rwr_lookup(kop, dt);
+    rw2_fn rw2 = NULL;
+    rwr_fn rwr = NULL;
+    rw_runs_lookup(kop, dt, &rw2, &rwr);
+    p->rwr = rwr;
     p->cl = rw_slabs_detect(p, phi);
     if (p->cl) {
       p->nslabs = p->nrows / p->odims[p->rank - 2];
-      p->rw2 = rw2_lookup(kop, dt);
+      p->rw2 = rw2;
     }
     cj_lw_tensor r;
     CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
