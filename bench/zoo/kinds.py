@@ -499,3 +499,26 @@ def pad_concat_heavy():
                 "s2d": s2d, "flip": jnp.flip(x, axis=(1, 3)),
                 "interleave": jnp.stack([x, -x], axis=3).reshape(b, h, 2 * w, c)}
     return f, (normal((8, 64, 64, 16), seed=230), normal((8, 64, 64, 8), seed=231))
+
+
+@workload("pooling_kinds_infer",
+          "flax pooling forward as users call it: nn.max_pool 3x3/2 SAME (a ResNet stem), "
+          "nn.avg_pool 3x3/2 SAME without the padding in the count, nn.avg_pool 2x2/2 on "
+          "NHWC f32[8,56,56,64]; 1-D nn.max_pool 3/1 SAME and nn.avg_pool 4/2 on NWC "
+          "f32[16,500,32]; a min pool 2x2x2/2 (flax's nn.pooling.pool) on NDHWC f32[2,16,28,28,16]; a max pool 3x3/2 "
+          "of NCHW f32[8,64,56,56] with lax.reduce_window (code ported from PyTorch)", LINEN)
+def pooling_kinds_infer():
+    jax, jnp, optax, nn = _linen()
+
+    def f(img, seq, vol, nchw):
+        return {"max3s2": nn.max_pool(img, (3, 3), (2, 2), padding="SAME"),
+                "avg3s2": nn.avg_pool(img, (3, 3), (2, 2), padding="SAME",
+                                      count_include_pad=False),
+                "avg2": nn.avg_pool(img, (2, 2), (2, 2)),
+                "max1d": nn.max_pool(seq, (3,), (1,), padding="SAME"),
+                "avg1d": nn.avg_pool(seq, (4,), (2,)),
+                "min3d": nn.pooling.pool(vol, jnp.inf, jax.lax.min, (2, 2, 2), (2, 2, 2), "VALID"),
+                "nchw": jax.lax.reduce_window(nchw, -jnp.inf, jax.lax.max, (1, 1, 3, 3),
+                                              (1, 1, 2, 2), "SAME")}
+    return f, (normal((8, 56, 56, 64), seed=240), normal((16, 500, 32), seed=241),
+               normal((2, 16, 28, 28, 16), seed=242), normal((8, 64, 56, 56), seed=243))

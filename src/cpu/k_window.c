@@ -26,8 +26,13 @@
 /* select_and_scatter's compares on lanes (sas_lanes) */
 enum { SAS_GE, SAS_GT, SAS_LE, SAS_LT, SAS_LANES_MAX = 1024 };
 
-/* rw_slabs' runs of several rows (see rw2_lookup) */
+/* rw_rows' strided 16-bit runs are gathered this many at a time (see gather16) */
+enum { RW_GATHER = 512 };
+
+/* rw_slabs' runs of several rows (see rw_runs_lookup) */
 typedef void (*rw2_fn)(char *acc, int64_t ab, const char *x, int64_t xb, int64_t C, int64_t rows);
+/* rw_rows' runs (see rw_runs_lookup) */
+typedef void (*rwr_fn)(char *acc, const char *x, int64_t s, int64_t n);
 
 typedef struct rw_params {
   int32_t rank; /* >= 1 */
@@ -49,6 +54,7 @@ typedef struct rw_params {
   bool wide;           /* a float sum over a long window: in f64 (see rw_rows_wide) */
   bool cl;             /* channels last: see rw_slabs */
   rw2_fn rw2;          /* cl: runs of several rows in one call, NULL: comb per row */
+  rwr_fn rwr;          /* rw_rows' in-bounds runs (f32/f64 add/max/min), NULL: comb */
   int64_t nslabs;      /* cl: the output without its last two dims */
   cj_dtype wide_dt;
   /* general */
@@ -127,51 +133,6 @@ static inline void rw_next_row(const rw_params *p, int64_t *o) {
   }
 }
 
-static void rw_rows(void *ctx, int64_t r0, int64_t r1) {
-  const rw_run *R = ctx;
-  const rw_params *p = R->p;
-  int32_t es = p->es, last = p->rank - 1;
-  int64_t olen = p->olen;
-  int64_t o[CJ_MAX_RANK], w[CJ_MAX_RANK];
-  rw_row_index(p, r0, o); /* o[0..last-1]: the row's output index, advanced like an odometer */
-  for (int64_t row = r0; row < r1; row++) {
-    if (row > r0) rw_next_row(p, o);
-    char *acc = R->out + row * olen * es;
-    cj_fill_value(acc, R->init, es, olen);
-    for (int32_t d = 0; d <= last; d++) w[d] = 0;
-    for (int64_t wi = 0; wi < p->nwin; wi++) {
-      int64_t base = 0;
-      if (!rw_base(p, o, w, &base)) {
-        if (!R->skip) p->comb(acc, es, R->init, 0, olen);
-      } else {
-        int64_t s = p->wstr[last], bd = p->bdil[last], id = p->idims[last];
-        if (bd == 1) {
-          int64_t c, lo, hi;
-          rw_span(p, w[last], &c, &lo, &hi);
-          if (lo < hi) p->comb(acc + lo * es, es, R->in + (base + lo * s + c) * es, s * es, hi - lo);
-          if (!R->skip) {
-            if (lo > 0) p->comb(acc, es, R->init, 0, lo);
-            if (hi < olen) p->comb(acc + hi * es, es, R->init, 0, olen - hi);
-          }
-        } else {
-          int64_t c = w[last] * p->wdil[last] - p->plo[last];
-          for (int64_t j = 0; j < olen; j++) {
-            int64_t q = j * s + c;
-            if (q >= 0 && q % bd == 0 && q / bd < id)
-              p->comb(acc + j * es, es, R->in + (base + q / bd) * es, es, 1);
-            else if (!R->skip)
-              p->comb(acc + j * es, es, R->init, 0, 1);
-          }
-        }
-      }
-      for (int32_t d = last; d >= 0; d--) {
-        if (++w[d] < p->wdims[d]) break;
-        w[d] = 0;
-      }
-    }
-  }
-}
-
 /* Float sums over long windows (RW_WIDE_MIN elements or more: sum and average pooling, a
  * moving sum along an axis) are accumulated blockwise: the terms of RW_WIDE_BLOCK consecutive
  * window positions are summed in f32 (bf16 and f16 terms too), each block's sum is then added
@@ -204,10 +165,12 @@ static inline void wide_store(cj_dtype dt, char *x, double v) {
 }
 
 /* the loops below are vectorized for several instruction sets (function multiversioning, as
- * the combiners in k_gather_common.c) */
+ * the combiners in k_gather_common.c); without trapping math (no value changes: only the
+ * floating-point exception flags, which nothing reads) so that the selects of maximum and
+ * minimum are if-converted: with it, only the AVX-512 clone (masks) vectorized them */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 #pragma GCC push_options
-#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math")
 #define RW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #define RW_POP_OPTIONS 1
 #else
@@ -261,16 +224,68 @@ RW_CLONES static void wide_store_f32(float *restrict dst, const double *restrict
       }                                                                                        \
     }                                                                                          \
   }
-#define RW_MAX(a, b) ((a) != (a) ? (a) : ((a) == (b)) & ((a) == 0) ? (a) + (b) : (a) > (b) ? (a) : (b))
-#define RW_MIN(a, b) ((a) != (a) ? (a) : ((a) == (b)) & ((a) == 0) ? -(-(a) + -(b)) : (a) < (b) ? (a) : (b))
+/* maximum and minimum with cj_maxf's values (a NaN operand propagates, the first when both
+ * are; max(-0, +0) = +0, min = -0), every value computed, then selected (as k_reduce_kern.h's
+ * rk_maxf): the AVX2 and baseline clones were scalar loops with branches (1-D max pooling of
+ * random data at 18x XLA's time on an AVX2 machine) */
+#define RW_MINMAX(NAME, T, CMP, ZERO)                                                          \
+  static inline T NAME(T a, T b) {                                                            \
+    T m = a CMP b ? a : b, z = (ZERO);                                                        \
+    m = ((a == b) & (a == 0)) ? z : m;                                                        \
+    return a != a ? a : m;                                                                    \
+  }
+RW_MINMAX(rw_maxf, float, >, a + b)
+RW_MINMAX(rw_minf, float, <, -(-a + -b))
+RW_MINMAX(rw_maxd, double, >, a + b)
+RW_MINMAX(rw_mind, double, <, -(-a + -b))
+#undef RW_MINMAX
 RW2(rw2_add_f32, float, a + b)
-RW2(rw2_max_f32, float, RW_MAX(a, b))
-RW2(rw2_min_f32, float, RW_MIN(a, b))
+RW2(rw2_max_f32, float, rw_maxf(a, b))
+RW2(rw2_min_f32, float, rw_minf(a, b))
 RW2(rw2_add_f64, double, a + b)
-RW2(rw2_max_f64, double, RW_MAX(a, b))
-RW2(rw2_min_f64, double, RW_MIN(a, b))
-#undef RW_MAX
-#undef RW_MIN
+RW2(rw2_max_f64, double, rw_maxd(a, b))
+RW2(rw2_min_f64, double, rw_mind(a, b))
+/* rw_rows' runs: acc[k] = acc[k] op x[k * s] for k < n, with pooling's strides 1, 2 and 3 as
+ * constants so that the strided loads vectorize (as shuffles of contiguous loads); the
+ * combiners' strided loops stay scalar, and cj_maxf's bit operations keep even their
+ * contiguous loops scalar (1-D max pooling with stride 1 ran at 3.4x XLA's time) */
+#define RWR_LOOP(T, EXPR, S)                                                                   \
+  for (int64_t k = 0; k < n; k++) {                                                            \
+    T a = A[k], b = X[k * (S)];                                                                \
+    A[k] = (EXPR);                                                                             \
+  }
+#define RWR(NAME, T, EXPR)                                                                     \
+  RW_CLONES static void NAME(char *acc, const char *x, int64_t s, int64_t n) {                 \
+    T *restrict A = (T *)(void *)acc;                                                          \
+    const T *restrict X = (const T *)(const void *)x;                                          \
+    if (s == 1)                                                                                \
+      RWR_LOOP(T, EXPR, 1)                                                                     \
+    else if (s == 2)                                                                           \
+      RWR_LOOP(T, EXPR, 2)                                                                     \
+    else if (s == 3)                                                                           \
+      RWR_LOOP(T, EXPR, 3)                                                                     \
+    else                                                                                       \
+      RWR_LOOP(T, EXPR, s)                                                                     \
+  }
+RWR(rwr_add_f32, float, a + b)
+RWR(rwr_max_f32, float, rw_maxf(a, b))
+RWR(rwr_min_f32, float, rw_minf(a, b))
+RWR(rwr_add_f64, double, a + b)
+RWR(rwr_max_f64, double, rw_maxd(a, b))
+RWR(rwr_min_f64, double, rw_mind(a, b))
+/* dst[k] = x[k * s] for 16-bit elements: rw_rows' strided f16/bf16 runs, gathered so that the
+ * combiners' contiguous loops (vectorized) run on them */
+RW_CLONES static void gather16(uint16_t *restrict dst, const uint16_t *restrict x, int64_t s,
+                               int64_t n) {
+  if (s == 2)
+    for (int64_t k = 0; k < n; k++) dst[k] = x[2 * k];
+  else if (s == 3)
+    for (int64_t k = 0; k < n; k++) dst[k] = x[3 * k];
+  else
+    for (int64_t k = 0; k < n; k++) dst[k] = x[k * s];
+}
+#undef RWR
+#undef RWR_LOOP
 #undef RW2
 
 /* sas_lanes' window step: lane c keeps its selected value sv[c] (at so[c]) when
@@ -294,14 +309,80 @@ SAS_STEP(sas_step_lt, <)
 #pragma GCC pop_options
 #endif
 
-static rw2_fn rw2_lookup(int kop, cj_dtype dt) {
-  if (dt != CJ_F32 && dt != CJ_F64) return NULL;
+/* the run loops of a float add/max/min: rw_slabs' (rw2) and rw_rows' (rwr); false: none */
+static bool rw_runs_lookup(int kop, cj_dtype dt, rw2_fn *rw2, rwr_fn *rwr) {
+  if (dt != CJ_F32 && dt != CJ_F64) return false;
   bool f = dt == CJ_F32;
   switch (kop) {
-    case KG_ADD: return f ? rw2_add_f32 : rw2_add_f64;
-    case KG_MAX: return f ? rw2_max_f32 : rw2_max_f64;
-    case KG_MIN: return f ? rw2_min_f32 : rw2_min_f64;
-    default: return NULL;
+    case KG_ADD:
+      *rw2 = f ? rw2_add_f32 : rw2_add_f64;
+      *rwr = f ? rwr_add_f32 : rwr_add_f64;
+      return true;
+    case KG_MAX:
+      *rw2 = f ? rw2_max_f32 : rw2_max_f64;
+      *rwr = f ? rwr_max_f32 : rwr_max_f64;
+      return true;
+    case KG_MIN:
+      *rw2 = f ? rw2_min_f32 : rw2_min_f64;
+      *rwr = f ? rwr_min_f32 : rwr_min_f64;
+      return true;
+    default: return false;
+  }
+}
+
+static void rw_rows(void *ctx, int64_t r0, int64_t r1) {
+  const rw_run *R = ctx;
+  const rw_params *p = R->p;
+  int32_t es = p->es, last = p->rank - 1;
+  int64_t olen = p->olen;
+  int64_t o[CJ_MAX_RANK], w[CJ_MAX_RANK];
+  rw_row_index(p, r0, o); /* o[0..last-1]: the row's output index, advanced like an odometer */
+  for (int64_t row = r0; row < r1; row++) {
+    if (row > r0) rw_next_row(p, o);
+    char *acc = R->out + row * olen * es;
+    cj_fill_value(acc, R->init, es, olen);
+    for (int32_t d = 0; d <= last; d++) w[d] = 0;
+    for (int64_t wi = 0; wi < p->nwin; wi++) {
+      int64_t base = 0;
+      if (!rw_base(p, o, w, &base)) {
+        if (!R->skip) p->comb(acc, es, R->init, 0, olen);
+      } else {
+        int64_t s = p->wstr[last], bd = p->bdil[last], id = p->idims[last];
+        if (bd == 1) {
+          int64_t c, lo, hi;
+          rw_span(p, w[last], &c, &lo, &hi);
+          const char *xp = R->in + (base + lo * s + c) * es;
+          if (lo < hi && p->rwr)
+            p->rwr(acc + lo * es, xp, s, hi - lo);
+          else if (lo < hi && es == 2 && s > 1)
+            for (int64_t k0 = lo; k0 < hi; k0 += RW_GATHER) {
+              int64_t n = hi - k0 < RW_GATHER ? hi - k0 : RW_GATHER;
+              uint16_t tmp[RW_GATHER];
+              gather16(tmp, (const uint16_t *)(const void *)(xp + (k0 - lo) * s * es), s, n);
+              p->comb(acc + k0 * es, es, (const char *)tmp, es, n);
+            }
+          else if (lo < hi)
+            p->comb(acc + lo * es, es, xp, s * es, hi - lo);
+          if (!R->skip) {
+            if (lo > 0) p->comb(acc, es, R->init, 0, lo);
+            if (hi < olen) p->comb(acc + hi * es, es, R->init, 0, olen - hi);
+          }
+        } else {
+          int64_t c = w[last] * p->wdil[last] - p->plo[last];
+          for (int64_t j = 0; j < olen; j++) {
+            int64_t q = j * s + c;
+            if (q >= 0 && q % bd == 0 && q / bd < id)
+              p->comb(acc + j * es, es, R->in + (base + q / bd) * es, es, 1);
+            else if (!R->skip)
+              p->comb(acc + j * es, es, R->init, 0, 1);
+          }
+        }
+      }
+      for (int32_t d = last; d >= 0; d--) {
+        if (++w[d] < p->wdims[d]) break;
+        w[d] = 0;
+      }
+    }
   }
 }
 
@@ -1000,10 +1081,14 @@ cj_status cj_lower_reduce_window(cj_lw *L, cj_op *op) {
     p->wide = kop == KG_ADD && p->nwin >= RW_WIDE_MIN &&
               (dt == CJ_F32 || dt == CJ_F64 || dt == CJ_BF16 || dt == CJ_F16);
     p->wide_dt = dt;
+    rw2_fn rw2 = NULL;
+    rwr_fn rwr = NULL;
+    rw_runs_lookup(kop, dt, &rw2, &rwr);
+    p->rwr = rwr;
     p->cl = rw_slabs_detect(p, phi);
     if (p->cl) {
       p->nslabs = p->nrows / p->odims[p->rank - 2];
-      p->rw2 = rw2_lookup(kop, dt);
+      p->rw2 = rw2;
     }
     cj_lw_tensor r;
     CJ_RETURN_IF_ERROR(cj_lw_result(L, op, 0, &r));
