@@ -1352,6 +1352,15 @@ static bool chain_append(const gen *G, cj_ew_chain *c, int k, int acc, const boo
     c->step[c->nsteps++] = (cj_ew_chain_step){(uint8_t)(CJ_CH_MIN + scalar[e->src[2]]), e->src[2]};
     return true;
   }
+  if (op == CJ_EW_SELECT) { /* select(pred, x, acc) or select(pred, acc, x) */
+    int m = e->src[0], x = e->src[2] == acc ? e->src[1] : e->src[2];
+    bool t = e->src[2] == acc; /* acc is the false operand */
+    if (m == acc || scalar[m] || x == acc || (!t && e->src[1] != acc)) return false;
+    c->step[c->nsteps++] = (cj_ew_chain_step){CJ_CH_MASK, (uint8_t)m, 0};
+    c->step[c->nsteps++] = (cj_ew_chain_step){
+        (uint8_t)((t ? CJ_CH_SELT : CJ_CH_SELF) + (scalar[x] ? 1 : 0)), (uint8_t)x, 0};
+    return true;
+  }
   if (G->nsrc[k] == 1) {
     if (e->src[0] != acc) return false;
     st->op = (uint8_t)chain_op(op, false);
@@ -1382,7 +1391,7 @@ static bool chain_clobbered(const gen *G, const cj_ew_chain *c, int nsteps, int 
 /* chain c = instruction k0 alone (false when a chain cannot start with it) */
 static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar) {
   const ew_instr *e = &G->instr[k0];
-  int x = G->iop[k0] == CJ_EW_CLAMP ? e->src[1] : e->src[0];
+  int x = G->iop[k0] == CJ_EW_CLAMP ? e->src[1] : G->iop[k0] == CJ_EW_SELECT ? e->src[2] : e->src[0];
   c->nsteps = 0;
   c->first = (uint8_t)x;
   c->first_scalar = scalar[x];
@@ -1391,7 +1400,8 @@ static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar
   c->kbits = NULL;
   c->first_box = -1;
   c->nbox = 0;
-  if (G->nsrc[k0] == 1 || G->iop[k0] == CJ_EW_CLAMP) return chain_append(G, c, k0, x, scalar);
+  if (G->nsrc[k0] == 1 || G->iop[k0] == CJ_EW_CLAMP || G->iop[k0] == CJ_EW_SELECT)
+    return chain_append(G, c, k0, x, scalar);
   cj_ew_chain_step *st = &c->step[0];
   st->src = e->src[1];
   st->op = (uint8_t)(chain_op((cj_ew_op)G->iop[k0], false) + (scalar[st->src] ? 1 : 0));
@@ -1668,7 +1678,7 @@ static CJ_MUST_USE cj_status gen_op(gen *G, int oi) {
     int dst = result_dst(G, res);
     CJ_RETURN_IF_ERROR(emit(G, op, fn, &aux, dst, src[0], src[1], src[2]));
     if ((ct_in == CJ_F32 || ct_in == CJ_F64) && res->ct == ct_in &&
-        (chain_op(e, false) >= 0 || e == CJ_EW_CLAMP)) {
+        (chain_op(e, false) >= 0 || e == CJ_EW_CLAMP || e == CJ_EW_SELECT)) {
       G->iop[G->ninstr - 1] = (int16_t)e;
       G->ict[G->ninstr - 1] = ct_in;
     }
