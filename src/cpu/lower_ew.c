@@ -501,25 +501,63 @@ static char *gather_view(char *reg, const char *src, const ew_input *in, int64_t
   return (char *)(uintptr_t)gather(reg, src, in, bs, m);
 }
 
+/* a rank-1 bounded view read in place where its elements are contiguous in its buffer */
+static bool run_view(const ew_input *in) {
+  return in->mode == IN_BCAST && in->bounded && in->rank == 1 && in->strides[0] == 1;
+}
+
+/* the pieces of block [bs, bs + m) that run_blocks runs apart: cut where a rank-1 bounded view
+ * enters or leaves its box when that view's box holds at least half the block (a row-shifted
+ * padded view: one call inside the box reads it in place, the short pieces outside pad it),
+ * so that it is not copied whole; the cuts ascending in cuts, their number returned */
+enum { BLOCK_CUTS = 8, CUT_MIN_ELEMS = 64 };
+static int block_cuts(const ew_params *p, int64_t bs, int64_t m, int64_t *cuts) {
+  int nc = 0;
+  for (int k = 0; k < p->ninputs; k++) {
+    const ew_input *in = &p->inputs[k];
+    if (!run_view(in)) continue;
+    int64_t lo = in->lo[0] > bs ? in->lo[0] : bs, hi = in->hi[0] < bs + m ? in->hi[0] : bs + m;
+    if (hi - lo < CUT_MIN_ELEMS || (hi - lo) * 2 < m) continue;
+    int64_t c2[2] = {lo, hi};
+    for (int j = 0; j < 2; j++) {
+      int64_t c = c2[j];
+      if (c <= bs || c >= bs + m || nc == BLOCK_CUTS) continue;
+      int at = 0;
+      while (at < nc && cuts[at] < c) at++;
+      if (at < nc && cuts[at] == c) continue;
+      memmove(cuts + at + 1, cuts + at, sizeof(int64_t) * (size_t)(nc - at));
+      cuts[at] = c;
+      nc++;
+    }
+  }
+  return nc;
+}
+
 /* Blocks of [b0, b1): views gathered into their registers, except a rank-1 bounded view
- * inside its box (read in place). */
+ * inside its box (read in place); a block is run in pieces at the edges of such views' boxes
+ * (block_cuts). */
 static void run_blocks(ew_run *R, int64_t b0, int64_t b1, char **cur, char *const *regs) {
   const ew_params *p = R->p;
-  for (int64_t bs = b0; bs < b1; bs += p->block) {
-    int64_t m = b1 - bs < p->block ? b1 - bs : p->block;
-    for (int k = 0; k < p->ninputs + p->noutputs; k++)
-      cur[k] = R->base[k] + (k < p->ninputs ? bs : bs - R->origin) * p->esize[k];
-    for (int k = 0; k < p->ninputs; k++) {
-      const ew_input *in = &p->inputs[k];
-      if (in->mode != IN_BCAST) continue;
-      if (in->bounded && in->rank == 1 && in->strides[0] == 1 && bs >= in->lo[0] &&
-          bs + m <= in->hi[0]) {
-        cur[in->reg] = R->base[k] + (in->off + bs) * in->esize; /* inside the box: in place */
-        continue;
+  for (int64_t bb = b0; bb < b1; bb += p->block) {
+    int64_t mb = b1 - bb < p->block ? b1 - bb : p->block;
+    int64_t cuts[BLOCK_CUTS + 1];
+    int nc = block_cuts(p, bb, mb, cuts);
+    cuts[nc] = bb + mb;
+    for (int64_t bs = bb, c = 0; c <= nc; bs = cuts[c++]) {
+      int64_t m = cuts[c] - bs;
+      for (int k = 0; k < p->ninputs + p->noutputs; k++)
+        cur[k] = R->base[k] + (k < p->ninputs ? bs : bs - R->origin) * p->esize[k];
+      for (int k = 0; k < p->ninputs; k++) {
+        const ew_input *in = &p->inputs[k];
+        if (in->mode != IN_BCAST) continue;
+        if (run_view(in) && bs >= in->lo[0] && bs + m <= in->hi[0]) {
+          cur[in->reg] = R->base[k] + (in->off + bs) * in->esize; /* inside the box: in place */
+          continue;
+        }
+        cur[in->reg] = gather_view(regs[k], R->base[k], in, bs, m);
       }
-      cur[in->reg] = gather_view(regs[k], R->base[k], in, bs, m);
+      run_instrs(p, cur, m);
     }
-    run_instrs(p, cur, m);
   }
 }
 
