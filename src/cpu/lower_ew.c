@@ -151,22 +151,29 @@ static void strided_elems(char *dst, const char *src, int es, int64_t stride, in
         for (int64_t i = 0; i < k; i++) d[i] = sp[j * s2];                \
   } while (0)
 
-/* d[3j + i] = s[j], i < 3: contiguous values repeated 3 times (restrict: the vectorizer's
- * interleaved stores; with d and s possibly aliased it stored one element at a time) */
+/* d[3j + i] = s[j], i < 3: contiguous values repeated 3 times, 8 values per 3 shuffles of a
+ * 32-byte vector (one permute each with AVX2 or AVX-512; 16 values through a 64-byte array
+ * went through the stack on AVX2: 30% of cloth's elementwise time there) */
+typedef uint32_t ew_v8u32 __attribute__((vector_size(32)));
+#if defined(__clang__)
+#define EW_SHUF8(v, a, b, c, d, e, f, g, h) __builtin_shufflevector(v, v, a, b, c, d, e, f, g, h)
+#else
+#define EW_SHUF8(v, a, b, c, d, e, f, g, h) __builtin_shuffle(v, (ew_v8u32){a, b, c, d, e, f, g, h})
+#endif
 static inline void rep3_u32(uint32_t *restrict d, const uint32_t *restrict s, int64_t rows) {
   int64_t j = 0;
-  for (; j + 16 <= rows; j += 16) {
-    uint32_t v[16], o[48];
-    memcpy(v, s + j, sizeof v);
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC unroll 48
-#endif
-    for (int t = 0; t < 48; t++) o[t] = v[t / 3];
+  for (; j + 8 <= rows; j += 8) {
+    ew_v8u32 v, o[3];
+    memcpy(&v, s + j, sizeof v);
+    o[0] = EW_SHUF8(v, 0, 0, 0, 1, 1, 1, 2, 2);
+    o[1] = EW_SHUF8(v, 2, 3, 3, 3, 4, 4, 4, 5);
+    o[2] = EW_SHUF8(v, 5, 5, 6, 6, 6, 7, 7, 7);
     memcpy(d + 3 * j, o, sizeof o);
   }
   for (; j < rows; j++)
     for (int i = 0; i < 3; i++) d[j * 3 + i] = s[j];
 }
+#undef EW_SHUF8
 
 /* es-byte elements repeated k times where es * k is 2, 4 or 8 bytes: one multiply of the
  * element by 1 + 2^(8 es) + ... per output word (jnp.unpackbits broadcasts each byte 8 times;
@@ -1451,6 +1458,14 @@ static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar
   return true;
 }
 
+/* whether chain c reads a predicate (a MASK step) at entry t: the chain may not write t (its
+ * strips would store 4 or 8 bytes per element over predicate bytes not read yet) */
+static bool mask_written(const cj_ew_chain *c, int t) {
+  for (int s = 0; s < c->nsteps; s++)
+    if (c->step[s].op == CJ_CH_MASK && c->step[s].src == t) return true;
+  return false;
+}
+
 /* Grows a chain from instruction k0: each next member is the sole reader of the previous one's
  * result (a register), of the same type, and the entries the chain reads are not written
  * before its last member, where it runs. Returns the number of members (their indices in
@@ -1475,7 +1490,8 @@ static int chain_grow(const gen *G, int k0, cj_ew_chain *c, int *mem, const bool
       break;
     }
     if (tee && next < limit) limit = next;
-    if (chain_clobbered(G, c, saved, k, j)) { /* (j's own operands: read at j, as before) */
+    if (chain_clobbered(G, c, saved, k, j) || /* (j's own operands: read at j, as before) */
+        mask_written(c, G->instr[j].dst) || (tee && mask_written(c, d))) {
       c->nsteps = saved;
       break;
     }
@@ -1503,16 +1519,18 @@ static void drop_instrs(gen *G, const int *mem, int n) {
 }
 
 /* instruction x as a chain without a side accumulator of its own (a chain instruction, or one
- * a chain can take) */
+ * a chain can take), nor a select (its predicate goes through the side accumulator) */
 static bool side_chain(const gen *G, int x, cj_dtype ct, cj_ew_chain *cx, const bool *scalar) {
   const ew_instr *e = &G->instr[x];
   if (e->chain) {
     *cx = *e->chain;
-    for (int s = 0; s < cx->nsteps; s++)
-      if (cx->step[s].op >= CJ_CH_PUSH) return false;
-    return e->chain->fn == cj_ew_chain_pick(ct);
+    if (e->chain->fn != cj_ew_chain_pick(ct)) return false;
+  } else if (G->iop[x] < 0 || G->ict[x] != ct || !chain_start(G, x, cx, scalar)) {
+    return false;
   }
-  return G->iop[x] >= 0 && G->ict[x] == ct && chain_start(G, x, cx, scalar);
+  for (int s = 0; s < cx->nsteps; s++)
+    if (cx->step[s].op >= CJ_CH_PUSH) return false;
+  return true;
 }
 
 /* Step m of chain y reads an array that another chain (or chainable instruction) x computes

@@ -570,7 +570,14 @@ def select_chain(name, shape, dt, mask_dim, spec=False):
         wa = np.where(mb, wa, dt(0.75)).astype(dt)
         w = c.op("{r} = stablehlo.add %s, %s : %s" % (w, pv, t))
         wa = (wa + p0).astype(dt)
-    for r, a in ((v, va), (y, ya), (z, za), (w, wa)):
+        # a predicate computed in the group, its register free after the select: the chain
+        # must not store its result over the predicate bytes
+        cm = c.op("{r} = stablehlo.compare GT, %s, %s, FLOAT : (%s, %s) -> %s" % (pv, av, t, t, bt))
+        g = c.op("{r} = stablehlo.select %s, %s, %s : %s, %s" % (cm, pv, av, bt, t))
+        g = c.op("{r} = stablehlo.multiply %s, %s : %s" % (g, damp, t))
+        g = c.op("{r} = stablehlo.add %s, %s : %s" % (g, fv, t))
+        ga = ((np.where(p0 > a0, p0, a0) * dt(0.75)).astype(dt) + f0).astype(dt)
+    for r, a in ((v, va), (y, ya), (z, za), (w, wa), (g, ga)):
         if spec:
             r, a = bits(c, r, a, dt)
         c.expect(r, a)
