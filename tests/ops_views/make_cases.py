@@ -371,5 +371,24 @@ shifted_rows("row-shifted pads of a grid, f32 5x7x3 (short: one piece)", (5, 7, 
 shifted_rows("row-shifted pads of a grid, f32 200x40x3 on 2 threads", (200, 40, 3), np.float32,
              threads=2)
 
+def rep3(name, shape, dt):
+    """a reduce-like [.., n, 1] result broadcast along a last dim of 3 beside a full array (a
+    spring's length scaling its 3-vector: lower_ew.c's rep3_u32 for 4-byte elements, 8 rows
+    per 3 shuffles and a tail)"""
+    c = Case(name)
+    s = data(shape, dt)
+    x = data(shape + (3,), dt)
+    sv, xv = c.const(s), c.const(x)
+    b = c.op("{r} = stablehlo.broadcast_in_dim %s, dims = %s : (%s) -> %s" % (
+        sv, list(range(len(shape))), ttype(shape, dt), ttype(shape + (3,), dt)))
+    t, ta = binop(c, "multiply", b, xv, np.broadcast_to(s[..., None], x.shape), x, np.multiply)
+    c.expect(t, ta)
+    cases.append(c)
+
+
+rep3("[24, 23] broadcast to [24, 23, 3], f32", (24, 23), np.float32)
+rep3("[37, 5] broadcast to [37, 5, 3], i32 (tails)", (37, 5), np.int32)
+rep3("[301] broadcast to [301, 3], f32 (several blocks)", (301,), np.float32)
+
 write(os.path.join(HERE, "cases.mlir"), cases,
       "Pads and slices read in place by fused elementwise loops (bounded views).")
