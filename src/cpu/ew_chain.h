@@ -35,11 +35,18 @@ typedef enum cj_ch_op {
   CJ_CH_ADD = 0, CJ_CH_SUB = 8, CJ_CH_MUL = 16, CJ_CH_DIV = 24, CJ_CH_MAX = 32, CJ_CH_MIN = 40,
   CJ_CH_NEG = 48, CJ_CH_ABS, CJ_CH_SQRT, CJ_CH_SQUARE, /* acc * acc */
   CJ_CH_PUSH, CJ_CH_PUSH_SCALAR, CJ_CH_TEE,
-  CJ_CH_ROUND /* acc rounded to the chain's 16-bit type (hk), kept in f32: EW ROUND */
+  CJ_CH_ROUND /* acc rounded to the chain's 16-bit type (hk), kept in f32: EW ROUND */,
+  /* a select on a predicate array (bytes, nonzero: true), as the select kernel, on the bits:
+   * MASK loads the predicate of the strip's elements from its entry into the side accumulator
+   * (never inside a push's span: the next step takes it); then SELT (acc the false
+   * operand): acc = pred ? x[i] : acc, SELT_SCALAR: pred ? x[0] : acc; SELF (acc the true
+   * operand): acc = pred ? acc : x[i], SELF_SCALAR: pred ? acc : x[0] */
+  CJ_CH_MASK, CJ_CH_SELT, CJ_CH_SELT_SCALAR, CJ_CH_SELF, CJ_CH_SELF_SCALAR
 } cj_ch_op;
 /* whether a step reads its operand's table entry */
 static inline bool cj_ch_reads(int op) {
-  return op < CJ_CH_NEG ? (op & 7) < 4 || (op & 7) >= 6 : op == CJ_CH_PUSH || op == CJ_CH_PUSH_SCALAR;
+  return op < CJ_CH_NEG ? (op & 7) < 4 || (op & 7) >= 6
+                        : op == CJ_CH_PUSH || op == CJ_CH_PUSH_SCALAR || op >= CJ_CH_MASK;
 }
 /* whether a step writes its operand's table entry */
 static inline bool cj_ch_writes(int op) { return op == CJ_CH_TEE; }

@@ -163,6 +163,15 @@ static inline CH_VT CH_CAT(ch_sqrt_, CH_S)(CH_VT a) {
 #endif
 }
 
+/* the lanes of a predicate of k <= CH_W bytes at p: all ones where the byte is nonzero (the
+ * lanes past k: false) */
+typedef uint8_t CH_CAT(ch_vb_, CH_S) __attribute__((vector_size(CH_W)));
+static inline CH_VI CH_CAT(ch_ldm_, CH_S)(const uint8_t *p, int64_t k) {
+  CH_CAT(ch_vb_, CH_S) b = {0};
+  memcpy(&b, p, (size_t)k);
+  return (CH_VI)(__builtin_convertvector(b, CH_VI) != 0);
+}
+
 /* max / min with a scalar that is neither NaN nor zero, either order: the scalar when it is
  * greater (less) than the accumulator, else the accumulator (a NaN, or equal bits), one compare
  * where ch_max / ch_min take four */
@@ -199,10 +208,10 @@ static inline CH_VT CH_CAT(ch_mink_, CH_S)(CH_VT a, CH_VT k) {
       for (int v = 0; v < NV; v++) acc[v] = F(x, acc[v]);                     \
   } break;                                                                    \
   case CODE + 4:                                                              \
-    for (int v = 0; v < NV; v++) acc[v] = F(acc[v], side[v]);                 \
+    for (int v = 0; v < NV; v++) acc[v] = F(acc[v], side[v]);                            \
     break;                                                                    \
   case CODE + 5:                                                              \
-    for (int v = 0; v < NV; v++) acc[v] = F(side[v], acc[v]);                 \
+    for (int v = 0; v < NV; v++) acc[v] = F(side[v], acc[v]);                            \
     break;                                                                    \
   case CODE + 6: {                                                            \
     if (!BOX) break;                                                          \
@@ -306,6 +315,30 @@ static inline CH_VT CH_CAT(ch_boxsel_, CH_S)(CH_VT x, uint32_t bits, CH_VT pad) 
           for (int v = 0; v < NV; v++) ST(o_ + i + v * CH_W, acc[v]);                      \
         } break;                                                                         \
         CH_ROUND_CASE                                                                    \
+        case CJ_CH_MASK: {                                                               \
+          const uint8_t *m_ = (const uint8_t *)tab[c->step[s].src] + i;                  \
+          for (int v = 0; v < NV; v++) side[v] = (CH_VT)LDM(m_ + v * CH_W);              \
+        } break;                                                                         \
+        case CJ_CH_SELT:                                                                 \
+          for (int v = 0; v < NV; v++)                                                   \
+            acc[v] = (CH_VT)CH_CAT(ch_sel_, CH_S)((CH_VI)side[v], (CH_VI)CH_LDA(v * CH_W),    \
+                                                  (CH_VI)acc[v]);                        \
+          break;                                                                         \
+        case CJ_CH_SELF:                                                                 \
+          for (int v = 0; v < NV; v++)                                                   \
+            acc[v] = (CH_VT)CH_CAT(ch_sel_, CH_S)((CH_VI)side[v], (CH_VI)acc[v],         \
+                                                  (CH_VI)CH_LDA(v * CH_W));              \
+          break;                                                                         \
+        case CJ_CH_SELT_SCALAR: {                                                        \
+          CH_VI x = (CH_VI)CH_CAT(ch_splat_, CH_S)(CH_SC(q));                             \
+          for (int v = 0; v < NV; v++)                                                   \
+            acc[v] = (CH_VT)CH_CAT(ch_sel_, CH_S)((CH_VI)side[v], x, (CH_VI)acc[v]);     \
+        } break;                                                                         \
+        case CJ_CH_SELF_SCALAR: {                                                        \
+          CH_VI x = (CH_VI)CH_CAT(ch_splat_, CH_S)(CH_SC(q));                             \
+          for (int v = 0; v < NV; v++)                                                   \
+            acc[v] = (CH_VT)CH_CAT(ch_sel_, CH_S)((CH_VI)side[v], (CH_VI)acc[v], x);     \
+        } break;                                                                         \
         default: break;                                                                  \
       }                                                                                  \
     }                                                                                    \
@@ -321,6 +354,7 @@ static inline __attribute__((always_inline)) void CH_CAT(ch_strips_, CH_S)(
 #define ST(q, v) CH_CAT(ch_st_, CH_S)(q, v)
 #define LDH(q) CH_CAT(ch_ldh_, CH_S)(q)
 #define STH(q, v) CH_CAT(ch_sth_, CH_S)(q, v)
+#define LDM(q) CH_CAT(ch_ldm_, CH_S)(q, CH_W)
 #ifdef CH_MASKLD
 #define MLD(q, bits, pad) CH_MASKLD(q, bits, pad)
 #else
@@ -350,6 +384,7 @@ static inline __attribute__((always_inline)) void CH_CAT(ch_strips_, CH_S)(
 #undef ST
 #undef LDH
 #undef STH
+#undef LDM
 #undef MLD
 }
 static void CH_CAT(ch_nv_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T *out, int64_t i0,
@@ -392,6 +427,7 @@ static void CH_CAT(ch_tail_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T 
     CH_VH t_ = CH_CAT(ch_toh_, CH_S)(v);               \
     memcpy((q), &t_, (size_t)k * sizeof(uint16_t));    \
   } while (0)
+#define LDM(q) CH_CAT(ch_ldm_, CH_S)(q, k)
   const bool BOX = c->box_w > 0;
   int64_t c0 = BOX ? i % c->box_w : 0;
   CH_STRIP_BODY();
@@ -399,6 +435,7 @@ static void CH_CAT(ch_tail_, CH_S)(const cj_ew_chain *c, char *const *tab, CH_T 
 #undef ST
 #undef LDH
 #undef STH
+#undef LDM
 #undef MLD
 }
 

@@ -154,22 +154,29 @@ static void strided_elems(char *dst, const char *src, int es, int64_t stride, in
         for (int64_t i = 0; i < k; i++) d[i] = sp[j * s2];                \
   } while (0)
 
-/* d[3j + i] = s[j], i < 3: contiguous values repeated 3 times (restrict: the vectorizer's
- * interleaved stores; with d and s possibly aliased it stored one element at a time) */
+/* d[3j + i] = s[j], i < 3: contiguous values repeated 3 times, 8 values per 3 shuffles of a
+ * 32-byte vector (one permute each with AVX2 or AVX-512; 16 values through a 64-byte array
+ * went through the stack on AVX2: 30% of cloth's elementwise time there) */
+typedef uint32_t ew_v8u32 __attribute__((vector_size(32)));
+#if defined(__clang__)
+#define EW_SHUF8(v, a, b, c, d, e, f, g, h) __builtin_shufflevector(v, v, a, b, c, d, e, f, g, h)
+#else
+#define EW_SHUF8(v, a, b, c, d, e, f, g, h) __builtin_shuffle(v, (ew_v8u32){a, b, c, d, e, f, g, h})
+#endif
 static inline void rep3_u32(uint32_t *restrict d, const uint32_t *restrict s, int64_t rows) {
   int64_t j = 0;
-  for (; j + 16 <= rows; j += 16) {
-    uint32_t v[16], o[48];
-    memcpy(v, s + j, sizeof v);
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC unroll 48
-#endif
-    for (int t = 0; t < 48; t++) o[t] = v[t / 3];
+  for (; j + 8 <= rows; j += 8) {
+    ew_v8u32 v, o[3];
+    memcpy(&v, s + j, sizeof v);
+    o[0] = EW_SHUF8(v, 0, 0, 0, 1, 1, 1, 2, 2);
+    o[1] = EW_SHUF8(v, 2, 3, 3, 3, 4, 4, 4, 5);
+    o[2] = EW_SHUF8(v, 5, 5, 6, 6, 6, 7, 7, 7);
     memcpy(d + 3 * j, o, sizeof o);
   }
   for (; j < rows; j++)
     for (int i = 0; i < 3; i++) d[j * 3 + i] = s[j];
 }
+#undef EW_SHUF8
 
 /* es-byte elements repeated k times where es * k is 2, 4 or 8 bytes: one multiply of the
  * element by 1 + 2^(8 es) + ... per output word (jnp.unpackbits broadcasts each byte 8 times;
@@ -504,25 +511,63 @@ static char *gather_view(char *reg, const char *src, const ew_input *in, int64_t
   return (char *)(uintptr_t)gather(reg, src, in, bs, m);
 }
 
+/* a rank-1 bounded view read in place where its elements are contiguous in its buffer */
+static bool run_view(const ew_input *in) {
+  return in->mode == IN_BCAST && in->bounded && in->rank == 1 && in->strides[0] == 1;
+}
+
+/* the pieces of block [bs, bs + m) that run_blocks runs apart: cut where a rank-1 bounded view
+ * enters or leaves its box when that view's box holds at least half the block (a row-shifted
+ * padded view: one call inside the box reads it in place, the short pieces outside pad it),
+ * so that it is not copied whole; the cuts ascending in cuts, their number returned */
+enum { BLOCK_CUTS = 8, CUT_MIN_ELEMS = 64 };
+static int block_cuts(const ew_params *p, int64_t bs, int64_t m, int64_t *cuts) {
+  int nc = 0;
+  for (int k = 0; k < p->ninputs; k++) {
+    const ew_input *in = &p->inputs[k];
+    if (!run_view(in)) continue;
+    int64_t lo = in->lo[0] > bs ? in->lo[0] : bs, hi = in->hi[0] < bs + m ? in->hi[0] : bs + m;
+    if (hi - lo < CUT_MIN_ELEMS || (hi - lo) * 2 < m) continue;
+    int64_t c2[2] = {lo, hi};
+    for (int j = 0; j < 2; j++) {
+      int64_t c = c2[j];
+      if (c <= bs || c >= bs + m || nc == BLOCK_CUTS) continue;
+      int at = 0;
+      while (at < nc && cuts[at] < c) at++;
+      if (at < nc && cuts[at] == c) continue;
+      memmove(cuts + at + 1, cuts + at, sizeof(int64_t) * (size_t)(nc - at));
+      cuts[at] = c;
+      nc++;
+    }
+  }
+  return nc;
+}
+
 /* Blocks of [b0, b1): views gathered into their registers, except a rank-1 bounded view
- * inside its box (read in place). */
+ * inside its box (read in place); a block is run in pieces at the edges of such views' boxes
+ * (block_cuts). */
 static void run_blocks(ew_run *R, int64_t b0, int64_t b1, char **cur, char *const *regs) {
   const ew_params *p = R->p;
-  for (int64_t bs = b0; bs < b1; bs += p->block) {
-    int64_t m = b1 - bs < p->block ? b1 - bs : p->block;
-    for (int k = 0; k < p->ninputs + p->noutputs; k++)
-      cur[k] = R->base[k] + (k < p->ninputs ? bs : bs - R->origin) * p->esize[k];
-    for (int k = 0; k < p->ninputs; k++) {
-      const ew_input *in = &p->inputs[k];
-      if (in->mode != IN_BCAST) continue;
-      if (in->bounded && in->rank == 1 && in->strides[0] == 1 && bs >= in->lo[0] &&
-          bs + m <= in->hi[0]) {
-        cur[in->reg] = R->base[k] + (in->off + bs) * in->esize; /* inside the box: in place */
-        continue;
+  for (int64_t bb = b0; bb < b1; bb += p->block) {
+    int64_t mb = b1 - bb < p->block ? b1 - bb : p->block;
+    int64_t cuts[BLOCK_CUTS + 1];
+    int nc = block_cuts(p, bb, mb, cuts);
+    cuts[nc] = bb + mb;
+    for (int64_t bs = bb, c = 0; c <= nc; bs = cuts[c++]) {
+      int64_t m = cuts[c] - bs;
+      for (int k = 0; k < p->ninputs + p->noutputs; k++)
+        cur[k] = R->base[k] + (k < p->ninputs ? bs : bs - R->origin) * p->esize[k];
+      for (int k = 0; k < p->ninputs; k++) {
+        const ew_input *in = &p->inputs[k];
+        if (in->mode != IN_BCAST) continue;
+        if (run_view(in) && bs >= in->lo[0] && bs + m <= in->hi[0]) {
+          cur[in->reg] = R->base[k] + (in->off + bs) * in->esize; /* inside the box: in place */
+          continue;
+        }
+        cur[in->reg] = gather_view(regs[k], R->base[k], in, bs, m);
       }
-      cur[in->reg] = gather_view(regs[k], R->base[k], in, bs, m);
+      run_instrs(p, cur, m);
     }
-    run_instrs(p, cur, m);
   }
 }
 
@@ -1364,6 +1409,15 @@ static bool chain_append(const gen *G, cj_ew_chain *c, int k, int acc, const boo
     c->step[c->nsteps++] = (cj_ew_chain_step){(uint8_t)(CJ_CH_MIN + scalar[e->src[2]]), e->src[2]};
     return true;
   }
+  if (op == CJ_EW_SELECT) { /* select(pred, x, acc) or select(pred, acc, x) */
+    int m = e->src[0], x = e->src[2] == acc ? e->src[1] : e->src[2];
+    bool t = e->src[2] == acc; /* acc is the false operand */
+    if (m == acc || scalar[m] || x == acc || (!t && e->src[1] != acc)) return false;
+    c->step[c->nsteps++] = (cj_ew_chain_step){CJ_CH_MASK, (uint8_t)m, 0};
+    c->step[c->nsteps++] = (cj_ew_chain_step){
+        (uint8_t)((t ? CJ_CH_SELT : CJ_CH_SELF) + (scalar[x] ? 1 : 0)), (uint8_t)x, 0};
+    return true;
+  }
   if (op == CJ_EW_ROUND) { /* a 16-bit chain's rounding: one type a chain */
     int hk = h16_kind(e->aux.dt);
     if (e->src[0] != acc || !hk || (c->hk && c->hk != hk)) return false;
@@ -1399,7 +1453,7 @@ static bool chain_clobbered(const gen *G, const cj_ew_chain *c, int nsteps, int 
 /* chain c = instruction k0 alone (false when a chain cannot start with it) */
 static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar) {
   const ew_instr *e = &G->instr[k0];
-  int x = G->iop[k0] == CJ_EW_CLAMP ? e->src[1] : e->src[0];
+  int x = G->iop[k0] == CJ_EW_CLAMP ? e->src[1] : G->iop[k0] == CJ_EW_SELECT ? e->src[2] : e->src[0];
   c->nsteps = 0;
   memset(c->step, 0, sizeof c->step);
   c->first = (uint8_t)x;
@@ -1411,7 +1465,8 @@ static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar
   c->kbits = NULL;
   c->first_box = -1;
   c->nbox = 0;
-  if (G->nsrc[k0] == 1 || G->iop[k0] == CJ_EW_CLAMP) return chain_append(G, c, k0, x, scalar);
+  if (G->nsrc[k0] == 1 || G->iop[k0] == CJ_EW_CLAMP || G->iop[k0] == CJ_EW_SELECT)
+    return chain_append(G, c, k0, x, scalar);
   cj_ew_chain_step *st = &c->step[0];
   st->src = e->src[1];
   st->op = (uint8_t)(chain_op((cj_ew_op)G->iop[k0], false) + (scalar[st->src] ? 1 : 0));
@@ -1421,6 +1476,14 @@ static bool chain_start(const gen *G, int k0, cj_ew_chain *c, const bool *scalar
   }
   c->nsteps = 1;
   return true;
+}
+
+/* whether chain c reads a predicate (a MASK step) at entry t: the chain may not write t (its
+ * strips would store 4 or 8 bytes per element over predicate bytes not read yet) */
+static bool mask_written(const cj_ew_chain *c, int t) {
+  for (int s = 0; s < c->nsteps; s++)
+    if (c->step[s].op == CJ_CH_MASK && c->step[s].src == t) return true;
+  return false;
 }
 
 /* Grows a chain from instruction k0: each next member is the sole reader of the previous one's
@@ -1447,7 +1510,8 @@ static int chain_grow(const gen *G, int k0, cj_ew_chain *c, int *mem, const bool
       break;
     }
     if (tee && next < limit) limit = next;
-    if (chain_clobbered(G, c, saved, k, j)) { /* (j's own operands: read at j, as before) */
+    if (chain_clobbered(G, c, saved, k, j) || /* (j's own operands: read at j, as before) */
+        mask_written(c, G->instr[j].dst) || (tee && mask_written(c, d))) {
       c->nsteps = saved;
       break;
     }
@@ -1475,16 +1539,18 @@ static void drop_instrs(gen *G, const int *mem, int n) {
 }
 
 /* instruction x as a chain without a side accumulator of its own (a chain instruction, or one
- * a chain can take) */
+ * a chain can take), nor a select (its predicate goes through the side accumulator) */
 static bool side_chain(const gen *G, int x, cj_dtype ct, cj_ew_chain *cx, const bool *scalar) {
   const ew_instr *e = &G->instr[x];
   if (e->chain) {
     *cx = *e->chain;
-    for (int s = 0; s < cx->nsteps; s++)
-      if (cx->step[s].op >= CJ_CH_PUSH) return false;
-    return e->chain->fn == cj_ew_chain_pick(ct);
+    if (e->chain->fn != cj_ew_chain_pick(ct)) return false;
+  } else if (G->iop[x] < 0 || G->ict[x] != ct || !chain_start(G, x, cx, scalar)) {
+    return false;
   }
-  return G->iop[x] >= 0 && G->ict[x] == ct && chain_start(G, x, cx, scalar);
+  for (int s = 0; s < cx->nsteps; s++)
+    if (cx->step[s].op >= CJ_CH_PUSH) return false;
+  return true;
 }
 
 /* Step m of chain y reads an array that another chain (or chainable instruction) x computes
@@ -1790,7 +1856,7 @@ static CJ_MUST_USE cj_status gen_op(gen *G, int oi) {
     int dst = result_dst(G, res);
     CJ_RETURN_IF_ERROR(emit(G, op, fn, &aux, dst, src[0], src[1], src[2]));
     if ((ct_in == CJ_F32 || ct_in == CJ_F64) && res->ct == ct_in &&
-        (chain_op(e, false) >= 0 || e == CJ_EW_CLAMP)) {
+        (chain_op(e, false) >= 0 || e == CJ_EW_CLAMP || e == CJ_EW_SELECT)) {
       G->iop[G->ninstr - 1] = (int16_t)e;
       G->ict[G->ninstr - 1] = ct_in;
     }

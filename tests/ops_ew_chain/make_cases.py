@@ -521,5 +521,78 @@ def update_loop(name, shape, dt, iters):
 update_loop("optimizer-like update in place in a while loop, f32 17x31", (17, 31), np.float32, 5)
 update_loop("optimizer-like update in place in a while loop, f64 9x9", (9, 9), np.float64, 5)
 
+def select_chain(name, shape, dt, mask_dim, spec=False):
+    """selects inside a chain (ew_chain.h: MASK, SELT/SELF): a cloth-like update
+    v = where(pinned, 0, (v + dt * f) * damp); p = p + dt * v with the predicate a broadcast
+    along dim mask_dim, v also a result (a tee); then selects with the chained value as the
+    true operand against an array, and a select that starts a chain; signed zeros and NaNs
+    checked on the bits when spec"""
+    c = Case(name)
+    t, bt = ttype(shape, dt), ttype(shape, np.bool_)
+    gen = special if spec else data
+    v0, f0, p0, a0 = gen(shape, dt), gen(shape, dt), gen(shape, dt), gen(shape, dt)
+    vv, fv, pv, av = c.const(v0), c.const(f0), c.const(p0), c.const(a0)
+    m = rng.random(shape[mask_dim]) < 0.4
+    m[0] = True
+    mv = c.const(m)
+    b = c.op("{r} = stablehlo.broadcast_in_dim %s, dims = [%d] : (%s) -> %s" % (
+        mv, mask_dim, ttype(m.shape, np.bool_), bt))
+    mb = np.broadcast_to(m.reshape([-1 if d == mask_dim else 1 for d in range(len(shape))]), shape)
+    dtv, damp = c.splat(shape, dt, 0.5), c.splat(shape, dt, 0.75)
+    zero = c.splat(shape, dt, 0.0)
+    with np.errstate(all="ignore"):
+        x = c.op("{r} = stablehlo.multiply %s, %s : %s" % (dtv, fv, t))
+        xa = (dt(0.5) * f0).astype(dt)
+        x = c.op("{r} = stablehlo.add %s, %s : %s" % (vv, x, t))
+        xa = (v0 + xa).astype(dt)
+        x = c.op("{r} = stablehlo.multiply %s, %s : %s" % (x, damp, t))
+        xa = (xa * dt(0.75)).astype(dt)
+        v = c.op("{r} = stablehlo.select %s, %s, %s : %s, %s" % (b, zero, x, bt, t))
+        va = np.where(mb, dt(0.0), xa).astype(dt)
+        y = c.op("{r} = stablehlo.multiply %s, %s : %s" % (dtv, v, t))
+        ya = (dt(0.5) * va).astype(dt)
+        y = c.op("{r} = stablehlo.add %s, %s : %s" % (pv, y, t))
+        ya = (p0 + ya).astype(dt)
+        # the chained value as the true operand, an array as the false one
+        z = c.op("{r} = stablehlo.subtract %s, %s : %s" % (pv, av, t))
+        za = (p0 - a0).astype(dt)
+        z = c.op("{r} = stablehlo.select %s, %s, %s : %s, %s" % (b, z, av, bt, t))
+        za = np.where(mb, za, a0).astype(dt)
+        z = c.op("{r} = stablehlo.abs %s : %s" % (z, t))
+        z = c.op("{r} = stablehlo.sqrt %s : %s" % (z, t))
+        za = np.sqrt(np.abs(za)).astype(dt)
+        # a select that starts a chain (arrays both sides), then a scalar false operand
+        w = c.op("{r} = stablehlo.select %s, %s, %s : %s, %s" % (b, fv, av, bt, t))
+        wa = np.where(mb, f0, a0).astype(dt)
+        w = c.op("{r} = stablehlo.negate %s : %s" % (w, t))
+        wa = (-wa).astype(dt)
+        w = c.op("{r} = stablehlo.select %s, %s, %s : %s, %s" % (b, w, damp, bt, t))
+        wa = np.where(mb, wa, dt(0.75)).astype(dt)
+        w = c.op("{r} = stablehlo.add %s, %s : %s" % (w, pv, t))
+        wa = (wa + p0).astype(dt)
+        # a predicate computed in the group, its register free after the select: the chain
+        # must not store its result over the predicate bytes
+        cm = c.op("{r} = stablehlo.compare GT, %s, %s, FLOAT : (%s, %s) -> %s" % (pv, av, t, t, bt))
+        g = c.op("{r} = stablehlo.select %s, %s, %s : %s, %s" % (cm, pv, av, bt, t))
+        g = c.op("{r} = stablehlo.multiply %s, %s : %s" % (g, damp, t))
+        g = c.op("{r} = stablehlo.add %s, %s : %s" % (g, fv, t))
+        ga = ((np.where(p0 > a0, p0, a0) * dt(0.75)).astype(dt) + f0).astype(dt)
+    for r, a in ((v, va), (y, ya), (z, za), (w, wa), (g, ga)):
+        if spec:
+            r, a = bits(c, r, a, dt)
+        c.expect(r, a)
+    cases.append(c)
+
+
+select_chain("select on a broadcast predicate in chains, f32 24x24x3", (24, 24, 3), np.float32, 0)
+select_chain("select on a broadcast predicate in chains, f64 17x10x2", (17, 10, 2), np.float64, 1)
+select_chain("select on a broadcast predicate in chains, f32 40x33 (tails)", (40, 33), np.float32,
+             1)
+select_chain("select on a broadcast predicate in chains, f32 5x7 (short)", (5, 7), np.float32, 0)
+select_chain("select on a broadcast predicate with NaN, inf, -0, f32 9x23", (9, 23), np.float32, 0,
+             spec=True)
+select_chain("select on a broadcast predicate with NaN, inf, -0, f64 9x17", (9, 17), np.float64, 1,
+             spec=True)
+
 write(os.path.join(HERE, "cases.mlir"), cases,
       "Chains of f32/f64 arithmetic in fused elementwise groups (ew_chain.h).")

@@ -267,10 +267,50 @@ def model_ops(dt):
     cases.append(c)
 
 
+def select_h16(dt, spec):
+    """selects in a 16-bit chain (ew_chain.h: MASK, SELT/SELF): 16-bit array operands of the
+    select converted on load, the chained value as either operand, a broadcast predicate"""
+    shape = (9, 70)
+    c = Case("selects in a %s chain%s 9x70" % (name_of(dt), ", NaN, inf, -0," if spec else ""))
+    t, bt = ttype(shape, dt), ttype(shape, np.bool_)
+    gen = special if spec else data
+    x, y, b, a = (gen(shape, dt) for _ in range(4))
+    xv, yv, bv, av = (c.const(v) for v in (x, y, b, a))
+    m = rng.random(shape[0]) < 0.5
+    m[0] = True
+    mb = c.op("{r} = stablehlo.broadcast_in_dim %s, dims = [0] : (%s) -> %s" % (
+        c.const(m), ttype(m.shape, np.bool_), bt))
+    mm = np.broadcast_to(m[:, None], shape)
+    sv, z = c.splat(shape, dt, 0.5), c.splat(shape, dt, 0.0)
+    f = lambda v: v.astype(F32)  # noqa: E731
+    with np.errstate(all="ignore"):
+        u = c.op("{r} = stablehlo.multiply %s, %s : %s" % (xv, sv, t))
+        u = c.op("{r} = stablehlo.add %s, %s : %s" % (u, bv, t))
+        ua = r16(f(r16(f(x) * F32(0.5), dt)) + f(b), dt)
+        r = c.op("{r} = stablehlo.maximum %s, %s : %s" % (yv, z, t))
+        ra = r16(np_max(f(y), 0), dt)
+        v = c.op("{r} = stablehlo.select %s, %s, %s : %s, %s" % (mb, u, r, bt, t))
+        va = np.where(mm, ua, ra)
+        w = c.op("{r} = stablehlo.select %s, %s, %s : %s, %s" % (mb, av, v, bt, t))
+        wa = np.where(mm, a, va)
+        w = c.op("{r} = stablehlo.subtract %s, %s : %s" % (w, yv, t))
+        wa = r16(f(wa) - f(y), dt)
+        g = c.op("{r} = stablehlo.select %s, %s, %s : %s, %s" % (mb, w, xv, bt, t))
+        ga = np.where(mm, wa, x)
+        g = c.op("{r} = stablehlo.multiply %s, %s : %s" % (g, bv, t))
+        ga = r16(f(ga) * f(b), dt)
+    c.expect(g, ga)
+    rb, rba = bits(c, g, ga, dt)
+    c.expect(rb, rba)
+    cases.append(c)
+
+
 for dt in (BF16, F16):
     with np.errstate(all="ignore"):
         ties(dt)
     model_ops(dt)
+    select_h16(dt, False)
+    select_h16(dt, True)
 nan_payloads(BF16)
 
 write_beside(__file__, "h16_cases.mlir", cases,

@@ -337,5 +337,58 @@ def reduced(name, rows, cols, threads=None):
 reduced("reduce of a padded view's chain, f32 256x1024 (input fusion, row mode)", 256, 1024)
 reduced("reduce of a padded view's chain, f32 300x1024 on 2 threads", 300, 1024, threads=2)
 
+def shifted_rows(name, shape, dt, pval=0, threads=None):
+    """the scatter-adds of a mass-spring grid as pads (x.at[1:].add(a).at[:-1].add(-b)): a grid
+    [n, m, c] plus pads of [n-1, m, c] arrays shifted by one row either way, and one shifted by
+    one column (not contiguous in its buffer: gathered); the row-shifted ones are rank-1 views
+    read in place between the block's cuts at their boxes' edges (lower_ew.c: block_cuts)"""
+    c = Case(name, threads)
+    n, m, ch = shape
+    x = data(shape, dt)
+    a = data((n - 1, m, ch), dt)
+    b = data((n - 1, m, ch), dt)
+    e = data((n, m - 1, ch), dt)
+    xv, av, bv, ev = c.const(x), c.const(a), c.const(b), c.const(e)
+    pv = scalar(c, dt, pval)
+    pa_, paa = pad(c, av, a, [1, 0, 0], [0, 0, 0], pv, pval)
+    pb_, pba = pad(c, bv, b, [0, 0, 0], [1, 0, 0], pv, pval)
+    pe_, pea = pad(c, ev, e, [0, 1, 0], [0, 0, 0], pv, pval)
+    t, ta = binop(c, "add", xv, pa_, x, paa, np.add)
+    t, ta = binop(c, "subtract", t, pb_, ta, pba, np.subtract)
+    t, ta = binop(c, "add", t, pe_, ta, pea, np.add)
+    k = c.splat(shape, dt, 0.5)
+    t, ta = binop(c, "multiply", t, k, ta, np.full(shape, 0.5, dt), np.multiply)
+    c.expect(t, ta)
+    cases.append(c)
+
+
+shifted_rows("row-shifted pads of a grid, f32 24x24x3", (24, 24, 3), np.float32)
+shifted_rows("row-shifted pads of a grid, f64 17x10x2, padding value -0.5", (17, 10, 2),
+             np.float64, -0.5)
+shifted_rows("row-shifted pads of a grid, f32 33x40x4 (several blocks)", (33, 40, 4),
+             np.float32, 1.25)
+shifted_rows("row-shifted pads of a grid, f32 5x7x3 (short: one piece)", (5, 7, 3), np.float32)
+shifted_rows("row-shifted pads of a grid, f32 200x40x3 on 2 threads", (200, 40, 3), np.float32,
+             threads=2)
+
+def rep3(name, shape, dt):
+    """a reduce-like [.., n, 1] result broadcast along a last dim of 3 beside a full array (a
+    spring's length scaling its 3-vector: lower_ew.c's rep3_u32 for 4-byte elements, 8 rows
+    per 3 shuffles and a tail)"""
+    c = Case(name)
+    s = data(shape, dt)
+    x = data(shape + (3,), dt)
+    sv, xv = c.const(s), c.const(x)
+    b = c.op("{r} = stablehlo.broadcast_in_dim %s, dims = %s : (%s) -> %s" % (
+        sv, list(range(len(shape))), ttype(shape, dt), ttype(shape + (3,), dt)))
+    t, ta = binop(c, "multiply", b, xv, np.broadcast_to(s[..., None], x.shape), x, np.multiply)
+    c.expect(t, ta)
+    cases.append(c)
+
+
+rep3("[24, 23] broadcast to [24, 23, 3], f32", (24, 23), np.float32)
+rep3("[37, 5] broadcast to [37, 5, 3], i32 (tails)", (37, 5), np.int32)
+rep3("[301] broadcast to [301, 3], f32 (several blocks)", (301,), np.float32)
+
 write(os.path.join(HERE, "cases.mlir"), cases,
       "Pads and slices read in place by fused elementwise loops (bounded views).")
