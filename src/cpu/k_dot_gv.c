@@ -4,8 +4,9 @@
  * accumulated through memory made every k a store-to-load chain: 2x slower than XLA on batch-1
  * MLPs), the dot form runs 4 rows at once, 32 lanes each, so the vector's loads and the final
  * horizontal sums are shared. bf16 elements are widened by a shift, f16 by F16C, while they are
- * loaded; products are fused multiply-adds. Other CPUs run portable loops (vectorized by GCC
- * for AVX2 and AVX-512 where it can). */
+ * loaded; products are fused multiply-adds. On AVX2 the f32 dot form keeps the portable loop's
+ * 64 lanes in 8 ymm with its rounding (same bits). Other cases run portable loops (vectorized by
+ * GCC for AVX2 and AVX-512 where it can). */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
@@ -221,6 +222,83 @@ static bool gvx_ok(void) {
 }
 #endif
 
+/* ======================================================================== AVX2 */
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The f32 dot form for AVX2 CPUs: the portable loop's 64 lanes kept in 8 ymm (lanes 8j..8j+7 in
+ * a_j) instead of an array zeroed (rep stos) and updated through memory on every call. Same
+ * rounding as the portable code (multiply, then add: no FMA, as GCC's avx2 clone has none), the
+ * tail's lanes beyond kn left untouched (blended), and the same halving order, so the bits are
+ * the portable path's on every input. */
+#define GVY_TGT __attribute__((target("avx2")))
+#define GVY_V(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define GVY_DECL(j) __m256 a##j = _mm256_setzero_ps();
+#define GVY_STEP(j)                                                                           \
+  a##j = _mm256_add_ps(                                                                       \
+      a##j, _mm256_mul_ps(_mm256_loadu_ps(row + k + 8 * j), _mm256_loadu_ps(x + k + 8 * j)));
+#define GVY_TAIL(j)                                                                           \
+  {                                                                                           \
+    __m256i mk = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(kn - k - 8 * j)), lane);          \
+    __m256 p = _mm256_mul_ps(_mm256_maskload_ps(row + k + 8 * j, mk),                         \
+                             _mm256_maskload_ps(x + k + 8 * j, mk));                          \
+    a##j = _mm256_blendv_ps(a##j, _mm256_add_ps(a##j, p), _mm256_castsi256_ps(mk));          \
+  }
+
+GVY_TGT static void gvy_dot_f32(const void *m, int64_t os, const float *x, int64_t kn,
+                                int64_t rows, float *part) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int64_t r = 0; r < rows; r++) {
+    const float *row = (const float *)m + r * os;
+    GVY_V(GVY_DECL)
+    int64_t k = 0;
+    for (; k + GV_LANES <= kn; k += GV_LANES) { GVY_V(GVY_STEP) }
+    if (k < kn) {
+      /* lanes kn - k.. keep their sums; only vectors with a lane below kn - k are touched */
+      if (kn - k > 0) GVY_TAIL(0)
+      if (kn - k > 8) GVY_TAIL(1)
+      if (kn - k > 16) GVY_TAIL(2)
+      if (kn - k > 24) GVY_TAIL(3)
+      if (kn - k > 32) GVY_TAIL(4)
+      if (kn - k > 40) GVY_TAIL(5)
+      if (kn - k > 48) GVY_TAIL(6)
+      if (kn - k > 56) GVY_TAIL(7)
+    }
+    /* gv_lanes_sum: acc[l] += acc[l + w] for w = 32, 16, 8, 4, 2, 1 */
+    a0 = _mm256_add_ps(a0, a4), a1 = _mm256_add_ps(a1, a5);
+    a2 = _mm256_add_ps(a2, a6), a3 = _mm256_add_ps(a3, a7);
+    a0 = _mm256_add_ps(a0, a2), a1 = _mm256_add_ps(a1, a3);
+    a0 = _mm256_add_ps(a0, a1);
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(a0), _mm256_extractf128_ps(a0, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
+    part[r] = _mm_cvtss_f32(h);
+  }
+}
+
+static bool gvy_ok(void) {
+  static _Atomic int ok = -1; /* a race only probes twice */
+  int v = atomic_load_explicit(&ok, memory_order_relaxed);
+  if (v < 0) {
+    __builtin_cpu_init();
+    v = __builtin_cpu_supports("avx2");
+    atomic_store_explicit(&ok, v, memory_order_relaxed);
+  }
+  return v;
+}
+#endif
+
+cj_gv_dot_fn cj_gv_dot_portable(cj_dtype mt) {
+  return mt == CJ_F32 ? gv_dot_f32 : mt == CJ_BF16 ? gv_dot_bf16 : mt == CJ_F16 ? gv_dot_f16 : NULL;
+}
+
+cj_gv_dot_fn cj_gv_dot_avx2(cj_dtype mt) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (mt == CJ_F32 && gvy_ok()) return gvy_dot_f32;
+#endif
+  (void)mt;
+  return NULL;
+}
+
 bool cj_gv_pick(cj_dtype mt, cj_gv_axpy_fn *axpy, cj_gv_dot_fn *dot) {
   int t = mt == CJ_F32 ? 0 : mt == CJ_BF16 ? 1 : mt == CJ_F16 ? 2 : -1;
   if (t < 0) return false;
@@ -232,6 +310,7 @@ bool cj_gv_pick(cj_dtype mt, cj_gv_axpy_fn *axpy, cj_gv_dot_fn *dot) {
   }
 #endif
   *axpy = (cj_gv_axpy_fn[]){gv_axpy_f32, gv_axpy_bf16, gv_axpy_f16}[t];
-  *dot = (cj_gv_dot_fn[]){gv_dot_f32, gv_dot_bf16, gv_dot_f16}[t];
+  cj_gv_dot_fn dy = cj_gv_dot_avx2(mt);
+  *dot = dy ? dy : cj_gv_dot_portable(mt);
   return true;
 }

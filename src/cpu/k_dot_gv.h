@@ -23,4 +23,9 @@ typedef void (*cj_gv_dot_fn)(const void *m, int64_t os, const float *x, int64_t 
 /* the kernels for matrix elements of type mt (f32, bf16 or f16) on this CPU; false for others */
 bool cj_gv_pick(cj_dtype mt, cj_gv_axpy_fn *axpy, cj_gv_dot_fn *dot);
 
+/* for tests: the portable dot form (GCC's clones), and the AVX2 one (NULL where the type has none
+ * or the CPU lacks AVX2); the latter gives the former's bits */
+cj_gv_dot_fn cj_gv_dot_portable(cj_dtype mt);
+cj_gv_dot_fn cj_gv_dot_avx2(cj_dtype mt);
+
 #endif
