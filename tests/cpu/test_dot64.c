@@ -55,7 +55,7 @@ static long offset(int r, const int *d, const int *idx) {
 /* runs the spec on pool and checks every element against the long double sum; returns the
  * number of bad elements */
 static int run_spec(const char *name, const dot_spec *s, cj_threadpool *pool, uint32_t seed) {
-  char lty[96], rty[96], oty[96], lbs[64], rbs[64], lcs[64], rcs[64], text[1024];
+  char lty[96], rty[96], oty[96], lbs[64], rbs[64], lcs[64], rcs[64], text[2048];
   bool lused[6] = {0}, rused[6] = {0};
   for (int i = 0; i < s->nb; i++) lused[s->lb[i]] = rused[s->rb[i]] = true;
   for (int i = 0; i < s->nc; i++) lused[s->lc[i]] = rused[s->rc[i]] = true;
@@ -168,7 +168,7 @@ static int bench(int argc, char **argv) {
   bool tl = argc > 5 && atoi(argv[5]), tr = argc > 6 && atoi(argv[6]);
   int reps = argc > 7 ? atoi(argv[7]) : 200;
   int la[2] = {tl ? K : M, tl ? M : K}, ra[2] = {tr ? N : K, tr ? K : N}, oa[2] = {M, N};
-  char lty[96], rty[96], oty[96], text[1024];
+  char lty[96], rty[96], oty[96], text[2048];
   type_of(lty, sizeof lty, 2, la);
   type_of(rty, sizeof rty, 2, ra);
   type_of(oty, sizeof oty, 2, oa);
