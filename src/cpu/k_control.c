@@ -3,7 +3,6 @@
  * op's result buffers). Loop bodies are planned once; an iteration costs one call per step. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cpu/lower.h"
 
@@ -56,26 +55,10 @@ typedef struct while_params {
   bool swap;
 } while_params;
 
-/* A loop run by a thread that wakes no sleeping pool worker (a short program, run on the thread
- * that started it: src/runtime/executable.c) wakes them again once it has run this long: the
- * program's cost estimate counts a loop body once, and a long loop is worth the wake-ups. */
-enum { WHILE_LONG_NS = 2000000, WHILE_CHECK_EVERY = 64 };
-
-static uint64_t while_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static CJ_MUST_USE cj_status k_while(cj_exec_ctx *ctx, const cj_step *st) {
   const while_params *p = st->params;
   const char *pred = CJ_PTR(ctx, st->in[0]);
   int ph = 0;
-  /* whether this thread wakes workers (asked by setting it and setting it back) */
-  bool waking = cj_pool_set_waking(true);
-  cj_pool_set_waking(waking);
-  uint64_t t0 = waking ? 0 : while_now_ns();
-  uint32_t it = 0;
   for (;;) {
     cj_status s = cj_plan_run(ctx, &p->cond[ph]);
     if (s) return s;
@@ -83,10 +66,6 @@ static CJ_MUST_USE cj_status k_while(cj_exec_ctx *ctx, const cj_step *st) {
     s = cj_plan_run(ctx, &p->body[ph]);
     if (s) return s;
     ph ^= p->swap;
-    if (!waking && ++it % WHILE_CHECK_EVERY == 0 && while_now_ns() - t0 > WHILE_LONG_NS) {
-      cj_pool_set_waking(true); /* for the rest of this execution (its runner restores it) */
-      waking = true;
-    }
   }
   return ph ? cj_plan_run(ctx, &p->fix) : NULL;
 }

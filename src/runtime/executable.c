@@ -212,12 +212,14 @@ static bool dict_splits(const cj_attr *dict, const char **which) {
 }
 
 typedef struct module_scan {
+  bool has_loop;
   bool has_collectives; /* devices meet (collectives, send/recv between devices) */
   const cj_op *spmd_op; /* an op that only means something to an SPMD partitioner */
 } module_scan;
 
 static CJ_MUST_USE cj_status scan_op(cj_op *op, void *ctx) {
   module_scan *s = ctx;
+  if (op->kind == CJ_OP_WHILE) s->has_loop = true;
   switch (op->kind) {
     case CJ_OP_ALL_GATHER:
     case CJ_OP_ALL_REDUCE:
@@ -281,16 +283,12 @@ static CJ_MUST_USE cj_status check_partitioning(cj_module *m, const cj_compile_o
   return NULL;
 }
 
-/* Short programs: under this cost (flops + bytes accessed, a loop body counted once; 2^25 is
- * about 0.2-0.6 ms on one core here). They run on the thread that starts them when their
- * arguments are ready, and their parallel loops never wake a sleeping pool worker: each hand-off
- * (to a task thread, back to the caller, to a worker) costs a futex wake-up of ~70 us on these
- * VMs, as much as a second core can save on such a program (docs/PERFORMANCE.md, "short programs
- * and wake-ups"). A program with loops whose bodies are small is short too (500 steps of a
- * matvec in a fori_loop paid two such wake-ups per execution, and ran slower on two cores than
- * on one); its trip count is unknown here, so a loop that has run long wakes workers again for
- * the rest of the execution (the CPU backend's while kernel), and the strikes below move the
- * program off this path. */
+/* Short programs: loop-free and under this cost (flops + bytes accessed; 2^25 is about
+ * 0.2-0.6 ms on one core here). They run on the thread that starts them when their arguments are
+ * ready, and their parallel loops never wake a sleeping pool worker: each hand-off (to a task
+ * thread, back to the caller, to a worker) costs a futex wake-up of ~70 us on these VMs, as much
+ * as a second core can save on such a program (docs/PERFORMANCE.md, "short programs and
+ * wake-ups"). */
 #define CJ_INLINE_COST 33554432.0
 /* The estimate can be far off (a sort, a custom call): a short program whose executions take
  * over CJ_SHORT_NS CJ_SHORT_STRIKES times in a row (so that one preempted run does not count) is
@@ -417,7 +415,7 @@ cj_status cj_executable_compile_format(cj_backend *backend, cj_client *client,
   if (!st) st = cj_spmd_partition(m, os.opts.num_replicas, os.opts.num_partitions);
   /* the partitioner rewrote types and attributes: a mistake of its own fails here, not later */
   if (!st && os.opts.num_replicas * os.opts.num_partitions > 1) st = cj_verify_module(m);
-  module_scan scan = {false, NULL};
+  module_scan scan = {false, false, NULL};
   if (!st) st = check_partitioning(m, &os.opts, &scan);
   if (st) {
     cj_module_free(m);
@@ -428,7 +426,8 @@ cj_status cj_executable_compile_format(cj_backend *backend, cj_client *client,
   st = cj_compile_module(backend, m, &os.opts, &compiled); /* consumes m */
   if (!st) st = executable_new(compiled, options, options_len, os.opts.device_assignment, out);
   if (!st) {
-    (*out)->run_inline = (*out)->info->flops + (*out)->info->bytes_accessed < CJ_INLINE_COST;
+    (*out)->run_inline = !scan.has_loop &&
+                         (*out)->info->flops + (*out)->info->bytes_accessed < CJ_INLINE_COST;
     (*out)->has_collectives = scan.has_collectives;
   }
   cj_compile_options_storage_free(&os);
