@@ -4,8 +4,11 @@
  * patterns, including odd lengths (vector bodies and tails); shift_right_logical on every integer
  * type for shifts 0..width+3 (width or more gives 0), at the type's width and at a narrower
  * storage width (i4 in s32); population_count and count_leading_zeros on every integer type
- * (the whole-width SWAR kernels) and at a narrower storage width; bool, f32 and f64 to and from
- * every integer type (truncation toward zero, saturation, NaN -> 0) and bool <-> f64. */
+ * (the whole-width SWAR kernels and the float-exponent ones of 8..32 bits) and at a narrower
+ * storage width; divide and remainder on every integer type (8..32 bits divide through floats)
+ * for every pair of boundary values, random bit patterns and small divisors, with the spec's
+ * x / 0, x % 0 and INT_MIN / -1; bool, f32 and f64 to and from every integer type (truncation
+ * toward zero, saturation, NaN -> 0) and bool <-> f64. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -151,6 +154,63 @@ static void test_popcnt_clz(void) {
   }
 }
 
+/* x / y and x % y on the model: truncating division of the values as 64-bit integers; x / 0 is
+ * all ones, x % 0 is x, INT_MIN / -1 wraps to INT_MIN and INT_MIN % -1 is 0 */
+static void divrem_model(cj_dtype t, uint64_t x, uint64_t y, uint64_t *q, uint64_t *r) {
+  if (y == 0) {
+    *q = wrap(t, ~0ull);
+    *r = x;
+  } else if (is_signed(t)) {
+    int64_t a = (int64_t)x, b = (int64_t)y;
+    if (b == -1) {
+      *q = wrap(t, 0 - x);
+      *r = 0;
+    } else {
+      *q = wrap(t, (uint64_t)(a / b));
+      *r = wrap(t, (uint64_t)(a % b));
+    }
+  } else {
+    *q = x / y;
+    *r = x % y;
+  }
+}
+
+static void test_divrem(void) {
+  uint64_t vals[NV];
+  patterns(vals);
+  static const int64_t small[] = {1, -1, 2, -2, 3, 7, -7, 10, 1000, -1000, 65521, 2147483647};
+  enum { NS = sizeof small / sizeof *small, NY = NV + NS };
+  for (size_t a = 0; a < 8; a++) {
+    cj_dtype t = INTS[a];
+    int w = width(t);
+    cj_ew_fn fdiv = cj_ew_lookup(CJ_EW_DIV, t), frem = cj_ew_lookup(CJ_EW_REM, t);
+    CHECK_MSG(fdiv && frem, "divide/remainder on %s have kernels", cj_dtype_get(t)->mlir);
+    if (!fdiv || !frem) continue;
+    /* every x against every y: a row of NV dividends per divisor, an odd length (tails) */
+    unsigned char x[NV * 8], y[NV * 8], q[NV * 8], r[NV * 8];
+    for (int i = 0; i < NV; i++) store(t, x, i, wrap(t, vals[i]));
+    int bad = -1;
+    uint64_t bx = 0, by = 0;
+    for (int j = 0; j < NY && bad < 0; j++) {
+      uint64_t yv = wrap(t, j < NV ? vals[j] : (uint64_t)small[j - NV]);
+      for (int i = 0; i < NV; i++) store(t, y, i, yv);
+      fdiv(q, x, y, NULL, NV, NULL);
+      frem(r, x, y, NULL, NV, NULL);
+      for (int i = 0; i < NV && bad < 0; i++) {
+        uint64_t wq, wr;
+        divrem_model(t, load(t, x, i), yv, &wq, &wr);
+        if (load(t, q, i) != wq || load(t, r, i) != wr) {
+          bad = i;
+          bx = load(t, x, i);
+          by = yv;
+        }
+      }
+    }
+    CHECK_MSG(bad < 0, "divide/remainder %s (width %d): %llx by %llx", cj_dtype_get(t)->mlir, w,
+              (unsigned long long)bx, (unsigned long long)by);
+  }
+}
+
 /* the value a float d converts to in integer type t: truncated toward zero, saturated, NaN 0 */
 static uint64_t f2int_model(cj_dtype t, double d) {
   int w = width(t);
@@ -235,6 +295,7 @@ int main(void) {
   test_convert();
   test_shrl();
   test_popcnt_clz();
+  test_divrem();
   test_convert_float_bool();
   return check_report("test_int_ops");
 }
