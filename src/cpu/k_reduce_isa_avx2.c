@@ -69,15 +69,9 @@ static inline __m256 rk2_ld_bf16(const uint16_t *x) {
 static inline __m256 rk2_ld_f16(const uint16_t *x) {
   return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)x));
 }
-#define RK2_MM(SFX, a, b, BIT)                                                                \
+#define RK2_MM(SFX, a, b, MX, BIT)                                                            \
   ({                                                                                          \
-    __typeof__(a) r_ = _mm256_##BIT##_##SFX(_mm256_max_##SFX(a, b), _mm256_max_##SFX(b, a));  \
-    r_ = _mm256_blendv_##SFX(r_, b, _mm256_cmp_##SFX(b, b, _CMP_UNORD_Q));                    \
-    _mm256_blendv_##SFX(r_, a, _mm256_cmp_##SFX(a, a, _CMP_UNORD_Q));                         \
-  })
-#define RK2_MN(SFX, a, b, BIT)                                                                \
-  ({                                                                                          \
-    __typeof__(a) r_ = _mm256_##BIT##_##SFX(_mm256_min_##SFX(a, b), _mm256_min_##SFX(b, a));  \
+    __typeof__(a) r_ = _mm256_##BIT##_##SFX(_mm256_##MX##_##SFX(a, b), _mm256_##MX##_##SFX(b, a)); \
     r_ = _mm256_blendv_##SFX(r_, b, _mm256_cmp_##SFX(b, b, _CMP_UNORD_Q));                    \
     _mm256_blendv_##SFX(r_, a, _mm256_cmp_##SFX(a, a, _CMP_UNORD_Q));                         \
   })
@@ -85,10 +79,10 @@ static inline __m256 rk2_ld_f16(const uint16_t *x) {
 #define RK2_MULPS(a, b) _mm256_mul_ps(a, b)
 #define RK2_ADDPD(a, b) _mm256_add_pd(a, b)
 #define RK2_MULPD(a, b) _mm256_mul_pd(a, b)
-#define RK2_MAXPS(a, b) RK2_MM(ps, a, b, and)
-#define RK2_MINPS(a, b) RK2_MN(ps, a, b, or)
-#define RK2_MAXPD(a, b) RK2_MM(pd, a, b, and)
-#define RK2_MINPD(a, b) RK2_MN(pd, a, b, or)
+#define RK2_MAXPS(a, b) RK2_MM(ps, a, b, max, and)
+#define RK2_MINPS(a, b) RK2_MM(ps, a, b, min, or)
+#define RK2_MAXPD(a, b) RK2_MM(pd, a, b, max, and)
+#define RK2_MINPD(a, b) RK2_MM(pd, a, b, min, or)
 
 /* outputs o0 .. o0 + R - 1 with LN lanes, NV vectors of LW lanes */
 #define RK2_BODY(NAME, LN, R, T, A, VT)                                                        \
