@@ -28,11 +28,11 @@
  * both are, as it is; max(-0, +0) = +0, min(-0, +0) = -0): MAXPS both ways agree off ties and
  * NaNs; at a tie the two are a and b, whose AND (OR for the minimum) is a's bits when they are
  * equal and nonzero and the right zero when they are zeros; NaN lanes are blended in last. */
-#define RK2_F32(NAME, T, A, LD, OP, CMB)                                                      \
-  enum { W_##NAME = 8 };                                                                     \
-  typedef __m256 vt_##NAME;                                                                  \
+#define RK2_F32(NAME, T, A, LD, OP, FOP, CHK, CMB)                                            \
+  enum { W_##NAME = 8, chk_##NAME = CHK };                                                   \
   static inline __m256 ld_##NAME(const T *x) { return LD(x); }                               \
   static inline __m256 op_##NAME(__m256 a, __m256 b) { return OP(a, b); }                    \
+  static inline __m256 fop_##NAME(__m256 a, __m256 b) { return FOP(a, b); }                  \
   static inline __m256 sh_##NAME(__m256 a, int w) { /* lane k: lane k + w (k < w) */        \
     return w == 4   ? _mm256_permute2f128_ps(a, a, 0x01)                                     \
            : w == 2 ? _mm256_permute_ps(a, 0xEE)                                             \
@@ -45,11 +45,11 @@
   }                                                                                          \
   static inline void st_##NAME(A *out, __m256 a) { *out = _mm256_cvtss_f32(a); }             \
   CMB(NAME, T, A, __m256, ps)
-#define RK2_F64(NAME, T, A, LD, OP, CMB)                                                      \
-  enum { W_##NAME = 4 };                                                                     \
-  typedef __m256d vt_##NAME;                                                                 \
+#define RK2_F64(NAME, T, A, LD, OP, FOP, CHK, CMB)                                            \
+  enum { W_##NAME = 4, chk_##NAME = CHK };                                                   \
   static inline __m256d ld_##NAME(const T *x) { return LD(x); }                              \
   static inline __m256d op_##NAME(__m256d a, __m256d b) { return OP(a, b); }                 \
+  static inline __m256d fop_##NAME(__m256d a, __m256d b) { return FOP(a, b); }               \
   static inline __m256d sh_##NAME(__m256d a, int w) {                                        \
     return w == 2 ? _mm256_permute2f128_pd(a, a, 0x01) : _mm256_permute_pd(a, 0x5);          \
   }                                                                                          \
@@ -71,10 +71,13 @@ static inline __m256 rk2_ld_f16(const uint16_t *x) {
 }
 #define RK2_MM(SFX, a, b, MX, BIT)                                                            \
   ({                                                                                          \
-    __typeof__(a) r_ = _mm256_##BIT##_##SFX(_mm256_##MX##_##SFX(a, b), _mm256_##MX##_##SFX(b, a)); \
+    __typeof__(a) r_ = RK2_MMF(SFX, a, b, MX, BIT);                                           \
     r_ = _mm256_blendv_##SFX(r_, b, _mm256_cmp_##SFX(b, b, _CMP_UNORD_Q));                    \
     _mm256_blendv_##SFX(r_, a, _mm256_cmp_##SFX(a, a, _CMP_UNORD_Q));                         \
   })
+/* RK2_MM where neither operand is NaN */
+#define RK2_MMF(SFX, a, b, MX, BIT) \
+  _mm256_##BIT##_##SFX(_mm256_##MX##_##SFX(a, b), _mm256_##MX##_##SFX(b, a))
 #define RK2_ADDPS(a, b) _mm256_add_ps(a, b)
 #define RK2_MULPS(a, b) _mm256_mul_ps(a, b)
 #define RK2_ADDPD(a, b) _mm256_add_pd(a, b)
@@ -83,6 +86,10 @@ static inline __m256 rk2_ld_f16(const uint16_t *x) {
 #define RK2_MINPS(a, b) RK2_MM(ps, a, b, min, or)
 #define RK2_MAXPD(a, b) RK2_MM(pd, a, b, max, and)
 #define RK2_MINPD(a, b) RK2_MM(pd, a, b, min, or)
+#define RK2_FMAXPS(a, b) RK2_MMF(ps, a, b, max, and)
+#define RK2_FMINPS(a, b) RK2_MMF(ps, a, b, min, or)
+#define RK2_FMAXPD(a, b) RK2_MMF(pd, a, b, max, and)
+#define RK2_FMINPD(a, b) RK2_MMF(pd, a, b, min, or)
 
 /* outputs o0 .. o0 + R - 1 with LN lanes, NV vectors of LW lanes */
 #define RK2_BODY(NAME, LN, R, T, A, VT)                                                        \
@@ -125,8 +132,24 @@ static inline __m256 rk2_ld_f16(const uint16_t *x) {
     A *acc = acc_;                                                                             \
     int64_t j = 0;                                                                             \
     for (; j + 4 * W <= n; j += 4 * W) {                                                       \
-      VT a[4];                                                                                 \
-      for (int u = 0; u < 4; u++) a[u] = _mm256_loadu_##SFX(acc + j + u * W);                  \
+      VT a[4], s[4];                                                                           \
+      for (int u = 0; u < 4; u++) s[u] = a[u] = _mm256_loadu_##SFX(acc + j + u * W);           \
+      if (chk_##NAME) { /* fop, and a sum that is NaN where a NaN came in (or an inf - inf) */ \
+        for (int64_t r = 0; r < rows; r++) {                                                   \
+          const T *x = (const T *)(const void *)(x_ + r * rs) + j;                             \
+          for (int u = 0; u < 4; u++) {                                                        \
+            VT b = ld_##NAME(x + u * W);                                                       \
+            a[u] = fop_##NAME(a[u], b);                                                        \
+            s[u] = _mm256_add_##SFX(s[u], b);                                                  \
+          }                                                                                    \
+        }                                                                                      \
+        VT t = _mm256_add_##SFX(_mm256_add_##SFX(s[0], s[1]), _mm256_add_##SFX(s[2], s[3]));   \
+        if (!_mm256_movemask_##SFX(_mm256_cmp_##SFX(t, t, _CMP_UNORD_Q))) {                    \
+          for (int u = 0; u < 4; u++) _mm256_storeu_##SFX(acc + j + u * W, a[u]);              \
+          continue;                                                                            \
+        }                                                                                      \
+        for (int u = 0; u < 4; u++) a[u] = _mm256_loadu_##SFX(acc + j + u * W); /* again */    \
+      }                                                                                        \
       for (int64_t r = 0; r < rows; r++) {                                                     \
         const T *x = (const T *)(const void *)(x_ + r * rs) + j;                               \
         for (int u = 0; u < 4; u++) a[u] = op_##NAME(a[u], ld_##NAME(x + u * W));              \
@@ -164,18 +187,18 @@ static inline __m256 rk2_ld_f16(const uint16_t *x) {
                                     hfold_##NAME,     hrows_##NAME,     hshort_##NAME##_t,    \
                                     fin_##NAME##_t,   (int32_t)sizeof(A)};
 
-#define RK2_add_f32 RK2_F32(add_f32, float, float, rk2_ld_f32, RK2_ADDPS, RK2_KERNELS)
-#define RK2_mul_f32 RK2_F32(mul_f32, float, float, rk2_ld_f32, RK2_MULPS, RK2_KERNELS)
-#define RK2_add_bf16 RK2_F32(add_bf16, uint16_t, float, rk2_ld_bf16, RK2_ADDPS, RK2_KERNELS)
-#define RK2_mul_bf16 RK2_F32(mul_bf16, uint16_t, float, rk2_ld_bf16, RK2_MULPS, RK2_KERNELS)
-#define RK2_add_f16 RK2_F32(add_f16, uint16_t, float, rk2_ld_f16, RK2_ADDPS, RK2_KERNELS)
-#define RK2_mul_f16 RK2_F32(mul_f16, uint16_t, float, rk2_ld_f16, RK2_MULPS, RK2_KERNELS)
-#define RK2_add_f64 RK2_F64(add_f64, double, double, rk2_ld_f64, RK2_ADDPD, RK2_KERNELS)
-#define RK2_mul_f64 RK2_F64(mul_f64, double, double, rk2_ld_f64, RK2_MULPD, RK2_KERNELS)
-#define RK2_max_f32 RK2_F32(max_f32, float, float, rk2_ld_f32, RK2_MAXPS, RK2_KERNELS)
-#define RK2_min_f32 RK2_F32(min_f32, float, float, rk2_ld_f32, RK2_MINPS, RK2_KERNELS)
-#define RK2_max_f64 RK2_F64(max_f64, double, double, rk2_ld_f64, RK2_MAXPD, RK2_KERNELS)
-#define RK2_min_f64 RK2_F64(min_f64, double, double, rk2_ld_f64, RK2_MINPD, RK2_KERNELS)
+#define RK2_add_f32 RK2_F32(add_f32, float, float, rk2_ld_f32, RK2_ADDPS, RK2_ADDPS, 0, RK2_KERNELS)
+#define RK2_mul_f32 RK2_F32(mul_f32, float, float, rk2_ld_f32, RK2_MULPS, RK2_MULPS, 0, RK2_KERNELS)
+#define RK2_add_bf16 RK2_F32(add_bf16, uint16_t, float, rk2_ld_bf16, RK2_ADDPS, RK2_ADDPS, 0, RK2_KERNELS)
+#define RK2_mul_bf16 RK2_F32(mul_bf16, uint16_t, float, rk2_ld_bf16, RK2_MULPS, RK2_MULPS, 0, RK2_KERNELS)
+#define RK2_add_f16 RK2_F32(add_f16, uint16_t, float, rk2_ld_f16, RK2_ADDPS, RK2_ADDPS, 0, RK2_KERNELS)
+#define RK2_mul_f16 RK2_F32(mul_f16, uint16_t, float, rk2_ld_f16, RK2_MULPS, RK2_MULPS, 0, RK2_KERNELS)
+#define RK2_add_f64 RK2_F64(add_f64, double, double, rk2_ld_f64, RK2_ADDPD, RK2_ADDPD, 0, RK2_KERNELS)
+#define RK2_mul_f64 RK2_F64(mul_f64, double, double, rk2_ld_f64, RK2_MULPD, RK2_MULPD, 0, RK2_KERNELS)
+#define RK2_max_f32 RK2_F32(max_f32, float, float, rk2_ld_f32, RK2_MAXPS, RK2_FMAXPS, 1, RK2_KERNELS)
+#define RK2_min_f32 RK2_F32(min_f32, float, float, rk2_ld_f32, RK2_MINPS, RK2_FMINPS, 1, RK2_KERNELS)
+#define RK2_max_f64 RK2_F64(max_f64, double, double, rk2_ld_f64, RK2_MAXPD, RK2_FMAXPD, 1, RK2_KERNELS)
+#define RK2_min_f64 RK2_F64(min_f64, double, double, rk2_ld_f64, RK2_MINPD, RK2_FMINPD, 1, RK2_KERNELS)
 #define RK_VARITH(NAME, T, A) RK2_##NAME
 #define RK_VMINMAX(NAME, T, OP) RK2_##NAME
 #endif
