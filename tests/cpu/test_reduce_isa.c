@@ -2,7 +2,8 @@
  * (k_reduce_isa_generic.c): hrows and contiguous hfolds of add and multiply over f32, f64, bf16
  * and f16 give the same bits (the same lanes and tree), for runs of 16 to 1031 elements (8 lanes
  * under 64, 32 from there; whole vectors and tails) and 1 to 9 outputs (four at a time and the
- * rest), and vertical folds (vacc) of 1 to 9 rows the same. Random values with every rounding in play, so a change of the lanes, the tree or a tail
+ * rest), and vertical folds (vacc) of 1 to 9 rows the same; maximum and minimum too, with ties,
+ * signed zeros and NaNs (StableHLO's semantics: the template's bits). Random values with every rounding in play, so a change of the lanes, the tree or a tail
  * shows. Skips an instruction set the CPU lacks. */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,9 +22,50 @@ static uint16_t to_bf16(float f) {
   return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-/* a value near 1 (multiply) or of mixed sign and size (add) as T's bytes */
+/* maximum/minimum: ties, zeros of both signs and now and then a NaN (quiet or signaling, either
+ * sign, with a payload), so that which operand a tie or a NaN gives shows in the bits */
+static double mm_value(unsigned *seed) {
+  int k = rand_r(seed) % 1000;
+  if (k < 3) {
+    static const uint64_t nans[] = {0x7ff8000000000123ull, 0xfff8000000000456ull,
+                                    0x7ff4000000000000ull};
+    double d;
+    memcpy(&d, &nans[k], 8);
+    return d;
+  }
+  if (k < 250) return 0.0;
+  if (k < 500) return -0.0;
+  if (k < 750) return (double)(rand_r(seed) % 5) - 2.0;
+  return ((double)rand_r(seed) / RAND_MAX - 0.5) * 100;
+}
+
+/* a value near 1 (multiply), of mixed sign and size (add) or mm_value's (max, min) as T's
+ * bytes */
 static void fill(cj_dtype dt, int rop, char *x, int64_t n, unsigned *seed) {
   for (int64_t i = 0; i < n; i++) {
+    if (rop == RK_MAX || rop == RK_MIN) {
+      double v = mm_value(seed);
+      float f = (float)v;
+      uint16_t h;
+      if (v != v) { /* keep the NaN's kind and sign in every type */
+        uint64_t b;
+        memcpy(&b, &v, 8);
+        uint32_t fb = (uint32_t)(b >> 32 & 0x80000000u) | 0x7f800000u | (uint32_t)(b >> 29 & 0x7fffffu);
+        memcpy(&f, &fb, 4);
+        h = (uint16_t)((b >> 48 & 0x8000u) | 0x7c00u | (b >> 42 & 0x3ffu));
+      } else {
+        h = dt == CJ_F16 ? cj_f32_to_f16(f) : to_bf16(f);
+      }
+      if (dt == CJ_BF16 && v != v) {
+        uint32_t fb;
+        memcpy(&fb, &f, 4);
+        h = (uint16_t)(fb >> 16);
+      }
+      if (dt == CJ_F32) memcpy(x + 4 * i, &f, 4);
+      if (dt == CJ_F64) memcpy(x + 8 * i, &v, 8);
+      if (dt == CJ_BF16 || dt == CJ_F16) memcpy(x + 2 * i, &h, 2);
+      continue;
+    }
     double u = (double)rand_r(seed) / RAND_MAX - 0.5;
     double v = rop == RK_MUL ? 1.0 + u / 16 : u * (1 + (rand_r(seed) % 100));
     float f = (float)v;
@@ -81,7 +123,7 @@ int main(void) {
   cj_vm_isa have = cj_vm_get_isa();
   for (int s = CJ_VM_ISA_AVX2; s <= (int)have; s++)
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
-      for (int rop = RK_ADD; rop <= RK_MUL; rop++) {
+      for (int rop = RK_ADD; rop <= RK_MIN; rop++) {
         const rk_fns *v = s == CJ_VM_ISA_AVX512 ? cj_rk_avx512(rop, dts[d]) : cj_rk_avx2(rop, dts[d]);
         const rk_fns *g = cj_rk_generic(rop, dts[d]);
         CHECK(v && g);
