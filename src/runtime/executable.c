@@ -295,9 +295,18 @@ static CJ_MUST_USE cj_status check_partitioning(cj_module *m, const cj_compile_o
  * not short after all. */
 #define CJ_SHORT_NS 2000000u
 #define CJ_SHORT_STRIKES 3
+/* ... and a program that is not short by its estimate (it has a loop, whose trip count the
+ * estimate cannot know, or it was overestimated) is short after all when CJ_PROMOTE_RUNS of its
+ * executions in a row on a task thread took under CJ_PROMOTE_NS each (a conjugate-gradient
+ * while loop that converges in 0.2 ms paid two hand-offs of ~70 us per execution). A quarter of
+ * CJ_SHORT_NS: a promoted program that loses the sleeping workers' help still stays below it. A
+ * long loop (JAX's dispatch must stay asynchronous for it) is never promoted. */
+#define CJ_PROMOTE_NS 500000u
+#define CJ_PROMOTE_RUNS 3
 
 static bool exec_short(const cj_executable *e) {
-  return e->run_inline && !atomic_load_explicit(&e->not_short, memory_order_relaxed);
+  return (e->run_inline || atomic_load_explicit(&e->proven_short, memory_order_relaxed)) &&
+         !atomic_load_explicit(&e->not_short, memory_order_relaxed);
 }
 
 static uint64_t mono_ns(void) {
@@ -314,6 +323,18 @@ static void note_short_run(cj_executable *e, uint64_t ns) {
   } else if (atomic_fetch_add_explicit(&e->long_runs, 1, memory_order_relaxed) + 1 >=
              CJ_SHORT_STRIKES) {
     atomic_store_explicit(&e->not_short, true, memory_order_relaxed);
+  }
+}
+
+/* One execution of a program that is not (yet) short took `ns` on a task thread. */
+static void note_task_run(cj_executable *e, uint64_t ns) {
+  if (ns > CJ_PROMOTE_NS) {
+    if (atomic_load_explicit(&e->quick_runs, memory_order_relaxed))
+      atomic_store_explicit(&e->quick_runs, 0, memory_order_relaxed);
+  } else if (atomic_fetch_add_explicit(&e->quick_runs, 1, memory_order_relaxed) + 1 >=
+                 CJ_PROMOTE_RUNS &&
+             !atomic_load_explicit(&e->not_short, memory_order_relaxed)) {
+    atomic_store_explicit(&e->proven_short, true, memory_order_relaxed);
   }
 }
 
@@ -1173,9 +1194,14 @@ static void dev_run_share(dev_run *dv, bool on_pool) {
      * maybe already before this returns: dv is not touched afterwards */
     b->vt->execute_async(b, run->prog, a, (cj_backend_done){dev_share_done, dv});
   } else {
-    uint64_t t0 = short_run ? mono_ns() : 0;
+    uint64_t t0 = mono_ns();
     if (!st) st = b->vt->execute(b, run->prog, a);
-    if (short_run && !st) note_short_run(e, mono_ns() - t0);
+    if (!st) {
+      if (short_run)
+        note_short_run(e, mono_ns() - t0);
+      else if (!run->group)
+        note_task_run(e, mono_ns() - t0);
+    }
     dev_share_done(dv, st);
   }
   cj_pool_set_waking(waking); /* (run may be gone: only locals here) */

@@ -71,6 +71,12 @@ struct cj_executable {
    * note_short_run), so it is treated as any other program from then on. */
   atomic_int long_runs;
   atomic_bool not_short;
+  /* The estimate was wrong the other way (a loop that ends after a few steps, an overestimate):
+   * CJ_PROMOTE_RUNS executions in a row on a task thread each took under CJ_PROMOTE_NS, so it
+   * runs as a short program from then on, until note_short_run's strikes say otherwise (then it
+   * is never promoted again). */
+  atomic_int quick_runs;
+  atomic_bool proven_short;
   /* The program has collectives (or send/recv): its devices must meet, so per-device
    * executions (execute_device on a multi-device executable) are grouped into one launch. */
   bool has_collectives;

@@ -2,8 +2,10 @@
  * the CPU backend's execute and records, for each execution, the thread it ran on and whether
  * that thread's parallel loops could wake sleeping pool workers (cj_pool_set_waking). A short
  * program runs on the caller's thread with waking off and gives the right values; a program with
- * a loop runs on a task thread with waking on; a short program whose executions keep taking long
- * (the stand-in sleeps 3 ms in them) moves to the task threads and gets waking back. */
+ * a loop runs on a task thread with waking on, until three quick executions in a row promote it
+ * to a short program (a loop whose executions take long is never promoted); a short program
+ * whose executions keep taking long (the stand-in sleeps 3 ms in them) moves to the task threads
+ * and gets waking back, and is not promoted again. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -132,19 +134,53 @@ int main(void) {
     }
   }
   if (ll) {
-    run(ll, x, in, 1.5f * 1.5f * 1.5f, &on_caller, &waking);
-    CHECK_MSG(!on_caller && waking, "program with a loop: caller %d, waking %d", on_caller,
-              waking);
+    /* a loop whose executions take long (3 ms in the stand-in) is never promoted */
+    atomic_store(&slow, true);
+    for (int r = 0; r < 5; r++) {
+      run(ll, x, in, 1.5f * 1.5f * 1.5f, &on_caller, &waking);
+      CHECK_MSG(!on_caller && waking, "slow program with a loop, run %d: caller %d, waking %d",
+                r, on_caller, waking);
+    }
+    atomic_store(&slow, false);
+    /* a quick one: three runs on a task thread, then it is short (CJ_PROMOTE_RUNS in a row:
+     * a run preempted past CJ_PROMOTE_NS on a loaded machine starts the count again) */
+    for (int r = 0; r < 3; r++) {
+      run(ll, x, in, 1.5f * 1.5f * 1.5f, &on_caller, &waking);
+      CHECK_MSG(!on_caller && waking, "program with a loop, run %d: caller %d, waking %d", r,
+                on_caller, waking);
+    }
+    int tries = 0;
+    for (on_caller = false; !on_caller && tries < 100; tries++)
+      run(ll, x, in, 1.5f * 1.5f * 1.5f, &on_caller, &waking);
+    CHECK_MSG(on_caller && !waking, "program with quick loops not promoted in %d runs", tries);
+    for (int r = 0; r < 3; r++) {
+      run(ll, x, in, 1.5f * 1.5f * 1.5f, &on_caller, &waking);
+      CHECK_MSG(on_caller && !waking, "promoted program, run %d: caller %d, waking %d", r,
+                on_caller, waking);
+    }
+    /* it turns slow: three strikes, and it is never promoted again */
+    atomic_store(&slow, true);
+    for (int r = 0; r < 3; r++) {
+      run(ll, x, in, 1.5f * 1.5f * 1.5f, &on_caller, &waking);
+      CHECK_MSG(on_caller && !waking, "promoted program, slow run %d: still short", r);
+    }
+    atomic_store(&slow, false);
+    for (int r = 0; r < 5; r++) {
+      run(ll, x, in, 1.5f * 1.5f * 1.5f, &on_caller, &waking);
+      CHECK_MSG(!on_caller && waking, "demoted program, run %d: caller %d, waking %d", r,
+                on_caller, waking);
+    }
   }
   if (ls) {
-    /* runs of 3 ms: after three in a row the program is no longer short */
+    /* runs of 3 ms: after three in a row the program is no longer short (and is not promoted
+     * back by quick runs) */
     atomic_store(&slow, true);
     for (int r = 0; r < 3; r++) {
       run(ls, x, in, 1.5f, &on_caller, &waking);
       CHECK_MSG(on_caller && !waking, "slow run %d: still short", r);
     }
     atomic_store(&slow, false);
-    for (int r = 0; r < 3; r++) {
+    for (int r = 0; r < 5; r++) {
       run(ls, x, in, 1.5f, &on_caller, &waking);
       CHECK_MSG(!on_caller && waking, "after slow runs, run %d: caller %d, waking %d", r,
                 on_caller, waking);
