@@ -116,33 +116,46 @@ __attribute__((target("avx512f"))) static void ukr_avx512_half(int64_t nseg, int
 #undef HST
 }
 
-/* AVX2: the 32 columns in two halves of 16 (8 rows x 2 ymm each) */
-__attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t nseg, int64_t seglen,
-                                                          const void *const *ptrs,
-                                                          const float *const *bptrs,
-                                                          int64_t bstride, float *c, int64_t ldc,
-                                                          bool acc) {
-  for (int half = 0; half < 2; half++) {
-    GT_ROWS(GT_DECL256)
-    for (int64_t s = 0; s < nseg; s++) {
-      const void *const *a = ptrs + s * KC_MR;
-      const float *bp = bptrs[s] + half * 16;
-      for (int64_t k = 0; k < seglen; k++, bp += bstride) {
-        __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-#define GT_A(i) ((const float *)a[i])[k]
-        GT_ROWS(GT_FMA256)
-#undef GT_A
-      }
-    }
-#define STORE(i) GT_STORE(i, float, 256, ps, 8, c + i * ldc + half * 16)
-    GT_ROWS(STORE)
-#undef STORE
+/* AVX2 (16 ymm registers): the 8 x 32 tile in passes of 4 rows x 16 columns (8 accumulators, the
+ * two rhs vectors and the broadcast; the 8 rows x 2 vectors of one pass kept six accumulators on
+ * the stack, loaded and stored around every FMA). NH halves of 16 columns: 2, or 1 for a group
+ * with 16 or fewer output features (columns 16..31 of c are then left alone). Each element's sum
+ * is the same as before: segments and k in order, one FMA per term, then added to c when acc. */
+#define KG_ROWS4(X) X(0) X(1) X(2) X(3)
+#define KG_AVX2(NAME, NH)                                                                      \
+  __attribute__((target("avx2,fma"))) static void NAME(int64_t nseg, int64_t seglen,           \
+                                                        const void *const *ptrs,                \
+                                                        const float *const *bptrs,              \
+                                                        int64_t bstride, float *c, int64_t ldc, \
+                                                        bool acc) {                             \
+    for (int half = 0; half < (NH); half++)                                                    \
+      for (int r0 = 0; r0 < KC_MR; r0 += 4) {                                                  \
+        KG_ROWS4(GT_DECL256)                                                                   \
+        for (int64_t s = 0; s < nseg; s++) {                                                   \
+          const void *const *a = ptrs + s * KC_MR + r0;                                        \
+          const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];                          \
+          const float *bp = bptrs[s] + half * 16;                                              \
+          for (int64_t k = 0; k < seglen; k++, bp += bstride) {                                \
+            __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);                     \
+            KG_ROWS4(GT_FMA256)                                                                \
+          }                                                                                    \
+        }                                                                                      \
+        KG_ROWS4(KG_STORE)                                                                     \
+      }                                                                                        \
   }
-}
+#define GT_A(i) a##i[k]
+#define KG_STORE(i) GT_STORE(i, float, 256, ps, 8, c + (r0 + i) * ldc + half * 16)
+KG_AVX2(ukr_avx2, 2)
+KG_AVX2(ukr_avx2_half, 1)
+#undef KG_STORE
+#undef GT_A
+#undef KG_AVX2
+#undef KG_ROWS4
 
 static kg_ukr pick_ukr(const kc_geom *g) {
   int isa = gt_isa();
   if (isa == 2 && g->Og <= 16) return ukr_avx512_half;
+  if (isa == 1 && g->Og <= 16) return ukr_avx2_half;
   return (kg_ukr[]){ukr_generic, ukr_avx2, ukr_avx512}[isa];
 }
 #else
@@ -480,7 +493,8 @@ bool cj_kc_gemm_inplace_ok(const kc_geom *g) {
   if (g->bf || g->Cg < 8 || g->M > 2 * KC_MR) return false;
   if (g->Og % KC_NR == 0) return true;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (g->Og == 16 && pick_ukr(g) == ukr_avx512_half) return true; /* reads 16 columns */
+  if (g->Og == 16 && (pick_ukr(g) == ukr_avx512_half || pick_ukr(g) == ukr_avx2_half))
+    return true; /* reads 16 columns */
 #endif
   return false;
 }
