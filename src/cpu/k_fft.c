@@ -11,9 +11,10 @@
  * rounding at the end, f32 took twice XLA's time, for errors several times smaller:
  * FFT_F32_ARITH 0 brings that back), except IRFFT's last axis, which stays in f64 (its f32 form
  * was 10-20% less accurate than XLA's own; the earlier axes run in f32, a complex64 work buffer
- * between), by the kernels of k_fft_kern.h, built per type: f64 with
+ * between), by the kernels of k_fft_kern.h, built per type and lane count: on AVX-512 f64 with
  * V = 8 lanes, f32 with VF = 16 (and 8 for passes of fewer than 16 lines, and for the lines past a
- * pass's last whole block of 16). Twiddles are computed
+ * pass's last whole block of 16); elsewhere (AVX2, the portable path) f64 with 4 lanes and f32
+ * with 8, so that a vector is one register (lanes_wide). Twiddles are computed
  * in long double and rounded to the type. Each 1-D transform runs V lines at a time (VF for
  * f32): a block of V lines is gathered into vectors of V values (lane j holds line j; neighbours
  * on a strided axis are neighbours in memory, lines of the last axis are transposed on the way
@@ -126,7 +127,7 @@ typedef struct fft_params {
   cj_dtype wdt;             /* the work buffer's: complex of the type the earlier axes compute in */
   const float *cs;          /* its cos/sin table */
   double scale;             /* IFFT / IRFFT: 1 / prod(len) */
-  int dl, fl;               /* lanes of the f64 and of the f32 kernels (lanes_f64, lanes_f32) */
+  int dl, fl;               /* lanes of the f64 and of the f32 kernels (lanes_wide) */
 } fft_params;
 
 typedef struct fft_run {
@@ -254,11 +255,15 @@ typedef long long vi4 __attribute__((vector_size(4 * sizeof(long long))));
 #define FFT_F32 0
 #include "cpu/k_fft_kern.h"
 
-/* the lanes of the f32 and of the f64 kernels on this CPU (CJ_VMATH_ISA caps the choice, so
- * that tests can force the narrower kernels on an AVX-512 CPU): a vector of one register,
- * 16 / 8 on AVX-512, 8 / 4 on AVX2 and the portable path */
-static int lanes_f32(void) { return cj_vm_get_isa() >= CJ_VM_ISA_AVX512 ? VF : 8; }
-static int lanes_f64(void) { return cj_vm_get_isa() >= CJ_VM_ISA_AVX512 ? V : 4; }
+/* the kernels use wide vectors (16 f32 / 8 f64 lanes): on an AVX-512 CPU (one register a
+ * vector), or where CJ_FFT_LANES=wide says so (tests: any CPU runs them, a vector then being
+ * several registers); else 8 / 4 lanes (AVX2 and the portable path: the wide ones would spill).
+ * CJ_VMATH_ISA caps the ISA, so that tests can force the narrow kernels on an AVX-512 CPU. */
+static bool lanes_wide(void) {
+  const char *env = getenv("CJ_FFT_LANES");
+  if (env && strcmp(env, "wide") == 0) return true;
+  return cj_vm_get_isa() >= CJ_VM_ISA_AVX512;
+}
 
 /* ======================================================================== 1-D plans */
 
@@ -620,8 +625,9 @@ cj_status cj_lower_fft(cj_lw *L, cj_op *op) {
    * Its earlier (complex) axes run in f32 as XLA:CPU's do, so that only they round in f32. */
   p->f32 = FFT_F32_ARITH && (x.dtype == CJ_C64 || x.dtype == CJ_F32);
   p->last64 = type == T_IRFFT;
-  p->dl = lanes_f64();
-  p->fl = lanes_f32();
+  bool wide = lanes_wide();
+  p->dl = wide ? V : 4;
+  p->fl = wide ? VF : 8;
   p->wdt = p->f32 ? CJ_C64 : CJ_C128;
   int64_t istr[CJ_MAX_RANK], ostr[CJ_MAX_RANK];
   cj_row_strides(rank, x.dims, istr);
