@@ -11,9 +11,10 @@
  * rounding at the end, f32 took twice XLA's time, for errors several times smaller:
  * FFT_F32_ARITH 0 brings that back), except IRFFT's last axis, which stays in f64 (its f32 form
  * was 10-20% less accurate than XLA's own; the earlier axes run in f32, a complex64 work buffer
- * between), by the kernels of k_fft_kern.h, built per type: f64 with
+ * between), by the kernels of k_fft_kern.h, built per type and lane count: on AVX-512 f64 with
  * V = 8 lanes, f32 with VF = 16 (and 8 for passes of fewer than 16 lines, and for the lines past a
- * pass's last whole block of 16). Twiddles are computed
+ * pass's last whole block of 16); elsewhere (AVX2, the portable path) f64 with 4 lanes and f32
+ * with 8, so that a vector is one register (lanes_wide). Twiddles are computed
  * in long double and rounded to the type. Each 1-D transform runs V lines at a time (VF for
  * f32): a block of V lines is gathered into vectors of V values (lane j holds line j; neighbours
  * on a strided axis are neighbours in memory, lines of the last axis are transposed on the way
@@ -38,6 +39,7 @@
 #include <string.h>
 
 #include "cpu/lower.h"
+#include "cpu/vmath.h"
 
 
 typedef struct cplx {
@@ -89,9 +91,11 @@ typedef struct fft_plan {
   bool big;
   int64_t n1, n2;
   const struct fft_plan *p1, *p2;
-  const void *ftw;             /* exp(-2 pi i k1 (j0 + l) / n) in lane l of ftw[j0 / V * n1 + k1] */
+  const void *ftw;             /* exp(-2 pi i k1 (j0 + l) / n) in lane l of ftw[j0 / dl * n1 + k1]
+                                  (vectors of the f64 kernels' dl lanes) */
   int64_t scratch;             /* vc elements of scratch an execution needs */
-  /* plans of f32 transforms: the same tables rounded to f32 (ftwf with VF lanes) */
+  /* plans of f32 transforms: the same tables rounded to f32 (ftwf with the f32 kernels' fl
+   * lanes) */
   const cplxf *twf[FFT_MAXF];
   const float *csf[FFT_MAXF];
   const cplxf *chirpf, *bfftf;
@@ -123,6 +127,7 @@ typedef struct fft_params {
   cj_dtype wdt;             /* the work buffer's: complex of the type the earlier axes compute in */
   const float *cs;          /* its cos/sin table */
   double scale;             /* IFFT / IRFFT: 1 / prod(len) */
+  int dl, fl;               /* lanes of the f64 and of the f32 kernels (lanes_wide) */
 } fft_params;
 
 typedef struct fft_run {
@@ -227,7 +232,9 @@ typedef int vi16 __attribute__((vector_size(16 * sizeof(int))));
 #define FFT_F32 1
 #include "cpu/k_fft_kern.h"
 
-/* f32 with 8 lanes: passes of fewer than VF lines (not four-step ones: ftwf has VF lanes) */
+/* f32 with 8 lanes: the f32 kernels where the CPU has no AVX-512 (16 lanes would be two ymm
+ * registers a vector, and the radix-8 butterflies would spill), and on AVX-512 those of passes
+ * of fewer than VF lines (not four-step ones: their ftwf have the plan's f32 lanes) */
 #define FT float
 #define FL 8
 #define FN(x) x##_h
@@ -236,6 +243,27 @@ typedef int vi16 __attribute__((vector_size(16 * sizeof(int))));
 #define VI vi8s
 #define FFT_F32 1
 #include "cpu/k_fft_kern.h"
+
+/* f64 with 4 lanes: the f64 kernels where the CPU has no AVX-512 (one ymm register a vector) */
+typedef long long vi4 __attribute__((vector_size(4 * sizeof(long long))));
+#define FT double
+#define FL 4
+#define FN(x) x##_q
+#define VR vq
+#define VC vcq
+#define VI vi4
+#define FFT_F32 0
+#include "cpu/k_fft_kern.h"
+
+/* the kernels use wide vectors (16 f32 / 8 f64 lanes): on an AVX-512 CPU (one register a
+ * vector), or where CJ_FFT_LANES=wide says so (tests: any CPU runs them, a vector then being
+ * several registers); else 8 / 4 lanes (AVX2 and the portable path: the wide ones would spill).
+ * CJ_VMATH_ISA caps the ISA, so that tests can force the narrow kernels on an AVX-512 CPU. */
+static bool lanes_wide(void) {
+  const char *env = getenv("CJ_FFT_LANES");
+  if (env && strcmp(env, "wide") == 0) return true;
+  return cj_vm_get_isa() >= CJ_VM_ISA_AVX512;
+}
 
 /* ======================================================================== 1-D plans */
 
@@ -277,7 +305,7 @@ static bool factorize(int64_t n, int *radix, int *nst) {
   return n == 1;
 }
 
-static const fft_plan *plan_new(cj_lw *L, int64_t n, int64_t big_min, bool f32);
+static const fft_plan *plan_new(cj_lw *L, int64_t n, int64_t big_min, bool f32, int dl, int fl);
 
 /* n complex values rounded to f32 (NULL: out of memory) */
 static const cplxf *round_f32(cj_lw *L, const cplx *c, int64_t n) {
@@ -288,11 +316,11 @@ static const cplxf *round_f32(cj_lw *L, const cplx *c, int64_t n) {
 }
 
 /* Bluestein: the chirp, and the transform of its conjugate (computed here, in lane 0) */
-static bool plan_bluestein(cj_lw *L, fft_plan *p, bool f32) {
+static bool plan_bluestein(cj_lw *L, fft_plan *p, bool f32, int dl, int fl) {
   int64_t n = p->n;
   p->blue = true;
   p->m = next_pow2(2 * n - 1);
-  const fft_plan *sub = plan_new(L, p->m, INT64_MAX, f32);
+  const fft_plan *sub = plan_new(L, p->m, INT64_MAX, f32, dl, fl);
   cplx *chirp = cj_lw_alloc(L, sizeof(cplx) * (size_t)n);
   cplx *b = cj_lw_alloc(L, sizeof(cplx) * (size_t)p->m);
   if (!sub || !chirp || !b) return false;
@@ -332,55 +360,51 @@ static int64_t big_split(int64_t n) {
   return n1;
 }
 
-/* the four-step twiddles of lane blocks of VF columns, in f32 */
-static bool four_step_twf(cj_lw *L, fft_plan *p) {
-  int64_t n = p->n, n1 = p->n1, nb = (p->n2 + VF - 1) / VF;
-  char *raw = cj_lw_alloc(L, sizeof(vcf) * (size_t)(nb * n1) + 64);
-  if (!raw) return false;
-  vcf *ftw = (vcf *)(raw + (64 - (uintptr_t)raw % 64) % 64);
+/* the four-step twiddles of lane blocks of `lanes` columns, in f64 or f32: for column block b
+ * and k1 < n1 a complex vector (lanes real parts, then lanes imaginary ones), 64-byte aligned */
+static const void *four_step_tw(cj_lw *L, const fft_plan *p, int lanes, bool f32) {
+  int64_t n = p->n, n1 = p->n1, nb = (p->n2 + lanes - 1) / lanes;
+  size_t es = f32 ? sizeof(float) : sizeof(double);
+  char *raw = cj_lw_alloc(L, 2 * (size_t)lanes * es * (size_t)(nb * n1) + 64);
+  if (!raw) return NULL;
+  char *ftw = raw + (64 - (uintptr_t)raw % 64) % 64;
   for (int64_t b = 0; b < nb; b++)
     for (int64_t k1 = 0; k1 < n1; k1++)
-      for (int l = 0; l < VF; l++) {
-        cplx w = cexpi_frac(k1 * (b * VF + l), n);
-        ftw[b * n1 + k1].re[l] = (float)w.re, ftw[b * n1 + k1].im[l] = (float)w.im;
+      for (int l = 0; l < lanes; l++) {
+        cplx w = cexpi_frac(k1 * (b * lanes + l), n);
+        int64_t i = (b * n1 + k1) * 2 * lanes + l;
+        if (f32)
+          ((float *)ftw)[i] = (float)w.re, ((float *)ftw)[i + lanes] = (float)w.im;
+        else
+          ((double *)ftw)[i] = w.re, ((double *)ftw)[i + lanes] = w.im;
       }
-  p->ftwf = ftw;
-  return true;
+  return ftw;
 }
 
-static bool plan_four_step(cj_lw *L, fft_plan *p, int64_t n1, bool f32) {
+static bool plan_four_step(cj_lw *L, fft_plan *p, int64_t n1, bool f32, int dl, int fl) {
   int64_t n = p->n, n2 = n / n1;
-  int64_t nb = (n2 + V - 1) / V;
-  char *raw = cj_lw_alloc(L, sizeof(vc) * (size_t)(nb * n1) + 64);
-  p->p1 = plan_new(L, n1, INT64_MAX, f32);
-  p->p2 = plan_new(L, n2, INT64_MAX, f32);
-  if (!raw || !p->p1 || !p->p2) return false;
-  vc *ftw = (vc *)(raw + (64 - (uintptr_t)raw % 64) % 64);
-  for (int64_t b = 0; b < nb; b++)
-    for (int64_t k1 = 0; k1 < n1; k1++)
-      for (int l = 0; l < V; l++) {
-        cplx w = cexpi_frac(k1 * (b * V + l), n);
-        ftw[b * n1 + k1].re[l] = w.re, ftw[b * n1 + k1].im[l] = w.im;
-      }
+  p->p1 = plan_new(L, n1, INT64_MAX, f32, dl, fl);
+  p->p2 = plan_new(L, n2, INT64_MAX, f32, dl, fl);
+  if (!p->p1 || !p->p2) return false;
   p->big = true;
   p->n1 = n1;
   p->n2 = n2;
-  p->ftw = ftw;
+  if (!(p->ftw = four_step_tw(L, p, dl, false))) return false;
   int64_t s = p->p1->scratch > p->p2->scratch ? p->p1->scratch : p->p2->scratch;
   p->scratch = (n * (int64_t)sizeof(cplx) + (int64_t)sizeof(vc) - 1) / (int64_t)sizeof(vc) +
                (n1 > n2 ? n1 : n2) + s;
-  return !f32 || four_step_twf(L, p);
+  return !f32 || (p->ftwf = four_step_tw(L, p, fl, true)) != NULL;
 }
 
-static const fft_plan *plan_new(cj_lw *L, int64_t n, int64_t big_min, bool f32) {
+static const fft_plan *plan_new(cj_lw *L, int64_t n, int64_t big_min, bool f32, int dl, int fl) {
   fft_plan *p = cj_lw_alloc(L, sizeof *p);
   if (!p) return NULL;
   memset(p, 0, sizeof *p);
   p->n = n;
   if (n <= 1) return p;
-  if (!factorize(n, p->radix, &p->nst)) return plan_bluestein(L, p, f32) ? p : NULL;
+  if (!factorize(n, p->radix, &p->nst)) return plan_bluestein(L, p, f32, dl, fl) ? p : NULL;
   if (n >= big_min && big_split(n) >= 16)
-    return plan_four_step(L, p, big_split(n), f32) ? p : NULL;
+    return plan_four_step(L, p, big_split(n), f32, dl, fl) ? p : NULL;
   int64_t ns = 1;
   for (int s = 0; s < p->nst; s++) {
     int R = p->radix[s];
@@ -506,7 +530,8 @@ static bool pass_f32(const fft_params *p, int ax) {
  * lanes) */
 
 static pass_fn pass_kernels(const fft_params *p, int ax, int64_t lines) {
-  if (!pass_f32(p, ax)) return pass_body_d;
+  if (!pass_f32(p, ax)) return p->dl == V ? pass_body_d : pass_body_q;
+  if (p->fl == 8) return pass_body_h;
   int kind = pass_kind(p, ax);
   bool four_step = (kind == K_CPLX || kind == K_RFULL || kind == K_IFULL) && p->plan[ax]->big;
   if (four_step) return pass_body_f;
@@ -520,7 +545,7 @@ static void run_lines(fft_run *R, int ax, bool read_in, bool write_out) {
   R->write_out = write_out;
   int64_t lines = p->batch * (p->wsize / p->sdim[ax]);
   double work = (double)lines * (double)p->len[ax] * 8.0;
-  int64_t lanes = pass_f32(p, ax) ? VF : V;
+  int64_t lanes = pass_f32(p, ax) ? p->fl : p->dl;
   int64_t grain = ((int64_t)(16384.0 / ((double)p->len[ax] * 8.0 + 1.0)) / lanes + 1) * lanes;
   if (R->ctx->pool && cj_pool_size(R->ctx->pool) > 1 && work > 65536.0)
     cj_pool_parallel_for(R->ctx->pool, lines, grain, pass_kernels(p, ax, lines), R);
@@ -600,6 +625,9 @@ cj_status cj_lower_fft(cj_lw *L, cj_op *op) {
    * Its earlier (complex) axes run in f32 as XLA:CPU's do, so that only they round in f32. */
   p->f32 = FFT_F32_ARITH && (x.dtype == CJ_C64 || x.dtype == CJ_F32);
   p->last64 = type == T_IRFFT;
+  bool wide = lanes_wide();
+  p->dl = wide ? V : 4;
+  p->fl = wide ? VF : 8;
   p->wdt = p->f32 ? CJ_C64 : CJ_C128;
   int64_t istr[CJ_MAX_RANK], ostr[CJ_MAX_RANK];
   cj_row_strides(rank, x.dims, istr);
@@ -649,7 +677,8 @@ cj_status cj_lower_fft(cj_lw *L, cj_op *op) {
     for (int b = 0; b < a; b++)
       if (p->len[b] == len[a]) pl = p->plan[b];
     int64_t lines = p->batch * (p->wsize / p->sdim[a]);
-    if (!pl) pl = plan_new(L, len[a], lines < (pass_f32(p, a) ? VF : V) ? FEW_BIG_MIN : BIG_MIN, p->f32);
+    int lanes = pass_f32(p, a) ? p->fl : p->dl;
+    if (!pl) pl = plan_new(L, len[a], lines < lanes ? FEW_BIG_MIN : BIG_MIN, p->f32, p->dl, p->fl);
     if (!pl) return cj_oom();
     p->plan[a] = pl;
     int64_t need = (pl->big ? (len[a] + 2) / 8 + 1 : len[a] + 2) + pl->scratch;
@@ -673,7 +702,7 @@ cj_status cj_lower_fft(cj_lw *L, cj_op *op) {
     p->cs = cs;
   }
   if (real && n >= 4 && n % 2 == 0 && n / 2 < BIG_MIN && !p->f32prime) {
-    const fft_plan *hp = plan_new(L, n / 2, INT64_MAX, p->f32);
+    const fft_plan *hp = plan_new(L, n / 2, INT64_MAX, p->f32, p->dl, p->fl);
     cplx *tw = cj_lw_alloc(L, sizeof(cplx) * (size_t)(n / 2 + 1));
     if (!hp || !tw) return cj_oom();
     for (int64_t k = 0; k <= n / 2; k++) tw[k] = cexpi_frac(k, n);

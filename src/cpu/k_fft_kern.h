@@ -1,8 +1,8 @@
 /* cjrt: the kernels of k_fft.c (butterflies, Stockham passes, Bluestein, four-step, the real
  * pre/post passes, the copies into and out of vector layout, one block of lines) for one element
  * type and lane count. k_fft.c includes this file once per variant, after defining:
- *   FT        the element type (double or float), FL the lanes of a vector (8 or 16: lines per
- *             block), FN(x) x with the variant's suffix, VR/VC the vector and the complex vector
+ *   FT        the element type (double or float), FL the lanes of a vector (4, 8 or 16: lines
+ *             per block), FN(x) x with the variant's suffix, VR/VC the vector and the complex vector
  *             type names, VI an integer vector type of FL lanes as wide as FT (shuffle masks),
  *   FFT_F32   1 for float: the plan's f32 tables, a complex f32 work buffer.
  * Everything it defines from those (and those) is undefined at its end.
@@ -27,7 +27,15 @@
 #define PFTW(p) ((p)->ftw)
 #define PHTW(p) ((p)->htw)
 #endif
-#if FL == 8
+#if FL == 4
+#define EVENS 0, 2, 4, 6
+#define ODDS 1, 3, 5, 7
+#define INTERLEAVE_LO 0, 4, 1, 5
+#define INTERLEAVE_HI 2, 6, 3, 7
+#define TSTAGES                                                                                    \
+  TSTAGE(1, (0, 4, 2, 6), (1, 5, 3, 7))                                                            \
+  TSTAGE(2, (0, 1, 4, 5), (2, 3, 6, 7))
+#elif FL == 8
 #define EVENS 0, 2, 4, 6, 8, 10, 12, 14
 #define ODDS 1, 3, 5, 7, 9, 11, 13, 15
 #define INTERLEAVE_LO 0, 8, 1, 9, 2, 10, 3, 11
@@ -662,7 +670,9 @@ static void FN(pass_body)(void *vctx, int64_t b, int64_t e) {
   lay y = scalar ? (lay){2, 1, 1} : (lay){2 * FL, FL, FL};
   int64_t n = p->len[ax];
   VC *buf = (VC *)area->mem;
-  VC *scr = buf + (scalar ? (n + 2) / 8 + 1 : n + 2);
+  /* the scalar layout holds n + 2 values of CX */
+  int64_t nbuf = scalar ? ((n + 2) * (int64_t)sizeof(CX) + (int64_t)sizeof(VC) - 1) / (int64_t)sizeof(VC) : n + 2;
+  VC *scr = buf + nbuf;
   lend s = {R->read_in ? p->it : p->wdt, R->read_in ? (char *)R->in : R->work, {0},
             R->read_in ? p->istr[ax] : p->wstr[ax]};
   lend t = {R->write_out ? p->ot : p->wdt, R->write_out ? R->out : R->work, {0},

@@ -274,6 +274,14 @@ int main(void) {
       check(t, f32, 4, d3b, 3);
     }
   }
+  /* more lines than the widest kernels' lanes (16), not a multiple of them: whole blocks and a
+   * partial one; and so at a four-step length (twiddles in lane blocks). After the cases above,
+   * so that their inputs stay what they were. */
+  for (int f = 0; f < 2; f++)
+    for (int t = T_FFT; t <= T_IRFFT; t++) {
+      check1(t, f == 0, 19, 96);
+      check1(t, f == 0, 17, 20000);
+    }
   printf("fft accuracy: %d cases, %d failed; worst f32 %.3f, f64 %.3f (eps * max|ref|)\n", cases,
          failures, worst[1], worst[0]);
   return failures ? 1 : 0;
