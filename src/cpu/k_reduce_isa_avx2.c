@@ -176,13 +176,7 @@ static inline __m256 rk2_ld_f16(const uint16_t *x) {
       for (; o0 < m; o0++) RK2_BODY(NAME, 8, 1, T, A, VT)                                      \
     }                                                                                          \
   }                                                                                            \
-  static void hfold_##NAME(void *out, const char *x_, int64_t n, int64_t s) {                 \
-    if (s != (int64_t)sizeof(T) || n < 16) { /* the template's fold in index order */         \
-      hfold_##NAME##_t(out, x_, n, s);                                                         \
-      return;                                                                                  \
-    }                                                                                          \
-    hrows_##NAME(out, x_, n, 1, 0); /* the same lanes and tree */                              \
-  }                                                                                            \
+  RK_HFOLD_BY_HROWS(NAME, T)                                                                   \
   static const rk_fns fns_##NAME = {vload_##NAME##_t, vacc_##NAME,      vcomb_##NAME##_t,     \
                                     hfold_##NAME,     hrows_##NAME,     hshort_##NAME##_t,    \
                                     fin_##NAME##_t,   (int32_t)sizeof(A)};

@@ -32,15 +32,6 @@ static inline __m512d rkv_sh_pd(__m512d a, int w) {
 #define RKV_min_f32(M, OP) M(min_f32, float, ps, 16, __m512, __mmask16, 0x04, rkv_sh_ps)
 #define RKV_max_f64(M, OP) M(max_f64, double, pd, 8, __m512d, __mmask8, 0x05, rkv_sh_pd)
 #define RKV_min_f64(M, OP) M(min_f64, double, pd, 8, __m512d, __mmask8, 0x04, rkv_sh_pd)
-/* a contiguous fold of 16 or more: hrows' lanes and tree for one output; else the template's */
-#define RKV_HFOLD(NAME, T)                                                                        \
-  static void hfold_##NAME(void *out, const char *x_, int64_t n, int64_t s) {                   \
-    if (s != (int64_t)sizeof(T) || n < 16) { /* the template's fold in index order */           \
-      hfold_##NAME##_t(out, x_, n, s);                                                           \
-      return;                                                                                    \
-    }                                                                                            \
-    hrows_##NAME(out, x_, n, 1, 0); /* the same lanes and tree */                                \
-  }
 #define RKV_KERNELS(NAME, T, SFX, W, VT, MT, IMM, SH)                                              \
   static inline VT rkv_##NAME(VT a, VT b) {                                                      \
     MT u = _mm512_cmp_##SFX##_mask(a, b, _CMP_UNORD_Q);                                          \
@@ -126,7 +117,7 @@ static inline __m512d rkv_sh_pd(__m512d a, int w) {
       out[o] = q[0];                                                                             \
     }                                                                                            \
   }                                                                                              \
-  RKV_HFOLD(NAME, T)                                                                             \
+  RK_HFOLD_BY_HROWS(NAME, T)                                                                             \
   static const rk_fns fns_##NAME = {vload_##NAME##_t, vacc_##NAME,        vcomb_##NAME,          \
                                     hfold_##NAME,     hrows_##NAME,       hshort_##NAME##_t,     \
                                     fin_##NAME##_t,   (int32_t)sizeof(T)};                        \
@@ -223,7 +214,7 @@ static inline __m512 rka_ld_f16(__mmask16 k, const uint16_t *x) {
       for (; o0 < m; o0++) RKA_BODY(8, 1, T, A, SFX, W, VT, MT, LD, OP, SH)                      \
     }                                                                                            \
   }                                                                                              \
-  RKV_HFOLD(NAME, T)                                                                             \
+  RK_HFOLD_BY_HROWS(NAME, T)                                                                             \
   static const rk_fns fns_##NAME = {vload_##NAME##_t, vacc_##NAME,      vcomb_##NAME##_t,       \
                                     hfold_##NAME,     hrows_##NAME,     hshort_##NAME##_t,      \
                                     fin_##NAME##_t,   (int32_t)sizeof(A)};                        \

@@ -26,6 +26,18 @@ typedef struct rk_fns {
   int32_t abytes; /* bytes of the accumulation type */
 } rk_fns;
 
+/* For ISA files that replace hrows: hfold_NAME of a contiguous fold of 16 or more is hrows' lanes
+ * and tree for one output (so a fold and a row of hrows agree bit for bit); shorter or strided
+ * folds take the template's (hfold_NAME_t, in index order). */
+#define RK_HFOLD_BY_HROWS(NAME, T)                                                                \
+  static void hfold_##NAME(void *out, const char *x_, int64_t n, int64_t s) {                   \
+    if (s != (int64_t)sizeof(T) || n < 16) {                                                     \
+      hfold_##NAME##_t(out, x_, n, s);                                                           \
+      return;                                                                                    \
+    }                                                                                            \
+    hrows_##NAME(out, x_, n, 1, 0);                                                              \
+  }
+
 /* argmax (gt) / argmin's fold across contiguous outputs (k_reduce_am.h's am_rows) for f32/f64
  * values and s32/s64 indices, NULL for other types */
 typedef void (*rk_am_rows_fn)(void *va, void *ia, const char *x, const char *xi, int64_t xs,
